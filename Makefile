@@ -1,0 +1,68 @@
+# Fairway: the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairway
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+PYTEST_ARGS ?=
+
+.PHONY: install run test services migrate demo lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@rm -f $(VENV)/.installed-*; touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py load_demo
+
+# Installs, migrates, loads the demo, creates the admin, then runs web + worker + beat on the embedded
+# default (SQLite file and kombu's filesystem broker under var/). Ctrl-C stops all three.
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py ensure_admin
+	@echo "Fairway is starting on http://$(HOST):$(PORT)/  (API docs: http://$(HOST):$(PORT)/api/docs/, admin: http://$(HOST):$(PORT)/admin/)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(BIN)/celery -A controlplane worker --loglevel INFO --concurrency 2 --hostname worker@%h & \
+	$(BIN)/celery -A controlplane beat --loglevel INFO --schedule var/celerybeat-schedule & \
+	$(BIN)/gunicorn controlplane.wsgi:application --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - & \
+	wait
+
+# Starts PostgreSQL and Redis where they are installed but stopped (CI has them running already).
+services:
+	@if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; then \
+	  echo "starting PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; \
+	  for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; fi
+	@if command -v redis-server >/dev/null && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then \
+	  echo "starting Redis"; mkdir -p /var/lib/redis /var/log/redis; \
+	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+	    --dir /var/lib/redis --logfile /var/log/redis/fairway-test.log; \
+	  for i in $$(seq 1 30); do redis-cli ping >/dev/null 2>&1 && break; sleep 1; done; fi
+
+test: install services
+	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
+	  $(BIN)/python -m pytest -n 2 --dist loadscope $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: install
+	$(BIN)/python bench/bench_elastic.py
+	$(BIN)/python bench/bench_queues.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,73 @@
+"""Shared REST plumbing: ordered pagination, ETag / If-Match, rule errors -> DRF validation errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import exceptions, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+
+class OrderedLimitOffsetPagination(LimitOffsetPagination):
+    """Limit/offset pagination that refuses unordered querysets (their pages would be unstable)."""
+
+    max_limit = 1000
+
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
+        if isinstance(queryset, QuerySet) and not queryset.ordered:
+            raise RuntimeError(f"{view.__class__.__name__}: paginated querysets must be ordered")
+        return super().paginate_queryset(queryset, request, view)
+
+
+class PreconditionFailed(exceptions.APIException):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_detail = "The object changed since you read it (If-Match does not match its ETag); reload and retry."
+    default_code = "precondition_failed"
+
+
+def etag_of(obj: Any) -> str:
+    return f'"{obj.pk}-{obj.version}"'
+
+
+class ETagMixin:
+    """Tree-node edits carry an ETag (the row's version) and honour ``If-Match`` (412 on a stale write).
+
+    The check runs before validation, so a stale write is refused as stale even when it is also invalid.
+    """
+
+    def check_if_match(self, request: Request, obj: Any) -> None:
+        header = request.headers.get("If-Match")
+        if not header:
+            return
+        tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+        if "*" not in tags and etag_of(obj) not in tags:
+            raise PreconditionFailed()
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response: Response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]
+        response["ETag"] = etag_of(self.get_object())  # type: ignore[attr-defined]
+        return response
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        obj = self.get_object()  # type: ignore[attr-defined]
+        self.check_if_match(request, obj)
+        response: Response = super().update(request, *args, **kwargs)  # type: ignore[misc]
+        obj.refresh_from_db()  # by primary key: a rename changes the URL's name
+        response["ETag"] = etag_of(obj)
+        return response
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        self.check_if_match(request, self.get_object())  # type: ignore[attr-defined]
+        return super().destroy(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
+
+
+def rule_errors_to_validation_error(errors: Iterable[Any]) -> exceptions.ValidationError:
+    """Turn ``quotas.rules.FieldError`` items into one DRF ValidationError keyed by field path."""
+    detail: dict[str, list[exceptions.ErrorDetail]] = {}
+    for err in errors:
+        detail.setdefault(err.field, []).append(exceptions.ErrorDetail(err.message, code=err.code))
+    return exceptions.ValidationError(detail)

@@ -1,0 +1,84 @@
+"""Who may see and change what.
+
+* Staff users (admins) read and change everything.
+* Team members are users in a Django group linked to tree nodes (``Queue.teams``, ``QuotaGroup.teams``); they read
+  the subtrees under their linked nodes and submit jobs to the leaf queues there.
+* Everyone else is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from quotas.models import Namespace, QuotaGroup, Queue
+
+
+def _descendants(edges: Iterable[tuple[int, int | None]], roots: set[int]) -> set[int]:
+    children: dict[int | None, list[int]] = {}
+    for pk, parent in edges:
+        children.setdefault(parent, []).append(pk)
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        pk = stack.pop()
+        if pk in seen:
+            continue
+        seen.add(pk)
+        stack.extend(children.get(pk, ()))
+    return seen
+
+
+def is_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user and user.is_authenticated and user.is_staff)
+
+
+def visible_queue_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:
+    """Queue ids the user may read; ``None`` means all (admins)."""
+    if is_admin(user):
+        return None
+    if not user.is_authenticated:
+        return set()
+    roots = set(Queue.objects.filter(teams__user=user).values_list("id", flat=True))
+    if not roots:
+        return set()
+    return _descendants(Queue.objects.values_list("id", "parent_id"), roots)
+
+
+def visible_group_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:
+    """Quota group ids the user may read; ``None`` means all (admins)."""
+    if is_admin(user):
+        return None
+    if not user.is_authenticated:
+        return set()
+    roots = set(QuotaGroup.objects.filter(teams__user=user).values_list("id", flat=True))
+    if not roots:
+        return set()
+    return _descendants(QuotaGroup.objects.values_list("id", "parent_id"), roots)
+
+
+def is_team_member(user: AbstractBaseUser | AnonymousUser) -> bool:
+    if not user.is_authenticated:
+        return False
+    return Queue.objects.filter(teams__user=user).exists() or QuotaGroup.objects.filter(teams__user=user).exists()
+
+
+def visible_namespace_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:
+    """Namespaces whose default queue or quota group lies in the user's subtrees."""
+    queues = visible_queue_ids(user)
+    if queues is None:
+        return None
+    groups = visible_group_ids(user) or set()
+    return set(
+        Namespace.objects.filter(default_queue_id__in=queues).values_list("id", flat=True)
+    ) | set(Namespace.objects.filter(quota_group_id__in=groups).values_list("id", flat=True))
+
+
+def submittable_queue_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:
+    """Leaf queues the user may submit podgroups to; ``None`` means any (admins)."""
+    queues = visible_queue_ids(user)
+    if queues is None:
+        return None
+    parents = set(Queue.objects.filter(parent_id__in=queues).values_list("parent_id", flat=True))
+    return queues - parents

@@ -1,0 +1,31 @@
+"""Admin form pieces: resource lists edited as quantities ({"cpu": "2", "memory": "4Gi"})."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+from quotas.resources import QuantityError, ResourceList, parse_resource_list
+
+
+class ResourceListFormField(forms.JSONField):
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, ResourceList):
+            return json.dumps(value.to_quantities())
+        if isinstance(value, dict):
+            try:
+                return json.dumps(parse_resource_list(value).to_quantities())
+            except QuantityError:
+                pass
+        return super().prepare_value(value)
+
+    def to_python(self, value: Any) -> Any:
+        data = super().to_python(value)
+        if data in (None, ""):
+            return None if not self.required else ResourceList()
+        try:
+            return parse_resource_list(data, self.label or "resources")
+        except QuantityError as exc:
+            raise forms.ValidationError(exc.message) from exc

@@ -1,0 +1,155 @@
+"""The organisation's trees: queues (Volcano), elastic quota groups (Koordinator), namespaces and weights.
+
+Resource amounts are ``ResourceListField`` (JSON of integers in base units). Every tree model keeps an audit
+history (django-simple-history) and a ``version`` that feeds the API's ETag.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import Group
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from quotas.choices import QueueState
+from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from quotas.fields import ResourceListField
+from quotas.resources import ResourceList
+
+
+class VersionedModel(models.Model):
+    """A row whose ``version`` grows on every save (the ETag of the API)."""
+
+    version = models.PositiveBigIntegerField(default=1, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if self.pk is not None and not kwargs.get("force_insert"):
+            self.version = (self.version or 0) + 1
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "version", "updated"}
+        super().save(*args, **kwargs)
+
+
+class Queue(VersionedModel):
+    """A Volcano queue: a node of the queue tree. Jobs (podgroups) are submitted to leaf queues."""
+
+    BUILTIN = (ROOT_QUEUE, DEFAULT_QUEUE)
+
+    name = models.CharField(max_length=63, unique=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    weight = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    capability = ResourceListField(default=dict, blank=True)
+    deserved = ResourceListField(default=dict, blank=True)
+    guarantee = ResourceListField(default=dict, blank=True)
+    reclaimable = models.BooleanField(default=True)
+    priority = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
+    closed_by_parent = models.BooleanField(default=False)
+    teams = models.ManyToManyField(Group, blank=True, related_name="queues")
+    history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(weight__gte=1, weight__lte=65535), name="queue_weight_range"),
+            models.CheckConstraint(
+                condition=models.Q(parent__isnull=False) | models.Q(name=ROOT_QUEUE), name="queue_parent_unless_root"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.name in self.BUILTIN
+
+    def to_spec(self, parent_name: str | None = None) -> QueueSpec:
+        return QueueSpec(
+            name=self.name,
+            parent=parent_name if parent_name is not None or self.parent_id is None else self.parent.name,
+            weight=self.weight,
+            capability=self.capability or ResourceList(),
+            deserved=self.deserved or ResourceList(),
+            guarantee=self.guarantee or ResourceList(),
+            reclaimable=self.reclaimable,
+            priority=self.priority,
+            state=self.state,
+        )
+
+
+class QuotaGroup(VersionedModel):
+    """A Koordinator elastic quota group: a node of a quota tree (min, max, shared-weight, lending)."""
+
+    BUILTIN = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
+
+    name = models.CharField(max_length=253, unique=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
+    is_parent = models.BooleanField(default=False)
+    min = ResourceListField(default=dict, blank=True)
+    max = ResourceListField(default=dict, blank=True)
+    shared_weight = ResourceListField(null=True, blank=True)
+    allow_lent = models.BooleanField(default=True)
+    tree_id = models.CharField(max_length=63, blank=True, default="")
+    min_scale_exempt = models.BooleanField(default=False)
+    teams = models.ManyToManyField(Group, blank=True, related_name="quota_groups")
+    history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(parent__isnull=False) | models.Q(name=ROOT_GROUP), name="quota_group_parent_unless_root"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.name in self.BUILTIN
+
+    def to_spec(self, parent_name: str | None = None) -> QuotaGroupSpec:
+        return QuotaGroupSpec(
+            name=self.name,
+            parent=parent_name if parent_name is not None or self.parent_id is None else self.parent.name,
+            is_parent=self.is_parent,
+            min=self.min or ResourceList(),
+            max=self.max or ResourceList(),
+            shared_weight=self.shared_weight,
+            allow_lent=self.allow_lent,
+            tree_id=self.tree_id,
+            min_scale_exempt=self.min_scale_exempt,
+        )
+
+
+class Namespace(VersionedModel):
+    """A tenant namespace: its fair-share weight inside queues (seed 000), its default queue, its quota group,
+    and its resource quota (hard limits) that bounds the sum of its podgroups' minResources (seed 003)."""
+
+    name = models.CharField(max_length=63, unique=True)
+    weight = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    default_queue = models.ForeignKey(
+        Queue, null=True, blank=True, on_delete=models.SET_NULL, related_name="default_for_namespaces"
+    )
+    quota_group = models.ForeignKey(
+        QuotaGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="namespaces"
+    )
+    hard = ResourceListField(null=True, blank=True)
+    history = HistoricalRecords(excluded_fields=["version", "updated"])
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.CheckConstraint(condition=models.Q(weight__gte=1), name="namespace_weight_positive")]
+
+    def __str__(self) -> str:
+        return self.name

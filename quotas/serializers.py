@@ -1,0 +1,161 @@
+"""Serializers of the tree models. Validation of a change runs ``quotas.services.check_*`` (the pure rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import Group
+from rest_framework import serializers
+
+from controlplane.api import rule_errors_to_validation_error
+from controlplane.fields import ResourceListField
+from quotas import rules, services
+from quotas.models import Namespace, QuotaGroup, Queue
+
+NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
+
+
+class QueueStatusSerializer(serializers.Serializer):
+    pending = serializers.IntegerField()
+    inqueue = serializers.IntegerField()
+    running = serializers.IntegerField()
+    unknown = serializers.IntegerField()
+    completed = serializers.IntegerField()
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    name = serializers.CharField(max_length=253, help_text=NAME_HELP)
+    parent = serializers.SlugRelatedField(
+        slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True,
+        help_text="Parent queue name (default: root).",
+    )
+    capability = ResourceListField(required=False, allow_null=True)
+    deserved = ResourceListField(required=False, allow_null=True)
+    guarantee = ResourceListField(required=False, allow_null=True)
+    weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
+    priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    state = serializers.CharField(read_only=True)
+    closed_by_parent = serializers.BooleanField(read_only=True)
+    children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    status = serializers.SerializerMethodField()
+    teams = serializers.SlugRelatedField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
+
+    class Meta:
+        model = Queue
+        fields = [
+            "name", "parent", "weight", "capability", "deserved", "guarantee", "reclaimable", "priority", "state",
+            "closed_by_parent", "children", "status", "teams", "version", "created", "updated",
+        ]
+        read_only_fields = ["version", "created", "updated"]
+
+    def get_status(self, obj: Queue) -> dict[str, int]:
+        counts = getattr(obj, "phase_counts", None)
+        if counts is None:
+            from quotas.selectors import queue_phase_counts
+
+            counts = queue_phase_counts([obj.pk]).get(obj.pk, {})
+        return {k: counts.get(k, 0) for k in ("pending", "inqueue", "running", "unknown", "completed")}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        data = dict(attrs)
+        if "parent" in data:
+            data["parent"] = data["parent"].name if data["parent"] is not None else None
+        try:
+            services.check_queue(self.instance, data)
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+        return attrs
+
+    def _data_for_service(self, validated: dict[str, Any]) -> dict[str, Any]:
+        data = dict(validated)
+        if "parent" in data:
+            data["parent"] = data["parent"].name if data["parent"] is not None else None
+        return data
+
+    def create(self, validated_data: dict[str, Any]) -> Queue:
+        return services.save_queue(None, self._data_for_service(validated_data))
+
+    def update(self, instance: Queue, validated_data: dict[str, Any]) -> Queue:
+        return services.save_queue(instance, self._data_for_service(validated_data))
+
+
+class QuotaGroupSerializer(serializers.ModelSerializer):
+    name = serializers.CharField(max_length=253)
+    parent = serializers.SlugRelatedField(
+        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True,
+        help_text="Parent group name (default: root).",
+    )
+    min = ResourceListField(required=False, allow_null=True)
+    max = ResourceListField(required=False, allow_null=True)
+    shared_weight = ResourceListField(required=False, allow_null=True)
+    namespaces = serializers.ListField(
+        child=serializers.CharField(max_length=63), required=False,
+        help_text="Namespaces whose pods belong to this group (a namespace belongs to one group only).",
+    )
+    children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    teams = serializers.SlugRelatedField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
+
+    class Meta:
+        model = QuotaGroup
+        fields = [
+            "name", "parent", "is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id",
+            "min_scale_exempt", "namespaces", "children", "teams", "version", "created", "updated",
+        ]
+        read_only_fields = ["version", "created", "updated"]
+
+    def to_representation(self, instance: QuotaGroup) -> dict[str, Any]:
+        out = super().to_representation(instance)
+        out["namespaces"] = sorted(ns.name for ns in instance.namespaces.all())
+        return out
+
+    def _data_for_service(self, validated: dict[str, Any]) -> dict[str, Any]:
+        data = dict(validated)
+        if "parent" in data:
+            data["parent"] = data["parent"].name if data["parent"] is not None else None
+        return data
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            services.check_quota_group(self.instance, self._data_for_service(attrs))
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> QuotaGroup:
+        return services.save_quota_group(None, self._data_for_service(validated_data))
+
+    def update(self, instance: QuotaGroup, validated_data: dict[str, Any]) -> QuotaGroup:
+        return services.save_quota_group(instance, self._data_for_service(validated_data))
+
+
+class NamespaceSerializer(serializers.ModelSerializer):
+    name = serializers.CharField(max_length=253, help_text=NAME_HELP)
+    weight = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+    default_queue = serializers.SlugRelatedField(
+        slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True
+    )
+    quota_group = serializers.SlugRelatedField(
+        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
+    )
+    hard = ResourceListField(required=False, allow_null=True)
+
+    class Meta:
+        model = Namespace
+        fields = ["name", "weight", "default_queue", "quota_group", "hard", "version", "created", "updated"]
+        read_only_fields = ["version", "created", "updated"]
+
+    def validate_name(self, value: str) -> str:
+        errors = rules.validate_dns_label(value, what="namespace name")
+        if errors:
+            raise rule_errors_to_validation_error(errors)
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        group = attrs.get("quota_group")
+        if group is not None:
+            errors = rules.validate_pod_quota_group(services.group_specs(), group.name)
+            if errors:
+                raise serializers.ValidationError(
+                    {"quota_group": [f"namespace cannot belong to quota group {group.name}: " + errors[0].message]}
+                )
+        return attrs

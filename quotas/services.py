@@ -1,0 +1,218 @@
+"""Writes to the trees: load the current tree as engine specs, check the change with ``quotas.rules``, then write
+it in one transaction. The API, the admin, the importer and the what-if endpoint all come through here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q
+
+from quotas import rules
+from quotas.fairshare.elastic import QuotaGroupSpec
+from quotas.fairshare.queues import QueueSpec
+from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.resources import ResourceList
+
+QUEUE_FIELDS = ("weight", "capability", "deserved", "guarantee", "reclaimable", "priority")
+GROUP_FIELDS = ("is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id", "min_scale_exempt")
+
+
+def _raise(errors: list[rules.FieldError]) -> None:
+    rules.check(errors)
+
+
+# --- queues -------------------------------------------------------------------------------------------------
+def queue_specs() -> dict[str, QueueSpec]:
+    """The whole queue tree as engine specs, keyed by name (one query)."""
+    rows = Queue.objects.select_related("parent").order_by("name")
+    return {q.name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for q in rows}
+
+
+def queue_facts() -> dict[str, rules.QueueFacts]:
+    from scheduling.choices import ACTIVE_POD_STATUSES
+
+    rows = Queue.objects.annotate(
+        n_podgroups=Count("podgroups", distinct=True),
+        n_allocated=Count("podgroups__pods", filter=Q(podgroups__pods__status__in=ACTIVE_POD_STATUSES), distinct=True),
+    ).values_list("name", "n_podgroups", "n_allocated", "closed_by_parent")
+    return {
+        name: rules.QueueFacts(podgroups=pg, allocated_pods=alloc, closed_by_parent=cbp)
+        for name, pg, alloc, cbp in rows
+    }
+
+
+def _max_depth() -> int:
+    return int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
+
+
+def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
+    """Validate a create (``instance`` None) or an update of a queue; return the resulting spec or raise."""
+    tree = queue_specs()
+    old = tree.get(instance.name) if instance is not None else None
+    if instance is not None and instance.name != (old.name if old else None):  # pragma: no cover - defensive
+        old = None
+    base = old or QueueSpec(name=str(data.get("name", "")))
+    changes = {k: data[k] for k in (*QUEUE_FIELDS, "name", "parent") if k in data}
+    if "parent" not in changes and old is None:
+        changes["parent"] = "root" if changes.get("name") != "root" else None
+    for key in ("capability", "deserved", "guarantee"):
+        if key in changes and changes[key] is None:
+            changes[key] = ResourceList()
+    new = replace(base, **changes)
+    if new.name in tree and (old is None or new.name != old.name):
+        _raise([rules.FieldError("name", f"queue {new.name} already exists", "exists")])
+    if old is not None and new.name != old.name:
+        tree = {k: v for k, v in tree.items() if k != old.name}
+        tree = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in tree.items()}
+    elif old is not None:
+        tree = {k: v for k, v in tree.items() if k != old.name}
+    _raise(rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth()))
+    return new
+
+
+@transaction.atomic
+def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
+    spec = check_queue(instance, data)
+    queue = instance or Queue()
+    queue.name = spec.name
+    queue.parent = Queue.objects.get(name=spec.parent) if spec.parent else None
+    for key in QUEUE_FIELDS:
+        setattr(queue, key, getattr(spec, key))
+    if "teams" in data:
+        queue.save()
+        queue.teams.set(data["teams"])
+    queue.save()
+    return queue
+
+
+@transaction.atomic
+def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
+    """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
+    from scheduling.models import PodGroup
+
+    tree = queue_specs()
+    _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
+    order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
+    queues = {q.name: q for q in Queue.objects.filter(name__in=order).select_for_update()}
+    for name in order:
+        PodGroup.objects.filter(queue=queues[name]).delete()  # pods cascade with their podgroup
+        Namespace.objects.filter(default_queue=queues[name]).update(default_queue=None)
+        queues[name].delete()
+    return order
+
+
+@transaction.atomic
+def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
+    """Open or close a queue with the hierarchical rules; returns every queue whose state changed."""
+    rows = {q.name: q for q in Queue.objects.select_for_update(of=("self",)).select_related("parent")}
+    tree = {name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for name, q in rows.items()}
+    states = {name: q.state for name, q in rows.items()}
+    closed_by_parent = {name: q.closed_by_parent for name, q in rows.items()}
+    try:
+        changes = rules.plan_queue_action(tree, states, closed_by_parent, queue.name, action, queue_facts())
+    except rules.RuleViolation:
+        raise
+    for name, (state, cbp) in changes.items():
+        q = rows[name]
+        q.state, q.closed_by_parent = state, cbp
+        q.save(update_fields=["state", "closed_by_parent"])
+    return changes
+
+
+def settle_closing_queues() -> list[str]:
+    """Closing queues whose podgroups are all gone become Closed (run after podgroup deletions)."""
+    settled = []
+    for q in Queue.objects.filter(state="Closing").annotate(n=Count("podgroups")):
+        new_state = rules.settle_queue_state(q.state, q.n)
+        if new_state != q.state:
+            q.state = new_state
+            q.save(update_fields=["state"])
+            settled.append(q.name)
+    return settled
+
+
+# --- quota groups -------------------------------------------------------------------------------------------
+def group_specs() -> dict[str, QuotaGroupSpec]:
+    rows = QuotaGroup.objects.select_related("parent").order_by("name")
+    return {g.name: g.to_spec(parent_name=g.parent.name if g.parent_id else None) for g in rows}
+
+
+def group_facts() -> dict[str, rules.GroupFacts]:
+    from scheduling.models import Pod
+
+    pods = dict(
+        Pod.objects.filter(quota_group__isnull=False)
+        .values_list("quota_group__name")
+        .annotate(n=Count("id"))
+        .values_list("quota_group__name", "n")
+    )
+    namespaces: dict[str, list[str]] = {}
+    for ns, group in Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"):
+        namespaces.setdefault(group, []).append(ns)
+    names = set(QuotaGroup.objects.values_list("name", flat=True))
+    return {
+        n: rules.GroupFacts(pods=pods.get(n, 0), namespaces=tuple(sorted(namespaces.get(n, ())))) for n in names
+    }
+
+
+def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroupSpec:
+    tree = group_specs()
+    old = tree.get(instance.name) if instance is not None else None
+    base = old or QuotaGroupSpec(name=str(data.get("name", "")))
+    changes = {k: data[k] for k in (*GROUP_FIELDS, "name", "parent") if k in data}
+    if "parent" not in changes and old is None:
+        changes["parent"] = "root"
+    for key in ("min", "max"):
+        if key in changes and changes[key] is None:
+            changes[key] = ResourceList()
+    new = replace(base, **changes)
+    if new.name in tree and (old is None or new.name != old.name):
+        _raise([rules.FieldError("name", f"quota group {new.name} already exists", "exists")])
+    others = {k: v for k, v in tree.items() if old is None or k != old.name}
+    if old is not None and new.name != old.name:
+        others = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in others.items()}
+    if old is None or "shared_weight" in changes or "max" in changes or "tree_id" in changes:
+        new = rules.fill_quota_group_defaults(others, new)
+    facts = group_facts()
+    if "namespaces" in data:
+        name = new.name
+        facts = dict(facts)
+        facts[name] = rules.GroupFacts(
+            pods=facts.get(old.name if old else name, rules.GroupFacts()).pods,
+            namespaces=tuple(sorted(data["namespaces"])),
+        )
+        if old is not None and old.name != name:
+            facts.pop(old.name, None)
+    _raise(rules.validate_quota_group(others, new, old, facts=facts))
+    return new
+
+
+@transaction.atomic
+def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroup:
+    spec = check_quota_group(instance, data)
+    group = instance or QuotaGroup()
+    group.name = spec.name
+    group.parent = QuotaGroup.objects.get(name=spec.parent) if spec.parent else None
+    for key in GROUP_FIELDS:
+        setattr(group, key, getattr(spec, key))
+    group.save()
+    if "namespaces" in data:
+        Namespace.objects.filter(quota_group=group).exclude(name__in=data["namespaces"]).update(quota_group=None)
+        for ns in data["namespaces"]:
+            obj, _ = Namespace.objects.get_or_create(name=ns)
+            obj.quota_group = group
+            obj.save()
+    if "teams" in data:
+        group.teams.set(data["teams"])
+    return group
+
+
+@transaction.atomic
+def delete_quota_group(group: QuotaGroup) -> None:
+    _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
+    Namespace.objects.filter(quota_group=group).update(quota_group=None)
+    group.delete()

@@ -1,0 +1,172 @@
+"""REST endpoints of the trees: queues, quota groups, namespaces (``/api/v1/``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.api import ETagMixin, rule_errors_to_validation_error
+from controlplane.permissions import AdminWritesTeamsRead
+from quotas import rules, services
+from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
+from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
+from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.selectors import build_tree, queue_phase_counts
+from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
+
+
+def _bool_param(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0", "yes", "no"):
+        raise serializers.ValidationError({name: [f"{name} must be true or false, got {value!r}"]})
+    return value in ("true", "1", "yes")
+
+
+class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    permission_classes = [AdminWritesTeamsRead]
+    ordering_fields = ["name", "created", "updated"]
+    ordering = ["name"]
+    search_fields = ["name"]
+
+    visible_ids: Any  # each tree says which of its nodes a user may read (None: all)
+
+    def get_queryset(self) -> QuerySet[Any]:
+        qs = super().get_queryset()
+        ids = self.visible_ids()
+        return qs if ids is None else qs.filter(pk__in=ids)
+
+    def perform_destroy_with_rules(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+
+
+@extend_schema(tags=["queues"])
+class QueueViewSet(_TreeViewSet):
+    """Queues (Volcano): a tree under ``root``; podgroups are submitted to leaf queues."""
+
+    queryset = Queue.objects.select_related("parent").prefetch_related("children", "teams")
+    serializer_class = QueueSerializer
+    filterset_class = QueueFilterSet
+    ordering_fields = ["name", "weight", "priority", "state", "created", "updated"]
+
+    def visible_ids(self) -> set[int] | None:
+        return visible_queue_ids(self.request.user)
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        rows = list(page if page is not None else queryset)
+        counts = queue_phase_counts([q.pk for q in rows])
+        for q in rows:
+            q.phase_counts = counts.get(q.pk, {})
+        data = self.get_serializer(rows, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("cascade", OpenApiTypes.BOOL, description="Delete the child queues first (seed 004)."),
+            OpenApiParameter("force", OpenApiTypes.BOOL, description="Also delete the podgroups and pods inside."),
+        ]
+    )
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        queue = self.get_object()
+        self.check_if_match(request, queue)
+        cascade, force = _bool_param(request, "cascade"), _bool_param(request, "force")
+        self.perform_destroy_with_rules(services.delete_queue, queue, cascade=cascade, force=force)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _act(self, request: Request, name: str) -> Response:
+        queue = self.get_object()
+        self.check_if_match(request, queue)
+        changes = self.perform_destroy_with_rules(services.queue_action, queue, name)
+        queue.refresh_from_db()
+        body = {
+            "queue": QueueSerializer(queue, context=self.get_serializer_context()).data,
+            "changed": {k: {"state": s, "closed_by_parent": c} for k, (s, c) in sorted(changes.items())},
+        }
+        return Response(body)
+
+    @extend_schema(request=None, responses=inline_serializer("QueueActionResult", {"queue": QueueSerializer(),
+                                                                                  "changed": serializers.DictField()}))
+    @action(detail=True, methods=["post"])
+    def open(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Open the queue; children it closed reopen with it; a child cannot open under a closed parent."""
+        return self._act(request, "open")
+
+    @extend_schema(request=None, responses=inline_serializer("QueueCloseResult", {"queue": QueueSerializer(),
+                                                                                 "changed": serializers.DictField()}))
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Close the queue and its open children (marked closed-by-parent); Closing while podgroups remain."""
+        return self._act(request, "close")
+
+    @extend_schema(responses=serializers.ListSerializer(child=serializers.DictField()))
+    @action(detail=False, methods=["get"])
+    def tree(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The whole queue tree (the part you may read), nested, in one call."""
+        rows = list(Queue.objects.select_related("parent").prefetch_related("teams").order_by("name"))
+        counts = queue_phase_counts()
+        for q in rows:
+            q.phase_counts = counts.get(q.pk, {})
+
+        def serialize(q: Queue) -> dict[str, Any]:
+            data = dict(QueueSerializer(q, context=self.get_serializer_context()).data)
+            data.pop("children", None)
+            return data
+
+        return Response(build_tree(rows, serialize, visible=self.visible_ids()))
+
+
+@extend_schema(tags=["quota-groups"])
+class QuotaGroupViewSet(_TreeViewSet):
+    """Elastic quota groups (Koordinator): trees of min / max / shared-weight under ``root``."""
+
+    queryset = QuotaGroup.objects.select_related("parent").prefetch_related("children", "teams", "namespaces")
+    serializer_class = QuotaGroupSerializer
+    filterset_class = QuotaGroupFilterSet
+
+    def visible_ids(self) -> set[int] | None:
+        return visible_group_ids(self.request.user)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        group = self.get_object()
+        self.check_if_match(request, group)
+        self.perform_destroy_with_rules(services.delete_quota_group, group)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(responses=serializers.ListSerializer(child=serializers.DictField()))
+    @action(detail=False, methods=["get"])
+    def tree(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Every quota tree (the part you may read), nested, in one call."""
+        rows = list(QuotaGroup.objects.select_related("parent").prefetch_related("teams", "namespaces"))
+
+        def serialize(g: QuotaGroup) -> dict[str, Any]:
+            data = dict(QuotaGroupSerializer(g, context=self.get_serializer_context()).data)
+            data.pop("children", None)
+            return data
+
+        return Response(build_tree(rows, serialize, visible=self.visible_ids()))
+
+
+@extend_schema(tags=["namespaces"])
+class NamespaceViewSet(_TreeViewSet):
+    """Namespaces: weight inside queues (seed 000), default queue, quota group, resource quota (seed 003)."""
+
+    queryset = Namespace.objects.select_related("default_queue", "quota_group")
+    serializer_class = NamespaceSerializer
+    filterset_class = NamespaceFilterSet
+    ordering_fields = ["name", "weight", "created", "updated"]
+
+    def visible_ids(self) -> set[int] | None:
+        return visible_namespace_ids(self.request.user)

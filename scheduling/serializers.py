@@ -1,0 +1,222 @@
+"""Serializers of the cluster: clusters, nodes, podgroups and pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from controlplane.api import rule_errors_to_validation_error
+from controlplane.fields import ResourceListField
+from quotas import rules, services
+from quotas.access import submittable_queue_ids
+from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.resources import ResourceList
+from scheduling.models import Cluster, Node, Pod, PodGroup
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def default_cluster() -> Cluster:
+    cluster, _ = Cluster.objects.get_or_create(name=settings.FAIRWAY["DEFAULT_CLUSTER"])
+    return cluster
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Cluster
+        fields = ["name", "description", "created"]
+        read_only_fields = ["created"]
+
+    def validate_name(self, value: str) -> str:
+        errors = rules.validate_dns_label(value, what="cluster name")
+        if errors:
+            raise rule_errors_to_validation_error(errors)
+        return value
+
+
+class TaintSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=253)
+    value = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
+    effect = serializers.ChoiceField(choices=TAINT_EFFECTS)
+
+
+class TolerationSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
+    operator = serializers.ChoiceField(choices=("Equal", "Exists"), default="Equal")
+    value = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
+    effect = serializers.ChoiceField(choices=("", *TAINT_EFFECTS), required=False, default="")
+
+
+class StringMapField(serializers.DictField):
+    child = serializers.CharField(max_length=253, allow_blank=True)
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    allocatable = ResourceListField(required=False)
+    labels = StringMapField(required=False)
+    taints = TaintSerializer(many=True, required=False)
+
+    class Meta:
+        model = Node
+        fields = [
+            "cluster", "name", "allocatable", "labels", "taints", "unschedulable", "ready", "last_heartbeat",
+            "created", "updated",
+        ]
+        read_only_fields = ["last_heartbeat", "created", "updated"]
+        validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
+
+    def validate_name(self, value: str) -> str:
+        errors = rules.validate_dns_subdomain(value, what="node name")
+        if errors:
+            raise rule_errors_to_validation_error(errors)
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None:
+            attrs.setdefault("cluster", default_cluster())
+            if Node.objects.filter(cluster=attrs["cluster"], name=attrs["name"]).exists():
+                raise serializers.ValidationError({"name": [f"node {attrs['name']} already exists"]}, code="unique")
+        return attrs
+
+
+class PodGroupSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    namespace = serializers.SlugRelatedField(slug_field="name", queryset=Namespace.objects.all())
+    queue = serializers.SlugRelatedField(slug_field="name", queryset=Queue.objects.all(), required=False)
+    min_member = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+    min_task_member = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
+    min_resources = ResourceListField(required=False, allow_null=True)
+
+    class Meta:
+        model = PodGroup
+        fields = [
+            "id", "cluster", "namespace", "name", "queue", "min_member", "min_task_member", "min_resources",
+            "priority", "priority_class_name", "phase", "conditions", "created", "updated",
+        ]
+        read_only_fields = ["id", "phase", "conditions", "created", "updated"]
+        validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
+
+    def validate_name(self, value: str) -> str:
+        errors = rules.validate_dns_subdomain(value, what="podgroup name")
+        if errors:
+            raise rule_errors_to_validation_error(errors)
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance: PodGroup | None = self.instance
+        if instance is None:
+            attrs.setdefault("cluster", default_cluster())
+        namespace: Namespace = attrs.get("namespace") or instance.namespace  # type: ignore[union-attr]
+        queue: Queue | None = attrs.get("queue") or (instance.queue if instance else None)
+        if queue is None:
+            # Volcano's mutating webhook: a podgroup without a queue goes to its namespace's queue, else default.
+            queue = namespace.default_queue or Queue.objects.get(name="default")
+            attrs["queue"] = queue
+        name = attrs.get("name") or instance.name  # type: ignore[union-attr]
+        cluster = attrs.get("cluster") or instance.cluster  # type: ignore[union-attr]
+        others = PodGroup.objects.filter(namespace=namespace, cluster=cluster).exclude(name=name)
+        other_min = ResourceList.total(pg.min_resources for pg in others if pg.min_resources)
+        if instance is None or "queue" in attrs or "min_resources" in attrs or "min_member" in attrs:
+            errors = rules.validate_podgroup(
+                services.queue_specs(),
+                queue.name,
+                min_member=attrs.get("min_member", instance.min_member if instance else 1),
+                min_resources=attrs.get("min_resources") or (instance.min_resources if instance else None)
+                or ResourceList(),
+                namespace=namespace.name,
+                namespace_hard=namespace.hard,
+                other_min_resources=other_min,
+            )
+            if errors:
+                raise rule_errors_to_validation_error(errors)
+        user = self.context["request"].user
+        allowed = submittable_queue_ids(user)
+        if allowed is not None and queue.pk not in allowed:
+            raise serializers.ValidationError(
+                {"queue": [f"you may only submit to the leaf queues of your team's subtree; {queue.name} is not one"]},
+                code="permission_denied",
+            )
+        if instance is None and PodGroup.objects.filter(namespace=namespace, cluster=cluster, name=name).exists():
+            raise serializers.ValidationError({"name": [f"podgroup {namespace.name}/{name} already exists"]})
+        return attrs
+
+
+class PodSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    namespace = serializers.SlugRelatedField(slug_field="name", queryset=Namespace.objects.all())
+    podgroup = serializers.CharField(
+        required=False, allow_null=True, help_text="Name of the pod's podgroup in the same namespace."
+    )
+    quota_group = serializers.SlugRelatedField(
+        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
+    )
+    node = serializers.CharField(read_only=True, source="node.name", default=None)
+    request = ResourceListField(required=False)
+    labels = StringMapField(required=False)
+    node_selector = StringMapField(required=False)
+    tolerations = TolerationSerializer(many=True, required=False)
+    duration_seconds = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=10**7)
+
+    class Meta:
+        model = Pod
+        fields = [
+            "id", "cluster", "namespace", "name", "podgroup", "task_name", "request", "priority", "preemptible",
+            "quota_group", "status", "node", "node_selector", "tolerations", "labels", "duration_seconds",
+            "created", "started", "finished", "updated",
+        ]
+        read_only_fields = ["id", "status", "node", "created", "started", "finished", "updated"]
+        validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
+
+    def to_representation(self, instance: Pod) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["podgroup"] = instance.podgroup.name if instance.podgroup_id else None
+        return data
+
+    def validate_name(self, value: str) -> str:
+        errors = rules.validate_dns_subdomain(value, what="pod name")
+        if errors:
+            raise rule_errors_to_validation_error(errors)
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance: Pod | None = self.instance
+        if instance is not None:
+            immutable = [k for k in ("namespace", "name", "podgroup", "request", "cluster") if k in attrs]
+            if immutable:
+                raise serializers.ValidationError({k: [f"{k} cannot change after creation"] for k in immutable})
+            return attrs
+        attrs.setdefault("cluster", default_cluster())
+        namespace: Namespace = attrs["namespace"]
+        pg_name = attrs.pop("podgroup", None)
+        queue: Queue | None = None
+        if pg_name:
+            pg = PodGroup.objects.filter(namespace=namespace, cluster=attrs["cluster"], name=pg_name).first()
+            if pg is None:
+                raise serializers.ValidationError(
+                    {"podgroup": [f"podgroup {namespace.name}/{pg_name} does not exist"]}, code="not_found"
+                )
+            attrs["podgroup"] = pg
+            queue = pg.queue
+        group: QuotaGroup | None = attrs.get("quota_group")
+        if group is None:
+            group = namespace.quota_group or QuotaGroup.objects.filter(name="default").first()
+            attrs["quota_group"] = group
+        if group is not None:
+            errors = rules.validate_pod_quota_group(services.group_specs(), group.name)
+            if errors:
+                raise serializers.ValidationError({"quota_group": [e.message for e in errors]})
+        user = self.context["request"].user
+        allowed = submittable_queue_ids(user)
+        if allowed is not None:
+            target = queue or namespace.default_queue
+            if target is None or target.pk not in allowed:
+                raise serializers.ValidationError(
+                    {"podgroup": ["you may only submit pods to podgroups in the leaf queues of your team's subtree"]},
+                    code="permission_denied",
+                )
+        if Pod.objects.filter(namespace=namespace, cluster=attrs["cluster"], name=attrs["name"]).exists():
+            raise serializers.ValidationError({"name": [f"pod {namespace.name}/{attrs['name']} already exists"]})
+        return attrs

@@ -1,0 +1,51 @@
+"""Shared fixtures: users for the permission matrix, API clients with tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    User = get_user_model()
+
+    def make(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> Any:
+        user = User.objects.create_user(username, password="pw-" + username, is_staff=staff)
+        for g in groups:
+            user.groups.add(Group.objects.get_or_create(name=g)[0])
+        return user
+
+    return make
+
+
+@pytest.fixture
+def api(db: Any) -> Callable[[Any], Any]:
+    """``api(user)`` returns an APIClient authenticated with that user's token (``None``: anonymous)."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def client_for(user: Any) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            token, _ = Token.objects.get_or_create(user=user)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return client_for
+
+
+@pytest.fixture
+def admin_api(api: Callable[[Any], Any], make_user: Callable[..., Any]) -> Any:
+    return api(make_user("admin", staff=True))
+
+
+def error_attrs(response: Any) -> dict[str, str]:
+    """The API's error envelope as {attr: detail}."""
+    body = response.json()
+    return {e["attr"]: e["detail"] for e in body["errors"]}
