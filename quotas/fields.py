@@ -40,6 +40,9 @@ class ResourceListField(models.JSONField):
             value = self.to_python(value).to_dict()  # type: ignore[union-attr]
         return super().get_prep_value(value)
 
+    def validate(self, value: Any, model_instance: Any) -> None:
+        super().validate(value.to_dict() if isinstance(value, ResourceList) else value, model_instance)
+
     def value_to_string(self, obj: Any) -> Any:
         value = self.value_from_object(obj)
         return value.to_dict() if isinstance(value, ResourceList) else value

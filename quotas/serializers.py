@@ -89,7 +89,7 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
     max = ResourceListField(required=False, allow_null=True)
     shared_weight = ResourceListField(required=False, allow_null=True)
     namespaces = serializers.ListField(
-        child=serializers.CharField(max_length=63), required=False,
+        child=serializers.CharField(max_length=63), required=False, write_only=True,
         help_text="Namespaces whose pods belong to this group (a namespace belongs to one group only).",
     )
     children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
@@ -113,6 +113,18 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
         if "parent" in data:
             data["parent"] = data["parent"].name if data["parent"] is not None else None
         return data
+
+    def validate_namespaces(self, value: list[str]) -> list[str]:
+        errors = {
+            str(i): [e.message for e in rules.validate_dns_label(ns, what="namespace name")]
+            for i, ns in enumerate(value)
+        }
+        errors = {k: v for k, v in errors.items() if v}
+        if errors:
+            raise serializers.ValidationError(errors)
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("each namespace may be listed once")
+        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -147,7 +159,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_label(value, what="namespace name")
         if errors:
-            raise rule_errors_to_validation_error(errors)
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -216,3 +216,11 @@ def delete_quota_group(group: QuotaGroup) -> None:
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
     group.delete()
+
+
+def ensure_builtins() -> None:
+    """Create the built-in tree nodes if missing (the data migration does this on a fresh database; tests that
+    truncate tables and ``load_demo`` call it again)."""
+    from quotas.migrations import _builtins
+
+    _builtins.create(Queue, QuotaGroup)

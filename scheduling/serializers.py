@@ -32,7 +32,7 @@ class ClusterSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_label(value, what="cluster name")
         if errors:
-            raise rule_errors_to_validation_error(errors)
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
 
@@ -71,7 +71,7 @@ class NodeSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_subdomain(value, what="node name")
         if errors:
-            raise rule_errors_to_validation_error(errors)
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +102,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_subdomain(value, what="podgroup name")
         if errors:
-            raise rule_errors_to_validation_error(errors)
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -178,7 +178,7 @@ class PodSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_subdomain(value, what="pod name")
         if errors:
-            raise rule_errors_to_validation_error(errors)
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

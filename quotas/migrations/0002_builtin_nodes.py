@@ -2,22 +2,11 @@
 
 from django.db import migrations
 
-BIG = 2**62  # "unlimited" max of the system and default groups, in base units
+from quotas.migrations import _builtins
 
 
 def create_builtins(apps, schema_editor):
-    Queue = apps.get_model("quotas", "Queue")
-    QuotaGroup = apps.get_model("quotas", "QuotaGroup")
-    root, _ = Queue.objects.get_or_create(name="root", defaults={"weight": 1, "reclaimable": False})
-    Queue.objects.get_or_create(name="default", defaults={"parent": root, "weight": 1, "reclaimable": True})
-    groot, _ = QuotaGroup.objects.get_or_create(name="root", defaults={"is_parent": True, "allow_lent": False})
-    unlimited = {"cpu": BIG, "memory": BIG}
-    QuotaGroup.objects.get_or_create(
-        name="system", defaults={"parent": groot, "max": unlimited, "min": unlimited, "shared_weight": unlimited}
-    )
-    QuotaGroup.objects.get_or_create(
-        name="default", defaults={"parent": groot, "max": unlimited, "shared_weight": unlimited}
-    )
+    _builtins.create(apps.get_model("quotas", "Queue"), apps.get_model("quotas", "QuotaGroup"))
 
 
 def remove_builtins(apps, schema_editor):
