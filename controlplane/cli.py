@@ -118,8 +118,17 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
 
 def _queue_row(q: dict[str, Any]) -> list[Any]:
     s = q.get("status") or {}
-    return [q["name"], q["weight"], q["state"], q.get("parent") or "-", s.get("inqueue", 0), s.get("pending", 0),
-            s.get("running", 0), s.get("unknown", 0), s.get("completed", 0)]
+    return [
+        q["name"],
+        q["weight"],
+        q["state"],
+        q.get("parent") or "-",
+        s.get("inqueue", 0),
+        s.get("pending", 0),
+        s.get("running", 0),
+        s.get("unknown", 0),
+        s.get("completed", 0),
+    ]
 
 
 def _print_queue_detail(q: dict[str, Any]) -> None:
@@ -179,9 +188,14 @@ def cmd_queue(args: argparse.Namespace, client: Client) -> int:
     elif action == "operate":
         if args.action in ("open", "close"):
             result = client.call("POST", f"queues/{args.name}/{args.action}/")
-            _print(result, args.output, lambda d: print(
-                "\n".join(f"queue {k}: {v['state']}" for k, v in d["changed"].items()) or
-                f"queue {args.name} already {d['queue']['state']}"))
+            _print(
+                result,
+                args.output,
+                lambda d: print(
+                    "\n".join(f"queue {k}: {v['state']}" for k, v in d["changed"].items())
+                    or f"queue {args.name} already {d['queue']['state']}"
+                ),
+            )
         else:
             if args.weight is None:
                 raise SystemExit("fairway: queue operate -a update needs -w/--weight")
@@ -202,8 +216,11 @@ def cmd_queue(args: argparse.Namespace, client: Client) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fairway", description="Fairway control plane command line")
-    parser.add_argument("--server", default=os.environ.get("FAIRWAY_URL", "http://127.0.0.1:8000"),
-                        help="control plane URL (env FAIRWAY_URL)")
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("FAIRWAY_URL", "http://127.0.0.1:8000"),
+        help="control plane URL (env FAIRWAY_URL)",
+    )
     parser.add_argument("--token", default=os.environ.get("FAIRWAY_TOKEN"), help="API token (env FAIRWAY_TOKEN)")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -37,5 +37,3 @@ class ResourceListField(serializers.Field):
         if not isinstance(value, ResourceList):
             value = ResourceList({str(k): int(v) for k, v in value.items()})
         return value.to_quantities()
-
-

@@ -114,9 +114,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": env.str(
-            "STATICFILES_STORAGE", default="whitenoise.storage.CompressedManifestStaticFilesStorage"
-        )
+        "BACKEND": env.str("STATICFILES_STORAGE", default="whitenoise.storage.CompressedManifestStaticFilesStorage")
     },
 }
 

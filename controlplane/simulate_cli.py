@@ -20,8 +20,14 @@ def add_parser(sub: Any) -> None:
         help="run the engine offline on Kubernetes manifests",
         description="Run Fairway's engine on a cluster snapshot written as Kubernetes manifests.",
     )
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
-                   help="YAML manifests (multi-document or kind: List); '-' is stdin; repeatable, merged in order")
+    p.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="YAML manifests (multi-document or kind: List); '-' is stdin; repeatable, merged in order",
+    )
     p.add_argument("--policy", metavar="FILE", help="scheduler policy in Volcano's configuration format")
     p.add_argument("--sessions", type=int, default=1, metavar="N", help="consecutive sessions to run (default 1)")
     p.add_argument("--recycle", action="store_true", help="run one recycling pass after the sessions")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 
 
 def _descendants(edges: Iterable[tuple[int, int | None]], roots: set[int]) -> set[int]:
@@ -70,9 +70,9 @@ def visible_namespace_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | 
     if queues is None:
         return None
     groups = visible_group_ids(user) or set()
-    return set(
-        Namespace.objects.filter(default_queue_id__in=queues).values_list("id", flat=True)
-    ) | set(Namespace.objects.filter(quota_group_id__in=groups).values_list("id", flat=True))
+    return set(Namespace.objects.filter(default_queue_id__in=queues).values_list("id", flat=True)) | set(
+        Namespace.objects.filter(quota_group_id__in=groups).values_list("id", flat=True)
+    )
 
 
 def submittable_queue_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from quotas import rules, services
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 
 
 def _apply_rule_errors(form: forms.ModelForm, errors: list[rules.FieldError]) -> None:

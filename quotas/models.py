@@ -42,9 +42,7 @@ class Queue(VersionedModel):
     BUILTIN = (ROOT_QUEUE, DEFAULT_QUEUE)
 
     name = models.CharField(max_length=63, unique=True)
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
-    )
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
     weight = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(65535)])
     capability = ResourceListField(default=dict, blank=True)
     deserved = ResourceListField(default=dict, blank=True)
@@ -107,7 +105,8 @@ class QuotaGroup(VersionedModel):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(parent__isnull=False) | models.Q(name=ROOT_GROUP), name="quota_group_parent_unless_root"
+                condition=models.Q(parent__isnull=False) | models.Q(name=ROOT_GROUP),
+                name="quota_group_parent_unless_root",
             ),
         ]
 

@@ -66,9 +66,7 @@ def _to_decimal(text: str, field: str) -> Decimal:
     try:
         value = k8s_parse_quantity(text)
     except (ValueError, InvalidOperation, TypeError):
-        raise QuantityError(
-            field, f"{text!r} is not a valid quantity (examples: 500m, 2, 1.5, 4Gi, 1e3)"
-        ) from None
+        raise QuantityError(field, f"{text!r} is not a valid quantity (examples: 500m, 2, 1.5, 4Gi, 1e3)") from None
     if not value.is_finite():
         raise QuantityError(field, f"{text!r} is not a valid quantity")
     return value

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.fields import ResourceListField
 from quotas import rules, services
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 
 NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
 
@@ -26,7 +26,10 @@ class QueueStatusSerializer(serializers.Serializer):
 class QueueSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253, help_text=NAME_HELP)
     parent = serializers.SlugRelatedField(
-        slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True,
+        slug_field="name",
+        queryset=Queue.objects.all(),
+        required=False,
+        allow_null=True,
         help_text="Parent queue name (default: root).",
     )
     capability = ResourceListField(required=False, allow_null=True)
@@ -43,8 +46,22 @@ class QueueSerializer(serializers.ModelSerializer):
     class Meta:
         model = Queue
         fields = [
-            "name", "parent", "weight", "capability", "deserved", "guarantee", "reclaimable", "priority", "state",
-            "closed_by_parent", "children", "status", "teams", "version", "created", "updated",
+            "name",
+            "parent",
+            "weight",
+            "capability",
+            "deserved",
+            "guarantee",
+            "reclaimable",
+            "priority",
+            "state",
+            "closed_by_parent",
+            "children",
+            "status",
+            "teams",
+            "version",
+            "created",
+            "updated",
         ]
         read_only_fields = ["version", "created", "updated"]
 
@@ -82,14 +99,19 @@ class QueueSerializer(serializers.ModelSerializer):
 class QuotaGroupSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253)
     parent = serializers.SlugRelatedField(
-        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True,
+        slug_field="name",
+        queryset=QuotaGroup.objects.all(),
+        required=False,
+        allow_null=True,
         help_text="Parent group name (default: root).",
     )
     min = ResourceListField(required=False, allow_null=True)
     max = ResourceListField(required=False, allow_null=True)
     shared_weight = ResourceListField(required=False, allow_null=True)
     namespaces = serializers.ListField(
-        child=serializers.CharField(max_length=63), required=False, write_only=True,
+        child=serializers.CharField(max_length=63),
+        required=False,
+        write_only=True,
         help_text="Namespaces whose pods belong to this group (a namespace belongs to one group only).",
     )
     children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
@@ -98,8 +120,21 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
     class Meta:
         model = QuotaGroup
         fields = [
-            "name", "parent", "is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id",
-            "min_scale_exempt", "namespaces", "children", "teams", "version", "created", "updated",
+            "name",
+            "parent",
+            "is_parent",
+            "min",
+            "max",
+            "shared_weight",
+            "allow_lent",
+            "tree_id",
+            "min_scale_exempt",
+            "namespaces",
+            "children",
+            "teams",
+            "version",
+            "created",
+            "updated",
         ]
         read_only_fields = ["version", "created", "updated"]
 

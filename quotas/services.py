@@ -14,7 +14,7 @@ from django.db.models import Count, Q
 from quotas import rules
 from quotas.fairshare.elastic import QuotaGroupSpec
 from quotas.fairshare.queues import QueueSpec
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList
 
 QUEUE_FIELDS = ("weight", "capability", "deserved", "guarantee", "reclaimable", "priority")
@@ -154,9 +154,7 @@ def group_facts() -> dict[str, rules.GroupFacts]:
     for ns, group in Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"):
         namespaces.setdefault(group, []).append(ns)
     names = set(QuotaGroup.objects.values_list("name", flat=True))
-    return {
-        n: rules.GroupFacts(pods=pods.get(n, 0), namespaces=tuple(sorted(namespaces.get(n, ())))) for n in names
-    }
+    return {n: rules.GroupFacts(pods=pods.get(n, 0), namespaces=tuple(sorted(namespaces.get(n, ())))) for n in names}
 
 
 def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroupSpec:

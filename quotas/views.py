@@ -17,9 +17,23 @@ from controlplane.permissions import AdminWritesTeamsRead
 from quotas import rules, services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.selectors import build_tree, queue_phase_counts
 from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
+from quotas.values_api import EXPLAIN_PARAMS
+
+
+def tree_values(request: Request, section: str) -> dict[str, Any]:
+    """The computed values of every node of one tree, now, as quantities (``{}`` when the cluster is unknown)."""
+    from quotas.values_api import current_values
+    from quotas.whatif import as_quantities, node_values
+    from scheduling.models import Cluster
+
+    try:
+        _, values = current_values(request.query_params.get("cluster"))
+    except Cluster.DoesNotExist:
+        return {}
+    return as_quantities(node_values(values))[section]
 
 
 def _bool_param(request: Request, name: str) -> bool:
@@ -97,15 +111,23 @@ class QueueViewSet(_TreeViewSet):
         }
         return Response(body)
 
-    @extend_schema(request=None, responses=inline_serializer("QueueActionResult", {"queue": QueueSerializer(),
-                                                                                  "changed": serializers.DictField()}))
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "QueueActionResult", {"queue": QueueSerializer(), "changed": serializers.DictField()}
+        ),
+    )
     @action(detail=True, methods=["post"])
     def open(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Open the queue; children it closed reopen with it; a child cannot open under a closed parent."""
         return self._act(request, "open")
 
-    @extend_schema(request=None, responses=inline_serializer("QueueCloseResult", {"queue": QueueSerializer(),
-                                                                                 "changed": serializers.DictField()}))
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "QueueCloseResult", {"queue": QueueSerializer(), "changed": serializers.DictField()}
+        ),
+    )
     @action(detail=True, methods=["post"])
     def close(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Close the queue and its open children (marked closed-by-parent); Closing while podgroups remain."""
@@ -120,12 +142,42 @@ class QueueViewSet(_TreeViewSet):
         for q in rows:
             q.phase_counts = counts.get(q.pk, {})
 
+        values = tree_values(request, "queues")
+
         def serialize(q: Queue) -> dict[str, Any]:
             data = dict(QueueSerializer(q, context=self.get_serializer_context()).data)
             data.pop("children", None)
+            data["values"] = values.get(q.name)
             return data
 
         return Response(build_tree(rows, serialize, visible=self.visible_ids()))
+
+    @extend_schema(
+        parameters=EXPLAIN_PARAMS,
+        responses=inline_serializer(
+            "QueueExplanation",
+            {
+                "name": serializers.CharField(),
+                "values": serializers.DictField(),
+                "steps": serializers.ListField(child=serializers.DictField()),
+            },
+        ),
+    )
+    @action(detail=True, methods=["get"])
+    def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """How each of this queue's values was reached (the rounds, the caps that bound it)."""
+        from quotas.values_api import current_values, explain_queue
+        from quotas.whatif import as_quantities, node_values
+
+        queue = self.get_object()
+        _, values = current_values(request.query_params.get("cluster"))
+        return Response(
+            {
+                "name": queue.name,
+                "values": as_quantities(node_values(values))["queues"].get(queue.name),
+                "steps": explain_queue(values, queue.name) if queue.name in values.queues else [],
+            }
+        )
 
 
 @extend_schema(tags=["quota-groups"])
@@ -151,12 +203,38 @@ class QuotaGroupViewSet(_TreeViewSet):
         """Every quota tree (the part you may read), nested, in one call."""
         rows = list(QuotaGroup.objects.select_related("parent").prefetch_related("teams", "namespaces"))
 
+        values = tree_values(request, "quota_groups")
+
         def serialize(g: QuotaGroup) -> dict[str, Any]:
             data = dict(QuotaGroupSerializer(g, context=self.get_serializer_context()).data)
             data.pop("children", None)
+            data["values"] = values.get(g.name)
             return data
 
         return Response(build_tree(rows, serialize, visible=self.visible_ids()))
+
+    @extend_schema(
+        parameters=EXPLAIN_PARAMS,
+        responses=inline_serializer(
+            "GroupExplanation",
+            {"name": serializers.CharField(), "values": serializers.DictField(), "explain": serializers.DictField()},
+        ),
+    )
+    @action(detail=True, methods=["get"])
+    def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """How this group's runtime was reached: its floor, the rounds of sharing, the cap that bound it."""
+        from quotas.values_api import current_values, explain_group
+        from quotas.whatif import as_quantities, node_values
+
+        group = self.get_object()
+        _, values = current_values(request.query_params.get("cluster"))
+        return Response(
+            {
+                "name": group.name,
+                "values": as_quantities(node_values(values))["quota_groups"].get(group.name),
+                "explain": explain_group(values, group.name) if group.name in values.quotas else {},
+            }
+        )
 
 
 @extend_schema(tags=["namespaces"])

@@ -14,7 +14,7 @@ from typing import Any
 
 from quotas import rules
 from quotas.fairshare.elastic import ROOT_GROUP
-from quotas.resources import ResourceList, format_quantity
+from quotas.resources import format_quantity
 from scheduling.engine.policy import Policy
 from scheduling.engine.snapshot import Snapshot
 from scheduling.engine.values import QuotaValues, compute_values
@@ -66,8 +66,9 @@ def validate_snapshot(snapshot: Snapshot, origins: Mapping[tuple[str, str], Orig
     if rules.validate_queue_tree(queues):
         found = _first_failing(
             sorted(queues),
-            lambda n: rules.validate_queue({k: v for k, v in queues.items() if k != n}, queues[n], None,
-                                           protect_root=False),
+            lambda n: rules.validate_queue(
+                {k: v for k, v in queues.items() if k != n}, queues[n], None, protect_root=False
+            ),
         ) or ("", rules.validate_queue_tree(queues))
         name, errors = found
         raise SimulationError(f"{_locate('Queue', name, origins)}: {errors[0].field}: {errors[0].message}")
@@ -84,7 +85,7 @@ def validate_snapshot(snapshot: Snapshot, origins: Mapping[tuple[str, str], Orig
 def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, spec in sorted(snapshot.queues.items()):
-        q = values.queues[name] if name in values.queues else None
+        q = values.queues.get(name)
         out[name] = {
             "state": spec.state,
             "parent": spec.parent,
@@ -116,7 +117,7 @@ def _namespaces_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
 def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, spec in sorted(snapshot.quota_groups.items()):
-        g = values.quotas[name] if name in values.quotas else None
+        g = values.quotas.get(name)
         out[name] = {
             "parent": spec.parent,
             "isParent": spec.is_parent,
@@ -178,8 +179,12 @@ def simulate(
             warnings.extend(result.warnings)
             snapshot = engine.apply_result(snapshot, result, now=t)
             document["podgroups"] = {
-                key: {"queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
-                      "phase": status.phase, "reason": status.reason, "message": status.message}
+                key: {
+                    "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
+                    "phase": status.phase,
+                    "reason": status.reason,
+                    "message": status.message,
+                }
                 for key, status in sorted(result.podgroups.items())
             }
         if recycle:
@@ -221,23 +226,46 @@ def render_table(doc: Mapping[str, Any]) -> str:
     """The document for people: one table per section."""
     lines: list[str] = ["QUEUES"]
     lines += _table(
-        [[n, q["state"], q["parent"] or "-", str(q["weight"]), _rl_text(q["request"]), _rl_text(q["allocated"]),
-          _rl_text(q["deserved"]), _rl_text(q["realCapability"]), f"{q['share']:.3f}"]
-         for n, q in doc["queues"].items()],
+        [
+            [
+                n,
+                q["state"],
+                q["parent"] or "-",
+                str(q["weight"]),
+                _rl_text(q["request"]),
+                _rl_text(q["allocated"]),
+                _rl_text(q["deserved"]),
+                _rl_text(q["realCapability"]),
+                f"{q['share']:.3f}",
+            ]
+            for n, q in doc["queues"].items()
+        ],
         ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"],
     )
     if doc["namespaces"]:
         lines += ["", "NAMESPACES"]
         lines += _table(
-            [[k, str(v["weight"]), _rl_text(v["request"]), _rl_text(v["allocated"]), _rl_text(v["deserved"])]
-             for k, v in doc["namespaces"].items()],
+            [
+                [k, str(v["weight"]), _rl_text(v["request"]), _rl_text(v["allocated"]), _rl_text(v["deserved"])]
+                for k, v in doc["namespaces"].items()
+            ],
             ["QUEUE/NAMESPACE", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED"],
         )
     lines += ["", "QUOTAS"]
     lines += _table(
-        [[n, g["parent"] or "-", _rl_text(g["min"]), _rl_text(g["max"]), _rl_text(g["autoScaledMin"]),
-          _rl_text(g["request"]), _rl_text(g["used"]), _rl_text(g["runtime"])]
-         for n, g in doc["quotas"].items()],
+        [
+            [
+                n,
+                g["parent"] or "-",
+                _rl_text(g["min"]),
+                _rl_text(g["max"]),
+                _rl_text(g["autoScaledMin"]),
+                _rl_text(g["request"]),
+                _rl_text(g["used"]),
+                _rl_text(g["runtime"]),
+            ]
+            for n, g in doc["quotas"].items()
+        ],
         ["NAME", "PARENT", "MIN", "MAX", "AUTOSCALEDMIN", "REQUEST", "USED", "RUNTIME"],
     )
     if doc["podgroups"]:
@@ -249,7 +277,8 @@ def render_table(doc: Mapping[str, Any]) -> str:
     if doc["bindings"] or doc["pipelined"]:
         lines += ["", "BINDINGS"]
         lines += _table(
-            [[k, v, ""] for k, v in doc["bindings"].items()] + [[k, v, "pipelined"] for k, v in doc["pipelined"].items()],
+            [[k, v, ""] for k, v in doc["bindings"].items()]
+            + [[k, v, "pipelined"] for k, v in doc["pipelined"].items()],
             ["POD", "NODE", ""],
         )
     if doc["evictions"]:

@@ -22,9 +22,16 @@ def test_openapi_schema_is_valid_and_lists_the_api(admin_api: Any) -> None:
     import json
 
     schema = json.loads(out.getvalue())
-    for path in ("/api/v1/queues/", "/api/v1/queues/{name}/close/", "/api/v1/queues/tree/",
-                 "/api/v1/quota-groups/", "/api/v1/namespaces/", "/api/v1/podgroups/", "/api/v1/pods/",
-                 "/api/v1/nodes/"):
+    for path in (
+        "/api/v1/queues/",
+        "/api/v1/queues/{name}/close/",
+        "/api/v1/queues/tree/",
+        "/api/v1/quota-groups/",
+        "/api/v1/namespaces/",
+        "/api/v1/podgroups/",
+        "/api/v1/pods/",
+        "/api/v1/nodes/",
+    ):
         assert path in schema["paths"], path
 
 
@@ -37,7 +44,7 @@ def test_swagger_ui_is_served_offline(admin_api: Any, client: Any) -> None:
 
 
 def test_demo_loads_through_the_rules_and_is_idempotent() -> None:
-    from quotas.models import Namespace, QuotaGroup, Queue
+    from quotas.models import Namespace, Queue, QuotaGroup
     from scheduling.models import Node, PodGroup
 
     call_command("load_demo", stdout=StringIO())
@@ -66,8 +73,14 @@ def test_admin_pages_render(client: Any, make_user: Any, model: str) -> None:
     app = "quotas"
     assert client.get(f"/admin/{app}/{model}/").status_code == 200
     assert client.get(f"/admin/{app}/{model}/add/").status_code == 200
-    for path in ("/admin/scheduling/node/", "/admin/scheduling/podgroup/", "/admin/scheduling/pod/",
-                 "/admin/scheduling/cluster/", "/admin/authtoken/tokenproxy/", "/admin/django_celery_beat/"):
+    for path in (
+        "/admin/scheduling/node/",
+        "/admin/scheduling/podgroup/",
+        "/admin/scheduling/pod/",
+        "/admin/scheduling/cluster/",
+        "/admin/authtoken/tokenproxy/",
+        "/admin/django_celery_beat/",
+    ):
         assert client.get(path).status_code == 200, path
 
 
@@ -79,17 +92,37 @@ def test_admin_form_applies_the_api_rules(client: Any) -> None:
     get_user_model().objects.create_superuser("root-admin", password="pw")
     client.login(username="root-admin", password="pw")
     root = Queue.objects.get(name="root")
-    r = client.post("/admin/quotas/queue/add/", {
-        "name": "q1", "parent": root.pk, "weight": 1, "priority": 0, "reclaimable": "on", "state": "Open",
-        "capability": '{"cpu": "1"}', "deserved": '{"cpu": "2"}', "guarantee": "{}",
-    })
+    r = client.post(
+        "/admin/quotas/queue/add/",
+        {
+            "name": "q1",
+            "parent": root.pk,
+            "weight": 1,
+            "priority": 0,
+            "reclaimable": "on",
+            "state": "Open",
+            "capability": '{"cpu": "1"}',
+            "deserved": '{"cpu": "2"}',
+            "guarantee": "{}",
+        },
+    )
     assert r.status_code == 200  # the form is shown again with the error
     assert "must be &lt;= capability" in r.content.decode() or "capability" in r.content.decode()
     assert not Queue.objects.filter(name="q1").exists()
-    r = client.post("/admin/quotas/queue/add/", {
-        "name": "q1", "parent": root.pk, "weight": 1, "priority": 0, "reclaimable": "on", "state": "Open",
-        "capability": '{"cpu": "4"}', "deserved": '{"cpu": "2"}', "guarantee": "{}",
-    })
+    r = client.post(
+        "/admin/quotas/queue/add/",
+        {
+            "name": "q1",
+            "parent": root.pk,
+            "weight": 1,
+            "priority": 0,
+            "reclaimable": "on",
+            "state": "Open",
+            "capability": '{"cpu": "4"}',
+            "deserved": '{"cpu": "2"}',
+            "guarantee": "{}",
+        },
+    )
     assert r.status_code == 302, r.content.decode()[:2000]
     assert Queue.objects.get(name="q1").deserved == {"cpu": 2000}
     r = client.post(f"/admin/quotas/queue/{root.pk}/delete/", {"post": "yes"})
@@ -102,3 +135,33 @@ def test_pages_need_login_and_show_the_team_subtree(client: Any, make_user: Any)
     assert client.login(username="nlp-lead", password="demo-nlp")
     html = client.get("/").content.decode()
     assert "nlp" in html and "vision" not in html
+
+
+def test_docker_compose_file_runs_the_stack_with_the_same_variables() -> None:
+    """postgres, redis, web (gunicorn), worker and beat, all app services with the same settings; and, where a
+    compose binary is installed, `docker compose config` accepts the file."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    assert "gunicorn" in services["web"]["command"]
+    assert "worker" in services["worker"]["command"] and "beat" in services["beat"]["command"]
+    envs = [services[s]["environment"] for s in ("web", "worker", "beat")]
+    assert envs[0] == envs[1] == envs[2]
+    documented = (root / ".env.example").read_text()
+    for variable in envs[0]:
+        assert variable in documented, variable
+    for binary in (["docker-compose"], ["docker", "compose"]):
+        if shutil.which(binary[0]):
+            probe = subprocess.run([*binary, "version"], capture_output=True, text=True)
+            if probe.returncode == 0:
+                done = subprocess.run([*binary, "-f", str(root / "docker-compose.yml"), "config", "-q"],
+                                      capture_output=True, text=True, cwd=root)
+                assert done.returncode == 0, done.stderr
+                break

@@ -29,8 +29,12 @@ class Blocker:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "name": self.name, "resource": self.resource, "requested": self.requested,
-            "available": self.available, "limit": self.limit,
+            "kind": self.kind,
+            "name": self.name,
+            "resource": self.resource,
+            "requested": self.requested,
+            "available": self.available,
+            "limit": self.limit,
         }
 
 

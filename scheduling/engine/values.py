@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
 from quotas.fairshare.capacity import compute_capacity
 from quotas.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, compute_runtimes
 from quotas.fairshare.namespace import NamespaceQuota, compute_namespace_shares

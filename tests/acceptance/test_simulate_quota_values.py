@@ -39,18 +39,31 @@ def seed000_snapshot(q_weights: tuple[int, int], rows: list[tuple[str, str, int,
     ("q_weights", "rows", "queue_assigned", "namespace_assigned"),
     [
         # table 1: default weights
-        ((1, 1), [("q1", "ns1", 1, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 1, 10), ("q2", "ns4", 1, 2)],
-         {"q1": "8", "q2": "8"}, {"q1/ns1": "4", "q1/ns2": "4", "q2/ns3": "6", "q2/ns4": "2"}),
+        (
+            (1, 1),
+            [("q1", "ns1", 1, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 1, 10), ("q2", "ns4", 1, 2)],
+            {"q1": "8", "q2": "8"},
+            {"q1/ns1": "4", "q1/ns2": "4", "q2/ns3": "6", "q2/ns4": "2"},
+        ),
         # table 2: q1 w1, q2 w3; ns1 w3, ns2 w1, ns3 w2, ns4 w6
-        ((1, 3), [("q1", "ns1", 3, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 2, 10), ("q2", "ns4", 6, 2)],
-         {"q1": "4", "q2": "12"}, {"q1/ns1": "3", "q1/ns2": "1", "q2/ns3": "10", "q2/ns4": "2"}),
+        (
+            (1, 3),
+            [("q1", "ns1", 3, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 2, 10), ("q2", "ns4", 6, 2)],
+            {"q1": "4", "q2": "12"},
+            {"q1/ns1": "3", "q1/ns2": "1", "q2/ns3": "10", "q2/ns4": "2"},
+        ),
         # table 3: ns1 (w2) in both queues; its q1 request must be at least 4 cpu for the table's values
-        ((1, 3), [("q1", "ns1", 2, 4), ("q2", "ns1", 2, 5), ("q2", "ns2", 6, 20)],
-         {"q1": "4", "q2": "12"}, {"q1/ns1": "4", "q2/ns1": "3", "q2/ns2": "9"}),
+        (
+            (1, 3),
+            [("q1", "ns1", 2, 4), ("q2", "ns1", 2, 5), ("q2", "ns2", 6, 20)],
+            {"q1": "4", "q2": "12"},
+            {"q1/ns1": "4", "q2/ns1": "3", "q2/ns2": "9"},
+        ),
     ],
 )
-def test_seed_000_namespace_fair_share_tables(tmp_path: Path, capsys: Any, q_weights: tuple[int, int],
-                                             rows: list, queue_assigned: dict, namespace_assigned: dict) -> None:
+def test_seed_000_namespace_fair_share_tables(
+    tmp_path: Path, capsys: Any, q_weights: tuple[int, int], rows: list, queue_assigned: dict, namespace_assigned: dict
+) -> None:
     doc = simulate(tmp_path, capsys, seed000_snapshot(q_weights, rows))
     assert {q: doc["queues"][q]["deserved"]["cpu"] for q in ("q1", "q2")} == queue_assigned
     assert {k: v["deserved"]["cpu"] for k, v in doc["namespaces"].items()} == namespace_assigned
@@ -89,8 +102,12 @@ def test_seed_001_tree_example(tmp_path: Path, capsys: Any) -> None:
         m.elastic_quota("parent-a", min={"cpu": "20"}, max={"cpu": "100"}, is_parent=True),
         m.elastic_quota("parent-b", min={"cpu": "80"}, max={"cpu": "100"}, is_parent=True),
     ]
-    for name, parent, mn, mx in (("a-1", "parent-a", 10, 10), ("a-2", "parent-a", 10, 10),
-                                 ("b-1", "parent-b", 20, 40), ("b-2", "parent-b", 40, 70)):
+    for name, parent, mn, mx in (
+        ("a-1", "parent-a", 10, 10),
+        ("a-2", "parent-a", 10, 10),
+        ("b-1", "parent-b", 20, 40),
+        ("b-2", "parent-b", 40, 70),
+    ):
         docs.append(m.elastic_quota(name, min={"cpu": f"{mn}m"}, max={"cpu": f"{mx}m"}, parent=parent))
         docs.append(m.pod("default", f"{name}-pod", quota=name, cpu="100m"))
     docs[0] = m.node("n1", cpu="100m", memory="1000Gi")
@@ -104,12 +121,16 @@ def test_seed_001_tree_example(tmp_path: Path, capsys: Any) -> None:
 
 def test_proportion_real_capability_and_guarantee(tmp_path: Path, capsys: Any) -> None:
     """realCapability = (total - all guarantees) + own guarantee, capped by capability (volcano.md §2.1)."""
-    docs = [m.node("n1", cpu="10", memory="10Gi"),
-            m.queue("a", 1, guarantee={"resource": {"cpu": "2"}}, deserved={"cpu": "2"}, capability={"cpu": "7"}),
-            m.queue("b", 1, guarantee={"resource": {"cpu": "3"}}, deserved={"cpu": "3"}),
-            m.namespace("ns"), m.podgroup("ns", "ja", "a"), m.podgroup("ns", "jb", "b"),
-            *[m.pod("ns", f"a{i}", group="ja", cpu="1") for i in range(9)],
-            *[m.pod("ns", f"b{i}", group="jb", cpu="1") for i in range(2)]]
+    docs = [
+        m.node("n1", cpu="10", memory="10Gi"),
+        m.queue("a", 1, guarantee={"resource": {"cpu": "2"}}, deserved={"cpu": "2"}, capability={"cpu": "7"}),
+        m.queue("b", 1, guarantee={"resource": {"cpu": "3"}}, deserved={"cpu": "3"}),
+        m.namespace("ns"),
+        m.podgroup("ns", "ja", "a"),
+        m.podgroup("ns", "jb", "b"),
+        *[m.pod("ns", f"a{i}", group="ja", cpu="1") for i in range(9)],
+        *[m.pod("ns", f"b{i}", group="jb", cpu="1") for i in range(2)],
+    ]
     doc = simulate(tmp_path, capsys, m.dump(*docs))
     assert doc["queues"]["a"]["realCapability"]["cpu"] == "7"  # (10 - 5) + 2 = 7, capability 7
     assert doc["queues"]["b"]["realCapability"]["cpu"] == "8"  # (10 - 5) + 3
@@ -118,15 +139,17 @@ def test_proportion_real_capability_and_guarantee(tmp_path: Path, capsys: Any) -
 
 
 def test_simulate_contract_shape_and_exit_codes(tmp_path: Path, capsys: Any) -> None:
-    text = m.dump(m.node("n1", cpu="4", memory="8Gi"), m.queue("q1"),
-                  {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}})
+    text = m.dump(
+        m.node("n1", cpu="4", memory="8Gi"),
+        m.queue("q1"),
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}},
+    )
     f = tmp_path / "s.yaml"
     f.write_text(text)
     assert main(["simulate", "-f", str(f), "-o", "json"]) == 0
     out = capsys.readouterr()
     doc = json.loads(out.out)
-    assert set(doc) >= {"queues", "namespaces", "quotas", "podgroups", "bindings", "pipelined", "evictions",
-                        "sessions"}
+    assert set(doc) >= {"queues", "namespaces", "quotas", "podgroups", "bindings", "pipelined", "evictions", "sessions"}
     assert {"root", "default", "q1"} <= set(doc["queues"])
     assert "Deployment" in out.err and "web" in out.err  # skipped kind: a warning, not an error
     bad = tmp_path / "bad.yaml"

@@ -30,13 +30,24 @@ def cli(live_server: Any, transactional_db: Any, make_user: Any) -> Any:
 
 
 def test_queue_lifecycle_through_the_cli(cli: Any, capsys: Any) -> None:
-    assert cli(capsys, "queue", "create", "--name", "myqueue", "--weight", "10", "--deserved", "cpu=4,memory=8Gi")[0] == 0
+    assert (
+        cli(capsys, "queue", "create", "--name", "myqueue", "--weight", "10", "--deserved", "cpu=4,memory=8Gi")[0] == 0
+    )
     code, out, err = cli(capsys, "queue", "create", "-n", "child", "-p", "myqueue", "--deserved", "cpu=2,memory=4Gi")
     assert code == 0 and "child created" in out, err
     code, out, _ = cli(capsys, "queue", "list")
     lines = out.splitlines()
-    assert lines[0].split() == ["Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown",
-                                "Completed"]
+    assert lines[0].split() == [
+        "Name",
+        "Weight",
+        "State",
+        "Parent",
+        "Inqueue",
+        "Pending",
+        "Running",
+        "Unknown",
+        "Completed",
+    ]
     assert any(line.split()[:4] == ["myqueue", "10", "Open", "root"] for line in lines)
     code, out, _ = cli(capsys, "queue", "view", "myqueue")
     assert code == 0 and "myqueue" in out and "Children:   child" in out

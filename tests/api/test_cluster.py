@@ -16,16 +16,25 @@ pytestmark = pytest.mark.django_db
 def world(admin_api: Any) -> Any:
     admin_api.post("/api/v1/queues/", {"name": "dept"}, format="json")
     admin_api.post("/api/v1/queues/", {"name": "team", "parent": "dept"}, format="json")
-    admin_api.post("/api/v1/namespaces/", {"name": "ns1", "default_queue": "team",
-                                           "hard": {"cpu": "10", "memory": "20Gi"}}, format="json")
+    admin_api.post(
+        "/api/v1/namespaces/",
+        {"name": "ns1", "default_queue": "team", "hard": {"cpu": "10", "memory": "20Gi"}},
+        format="json",
+    )
     return admin_api
 
 
 def test_register_and_update_nodes(world: Any) -> None:
-    r = world.post("/api/v1/nodes/", {"name": "n1", "allocatable": {"cpu": "32", "memory": "128Gi",
-                                                                   "nvidia.com/gpu": "4"},
-                                      "labels": {"zone": "a"},
-                                      "taints": [{"key": "gpu", "effect": "NoSchedule"}]}, format="json")
+    r = world.post(
+        "/api/v1/nodes/",
+        {
+            "name": "n1",
+            "allocatable": {"cpu": "32", "memory": "128Gi", "nvidia.com/gpu": "4"},
+            "labels": {"zone": "a"},
+            "taints": [{"key": "gpu", "effect": "NoSchedule"}],
+        },
+        format="json",
+    )
     assert r.status_code == 201, r.json()
     assert r.json()["cluster"] == "default"
     assert world.patch("/api/v1/nodes/n1/", {"ready": False}, format="json").status_code == 200
@@ -40,8 +49,11 @@ def test_register_and_update_nodes(world: Any) -> None:
 
 
 def test_podgroup_defaults_to_the_namespace_queue(world: Any) -> None:
-    r = world.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "job", "min_member": 2,
-                                          "min_resources": {"cpu": "4"}}, format="json")
+    r = world.post(
+        "/api/v1/podgroups/",
+        {"namespace": "ns1", "name": "job", "min_member": 2, "min_resources": {"cpu": "4"}},
+        format="json",
+    )
     assert r.status_code == 201, r.json()
     assert r.json()["queue"] == "team" and r.json()["phase"] == "Pending"
 
@@ -66,19 +78,33 @@ def test_invalid_podgroups(world: Any, body: dict, attr: str) -> None:
 
 
 def test_namespace_quota_counts_every_podgroup(world: Any) -> None:
-    assert world.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "a", "min_resources": {"cpu": "6"}},
-                      format="json").status_code == 201
-    r = world.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "b", "min_resources": {"cpu": "5"}},
-                   format="json")
+    assert (
+        world.post(
+            "/api/v1/podgroups/", {"namespace": "ns1", "name": "a", "min_resources": {"cpu": "6"}}, format="json"
+        ).status_code
+        == 201
+    )
+    r = world.post(
+        "/api/v1/podgroups/", {"namespace": "ns1", "name": "b", "min_resources": {"cpu": "5"}}, format="json"
+    )
     assert r.status_code == 400
     detail = error_attrs(r)["min_resources.cpu"]
-    assert "10" in detail and "11" in detail or "6" in detail, detail
+    assert ("10" in detail and "11" in detail) or "6" in detail, detail
 
 
 def test_pods_join_their_podgroup_and_quota_group(world: Any) -> None:
     world.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "job"}, format="json")
-    r = world.post("/api/v1/pods/", {"namespace": "ns1", "name": "job-0", "podgroup": "job",
-                                     "request": {"cpu": "500m", "memory": "1Gi"}, "priority": 5}, format="json")
+    r = world.post(
+        "/api/v1/pods/",
+        {
+            "namespace": "ns1",
+            "name": "job-0",
+            "podgroup": "job",
+            "request": {"cpu": "500m", "memory": "1Gi"},
+            "priority": 5,
+        },
+        format="json",
+    )
     assert r.status_code == 201, r.json()
     body = r.json()
     assert body["podgroup"] == "job" and body["quota_group"] == "default" and body["status"] == "Pending"

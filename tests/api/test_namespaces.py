@@ -13,13 +13,17 @@ pytestmark = pytest.mark.django_db
 
 
 def test_create_and_edit_weight_with_history(admin_api: Any) -> None:
-    r = admin_api.post("/api/v1/namespaces/", {"name": "ns1", "weight": 3, "default_queue": "default",
-                                               "hard": {"cpu": "16", "memory": "64Gi"}}, format="json")
+    r = admin_api.post(
+        "/api/v1/namespaces/",
+        {"name": "ns1", "weight": 3, "default_queue": "default", "hard": {"cpu": "16", "memory": "64Gi"}},
+        format="json",
+    )
     assert r.status_code == 201, r.json()
     assert r.json()["hard"] == {"cpu": "16", "memory": "64Gi"}
     etag = admin_api.get("/api/v1/namespaces/ns1/")["ETag"]
-    assert admin_api.patch("/api/v1/namespaces/ns1/", {"weight": 5}, format="json",
-                           HTTP_IF_MATCH=etag).status_code == 200
+    assert (
+        admin_api.patch("/api/v1/namespaces/ns1/", {"weight": 5}, format="json", HTTP_IF_MATCH=etag).status_code == 200
+    )
     assert [h.weight for h in Namespace.objects.get(name="ns1").history.order_by("history_date")] == [3, 5]
 
 

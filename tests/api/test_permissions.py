@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group
 
-from quotas.models import QuotaGroup, Queue
+from quotas.models import Queue, QuotaGroup
 
 pytestmark = pytest.mark.django_db
 
@@ -16,17 +16,24 @@ pytestmark = pytest.mark.django_db
 def setup(admin_api: Any, make_user: Any, api: Any) -> dict[str, Any]:
     """Queues dept-a/{team-a1, team-a2} and dept-b/team-b; quota groups likewise; team 'a' owns dept-a."""
     a = admin_api
-    for body in ({"name": "dept-a"}, {"name": "team-a1", "parent": "dept-a"}, {"name": "team-a2", "parent": "dept-a"},
-                 {"name": "dept-b"}, {"name": "team-b", "parent": "dept-b"}):
+    for body in (
+        {"name": "dept-a"},
+        {"name": "team-a1", "parent": "dept-a"},
+        {"name": "team-a2", "parent": "dept-a"},
+        {"name": "dept-b"},
+        {"name": "team-b", "parent": "dept-b"},
+    ):
         assert a.post("/api/v1/queues/", body, format="json").status_code == 201
-    for body in ({"name": "g-dept-a", "is_parent": True, "min": {"cpu": "4"}, "max": {"cpu": "8"}},
-                 {"name": "g-team-a1", "parent": "g-dept-a", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
-                 {"name": "g-team-b", "min": {"cpu": "2"}, "max": {"cpu": "8"}}):
+    for body in (
+        {"name": "g-dept-a", "is_parent": True, "min": {"cpu": "4"}, "max": {"cpu": "8"}},
+        {"name": "g-team-a1", "parent": "g-dept-a", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
+        {"name": "g-team-b", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
+    ):
         assert a.post("/api/v1/quota-groups/", body, format="json").status_code == 201, body
-    a.post("/api/v1/namespaces/", {"name": "ns-a", "default_queue": "team-a1", "quota_group": "g-team-a1"},
-           format="json")
-    a.post("/api/v1/namespaces/", {"name": "ns-b", "default_queue": "team-b", "quota_group": "g-team-b"},
-           format="json")
+    a.post(
+        "/api/v1/namespaces/", {"name": "ns-a", "default_queue": "team-a1", "quota_group": "g-team-a1"}, format="json"
+    )
+    a.post("/api/v1/namespaces/", {"name": "ns-b", "default_queue": "team-b", "quota_group": "g-team-b"}, format="json")
     a.post("/api/v1/podgroups/", {"namespace": "ns-b", "name": "b-job"}, format="json")
     team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
     Queue.objects.get(name="dept-a").teams.add(team_a)
@@ -41,8 +48,17 @@ def setup(admin_api: Any, make_user: Any, api: Any) -> dict[str, Any]:
     }
 
 
-READS = ["/api/v1/queues/", "/api/v1/quota-groups/", "/api/v1/namespaces/", "/api/v1/nodes/", "/api/v1/podgroups/",
-         "/api/v1/pods/", "/api/v1/clusters/", "/api/v1/queues/tree/", "/api/v1/quota-groups/tree/"]
+READS = [
+    "/api/v1/queues/",
+    "/api/v1/quota-groups/",
+    "/api/v1/namespaces/",
+    "/api/v1/nodes/",
+    "/api/v1/podgroups/",
+    "/api/v1/pods/",
+    "/api/v1/clusters/",
+    "/api/v1/queues/tree/",
+    "/api/v1/quota-groups/tree/",
+]
 
 
 @pytest.mark.parametrize("url", READS)
@@ -101,10 +117,12 @@ def test_team_members_submit_jobs_to_their_leaf_queues_only(setup: dict[str, Any
     assert r.status_code == 400 and r.json()["errors"][0]["attr"] == "queue"
     r = member.post("/api/v1/podgroups/", {"namespace": "ns-a", "name": "top", "queue": "dept-a"}, format="json")
     assert r.status_code == 400
-    r = member.post("/api/v1/pods/", {"namespace": "ns-a", "name": "p0", "podgroup": "mine",
-                                      "request": {"cpu": "1"}}, format="json")
+    r = member.post(
+        "/api/v1/pods/", {"namespace": "ns-a", "name": "p0", "podgroup": "mine", "request": {"cpu": "1"}}, format="json"
+    )
     assert r.status_code == 201, r.json()
-    assert setup["nobody"].post("/api/v1/podgroups/", {"namespace": "ns-a", "name": "x"},
-                                format="json").status_code == 403
+    assert (
+        setup["nobody"].post("/api/v1/podgroups/", {"namespace": "ns-a", "name": "x"}, format="json").status_code == 403
+    )
     b_job = setup["elsewhere"].get("/api/v1/podgroups/").json()["results"][0]
     assert member.delete(f"/api/v1/podgroups/{b_job['id']}/").status_code == 404

@@ -15,12 +15,25 @@ pytestmark = pytest.mark.django_db
 def make_tree(admin_api: Any) -> None:
     """root -> eng (deserved 8 cpu) -> {team-a, team-b}; team-a -> {a-batch}."""
     for body in (
-        {"name": "eng", "weight": 2, "deserved": {"cpu": "8", "memory": "16Gi"},
-         "guarantee": {"cpu": "2", "memory": "4Gi"}, "capability": {"cpu": "12", "memory": "24Gi"}},
-        {"name": "team-a", "parent": "eng", "deserved": {"cpu": "5", "memory": "8Gi"},
-         "guarantee": {"cpu": "1", "memory": "2Gi"}},
-        {"name": "team-b", "parent": "eng", "deserved": {"cpu": "3", "memory": "8Gi"},
-         "guarantee": {"cpu": "1", "memory": "2Gi"}},
+        {
+            "name": "eng",
+            "weight": 2,
+            "deserved": {"cpu": "8", "memory": "16Gi"},
+            "guarantee": {"cpu": "2", "memory": "4Gi"},
+            "capability": {"cpu": "12", "memory": "24Gi"},
+        },
+        {
+            "name": "team-a",
+            "parent": "eng",
+            "deserved": {"cpu": "5", "memory": "8Gi"},
+            "guarantee": {"cpu": "1", "memory": "2Gi"},
+        },
+        {
+            "name": "team-b",
+            "parent": "eng",
+            "deserved": {"cpu": "3", "memory": "8Gi"},
+            "guarantee": {"cpu": "1", "memory": "2Gi"},
+        },
         {"name": "a-batch", "parent": "team-a", "deserved": {"cpu": "2", "memory": "4Gi"}},
     ):
         r = admin_api.post("/api/v1/queues/", body, format="json")
@@ -121,8 +134,7 @@ def test_children_sums_and_capability_are_checked(admin_api: Any) -> None:
     assert r.status_code == 400
     assert any(a.startswith("deserved") for a in error_attrs(r)), error_attrs(r)
     # a child's capability above its ancestor's
-    r = admin_api.post("/api/v1/queues/", {"name": "big", "parent": "eng", "capability": {"cpu": "20"}},
-                       format="json")
+    r = admin_api.post("/api/v1/queues/", {"name": "big", "parent": "eng", "capability": {"cpu": "20"}}, format="json")
     assert r.status_code == 400 and any(a.startswith("capability") for a in error_attrs(r))
 
 
@@ -150,8 +162,12 @@ def test_delete_parent_needs_cascade_and_podgroups_need_force(admin_api: Any) ->
     r = admin_api.delete("/api/v1/queues/team-a/")
     assert r.status_code == 400 and "a-batch" in str(r.json())
     admin_api.post("/api/v1/namespaces/", {"name": "ns1"}, format="json")
-    assert admin_api.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "j", "queue": "a-batch"},
-                          format="json").status_code == 201
+    assert (
+        admin_api.post(
+            "/api/v1/podgroups/", {"namespace": "ns1", "name": "j", "queue": "a-batch"}, format="json"
+        ).status_code
+        == 201
+    )
     r = admin_api.delete("/api/v1/queues/team-a/?cascade=true")
     assert r.status_code == 400 and "force" in str(r.json()).lower()
     assert Queue.objects.filter(name="a-batch").exists()
@@ -183,8 +199,9 @@ def test_close_and_open_follow_the_hierarchy(admin_api: Any) -> None:
 def test_a_queue_with_podgroups_is_closing_until_they_are_gone(admin_api: Any) -> None:
     make_tree(admin_api)
     admin_api.post("/api/v1/namespaces/", {"name": "ns1"}, format="json")
-    pg = admin_api.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "j", "queue": "team-b"},
-                        format="json").json()
+    pg = admin_api.post(
+        "/api/v1/podgroups/", {"namespace": "ns1", "name": "j", "queue": "team-b"}, format="json"
+    ).json()
     admin_api.post("/api/v1/queues/team-b/close/")
     assert Queue.objects.get(name="team-b").state == "Closing"
     r = admin_api.post("/api/v1/podgroups/", {"namespace": "ns1", "name": "j2", "queue": "team-b"}, format="json")

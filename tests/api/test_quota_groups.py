@@ -15,12 +15,26 @@ pytestmark = pytest.mark.django_db
 def make_tree(admin_api: Any) -> None:
     """root -> dept (parent, min 10 cpu) -> {team-a min 6, team-b min 4}."""
     for body in (
-        {"name": "dept", "is_parent": True, "min": {"cpu": "10", "memory": "20Gi"},
-         "max": {"cpu": "40", "memory": "80Gi"}},
-        {"name": "team-a", "parent": "dept", "min": {"cpu": "6", "memory": "12Gi"},
-         "max": {"cpu": "20", "memory": "40Gi"}, "namespaces": ["team-a-prod", "team-a-dev"]},
-        {"name": "team-b", "parent": "dept", "min": {"cpu": "4", "memory": "8Gi"},
-         "max": {"cpu": "20", "memory": "40Gi"}, "shared_weight": {"cpu": "3"}},
+        {
+            "name": "dept",
+            "is_parent": True,
+            "min": {"cpu": "10", "memory": "20Gi"},
+            "max": {"cpu": "40", "memory": "80Gi"},
+        },
+        {
+            "name": "team-a",
+            "parent": "dept",
+            "min": {"cpu": "6", "memory": "12Gi"},
+            "max": {"cpu": "20", "memory": "40Gi"},
+            "namespaces": ["team-a-prod", "team-a-dev"],
+        },
+        {
+            "name": "team-b",
+            "parent": "dept",
+            "min": {"cpu": "4", "memory": "8Gi"},
+            "max": {"cpu": "20", "memory": "40Gi"},
+            "shared_weight": {"cpu": "3"},
+        },
     ):
         r = admin_api.post("/api/v1/quota-groups/", body, format="json")
         assert r.status_code == 201, r.json()
@@ -97,7 +111,15 @@ def test_builtins_are_protected_and_delete_needs_an_empty_group(admin_api: Any) 
 def test_etag_on_quota_groups(admin_api: Any) -> None:
     make_tree(admin_api)
     etag = admin_api.get("/api/v1/quota-groups/team-a/")["ETag"]
-    assert admin_api.patch("/api/v1/quota-groups/team-a/", {"allow_lent": False}, format="json",
-                           HTTP_IF_MATCH=etag).status_code == 200
-    assert admin_api.patch("/api/v1/quota-groups/team-a/", {"allow_lent": True}, format="json",
-                           HTTP_IF_MATCH=etag).status_code == 412
+    assert (
+        admin_api.patch(
+            "/api/v1/quota-groups/team-a/", {"allow_lent": False}, format="json", HTTP_IF_MATCH=etag
+        ).status_code
+        == 200
+    )
+    assert (
+        admin_api.patch(
+            "/api/v1/quota-groups/team-a/", {"allow_lent": True}, format="json", HTTP_IF_MATCH=etag
+        ).status_code
+        == 412
+    )

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from quotas import services
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList, parse_resource_list
 from scheduling.models import Cluster, Node, Pod, PodGroup
 
@@ -25,12 +25,24 @@ ORG: dict[str, dict[str, Any]] = {
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "64"},
         "weight": 4,
         "teams": {
-            "ml-research": ({"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
-                            {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"}, 3, 2),
-            "nlp": ({"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
-                    {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"}, 2, 1),
-            "vision": ({"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
-                       {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"}, 2, 1),
+            "ml-research": (
+                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
+                {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"},
+                3,
+                2,
+            ),
+            "nlp": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
+                2,
+                1,
+            ),
+            "vision": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
+                2,
+                1,
+            ),
         },
     },
     "engineering": {
@@ -39,12 +51,24 @@ ORG: dict[str, dict[str, Any]] = {
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "32"},
         "weight": 4,
         "teams": {
-            "platform": ({"cpu": "160", "memory": "960Gi", "nvidia.com/gpu": "4"},
-                         {"cpu": "48", "memory": "288Gi"}, 2, 1),
-            "data-eng": ({"cpu": "140", "memory": "840Gi", "nvidia.com/gpu": "4"},
-                         {"cpu": "24", "memory": "144Gi"}, 2, 2),
-            "search": ({"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
-                       {"cpu": "24", "memory": "144Gi"}, 1, 1),
+            "platform": (
+                {"cpu": "160", "memory": "960Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "48", "memory": "288Gi"},
+                2,
+                1,
+            ),
+            "data-eng": (
+                {"cpu": "140", "memory": "840Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "24", "memory": "144Gi"},
+                2,
+                2,
+            ),
+            "search": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi"},
+                1,
+                1,
+            ),
         },
     },
     "operations": {
@@ -53,8 +77,12 @@ ORG: dict[str, dict[str, Any]] = {
         "capability": {"cpu": "512", "memory": "3072Gi", "nvidia.com/gpu": "16"},
         "weight": 2,
         "teams": {
-            "analytics": ({"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"},
-                          {"cpu": "16", "memory": "96Gi"}, 2, 3),
+            "analytics": (
+                {"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "16", "memory": "96Gi"},
+                2,
+                3,
+            ),
             "batch-etl": ({"cpu": "100", "memory": "600Gi"}, {"cpu": "16", "memory": "96Gi"}, 1, 1),
         },
     },
@@ -95,39 +123,63 @@ class Command(BaseCommand):
             return
         with transaction.atomic():
             self._load()
-        self.stdout.write(self.style.SUCCESS(
-            "demo loaded: 3 departments, 8 teams, 24 nodes, 8 jobs; team logins <team>-lead / demo-<team>"
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                "demo loaded: 3 departments, 8 teams, 24 nodes, 8 jobs; team logins <team>-lead / demo-<team>"
+            )
+        )
 
     def _load(self) -> None:
         User = get_user_model()
         root_group = QuotaGroup.objects.get(name="root")
         for dept, spec in ORG.items():
-            services.save_queue(None, {
-                "name": dept, "parent": "root", "weight": spec["weight"],
-                "deserved": parse_resource_list(spec["deserved"]),
-                "guarantee": parse_resource_list(spec["guarantee"]),
-                "capability": parse_resource_list(spec["capability"]),
-            })
-            services.save_quota_group(None, {
-                "name": dept, "parent": root_group.name, "is_parent": True,
-                "min": parse_resource_list(spec["deserved"]), "max": parse_resource_list(spec["capability"]),
-            })
+            services.save_queue(
+                None,
+                {
+                    "name": dept,
+                    "parent": "root",
+                    "weight": spec["weight"],
+                    "deserved": parse_resource_list(spec["deserved"]),
+                    "guarantee": parse_resource_list(spec["guarantee"]),
+                    "capability": parse_resource_list(spec["capability"]),
+                },
+            )
+            services.save_quota_group(
+                None,
+                {
+                    "name": dept,
+                    "parent": root_group.name,
+                    "is_parent": True,
+                    "min": parse_resource_list(spec["deserved"]),
+                    "max": parse_resource_list(spec["capability"]),
+                },
+            )
             dept_team = Group.objects.create(name=f"{dept}-dept")
             Queue.objects.get(name=dept).teams.add(dept_team)
             QuotaGroup.objects.get(name=dept).teams.add(dept_team)
             lead = User.objects.create_user(f"{dept}-lead", password=f"demo-{dept}")
             lead.groups.add(dept_team)
             for team, (deserved, guarantee, weight, ns_weight) in spec["teams"].items():
-                services.save_queue(None, {
-                    "name": team, "parent": dept, "weight": weight,
-                    "deserved": parse_resource_list(deserved), "guarantee": parse_resource_list(guarantee),
-                })
-                services.save_quota_group(None, {
-                    "name": team, "parent": dept, "is_parent": False,
-                    "min": parse_resource_list(deserved),
-                    "max": parse_resource_list(_scale(deserved, 2)),
-                })
+                services.save_queue(
+                    None,
+                    {
+                        "name": team,
+                        "parent": dept,
+                        "weight": weight,
+                        "deserved": parse_resource_list(deserved),
+                        "guarantee": parse_resource_list(guarantee),
+                    },
+                )
+                services.save_quota_group(
+                    None,
+                    {
+                        "name": team,
+                        "parent": dept,
+                        "is_parent": False,
+                        "min": parse_resource_list(deserved),
+                        "max": parse_resource_list(_scale(deserved, 2)),
+                    },
+                )
                 group = Group.objects.create(name=team)
                 Queue.objects.get(name=team).teams.add(group)
                 QuotaGroup.objects.get(name=team).teams.add(group)
@@ -135,35 +187,57 @@ class Command(BaseCommand):
                 user.groups.add(group)
                 for suffix, w in (("", ns_weight), ("-dev", 1)):
                     Namespace.objects.create(
-                        name=f"{team}{suffix}", weight=w, default_queue=Queue.objects.get(name=team),
+                        name=f"{team}{suffix}",
+                        weight=w,
+                        default_queue=Queue.objects.get(name=team),
                         quota_group=QuotaGroup.objects.get(name=team),
                         hard=parse_resource_list({"cpu": "2000", "memory": "8000Gi", "nvidia.com/gpu": "128"}),
                     )
         cluster = Cluster.objects.get(name="default")
         now = timezone.now()
         for i in range(16):
-            Node.objects.create(cluster=cluster, name=f"cpu-{i + 1:02d}", allocatable=parse_resource_list(CPU_NODE),
-                                labels={"node.kubernetes.io/instance-type": "c-32", "zone": f"zone-{i % 3 + 1}"},
-                                last_heartbeat=now)
+            Node.objects.create(
+                cluster=cluster,
+                name=f"cpu-{i + 1:02d}",
+                allocatable=parse_resource_list(CPU_NODE),
+                labels={"node.kubernetes.io/instance-type": "c-32", "zone": f"zone-{i % 3 + 1}"},
+                last_heartbeat=now,
+            )
         for i in range(8):
-            Node.objects.create(cluster=cluster, name=f"gpu-{i + 1:02d}", allocatable=parse_resource_list(GPU_NODE),
-                                labels={"node.kubernetes.io/instance-type": "g-64", "accelerator": "a100",
-                                        "zone": f"zone-{i % 3 + 1}"},
-                                taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
-                                last_heartbeat=now)
+            Node.objects.create(
+                cluster=cluster,
+                name=f"gpu-{i + 1:02d}",
+                allocatable=parse_resource_list(GPU_NODE),
+                labels={"node.kubernetes.io/instance-type": "g-64", "accelerator": "a100", "zone": f"zone-{i % 3 + 1}"},
+                taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+                last_heartbeat=now,
+            )
         for team, job, size, request, priority in JOBS:
             ns = Namespace.objects.get(name=team)
             req = parse_resource_list(request)
             pg = PodGroup.objects.create(
-                cluster=cluster, namespace=ns, name=job, queue=Queue.objects.get(name=team), min_member=size,
-                min_resources=ResourceList({k: v * size for k, v in req.items()}), priority=priority,
+                cluster=cluster,
+                namespace=ns,
+                name=job,
+                queue=Queue.objects.get(name=team),
+                min_member=size,
+                min_resources=ResourceList({k: v * size for k, v in req.items()}),
+                priority=priority,
             )
             tolerations = (
                 [{"key": "nvidia.com/gpu", "operator": "Exists", "value": "", "effect": "NoSchedule"}]
-                if "nvidia.com/gpu" in request else []
+                if "nvidia.com/gpu" in request
+                else []
             )
             for k in range(size):
                 Pod.objects.create(
-                    cluster=cluster, namespace=ns, name=f"{job}-{k}", podgroup=pg, request=req, priority=priority,
-                    quota_group=ns.quota_group, tolerations=tolerations, duration_seconds=300 + 30 * k,
+                    cluster=cluster,
+                    namespace=ns,
+                    name=f"{job}-{k}",
+                    podgroup=pg,
+                    request=req,
+                    priority=priority,
+                    quota_group=ns.quota_group,
+                    tolerations=tolerations,
+                    duration_seconds=300 + 30 * k,
                 )

@@ -1,0 +1,192 @@
+"""Computed values through the API: the tree nodes' values now, explanations, what-if and simulate.
+
+All of it runs the engine on a snapshot of the persisted state (``scheduling.store.load_snapshot``) or of
+posted manifests, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.api import rule_errors_to_validation_error
+from controlplane.permissions import AdminOrTeamSubmits
+from quotas.whatif import ProposalError, apply_changes, compare
+from scheduling.engine.values import QuotaValues, compute_values
+
+
+def _cluster_name(request: Request, data: Any = None) -> str:
+    name = (data or {}).get("cluster") if isinstance(data, dict) else None
+    return str(name or request.query_params.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"])
+
+
+def current_snapshot(cluster: str) -> Any:
+    """The persisted state of ``cluster`` as an engine snapshot (404-able: raises ``Cluster.DoesNotExist``)."""
+    from scheduling.store import load_snapshot
+
+    from scheduling.models import Cluster
+
+    return load_snapshot(Cluster.objects.get(name=cluster))
+
+
+def current_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
+    snapshot = current_snapshot(cluster or settings.FAIRWAY["DEFAULT_CLUSTER"])
+    return snapshot, compute_values(snapshot)
+
+
+def _placed_per_podgroup(snapshot: Any, result: Any) -> dict[str, int]:
+    placed: dict[str, int] = {}
+    for binding in result.bindings:
+        task = snapshot.tasks.get(binding.task)
+        if task is not None:
+            placed[task.podgroup] = placed.get(task.podgroup, 0) + 1
+    return placed
+
+
+def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
+    """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions."""
+    from scheduling.simulate import _session_engine
+
+    engine = _session_engine()
+    if engine is None:
+        return None
+    now = time.time()
+    rb, ra = engine.run_session(before, now=now), engine.run_session(after, now=now)
+    pb, pa = _placed_per_podgroup(before, rb), _placed_per_podgroup(after, ra)
+    changed: dict[str, Any] = {}
+    for key in sorted(set(rb.podgroups) | set(ra.podgroups)):
+        b, a = rb.podgroups.get(key), ra.podgroups.get(key)
+        same = b is not None and a is not None and (b.phase, b.reason) == (a.phase, a.reason)
+        if same and pb.get(key, 0) == pa.get(key, 0):
+            continue
+        changed[key] = {
+            "before": {"phase": b.phase if b else None, "reason": b.reason if b else None, "placed": pb.get(key, 0)},
+            "after": {
+                "phase": a.phase if a else None,
+                "reason": a.reason if a else None,
+                "message": a.message if a else None,
+                "placed": pa.get(key, 0),
+            },
+        }
+    before_evicted = {e.task for e in rb.evictions}
+    evictions = [
+        {"task": e.task, "action": e.action, "message": e.message} for e in ra.evictions if e.task not in before_evicted
+    ]
+    return {"podgroups": changed, "evictions": evictions}
+
+
+class WhatIfSerializer(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="Cluster name (default: the default cluster).")
+    changes = serializers.ListField(
+        child=serializers.DictField(),
+        allow_empty=False,
+        max_length=200,
+        help_text="Proposed changes, applied in order (see the README's what-if section).",
+    )
+    session = serializers.BooleanField(
+        default=False, help_text="Also run one scheduling session before and after and report the impact."
+    )
+
+
+class WhatIfView(APIView):
+    """Apply proposed changes to the current state in memory and compare every tree node before and after."""
+
+    permission_classes = [AdminOrTeamSubmits]
+
+    @extend_schema(
+        request=WhatIfSerializer,
+        responses=inline_serializer(
+            "WhatIfResult",
+            {
+                "before": serializers.DictField(),
+                "after": serializers.DictField(),
+                "diff": serializers.DictField(),
+                "impact": serializers.DictField(allow_null=True),
+            },
+        ),
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = WhatIfSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        from scheduling.models import Cluster
+
+        try:
+            before_snap = current_snapshot(_cluster_name(request, request.data))
+        except Cluster.DoesNotExist:
+            raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
+        try:
+            after_snap = apply_changes(
+                before_snap, body.validated_data["changes"], max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
+            )
+        except ProposalError as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+        result = compare(compute_values(before_snap), compute_values(after_snap))
+        result["impact"] = _session_impact(before_snap, after_snap) if body.validated_data["session"] else None
+        return Response(result)
+
+
+class SimulateSerializer(serializers.Serializer):
+    manifests = serializers.CharField(
+        help_text="Kubernetes YAML (multi-document or kind: List).", max_length=20_000_000
+    )
+    policy = serializers.CharField(required=False, allow_blank=True, help_text="Volcano scheduler configuration.")
+    sessions = serializers.IntegerField(default=1, min_value=1, max_value=50)
+    recycle = serializers.BooleanField(default=False)
+
+
+class SimulateView(APIView):
+    """``fairway simulate`` over HTTP: a manifest snapshot in, the simulate document out."""
+
+    permission_classes = [AdminOrTeamSubmits]
+
+    @extend_schema(
+        request=SimulateSerializer,
+        responses=inline_serializer(
+            "SimulateResult",
+            {"document": serializers.DictField(), "warnings": serializers.ListField(child=serializers.CharField())},
+        ),
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        from scheduling.engine.policy import Policy, PolicyError
+        from scheduling.manifests import ManifestError, load_manifests
+        from scheduling.simulate import SimulationError, simulate
+
+        body = SimulateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            loaded = load_manifests([("manifests", data["manifests"])])
+            policy = Policy.from_yaml(data["policy"]) if data.get("policy") else None
+            result = simulate(
+                loaded.snapshot,
+                policy=policy,
+                sessions=data["sessions"],
+                recycle=data["recycle"],
+                origins=getattr(loaded, "origins", None),
+            )
+        except PolicyError as exc:
+            raise serializers.ValidationError({"policy": [str(exc)]}) from exc
+        except (ManifestError, SimulationError) as exc:
+            raise serializers.ValidationError({"manifests": [str(exc)]}) from exc
+        return Response(
+            {"document": result.document, "warnings": [*loaded.warnings, *result.warnings]}, status=status.HTTP_200_OK
+        )
+
+
+def explain_queue(values: QuotaValues, name: str) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(step) for step in values.queues.explain(name).steps]
+
+
+def explain_group(values: QuotaValues, name: str) -> dict[str, Any]:
+    return values.quotas.explain(name)
+
+
+EXPLAIN_PARAMS = [OpenApiParameter("cluster", str, description="Cluster name (default: the default cluster).")]
