@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
             except PolicyError as exc:
                 print(f"{name}: {exc}", file=sys.stderr)
                 return EXIT_BAD_INPUT
-        result = simulate(loaded.snapshot, policy=policy, sessions=args.sessions, recycle=args.recycle)
+        result = simulate(
+            loaded.snapshot, policy=policy, sessions=args.sessions, recycle=args.recycle, origins=loaded.origins
+        )
     except ManifestError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_INPUT

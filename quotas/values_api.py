@@ -170,7 +170,7 @@ class SimulateView(APIView):
                 policy=policy,
                 sessions=data["sessions"],
                 recycle=data["recycle"],
-                origins=getattr(loaded, "origins", None),
+                origins=loaded.origins,
             )
         except PolicyError as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from exc

@@ -154,10 +154,11 @@ def simulate(
     """Run ``sessions`` sessions (and one recycling pass with ``recycle``) and build the contract's document."""
     if sessions < 1:
         raise SimulationError("--sessions must be at least 1")
+    # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
+    warnings = list(policy.warnings) if policy is not None else []
     policy = policy or snapshot.policy
     snapshot = snapshot.with_policy(policy)
     validate_snapshot(snapshot, origins)
-    warnings = list(policy.warnings)
     start = time.time() if now is None else now
     engine = _session_engine()
     document: dict[str, Any] = {"podgroups": {}, "bindings": {}, "pipelined": {}, "evictions": [], "sessions": []}
