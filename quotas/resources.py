@@ -152,6 +152,20 @@ class ResourceList(Mapping[str, int]):
 
     # -- construction -------------------------------------------------------------------------------------
     @classmethod
+    def trusted(cls, data: dict[str, int]) -> ResourceList:
+        """Wrap ``data`` (already int base units, owned by the caller from now on) without checking or copying:
+        for hot loops that build many lists from values they computed themselves."""
+        obj = cls.__new__(cls)
+        obj._data = data
+        obj._hash = None
+        return obj
+
+    @property
+    def raw(self) -> Mapping[str, int]:
+        """The underlying dict, without a copy (read-only by convention): the fast path for hot loops."""
+        return self._data
+
+    @classmethod
     def parse(cls, data: object, field: str = "resources") -> ResourceList:
         """Parse ``{"cpu": "2", "memory": "4Gi"}`` (or ``None``) into base units, naming ``field`` on error."""
         return parse_resource_list(data, field)
@@ -239,6 +253,19 @@ class ResourceList(Mapping[str, int]):
     def to_quantities(self, *, drop_zero: bool = False) -> dict[str, str]:
         """Canonical Kubernetes quantities, sorted by name."""
         return {n: format_quantity(a, n) for n, a in sorted(self._data.items()) if a or not drop_zero}
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        return self._data.items()
+
+    def keys(self):  # type: ignore[no-untyped-def, override]
+        return self._data.keys()
+
+    def values(self):  # type: ignore[no-untyped-def, override]
+        return self._data.values()
+
+    def get(self, name: str, default: int | None = None) -> int:  # type: ignore[override]
+        """Like ``self[name]``: a missing name reads as 0 (the default is ignored, as it always was)."""
+        return self._data.get(name, 0)
 
     def to_dict(self) -> dict[str, int]:
         """Base-unit integers, sorted by name (the stored form)."""

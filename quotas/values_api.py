@@ -128,7 +128,8 @@ class WhatIfView(APIView):
             )
         except ProposalError as exc:
             raise rule_errors_to_validation_error(exc.errors) from exc
-        result = compare(compute_values(before_snap), compute_values(after_snap))
+        before = compute_values(before_snap)
+        result = compare(before, compute_values(after_snap, base=before))
         result["impact"] = _session_impact(before_snap, after_snap) if body.validated_data["session"] else None
         return Response(result)
 

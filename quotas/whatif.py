@@ -338,7 +338,10 @@ def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5) -> Sn
 
 
 def _rl(values: Mapping[str, int] | None) -> dict[str, int]:
-    return {k: v for k, v in sorted((values or {}).items()) if v}
+    if not values:
+        return {}
+    raw = values.raw if isinstance(values, ResourceList) else values
+    return {k: raw[k] for k in sorted(raw) if raw[k]}
 
 
 def node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
@@ -405,14 +408,21 @@ RESOURCE_FIELDS = frozenset(
 )
 
 
-def as_quantities(tree: Mapping[str, Any]) -> dict[str, Any]:
+def as_quantities(tree: Mapping[str, Any], _cache: dict[tuple[int, str], str] | None = None) -> dict[str, Any]:
     """The same nested values with every resource list printed as Kubernetes quantities (signed in diffs)."""
+    cache: dict[tuple[int, str], str] = {} if _cache is None else _cache
     out: dict[str, Any] = {}
     for key, value in tree.items():
         if key in RESOURCE_FIELDS and isinstance(value, Mapping):
-            out[key] = {r: format_quantity(v, r) for r, v in value.items()}
+            printed = {}
+            for r, v in value.items():
+                text = cache.get((v, r))
+                if text is None:
+                    text = cache[(v, r)] = format_quantity(v, r)
+                printed[r] = text
+            out[key] = printed
         elif isinstance(value, Mapping):
-            out[key] = as_quantities(value)
+            out[key] = as_quantities(value, cache)
         else:
             out[key] = value
     return out
@@ -434,4 +444,5 @@ def compare(before: QuotaValues, after: QuotaValues) -> dict[str, Any]:
             if fields:
                 out[name] = fields
         diff[section] = out
-    return {"before": as_quantities(b), "after": as_quantities(a), "diff": as_quantities(diff)}
+    cache: dict[tuple[int, str], str] = {}
+    return {"before": as_quantities(b, cache), "after": as_quantities(a, cache), "diff": as_quantities(diff, cache)}

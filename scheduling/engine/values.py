@@ -1,22 +1,27 @@
 """The quota values of a snapshot: what every tree node deserves, may use, borrows and lends.
 
-One function, ``compute_values``, feeds the tree endpoints, the what-if endpoint, ``fairway simulate`` and the
-scheduling session's open: it turns the snapshot's podgroups and pods into per-queue usage and per-group
-requests, then runs the policy's queue policy (Volcano's ``capacity`` when the policy has it — hierarchical when
-its ``enableHierarchy`` is set — else ``proportion``), the namespace fair share of seed 000, and Koordinator's
-elastic quota runtimes.
+One function, ``compute_values``, feeds the tree endpoints, the what-if endpoint and ``fairway simulate``: it turns
+the snapshot's podgroups and pods into per-queue usage and per-group requests, then runs the policy's queue policy
+(Volcano's ``capacity`` when the policy has it — hierarchical when its ``enableHierarchy`` is set — else
+``proportion``), the namespace fair share of seed 000, and Koordinator's elastic quota runtimes.
+
+Aggregating tens of thousands of pods is the expensive part, and a what-if changes the tree far more often than
+the pods: ``compute_values(after, base=before_values)`` reuses the aggregates of ``base`` when the two snapshots
+share their tasks and podgroups (the same mapping objects, as the snapshot's ``with_*`` copies keep them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from quotas.fairshare.capacity import compute_capacity
 from quotas.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, compute_runtimes
 from quotas.fairshare.namespace import NamespaceQuota, compute_namespace_shares
 from quotas.fairshare.proportion import compute_proportion
-from quotas.fairshare.queues import JobUsage, QueueBook
+from quotas.fairshare.queues import JobUsage, QueueBook, summarize_jobs
 from quotas.resources import ResourceList
 from scheduling.engine.policy import Policy
 from scheduling.engine.snapshot import ALLOCATED_STATUSES, Snapshot, TaskStatus
@@ -24,6 +29,21 @@ from scheduling.engine.snapshot import ALLOCATED_STATUSES, Snapshot, TaskStatus
 __all__ = ["QuotaValues", "compute_values", "job_usages", "queue_policy_of"]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+_USED = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+_EMPTY = ResourceList()
+
+
+@dataclass(frozen=True)
+class _Aggregates:
+    """What the pods add up to, tied to the task and podgroup mappings it was computed from."""
+
+    tasks: Mapping[str, Any]
+    podgroups: Mapping[str, Any]
+    quota_key: tuple[int, int]  # identity of the quota groups and namespace mappings the group usage used
+    jobs: list[JobUsage]
+    summary: Any
+    requests: dict[str, ResourceList]
+    used: dict[str, ResourceList]
 
 
 @dataclass(frozen=True)
@@ -35,6 +55,7 @@ class QuotaValues:
     namespaces: Mapping[tuple[str, str], NamespaceQuota]
     quotas: ElasticResult
     total: ResourceList
+    aggregates: _Aggregates | None = field(default=None, repr=False, compare=False)
 
 
 def queue_policy_of(policy: Policy) -> tuple[str, bool, int]:
@@ -49,25 +70,28 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
     """Each podgroup's aggregate: requests of its live tasks (pending + allocated) and what is allocated."""
     out: list[JobUsage] = []
     by_pg = snapshot.tasks_by_podgroup
+    trusted = ResourceList.trusted
     for key, pg in snapshot.podgroups.items():
         request: dict[str, int] = {}
         allocated: dict[str, int] = {}
         n_alloc = 0
         for task in by_pg.get(key, ()):
-            if task.status in _DONE:
+            status = task.status
+            if status in _DONE:
                 continue
-            for name, amount in task.request.items():
+            amounts = task.request.raw
+            for name, amount in amounts.items():
                 request[name] = request.get(name, 0) + amount
-            if task.status in ALLOCATED_STATUSES:
+            if status in ALLOCATED_STATUSES:
                 n_alloc += 1
-                for name, amount in task.request.items():
+                for name, amount in amounts.items():
                     allocated[name] = allocated.get(name, 0) + amount
         out.append(
             JobUsage(
                 queue=pg.queue,
                 namespace=pg.namespace,
-                request=ResourceList(request),
-                allocated=ResourceList(allocated),
+                request=trusted(request),
+                allocated=trusted(allocated),
                 min_resources=pg.min_resources,
                 phase=str(pg.phase),
                 min_member=pg.min_member,
@@ -80,47 +104,71 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
 
 def _group_usage(snapshot: Snapshot) -> tuple[dict[str, ResourceList], dict[str, ResourceList]]:
     """Per quota group: request (pending + assigned pods) and used (assigned pods)."""
-    requests: dict[str, dict[str, int]] = {}
-    used: dict[str, dict[str, int]] = {}
+    requests: dict[str, ResourceList] = {}
+    used: dict[str, ResourceList] = {}
     for group, tasks in snapshot.tasks_by_quota_group.items():
-        req = requests.setdefault(group, {})
-        use = used.setdefault(group, {})
+        req: dict[str, int] = {}
+        use: dict[str, int] = {}
         for task in tasks:
-            if task.status in _DONE:
+            status = task.status
+            if status in _DONE:
                 continue
-            for name, amount in task.request.items():
+            amounts = task.request.raw
+            for name, amount in amounts.items():
                 req[name] = req.get(name, 0) + amount
-                if task.status in ALLOCATED_STATUSES or task.status == TaskStatus.RELEASING:
+            if status in _USED:
+                for name, amount in amounts.items():
                     use[name] = use.get(name, 0) + amount
-    return ({g: ResourceList(v) for g, v in requests.items()}, {g: ResourceList(v) for g, v in used.items()})
+        requests[group] = ResourceList.trusted(req)
+        used[group] = ResourceList.trusted(use)
+    return requests, used
+
+
+def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
+    quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
+    old = base.aggregates if base is not None else None
+    if old is not None and old.tasks is snapshot.tasks and old.podgroups is snapshot.podgroups:
+        if old.quota_key == quota_key:
+            return old
+        requests, used = _group_usage(snapshot)
+        return dataclasses.replace(old, quota_key=quota_key, requests=requests, used=used)
+    jobs = job_usages(snapshot)
+    requests, used = _group_usage(snapshot)
+    return _Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), requests, used)
 
 
 def compute_values(
-    snapshot: Snapshot, policy: Policy | None = None, *, jobs: list[JobUsage] | None = None
+    snapshot: Snapshot, policy: Policy | None = None, *, base: QuotaValues | None = None
 ) -> QuotaValues:
-    """Every tree node's values for ``snapshot`` under ``policy`` (default: the snapshot's)."""
+    """Every tree node's values for ``snapshot`` under ``policy`` (default: the snapshot's).
+
+    ``base``: values of an earlier snapshot whose pod aggregates may be reused (see the module docstring).
+    """
     policy = policy or snapshot.policy
     total = snapshot.total_allocatable
-    jobs = job_usages(snapshot) if jobs is None else jobs
+    agg = _aggregates(snapshot, base)
     name, hierarchy, level = queue_policy_of(policy)
     queues = list(snapshot.queues.values())
     if name == "capacity":
-        book: QueueBook = compute_capacity(queues, jobs, total, hierarchy=hierarchy, ancestor_reclaim_level=level)
+        book: QueueBook = compute_capacity(
+            queues, agg.summary, total, hierarchy=hierarchy, ancestor_reclaim_level=level
+        )
     else:
-        book = compute_proportion(queues, jobs, total)
+        book = compute_proportion(queues, agg.summary, total)
     deserved = {q: book[q].deserved for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
-    namespaces = compute_namespace_shares(deserved, jobs, weights, total)
+    namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
     args = policy.elastic_quota_args(snapshot.elastic_quota_args)
-    requests, used = _group_usage(snapshot)
     quotas = compute_runtimes(
         list(snapshot.quota_groups.values()),
-        requests,
+        agg.requests,
         total,
-        used=used,
-        system_used=used.get(SYSTEM_GROUP, ResourceList()),
-        default_used=used.get(DEFAULT_GROUP, ResourceList()),
+        used=agg.used,
+        system_used=agg.used.get(SYSTEM_GROUP, _EMPTY),
+        default_used=agg.used.get(DEFAULT_GROUP, _EMPTY),
         enable_min_scale=args.enable_min_quota_scale,
     )
     policy_name = "capacity-hierarchy" if hierarchy else name
-    return QuotaValues(queue_policy=policy_name, queues=book, namespaces=namespaces, quotas=quotas, total=total)
+    return QuotaValues(
+        queue_policy=policy_name, queues=book, namespaces=namespaces, quotas=quotas, total=total, aggregates=agg
+    )
