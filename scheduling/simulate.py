@@ -169,7 +169,9 @@ def simulate(
     else:
         for i in range(sessions):
             t = start + i
+            started = time.perf_counter()
             result = engine.run_session(snapshot, now=t, policy=policy)
+            result.duration_ms = (time.perf_counter() - started) * 1000
             values = compute_values(snapshot, policy)  # the values when this (the last) session opened
             for b in result.bindings:
                 (document["pipelined"] if b.pipelined else document["bindings"])[b.task] = b.node

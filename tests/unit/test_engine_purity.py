@@ -15,6 +15,17 @@ ENGINE_MODULES = [
     "scheduling.engine.snapshot",
     "scheduling.engine.policy",
     "scheduling.manifests",
+    "scheduling.simulate",
+    "scheduling.engine.values",
+    "scheduling.engine.run",
+    "scheduling.engine.session",
+    "scheduling.engine.statement",
+    "scheduling.engine.framework",
+    "scheduling.engine.recycle",
+    "scheduling.engine.actions.allocate",
+    "scheduling.engine.actions.reclaim",
+    "scheduling.engine.plugins.elasticquota",
+    "quotas.whatif",
 ]
 
 

@@ -1,0 +1,198 @@
+"""Quota overuse revoke (recycling): the debounce, the victim order, non-preemptible pods, the add-back, and
+properties of the victim choice (Koordinator quota_overuse_revoke.go semantics, koordinator.md section 8)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quotas.resources import ResourceList
+from scheduling.engine.policy import ElasticQuotaArgs
+from scheduling.engine.recycle import revoke_victims
+from scheduling.engine.run import run_recycle
+from scheduling.engine.snapshot import Snapshot, TaskInfo, TaskStatus
+from tests.unit.test_session_support import group, node, pod, podgroup, rl, running, snapshot
+
+
+def overused(*pods: TaskInfo, runtime_cpu: int = 50) -> Snapshot:
+    """Group ``a`` (min = its runtime) holds ``pods``; group ``b`` claims the rest of 100 cpu with pending pods,
+    so ``a``'s runtime is ``runtime_cpu``."""
+    b_pending = [
+        TaskInfo("nsb", f"b-{i}", "nsb/b", request=rl("10", None), quota_group="b")
+        for i in range((100 - runtime_cpu) // 10)
+    ]
+    return snapshot(
+        nodes=[node(f"n{i}", "10", "64Gi") for i in range(10)],
+        groups=[
+            group("a", min=rl(str(runtime_cpu)), max=rl("100")),
+            group("b", min=rl(str(100 - runtime_cpu)), max=rl("100")),
+        ],
+        podgroups=[podgroup("nsa", "a", "default", 0, phase="Running"), podgroup("nsb", "b", "default", 1)],  # type: ignore[arg-type]
+        pods=[*pods, *b_pending],
+    )
+
+
+def a_pod(name: str, cpu: int, *, priority: int = 0, started: float | None = 0.0, preemptible: bool = True) -> TaskInfo:
+    return running(
+        "nsa",
+        name,
+        "a",
+        "n0",
+        str(cpu),
+        None,
+        priority=priority,
+        started=started,
+        quota="a",
+        quota_preemptible=preemptible,
+    )
+
+
+def test_debounce_over_for_119_seconds_nothing_121_evictions() -> None:
+    snap = overused(*(a_pod(f"a-{i}", 10, priority=i) for i in range(7)))  # used 70 > runtime 50
+    evictions, since = run_recycle(snap, now=119.0, over_since={"a": 0.0})
+    assert evictions == [] and since == {"a": 0.0}
+    evictions, since = run_recycle(snap, now=121.0, over_since=since)
+    assert [e.task for e in evictions] == ["nsa/a-0", "nsa/a-1"]  # lowest priority first, 20 cpu over
+    assert since == {"a": 121.0}  # the clock restarts after a trigger
+    first = evictions[0]
+    assert first.action == "recycle" and first.reason == "QuotaOverused" and first.preemptor is None
+    assert first.message == (
+        "quota group a uses 70 cpu, above its runtime 50, for 121s (delayEvictTime 120s); pod priority 0, started at 0"
+    )
+    assert first.blocker is not None
+    assert (first.blocker.kind, first.blocker.name, first.blocker.requested, first.blocker.available) == (
+        "quota",
+        "a",
+        70000,
+        50000,
+    )
+    # right after a trigger a new full delay is needed
+    again, _ = run_recycle(snap, now=200.0, over_since=since)
+    assert again == []
+
+
+def test_first_sighting_starts_the_clock_and_recovery_clears_it() -> None:
+    snap = overused(*(a_pod(f"a-{i}", 10) for i in range(6)))
+    evictions, since = run_recycle(snap, now=1000.0, over_since={})
+    assert evictions == [] and since == {"a": 1000.0}
+    fine = overused(*(a_pod(f"a-{i}", 10) for i in range(5)))
+    evictions, since = run_recycle(fine, now=1001.0, over_since=since)
+    assert evictions == [] and since == {}
+
+
+def test_delay_comes_from_the_elasticquota_arguments() -> None:
+    snap = overused(*(a_pod(f"a-{i}", 10) for i in range(6)))
+    short = snap.replace(elastic_quota_args=ElasticQuotaArgs(delay_evict_time=5.0))
+    assert run_recycle(short, now=4.0, over_since={"a": 0.0})[0] == []
+    assert len(run_recycle(short, now=6.0, over_since={"a": 0.0})[0]) == 1
+
+
+def test_delay_zero_evicts_at_once() -> None:
+    snap = overused(*(a_pod(f"a-{i}", 10) for i in range(6)))
+    assert len(run_recycle(snap, now=0.0, over_since={}, delay=0)[0]) == 1
+
+
+def test_equal_priority_most_recently_started_first() -> None:
+    snap = overused(
+        a_pod("old", 10, started=10.0),
+        a_pod("new", 10, started=50.0),
+        a_pod("never", 10, started=None),
+        *(a_pod(f"keep-{i}", 10, priority=5) for i in range(4)),
+    )
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == ["nsa/never", "nsa/new"]
+
+
+def test_non_preemptible_pods_are_never_evicted() -> None:
+    snap = overused(
+        a_pod("pinned-0", 10, priority=0, preemptible=False),
+        a_pod("pinned-1", 10, priority=0, preemptible=False),
+        *(a_pod(f"a-{i}", 10, priority=1) for i in range(5)),
+    )
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == ["nsa/a-0", "nsa/a-1"]
+
+
+def test_pods_that_still_fit_are_added_back() -> None:
+    # runtime 50, used 70: the least important (10 cpu) is taken, still 60; then the 30-cpu pod, 30; adding back
+    # from the most important: the 30-cpu pod does not fit (60), the 10-cpu pod does (40): only the big one goes
+    snap = overused(
+        a_pod("small", 10, priority=0),
+        a_pod("big", 30, priority=1),
+        a_pod("rest", 30, priority=9),
+    )
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == ["nsa/big"]
+
+
+def test_when_used_cannot_get_under_runtime_every_candidate_goes() -> None:
+    snap = overused(
+        a_pod("pinned", 60, preemptible=False),
+        a_pod("x", 10, priority=1),
+        a_pod("y", 10, priority=2),
+    )
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == ["nsa/x", "nsa/y"]
+
+
+def test_pending_and_releasing_pods_are_not_candidates() -> None:
+    snap = overused(
+        *(a_pod(f"a-{i}", 10, priority=5) for i in range(6)),
+        pod("nsa", "going", "a", "10", None, status=TaskStatus.RELEASING, node="n0", quota="a"),
+    )
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == ["nsa/a-0"]  # the releasing pod (priority 0) is neither used nor a candidate
+
+
+def test_recycling_is_idempotent_once_applied() -> None:
+    snap = overused(*(a_pod(f"a-{i}", 10, priority=i) for i in range(8)))
+    evictions, since = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert len(evictions) == 3
+    after = snap.without_tasks(e.task for e in evictions)
+    assert run_recycle(after, now=1.0, over_since=since, delay=0) == ([], {})
+
+
+# -- properties of the victim choice ------------------------------------------------------------------------------
+
+pods_strategy = st.lists(
+    st.tuples(st.integers(1, 8), st.integers(0, 3), st.booleans(), st.integers(0, 100)), min_size=0, max_size=12
+)
+
+
+def _tasks(spec: list[tuple[int, int, bool, int]]) -> list[TaskInfo]:
+    return [
+        TaskInfo(
+            "ns",
+            f"p{i}",
+            "ns/pg",
+            request=ResourceList({"cpu": cpu * 1000}),
+            priority=prio,
+            quota_preemptible=preemptible,
+            start_timestamp=float(start),
+            status=TaskStatus.RUNNING,
+            node="n",
+        )
+        for i, (cpu, prio, preemptible, start) in enumerate(spec)
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pods_strategy, st.integers(0, 40))
+def test_revoke_victims_properties(spec: list[tuple[int, int, bool, int]], runtime_cpu: int) -> None:
+    pods = _tasks(spec)
+    used = {"cpu": sum(p.request["cpu"] for p in pods)}
+    runtime = {"cpu": runtime_cpu * 1000}
+    victims = revoke_victims(pods, used, runtime)
+    chosen = {p.uid for p in victims}
+    assert len(chosen) == len(victims)
+    assert all(p.quota_preemptible for p in victims)  # never a non-preemptible pod
+    left = used["cpu"] - sum(p.request["cpu"] for p in victims)
+    movable = sum(p.request["cpu"] for p in pods if p.quota_preemptible)
+    if used["cpu"] <= runtime["cpu"]:
+        assert victims == []
+    elif used["cpu"] - movable <= runtime["cpu"]:
+        assert left <= runtime["cpu"]  # enough was taken
+        for p in victims:  # and none of the victims would still fit back
+            assert left + p.request["cpu"] > runtime["cpu"]
+    else:
+        assert chosen == {p.uid for p in pods if p.quota_preemptible}  # cannot get under: every candidate goes
