@@ -1,27 +1,103 @@
-"""The cluster the control plane is the system of record of: nodes, podgroups (jobs) and pods."""
+"""The cluster the control plane is the system of record of: nodes, podgroups (jobs) and pods; and what the
+scheduler did to it: sessions, evictions, podgroup reasons over time, quota samples for the charts.
+
+Records written by ``scheduling/store.py`` (the only bridge between these rows and the engine):
+
+* ``SchedulingSession``: one row per session or recycling pass that ran (or was skipped, or failed), with its
+  counts, timings and the bindings it made.
+* ``Eviction``: one row per pod the scheduler evicted (reclaim, preempt, recycle), with the reason and numbers.
+* ``PodGroupReason``: a podgroup's phase and reason, written only when they change (its history).
+* ``QuotaSample``: per session, one row per tree node (queue or quota group) with its computed values in base
+  units; compacted over time (full resolution for an hour, one per minute for a day, then one per hour).
+* ``QuotaOverState``: since when each quota group has been over its runtime (the recycling debounce survives a
+  worker restart because it lives here).
+* ``ClusterLease``: the lock of the SQLite fallback (``scheduling/locks.py``); PostgreSQL uses advisory locks.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 from quotas.fields import ResourceListField
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.choices import PodGroupPhase, PodStatus
+
+if TYPE_CHECKING:
+    from scheduling.engine.policy import Policy
+
+
+def default_scheduler_policy() -> str:
+    """Volcano's default scheduler configuration (``scheduling.engine.policy.DEFAULT_POLICY``) as YAML."""
+    from scheduling.engine.policy import DEFAULT_POLICY
+
+    return DEFAULT_POLICY.to_yaml()
+
+
+@lru_cache(maxsize=32)
+def parse_scheduler_policy(text: str) -> Policy:
+    """The policy of a ``volcano-scheduler.conf`` text (cached by text; empty means Volcano's default).
+
+    Raises ``scheduling.engine.policy.PolicyError``.
+    """
+    from scheduling.engine.policy import DEFAULT_POLICY, Policy
+
+    return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
 
 
 class Cluster(models.Model):
-    """One cluster with its own nodes and scheduling sessions."""
+    """One cluster with its own nodes, scheduler policy and scheduling sessions.
+
+    ``simulated`` clusters get the simulated node agent and the workload generator (Celery beat tasks); the
+    others wait for real node agents to call the API.
+    """
 
     name = models.CharField(max_length=63, unique=True)
     description = models.CharField(max_length=255, blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
+    scheduler_policy = models.TextField(
+        default=default_scheduler_policy,
+        blank=True,
+        help_text="Volcano's scheduler configuration (volcano-scheduler.conf): actions and plugin tiers. "
+        "Empty means Volcano's default.",
+    )
+    simulated = models.BooleanField(
+        default=False, help_text="Run the simulated node agent and workload generator on this cluster (the demo)."
+    )
+    node_heartbeat_timeout = models.PositiveIntegerField(
+        default=40,
+        validators=[MinValueValidator(1)],
+        help_text="Seconds without a heartbeat after which a node turns NotReady and leaves the total.",
+    )
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.clean()  # every writer (API, admin, shell) gets a policy the engine can read
+        super().save(*args, **kwargs)
+
+    @property
+    def policy(self) -> Policy:
+        """The parsed scheduler policy."""
+        return parse_scheduler_policy(self.scheduler_policy or "")
+
+    def clean(self) -> None:
+        from scheduling.engine.policy import PolicyError
+
+        try:
+            parse_scheduler_policy(self.scheduler_policy or "")
+        except PolicyError as exc:
+            raise ValidationError({"scheduler_policy": str(exc)}, code="invalid") from exc
 
 
 class Node(models.Model):
@@ -60,14 +136,15 @@ class PodGroup(models.Model):
     priority_class_name = models.CharField(max_length=253, blank=True, default="")
     phase = models.CharField(max_length=10, choices=PodGroupPhase.choices, default=PodGroupPhase.PENDING)
     conditions = models.JSONField(default=list, blank=True)
+    reason = models.CharField(max_length=63, blank=True, default="", help_text="Why it is not Running.")
+    message = models.TextField(blank=True, default="", help_text="The reason with its numbers.")
+    blocker = models.JSONField(null=True, blank=True, help_text="The tree node, resource and numbers that block it.")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["created", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="podgroup_unique_name")
-        ]
+        constraints = [models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="podgroup_unique_name")]
         indexes = [models.Index(fields=["queue", "phase"])]
 
     def __str__(self) -> str:
@@ -85,10 +162,11 @@ class Pod(models.Model):
     request = ResourceListField(default=dict, blank=True)
     priority = models.IntegerField(default=0)
     preemptible = models.BooleanField(default=True)
-    quota_group = models.ForeignKey(
-        QuotaGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="pods"
-    )
+    quota_group = models.ForeignKey(QuotaGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="pods")
     status = models.CharField(max_length=10, choices=PodStatus.choices, default=PodStatus.PENDING)
+    reason = models.CharField(max_length=63, blank=True, default="", help_text="e.g. Evicted")
+    message = models.TextField(blank=True, default="")
+    # Bound / Running / Releasing: the node it runs on; Pipelined: the node it waits for (nominated).
     node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="pods")
     node_selector = models.JSONField(default=dict, blank=True)
     tolerations = models.JSONField(default=list, blank=True)
@@ -106,3 +184,182 @@ class Pod(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace.name}/{self.name}"
+
+
+# -- what the scheduler did ---------------------------------------------------------------------------------
+
+
+class SessionKind(models.TextChoices):
+    SESSION = "session"
+    RECYCLE = "recycle"
+
+
+class SessionStatus(models.TextChoices):
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class SchedulingSession(models.Model):
+    """One scheduling session (or recycling pass) of a cluster: when, how long, what it decided, or why not.
+
+    ``bindings`` lists the placements that took effect as ``[pod uid, node, pipelined]`` (a replayed session
+    whose pods were already bound records none); evictions and podgroup reasons are rows of their own.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sessions")
+    kind = models.CharField(max_length=8, choices=SessionKind.choices, default=SessionKind.SESSION)
+    status = models.CharField(max_length=8, choices=SessionStatus.choices, default=SessionStatus.OK)
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.FloatField(default=0.0)
+    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per phase (load, engine, write).")
+    bound = models.PositiveIntegerField(default=0)
+    pipelined = models.PositiveIntegerField(default=0)
+    evicted = models.PositiveIntegerField(default=0)
+    podgroups = models.JSONField(default=dict, blank=True, help_text="Podgroups per phase after the session.")
+    pending_pods = models.PositiveIntegerField(default=0, help_text="Pods waiting when the session opened.")
+    warnings = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True, default="")
+    bindings = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-started", "-id"]
+        indexes = [models.Index(fields=["cluster", "started"]), models.Index(fields=["status", "started"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk} of {self.cluster_id} ({self.status})"
+
+
+class EvictionAction(models.TextChoices):
+    RECLAIM = "reclaim"
+    PREEMPT = "preempt"
+    RECYCLE = "recycle"
+
+
+class Eviction(models.Model):
+    """A pod the scheduler evicted: which action, why (with numbers) and for whom."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="evictions")
+    session = models.ForeignKey(
+        SchedulingSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="eviction_rows"
+    )
+    pod = models.ForeignKey(Pod, null=True, blank=True, on_delete=models.SET_NULL, related_name="evictions")
+    pod_uid = models.CharField(max_length=520, help_text="namespace/name (kept when the pod is deleted)")
+    namespace = models.CharField(max_length=63)
+    node = models.CharField(max_length=253, blank=True, default="")
+    action = models.CharField(max_length=8, choices=EvictionAction.choices)
+    reason = models.CharField(max_length=63, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    preemptor = models.CharField(max_length=520, blank=True, default="")
+    blocker = models.JSONField(null=True, blank=True)
+    created = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["cluster", "created"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.pod_uid}"
+
+
+class PodGroupReason(models.Model):
+    """A podgroup's phase and reason from the session that changed them (its reason history)."""
+
+    podgroup = models.ForeignKey(PodGroup, on_delete=models.CASCADE, related_name="reasons")
+    session = models.ForeignKey(
+        SchedulingSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="reason_rows"
+    )
+    time = models.DateTimeField()
+    phase = models.CharField(max_length=10, choices=PodGroupPhase.choices)
+    reason = models.CharField(max_length=63, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    blocker = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-time", "-id"]
+        indexes = [models.Index(fields=["podgroup", "time"])]
+
+    def __str__(self) -> str:
+        return f"{self.podgroup_id} {self.phase} {self.reason}"
+
+
+class SampleKind(models.TextChoices):
+    QUEUE = "queue"
+    QUOTA = "quota"
+
+
+class QuotaSample(models.Model):
+    """A tree node's computed values at one session, in base units (JSON of integers), for the charts.
+
+    Queues: ``allocated`` and ``deserved``; quota groups: ``allocated`` holds ``used`` and ``deserved`` holds
+    ``runtime``. ``borrowed`` and ``lent`` are relative to the node's deserved (queue) or min (quota group).
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="samples")
+    time = models.DateTimeField()
+    kind = models.CharField(max_length=5, choices=SampleKind.choices)
+    name = models.CharField(max_length=253)
+    request = models.JSONField(default=dict)
+    allocated = models.JSONField(default=dict)
+    deserved = models.JSONField(default=dict)
+    borrowed = models.JSONField(default=dict)
+    lent = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["time", "id"]
+        indexes = [models.Index(fields=["cluster", "kind", "name", "time"]), models.Index(fields=["time"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} @ {self.time:%Y-%m-%d %H:%M:%S}"
+
+
+class QuotaOverState(models.Model):
+    """Since when a quota group has been over its runtime in a cluster (the recycling debounce)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="quota_over_states")
+    name = models.CharField(max_length=253, help_text="The quota group.")
+    over_since = models.DateTimeField()
+
+    class Meta:
+        ordering = ["cluster_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="quota_over_state_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name} over since {self.over_since:%H:%M:%S}"
+
+
+class ClusterLease(models.Model):
+    """A lock held until ``expires`` (the SQLite fallback of the advisory locks; see ``scheduling/locks.py``)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="leases")
+    key = models.BigIntegerField()
+    owner = models.CharField(max_length=64, blank=True, default="")
+    expires = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster_id", "key"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "key"], name="cluster_lease_unique")]
+
+    def __str__(self) -> str:
+        return f"lease {self.key} of {self.cluster_id}"
+
+
+# -- periodic tasks follow the clusters ---------------------------------------------------------------------
+
+
+@receiver(post_save, sender=Cluster, dispatch_uid="fairway-cluster-schedules")
+def _cluster_saved(sender: type[Cluster], instance: Cluster, raw: bool = False, **kwargs: Any) -> None:
+    """Every cluster gets its periodic tasks (``scheduling.tasks.ensure_schedules``)."""
+    if raw:  # loaddata
+        return
+    from scheduling.tasks import ensure_schedules
+
+    ensure_schedules(instance)
+
+
+@receiver(post_delete, sender=Cluster, dispatch_uid="fairway-cluster-schedules-gone")
+def _cluster_deleted(sender: type[Cluster], instance: Cluster, **kwargs: Any) -> None:
+    from scheduling.tasks import delete_schedules
+
+    delete_schedules(instance.pk)

@@ -5,15 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.fields import ResourceListField
 from quotas import rules, services
 from quotas.access import submittable_queue_ids
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList
-from scheduling.models import Cluster, Node, Pod, PodGroup
+from scheduling.models import (
+    Cluster,
+    Eviction,
+    Node,
+    Pod,
+    PodGroup,
+    PodGroupReason,
+    QuotaSample,
+    SchedulingSession,
+    parse_scheduler_policy,
+)
+from scheduling.store import session_decisions
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -24,15 +36,27 @@ def default_cluster() -> Cluster:
 
 
 class ClusterSerializer(serializers.ModelSerializer):
+    node_heartbeat_timeout = serializers.IntegerField(required=False, min_value=1, max_value=86_400)
+
     class Meta:
         model = Cluster
-        fields = ["name", "description", "created"]
+        fields = ["name", "description", "scheduler_policy", "simulated", "node_heartbeat_timeout", "created"]
         read_only_fields = ["created"]
 
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_label(value, what="cluster name")
         if errors:
             raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        return value
+
+    def validate_scheduler_policy(self, value: str) -> str:
+        """Volcano's scheduler configuration; it must parse (``Policy.from_yaml``)."""
+        from scheduling.engine.policy import PolicyError
+
+        try:
+            parse_scheduler_policy(value or "")
+        except PolicyError as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from exc
         return value
 
 
@@ -62,8 +86,16 @@ class NodeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Node
         fields = [
-            "cluster", "name", "allocatable", "labels", "taints", "unschedulable", "ready", "last_heartbeat",
-            "created", "updated",
+            "cluster",
+            "name",
+            "allocatable",
+            "labels",
+            "taints",
+            "unschedulable",
+            "ready",
+            "last_heartbeat",
+            "created",
+            "updated",
         ]
         read_only_fields = ["last_heartbeat", "created", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
@@ -93,10 +125,25 @@ class PodGroupSerializer(serializers.ModelSerializer):
     class Meta:
         model = PodGroup
         fields = [
-            "id", "cluster", "namespace", "name", "queue", "min_member", "min_task_member", "min_resources",
-            "priority", "priority_class_name", "phase", "conditions", "created", "updated",
+            "id",
+            "cluster",
+            "namespace",
+            "name",
+            "queue",
+            "min_member",
+            "min_task_member",
+            "min_resources",
+            "priority",
+            "priority_class_name",
+            "phase",
+            "conditions",
+            "reason",
+            "message",
+            "blocker",
+            "created",
+            "updated",
         ]
-        read_only_fields = ["id", "phase", "conditions", "created", "updated"]
+        read_only_fields = ["id", "phase", "conditions", "reason", "message", "blocker", "created", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
 
     def validate_name(self, value: str) -> str:
@@ -124,7 +171,8 @@ class PodGroupSerializer(serializers.ModelSerializer):
                 services.queue_specs(),
                 queue.name,
                 min_member=attrs.get("min_member", instance.min_member if instance else 1),
-                min_resources=attrs.get("min_resources") or (instance.min_resources if instance else None)
+                min_resources=attrs.get("min_resources")
+                or (instance.min_resources if instance else None)
                 or ResourceList(),
                 namespace=namespace.name,
                 namespace_hard=namespace.hard,
@@ -163,11 +211,30 @@ class PodSerializer(serializers.ModelSerializer):
     class Meta:
         model = Pod
         fields = [
-            "id", "cluster", "namespace", "name", "podgroup", "task_name", "request", "priority", "preemptible",
-            "quota_group", "status", "node", "node_selector", "tolerations", "labels", "duration_seconds",
-            "created", "started", "finished", "updated",
+            "id",
+            "cluster",
+            "namespace",
+            "name",
+            "podgroup",
+            "task_name",
+            "request",
+            "priority",
+            "preemptible",
+            "quota_group",
+            "status",
+            "reason",
+            "message",
+            "node",
+            "node_selector",
+            "tolerations",
+            "labels",
+            "duration_seconds",
+            "created",
+            "started",
+            "finished",
+            "updated",
         ]
-        read_only_fields = ["id", "status", "node", "created", "started", "finished", "updated"]
+        read_only_fields = ["id", "status", "reason", "message", "node", "created", "started", "finished", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
 
     def to_representation(self, instance: Pod) -> dict[str, Any]:
@@ -220,3 +287,173 @@ class PodSerializer(serializers.ModelSerializer):
         if Pod.objects.filter(namespace=namespace, cluster=attrs["cluster"], name=attrs["name"]).exists():
             raise serializers.ValidationError({"name": [f"pod {namespace.name}/{attrs['name']} already exists"]})
         return attrs
+
+
+# -- the node-agent API -------------------------------------------------------------------------------------
+
+
+class HeartbeatSerializer(serializers.Serializer):
+    """A node agent's heartbeat; every field is optional and replaces the node's value when given."""
+
+    allocatable = ResourceListField(required=False)
+    labels = StringMapField(required=False)
+    taints = TaintSerializer(many=True, required=False)
+    unschedulable = serializers.BooleanField(required=False)
+
+
+class PodStatusReportSerializer(serializers.Serializer):
+    """A node agent's report of a pod's phase."""
+
+    status = serializers.CharField(max_length=10, help_text="Running, Succeeded or Failed.")
+    node = serializers.CharField(required=False, max_length=253, help_text="The reporting node (checked).")
+    message = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+    def validate_status(self, value: str) -> str:
+        if value not in ("Running", "Succeeded", "Failed"):
+            raise serializers.ValidationError(f"an agent reports Running, Succeeded or Failed, not {value!r}")
+        return value
+
+
+class AgentPodSerializer(serializers.ModelSerializer):
+    """What a node agent needs to run (or stop) a pod."""
+
+    namespace = serializers.CharField(source="namespace.name", read_only=True)
+    podgroup = serializers.CharField(source="podgroup.name", read_only=True, default=None)
+    node = serializers.CharField(source="node.name", read_only=True, default=None)
+    request = ResourceListField(read_only=True)
+
+    class Meta:
+        model = Pod
+        fields = [
+            "id",
+            "namespace",
+            "name",
+            "podgroup",
+            "task_name",
+            "status",
+            "reason",
+            "node",
+            "request",
+            "priority",
+            "labels",
+            "tolerations",
+            "duration_seconds",
+            "started",
+        ]
+        read_only_fields = fields
+
+
+# -- records ------------------------------------------------------------------------------------------------
+
+
+class SchedulingSessionSerializer(serializers.ModelSerializer):
+    cluster = serializers.CharField(source="cluster.name", read_only=True)
+    kind = serializers.CharField(read_only=True, help_text="session or recycle")
+    status = serializers.CharField(read_only=True, help_text="ok, failed or skipped")
+
+    class Meta:
+        model = SchedulingSession
+        fields = [
+            "id",
+            "cluster",
+            "kind",
+            "status",
+            "started",
+            "finished",
+            "duration_ms",
+            "timings",
+            "pending_pods",
+            "bound",
+            "pipelined",
+            "evicted",
+            "podgroups",
+            "warnings",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class DecisionSerializer(serializers.Serializer):
+    """One decision of a session: a binding (``bind`` / ``pipeline``), an eviction (``evict``) or a podgroup's new
+    phase and reason (``podgroup``)."""
+
+    kind = serializers.CharField(help_text="bind, pipeline, evict or podgroup")
+    pod = serializers.CharField(allow_null=True)
+    podgroup = serializers.CharField(allow_null=True)
+    node = serializers.CharField(allow_null=True)
+    phase = serializers.CharField(allow_null=True)
+    action = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    message = serializers.CharField(allow_blank=True)
+    preemptor = serializers.CharField(allow_null=True)
+    blocker = serializers.DictField(allow_null=True)
+
+
+class SchedulingSessionDetailSerializer(SchedulingSessionSerializer):
+    decisions = serializers.SerializerMethodField()
+    decisions_total = serializers.SerializerMethodField()
+
+    class Meta(SchedulingSessionSerializer.Meta):
+        fields = [*SchedulingSessionSerializer.Meta.fields, "decisions_total", "decisions"]
+        read_only_fields = fields
+
+    def _all(self, obj: SchedulingSession) -> list[dict[str, Any]]:
+        cache = self.context.setdefault("_decisions", {})
+        if obj.pk not in cache:
+            cache[obj.pk] = session_decisions(obj, self.context.get("visible_namespaces"))
+        return cache[obj.pk]  # type: ignore[no-any-return]
+
+    def get_decisions_total(self, obj: SchedulingSession) -> int:
+        return len(self._all(obj))
+
+    @extend_schema_field(DecisionSerializer(many=True))
+    def get_decisions(self, obj: SchedulingSession) -> list[dict[str, Any]]:
+        """The first 100 decisions (all of them at ``sessions/{id}/decisions/``)."""
+        return self._all(obj)[:100]
+
+
+class EvictionSerializer(serializers.ModelSerializer):
+    cluster = serializers.CharField(source="cluster.name", read_only=True)
+    pod = serializers.CharField(source="pod_uid", read_only=True)
+    action = serializers.CharField(read_only=True, help_text="reclaim, preempt or recycle")
+    pod_id = serializers.IntegerField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Eviction
+        fields = [
+            "id",
+            "cluster",
+            "session",
+            "pod",
+            "pod_id",
+            "namespace",
+            "node",
+            "action",
+            "reason",
+            "message",
+            "preemptor",
+            "blocker",
+            "created",
+        ]
+        read_only_fields = fields
+
+
+class PodGroupReasonSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PodGroupReason
+        fields = ["time", "session", "phase", "reason", "message", "blocker"]
+        read_only_fields = fields
+
+
+class QuotaSampleSerializer(serializers.ModelSerializer):
+    """A tree node's values at one session, in base units (cpu in millicores, memory in bytes, others in
+    milli-units). Quota groups: ``allocated`` is their ``used`` and ``deserved`` their ``runtime``."""
+
+    cluster = serializers.CharField(source="cluster.name", read_only=True)
+    node = serializers.CharField(source="name", read_only=True)
+    kind = serializers.CharField(read_only=True, help_text="queue or quota")
+
+    class Meta:
+        model = QuotaSample
+        fields = ["time", "cluster", "kind", "node", "request", "allocated", "deserved", "borrowed", "lent"]
+        read_only_fields = fields

@@ -6,15 +6,69 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
-from rest_framework import viewsets
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from controlplane.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.access import is_admin, visible_group_ids, visible_namespace_ids, visible_queue_ids
-from scheduling.filtersets import NodeFilterSet, PodFilterSet, PodGroupFilterSet
-from scheduling.models import Cluster, Node, Pod, PodGroup
-from scheduling.serializers import ClusterSerializer, NodeSerializer, PodGroupSerializer, PodSerializer
+from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling import agent
+from scheduling.filtersets import (
+    EvictionFilterSet,
+    NodeFilterSet,
+    PodFilterSet,
+    PodGroupFilterSet,
+    QuotaSampleFilterSet,
+    SchedulingSessionFilterSet,
+)
+from scheduling.models import Cluster, Eviction, Node, Pod, PodGroup, QuotaSample, SampleKind, SchedulingSession
+from scheduling.serializers import (
+    AgentPodSerializer,
+    ClusterSerializer,
+    DecisionSerializer,
+    EvictionSerializer,
+    HeartbeatSerializer,
+    NodeSerializer,
+    PodGroupReasonSerializer,
+    PodGroupSerializer,
+    PodSerializer,
+    PodStatusReportSerializer,
+    QuotaSampleSerializer,
+    SchedulingSessionDetailSerializer,
+    SchedulingSessionSerializer,
+)
+from scheduling.store import session_decisions
+
+NODE_AGENTS_GROUP = "node-agents"
+AGENT_POD_STATUSES = ("Bound", "Running", "Releasing")
+
+
+def is_node_agent(user: Any) -> bool:
+    """Admins, and users in the ``node-agents`` group, may call the node-agent API."""
+    if not (user and user.is_authenticated):
+        return False
+    return bool(user.is_staff) or user.groups.filter(name=NODE_AGENTS_GROUP).exists()
+
+
+class NodeAgentOrAdmin(permissions.BasePermission):
+    """The node-agent API (register, heartbeat, list a node's pods, report pod status, confirm evictions):
+    admins and members of the ``node-agents`` Django group. Any agent may act for any node (as a kubelet
+    without the NodeRestriction admission plugin could)."""
+
+    message = f"Only node agents (members of the {NODE_AGENTS_GROUP} group) and admins may call the agent API."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_node_agent(request.user)
+
+
+def _agent_error(exc: agent.AgentError) -> serializers.ValidationError:
+    return serializers.ValidationError({exc.field: [exc.message]}, code=exc.code)
 
 
 @extend_schema(tags=["cluster"])
@@ -40,6 +94,44 @@ class NodeViewSet(viewsets.ModelViewSet):
     lookup_value_regex = "[^/]+"
     ordering_fields = ["name", "created", "ready"]
     ordering = ["cluster__name", "name"]
+
+    agent_actions = ("create", "heartbeat", "pods")
+
+    def get_permissions(self) -> list[Any]:
+        if self.action in self.agent_actions:
+            return [NodeAgentOrAdmin()]
+        return super().get_permissions()  # type: ignore[no-any-return]
+
+    @extend_schema(
+        request=HeartbeatSerializer,
+        responses=NodeSerializer,
+        parameters=[OpenApiParameter("cluster", OpenApiTypes.STR, description="The node's cluster.")],
+    )
+    @action(detail=True, methods=["post"])
+    def heartbeat(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A node agent's heartbeat: the node is Ready; optional new allocatable, labels, taints, unschedulable."""
+        node = self.get_object()
+        body = HeartbeatSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        agent.heartbeat(node, timezone.now(), **body.validated_data)
+        return Response(NodeSerializer(node, context=self.get_serializer_context()).data)
+
+    @extend_schema(
+        responses=AgentPodSerializer(many=True),
+        parameters=[OpenApiParameter("cluster", OpenApiTypes.STR, description="The node's cluster.")],
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, ordering_fields=["created", "id"])
+    def pods(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """What the node's agent should run or stop: its Bound, Running and Releasing pods."""
+        node = self.get_object()
+        qs = (
+            Pod.objects.filter(node=node, status__in=AGENT_POD_STATUSES)
+            .select_related("namespace", "podgroup", "node")
+            .order_by("created", "id")
+        )
+        page = self.paginate_queryset(qs)
+        data = AgentPodSerializer(page if page is not None else qs, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
 
     def get_object(self) -> Node:
         qs = self.get_queryset().filter(name=self.kwargs["name"])
@@ -103,6 +195,16 @@ class PodGroupViewSet(_JobViewSet):
     def queue_of(instance: PodGroup) -> int:
         return instance.queue_id
 
+    @extend_schema(responses=PodGroupReasonSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def history(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The podgroup's phases and reasons over time, newest first (a row each time they changed)."""
+        podgroup = self.get_object()
+        qs = podgroup.reasons.order_by("-time", "-id")
+        page = self.paginate_queryset(qs)
+        data = PodGroupReasonSerializer(page if page is not None else qs, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
     def perform_destroy(self, instance: PodGroup) -> None:
         from quotas.services import settle_closing_queues
 
@@ -125,3 +227,135 @@ class PodViewSet(_JobViewSet):
     @staticmethod
     def queue_of(instance: Pod) -> int | None:
         return instance.podgroup.queue_id if instance.podgroup_id else None
+
+    agent_actions = ("report_status", "gone")
+
+    def get_permissions(self) -> list[Any]:
+        if self.action in self.agent_actions:
+            return [NodeAgentOrAdmin()]
+        return super().get_permissions()  # type: ignore[no-any-return]
+
+    def get_queryset(self) -> QuerySet[Any]:
+        if self.action in self.agent_actions:  # agents act on any pod; the permission checked who they are
+            return Pod.objects.select_related("namespace", "podgroup", "node")
+        return super().get_queryset()
+
+    @extend_schema(request=PodStatusReportSerializer, responses=PodSerializer)
+    @action(detail=True, methods=["post"], url_path="status", url_name="status")
+    def report_status(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A node agent reports the pod Running, Succeeded or Failed (Bound -> Running -> Succeeded | Failed)."""
+        pod = self.get_object()
+        body = PodStatusReportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            data = body.validated_data
+            pod = agent.report_pod_status(
+                pod, data["status"], timezone.now(), node=data.get("node"), message=data.get("message", "")
+            )
+        except agent.AgentError as exc:
+            raise _agent_error(exc) from exc
+        return Response(PodSerializer(pod, context=self.get_serializer_context()).data)
+
+    @extend_schema(request=None, responses=PodSerializer)
+    @action(detail=True, methods=["post"])
+    def gone(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A node agent confirms an evicted (Releasing) pod gone: it becomes Failed with reason Evicted."""
+        pod = self.get_object()
+        try:
+            pod = agent.confirm_gone(pod, timezone.now())
+        except agent.AgentError as exc:
+            raise _agent_error(exc) from exc
+        return Response(PodSerializer(pod, context=self.get_serializer_context()).data)
+
+
+# -- records ----------------------------------------------------------------------------------------------------
+
+
+def _visible_namespace_names(user: Any) -> set[str] | None:
+    ids = visible_namespace_ids(user)
+    return None if ids is None else set(Namespace.objects.filter(pk__in=ids).values_list("name", flat=True))
+
+
+@extend_schema(tags=["records"])
+class SchedulingSessionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Scheduling sessions and recycling passes: counts, timings, status; their decisions at ``decisions/``.
+
+    Team members see every session's counts, and only the decisions about their own namespaces."""
+
+    queryset = SchedulingSession.objects.select_related("cluster").defer("bindings")
+    serializer_class = SchedulingSessionSerializer
+    permission_classes = [AdminWritesTeamsRead]
+    filterset_class = SchedulingSessionFilterSet
+    ordering_fields = ["started", "duration_ms", "bound", "evicted"]
+    ordering = ["-started", "-id"]
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return SchedulingSessionDetailSerializer if self.action == "retrieve" else SchedulingSessionSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()
+        context["visible_namespaces"] = _visible_namespace_names(self.request.user)
+        return context
+
+    @extend_schema(
+        responses=DecisionSerializer(many=True),
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=["bind", "pipeline", "evict", "podgroup"]),
+        ],
+    )
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def decisions(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Every decision of the session (bindings, evictions, podgroup phase and reason changes), paginated."""
+        session = self.get_object()
+        kind = request.query_params.get("kind") or None
+        if kind not in (None, "bind", "pipeline", "evict", "podgroup"):
+            raise serializers.ValidationError(
+                {"kind": [f"kind must be bind, pipeline, evict or podgroup, not {kind!r}"]}
+            )
+        items = session_decisions(session, _visible_namespace_names(request.user), kind)
+        page = self.paginate_queryset(items)
+        data = DecisionSerializer(page if page is not None else items, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
+
+@extend_schema(tags=["records"])
+class EvictionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Pods the scheduler evicted (reclaim, preempt, recycle), with the reason and numbers, newest first."""
+
+    queryset = Eviction.objects.select_related("cluster")
+    serializer_class = EvictionSerializer
+    permission_classes = [AdminWritesTeamsRead]
+    filterset_class = EvictionFilterSet
+    ordering_fields = ["created", "id"]
+    ordering = ["-created", "-id"]
+
+    def get_queryset(self) -> QuerySet[Any]:
+        qs = super().get_queryset()
+        names = _visible_namespace_names(self.request.user)
+        return qs if names is None else qs.filter(namespace__in=names)
+
+
+@extend_schema(tags=["records"])
+class QuotaSampleViewSet(viewsets.ReadOnlyModelViewSet):
+    """Quota values over time, per tree node (``?node=``), kind (``queue`` / ``quota``) and time window
+    (``?since=&until=``), in base units. Compacted: full resolution for an hour, one per minute up to a day, one
+    per hour after that."""
+
+    queryset = QuotaSample.objects.select_related("cluster")
+    serializer_class = QuotaSampleSerializer
+    permission_classes = [AdminWritesTeamsRead]
+    filterset_class = QuotaSampleFilterSet
+    ordering_fields = ["time", "id"]
+    ordering = ["time", "id"]
+
+    def get_queryset(self) -> QuerySet[Any]:
+        qs = super().get_queryset()
+        user = self.request.user
+        queues, groups = visible_queue_ids(user), visible_group_ids(user)
+        if queues is None:
+            return qs
+        queue_names = Queue.objects.filter(pk__in=queues).values_list("name", flat=True)
+        group_names = QuotaGroup.objects.filter(pk__in=groups or set()).values_list("name", flat=True)
+        return qs.filter(
+            Q(kind=SampleKind.QUEUE, name__in=list(queue_names)) | Q(kind=SampleKind.QUOTA, name__in=list(group_names))
+        )

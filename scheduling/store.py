@@ -1,0 +1,1080 @@
+"""The only bridge between the database and the engine: rows -> ``Snapshot``, decisions -> rows.
+
+Reading (``load_snapshot``) takes a handful of queries whatever the cluster size: one each for the namespaces,
+queues, quota groups, nodes, podgroups and pods, read with ``values_list`` (JSON columns as text, parsed once per
+distinct value, since thousands of pods share a handful of requests) and turned straight into the engine's
+dataclasses. What goes in:
+
+* every node of the cluster with its ``ready`` flag (a NotReady or cordoned node is in the snapshot, so the pods
+  on it still count, but it adds nothing to the total and takes no new pods);
+* every podgroup that is not Completed, and every pod that is not finished, plus the finished pods of those
+  podgroups (gang counts include Succeeded and Failed members, as in Volcano);
+* a pod without a podgroup gets its own (``own_podgroup_name``: minMember 1, its namespace's default queue, else
+  ``default``), as Volcano's controller creates one for a plain pod. Such podgroups have no row, so their phase
+  and reason are not written back;
+* a **Pipelined** pod is read back as Pending without a node: pipelining is decided afresh by every session
+  (in Volcano it never leaves the session either);
+* ``Pod.preemptible`` false sets both ``volcano.sh/preemptable: false`` and Koordinator's quota
+  ``preemptible: false``;
+* the cluster's scheduler policy (``Cluster.scheduler_policy``, Volcano's format).
+
+Writing (``apply_decisions``) happens in ONE ``transaction.atomic()``:
+
+1. a ``SchedulingSession`` row (its id is the Volcano ``transitionID`` of the conditions written below);
+2. pods pipelined by the previous session go back to Pending; then each binding is a compare-and-swap from
+   Pending (``UPDATE … WHERE status = 'Pending'``), to Bound on its node or Pipelined on its nominated node, so
+   a replayed result binds nothing twice. On PostgreSQL all bindings are one ``UPDATE … FROM unnest(…)`` joined
+   on the namespace and node names (``RETURNING`` tells which took effect); elsewhere one ``UPDATE`` per node;
+3. each eviction is a compare-and-swap from an allocated status to Releasing (reason ``Evicted``) plus an
+   ``Eviction`` row with its action, reason, message, preemptor and blocker, only for pods that changed;
+4. podgroup phases, reasons and Volcano conditions (``Unschedulable`` with the reason and message, or
+   ``Scheduled``), for changed podgroups only, never touching one already Completed; a ``PodGroupReason``
+   history row when the phase, the reason or the blocking tree node / resource changed (not when only the
+   numbers in the message moved, or the history would grow every second);
+5. one ``QuotaSample`` per queue and per quota group with its computed values in base units;
+6. the session's counts and timings.
+
+``run_scheduling_session`` and ``run_recycle_pass`` glue these to the engine for the Celery tasks (which hold the
+per-cluster lock); a failure is recorded as a failed session, and rolls back everything else it did.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from time import perf_counter
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Case, F, FloatField, Func, Q, QuerySet, TextField, Value, When, Window
+from django.db.models.fields.json import JSONField
+from django.db.models.functions import Cast, RowNumber, TruncHour, TruncMinute
+from django.utils import timezone
+
+from quotas.fairshare.elastic import QuotaGroupSpec
+from quotas.fairshare.queues import DEFAULT_QUEUE, QueueSpec
+from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.resources import ResourceList
+from scheduling.choices import PodGroupPhase as DbPhase
+from scheduling.choices import PodStatus
+from scheduling.engine import decisions
+from scheduling.engine.snapshot import (
+    NamespaceInfo,
+    NodeInfo,
+    PodGroupCondition,
+    PodGroupInfo,
+    PodGroupPhase,
+    Snapshot,
+    Taint,
+    TaskInfo,
+    TaskStatus,
+    Toleration,
+    own_podgroup_name,
+)
+from scheduling.models import (
+    Cluster,
+    Eviction,
+    Node,
+    Pod,
+    PodGroup,
+    PodGroupReason,
+    QuotaOverState,
+    QuotaSample,
+    SampleKind,
+    SchedulingSession,
+    SessionKind,
+    SessionStatus,
+)
+
+__all__ = [
+    "ALLOCATED_DB_STATUSES",
+    "FINISHED_DB_STATUSES",
+    "RowIds",
+    "apply_decisions",
+    "compact_records",
+    "load_snapshot",
+    "read_cluster",
+    "record_failure",
+    "record_skipped",
+    "run_recycle_pass",
+    "run_scheduling_session",
+    "session_decisions",
+]
+
+logger = logging.getLogger(__name__)
+
+FINISHED_DB_STATUSES = (PodStatus.SUCCEEDED, PodStatus.FAILED)
+# Statuses that hold resources on a node and may be evicted into Releasing.
+ALLOCATED_DB_STATUSES = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING)
+SCHEDULED_CONDITION_REASON = "tasks in gang are ready to be scheduled"  # Volcano gang plugin's wording
+_BATCH = 500
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+
+
+class _JsonCache:
+    """Parse each distinct JSON text once (pods share a few requests, selectors and tolerations)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str | None, Any] = {None: None, "{}": {}, "[]": []}
+        self.resources: dict[str | None, ResourceList] = {None: ResourceList(), "{}": ResourceList()}
+        self.tolerations: dict[str | None, tuple[Toleration, ...]] = {None: (), "[]": ()}
+
+    def value(self, text: str | None) -> Any:
+        try:
+            return self.values[text]
+        except KeyError:
+            parsed = json.loads(text)  # type: ignore[arg-type]
+            self.values[text] = parsed
+            return parsed
+
+    def resource_list(self, text: str | None) -> ResourceList:
+        try:
+            return self.resources[text]
+        except KeyError:
+            data = self.value(text) or {}
+            rl = ResourceList({str(k): int(v) for k, v in data.items()})
+            self.resources[text] = rl
+            return rl
+
+    def toleration_tuple(self, text: str | None) -> tuple[Toleration, ...]:
+        try:
+            return self.tolerations[text]
+        except KeyError:
+            out = tuple(
+                Toleration(
+                    key=t.get("key", "") or "",
+                    operator=t.get("operator", "Equal") or "Equal",
+                    value=t.get("value", "") or "",
+                    effect=t.get("effect", "") or "",
+                    toleration_seconds=t.get("toleration_seconds", t.get("tolerationSeconds")),
+                )
+                for t in (self.value(text) or [])
+            )
+            self.tolerations[text] = out
+            return out
+
+
+def _text(field: str) -> Cast:
+    return Cast(field, output_field=TextField())
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def _parse_time(value: object) -> float | None:
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _conditions_in(raw: object) -> tuple[PodGroupCondition, ...]:
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for c in raw:
+        if isinstance(c, dict) and c.get("type"):
+            out.append(
+                PodGroupCondition(
+                    type=str(c["type"]),
+                    status=str(c.get("status", "True")),
+                    reason=str(c.get("reason", "")),
+                    message=str(c.get("message", "")),
+                    transition_id=str(c.get("transitionID", "")),
+                    last_transition_time=_parse_time(c.get("lastTransitionTime")),
+                )
+            )
+    return tuple(out)
+
+
+_TASK_STATUS = {s.value: s for s in TaskStatus}
+_PG_PHASE = {p.value: p for p in PodGroupPhase}
+
+
+@dataclass(frozen=True)
+class RowIds:
+    """Primary keys of what a snapshot holds, so that writing its decisions needs no name lookups."""
+
+    pods: Mapping[str, int]  # task uid -> Pod pk
+    nodes: Mapping[str, int]  # node name -> Node pk
+
+
+class _Epoch(Func):
+    """A datetime column as float seconds since the epoch (much cheaper to read than datetimes)."""
+
+    output_field = FloatField()
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # SQLite and others
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"((julianday({sql}) - 2440587.5) * 86400.0)", list(params)
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"EXTRACT(EPOCH FROM {sql})::float8", list(params)
+
+
+def _fetch_all(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """The rows of a ``values_list`` queryset in one ``fetchall`` (no per-row converters: every column read this
+    way is an int, a bool, a float or text)."""
+    sql, params = qs.query.get_compiler(using=qs.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def load_snapshot(cluster: Cluster) -> Snapshot:
+    """The cluster as the engine sees it, read in six queries (see the module docstring for what goes in)."""
+    return read_cluster(cluster)[0]
+
+
+def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
+    """``load_snapshot`` plus the primary keys of its pods and nodes (for ``apply_decisions(ids=...)``)."""
+    cache = _JsonCache()
+
+    # namespaces (and which quota group takes each namespace's pods)
+    ns_names: dict[int, str] = {}
+    ns_default_queue: dict[str, str] = {}
+    namespaces: list[NamespaceInfo] = []
+    quota_namespaces: dict[str, list[str]] = {}
+    for pk, name, weight, queue, group, hard in Namespace.objects.values_list(
+        "id", "name", "weight", "default_queue__name", "quota_group__name", _text("hard")
+    ):
+        ns_names[pk] = name
+        if queue:
+            ns_default_queue[name] = queue
+        if group:
+            quota_namespaces.setdefault(group, []).append(name)
+        namespaces.append(
+            NamespaceInfo(name=name, weight=weight, queue=queue, hard=cache.resource_list(hard) if hard else None)
+        )
+
+    queues = [
+        QueueSpec(
+            name=name,
+            parent=parent,
+            weight=weight,
+            capability=capability or ResourceList(),
+            deserved=deserved or ResourceList(),
+            guarantee=guarantee or ResourceList(),
+            reclaimable=reclaimable,
+            priority=priority,
+            state=state,
+        )
+        for name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state in (
+            Queue.objects.values_list(
+                "name",
+                "parent__name",
+                "weight",
+                "capability",
+                "deserved",
+                "guarantee",
+                "reclaimable",
+                "priority",
+                "state",
+            )
+        )
+    ]
+    group_names: dict[int, str] = {}
+    groups: list[QuotaGroupSpec] = []
+    for pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt in QuotaGroup.objects.values_list(
+        "id",
+        "name",
+        "parent__name",
+        "is_parent",
+        "min",
+        "max",
+        "shared_weight",
+        "allow_lent",
+        "tree_id",
+        "min_scale_exempt",
+    ):
+        group_names[pk] = name
+        groups.append(
+            QuotaGroupSpec(
+                name=name,
+                parent=parent,
+                is_parent=is_parent,
+                min=mn or ResourceList(),
+                max=mx or ResourceList(),
+                shared_weight=shared,
+                allow_lent=lent,
+                tree_id=tree,
+                min_scale_exempt=exempt,
+            )
+        )
+
+    node_names: dict[int, str] = {}
+    node_ids: dict[str, int] = {}
+    nodes: list[NodeInfo] = []
+    for pk, name, alloc, labels, taints, unschedulable, ready in Node.objects.filter(cluster=cluster).values_list(
+        "id", "name", _text("allocatable"), _text("labels"), _text("taints"), "unschedulable", "ready"
+    ):
+        node_names[pk] = name
+        node_ids[name] = pk
+        nodes.append(
+            NodeInfo(
+                name=name,
+                allocatable=cache.resource_list(alloc),
+                labels=cache.value(labels) or {},
+                taints=tuple(
+                    Taint(key=t.get("key", ""), value=t.get("value", "") or "", effect=t.get("effect", "NoSchedule"))
+                    for t in (cache.value(taints) or [])
+                ),
+                unschedulable=unschedulable,
+                ready=ready,
+            )
+        )
+
+    pg_keys: dict[int, str] = {}
+    podgroups: dict[str, PodGroupInfo] = {}
+    for pk, ns_id, name, queue, min_member, mtm, min_res, prio, pclass, phase, created, conditions in (
+        PodGroup.objects.filter(cluster=cluster)
+        .exclude(phase=DbPhase.COMPLETED)
+        .values_list(
+            "id",
+            "namespace_id",
+            "name",
+            "queue__name",
+            "min_member",
+            _text("min_task_member"),
+            _text("min_resources"),
+            "priority",
+            "priority_class_name",
+            "phase",
+            "created",
+            "conditions",
+        )
+    ):
+        info = PodGroupInfo(
+            namespace=ns_names[ns_id],
+            name=name,
+            queue=queue,
+            min_member=min_member,
+            min_task_member=cache.value(mtm) or {},
+            min_resources=cache.resource_list(min_res) if min_res not in (None, "null") else None,
+            priority=prio,
+            priority_class=pclass,
+            phase=_PG_PHASE.get(phase, PodGroupPhase.PENDING),
+            creation_timestamp=created.timestamp(),
+            conditions=_conditions_in(conditions),
+        )
+        pg_keys[pk] = info.key
+        podgroups[info.key] = info
+
+    live = Q(status__in=[s for s in PodStatus.values if s not in FINISHED_DB_STATUSES])
+    in_open_group = Q(podgroup__isnull=False) & ~Q(podgroup__phase=DbPhase.COMPLETED)
+    tasks: list[TaskInfo] = []
+    pod_ids: dict[str, int] = {}
+    own: dict[str, PodGroupInfo] = {}
+    rows = _fetch_all(
+        Pod.objects.filter(cluster=cluster)
+        .filter(live | in_open_group)
+        .order_by()
+        .values_list(
+            "id",
+            "namespace_id",
+            "name",
+            "podgroup_id",
+            "task_name",
+            _text("request"),
+            "priority",
+            "preemptible",
+            "quota_group_id",
+            "status",
+            "node_id",
+            _text("node_selector"),
+            _text("tolerations"),
+            _text("labels"),
+            _Epoch("created"),
+            _Epoch("started"),
+        )
+    )
+    for (
+        pk,
+        ns_id,
+        name,
+        pg_id,
+        role,
+        request,
+        prio,
+        preemptible,
+        group_id,
+        status,
+        node_id,
+        selector,
+        tolerations,
+        labels,
+        created,
+        started,
+    ) in rows:
+        ns = ns_names[ns_id]
+        task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
+        node = node_names.get(node_id) if node_id is not None else None
+        if task_status is TaskStatus.PIPELINED:
+            task_status, node = TaskStatus.PENDING, None
+        req = cache.resource_list(request)
+        preemptible = bool(preemptible)
+        if pg_id is not None:
+            pg_key = pg_keys.get(pg_id) or f"{ns}/?completed-{pg_id}"  # a Completed podgroup is not scheduled
+        else:
+            pg_key = f"{ns}/{own_podgroup_name(name)}"
+            if pg_key not in podgroups and pg_key not in own:
+                own[pg_key] = PodGroupInfo(
+                    namespace=ns,
+                    name=own_podgroup_name(name),
+                    queue=ns_default_queue.get(ns, DEFAULT_QUEUE),
+                    min_member=1,
+                    min_resources=req,
+                    priority=prio,
+                    phase=PodGroupPhase.PENDING if task_status is TaskStatus.PENDING else PodGroupPhase.RUNNING,
+                    creation_timestamp=created,
+                )
+        task = TaskInfo(
+            namespace=ns,
+            name=name,
+            podgroup=pg_key,
+            request=req,
+            priority=prio,
+            volcano_preemptable=None if preemptible else False,
+            quota_preemptible=preemptible,
+            quota_group=group_names.get(group_id) if group_id is not None else None,
+            status=task_status,
+            node=node,
+            node_selector=cache.value(selector) or {},
+            tolerations=cache.toleration_tuple(tolerations),
+            labels=cache.value(labels) or {},
+            task_role=role,
+            creation_timestamp=created,
+            start_timestamp=started,
+        )
+        tasks.append(task)
+        pod_ids[task.uid] = pk
+    del rows
+    snapshot = Snapshot.build(
+        nodes=nodes,
+        tasks=tasks,
+        podgroups=[*podgroups.values(), *own.values()],
+        queues=queues,
+        quota_groups=groups,
+        namespaces=namespaces,
+        policy=cluster.policy,
+        quota_namespaces=quota_namespaces,
+    )
+    return snapshot, RowIds(pods=pod_ids, nodes=node_ids)
+
+
+# -- writing --------------------------------------------------------------------------------------------------
+
+
+def _split_uid(uid: str) -> tuple[str, str]:
+    ns, _, name = uid.partition("/")
+    return ns, name
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _apply_bindings(
+    cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime, ids: RowIds | None
+) -> list[list[Any]]:
+    """Pipelined pods back to Pending, then CAS each binding from Pending; returns those that took effect."""
+    Pod.objects.filter(cluster=cluster, status=PodStatus.PIPELINED).update(
+        status=PodStatus.PENDING, node=None, updated=now
+    )
+    if not bindings:
+        return []
+    if _is_postgres():
+        return _bind_postgres_by_id(cluster, bindings, now, ids) if ids else _bind_postgres(cluster, bindings, now)
+    return _bind_generic(cluster, bindings, now)
+
+
+def _bind_postgres_by_id(
+    cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime, ids: RowIds
+) -> list[list[Any]]:
+    # The snapshot's own primary keys: a plain join on the pod's primary key, whatever the table statistics.
+    pod_col, node_col, status_col = [], [], []
+    uid_of: dict[int, tuple[str, str, bool]] = {}
+    for b in bindings:
+        pk, node_pk = ids.pods.get(b.task), ids.nodes.get(b.node)
+        if pk is None or node_pk is None:
+            continue
+        pod_col.append(pk)
+        node_col.append(node_pk)
+        status_col.append(PodStatus.PIPELINED.value if b.pipelined else PodStatus.BOUND.value)
+        uid_of[pk] = (b.task, b.node, b.pipelined)
+    sql = f"""
+        UPDATE {Pod._meta.db_table} AS p
+           SET status = v.status, node_id = v.node_id, updated = %s
+          FROM unnest(%s::bigint[], %s::bigint[], %s::varchar[]) AS v(id, node_id, status)
+         WHERE p.id = v.id AND p.cluster_id = %s AND p.status = %s
+        RETURNING p.id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, pod_col, node_col, status_col, cluster.pk, PodStatus.PENDING.value])
+        done = cursor.fetchall()
+    return [list(uid_of[pk]) for (pk,) in done]
+
+
+def _bind_postgres(cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime) -> list[list[Any]]:
+    ns_col, name_col, node_col, status_col = [], [], [], []
+    for b in bindings:
+        ns, name = _split_uid(b.task)
+        ns_col.append(ns)
+        name_col.append(name)
+        node_col.append(b.node)
+        status_col.append(PodStatus.PIPELINED.value if b.pipelined else PodStatus.BOUND.value)
+    pod, nsp, node = Pod._meta.db_table, Namespace._meta.db_table, Node._meta.db_table
+    sql = f"""
+        UPDATE {pod} AS p
+           SET status = v.status, node_id = n.id, updated = %s
+          FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[], %s::varchar[]) AS v(ns, name, node, status)
+          JOIN {nsp} AS ns ON ns.name = v.ns
+          JOIN {node} AS n ON n.cluster_id = %s AND n.name = v.node
+         WHERE p.cluster_id = %s AND p.namespace_id = ns.id AND p.name = v.name AND p.status = %s
+        RETURNING ns.name, p.name, n.name, p.status
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [now, ns_col, name_col, node_col, status_col, cluster.pk, cluster.pk, PodStatus.PENDING.value]
+        )
+        rows = cursor.fetchall()
+    return [[f"{ns}/{name}", node_name, status == PodStatus.PIPELINED] for ns, name, node_name, status in rows]
+
+
+def _bind_generic(cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime) -> list[list[Any]]:
+    # SQLite and others: writers are serialised, so read the Pending pods, then update them per node.
+    pending = {
+        f"{ns}/{name}": pk
+        for pk, ns, name in Pod.objects.filter(cluster=cluster, status=PodStatus.PENDING).values_list(
+            "id", "namespace__name", "name"
+        )
+    }
+    node_ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+    groups: dict[tuple[int, bool], list[int]] = {}
+    applied: list[list[Any]] = []
+    for b in bindings:
+        pk, node_id = pending.pop(b.task, None), node_ids.get(b.node)
+        if pk is None or node_id is None:
+            continue
+        groups.setdefault((node_id, b.pipelined), []).append(pk)
+        applied.append([b.task, b.node, b.pipelined])
+    for (node_id, pipelined), pks in groups.items():
+        status = PodStatus.PIPELINED if pipelined else PodStatus.BOUND
+        for i in range(0, len(pks), _BATCH):
+            Pod.objects.filter(pk__in=pks[i : i + _BATCH], status=PodStatus.PENDING).update(
+                status=status, node_id=node_id, updated=now
+            )
+    return applied
+
+
+def _find_pods(cluster: Cluster, uids: Iterable[str], statuses: Sequence[str]) -> dict[str, tuple[int, str, str]]:
+    """uid -> (pk, status, node name) of the cluster's pods among ``uids`` in one of ``statuses``."""
+    by_ns: dict[str, list[str]] = {}
+    for uid in uids:
+        ns, name = _split_uid(uid)
+        by_ns.setdefault(ns, []).append(name)
+    out: dict[str, tuple[int, str, str]] = {}
+    for ns, names in by_ns.items():
+        for i in range(0, len(names), _BATCH):
+            for pk, name, status, node in Pod.objects.filter(
+                cluster=cluster, namespace__name=ns, name__in=names[i : i + _BATCH], status__in=statuses
+            ).values_list("id", "name", "status", "node__name"):
+                out[f"{ns}/{name}"] = (pk, status, node or "")
+    return out
+
+
+def _apply_evictions(
+    cluster: Cluster, session: SchedulingSession | None, evictions: Sequence[decisions.Eviction], now: datetime
+) -> int:
+    """CAS each victim from an allocated status to Releasing; an Eviction row for each one that changed."""
+    if not evictions:
+        return 0
+    found = _find_pods(cluster, (e.task for e in evictions), ALLOCATED_DB_STATUSES)
+    rows: list[Eviction] = []
+    done: set[str] = set()
+    for e in evictions:
+        hit = found.get(e.task)
+        if hit is None or e.task in done:
+            continue
+        pk, status, node = hit
+        changed = Pod.objects.filter(pk=pk, status=status).update(
+            status=PodStatus.RELEASING, reason="Evicted", message=e.message[:2000], updated=now
+        )
+        if not changed:
+            continue
+        done.add(e.task)
+        rows.append(
+            Eviction(
+                cluster=cluster,
+                session=session,
+                pod_id=pk,
+                pod_uid=e.task,
+                namespace=_split_uid(e.task)[0],
+                node=node,
+                action=e.action,
+                reason=e.reason[:63],
+                message=e.message,
+                preemptor=e.preemptor or "",
+                blocker=e.blocker.to_dict() if e.blocker is not None else None,
+                created=now,
+            )
+        )
+    Eviction.objects.bulk_create(rows, batch_size=_BATCH)
+    return len(rows)
+
+
+def _conditions_out(
+    old: list[dict[str, Any]], status: decisions.PodGroupStatus, session_id: int, now: datetime
+) -> list[dict[str, Any]] | None:
+    """Volcano's condition for the new status (keeping the old transition when type and reason are the same);
+    None keeps the old conditions."""
+    if status.phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
+        ctype, reason, message = "Scheduled", SCHEDULED_CONDITION_REASON, ""
+    elif status.reason:
+        ctype, reason, message = "Unschedulable", status.reason, status.message
+    else:
+        return None
+    previous = old[-1] if old else None
+    same = bool(previous) and previous.get("type") == ctype and previous.get("reason") == reason  # type: ignore[union-attr]
+    return [
+        {
+            "type": ctype,
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "transitionID": previous.get("transitionID", "") if same else str(session_id),  # type: ignore[union-attr]
+            "lastTransitionTime": previous.get("lastTransitionTime", _iso(now)) if same else _iso(now),  # type: ignore[union-attr]
+        }
+    ]
+
+
+def _history_key(phase: str, reason: str, blocker: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    b = blocker or {}
+    return (phase, reason, b.get("kind"), b.get("name"), b.get("resource"), b.get("limit"))
+
+
+def _apply_podgroup_statuses(
+    cluster: Cluster, session: SchedulingSession, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime
+) -> dict[str, int]:
+    """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase."""
+    current: dict[str, tuple[int, str, str, str, Any, list[dict[str, Any]]]] = {}
+    for pk, ns, name, phase, reason, message, blocker, conditions in (
+        PodGroup.objects.filter(cluster=cluster)
+        .exclude(phase=DbPhase.COMPLETED)
+        .values_list("id", "namespace__name", "name", "phase", "reason", "message", "blocker", "conditions")
+    ):
+        current[f"{ns}/{name}"] = (pk, phase, reason, message, blocker, conditions or [])
+    counts: Counter[str] = Counter(row[1] for row in current.values())
+    updates: dict[int, dict[str, Any]] = {}
+    history: list[PodGroupReason] = []
+    for key, st in statuses.items():
+        row = current.get(key)
+        if row is None:  # a pod's own podgroup, a Completed or deleted one
+            continue
+        pk, phase, reason, message, blocker, conditions = row
+        new_phase = str(st.phase)
+        new_reason = "" if new_phase in (DbPhase.RUNNING, DbPhase.COMPLETED) else st.reason
+        new_message = "" if not new_reason else st.message
+        new_blocker = st.blocker.to_dict() if st.blocker is not None and new_reason else None
+        if (new_phase, new_reason, new_message, new_blocker) == (phase, reason, message, blocker):
+            continue
+        new_conditions = _conditions_out(conditions, st, session.pk, now)
+        updates[pk] = {
+            "phase": new_phase,
+            "reason": new_reason[:63],
+            "message": new_message,
+            "blocker": new_blocker,
+            "conditions": conditions if new_conditions is None else new_conditions,
+        }
+        counts[phase] -= 1
+        counts[new_phase] += 1
+        if _history_key(new_phase, new_reason, new_blocker) != _history_key(phase, reason, blocker):
+            history.append(
+                PodGroupReason(
+                    podgroup_id=pk,
+                    session=session,
+                    time=now,
+                    phase=new_phase,
+                    reason=new_reason[:63],
+                    message=new_message,
+                    blocker=new_blocker,
+                )
+            )
+    if updates:
+        (_update_podgroups_postgres if _is_postgres() else _case_update_podgroups)(updates, now)
+    PodGroupReason.objects.bulk_create(history, batch_size=_BATCH)
+    return {phase: n for phase, n in sorted(counts.items()) if n > 0}
+
+
+def _update_podgroups_postgres(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
+    """One ``UPDATE … FROM unnest(…)`` for every changed podgroup, never overwriting one that turned Completed."""
+    ids, phases, reasons, messages, blockers, conditions = [], [], [], [], [], []
+    for pk, row in updates.items():
+        ids.append(pk)
+        phases.append(row["phase"])
+        reasons.append(row["reason"])
+        messages.append(row["message"])
+        blockers.append(None if row["blocker"] is None else json.dumps(row["blocker"]))
+        conditions.append(json.dumps(row["conditions"]))
+    table = PodGroup._meta.db_table
+    sql = f"""
+        UPDATE {table} AS g
+           SET phase = v.phase, reason = v.reason, message = v.message, blocker = v.blocker::jsonb,
+               conditions = v.conditions::jsonb, updated = %s
+          FROM unnest(%s::bigint[], %s::varchar[], %s::varchar[], %s::text[], %s::text[], %s::text[])
+               AS v(id, phase, reason, message, blocker, conditions)
+         WHERE g.id = v.id AND g.phase <> %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, ids, phases, reasons, messages, blockers, conditions, DbPhase.COMPLETED.value])
+
+
+def _case_update_podgroups(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
+    """One UPDATE per batch with CASE expressions, never overwriting a podgroup that turned Completed meanwhile."""
+    pks = list(updates)
+    json_field = JSONField()
+    for i in range(0, len(pks), _BATCH):
+        batch = pks[i : i + _BATCH]
+        values: dict[str, Any] = {"updated": Value(now)}
+        for field in ("phase", "reason", "message"):
+            values[field] = Case(*(When(pk=pk, then=Value(updates[pk][field])) for pk in batch))
+        for field in ("blocker", "conditions"):
+            # SQL NULL for None (not JSON null); the cast types the CASE when every branch is NULL.
+            values[field] = Cast(
+                Case(
+                    *(
+                        When(pk=pk, then=Value(None) if v is None else Value(v, output_field=json_field))
+                        for pk in batch
+                        for v in (updates[pk][field],)
+                    ),
+                    output_field=json_field,
+                ),
+                output_field=json_field,
+            )
+        PodGroup.objects.filter(pk__in=batch).exclude(phase=DbPhase.COMPLETED).update(**values)
+
+
+def _amounts(value: Any) -> dict[str, int]:
+    if not value:
+        return {}
+    return {str(k): int(v) for k, v in sorted(value.items())}
+
+
+def _write_samples(cluster: Cluster, result: decisions.SessionResult, now: datetime) -> int:
+    rows: list[QuotaSample] = []
+    if result.queue_values is not None:
+        for name in result.queue_values:
+            q = result.queue_values[name]
+            rows.append(
+                QuotaSample(
+                    cluster=cluster,
+                    time=now,
+                    kind=SampleKind.QUEUE,
+                    name=name,
+                    request=_amounts(q.request),
+                    allocated=_amounts(q.allocated),
+                    deserved=_amounts(q.deserved),
+                    borrowed=_amounts(q.borrowed),
+                    lent=_amounts(q.lent),
+                )
+            )
+    if result.quota_values is not None:
+        for name in result.quota_values:
+            g = result.quota_values[name]
+            rows.append(
+                QuotaSample(
+                    cluster=cluster,
+                    time=now,
+                    kind=SampleKind.QUOTA,
+                    name=name,
+                    request=_amounts(g.request),
+                    allocated=_amounts(g.used),
+                    deserved=_amounts(g.runtime),
+                    borrowed=_amounts(g.borrowed),
+                    lent=_amounts(g.lent),
+                )
+            )
+    QuotaSample.objects.bulk_create(rows, batch_size=_BATCH)
+    return len(rows)
+
+
+def apply_decisions(
+    cluster: Cluster,
+    result: decisions.SessionResult,
+    now: datetime,
+    *,
+    kind: str = SessionKind.SESSION,
+    started: datetime | None = None,
+    timings: Mapping[str, float] | None = None,
+    pending_pods: int = 0,
+    ids: RowIds | None = None,
+) -> SchedulingSession:
+    """Write everything ``result`` decided, in one transaction, and return the session row.
+
+    Idempotent: the bindings and evictions are compare-and-swaps, so applying the same result twice binds and
+    evicts nothing the second time (the second session row records zero of each). ``ids`` (from
+    ``read_cluster``) lets the bindings address pods and nodes by primary key instead of by name.
+    """
+    t0 = perf_counter()
+    with transaction.atomic():
+        session = SchedulingSession.objects.create(
+            cluster=cluster,
+            kind=kind,
+            status=SessionStatus.OK,
+            started=started or now,
+            pending_pods=pending_pods,
+            warnings=list(result.warnings)[:100],
+        )
+        applied = _apply_bindings(cluster, result.bindings, now, ids)
+        evicted = _apply_evictions(cluster, session, result.evictions, now)
+        phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
+        _write_samples(cluster, result, now)
+        session.bindings = applied
+        session.bound = sum(1 for a in applied if not a[2])
+        session.pipelined = len(applied) - session.bound
+        session.evicted = evicted
+        session.podgroups = phases
+        session.finished = timezone.now()
+        write_ms = (perf_counter() - t0) * 1000.0
+        session.timings = {**(timings or {}), "write_ms": round(write_ms, 3)}
+        session.duration_ms = round(sum(v for k, v in session.timings.items() if k.endswith("_ms")), 3)
+        session.save()
+    return session
+
+
+def record_skipped(cluster_id: int, kind: str = SessionKind.SESSION, *, why: str = "") -> SchedulingSession:
+    """A session row for a run that found the cluster locked by another worker."""
+    now = timezone.now()
+    return SchedulingSession.objects.create(
+        cluster_id=cluster_id,
+        kind=kind,
+        status=SessionStatus.SKIPPED,
+        started=now,
+        finished=now,
+        error=why or "another worker holds this cluster's lock",
+    )
+
+
+def record_failure(cluster: Cluster, kind: str, started: datetime, exc: BaseException) -> SchedulingSession:
+    """A session row for a run that raised (its other writes were rolled back)."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return SchedulingSession.objects.create(
+        cluster=cluster,
+        kind=kind,
+        status=SessionStatus.FAILED,
+        started=started,
+        finished=timezone.now(),
+        error=text[:4000],
+    )
+
+
+def _engine() -> Any:
+    from scheduling.engine import run
+
+    return run
+
+
+def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
+    """Load the snapshot, run the engine's session, write its decisions; a failure becomes a failed session row.
+
+    Call it under the cluster's session lock (``scheduling.tasks.run_session`` does).
+    """
+    started = timezone.now()
+    try:
+        with transaction.atomic():
+            t0 = perf_counter()
+            snapshot, ids = read_cluster(cluster)
+            t1 = perf_counter()
+            result = _engine().run_session(snapshot, now=started.timestamp())
+            t2 = perf_counter()
+            pending = sum(1 for t in snapshot.tasks.values() if t.status is TaskStatus.PENDING)
+            return apply_decisions(
+                cluster,
+                result,
+                started,
+                started=started,
+                pending_pods=pending,
+                ids=ids,
+                timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
+            )
+    except Exception as exc:
+        logger.exception("scheduling session of cluster %s failed", cluster.name)
+        return record_failure(cluster, SessionKind.SESSION, started, exc)
+
+
+def load_over_since(cluster: Cluster) -> dict[str, float]:
+    """The recycling debounce state: quota group -> since when it has been over its runtime (epoch seconds)."""
+    return {
+        name: ts.timestamp()
+        for name, ts in QuotaOverState.objects.filter(cluster=cluster).values_list("name", "over_since")
+    }
+
+
+def save_over_since(cluster: Cluster, over_since: Mapping[str, float]) -> None:
+    """Replace the debounce state with ``over_since`` (rows for groups no longer over are deleted)."""
+    existing = dict(QuotaOverState.objects.filter(cluster=cluster).values_list("name", "over_since"))
+    QuotaOverState.objects.filter(cluster=cluster).exclude(name__in=list(over_since)).delete()
+    for name, ts in over_since.items():
+        moment = datetime.fromtimestamp(ts, tz=UTC)
+        if name not in existing:
+            QuotaOverState.objects.create(cluster=cluster, name=name, over_since=moment)
+        elif existing[name] != moment:
+            QuotaOverState.objects.filter(cluster=cluster, name=name).update(over_since=moment)
+
+
+def run_recycle_pass(cluster: Cluster) -> SchedulingSession | None:
+    """One overuse-revoke pass (Koordinator's recycling, seed 001) with the debounce state kept in the database.
+
+    Runs only when the cluster's policy enables the ``elasticquota`` plugin with ``monitorAllQuotas: true``
+    (Koordinator's controller is off by default); otherwise it clears the state and returns None. Returns a
+    ``recycle`` session row when pods were evicted (or the pass failed), else None: a pass that finds nothing
+    to do every second leaves no row.
+    """
+    args = cluster.policy.elastic_quota_args()
+    if not args.monitor_all_quotas:
+        QuotaOverState.objects.filter(cluster=cluster).delete()
+        return None
+    started = timezone.now()
+    try:
+        with transaction.atomic():
+            t0 = perf_counter()
+            snapshot = load_snapshot(cluster)
+            over = load_over_since(cluster)
+            t1 = perf_counter()
+            evictions, new_over = _engine().run_recycle(snapshot, now=started.timestamp(), over_since=over)
+            t2 = perf_counter()
+            save_over_since(cluster, new_over)
+            if not evictions:
+                return None
+            return apply_decisions(
+                cluster,
+                decisions.SessionResult(evictions=list(evictions)),
+                started,
+                kind=SessionKind.RECYCLE,
+                started=started,
+                timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
+            )
+    except Exception as exc:
+        logger.exception("recycling pass of cluster %s failed", cluster.name)
+        return record_failure(cluster, SessionKind.RECYCLE, started, exc)
+
+
+# -- compaction and retention ----------------------------------------------------------------------------------
+
+SAMPLE_FULL_RESOLUTION = timedelta(hours=1)
+SAMPLE_MINUTE_RESOLUTION = timedelta(days=1)
+EMPTY_SESSION_RETENTION = timedelta(hours=1)
+SESSION_RETENTION = timedelta(days=7)
+
+
+def _thin(qs: QuerySet[QuotaSample], bucket: Any) -> int:
+    """Keep the latest sample of each (kind, node, bucket) in ``qs``; returns how many were deleted."""
+    ranked = qs.annotate(
+        rank=Window(
+            RowNumber(),
+            partition_by=[F("kind"), F("name"), bucket],
+            order_by=[F("time").desc(), F("id").desc()],
+        )
+    ).filter(rank__gt=1)
+    doomed = list(ranked.values_list("id", flat=True))
+    deleted = 0
+    for i in range(0, len(doomed), 5000):
+        deleted += QuotaSample.objects.filter(pk__in=doomed[i : i + 5000])._raw_delete(QuotaSample.objects.db)
+    return deleted
+
+
+def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
+    """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day)
+    and drop old session rows (skipped or empty ones after an hour, every one after a week)."""
+    minute_cut, hour_cut = now - SAMPLE_FULL_RESOLUTION, now - SAMPLE_MINUTE_RESOLUTION
+    samples = QuotaSample.objects.filter(cluster=cluster)
+    by_minute = _thin(samples.filter(time__lt=minute_cut, time__gte=hour_cut), TruncMinute("time"))
+    by_hour = _thin(samples.filter(time__lt=hour_cut), TruncHour("time"))
+    sessions = SchedulingSession.objects.filter(cluster=cluster)
+    empty = Q(status=SessionStatus.SKIPPED) | Q(status=SessionStatus.OK, bound=0, pipelined=0, evicted=0)
+    dropped, _ = sessions.filter(empty, started__lt=now - EMPTY_SESSION_RETENTION).delete()
+    old, _ = sessions.filter(started__lt=now - SESSION_RETENTION).delete()
+    return {"samples_by_minute": by_minute, "samples_by_hour": by_hour, "sessions": dropped + old}
+
+
+# -- reading the records --------------------------------------------------------------------------------------
+
+
+def session_decisions(
+    session: SchedulingSession, namespaces: Collection[str] | None = None, kind: str | None = None
+) -> list[dict[str, Any]]:
+    """A session's decisions, bindings first, then evictions, then podgroup changes (``DecisionSerializer``'s
+    shape); only those in ``namespaces`` when given, only of ``kind`` when given."""
+    blank: dict[str, Any] = {
+        "pod": None,
+        "podgroup": None,
+        "node": None,
+        "phase": None,
+        "action": None,
+        "reason": "",
+        "message": "",
+        "preemptor": None,
+        "blocker": None,
+    }
+
+    def visible(uid: str) -> bool:
+        return namespaces is None or _split_uid(uid)[0] in namespaces
+
+    out: list[dict[str, Any]] = []
+    if kind in (None, "bind", "pipeline"):
+        bindings = session.bindings
+        if bindings is None:
+            bindings = SchedulingSession.objects.filter(pk=session.pk).values_list("bindings", flat=True).first()
+        for uid, node, pipelined in bindings or []:
+            what = "pipeline" if pipelined else "bind"
+            if (kind is None or kind == what) and visible(uid):
+                out.append({**blank, "kind": what, "pod": uid, "node": node})
+    if kind in (None, "evict"):
+        for e in session.eviction_rows.order_by("id"):
+            if visible(e.pod_uid):
+                out.append(
+                    {
+                        **blank,
+                        "kind": "evict",
+                        "pod": e.pod_uid,
+                        "node": e.node or None,
+                        "action": e.action,
+                        "reason": e.reason,
+                        "message": e.message,
+                        "preemptor": e.preemptor or None,
+                        "blocker": e.blocker,
+                    }
+                )
+    if kind in (None, "podgroup"):
+        for r in session.reason_rows.select_related("podgroup__namespace").order_by("id"):
+            key = f"{r.podgroup.namespace.name}/{r.podgroup.name}"
+            if visible(key):
+                out.append(
+                    {
+                        **blank,
+                        "kind": "podgroup",
+                        "podgroup": key,
+                        "phase": r.phase,
+                        "reason": r.reason,
+                        "message": r.message,
+                        "blocker": r.blocker,
+                    }
+                )
+    return out

@@ -1,0 +1,253 @@
+"""Celery tasks of the cluster: thin wrappers that take the cluster's lock and call one store / agent function.
+
+Every task takes a cluster id (JSON-serialisable), is ``acks_late`` with explicit time limits, and takes its own
+per-cluster lock (``scheduling/locks.py``: a PostgreSQL advisory transaction lock, a lease row on SQLite), so two
+workers never run the same job on the same cluster at once; the loser returns ``"skipped"`` (a session also
+leaves a ``skipped`` row). The work is idempotent (compare-and-swap writes), so a task redelivered after a worker
+died simply runs again. Results: ``"ran"``, ``"skipped"``, ``"failed"`` (recorded as a failed session row),
+``"disabled"`` (simulation tasks on a cluster that is not simulated) or ``"gone"`` (the cluster was deleted).
+
+No automatic retries: each task runs again on its next beat a second later, which is the retry.
+
+**Schedules** (``ensure_schedules``, called when a cluster is saved and by ``manage.py ensure_schedules``): one
+django-celery-beat ``PeriodicTask`` per cluster and job, named ``"<cluster>: <job>"`` and editable in the admin
+(interval, enabled). Defaults (``CLUSTER_SCHEDULES``): the session and the recycling every second, the simulated
+agent every second and the workload generator every 2 s (enabled only while the cluster is ``simulated``), the
+heartbeat check every 5 s, compaction every 10 min. Each entry's ``expire_seconds`` is below its period where
+django-celery-beat's whole seconds allow it (period - 1), and 1 s for the 1-second jobs: a message older than
+that is dropped by the worker instead of piling up behind a slow session.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from scheduling import agent, store
+from scheduling.locks import (
+    AGENT_TICK_LOCK,
+    COMPACTION_LOCK,
+    NODE_CHECK_LOCK,
+    RECYCLE_LOCK,
+    SCHEDULING_SESSION_LOCK,
+    WORKLOAD_LOCK,
+    cluster_lock,
+)
+from scheduling.models import Cluster, SessionKind, SessionStatus
+
+__all__ = [
+    "CLUSTER_SCHEDULES",
+    "agent_tick",
+    "check_nodes",
+    "compact_records",
+    "delete_schedules",
+    "ensure_schedules",
+    "generate_workload",
+    "recycle",
+    "run_session",
+]
+
+logger = logging.getLogger(__name__)
+
+SESSION_TIME_LIMIT = 120
+SHORT_TIME_LIMIT = 30
+COMPACTION_TIME_LIMIT = 600
+
+
+@dataclass(frozen=True)
+class Schedule:
+    task: str
+    label: str
+    every: int  # seconds
+    simulated_only: bool = False
+
+    @property
+    def expire_seconds(self) -> int:
+        return max(1, self.every - 1)
+
+
+CLUSTER_SCHEDULES: tuple[Schedule, ...] = (
+    Schedule("scheduling.tasks.run_session", "scheduling session", 1),
+    Schedule("scheduling.tasks.recycle", "recycling", 1),
+    Schedule("scheduling.tasks.check_nodes", "node heartbeat check", 5),
+    Schedule("scheduling.tasks.compact_records", "record compaction", 600),
+    Schedule("scheduling.tasks.agent_tick", "simulated agent", 1, simulated_only=True),
+    Schedule("scheduling.tasks.generate_workload", "workload generator", 2, simulated_only=True),
+)
+
+
+def _cluster(cluster_id: int) -> Cluster | None:
+    return Cluster.objects.filter(pk=cluster_id).first()
+
+
+def _skipped(cluster: Cluster, what: str) -> str:
+    logger.info("%s of cluster %s skipped: another worker holds its lock", what, cluster.name)
+    return "skipped"
+
+
+@shared_task(
+    name="scheduling.tasks.run_session",
+    acks_late=True,
+    time_limit=SESSION_TIME_LIMIT,
+    soft_time_limit=SESSION_TIME_LIMIT - 20,
+)
+def run_session(cluster_id: int) -> str:
+    """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``)."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    with cluster_lock(SCHEDULING_SESSION_LOCK, cluster.pk, ttl=SESSION_TIME_LIMIT) as acquired:
+        if not acquired:
+            store.record_skipped(cluster.pk, SessionKind.SESSION)
+            return _skipped(cluster, "session")
+        session = store.run_scheduling_session(cluster)
+    return "ran" if session.status == SessionStatus.OK else "failed"
+
+
+@shared_task(
+    name="scheduling.tasks.recycle",
+    acks_late=True,
+    time_limit=SESSION_TIME_LIMIT,
+    soft_time_limit=SESSION_TIME_LIMIT - 20,
+)
+def recycle(cluster_id: int) -> str:
+    """One overuse-revoke pass (Koordinator's recycling) with its debounce state in the database."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    with cluster_lock(RECYCLE_LOCK, cluster.pk, ttl=SESSION_TIME_LIMIT) as acquired:
+        if not acquired:
+            return _skipped(cluster, "recycling")
+        session = store.run_recycle_pass(cluster)
+    return "failed" if session is not None and session.status == SessionStatus.FAILED else "ran"
+
+
+@shared_task(
+    name="scheduling.tasks.agent_tick",
+    acks_late=True,
+    time_limit=SHORT_TIME_LIMIT,
+    soft_time_limit=SHORT_TIME_LIMIT - 5,
+)
+def agent_tick(cluster_id: int) -> str:
+    """The simulated node agents of a simulated cluster: heartbeat, start, finish, confirm evictions."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    if not cluster.simulated:
+        return "disabled"
+    with cluster_lock(AGENT_TICK_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
+        if not acquired:
+            return _skipped(cluster, "simulated agent")
+        agent.agent_tick(cluster, timezone.now())
+    return "ran"
+
+
+@shared_task(
+    name="scheduling.tasks.generate_workload",
+    acks_late=True,
+    time_limit=SHORT_TIME_LIMIT,
+    soft_time_limit=SHORT_TIME_LIMIT - 5,
+)
+def generate_workload(cluster_id: int, seed: int = 0) -> str:
+    """Submit the demo teams' jobs to a simulated cluster (seeded), and collect finished ones."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    if not cluster.simulated:
+        return "disabled"
+    with cluster_lock(WORKLOAD_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
+        if not acquired:
+            return _skipped(cluster, "workload generator")
+        agent.generate_workload(cluster, timezone.now(), seed=seed)
+    return "ran"
+
+
+@shared_task(
+    name="scheduling.tasks.check_nodes",
+    acks_late=True,
+    time_limit=SHORT_TIME_LIMIT,
+    soft_time_limit=SHORT_TIME_LIMIT - 5,
+)
+def check_nodes(cluster_id: int) -> str:
+    """Nodes that missed their heartbeats for longer than the cluster's timeout turn NotReady."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    with cluster_lock(NODE_CHECK_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
+        if not acquired:
+            return _skipped(cluster, "node heartbeat check")
+        stale = agent.mark_stale_nodes(cluster, timezone.now())
+    if stale:
+        logger.warning("cluster %s: nodes turned NotReady (no heartbeat): %s", cluster.name, ", ".join(stale))
+    return "ran"
+
+
+@shared_task(
+    name="scheduling.tasks.compact_records",
+    acks_late=True,
+    time_limit=COMPACTION_TIME_LIMIT,
+    soft_time_limit=COMPACTION_TIME_LIMIT - 60,
+)
+def compact_records(cluster_id: int) -> str:
+    """Thin the quota samples and drop old session rows (``store.compact_records``)."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    with cluster_lock(COMPACTION_LOCK, cluster.pk, ttl=COMPACTION_TIME_LIMIT) as acquired:
+        if not acquired:
+            return _skipped(cluster, "compaction")
+        store.compact_records(cluster, timezone.now())
+    return "ran"
+
+
+# -- schedules ------------------------------------------------------------------------------------------------
+
+
+def _args(cluster_id: int) -> str:
+    return json.dumps([cluster_id])
+
+
+@transaction.atomic
+def ensure_schedules(cluster: Cluster) -> list[Any]:
+    """Create the cluster's periodic tasks if missing; keep the simulation ones enabled only while the cluster is
+    simulated. An admin's edits (interval, expiry, enabled) of an existing entry are left alone otherwise."""
+    from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+    out = []
+    for entry in CLUSTER_SCHEDULES:
+        task = PeriodicTask.objects.filter(task=entry.task, args=_args(cluster.pk)).first()
+        if task is None:
+            interval, _ = IntervalSchedule.objects.get_or_create(every=entry.every, period=IntervalSchedule.SECONDS)
+            name = f"{cluster.name}: {entry.label}"
+            if PeriodicTask.objects.filter(name=name).exists():  # a renamed cluster's old name is taken
+                name = f"{name} ({cluster.pk})"
+            task = PeriodicTask.objects.create(
+                name=name,
+                task=entry.task,
+                args=_args(cluster.pk),
+                interval=interval,
+                expire_seconds=entry.expire_seconds,
+                enabled=cluster.simulated or not entry.simulated_only,
+                description=f"Fairway: {entry.label} of cluster {cluster.name} every {entry.every} s",
+            )
+        elif entry.simulated_only and task.enabled != cluster.simulated:
+            task.enabled = cluster.simulated
+            task.save(update_fields=["enabled"])
+        out.append(task)
+    return out
+
+
+def delete_schedules(cluster_id: int) -> int:
+    """Remove a deleted cluster's periodic tasks; returns how many."""
+    from django_celery_beat.models import PeriodicTask
+
+    n = 0
+    for entry in CLUSTER_SCHEDULES:
+        n += PeriodicTask.objects.filter(task=entry.task, args=_args(cluster_id)).delete()[0]
+    return n

@@ -1,0 +1,207 @@
+"""A real Celery worker on Redis against the test database: a session submitted with ``apply_async`` binds pods,
+and a worker killed (SIGKILL) in the middle of a session leaves nothing half done: its transaction rolls back, its
+advisory lock goes with its connection, and the next session binds every pod exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from scheduling import locks
+from scheduling.models import Pod, SchedulingSession
+from scheduling.tasks import run_session
+from tests.scheduling.conftest import build_world
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+BASE_DIR = Path(settings.BASE_DIR)
+CELERY = BASE_DIR / ".venv" / "bin" / "celery"
+
+
+@pytest.fixture
+def redis_url() -> str:
+    url = os.environ.get("FAIRWAY_TEST_REDIS_URL", "")
+    if not url:
+        pytest.skip("FAIRWAY_TEST_REDIS_URL is not set (make test sets it)")
+    import redis
+
+    redis.Redis.from_url(url).ping()
+    return url
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def on_redis(redis_url: str) -> Iterator[Any]:
+    """Point this process's Celery app at Redis (as the worker's settings do), and back afterwards."""
+    from controlplane.celery import app
+
+    keys = ("broker_url", "result_backend", "broker_transport_options")
+    saved = {k: app.conf[k] for k in keys}
+
+    def reset() -> None:
+        from kombu import pools
+
+        pools.reset()  # kombu keeps its connection pools per connection, globally
+        app._pool = None
+        amqp = app.__dict__.get("amqp")
+        if amqp is not None:
+            amqp._producer_pool = None
+        app._backend_cache = None
+        app._local.__dict__.pop("backend", None)
+
+    app.conf.update(
+        broker_url=redis_url,
+        result_backend=redis_url,
+        broker_transport_options={"visibility_timeout": 3600, "global_keyprefix": "fairway:"},
+    )
+    reset()
+    yield app
+    app.conf.update(saved)
+    reset()
+
+
+@pytest.fixture
+def workers(redis_url: str, tmp_path: Path) -> Iterator[SimpleNamespace]:
+    """``workers.start(pause_marker=None)`` starts a worker on a queue of this test only."""
+    queue = f"fairway-test-{uuid.uuid4().hex[:10]}"
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(pause_marker: Path | None = None) -> subprocess.Popen[bytes]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "CELERY_BROKER_URL": redis_url,
+            "CELERY_RESULT_BACKEND": redis_url,
+            "DJANGO_SETTINGS_MODULE": "controlplane.settings",
+            "FAIRWAY_TEST_PAUSE_MARKER": str(pause_marker or ""),
+        }
+        log = (tmp_path / f"worker-{len(started)}.log").open("wb")
+        proc = subprocess.Popen(
+            [
+                str(CELERY),
+                "-A",
+                "controlplane",
+                "worker",
+                "--pool",
+                "solo",
+                "-Q",
+                queue,
+                "--include",
+                "tests.integration.worker_hooks",
+                "-n",
+                f"{queue}-{len(started)}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield SimpleNamespace(start=start, queue=queue, logs=tmp_path)
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+    _forget_queue(redis_url, queue)
+
+
+def _forget_queue(redis_url: str, queue: str) -> None:
+    """Remove this test's queue from Redis, with the message a killed worker left unacknowledged."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(match=f"*{queue}*"):
+        client.delete(key)
+    for tag, payload in client.hgetall("fairway:unacked").items():
+        if queue.encode() in payload:
+            client.hdel("fairway:unacked", tag)
+            client.zrem("fairway:unacked_index", tag)
+
+
+def _wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _lock_is_free(cluster_id: int) -> bool:
+    with connection.cursor() as cursor:  # autocommit: a free xact lock is taken and released at once
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [locks.SCHEDULING_SESSION_LOCK, cluster_id])
+        return bool(cursor.fetchone()[0])
+
+
+def _logs(workers: SimpleNamespace) -> str:
+    return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(workers.logs.glob("worker-*.log")))
+
+
+def test_a_real_worker_runs_a_session(on_redis: Any, workers: SimpleNamespace) -> None:
+    world = build_world()
+    workers.start()
+    result = run_session.apply_async(args=[world.cluster.pk], queue=workers.queue)
+    assert result.get(timeout=120) == "ran", _logs(workers)
+    assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Bound"}
+    session = SchedulingSession.objects.get(cluster=world.cluster)
+    assert (session.status, session.bound) == ("ok", 3)
+
+
+def test_a_worker_killed_mid_session_loses_nothing(on_redis: Any, workers: SimpleNamespace, tmp_path: Path) -> None:
+    world = build_world(nodes=2, node_cpu="4")  # 8 cpu for 5 cpu of pods: every pod fits
+    marker = tmp_path / "paused"
+    doomed = workers.start(pause_marker=marker)
+    run_session.apply_async(args=[world.cluster.pk], queue=workers.queue)
+    _wait_for(marker.exists, 120, "the session to pause after writing its decisions\n" + _logs(workers))
+    # Mid-session: the decisions are written but not committed, and the cluster is locked.
+    assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Pending"}
+    assert not _lock_is_free(world.cluster.pk)
+    os.killpg(doomed.pid, signal.SIGKILL)
+    doomed.wait(30)
+    # The server drops the dead connection: its transaction rolls back and its lock goes with it.
+    _wait_for(lambda: _lock_is_free(world.cluster.pk), 60, "the advisory lock to be released")
+    assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Pending"}
+    assert not SchedulingSession.objects.filter(cluster=world.cluster).exists()
+    # The next session carries on.
+    workers.start()
+    result = run_session.apply_async(args=[world.cluster.pk], queue=workers.queue)
+    assert result.get(timeout=120) == "ran", _logs(workers)
+    pods = list(Pod.objects.filter(cluster=world.cluster).select_related("node"))
+    assert len(pods) == 3 and {p.status for p in pods} == {"Bound"}  # none lost
+    session = SchedulingSession.objects.get(cluster=world.cluster)
+    assert session.bound == 3 and sorted(b[0] for b in session.bindings) == sorted(
+        f"{p.namespace.name}/{p.name}" for p in pods
+    )  # each bound once
+    for node in world.nodes.values():
+        used = sum(p.request["cpu"] for p in pods if p.node_id == node.pk)
+        assert used <= node.allocatable["cpu"]
+    assert run_session.apply_async(args=[world.cluster.pk], queue=workers.queue).get(timeout=120) == "ran"
+    assert SchedulingSession.objects.filter(cluster=world.cluster).order_by("-id").first().bound == 0

@@ -1,0 +1,207 @@
+"""scheduling/agent.py: the node-agent protocol, the simulated agent and the workload generator."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+import time_machine
+from django.core.management import call_command
+from django.utils import timezone
+
+from scheduling import agent, store, tasks
+from scheduling.models import Cluster, Node, Pod, PodGroup
+from tests.scheduling.conftest import World, rl
+
+pytestmark = pytest.mark.django_db
+
+
+def _bind_all(world: World) -> None:
+    store.run_scheduling_session(world.cluster)
+
+
+@pytest.mark.parametrize(
+    ("before", "report", "after", "error"),
+    [
+        ("Bound", "Running", "Running", None),
+        ("Bound", "Failed", "Failed", None),
+        ("Bound", "Succeeded", "Succeeded", None),
+        ("Running", "Succeeded", "Succeeded", None),
+        ("Running", "Failed", "Failed", None),
+        ("Running", "Running", "Running", None),  # a retried report
+        ("Releasing", "Succeeded", "Succeeded", None),
+        ("Succeeded", "Succeeded", "Succeeded", None),
+        ("Pending", "Running", None, "not bound to a node yet"),
+        ("Pipelined", "Running", None, "not bound to a node yet"),
+        ("Succeeded", "Running", None, "already finished"),
+        ("Failed", "Succeeded", None, "already finished"),
+        ("Running", "Bound", None, "reports Running, Succeeded or Failed"),
+        ("Releasing", "Running", None, "being evicted"),
+    ],
+)
+def test_pod_status_transitions(world: World, before: str, report: str, after: str | None, error: str | None) -> None:
+    pod = world.pods["ns-a/a-0"]
+    Pod.objects.filter(pk=pod.pk).update(status=before, node=world.nodes["n1"])
+    pod.refresh_from_db()
+    now = timezone.now()
+    if error:
+        with pytest.raises(agent.AgentError, match=error):
+            agent.report_pod_status(pod, report, now)
+        assert Pod.objects.get(pk=pod.pk).status == before
+        return
+    pod = agent.report_pod_status(pod, report, now)
+    assert pod.status == after
+    if before != after and after in ("Succeeded", "Failed"):
+        assert pod.finished == now and pod.started is not None
+    if before == "Bound" and after == "Running":
+        assert pod.started == now
+
+
+def test_report_from_the_wrong_node_is_refused(world: World) -> None:
+    _bind_all(world)
+    pod = world.pod("ns-a/a-0")
+    with pytest.raises(agent.AgentError) as info:
+        agent.report_pod_status(pod, "Running", timezone.now(), node="elsewhere")
+    assert info.value.field == "node" and pod.node.name in info.value.message
+    assert agent.report_pod_status(pod, "Running", timezone.now(), node=pod.node.name).status == "Running"
+
+
+def test_gone_turns_an_evicted_pod_failed_evicted(world: World) -> None:
+    pod = world.pods["ns-a/a-0"]
+    with pytest.raises(agent.AgentError, match="not being evicted"):
+        agent.confirm_gone(pod, timezone.now())
+    Pod.objects.filter(pk=pod.pk).update(status="Releasing", node=world.nodes["n1"])
+    pod.refresh_from_db()
+    now = timezone.now()
+    pod = agent.confirm_gone(pod, now)
+    assert (pod.status, pod.reason, pod.finished, pod.node.name) == ("Failed", "Evicted", now, "n1")
+    assert agent.confirm_gone(pod, now + timedelta(seconds=5)).finished == now  # retried: no change
+
+
+def test_heartbeats_and_the_timeout() -> None:
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        n1 = agent.heartbeat(world.nodes["n1"], timezone.now(), labels={"zone": "b"}, allocatable=rl(cpu="16"))
+        assert n1.labels == {"zone": "b"} and n1.allocatable["cpu"] == 16000 and n1.ready
+        agent.heartbeat(world.nodes["n2"], timezone.now())
+        clock.shift(timedelta(seconds=30))
+        agent.heartbeat(world.nodes["n2"], timezone.now())
+        clock.shift(timedelta(seconds=11))  # n1 silent for 41 s, n2 for 11 s, n3 never heartbeated
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == ["n1"]
+        assert tasks.check_nodes(world.cluster.pk) == "ran"
+        assert dict(Node.objects.filter(cluster=world.cluster).values_list("name", "ready")) == {
+            "n1": False,
+            "n2": True,
+            "n3": True,
+        }
+        assert store.load_snapshot(world.cluster).total_allocatable["cpu"] == 16000  # n1's capacity left the total
+        Cluster.objects.filter(pk=world.cluster.pk).update(node_heartbeat_timeout=5)
+        world.cluster.refresh_from_db()
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == ["n2"]
+        agent.heartbeat(Node.objects.get(cluster=world.cluster, name="n1"), timezone.now())
+        assert Node.objects.get(cluster=world.cluster, name="n1").ready  # back
+
+
+def test_simulated_agent_runs_pods_to_completion(world: World) -> None:
+    _bind_all(world)
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        counts = agent.agent_tick(world.cluster, timezone.now())
+        assert counts["started"] == 3 and counts["heartbeats"] == 3
+        assert set(Pod.objects.values_list("status", flat=True)) == {"Running"}
+        clock.shift(timedelta(seconds=59))
+        assert agent.agent_tick(world.cluster, timezone.now())["finished"] == 0
+        clock.shift(timedelta(seconds=1))  # a-0 and a-1 last 60 s; solo has no duration and runs on
+        counts = agent.agent_tick(world.cluster, timezone.now())
+        assert counts["finished"] == 2 and counts["completed"] == 1
+        assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).phase == "Completed"
+        assert world.pod("ns-b/solo").status == "Running"
+        Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(status="Releasing")
+        assert agent.agent_tick(world.cluster, timezone.now())["gone"] == 1
+        assert (world.pod("ns-b/solo").status, world.pod("ns-b/solo").reason) == ("Failed", "Evicted")
+        # Completed podgroups are collected after their TTL
+        clock.shift(timedelta(seconds=301))
+        assert agent.collect_garbage(world.cluster, timezone.now(), 300) == 1
+        assert not PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).exists()
+        assert not Pod.objects.filter(cluster=world.cluster).exists()
+
+
+def test_workload_generator_is_seeded_and_follows_the_rules() -> None:
+    call_command("load_demo", stdout=StringIO())
+    cluster = Cluster.objects.get(name="default")
+    start = timezone.now().replace(microsecond=0)
+    knobs = agent.WorkloadSettings(jobs_per_tick=1.0, max_pending_pods=10_000)
+
+    def run(seed: int) -> list[tuple[str, str, int]]:
+        before = set(PodGroup.objects.values_list("pk", flat=True))
+        submitted = 0
+        for k in range(12):
+            submitted += agent.generate_workload(cluster, start + timedelta(seconds=2 * k), seed=seed, settings=knobs)[
+                "submitted"
+            ]
+        new = PodGroup.objects.exclude(pk__in=before).order_by("name")
+        out = [(pg.queue.name, pg.namespace.name, pg.min_member) for pg in new]
+        assert len(out) == submitted
+        new.delete()
+        return out
+
+    first, again, other = run(1), run(1), run(2)
+    assert first == again and first != other and len(first) > 5
+    leaves = {"ml-research", "nlp", "vision", "platform", "data-eng", "search", "analytics", "batch-etl"}
+    assert {q for q, _, _ in first} <= leaves and len({q for q, _, _ in first}) >= 4
+    # pods match their gang and their namespace's quota group; GPU jobs tolerate the GPU taint
+    for k in range(8):
+        agent.generate_workload(cluster, start + timedelta(seconds=2 * k), seed=4, settings=knobs)
+    for pg in PodGroup.objects.filter(name__startswith="job-").prefetch_related("pods"):
+        pods = list(pg.pods.all())
+        assert len(pods) == pg.min_member
+        assert all(p.quota_group_id == pg.namespace.quota_group_id for p in pods)
+        for p in pods:
+            assert ("nvidia.com/gpu" in p.request) == bool(p.tolerations)
+
+
+def test_workload_generator_respects_the_backlog_cap_and_namespace_quota() -> None:
+    from quotas.models import Namespace
+
+    call_command("load_demo", stdout=StringIO())
+    cluster = Cluster.objects.get(name="default")
+    start = timezone.now().replace(microsecond=0)
+    capped = agent.WorkloadSettings(jobs_per_tick=1.0, max_pending_pods=1)
+    demo_jobs = set(PodGroup.objects.values_list("pk", flat=True))
+    for k in range(6):
+        agent.generate_workload(cluster, start + timedelta(seconds=k), seed=1, settings=capped)
+    # every demo team but batch-etl already has a job waiting: only batch-etl gets one, and only one
+    assert list(PodGroup.objects.exclude(pk__in=demo_jobs).values_list("queue__name", flat=True)) == ["batch-etl"]
+    Namespace.objects.update(hard=rl(cpu="500m"))  # below any job: every new job is refused
+    eager = agent.WorkloadSettings(jobs_per_tick=1.0, max_pending_pods=10_000)
+    counts = [
+        agent.generate_workload(cluster, start + timedelta(seconds=10 + k), seed=1, settings=eager) for k in range(4)
+    ]
+    assert sum(c["submitted"] for c in counts) == 0 and sum(c["refused"] for c in counts) > 0
+
+
+def test_demo_runs_live_sessions_agent_and_workload(monkeypatch: Any) -> None:
+    """A few simulated seconds of ``make run``: sessions place, the agent runs and finishes, jobs keep coming."""
+    call_command("load_demo", stdout=StringIO())
+    call_command("ensure_schedules", "--simulated", "default", stdout=StringIO())
+    cluster = Cluster.objects.get(name="default")
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        for _ in range(20):
+            assert tasks.generate_workload(cluster.pk) == "ran"
+            assert tasks.run_session(cluster.pk) == "ran"
+            assert tasks.agent_tick(cluster.pk) == "ran"
+            assert tasks.recycle(cluster.pk) in ("ran",)
+            clock.shift(timedelta(seconds=10))
+    statuses = set(Pod.objects.filter(cluster=cluster).values_list("status", flat=True))
+    assert {"Running", "Succeeded"} <= statuses
+    for node in Node.objects.filter(cluster=cluster):
+        used = sum(
+            p.request.get("cpu", 0) for p in Pod.objects.filter(node=node, status__in=("Bound", "Running", "Releasing"))
+        )
+        assert used <= node.allocatable["cpu"]

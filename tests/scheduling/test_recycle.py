@@ -1,0 +1,116 @@
+"""Recycling (Koordinator's overuse revoke, seed 001) through the store and the Celery task: the debounce lives in
+the database, so it survives worker restarts; evictions are recorded like a session's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from quotas.models import Namespace
+from scheduling import store, tasks
+from scheduling.models import Eviction, Pod, QuotaOverState, SchedulingSession
+from tests.scheduling.conftest import World, build_world, rl
+
+pytestmark = pytest.mark.django_db
+
+RECYCLING_POLICY = """\
+actions: "enqueue, allocate, backfill, reclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: capacity
+  - name: elasticquota
+    arguments:
+      monitorAllQuotas: true
+      delayEvictTime: 120s
+"""
+T0 = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
+
+
+def _overused_world(policy: str = RECYCLING_POLICY) -> World:
+    """qa and qb (min 12 cpu each, max 24) share 24 cpu. qa runs 5 pods of 4 cpu (used 20) while qb asks for 12:
+    qa's runtime is 12, so qa is 8 cpu over and two of its pods must go. a-4 is the least important but is not
+    preemptible; a-1 started after a-0 at the same priority, so it goes first."""
+    world = build_world(nodes=3)
+    world.cluster.scheduler_policy = policy
+    world.cluster.save()
+    Pod.objects.filter(cluster=world.cluster).delete()
+    ns_a, ns_b = Namespace.objects.get(name="ns-a"), Namespace.objects.get(name="ns-b")
+    placement = ["n1", "n1", "n2", "n2", "n3"]
+    priorities = [0, 0, 10, 50, 0]
+    for k in range(5):
+        Pod.objects.create(
+            cluster=world.cluster,
+            namespace=ns_a,
+            name=f"a-{k}",
+            request=rl(cpu="4"),
+            quota_group=ns_a.quota_group,
+            status="Running",
+            node=world.nodes[placement[k]],
+            priority=priorities[k],
+            preemptible=k != 4,
+            started=T0 - timedelta(seconds=100 - 10 * k),
+        )
+    for k in range(3):
+        Pod.objects.create(
+            cluster=world.cluster, namespace=ns_b, name=f"b-{k}", request=rl(cpu="4"), quota_group=ns_b.quota_group
+        )
+    return world
+
+
+def test_debounce_then_least_important_pods_are_evicted() -> None:
+    world = _overused_world()
+    cid = world.cluster.pk
+    with time_machine.travel(T0, tick=False) as clock:
+        assert tasks.recycle(cid) == "ran"
+        state = QuotaOverState.objects.get(cluster=world.cluster)
+        assert (state.name, state.over_since) == ("qa", T0)
+        clock.shift(timedelta(seconds=119))
+        assert tasks.recycle(cid) == "ran"
+        assert not Eviction.objects.exists()
+        assert QuotaOverState.objects.get(name="qa").over_since == T0  # kept, not moved
+        clock.shift(timedelta(seconds=2))  # 121 s over: longer than delayEvictTime
+        assert tasks.recycle(cid) == "ran"
+        evicted = list(Eviction.objects.order_by("pod_uid").values_list("pod_uid", "action"))
+        assert evicted == [("ns-a/a-0", "recycle"), ("ns-a/a-1", "recycle")]
+        assert set(Pod.objects.filter(status="Releasing").values_list("name", flat=True)) == {"a-0", "a-1"}
+        assert Pod.objects.get(name="a-4").status == "Running"  # not preemptible: never a victim
+        row = SchedulingSession.objects.get(kind="recycle")
+        assert (row.status, row.evicted) == ("ok", 2)
+        assert all(e.message for e in Eviction.objects.all())
+        # the clock restarts after a trigger; a second pass evicts nothing new (the victims are Releasing)
+        clock.shift(timedelta(seconds=1))
+        assert tasks.recycle(cid) == "ran"
+        assert Eviction.objects.count() == 2
+
+
+def test_a_restarted_worker_keeps_the_debounce(fake_engine: Any) -> None:
+    """The state handed to the engine is the one the previous pass stored, whatever process ran it."""
+    world = _overused_world()
+
+    def answer(snapshot: Any, now: float, over_since: dict[str, float]) -> tuple[list[Any], dict[str, float]]:
+        return [], {"qa": over_since.get("qa", now)}
+
+    fake_engine.recycle_answer = answer
+    with time_machine.travel(T0, tick=False) as clock:
+        store.run_recycle_pass(world.cluster)
+        clock.shift(timedelta(seconds=30))
+        store.run_recycle_pass(world.cluster)
+    assert fake_engine.recycle_calls == [{}, {"qa": T0.timestamp()}]
+    fake_engine.recycle_answer = lambda snapshot, now, over: ([], {})  # qa no longer over: the row goes
+    store.run_recycle_pass(world.cluster)
+    assert not QuotaOverState.objects.exists()
+
+
+def test_recycling_is_off_unless_the_policy_monitors_quotas(fake_engine: Any) -> None:
+    world = _overused_world(policy="")  # Volcano's default: no elasticquota plugin
+    QuotaOverState.objects.create(cluster=world.cluster, name="qa", over_since=timezone.now())
+    assert tasks.recycle(world.cluster.pk) == "ran"
+    assert fake_engine.recycle_calls == [] and not QuotaOverState.objects.exists()

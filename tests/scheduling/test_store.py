@@ -1,0 +1,435 @@
+"""scheduling/store.py: rows -> snapshot -> (hand-made) decisions -> rows, compare-and-swap, one transaction."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from scheduling import store
+from scheduling.engine.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
+from scheduling.engine.policy import DEFAULT_POLICY
+from scheduling.engine.snapshot import PodGroupPhase, TaskStatus
+from scheduling.models import (
+    Eviction as EvictionRow,
+)
+from scheduling.models import (
+    Node,
+    Pod,
+    PodGroup,
+    PodGroupReason,
+    QuotaSample,
+    SchedulingSession,
+)
+from tests.scheduling.conftest import GIB, World, build_world, rl
+
+pytestmark = pytest.mark.django_db
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+
+
+def test_snapshot_reads_nodes_pods_podgroups_and_trees(world: World) -> None:
+    snap = store.load_snapshot(world.cluster)
+    assert set(snap.nodes) == {"n1", "n2", "n3"}
+    assert snap.nodes["n1"].allocatable == {"cpu": 8000, "memory": 32 * GIB, "pods": 110_000}
+    assert snap.total_allocatable["cpu"] == 24000
+    assert set(snap.tasks) == {"ns-a/a-0", "ns-a/a-1", "ns-b/solo"}
+    a0 = snap.tasks["ns-a/a-0"]
+    assert (a0.podgroup, a0.request["cpu"], a0.status, a0.node, a0.quota_group) == (
+        "ns-a/pg-a",
+        2000,
+        TaskStatus.PENDING,
+        None,
+        "qa",
+    )
+    pg = snap.podgroups["ns-a/pg-a"]
+    assert (pg.queue, pg.min_member, pg.min_resources, pg.phase) == (
+        "team-a",
+        2,
+        {"cpu": 4000, "memory": 8 * GIB},
+        PodGroupPhase.PENDING,
+    )
+    # A pod without a podgroup gets its own: minMember 1, its namespace's default queue.
+    own = snap.podgroups["ns-b/podgroup-solo"]
+    assert (own.queue, own.min_member, snap.tasks["ns-b/solo"].podgroup) == ("team-b", 1, "ns-b/podgroup-solo")
+    assert snap.namespaces["ns-a"].weight == 2 and snap.namespaces["ns-a"].queue == "team-a"
+    assert snap.quota_namespaces["qa"] == ("ns-a",)
+    assert snap.quota_group_of(snap.tasks["ns-b/solo"]) == "qb"
+    assert snap.queues["team-a"].parent == "dept" and snap.queues["team-a"].weight == 2
+    assert snap.quota_groups["qa"].min == {"cpu": 12000} and snap.quota_groups["qdept"].is_parent
+    assert {"root", "default"} <= set(snap.queues) and {"root", "system", "default"} <= set(snap.quota_groups)
+    assert snap.policy == DEFAULT_POLICY
+    assert snap.problems() == []
+
+
+def test_snapshot_statuses_pipelined_completed_and_not_ready(world: World) -> None:
+    from scheduling.models import Namespace, Queue
+
+    world.pods["ns-a/a-0"].status, world.pods["ns-a/a-0"].node = "Running", world.nodes["n1"]
+    world.pods["ns-a/a-0"].save()
+    world.pods["ns-a/a-1"].status, world.pods["ns-a/a-1"].node = "Pipelined", world.nodes["n2"]
+    world.pods["ns-a/a-1"].save()
+    Node.objects.filter(pk=world.nodes["n3"].pk).update(ready=False)
+    done = PodGroup.objects.create(
+        cluster=world.cluster,
+        namespace=Namespace.objects.get(name="ns-a"),
+        name="old",
+        queue=Queue.objects.get(name="team-a"),
+        phase="Completed",
+    )
+    Pod.objects.create(cluster=world.cluster, namespace=done.namespace, name="old-0", podgroup=done, status="Succeeded")
+    finished = Pod.objects.create(
+        cluster=world.cluster,
+        namespace=done.namespace,
+        name="a-2",
+        podgroup=world.podgroups["ns-a/pg-a"],
+        status="Succeeded",
+        node=world.nodes["n1"],
+    )
+    snap = store.load_snapshot(world.cluster)
+    assert snap.tasks["ns-a/a-0"].status is TaskStatus.RUNNING and snap.tasks["ns-a/a-0"].node == "n1"
+    # Pipelining is decided afresh by every session.
+    assert snap.tasks["ns-a/a-1"].status is TaskStatus.PENDING and snap.tasks["ns-a/a-1"].node is None
+    assert "ns-a/old" not in snap.podgroups and "ns-a/old-0" not in snap.tasks
+    assert snap.tasks[f"ns-a/{finished.name}"].status is TaskStatus.SUCCEEDED  # gang counts keep finished members
+    assert snap.nodes["n3"].ready is False and snap.total_allocatable["cpu"] == 16000
+    assert snap.node_used["n1"]["cpu"] == 2000
+
+
+def test_snapshot_reads_in_a_fixed_number_of_queries(world: World, django_assert_max_num_queries: Any) -> None:
+    from scheduling.models import Namespace
+
+    ns = Namespace.objects.get(name="ns-a")
+    pg = world.podgroups["ns-a/pg-a"]
+    Node.objects.bulk_create(
+        Node(cluster=world.cluster, name=f"bulk-{i}", allocatable=rl(cpu="4"), labels={"zone": str(i % 3)})
+        for i in range(100)
+    )
+    Pod.objects.bulk_create(
+        Pod(
+            cluster=world.cluster,
+            namespace=ns,
+            name=f"p-{i}",
+            podgroup=pg if i % 2 else None,
+            request=rl(cpu="1"),
+            tolerations=[{"key": "gpu", "operator": "Exists"}],
+            node_selector={"zone": "1"},
+        )
+        for i in range(300)
+    )
+    with django_assert_max_num_queries(7):
+        snap = store.load_snapshot(world.cluster)
+    assert len(snap.tasks) == 303 and len(snap.nodes) == 103
+    assert snap.tasks["ns-a/p-1"].tolerations[0].operator == "Exists"
+    assert snap.tasks["ns-a/p-1"].node_selector == {"zone": "1"}
+
+
+# -- writing --------------------------------------------------------------------------------------------------
+
+
+def _result(**kwargs: Any) -> SessionResult:
+    return SessionResult(**kwargs)
+
+
+BIND_ALL = _result(
+    bindings=[Binding("ns-a/a-0", "n1"), Binding("ns-a/a-1", "n2"), Binding("ns-b/solo", "n3", pipelined=True)],
+    podgroups={
+        "ns-a/pg-a": PodGroupStatus("ns-a/pg-a", "Running"),
+        "ns-b/podgroup-solo": PodGroupStatus("ns-b/podgroup-solo", "Inqueue", "Pipelined", "waits on n3"),
+    },
+)
+
+
+def test_round_trip_rows_snapshot_decisions_rows(world: World) -> None:
+    now = timezone.now()
+    session = store.apply_decisions(world.cluster, BIND_ALL, now, pending_pods=3)
+    assert (session.status, session.bound, session.pipelined, session.evicted) == ("ok", 2, 1, 0)
+    assert sorted(map(tuple, session.bindings)) == [
+        ("ns-a/a-0", "n1", False),
+        ("ns-a/a-1", "n2", False),
+        ("ns-b/solo", "n3", True),
+    ]
+    assert session.podgroups == {"Running": 1} and session.pending_pods == 3
+    a0, solo = world.pod("ns-a/a-0"), world.pod("ns-b/solo")
+    assert (a0.status, a0.node.name) == ("Bound", "n1")
+    assert (solo.status, solo.node.name) == ("Pipelined", "n3")
+    pg = PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk)
+    assert pg.phase == "Running" and pg.reason == ""
+    assert pg.conditions[0]["type"] == "Scheduled" and pg.conditions[0]["transitionID"] == str(session.pk)
+    assert list(PodGroupReason.objects.values_list("phase", "session_id")) == [("Running", session.pk)]
+    snap = store.load_snapshot(world.cluster)  # and back
+    assert snap.tasks["ns-a/a-0"].status is TaskStatus.BOUND and snap.tasks["ns-a/a-0"].node == "n1"
+    assert snap.tasks["ns-b/solo"].status is TaskStatus.PENDING and snap.tasks["ns-b/solo"].node is None
+    assert snap.podgroups["ns-a/pg-a"].phase is PodGroupPhase.RUNNING
+    assert snap.podgroups["ns-a/pg-a"].conditions[0].type == "Scheduled"
+    assert snap.node_used["n1"]["cpu"] == 2000
+
+
+def test_replaying_a_result_binds_nothing_twice(world: World) -> None:
+    now = timezone.now()
+    first = store.apply_decisions(world.cluster, BIND_ALL, now)
+    bound_at = {uid: world.pod(uid).updated for uid in ("ns-a/a-0", "ns-a/a-1")}
+    moved = _result(bindings=[Binding("ns-a/a-0", "n3"), Binding("ns-a/a-1", "n3")])
+    second = store.apply_decisions(world.cluster, BIND_ALL, now + timedelta(seconds=1))
+    third = store.apply_decisions(world.cluster, moved, now + timedelta(seconds=2))
+    assert (first.bound, second.bound, third.bound) == (2, 0, 0)
+    assert second.pipelined == 1  # pipelining is redone each session: the pod went back to Pending first
+    assert [world.pod(u).node.name for u in ("ns-a/a-0", "ns-a/a-1")] == ["n1", "n2"]
+    assert {uid: world.pod(uid).updated for uid in bound_at} == bound_at
+    assert second.bindings == [["ns-b/solo", "n3", True]] and third.bindings == []
+
+
+def test_pipelined_pods_not_pipelined_again_go_back_to_pending(world: World) -> None:
+    store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
+    store.apply_decisions(world.cluster, _result(), timezone.now())
+    solo = world.pod("ns-b/solo")
+    assert (solo.status, solo.node) == ("Pending", None)
+    store.apply_decisions(world.cluster, _result(bindings=[Binding("ns-b/solo", "n2")]), timezone.now())
+    assert world.pod("ns-b/solo").status == "Bound"  # a pipelined pod may be bound later
+
+
+def test_bindings_skip_pods_that_changed_meanwhile_and_unknown_names(world: World) -> None:
+    Pod.objects.filter(pk=world.pods["ns-a/a-0"].pk).delete()
+    Pod.objects.filter(pk=world.pods["ns-a/a-1"].pk).update(status="Failed")
+    result = _result(
+        bindings=[
+            Binding("ns-a/a-0", "n1"),
+            Binding("ns-a/a-1", "n1"),
+            Binding("ns-b/solo", "ghost-node"),
+            Binding("ns-x/nobody", "n1"),
+        ]
+    )
+    session = store.apply_decisions(world.cluster, result, timezone.now())
+    assert session.bound == 0 and session.bindings == []
+    assert world.pod("ns-a/a-1").status == "Failed" and world.pod("ns-b/solo").status == "Pending"
+
+
+def test_bindings_stay_inside_their_cluster(world: World) -> None:
+    other = build_world("c2", nodes=1)
+    session = store.apply_decisions(other.cluster, _result(bindings=[Binding("ns-a/a-0", "n1")]), timezone.now())
+    assert session.bound == 1
+    assert world.pod("ns-a/a-0").status == "Pending" and other.pod("ns-a/a-0").node.cluster == other.cluster
+
+
+def test_evictions_turn_pods_releasing_with_a_record_once(world: World) -> None:
+    store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
+    Pod.objects.filter(pk=world.pods["ns-a/a-0"].pk).update(status="Running")
+    blocker = Blocker("queue", "team-b", "cpu", 1000, 0, "deserved")
+    evict = _result(
+        evictions=[
+            Eviction("ns-a/a-0", "reclaim", "Reclaimed", "queue team-a over deserved cpu: 4 > 2", "ns-b/solo", blocker),
+            Eviction("ns-b/solo", "preempt", "Preempted", "a pipelined pod is not running"),  # not allocated
+        ]
+    )
+    now = timezone.now()
+    session = store.apply_decisions(world.cluster, evict, now)
+    again = store.apply_decisions(world.cluster, evict, now)
+    assert (session.evicted, again.evicted) == (1, 0)
+    a0 = world.pod("ns-a/a-0")
+    assert (a0.status, a0.reason, a0.node.name) == ("Releasing", "Evicted", "n1")  # still holds its node
+    row = EvictionRow.objects.get()
+    assert (row.pod_id, row.pod_uid, row.node, row.action, row.reason, row.preemptor, row.session_id) == (
+        a0.pk,
+        "ns-a/a-0",
+        "n1",
+        "reclaim",
+        "Reclaimed",
+        "ns-b/solo",
+        session.pk,
+    )
+    assert row.blocker == blocker.to_dict() and "4 > 2" in row.message
+    assert store.load_snapshot(world.cluster).tasks["ns-a/a-0"].status is TaskStatus.RELEASING
+
+
+def test_podgroup_reasons_conditions_and_history(world: World) -> None:
+    key = "ns-a/pg-a"
+    pk = world.podgroups[key].pk
+
+    def status(message: str, resource: str = "cpu", phase: str = "Pending") -> SessionResult:
+        blocker = Blocker("queue", "team-a", resource, 4000, 2000, "realCapability")
+        return _result(podgroups={key: PodGroupStatus(key, phase, "NotEnoughResources", message, blocker)})
+
+    t0 = timezone.now()
+    s1 = store.apply_decisions(world.cluster, status("queue team-a: insufficient cpu, requested 4, available 2"), t0)
+    pg = PodGroup.objects.get(pk=pk)
+    assert (pg.phase, pg.reason, pg.blocker["resource"]) == ("Pending", "NotEnoughResources", "cpu")
+    cond = pg.conditions[0]
+    assert (cond["type"], cond["status"], cond["reason"], cond["transitionID"]) == (
+        "Unschedulable",
+        "True",
+        "NotEnoughResources",
+        str(s1.pk),
+    )
+    # Only the numbers move: message and condition follow, the transition and the history stay.
+    store.apply_decisions(
+        world.cluster, status("queue team-a: insufficient cpu, requested 4, available 1"), t0 + timedelta(seconds=1)
+    )
+    pg = PodGroup.objects.get(pk=pk)
+    assert pg.message.endswith("available 1") and pg.conditions[0]["message"].endswith("available 1")
+    assert pg.conditions[0]["transitionID"] == str(s1.pk)
+    assert pg.conditions[0]["lastTransitionTime"] == cond["lastTransitionTime"]
+    assert PodGroupReason.objects.filter(podgroup_id=pk).count() == 1
+    # Another resource blocks it: a new history row.
+    store.apply_decisions(world.cluster, status("insufficient memory", "memory"), t0 + timedelta(seconds=2))
+    # Inqueue, then Running, then Completed by the agent: never overwritten afterwards.
+    store.apply_decisions(world.cluster, status("waiting", "memory", phase="Inqueue"), t0 + timedelta(seconds=3))
+    store.apply_decisions(
+        world.cluster, _result(podgroups={key: PodGroupStatus(key, "Running")}), t0 + timedelta(seconds=4)
+    )
+    history = list(PodGroupReason.objects.filter(podgroup_id=pk).order_by("time").values_list("phase", "reason"))
+    assert history == [
+        ("Pending", "NotEnoughResources"),
+        ("Pending", "NotEnoughResources"),
+        ("Inqueue", "NotEnoughResources"),
+        ("Running", ""),
+    ]
+    PodGroup.objects.filter(pk=pk).update(phase="Completed")
+    store.apply_decisions(world.cluster, status("late"), t0 + timedelta(seconds=5))
+    assert PodGroup.objects.get(pk=pk).phase == "Completed"
+
+
+def test_quota_samples_per_tree_node_in_base_units(world: World) -> None:
+    def values(**fields: Any) -> SimpleNamespace:
+        return SimpleNamespace(**{k: rl(**v) for k, v in fields.items()})
+
+    queue = values(request={"cpu": "6"}, allocated={"cpu": "4"}, deserved={"cpu": "3"}, borrowed={"cpu": "1"}, lent={})
+    group = values(request={"cpu": "2"}, used={"cpu": "2"}, runtime={"cpu": "12"}, borrowed={}, lent={"cpu": "10"})
+    result = _result(queue_values={"team-a": queue}, quota_values={"qa": group})
+    now = timezone.now()
+    store.apply_decisions(world.cluster, result, now)
+    q = QuotaSample.objects.get(kind="queue")
+    assert (q.name, q.time, q.request, q.allocated, q.deserved, q.borrowed, q.lent) == (
+        "team-a",
+        now,
+        {"cpu": 6000},
+        {"cpu": 4000},
+        {"cpu": 3000},
+        {"cpu": 1000},
+        {},
+    )
+    g = QuotaSample.objects.get(kind="quota")
+    assert (g.name, g.allocated, g.deserved, g.lent) == ("qa", {"cpu": 2000}, {"cpu": 12000}, {"cpu": 10000})
+
+
+def test_apply_is_one_transaction(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, "_write_samples", boom)
+    with pytest.raises(RuntimeError):
+        store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
+    assert not SchedulingSession.objects.exists()
+    assert set(Pod.objects.values_list("status", flat=True)) == {"Pending"}
+    assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).phase == "Pending"
+
+
+def test_run_scheduling_session_times_each_phase(world: World, fake_engine: Any) -> None:
+    session = store.run_scheduling_session(world.cluster)
+    assert session.status == "ok" and session.bound == 3 and session.pending_pods == 3
+    assert set(session.timings) == {"load_ms", "engine_ms", "write_ms"}
+    assert session.duration_ms == pytest.approx(sum(session.timings.values()), abs=0.01)
+    assert fake_engine.calls == [pytest.approx(session.started.timestamp())]
+    assert store.run_scheduling_session(world.cluster).bound == 0
+
+
+def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engine: Any, monkeypatch: Any) -> None:
+    def broken(snapshot: Any, *, now: float, policy: Any = None) -> Any:
+        raise ValueError("poison podgroup ns-a/pg-a")
+
+    monkeypatch.setattr(fake_engine, "run_session", broken)
+    session = store.run_scheduling_session(world.cluster)
+    assert session.status == "failed" and "poison podgroup" in session.error
+    assert set(Pod.objects.values_list("status", flat=True)) == {"Pending"}
+
+
+def test_session_decisions_by_kind_and_namespace(world: World) -> None:
+    store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
+    Pod.objects.filter(pk=world.pods["ns-a/a-1"].pk).update(status="Running")
+    session = store.apply_decisions(
+        world.cluster,
+        _result(
+            evictions=[Eviction("ns-a/a-1", "preempt", "Preempted", "priority 10 < 50", "ns-b/solo")],
+            podgroups={"ns-a/pg-a": PodGroupStatus("ns-a/pg-a", "Unknown", "Unschedulable", "lost a member")},
+        ),
+        timezone.now(),
+    )
+    everything = store.session_decisions(session)
+    assert [d["kind"] for d in everything] == ["evict", "podgroup"]
+    assert everything[0]["preemptor"] == "ns-b/solo" and everything[1]["podgroup"] == "ns-a/pg-a"
+    first = SchedulingSession.objects.defer("bindings").order_by("id").first()
+    assert [d["pod"] for d in store.session_decisions(first, {"ns-a"}, "bind")] == ["ns-a/a-0", "ns-a/a-1"]
+    assert store.session_decisions(first, {"ns-b"}, "bind") == []
+    assert [d["pod"] for d in store.session_decisions(first, None, "pipeline")] == ["ns-b/solo"]
+
+
+# -- compaction -----------------------------------------------------------------------------------------------
+
+
+def test_compaction_keeps_an_hour_in_full_then_minutes_then_hours(world: World) -> None:
+    now = timezone.now().replace(minute=30, second=0, microsecond=0)
+
+    def samples(start: Any, count: int, step: int) -> None:
+        QuotaSample.objects.bulk_create(
+            QuotaSample(cluster=world.cluster, time=start + timedelta(seconds=i * step), kind=kind, name=name)
+            for i in range(count)
+            for kind, name in (("queue", "team-a"), ("quota", "qa"))
+        )
+
+    samples(now - timedelta(minutes=30), 180, 10)  # the last half hour, every 10 s: all kept
+    samples(now - timedelta(hours=3), 60, 10)  # 10 minutes three hours ago: one per minute
+    samples(now - timedelta(days=2, hours=1), 360, 10)  # an hour two days ago, across two clock hours
+    other = build_world("c2", nodes=0)
+    QuotaSample.objects.create(cluster=other.cluster, time=now - timedelta(days=3), kind="queue", name="team-a")
+    QuotaSample.objects.create(
+        cluster=other.cluster, time=now - timedelta(days=3, seconds=5), kind="queue", name="team-a"
+    )
+    counts = store.compact_records(world.cluster, now)
+    recent = QuotaSample.objects.filter(cluster=world.cluster, time__gte=now - timedelta(hours=1))
+    middle = QuotaSample.objects.filter(
+        cluster=world.cluster, time__lt=now - timedelta(hours=1), time__gte=now - timedelta(days=1)
+    )
+    old = QuotaSample.objects.filter(cluster=world.cluster, time__lt=now - timedelta(days=1))
+    assert recent.count() == 360
+    assert middle.filter(kind="queue").count() == 10 and middle.filter(kind="quota").count() == 10
+    assert old.filter(kind="queue").count() == 2 and old.count() == 4
+    # the latest sample of each bucket is the one kept
+    kept = middle.filter(kind="queue").order_by("time").first()
+    assert kept.time.second == 50
+    assert counts["samples_by_minute"] == 2 * 50 and counts["samples_by_hour"] == 2 * 358
+    assert QuotaSample.objects.filter(cluster=other.cluster).count() == 2  # another cluster is left alone
+
+
+def test_compaction_drops_old_sessions(world: World) -> None:
+    now = timezone.now()
+    _old, _quiet, busy, recent = (
+        SchedulingSession.objects.create(cluster=world.cluster, started=now - age, bound=b, status=st)
+        for age, b, st in (
+            (timedelta(days=8), 5, "ok"),
+            (timedelta(hours=2), 0, "ok"),
+            (timedelta(hours=2), 3, "ok"),
+            (timedelta(minutes=5), 0, "skipped"),
+        )
+    )
+    assert store.compact_records(world.cluster, now)["sessions"] == 2
+    assert set(SchedulingSession.objects.values_list("pk", flat=True)) == {busy.pk, recent.pk}
+
+
+def test_bindings_by_primary_key_from_the_read(world: World) -> None:
+    snapshot, ids = store.read_cluster(world.cluster)
+    assert set(ids.pods) == set(snapshot.tasks) and set(ids.nodes) == set(snapshot.nodes)
+    assert ids.pods["ns-a/a-0"] == world.pods["ns-a/a-0"].pk
+    # between the read and the write: a-1 is deleted and re-created under the same name, solo starts elsewhere
+    old = world.pods["ns-a/a-1"]
+    Pod.objects.filter(pk=old.pk).delete()
+    Pod.objects.create(cluster=world.cluster, namespace=old.namespace, name="a-1", podgroup=old.podgroup)
+    Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(status="Running", node=world.nodes["n3"])
+    session = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
+    assert session.bindings == [["ns-a/a-0", "n1", False]]
+    assert world.pod("ns-a/a-1").status == "Pending"  # the new pod was never decided on
+    assert (world.pod("ns-b/solo").status, world.pod("ns-b/solo").node.name) == ("Running", "n3")
+    again = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
+    assert again.bound == 0
