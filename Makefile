@@ -33,6 +33,7 @@ run: install
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py ensure_admin
+	$(BIN)/python manage.py ensure_schedules --simulated default
 	@echo "Fairway is starting on http://$(HOST):$(PORT)/  (API docs: http://$(HOST):$(PORT)/api/docs/, admin: http://$(HOST):$(PORT)/admin/)"
 	@trap 'kill 0' INT TERM EXIT; \
 	$(BIN)/celery -A controlplane worker --loglevel INFO --concurrency 2 --hostname worker@%h & \
@@ -52,6 +53,8 @@ services:
 	  for i in $$(seq 1 30); do redis-cli ping >/dev/null 2>&1 && break; sleep 1; done; fi
 
 test: install services
+	@command -v chromium >/dev/null || (echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
 	  $(BIN)/python -m pytest -n 2 --dist loadscope $(PYTEST_ARGS)
@@ -63,6 +66,10 @@ lint: install
 bench: install
 	$(BIN)/python bench/bench_elastic.py
 	$(BIN)/python bench/bench_queues.py
+	$(BIN)/python bench/bench_session.py
+	$(BIN)/python bench/bench_whatif.py
+	$(BIN)/python bench/bench_store_session.py
+	$(BIN)/python bench/bench_pages.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

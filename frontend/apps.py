@@ -1,3 +1,5 @@
+"""The dashboard app: server-rendered pages over the engine's values (see frontend/views/)."""
+
 from django.apps import AppConfig
 
 

@@ -1,6 +1,30 @@
+"""The dashboard's pages (server-rendered; each read page also answers ``?live=1`` with its live JSON)."""
+
 from django.urls import path
 
-from frontend import views
+from frontend.views import dashboard, editor, history, whatif
 
 app_name = "frontend"
-urlpatterns = [path("", views.home, name="home")]
+urlpatterns = [
+    path("", dashboard.home, name="home"),
+    path("overview/", dashboard.overview, name="overview"),
+    path("trees/<str:kind_path>/", dashboard.tree_page, name="tree"),
+    path("queues/<str:name>/", dashboard.queue_page, name="queue"),
+    path("quotas/<str:name>/", dashboard.quota_page, name="quota"),
+    path("team/", dashboard.team, name="team"),
+    path("team/<str:group>/", dashboard.team_detail, name="team-detail"),
+    path("edit/", editor.index, name="edit"),
+    path("edit/new/queue/", editor.new_queue, name="new-queue"),
+    path("edit/queues/<str:name>/", editor.edit_queue, name="edit-queue"),
+    path("edit/queues/<str:name>/<str:action>/", editor.queue_action, name="queue-action"),
+    path("edit/new/quota/", editor.new_quota, name="new-quota"),
+    path("edit/quotas/<str:name>/", editor.edit_quota, name="edit-quota"),
+    path("edit/delete/<str:kind_path>/<str:name>/", editor.delete, name="delete"),
+    path("edit/namespaces/<str:name>/weight/", editor.namespace_weight, name="namespace-weight"),
+    path("whatif/", whatif.whatif, name="whatif"),
+    path("whatif/apply/", whatif.apply, name="whatif-apply"),
+    path("whatif/discard/", whatif.discard, name="whatif-discard"),
+    path("whatif/remove/<int:index>/", whatif.remove, name="whatif-remove"),
+    path("history/", history.recent, name="history-recent"),
+    path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),
+]

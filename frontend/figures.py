@@ -1,0 +1,564 @@
+"""The dashboard's Plotly figures: pure functions of plain data that return a ``go.Figure``.
+
+Nothing here reads the database or the clock. Amounts come in base units and are plotted in each resource's
+display unit (``frontend.units``). Colours are colour-blind safe: the borrowed/lent scale is ColorBrewer's
+diverging PuOr (orange = borrows, purple = lends, grey = balanced) and the series use the Okabe-Ito palette;
+every chart also encodes the sign by position and carries the numbers in its hover text, and each page shows
+the same numbers in a table beside the chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import plotly.graph_objects as go
+
+from frontend import units
+from frontend.trees import TERMS, Tree, TreeNode, sizes
+
+FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
+INK = "#1f2328"
+MUTED = "#59636e"
+GRID = "#e6e9ed"
+# ColorBrewer PuOr, purple (lends) -> grey -> orange (borrows).
+DIVERGING = [
+    [0.0, "#542788"],
+    [0.15, "#8073ac"],
+    [0.3, "#b2abd2"],
+    [0.43, "#d8daeb"],
+    [0.5, "#f1f1f1"],
+    [0.57, "#fee0b6"],
+    [0.7, "#fdb863"],
+    [0.85, "#e08214"],
+    [1.0, "#b35806"],
+]
+BORROWED = "#e08214"
+LENT = "#8073ac"
+SERIES = {
+    "floor": "#56b4e9",  # sky blue
+    "entitled": "#0072b2",  # blue
+    "used": "#009e73",  # bluish green
+    "cap": "#a0a7b0",  # grey
+    "request": "#1f2328",  # ink, dotted
+    "borrowed": BORROWED,
+    "lent": LENT,
+    "before": "#a0a7b0",
+    "after": "#0072b2",
+}
+# A legend pinned to the top of the figure (above subplot titles), right-aligned.
+TOP_LEGEND = {
+    "orientation": "h",
+    "yref": "container",
+    "y": 0.995,
+    "yanchor": "top",
+    "x": 1,
+    "xanchor": "right",
+    "traceorder": "normal",
+}
+DEEP_TREE = 150  # above this many nodes a tree figure shows three levels at a time
+CONFIG = {"responsive": True, "displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+
+def _layout(height: int, **extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "template": go.layout.Template(),
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 44, "b": 10},
+        "font": {"family": FONT, "size": 13, "color": INK},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "hoverlabel": {"font": {"family": FONT}},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "traceorder": "normal"},
+    }
+    layout.update(extra)
+    return layout
+
+
+def _axis(**extra: Any) -> dict[str, Any]:
+    axis = {"gridcolor": GRID, "zerolinecolor": "#c4cad1", "linecolor": "#c4cad1", "automargin": True}
+    axis.update(extra)
+    return axis
+
+
+def _empty(message: str, height: int = 220) -> go.Figure:
+    fig = go.Figure(layout=_layout(height))
+    fig.update_layout(
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        annotations=[{"text": message, "showarrow": False, "font": {"color": MUTED, "size": 14}}],
+    )
+    return fig
+
+
+def to_json(fig: go.Figure) -> dict[str, Any]:
+    """The figure as plain JSON data for ``json_script`` (``data`` and ``layout``)."""
+    import json
+
+    return json.loads(fig.to_json())
+
+
+# -- trees --------------------------------------------------------------------------------------------------------
+
+
+def balance_ratio(node: TreeNode, resource: str) -> float:
+    """(borrowed - lent) / entitlement of one resource, clipped to [-1, 1] (0: neither borrows nor lends)."""
+    borrowed, lent = node.borrowed.get(resource, 0), node.lent.get(resource, 0)
+    base = max(node.entitled.get(resource, 0), node.floor.get(resource, 0), borrowed, lent, 1)
+    if units.is_unlimited(base):
+        return 0.0
+    return max(-1.0, min(1.0, (borrowed - lent) / base))
+
+
+def _hover(tree: Tree, node: TreeNode, resource: str) -> str:
+    t = TERMS[tree.kind]
+    cap = node.cap.get(resource)
+    lines = [
+        f"<b>{node.name}</b>",
+        f"{t['cap']}: {units.human(cap, resource) if cap is not None else 'unlimited'}",
+        f"{t['floor']}: {units.human(node.floor.get(resource, 0), resource)}",
+        f"{t['entitled']}: {units.human(node.entitled.get(resource, 0), resource)}",
+        f"{t['used']}: {units.human(node.used.get(resource, 0), resource)}",
+    ]
+    b, lent = node.borrowed.get(resource, 0), node.lent.get(resource, 0)
+    if b:
+        lines.append(f"borrows {units.human(b, resource)}")
+    if lent:
+        lines.append(f"lends {units.human(lent, resource)}")
+    if not b and not lent:
+        lines.append("neither borrows nor lends")
+    return "<br>".join(lines)
+
+
+def tree_figure(
+    tree: Tree,
+    resource: str,
+    urls: Mapping[str, str],
+    *,
+    size_by: str = "cap",
+    style: str = "sunburst",
+    height: int = 560,
+    root: str | None = None,
+) -> go.Figure:
+    """The tree (or the subtree under ``root``) as a sunburst or icicle: sectors sized by ``size_by`` of
+    ``resource`` (capability/max by default), coloured by borrowed minus lent relative to the node's entitlement;
+    ``customdata`` is each node's page so a click can open it. Trees of more than ``DEEP_TREE`` nodes show three
+    levels at a time (drawing a thousand labelled sectors takes the browser too long); each node's page shows
+    its own subtree."""
+    if not tree.nodes:
+        return _empty("Nothing to show in this tree.")
+    value = sizes(tree, resource, size_by)
+    order = tree.subtree(root) if root is not None else tree.order
+    if root is not None:
+        top = value.get(root, 0.0)
+        value = {n: value.get(n, 0.0) / top for n in order} if top > 0 else {}
+    ids = [n for n in order if value.get(n, 0.0) > 0]
+    if not ids:
+        return _empty(f"No node of this tree has any {resource} to size by.")
+    shown = set(ids)
+    nodes = [tree.nodes[n] for n in ids]
+    colors = [balance_ratio(n, resource) for n in nodes]
+    trace_args: dict[str, Any] = {
+        "ids": ids,
+        "labels": ids,
+        "parents": [n.parent if n.parent in shown and n.name != root else "" for n in nodes],
+        "values": [value[n] for n in ids],
+        "branchvalues": "total",
+        "customdata": [urls.get(n, "") for n in ids],
+        "hovertext": [_hover(tree, n, resource) for n in nodes],
+        "hoverinfo": "text",
+        "marker": {
+            "colors": colors,
+            "colorscale": DIVERGING,
+            "cmin": -1,
+            "cmax": 1,
+            "cmid": 0,
+            "line": {"color": "#ffffff", "width": 1},
+            "colorbar": {
+                "tickvals": [-1, 0, 1],
+                "ticktext": ["lends ▼", "balanced", "borrows ▲"],
+                "thickness": 12,
+                "len": 0.7,
+            },
+            "showscale": True,
+        },
+        "maxdepth": 3 if len(ids) > DEEP_TREE else -1,
+        "sort": False,
+    }
+    if style != "icicle":
+        trace_args["insidetextorientation"] = "radial"
+    trace = go.Icicle(**trace_args) if style == "icicle" else go.Sunburst(**trace_args)
+    fig = go.Figure(trace, layout=_layout(height, margin={"l": 0, "r": 0, "t": 10, "b": 10}))
+    return fig
+
+
+# -- capacity and nodes --------------------------------------------------------------------------------------------
+
+
+def capacity_figure(
+    total: Mapping[str, int], allocated: Mapping[str, int], requested: Mapping[str, int], resources: Sequence[str]
+) -> go.Figure:
+    """Cluster capacity per resource: allocated, the rest of the requests (waiting) and what is idle, as
+    percentages of the total, with the amounts in the hover text."""
+    rows = [r for r in resources if total.get(r, 0) > 0]
+    if not rows:
+        return _empty("The cluster has no ready node yet.")
+    fig = go.Figure(
+        layout=_layout(
+            90 + 44 * len(rows),
+            barmode="stack",
+            legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "traceorder": "normal"},
+            margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        )
+    )
+
+    def waiting(r: str) -> int:
+        return max(0, requested.get(r, 0) - allocated.get(r, 0))
+
+    parts = (
+        ("allocated", SERIES["used"], lambda r: allocated.get(r, 0)),
+        ("requested, waiting", BORROWED, waiting),
+        ("not requested", "#e6e9ed", lambda r: max(0, total.get(r, 0) - allocated.get(r, 0) - waiting(r))),
+    )
+    widest = max(100.0, *(100.0 * (allocated.get(r, 0) + waiting(r)) / total[r] for r in rows))
+    for name, color, amount in parts:
+        xs = [100.0 * amount(r) / total[r] for r in rows]
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                y=[units.label(r) for r in rows],
+                x=xs,
+                orientation="h",
+                marker={"color": color},
+                text=[units.human(amount(r), r) if amount(r) else "" for r in rows],
+                textposition="inside",
+                insidetextanchor="middle",
+                hovertemplate="%{y}: " + name + " %{text} (%{x:.1f}% of total)<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis=_axis(title={"text": "% of the cluster"}, range=[0, round(widest, 1)], ticksuffix="%"),
+        yaxis=_axis(autorange="reversed"),
+    )
+    if widest > 100.0:
+        fig.add_vline(x=100, line={"color": INK, "width": 1.5, "dash": "dash"})
+        fig.add_annotation(x=100, y=1.0, yref="paper", text="cluster", showarrow=False, yanchor="bottom")
+    return fig
+
+
+def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: Mapping[str, int]) -> go.Figure:
+    """Per resource, the node's floor, entitlement, usage and cap side by side: one small panel per resource,
+    each on its own axis and unit. A cap the node does not set itself is drawn hatched at what it could reach;
+    a cap far above the other bars is cut at the panel's edge and labelled with its value."""
+    rows = list(resources)
+    if not rows:
+        return _empty("This node names no resource yet.")
+    from plotly.subplots import make_subplots
+
+    t = TERMS[node.kind]
+    order = ("floor", "entitled", "used", "cap")
+    fig = make_subplots(
+        rows=len(rows), cols=1, subplot_titles=[units.label(r) for r in rows], vertical_spacing=0.32 / len(rows)
+    )
+    for i, r in enumerate(rows, start=1):
+        own = node.cap.get(r)
+        limited = own is not None and not units.is_unlimited(own)
+        cap_amount = own if limited else effective_caps.get(r, 0)
+        amounts = {key: getattr(node, key).get(r, 0) for key in order if key != "cap"}
+        amounts["cap"] = cap_amount or 0
+        shown = {key: units.to_display(a, r) or 0.0 for key, a in amounts.items()}
+        others = max(shown[k] for k in ("floor", "entitled", "used"))
+        clipped = others > 0 and shown["cap"] > 4 * others
+        top = others * 1.35 if clipped else max(shown.values()) * 1.18 or 1.0
+        for key in order:
+            text = units.human(amounts[key], r)
+            if key == "cap" and not limited:
+                text += " (no own cap)" if own is None else ""
+            if key == "cap" and clipped:
+                text = "→ " + text
+            fig.add_trace(
+                go.Bar(
+                    name=t[key],
+                    y=[t[key]],
+                    x=[min(shown[key], top) if key == "cap" else shown[key]],
+                    orientation="h",
+                    marker={
+                        "color": SERIES[key],
+                        "pattern": {
+                            "shape": "/" if key == "cap" and not limited else "",
+                            "fgcolor": "#ffffff",
+                            "fillmode": "overlay",
+                        },
+                    },
+                    text=[text],
+                    textposition="inside" if key == "cap" and clipped else "outside",
+                    insidetextanchor="end",
+                    cliponaxis=False,
+                    showlegend=False,
+                    hovertemplate=f"{t[key]} of {r}: {units.human(amounts[key], r)}<extra></extra>",
+                ),
+                row=i,
+                col=1,
+            )
+        fig.update_xaxes(_axis(range=[0, top]), row=i, col=1)
+        fig.update_yaxes(_axis(autorange="reversed", showgrid=False), row=i, col=1)
+    fig.update_layout(
+        _layout(
+            60 + 125 * len(rows),
+            barmode="group",
+            bargap=0.18,
+            margin={"l": 10, "r": 70, "t": 30, "b": 10},
+        )
+    )
+    fig.update_annotations(font={"size": 12, "color": MUTED}, x=0, xanchor="left")
+    return fig
+
+
+def borrow_lend_figure(
+    items: Sequence[tuple[str, Mapping[str, int], Mapping[str, int]]], resources: Sequence[str], *, title: str = ""
+) -> go.Figure:
+    """Diverging bars: what each item (a child, a top borrower) borrows to the right and lends to the left,
+    one panel per resource, in each resource's unit."""
+    rows = [r for r in resources if any(b.get(r, 0) or out.get(r, 0) for _, b, out in items)]
+    if not items or not rows:
+        return _empty(f"{title + ': n' if title else 'N'}obody borrows or lends here right now.", height=160)
+    names = [name for name, _, _ in items]
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=1,
+        cols=len(rows),
+        shared_yaxes=True,
+        subplot_titles=[units.label(r) for r in rows],
+        horizontal_spacing=0.06,
+    )
+    for col, r in enumerate(rows, start=1):
+        borrowed_x = [units.to_display(b.get(r, 0), r) or 0.0 for _, b, _ in items]
+        lent_x = [-(units.to_display(out.get(r, 0), r) or 0.0) for _, _, out in items]
+        fig.add_trace(
+            go.Bar(
+                name="borrows",
+                y=names,
+                x=borrowed_x,
+                orientation="h",
+                marker={"color": BORROWED},
+                legendgroup="borrowed",
+                showlegend=col == 1,
+                customdata=[units.human(b.get(r, 0), r) for _, b, _ in items],
+                hovertemplate="%{y} borrows %{customdata}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Bar(
+                name="lends",
+                y=names,
+                x=lent_x,
+                orientation="h",
+                marker={"color": LENT, "pattern": {"shape": "/", "fgcolor": "#ffffff", "fillmode": "overlay"}},
+                legendgroup="lent",
+                showlegend=col == 1,
+                customdata=[units.human(out.get(r, 0), r) for _, _, out in items],
+                hovertemplate="%{y} lends %{customdata}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(_axis(zeroline=True, zerolinewidth=2, zerolinecolor="#59636e"), row=1, col=col)
+    fig.update_yaxes(_axis(autorange="reversed"))
+    fig.update_layout(
+        _layout(
+            110 + 28 * len(items),
+            barmode="relative",
+            title={"text": title, "x": 0.01, "y": 0.99, "yanchor": "top", "yref": "container", "font": {"size": 14}},
+            legend=TOP_LEGEND,
+            margin={"l": 10, "r": 10, "t": 74, "b": 10},
+        )
+    )
+    return fig
+
+
+# -- time series ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sample of a node: time and the amounts in base units per resource."""
+
+    time: datetime
+    request: Mapping[str, int]
+    used: Mapping[str, int]
+    entitled: Mapping[str, int]
+    borrowed: Mapping[str, int]
+    lent: Mapping[str, int]
+
+
+def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.Figure:
+    """Entitlement, usage and request over time (top) and borrowed / lent (bottom, lent below zero)."""
+    if not points:
+        return _empty("No session has sampled this node in the selected window yet.", height=300)
+    from plotly.subplots import make_subplots
+
+    t = TERMS[kind]
+    xs = [p.time.isoformat() for p in points]
+
+    def series(attr: str, sign: float = 1.0) -> list[float]:
+        return [sign * (units.to_display(getattr(p, attr).get(resource, 0), resource) or 0.0) for p in points]
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.06)
+    for attr, name, dash in (("entitled", t["entitled"], "solid"), ("used", t["used"], "solid")):
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=series(attr),
+                name=name,
+                mode="lines",
+                line={"color": SERIES[attr], "width": 2.5, "dash": dash, "shape": "hv"},
+            ),
+            row=1,
+            col=1,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=series("request"),
+            name="request",
+            mode="lines",
+            line={"color": SERIES["request"], "width": 1.5, "dash": "dot", "shape": "hv"},
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=series("borrowed"),
+            name="borrowed",
+            mode="lines",
+            fill="tozeroy",
+            line={"color": BORROWED, "width": 1.5, "shape": "hv"},
+        ),
+        row=2,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=series("lent", -1.0),
+            name="lent (below 0)",
+            mode="lines",
+            fill="tozeroy",
+            fillpattern={"shape": "/", "fgcolor": "#ffffff", "fillmode": "overlay"},
+            line={"color": LENT, "width": 1.5, "shape": "hv"},
+        ),
+        row=2,
+        col=1,
+    )
+    fig.update_layout(_layout(380, hovermode="x unified"))
+    fig.update_xaxes(_axis())
+    fig.update_yaxes(_axis(title={"text": units.label(resource)}, rangemode="tozero"), row=1, col=1)
+    fig.update_yaxes(_axis(title={"text": "± borrowed / lent"}, zeroline=True), row=2, col=1)
+    return fig
+
+
+# -- namespaces, sessions, what-if -------------------------------------------------------------------------------
+
+
+def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> go.Figure:
+    """Namespaces of one queue (seed 000): their weight and, per resource, deserved vs allocated vs request."""
+    if not rows:
+        return _empty("No namespace has jobs in this queue.", height=160)
+    res = [r for r in resources if any(row["deserved"].get(r, 0) or row["request"].get(r, 0) for row in rows)]
+    res = res or list(resources[:1])
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(res), shared_yaxes=True, subplot_titles=[units.label(r) for r in res])
+    labels = [f"{row['namespace']} (weight {row['weight']})" for row in rows]
+    for col, r in enumerate(res, start=1):
+        for key, name, color in (
+            ("deserved", "deserved", SERIES["entitled"]),
+            ("allocated", "allocated", SERIES["used"]),
+            ("request", "request", "#c4cad1"),
+        ):
+            amounts = [row[key].get(r, 0) for row in rows]
+            fig.add_trace(
+                go.Bar(
+                    name=name,
+                    y=labels,
+                    x=[units.to_display(a, r) or 0.0 for a in amounts],
+                    orientation="h",
+                    marker={"color": color},
+                    legendgroup=key,
+                    showlegend=col == 1,
+                    customdata=[units.human(a, r) for a in amounts],
+                    hovertemplate="%{y}: " + name + " %{customdata}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_layout(
+        _layout(130 + 64 * len(rows), barmode="group", legend=TOP_LEGEND, margin={"l": 10, "r": 10, "t": 70, "b": 10})
+    )
+    fig.update_xaxes(_axis(rangemode="tozero"))
+    fig.update_yaxes(_axis(autorange="reversed"))
+    return fig
+
+
+def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Recent scheduling sessions: duration (line) and decisions (bars: bound, pipelined, evicted)."""
+    if not sessions:
+        return _empty("No scheduling session has run yet.", height=200)
+    xs = [s["started"].isoformat() for s in sessions]
+    fig = go.Figure(layout=_layout(240, barmode="stack", hovermode="x unified"))
+    for key, name, color in (
+        ("bound", "bound", SERIES["used"]),
+        ("pipelined", "pipelined", SERIES["floor"]),
+        ("evicted", "evicted", BORROWED),
+    ):
+        fig.add_trace(go.Bar(x=xs, y=[s[key] for s in sessions], name=name, marker={"color": color}))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=[s["duration_ms"] for s in sessions],
+            name="duration (ms)",
+            yaxis="y2",
+            mode="lines+markers",
+            line={"color": INK, "width": 1.5},
+            marker={"size": 4},
+        )
+    )
+    fig.update_layout(
+        xaxis=_axis(),
+        yaxis=_axis(title={"text": "decisions"}, rangemode="tozero"),
+        yaxis2=_axis(title={"text": "ms"}, overlaying="y", side="right", rangemode="tozero", showgrid=False),
+    )
+    return fig
+
+
+def whatif_figure(rows: Sequence[tuple[str, int, int]], resource: str, term: str) -> go.Figure:
+    """Before and after of one value (``term``) of the nodes a proposal changes, as paired bars."""
+    if not rows:
+        return _empty("The staged changes move no value of this resource.", height=160)
+    names = [name for name, _, _ in rows]
+    fig = go.Figure(layout=_layout(100 + 40 * len(rows), barmode="group"))
+    for idx, (label, color, pattern) in enumerate((("before", SERIES["before"], "/"), ("after", SERIES["after"], ""))):
+        amounts = [row[1 + idx] for row in rows]
+        fig.add_trace(
+            go.Bar(
+                name=label,
+                y=names,
+                x=[units.to_display(a, resource) or 0.0 for a in amounts],
+                orientation="h",
+                marker={"color": color, "pattern": {"shape": pattern, "fgcolor": "#ffffff", "fillmode": "overlay"}},
+                customdata=[units.human(a, resource) for a in amounts],
+                hovertemplate="%{y}: " + term + " " + label + " %{customdata}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis=_axis(title={"text": f"{term}, {units.label(resource)}"}, rangemode="tozero"),
+        yaxis=_axis(autorange="reversed"),
+    )
+    return fig

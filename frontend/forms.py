@@ -1,0 +1,287 @@
+"""The editor's forms. They only parse what people type (quantities per resource, names, flags); every rule
+runs in ``quotas.services`` (``check_*``/``save_*``), and its ``FieldError`` messages are attached back to the
+input they name, so the browser shows the API's own messages in place.
+
+Resource lists are edited as a matrix: one row per resource, one column per list (capability / deserved /
+guarantee, or min / max / shared weight), plus an empty row to add a resource. A blank cell leaves the resource
+out of that list. Every form carries the ``version`` of the row it was read at (the page's ETag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django import forms
+
+from frontend import units
+from quotas import rules
+from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
+
+QUEUE_LISTS = ("capability", "deserved", "guarantee")
+GROUP_LISTS = ("min", "max", "shared_weight")
+LIST_LABELS = {
+    "capability": "Capability",
+    "deserved": "Deserved",
+    "guarantee": "Guarantee",
+    "min": "Min",
+    "max": "Max",
+    "shared_weight": "Shared weight",
+}
+EXTRA = "__new__"
+
+
+def known_resources(*extra: Mapping[str, int] | None) -> list[str]:
+    """Resource names used anywhere in the trees (plus cpu and memory), for the editor's matrix rows."""
+    names: set[str] = {"cpu", "memory"}
+    for row in Queue.objects.values_list("capability", "deserved", "guarantee"):
+        for rl in row:
+            names.update(rl or {})
+    for row in QuotaGroup.objects.exclude(name__in=QuotaGroup.BUILTIN).values_list("min", "max"):
+        for rl in row:
+            names.update(rl or {})
+    for rl in extra:
+        names.update(rl or {})
+    shown = units.resource_order(names)
+    hidden = sorted(n for n in names if n in units.HIDDEN_RESOURCES and any(n in (rl or {}) for rl in extra))
+    return shown + hidden
+
+
+def _cell(lst: str, resource: str) -> str:
+    return f"{lst}__{resource}"
+
+
+class TreeNodeForm(forms.Form):
+    """Common part of the queue and quota group forms: name, parent, version, and the resource matrix."""
+
+    LISTS: tuple[str, ...] = ()
+    name = forms.CharField(max_length=253, help_text="Lowercase letters, digits and '-' (a DNS label).")
+    parent = forms.ChoiceField(help_text="Moving a node moves its whole subtree.")
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    extra_resource = forms.CharField(
+        required=False,
+        max_length=253,
+        label="Add a resource",
+        help_text="e.g. nvidia.com/gpu",
+        widget=forms.TextInput(attrs={"placeholder": "add a resource…"}),
+    )
+
+    def __init__(self, *args: Any, instance: Any = None, parents: Iterable[str] = (), **kwargs: Any) -> None:
+        self.instance = instance
+        lists = {
+            lst: (getattr(instance, lst, None) or ResourceList()) if instance else ResourceList() for lst in self.LISTS
+        }
+        self.resources = known_resources(*lists.values())
+        initial = kwargs.pop("initial", None) or {}
+        if instance is not None:
+            initial.setdefault("name", instance.name)
+            initial.setdefault("parent", instance.parent.name if instance.parent_id else "")
+            initial.setdefault("version", instance.version)
+            for lst, rl in lists.items():
+                for r, amount in rl.items():
+                    initial.setdefault(_cell(lst, r), format_quantity(amount, r))
+        super().__init__(*args, initial=initial, **kwargs)
+        self.fields["parent"].choices = [(p, p) for p in parents]
+        for lst in self.LISTS:
+            for r in [*self.resources, EXTRA]:
+                self.fields[_cell(lst, r)] = forms.CharField(
+                    required=False,
+                    max_length=64,
+                    label=f"{LIST_LABELS[lst]} of {r if r != EXTRA else 'the new resource'}",
+                )
+        self.column_errors: dict[str, list[str]] = {}
+
+    # -- the matrix -------------------------------------------------------------------------------------------
+    def matrix(self) -> list[dict[str, Any]]:
+        """Rows for the template: resource, unit hint and the bound field of each list."""
+        rows = []
+        for r in [*self.resources, EXTRA]:
+            rows.append(
+                {
+                    "resource": r,
+                    "is_new": r == EXTRA,
+                    "unit": "" if r == EXTRA else units.unit_of(r)[1],
+                    "cells": [self[_cell(lst, r)] for lst in self.LISTS],
+                }
+            )
+        return rows
+
+    MAIN_FIELDS = ("name", "parent", "weight", "priority", "tree_id", "namespaces")
+    FLAG_FIELDS = ("reclaimable", "is_parent", "allow_lent", "min_scale_exempt")
+
+    def main_fields(self) -> list[Any]:
+        """The bound fields shown in the form's grid (name, parent, scalars)."""
+        return [self[f] for f in self.MAIN_FIELDS if f in self.fields]
+
+    def flag_fields(self) -> list[Any]:
+        """The bound checkboxes."""
+        return [self[f] for f in self.FLAG_FIELDS if f in self.fields]
+
+    def list_labels(self) -> list[str]:
+        return [LIST_LABELS[lst] for lst in self.LISTS]
+
+    def resource_lists(self) -> dict[str, ResourceList | None]:
+        """Each list parsed from its column (``None`` when every cell of an optional column is blank)."""
+        data = self.cleaned_data
+        extra = (data.get("extra_resource") or "").strip()
+        out: dict[str, ResourceList | None] = {}
+        for lst in self.LISTS:
+            raw: dict[str, str] = {}
+            for r in self.resources:
+                value = (data.get(_cell(lst, r)) or "").strip()
+                if value:
+                    raw[r] = value
+            new_value = (data.get(_cell(lst, EXTRA)) or "").strip()
+            if new_value and not extra:
+                self.add_error("extra_resource", "name the resource you are adding")
+            elif extra and new_value:
+                raw[extra] = new_value
+            try:
+                out[lst] = parse_resource_list(raw, lst) if raw or lst != "shared_weight" else None
+            except QuantityError as exc:
+                self._attach(exc.field, str(exc), extra)
+                out[lst] = None
+        return out
+
+    def _attach(self, field: str, message: str, extra: str = "") -> None:
+        head, _, rest = field.partition(".")
+        if head in self.LISTS and rest:
+            key = _cell(head, EXTRA if rest == extra and rest not in self.resources else rest)
+            if key in self.fields:
+                self.add_error(key, message)
+                return
+        if head in self.LISTS:
+            self.column_errors.setdefault(head, []).append(message)
+            self.add_error(None, message)
+            return
+        if head in self.fields and head != "version":
+            self.add_error(head, message)
+            return
+        self.add_error(None, message)
+
+    def attach_rule_errors(self, errors: Iterable[rules.FieldError]) -> None:
+        """Show each rule violation at the input its field path names (else at the top of the form)."""
+        for err in errors:
+            self._attach(err.field, err.message)
+
+    def service_data(self) -> dict[str, Any]:
+        """The cleaned form as the ``data`` of ``quotas.services`` (only call after ``is_valid``)."""
+        data: dict[str, Any] = {"name": self.cleaned_data["name"], "parent": self.cleaned_data["parent"] or None}
+        data.update(self.resource_lists())
+        return data
+
+
+class QueueForm(TreeNodeForm):
+    """Create or edit a queue (Volcano): weight, priority, reclaimable, capability / deserved / guarantee."""
+
+    LISTS = QUEUE_LISTS
+    weight = forms.IntegerField(initial=1, help_text="1..65535: the queue's share among its siblings.")
+    priority = forms.IntegerField(initial=0, min_value=0, help_text="Higher queues are served first.")
+    reclaimable = forms.BooleanField(
+        required=False, initial=True, help_text="Others may reclaim what it borrowed beyond its deserved."
+    )
+
+    def __init__(self, *args: Any, instance: Queue | None = None, **kwargs: Any) -> None:
+        parents = list(Queue.objects.exclude(pk=instance.pk if instance else None).values_list("name", flat=True))
+        initial = kwargs.setdefault("initial", {})
+        if instance is not None:
+            initial.setdefault("weight", instance.weight)
+            initial.setdefault("priority", instance.priority)
+            initial.setdefault("reclaimable", instance.reclaimable)
+        else:
+            initial.setdefault("parent", "root")
+        super().__init__(*args, instance=instance, parents=parents, **kwargs)
+        if instance is not None and instance.parent_id is None:
+            self.fields["parent"].choices = [("", "(none: the root)")]
+            self.fields["parent"].required = False
+
+    def service_data(self) -> dict[str, Any]:
+        data = super().service_data()
+        data.update({k: self.cleaned_data[k] for k in ("weight", "priority", "reclaimable")})
+        return data
+
+
+class QuotaGroupForm(TreeNodeForm):
+    """Create or edit an elastic quota group (Koordinator): min / max / shared weight, parent flag, lending."""
+
+    LISTS = GROUP_LISTS
+    is_parent = forms.BooleanField(required=False, label="Parent group", help_text="Has child groups, no pods.")
+    allow_lent = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Lends its unused min",
+        help_text="Siblings may borrow what it leaves unused.",
+    )
+    min_scale_exempt = forms.BooleanField(
+        required=False, label="Keep min when scaling", help_text="Its min is not scaled down when the parent shrinks."
+    )
+    tree_id = forms.CharField(required=False, max_length=63, label="Tree id")
+    namespaces = forms.CharField(
+        required=False,
+        label="Namespaces",
+        help_text="Comma-separated; their pods count against this group.",
+    )
+
+    def __init__(self, *args: Any, instance: QuotaGroup | None = None, **kwargs: Any) -> None:
+        parents = list(
+            QuotaGroup.objects.filter(is_parent=True)
+            .exclude(pk=instance.pk if instance else None)
+            .values_list("name", flat=True)
+        )
+        initial = kwargs.setdefault("initial", {})
+        if instance is not None:
+            for key in ("is_parent", "allow_lent", "min_scale_exempt", "tree_id"):
+                initial.setdefault(key, getattr(instance, key))
+            initial.setdefault("namespaces", ", ".join(sorted(instance.namespaces.values_list("name", flat=True))))
+        else:
+            initial.setdefault("parent", "root")
+        super().__init__(*args, instance=instance, parents=parents, **kwargs)
+        if instance is not None and instance.parent_id is None:
+            self.fields["parent"].choices = [("", "(none: a tree root)")]
+            self.fields["parent"].required = False
+
+    def clean_namespaces(self) -> list[str]:
+        raw = self.cleaned_data.get("namespaces") or ""
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        for name in names:
+            for err in rules.validate_dns_label(name, what="namespace name"):
+                raise forms.ValidationError(err.message)
+        if len(set(names)) != len(names):
+            raise forms.ValidationError("each namespace may be listed once")
+        return names
+
+    def service_data(self) -> dict[str, Any]:
+        data = super().service_data()
+        data.update({k: self.cleaned_data[k] for k in ("is_parent", "allow_lent", "min_scale_exempt", "tree_id")})
+        current = sorted(self.instance.namespaces.values_list("name", flat=True)) if self.instance else []
+        if self.cleaned_data["namespaces"] != current:
+            data["namespaces"] = self.cleaned_data["namespaces"]
+        return data
+
+
+class NamespaceWeightForm(forms.Form):
+    """A namespace's weight inside its queues (seed 000), with the version it was read at."""
+
+    weight = forms.IntegerField(min_value=1, max_value=2**31 - 1, help_text="≥ 1; higher gets more inside a queue.")
+    version = forms.IntegerField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, instance: Namespace | None = None, **kwargs: Any) -> None:
+        self.instance = instance
+        if instance is not None:
+            kwargs.setdefault("initial", {"weight": instance.weight, "version": instance.version})
+        super().__init__(*args, **kwargs)
+
+
+class DeleteForm(forms.Form):
+    """Delete a node; ``cascade``/``force`` as the API's query parameters (queues only)."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput)
+    cascade = forms.BooleanField(required=False, label="Also delete its child queues")
+    force = forms.BooleanField(required=False, label="Also delete the jobs and pods inside")
+
+
+class VersionForm(forms.Form):
+    """Just the version a button was rendered at (open / close)."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput)

@@ -1,0 +1,164 @@
+"""Read side of jobs and sessions for the pages: podgroups with their phase and why they wait, session health.
+
+Plain ORM reads (``values`` rows turned into small dicts); nothing is computed here that the engine or the
+store already decided: the reason and message of a waiting podgroup are the ones the last session wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from scheduling.choices import ACTIVE_POD_STATUSES
+from scheduling.models import Cluster, PodGroup, SchedulingSession
+
+WAITING_PHASES = ("Pending", "Inqueue", "Unknown")
+_PHASE_ORDER = {"Pending": 0, "Inqueue": 1, "Unknown": 2, "Running": 3, "Completed": 4}
+
+
+def _why(row: dict[str, Any], sessions_ran: bool) -> tuple[str, str]:
+    """(reason, message) of a podgroup: the session's reason, else its Unschedulable condition."""
+    reason, message = row.get("reason") or "", row.get("message") or ""
+    if not reason and not message:
+        for cond in row.get("conditions") or []:
+            if isinstance(cond, dict) and cond.get("type") == "Unschedulable" and cond.get("status", "True") == "True":
+                reason, message = str(cond.get("reason", "")), str(cond.get("message", ""))
+                break
+    if not reason and row["phase"] in WAITING_PHASES:
+        reason = "NotScheduledYet" if not sessions_ran else "Waiting"
+        message = (
+            "no scheduling session has looked at it yet"
+            if not sessions_ran
+            else "the last session gave no reason (it may not have reached this job)"
+        )
+    return reason, message
+
+
+def podgroups(
+    cluster: Cluster | None,
+    *,
+    queues: Iterable[str] | None = None,
+    quota_groups: Iterable[str] | None = None,
+    waiting_only: bool = False,
+    limit: int = 100,
+) -> tuple[list[dict[str, Any]], int]:
+    """Podgroups (of the given queues, or with pods in the given quota groups), waiting ones first, with pod
+    counts and why they wait; returns (rows, total count)."""
+    if cluster is None:
+        return [], 0
+    qs = PodGroup.objects.filter(cluster=cluster)
+    if queues is not None:
+        qs = qs.filter(queue__name__in=list(queues))
+    if quota_groups is not None:
+        qs = qs.filter(pods__quota_group__name__in=list(quota_groups)).distinct()
+    qs = qs.filter(phase__in=WAITING_PHASES) if waiting_only else qs.exclude(phase="Completed")
+    total = qs.count()
+    rows = list(
+        qs.annotate(
+            n_pods=Count("pods", distinct=True),
+            n_running=Count("pods", filter=Q(pods__status__in=ACTIVE_POD_STATUSES), distinct=True),
+        )
+        .order_by("created", "id")
+        .values(
+            "id",
+            "name",
+            "namespace__name",
+            "queue__name",
+            "phase",
+            "reason",
+            "message",
+            "conditions",
+            "min_member",
+            "priority",
+            "created",
+            "updated",
+            "n_pods",
+            "n_running",
+        )[: max(limit * 4, limit)]
+    )
+    ran = SchedulingSession.objects.filter(cluster=cluster).exists()
+    now = timezone.now()
+    out = []
+    for row in rows:
+        reason, message = _why(row, ran)
+        out.append(
+            {
+                "key": f"{row['namespace__name']}/{row['name']}",
+                "name": row["name"],
+                "namespace": row["namespace__name"],
+                "queue": row["queue__name"],
+                "phase": row["phase"],
+                "waiting": row["phase"] in WAITING_PHASES,
+                "reason": reason,
+                "message": message,
+                "min_member": row["min_member"],
+                "priority": row["priority"],
+                "pods": row["n_pods"],
+                "running": row["n_running"],
+                "created": row["created"],
+                "age": _age(now - row["created"]),
+            }
+        )
+    out.sort(key=lambda r: (_PHASE_ORDER.get(r["phase"], 9), -r["priority"], r["created"]))
+    return out[:limit], total
+
+
+def _age(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 90:
+        return f"{seconds}s"
+    if seconds < 5400:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def phase_counts(cluster: Cluster | None, queues: Iterable[str] | None = None) -> dict[str, int]:
+    """Podgroups per phase (of the given queues)."""
+    if cluster is None:
+        return {}
+    qs = PodGroup.objects.filter(cluster=cluster)
+    if queues is not None:
+        qs = qs.filter(queue__name__in=list(queues))
+    return dict(qs.values_list("phase").annotate(n=Count("id")).order_by().values_list("phase", "n"))
+
+
+def sessions(cluster: Cluster | None, *, limit: int = 60) -> list[dict[str, Any]]:
+    """The most recent sessions of ``cluster``, oldest first (for a chart)."""
+    if cluster is None:
+        return []
+    rows = list(
+        SchedulingSession.objects.filter(cluster=cluster)
+        .order_by("-started", "-id")
+        .values(
+            "id", "kind", "status", "started", "duration_ms", "bound", "pipelined", "evicted", "pending_pods", "error"
+        )[:limit]
+    )
+    return rows[::-1]
+
+
+def session_health(cluster: Cluster | None, now: datetime | None = None) -> dict[str, Any]:
+    """The last session, how long ago, and how the recent ones went."""
+    recent = sessions(cluster, limit=60)
+    now = now or timezone.now()
+    if not recent:
+        return {"ran": False, "recent": []}
+    last = recent[-1]
+    ok = [s for s in recent if s["status"] == "ok"]
+    failed = [s for s in recent if s["status"] == "failed"]
+    return {
+        "ran": True,
+        "last": last,
+        "ago": _age(now - last["started"]),
+        "stale": (now - last["started"]).total_seconds() > 120,
+        "recent": recent,
+        "count": len(recent),
+        "failed": len(failed),
+        "mean_ms": round(sum(s["duration_ms"] for s in ok) / len(ok), 1) if ok else None,
+        "max_ms": round(max((s["duration_ms"] for s in ok), default=0.0), 1) if ok else None,
+    }

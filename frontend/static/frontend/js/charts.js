@@ -1,0 +1,53 @@
+/* Draw every figure of the page from its JSON (built in Python, frontend/figures.py), then flag the page with
+   data-chart-ready="1". A click on a sector of a tree figure opens that node's page. */
+(function () {
+  "use strict";
+  var config = JSON.parse(document.getElementById("figure-config").textContent);
+
+  function figureOf(el) {
+    var source = document.getElementById("fig-" + el.dataset.figure);
+    return source ? JSON.parse(source.textContent) : null;
+  }
+
+  function attach(el) {
+    if (!el.dataset.clickable || el.dataset.bound) return;
+    el.dataset.bound = "1";
+    var open = function (event) {
+      var point = event && event.points && event.points[0];
+      if (point && point.customdata) {
+        window.location.href = point.customdata;
+        return false;
+      }
+      return true;
+    };
+    el.on("plotly_sunburstclick", open);
+    el.on("plotly_icicleclick", open);
+  }
+
+  function draw(el, fig) {
+    return Plotly.newPlot(el, fig.data, fig.layout, config).then(function () { attach(el); });
+  }
+
+  function redraw(el, fig) {
+    return Plotly.react(el, fig.data, fig.layout, config).then(function () { attach(el); });
+  }
+
+  function start() {
+    var jobs = [];
+    document.querySelectorAll("[data-figure]").forEach(function (el) {
+      var fig = figureOf(el);
+      if (fig) jobs.push(draw(el, fig));
+    });
+    Promise.all(jobs).then(function () { document.body.dataset.chartReady = "1"; });
+  }
+
+  window.FairwayCharts = { config: config, redraw: redraw };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
+
+/* Option forms (resource, window, figure style) apply as soon as a choice changes; their Show button stays
+   for keyboard users who prefer it and for browsers without JavaScript. */
+document.querySelectorAll("form[data-autosubmit]").forEach(function (form) {
+  form.addEventListener("change", function () { form.submit(); });
+});

@@ -1,0 +1,305 @@
+"""The dashboard's view of the two trees: one ``TreeNode`` per queue or quota group with its configured and
+computed values side by side, built from an engine snapshot and its ``QuotaValues`` (never recomputed here).
+
+The two trees use different words for the same four ideas; the pages show them side by side:
+
+========== ============ =============
+idea       queue        quota group
+========== ============ =============
+floor      guarantee    min
+entitled   deserved     runtime
+used       allocated    used
+cap        capability   max
+========== ============ =============
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from frontend import units
+from frontend.ledger import Loan, attribute
+
+Kind = Literal["queue", "quota"]
+KINDS: tuple[Kind, ...] = ("queue", "quota")
+TERMS: dict[str, dict[str, str]] = {
+    "queue": {"floor": "guarantee", "entitled": "deserved", "used": "allocated", "cap": "capability"},
+    "quota": {"floor": "min", "entitled": "runtime", "used": "used", "cap": "max"},
+}
+TITLES = {"queue": "Queue", "quota": "Quota group"}
+PLURAL = {"queue": "queues", "quota": "quota groups"}
+SIZE_BY = ("cap", "entitled", "floor", "used")
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a tree with every number the pages show (base units)."""
+
+    kind: Kind
+    name: str
+    parent: str | None
+    depth: int
+    children: tuple[str, ...]
+    floor: Mapping[str, int]
+    entitled: Mapping[str, int]
+    used: Mapping[str, int]
+    cap: Mapping[str, int]  # as configured; a missing resource is unlimited
+    request: Mapping[str, int]
+    borrowed: Mapping[str, int]
+    lent: Mapping[str, int]
+    state: str = ""
+    weight: int | None = None
+    builtin_outside: bool = False  # the quota groups system and default (outside the distribution)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def balance(self, resource: str) -> int:
+        """borrowed - lent of ``resource`` (positive: a net borrower)."""
+        return self.borrowed.get(resource, 0) - self.lent.get(resource, 0)
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A tree (or the visible part of it) in depth-first order."""
+
+    kind: Kind
+    nodes: Mapping[str, TreeNode]
+    order: tuple[str, ...]
+    roots: tuple[str, ...]
+    total: Mapping[str, int]
+    policy: str = ""
+
+    @property
+    def resources(self) -> list[str]:
+        names: set[str] = set(self.total)
+        for n in self.nodes.values():
+            names.update(n.cap, n.entitled, n.floor, n.used)
+        return units.resource_order(names)
+
+    def subtree(self, name: str) -> list[str]:
+        """``name`` and its descendants, depth first."""
+        out: list[str] = []
+        stack = [name]
+        while stack:
+            current = stack.pop()
+            if current not in self.nodes:
+                continue
+            out.append(current)
+            stack.extend(reversed(self.nodes[current].children))
+        return out
+
+    def ancestors(self, name: str) -> list[str]:
+        """The parents of ``name`` from the top down (only those in this tree)."""
+        out: list[str] = []
+        node = self.nodes.get(name)
+        while node is not None and node.parent is not None and node.parent in self.nodes:
+            out.append(node.parent)
+            node = self.nodes[node.parent]
+        return out[::-1]
+
+
+def _rl(value: Mapping[str, int] | None) -> dict[str, int]:
+    return {k: int(v) for k, v in (value or {}).items()}
+
+
+def _layout(
+    parents: Mapping[str, str | None], visible: set[str] | None
+) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], tuple[str, ...], dict[str, int]]:
+    names = [n for n in parents if visible is None or n in visible]
+    shown = set(names)
+    children: dict[str, list[str]] = {n: [] for n in names}
+    roots: list[str] = []
+    for n in names:
+        p = parents[n]
+        if p is not None and p in shown:
+            children[p].append(n)
+        else:
+            roots.append(n)
+    kids = {n: tuple(sorted(v)) for n, v in children.items()}
+    order: list[str] = []
+    depth: dict[str, int] = {}
+    stack = [(r, 0) for r in sorted(roots, reverse=True)]
+    while stack:
+        n, d = stack.pop()
+        order.append(n)
+        depth[n] = d
+        stack.extend((c, d + 1) for c in reversed(kids[n]))
+    return kids, tuple(order), tuple(sorted(roots)), depth
+
+
+def queue_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> Tree:
+    """The queue tree of ``snapshot`` with the values the engine computed for it."""
+    specs = snapshot.queues
+    parents = {name: spec.parent for name, spec in specs.items()}
+    kids, order, roots, depth = _layout(parents, visible)
+    nodes: dict[str, TreeNode] = {}
+    book = values.queues
+    for name in order:
+        spec = specs[name]
+        q = book.get(name)
+        nodes[name] = TreeNode(
+            kind="queue",
+            name=name,
+            parent=spec.parent,
+            depth=depth[name],
+            children=kids[name],
+            floor=_rl(spec.guarantee),
+            entitled=_rl(q.deserved if q else None),
+            used=_rl(q.allocated if q else None),
+            cap=_rl(spec.capability),
+            request=_rl(q.request if q else None),
+            borrowed=_rl(q.borrowed if q else None),
+            lent=_rl(q.lent if q else None),
+            state=str(spec.state),
+            weight=spec.weight,
+            extra={
+                "real_capability": _rl(q.real_capability if q else None),
+                "share": float(q.share) if q else 0.0,
+                "participating": bool(q.participating) if q else False,
+                "reclaimable": spec.reclaimable,
+                "priority": spec.priority,
+                "configured_deserved": _rl(spec.deserved),
+            },
+        )
+    return Tree("queue", nodes, order, roots, _rl(values.total), str(values.queue_policy))
+
+
+def quota_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> Tree:
+    """The quota forest of ``snapshot`` with the elastic runtimes the engine computed for it."""
+    specs = snapshot.quota_groups
+    parents = {name: spec.parent for name, spec in specs.items()}
+    kids, order, roots, depth = _layout(parents, visible)
+    result = values.quotas
+    special = {"system", "default"}
+    nodes: dict[str, TreeNode] = {}
+    for name in order:
+        spec = specs[name]
+        g = result.get(name)
+        nodes[name] = TreeNode(
+            kind="quota",
+            name=name,
+            parent=spec.parent,
+            depth=depth[name],
+            children=kids[name],
+            floor=_rl(spec.min),
+            entitled=_rl(g.runtime if g else None),
+            used=_rl(g.used if g else None),
+            cap=_rl(spec.max),
+            request=_rl(g.request if g else None),
+            borrowed=_rl(g.borrowed if g else None),
+            lent=_rl(g.lent if g else None),
+            builtin_outside=name in special and spec.parent == "root",
+            extra={
+                "auto_scaled_min": _rl(g.auto_scaled_min if g else None),
+                "limited_request": _rl(g.limited_request if g else None),
+                "shared_weight": _rl(spec.shared_weight),
+                "allow_lent": spec.allow_lent,
+                "is_parent": spec.is_parent,
+                "tree_id": spec.tree_id,
+            },
+        )
+    return Tree("quota", nodes, order, roots, _rl(values.total), "elastic")
+
+
+def build(kind: Kind, snapshot: Any, values: Any, visible: set[str] | None = None) -> Tree:
+    """The tree of ``kind`` ("queue" or "quota")."""
+    return queue_tree(snapshot, values, visible) if kind == "queue" else quota_tree(snapshot, values, visible)
+
+
+# -- derived readings -------------------------------------------------------------------------------------------
+
+
+def effective_cap(tree: Tree, name: str, resource: str) -> int:
+    """The most ``name`` may hold of ``resource`` as configured: its own cap, else the nearest ancestor's, else
+    the cluster total (unlimited sentinels count as unset)."""
+    node: TreeNode | None = tree.nodes.get(name)
+    while node is not None:
+        amount = node.cap.get(resource)
+        if amount is not None and not units.is_unlimited(amount):
+            return amount
+        node = tree.nodes.get(node.parent) if node.parent else None
+    return tree.total.get(resource, 0)
+
+
+def sizes(tree: Tree, resource: str, size_by: str = "cap") -> dict[str, float]:
+    """Sector sizes for a sunburst/icicle with ``branchvalues="total"``: a root gets its amount of ``size_by``,
+    each child the part of its parent's sector its own amount is of the parent's (or, when the children together
+    claim more than the parent, of the children's sum). Children never add up to more than their parent."""
+
+    def amount(node: TreeNode) -> float:
+        if size_by == "cap":
+            if node.builtin_outside:
+                return float(node.used.get(resource, 0))
+            return float(effective_cap(tree, node.name, resource))
+        value = getattr(node, size_by).get(resource, 0)
+        return 0.0 if units.is_unlimited(value) else float(value)
+
+    out: dict[str, float] = {}
+    for name in tree.order:
+        node = tree.nodes[name]
+        if node.parent is None or node.parent not in tree.nodes:
+            out[name] = amount(node)
+    for name in tree.order:
+        node = tree.nodes[name]
+        if not node.children:
+            continue
+        own = out.get(name, 0.0)
+        claims = {c: amount(tree.nodes[c]) for c in node.children}
+        base = max(amount(node), sum(claims.values()))
+        for c, claim in claims.items():
+            out[c] = own * claim / base * (1 - 1e-9) if base > 0 else 0.0
+    return out
+
+
+def _flat(tree: Tree) -> bool:
+    return tree.kind == "queue" and tree.policy != "capacity-hierarchy"
+
+
+def sibling_set(tree: Tree, name: str) -> list[str]:
+    """The members of the sibling set in which ``name`` borrows and lends (empty for a tree root)."""
+    node = tree.nodes.get(name)
+    if node is None or node.builtin_outside:
+        return []
+    if _flat(tree):
+        return (
+            sorted(n for n, x in tree.nodes.items() if x.extra.get("participating"))
+            if node.extra.get("participating")
+            else []
+        )
+    if node.parent is None or node.parent not in tree.nodes:
+        return []
+    return [c for c in tree.nodes[node.parent].children if not tree.nodes[c].builtin_outside]
+
+
+def node_loans(tree: Tree, name: str) -> tuple[list[Loan], list[Loan]]:
+    """(what ``name`` borrows and from whom, what it lends and to whom), attributed within its sibling set."""
+    members = sibling_set(tree, name)
+    if not members:
+        return [], []
+    borrowed = {n: tree.nodes[n].borrowed for n in members}
+    lent = {n: tree.nodes[n].lent for n in members}
+    found = attribute(borrowed, lent, members, only=name)
+    return [x for x in found if x.borrower == name], [x for x in found if x.lender == name]
+
+
+def cluster_usage(snapshot: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """(allocated, requested) over the snapshot's live pods, per resource: what running pods hold and what
+    every pod that is not finished asks for."""
+    from scheduling.engine.snapshot import ALLOCATED_STATUSES, TaskStatus
+
+    done = {TaskStatus.SUCCEEDED, TaskStatus.FAILED}
+    allocated: dict[str, int] = {}
+    requested: dict[str, int] = {}
+    for task in snapshot.tasks.values():
+        if task.status in done:
+            continue
+        for r, v in task.request.items():
+            requested[r] = requested.get(r, 0) + v
+            if task.status in ALLOCATED_STATUSES:
+                allocated[r] = allocated.get(r, 0) + v
+    return allocated, requested

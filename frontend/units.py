@@ -1,0 +1,88 @@
+"""Display units of the dashboard: base-unit integers (``quotas.resources``) shown as people read them.
+
+Charts plot floats in one display unit per resource (cores, GiB, whole GPUs); tables print the same numbers with
+the unit. Amounts at or above ``UNLIMITED_FROM`` (the engines' "no limit" sentinels, ``2**62`` and above) read as
+unlimited. ``pods`` is a count of pods and is hidden from the quota pages (every pod asks for one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from quotas.resources import MAX_AMOUNT, format_quantity, milli_scale
+
+UNLIMITED_FROM = MAX_AMOUNT
+HIDDEN_RESOURCES = frozenset({"pods"})
+_GIB = 2**30
+_ORDER = {"cpu": 0, "memory": 1}
+
+
+def is_unlimited(amount: int | None) -> bool:
+    """True for ``None`` (no limit set) and for the engines' unlimited sentinels."""
+    return amount is None or amount >= UNLIMITED_FROM
+
+
+def unit_of(resource: str) -> tuple[float, str]:
+    """(base units per display unit, unit label) of ``resource``: cpu in cores, bytes in GiB, others whole."""
+    if resource == "cpu":
+        return 1000.0, "cores"
+    if milli_scale(resource) == 1:
+        return float(_GIB), "GiB"
+    short = resource.rsplit("/", 1)[-1]
+    return 1000.0, f"{short}s" if short in ("gpu", "pod") else short
+
+
+def to_display(amount: int | None, resource: str) -> float | None:
+    """``amount`` in the display unit of ``resource`` (``None`` when unlimited)."""
+    if is_unlimited(amount):
+        return None
+    assert amount is not None
+    return amount / unit_of(resource)[0]
+
+
+def _trim(value: float) -> str:
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    text = f"{value:.0f}" if magnitude >= 100 else f"{value:.1f}" if magnitude >= 10 else f"{value:.2f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def human(amount: int | None, resource: str, *, unit: bool = True, signed: bool = False) -> str:
+    """A short reading of ``amount`` (``12.5 cores``, ``96 GiB``, ``4 gpus``, ``unlimited``)."""
+    if is_unlimited(amount):
+        return "unlimited"
+    assert amount is not None
+    value = to_display(amount, resource) or 0.0
+    text = _trim(value)
+    if signed and amount > 0:
+        text = "+" + text
+    if not unit:
+        return text
+    name = unit_of(resource)[1]
+    if text.lstrip("+-") == "1" and name in ("cores", "gpus", "pods"):
+        name = name[:-1]
+    return f"{text} {name}"
+
+
+def quantity(amount: int | None, resource: str) -> str:
+    """The exact Kubernetes quantity (``1500m``, ``96Gi``) or ``unlimited``."""
+    if is_unlimited(amount):
+        return "unlimited"
+    assert amount is not None
+    return format_quantity(amount, resource)
+
+
+def resource_order(names: Iterable[str]) -> list[str]:
+    """cpu, memory, then the rest by name; hidden resources left out."""
+    return sorted({n for n in names if n not in HIDDEN_RESOURCES}, key=lambda n: (_ORDER.get(n, 2), n))
+
+
+def resources_of(*lists: Mapping[str, int] | None) -> list[str]:
+    """Every resource named by any of ``lists``, in display order."""
+    return resource_order(k for rl in lists if rl for k in rl)
+
+
+def label(resource: str) -> str:
+    """A resource name with its unit, for axis titles (``cpu (cores)``)."""
+    return f"{resource} ({unit_of(resource)[1]})"

@@ -1,0 +1,169 @@
+"""What every page needs: who may see it, the cluster's computed values once per request, and the page
+renderer that serves both the HTML page and its live JSON (``?live=1``: the figures and the fragments that the
+page's small script swaps in every few seconds)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+
+from frontend import figures, trees, valuecache
+from quotas.access import is_admin, is_team_member, visible_group_ids, visible_queue_ids
+from quotas.models import Queue, QuotaGroup
+from scheduling.models import Cluster
+
+View = Callable[..., HttpResponse]
+LIVE_SECONDS = 5  # default refresh period; settings.FAIRWAY_LIVE_SECONDS overrides it (0 turns it off)
+
+
+def live_seconds() -> int:
+    return int(getattr(settings, "FAIRWAY_LIVE_SECONDS", LIVE_SECONDS))
+
+
+@dataclass
+class State:
+    """The cluster a page shows and its values now (``snapshot`` and ``values`` are None without a cluster)."""
+
+    cluster: Cluster | None
+    snapshot: Any = None
+    values: Any = None
+    shared: dict[Any, Any] = field(default_factory=dict)  # lives as long as these values (frontend.valuecache)
+    _trees: dict[tuple[str, bool], trees.Tree] = field(default_factory=dict)
+
+    def tree(self, kind: trees.Kind, visible: set[str] | None = None) -> trees.Tree:
+        """The tree of ``kind`` (restricted to ``visible`` names when given); the whole trees are built once per
+        change of the values, a user's visible part once per request."""
+        key = (kind, visible is None)
+        if key not in self._trees:
+            if self.snapshot is None:
+                self._trees[key] = trees.Tree(kind, {}, (), (), {})
+            elif visible is None:
+                cached = self.shared.get(("tree", kind))
+                if cached is None:
+                    cached = self.shared[("tree", kind)] = trees.build(kind, self.snapshot, self.values)
+                self._trees[key] = cached
+            else:
+                self._trees[key] = trees.build(kind, self.snapshot, self.values, visible)
+        return self._trees[key]
+
+
+def cluster_name(request: HttpRequest) -> str:
+    return str(request.GET.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"])
+
+
+def state(request: HttpRequest) -> State:
+    """The state of the requested cluster: the engine's values (``current_values``), recomputed only when the
+    database changed since they were last computed (``frontend.valuecache``)."""
+    cached = getattr(request, "_fairway_state", None)
+    if cached is not None:
+        return cached
+    cluster = Cluster.objects.filter(name=cluster_name(request)).first()
+    result = State(cluster)
+    if cluster is not None:
+        result.snapshot, result.values, result.shared = valuecache.current(cluster)
+    request._fairway_state = result  # type: ignore[attr-defined]
+    return result
+
+
+def visible_names(request: HttpRequest, kind: trees.Kind) -> set[str] | None:
+    """Names of the nodes of ``kind`` the user may read; ``None`` means all (admins)."""
+    key = f"_fairway_visible_{kind}"
+    if hasattr(request, key):
+        return getattr(request, key)  # type: ignore[no-any-return]
+    ids = visible_queue_ids(request.user) if kind == "queue" else visible_group_ids(request.user)
+    model = Queue if kind == "queue" else QuotaGroup
+    names = None if ids is None else set(model.objects.filter(pk__in=ids).values_list("name", flat=True))
+    setattr(request, key, names)
+    return names
+
+
+def can_see(request: HttpRequest, kind: trees.Kind, name: str) -> bool:
+    names = visible_names(request, kind)
+    return names is None or name in names
+
+
+def node_url(kind: str, name: str) -> str:
+    return reverse("frontend:queue" if kind == "queue" else "frontend:quota", args=[name])
+
+
+def node_urls(tree: trees.Tree) -> dict[str, str]:
+    prefix = reverse("frontend:queue" if tree.kind == "queue" else "frontend:quota", args=["__name__"])
+    return {n: prefix.replace("__name__", n) for n in tree.nodes}
+
+
+def viewer_required(view: View) -> View:
+    """Logged in, and an admin or a member of a team linked to some tree node (others get a 403 page)."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not (is_admin(request.user) or is_team_member(request.user)):
+            return render(
+                request,
+                "frontend/forbidden.html",
+                {"why": "Your account is not linked to any team yet. Ask an admin to add you to a team."},
+                status=403,
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def admin_required(view: View) -> View:
+    """Logged in as an admin (staff); others get a 403 page."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_admin(request.user):
+            return render(
+                request,
+                "frontend/forbidden.html",
+                {"why": "Only admins can change the trees. Your team's pages show everything you may read."},
+                status=403,
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass
+class Page:
+    """A page's data: its template context, its figures, and the fragments the live refresh re-renders."""
+
+    template: str
+    context: dict[str, Any]
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    fragments: Mapping[str, str] = field(default_factory=dict)  # element id -> partial template
+    live: bool = True
+
+
+def render_page(request: HttpRequest, page: Page) -> HttpResponse:
+    """The HTML page, or with ``?live=1`` its figures and fragments as JSON for the live refresh."""
+    data = {key: figures.to_json(fig) for key, fig in page.figures.items()}
+    if request.GET.get("live") == "1":
+        context = {**page.context, "request": request, "user": request.user}
+        fragments = {
+            fid: render_to_string(template, context, request=request) for fid, template in page.fragments.items()
+        }
+        return JsonResponse(
+            {"figures": data, "fragments": fragments, "updated": timezone.now().isoformat(timespec="seconds")}
+        )
+    context = {
+        **page.context,
+        "figures": data,
+        "figure_config": figures.CONFIG,
+        "live_seconds": live_seconds() if page.live else 0,
+        "updated": timezone.now(),
+    }
+    return render(request, page.template, context)

@@ -1,0 +1,223 @@
+"""What-if before apply: the staged edits, every node's values before and after (``quotas.whatif``), their impact
+on jobs, then apply them all in one transaction through the services, or discard them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from frontend import figures, impact, staging, units
+from frontend.views.common import Page, admin_required, node_url, render_page, state
+from quotas.whatif import ProposalError, apply_changes, compare, node_values
+
+SECTIONS = (("queues", "queue", "Queues"), ("quota_groups", "quota", "Quota groups"), ("namespaces", "", "Namespaces"))
+ENTITLED = {"queues": "deserved", "quota_groups": "runtime", "namespaces": "deserved"}
+FIELD_LABELS = {
+    "request": "request",
+    "allocated": "allocated",
+    "deserved": "deserved",
+    "guarantee": "guarantee",
+    "real_capability": "real capability",
+    "share": "share",
+    "borrowed": "borrowed",
+    "lent": "lent",
+    "limited_request": "limited request",
+    "used": "used",
+    "runtime": "runtime",
+    "auto_scaled_min": "auto-scaled min",
+    "weight": "weight",
+}
+
+
+def fingerprint(entries: Sequence[Mapping[str, Any]]) -> str:
+    """A short hash of the staged list, so that Apply applies exactly what the page showed."""
+    return hashlib.sha256(json.dumps(list(entries), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _diff_rows(before: Mapping[str, Any], after: Mapping[str, Any], diff: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per (section, node, field, resource) that changes, amounts printed in display units."""
+    rows: list[dict[str, Any]] = []
+    for section, kind, title in SECTIONS:
+        for name, fields in diff.get(section, {}).items():
+            url = node_url(kind, name) if kind and name in after.get(section, {}) else ""
+            if "added" in fields or "removed" in fields:
+                rows.append(
+                    {
+                        "section": title,
+                        "node": name,
+                        "url": url,
+                        "field": "node",
+                        "before": "—" if "added" in fields else "exists",
+                        "after": "created" if "added" in fields else "deleted",
+                        "delta": "",
+                        "css": "",
+                    }
+                )
+                continue
+            b, a = before[section][name], after[section][name]
+            for field in fields:
+                if isinstance(b.get(field), Mapping) or isinstance(a.get(field), Mapping):
+                    old, new = b.get(field) or {}, a.get(field) or {}
+                    for r in units.resource_order(set(old) | set(new)):
+                        if old.get(r, 0) == new.get(r, 0):
+                            continue
+                        delta = new.get(r, 0) - old.get(r, 0)
+                        rows.append(
+                            {
+                                "section": title,
+                                "node": name,
+                                "url": url,
+                                "field": f"{FIELD_LABELS.get(field, field)} · {r}",
+                                "before": units.human(old.get(r, 0), r),
+                                "after": units.human(new.get(r, 0), r),
+                                "delta": units.human(delta, r, signed=True),
+                                "css": "up" if delta > 0 else "down",
+                            }
+                        )
+                else:
+                    old_v, new_v = b.get(field), a.get(field)
+                    rows.append(
+                        {
+                            "section": title,
+                            "node": name,
+                            "url": url,
+                            "field": FIELD_LABELS.get(field, field),
+                            "before": str(old_v),
+                            "after": str(new_v),
+                            "delta": "",
+                            "css": "",
+                        }
+                    )
+    return rows
+
+
+def _entitled_rows(
+    before: Mapping[str, Any], after: Mapping[str, Any], diff: Mapping[str, Any], section: str, resource: str
+) -> list[tuple[str, int, int]]:
+    key = ENTITLED[section]
+    rows = []
+    for name, fields in diff.get(section, {}).items():
+        b = before.get(section, {}).get(name, {}).get(key, {}).get(resource, 0)
+        a = after.get(section, {}).get(name, {}).get(key, {}).get(resource, 0)
+        if b != a and ("added" in fields or "removed" in fields or key in fields):
+            rows.append((name, b, a))
+    rows.sort(key=lambda row: -abs(row[2] - row[1]))
+    return rows[:25]
+
+
+def _errors(exc: ProposalError, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    out = []
+    for err in exc.errors:
+        parts = err.field.split(".")
+        if len(parts) >= 2 and parts[0] == "changes" and parts[1].isdigit():
+            i = int(parts[1])
+            summary = entries[i]["summary"] if i < len(entries) else ""
+            out.append(f"change {i + 1} ({summary}): {err.message}")
+        else:
+            out.append(err.message)
+    return out
+
+
+@admin_required
+def whatif(request: HttpRequest) -> HttpResponse:
+    """The staged edits, before/after per node, the impact on jobs, and Apply / Discard."""
+    from scheduling.engine.values import compute_values
+
+    entries = staging.staged(request)
+    st = state(request)
+    context: dict[str, Any] = {
+        "nav": "whatif",
+        "entries": [{**e, "index": i} for i, e in enumerate(entries)],
+        "fingerprint": fingerprint(entries),
+        "cluster": st.cluster,
+        "errors": [],
+        "rows": [],
+        "impact": None,
+    }
+    figs: dict[str, Any] = {}
+    if entries and st.snapshot is not None:
+        try:
+            after_snap = apply_changes(
+                st.snapshot, staging.changes(entries), max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
+            )
+        except ProposalError as exc:
+            context["errors"] = _errors(exc, entries)
+        else:
+            after_values = compute_values(after_snap)
+            diff = compare(st.values, after_values)["diff"]
+            before, after = node_values(st.values), node_values(after_values)
+            resources = units.resource_order(set(st.values.total) | set(after_values.total)) or ["cpu"]
+            resource = request.GET.get("resource") if request.GET.get("resource") in resources else resources[0]
+            context.update(
+                {
+                    "rows": _diff_rows(before, after, diff),
+                    "changed_nodes": sum(len(v) for v in diff.values()),
+                    "resource": resource,
+                    "resources": resources,
+                    "impact": impact.impact(st.snapshot, after_snap, st.values, after_values),
+                }
+            )
+            figs["whatif_queues"] = figures.whatif_figure(
+                _entitled_rows(before, after, diff, "queues", resource), resource, "deserved"
+            )
+            figs["whatif_quotas"] = figures.whatif_figure(
+                _entitled_rows(before, after, diff, "quota_groups", resource), resource, "runtime"
+            )
+    page = Page("frontend/whatif.html", context, figs, {}, live=False)
+    return render_page(request, page)
+
+
+@admin_required
+def apply(request: HttpRequest) -> HttpResponse:
+    """Apply every staged edit in one transaction (POST); all or nothing."""
+    if request.method != "POST":
+        raise Http404("use the Apply button")
+    entries = staging.staged(request)
+    if not entries:
+        messages.info(request, "Nothing is staged.")
+        return redirect("frontend:whatif")
+    if request.POST.get("fingerprint") != fingerprint(entries):
+        messages.error(request, "The staged list changed since this page was shown (another tab?); review it again.")
+        return redirect("frontend:whatif")
+    try:
+        done = staging.apply(entries)
+    except staging.Conflict as exc:
+        messages.error(request, f"Nothing was applied: {exc}. Remove or re-stage that change.")
+        return redirect("frontend:whatif")
+    except staging.StagedRuleViolation as exc:
+        messages.error(request, f"Nothing was applied: {exc}")
+        return redirect("frontend:whatif")
+    staging.save(request, [])
+    messages.success(request, f"Applied {done.count} change(s) in one transaction: " + "; ".join(done.summaries))
+    return redirect("frontend:whatif")
+
+
+@admin_required
+def discard(request: HttpRequest) -> HttpResponse:
+    """Forget every staged edit (POST)."""
+    if request.method != "POST":
+        raise Http404("use the Discard button")
+    n = len(staging.staged(request))
+    staging.save(request, [])
+    messages.info(request, f"Discarded {n} staged change(s).")
+    return redirect("frontend:whatif")
+
+
+@admin_required
+def remove(request: HttpRequest, index: int) -> HttpResponse:
+    """Forget one staged edit (POST)."""
+    if request.method != "POST":
+        raise Http404("use the Remove button")
+    entries = staging.staged(request)
+    if 0 <= index < len(entries):
+        gone = entries.pop(index)
+        staging.save(request, entries)
+        messages.info(request, f"Removed: {gone['summary']}.")
+    return redirect("frontend:whatif")

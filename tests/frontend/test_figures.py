@@ -1,0 +1,232 @@
+"""The pure parts of the dashboard: display units, the pro-rata loan ledger, sector sizes and the figures
+(no database). Properties with hypothesis where the statement is general."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frontend import figures, units
+from frontend.ledger import POOL, attribute, sibling_sets
+from frontend.trees import Tree, TreeNode, effective_cap, sizes
+
+GI = 2**30
+
+
+@pytest.mark.parametrize(
+    ("amount", "resource", "text"),
+    [
+        (35_385, "cpu", "35.4 cores"),
+        (1_000, "cpu", "1 core"),
+        (500, "cpu", "0.5 cores"),
+        (20, "cpu", "0.02 cores"),
+        (1_024_000, "cpu", "1024 cores"),
+        (96 * GI, "memory", "96 GiB"),
+        (int(1.5 * GI), "memory", "1.5 GiB"),
+        (8_000, "nvidia.com/gpu", "8 gpus"),
+        (1_000, "nvidia.com/gpu", "1 gpu"),
+        (2**62, "cpu", "unlimited"),
+        (1 << 120, "memory", "unlimited"),
+        (0, "cpu", "0 cores"),
+    ],
+)
+def test_human_readings(amount: int, resource: str, text: str) -> None:
+    assert units.human(amount, resource) == text
+
+
+def test_quantities_and_order() -> None:
+    assert units.quantity(35_385, "cpu") == "35385m" and units.quantity(None, "cpu") == "unlimited"
+    assert (
+        units.human(-2_000, "cpu", signed=True) == "-2 cores" and units.human(2_000, "cpu", signed=True) == "+2 cores"
+    )
+    assert units.resource_order(["pods", "nvidia.com/gpu", "memory", "cpu", "a/b"]) == [
+        "cpu",
+        "memory",
+        "a/b",
+        "nvidia.com/gpu",
+    ]
+
+
+# -- the ledger ------------------------------------------------------------------------------------------------
+
+
+def test_a_single_lender_lends_exactly_what_the_borrower_takes_beyond_the_pool() -> None:
+    loans = attribute({"x": {"cpu": 30}}, {"y": {"cpu": 30}}, ["x", "y"])
+    assert [(x.borrower, x.lender, x.amount) for x in loans] == [("x", "y", 30.0)]
+
+
+def test_borrowing_beyond_the_lenders_comes_from_the_unreserved_pool() -> None:
+    # two borrowers take 60 and 20; two lenders give 30 and 10: 40 comes from capacity nobody is entitled to
+    loans = attribute({"a": {"cpu": 60}, "b": {"cpu": 20}}, {"c": {"cpu": 30}, "d": {"cpu": 10}}, "abcd")
+    got = {(x.borrower, x.lender): x.amount for x in loans}
+    assert got == {
+        ("a", "c"): 22.5,
+        ("a", "d"): 7.5,
+        ("a", POOL): 30.0,
+        ("b", "c"): 7.5,
+        ("b", "d"): 2.5,
+        ("b", POOL): 10.0,
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    borrowed=st.lists(st.integers(0, 10_000), min_size=1, max_size=5),
+    lent=st.lists(st.integers(0, 10_000), min_size=0, max_size=5),
+)
+def test_ledger_rows_and_columns_add_up(borrowed: list[int], lent: list[int]) -> None:
+    """Each borrower's loans add up to what it borrowed and each lender's to what it lent (the engines never
+    report more lent than borrowed in a sibling set, nor a member that does both); ``only`` picks exactly the
+    loans of one member."""
+    total_b, total_l = sum(borrowed), sum(lent)
+    if total_l > total_b:
+        lent = [v * total_b // total_l for v in lent]
+    b = {f"b{i}": {"cpu": v} for i, v in enumerate(borrowed)}
+    l_ = {f"l{i}": {"cpu": v} for i, v in enumerate(lent)}
+    members = [*b, *l_]
+    loans = attribute(b, l_, members)
+    assert all(x.amount > 0 for x in loans)
+    for name, amount in b.items():
+        assert sum(x.amount for x in loans if x.borrower == name) == pytest.approx(amount["cpu"], abs=1e-6)
+    for name, amount in l_.items():
+        assert sum(x.amount for x in loans if x.lender == name) == pytest.approx(amount["cpu"], abs=1e-6)
+    pool = sum(x.amount for x in loans if x.lender == POOL)
+    assert pool == pytest.approx(sum(borrowed) - sum(lent), abs=1e-6)
+    for name in members:
+        mine = attribute(b, l_, members, only=name)
+        assert sorted((x.borrower, x.lender, round(x.amount, 6)) for x in mine) == sorted(
+            (x.borrower, x.lender, round(x.amount, 6)) for x in loans if name in (x.borrower, x.lender)
+        )
+
+
+def test_sibling_sets() -> None:
+    parents = {"root": None, "a": "root", "b": "root", "a1": "a", "a2": "a"}
+    assert sibling_sets(parents) == [["a1", "a2"], ["a", "b"]]
+    assert sibling_sets({}, flat=["q2", "q1"]) == [["q1", "q2"]]
+
+
+# -- sector sizes ------------------------------------------------------------------------------------------------
+
+
+def node(name: str, parent: str | None, children: tuple[str, ...] = (), **lists: dict[str, int]) -> TreeNode:
+    base = {k: {} for k in ("floor", "entitled", "used", "cap", "request", "borrowed", "lent")}
+    base.update(lists)
+    return TreeNode(kind="quota", name=name, parent=parent, depth=0, children=children, **base)  # type: ignore[arg-type]
+
+
+def make_tree(spec: dict[str, tuple[str | None, int | None]], total: int = 100) -> Tree:
+    kids: dict[str, list[str]] = {n: [] for n in spec}
+    for n, (p, _) in spec.items():
+        if p is not None:
+            kids[p].append(n)
+    order: list[str] = []
+
+    def walk(n: str) -> None:
+        order.append(n)
+        for c in sorted(kids[n]):
+            walk(c)
+
+    roots = [n for n, (p, _) in spec.items() if p is None]
+    for r in roots:
+        walk(r)
+    nodes = {
+        n: node(n, p, tuple(sorted(kids[n])), cap={} if cap is None else {"cpu": cap}) for n, (p, cap) in spec.items()
+    }
+    return Tree("quota", nodes, tuple(order), tuple(roots), {"cpu": total})
+
+
+def test_sizes_follow_caps_and_fit_in_the_parent() -> None:
+    tree = make_tree({"root": (None, None), "a": ("root", 40), "b": ("root", 80), "a1": ("a", 10), "a2": ("a", 10)})
+    s = sizes(tree, "cpu")
+    assert s["root"] == 100
+    # a and b claim 120 of root's 100: scaled to fit, 40 : 80
+    assert s["a"] == pytest.approx(100 * 40 / 120) and s["b"] == pytest.approx(100 * 80 / 120)
+    # a1 and a2 claim 20 of a's 40: each a quarter of a's sector, the rest of it stays empty
+    assert s["a1"] == pytest.approx(s["a"] / 4)
+    assert effective_cap(tree, "a1", "cpu") == 10 and effective_cap(tree, "b", "memory") == 0
+
+
+caps = st.one_of(st.none(), st.integers(0, 1_000))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), n=st.integers(1, 25))
+def test_children_never_outgrow_their_parent(data: st.DataObject, n: int) -> None:
+    spec: dict[str, tuple[str | None, int | None]] = {"root": (None, data.draw(caps))}
+    for i in range(n):
+        parent = data.draw(st.sampled_from(sorted(spec)))
+        spec[f"n{i}"] = (parent, data.draw(caps))
+    tree = make_tree(spec, total=data.draw(st.integers(0, 2_000)))
+    s = sizes(tree, "cpu")
+    for name in tree.order:
+        kids = tree.nodes[name].children
+        assert all(s[k] >= 0 for k in kids)
+        assert sum(s[k] for k in kids) <= s[name] * (1 + 1e-9) + 1e-9
+
+
+# -- figures ----------------------------------------------------------------------------------------------------
+
+
+def test_the_tree_figure_colours_borrowers_orange_and_lenders_purple() -> None:
+    tree = make_tree({"root": (None, None), "x": ("root", 100_000), "y": ("root", 100_000)}, total=100_000)
+    nodes = dict(tree.nodes)
+    nodes["x"] = node(
+        "x", "root", cap={"cpu": 100_000}, entitled={"cpu": 90_000}, floor={"cpu": 50_000}, borrowed={"cpu": 30_000}
+    )
+    nodes["y"] = node(
+        "y", "root", cap={"cpu": 100_000}, entitled={"cpu": 10_000}, floor={"cpu": 50_000}, lent={"cpu": 30_000}
+    )
+    tree = Tree("quota", nodes, tree.order, tree.roots, tree.total)
+    fig = figures.to_json(figures.tree_figure(tree, "cpu", {"x": "/quotas/x/"}))
+    trace = fig["data"][0]
+    colour = dict(zip(trace["ids"], trace["marker"]["colors"], strict=True))
+    assert colour["x"] == pytest.approx(30 / 90) and colour["y"] == pytest.approx(-30 / 50) and colour["root"] == 0
+    assert trace["marker"]["cmid"] == 0 and trace["marker"]["colorscale"][0][1] == "#542788"
+    assert "borrows 30 cores" in dict(zip(trace["ids"], trace["hovertext"], strict=True))["x"]
+    icicle = figures.to_json(figures.tree_figure(tree, "cpu", {}, style="icicle"))
+    assert icicle["data"][0]["type"] == "icicle"
+
+
+def test_big_trees_show_three_levels_at_a_time() -> None:
+    spec: dict[str, tuple[str | None, int | None]] = {"root": (None, None)}
+    for i in range(figures.DEEP_TREE + 5):
+        spec[f"n{i}"] = ("root" if i < 10 else f"n{i % 10}", 10)
+    fig = figures.to_json(figures.tree_figure(make_tree(spec, 10_000), "cpu", {}))
+    assert fig["data"][0]["maxdepth"] == 3
+    small = figures.to_json(figures.tree_figure(make_tree({"root": (None, None), "a": ("root", 5)}), "cpu", {}))
+    assert small["data"][0]["maxdepth"] == -1
+
+
+def test_the_resources_figure_cuts_a_far_cap_and_says_its_value() -> None:
+    x = node("x", None, cap={}, floor={"cpu": 24_000}, entitled={"cpu": 32_000}, used={"cpu": 30_000})
+    fig = figures.to_json(figures.resources_figure(x, ["cpu"], {"cpu": 800_000}))
+    cap = next(t for t in fig["data"] if t["name"] == "max")
+    assert cap["text"] == ["→ 800 cores (no own cap)"] and cap["x"][0] < 800
+    assert cap["marker"]["pattern"]["shape"] == "/"
+
+
+def test_the_time_series_puts_lent_below_zero() -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    points = [
+        figures.Point(t0 + timedelta(minutes=i), {"cpu": 9_000}, {"cpu": 8_000}, {"cpu": 6_000}, {"cpu": 2_000}, {})
+        for i in range(3)
+    ] + [figures.Point(t0 + timedelta(minutes=3), {}, {"cpu": 1_000}, {"cpu": 6_000}, {}, {"cpu": 5_000})]
+    fig = figures.to_json(figures.timeseries_figure(points, "cpu", "quota"))
+    by_name = {t["name"]: t for t in fig["data"]}
+    assert by_name["runtime"]["y"] == [6.0, 6.0, 6.0, 6.0]
+    assert by_name["borrowed"]["y"] == [2.0, 2.0, 2.0, 0.0]
+    assert by_name["lent (below 0)"]["y"] == [0.0, 0.0, 0.0, -5.0]
+    empty = figures.to_json(figures.timeseries_figure([], "cpu", "queue"))
+    assert "No session has sampled" in empty["layout"]["annotations"][0]["text"]
+
+
+def test_capacity_figure_stacks_to_the_whole_cluster() -> None:
+    fig = figures.to_json(
+        figures.capacity_figure({"cpu": 100_000}, {"cpu": 60_000}, {"cpu": 130_000}, ["cpu", "memory"])
+    )
+    parts = [t["x"][0] for t in fig["data"]]
+    assert parts == [60.0, 70.0, 0.0]  # allocated, waiting, not requested: demand beyond the cluster shows
+    assert fig["layout"]["xaxis"]["range"] == [0, 130.0]
