@@ -23,7 +23,7 @@ from scheduling.models import Pod, SchedulingSession
 from scheduling.tasks import run_session
 from tests.scheduling.conftest import build_world
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 BASE_DIR = Path(settings.BASE_DIR)
 CELERY = BASE_DIR / ".venv" / "bin" / "celery"

@@ -33,7 +33,7 @@ def _held_elsewhere(key: int, cluster_id: int) -> bool:
     return not answer["free"]
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_two_concurrent_sessions_one_runs_the_other_skips(monkeypatch: pytest.MonkeyPatch) -> None:
     world = build_world()
     entered, release = threading.Event(), threading.Event()
@@ -69,7 +69,7 @@ def test_two_concurrent_sessions_one_runs_the_other_skips(monkeypatch: pytest.Mo
     assert tasks.run_session(world.cluster.pk) == "ran"
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_advisory_lock_lives_as_long_as_its_transaction() -> None:
     world = build_world()
     cid = world.cluster.pk
