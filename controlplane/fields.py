@@ -28,7 +28,7 @@ class ResourceListField(serializers.Field):
             prefix = f"{self.field_name}."
             key = exc.field[len(prefix) :] if exc.field.startswith(prefix) else None
             if key:
-                raise serializers.ValidationError({key: [str(exc)]}, code="invalid") from exc
+                raise serializers.ValidationError({key: [exc.message]}, code="invalid") from exc
             raise serializers.ValidationError(str(exc), code="invalid") from exc
 
     def to_representation(self, value: Any) -> dict[str, str] | None:
@@ -37,3 +37,22 @@ class ResourceListField(serializers.Field):
         if not isinstance(value, ResourceList):
             value = ResourceList({str(k): int(v) for k, v in value.items()})
         return value.to_quantities()
+
+
+class NameField(serializers.SlugRelatedField):
+    """A reference to another object by its name, with an error that says what was not found."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("slug_field", "name")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            queryset = self.get_queryset()
+            codes = exc.get_codes()
+            if queryset is not None and codes == ["does_not_exist"]:
+                what = queryset.model._meta.verbose_name
+                raise serializers.ValidationError(f"{what} {data} does not exist", code="does_not_exist") from None
+            raise

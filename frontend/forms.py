@@ -140,7 +140,7 @@ class TreeNodeForm(forms.Form):
             try:
                 out[lst] = parse_resource_list(raw, lst) if raw or lst != "shared_weight" else None
             except QuantityError as exc:
-                self._attach(exc.field, str(exc), extra)
+                self._attach(exc.field, exc.message, extra)
                 out[lst] = None
         return out
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import ResourceListField
+from controlplane.fields import NameField, ResourceListField
 from quotas import rules, services
 from quotas.models import Namespace, Queue, QuotaGroup
 
@@ -25,7 +25,7 @@ class QueueStatusSerializer(serializers.Serializer):
 
 class QueueSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253, help_text=NAME_HELP)
-    parent = serializers.SlugRelatedField(
+    parent = NameField(
         slug_field="name",
         queryset=Queue.objects.all(),
         required=False,
@@ -39,9 +39,9 @@ class QueueSerializer(serializers.ModelSerializer):
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     state = serializers.CharField(read_only=True)
     closed_by_parent = serializers.BooleanField(read_only=True)
-    children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    children = NameField(slug_field="name", many=True, read_only=True)
     status = serializers.SerializerMethodField()
-    teams = serializers.SlugRelatedField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
+    teams = NameField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
 
     class Meta:
         model = Queue
@@ -98,7 +98,7 @@ class QueueSerializer(serializers.ModelSerializer):
 
 class QuotaGroupSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253)
-    parent = serializers.SlugRelatedField(
+    parent = NameField(
         slug_field="name",
         queryset=QuotaGroup.objects.all(),
         required=False,
@@ -114,8 +114,8 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
         write_only=True,
         help_text="Namespaces whose pods belong to this group (a namespace belongs to one group only).",
     )
-    children = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
-    teams = serializers.SlugRelatedField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
+    children = NameField(slug_field="name", many=True, read_only=True)
+    teams = NameField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
 
     class Meta:
         model = QuotaGroup
@@ -178,10 +178,10 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
 class NamespaceSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253, help_text=NAME_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
-    default_queue = serializers.SlugRelatedField(
+    default_queue = NameField(
         slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True
     )
-    quota_group = serializers.SlugRelatedField(
+    quota_group = NameField(
         slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
     )
     hard = ResourceListField(required=False, allow_null=True)

@@ -2,7 +2,9 @@
 tasks of simulated clusters). ``--simulated NAME`` first marks that cluster simulated (``make run`` does this for
 the demo's default cluster) and, while its scheduler policy is still Volcano's default, gives it the demo policy
 (``DEMO_POLICY``: reclaim and preempt on, hierarchical capacity, Koordinator's elastic quota with the overuse
-monitor on and a 30 s eviction delay) so that borrowing, lending, reclaim and recycling happen live."""
+monitor on and a 30 s eviction delay) so that borrowing, lending, reclaim and recycling happen live. Every victim
+filter sits in the first tier, so each of them always applies (Volcano lets a later tier decide when an earlier one
+spares every candidate)."""
 
 from __future__ import annotations
 
@@ -21,18 +23,18 @@ tiers:
   - name: gang
     enablePreemptable: false
   - name: conformance
+  - name: capacity
+    enableHierarchy: true
+  - name: elasticquota
+    arguments:
+      monitorAllQuotas: true
+      delayEvictTime: 30s
 - plugins:
   - name: overcommit
   - name: drf
     enablePreemptable: false
   - name: predicates
-  - name: capacity
-    enableHierarchy: true
   - name: nodeorder
-  - name: elasticquota
-    arguments:
-      monitorAllQuotas: true
-      delayEvictTime: 30s
 """
 
 
