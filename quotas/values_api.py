@@ -30,16 +30,25 @@ def _cluster_name(request: Request, data: Any = None) -> str:
 
 def current_snapshot(cluster: str) -> Any:
     """The persisted state of ``cluster`` as an engine snapshot (404-able: raises ``Cluster.DoesNotExist``)."""
-    from scheduling.store import load_snapshot
-
     from scheduling.models import Cluster
+    from scheduling.store import load_snapshot
 
     return load_snapshot(Cluster.objects.get(name=cluster))
 
 
 def current_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
+    """The snapshot and values of ``cluster`` now, computed afresh."""
     snapshot = current_snapshot(cluster or settings.FAIRWAY["DEFAULT_CLUSTER"])
     return snapshot, compute_values(snapshot)
+
+
+def cached_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
+    """Like ``current_values``, but reused while the database is unchanged (``quotas.valuecache``)."""
+    from quotas import valuecache
+    from scheduling.models import Cluster
+
+    snapshot, values, _ = valuecache.current(Cluster.objects.get(name=cluster or settings.FAIRWAY["DEFAULT_CLUSTER"]))
+    return snapshot, values
 
 
 def _placed_per_podgroup(snapshot: Any, result: Any) -> dict[str, int]:
@@ -119,7 +128,7 @@ class WhatIfView(APIView):
         from scheduling.models import Cluster
 
         try:
-            before_snap = current_snapshot(_cluster_name(request, request.data))
+            before_snap, before = cached_values(_cluster_name(request, request.data))
         except Cluster.DoesNotExist:
             raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
         try:
@@ -128,7 +137,6 @@ class WhatIfView(APIView):
             )
         except ProposalError as exc:
             raise rule_errors_to_validation_error(exc.errors) from exc
-        before = compute_values(before_snap)
         result = compare(before, compute_values(after_snap, base=before))
         result["impact"] = _session_impact(before_snap, after_snap) if body.validated_data["session"] else None
         return Response(result)

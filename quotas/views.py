@@ -25,12 +25,12 @@ from quotas.values_api import EXPLAIN_PARAMS
 
 def tree_values(request: Request, section: str) -> dict[str, Any]:
     """The computed values of every node of one tree, now, as quantities (``{}`` when the cluster is unknown)."""
-    from quotas.values_api import current_values
+    from quotas.values_api import cached_values
     from quotas.whatif import as_quantities, node_values
     from scheduling.models import Cluster
 
     try:
-        _, values = current_values(request.query_params.get("cluster"))
+        _, values = cached_values(request.query_params.get("cluster"))
     except Cluster.DoesNotExist:
         return {}
     return as_quantities(node_values(values))[section]
@@ -166,11 +166,11 @@ class QueueViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How each of this queue's values was reached (the rounds, the caps that bound it)."""
-        from quotas.values_api import current_values, explain_queue
+        from quotas.values_api import cached_values, explain_queue
         from quotas.whatif import as_quantities, node_values
 
         queue = self.get_object()
-        _, values = current_values(request.query_params.get("cluster"))
+        _, values = cached_values(request.query_params.get("cluster"))
         return Response(
             {
                 "name": queue.name,
@@ -223,11 +223,11 @@ class QuotaGroupViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How this group's runtime was reached: its floor, the rounds of sharing, the cap that bound it."""
-        from quotas.values_api import current_values, explain_group
+        from quotas.values_api import cached_values, explain_group
         from quotas.whatif import as_quantities, node_values
 
         group = self.get_object()
-        _, values = current_values(request.query_params.get("cluster"))
+        _, values = cached_values(request.query_params.get("cluster"))
         return Response(
             {
                 "name": group.name,

@@ -340,12 +340,20 @@ def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5) -> Sn
 def _rl(values: Mapping[str, int] | None) -> dict[str, int]:
     if not values:
         return {}
-    raw = values.raw if isinstance(values, ResourceList) else values
-    return {k: raw[k] for k in sorted(raw) if raw[k]}
+    raw = values.raw if type(values) is ResourceList else values
+    return {k: v for k, v in raw.items() if v}
 
 
 def node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every tree node's values in base units (``{"queues": {name: {...}}, "quota_groups": …, "namespaces": …}``)."""
+    """Every tree node's values in base units (``{"queues": {name: {...}}, "quota_groups": …, "namespaces": …}``),
+    computed once per values object (treat the result as read-only)."""
+    cached = values.memo.get("node_values")
+    if cached is None:
+        cached = values.memo["node_values"] = _node_values(values)
+    return cached
+
+
+def _node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
     queues = {
         name: {
             "request": _rl(q.request),
@@ -445,4 +453,7 @@ def compare(before: QuotaValues, after: QuotaValues) -> dict[str, Any]:
                 out[name] = fields
         diff[section] = out
     cache: dict[tuple[int, str], str] = {}
-    return {"before": as_quantities(b, cache), "after": as_quantities(a, cache), "diff": as_quantities(diff, cache)}
+    printed_before = before.memo.get("node_quantities")
+    if printed_before is None:
+        printed_before = before.memo["node_quantities"] = as_quantities(b, cache)
+    return {"before": printed_before, "after": as_quantities(a, cache), "diff": as_quantities(diff, cache)}

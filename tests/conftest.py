@@ -49,3 +49,13 @@ def error_attrs(response: Any) -> dict[str, str]:
     """The API's error envelope as {attr: detail}."""
     body = response.json()
     return {e["attr"]: e["detail"] for e in body["errors"]}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_value_cache() -> Any:
+    """Each test starts with no cached engine values (``quotas.valuecache`` lives in the process)."""
+    from quotas import valuecache
+
+    valuecache.clear()
+    yield
+    valuecache.clear()

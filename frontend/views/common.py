@@ -17,7 +17,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from frontend import figures, trees, valuecache
+from frontend import figures, trees
+from quotas import valuecache
 from quotas.access import is_admin, is_team_member, visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Cluster
@@ -37,7 +38,7 @@ class State:
     cluster: Cluster | None
     snapshot: Any = None
     values: Any = None
-    shared: dict[Any, Any] = field(default_factory=dict)  # lives as long as these values (frontend.valuecache)
+    shared: dict[Any, Any] = field(default_factory=dict)  # lives as long as these values (quotas.valuecache)
     _trees: dict[tuple[str, bool], trees.Tree] = field(default_factory=dict)
 
     def tree(self, kind: trees.Kind, visible: set[str] | None = None) -> trees.Tree:
@@ -63,7 +64,7 @@ def cluster_name(request: HttpRequest) -> str:
 
 def state(request: HttpRequest) -> State:
     """The state of the requested cluster: the engine's values (``current_values``), recomputed only when the
-    database changed since they were last computed (``frontend.valuecache``)."""
+    database changed since they were last computed (``quotas.valuecache``)."""
     cached = getattr(request, "_fairway_state", None)
     if cached is not None:
         return cached

@@ -56,6 +56,8 @@ class QuotaValues:
     quotas: ElasticResult
     total: ResourceList
     aggregates: _Aggregates | None = field(default=None, repr=False, compare=False)
+    # derived views callers compute once per values object (e.g. the what-if's per-node tables)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def queue_policy_of(policy: Policy) -> tuple[str, bool, int]:

@@ -162,9 +162,8 @@ def test_an_invalid_edit_shows_its_message(site: str, page: Any) -> None:
     page.get_by_label("Deserved of cpu").fill("-1")
     page.get_by_label("Guarantee of cpu").fill("2")
     page.get_by_role("button", name="Save now").click()
-    assert (
-        "deserved.cpu: '-1' must be greater than or equal to 0" in page.locator("#id_deserved__cpu-errors").inner_text()
-    )
+    # the same message as the API's (whose error envelope names the field in "attr")
+    assert "'-1' must be greater than or equal to 0" in page.locator("#id_deserved__cpu-errors").inner_text()
     assert Queue.objects.get(name="nlp").version == 1
 
 
