@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import ResourceListField
+from controlplane.fields import NameField, ResourceListField
 from quotas import rules, services
 from quotas.access import submittable_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -78,7 +78,7 @@ class StringMapField(serializers.DictField):
 
 
 class NodeSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     allocatable = ResourceListField(required=False)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
@@ -115,9 +115,9 @@ class NodeSerializer(serializers.ModelSerializer):
 
 
 class PodGroupSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
-    namespace = serializers.SlugRelatedField(slug_field="name", queryset=Namespace.objects.all())
-    queue = serializers.SlugRelatedField(slug_field="name", queryset=Queue.objects.all(), required=False)
+    cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    namespace = NameField(slug_field="name", queryset=Namespace.objects.all())
+    queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False)
     min_member = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
     min_task_member = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
     min_resources = ResourceListField(required=False, allow_null=True)
@@ -193,12 +193,12 @@ class PodGroupSerializer(serializers.ModelSerializer):
 
 
 class PodSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all(), required=False)
-    namespace = serializers.SlugRelatedField(slug_field="name", queryset=Namespace.objects.all())
+    cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    namespace = NameField(slug_field="name", queryset=Namespace.objects.all())
     podgroup = serializers.CharField(
         required=False, allow_null=True, help_text="Name of the pod's podgroup in the same namespace."
     )
-    quota_group = serializers.SlugRelatedField(
+    quota_group = NameField(
         slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
     )
     node = serializers.CharField(read_only=True, source="node.name", default=None)
