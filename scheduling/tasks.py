@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,101 +92,96 @@ def _skipped(cluster: Cluster, what: str) -> str:
     return "skipped"
 
 
-@shared_task(
-    name="scheduling.tasks.run_session",
-    acks_late=True,
-    time_limit=SESSION_TIME_LIMIT,
-    soft_time_limit=SESSION_TIME_LIMIT - 20,
-)
+def _locked(
+    cluster_id: int,
+    lock: int,
+    ttl: int,
+    what: str,
+    work: Callable[[Cluster], str],
+    *,
+    simulated_only: bool = False,
+    on_skip: Callable[[Cluster], None] | None = None,
+) -> str:
+    """The common body of every task: find the cluster, take its lock for ``what``, run ``work`` under it."""
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return "gone"
+    if simulated_only and not cluster.simulated:
+        return "disabled"
+    with cluster_lock(lock, cluster.pk, ttl=ttl) as acquired:
+        if not acquired:
+            if on_skip is not None:
+                on_skip(cluster)
+            return _skipped(cluster, what)
+        return work(cluster)
+
+
+_SHORT = {"acks_late": True, "time_limit": SHORT_TIME_LIMIT, "soft_time_limit": SHORT_TIME_LIMIT - 5}
+_LONG = {"acks_late": True, "time_limit": SESSION_TIME_LIMIT, "soft_time_limit": SESSION_TIME_LIMIT - 20}
+
+
+@shared_task(name="scheduling.tasks.run_session", **_LONG)
 def run_session(cluster_id: int) -> str:
     """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``)."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    with cluster_lock(SCHEDULING_SESSION_LOCK, cluster.pk, ttl=SESSION_TIME_LIMIT) as acquired:
-        if not acquired:
-            store.record_skipped(cluster.pk, SessionKind.SESSION)
-            return _skipped(cluster, "session")
+
+    def work(cluster: Cluster) -> str:
         session = store.run_scheduling_session(cluster)
-    return "ran" if session.status == SessionStatus.OK else "failed"
+        return "ran" if session.status == SessionStatus.OK else "failed"
+
+    return _locked(
+        cluster_id,
+        SCHEDULING_SESSION_LOCK,
+        SESSION_TIME_LIMIT,
+        "session",
+        work,
+        on_skip=lambda cluster: store.record_skipped(cluster.pk, SessionKind.SESSION),
+    )
 
 
-@shared_task(
-    name="scheduling.tasks.recycle",
-    acks_late=True,
-    time_limit=SESSION_TIME_LIMIT,
-    soft_time_limit=SESSION_TIME_LIMIT - 20,
-)
+@shared_task(name="scheduling.tasks.recycle", **_LONG)
 def recycle(cluster_id: int) -> str:
     """One overuse-revoke pass (Koordinator's recycling) with its debounce state in the database."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    with cluster_lock(RECYCLE_LOCK, cluster.pk, ttl=SESSION_TIME_LIMIT) as acquired:
-        if not acquired:
-            return _skipped(cluster, "recycling")
+
+    def work(cluster: Cluster) -> str:
         session = store.run_recycle_pass(cluster)
-    return "failed" if session is not None and session.status == SessionStatus.FAILED else "ran"
+        return "failed" if session is not None and session.status == SessionStatus.FAILED else "ran"
+
+    return _locked(cluster_id, RECYCLE_LOCK, SESSION_TIME_LIMIT, "recycling", work)
 
 
-@shared_task(
-    name="scheduling.tasks.agent_tick",
-    acks_late=True,
-    time_limit=SHORT_TIME_LIMIT,
-    soft_time_limit=SHORT_TIME_LIMIT - 5,
-)
+@shared_task(name="scheduling.tasks.agent_tick", **_SHORT)
 def agent_tick(cluster_id: int) -> str:
     """The simulated node agents of a simulated cluster: heartbeat, start, finish, confirm evictions."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    if not cluster.simulated:
-        return "disabled"
-    with cluster_lock(AGENT_TICK_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
-        if not acquired:
-            return _skipped(cluster, "simulated agent")
+
+    def work(cluster: Cluster) -> str:
         agent.agent_tick(cluster, timezone.now())
-    return "ran"
+        return "ran"
+
+    return _locked(cluster_id, AGENT_TICK_LOCK, SHORT_TIME_LIMIT, "simulated agent", work, simulated_only=True)
 
 
-@shared_task(
-    name="scheduling.tasks.generate_workload",
-    acks_late=True,
-    time_limit=SHORT_TIME_LIMIT,
-    soft_time_limit=SHORT_TIME_LIMIT - 5,
-)
+@shared_task(name="scheduling.tasks.generate_workload", **_SHORT)
 def generate_workload(cluster_id: int, seed: int = 0) -> str:
     """Submit the demo teams' jobs to a simulated cluster (seeded), and collect finished ones."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    if not cluster.simulated:
-        return "disabled"
-    with cluster_lock(WORKLOAD_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
-        if not acquired:
-            return _skipped(cluster, "workload generator")
+
+    def work(cluster: Cluster) -> str:
         agent.generate_workload(cluster, timezone.now(), seed=seed)
-    return "ran"
+        return "ran"
+
+    return _locked(cluster_id, WORKLOAD_LOCK, SHORT_TIME_LIMIT, "workload generator", work, simulated_only=True)
 
 
-@shared_task(
-    name="scheduling.tasks.check_nodes",
-    acks_late=True,
-    time_limit=SHORT_TIME_LIMIT,
-    soft_time_limit=SHORT_TIME_LIMIT - 5,
-)
+@shared_task(name="scheduling.tasks.check_nodes", **_SHORT)
 def check_nodes(cluster_id: int) -> str:
     """Nodes that missed their heartbeats for longer than the cluster's timeout turn NotReady."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    with cluster_lock(NODE_CHECK_LOCK, cluster.pk, ttl=SHORT_TIME_LIMIT) as acquired:
-        if not acquired:
-            return _skipped(cluster, "node heartbeat check")
+
+    def work(cluster: Cluster) -> str:
         stale = agent.mark_stale_nodes(cluster, timezone.now())
-    if stale:
-        logger.warning("cluster %s: nodes turned NotReady (no heartbeat): %s", cluster.name, ", ".join(stale))
-    return "ran"
+        if stale:
+            logger.warning("cluster %s: nodes turned NotReady (no heartbeat): %s", cluster.name, ", ".join(stale))
+        return "ran"
+
+    return _locked(cluster_id, NODE_CHECK_LOCK, SHORT_TIME_LIMIT, "node heartbeat check", work)
 
 
 @shared_task(
@@ -196,14 +192,12 @@ def check_nodes(cluster_id: int) -> str:
 )
 def compact_records(cluster_id: int) -> str:
     """Thin the quota samples and drop old session rows (``store.compact_records``)."""
-    cluster = _cluster(cluster_id)
-    if cluster is None:
-        return "gone"
-    with cluster_lock(COMPACTION_LOCK, cluster.pk, ttl=COMPACTION_TIME_LIMIT) as acquired:
-        if not acquired:
-            return _skipped(cluster, "compaction")
+
+    def work(cluster: Cluster) -> str:
         store.compact_records(cluster, timezone.now())
-    return "ran"
+        return "ran"
+
+    return _locked(cluster_id, COMPACTION_LOCK, COMPACTION_TIME_LIMIT, "compaction", work)
 
 
 # -- schedules ------------------------------------------------------------------------------------------------
