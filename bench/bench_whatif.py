@@ -41,7 +41,7 @@ def seed(rng: random.Random) -> str:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from quotas.models import Namespace, QuotaGroup, Queue
+    from quotas.models import Namespace, Queue, QuotaGroup
     from quotas.resources import ResourceList
     from scheduling.models import Cluster, Node, Pod, PodGroup
 

@@ -1,7 +1,7 @@
 import django_filters
 
 from quotas.choices import QueueState
-from quotas.models import Namespace, QuotaGroup, Queue
+from quotas.models import Namespace, Queue, QuotaGroup
 
 
 class QueueFilterSet(django_filters.FilterSet):

@@ -161,7 +161,24 @@ def test_docker_compose_file_runs_the_stack_with_the_same_variables() -> None:
         if shutil.which(binary[0]):
             probe = subprocess.run([*binary, "version"], capture_output=True, text=True)
             if probe.returncode == 0:
-                done = subprocess.run([*binary, "-f", str(root / "docker-compose.yml"), "config", "-q"],
-                                      capture_output=True, text=True, cwd=root)
+                done = subprocess.run(
+                    [*binary, "-f", str(root / "docker-compose.yml"), "config", "-q"],
+                    capture_output=True,
+                    text=True,
+                    cwd=root,
+                )
                 assert done.returncode == 0, done.stderr
                 break
+
+
+def test_ruff_is_clean() -> None:
+    """The house style (pyproject's ruff rules) holds for the whole tree."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(root)], capture_output=True, text=True, cwd=root
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
