@@ -25,8 +25,9 @@
   Volcano's ``ttlSecondsAfterFinished`` does).
 
 **Simulation** (``Cluster.simulated``; the demo's default cluster): ``agent_tick`` heartbeats the Ready nodes,
-starts Bound pods, finishes Running pods after their ``duration_seconds``, confirms Releasing pods gone and marks
-podgroups whose pods all finished Completed. ``generate_workload`` keeps the teams busy: every open leaf queue
+starts Bound pods, finishes Running pods after their ``duration_seconds``, confirms Releasing pods gone (and, as a
+job controller would, queues a replacement for each evicted pod of a podgroup still at work) and marks podgroups
+whose pods all finished Completed. ``generate_workload`` keeps the teams busy: every open leaf queue
 with a namespace gets gang jobs at a rate that rises and falls on a slow wave whose phase differs per team (so some
 teams idle and lend while others burst and borrow, then the lenders come back and reclaim), with seeded randomness
 (``random.Random`` seeded by the seed, the cluster and the second), jobs sized from templates (GPU jobs for teams
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -217,11 +219,56 @@ def agent_tick(cluster: Cluster, now: datetime) -> dict[str, int]:
         finished += Pod.objects.filter(pk__in=due[i : i + 500], status=PodStatus.RUNNING).update(
             status=PodStatus.SUCCEEDED, finished=now, updated=now
         )
+    evicted = list(
+        Pod.objects.filter(cluster=cluster, status=PodStatus.RELEASING, podgroup__isnull=False).exclude(
+            podgroup__phase=PodGroupPhase.COMPLETED
+        )
+    )
     gone = Pod.objects.filter(cluster=cluster, status=PodStatus.RELEASING).update(
         status=PodStatus.FAILED, reason=EVICTED_REASON, finished=now, updated=now
     )
+    replaced = _replace_evicted(evicted)
     completed = complete_finished_podgroups(cluster, now)
-    return {"heartbeats": beats, "started": started, "finished": finished, "gone": gone, "completed": completed}
+    return {
+        "heartbeats": beats,
+        "started": started,
+        "finished": finished,
+        "gone": gone,
+        "replaced": replaced,
+        "completed": completed,
+    }
+
+
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+def _replace_evicted(evicted: list[Pod]) -> int:
+    """The simulated job controller: each evicted pod of a podgroup still at work gets a Pending replacement
+    (``<name>-r<N>``, same request, priority and placement constraints), as Volcano's job controller restarts an
+    evicted task, so a reclaimed gang queues up again instead of waiting forever below its minMember."""
+    replacements = []
+    for pod in evicted:
+        match = _RETRY_SUFFIX.search(pod.name)
+        base, attempt = (pod.name[: match.start()], int(match.group(1)) + 1) if match else (pod.name, 1)
+        replacements.append(
+            Pod(
+                cluster_id=pod.cluster_id,
+                namespace_id=pod.namespace_id,
+                name=f"{base}-r{attempt}",
+                podgroup_id=pod.podgroup_id,
+                task_name=pod.task_name,
+                request=pod.request,
+                priority=pod.priority,
+                preemptible=pod.preemptible,
+                quota_group_id=pod.quota_group_id,
+                node_selector=pod.node_selector,
+                tolerations=pod.tolerations,
+                labels=pod.labels,
+                duration_seconds=pod.duration_seconds,
+            )
+        )
+    Pod.objects.bulk_create(replacements, ignore_conflicts=True)
+    return len(replacements)
 
 
 # -- the workload generator ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 from typing import Any
 
@@ -170,8 +170,15 @@ def test_workload_generator_respects_the_backlog_cap_and_namespace_quota() -> No
 
     call_command("load_demo", stdout=StringIO())
     cluster = Cluster.objects.get(name="default")
-    start = timezone.now().replace(microsecond=0)
     capped = agent.WorkloadSettings(jobs_per_tick=1.0, max_pending_pods=1)
+    # a fixed moment at which batch-etl's team is at the top of its busy wave (the generator is seeded by the
+    # second, so the test is deterministic; reading the wall clock made it depend on the time of day)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    start = next(
+        base + timedelta(seconds=k)
+        for k in range(int(capped.wave_seconds))
+        if agent._busy("batch-etl", (base + timedelta(seconds=k)).timestamp(), capped.wave_seconds) > 0.99
+    )
     demo_jobs = set(PodGroup.objects.values_list("pk", flat=True))
     for k in range(6):
         agent.generate_workload(cluster, start + timedelta(seconds=k), seed=1, settings=capped)
@@ -205,3 +212,22 @@ def test_demo_runs_live_sessions_agent_and_workload(monkeypatch: Any) -> None:
             p.request.get("cpu", 0) for p in Pod.objects.filter(node=node, status__in=("Bound", "Running", "Releasing"))
         )
         assert used <= node.allocatable["cpu"]
+
+
+def test_an_evicted_gang_member_is_replaced_and_its_gang_queues_again(world: World) -> None:
+    """The simulated job controller: an evicted pod of a podgroup at work becomes Failed/Evicted and a Pending
+    replacement (same request and priority) joins the podgroup; a second eviction gets the next attempt number."""
+    _bind_all(world)
+    agent.agent_tick(world.cluster, timezone.now())
+    a0 = world.pods["ns-a/a-0"]
+    Pod.objects.filter(pk=a0.pk).update(status="Releasing")
+    counts = agent.agent_tick(world.cluster, timezone.now())
+    assert counts["gone"] == 1 and counts["replaced"] == 1
+    assert (world.pod("ns-a/a-0").status, world.pod("ns-a/a-0").reason) == ("Failed", "Evicted")
+    again = Pod.objects.get(cluster=world.cluster, name="a-0-r1")
+    assert again.status == "Pending" and again.node is None
+    assert (again.podgroup_id, again.request, again.priority) == (a0.podgroup_id, a0.request, a0.priority)
+    assert PodGroup.objects.get(pk=a0.podgroup_id).phase != "Completed"
+    Pod.objects.filter(pk=again.pk).update(status="Releasing")
+    assert agent.agent_tick(world.cluster, timezone.now())["replaced"] == 1
+    assert Pod.objects.filter(cluster=world.cluster, name="a-0-r2", status="Pending").exists()
