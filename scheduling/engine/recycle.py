@@ -106,7 +106,7 @@ def recycle(
         pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
         blocker = Blocker("quota", name, r, gq.used[r], gq.runtime[r], "runtime")
         for pod in revoke_victims(pods, gq.used, gq.runtime):
-            start = "never started" if pod.start_timestamp is None else f"started at {pod.start_timestamp:g}"
+            start = "never started" if pod.start_timestamp is None else f"running for {now - pod.start_timestamp:.0f}s"
             evictions.append(
                 Eviction(
                     task=pod.uid,
@@ -114,7 +114,7 @@ def recycle(
                     reason="QuotaOverused",
                     message=(
                         f"quota group {name} uses {qty(gq.used[r], r)} {r}, above its runtime "
-                        f"{qty(gq.runtime[r], r)}, for {now - since:g}s (delayEvictTime {wait:g}s); "
+                        f"{qty(gq.runtime[r], r)}, for {now - since:.1f}s (delayEvictTime {wait:g}s); "
                         f"pod priority {pod.priority}, {start}"
                     ),
                     blocker=blocker,

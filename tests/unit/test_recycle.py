@@ -57,7 +57,7 @@ def test_debounce_over_for_119_seconds_nothing_121_evictions() -> None:
     first = evictions[0]
     assert first.action == "recycle" and first.reason == "QuotaOverused" and first.preemptor is None
     assert first.message == (
-        "quota group a uses 70 cpu, above its runtime 50, for 121s (delayEvictTime 120s); pod priority 0, started at 0"
+        "quota group a uses 70 cpu, above its runtime 50, for 121.0s (delayEvictTime 120s); pod priority 0, running for 121s"
     )
     assert first.blocker is not None
     assert (first.blocker.kind, first.blocker.name, first.blocker.requested, first.blocker.available) == (
