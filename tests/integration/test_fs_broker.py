@@ -10,12 +10,13 @@ from kombu import Connection
 def _connection(folder: Path) -> Connection:
     import controlplane.celery  # noqa: F401 - registers the atomic filesystem transport
 
-    for sub in ("in", "processed"):
+    for sub in ("in", "processed", "control"):
         (folder / sub).mkdir(exist_ok=True)
     options = {
         "data_folder_in": str(folder / "in"),
         "data_folder_out": str(folder / "in"),
         "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),  # kombu's default is a relative folder in the cwd
         "store_processed": False,
     }
     return Connection("filesystem://", transport_options=options)
