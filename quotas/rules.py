@@ -66,7 +66,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Generic, Self, TypeVar
 
 from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
@@ -347,13 +347,15 @@ def _dedupe(errors: Iterable[FieldError]) -> list[FieldError]:
 # --------------------------------------------------------------------------------------------------------
 
 
-class _QueueView:
-    """The queue tree as it would be after the change: specs by name, children by parent."""
+_Spec = TypeVar("_Spec", QueueSpec, QuotaGroupSpec)
 
-    def __init__(self, specs: dict[str, QueueSpec], alias: Mapping[str, str] | None = None) -> None:
+
+class _TreeView(Generic[_Spec]):
+    """A tree (queues or quota groups) as it would be after the change: specs by name, children by parent."""
+
+    def __init__(self, specs: dict[str, _Spec], alias: Mapping[str, str] | None = None) -> None:
         self.specs = specs
-        self.alias = dict(alias or {})  # old name -> new name while a queue is being renamed
-        self._totals: dict[tuple[str, str], ResourceList] = {}
+        self.alias = dict(alias or {})  # old name -> new name while a node is being renamed
         self.children: dict[str, list[str]] = {}
         for name in sorted(specs):
             parent = self.parent_of(name)
@@ -361,7 +363,7 @@ class _QueueView:
                 self.children.setdefault(parent, []).append(name)
 
     @classmethod
-    def after(cls, tree: Mapping[str, QueueSpec], new: QueueSpec, old: QueueSpec | None) -> _QueueView:
+    def after(cls, tree: Mapping[str, _Spec], new: _Spec, old: _Spec | None) -> Self:
         specs = dict(tree)
         alias: dict[str, str] = {}
         if old is not None and old.name != new.name:
@@ -375,6 +377,14 @@ class _QueueView:
         if spec is None or spec.parent is None:
             return None
         return self.alias.get(spec.parent, spec.parent)
+
+
+class _QueueView(_TreeView[QueueSpec]):
+    """The queue tree as it would be after the change."""
+
+    def __init__(self, specs: dict[str, QueueSpec], alias: Mapping[str, str] | None = None) -> None:
+        super().__init__(specs, alias)
+        self._totals: dict[tuple[str, str], ResourceList] = {}
 
     def chain(self, name: str) -> tuple[list[str], str | None]:
         """Ancestors of ``name`` (parent first, root excluded) and why the walk stopped early, if it did.
@@ -965,34 +975,12 @@ _BUILTIN_GROUPS: Final = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
 _DEFAULT_GROUP_EDITABLE: Final = ("min", "max", "shared_weight", "allow_lent", "min_scale_exempt")
 
 
-class _GroupView:
+class _GroupView(_TreeView[QuotaGroupSpec]):
     """The quota-group tree as it would be after the change."""
 
     def __init__(self, specs: dict[str, QuotaGroupSpec], alias: Mapping[str, str] | None = None) -> None:
-        self.specs = specs
-        self.alias = dict(alias or {})
+        super().__init__(specs, alias)
         self._min_totals: dict[str, ResourceList] = {}
-        self.children: dict[str, list[str]] = {}
-        for name in sorted(specs):
-            parent = self.parent_of(name)
-            if parent is not None:
-                self.children.setdefault(parent, []).append(name)
-
-    @classmethod
-    def after(cls, tree: Mapping[str, QuotaGroupSpec], new: QuotaGroupSpec, old: QuotaGroupSpec | None) -> _GroupView:
-        specs = dict(tree)
-        alias: dict[str, str] = {}
-        if old is not None and old.name != new.name:
-            specs.pop(old.name, None)
-            alias[old.name] = new.name
-        specs[new.name] = new
-        return cls(specs, alias)
-
-    def parent_of(self, name: str) -> str | None:
-        spec = self.specs.get(name)
-        if spec is None or spec.parent is None:
-            return None
-        return self.alias.get(spec.parent, spec.parent)
 
     def children_min(self, parent: str) -> ResourceList:
         """Sum of the children's min (memoised for whole-tree checks)."""
