@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+# The peers' own manifests live beside the repository (``../shared/fixtures/manifests``), not in it: a clone with
+# nothing beside it skips the tests that read them, with this reason in the summary (``-ra``).
+# ``FAIRWAY_PEER_MANIFESTS`` points elsewhere (the test of this skip uses it).
+PEER_MANIFESTS = Path(
+    os.environ.get("FAIRWAY_PEER_MANIFESTS") or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "manifests"
+)
+needs_peer_manifests = pytest.mark.skipif(
+    not PEER_MANIFESTS.is_dir(),
+    reason=f"the peers' manifests are absent ({PEER_MANIFESTS}): they live beside the repository, not in it",
+)
 
 
 def node(name: str, **allocatable: str) -> dict[str, Any]:

@@ -9,8 +9,6 @@ hierarchical queues, vcjobs and shipped scheduler configuration.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from quotas import rules
@@ -20,8 +18,10 @@ from quotas.resources import ResourceList
 from scheduling.engine.policy import ElasticQuotaArgs, Policy
 from scheduling.engine.snapshot import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
 from scheduling.manifests import LoadResult, dump_yaml, load_manifests
+from tests.acceptance.manifests import PEER_MANIFESTS as FIXTURES
+from tests.acceptance.manifests import needs_peer_manifests
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "manifests"
+pytestmark = needs_peer_manifests
 GiB, MiB, KiB = 2**30, 2**20, 2**10
 KOORD_MANUAL = "koordinator/docs__user-manuals__capacity-scheduling.md"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,9 +23,9 @@ from scheduling.engine.policy import (
     parse_duration,
     parse_elastic_quota_args,
 )
+from tests.acceptance.manifests import PEER_MANIFESTS, needs_peer_manifests
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "manifests"
-HELM_CONF = FIXTURES / "volcano" / "installer__helm__chart__volcano__config__volcano-scheduler.conf"
+HELM_CONF = PEER_MANIFESTS / "volcano" / "installer__helm__chart__volcano__config__volcano-scheduler.conf"
 
 OFF_BY_DEFAULT = {"enableHierarchy", "enabledClusterOrder", "enableNamespaceOrder"}
 
@@ -480,6 +479,7 @@ def test_parse_duration_rejects(text: object) -> None:
 # -- the shipped configuration -------------------------------------------------------------------------------------
 
 
+@needs_peer_manifests
 def test_volcano_helm_scheduler_conf() -> None:
     policy = Policy.from_yaml(HELM_CONF.read_text())
     assert policy.actions == ("enqueue", "allocate", "backfill")

@@ -1,0 +1,59 @@
+"""The suite runs with plain ``pytest`` on a clone with nothing beside it: the test settings come from the pytest
+configuration (pytest-env) unless the environment already sets them, and the tests that read the peers' manifests
+(``../shared/fixtures/manifests``) skip, saying why, when they are absent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = ("DATABASE_URL", "FAIRWAY_TEST_REDIS_URL", "STATICFILES_STORAGE")
+
+
+def pytest_run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS and not k.startswith(("PYTEST_", "DJANGO_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
+        cwd=REPO,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_pytest_configuration_sets_the_test_settings() -> None:
+    run = pytest_run("--pytest-env-verbose", "--collect-only", "tests/unit/test_resources.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SET   DATABASE_URL=postgres://postgres@127.0.0.1:5432/fairway" in run.stdout
+    assert "SET   FAIRWAY_TEST_REDIS_URL=redis://127.0.0.1:6379/15" in run.stdout
+    assert "SET   STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage" in run.stdout
+
+
+def test_a_variable_already_set_wins(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'mine.sqlite3'}"
+    run = pytest_run("--pytest-env-verbose", "--collect-only", "tests/unit/test_resources.py", DATABASE_URL=url)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"SKIP  DATABASE_URL={url}" in run.stdout
+    assert "SET   STATICFILES_STORAGE=" in run.stdout
+
+
+def test_without_the_peers_manifests_their_tests_skip_and_say_why(tmp_path: Path) -> None:
+    absent = tmp_path / "shared" / "fixtures" / "manifests"
+    run = pytest_run(
+        "-rs",
+        "tests/acceptance/test_fixture_manifests.py",
+        "tests/acceptance/test_simulate_quota_values.py::test_every_fixture_manifest_simulates_or_names_its_problem",
+        "tests/unit/test_policy.py::test_volcano_helm_scheduler_conf",
+        FAIRWAY_PEER_MANIFESTS=str(absent),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    tail = run.stdout.strip().splitlines()[-1]
+    assert "passed" not in tail and "failed" not in tail and "error" not in tail, tail
+    skipped = int(tail.split(" skipped")[0].split()[-1])
+    assert skipped >= 70, tail
+    assert f"the peers' manifests are absent ({absent})" in run.stdout
