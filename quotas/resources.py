@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation, Overflow, localcontext
 
 __all__ = [
     "MAX_AMOUNT",
@@ -64,12 +64,30 @@ def _to_decimal(text: str, field: str) -> Decimal:
     if not text.isascii():  # Decimal would accept other scripts' digits; Kubernetes does not
         raise QuantityError(field, f"{text!r} is not a valid quantity (only ASCII digits and suffixes)")
     try:
-        value = k8s_parse_quantity(text)
+        with localcontext() as ctx:  # Decimal's full exponent range: "1e-999999999Ki" stays positive, not 0
+            ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+            value = k8s_parse_quantity(text)
+    except Overflow:  # a suffix multiplied an exponent such as 1e999999999 past Decimal's range
+        raise QuantityError(field, f"{text!r} is too large (at most {MAX_AMOUNT} base units)") from None
     except (ValueError, InvalidOperation, TypeError):
         raise QuantityError(field, f"{text!r} is not a valid quantity (examples: 500m, 2, 1.5, 4Gi, 1e3)") from None
     if not value.is_finite():
         raise QuantityError(field, f"{text!r} is not a valid quantity")
     return value
+
+
+# Whole units beyond 10**_MAX_EXPONENT are over MAX_AMOUNT in any base unit; amounts below 10**-_MIN_EXPONENT round
+# up to one base unit. Checked on the exponent first, so that "1e999999999" never reaches Decimal arithmetic (whose
+# context would overflow).
+_MAX_EXPONENT = 20
+_MIN_EXPONENT = 20
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for messages; an integer too long to print is described by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return repr(value)
 
 
 def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int:
@@ -81,12 +99,16 @@ def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int
     if isinstance(value, bool) or value is None:
         raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {value!r}")
     if isinstance(value, int):
+        if value.bit_length() > 128:  # far above MAX_AMOUNT; refused before any conversion
+            raise QuantityError(field, f"{_shown(value)} is too large (at most {MAX_AMOUNT} base units)")
         amount = Decimal(value)
     elif isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise QuantityError(field, f"{value!r} is not a valid quantity")
         amount = Decimal(repr(value))
     elif isinstance(value, Decimal):
+        if not value.is_finite():
+            raise QuantityError(field, f"{value!r} is not a valid quantity")
         amount = value
     elif isinstance(value, str):
         text = value.strip()
@@ -97,6 +119,10 @@ def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int
         raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {type(value).__name__}")
     if amount < 0:
         raise QuantityError(field, f"{value!r} must be greater than or equal to 0")
+    if amount and amount.adjusted() > _MAX_EXPONENT:
+        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+    if amount and amount.adjusted() < -_MIN_EXPONENT:
+        return 1  # a positive amount far below one base unit, rounded up as Kubernetes does
     base = (amount * milli_scale(resource)).to_integral_value(rounding=ROUND_CEILING)
     if base > MAX_AMOUNT:
         raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
