@@ -80,6 +80,7 @@ import yaml
 
 from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from quotas.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, load_yaml, load_yaml_all, loads_json
 from quotas.resources import QuantityError, ResourceList, format_quantity, parse_quantity, parse_resource_list
 from scheduling.engine.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError, parse_elastic_quota_args
 from scheduling.engine.snapshot import (
@@ -140,11 +141,10 @@ _QUEUE_STATES = ("Open", "Closed", "Closing", "Unknown")
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
-try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python loader when it is missing.
-    _Loader: Any = yaml.CSafeLoader
+# Reading goes through quotas.limits (libyaml, after the depth check); writing uses libyaml's dumper when present.
+try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
     _Dumper: Any = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
     _Dumper = yaml.SafeDumper
 
 
@@ -274,11 +274,14 @@ _INFERRED_GROUP: dict[str, str] = {
 _CLUSTER_SCOPED = frozenset({"Node", "Namespace", "Queue", "PriorityClass", "KubeSchedulerConfiguration"})
 
 
-def _iter_documents(file: str, text: str) -> Iterator[tuple[int, object]]:
+def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int, object]]:
     index = 0
     try:
-        for index, data in enumerate(yaml.load_all(text, Loader=_Loader), start=1):
+        # the depth is checked on the whole text before any document is built (nothing recurses deeply)
+        for index, data in enumerate(load_yaml_all(text, limits.max_yaml_depth), start=1):
             yield index, data
+    except YAMLTooDeep as exc:
+        raise ManifestError(file, max(exc.document, 1), None, None, _yaml_problem(exc)) from None
     except yaml.YAMLError as exc:
         raise ManifestError(file, index + 1, None, None, f"invalid YAML: {_yaml_problem(exc)}") from None
 
@@ -293,10 +296,10 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return text
 
 
-def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str]) -> list[_Doc]:
+def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str], limits: Limits) -> list[_Doc]:
     docs: list[_Doc] = []
     for file, text in sources:
-        for index, data in _iter_documents(file, text):
+        for index, data in _iter_documents(file, text, limits):
             if data is None:
                 continue
             if not isinstance(data, Mapping):
@@ -335,7 +338,7 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
         warnings.append(f"{loc}: no kind, not a Kubernetes object; skipped")
         return None
     if not isinstance(kind, str) or not kind:
-        raise ManifestError(file, index, None, name or None, f"kind: expected a string, got {kind!r}", item)
+        raise ManifestError(file, index, None, name or None, f"kind: expected a string, got {brief(kind)}", item)
     if api_version is None:
         group = _INFERRED_GROUP.get(kind)
         if group is None:
@@ -345,7 +348,7 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
         warnings.append(f"{loc} ({kind} {name}): no apiVersion; read as {shown} {kind}")
     elif not isinstance(api_version, str):
         raise ManifestError(
-            file, index, kind, name or None, f"apiVersion: expected a string, got {api_version!r}", item
+            file, index, kind, name or None, f"apiVersion: expected a string, got {brief(api_version)}", item
         )
     else:
         group = api_version.rpartition("/")[0] if "/" in api_version else ""
@@ -362,7 +365,7 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
             namespace = raw_ns
         else:
             raise ManifestError(
-                file, index, kind, name or None, f"metadata.namespace: expected a string, got {raw_ns!r}", item
+                file, index, kind, name or None, f"metadata.namespace: expected a string, got {brief(raw_ns)}", item
             )
     doc = _Doc(file, index, item, obj, kind, group, name, namespace, handler)
     if handler != "KubeSchedulerConfiguration":
@@ -371,7 +374,7 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
         if raw_name is None or raw_name == "":
             raise doc.error("metadata.name: missing")
         if not isinstance(raw_name, str):
-            raise doc.error(f"metadata.name: expected a string, got {raw_name!r}")
+            raise doc.error(f"metadata.name: expected a string, got {brief(raw_name)}")
     return doc
 
 
@@ -384,10 +387,10 @@ def _type_name(value: object) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {brief(value)}"
     if value is None:
         return "nothing"
-    return f"{value!r}"
+    return brief(value)
 
 
 def _map(value: object, path: str) -> Mapping[str, Any]:
@@ -420,9 +423,9 @@ def _int(value: object, path: str, default: int, minimum: int | None = None, max
     if isinstance(value, bool) or not isinstance(value, int):
         raise _FieldError(f"{path}: expected an integer, got {_type_name(value)}")
     if minimum is not None and value < minimum:
-        raise _FieldError(f"{path}: {value} must be greater than or equal to {minimum}")
+        raise _FieldError(f"{path}: {brief(value)} must be greater than or equal to {minimum}")
     if maximum is not None and value > maximum:
-        raise _FieldError(f"{path}: {value} must be less than or equal to {maximum}")
+        raise _FieldError(f"{path}: {brief(value)} must be less than or equal to {maximum}")
     return value
 
 
@@ -476,7 +479,7 @@ def _string_map(value: object, path: str, doc: _Doc, warnings: list[str]) -> dic
             warnings.append(f"{doc.where}: {path}[{key}]: {raw!r} is not a string; read as {out[key]!r}")
         elif isinstance(raw, int | float) or raw is None:
             out[key] = "" if raw is None else str(raw)
-            warnings.append(f"{doc.where}: {path}[{key}]: {raw!r} is not a string; read as {out[key]!r}")
+            warnings.append(f"{doc.where}: {path}[{key}]: {brief(raw)} is not a string; read as {brief(out[key])}")
         else:
             raise _FieldError(f"{path}[{key}]: expected a string, got {_type_name(raw)}")
     return out
@@ -518,29 +521,51 @@ def _go_bool(text: str) -> bool | None:
     return None
 
 
-def _json_annotation(annotations: Mapping[str, str], key: str) -> Any:
+def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -> Any:
     text = annotations.get(key)
     if text is None or text.strip() == "":
         return None
     try:
-        return json.loads(text)
+        return loads_json(text, max_depth)
+    except TooDeep as exc:
+        raise _FieldError(f"metadata.annotations[{key}]: {exc.message}") from None
     except json.JSONDecodeError as exc:
         raise _FieldError(f"metadata.annotations[{key}]: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise _FieldError(f"metadata.annotations[{key}]: not valid JSON ({exc})") from None
 
 
 # -- the loader --------------------------------------------------------------------------------------------------
 
 
-def load_manifests(sources: Sequence[tuple[str, str]]) -> LoadResult:
-    """Read (file name, YAML text) sources, in order, into a ``Snapshot``. Raises ``ManifestError``."""
+def load_manifests(
+    sources: Sequence[tuple[str, str]],
+    *,
+    limits: Limits | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> LoadResult:
+    """Read (file name, YAML text) sources, in order, into a ``Snapshot``. Raises ``ManifestError``.
+
+    ``limits`` (default ``Limits()``) bound the nesting depth, the replicas of a vcjob task and the pods and
+    podgroups of the snapshot: input over them is a ``ManifestError`` naming the document. ``checkpoint`` is called
+    between documents (a ``Deadline.check``: it raises to stop the work)."""
+    limits = limits or Limits()
     warnings: list[str] = []
-    docs = _split_documents(sources, warnings)
-    return _Builder(docs, warnings).build()
+    docs = _split_documents(sources, warnings, limits)
+    return _Builder(docs, warnings, limits, checkpoint).build()
 
 
 class _Builder:
-    def __init__(self, docs: list[_Doc], warnings: list[str]) -> None:
+    def __init__(
+        self,
+        docs: list[_Doc],
+        warnings: list[str],
+        limits: Limits,
+        checkpoint: Callable[[], None] | None = None,
+    ) -> None:
         self.warnings = warnings
+        self.limits = limits
+        self.checkpoint = checkpoint
         # Later objects of the same kind and key replace earlier ones (as kubectl apply would), keeping the
         # first position so that the output order follows the input.
         self.by_kind: dict[str, dict[str, _Doc]] = {}
@@ -573,10 +598,30 @@ class _Builder:
 
     def _run(self, doc: _Doc, fn: Callable[[_Doc], None]) -> None:
         self.current = doc
+        if self.checkpoint is not None:
+            self.checkpoint()
         try:
             fn(doc)
         except (_FieldError, QuantityError, PolicyError) as exc:
             raise doc.error(str(exc)) from None
+
+    def _room_for_pods(self, adding: int, path: str = "") -> None:
+        """Refuse a document that takes the snapshot over ``max_pods`` (before anything is built for it)."""
+        total = len(self.tasks) + adding
+        if total > self.limits.max_pods:
+            where = f"{path}: " if path else ""
+            raise _FieldError(
+                f"{where}the snapshot would hold {total} pods, more than {self.limits.max_pods} "
+                f"({ENV_VARS['max_pods']})"
+            )
+
+    def _room_for_podgroup(self) -> None:
+        total = len(self.podgroups) + len(self.auto_podgroups) + 1
+        if total > self.limits.max_podgroups:
+            raise _FieldError(
+                f"the snapshot would hold {total} podgroups, more than {self.limits.max_podgroups} "
+                f"({ENV_VARS['max_podgroups']})"
+            )
 
     def _origin(self, kind: str, key: str, *, keep: bool = False) -> None:
         where = (self.current.file, self.current.index, self.current.item)
@@ -615,12 +660,12 @@ class _Builder:
 
         self.podgroups: dict[str, PodGroupInfo] = {}
         self.podgroup_owner: dict[str, str] = {}  # podgroup key -> "ns/job" of an owning vcjob
-        for doc in self.docs("PodGroup"):
-            self._run(doc, self._podgroup)
-
         self.tasks: dict[str, TaskInfo] = {}
         self.pod_jobs: set[str] = set()  # "ns/job" named by explicit pods' volcano.sh/job-name annotation
         self.auto_podgroups: dict[str, PodGroupInfo] = {}
+        for doc in self.docs("PodGroup"):
+            self._run(doc, self._podgroup)
+
         for doc in self.docs("Pod"):
             self._run(doc, self._pod)
         for doc in self.docs("VolcanoJob"):
@@ -799,13 +844,13 @@ class _Builder:
             parent = None
         is_parent_label = labels.get(KOORD_IS_PARENT)
         allow_lent_label = labels.get(KOORD_ALLOW_LENT)
-        shared_raw = _json_annotation(annotations, KOORD_SHARED_WEIGHT)
+        shared_raw = _json_annotation(annotations, KOORD_SHARED_WEIGHT, self.limits.max_json_depth)
         shared: ResourceList | None = None
         if shared_raw is not None:
             shared = _rl(shared_raw, f"metadata.annotations[{KOORD_SHARED_WEIGHT}]")
             if shared.is_zero():
                 shared = None  # Koordinator: a zero shared weight falls back to max
-        ns_raw = _json_annotation(annotations, KOORD_NAMESPACES)
+        ns_raw = _json_annotation(annotations, KOORD_NAMESPACES, self.limits.max_json_depth)
         namespaces: tuple[str, ...] = ()
         if ns_raw is not None:
             if not isinstance(ns_raw, list) or not all(isinstance(n, str) for n in ns_raw):
@@ -877,6 +922,7 @@ class _Builder:
             for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
         )
         key = doc.label
+        self._room_for_podgroup()
         # A PodGroup that names no queue takes its namespace's (Volcano's PodGroup webhook). One that names
         # "default" keeps it: a manifest read back from a cluster has been through the webhook already, and
         # the annotation may have been added after the podgroup was created.
@@ -909,6 +955,7 @@ class _Builder:
 
     # -- Pod -----------------------------------------------------------------------------------------------------------
     def _pod(self, doc: _Doc) -> None:
+        self._room_for_pods(1)
         meta, spec, status = doc.meta, doc.spec, doc.status
         labels = _string_map(meta.get("labels"), "metadata.labels", doc, self.warnings)
         annotations = _string_map(meta.get("annotations"), "metadata.annotations", doc, self.warnings)
@@ -1005,6 +1052,8 @@ class _Builder:
             phase = PodGroupPhase.PENDING
         pg_name = own_podgroup_name(task.name)
         key = f"{task.namespace}/{pg_name}"
+        if key not in self.auto_podgroups:
+            self._room_for_podgroup()
         self._origin("PodGroup", key, keep=True)
         self.auto_podgroups[key] = PodGroupInfo(
             namespace=task.namespace,
@@ -1037,6 +1086,11 @@ class _Builder:
             # Volcano's job webhook names an unnamed task "default<i>" and defaults minAvailable to replicas.
             role = _str(task_spec.get("name"), f"{path}.name") or f"default{i}"
             replicas = _int(task_spec.get("replicas"), f"{path}.replicas", 0, minimum=0)
+            if replicas > self.limits.max_replicas:
+                raise _FieldError(
+                    f"{path}.replicas: {brief(replicas)} is more than {self.limits.max_replicas} "
+                    f"({ENV_VARS['max_replicas']})"
+                )
             min_available = _int(task_spec.get("minAvailable"), f"{path}.minAvailable", replicas, minimum=0)
             template = _map(task_spec.get("template"), f"{path}.template")
             roles.append((role, replicas, min_available, template, path))
@@ -1051,6 +1105,8 @@ class _Builder:
         if pg_key in self.podgroups:
             self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the vcjob is not expanded")
             return
+        self._room_for_pods(sum(r[1] for r in roles), "spec.tasks")
+        self._room_for_podgroup()
 
         role_requests: list[tuple[int, int, int, ResourceList]] = []  # priority, replicas, minAvailable, request
         new_tasks: list[TaskInfo] = []
@@ -1067,28 +1123,16 @@ class _Builder:
             pod_spec = dict(t_spec)
             if not pod_spec.get("priorityClassName") and job_class:
                 pod_spec["priorityClassName"] = job_class
-            sample: TaskInfo | None = None
-            for index in range(replicas):
-                pod_meta = {"creationTimestamp": meta.get("creationTimestamp")}
-                task = self._task(
-                    doc,
-                    doc.namespace,
-                    f"{doc.name}-{role}-{index}",
-                    labels,
-                    annotations,
-                    pod_spec,
-                    {},
-                    pod_meta,
-                    podgroup=pg_key,
-                    path=f"{path}.template.spec",
-                )
-                sample = sample or task
-                new_tasks.append(task)
-            if sample is None:  # zero replicas: still read the template so that errors surface
-                sample = self._task(
-                    doc, doc.namespace, f"{doc.name}-{role}", labels, annotations, pod_spec, {}, {},
-                    podgroup=pg_key, path=f"{path}.template.spec",
-                )  # fmt: skip
+            # The template is read once (errors surface even with zero replicas); the pods differ only by name.
+            pod_meta = {"creationTimestamp": meta.get("creationTimestamp")} if replicas else {}
+            sample = self._task(
+                doc, doc.namespace, f"{doc.name}-{role}-0" if replicas else f"{doc.name}-{role}", labels,
+                annotations, pod_spec, {}, pod_meta, podgroup=pg_key, path=f"{path}.template.spec",
+            )  # fmt: skip
+            new_tasks.extend(
+                dataclasses.replace(sample, name=f"{doc.name}-{role}-{index}") if index else sample
+                for index in range(replicas)
+            )
             # The controller orders roles by their template's PriorityClass value only.
             template_class = _str(t_spec.get("priorityClassName"), f"{path}.template.spec.priorityClassName")
             role_priority = (
@@ -1124,7 +1168,7 @@ class _Builder:
             if not isinstance(text, str):
                 raise _FieldError(f"data[{SCHEDULER_CONF_KEY!r}]: missing (the scheduler policy)")
             try:
-                policy = Policy.from_yaml(text)
+                policy = Policy.from_yaml(text, max_depth=self.limits.max_yaml_depth)
             except PolicyError as exc:
                 raise _FieldError(f"data[{SCHEDULER_CONF_KEY!r}]: {exc}") from None
             self.policy = policy
@@ -1134,7 +1178,7 @@ class _Builder:
         for key, text in data.items():
             if isinstance(text, str) and "KubeSchedulerConfiguration" in text:
                 try:
-                    config = yaml.load(text, Loader=_Loader)
+                    config = load_yaml(text, self.limits.max_yaml_depth)
                 except yaml.YAMLError as exc:
                     raise _FieldError(f"data[{key!r}]: invalid YAML: {_yaml_problem(exc)}") from None
                 if (

@@ -53,6 +53,8 @@ from typing import Any, ClassVar
 
 import yaml
 
+from quotas.limits import Limits, load_yaml
+
 __all__ = [
     "ACTIONS",
     "DEFAULT_POLICY",
@@ -496,10 +498,11 @@ class Policy:
 
     # -- reading --------------------------------------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, text: str) -> Policy:
-        """Parse a ``volcano-scheduler.conf`` document. Raises ``PolicyError``."""
+    def from_yaml(cls, text: str, *, max_depth: int = Limits.max_yaml_depth) -> Policy:
+        """Parse a ``volcano-scheduler.conf`` document (nested at most ``max_depth`` levels, checked before it is
+        built). Raises ``PolicyError``."""
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text, max_depth)
         except yaml.YAMLError as exc:
             raise PolicyError(f"invalid YAML: {_yaml_problem(exc)}") from None
         return cls.from_dict(data)

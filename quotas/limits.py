@@ -1,0 +1,328 @@
+"""What one request (or one ``fairway simulate`` run) may ask of the control plane, and the parsers that hold to it.
+
+Plain Python (no Django) so the REST API, ``fairway simulate`` and the engine's policy reader share one set of limits
+and one set of messages:
+
+* ``Limits``: the named limits with their defaults; ``Limits.from_env()`` reads the ``FAIRWAY_*`` variables of
+  ``ENV_VARS`` (the Django settings expose the result as ``settings.FAIRWAY_LIMITS``; the CLI reads the environment
+  itself). The README's "Limits" table lists them.
+* Nesting depth is checked **before** a recursive parser runs: ``check_json_depth`` is one linear pass (strings cut
+  out by a regular expression, then a running bracket count in numpy); ``check_yaml_depth`` first bounds the depth
+  from the text (indentation and bracket counts, a few C-speed scans) and only when that bound is too high walks
+  libyaml's event stream (an iterative parser: nothing recurses) to measure it exactly, aliases included. Only then
+  do ``loads_json`` / ``load_yaml`` / ``load_yaml_all`` build the objects.
+* ``Deadline``: a wall-clock budget checked cooperatively (between sessions, between podgroups); ``check()`` raises
+  ``BudgetExceeded`` once it has passed, so the work stops instead of running on after the client gave up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ENV_VARS",
+    "BudgetExceeded",
+    "Deadline",
+    "LimitExceeded",
+    "Limits",
+    "TooDeep",
+    "YAMLTooDeep",
+    "brief",
+    "check_json_depth",
+    "check_yaml_depth",
+    "json_depth",
+    "load_yaml",
+    "load_yaml_all",
+    "loads_json",
+]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits, with their defaults (see ``ENV_VARS`` for the variables that set them)."""
+
+    max_json_depth: int = 64  # nesting of a JSON request body (or a JSON annotation inside a manifest)
+    max_yaml_depth: int = 64  # nesting of manifests and scheduler policies (aliases included)
+    max_body_bytes: int = 2_621_440  # request body of every route but simulate (Django's own default, 2.5 MiB)
+    simulate_max_body_bytes: int = 33_554_432  # request body of POST /api/v1/simulate/ (32 MiB: room for JSON escapes)
+    max_manifest_bytes: int = 20_000_000  # simulate's manifests (the API's field, the CLI's files together)
+    max_replicas: int = 10_000  # replicas of one vcjob task or of one what-if podgroup
+    max_pods: int = 100_000  # pods of one simulate snapshot, pods one what-if proposal adds
+    max_podgroups: int = 20_000  # podgroups of one simulate snapshot, podgroups one what-if proposal adds
+    max_sessions: int = 20  # sessions of one simulate request or run
+    request_budget_seconds: float = 20.0  # wall clock of one simulate or what-if request over the API
+    cli_budget_seconds: float = 600.0  # wall clock of one fairway simulate run
+    max_concurrent_simulations: int = 2  # simulate and what-if computations at once, per web process
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """The defaults, overridden by the ``FAIRWAY_*`` variables set in ``environ`` (default ``os.environ``)."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            text = environ.get(ENV_VARS[f.name], "").strip()
+            if not text:
+                continue
+            kind = float if f.type in ("float", float) else int
+            try:
+                value = kind(text)
+            except ValueError:
+                raise ValueError(f"{ENV_VARS[f.name]}={text!r}: expected a {'number' if kind is float else 'whole number'}") from None
+            if value <= 0:
+                raise ValueError(f"{ENV_VARS[f.name]}={text!r}: must be greater than 0")
+            values[f.name] = value
+        return cls(**values)
+
+
+ENV_VARS: dict[str, str] = {
+    "max_json_depth": "FAIRWAY_MAX_JSON_DEPTH",
+    "max_yaml_depth": "FAIRWAY_MAX_YAML_DEPTH",
+    "max_body_bytes": "FAIRWAY_MAX_BODY_BYTES",
+    "simulate_max_body_bytes": "FAIRWAY_SIMULATE_MAX_BODY_BYTES",
+    "max_manifest_bytes": "FAIRWAY_MAX_MANIFEST_BYTES",
+    "max_replicas": "FAIRWAY_MAX_REPLICAS",
+    "max_pods": "FAIRWAY_MAX_PODS",
+    "max_podgroups": "FAIRWAY_MAX_PODGROUPS",
+    "max_sessions": "FAIRWAY_MAX_SESSIONS",
+    "request_budget_seconds": "FAIRWAY_REQUEST_BUDGET_SECONDS",
+    "cli_budget_seconds": "FAIRWAY_CLI_BUDGET_SECONDS",
+    "max_concurrent_simulations": "FAIRWAY_MAX_CONCURRENT_SIMULATIONS",
+}
+
+
+class LimitExceeded(ValueError):
+    """Input over one of the limits. ``field`` names where (``""`` for the whole input), ``setting`` the variable."""
+
+    def __init__(self, field: str, message: str, setting: str = "") -> None:
+        self.field = field
+        self.setting = setting
+        self.message = f"{message} ({setting})" if setting else message
+        super().__init__(f"{field}: {self.message}" if field else self.message)
+
+
+class TooDeep(LimitExceeded):
+    """Nesting deeper than the limit."""
+
+
+def brief(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for messages, never long: big integers by their digit count, long texts and containers cut."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        if value.bit_length() > 200:
+            return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, str | bytes):
+        text = repr(value)
+        return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- JSON -----------------------------------------------------------------------------------------------------------
+# A JSON string: no raw quote inside, backslash escapes anything (one character); valid JSON has no other quotes.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_CHUNK = 1 << 22
+
+
+def json_depth(data: bytes | str) -> int:
+    """The nesting depth of a JSON text (exact for valid JSON; for invalid JSON a number the parser will refuse
+    anyway). Linear: strings are cut out, then the brackets are counted as a running sum."""
+    import numpy as np
+
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if b"[" not in raw and b"{" not in raw:
+        return 0
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", raw))
+    deepest, level = 0, 0
+    for start in range(0, len(brackets), _CHUNK):
+        chunk = np.frombuffer(brackets[start : start + _CHUNK], dtype=np.uint8)
+        steps = np.where((chunk == ord("[")) | (chunk == ord("{")), 1, -1).astype(np.int64)
+        running = np.cumsum(steps) + level
+        deepest = max(deepest, int(running.max()))
+        level = int(running[-1])
+    return deepest
+
+
+def check_json_depth(data: bytes | str, max_depth: int, field: str = "") -> None:
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise TooDeep(field, f"JSON nested {depth} levels deep, more than {max_depth}", ENV_VARS["max_json_depth"])
+
+
+def loads_json(text: str | bytes, max_depth: int = Limits.max_json_depth, field: str = "") -> Any:
+    """``json.loads`` after the depth check. Raises ``TooDeep`` or ``ValueError`` (``json.JSONDecodeError``)."""
+    check_json_depth(text, max_depth, field)
+    return json.loads(text)
+
+
+# -- YAML -----------------------------------------------------------------------------------------------------------
+try:  # libyaml: ~10x faster, and its parser (the event stream) is iterative
+    _CBase: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _CBase = yaml.SafeLoader
+
+
+class YAMLTooDeep(yaml.MarkedYAMLError):
+    """A YAML text nested deeper than the limit (or with a recursive alias); ``document`` is its 1-based index."""
+
+    def __init__(self, problem: str, mark: Any, document: int) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+        self.document = document
+
+
+class SafeLoader(_CBase):  # type: ignore[misc, valid-type]
+    """libyaml's safe loader whose scalars cannot raise anything but ``yaml.YAMLError``: an integer too long for
+    Python (more than 4,300 digits) or an impossible date (``2024-13-45``) is a YAML error at its line."""
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            digits = sum(ch.isdigit() for ch in str(node.value))
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {digits} digits is too large", node.start_mark
+            ) from None
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{brief(node.value)} is not a valid date or time ({exc})", node.start_mark
+            ) from None
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_float(node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{brief(node.value)} is not a valid number ({exc})", node.start_mark
+            ) from None
+
+
+SafeLoader.add_constructor("tag:yaml.org,2002:int", SafeLoader.construct_yaml_int)
+SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", SafeLoader.construct_yaml_timestamp)
+SafeLoader.add_constructor("tag:yaml.org,2002:float", SafeLoader.construct_yaml_float)
+
+# The leading run of a line: indentation, block indicators and node properties. A block collection starts at the end
+# of a line's indentation or after one of the indicators of that run, so its column is at most the run's length.
+_LEAD = r"^(?:[ \t]|(?:---|\.\.\.|[-?:])(?=[ \t]|$)|[&!][^ \t\r\n]*)"
+# Line breaks YAML knows besides "\n" and "\r\n" (a regular expression's "^" would not see them): such texts are
+# measured exactly.
+_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+
+
+def yaml_depth_bound(text: str, max_depth: int) -> bool:
+    """True when the text cannot nest deeper than ``max_depth`` (aliases aside), judged from the text alone.
+
+    Block collections nest at most two per column (a mapping and a sequence as the value of one of its keys share
+    a column) and each starts within its line's leading run; flow collections need one bracket each. So the depth is
+    at most 2 * (longest leading run + 1) plus the number of opening brackets. Bounded in a few C-speed passes.
+    """
+    if _OTHER_BREAKS.search(text):
+        return False
+    flow = text.count("[") + text.count("{")
+    room = max_depth - flow
+    if room < 2:
+        return False
+    longest_run = room // 2 - 1  # a run of this many characters keeps the block part within the room left
+    return re.search(f"{_LEAD}{{{longest_run + 1}}}", text, re.MULTILINE) is None
+
+
+def check_yaml_depth(text: str, max_depth: int) -> None:
+    """Refuse (``YAMLTooDeep``) a YAML text nested deeper than ``max_depth`` or with a recursive alias, before any
+    node is composed; other syntax errors raise the parser's ``yaml.YAMLError``. Nothing here recurses."""
+    if "*" not in text and yaml_depth_bound(text, max_depth):
+        return
+    setting = ENV_VARS["max_yaml_depth"]
+    document = 0
+    heights: dict[str, int] = {}  # anchor -> nesting height of its node
+    stack: list[list[Any]] = []  # open collections: [anchor, tallest child so far]
+    for event in yaml.parse(text, Loader=_CBase):
+        kind = type(event)
+        if kind is yaml.DocumentStartEvent:
+            document += 1
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if len(stack) + 1 > max_depth:
+                raise YAMLTooDeep(f"nested more than {max_depth} levels deep ({setting})", event.start_mark, document)
+            stack.append([event.anchor, 0])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            anchor, tallest = stack.pop()
+            height = tallest + 1
+            if anchor is not None:
+                heights[anchor] = height
+            if stack:
+                stack[-1][1] = max(stack[-1][1], height)
+        elif kind is yaml.AliasEvent:
+            if event.anchor not in heights:
+                if any(entry[0] == event.anchor for entry in stack):
+                    raise YAMLTooDeep(f"alias *{event.anchor} refers to itself", event.start_mark, document)
+                continue  # an alias to a scalar (or an unknown anchor, which the composer refuses)
+            height = heights[event.anchor]
+            if len(stack) + height > max_depth:
+                raise YAMLTooDeep(
+                    f"alias *{event.anchor} nests more than {max_depth} levels deep ({setting})",
+                    event.start_mark,
+                    document,
+                )
+            if stack:
+                stack[-1][1] = max(stack[-1][1], height)
+
+
+def load_yaml_all(text: str, max_depth: int = Limits.max_yaml_depth) -> Iterator[Any]:
+    """The documents of a YAML text, after the depth check. Raises ``yaml.YAMLError`` (``YAMLTooDeep`` for depth)."""
+    check_yaml_depth(text, max_depth)
+    return yaml.load_all(text, Loader=SafeLoader)
+
+
+def load_yaml(text: str, max_depth: int = Limits.max_yaml_depth) -> Any:
+    """One YAML document, after the depth check. Raises ``yaml.YAMLError`` (``YAMLTooDeep`` for depth)."""
+    check_yaml_depth(text, max_depth)
+    return yaml.load(text, Loader=SafeLoader)
+
+
+# -- the wall-clock budget --------------------------------------------------------------------------------------------
+class BudgetExceeded(Exception):
+    """The work ran past its wall-clock budget and was stopped; ``str()`` says which budget and where."""
+
+    def __init__(self, seconds: float, setting: str, where: str = "") -> None:
+        self.seconds = seconds
+        self.setting = setting
+        self.where = where
+        at = f" ({where})" if where else ""
+        super().__init__(f"stopped after the budget of {seconds:g} s of computation{at} ({setting})")
+
+
+class Deadline:
+    """A wall-clock budget. ``check()`` raises ``BudgetExceeded`` once it has passed; ``progress`` (a short text such
+    as "session 3 of 20") says where the work was, for the message. The engine receives ``check`` as a callable and
+    never reads the clock itself."""
+
+    def __init__(self, seconds: float, setting: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self.setting = setting
+        self.clock = clock
+        self.end = clock() + seconds
+        self.progress = ""
+
+    def remaining(self) -> float:
+        return self.end - self.clock()
+
+    def check(self) -> None:
+        if self.clock() > self.end:
+            raise BudgetExceeded(self.seconds, self.setting, self.progress)
