@@ -2,6 +2,10 @@
 
 The contract is ``shared/SIMULATE.md``: exit 0 on success, exit 2 with one line on stderr naming the file, the
 document, the kind and the name for input that cannot be used; skipped kinds are warnings on stderr.
+
+The limits of ``quotas.limits`` apply, read from the same ``FAIRWAY_*`` variables as the server: the manifests'
+total size and nesting, replicas, pods, podgroups, sessions, and a wall-clock budget (``FAIRWAY_CLI_BUDGET_SECONDS``,
+checked between sessions and between podgroups). Input over a limit is input that cannot be used: exit 2, one line.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from quotas.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -34,11 +40,27 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", choices=("json", "table"), default="table")
 
 
-def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
-    with open(path, encoding="utf-8") as fh:
-        return path, fh.read()
+class InputError(Exception):
+    """A file that cannot be read as text within the size limit; ``str()`` is one line naming it."""
+
+
+def _read(path: str, budget: int) -> tuple[str, str]:
+    """The file's text (``-``: stdin), refused when it is over ``budget`` bytes or not UTF-8."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(budget + 1)
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(budget + 1)
+    except OSError as exc:
+        raise InputError(f"{name}: {exc.strerror or exc}") from None
+    if len(data) > budget:
+        raise InputError(f"{name}: the input is larger than {budget} bytes in all ({ENV_VARS['max_manifest_bytes']})")
+    try:
+        return name, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,38 +68,59 @@ def run(args: argparse.Namespace) -> int:
     from scheduling.manifests import ManifestError, load_manifests
     from scheduling.simulate import SimulationError, render_table, simulate
 
+    try:
+        limits = Limits.from_env()
+    except ValueError as exc:
+        print(f"fairway simulate: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.sessions < 1:
         print("fairway simulate: --sessions must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
-    try:
-        sources = [_read(p) for p in args.filename]
-    except OSError as exc:
-        print(f"fairway simulate: {exc.filename}: {exc.strerror}", file=sys.stderr)
+    if args.sessions > limits.max_sessions:
+        print(
+            f"fairway simulate: --sessions {args.sessions} is more than {limits.max_sessions} "
+            f"({ENV_VARS['max_sessions']})",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
-    except UnicodeDecodeError as exc:
-        print(f"fairway simulate: input is not UTF-8 text: {exc}", file=sys.stderr)
+    deadline = Deadline(limits.cli_budget_seconds, ENV_VARS["cli_budget_seconds"])
+    try:
+        sources, left = [], limits.max_manifest_bytes
+        for path in args.filename:
+            sources.append(_read(path, left))
+            left -= len(sources[-1][1].encode("utf-8"))
+        policy_source = _read(args.policy, limits.max_manifest_bytes) if args.policy else None
+    except InputError as exc:
+        print(f"fairway simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        loaded = load_manifests(sources)
+        deadline.progress = "while reading the manifests"
+        loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check)
         policy = None
-        if args.policy:
-            name, text = _read(args.policy)
+        if policy_source is not None:
+            name, text = policy_source
             try:
-                policy = Policy.from_yaml(text)
+                policy = Policy.from_yaml(text, max_depth=limits.max_yaml_depth)
             except PolicyError as exc:
                 print(f"{name}: {exc}", file=sys.stderr)
                 return EXIT_BAD_INPUT
         result = simulate(
-            loaded.snapshot, policy=policy, sessions=args.sessions, recycle=args.recycle, origins=loaded.origins
+            loaded.snapshot,
+            policy=policy,
+            sessions=args.sessions,
+            recycle=args.recycle,
+            origins=loaded.origins,
+            limits=limits,
+            deadline=deadline,
         )
     except ManifestError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except OSError as exc:
-        print(f"fairway simulate: {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except SimulationError as exc:
         print(str(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BudgetExceeded as exc:
+        print(f"fairway simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for warning in [*loaded.warnings, *result.warnings]:
         print(f"warning: {warning}", file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import Any
 
 from quotas import rules
 from quotas.fairshare.elastic import ROOT_GROUP
+from quotas.limits import ENV_VARS, Deadline, Limits
 from quotas.resources import format_quantity
 from scheduling.engine.policy import Policy
 from scheduling.engine.snapshot import Snapshot
@@ -150,10 +151,26 @@ def simulate(
     recycle: bool = False,
     now: float | None = None,
     origins: Mapping[tuple[str, str], Origin] | None = None,
+    limits: Limits | None = None,
+    deadline: Deadline | None = None,
 ) -> SimulationResult:
-    """Run ``sessions`` sessions (and one recycling pass with ``recycle``) and build the contract's document."""
+    """Run ``sessions`` sessions (and one recycling pass with ``recycle``) and build the contract's document.
+
+    ``limits`` (default ``Limits()``) bound the sessions, pods and podgroups (``SimulationError`` over them);
+    ``deadline`` is checked before each session and between podgroups inside it, and raises ``BudgetExceeded``
+    when spent: the simulation stops there."""
     if sessions < 1:
         raise SimulationError("--sessions must be at least 1")
+    limits = limits or Limits()
+    if sessions > limits.max_sessions:
+        raise SimulationError(f"--sessions {sessions} is more than {limits.max_sessions} ({ENV_VARS['max_sessions']})")
+    for what, count, most, setting in (
+        ("pods", len(snapshot.tasks), limits.max_pods, "max_pods"),
+        ("podgroups", len(snapshot.podgroups), limits.max_podgroups, "max_podgroups"),
+    ):
+        if count > most:
+            raise SimulationError(f"the snapshot holds {count} {what}, more than {most} ({ENV_VARS[setting]})")
+    checkpoint = deadline.check if deadline is not None else None
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
     policy = policy or snapshot.policy
@@ -168,9 +185,12 @@ def simulate(
         values = compute_values(snapshot, policy)
     else:
         for i in range(sessions):
+            if deadline is not None:
+                deadline.progress = f"in session {i + 1} of {sessions}"
+                deadline.check()
             t = start + i
             started = time.perf_counter()
-            result = engine.run_session(snapshot, now=t, policy=policy)
+            result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
             result.duration_ms = (time.perf_counter() - started) * 1000
             values = compute_values(snapshot, policy)  # the values when this (the last) session opened
             for b in result.bindings:
@@ -191,6 +211,9 @@ def simulate(
                 for key, status in sorted(result.podgroups.items())
             }
         if recycle:
+            if deadline is not None:
+                deadline.progress = "before the recycling pass"
+                deadline.check()
             over_since = {name: float("-inf") for name in snapshot.quota_groups}
             evictions, _ = engine.run_recycle(snapshot, now=start + sessions, over_since=over_since, delay=0.0)
             document["evictions"].extend(e.task for e in evictions)

@@ -7,7 +7,7 @@ nothing else. All are pure: the snapshot is never modified, time comes in as ``n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from scheduling.engine.decisions import Eviction, SessionResult
 from scheduling.engine.policy import Policy
@@ -27,11 +27,14 @@ _SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED,
 _COMPLETED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 
 
-def run_session(snapshot: Snapshot, *, now: float, policy: Policy | None = None) -> SessionResult:
+def run_session(
+    snapshot: Snapshot, *, now: float, policy: Policy | None = None, checkpoint: Callable[[], None] | None = None
+) -> SessionResult:
     """Open a session on the snapshot (policy defaults to ``snapshot.policy``), run the policy's actions in order,
     close it and return the decisions: bindings, evictions, podgroup statuses with reasons, and the quota values
-    computed at open (``queue_values``, ``namespace_values``, ``quota_values``)."""
-    session = Session(snapshot, policy if policy is not None else snapshot.policy, now)
+    computed at open (``queue_values``, ``namespace_values``, ``quota_values``). ``checkpoint`` is called between
+    podgroups (a budget's check: whatever it raises stops the session and propagates)."""
+    session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint)
     session.run()
     return session.close()
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -562,13 +562,24 @@ class Placement:
 # ------------------------------------------------------------------------------------------------------------
 
 
-class Session:
-    """One scheduling cycle on a snapshot (see the module docstring)."""
+def _no_checkpoint() -> None:
+    return None
 
-    def __init__(self, snapshot: Snapshot, policy: Policy, now: float) -> None:
+
+class Session:
+    """One scheduling cycle on a snapshot (see the module docstring).
+
+    ``checkpoint`` is called between actions and by every action before it turns to the next podgroup: a caller
+    with a time budget passes a function that raises when the budget is spent (``quotas.limits.Deadline.check``),
+    and the session stops there; the engine itself never reads the clock for it."""
+
+    def __init__(
+        self, snapshot: Snapshot, policy: Policy, now: float, checkpoint: Callable[[], None] | None = None
+    ) -> None:
         self.snapshot = snapshot
         self.policy = policy
         self.now = now
+        self.checkpoint: Callable[[], None] = checkpoint or _no_checkpoint
         self.warnings: list[str] = list(policy.warnings)
         self.total: dict[str, int] = dict(raw(snapshot.total_allocatable))
         self.bindings: list[Binding] = []
@@ -821,6 +832,7 @@ class Session:
         from scheduling.engine.actions import ACTIONS
 
         for name in self.policy.actions:
+            self.checkpoint()
             ACTIONS[name](self)
 
     def close(self) -> SessionResult:

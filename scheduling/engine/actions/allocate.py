@@ -111,6 +111,7 @@ def allocate(ssn: Session) -> None:
         by_queue.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(by_queue))
     while order:
+        ssn.checkpoint()
         queue = order.pop()
         jobs = by_queue[queue]
         overused = fw.overused(queue)
@@ -138,6 +139,7 @@ def _by_namespace(ssn: Session, sheets: dict[str, deque[TaskState]]) -> None:
         per_queue.setdefault(job.queue, {}).setdefault(job.namespace, KeyedHeap(fw.job_key)).push(job)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(per_queue))
     while order:
+        ssn.checkpoint()
         queue = order.pop()
         namespaces = per_queue[queue]
         overused = fw.overused(queue)

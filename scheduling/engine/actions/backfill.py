@@ -44,6 +44,7 @@ def backfill(ssn: Session) -> None:
         while jobs:
             pending.extend(per_job[jobs.pop().key])
     for task in pending:
+        ssn.checkpoint()
         owner = task.pg
         assert owner is not None
         pick = ssn.placement.best(task)

@@ -121,6 +121,7 @@ def enqueue(ssn: Session) -> None:
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     ns_quotas = NamespaceQuotas(ssn)
     while order:
+        ssn.checkpoint()
         queue = order.pop()
         jobs = pending.get(queue)
         if not jobs:

@@ -121,6 +121,7 @@ def preempt(ssn: Session) -> None:
         queue = order.pop()
         jobs = preemptors[queue]
         while jobs:
+            ssn.checkpoint()
             pjob = jobs.pop()
             stmt = Statement(ssn)
             todo = tasks[pjob.key]
@@ -149,6 +150,7 @@ def preempt(ssn: Session) -> None:
             else:
                 stmt.discard()
         for job in under_request[queue]:
+            ssn.checkpoint()
             # Volcano commits each success of this phase at once. A committed pipeline is a real decision in
             # Fairway (the pod runs once its victims are gone), so the job's successes are gathered in one
             # statement and committed only if the job is then pipelined (its gang met): all or nothing. Without

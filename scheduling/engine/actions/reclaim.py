@@ -129,6 +129,7 @@ def reclaim(ssn: Session) -> None:
         # Volcano puts the queue back while it has starving jobs and keeps serving it in the same loop: every
         # starving job of the queue is served now, in job order.
         while jobs:
+            ssn.checkpoint()
             job = jobs.pop()
             stmt = Statement(ssn)
             todo = tasks[job.key]
