@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -36,6 +37,12 @@ def etag_of(obj: Any) -> str:
 class ETagMixin:
     """Tree-node edits carry an ETag (the row's version) and honour ``If-Match`` (412 on a stale write).
 
+    Every write (update, delete, and the views' own actions through ``locked_object``) runs in one transaction
+    that first takes the tree write lock (``quotas.services.lock_tree_writes``), then reads the row and compares
+    its version with ``If-Match``, then writes: the comparison and the write see the same version, so of several
+    writers sending the same ``If-Match`` exactly one succeeds and the others get 412. The save itself is a
+    compare-and-swap on that version (``quotas.models.VersionedModel``).
+
     The check runs before validation, so a stale write is refused as stale even when it is also invalid.
     """
 
@@ -47,22 +54,33 @@ class ETagMixin:
         if "*" not in tags and etag_of(obj) not in tags:
             raise PreconditionFailed()
 
+    def locked_object(self, request: Request) -> Any:
+        """Take the tree write lock, then read the addressed row and check ``If-Match`` against it. Call inside
+        the write's ``transaction.atomic()``."""
+        from quotas.services import lock_tree_writes
+
+        lock_tree_writes()
+        obj = self.get_object()  # type: ignore[attr-defined]
+        self.check_if_match(request, obj)
+        return obj
+
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response: Response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]
         response["ETag"] = etag_of(self.get_object())  # type: ignore[attr-defined]
         return response
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        obj = self.get_object()  # type: ignore[attr-defined]
-        self.check_if_match(request, obj)
-        response: Response = super().update(request, *args, **kwargs)  # type: ignore[misc]
-        obj.refresh_from_db()  # by primary key: a rename changes the URL's name
+        with transaction.atomic():
+            obj = self.locked_object(request)
+            response: Response = super().update(request, *args, **kwargs)  # type: ignore[misc]
+            obj.refresh_from_db()  # by primary key: a rename changes the URL's name
         response["ETag"] = etag_of(obj)
         return response
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        self.check_if_match(request, self.get_object())  # type: ignore[attr-defined]
-        return super().destroy(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
+        with transaction.atomic():
+            self.locked_object(request)
+            return super().destroy(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
 
 
 def rule_errors_to_validation_error(errors: Iterable[Any]) -> exceptions.ValidationError:

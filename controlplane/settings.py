@@ -38,6 +38,20 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# Served over HTTPS (directly or behind a TLS-terminating proxy): cookies only over TLS, and HSTS. Django's
+# SecurityMiddleware sends HSTS on secure requests only; behind a proxy that terminates TLS, let Django trust the
+# proxy's X-Forwarded-Proto (FAIRWAY_TRUST_X_FORWARDED_PROTO=true) -- only when that proxy always sets or strips it,
+# or a client could claim https itself.
+FAIRWAY_HTTPS = env.bool("FAIRWAY_HTTPS", default=False)
+if FAIRWAY_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("FAIRWAY_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("FAIRWAY_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("FAIRWAY_HSTS_PRELOAD", default=False)
+if env.bool("FAIRWAY_TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -187,6 +201,8 @@ SPECTACULAR_SETTINGS = {
 FAIRWAY = {
     "MAX_QUEUE_DEPTH": env.int("FAIRWAY_MAX_QUEUE_DEPTH", default=5),
     "DEFAULT_CLUSTER": env.str("FAIRWAY_DEFAULT_CLUSTER", default="default"),
+    # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
+    "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
 }
 
 # --- Celery -------------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from controlplane.docs import RedocView, SchemaView, SwaggerView
 
 urlpatterns = [
     # Schema and docs come before the versioned API, or "docs" would be taken for a version.
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # Schema and docs need a login unless FAIRWAY_PUBLIC_API_DOCS=true (controlplane/docs.py).
+    path("api/schema/", SchemaView.as_view(), name="schema"),
+    path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", RedocView.as_view(url_name="schema"), name="redoc"),
     re_path(r"^api/(?P<version>v1)/", include("quotas.urls")),
     re_path(r"^api/(?P<version>v1)/", include("scheduling.urls")),
     path("admin/", admin.site.urls),

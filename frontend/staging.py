@@ -223,6 +223,7 @@ def apply(entries: Sequence[Mapping[str, Any]]) -> Applied:
     """Apply every entry in order in one transaction through the services; nothing is written when any entry
     conflicts (``Conflict``) or breaks a rule (``StagedRuleViolation``)."""
     with transaction.atomic():
+        services.lock_tree_writes()  # the versions checked are the ones the writes replace
         check_versions(entries)
         for i, e in enumerate(entries):
             try:

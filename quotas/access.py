@@ -2,7 +2,9 @@
 
 * Staff users (admins) read and change everything.
 * Team members are users in a Django group linked to tree nodes (``Queue.teams``, ``QuotaGroup.teams``); they read
-  the subtrees under their linked nodes and submit jobs to the leaf queues there.
+  the subtrees under their linked nodes and submit jobs to the leaf queues there, in the namespaces whose default
+  queue or quota group lies there, with the leaf quota groups there (or their namespace's own group). They change
+  and delete only jobs whose queue *and* namespace lie in their subtrees.
 * Everyone else is refused.
 """
 
@@ -82,3 +84,23 @@ def submittable_queue_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | 
         return None
     parents = set(Queue.objects.filter(parent_id__in=queues).values_list("parent_id", flat=True))
     return queues - parents
+
+
+def usable_group_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None:
+    """Quota groups a team member may name for its pods: the leaf (non-parent) groups of its quota subtrees;
+    ``None`` means any leaf group (admins). (A pod that names no group counts against its namespace's.)"""
+    groups = visible_group_ids(user)
+    if groups is None:
+        return None
+    return set(QuotaGroup.objects.filter(pk__in=groups, is_parent=False).values_list("id", flat=True))
+
+
+def may_change_job(user: AbstractBaseUser | AnonymousUser, queue_id: int | None, namespace_id: int) -> bool:
+    """Whether ``user`` may change or delete a podgroup or pod that sits in queue ``queue_id`` and namespace
+    ``namespace_id``: admins always; team members when both lie in their subtrees (seeing a job, e.g. through a
+    quota group it counts against, is not owning it)."""
+    if is_admin(user):
+        return True
+    queues = visible_queue_ids(user) or set()
+    namespaces = visible_namespace_ids(user) or set()
+    return queue_id in queues and namespace_id in namespaces

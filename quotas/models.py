@@ -18,22 +18,66 @@ from quotas.fields import ResourceListField
 from quotas.resources import ResourceList
 
 
+class VersionConflict(Exception):
+    """A save based on a version of the row that is no longer the current one: another writer saved it since this
+    instance was read. Nothing was written; reload and decide again."""
+
+    def __init__(self, obj: models.Model, expected: int, current: int) -> None:
+        self.obj, self.expected, self.current = obj, expected, current
+        super().__init__(
+            f"{type(obj).__name__} {obj} was read at version {expected} and is now at version {current}; "
+            "it changed meanwhile, nothing was written"
+        )
+
+
 class VersionedModel(models.Model):
-    """A row whose ``version`` grows on every save (the ETag of the API)."""
+    """A row whose ``version`` grows on every save (the ETag of the API).
+
+    The bump is a compare-and-swap in the database: saving an existing row runs
+    ``UPDATE … SET version = <read> + 1, … WHERE id = %s AND version = <read>``, so a writer that read the row
+    before somebody else saved it cannot overwrite that change: it gets ``VersionConflict`` and writes nothing
+    (instead of the silent lost update of a plain ``UPDATE … WHERE id = %s``). Writers that hold the tree write
+    lock (``quotas.services.lock_tree_writes``) and read the row under it never see a conflict.
+    """
 
     version = models.PositiveBigIntegerField(default=1, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
+
+    _expected_version: int | None = None
 
     class Meta:
         abstract = True
 
     def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if self.pk is not None and not kwargs.get("force_insert"):
-            self.version = (self.version or 0) + 1
+            read = self.version or 0
+            self._expected_version = read if not self._state.adding else None
+            self.version = read + 1
             if kwargs.get("update_fields") is not None:
                 kwargs["update_fields"] = {*kwargs["update_fields"], "version", "updated"}
+            try:
+                super().save(*args, **kwargs)
+            except VersionConflict:
+                self.version = read  # the instance stays as it was read
+                raise
+            finally:
+                self._expected_version = None
+            return
         super().save(*args, **kwargs)
+
+    def _do_update(self, base_qs, using, pk_val, values, update_fields, forced_update):  # type: ignore[no-untyped-def]
+        """Django's UPDATE of an existing row, with the version condition (see the class docstring)."""
+        expected = self._expected_version
+        if expected is None or not values:
+            return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update)
+        filtered = base_qs.filter(pk=pk_val)
+        if filtered.filter(version=expected)._update(values) > 0:
+            return True
+        current = filtered.values_list("version", flat=True).first()
+        if current is None:
+            return False  # the row is gone: Django's own behaviour (insert, or DatabaseError with update_fields)
+        raise VersionConflict(self, expected, current)
 
 
 class Queue(VersionedModel):

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 
 from quotas import rules
@@ -23,6 +23,31 @@ GROUP_FIELDS = ("is_parent", "min", "max", "shared_weight", "allow_lent", "tree_
 
 def _raise(errors: list[rules.FieldError]) -> None:
     rules.check(errors)
+
+
+# The advisory-lock key of the tree writers (the first int4 of pg_advisory_xact_lock(int4, int4); the
+# scheduling locks of ``scheduling/locks.py`` use other keys of the same space).
+TREE_WRITE_LOCK = 0x4657_0100
+
+
+def lock_tree_writes() -> None:
+    """Serialise the writers of the organisation's trees (queues, quota groups, namespaces) until the current
+    transaction ends.
+
+    Every write of a tree node — API, editor, staged what-if, admin deletes — takes this lock first, then reads the
+    row it changes (and its version) and the tree its rules check. So the version an ``If-Match`` or an editor form
+    is compared with is the one the write will replace (two writers with the same ``If-Match``: one wins, the other
+    sees the new version and gets 412), and the tree-wide rules (children's deserved within the parent's, siblings'
+    min, cycles) cannot be broken by two writes that each passed them alone. One lock for all three models, taken
+    before any row lock, keeps writers that touch several of them (a quota group's namespaces, a cascade delete,
+    a queue's state change that walks its children) from deadlocking. PostgreSQL: ``pg_advisory_xact_lock``,
+    released at COMMIT or ROLLBACK. SQLite serialises writers already (transactions begin IMMEDIATE).
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_tree_writes() must run inside a transaction (transaction.atomic)")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [TREE_WRITE_LOCK])
 
 
 # --- queues -------------------------------------------------------------------------------------------------
@@ -76,6 +101,9 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
 
 @transaction.atomic
 def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
+    """Create or update a queue. ``instance`` is saved by compare-and-swap on the version it was read at
+    (``VersionConflict`` when it changed since)."""
+    lock_tree_writes()
     spec = check_queue(instance, data)
     queue = instance or Queue()
     queue.name = spec.name
@@ -94,6 +122,7 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
     """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
     from scheduling.models import PodGroup
 
+    lock_tree_writes()
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
@@ -108,6 +137,7 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
 @transaction.atomic
 def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
     """Open or close a queue with the hierarchical rules; returns every queue whose state changed."""
+    lock_tree_writes()
     rows = {q.name: q for q in Queue.objects.select_for_update(of=("self",)).select_related("parent")}
     tree = {name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for name, q in rows.items()}
     states = {name: q.state for name, q in rows.items()}
@@ -123,8 +153,10 @@ def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
     return changes
 
 
+@transaction.atomic
 def settle_closing_queues() -> list[str]:
     """Closing queues whose podgroups are all gone become Closed (run after podgroup deletions)."""
+    lock_tree_writes()
     settled = []
     for q in Queue.objects.filter(state="Closing").annotate(n=Count("podgroups")):
         new_state = rules.settle_queue_state(q.state, q.n)
@@ -191,6 +223,9 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
 
 @transaction.atomic
 def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroup:
+    """Create or update a quota group (and the namespaces it lists); ``instance`` is saved by compare-and-swap
+    on the version it was read at (``VersionConflict`` when it changed since)."""
+    lock_tree_writes()
     spec = check_quota_group(instance, data)
     group = instance or QuotaGroup()
     group.name = spec.name
@@ -201,7 +236,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
     if "namespaces" in data:
         Namespace.objects.filter(quota_group=group).exclude(name__in=data["namespaces"]).update(quota_group=None)
         for ns in data["namespaces"]:
-            obj, _ = Namespace.objects.get_or_create(name=ns)
+            obj, _ = Namespace.objects.select_for_update().get_or_create(name=ns)
             obj.quota_group = group
             obj.save()
     if "teams" in data:
@@ -211,6 +246,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
 
 @transaction.atomic
 def delete_quota_group(group: QuotaGroup) -> None:
+    lock_tree_writes()
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
     group.delete()

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.permissions import AdminOrTeamSubmits
+from quotas import whatif_access
 from quotas.whatif import ProposalError, apply_changes, compare
 from scheduling.engine.values import QuotaValues, compute_values
 
@@ -106,7 +107,10 @@ class WhatIfSerializer(serializers.Serializer):
 
 
 class WhatIfView(APIView):
-    """Apply proposed changes to the current state in memory and compare every tree node before and after."""
+    """Apply proposed changes to the current state in memory and compare every tree node before and after.
+
+    Team members propose changes only inside their subtrees and get only the nodes they may read
+    (``quotas.whatif_access``)."""
 
     permission_classes = [AdminOrTeamSubmits]
 
@@ -131,7 +135,10 @@ class WhatIfView(APIView):
             before_snap, before = cached_values(_cluster_name(request, request.data))
         except Cluster.DoesNotExist:
             raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
+        scope = whatif_access.scope_of(request.user)  # None: an admin, who proposes anything and sees all
         try:
+            changes = body.validated_data["changes"]
+            created = whatif_access.check_changes(before_snap, changes, scope) if scope is not None else set()
             after_snap = apply_changes(
                 before_snap, body.validated_data["changes"], max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
             )
@@ -139,6 +146,8 @@ class WhatIfView(APIView):
             raise rule_errors_to_validation_error(exc.errors) from exc
         result = compare(before, compute_values(after_snap, base=before))
         result["impact"] = _session_impact(before_snap, after_snap) if body.validated_data["session"] else None
+        if scope is not None:
+            result = whatif_access.filter_result(result, scope, before_snap, after_snap, created)
         return Response(result)
 
 

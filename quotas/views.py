@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -94,16 +95,16 @@ class QueueViewSet(_TreeViewSet):
         ]
     )
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        queue = self.get_object()
-        self.check_if_match(request, queue)
         cascade, force = _bool_param(request, "cascade"), _bool_param(request, "force")
-        self.perform_destroy_with_rules(services.delete_queue, queue, cascade=cascade, force=force)
+        with transaction.atomic():
+            queue = self.locked_object(request)
+            self.perform_destroy_with_rules(services.delete_queue, queue, cascade=cascade, force=force)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _act(self, request: Request, name: str) -> Response:
-        queue = self.get_object()
-        self.check_if_match(request, queue)
-        changes = self.perform_destroy_with_rules(services.queue_action, queue, name)
+        with transaction.atomic():
+            queue = self.locked_object(request)
+            changes = self.perform_destroy_with_rules(services.queue_action, queue, name)
         queue.refresh_from_db()
         body = {
             "queue": QueueSerializer(queue, context=self.get_serializer_context()).data,
@@ -192,9 +193,9 @@ class QuotaGroupViewSet(_TreeViewSet):
         return visible_group_ids(self.request.user)
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        group = self.get_object()
-        self.check_if_match(request, group)
-        self.perform_destroy_with_rules(services.delete_quota_group, group)
+        with transaction.atomic():
+            group = self.locked_object(request)
+            self.perform_destroy_with_rules(services.delete_quota_group, group)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(responses=serializers.ListSerializer(child=serializers.DictField()))

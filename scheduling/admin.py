@@ -8,6 +8,7 @@ from scheduling.models import (
     ClusterLease,
     Eviction,
     Node,
+    NodeAgentBinding,
     Pod,
     PodGroup,
     PodGroupReason,
@@ -29,9 +30,20 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(Node)
 class NodeAdmin(admin.ModelAdmin):
-    list_display = ("name", "cluster", "ready", "unschedulable", "last_heartbeat")
-    list_filter = ("cluster", "ready", "unschedulable")
-    search_fields = ("name",)
+    list_display = ("name", "cluster", "pool", "ready", "unschedulable", "last_heartbeat")
+    list_filter = ("cluster", "pool", "ready", "unschedulable")
+    search_fields = ("name", "pool")
+
+
+@admin.register(NodeAgentBinding)
+class NodeAgentBindingAdmin(admin.ModelAdmin):
+    """Which node (or pool of nodes) each node-agent credential may act for. The user must also be in the
+    ``node-agents`` group; ``manage.py create_node_agent`` creates user, group membership, binding and token."""
+
+    list_display = ("user", "cluster", "node", "pool", "created")
+    list_filter = ("cluster", "pool")
+    search_fields = ("user__username", "node", "pool")
+    autocomplete_fields = ("user",)
 
 
 @admin.register(PodGroup)

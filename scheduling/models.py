@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -111,6 +112,14 @@ class Node(models.Model):
     unschedulable = models.BooleanField(default=False)
     ready = models.BooleanField(default=True)
     last_heartbeat = models.DateTimeField(null=True, blank=True)
+    pool = models.CharField(
+        max_length=63,
+        blank=True,
+        default="",
+        db_index=True,
+        help_text="The named pool of nodes it belongs to; agents bound to the pool may act for it "
+        "(NodeAgentBinding). Set by the admin or when a pool's agent registers the node.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -120,6 +129,42 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class NodeAgentBinding(models.Model):
+    """What one node-agent credential (a user in the ``node-agents`` group, with its API token) may act for: one
+    node of a cluster, by name, or a named pool of nodes (every node of the cluster whose ``pool`` is that name).
+
+    An agent registers only nodes it is bound to (the node's name, or the pool given with the registration),
+    heartbeats only those, lists their pods and reports the status of (or confirms gone) only pods on them; the
+    API refuses anything else with 403 naming the node. A user may hold several bindings. Staff need none.
+    Bound by name, not by row, so that a binding can exist before its node registers. Create agents with
+    ``manage.py create_node_agent`` or in the admin (*Node agent bindings*).
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="node_bindings")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="agent_bindings")
+    node = models.CharField(max_length=253, blank=True, default="", help_text="One node, by name.")
+    pool = models.CharField(max_length=63, blank=True, default="", help_text="Or every node of a named pool.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user_id", "cluster_id", "node", "pool"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(node="") & ~models.Q(pool="")) | (~models.Q(node="") & models.Q(pool="")),
+                name="node_agent_binding_node_xor_pool",
+            ),
+            models.UniqueConstraint(fields=["user", "cluster", "node", "pool"], name="node_agent_binding_unique"),
+        ]
+
+    def __str__(self) -> str:
+        target = f"node {self.node}" if self.node else f"pool {self.pool}"
+        return f"{self.user} -> {target} ({self.cluster})"
+
+    def clean(self) -> None:
+        if bool(self.node) == bool(self.pool):
+            raise ValidationError("bind the agent to one node or to one pool (exactly one of node and pool)")
 
 
 class PodGroup(models.Model):

@@ -7,13 +7,16 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.fields import NameField, ResourceListField
 from quotas import rules, services
-from quotas.access import submittable_queue_ids
+from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
+from quotas.fairshare.elastic import DEFAULT_GROUP
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList
+from scheduling import agent_access
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -94,6 +97,7 @@ class NodeSerializer(serializers.ModelSerializer):
             "unschedulable",
             "ready",
             "last_heartbeat",
+            "pool",
             "created",
             "updated",
         ]
@@ -106,9 +110,21 @@ class NodeSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
+    def validate_pool(self, value: str) -> str:
+        errors = rules.validate_dns_label(value, what="pool name") if value else []
+        if errors:
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is None:
             attrs.setdefault("cluster", default_cluster())
+            request = self.context.get("request")
+            user = getattr(request, "user", None)
+            pool = attrs.get("pool", "")
+            if user is not None and not agent_access.may_register(user, attrs["cluster"], attrs["name"], pool):
+                # an agent registers only a node it is bound to (by name, or with its pool): 403 before any 400
+                raise PermissionDenied(agent_access.refusal(user, attrs["name"], attrs["cluster"], pool))
             if Node.objects.filter(cluster=attrs["cluster"], name=attrs["name"]).exists():
                 raise serializers.ValidationError({"name": [f"node {attrs['name']} already exists"]}, code="unique")
         return attrs
@@ -164,6 +180,20 @@ class PodGroupSerializer(serializers.ModelSerializer):
             attrs["queue"] = queue
         name = attrs.get("name") or instance.name  # type: ignore[union-attr]
         cluster = attrs.get("cluster") or instance.cluster  # type: ignore[union-attr]
+        # Who: before the rules, so that a refused submitter learns nothing of another team's quota from them.
+        user = self.context["request"].user
+        namespaces = visible_namespace_ids(user)
+        if namespaces is not None and namespace.pk not in namespaces:
+            raise serializers.ValidationError(
+                {"namespace": [f"you may only submit to your team's namespaces; {namespace.name} is not one"]},
+                code="permission_denied",
+            )
+        allowed = submittable_queue_ids(user)
+        if allowed is not None and queue.pk not in allowed:
+            raise serializers.ValidationError(
+                {"queue": [f"you may only submit to the leaf queues of your team's subtree; {queue.name} is not one"]},
+                code="permission_denied",
+            )
         others = PodGroup.objects.filter(namespace=namespace, cluster=cluster).exclude(name=name)
         other_min = ResourceList.total(pg.min_resources for pg in others if pg.min_resources)
         if instance is None or "queue" in attrs or "min_resources" in attrs or "min_member" in attrs:
@@ -180,13 +210,6 @@ class PodGroupSerializer(serializers.ModelSerializer):
             )
             if errors:
                 raise rule_errors_to_validation_error(errors)
-        user = self.context["request"].user
-        allowed = submittable_queue_ids(user)
-        if allowed is not None and queue.pk not in allowed:
-            raise serializers.ValidationError(
-                {"queue": [f"you may only submit to the leaf queues of your team's subtree; {queue.name} is not one"]},
-                code="permission_denied",
-            )
         if instance is None and PodGroup.objects.filter(namespace=namespace, cluster=cluster, name=name).exists():
             raise serializers.ValidationError({"name": [f"podgroup {namespace.name}/{name} already exists"]})
         return attrs
@@ -248,15 +271,48 @@ class PodSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
         return value
 
+    def _check_quota_group(self, group: QuotaGroup | None, namespace: Namespace, explicit: bool) -> None:
+        """A pod's quota group, on create and on every change, for every role: never a parent group (nor a group
+        that does not exist). A team member may name only a leaf group of its own quota subtree, or the group its
+        namespace already counts against (``namespace.quota_group``, else ``default``: what the admin chose); a
+        pod that names no group gets its namespace's."""
+        name = group.name if group is not None else DEFAULT_GROUP
+        errors = rules.validate_pod_quota_group(services.group_specs(), name)
+        if errors:
+            raise serializers.ValidationError({"quota_group": [e.message for e in errors]}, code=errors[0].code)
+        usable = usable_group_ids(self.context["request"].user)
+        if usable is None or not explicit:
+            return
+        own = namespace.quota_group.name if namespace.quota_group_id else DEFAULT_GROUP  # type: ignore[union-attr]
+        if name != own and (group is None or group.pk not in usable):
+            raise serializers.ValidationError(
+                {
+                    "quota_group": [
+                        f"you may only use your namespace's quota group ({own}) or a leaf quota group of your "
+                        f"team's subtree; {name} is not one"
+                    ]
+                },
+                code="permission_denied",
+            )
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance: Pod | None = self.instance
+        user = self.context["request"].user
         if instance is not None:
             immutable = [k for k in ("namespace", "name", "podgroup", "request", "cluster") if k in attrs]
             if immutable:
                 raise serializers.ValidationError({k: [f"{k} cannot change after creation"] for k in immutable})
+            if "quota_group" in attrs:
+                self._check_quota_group(attrs["quota_group"], instance.namespace, explicit=True)
             return attrs
         attrs.setdefault("cluster", default_cluster())
         namespace: Namespace = attrs["namespace"]
+        namespaces = visible_namespace_ids(user)
+        if namespaces is not None and namespace.pk not in namespaces:
+            raise serializers.ValidationError(
+                {"namespace": [f"you may only submit to your team's namespaces; {namespace.name} is not one"]},
+                code="permission_denied",
+            )
         pg_name = attrs.pop("podgroup", None)
         queue: Queue | None = None
         if pg_name:
@@ -267,15 +323,6 @@ class PodSerializer(serializers.ModelSerializer):
                 )
             attrs["podgroup"] = pg
             queue = pg.queue
-        group: QuotaGroup | None = attrs.get("quota_group")
-        if group is None:
-            group = namespace.quota_group or QuotaGroup.objects.filter(name="default").first()
-            attrs["quota_group"] = group
-        if group is not None:
-            errors = rules.validate_pod_quota_group(services.group_specs(), group.name)
-            if errors:
-                raise serializers.ValidationError({"quota_group": [e.message for e in errors]})
-        user = self.context["request"].user
         allowed = submittable_queue_ids(user)
         if allowed is not None:
             target = queue or namespace.default_queue
@@ -284,6 +331,12 @@ class PodSerializer(serializers.ModelSerializer):
                     {"podgroup": ["you may only submit pods to podgroups in the leaf queues of your team's subtree"]},
                     code="permission_denied",
                 )
+        explicit = attrs.get("quota_group") is not None
+        group: QuotaGroup | None = attrs.get("quota_group")
+        if group is None:
+            group = namespace.quota_group or QuotaGroup.objects.filter(name=DEFAULT_GROUP).first()
+            attrs["quota_group"] = group
+        self._check_quota_group(group, namespace, explicit=explicit)
         if Pod.objects.filter(namespace=namespace, cluster=attrs["cluster"], name=attrs["name"]).exists():
             raise serializers.ValidationError({"name": [f"pod {namespace.name}/{attrs['name']} already exists"]})
         return attrs

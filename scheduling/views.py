@@ -11,14 +11,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
-from quotas.access import is_admin, visible_group_ids, visible_namespace_ids, visible_queue_ids
+from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling import agent
+from scheduling import agent, agent_access
+from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.filtersets import (
     EvictionFilterSet,
     NodeFilterSet,
@@ -45,26 +45,34 @@ from scheduling.serializers import (
 )
 from scheduling.store import session_decisions
 
-NODE_AGENTS_GROUP = "node-agents"
 AGENT_POD_STATUSES = ("Bound", "Running", "Releasing")
-
-
-def is_node_agent(user: Any) -> bool:
-    """Admins, and users in the ``node-agents`` group, may call the node-agent API."""
-    if not (user and user.is_authenticated):
-        return False
-    return bool(user.is_staff) or user.groups.filter(name=NODE_AGENTS_GROUP).exists()
 
 
 class NodeAgentOrAdmin(permissions.BasePermission):
     """The node-agent API (register, heartbeat, list a node's pods, report pod status, confirm evictions):
-    admins and members of the ``node-agents`` Django group. Any agent may act for any node (as a kubelet
-    without the NodeRestriction admission plugin could)."""
+    admins, and members of the ``node-agents`` Django group for the nodes their credential is bound to
+    (``scheduling.agent_access``; a node, or a pod on it: 403 naming the node otherwise)."""
 
     message = f"Only node agents (members of the {NODE_AGENTS_GROUP} group) and admins may call the agent API."
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return is_node_agent(request.user)
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        user = request.user
+        if user.is_staff:
+            return True
+        if isinstance(obj, Node):
+            if agent_access.may_act_for(user, obj):
+                return True
+            self.message = agent_access.refusal(user, obj.name, obj.cluster, obj.pool)
+            return False
+        if isinstance(obj, Pod):
+            if obj.node is not None and agent_access.may_act_for(user, obj.node):
+                return True
+            self.message = agent_access.pod_refusal(user, obj)
+            return False
+        return False
 
 
 def _agent_error(exc: agent.AgentError) -> serializers.ValidationError:
@@ -169,14 +177,22 @@ class _JobViewSet(viewsets.ModelViewSet):
         q = self._team_filter()
         return qs if q is None else qs.filter(q).distinct()
 
-    def perform_destroy(self, instance: Any) -> None:
-        if not is_admin(self.request.user) and self.request.method == "DELETE":
-            allowed = visible_queue_ids(self.request.user) or set()
-            if self.queue_of(instance) not in allowed:
-                raise PermissionDenied("you may only delete jobs in your team's queues")
-        instance.delete()
+    def check_object_permissions(self, request: Request, obj: Any) -> None:
+        """Reading a job is not owning it: a team member may change (PUT, PATCH) or delete only jobs whose queue
+        and namespace both lie in its subtrees (``quotas.access.may_change_job``); 403 otherwise. The node
+        agent's actions are checked by their own permission."""
+        super().check_object_permissions(request, obj)
+        if request.method in permissions.SAFE_METHODS or self.action in getattr(self, "agent_actions", ()):
+            return
+        if not may_change_job(request.user, self.queue_of(obj), obj.namespace_id):
+            self.permission_denied(
+                request,
+                message=f"you may only change jobs in your team's queues and namespaces; {self.describe(obj)}",
+                code="permission_denied",
+            )
 
     queue_of: Any
+    describe: Any
 
 
 @extend_schema(tags=["jobs"])
@@ -194,6 +210,10 @@ class PodGroupViewSet(_JobViewSet):
     @staticmethod
     def queue_of(instance: PodGroup) -> int:
         return instance.queue_id
+
+    @staticmethod
+    def describe(instance: PodGroup) -> str:
+        return f"podgroup {instance.namespace.name}/{instance.name} is in queue {instance.queue.name}"
 
     @extend_schema(responses=PodGroupReasonSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)
@@ -226,7 +246,14 @@ class PodViewSet(_JobViewSet):
 
     @staticmethod
     def queue_of(instance: Pod) -> int | None:
-        return instance.podgroup.queue_id if instance.podgroup_id else None
+        """The queue a pod runs under: its podgroup's, else its namespace's default queue."""
+        if instance.podgroup_id:
+            return instance.podgroup.queue_id  # type: ignore[union-attr]
+        return instance.namespace.default_queue_id
+
+    @staticmethod
+    def describe(instance: Pod) -> str:
+        return f"pod {instance.namespace.name}/{instance.name} is not one of them"
 
     agent_actions = ("report_status", "gone")
 
@@ -236,8 +263,8 @@ class PodViewSet(_JobViewSet):
         return super().get_permissions()  # type: ignore[no-any-return]
 
     def get_queryset(self) -> QuerySet[Any]:
-        if self.action in self.agent_actions:  # agents act on any pod; the permission checked who they are
-            return Pod.objects.select_related("namespace", "podgroup", "node")
+        if self.action in self.agent_actions:  # the permission checks that the pod is on one of the agent's nodes
+            return Pod.objects.select_related("cluster", "namespace", "podgroup", "node")
         return super().get_queryset()
 
     @extend_schema(request=PodStatusReportSerializer, responses=PodSerializer)

@@ -35,7 +35,8 @@ def test_openapi_schema_is_valid_and_lists_the_api(admin_api: Any) -> None:
         assert path in schema["paths"], path
 
 
-def test_swagger_ui_is_served_offline(admin_api: Any, client: Any) -> None:
+def test_swagger_ui_is_served_offline(admin_api: Any, client: Any, make_user: Any) -> None:
+    client.force_login(make_user("reader"))  # the docs need a login (tests/api/test_safe_defaults.py)
     r = client.get("/api/docs/")
     assert r.status_code == 200
     html = r.content.decode()

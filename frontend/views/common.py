@@ -16,6 +16,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from frontend import figures, trees
 from quotas import valuecache
@@ -91,6 +92,17 @@ def visible_names(request: HttpRequest, kind: trees.Kind) -> set[str] | None:
 def can_see(request: HttpRequest, kind: trees.Kind, name: str) -> bool:
     names = visible_names(request, kind)
     return names is None or name in names
+
+
+def safe_next(request: HttpRequest, default: str) -> str:
+    """The form's ``next`` when it is a path of this site, else ``default``: never a redirect to another host
+    (``//evil.example/x``, ``https://evil.example/``, ``/\\evil.example``), whatever the form was given."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
 
 
 def node_url(kind: str, name: str) -> str:

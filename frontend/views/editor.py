@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from frontend import staging, trees
 from frontend.forms import DeleteForm, NamespaceWeightForm, QueueForm, QuotaGroupForm, VersionForm
-from frontend.views.common import admin_required, node_url
+from frontend.views.common import admin_required, node_url, safe_next
 from quotas import rules, services
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.serializers import NamespaceSerializer
@@ -177,6 +177,7 @@ def _edit(request: HttpRequest, kind: str, name: str | None) -> HttpResponse:
         return response or _form_page(request, kind, form, instance, status=400)
     try:
         with transaction.atomic():
+            services.lock_tree_writes()  # the version compared below is the one the save replaces
             if instance is not None:
                 current = model.objects.select_for_update().get(pk=instance.pk)
                 if form.cleaned_data.get("version") != current.version:
@@ -257,6 +258,7 @@ def delete(request: HttpRequest, kind_path: str, name: str) -> HttpResponse:
         return redirect("frontend:whatif")
     try:
         with transaction.atomic():
+            services.lock_tree_writes()
             current = model.objects.select_for_update().get(pk=instance.pk)
             if form.cleaned_data["version"] != current.version:
                 context["conflict"] = _conflict_message(kind, current, form.cleaned_data["version"])
@@ -280,14 +282,13 @@ def queue_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
         raise Http404("use the buttons")
     queue = get_object_or_404(Queue, name=name)
     form = VersionForm(request.POST)
-    back = request.POST.get("next") or node_url("queue", name)
-    if not back.startswith("/"):
-        back = node_url("queue", name)
+    back = safe_next(request, node_url("queue", name))
     if not form.is_valid():
         messages.error(request, "The button was missing its version; reload the page.")
         return redirect(back)
     try:
         with transaction.atomic():
+            services.lock_tree_writes()
             current = Queue.objects.select_for_update().get(pk=queue.pk)
             if form.cleaned_data["version"] != current.version:
                 messages.error(request, _conflict_message("queue", current, form.cleaned_data["version"]))
@@ -309,9 +310,7 @@ def namespace_weight(request: HttpRequest, name: str) -> HttpResponse:
     if request.method != "POST":
         raise Http404("use the form")
     form = NamespaceWeightForm(request.POST, instance=ns, prefix=f"ns-{ns.pk}")
-    back = request.POST.get("next") or reverse("frontend:edit")
-    if not back.startswith("/"):
-        back = reverse("frontend:edit")
+    back = safe_next(request, reverse("frontend:edit"))
     if not form.is_valid():
         for field, errs in form.errors.items():
             for e in errs:
@@ -324,6 +323,7 @@ def namespace_weight(request: HttpRequest, name: str) -> HttpResponse:
         messages.info(request, f"Staged: {entry['summary']}.")
         return redirect("frontend:whatif")
     with transaction.atomic():
+        services.lock_tree_writes()
         current = Namespace.objects.select_for_update().get(pk=ns.pk)
         if form.cleaned_data["version"] != current.version:
             messages.error(request, _conflict_message("namespace", current, form.cleaned_data["version"]))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from quotas.models import Queue
 from scheduling import store
-from scheduling.models import Node, Pod
+from scheduling.models import Node, NodeAgentBinding, Pod
 from tests.conftest import error_attrs
 from tests.scheduling.conftest import World
 
@@ -25,8 +25,11 @@ pytestmark = pytest.mark.django_db
 def clients(world: World, api: Any, make_user: Any) -> dict[str, Any]:
     team = Group.objects.create(name="team-a")
     Queue.objects.get(name="team-a").teams.add(team)
+    kubelet = make_user("kubelet", groups=("node-agents",))
+    for name in (*world.nodes, "new-node"):  # the agent of this cluster's nodes (per-node identity: test_agent_identity)
+        NodeAgentBinding.objects.create(user=kubelet, cluster=world.cluster, node=name)
     return {
-        "agent": api(make_user("kubelet", groups=("node-agents",))),
+        "agent": api(kubelet),
         "admin": api(make_user("boss", staff=True)),
         "member": api(make_user("alice", groups=("team-a",))),
         "nobody": api(make_user("carol")),
@@ -171,8 +174,12 @@ def test_bad_status_reports_are_refused_with_the_field(
 
 def test_a_pending_pod_cannot_be_reported_running(world: World, clients: dict[str, Any]) -> None:
     pod = world.pods["ns-a/a-0"]
-    r = clients["agent"].post(f"/api/v1/pods/{pod.pk}/status/", {"status": "Running"}, format="json")
+    r = clients["admin"].post(f"/api/v1/pods/{pod.pk}/status/", {"status": "Running"}, format="json")
     assert r.status_code == 400 and "not bound to a node" in error_attrs(r)["status"]
+    # an agent acts only for pods on its nodes, and a pending pod is on none
+    r = clients["agent"].post(f"/api/v1/pods/{pod.pk}/status/", {"status": "Running"}, format="json")
+    assert r.status_code == 403 and "is on no node" in r.json()["errors"][0]["detail"]
+    assert Pod.objects.get(pk=pod.pk).status == "Pending"
 
 
 def test_evicted_pods_are_releasing_until_confirmed_gone(world: World, clients: dict[str, Any]) -> None:

@@ -1,0 +1,46 @@
+"""The OpenAPI schema and its Swagger UI / Redoc pages, for signed-in users only unless
+``FAIRWAY_PUBLIC_API_DOCS=true`` (the schema maps every endpoint and parameter: no need to hand it to anyone who
+asks). The schema answers an anonymous client as the API does (401 in the error envelope); the two HTML pages send
+a browser to the login page and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.request import Request
+
+
+def docs_are_public() -> bool:
+    return bool(settings.FAIRWAY.get("PUBLIC_API_DOCS", False))
+
+
+class SchemaView(SpectacularAPIView):
+    def get_permissions(self) -> list[BasePermission]:
+        return [AllowAny()] if docs_are_public() else [IsAuthenticated()]
+
+
+class _LoginFirst:
+    """An HTML docs page: anonymous browsers go to the login page (then come back) unless the docs are public."""
+
+    def get_permissions(self) -> list[BasePermission]:
+        return [AllowAny()]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not docs_are_public() and not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        return super().get(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
+
+
+class SwaggerView(_LoginFirst, SpectacularSwaggerView):
+    pass
+
+
+class RedocView(_LoginFirst, SpectacularRedocView):
+    pass
