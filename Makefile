@@ -26,20 +26,11 @@ migrate: install
 demo: migrate
 	$(BIN)/python manage.py load_demo
 
-# Installs, migrates, loads the demo, creates the admin, then runs web + worker + beat on the embedded
-# default (SQLite file and kombu's filesystem broker under var/). Ctrl-C stops all three.
+# Installs, then controlplane/devserver.py migrates, loads the demo, creates the admin and runs web + worker + beat
+# on the embedded default (SQLite file and kombu's filesystem broker under var/). Ctrl-C or TERM stops all three,
+# each once, and exits 0; every runtime file (pid files, gunicorn's control socket, beat's schedule) is under var/.
 run: install
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo
-	$(BIN)/python manage.py ensure_admin
-	$(BIN)/python manage.py ensure_schedules --simulated default
-	@echo "Fairway is starting on http://$(HOST):$(PORT)/  (API docs: http://$(HOST):$(PORT)/api/docs/, admin: http://$(HOST):$(PORT)/admin/)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/celery -A controlplane worker --loglevel INFO --concurrency 2 --hostname worker@%h & \
-	$(BIN)/celery -A controlplane beat --loglevel INFO --schedule var/celerybeat-schedule & \
-	$(BIN)/gunicorn controlplane.wsgi:application --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - & \
-	wait
+	@$(BIN)/python -m controlplane.devserver --host $(HOST) --port $(PORT)
 
 # Starts PostgreSQL and Redis where they are installed but stopped (CI has them running already).
 services:

@@ -1,0 +1,279 @@
+"""``make run``'s supervisor: prepare the embedded default, start web + worker + beat, stop them once.
+
+    python -m controlplane.devserver [--host 127.0.0.1] [--port 8000]
+
+It migrates, collects the static files, loads the demo, creates the admin and the schedules, then starts the
+Celery worker, Celery beat and gunicorn, each in a process group of its own, so that a Ctrl-C or a TERM reaches
+them once, from here: on SIGINT, SIGTERM, SIGHUP or SIGQUIT every child gets one SIGTERM (warm shutdown), the
+supervisor waits for all of them (SIGKILL after ``STOP_TIMEOUT`` seconds for one that hangs) and exits 0. A
+repeated Ctrl-C while stopping only says what it still waits for. A child that dies on its own stops the others
+and the supervisor exits 1. Children also get SIGTERM if the supervisor itself is killed (Linux
+``PR_SET_PDEATHSIG``).
+
+On a terminal the supervisor takes the terminal's foreground for its own process group while it runs (and gives
+it back before it exits), so the Ctrl-C reaches it alone and not ``make`` above it: GNU make re-raises an
+interrupt it receives itself, which would turn a clean stop into exit status 130.
+
+Every runtime file stays under the var directory (``FAIRWAY_VAR_DIR``, default ``var/``): the database, the broker
+folders, ``run/`` with the pid files, gunicorn's control socket and worker heartbeat files, and beat's schedule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STOP_TIMEOUT = 30.0  # seconds a child may take to stop after its SIGTERM before it is killed
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_PR_SET_PDEATHSIG = 1
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; longer var paths run gunicorn without its control socket
+
+
+def var_dir() -> Path:
+    """The var directory as the settings compute it, made absolute (children may run from another directory)."""
+    return Path(os.environ.get("FAIRWAY_VAR_DIR") or BASE_DIR / "var").resolve()
+
+
+def setup_commands(python: str) -> list[list[str]]:
+    """The preparation ``make run`` always did: each idempotent, run in order before the servers."""
+    manage = [python, str(BASE_DIR / "manage.py")]
+    return [
+        [*manage, "migrate", "--noinput"],
+        [*manage, "collectstatic", "--noinput", "--verbosity", "0"],
+        [*manage, "load_demo"],
+        [*manage, "ensure_admin"],
+        [*manage, "ensure_schedules", "--simulated", "default"],
+    ]
+
+
+def server_commands(python: str, var: Path, host: str, port: int) -> dict[str, list[str]]:
+    """The three long-running children, every file they write under ``var``."""
+    run = var / "run"
+    bindir = Path(python).parent
+    celery = [str(bindir / "celery"), "-A", "controlplane"]
+    control = run / "gunicorn.ctl"
+    socket = ["--control-socket", str(control)] if len(str(control)) <= _SOCKET_PATH_MAX else ["--no-control-socket"]
+    return {
+        "worker": [
+            *celery,
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--hostname",
+            "worker@%h",
+            "--pidfile",
+            str(run / "celery-worker.pid"),
+        ],
+        "beat": [
+            *celery,
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(var / "celerybeat-schedule"),
+            "--pidfile",
+            str(run / "celery-beat.pid"),
+        ],
+        "web": [
+            str(bindir / "gunicorn"),
+            "controlplane.wsgi:application",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--graceful-timeout",
+            "10",
+            "--pid",
+            str(run / "gunicorn.pid"),
+            "--worker-tmp-dir",
+            str(run),
+            *socket,
+        ],
+    }
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+class Terminal:
+    """The terminal's foreground process group: taken for this process's own group, given back on exit."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self.previous = 0
+
+    def take(self) -> None:
+        try:
+            fd = sys.stdin.fileno()
+            if not os.isatty(fd) or os.tcgetpgrp(fd) != os.getpgrp():
+                return  # no terminal, or not in its foreground: signals come from elsewhere
+            previous = os.getpgrp()
+            if os.getpid() != previous:
+                os.setpgid(0, 0)
+            self._set(fd, os.getpgrp())
+        except (OSError, ValueError):
+            return
+        self.fd, self.previous = fd, previous
+
+    def give_back(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                self._set(self.fd, self.previous)
+            self.fd = None
+
+    @staticmethod
+    def _set(fd: int, pgrp: int) -> None:
+        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may not set it otherwise
+        try:
+            os.tcsetpgrp(fd, pgrp)
+        finally:
+            signal.signal(signal.SIGTTOU, old)
+
+
+class Supervisor:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.stop_signal: int | None = None
+        self.stop_started = 0.0
+
+    # -- signals ------------------------------------------------------------------------------------------------
+    def install(self) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._on_signal)
+        signal.signal(signal.SIGTSTP, signal.SIG_IGN)  # a stopped supervisor would hold the terminal
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.stop_signal is None:
+            self.stop_signal = signum
+            self.stop_started = time.monotonic()
+            self.say(f"{signal.Signals(signum).name}: stopping {', '.join(self.children) or 'setup'}")
+            self._terminate_all()
+        else:
+            self.say(f"still stopping: waiting for {', '.join(self.running()) or 'nothing'}")
+
+    # -- children -----------------------------------------------------------------------------------------------
+    def start(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        child = subprocess.Popen(
+            list(argv),
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            process_group=0,  # its own group: neither the terminal's Ctrl-C nor a TERM to our group reaches it
+            preexec_fn=_die_with_parent,
+        )
+        self.children[name] = child
+        return child
+
+    def running(self) -> list[str]:
+        return [n for n, c in self.children.items() if c.poll() is None]
+
+    def _terminate_all(self) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.send_signal(signal.SIGTERM)
+
+    def _kill_stragglers(self) -> None:
+        for name in self.running():
+            self.say(f"{name} did not stop within {STOP_TIMEOUT:g}s: killing it")
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.children[name].pid, signal.SIGKILL)
+
+    def wait_all(self) -> None:
+        """Wait until every child has exited, killing those that outlive the stop timeout."""
+        while self.running():
+            if self.stop_signal is not None and time.monotonic() - self.stop_started > STOP_TIMEOUT:
+                self._kill_stragglers()
+            time.sleep(0.1)
+
+    def run_setup(self, name: str, argv: Sequence[str]) -> bool:
+        """Run one preparation command to its end; False when it failed or a stop signal came."""
+        child = self.start(name, argv)
+        self.wait_all()
+        del self.children[name]
+        if self.stop_signal is not None:
+            return False
+        if child.returncode != 0:
+            self.say(f"{name} failed (exit status {child.returncode})")
+            return False
+        return True
+
+    def serve(self, commands: dict[str, list[str]]) -> int:
+        """Start the servers and watch them; returns the exit status."""
+        for name, argv in commands.items():
+            if self.stop_signal is not None:
+                break
+            self.start(name, argv)
+        failed: str | None = None
+        while self.stop_signal is None:
+            for name, child in self.children.items():
+                if child.poll() is not None:
+                    failed = name
+                    break
+            if failed:
+                self.say(f"{failed} exited on its own (exit status {self.children[failed].returncode}): stopping the rest")
+                self.stop_signal = signal.SIGTERM
+                self.stop_started = time.monotonic()
+                self._terminate_all()
+                break
+            time.sleep(0.2)
+        self.wait_all()
+        if failed:
+            return 1
+        bad = {n: c.returncode for n, c in self.children.items() if c.returncode != 0}
+        if bad:
+            self.say("stopped, but not cleanly: " + ", ".join(f"{n} exit status {rc}" for n, rc in bad.items()))
+            return 1
+        self.say("stopped: " + ", ".join(self.children))
+        return 0
+
+    @staticmethod
+    def say(text: str) -> None:
+        sys.stderr.write(f"devserver: {text}\n")
+        sys.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m controlplane.devserver", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+
+    var = var_dir()
+    (var / "run").mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "FAIRWAY_VAR_DIR": str(var), "PYTHONUNBUFFERED": "1"}
+    python = sys.executable
+    terminal = Terminal()
+    sup = Supervisor(env)
+    sup.install()
+    terminal.take()
+    try:
+        for command in setup_commands(python):
+            if not sup.run_setup(command[2], command):
+                return 0 if sup.stop_signal is not None else 1
+        where = f"http://{args.host}:{args.port}/"
+        sup.say(f"Fairway is starting on {where}  (API docs: {where}api/docs/, admin: {where}admin/); Ctrl-C stops it")
+        return sup.serve(server_commands(python, var, args.host, args.port))
+    finally:
+        terminal.give_back()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

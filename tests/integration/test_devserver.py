@@ -1,0 +1,237 @@
+"""``make run`` stops cleanly: its supervisor (``controlplane/devserver.py``) on the embedded default, started in a
+process group of its own with an isolated var directory, home, temporary directory and working directory; once the
+web server answers, a SIGTERM or SIGINT to the whole group (and, on a terminal, Ctrl-C under ``make run``) stops
+every child once, the exit status is 0, no process is left, and nothing is written outside the var directory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+READY_TIMEOUT = 600.0  # the first start migrates a fresh SQLite database and collects the static files
+STOP_TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below ``root`` (from /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    out: set[int] = set()
+    todo = [root]
+    while todo:
+        for kid in parents.get(todo.pop(), []):
+            if kid not in out:
+                out.add(kid)
+                todo.append(kid)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has stopped; only its parent (or init) has yet to reap it
+
+
+def files_under(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+@dataclass
+class Sandbox:
+    """Where a run may write (``var``) and where it must not (its home, temporary and working directories)."""
+
+    var: Path
+    home: Path
+    tmp: Path
+    cwd: Path
+    port: int = field(default_factory=free_port)
+
+    def env(self) -> dict[str, str]:
+        drop = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_FS_DIR", "STATICFILES_STORAGE", "SECRET_KEY")
+        env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PYTEST_")}
+        return {**env, "FAIRWAY_VAR_DIR": str(self.var), "HOME": str(self.home), "TMPDIR": str(self.tmp)}
+
+    def outside_var(self) -> list[str]:
+        return [f"{d.name}/{f}" for d in (self.home, self.tmp, self.cwd) for f in files_under(d)]
+
+
+@pytest.fixture(scope="module")
+def var_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One var directory for the module: the first run prepares it, the later ones find it ready."""
+    return tmp_path_factory.mktemp("fairway-var")
+
+
+@pytest.fixture
+def sandbox(var_dir: Path, tmp_path: Path) -> Sandbox:
+    dirs = {name: tmp_path / name for name in ("home", "tmp", "cwd")}
+    for d in dirs.values():
+        d.mkdir()
+    return Sandbox(var=var_dir, **dirs)
+
+
+def wait_until_served(port: int, running: Callable[[], bool], log: Callable[[], str]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        assert running(), "the run command ended before serving:\n" + log()[-4000:]
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/", timeout=5)
+            return
+        except urllib.error.HTTPError:
+            return  # any HTTP answer (401 here) means gunicorn serves
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail("the web server did not answer:\n" + log()[-4000:])
+
+
+def check_running(root: int, box: Sandbox) -> set[int]:
+    run = box.var / "run"
+    expected = {"gunicorn.ctl", "gunicorn.pid", "celery-worker.pid", "celery-beat.pid"}
+    deadline = time.monotonic() + 120  # gunicorn may answer before the worker and beat have written theirs
+    while not expected <= set(files_under(run)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert expected <= set(files_under(run)), files_under(run)
+    procs = descendants(root)
+    cmdlines = []
+    for pid in procs:
+        with contextlib.suppress(OSError):
+            cmdlines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    for what in ("celery -A controlplane worker", "celery -A controlplane beat", "gunicorn controlplane.wsgi"):
+        assert any(what in c for c in cmdlines), (what, cmdlines)
+    assert not (box.home / ".gunicorn").exists()
+    return procs
+
+
+def check_stopped(procs: set[int], box: Sandbox, log: str) -> None:
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in procs if alive(p)], "processes left behind"
+    assert log.count("Warm shutdown") == 1, log[-4000:]  # the worker was told once
+    assert log.count("Handling signal: term") == 1, log[-4000:]  # so was gunicorn
+    for bad in ("Cold shutdown", "Segmentation fault", "core dumped", "Traceback"):
+        assert bad not in log, log[-4000:]
+    assert "devserver: stopped: worker, beat, web" in log
+    assert files_under(box.var / "run") == []  # pid files and the control socket removed on the way out
+    assert box.outside_var() == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_process_group_stops_every_child_once(sandbox: Sandbox, sig: signal.Signals) -> None:
+    out = sandbox.tmp.parent / "run.log"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "controlplane.devserver", "--port", str(sandbox.port)],
+            cwd=sandbox.cwd,
+            env={**sandbox.env(), "PYTHONPATH": str(REPO)},
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_until_served(sandbox.port, lambda: proc.poll() is None, out.read_text)
+        procs = check_running(proc.pid, sandbox)
+        os.killpg(proc.pid, sig)
+        assert proc.wait(STOP_TIMEOUT) == 0, out.read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    check_stopped(procs, sandbox, out.read_text())
+    assert f"devserver: {sig.name}: stopping worker, beat, web" in out.read_text()
+
+
+@contextlib.contextmanager
+def on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> Iterator[tuple[int, int, list[bytes]]]:
+    """Run ``argv`` as the session leader of a new pseudo-terminal; yields (pid, master fd, output chunks)."""
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # the terminal's buffer must never fill, or the children block writing to it
+        with contextlib.suppress(OSError):
+            while data := os.read(fd, 65536):
+                chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        yield pid, fd, chunks
+    finally:
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        reader.join(5)
+        os.close(fd)
+
+
+def test_ctrl_c_on_the_terminal_stops_make_run_with_status_0(sandbox: Sandbox) -> None:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    # -o install: the virtualenv is the one running these tests (make run would otherwise reinstall it)
+    argv = [make, "-s", "--no-print-directory", "-o", "install", "-C", str(REPO), "run", f"PORT={sandbox.port}"]
+    with on_a_terminal(argv, sandbox.cwd, sandbox.env()) as (pid, fd, chunks):
+
+        def running() -> bool:
+            return os.waitpid(pid, os.WNOHANG) == (0, 0)
+
+        def log() -> str:
+            return b"".join(chunks).decode(errors="replace")
+
+        wait_until_served(sandbox.port, running, log)
+        procs = check_running(pid, sandbox)
+        os.write(fd, b"\x03")  # Ctrl-C: the terminal sends SIGINT to its foreground process group
+        deadline = time.monotonic() + STOP_TIMEOUT
+        status = None
+        while status is None and time.monotonic() < deadline:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            status = raw if done else None
+            time.sleep(0.1)
+        assert status is not None, "make run did not stop:\n" + log()[-4000:]
+        time.sleep(0.5)  # the last lines
+        assert os.waitstatus_to_exitcode(status) == 0, log()[-4000:]
+        text = log()
+    check_stopped(procs, sandbox, text)
+    assert "devserver: SIGINT: stopping worker, beat, web" in text
+    assert "make: ***" not in text
