@@ -76,7 +76,9 @@ class Limits:
             try:
                 value = kind(text)
             except ValueError:
-                raise ValueError(f"{ENV_VARS[f.name]}={text!r}: expected a {'number' if kind is float else 'whole number'}") from None
+                raise ValueError(
+                    f"{ENV_VARS[f.name]}={text!r}: expected a {'number' if kind is float else 'whole number'}"
+                ) from None
             if value <= 0:
                 raise ValueError(f"{ENV_VARS[f.name]}={text!r}: must be greater than 0")
             values[f.name] = value

@@ -39,7 +39,7 @@ def depth_of(value: Any) -> int:
     return 0
 
 
-tricky_text = st.text(alphabet='[]{}"\\ab:-# \n\'', max_size=12)
+tricky_text = st.text(alphabet="[]{}\"\\ab:-# \n'", max_size=12)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | tricky_text,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=4),
