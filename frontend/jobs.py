@@ -13,10 +13,20 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from scheduling.choices import ACTIVE_POD_STATUSES
-from scheduling.models import Cluster, PodGroup, SchedulingSession
+from scheduling.choices import PodStatus
+from scheduling.models import Cluster, Pod, PodGroup, SchedulingSession
 
 WAITING_PHASES = ("Pending", "Inqueue", "Unknown")
+# How the pages count pods, by the status the API gives them: running is the API's Running only; a pod placed on a
+# node that its agent has not reported running yet is bound; a pipelined pod waits for resources being freed and
+# holds no node, so it is never counted as running.
+POD_COUNTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("running", (PodStatus.RUNNING,)),
+    ("bound", (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND)),
+    ("pipelined", (PodStatus.PIPELINED,)),
+    ("releasing", (PodStatus.RELEASING,)),
+    ("pending", (PodStatus.PENDING,)),
+)
 _PHASE_ORDER = {"Pending": 0, "Inqueue": 1, "Unknown": 2, "Running": 3, "Completed": 4}
 
 
@@ -60,7 +70,11 @@ def podgroups(
     rows = list(
         qs.annotate(
             n_pods=Count("pods", distinct=True),
-            n_running=Count("pods", filter=Q(pods__status__in=ACTIVE_POD_STATUSES), distinct=True),
+            **{
+                f"n_{key}": Count("pods", filter=Q(pods__status__in=statuses), distinct=True)
+                for key, statuses in POD_COUNTS
+                if key != "pending"
+            },
         )
         .order_by("created", "id")
         .values(
@@ -78,6 +92,9 @@ def podgroups(
             "updated",
             "n_pods",
             "n_running",
+            "n_bound",
+            "n_pipelined",
+            "n_releasing",
         )[: max(limit * 4, limit)]
     )
     ran = SchedulingSession.objects.filter(cluster=cluster).exists()
@@ -99,6 +116,9 @@ def podgroups(
                 "priority": row["priority"],
                 "pods": row["n_pods"],
                 "running": row["n_running"],
+                "bound": row["n_bound"],
+                "pipelined": row["n_pipelined"],
+                "releasing": row["n_releasing"],
                 "created": row["created"],
                 "age": _age(now - row["created"]),
             }
@@ -116,6 +136,25 @@ def _age(delta: timedelta) -> str:
     if seconds < 172800:
         return f"{seconds // 3600}h"
     return f"{seconds // 86400}d"
+
+
+def pod_counts(
+    cluster: Cluster | None, *, queues: Iterable[str] | None = None, quota_groups: Iterable[str] | None = None
+) -> dict[str, int]:
+    """Pods (of the given queues' podgroups, or in the given quota groups) per :data:`POD_COUNTS` category, by the
+    status the API gives them; finished pods are not counted."""
+    counts = dict.fromkeys((key for key, _ in POD_COUNTS), 0)
+    if cluster is None:
+        return counts
+    qs = Pod.objects.filter(cluster=cluster)
+    if queues is not None:
+        qs = qs.filter(podgroup__queue__name__in=list(queues))
+    if quota_groups is not None:
+        qs = qs.filter(quota_group__name__in=list(quota_groups))
+    by_status = dict(qs.values_list("status").annotate(n=Count("id")).order_by().values_list("status", "n"))
+    for key, statuses in POD_COUNTS:
+        counts[key] = sum(by_status.get(str(s), 0) for s in statuses)
+    return counts
 
 
 def phase_counts(cluster: Cluster | None, queues: Iterable[str] | None = None) -> dict[str, int]:

@@ -182,6 +182,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "nodes": len(nodes_total),
         "phases": phases,
         "running_jobs": phases.get("Running", 0),
+        "pods": jobs.pod_counts(st.cluster, queues=None if qnames is None else sorted(qnames)),
         "waiting_jobs": sum(phases.get(p, 0) for p in jobs.WAITING_PHASES),
         "capacity_rows": capacity_rows,
         "health": health,
@@ -406,8 +407,10 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
     subtree = full.subtree(name)
     if kind == "queue":
         job_rows, job_total = jobs.podgroups(st.cluster, queues=subtree, limit=50)
+        pods = jobs.pod_counts(st.cluster, queues=subtree)
     else:
         job_rows, job_total = jobs.podgroups(st.cluster, quota_groups=subtree, limit=50)
+        pods = jobs.pod_counts(st.cluster, quota_groups=subtree)
     ns_rows = _namespace_rows(st, name) if kind == "queue" else []
     effective = {x: trees.effective_cap(full, name, x) for x in resources}
     crumbs = [
@@ -455,6 +458,7 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         "namespace_objs": namespace_objs,
         "jobs": job_rows,
         "jobs_total": job_total,
+        "pod_counts": pods,
         "jobs_caption": "Jobs in this subtree" if node.children else "Jobs",
         "explain": _explain(st, kind, name),
         "is_admin": is_admin(request.user),
@@ -560,10 +564,13 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
             )
     if job_queues:
         job_rows, job_total = jobs.podgroups(st.cluster, queues=sorted(job_queues), limit=50)
+        pods = jobs.pod_counts(st.cluster, queues=sorted(job_queues))
     else:
         job_rows, job_total = jobs.podgroups(st.cluster, quota_groups=sorted(job_groups), limit=50)
+        pods = jobs.pod_counts(st.cluster, quota_groups=sorted(job_groups))
     context = {
         "nav": "team",
+        "pod_counts": pods,
         "team": team_group,
         "sections": sections,
         "cluster": st.cluster,

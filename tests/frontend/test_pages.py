@@ -148,6 +148,48 @@ def test_the_overview_ranks_borrowers_and_lists_waiting_jobs(admin_client: Any, 
     assert page.context["health"] == {"ran": False, "recent": []}
 
 
+def test_pipelined_pods_are_counted_as_pipelined_not_running(
+    client: Any, admin_client: Any, admin: Any, lending: None
+) -> None:
+    """A gang whose pods are Running, Bound, Pipelined and Pending: each page counts them as the API does."""
+    from rest_framework.test import APIClient
+
+    from scheduling.models import Node, Pod
+
+    pg = b.job("x-ns", "sweep", "xq", 5, {"cpu": "1"}, group_name="x", phase="Inqueue")
+    pods = list(Pod.objects.filter(podgroup=pg).order_by("name"))
+    n1 = Node.objects.get(name="n1")
+    for p, status in zip(pods, ("Running", "Bound", "Pipelined", "Pipelined", "Pending"), strict=True):
+        p.status = status
+        p.node = n1 if status in ("Running", "Bound") else None
+        p.save()
+    api = APIClient()
+    api.force_authenticate(admin)
+    by_status = {
+        s: api.get("/api/v1/pods/", {"status": s, "namespace": "x-ns"}).json()["count"]
+        for s in ("Running", "Bound", "Pipelined", "Pending")
+    }
+    assert by_status == {"Running": 9, "Bound": 1, "Pipelined": 2, "Pending": 2}  # x-ns: train 8 + eval 1 + sweep 5
+
+    overview = admin_client.get("/overview/")
+    assert overview.context["pods"] == {"running": 10, "bound": 1, "pipelined": 2, "releasing": 0, "pending": 2}
+    html = overview.content.decode()
+    assert "1 bound · 2 pipelined · 2 pending" in html
+    sweep = next(j for j in overview.context["waiting"] if j["name"] == "sweep")
+    assert (sweep["running"], sweep["bound"], sweep["pipelined"], sweep["pods"]) == (1, 1, 2, 5)
+    assert "1 running · 1 bound · <span class=\"pipelined\">2 pipelined</span>" in html
+
+    team = login(client, "lead-x").get("/team/x-team/")
+    assert team.context["pod_counts"] == {"running": 9, "bound": 1, "pipelined": 2, "releasing": 0, "pending": 2}
+    assert "pods: <span class=\"pod-counts\">9 running · 1 bound · 2 pipelined · 2 pending</span>" in (
+        team.content.decode()
+    )
+    sweep = next(j for j in team.context["jobs"] if j["name"] == "sweep")
+    assert (sweep["running"], sweep["pipelined"]) == (1, 2)
+    queue_page = admin_client.get("/queues/xq/")
+    assert queue_page.context["pod_counts"]["pipelined"] == 2 and queue_page.context["pod_counts"]["running"] == 9
+
+
 def test_session_health_and_time_series_come_from_the_session_records(admin_client: Any, lending: None) -> None:
     cluster = Cluster.objects.get(name="default")
     now = timezone.now()
