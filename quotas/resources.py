@@ -22,12 +22,16 @@ from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation
 
 __all__ = [
     "MAX_AMOUNT",
+    "STANDARD_RESOURCES",
     "QuantityError",
     "ResourceList",
+    "ResourceNames",
     "format_quantity",
+    "is_standard_resource",
     "milli_scale",
     "parse_quantity",
     "parse_resource_list",
+    "split_unit",
 ]
 
 # An amount above this (in base units) is refused: 2**62 leaves room for sums of many such values in
@@ -54,6 +58,74 @@ def milli_scale(resource: str) -> int:
     if resource in _BYTE_RESOURCES or resource.startswith("hugepages-"):
         return 1
     return 1000
+
+
+def split_unit(resource: str) -> int:
+    """The base units of the smallest amount the elastic quota split hands out: Koordinator's calculator reads cpu
+    in milli (``MilliValue()``) and every other resource with ``Value()`` (whole units; bytes for memory), so it is 1
+    for cpu and byte-like resources and 1000 for the other milli-unit resources (a GPU is split in whole GPUs)."""
+    return 1 if resource == "cpu" else milli_scale(resource)
+
+
+# -- resource names -------------------------------------------------------------------------------------------------
+
+# The resources every Kubernetes cluster knows (plus ``hugepages-<size>``); any other name must be offered by a node.
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage", "pods")
+_HUGEPAGES_RE = re.compile(r"^hugepages-[0-9]+(\.[0-9]+)?([KMGTPE]i|[kMGTPE])?$")
+_QUOTA_PREFIXES = ("requests.", "limits.")
+
+
+def is_standard_resource(name: str) -> bool:
+    """cpu, memory, ephemeral-storage, storage, pods or ``hugepages-<size>`` (``hugepages-2Mi``, ``hugepages-1Gi``)."""
+    return name in STANDARD_RESOURCES or bool(_HUGEPAGES_RE.match(name))
+
+
+class ResourceNames:
+    """The resource names a control plane knows: the standard ones and those its nodes offer (``offered``).
+
+    Nodes introduce names (any syntactically valid name); every other object may only use known ones, so a typo such
+    as ``nvidia.con/gpu`` is refused instead of becoming a resource nobody offers.
+    """
+
+    __slots__ = ("offered",)
+
+    def __init__(self, offered: Iterable[str] = ()) -> None:
+        self.offered = frozenset(offered)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.offered or is_standard_resource(name))
+
+    def with_offered(self, names: Iterable[str]) -> ResourceNames:
+        return ResourceNames(self.offered | frozenset(names))
+
+    def listing(self) -> str:
+        """``cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>`` then the offered names, sorted."""
+        extra = sorted(n for n in self.offered if not is_standard_resource(n))
+        return ", ".join([*STANDARD_RESOURCES, "hugepages-<size>", *extra])
+
+    def unknown(self, names: Iterable[str], *, quota_keys: bool = False) -> list[str]:
+        """The names that are not known, in the order given; with ``quota_keys`` a ResourceQuota key's ``requests.``
+        or ``limits.`` prefix is looked through (``requests.nvidia.com/gpu`` is known when the GPU is)."""
+        out = []
+        for name in names:
+            base = name
+            if quota_keys:
+                for prefix in _QUOTA_PREFIXES:
+                    if name.startswith(prefix):
+                        base = name[len(prefix) :]
+                        break
+            if base not in self:
+                out.append(name)
+        return out
+
+    def check(self, data: Iterable[str], field: str, *, quota_keys: bool = False) -> None:
+        """Raise ``QuantityError`` naming ``field.<name>`` for the first unknown name of ``data``."""
+        bad = self.unknown(data, quota_keys=quota_keys)
+        if bad:
+            raise QuantityError(f"{field}.{bad[0]}", self.message(bad[0]))
+
+    def message(self, name: str) -> str:
+        return f"unknown resource {name!r}: no node offers it; known: {self.listing()}"
 
 
 def _to_decimal(text: str, field: str) -> Decimal:

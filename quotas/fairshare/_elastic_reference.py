@@ -14,13 +14,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quotas.resources import MAX_AMOUNT
+from quotas.resources import MAX_AMOUNT, split_unit
 
 ROOT_GROUP = "root"
 SYSTEM_GROUP = "system"
 DEFAULT_GROUP = "default"
 
 INT64_MAX = 2**63 - 1
+
+
+# -- units of the split -----------------------------------------------------------------------------------------
+
+
+def in_units(amount: int, unit: int) -> int:
+    """``amount`` base units in whole units of ``unit`` base units, rounded up (Kubernetes' ``Quantity.Value()``)."""
+    return -(-amount // unit)
+
+
+def from_units(amount: int, unit: int) -> int:
+    """Whole units back to base units, saturated at 2**63-1 like every sum of the engine."""
+    return min(amount * unit, INT64_MAX)
+
+
+def round_up(amount: int, unit: int) -> int:
+    """``amount`` rounded up to a multiple of ``unit``."""
+    return in_units(amount, unit) * unit
 
 
 # -- one sibling set, one resource ----------------------------------------------------------------------------
@@ -256,14 +274,18 @@ def reference_runtimes(
         for c in kids:
             asm[c], rt[c], bor[c], lent[c] = {}, {}, {}, {}
         for k in keys:
-            t = rt[n][k]
-            m = [mins[c][k] for c in kids]
+            u = split_unit(k)  # every amount of the split in whole units of u base units
+            t = in_units(rt[n][k], u)
+            m = [in_units(mins[c][k], u) for c in kids]
             a = scale_mins(t, m, [specs[c].min_scale_exempt for c in kids]) if enable_min_scale else m
             lends = [specs[c].allow_lent for c in kids]
-            r = waterfill(t, a, [lim[c][k] for c in kids], [weights[c][k] for c in kids], lends)
-            b, le = lend_and_borrow(t, a, [use[c][k] for c in kids], lends)
+            r = waterfill(
+                t, a, [in_units(lim[c][k], u) for c in kids], [in_units(weights[c][k], u) for c in kids], lends
+            )
+            b, le = lend_and_borrow(t, a, [in_units(use[c][k], u) for c in kids], lends)
             for i, c in enumerate(kids):
-                asm[c][k], rt[c][k], bor[c][k], lent[c][k] = a[i], r[i], b[i], le[i]
+                asm[c][k], rt[c][k] = from_units(a[i], u), from_units(r[i], u)
+                bor[c][k], lent[c][k] = from_units(b[i], u), from_units(le[i], u)
         for c in kids:
             top_down(c)
 
@@ -277,7 +299,7 @@ def reference_runtimes(
             t = {k: max(0, total.get(k, 0) - sys_used.get(k, 0) - def_used.get(k, 0)) for k in keys}
         else:
             t = _amounts(tree_totals.get(g.tree_id, g.min), keys)
-        t = {k: min(v, MAX_AMOUNT) for k, v in t.items()}
+        t = {k: round_up(min(v, MAX_AMOUNT), split_unit(k)) for k, v in t.items()}
         rt[root] = t
         asm[root] = dict(mins[root])
         bor[root] = dict.fromkeys(keys, 0)

@@ -30,6 +30,12 @@ The model, per resource, for a forest of quota groups (one tree per root; ``root
   Koordinator. ``shared_weight`` defaults to ``max``; a given one is normalised to max's keys (missing keys copied
   from max, extra keys dropped). Unlike Koordinator's ``GetSharedWeight``, an explicit all-zero weight is kept
   (Koordinator reads it as "use max"); importers that want that reading should pass ``None``.
+* **units of the split**: as Koordinator's calculator (``getQuantityValue``: cpu with ``MilliValue()``, every other
+  resource with ``Value()``), cpu is split in millicores, memory and other byte amounts in bytes, and every other
+  resource in whole units (a GPU runtime is whole GPUs, never 8300m): for those, the tree total, mins, limited
+  requests, shared weights and used are first rounded up to whole units (``Value()`` rounds up), the scaling, the
+  sharing rounds and the lending below run on whole units, and the results are converted back
+  (:func:`quotas.resources.split_unit`). Requests and used are reported exactly as given.
 * **borrowed** = ``max(0, used - auto-scaled min)``: usage above the guarantee.
 * **lent**, per sibling set and resource: the borrowers first consume the parent's *unreserved* capacity,
   ``max(0, parent runtime - sum of the children's auto-scaled mins)``; what they borrow beyond it,
@@ -61,7 +67,7 @@ import numpy.typing as npt
 
 from quotas.fairshare import _elastic_kernel as kern
 from quotas.fairshare import _elastic_reference as ref
-from quotas.resources import MAX_AMOUNT, ResourceList, format_quantity
+from quotas.resources import MAX_AMOUNT, ResourceList, format_quantity, split_unit
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -283,6 +289,21 @@ def _checked(v: int, what: str, key: str) -> int:
     return v
 
 
+def _in_units(x: I64, unit: I64) -> I64:
+    """Non-negative base amounts in whole units of ``unit`` (per element), rounded up like ``Quantity.Value()``."""
+    out: I64 = -((-x) // unit)
+    return out
+
+
+def _from_units(x: I64, unit: I64) -> I64:
+    """Whole units back to base units, saturated at 2**63-1 (as every sum of the engine is)."""
+    out: I64 = x * unit
+    big = x > INF // unit
+    if big.any():
+        out[big] = INF
+    return out
+
+
 # -- results ------------------------------------------------------------------------------------------------------
 
 
@@ -450,6 +471,7 @@ def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
             continue
         lo, hi = int(lay.cs[p]), int(lay.ce[p])
         k = i - lo
+        u = split_unit(key)  # the sibling set is split in whole units of u base units (1: millicores, bytes)
         total = int(a["runtime"][r, p])
         mins = [int(v) for v in a["min"][r, lo:hi]]
         exempt = [bool(v) for v in a["exempt"][lo:hi]]
@@ -458,13 +480,21 @@ def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
         weights = [int(v) for v in a["weight"][r, lo:hi]]
         lends = [bool(v) for v in a["lend"][lo:hi]]
         trace = ref.Trace()
-        replay = ref.waterfill(total, floors, lims, weights, lends, trace)
-        if replay[k] != e["runtime"]:  # pragma: no cover - the kernels and the reference disagree
+        replay = ref.waterfill(
+            ref.in_units(total, u),
+            [ref.in_units(v, u) for v in floors],
+            [ref.in_units(v, u) for v in lims],
+            [ref.in_units(v, u) for v in weights],
+            lends,
+            trace,
+        )
+        if ref.from_units(replay[k], u) != e["runtime"]:  # pragma: no cover - the kernels and the reference disagree
             raise RuntimeError(f"explanation of {name}/{key} does not reproduce its runtime")
         e["parent_runtime"] = total
+        e["split_unit"] = u
         e["weight"] = weights[k]
         e["sum_min"] = sum(mins)
-        scaled = s.enable_min_scale and total < sum(mins)
+        scaled = s.enable_min_scale and ref.in_units(total, u) < sum(ref.in_units(m, u) for m in mins)
         e["min_scaled"] = scaled
         if scaled:
             e["exempt_min_sum"] = sum(m for m, x in zip(mins, exempt, strict=True) if x)
@@ -477,15 +507,15 @@ def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
                 rounds.append(
                     {
                         "round": n,
-                        "pool": rnd.pool,
+                        "pool": rnd.pool * u,
                         "weight": weights[k],
-                        "total_weight": rnd.total_weight,
-                        "share": rnd.shares[k],
+                        "total_weight": sum(weights[j] for j in rnd.shares),
+                        "share": rnd.shares[k] * u,
                         "capped": k in rnd.capped,
                     }
                 )
         e["rounds"] = rounds
-        e["unassigned_in_parent"] = trace.leftover
+        e["unassigned_in_parent"] = trace.leftover * u
         if q <= f:
             e["state"] = "lends" if lends[k] else "keeps floor"
             e["bound_by"] = "request below floor" if lends[k] else "floor (does not lend)"
@@ -504,6 +534,8 @@ def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
         text += ")"
         if e["state"] == "hungry":
             text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {len(rounds)} round(s) of sharing"
+            if u > 1:
+                text += " (in whole units, as Koordinator splits every resource but cpu)"
         elif e["state"] == "lends":
             text += f", asks only {_fmt(q, key)} and lends the rest"
         else:
@@ -544,6 +576,7 @@ class ElasticQuotaTree:
     _lent: I64
     _keys: tuple[str, ...]
     _kidx: dict[str, int]
+    _unit: I64  # per resource: base units of the smallest amount the split hands out (split_unit)
     _lay: _Layout
     _full: bool
     _roots_dirty: bool
@@ -761,6 +794,7 @@ class ElasticQuotaTree:
         keys = tuple(sorted({k for g in self._specs.values() if g.parent is not None for k in g.max}))
         self._keys = keys
         self._kidx = {k: r for r, k in enumerate(keys)}
+        self._unit = np.array([split_unit(k) for k in keys], np.int64)
         self._lay = lay
         self._fill()
         self._full = True
@@ -935,16 +969,19 @@ class ElasticQuotaTree:
 
     # -- recomputation ------------------------------------------------------------------------------------------
     def _root_total(self, i: int) -> list[int]:
+        """What tree root ``i`` distributes, rounded up to the whole units of the split (:func:`split_unit`)."""
         name = self._lay.names[i]
         keys = self._keys
         if name == ROOT_GROUP:
             sys_used = self._system_used or self._used_in.get(SYSTEM_GROUP) or ResourceList()
             def_used = self._default_used or self._used_in.get(DEFAULT_GROUP) or ResourceList()
-            return [max(0, self._total[k] - sys_used[k] - def_used[k]) for k in keys]
-        g = self._specs[name]
-        t = self._tree_totals.get(g.tree_id)
-        src = t if t is not None else g.min
-        return [min(src[k], MAX_AMOUNT) for k in keys]
+            amounts = [max(0, self._total[k] - sys_used[k] - def_used[k]) for k in keys]
+        else:
+            g = self._specs[name]
+            t = self._tree_totals.get(g.tree_id)
+            src = t if t is not None else g.min
+            amounts = [min(src[k], MAX_AMOUNT) for k in keys]
+        return [ref.round_up(v, split_unit(k)) for k, v in zip(keys, amounts, strict=True)]
 
     def _update_roots(self) -> None:
         if not self._roots_dirty:
@@ -1033,23 +1070,38 @@ class ElasticQuotaTree:
         cnts = np.tile(counts, nk)
         total = self._rt[:, parents].ravel()
         lend = np.tile(self._lend[cols], nk)
+        used = self._used[:, cols].ravel()
+        whole = bool((self._unit > 1).any())  # some resource is split in whole units: work in those units
+        if whole:
+            unit = np.repeat(self._unit, m)
+            total = _in_units(total, np.repeat(self._unit, s))
+            used = _in_units(used, unit)
         if lent_only:
             asm = self._asm[:, cols].ravel()
+            if whole:
+                asm = asm // unit  # stored auto-scaled mins are whole units already
         else:
             mins = self._mn[:, cols].ravel()
+            lim = self._lim[:, cols].ravel()
+            weight = self._w[:, cols].ravel()
+            if whole:
+                mins, lim, weight = _in_units(mins, unit), _in_units(lim, unit), _in_units(weight, unit)
             if self._enable:
                 asm = kern.scale_mins(total, mins, np.tile(self._exempt[cols], nk), seg, starts, cnts)
             else:
                 asm = mins
-            runtime = kern.waterfill(
-                total, asm, self._lim[:, cols].ravel(), self._w[:, cols].ravel(), lend, seg, starts, cnts
-            ).reshape(nk, m)
-        bor, lent = kern.lend_and_borrow(total, asm, self._used[:, cols].ravel(), lend, seg, starts, cnts)
+            runtime = kern.waterfill(total, asm, lim, weight, lend, seg, starts, cnts)
+            if whole:
+                runtime = _from_units(runtime, unit)
+            runtime = runtime.reshape(nk, m)
+        bor, lent = kern.lend_and_borrow(total, asm, used, lend, seg, starts, cnts)
+        if whole:
+            bor, lent = _from_units(bor, unit), _from_units(lent, unit)
         self._bor[:, cols] = bor.reshape(nk, m)
         self._lent[:, cols] = lent.reshape(nk, m)
         if lent_only:
             return np.zeros(0, np.intp)
-        self._asm[:, cols] = asm.reshape(nk, m)
+        self._asm[:, cols] = (_from_units(asm, unit) if whole else asm).reshape(nk, m)
         if full:
             self._rt[:, cols] = runtime
             return np.zeros(0, np.intp)

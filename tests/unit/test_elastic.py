@@ -109,16 +109,19 @@ def test_k04_integer_distribution_of_gpus() -> None:
     assert got[0] == 0
     # pool 3 split 0.3 each: the +1s go to the three names that sort first
     assert got[1:] == [9, 9, 9, 8, 8, 8, 8, 8, 7, 7]
+    # in base units (milli-GPUs): Koordinator's calculator reads GPUs with Value(), so the split is in whole GPUs
     groups = [
         QuotaGroupSpec(
-            n, min=ResourceList({GPU: m}), max=ResourceList({GPU: 100}), shared_weight=ResourceList({GPU: 1})
+            n,
+            min=ResourceList({GPU: m * 1000}),
+            max=ResourceList({GPU: 100_000}),
+            shared_weight=ResourceList({GPU: 1000}),
         )
         for n, m in zip(names, mins, strict=True)
     ]
-    result = compute_runtimes(
-        groups, {n: ResourceList({GPU: r}) for n, r in zip(names, reqs, strict=True)}, ResourceList({GPU: 81})
-    )
-    assert [result[n].runtime[GPU] for n in names] == got
+    requests = {n: ResourceList({GPU: r * 1000}) for n, r in zip(names, reqs, strict=True)}
+    result = compute_runtimes(groups, requests, ResourceList({GPU: 81_000}))
+    assert [result[n].runtime[GPU] for n in names] == [g * 1000 for g in got]
 
 
 def test_hamilton_tie_break_is_name_order() -> None:
@@ -610,6 +613,84 @@ def test_multiple_trees() -> None:
     )
     assert result.tree_total("gpu") == ResourceList({GPU: 4000})
     assert result["x"].runtime == ResourceList({GPU: 4000})
+
+
+# -- whole units: Koordinator splits every resource but cpu in whole units (getQuantityValue: Value()) -------------
+
+
+def gpus(n: int) -> ResourceList:
+    return ResourceList({GPU: n * 1000})
+
+
+def test_gpus_are_split_in_whole_gpus_and_cpu_in_millicores() -> None:
+    """25 GPUs and 25 cpus among three equal hungry groups: 9/8/8 GPUs (not 8333m), 8334m/8333m/8333m cpu."""
+    both = ResourceList({"cpu": 100_000, GPU: 100_000})
+    groups = [QuotaGroupSpec(n, max=both) for n in "abc"]
+    result = compute_runtimes(groups, dict.fromkeys("abc", both), ResourceList({"cpu": 25_000, GPU: 25_000}))
+    assert [result[n].runtime[GPU] for n in "abc"] == [9000, 8000, 8000]
+    assert [result[n].runtime["cpu"] for n in "abc"] == [8334, 8333, 8333]
+    assert sum(result[n].runtime[GPU] for n in "abc") == 25_000
+
+
+def test_the_demo_shape_gives_whole_gpu_runtimes() -> None:
+    """The reported case: 64 GPUs, four teams with mins 16/16/8/8 GPUs and weights by max; before, a runtime of
+    8300m GPUs. Every runtime, auto-scaled min, borrowed and lent amount is whole GPUs; nothing is lost."""
+    spec = {"nlp": (16, 40), "vision": (16, 40), "speech": (8, 24), "data-eng": (8, 16)}
+    groups = [QuotaGroupSpec(n, min=gpus(mi), max=gpus(ma)) for n, (mi, ma) in spec.items()]
+    requests = {"nlp": gpus(37), "vision": gpus(29), "speech": gpus(3), "data-eng": gpus(11)}
+    used = {"nlp": gpus(30), "vision": gpus(16), "speech": gpus(2), "data-eng": gpus(11)}
+    result = compute_runtimes(groups, requests, gpus(64), used=used)
+    for name in spec:
+        gq = result[name]
+        for values in (gq.runtime, gq.auto_scaled_min, gq.borrowed, gq.lent):
+            assert values[GPU] % 1000 == 0, (name, values)
+    assert sum(result[n].runtime[GPU] for n in spec) == 64_000  # every GPU handed out (all ask more than they get)
+    assert result["speech"].runtime == gpus(3)  # asks 3, lends the rest of its min
+    assert sum(result[n].lent[GPU] for n in spec) <= sum(result[n].borrowed[GPU] for n in spec)
+
+
+def test_a_fractional_gpu_amount_counts_as_the_next_whole_gpu() -> None:
+    """Value() rounds up: a request of 1500m GPUs is split as 2 GPUs, a min of 500m as 1, a total of 7.5 as 8."""
+    groups = [QuotaGroupSpec("a", min=ResourceList({GPU: 500}), max=gpus(10)), QuotaGroupSpec("b", max=gpus(10))]
+    result = compute_runtimes(groups, {"a": ResourceList({GPU: 1500}), "b": gpus(10)}, ResourceList({GPU: 7500}))
+    assert result["a"].request == ResourceList({GPU: 1500})  # requests are reported as given
+    assert result["a"].auto_scaled_min == gpus(1)
+    assert result["a"].runtime == gpus(2)
+    assert result["b"].runtime == gpus(6)
+    assert result.tree_total() == gpus(8)
+
+
+def test_gpu_mins_are_scaled_in_whole_gpus() -> None:
+    """Parent runtime 10 GPUs below the children's mins 4+4+4: each floor is floor(10 * 4 / 12) = 3 whole GPUs."""
+    groups = [
+        QuotaGroupSpec("p", is_parent=True, min=gpus(10), max=gpus(10)),
+        *(QuotaGroupSpec(n, parent="p", min=gpus(4), max=gpus(10)) for n in "xyz"),
+    ]
+    result = compute_runtimes(groups, dict.fromkeys("xyz", gpus(10)), gpus(10))
+    assert [result[n].auto_scaled_min for n in "xyz"] == [gpus(3)] * 3
+    assert [result[n].runtime for n in "xyz"] == [gpus(4), gpus(3), gpus(3)]  # the spare GPU to the first name
+
+
+def test_gpu_lending_is_in_whole_gpus() -> None:
+    """A borrower uses 3 GPUs above its min; two lenders with 3 unused GPUs each lend 2 and 1 (not 1500m each)."""
+    groups = [
+        QuotaGroupSpec("b", min=gpus(2), max=gpus(10)),
+        QuotaGroupSpec("l1", min=gpus(4), max=gpus(10)),
+        QuotaGroupSpec("l2", min=gpus(4), max=gpus(10)),
+    ]
+    used = {"b": gpus(5), "l1": gpus(1), "l2": gpus(1)}
+    result = compute_runtimes(groups, {"b": gpus(5), "l1": gpus(1), "l2": gpus(1)}, gpus(10), used=used)
+    assert result["b"].borrowed == gpus(3)
+    assert (result["l1"].lent, result["l2"].lent) == (gpus(2), gpus(1))
+
+
+def test_explain_gpus_in_whole_units() -> None:
+    groups = [QuotaGroupSpec(n, max=gpus(100)) for n in "abc"]
+    result = compute_runtimes(groups, dict.fromkeys("abc", gpus(100)), gpus(25))
+    e = result.explain("a")["resources"][GPU]
+    assert e["split_unit"] == 1000 and e["runtime"] == 9000
+    assert [(r["pool"], r["share"]) for r in e["rounds"]] == [(25_000, 9000)]
+    assert "in whole units" in e["text"] and e["text"].endswith("runtime 9, bound by parent runtime")
 
 
 def test_builtin_groups_stay_outside() -> None:

@@ -22,7 +22,7 @@ from quotas.fairshare.elastic import (
     _reference_runtimes,
     compute_runtimes,
 )
-from quotas.resources import MAX_AMOUNT, ResourceList
+from quotas.resources import MAX_AMOUNT, ResourceList, split_unit
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 HUGE = MAX_AMOUNT
@@ -278,39 +278,48 @@ def _sets(case: Case) -> dict[str, list[QuotaGroupSpec]]:
 @FAST
 @given(cases(valid=True))
 def test_runtime_invariants(case: Case) -> None:
+    """The invariants hold in the units of the split: millicores, bytes, whole units of every other resource
+    (``split_unit``; a request or min of 1500m GPUs counts as 2 GPUs, as Koordinator's ``Value()`` reads it)."""
     res = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())
     specs = {g.name: g for g in case.groups}
     for parent, kids in _sets(case).items():
         p_rt = res[parent].runtime
         for k in res[parent].runtime:
+            u = split_unit(k)
+
+            def up(amount: int, u: int = u) -> int:
+                return ref.round_up(amount, u)
+
+            assert p_rt[k] % u == 0
             floors = {g.name: res[g.name].auto_scaled_min[k] for g in kids if k in g.max}
             for g in kids:
                 if k not in g.max:
                     continue
                 q = res[g.name]
                 rt, lim, asm = q.runtime[k], q.limited_request[k], q.auto_scaled_min[k]
+                assert rt % u == 0 and asm % u == 0  # whole GPUs, never 8300m
                 # never above the limited request or max unless it is a non-lender's floor
-                if lim > asm or g.allow_lent:
-                    assert rt <= lim <= g.max[k]
+                if up(lim) > asm or g.allow_lent:
+                    assert rt <= up(lim) <= up(g.max[k])
                 # the guarantee: at least min(request, auto-scaled min); a non-lender always keeps its floor
-                assert rt >= min(lim, asm)
+                assert rt >= min(up(lim), asm)
                 if not g.allow_lent:
                     assert rt >= asm
                 # auto-scaled min: the min itself when the parent's runtime covers the sum of mins
-                if not case.enable_min_scale or p_rt[k] >= sum(specs[c.name].min[k] for c in kids):
-                    assert asm == g.min[k]
+                if not case.enable_min_scale or p_rt[k] >= sum(up(specs[c.name].min[k]) for c in kids):
+                    assert asm == up(g.min[k])
                 else:
-                    assert asm <= g.min[k]
+                    assert asm <= up(g.min[k])
             if case.enable_min_scale and all(not g.min_scale_exempt for g in kids):
                 assert sum(floors.values()) <= max(p_rt[k], 0) or not floors
             # all hungry with positive weights and enough asked: the children share the parent's runtime exactly
             members = [g for g in kids if k in g.max]
             if members and len(members) == len(kids):
-                hungry = all(res[g.name].limited_request[k] > res[g.name].auto_scaled_min[k] for g in members)
+                hungry = all(up(res[g.name].limited_request[k]) > res[g.name].auto_scaled_min[k] for g in members)
                 weights = [
                     g.shared_weight[k] if g.shared_weight and k in g.shared_weight else g.max[k] for g in members
                 ]
-                asked = sum(res[g.name].limited_request[k] for g in members)
+                asked = sum(up(res[g.name].limited_request[k]) for g in members)
                 floor_sum = sum(res[g.name].auto_scaled_min[k] for g in members)
                 if hungry and all(w > 0 for w in weights) and asked >= p_rt[k] >= floor_sum:
                     assert sum(res[g.name].runtime[k] for g in members) == p_rt[k]
