@@ -59,6 +59,13 @@ class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
         ids = self.visible_ids()
         return qs if ids is None else qs.filter(pk__in=ids)
 
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Validated and written under the tree write lock, so the rules check the tree the write changes (two
+        creates that each fit alone cannot together overfill a parent)."""
+        with transaction.atomic():
+            services.lock_tree_writes()
+            return super().create(request, *args, **kwargs)  # type: ignore[no-any-return]
+
     def perform_destroy_with_rules(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
