@@ -6,8 +6,20 @@
   allocatable resources, labels, taints or the unschedulable flag, and turns a NotReady node Ready again. A node
   that has heartbeated once and then stays silent for longer than its cluster's ``node_heartbeat_timeout``
   (default 40 s) turns NotReady (``mark_stale_nodes``, a periodic task): the engine then leaves its capacity out of
-  the total and places nothing on it (the pods already there keep counting where they are; evicting them is left
-  to the admin). A node that never heartbeated (created by an admin) never times out.
+  the total and places nothing on it; the pods already there keep counting where they are. A node that never
+  heartbeated (created by an admin) never times out. The check does not condemn nodes for its own silence: when it
+  could not run for a while (a broker or database outage, every worker down), heartbeats missed before it resumed
+  are forgiven for one more timeout, since the agents (the simulated one rides the same broker) may have been
+  unable to report.
+* A node NotReady for longer than its cluster's ``pod_eviction_timeout`` (default 300 s, Kubernetes' default
+  toleration of ``node.kubernetes.io/not-ready``) loses its pods (``evict_lost_nodes``): each pod still bound,
+  running or being evicted there becomes **Failed with reason NodeLost** (an ``Eviction`` row, action
+  ``node-lost``), so its queue and quota group no longer count it, and — on a simulated cluster, where Fairway
+  plays the job controller — its gang gets a replacement. As Kubernetes' node lifecycle controller does in a
+  disrupted zone, nothing is evicted while 55 % or more of the cluster's nodes are NotReady: that looks like a
+  network or control-plane problem, not dead machines. When the node comes back, its agent finds the NodeLost
+  pods in its listing (``GET nodes/{name}/pods/``, ``"action": "stop"``) and confirms each gone, which unlinks it
+  from the node.
 * The agent lists what it should run (``GET nodes/{name}/pods/``: Bound, Running and Releasing pods) and reports
   pod phases (``POST pods/{id}/status/``) along these transitions (``POD_TRANSITIONS``)::
 
@@ -24,18 +36,21 @@
   pod has finished; the simulated workload's garbage collector deletes Completed podgroups after a while (as
   Volcano's ``ttlSecondsAfterFinished`` does).
 
-**Simulation** (``Cluster.simulated``; the demo's default cluster): ``agent_tick`` heartbeats the Ready nodes,
-starts Bound pods, finishes Running pods after their ``duration_seconds``, confirms Releasing pods gone (and, as a
+**Simulation** (``Cluster.simulated``; the demo's default cluster): ``agent_tick`` heartbeats every node it
+plays, Ready or not (so nodes come back by themselves after an outage; a node labelled
+``fairway.dev/simulate-down: "true"`` is a machine with its plug pulled: not played at all), starts Bound pods, finishes Running pods after their ``duration_seconds``, confirms Releasing pods gone (and, as a
 job controller would, queues a replacement for each evicted pod of a podgroup still at work) and marks podgroups
 whose pods all finished Completed. ``generate_workload`` keeps the teams busy: every open leaf queue
 with a namespace gets gang jobs at a rate that rises and falls on a slow wave whose phase differs per team (so some
 teams idle and lend while others burst and borrow, then the lenders come back and reclaim), with seeded randomness
 (``random.Random`` seeded by the seed, the cluster and the second), jobs sized from templates (GPU jobs for teams
-whose queue deserves GPUs), a cap on each queue's backlog, and the namespace quota rules of the API.
+whose queue deserves GPUs), a cap on each queue's backlog (pods, and what its queue deserves, so that an
+idle team's queue drains and lends), and the namespace quota rules of the API.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import re
@@ -46,27 +61,32 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from quotas import rules, services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
 from quotas.resources import ResourceList
 from scheduling.choices import PodGroupPhase, PodStatus
-from scheduling.models import Cluster, Node, Pod, PodGroup
+from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup
 
 __all__ = [
     "POD_TRANSITIONS",
     "AgentError",
     "WorkloadSettings",
     "agent_tick",
+    "cluster_disrupted",
     "collect_garbage",
     "confirm_gone",
+    "evict_lost_nodes",
     "generate_workload",
     "heartbeat",
     "mark_stale_nodes",
+    "replace_members",
     "report_pod_status",
 ]
+
+logger = logging.getLogger(__name__)
 
 POD_TRANSITIONS: Mapping[str, frozenset[str]] = {
     PodStatus.BOUND: frozenset({PodStatus.RUNNING, PodStatus.SUCCEEDED, PodStatus.FAILED}),
@@ -76,6 +96,14 @@ POD_TRANSITIONS: Mapping[str, frozenset[str]] = {
 REPORTABLE = (PodStatus.RUNNING, PodStatus.SUCCEEDED, PodStatus.FAILED)
 _FINISHED = (PodStatus.SUCCEEDED, PodStatus.FAILED)
 EVICTED_REASON = "Evicted"
+NODE_LOST_REASON = "NodeLost"
+# Pods a lost node held: placed there (or about to be) and not finished.
+_ON_NODE = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING, PodStatus.RELEASING)
+# Kubernetes' --unhealthy-zone-threshold: with this share of the nodes NotReady, nothing is evicted.
+DISRUPTION_THRESHOLD = 0.55
+# The node check runs every 5 s; a gap longer than this means it could not run.
+CHECK_GAP_SECONDS = 15.0
+SIMULATE_DOWN_LABEL = "fairway.dev/simulate-down"
 
 
 class AgentError(Exception):
@@ -118,13 +146,103 @@ def heartbeat(
 
 
 def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:
-    """Nodes silent for longer than the cluster's heartbeat timeout turn NotReady; returns their names."""
-    cutoff = now - timedelta(seconds=cluster.node_heartbeat_timeout)
+    """Nodes silent for longer than the cluster's heartbeat timeout turn NotReady; returns their names.
+
+    When the previous check is older than ``CHECK_GAP_SECONDS`` (or there was none), the check itself could not
+    run: it records that it resumed now, and no node turns NotReady before a whole timeout has passed since."""
+    timeout = timedelta(seconds=cluster.node_heartbeat_timeout)
+    last = cluster.nodes_checked_at
+    grace_from = cluster.nodes_grace_from
+    if last is None or (now - last).total_seconds() > max(CHECK_GAP_SECONDS, timeout.total_seconds() / 2):
+        grace_from = now
+    Cluster.objects.filter(pk=cluster.pk).update(nodes_checked_at=now, nodes_grace_from=grace_from)
+    cluster.nodes_checked_at, cluster.nodes_grace_from = now, grace_from
+    cutoff = now - timeout
+    if grace_from is not None and grace_from > cutoff:
+        return []  # the check was silent less than a timeout ago: missed heartbeats are not the nodes' fault
     stale = Node.objects.filter(cluster=cluster, ready=True, last_heartbeat__isnull=False, last_heartbeat__lt=cutoff)
     names = sorted(stale.values_list("name", flat=True))
     if names:
-        stale.filter(name__in=names).update(ready=False, updated=now)
+        stale.filter(name__in=names).update(ready=False, not_ready_since=now, updated=now)
     return names
+
+
+def cluster_disrupted(cluster: Cluster) -> tuple[int, int]:
+    """(NotReady nodes, all nodes) when at least ``DISRUPTION_THRESHOLD`` of the nodes are NotReady, else (0, n)."""
+    counts = Node.objects.filter(cluster=cluster).aggregate(n=Count("id"), down=Count("id", filter=Q(ready=False)))
+    n, down = counts["n"] or 0, counts["down"] or 0
+    if n and down / n >= DISRUPTION_THRESHOLD:
+        return down, n
+    return 0, n
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    minutes, secs = divmod(seconds, 60)
+    if minutes and secs:
+        return f"{minutes} min {secs} s"
+    return f"{minutes} min" if minutes else f"{secs} s"
+
+
+@transaction.atomic
+def evict_lost_nodes(cluster: Cluster, now: datetime) -> dict[str, int]:
+    """Pods of nodes NotReady for longer than the cluster's ``pod_eviction_timeout`` become Failed (NodeLost), with
+    an eviction row each; on a simulated cluster their gangs get replacements. Nothing happens while the cluster
+    is disrupted (``cluster_disrupted``). Returns counts (``lost`` pods, ``replaced``, ``nodes``)."""
+    down, total = cluster_disrupted(cluster)
+    if down:
+        logger.warning(
+            "cluster %s: %d of %d nodes NotReady; no pod is evicted from them while the cluster is this disrupted",
+            cluster.name,
+            down,
+            total,
+        )
+        return {"lost": 0, "replaced": 0, "nodes": 0}
+    cutoff = now - timedelta(seconds=cluster.pod_eviction_timeout)
+    nodes = list(
+        Node.objects.filter(cluster=cluster, ready=False, not_ready_since__isnull=False, not_ready_since__lt=cutoff)
+    )
+    if not nodes:
+        return {"lost": 0, "replaced": 0, "nodes": 0}
+    limit = _duration(cluster.pod_eviction_timeout)
+    lost: list[Pod] = []
+    rows: list[Eviction] = []
+    for node in nodes:
+        assert node.not_ready_since is not None
+        message = (
+            f"node {node.name} has been NotReady for {_duration((now - node.not_ready_since).total_seconds())} "
+            f"(pod eviction timeout {limit}); the pod is considered lost"
+        )
+        pods = list(Pod.objects.filter(node=node, status__in=_ON_NODE).select_related("namespace"))
+        for pod in pods:
+            if not Pod.objects.filter(pk=pod.pk, status=pod.status).update(
+                status=PodStatus.FAILED, reason=NODE_LOST_REASON, message=message, finished=now, updated=now
+            ):
+                continue  # its agent or a session changed it meanwhile
+            lost.append(pod)
+            rows.append(
+                Eviction(
+                    cluster=cluster,
+                    pod=pod,
+                    pod_uid=f"{pod.namespace.name}/{pod.name}",
+                    namespace=pod.namespace.name,
+                    node=node.name,
+                    action=EvictionAction.NODE_LOST,
+                    reason=NODE_LOST_REASON,
+                    message=message,
+                    blocker={"kind": "cluster", "name": node.name, "limit": "podEvictionTimeout"},
+                    created=now,
+                )
+            )
+    Eviction.objects.bulk_create(rows)
+    replaced = 0
+    if cluster.simulated:
+        replaced = replace_members([p for p in lost if p.podgroup_id is not None])
+    if lost:
+        logger.warning(
+            "cluster %s: %d pods lost with %s", cluster.name, len(lost), ", ".join(sorted(n.name for n in nodes))
+        )
+    return {"lost": len(lost), "replaced": replaced, "nodes": len(nodes)}
 
 
 def report_pod_status(pod: Pod, status: str, now: datetime, *, node: str | None = None, message: str = "") -> Pod:
@@ -167,7 +285,12 @@ def report_pod_status(pod: Pod, status: str, now: datetime, *, node: str | None 
 
 def confirm_gone(pod: Pod, now: datetime) -> Pod:
     """An evicted (Releasing) pod is gone from its node: it becomes Failed with reason Evicted (see the module
-    docstring). A finished pod is left as it is (a retried confirmation); anything else is refused."""
+    docstring). A pod lost with its node (Failed, NodeLost) that the returning agent stopped is unlinked from the
+    node. Another finished pod is left as it is (a retried confirmation); anything else is refused."""
+    if pod.status == PodStatus.FAILED and pod.reason == NODE_LOST_REASON and pod.node_id is not None:
+        Pod.objects.filter(pk=pod.pk, status=PodStatus.FAILED, reason=NODE_LOST_REASON).update(node=None, updated=now)
+        pod.refresh_from_db()
+        return pod
     if pod.status in _FINISHED:
         return pod
     if pod.status != PodStatus.RELEASING:
@@ -201,16 +324,35 @@ def complete_finished_podgroups(cluster: Cluster, now: datetime) -> int:
 # -- the simulated agent --------------------------------------------------------------------------------------
 
 
+def _played(cluster: Cluster) -> Any:
+    """The nodes the simulated agent plays: all but those whose plug is pulled (``SIMULATE_DOWN_LABEL``)."""
+    down = [
+        pk
+        for pk, labels in Node.objects.filter(cluster=cluster).values_list("id", "labels")
+        if isinstance(labels, dict) and str(labels.get(SIMULATE_DOWN_LABEL, "")).lower() == "true"
+    ]
+    return Node.objects.filter(cluster=cluster).exclude(pk__in=down)
+
+
 @transaction.atomic
 def agent_tick(cluster: Cluster, now: datetime) -> dict[str, int]:
     """One second of the simulated node agents of ``cluster`` (see the module docstring); returns counts."""
-    beats = Node.objects.filter(cluster=cluster, ready=True).update(last_heartbeat=now)
-    started = Pod.objects.filter(cluster=cluster, status=PodStatus.BOUND).update(
+    played = _played(cluster)
+    beats = played.update(last_heartbeat=now, ready=True, not_ready_since=None)
+    # a returning node's agent stops the pods lost with it
+    stopped = Pod.objects.filter(
+        cluster=cluster, node__in=played, status=PodStatus.FAILED, reason=NODE_LOST_REASON
+    ).update(node=None, updated=now)
+    started = Pod.objects.filter(cluster=cluster, node__in=played, status=PodStatus.BOUND).update(
         status=PodStatus.RUNNING, started=now, updated=now
     )
     due: list[int] = []
     for pk, begun, duration in Pod.objects.filter(
-        cluster=cluster, status=PodStatus.RUNNING, duration_seconds__isnull=False, started__isnull=False
+        cluster=cluster,
+        node__in=played,
+        status=PodStatus.RUNNING,
+        duration_seconds__isnull=False,
+        started__isnull=False,
     ).values_list("id", "started", "duration_seconds"):
         if begun + timedelta(seconds=duration) <= now:
             due.append(pk)
@@ -219,18 +361,17 @@ def agent_tick(cluster: Cluster, now: datetime) -> dict[str, int]:
         finished += Pod.objects.filter(pk__in=due[i : i + 500], status=PodStatus.RUNNING).update(
             status=PodStatus.SUCCEEDED, finished=now, updated=now
         )
-    evicted = list(
-        Pod.objects.filter(cluster=cluster, status=PodStatus.RELEASING, podgroup__isnull=False).exclude(
-            podgroup__phase=PodGroupPhase.COMPLETED
-        )
+    # (a Releasing pod without a node has nowhere to stop: it is gone as well)
+    releasing = Pod.objects.filter(
+        Q(node__in=played) | Q(node__isnull=True), cluster=cluster, status=PodStatus.RELEASING
     )
-    gone = Pod.objects.filter(cluster=cluster, status=PodStatus.RELEASING).update(
-        status=PodStatus.FAILED, reason=EVICTED_REASON, finished=now, updated=now
-    )
-    replaced = _replace_evicted(evicted)
+    evicted = list(releasing.filter(podgroup__isnull=False).exclude(podgroup__phase=PodGroupPhase.COMPLETED))
+    gone = releasing.update(status=PodStatus.FAILED, reason=EVICTED_REASON, finished=now, updated=now)
+    replaced = replace_members(evicted)
     completed = complete_finished_podgroups(cluster, now)
     return {
         "heartbeats": beats,
+        "stopped": stopped,
         "started": started,
         "finished": finished,
         "gone": gone,
@@ -242,10 +383,11 @@ def agent_tick(cluster: Cluster, now: datetime) -> dict[str, int]:
 _RETRY_SUFFIX = re.compile(r"-r(\d+)$")
 
 
-def _replace_evicted(evicted: list[Pod]) -> int:
-    """The simulated job controller: each evicted pod of a podgroup still at work gets a Pending replacement
-    (``<name>-r<N>``, same request, priority and placement constraints), as Volcano's job controller restarts an
-    evicted task, so a reclaimed gang queues up again instead of waiting forever below its minMember."""
+def replace_members(evicted: list[Pod]) -> int:
+    """The simulated job controller: each evicted (or lost) pod of a podgroup still at work gets a Pending
+    replacement (``<name>-r<N>``, same request, priority and placement constraints), as Volcano's job controller
+    restarts an evicted task, so a reclaimed gang queues up again instead of waiting forever below its
+    minMember."""
     replacements = []
     for pod in evicted:
         match = _RETRY_SUFFIX.search(pod.name)
@@ -281,7 +423,9 @@ class WorkloadSettings:
     jobs_per_tick: float = 0.35  # expected new jobs per busy queue per call (a call every 2 s)
     wave_seconds: float = 900.0  # one busy/idle cycle per team
     max_pending_pods: int = 48  # no new job while a queue has this many pods waiting
-    gpu_share: float = 0.4  # share of GPU jobs for teams whose queue deserves GPUs
+    max_backlog_share: float = 1.0  # nor while its waiting pods ask this share of its deserved (cpu, GPUs)
+    max_job_share: float = 0.5  # a job asks at most this share of its queue's deserved (fewer pods otherwise)
+    gpu_share: float = 0.6  # share of GPU jobs for teams whose queue deserves GPUs
     min_duration: int = 20
     max_duration: int = 240
     ttl_after_finished: int = 300  # Completed podgroups are deleted after this many seconds
@@ -313,12 +457,18 @@ def _job(rng: random.Random, gpu: bool, knobs: WorkloadSettings) -> tuple[int, d
 
 
 def generate_workload(
-    cluster: Cluster, now: datetime, *, seed: int = 0, settings: WorkloadSettings | None = None
+    cluster: Cluster,
+    now: datetime,
+    *,
+    seed: int = 0,
+    settings: WorkloadSettings | None = None,
+    ticks: int = 1,
 ) -> dict[str, int]:
-    """Submit new gang jobs to the open leaf queues of ``cluster`` (see the module docstring); returns counts."""
+    """Submit new gang jobs to the open leaf queues of ``cluster`` (see the module docstring); returns counts.
+
+    ``ticks`` > 1 plays that many beats of the generator (2 s apart, the last one at ``now``) in one call, each with
+    its own seeded draw: a soak test's coarser loop keeps ``make run``'s arrival rate."""
     knobs = settings or WorkloadSettings()
-    t = now.timestamp()
-    rng = random.Random(f"{seed}:{cluster.pk}:{int(t)}")
     specs = services.queue_specs()
     parents = {s.parent for s in specs.values() if s.parent}
     leaves = {
@@ -329,77 +479,115 @@ def generate_workload(
     by_queue: dict[str, list[Namespace]] = {}
     for ns in Namespace.objects.filter(default_queue__name__in=leaves).select_related("default_queue"):
         by_queue.setdefault(ns.default_queue.name, []).append(ns)  # type: ignore[union-attr]
-    waiting = dict(
-        Pod.objects.filter(cluster=cluster, status=PodStatus.PENDING, podgroup__queue__name__in=list(by_queue))
-        .values_list("podgroup__queue__name")
-        .annotate(n=Count("id"))
-        .values_list("podgroup__queue__name", "n")
-    )
+    waiting: dict[str, int] = {}
+    backlog: dict[str, dict[str, int]] = {}
+    for queue, request in Pod.objects.filter(
+        cluster=cluster, status=PodStatus.PENDING, podgroup__queue__name__in=list(by_queue)
+    ).values_list("podgroup__queue__name", "request"):
+        waiting[queue] = waiting.get(queue, 0) + 1
+        amounts = backlog.setdefault(queue, {})
+        for r in ("cpu", _GPU):
+            amounts[r] = amounts.get(r, 0) + int((request or {}).get(r, 0))
+    queues = {q.name: q for q in Queue.objects.filter(name__in=list(by_queue))}
     submitted = refused = pods = 0
-    for queue in sorted(by_queue):
-        if waiting.get(queue, 0) >= knobs.max_pending_pods:
-            continue
-        if rng.random() >= knobs.jobs_per_tick * _busy(queue, t, knobs.wave_seconds):
-            continue
-        namespaces = sorted(by_queue[queue], key=lambda n: n.name)
-        ns = namespaces[0] if rng.random() < 0.75 else rng.choice(namespaces)
-        gpu = specs[queue].deserved.get(_GPU, 0) > 0 and rng.random() < knobs.gpu_share
-        size, request, priority, duration = _job(rng, gpu, knobs)
-        per_pod = ResourceList(request)
-        min_resources = ResourceList({k: v * size for k, v in request.items()})
-        name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
-        with transaction.atomic():
-            others = ResourceList.total(
-                mr
-                for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list("min_resources", flat=True)
-                if mr
-            )
-            errors = rules.validate_podgroup(
-                specs,
-                queue,
-                min_member=size,
-                min_resources=min_resources,
-                namespace=ns.name,
-                namespace_hard=ns.hard,
-                other_min_resources=others,
-            )
-            if errors or PodGroup.objects.filter(cluster=cluster, namespace=ns, name=name).exists():
-                refused += 1
+    for beat in range(ticks):
+        t = now.timestamp() - 2.0 * (ticks - 1 - beat)
+        rng = random.Random(f"{seed}:{cluster.pk}:{int(t)}")
+        for queue in sorted(by_queue):
+            if waiting.get(queue, 0) >= knobs.max_pending_pods:
                 continue
-            pg = PodGroup.objects.create(
-                cluster=cluster,
-                namespace=ns,
-                name=name,
-                queue=Queue.objects.get(name=queue),
-                min_member=size,
-                min_resources=min_resources,
-                priority=priority,
-            )
-            Pod.objects.bulk_create(
-                Pod(
+            if rng.random() >= knobs.jobs_per_tick * _busy(queue, t, knobs.wave_seconds):
+                continue
+            namespaces = sorted(by_queue[queue], key=lambda n: n.name)
+            ns = namespaces[0] if rng.random() < 0.75 else rng.choice(namespaces)
+            deserved = specs[queue].deserved
+            gpu = deserved.get(_GPU, 0) > 0 and rng.random() < knobs.gpu_share
+            size, request, priority, duration = _job(rng, gpu, knobs)
+            size = _fit_size(size, request, deserved, knobs.max_job_share)
+            queued = backlog.get(queue, {})
+            if _backlog_full(queued, deserved, gpu, knobs.max_backlog_share):
+                continue
+            per_pod = ResourceList(request)
+            min_resources = ResourceList({k: v * size for k, v in request.items()})
+            name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
+            with transaction.atomic():
+                others = ResourceList.total(
+                    mr
+                    for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
+                        "min_resources", flat=True
+                    )
+                    if mr
+                )
+                errors = rules.validate_podgroup(
+                    specs,
+                    queue,
+                    min_member=size,
+                    min_resources=min_resources,
+                    namespace=ns.name,
+                    namespace_hard=ns.hard,
+                    other_min_resources=others,
+                )
+                if errors or PodGroup.objects.filter(cluster=cluster, namespace=ns, name=name).exists():
+                    refused += 1
+                    continue
+                pg = PodGroup.objects.create(
                     cluster=cluster,
                     namespace=ns,
-                    name=f"{name}-{k}",
-                    podgroup=pg,
-                    request=per_pod,
+                    name=name,
+                    queue=queues[queue],
+                    min_member=size,
+                    min_resources=min_resources,
                     priority=priority,
-                    quota_group_id=ns.quota_group_id,
-                    duration_seconds=duration,
-                    tolerations=_GPU_TOLERATION if gpu else [],
                 )
-                for k in range(size)
-            )
-        submitted += 1
-        pods += size
+                Pod.objects.bulk_create(
+                    Pod(
+                        cluster=cluster,
+                        namespace=ns,
+                        name=f"{name}-{k}",
+                        podgroup=pg,
+                        request=per_pod,
+                        priority=priority,
+                        quota_group_id=ns.quota_group_id,
+                        duration_seconds=duration,
+                        tolerations=_GPU_TOLERATION if gpu else [],
+                    )
+                    for k in range(size)
+                )
+            submitted += 1
+            pods += size
+            waiting[queue] = waiting.get(queue, 0) + size
+            amounts = backlog.setdefault(queue, {})
+            for r in ("cpu", _GPU):
+                amounts[r] = amounts.get(r, 0) + request.get(r, 0) * size
     collected = collect_garbage(cluster, now, knobs.ttl_after_finished)
     return {"submitted": submitted, "pods": pods, "refused": refused, "collected": collected}
+
+
+def _fit_size(size: int, request: Mapping[str, int], deserved: Mapping[str, int], share: float) -> int:
+    """Fewer pods (down to one) while the job would ask more than ``share`` of what its queue deserves: teams size
+    their jobs to their share, so a job is not refused by its own quota group's max."""
+    while size > 1 and any(
+        deserved.get(r, 0) > 0 and v * size > share * deserved[r] for r, v in request.items() if r in ("cpu", _GPU)
+    ):
+        size //= 2
+    return size
+
+
+def _backlog_full(queued: Mapping[str, int], deserved: Mapping[str, int], gpu: bool, share: float) -> bool:
+    """Is a team's waiting work already ``share`` of what its queue deserves (cpu; GPUs for a GPU job)? A bounded
+    backlog lets a team's queue drain when its wave is low, so that it lends, and fill when it is high."""
+    names = ("cpu", _GPU) if gpu else ("cpu",)
+    return any(deserved.get(r, 0) > 0 and queued.get(r, 0) >= share * deserved[r] for r in names)
 
 
 def collect_garbage(cluster: Cluster, now: datetime, ttl_seconds: int) -> int:
     """Delete podgroups Completed more than ``ttl_seconds`` ago (their pods go with them), and finished pods
     without a podgroup as old; returns how many podgroups went."""
     cutoff = now - timedelta(seconds=ttl_seconds)
-    old = PodGroup.objects.filter(cluster=cluster, phase=PodGroupPhase.COMPLETED, updated__lt=cutoff)
+    live = Pod.objects.filter(podgroup=OuterRef("pk")).exclude(status__in=_FINISHED)
+    old = PodGroup.objects.filter(cluster=cluster, phase=PodGroupPhase.COMPLETED, updated__lt=cutoff).exclude(
+        Exists(live)
+    )
     n = old.count()
     if n:
         old.delete()

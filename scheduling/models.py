@@ -25,6 +25,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+from django.utils import timezone
 
 from quotas.fields import ResourceListField
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -76,6 +77,21 @@ class Cluster(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Seconds without a heartbeat after which a node turns NotReady and leaves the total.",
     )
+    pod_eviction_timeout = models.PositiveIntegerField(
+        default=300,
+        validators=[MinValueValidator(1)],
+        help_text="Seconds a node may stay NotReady before its pods are marked Failed (NodeLost) and their usage is "
+        "released (Kubernetes' default toleration of not-ready nodes).",
+    )
+    nodes_checked_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the node heartbeat check last ran."
+    )
+    nodes_grace_from = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the node check resumed after it could not run: heartbeats missed before then are forgiven.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -112,6 +128,9 @@ class Node(models.Model):
     unschedulable = models.BooleanField(default=False)
     ready = models.BooleanField(default=True)
     last_heartbeat = models.DateTimeField(null=True, blank=True)
+    not_ready_since = models.DateTimeField(
+        null=True, blank=True, help_text="When it turned NotReady (cleared when it is Ready again)."
+    )
     pool = models.CharField(
         max_length=63,
         blank=True,
@@ -129,6 +148,17 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Keep ``not_ready_since`` with ``ready`` for every writer (admin, API, agents)."""
+        if self.ready:
+            self.not_ready_since = None
+        elif self.not_ready_since is None:
+            self.not_ready_since = timezone.now()
+        fields = kwargs.get("update_fields")
+        if fields is not None and "ready" in fields and "not_ready_since" not in fields:
+            kwargs["update_fields"] = [*fields, "not_ready_since"]
+        super().save(*args, **kwargs)
 
 
 class NodeAgentBinding(models.Model):
@@ -184,6 +214,15 @@ class PodGroup(models.Model):
     reason = models.CharField(max_length=63, blank=True, default="", help_text="Why it is not Running.")
     message = models.TextField(blank=True, default="", help_text="The reason with its numbers.")
     blocker = models.JSONField(null=True, blank=True, help_text="The tree node, resource and numbers that block it.")
+    unplaced_sessions = models.PositiveIntegerField(
+        default=0, help_text="Sessions in a row it ended Inqueue with nothing placed (the requeue rule)."
+    )
+    requeues = models.PositiveIntegerField(
+        default=0, help_text="Times it gave its reservation back for lack of a place since it last ran."
+    )
+    backoff_until = models.DateTimeField(
+        null=True, blank=True, help_text="After a requeue, it is not admitted again before this moment."
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -280,6 +319,7 @@ class EvictionAction(models.TextChoices):
     RECLAIM = "reclaim"
     PREEMPT = "preempt"
     RECYCLE = "recycle"
+    NODE_LOST = "node-lost", "node lost"
 
 
 class Eviction(models.Model):
@@ -293,7 +333,7 @@ class Eviction(models.Model):
     pod_uid = models.CharField(max_length=520, help_text="namespace/name (kept when the pod is deleted)")
     namespace = models.CharField(max_length=63)
     node = models.CharField(max_length=253, blank=True, default="")
-    action = models.CharField(max_length=8, choices=EvictionAction.choices)
+    action = models.CharField(max_length=16, choices=EvictionAction.choices)
     reason = models.CharField(max_length=63, blank=True, default="")
     message = models.TextField(blank=True, default="")
     preemptor = models.CharField(max_length=520, blank=True, default="")

@@ -17,6 +17,7 @@ from quotas.fairshare.elastic import DEFAULT_GROUP
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList
 from scheduling import agent_access
+from scheduling.choices import PodStatus
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -82,7 +83,7 @@ class StringMapField(serializers.DictField):
 
 class NodeSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
-    allocatable = ResourceListField(required=False)
+    allocatable = ResourceListField(required=False, any_name=True)  # nodes introduce resource names
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
 
@@ -127,6 +128,12 @@ class NodeSerializer(serializers.ModelSerializer):
                 raise PermissionDenied(agent_access.refusal(user, attrs["name"], attrs["cluster"], pool))
             if Node.objects.filter(cluster=attrs["cluster"], name=attrs["name"]).exists():
                 raise serializers.ValidationError({"name": [f"node {attrs['name']} already exists"]}, code="unique")
+        elif "name" in attrs or "cluster" in attrs:  # a rename (or a move) onto a taken name was a 500
+            cluster, name = attrs.get("cluster", self.instance.cluster), attrs.get("name", self.instance.name)
+            if Node.objects.filter(cluster=cluster, name=name).exclude(pk=self.instance.pk).exists():
+                raise serializers.ValidationError(
+                    {"name": [f"node {name} already exists in cluster {cluster.name}"]}, code="unique"
+                )
         return attrs
 
 
@@ -135,7 +142,9 @@ class PodGroupSerializer(serializers.ModelSerializer):
     namespace = NameField(slug_field="name", queryset=Namespace.objects.all())
     queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False)
     min_member = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
-    min_task_member = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
+    min_task_member = serializers.DictField(
+        child=serializers.IntegerField(min_value=0, max_value=100_000), required=False
+    )
     min_resources = ResourceListField(required=False, allow_null=True)
 
     class Meta:
@@ -210,7 +219,10 @@ class PodGroupSerializer(serializers.ModelSerializer):
             )
             if errors:
                 raise rule_errors_to_validation_error(errors)
-        if instance is None and PodGroup.objects.filter(namespace=namespace, cluster=cluster, name=name).exists():
+        taken = PodGroup.objects.filter(namespace=namespace, cluster=cluster, name=name)
+        if instance is not None:  # a rename (or a move) onto a taken name was a 500
+            taken = taken.exclude(pk=instance.pk)
+        if taken.exists():
             raise serializers.ValidationError({"name": [f"podgroup {namespace.name}/{name} already exists"]})
         return attrs
 
@@ -348,7 +360,7 @@ class PodSerializer(serializers.ModelSerializer):
 class HeartbeatSerializer(serializers.Serializer):
     """A node agent's heartbeat; every field is optional and replaces the node's value when given."""
 
-    allocatable = ResourceListField(required=False)
+    allocatable = ResourceListField(required=False, any_name=True)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
     unschedulable = serializers.BooleanField(required=False)
@@ -374,6 +386,10 @@ class AgentPodSerializer(serializers.ModelSerializer):
     podgroup = serializers.CharField(source="podgroup.name", read_only=True, default=None)
     node = serializers.CharField(source="node.name", read_only=True, default=None)
     request = ResourceListField(read_only=True)
+    action = serializers.SerializerMethodField(
+        help_text="run: keep it running (Bound, Running); stop: stop it and confirm it gone (Releasing: evicted; "
+        "Failed with reason NodeLost: lost while the node was NotReady)"
+    )
 
     class Meta:
         model = Pod
@@ -384,6 +400,7 @@ class AgentPodSerializer(serializers.ModelSerializer):
             "podgroup",
             "task_name",
             "status",
+            "action",
             "reason",
             "node",
             "request",
@@ -394,6 +411,9 @@ class AgentPodSerializer(serializers.ModelSerializer):
             "started",
         ]
         read_only_fields = fields
+
+    def get_action(self, pod: Pod) -> str:
+        return "run" if pod.status in (PodStatus.BOUND, PodStatus.RUNNING) else "stop"
 
 
 # -- records ------------------------------------------------------------------------------------------------

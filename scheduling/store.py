@@ -60,6 +60,7 @@ from quotas.fairshare.elastic import QuotaGroupSpec
 from quotas.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import ResourceList
+from scheduling.agent import cluster_disrupted
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
 from scheduling.engine import decisions
@@ -339,7 +340,23 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
 
     pg_keys: dict[int, str] = {}
     podgroups: dict[str, PodGroupInfo] = {}
-    for pk, ns_id, name, queue, min_member, mtm, min_res, prio, pclass, phase, created, conditions in (
+    for (
+        pk,
+        ns_id,
+        name,
+        queue,
+        min_member,
+        mtm,
+        min_res,
+        prio,
+        pclass,
+        phase,
+        created,
+        conditions,
+        unplaced,
+        requeues,
+        backoff_until,
+    ) in (
         PodGroup.objects.filter(cluster=cluster)
         .exclude(phase=DbPhase.COMPLETED)
         .values_list(
@@ -355,6 +372,9 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             "phase",
             "created",
             "conditions",
+            "unplaced_sessions",
+            "requeues",
+            "backoff_until",
         )
     ):
         info = PodGroupInfo(
@@ -369,6 +389,9 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             phase=_PG_PHASE.get(phase, PodGroupPhase.PENDING),
             creation_timestamp=created.timestamp(),
             conditions=_conditions_in(conditions),
+            unplaced_sessions=unplaced,
+            requeues=requeues,
+            backoff_until=_ts(backoff_until),
         )
         pg_keys[pk] = info.key
         podgroups[info.key] = info
@@ -674,13 +697,26 @@ def _apply_podgroup_statuses(
     cluster: Cluster, session: SchedulingSession, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime
 ) -> dict[str, int]:
     """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase."""
-    current: dict[str, tuple[int, str, str, str, Any, list[dict[str, Any]]]] = {}
-    for pk, ns, name, phase, reason, message, blocker, conditions in (
+    current: dict[str, tuple[int, str, str, str, Any, list[dict[str, Any]], tuple[int, int, float | None]]] = {}
+    for pk, ns, name, phase, reason, message, blocker, conditions, unplaced, requeues, until in (
         PodGroup.objects.filter(cluster=cluster)
         .exclude(phase=DbPhase.COMPLETED)
-        .values_list("id", "namespace__name", "name", "phase", "reason", "message", "blocker", "conditions")
+        .values_list(
+            "id",
+            "namespace__name",
+            "name",
+            "phase",
+            "reason",
+            "message",
+            "blocker",
+            "conditions",
+            "unplaced_sessions",
+            "requeues",
+            "backoff_until",
+        )
     ):
-        current[f"{ns}/{name}"] = (pk, phase, reason, message, blocker, conditions or [])
+        moment = None if until is None else round(until.timestamp(), 3)
+        current[f"{ns}/{name}"] = (pk, phase, reason, message, blocker, conditions or [], (unplaced, requeues, moment))
     counts: Counter[str] = Counter(row[1] for row in current.values())
     updates: dict[int, dict[str, Any]] = {}
     history: list[PodGroupReason] = []
@@ -688,12 +724,20 @@ def _apply_podgroup_statuses(
         row = current.get(key)
         if row is None:  # a pod's own podgroup, a Completed or deleted one
             continue
-        pk, phase, reason, message, blocker, conditions = row
+        pk, phase, reason, message, blocker, conditions, requeue = row
         new_phase = str(st.phase)
         new_reason = "" if new_phase in (DbPhase.RUNNING, DbPhase.COMPLETED) else st.reason
         new_message = "" if not new_reason else st.message
         new_blocker = st.blocker.to_dict() if st.blocker is not None and new_reason else None
-        if (new_phase, new_reason, new_message, new_blocker) == (phase, reason, message, blocker):
+        until = None if st.backoff_until is None else datetime.fromtimestamp(st.backoff_until, tz=UTC)
+        new_requeue = (st.unplaced_sessions, st.requeues, None if until is None else round(st.backoff_until, 3))
+        if (new_phase, new_reason, new_message, new_blocker, new_requeue) == (
+            phase,
+            reason,
+            message,
+            blocker,
+            requeue,
+        ):
             continue
         new_conditions = _conditions_out(conditions, st, session.pk, now)
         updates[pk] = {
@@ -702,6 +746,9 @@ def _apply_podgroup_statuses(
             "message": new_message,
             "blocker": new_blocker,
             "conditions": conditions if new_conditions is None else new_conditions,
+            "unplaced_sessions": st.unplaced_sessions,
+            "requeues": st.requeues,
+            "backoff_until": until,
         }
         counts[phase] -= 1
         counts[new_phase] += 1
@@ -726,6 +773,7 @@ def _apply_podgroup_statuses(
 def _update_podgroups_postgres(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
     """One ``UPDATE … FROM unnest(…)`` for every changed podgroup, never overwriting one that turned Completed."""
     ids, phases, reasons, messages, blockers, conditions = [], [], [], [], [], []
+    unplaced, requeues, until = [], [], []
     for pk, row in updates.items():
         ids.append(pk)
         phases.append(row["phase"])
@@ -733,17 +781,37 @@ def _update_podgroups_postgres(updates: Mapping[int, Mapping[str, Any]], now: da
         messages.append(row["message"])
         blockers.append(None if row["blocker"] is None else json.dumps(row["blocker"]))
         conditions.append(json.dumps(row["conditions"]))
+        unplaced.append(row["unplaced_sessions"])
+        requeues.append(row["requeues"])
+        until.append(row["backoff_until"])
     table = PodGroup._meta.db_table
     sql = f"""
         UPDATE {table} AS g
            SET phase = v.phase, reason = v.reason, message = v.message, blocker = v.blocker::jsonb,
-               conditions = v.conditions::jsonb, updated = %s
-          FROM unnest(%s::bigint[], %s::varchar[], %s::varchar[], %s::text[], %s::text[], %s::text[])
-               AS v(id, phase, reason, message, blocker, conditions)
+               conditions = v.conditions::jsonb, unplaced_sessions = v.unplaced, requeues = v.requeues,
+               backoff_until = v.until, updated = %s
+          FROM unnest(%s::bigint[], %s::varchar[], %s::varchar[], %s::text[], %s::text[], %s::text[],
+                      %s::integer[], %s::integer[], %s::timestamptz[])
+               AS v(id, phase, reason, message, blocker, conditions, unplaced, requeues, until)
          WHERE g.id = v.id AND g.phase <> %s
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [now, ids, phases, reasons, messages, blockers, conditions, DbPhase.COMPLETED.value])
+        cursor.execute(
+            sql,
+            [
+                now,
+                ids,
+                phases,
+                reasons,
+                messages,
+                blockers,
+                conditions,
+                unplaced,
+                requeues,
+                until,
+                DbPhase.COMPLETED.value,
+            ],
+        )
 
 
 def _case_update_podgroups(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
@@ -753,8 +821,12 @@ def _case_update_podgroups(updates: Mapping[int, Mapping[str, Any]], now: dateti
     for i in range(0, len(pks), _BATCH):
         batch = pks[i : i + _BATCH]
         values: dict[str, Any] = {"updated": Value(now)}
-        for field in ("phase", "reason", "message"):
+        for field in ("phase", "reason", "message", "unplaced_sessions", "requeues"):
             values[field] = Case(*(When(pk=pk, then=Value(updates[pk][field])) for pk in batch))
+        values["backoff_until"] = Case(
+            *(When(pk=pk, then=Value(updates[pk]["backoff_until"])) for pk in batch),
+            output_field=PodGroup._meta.get_field("backoff_until"),
+        )
         for field in ("blocker", "conditions"):
             # SQL NULL for None (not JSON null); the cast types the CASE when every branch is NULL.
             values[field] = Cast(
@@ -943,13 +1015,21 @@ def run_recycle_pass(cluster: Cluster) -> SchedulingSession | None:
     """One overuse-revoke pass (Koordinator's recycling, seed 001) with the debounce state kept in the database.
 
     Runs only when the cluster's policy enables the ``elasticquota`` plugin with ``monitorAllQuotas: true``
-    (Koordinator's controller is off by default); otherwise it clears the state and returns None. Returns a
+    (Koordinator's controller is off by default) and the cluster is not disrupted (``agent.cluster_disrupted``:
+    most nodes NotReady); otherwise it clears the state and returns None. Returns a
     ``recycle`` session row when pods were evicted (or the pass failed), else None: a pass that finds nothing
     to do every second leaves no row.
     """
     args = cluster.policy.elastic_quota_args()
     if not args.monitor_all_quotas:
         QuotaOverState.objects.filter(cluster=cluster).delete()
+        return None
+    down, total = cluster_disrupted(cluster)
+    if down:
+        # Most nodes are NotReady: the runtimes shrank with the capacity that left, but evicting what still runs
+        # would only add to the outage (as Kubernetes stops evicting in a disrupted zone). The debounce restarts.
+        QuotaOverState.objects.filter(cluster=cluster).delete()
+        logger.warning("cluster %s: recycling paused, %d of %d nodes NotReady", cluster.name, down, total)
         return None
     started = timezone.now()
     try:

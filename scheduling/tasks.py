@@ -161,11 +161,12 @@ def agent_tick(cluster_id: int) -> str:
 
 
 @shared_task(name="scheduling.tasks.generate_workload", **_SHORT)
-def generate_workload(cluster_id: int, seed: int = 0) -> str:
-    """Submit the demo teams' jobs to a simulated cluster (seeded), and collect finished ones."""
+def generate_workload(cluster_id: int, seed: int = 0, ticks: int = 1) -> str:
+    """Submit the demo teams' jobs to a simulated cluster (seeded), and collect finished ones; ``ticks`` plays
+    several of the generator's 2-second beats at once."""
 
     def work(cluster: Cluster) -> str:
-        agent.generate_workload(cluster, timezone.now(), seed=seed)
+        agent.generate_workload(cluster, timezone.now(), seed=seed, ticks=max(1, min(int(ticks), 3600)))
         return "ran"
 
     return _locked(cluster_id, WORKLOAD_LOCK, SHORT_TIME_LIMIT, "workload generator", work, simulated_only=True)
@@ -173,12 +174,17 @@ def generate_workload(cluster_id: int, seed: int = 0) -> str:
 
 @shared_task(name="scheduling.tasks.check_nodes", **_SHORT)
 def check_nodes(cluster_id: int) -> str:
-    """Nodes that missed their heartbeats for longer than the cluster's timeout turn NotReady."""
+    """The node lifecycle: nodes that missed their heartbeats for longer than the cluster's timeout turn NotReady
+    (not when the check itself could not run), pods of nodes NotReady beyond the pod eviction timeout are lost,
+    and podgroups whose pods have all finished are Completed."""
 
     def work(cluster: Cluster) -> str:
-        stale = agent.mark_stale_nodes(cluster, timezone.now())
+        now = timezone.now()
+        stale = agent.mark_stale_nodes(cluster, now)
         if stale:
             logger.warning("cluster %s: nodes turned NotReady (no heartbeat): %s", cluster.name, ", ".join(stale))
+        agent.evict_lost_nodes(cluster, now)
+        agent.complete_finished_podgroups(cluster, now)
         return "ran"
 
     return _locked(cluster_id, NODE_CHECK_LOCK, SHORT_TIME_LIMIT, "node heartbeat check", work)

@@ -19,6 +19,7 @@ from quotas.access import is_admin, may_change_job, visible_group_ids, visible_n
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent, agent_access
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
+from scheduling.choices import PodStatus
 from scheduling.filtersets import (
     EvictionFilterSet,
     NodeFilterSet,
@@ -130,10 +131,14 @@ class NodeViewSet(viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["get"], filterset_class=None, ordering_fields=["created", "id"])
     def pods(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """What the node's agent should run or stop: its Bound, Running and Releasing pods."""
+        """What the node's agent should run or stop: its Bound and Running pods (``action: run``), its Releasing
+        pods and the pods lost while it was NotReady (``action: stop``; confirm each gone)."""
         node = self.get_object()
         qs = (
-            Pod.objects.filter(node=node, status__in=AGENT_POD_STATUSES)
+            Pod.objects.filter(
+                Q(status__in=AGENT_POD_STATUSES) | Q(status=PodStatus.FAILED, reason=agent.NODE_LOST_REASON),
+                node=node,
+            )
             .select_related("namespace", "podgroup", "node")
             .order_by("created", "id")
         )

@@ -70,6 +70,10 @@ class PodGroupStatus:
     reason: str = ""  # e.g. "Unschedulable", "NotEnoughResources", "QueueClosed", "" when Running
     message: str = ""  # e.g. "queue q1 realCapability: insufficient memory, requested 3Gi, available 2Gi"
     blocker: Blocker | None = None
+    # the requeue state to keep for the next session (see ``PodGroupInfo``)
+    unplaced_sessions: int = 0
+    requeues: int = 0
+    backoff_until: float | None = None
 
 
 @dataclass(slots=True)

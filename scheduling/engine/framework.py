@@ -17,6 +17,9 @@ How answers are combined, hook by hook (Volcano ``framework/session_plugins.go``
   is kept as the reason. ``overused`` is an OR (any plugin saying overused wins), as in Volcano.
 * **Votes** ``job_enqueueable`` and ``job_pipelined`` (Permit +1, Abstain 0, Reject -1): any Reject refuses;
   when a plugin of a tier Permits, the later tiers are not asked; all Abstain means yes.
+* ``job_admissible`` (Fairway): an AND over every plugin, asked after the votes admitted a podgroup, so that a
+  gate the podgroup will meet at placement (an elastic quota's runtime) is consulted even when an earlier tier's
+  vote already permitted.
 * ``job_starving``: the AND of the plugins of the first tier that registers one; none registered means no.
 * ``job_valid``: the first plugin that finds the job invalid decides (it has no switch in Volcano).
 * **Victims** ``reclaimable`` / ``preemptable``: within a tier, the intersection of the lists the plugins return
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from quotas.fairshare.queues import Refusal, Verdict
-from quotas.resources import format_quantity
+from quotas.resources import format_amount
 from scheduling.engine.decisions import Blocker
 from scheduling.engine.policy import PluginOption, Policy
 
@@ -79,8 +82,9 @@ _KIND_LABEL = {
 
 
 def qty(amount: int, resource: str) -> str:
-    """An amount as a Kubernetes quantity (``2Gi``, ``500m``)."""
-    return format_quantity(amount, resource)
+    """An amount as people read it in reasons and messages: whole cores and GPUs with a decimal fraction only when
+    there is one (``3``, ``2.5``), ``Gi`` for memory, ``unlimited`` for the engines' sentinels (``format_amount``)."""
+    return format_amount(amount, resource)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,7 @@ HOOK_SWITCHES: dict[str, str | None] = {
     "job_starving": "job_starving",
     "job_enqueueable": "job_enqueued",
     "job_enqueued": "job_enqueued",
+    "job_admissible": "job_enqueued",
     "reservation_excess": "job_enqueued",
     "release_reservation": "job_enqueued",
     "reclaimable": "reclaimable",
@@ -224,6 +229,11 @@ class Plugin:
         raise NotImplementedError
 
     def job_enqueued(self, job: JobState) -> None:
+        raise NotImplementedError
+
+    def job_admissible(self, job: JobState) -> GateRefusal | None:
+        """A gate the podgroup will meet when its pods are placed, checked at admission whatever the votes said
+        (Fairway's addition: admitting a podgroup that a placement gate refuses would only hold a reservation)."""
         raise NotImplementedError
 
     def reservation_excess(self, job: JobState) -> GateRefusal | None:
@@ -419,6 +429,14 @@ class Framework:
     def job_enqueued(self, job: JobState) -> None:
         for p in self._hooks["job_enqueued"]:
             p.job_enqueued(job)
+
+    def job_admissible(self, job: JobState) -> GateRefusal | None:
+        """AND of every plugin's admission gate (not a vote: no tier can skip it)."""
+        for p in self._hooks["job_admissible"]:
+            refusal = p.job_admissible(job)
+            if refusal is not None:
+                return refusal
+        return None
 
     def reservation_excess(self, job: JobState) -> GateRefusal | None:
         for p in self._hooks["reservation_excess"]:

@@ -63,12 +63,14 @@ __all__ = [
     "BinpackWeights",
     "CapacityArgs",
     "ElasticQuotaArgs",
+    "EnqueueArgs",
     "NodeOrderWeights",
     "PluginOption",
     "Policy",
     "PolicyError",
     "parse_duration",
     "parse_elastic_quota_args",
+    "parse_enqueue_args",
 ]
 
 ACTIONS: tuple[str, ...] = ("enqueue", "allocate", "backfill", "reclaim", "preempt")
@@ -187,6 +189,21 @@ class CapacityArgs:
     """``capacity`` plugin arguments: how many ancestor levels reclaim may look up (0 = the queue's own level)."""
 
     ancestor_reclaim_level: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueArgs:
+    """``enqueue`` action arguments (``configurations``): when an admitted podgroup that cannot be placed gives its
+    reservation back. Fairway's addition (seed 003's Inqueue -> Pending); Volcano keeps such reservations, which
+    ``requeueAfterSessions: 0`` restores."""
+
+    requeue_after_sessions: int = 3
+    requeue_backoff: float = 4.0  # seconds before the first new admission attempt; doubles per requeue
+    requeue_backoff_max: float = 60.0
+
+    def backoff(self, requeues: int) -> float:
+        """Seconds a podgroup requeued ``requeues`` times (>= 1) waits before it may be admitted again."""
+        return min(self.requeue_backoff_max, self.requeue_backoff * 2.0 ** max(0, min(requeues, 32) - 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,6 +460,22 @@ def _capacity_args(plugin: PluginOption | None, warnings: list[str] | None = Non
     return CapacityArgs(ancestor_reclaim_level=level)
 
 
+def parse_enqueue_args(arguments: Mapping[str, Any]) -> EnqueueArgs:
+    """The ``enqueue`` action's ``configurations`` arguments; a bad value is a ``PolicyError`` naming the key."""
+    where = "configurations enqueue"
+    defaults = EnqueueArgs()
+    sessions = arguments.get("requeueAfterSessions", defaults.requeue_after_sessions)
+    if isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 0:
+        raise PolicyError(f"{where}: requeueAfterSessions: expected a whole number >= 0, got {sessions!r}")
+    backoff = parse_duration(arguments.get("requeueBackoff", defaults.requeue_backoff), f"{where}: requeueBackoff")
+    most = parse_duration(
+        arguments.get("requeueBackoffMax", defaults.requeue_backoff_max), f"{where}: requeueBackoffMax"
+    )
+    if most < backoff:
+        raise PolicyError(f"{where}: requeueBackoffMax ({format_duration(most)}) is below requeueBackoff")
+    return EnqueueArgs(requeue_after_sessions=sessions, requeue_backoff=backoff, requeue_backoff_max=most)
+
+
 def _nodeorder_weights(plugin: PluginOption | None, warnings: list[str] | None = None) -> NodeOrderWeights:
     if plugin is None:
         return NodeOrderWeights()
@@ -525,6 +558,7 @@ class Policy:
         return cls(actions=actions, tiers=tiers, configurations=configurations, warnings=tuple(warnings))
 
     def _check(self, warnings: list[str]) -> None:
+        parse_enqueue_args(self.action_arguments("enqueue"))  # refuse a bad argument when the policy is read
         for tier in self.tiers:
             names = {p.name for p in tier}
             # Volcano's loader refuses this pair in one tier (scheduler/util.go UnmarshalSchedulerConf).
@@ -598,6 +632,9 @@ class Policy:
     def action_arguments(self, action: str) -> Mapping[str, Any]:
         """The ``configurations`` arguments of ``action`` (empty when none)."""
         return self.configurations.get(action, {})
+
+    def enqueue_args(self) -> EnqueueArgs:
+        return parse_enqueue_args(self.action_arguments("enqueue"))
 
     def overcommit_factor(self) -> float:
         """``overcommit`` plugin's ``overcommit-factor`` (default 1.2; below 1 reads as 1.2, as in Volcano)."""

@@ -23,8 +23,9 @@ from scheduling.engine.snapshot import (
 
 __all__ = ["apply_result", "run_recycle", "run_session"]
 
-_SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED})
-_COMPLETED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
+# as ``session.podgroup_phase`` counts them: a Failed (evicted) pod is not scheduled
+_SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED})
+_FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 
 
 def run_session(
@@ -61,12 +62,12 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
             continue
         members = by_group.get(key, [])
         scheduled = sum(1 for t in members if t.status in _SCHEDULED)
-        completed = sum(1 for t in members if t.status in _COMPLETED)
+        live = sum(1 for t in members if t.status not in _FINISHED)
         phase = PodGroupPhase(status.phase)
         if phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN) and scheduled >= max(
             pg.min_member, 1
         ):
-            phase = PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
+            phase = PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING
         if phase == PodGroupPhase.RUNNING or not status.reason:
             conditions: tuple[PodGroupCondition, ...] = (
                 PodGroupCondition(
@@ -79,7 +80,14 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
                     "Unschedulable", reason=status.reason, message=status.message, last_transition_time=now
                 ),
             )
-        podgroups[key] = dataclasses.replace(pg, phase=phase, conditions=conditions)
+        podgroups[key] = dataclasses.replace(
+            pg,
+            phase=phase,
+            conditions=conditions,
+            unplaced_sessions=status.unplaced_sessions,
+            requeues=status.requeues,
+            backoff_until=status.backoff_until,
+        )
     return snapshot.replace(tasks=tasks, podgroups=podgroups)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -170,6 +171,7 @@ class JobState:
     __slots__ = (
         "allocate_refusal",
         "allocated",
+        "backing_off",
         "counts",
         "creation",
         "enqueue_refusal",
@@ -225,6 +227,7 @@ class JobState:
         self.failed_roles: set[str] = set()
         self.placed_before_discard = -1
         self.pipelined_kept = False
+        self.backing_off = False
 
     # -- Volcano JobInfo counters ------------------------------------------------------------------------------
     def ready_num(self) -> int:
@@ -836,8 +839,10 @@ class Session:
             ACTIONS[name](self)
 
     def close(self) -> SessionResult:
-        """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), then the result."""
+        """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), the requeue of admitted
+        podgroups that could not be placed (``actions.enqueue``), then the result."""
         gang_on = self.framework.plugin("gang") is not None
+        requeue = RequeueRule(self)
         statuses: dict[str, PodGroupStatus] = {}
         queues = self.snapshot.queues
         for key in sorted(self.jobs):
@@ -845,11 +850,7 @@ class Session:
             unschedulable = gang_on and bool(job.tasks) and not job.is_ready()
             # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
             phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase
-            if phase == PodGroupPhase.RUNNING:
-                statuses[key] = PodGroupStatus(key, phase)
-                continue
-            reason, message, blocker = describe_job(self, job, phase)
-            statuses[key] = PodGroupStatus(key, phase, reason, message, blocker)
+            statuses[key] = requeue.status(job, phase)
         return SessionResult(
             bindings=list(self.bindings),
             evictions=list(self.evictions),
@@ -861,18 +862,59 @@ class Session:
         )
 
 
+class RequeueRule:
+    """Each podgroup's status at close, with Fairway's requeue rule (``actions.enqueue``): a podgroup that ends a
+    session Inqueue with a reservation (``minResources``) and none of its pods placed in that session counts an
+    unplaced session; after ``requeueAfterSessions`` of them in a row it goes back to Pending, gives its reservation
+    back and waits a backoff before the next admission. Placing anything resets the count; running resets the
+    backoff."""
+
+    def __init__(self, ssn: Session) -> None:
+        self.ssn = ssn
+        self.args = ssn.policy.enqueue_args()
+        self.on = "enqueue" in ssn.policy.actions and self.args.requeue_after_sessions > 0
+        self.placed = {self.ssn.tasks[b.task].job for b in ssn.bindings if b.task in ssn.tasks}
+
+    def status(self, job: JobState, phase: str) -> PodGroupStatus:
+        info = job.info
+        unplaced, requeues, until = 0, info.requeues, info.backoff_until
+        if phase == PodGroupPhase.RUNNING:
+            return PodGroupStatus(job.key, phase)
+        reason, message, blocker = describe_job(self.ssn, job, phase)
+        if self.on and phase == PodGroupPhase.INQUEUE and job.min_resources is not None and job.key not in self.placed:
+            unplaced = info.unplaced_sessions + 1
+            if unplaced >= self.args.requeue_after_sessions:
+                requeues += 1
+                until = self.ssn.now + self.args.backoff(requeues)
+                message = (
+                    f"admitted, but not placed in {_plural(unplaced, 'session')}, so it gives its reservation back "
+                    f"and is not admitted again before {_clock(until)}: {message}"
+                )
+                return PodGroupStatus(job.key, PodGroupPhase.PENDING, "Requeued", message, blocker, 0, requeues, until)
+        return PodGroupStatus(job.key, phase, reason, message, blocker, unplaced, requeues, until)
+
+
+def _clock(moment: float) -> str:
+    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
 def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     """Volcano ``getPodGroupPhase``. Tasks bound in this session (Binding) count as scheduled: Fairway's decisions
     take effect when the session's result is applied, while Volcano waits for the next session to see them Bound.
-    As in Volcano, a podgroup with ``minMember: 0`` and nothing scheduled is Completed (0 >= 0, all 0 finished)."""
+
+    Two deliberate differences: Failed pods never count as scheduled (Fairway keeps an evicted pod as Failed with
+    reason Evicted, and its job controller queues a replacement, so a gang whose members were all evicted is
+    waiting, not Completed), and a podgroup is Completed only when nothing of it is left to run (no pending or
+    running member), so a replacement pod is never dropped with its podgroup. As in Volcano, a podgroup with
+    ``minMember: 0`` and nothing scheduled is Completed (0 >= 0, all 0 finished)."""
     c = job.counts
     if c[S.RUNNING] and unschedulable:
         return PodGroupPhase.UNKNOWN
-    scheduled = c[S.RUNNING] + c[S.BOUND] + c[S.BINDING] + c[S.FAILED] + c[S.SUCCEEDED]
-    completed = c[S.FAILED] + c[S.SUCCEEDED]
+    scheduled = c[S.RUNNING] + c[S.BOUND] + c[S.BINDING] + c[S.SUCCEEDED]
     scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
     if scheduled >= job.min_member:
-        return PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
+        live = len(job.tasks) - c[S.SUCCEEDED] - c[S.FAILED]
+        return PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING
     if job.phase != PodGroupPhase.INQUEUE:
         return PodGroupPhase.PENDING
     return PodGroupPhase.INQUEUE
@@ -937,6 +979,11 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
             if job.enqueue_refusal is not None and job.enqueue_refusal != job.rollback_refusal:
                 text += f"; not admitted again: {job.enqueue_refusal}"
             return "Requeued", text, job.rollback_refusal.blocker()
+        if job.backing_off and job.enqueue_refusal is not None:
+            # keep the message of the requeue (why it gave its reservation back), which names the backoff's end
+            last = next((c for c in reversed(job.info.conditions) if c.reason == "Requeued" and c.message), None)
+            text = last.message if last is not None else f"not admitted (Pending -> Inqueue): {job.enqueue_refusal}"
+            return "Requeued", text, job.enqueue_refusal.blocker()
         if job.enqueue_refusal is not None:
             ref = job.enqueue_refusal
             reason = "QueueClosed" if ref.check == "state" else "Unschedulable"

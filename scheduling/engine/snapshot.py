@@ -243,6 +243,12 @@ class PodGroupInfo:
     phase: PodGroupPhase = PodGroupPhase.PENDING
     creation_timestamp: float = 0.0
     conditions: tuple[PodGroupCondition, ...] = ()
+    # Fairway's requeue state (``actions.enqueue``): consecutive sessions that ended with the podgroup Inqueue and
+    # nothing placed, how many times it was sent back to Pending for that, and until when it waits (epoch seconds)
+    # before it may be admitted again.
+    unplaced_sessions: int = 0
+    requeues: int = 0
+    backoff_until: float | None = None
     key: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

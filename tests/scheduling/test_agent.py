@@ -85,14 +85,25 @@ def test_heartbeats_and_the_timeout() -> None:
 
     world = build_world()
     start = timezone.now()
+
+    def checks(seconds: int) -> list[str]:
+        """The periodic check, every 5 s for ``seconds``; the nodes it turned NotReady."""
+        out: list[str] = []
+        for _ in range(seconds // 5):
+            clock.shift(timedelta(seconds=5))
+            out += agent.mark_stale_nodes(world.cluster, timezone.now())
+        return out
+
     with time_machine.travel(start, tick=False) as clock:
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []  # the check's first run
         n1 = agent.heartbeat(world.nodes["n1"], timezone.now(), labels={"zone": "b"}, allocatable=rl(cpu="16"))
         assert n1.labels == {"zone": "b"} and n1.allocatable["cpu"] == 16000 and n1.ready
         agent.heartbeat(world.nodes["n2"], timezone.now())
-        clock.shift(timedelta(seconds=30))
+        assert checks(40) == []  # the first run forgives silence for one timeout (40 s)
         agent.heartbeat(world.nodes["n2"], timezone.now())
-        clock.shift(timedelta(seconds=11))  # n1 silent for 41 s, n2 for 11 s, n3 never heartbeated
+        clock.shift(timedelta(seconds=1))  # n1 silent for 41 s, n2 for 1 s, n3 never heartbeated
         assert agent.mark_stale_nodes(world.cluster, timezone.now()) == ["n1"]
+        assert Node.objects.get(cluster=world.cluster, name="n1").not_ready_since == timezone.now()
         assert tasks.check_nodes(world.cluster.pk) == "ran"
         assert dict(Node.objects.filter(cluster=world.cluster).values_list("name", "ready")) == {
             "n1": False,
@@ -102,9 +113,51 @@ def test_heartbeats_and_the_timeout() -> None:
         assert store.load_snapshot(world.cluster).total_allocatable["cpu"] == 16000  # n1's capacity left the total
         Cluster.objects.filter(pk=world.cluster.pk).update(node_heartbeat_timeout=5)
         world.cluster.refresh_from_db()
+        clock.shift(timedelta(seconds=5))
         assert agent.mark_stale_nodes(world.cluster, timezone.now()) == ["n2"]
         agent.heartbeat(Node.objects.get(cluster=world.cluster, name="n1"), timezone.now())
-        assert Node.objects.get(cluster=world.cluster, name="n1").ready  # back
+        n1 = Node.objects.get(cluster=world.cluster, name="n1")
+        assert n1.ready and n1.not_ready_since is None  # back
+
+
+def test_the_check_does_not_condemn_nodes_for_its_own_silence() -> None:
+    """A broker outage stops both the simulated agent's heartbeats and the check: when the check resumes, missed
+    heartbeats are forgiven for one timeout, and the agent's next beats bring every node back."""
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    Cluster.objects.filter(pk=world.cluster.pk).update(simulated=True)
+    world.cluster.refresh_from_db()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        for _ in range(3):
+            agent.agent_tick(world.cluster, timezone.now())
+            assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []
+            clock.shift(timedelta(seconds=5))
+        clock.shift(timedelta(seconds=60))  # nothing ran for a minute
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []  # not the nodes' fault
+        world.cluster.refresh_from_db()
+        assert world.cluster.nodes_grace_from == timezone.now()
+        agent.agent_tick(world.cluster, timezone.now())
+        assert set(Node.objects.filter(cluster=world.cluster).values_list("ready", flat=True)) == {True}
+        # a node really silent after the grace is condemned
+        Node.objects.filter(cluster=world.cluster, name="n2").update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
+        stale: list[str] = []
+        for _ in range(10):
+            clock.shift(timedelta(seconds=5))
+            agent.agent_tick(world.cluster, timezone.now())
+            stale += agent.mark_stale_nodes(world.cluster, timezone.now())
+        assert stale == ["n2"]
+
+
+def test_a_simulated_agent_brings_notready_nodes_back() -> None:
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    Node.objects.filter(cluster=world.cluster).update(ready=False, not_ready_since=timezone.now())
+    counts = agent.agent_tick(world.cluster, timezone.now())
+    assert counts["heartbeats"] == 3
+    assert set(Node.objects.filter(cluster=world.cluster).values_list("ready", "not_ready_since")) == {(True, None)}
 
 
 def test_simulated_agent_runs_pods_to_completion(world: World) -> None:

@@ -20,9 +20,31 @@ pool its reservation sits in is now over its limit on a resource it reserves (it
 ``allocated + inqueue - elastic > realCapability``; the cluster: admitted reservations above the over-committed
 idle), least important podgroups first (the reverse job order), until every pool fits again. That happens when
 nodes leave, a capability shrinks or guarantees grow.
+
+**Admission that cannot deadlock** (Fairway; Volcano keeps an admitted podgroup's reservation until it runs). A
+reservation that can never be placed starves everyone behind it, so before admitting, enqueue also asks
+
+* every plugin's admission gate (``job_admissible``), whatever the votes said: the elastic quota groups of the
+  podgroup's pods must have room for its minimum under their runtime, and its minimum must not exceed their
+  ``max``;
+* whether any node could hold each of its pending pods at all (allocatable, not idle, on a ready node that passes
+  the node predicates): a pod asking 4 GPUs on a cluster of 3-GPU nodes never runs, however long it waits.
+
+Both apply to podgroups with ``minResources``, the ones that reserve; one without is admitted at once, as in
+Volcano (it holds nothing while it waits).
+
+And an admitted podgroup that still could not be placed after ``requeueAfterSessions`` sessions (the
+``enqueue`` action's argument, default 3; 0 keeps Volcano's behaviour) goes back to Pending with its reason
+(``Session.close``) and is not admitted again before a backoff (``requeueBackoff``, 4 s, doubled per requeue up
+to ``requeueBackoffMax``, 60 s), so that its reservation frees the way for podgroups that fit meanwhile.
 """
 
 from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
 
 from scheduling.engine.actions.common import KeyedHeap
 from scheduling.engine.framework import GateRefusal, qty
@@ -103,6 +125,71 @@ class NamespaceQuotas:
             add_into(self.admitted.setdefault(job.namespace, {}), job.min_resources)
 
 
+class NodeFit:
+    """Could any node ever hold a pod of this shape? (allocatable of ready nodes passing the predicates)"""
+
+    def __init__(self, ssn: Session) -> None:
+        self.ssn = ssn
+        self._seen: dict[tuple[Any, ...], GateRefusal | None] = {}
+
+    def refusal(self, job: JobState) -> GateRefusal | None:
+        for task in job.tasks:
+            if task.status != TaskStatus.PENDING or task.best_effort:
+                continue
+            key = (task.sig, task.vkey)
+            if key not in self._seen:
+                self._seen[key] = self._check(task.sig, task.vec)
+            refusal = self._seen[key]
+            if refusal is not None:
+                return refusal
+        return None
+
+    def _check(self, sig: tuple[Any, ...], vec: Any) -> GateRefusal | None:
+        table = self.ssn.nodes
+        usable = self.ssn.placement.static_mask(sig)
+        cols = np.flatnonzero(vec > 0)
+        if cols.size == 0:
+            return None
+        alloc = table.alloc[usable][:, cols]
+        need = vec[cols]
+        if alloc.shape[0] and bool((alloc >= need).all(axis=1).any()):
+            return None
+        count = int(usable.sum())
+        if count == 0:
+            return GateRefusal(
+                "cluster",
+                "nodes",
+                "predicates",
+                message=f"no ready node passes the predicates (node selector, taints, cordon) of {len(table)} nodes",
+            )
+        largest = alloc.max(axis=0)
+        short = [j for j in range(cols.size) if largest[j] < need[j]]
+        j = short[0] if short else 0
+        name = table.resources[int(cols[j])]
+        if short:
+            text = f"no node can ever hold one of its pods: the largest of {count} usable nodes offers {qty(int(largest[j]), name)}"
+        else:
+            text = f"no single node of {count} usable ones offers all of one pod's request at once"
+        return GateRefusal("cluster", "nodes", "allocatable", name, int(need[j]), int(largest[j]), message=text)
+
+
+def backoff_refusal(job: JobState, now: float) -> GateRefusal | None:
+    """A podgroup sent back to Pending waits out its backoff before it may be admitted again."""
+    until = job.info.backoff_until
+    if until is None or until <= now:
+        return None
+    return GateRefusal(
+        "policy",
+        job.key,
+        "backoff",
+        message=f"requeued {job.info.requeues}x, not admitted again before {_clock(until)}",
+    )
+
+
+def _clock(moment: float) -> str:
+    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
 def enqueue(ssn: Session) -> None:
     """Run the enqueue action (see the module docstring)."""
     fw = ssn.framework
@@ -120,6 +207,7 @@ def enqueue(ssn: Session) -> None:
             pending.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     ns_quotas = NamespaceQuotas(ssn)
+    fit = NodeFit(ssn)
     while order:
         ssn.checkpoint()
         queue = order.pop()
@@ -127,11 +215,17 @@ def enqueue(ssn: Session) -> None:
         if not jobs:
             continue
         job = jobs.pop()
+        waiting = backoff_refusal(job, ssn.now)
+        if waiting is not None:
+            job.backing_off = True
+            job.enqueue_refusal = waiting
+            order.push(queue)
+            continue
         admitted = job.min_resources is None
         if not admitted:
             ok, refusal = fw.job_enqueueable(job)
             if ok:
-                refusal = ns_quotas.refusal(job)
+                refusal = ns_quotas.refusal(job) or fw.job_admissible(job) or fit.refusal(job)
                 ok = refusal is None
             admitted = ok
             if not ok:

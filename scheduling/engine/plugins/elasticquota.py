@@ -14,6 +14,13 @@ pods (a group's used includes its subtree's, as Koordinator aggregates it).
   Whether the evictions make room within the runtime is the allocatable test above, which the preempt action
   re-runs after each eviction (``existUsed - preempted + preemptor <= runtime``).
 * No cross-group reclaim: borrowed quota is taken back by the revoke pass (``scheduling.engine.recycle``).
+* Admission (Fairway's addition; Koordinator has no enqueue step): a podgroup is admitted only when the quota
+  groups of its pods can take its minimum, ``used + reserved + demand <= runtime`` (``max`` without runtime quota;
+  every ancestor too with ``enableCheckParentQuota``), and never when the demand exceeds a group's ``max``, which
+  it can never reach. ``demand`` is, per quota group, the podgroup's ``minResources`` capped by what its live pods
+  in that group request; ``reserved`` is the demand of the podgroups already admitted but not yet placed (minus
+  what they already use). An admitted podgroup whose group's runtime shrank below what the group uses and
+  reserves gives its reservation back (``reservation_excess``), as for queues.
 """
 
 from __future__ import annotations
@@ -21,11 +28,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from quotas.fairshare.elastic import DEFAULT_GROUP, ElasticResult
-from scheduling.engine.framework import GateRefusal, Plugin
+from scheduling.engine.framework import GateRefusal, Plugin, qty
 from scheduling.engine.plugins.proportion import sorted_resources
 from scheduling.engine.policy import PluginOption
-from scheduling.engine.session import Session, TaskState, add_into
-from scheduling.engine.snapshot import ALLOCATED_STATUSES
+from scheduling.engine.session import JobState, Session, TaskState, add_into
+from scheduling.engine.snapshot import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
+
+_FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 class ElasticQuotaPlugin(Plugin):
@@ -37,7 +46,9 @@ class ElasticQuotaPlugin(Plugin):
         self.result: ElasticResult | None = session.elastic
         self.used: dict[str, dict[str, int]] = {}
         self.np_used: dict[str, dict[str, int]] = {}
+        self.reserved: dict[str, dict[str, int]] = {}
         self._paths: dict[str, list[str]] = {}
+        self._demands: dict[str, dict[str, dict[str, int]]] = {}
         if self.result is None:
             return
         for name in self.result:
@@ -45,6 +56,9 @@ class ElasticQuotaPlugin(Plugin):
         for t in session.tasks.values():
             if t.status in ALLOCATED_STATUSES and not t.quota_preemptible:
                 add_into(self.np_used.setdefault(t.quota_group, {}), t.req)
+        for job in session.jobs.values():
+            if job.phase == PodGroupPhase.INQUEUE:
+                self._reserve(job, 1, outstanding=True)
 
     def path(self, group: str) -> list[str]:
         """``[group, parent, ..., tree root]`` (only the group itself for the built-in system/default)."""
@@ -106,6 +120,111 @@ class ElasticQuotaPlugin(Plugin):
                             message=f"parent of quota group {g} (enableCheckParentQuota)",
                         )
         return None
+
+    # -- admission ------------------------------------------------------------------------------------------------
+    def demand(self, job: JobState) -> dict[str, dict[str, int]]:
+        """Per quota group of the podgroup's live pods, the part of ``minResources`` it must hold there: the
+        minimum capped by what those pods request (no ``minResources``: no demand, as Volcano admits such a
+        podgroup at once)."""
+        hit = self._demands.get(job.key)
+        if hit is not None:
+            return hit
+        out: dict[str, dict[str, int]] = {}
+        mr = job.min_resources
+        if mr is not None and self.result is not None:
+            asked: dict[str, dict[str, int]] = {}
+            for t in job.tasks:
+                if t.status not in _FINISHED and t.quota_group in self.result:
+                    add_into(asked.setdefault(t.quota_group, {}), t.req)
+            for g, amounts in asked.items():
+                part = {r: min(v, amounts.get(r, 0)) for r, v in mr.items() if v > 0 and amounts.get(r, 0) > 0}
+                if part:
+                    out[g] = part
+        self._demands[job.key] = out
+        return out
+
+    def _held(self, job: JobState, group: str) -> dict[str, int]:
+        """What the podgroup's pods of ``group`` already use (their share of the demand is no longer reserved)."""
+        held: dict[str, int] = {}
+        for t in job.tasks:
+            if t.quota_group == group and t.status in ALLOCATED_STATUSES:
+                add_into(held, t.req)
+        return held
+
+    def _reserve(self, job: JobState, sign: int, *, outstanding: bool = False) -> None:
+        for g, amounts in self.demand(job).items():
+            part = amounts
+            if outstanding:
+                held = self._held(job, g)
+                part = {r: v - held.get(r, 0) for r, v in amounts.items() if v > held.get(r, 0)}
+            for node in self.path(g):
+                add_into(self.reserved.setdefault(node, {}), part, sign)
+
+    def _gated_groups(self, group: str) -> list[str]:
+        """The group, plus its ancestors below the tree root with ``enableCheckParentQuota``."""
+        assert self.result is not None
+        out = [group]
+        if self.args.enable_check_parent_quota:
+            for ancestor in self.path(group)[1:]:
+                if self.result.parent(ancestor) is None:
+                    break
+                out.append(ancestor)
+        return out
+
+    def _over(self, job: JobState, *, include_job: bool) -> GateRefusal | None:
+        assert self.result is not None
+        check = "runtime" if self.args.enable_runtime_quota else "max"
+        for g, amounts in sorted(self.demand(job).items()):
+            for node in self._gated_groups(g):
+                limit = self._limit(node)
+                used, reserved = self.used.get(node, {}), self.reserved.get(node, {})
+                for r in sorted_resources(amounts):
+                    if r not in limit:
+                        continue
+                    held = used.get(r, 0) + reserved.get(r, 0)
+                    want = held + (amounts[r] if include_job else 0)
+                    if want <= limit[r]:
+                        continue
+                    others = held - (0 if include_job else amounts[r])
+                    note = f"used {qty(used.get(r, 0), r)}, reserved by admitted podgroups {qty(reserved.get(r, 0), r)}"
+                    if node != g:
+                        note += f"; parent of quota group {g} (enableCheckParentQuota)"
+                    return GateRefusal("quota", node, check, r, amounts[r], max(0, limit[r] - others), message=note)
+        return None
+
+    def job_admissible(self, job: JobState) -> GateRefusal | None:
+        result = self.result
+        if result is None:
+            return None
+        for g, amounts in sorted(self.demand(job).items()):
+            spec = self.session.quota_spec(g)
+            if spec is None:
+                continue
+            for r in sorted_resources(amounts):
+                if r in spec.max and amounts[r] > spec.max[r]:
+                    return GateRefusal(
+                        "quota",
+                        g,
+                        "max",
+                        r,
+                        amounts[r],
+                        spec.max[r],
+                        message="its minimum exceeds the group's max, so it can never run there",
+                    )
+        return self._over(job, include_job=True)
+
+    def job_enqueued(self, job: JobState) -> None:
+        if self.result is not None:
+            self._reserve(job, 1)
+
+    def reservation_excess(self, job: JobState) -> GateRefusal | None:
+        if self.result is None:
+            return None
+        return self._over(job, include_job=False)
+
+    def release_reservation(self, job: JobState) -> None:
+        if self.result is not None:
+            self._reserve(job, -1, outstanding=True)
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         g = preemptor.quota_group
