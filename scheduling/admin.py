@@ -23,14 +23,14 @@ class ClusterAdmin(admin.ModelAdmin):
     """The scheduler policy is validated on save (``Cluster.clean``); the cluster's periodic tasks are under
     *Periodic Tasks* (django-celery-beat), named ``"<cluster>: <job>"``."""
 
-    list_display = ("name", "description", "simulated", "node_heartbeat_timeout", "created")
+    list_display = ("name", "description", "simulated", "node_heartbeat_timeout", "pod_eviction_timeout", "created")
     list_filter = ("simulated",)
     search_fields = ("name",)
 
 
 @admin.register(Node)
 class NodeAdmin(admin.ModelAdmin):
-    list_display = ("name", "cluster", "pool", "ready", "unschedulable", "last_heartbeat")
+    list_display = ("name", "cluster", "pool", "ready", "not_ready_since", "unschedulable", "last_heartbeat")
     list_filter = ("cluster", "pool", "ready", "unschedulable")
     search_fields = ("name", "pool")
 

@@ -44,7 +44,15 @@ class ClusterSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Cluster
-        fields = ["name", "description", "scheduler_policy", "simulated", "node_heartbeat_timeout", "created"]
+        fields = [
+            "name",
+            "description",
+            "scheduler_policy",
+            "simulated",
+            "node_heartbeat_timeout",
+            "pod_eviction_timeout",
+            "created",
+        ]
         read_only_fields = ["created"]
 
     def validate_name(self, value: str) -> str:
@@ -97,12 +105,13 @@ class NodeSerializer(serializers.ModelSerializer):
             "taints",
             "unschedulable",
             "ready",
+            "not_ready_since",
             "last_heartbeat",
             "pool",
             "created",
             "updated",
         ]
-        read_only_fields = ["last_heartbeat", "created", "updated"]
+        read_only_fields = ["last_heartbeat", "not_ready_since", "created", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
 
     def validate_name(self, value: str) -> str:
