@@ -11,6 +11,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from quotas.limits import Limits
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("FAIRWAY_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -75,6 +77,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "controlplane.middleware.RequestLimitsMiddleware",  # 413 before anything reads an oversized body
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -83,6 +86,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "controlplane.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not 500, without a database
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -159,7 +163,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "controlplane.api.OrderedLimitOffsetPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["controlplane.parsers.JSONParser"],  # DRF's, behind the nesting limit
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.URLPathVersioning",
     "ALLOWED_VERSIONS": ["v1"],
@@ -169,7 +173,10 @@ REST_FRAMEWORK = {
     "COERCE_DECIMAL_TO_STRING": False,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
-DRF_STANDARDIZED_ERRORS = {"ENABLE_IN_DEBUG_FOR_UNHANDLED_EXCEPTIONS": True}
+DRF_STANDARDIZED_ERRORS = {
+    "ENABLE_IN_DEBUG_FOR_UNHANDLED_EXCEPTIONS": True,
+    "EXCEPTION_HANDLER_CLASS": "controlplane.errors.ExceptionHandler",  # 503 / 413 / 422 for what is no bug
+}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fairway control plane API",
@@ -204,6 +211,15 @@ FAIRWAY = {
     # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
 }
+
+# What one request may ask (quotas/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
+# podgroups, sessions, wall-clock budget. Django's own body limit is the largest route's; RequestLimitsMiddleware
+# keeps every other route to FAIRWAY_MAX_BODY_BYTES.
+try:
+    FAIRWAY_LIMITS = Limits.from_env()
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(FAIRWAY_LIMITS.max_body_bytes, FAIRWAY_LIMITS.simulate_max_body_bytes)
 
 # --- Celery -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")

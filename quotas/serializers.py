@@ -204,6 +204,11 @@ class NamespaceSerializer(serializers.ModelSerializer):
         errors = rules.validate_dns_label(value, what="namespace name")
         if errors:
             raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        others = Namespace.objects.filter(name=value)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():  # the declared field has no UniqueValidator: a rename onto a taken name was a 500
+            raise serializers.ValidationError(f"namespace {value} already exists", code="exists")
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -200,6 +200,11 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
         if key in changes and changes[key] is None:
             changes[key] = ResourceList()
     new = replace(base, **changes)
+    if new.parent is None and new.name != rules.ROOT_GROUP:
+        # The rules know other tree roots (Koordinator's multi-tree, in simulate); the database keeps one tree
+        # under root (a CheckConstraint), so an explicit null parent was a 500.
+        message = f"quota group {new.name}: parent is required (use 'root' for a top-level group)"
+        _raise([rules.FieldError("parent", message, "required")])
     if new.name in tree and (old is None or new.name != old.name):
         _raise([rules.FieldError("name", f"quota group {new.name} already exists", "exists")])
     others = {k: v for k, v in tree.items() if old is None or k != old.name}

@@ -7,7 +7,10 @@ posted manifests, and writes nothing.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
@@ -18,8 +21,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.api import rule_errors_to_validation_error
+from controlplane.errors import Busy
 from controlplane.permissions import AdminOrTeamSubmits
 from quotas import whatif_access
+from quotas.limits import ENV_VARS, Deadline
 from quotas.whatif import ProposalError, apply_changes, compare
 from scheduling.engine.values import QuotaValues, compute_values
 
@@ -61,7 +66,31 @@ def _placed_per_podgroup(snapshot: Any, result: Any) -> dict[str, int]:
     return placed
 
 
-def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
+_slots: tuple[int, threading.BoundedSemaphore] | None = None  # (the limit it was made for, the semaphore)
+_slots_lock = threading.Lock()
+
+
+@contextmanager
+def heavy_work() -> Iterator[Deadline]:
+    """A simulate or what-if computation: at most ``FAIRWAY_MAX_CONCURRENT_SIMULATIONS`` at once in this process (one
+    more is refused at once with 503 and ``Retry-After``, so that the rest of the API stays responsive), each within
+    ``FAIRWAY_REQUEST_BUDGET_SECONDS`` (the deadline it yields is checked between sessions and podgroups, and stops
+    the work with 422 once spent: nothing runs on after the answer)."""
+    global _slots
+    limits = settings.FAIRWAY_LIMITS
+    with _slots_lock:
+        if _slots is None or _slots[0] != limits.max_concurrent_simulations:  # made anew when the setting changes
+            _slots = (limits.max_concurrent_simulations, threading.BoundedSemaphore(limits.max_concurrent_simulations))
+        slots = _slots[1]
+    if not slots.acquire(blocking=False):
+        raise Busy()
+    try:
+        yield Deadline(limits.request_budget_seconds, ENV_VARS["request_budget_seconds"])
+    finally:
+        slots.release()
+
+
+def _session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any] | None:
     """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions."""
     from scheduling.simulate import _session_engine
 
@@ -69,7 +98,8 @@ def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
     if engine is None:
         return None
     now = time.time()
-    rb, ra = engine.run_session(before, now=now), engine.run_session(after, now=now)
+    rb = engine.run_session(before, now=now, checkpoint=checkpoint)
+    ra = engine.run_session(after, now=now, checkpoint=checkpoint)
     pb, pa = _placed_per_podgroup(before, rb), _placed_per_podgroup(after, ra)
     changed: dict[str, Any] = {}
     for key in sorted(set(rb.podgroups) | set(ra.podgroups)):
@@ -136,28 +166,57 @@ class WhatIfView(APIView):
         except Cluster.DoesNotExist:
             raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
         scope = whatif_access.scope_of(request.user)  # None: an admin, who proposes anything and sees all
-        try:
-            changes = body.validated_data["changes"]
-            created = whatif_access.check_changes(before_snap, changes, scope) if scope is not None else set()
-            after_snap = apply_changes(
-                before_snap, body.validated_data["changes"], max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
+        with heavy_work() as deadline:
+            try:
+                changes = body.validated_data["changes"]
+                created = whatif_access.check_changes(before_snap, changes, scope) if scope is not None else set()
+                after_snap = apply_changes(
+                    before_snap,
+                    body.validated_data["changes"],
+                    max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
+                    limits=settings.FAIRWAY_LIMITS,
+                )
+            except ProposalError as exc:
+                raise rule_errors_to_validation_error(exc.errors) from exc
+            deadline.progress = "computing the values after the proposal"
+            deadline.check()
+            result = compare(before, compute_values(after_snap, base=before))
+            deadline.progress = "in the sessions before and after the proposal"
+            deadline.check()
+            result["impact"] = (
+                _session_impact(before_snap, after_snap, deadline.check) if body.validated_data["session"] else None
             )
-        except ProposalError as exc:
-            raise rule_errors_to_validation_error(exc.errors) from exc
-        result = compare(before, compute_values(after_snap, base=before))
-        result["impact"] = _session_impact(before_snap, after_snap) if body.validated_data["session"] else None
         if scope is not None:
             result = whatif_access.filter_result(result, scope, before_snap, after_snap, created)
         return Response(result)
 
 
 class SimulateSerializer(serializers.Serializer):
+    # Sizes are checked in bytes below (not as a schema maxLength, which clients would try to fill).
     manifests = serializers.CharField(
-        help_text="Kubernetes YAML (multi-document or kind: List).", max_length=20_000_000
+        help_text="Kubernetes YAML (multi-document or kind: List), at most FAIRWAY_MAX_MANIFEST_BYTES in UTF-8."
     )
-    policy = serializers.CharField(required=False, allow_blank=True, help_text="Volcano scheduler configuration.")
-    sessions = serializers.IntegerField(default=1, min_value=1, max_value=50)
+    policy = serializers.CharField(
+        required=False, allow_blank=True, help_text="Volcano scheduler configuration (the same size limit)."
+    )
+    sessions = serializers.IntegerField(default=1, min_value=1, max_value=settings.FAIRWAY_LIMITS.max_sessions)
     recycle = serializers.BooleanField(default=False)
+
+    def validate_manifests(self, value: str) -> str:
+        return _within_manifest_size(value)
+
+    def validate_policy(self, value: str) -> str:
+        return _within_manifest_size(value)
+
+
+def _within_manifest_size(value: str) -> str:
+    limit = settings.FAIRWAY_LIMITS.max_manifest_bytes
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise serializers.ValidationError(
+            f"{size} bytes in UTF-8, more than {limit} ({ENV_VARS['max_manifest_bytes']})", code="max_length"
+        )
+    return value
 
 
 class SimulateView(APIView):
@@ -180,16 +239,23 @@ class SimulateView(APIView):
         body = SimulateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        limits = settings.FAIRWAY_LIMITS
         try:
-            loaded = load_manifests([("manifests", data["manifests"])])
-            policy = Policy.from_yaml(data["policy"]) if data.get("policy") else None
-            result = simulate(
-                loaded.snapshot,
-                policy=policy,
-                sessions=data["sessions"],
-                recycle=data["recycle"],
-                origins=loaded.origins,
-            )
+            with heavy_work() as deadline:
+                deadline.progress = "while reading the manifests"
+                loaded = load_manifests([("manifests", data["manifests"])], limits=limits, checkpoint=deadline.check)
+                policy = (
+                    Policy.from_yaml(data["policy"], max_depth=limits.max_yaml_depth) if data.get("policy") else None
+                )
+                result = simulate(
+                    loaded.snapshot,
+                    policy=policy,
+                    sessions=data["sessions"],
+                    recycle=data["recycle"],
+                    origins=loaded.origins,
+                    limits=limits,
+                    deadline=deadline,
+                )
         except PolicyError as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from exc
         except (ManifestError, SimulationError) as exc:

@@ -37,6 +37,22 @@ def tree_values(request: Request, section: str) -> dict[str, Any]:
     return as_quantities(node_values(values))[section]
 
 
+def explain_values(request: Request) -> Any:
+    """The values an explanation reads: of ``?cluster=`` (400 when there is no such cluster) or of the default
+    cluster (``None`` when it does not exist: nothing to explain)."""
+    from quotas.limits import brief
+    from quotas.values_api import cached_values
+    from scheduling.models import Cluster
+
+    name = request.query_params.get("cluster")
+    try:
+        return cached_values(name)[1]
+    except Cluster.DoesNotExist:
+        if name:
+            raise serializers.ValidationError({"cluster": [f"cluster {brief(name)} does not exist"]}) from None
+        return None
+
+
 def _bool_param(request: Request, name: str) -> bool:
     value = request.query_params.get(name, "false").lower()
     if value not in ("true", "false", "1", "0", "yes", "no"):
@@ -174,11 +190,13 @@ class QueueViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How each of this queue's values was reached (the rounds, the caps that bound it)."""
-        from quotas.values_api import cached_values, explain_queue
+        from quotas.values_api import explain_queue
         from quotas.whatif import as_quantities, node_values
 
         queue = self.get_object()
-        _, values = cached_values(request.query_params.get("cluster"))
+        values = explain_values(request)
+        if values is None:
+            return Response({"name": queue.name, "values": None, "steps": []})
         return Response(
             {
                 "name": queue.name,
@@ -231,11 +249,13 @@ class QuotaGroupViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How this group's runtime was reached: its floor, the rounds of sharing, the cap that bound it."""
-        from quotas.values_api import cached_values, explain_group
+        from quotas.values_api import explain_group
         from quotas.whatif import as_quantities, node_values
 
         group = self.get_object()
-        _, values = cached_values(request.query_params.get("cluster"))
+        values = explain_values(request)
+        if values is None:
+            return Response({"name": group.name, "values": None, "explain": {}})
         return Response(
             {
                 "name": group.name,

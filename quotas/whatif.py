@@ -24,6 +24,7 @@ from typing import Any
 from quotas import rules
 from quotas.fairshare.elastic import QuotaGroupSpec
 from quotas.fairshare.queues import QueueSpec
+from quotas.limits import ENV_VARS, Limits, brief
 from quotas.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
 from scheduling.engine.snapshot import NodeInfo, PodGroupInfo, Snapshot, Taint, TaskInfo, TaskStatus
 from scheduling.engine.values import QuotaValues
@@ -251,7 +252,8 @@ def _node_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
     raise _err(i, "op", "nodes support op add, remove and drain")
 
 
-def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
+def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: Limits, added: list[int]) -> Snapshot:
+    """``added`` counts the pods the proposal added so far (one list shared by its changes)."""
     if change["op"] != "add":
         raise _err(i, "op", "podgroups support op add")
     spec = change.get("spec")
@@ -268,8 +270,19 @@ def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snaps
     for key, value, low in (("replicas", replicas, 1), ("min_member", min_member, 0), ("priority", priority, None)):
         if not isinstance(value, int) or isinstance(value, bool) or (low is not None and value < low):
             raise _err(i, f"spec.{key}", f"{key} must be an integer" + (f" >= {low}" if low is not None else ""))
-    if replicas > 10_000:
-        raise _err(i, "spec.replicas", "replicas must be at most 10000")
+    if replicas > limits.max_replicas:
+        raise _err(
+            i,
+            "spec.replicas",
+            f"replicas {brief(replicas)} is more than {limits.max_replicas} ({ENV_VARS['max_replicas']})",
+        )
+    if added[0] + replicas > limits.max_pods:
+        raise _err(
+            i,
+            "spec.replicas",
+            f"the proposal would add {added[0] + replicas} pods, more than {limits.max_pods} ({ENV_VARS['max_pods']})",
+        )
+    added[0] += replicas
     request = _resources(i, spec, "request") if "request" in spec else ResourceList()
     min_resources = _resources(i, spec, "min_resources") if "min_resources" in spec else None
     key = f"{ns}/{name}"
@@ -309,8 +322,32 @@ _KINDS = {
 }
 
 
-def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5) -> Snapshot:
-    """The snapshot after ``changes``, each validated in order; raises ``ProposalError``."""
+def _check_pods_added(changes: Any, limits: Limits) -> None:
+    """Refuse a proposal whose podgroups add more than ``max_pods`` pods before any of them is built."""
+    if not isinstance(changes, list):
+        return
+    total = 0
+    for i, change in enumerate(changes):
+        spec = change.get("spec") if isinstance(change, Mapping) and change.get("kind") == "podgroup" else None
+        replicas = spec.get("replicas", 1) if isinstance(spec, Mapping) else 0
+        # a count over max_replicas is refused by its own change, with that limit's message
+        if isinstance(replicas, int) and not isinstance(replicas, bool) and 0 < replicas <= limits.max_replicas:
+            total += replicas
+            if total > limits.max_pods:
+                raise _err(
+                    i,
+                    "spec.replicas",
+                    f"the proposal would add {brief(total)} pods, more than {limits.max_pods} ({ENV_VARS['max_pods']})",
+                )
+
+
+def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5, limits: Limits | None = None) -> Snapshot:
+    """The snapshot after ``changes``, each validated in order; raises ``ProposalError``. ``limits`` (default
+    ``Limits()``) bound the replicas of one podgroup and the pods the whole proposal adds (at most ``MAX_CHANGES``
+    changes, so at most that many podgroups)."""
+    limits = limits or Limits()
+    added = [0]
+    _check_pods_added(changes, limits)
     if not isinstance(changes, list) or not changes:
         raise ProposalError([rules.FieldError("changes", "changes must be a non-empty list")])
     if len(changes) > MAX_CHANGES:
@@ -333,7 +370,7 @@ def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5) -> Sn
         elif kind == "node":
             snap = _node_change(i, snap, change)
         else:
-            snap = _podgroup_change(i, snap, change)
+            snap = _podgroup_change(i, snap, change, limits, added)
     return snap
 
 

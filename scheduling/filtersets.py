@@ -1,4 +1,10 @@
+from datetime import UTC
+from typing import Any
+
 import django_filters
+from django import forms
+from django.core.exceptions import ValidationError
+from django_filters.fields import IsoDateTimeField
 
 from scheduling.choices import PodGroupPhase, PodStatus
 from scheduling.models import (
@@ -13,6 +19,37 @@ from scheduling.models import (
     SessionKind,
     SessionStatus,
 )
+
+BIGINT = 2**63 - 1
+
+
+class UTCIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 moment, handed to the database in UTC: Python accepts offsets up to ±23:59 that PostgreSQL
+    refuses (``+21:45`` was a 500), and a moment that leaves the calendar once in UTC is a 400."""
+
+    def to_python(self, value: Any) -> Any:
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:
+            raise ValidationError("This moment is out of range once converted to UTC.", code="invalid") from None
+
+
+class UTCIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCIsoDateTimeField
+
+
+class IdFilter(django_filters.NumberFilter):
+    """A row id: a whole number within PostgreSQL's bigint (a decimal such as 1e-999999 overflowed numeric: 500)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", -BIGINT)
+        kwargs.setdefault("max_value", BIGINT)
+        super().__init__(*args, **kwargs)
 
 
 class NodeFilterSet(django_filters.FilterSet):
@@ -55,8 +92,8 @@ class SchedulingSessionFilterSet(django_filters.FilterSet):
     cluster = django_filters.CharFilter(field_name="cluster__name")
     kind = django_filters.ChoiceFilter(choices=SessionKind.choices)
     status = django_filters.ChoiceFilter(choices=SessionStatus.choices)
-    since = django_filters.IsoDateTimeFilter(field_name="started", lookup_expr="gte", label="Started at or after")
-    until = django_filters.IsoDateTimeFilter(field_name="started", lookup_expr="lt", label="Started before")
+    since = UTCIsoDateTimeFilter(field_name="started", lookup_expr="gte", label="Started at or after")
+    until = UTCIsoDateTimeFilter(field_name="started", lookup_expr="lt", label="Started before")
 
     class Meta:
         model = SchedulingSession
@@ -65,13 +102,13 @@ class SchedulingSessionFilterSet(django_filters.FilterSet):
 
 class EvictionFilterSet(django_filters.FilterSet):
     cluster = django_filters.CharFilter(field_name="cluster__name")
-    session = django_filters.NumberFilter(field_name="session_id")
+    session = IdFilter(field_name="session_id")
     action = django_filters.ChoiceFilter(choices=EvictionAction.choices)
     namespace = django_filters.CharFilter()
     pod = django_filters.CharFilter(field_name="pod_uid", label="namespace/name")
     preemptor = django_filters.CharFilter()
-    since = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="lt")
+    since = UTCIsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    until = UTCIsoDateTimeFilter(field_name="created", lookup_expr="lt")
 
     class Meta:
         model = Eviction
@@ -82,8 +119,8 @@ class QuotaSampleFilterSet(django_filters.FilterSet):
     cluster = django_filters.CharFilter(field_name="cluster__name")
     node = django_filters.CharFilter(field_name="name", label="Tree node (queue or quota group name)")
     kind = django_filters.ChoiceFilter(choices=SampleKind.choices)
-    since = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="lt")
+    since = UTCIsoDateTimeFilter(field_name="time", lookup_expr="gte")
+    until = UTCIsoDateTimeFilter(field_name="time", lookup_expr="lt")
 
     class Meta:
         model = QuotaSample

@@ -1,0 +1,93 @@
+"""Request limits that hold before any view runs, and a 503 instead of a 500 when the database is unreachable.
+
+* ``RequestLimitsMiddleware``: a body over its route's limit is refused with 413 (and the error envelope on the API)
+  from its ``Content-Length``, before anything reads it: ``FAIRWAY_SIMULATE_MAX_BODY_BYTES`` for
+  ``POST /api/v1/simulate/``, ``FAIRWAY_MAX_BODY_BYTES`` for everything else. Django's own
+  ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is set to the larger of the two, so it never refuses first with a 500.
+  A null character in the URL (path or query) is a 400 there too: no lookup with one may reach PostgreSQL.
+* ``DatabaseUnavailableMiddleware``: a view that cannot reach the database (``OperationalError`` /
+  ``InterfaceError``, the transaction of ``ATOMIC_REQUESTS`` included) answers 503 with ``Retry-After``; one raised
+  by a middleware reaches ``controlplane.errors.server_error``, which answers the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
+
+from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, too_large
+from quotas.limits import ENV_VARS
+
+# Big routes: URL name -> the limit (a field of settings.FAIRWAY_LIMITS) that replaces max_body_bytes there.
+LARGE_BODY_ROUTES = {"simulate": "simulate_max_body_bytes"}
+# A refused body up to this size is read and dropped before the answer, so that the client, still sending, reads
+# the 413 instead of a reset connection; a bigger one is not read at all (the connection closes after the answer).
+DRAIN_BYTES = 64 * 2**20
+
+
+class RequestLimitsMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+            # no name or filter can hold one (PostgreSQL text cannot): refused before any lookup reaches the database
+            return bad_request(request, "A null character (%00) in the URL cannot match anything.")
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:  # Django reads no body then
+            length = 0
+        limits = settings.FAIRWAY_LIMITS
+        if length > limits.max_body_bytes:
+            field = self._route_limit(request)
+            limit = getattr(limits, field)
+            if length > limit:
+                self._drain(request, length)
+                return too_large(
+                    request,
+                    f"The request body is {length} bytes; this endpoint accepts at most {limit} ({ENV_VARS[field]}).",
+                )
+        return self.get_response(request)
+
+    @staticmethod
+    def _route_limit(request: HttpRequest) -> str:
+        try:
+            name = resolve(request.path_info).url_name
+        except Resolver404:
+            name = None
+        if request.method == "POST" and name in LARGE_BODY_ROUTES:
+            return LARGE_BODY_ROUTES[name]
+        return "max_body_bytes"
+
+    @staticmethod
+    def _drain(request: HttpRequest, length: int) -> None:
+        if length > DRAIN_BYTES:
+            return
+        stream = request.META.get("wsgi.input")
+        if stream is None:
+            return
+        left = length
+        try:
+            while left > 0:
+                chunk = stream.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:  # the client went away
+            pass
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, DATABASE_ERRORS):
+            return database_unavailable(request)
+        return None
