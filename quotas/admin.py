@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import transaction
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -58,6 +59,20 @@ class QuotaGroupAdminForm(forms.ModelForm):
         return data
 
 
+class _TreeWriteLockMixin:
+    """Admin saves take the tree write lock before the change form reads the row, as every other tree writer does
+    (``quotas.services.lock_tree_writes``): the form's rule check sees the tree the save changes, and the save never
+    replaces a version it did not read (the admin form has no version field: it overwrites what it showed, not a
+    change made while it was saving)."""
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if request.method != "POST":
+            return super().changeform_view(request, *args, **kwargs)  # type: ignore[misc]
+        with transaction.atomic():
+            services.lock_tree_writes()
+            return super().changeform_view(request, *args, **kwargs)  # type: ignore[misc]
+
+
 class _ProtectedDeleteMixin:
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         try:
@@ -72,7 +87,7 @@ class _ProtectedDeleteMixin:
 
 
 @admin.register(Queue)
-class QueueAdmin(_ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QueueAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
     form = QueueAdminForm
     list_display = ("name", "parent", "weight", "state", "priority", "reclaimable")
     list_filter = ("state", "reclaimable")
@@ -86,7 +101,7 @@ class QueueAdmin(_ProtectedDeleteMixin, SimpleHistoryAdmin):
 
 
 @admin.register(QuotaGroup)
-class QuotaGroupAdmin(_ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QuotaGroupAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
     form = QuotaGroupAdminForm
     list_display = ("name", "parent", "is_parent", "allow_lent", "tree_id")
     list_filter = ("is_parent", "allow_lent", "tree_id")
@@ -100,7 +115,7 @@ class QuotaGroupAdmin(_ProtectedDeleteMixin, SimpleHistoryAdmin):
 
 
 @admin.register(Namespace)
-class NamespaceAdmin(SimpleHistoryAdmin):
+class NamespaceAdmin(_TreeWriteLockMixin, SimpleHistoryAdmin):
     list_display = ("name", "weight", "default_queue", "quota_group")
     search_fields = ("name",)
     readonly_fields = ("version", "created", "updated")
