@@ -94,8 +94,17 @@ def _parse_resources(text: str | None, flag: str) -> dict[str, str] | None:
     return out
 
 
-def _fmt_resources(rl: dict[str, str] | None) -> str:
-    return ",".join(f"{k}={v}" for k, v in (rl or {}).items()) or "-"
+def _fmt_resources(rl: dict[str, str | None] | None) -> str:
+    """The API's quantities for people: cores, whole GPUs, Gi, and ``unlimited`` for null (an unbounded amount)."""
+    from quotas.resources import QuantityError, format_amount, parse_quantity
+
+    def text(name: str, quantity: str | None) -> str:
+        try:
+            return format_amount(None if quantity is None else parse_quantity(quantity, name), name)
+        except QuantityError:  # not ours to judge: print what the server sent
+            return str(quantity)
+
+    return ",".join(f"{k}={text(k, v)}" for k, v in (rl or {}).items()) or "-"
 
 
 def _print(data: Any, output: str, table: Any) -> None:

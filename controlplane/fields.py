@@ -1,29 +1,39 @@
-"""DRF field for resource lists: accepts quantities, renders canonical quantity strings."""
+"""DRF field for resource lists: accepts quantities of known resources, renders canonical quantity strings."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import build_basic_type
+from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
-from quotas.resources import QuantityError, ResourceList, parse_resource_list
+from quotas.resources import QuantityError, ResourceList, json_quantities, parse_resource_list
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "number"}]},
-        "example": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"},
-        "description": "Resource name to Kubernetes quantity (500m, 2, 1.5, 4Gi, 1e3).",
-    }
-)
 class ResourceListField(serializers.Field):
+    """A resource list: ``{"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}``.
+
+    Input names must be known to the control plane (standard Kubernetes resources or offered by some node,
+    ``scheduling.resource_names``), except with ``any_name=True``: nodes' allocatable, which is what introduces names.
+    Output is canonical Kubernetes quantities, and ``null`` for an unbounded amount (never a sentinel number).
+    """
+
     default_error_messages = {"invalid": "Expected an object of resource name to quantity."}
+
+    def __init__(self, *, any_name: bool = False, **kwargs: Any) -> None:
+        self.any_name = any_name
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> ResourceList:
         try:
-            return parse_resource_list(data, self.field_name)
+            value = parse_resource_list(data, self.field_name)
+            if not self.any_name and value:
+                from scheduling.resource_names import check_known
+
+                check_known(value, self.field_name)
+            return value
         except QuantityError as exc:
             prefix = f"{self.field_name}."
             key = exc.field[len(prefix) :] if exc.field.startswith(prefix) else None
@@ -31,12 +41,33 @@ class ResourceListField(serializers.Field):
                 raise serializers.ValidationError({key: [exc.message]}, code="invalid") from exc
             raise serializers.ValidationError(str(exc), code="invalid") from exc
 
-    def to_representation(self, value: Any) -> dict[str, str] | None:
+    def to_representation(self, value: Any) -> dict[str, str | None] | None:
         if value is None:
             return None
         if not isinstance(value, ResourceList):
             value = ResourceList({str(k): int(v) for k, v in value.items()})
-        return value.to_quantities()
+        return json_quantities(value)
+
+
+class ResourceListFieldExtension(OpenApiSerializerFieldExtension):
+    """The schema of ``ResourceListField``: quantities in; quantities or ``null`` (unbounded) out."""
+
+    target_class = ResourceListField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        quantity: dict[str, Any] = {"oneOf": [build_basic_type(OpenApiTypes.STR), build_basic_type(OpenApiTypes.NUMBER)]}
+        description = "Resource name to Kubernetes quantity (500m, 2, 1.5, 4Gi, 1e3)."
+        if direction == "response":
+            quantity = {"type": "string", "nullable": True}
+            description = "Resource name to canonical Kubernetes quantity (2500m, 4Gi, 2); null: unbounded."
+        elif not self.target.any_name:
+            description += " Names must be standard Kubernetes resources or offered by some node."
+        return {
+            "type": "object",
+            "additionalProperties": quantity,
+            "example": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"},
+            "description": description,
+        }
 
 
 class NameField(serializers.SlugRelatedField):

@@ -18,6 +18,7 @@ from frontend import units
 from quotas import rules
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
+from scheduling.resource_names import check_known
 
 QUEUE_LISTS = ("capability", "deserved", "guarantee")
 GROUP_LISTS = ("min", "max", "shared_weight")
@@ -139,6 +140,8 @@ class TreeNodeForm(forms.Form):
                 raw[extra] = new_value
             try:
                 out[lst] = parse_resource_list(raw, lst) if raw or lst != "shared_weight" else None
+                if out[lst]:
+                    check_known(out[lst], lst)  # only resources some node offers (or the standard ones)
             except QuantityError as exc:
                 self._attach(exc.field, exc.message, extra)
                 out[lst] = None

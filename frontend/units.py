@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from quotas.resources import MAX_AMOUNT, format_quantity, milli_scale
+from quotas.resources import MAX_AMOUNT, format_amount, milli_scale
 
 UNLIMITED_FROM = MAX_AMOUNT
 HIDDEN_RESOURCES = frozenset({"pods"})
@@ -29,7 +29,9 @@ def unit_of(resource: str) -> tuple[float, str]:
     if milli_scale(resource) == 1:
         return float(_GIB), "GiB"
     short = resource.rsplit("/", 1)[-1]
-    return 1000.0, f"{short}s" if short in ("gpu", "pod") else short
+    if short == "gpu":
+        return 1000.0, "GPUs"
+    return 1000.0, "pods" if short == "pod" else short
 
 
 def to_display(amount: int | None, resource: str) -> float | None:
@@ -60,17 +62,15 @@ def human(amount: int | None, resource: str, *, unit: bool = True, signed: bool 
     if not unit:
         return text
     name = unit_of(resource)[1]
-    if text.lstrip("+-") == "1" and name in ("cores", "gpus", "pods"):
+    if text.lstrip("+-") == "1" and name in ("cores", "GPUs", "pods"):
         name = name[:-1]
     return f"{text} {name}"
 
 
 def quantity(amount: int | None, resource: str) -> str:
-    """The exact Kubernetes quantity (``1500m``, ``96Gi``) or ``unlimited``."""
-    if is_unlimited(amount):
-        return "unlimited"
-    assert amount is not None
-    return format_quantity(amount, resource)
+    """The exact amount without its unit, as people read it (``1.5`` cores, ``3`` GPUs, ``96Gi``) or ``unlimited``
+    (``quotas.resources.format_amount``: a GPU amount reads ``3.2`` only when it truly is fractional)."""
+    return format_amount(amount, resource)
 
 
 def resource_order(names: Iterable[str]) -> list[str]:

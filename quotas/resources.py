@@ -26,9 +26,13 @@ __all__ = [
     "QuantityError",
     "ResourceList",
     "ResourceNames",
+    "format_amount",
     "format_quantity",
     "is_standard_resource",
+    "is_unbounded",
+    "json_quantities",
     "milli_scale",
+    "null_unbounded",
     "parse_quantity",
     "parse_resource_list",
     "split_unit",
@@ -215,6 +219,60 @@ def format_quantity(amount: int, resource: str = "cpu") -> str:
         if amount % factor == 0:
             return f"{amount // factor}{suffix}"
     return _decimal_suffix(amount)
+
+
+def is_unbounded(amount: int | None) -> bool:
+    """``None`` (no bound set) or an amount at or above ``MAX_AMOUNT``: the engines' "no limit" sentinels (the built-in
+    ``system``/``default`` groups' ``2**62``, the queue engine's ``1 << 120``, int64's maximum)."""
+    return amount is None or amount >= MAX_AMOUNT
+
+
+_GIB = 2**30
+
+
+def format_amount(amount: int | None, resource: str = "cpu") -> str:
+    """An amount for people: cores and every milli-unit resource in whole units with a decimal fraction only when
+    there is one (``2``, ``2.5``, ``0.25``: a GPU reads ``3``, and ``3.2`` only when it truly is fractional), bytes in
+    ``Gi`` from one GiB up (``168Gi``, ``1.5Gi``; an amount that ``Gi`` cannot show exactly in three decimals keeps its
+    canonical quantity), and ``unlimited`` for an unbounded amount (:func:`is_unbounded`). Exact: no rounding."""
+    if is_unbounded(amount):
+        return "unlimited"
+    assert amount is not None
+    if amount < 0:
+        return "-" + format_amount(-amount, resource)
+    if milli_scale(resource) == 1000:
+        whole, milli = divmod(amount, 1000)
+        return f"{whole}.{milli:03d}".rstrip("0") if milli else str(whole)
+    if amount >= _GIB and (amount * 1000) % _GIB == 0:
+        whole, rest = divmod(amount, _GIB)
+        if not rest:
+            return f"{whole}Gi"
+        return f"{whole}.{rest * 1000 // _GIB:03d}".rstrip("0") + "Gi"
+    return format_quantity(amount, resource)
+
+
+def json_quantities(amounts: Mapping[str, int], *, drop_zero: bool = False) -> dict[str, str | None]:
+    """A resource list for JSON output: canonical Kubernetes quantities, sorted by name, and ``None`` (JSON null) for
+    an unbounded amount instead of a sentinel number."""
+    return {
+        n: None if is_unbounded(a) else format_quantity(a, n)
+        for n, a in sorted(amounts.items())
+        if a or not drop_zero
+    }
+
+
+def null_unbounded(value: object) -> object:
+    """``value`` (JSON-ready: dicts, lists, numbers, text) with every unbounded amount, an int at or above
+    ``MAX_AMOUNT``, replaced by ``None``: the engines' sentinels never reach JSON as numbers."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return None if value >= MAX_AMOUNT else value
+    if isinstance(value, Mapping):
+        return {k: null_unbounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [null_unbounded(v) for v in value]
+    return value
 
 
 def _decimal_suffix(amount: int) -> str:

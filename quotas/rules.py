@@ -70,7 +70,7 @@ from typing import Final, Generic, Self, TypeVar
 
 from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
-from quotas.resources import ResourceList, format_quantity, milli_scale
+from quotas.resources import ResourceList, format_quantity, is_unbounded, milli_scale
 
 __all__ = [
     "CODES",
@@ -207,7 +207,8 @@ _CLOSED_STATES: Final = frozenset({"Closed", "Closing"})
 
 
 def _q(amount: int, resource: str) -> str:
-    return format_quantity(amount, resource)
+    """Amounts in rule messages as the quantities people wrote (``2500m``, ``4Gi``); a sentinel reads ``unlimited``."""
+    return "unlimited" if is_unbounded(amount) else format_quantity(amount, resource)
 
 
 def _names(names: Iterable[str], limit: int = 5) -> str:

@@ -27,6 +27,7 @@ from quotas import whatif_access
 from quotas.limits import ENV_VARS, Deadline
 from quotas.whatif import ProposalError, apply_changes, compare
 from scheduling.engine.values import QuotaValues, compute_values
+from scheduling.resource_names import known_resource_names
 
 
 def _cluster_name(request: Request, data: Any = None) -> str:
@@ -175,6 +176,7 @@ class WhatIfView(APIView):
                     body.validated_data["changes"],
                     max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
                     limits=settings.FAIRWAY_LIMITS,
+                    resource_names=known_resource_names(),
                 )
             except ProposalError as exc:
                 raise rule_errors_to_validation_error(exc.errors) from exc

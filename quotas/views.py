@@ -19,6 +19,7 @@ from quotas import rules, services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
 from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.resources import null_unbounded
 from quotas.selectors import build_tree, queue_phase_counts
 from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
 from quotas.values_api import EXPLAIN_PARAMS
@@ -201,7 +202,7 @@ class QueueViewSet(_TreeViewSet):
             {
                 "name": queue.name,
                 "values": as_quantities(node_values(values))["queues"].get(queue.name),
-                "steps": explain_queue(values, queue.name) if queue.name in values.queues else [],
+                "steps": null_unbounded(explain_queue(values, queue.name)) if queue.name in values.queues else [],
             }
         )
 
@@ -260,7 +261,7 @@ class QuotaGroupViewSet(_TreeViewSet):
             {
                 "name": group.name,
                 "values": as_quantities(node_values(values))["quota_groups"].get(group.name),
-                "explain": explain_group(values, group.name) if group.name in values.quotas else {},
+                "explain": null_unbounded(explain_group(values, group.name)) if group.name in values.quotas else {},
             }
         )
 

@@ -25,7 +25,14 @@ from quotas import rules
 from quotas.fairshare.elastic import QuotaGroupSpec
 from quotas.fairshare.queues import QueueSpec
 from quotas.limits import ENV_VARS, Limits, brief
-from quotas.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
+from quotas.resources import (
+    QuantityError,
+    ResourceList,
+    ResourceNames,
+    format_quantity,
+    is_unbounded,
+    parse_resource_list,
+)
 from scheduling.engine.snapshot import NodeInfo, PodGroupInfo, Snapshot, Taint, TaskInfo, TaskStatus
 from scheduling.engine.values import QuotaValues
 
@@ -341,10 +348,50 @@ def _check_pods_added(changes: Any, limits: Limits) -> None:
                 )
 
 
-def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5, limits: Limits | None = None) -> Snapshot:
+# The resource lists of each kind's spec that may only name known resources (a node's allocatable introduces names).
+_NAMED_LISTS = {
+    "queue": ("capability", "deserved", "guarantee"),
+    "quota_group": ("min", "max", "shared_weight"),
+    "podgroup": ("request", "min_resources"),
+}
+
+
+def _check_resource_names(i: int, change: Mapping[str, Any], names: ResourceNames) -> ResourceNames:
+    """Refuse a resource no node offers (``changes.<i>.spec.<list>.<name>``); a node added offers its names to the
+    changes after it. Returns the names known from then on."""
+    spec = change.get("spec")
+    if not isinstance(spec, Mapping):
+        return names
+    kind = change.get("kind")
+    if kind == "node":
+        allocatable = spec.get("allocatable")
+        if change.get("op") == "add" and isinstance(allocatable, Mapping):
+            return names.with_offered(k for k in allocatable if isinstance(k, str))
+        return names
+    for key in _NAMED_LISTS.get(str(kind), ()):
+        listed = spec.get(key)
+        if isinstance(listed, Mapping):
+            unknown = names.unknown(k for k in listed if isinstance(k, str))
+            if unknown:
+                raise _err(i, f"spec.{key}.{unknown[0]}", names.message(unknown[0]), "unknown_resource")
+    return names
+
+
+def apply_changes(
+    snapshot: Snapshot,
+    changes: Any,
+    *,
+    max_depth: int = 5,
+    limits: Limits | None = None,
+    resource_names: ResourceNames | None = None,
+) -> Snapshot:
     """The snapshot after ``changes``, each validated in order; raises ``ProposalError``. ``limits`` (default
     ``Limits()``) bound the replicas of one podgroup and the pods the whole proposal adds (at most ``MAX_CHANGES``
-    changes, so at most that many podgroups)."""
+    changes, so at most that many podgroups). With ``resource_names`` (the control plane's, see
+    ``scheduling.resource_names``) a change may only name known resources or those a node added before it offers."""
+    names = None
+    if resource_names is not None:
+        names = resource_names.with_offered(r for node in snapshot.nodes.values() for r in node.allocatable)
     limits = limits or Limits()
     added = [0]
     _check_pods_added(changes, limits)
@@ -371,6 +418,8 @@ def apply_changes(snapshot: Snapshot, changes: Any, *, max_depth: int = 5, limit
             snap = _node_change(i, snap, change)
         else:
             snap = _podgroup_change(i, snap, change, limits, added)
+        if names is not None:
+            names = _check_resource_names(i, change, names)
     return snap
 
 
@@ -461,6 +510,9 @@ def as_quantities(tree: Mapping[str, Any], _cache: dict[tuple[int, str], str] | 
         if key in RESOURCE_FIELDS and isinstance(value, Mapping):
             printed = {}
             for r, v in value.items():
+                if is_unbounded(v):  # an unbounded amount is null, never a sentinel number
+                    printed[r] = None
+                    continue
                 text = cache.get((v, r))
                 if text is None:
                     text = cache[(v, r)] = format_quantity(v, r)

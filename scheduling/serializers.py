@@ -15,7 +15,7 @@ from quotas import rules, services
 from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.fairshare.elastic import DEFAULT_GROUP
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList
+from quotas.resources import ResourceList, null_unbounded
 from scheduling import agent_access
 from scheduling.choices import PodStatus
 from scheduling.models import (
@@ -539,3 +539,6 @@ class QuotaSampleSerializer(serializers.ModelSerializer):
         model = QuotaSample
         fields = ["time", "cluster", "kind", "node", "request", "allocated", "deserved", "borrowed", "lent"]
         read_only_fields = fields
+
+    def to_representation(self, instance: QuotaSample) -> dict[str, Any]:
+        return null_unbounded(super().to_representation(instance))  # type: ignore[return-value]  # unbounded: null

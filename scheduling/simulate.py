@@ -15,7 +15,7 @@ from typing import Any
 from quotas import rules
 from quotas.fairshare.elastic import ROOT_GROUP
 from quotas.limits import ENV_VARS, Deadline, Limits
-from quotas.resources import format_quantity
+from quotas.resources import ResourceNames, format_amount, format_quantity, is_unbounded, parse_quantity
 from scheduling.engine.policy import Policy
 from scheduling.engine.snapshot import Snapshot
 from scheduling.engine.values import QuotaValues, compute_values
@@ -35,11 +35,38 @@ class SimulationResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def rl(values: Mapping[str, int] | None) -> dict[str, str]:
-    """A resource list in the contract's form: canonical quantities, zero entries left out."""
+def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
+    """A resource list in the contract's form: canonical quantities, zero entries left out, and ``None`` (JSON
+    null) for an unbounded amount (the built-in ``system``/``default`` groups' max and runtime), never a sentinel."""
     if not values:
         return {}
-    return {name: format_quantity(amount, name) for name, amount in sorted(values.items()) if amount}
+    return {
+        name: None if is_unbounded(amount) else format_quantity(amount, name)
+        for name, amount in sorted(values.items())
+        if amount
+    }
+
+
+def unoffered_requests(snapshot: Snapshot) -> list[str]:
+    """Warnings for the resources pods or podgroups ask for that no node of the snapshot offers (and that are not
+    standard Kubernetes resources): offline, the manifests' nodes are all the names simulate knows. Such a pod can
+    never be placed; the simulation still runs."""
+    names = ResourceNames(r for node in snapshot.nodes.values() for r in node.allocatable)
+    asked: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()  # (podgroup, resource) already named through one of its pods
+    for task in snapshot.tasks.values():
+        for r in names.unknown(r for r, amount in task.request.items() if amount):
+            asked.setdefault(r, []).append(f"pod {task.uid}")
+            seen.add((task.podgroup, r))
+    for key, pg in snapshot.podgroups.items():
+        for r in names.unknown(r for r, amount in (pg.min_resources or {}).items() if amount):
+            if (key, r) not in seen:
+                asked.setdefault(r, []).append(f"podgroup {key}")
+    out = []
+    for r, who in sorted(asked.items()):
+        more = f" and {len(who) - 3} more" if len(who) > 3 else ""
+        out.append(f"{', '.join(sorted(who)[:3])}{more} request {r}, which no node offers (known: {names.listing()})")
+    return out
 
 
 def _locate(kind: str, name: str, origins: Mapping[tuple[str, str], Origin] | None) -> str:
@@ -173,6 +200,7 @@ def simulate(
     checkpoint = deadline.check if deadline is not None else None
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
+    warnings += unoffered_requests(snapshot)
     policy = policy or snapshot.policy
     snapshot = snapshot.with_policy(policy)
     validate_snapshot(snapshot, origins)
@@ -238,8 +266,13 @@ def simulate(
     return SimulationResult(document=document, warnings=warnings)
 
 
-def _rl_text(values: Mapping[str, str]) -> str:
-    return ",".join(f"{k}={v}" for k, v in values.items()) or "-"
+def _rl_text(values: Mapping[str, str | None]) -> str:
+    """A resource list of the document for people: cores, whole GPUs, Gi, ``unlimited`` (``format_amount``)."""
+    return ",".join(f"{k}={_amount_text(k, v)}" for k, v in values.items()) or "-"
+
+
+def _amount_text(resource: str, quantity: str | None) -> str:
+    return format_amount(None if quantity is None else parse_quantity(quantity, resource), resource)
 
 
 def _table(rows: list[list[str]], headers: list[str]) -> list[str]:

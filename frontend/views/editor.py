@@ -134,6 +134,7 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
 
     from quotas.values_api import current_snapshot
     from quotas.whatif import ProposalError, apply_changes
+    from scheduling.resource_names import known_resource_names
 
     entry = staging.node_entry(kind, instance, form.service_data())
     entries = [*staging.staged(request), entry]
@@ -142,6 +143,7 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
             current_snapshot(settings.FAIRWAY["DEFAULT_CLUSTER"]),
             staging.changes(entries),
             max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
+            resource_names=known_resource_names(),
         )
     except ProposalError as exc:
         index = len(entries) - 1

@@ -16,6 +16,7 @@ from django.shortcuts import redirect
 from frontend import figures, impact, staging, units
 from frontend.views.common import Page, admin_required, node_url, render_page, state
 from quotas.whatif import ProposalError, apply_changes, compare, node_values
+from scheduling.resource_names import known_resource_names
 
 SECTIONS = (("queues", "queue", "Queues"), ("quota_groups", "quota", "Quota groups"), ("namespaces", "", "Namespaces"))
 ENTITLED = {"queues": "deserved", "quota_groups": "runtime", "namespaces": "deserved"}
@@ -145,7 +146,10 @@ def whatif(request: HttpRequest) -> HttpResponse:
     if entries and st.snapshot is not None:
         try:
             after_snap = apply_changes(
-                st.snapshot, staging.changes(entries), max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
+                st.snapshot,
+                staging.changes(entries),
+                max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
+                resource_names=known_resource_names(),
             )
         except ProposalError as exc:
             context["errors"] = _errors(exc, entries)

@@ -67,7 +67,7 @@ import numpy.typing as npt
 
 from quotas.fairshare import _elastic_kernel as kern
 from quotas.fairshare import _elastic_reference as ref
-from quotas.resources import MAX_AMOUNT, ResourceList, format_quantity, split_unit
+from quotas.resources import MAX_AMOUNT, ResourceList, format_amount, split_unit
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -428,7 +428,7 @@ class ElasticResult(Mapping[str, GroupQuota]):
 
 
 def _fmt(amount: int, resource: str) -> str:
-    return format_quantity(amount, resource) if amount < INF else "unlimited"
+    return format_amount(amount, resource)
 
 
 def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:

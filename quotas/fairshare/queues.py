@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from quotas.fairshare.waterfill import hamilton
-from quotas.resources import ResourceList, format_quantity
+from quotas.resources import ResourceList, format_amount
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -214,8 +214,8 @@ class Refusal:
         if self.resource is not None and self.requested is not None and self.available is not None:
             return (
                 f"queue {self.node} {self.check}: insufficient {self.resource}, "
-                f"requested {format_quantity(self.requested, self.resource)}, "
-                f"available {format_quantity(self.available, self.resource)}"
+                f"requested {format_amount(self.requested, self.resource)}, "
+                f"available {format_amount(self.available, self.resource)}"
             )
         return f"queue {self.node} {self.check}: {self.message}"
 
@@ -275,7 +275,7 @@ class TraceStep:
         elif is_unlimited(self.value):
             shown = "unlimited"
         else:
-            shown = format_quantity(self.value, self.resource or "cpu")
+            shown = format_amount(self.value, self.resource or "cpu")
         where = f"[{self.resource}]" if self.resource else ""
         rnd = f", round {self.round}" if self.round else ""
         detail = f": {self.detail}" if self.detail else ""
@@ -704,7 +704,7 @@ def fmt(amount: int | float, resource: str) -> str:
         return f"{amount:.6g}"
     if is_unlimited(amount):
         return "unlimited"
-    return format_quantity(amount, resource)
+    return format_amount(amount, resource)
 
 
 def borrowed_and_lent(

@@ -72,6 +72,20 @@ def test_queue_lifecycle_through_the_cli(cli: Any, capsys: Any) -> None:
     assert not Queue.objects.filter(name__in=["myqueue", "child"]).exists()
 
 
+def test_cli_prints_cores_gib_whole_gpus_and_unlimited(cli: Any, capsys: Any) -> None:
+    from controlplane.cli import _fmt_resources
+
+    rl = {"cpu": "2500m", "memory": "1536Mi", "nvidia.com/gpu": "3", "pods": None}
+    assert _fmt_resources(rl) == "cpu=2.5,memory=1.5Gi,nvidia.com/gpu=3,pods=unlimited"
+    assert _fmt_resources({"nvidia.com/gpu": "3200m"}) == "nvidia.com/gpu=3.2"  # only when truly fractional
+    code, _, err = cli(capsys, "queue", "create", "-n", "units", "--deserved", "cpu=2500m,memory=1536Mi")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "queue", "view", "units")
+    assert "Deserved:   cpu=2.5,memory=1.5Gi" in out, out
+    code, out, _ = cli(capsys, "queue", "get", "units", "-o", "json")
+    assert json.loads(out)["deserved"] == {"cpu": "2500m", "memory": "1536Mi"}  # JSON keeps canonical quantities
+
+
 def test_cli_errors_name_the_field(cli: Any, capsys: Any) -> None:
     code, _, err = cli(capsys, "queue", "create", "-n", "bad", "--capability", "cpu=-1")
     assert code == 1

@@ -26,8 +26,9 @@ GI = 2**30
         (1_024_000, "cpu", "1024 cores"),
         (96 * GI, "memory", "96 GiB"),
         (int(1.5 * GI), "memory", "1.5 GiB"),
-        (8_000, "nvidia.com/gpu", "8 gpus"),
-        (1_000, "nvidia.com/gpu", "1 gpu"),
+        (8_000, "nvidia.com/gpu", "8 GPUs"),
+        (1_000, "nvidia.com/gpu", "1 GPU"),
+        (3_200, "nvidia.com/gpu", "3.2 GPUs"),
         (2**62, "cpu", "unlimited"),
         (1 << 120, "memory", "unlimited"),
         (0, "cpu", "0 cores"),
@@ -38,7 +39,9 @@ def test_human_readings(amount: int, resource: str, text: str) -> None:
 
 
 def test_quantities_and_order() -> None:
-    assert units.quantity(35_385, "cpu") == "35385m" and units.quantity(None, "cpu") == "unlimited"
+    assert units.quantity(35_385, "cpu") == "35.385" and units.quantity(None, "cpu") == "unlimited"
+    assert units.quantity(3_000, "nvidia.com/gpu") == "3" and units.quantity(3_200, "nvidia.com/gpu") == "3.2"
+    assert units.quantity(2**62, "memory") == "unlimited" and units.quantity(168 * GI, "memory") == "168Gi"
     assert (
         units.human(-2_000, "cpu", signed=True) == "-2 cores" and units.human(2_000, "cpu", signed=True) == "+2 cores"
     )

@@ -30,15 +30,16 @@ def explain_texts(response: Any) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("unit", "expected"),
     [
-        ("m", {"a": "runtime 5m", "b": "runtime 20m", "c": "runtime 35m", "d": "runtime 40m"}),
-        ("", {"a": "runtime 5,", "b": "runtime 20,", "c": "runtime 35385m", "d": "runtime 39615m"}),
+        ("m", {"a": "runtime 0.005", "b": "runtime 0.02", "c": "runtime 0.035", "d": "runtime 0.04"}),
+        ("", {"a": "runtime 5,", "b": "runtime 20,", "c": "runtime 35.385", "d": "runtime 39.615"}),
     ],
     ids=["quota-units", "whole-cpus"],
 )
 def test_seed_001_runtime_example_on_the_quota_pages(admin_client: Any, unit: str, expected: dict[str, str]) -> None:
     """Seed 001: cluster 100, A/B/C/D min 10/15/20/15, max 40/60/50/80, request 5/20/40/70; B/C/D share the 45
     left by their shared weights (= max) 60/50/80. In millicores the seed's numbers come out exactly (5/20/35/40);
-    in whole cpus the split is to the millicore (35385m / 39615m), as Koordinator computes."""
+    in whole cpus the split is to the millicore (35.385 / 39.615 cores), as Koordinator computes. The explanations
+    read cores (0.005 is 5 millicores)."""
     b.seed001_runtime(unit)
     for name, text in expected.items():
         response = admin_client.get(f"/quotas/{name}/")
@@ -57,7 +58,7 @@ def test_seed_001_runtime_example_on_the_quota_pages(admin_client: Any, unit: st
 def test_seed_001_tree_example(admin_client: Any) -> None:
     """Seed 001's hierarchy: parent-a 20 / parent-b 80; a-1, a-2 10 each; b-1 27 and b-2 53 (millicores)."""
     b.seed001_tree()
-    expected = {"parent-a": "20m", "parent-b": "80m", "a-1": "10m", "a-2": "10m", "b-1": "27m", "b-2": "53m"}
+    expected = {"parent-a": "0.02", "parent-b": "0.08", "a-1": "0.01", "a-2": "0.01", "b-1": "0.027", "b-2": "0.053"}
     for name, runtime in expected.items():
         texts = explain_texts(admin_client.get(f"/quotas/{name}/"))
         assert f"runtime {runtime}" in texts["cpu"] or f"distributes {runtime}" in texts["cpu"], (name, texts)

@@ -96,7 +96,7 @@ def test_flat_case1_not_allocatable_beyond_capability() -> None:
     verdict = result.allocatable("q2", rl(cpu="1", memory="1Gi"))
     assert not verdict
     assert [str(r) for r in verdict.reasons] == [
-        "queue q2 realCapability: insufficient cpu, requested 1, available 500m",
+        "queue q2 realCapability: insufficient cpu, requested 1, available 0.5",
         "queue q2 realCapability: insufficient memory, requested 1Gi, available 512Mi",
     ]
 

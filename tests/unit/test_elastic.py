@@ -727,7 +727,7 @@ def test_explain_k01() -> None:
     assert (b["bound_by"], b["rounds"][0]["share"], b["rounds"][0]["capped"]) == ("request", 14, True)
     a = result.explain("A")["resources"]["cpu"]
     assert (a["state"], a["bound_by"], a["rounds"]) == ("lends", "request below floor", [])
-    assert d["text"].endswith("runtime 40m, bound by parent runtime")
+    assert d["text"].endswith("runtime 0.04, bound by parent runtime")  # 40 millicores, in cores
 
 
 def test_explain_scaled_min_and_limits() -> None:
