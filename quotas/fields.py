@@ -50,4 +50,6 @@ class ResourceListField(models.JSONField):
     def formfield(self, **kwargs: Any) -> Any:
         from quotas.forms import ResourceListFormField
 
-        return super().formfield(**{"form_class": ResourceListFormField, **kwargs})
+        # a node's allocatable is where resource names come from; every other list names known resources only
+        any_name = self.name == "allocatable"
+        return super().formfield(**{"form_class": ResourceListFormField, "any_name": any_name, **kwargs})

@@ -11,6 +11,13 @@ from quotas.resources import QuantityError, ResourceList, parse_resource_list
 
 
 class ResourceListFormField(forms.JSONField):
+    """A resource list in the admin: only known resource names, except where names are introduced (``any_name``:
+    a node's allocatable), as the API's ``controlplane.fields.ResourceListField``."""
+
+    def __init__(self, *, any_name: bool = False, **kwargs: Any) -> None:
+        self.any_name = any_name
+        super().__init__(**kwargs)
+
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, ResourceList):
             return json.dumps(value.to_quantities())
@@ -26,6 +33,11 @@ class ResourceListFormField(forms.JSONField):
         if data in (None, ""):
             return None if not self.required else ResourceList()
         try:
-            return parse_resource_list(data, self.label or "resources")
+            value = parse_resource_list(data, self.label or "resources")
+            if not self.any_name and value:
+                from scheduling.resource_names import check_known
+
+                check_known(value, "resources")
+            return value
         except QuantityError as exc:
             raise forms.ValidationError(exc.message) from exc

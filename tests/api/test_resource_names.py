@@ -204,3 +204,32 @@ def test_the_schema_documents_null_as_unbounded_in_responses(admin_api: Any) -> 
     request = schema["components"]["schemas"]["QuotaGroupRequest"]["properties"]["max"]
     assert "nullable" not in json.dumps(request["additionalProperties"])
     assert "offered by some node" in request["description"]
+
+
+def test_the_admin_refuses_unknown_resources_but_nodes_introduce_them(client: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_superuser("root-admin", password="pw")
+    client.login(username="root-admin", password="pw")
+    root = Queue.objects.get(name="root")
+    form = {
+        "name": "q1",
+        "parent": root.pk,
+        "weight": 1,
+        "priority": 0,
+        "reclaimable": "on",
+        "state": "Open",
+        "capability": "{}",
+        "deserved": '{"example.com/fpga": "1"}',
+        "guarantee": "{}",
+    }
+    r = client.post("/admin/quotas/queue/add/", form)
+    assert r.status_code == 200 and "unknown resource &#x27;example.com/fpga&#x27;" in r.content.decode()
+    assert not Queue.objects.filter(name="q1").exists()
+    Node.objects.create(cluster=Cluster.objects.get(name="default"), name="f1", allocatable={"example.com/fpga": 2000})
+    r = client.post("/admin/quotas/queue/add/", form)
+    assert r.status_code == 302, r.content.decode()[:2000]
+    assert Queue.objects.get(name="q1").deserved == {"example.com/fpga": 1000}
+    # the admin's node form is where names come from: any valid name there
+    assert Node._meta.get_field("allocatable").formfield().any_name is True
+    assert Queue._meta.get_field("deserved").formfield().any_name is False
