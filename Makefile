@@ -61,6 +61,7 @@ bench: install
 	$(BIN)/python bench/bench_whatif.py
 	$(BIN)/python bench/bench_store_session.py
 	$(BIN)/python bench/bench_pages.py
+	$(BIN)/python bench/bench_soak.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
