@@ -68,6 +68,12 @@ def too_large(request: HttpRequest, detail: str) -> HttpResponse:
     return _plain_page("Request too large", detail, 413)
 
 
+def over_budget(request: HttpRequest, detail: str) -> HttpResponse:
+    if is_api(request):
+        return JsonResponse(envelope("client_error", "budget_exceeded", detail), status=422)
+    return _plain_page("Too much computation for one request", detail, 422)
+
+
 def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     # Django calls this while handling the exception: one raised by a middleware (a session saved to an unreachable
     # database, say) is still current here.

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
-from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, too_large
-from quotas.limits import ENV_VARS
+from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, over_budget, too_large
+from quotas.limits import ENV_VARS, BudgetExceeded
 
 # Big routes: URL name -> the limit (a field of settings.FAIRWAY_LIMITS) that replaces max_body_bytes there.
 LARGE_BODY_ROUTES = {"simulate": "simulate_max_body_bytes"}
@@ -81,6 +81,9 @@ class RequestLimitsMiddleware:
 
 
 class DatabaseUnavailableMiddleware:
+    """503 for a view that cannot reach the database; and for a page (the API's views answer through DRF's
+    exception handler) whose computation ran past its budget, 422 with the message."""
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
@@ -90,4 +93,6 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, DATABASE_ERRORS):
             return database_unavailable(request)
+        if isinstance(exception, BudgetExceeded):
+            return over_budget(request, str(exception))
         return None

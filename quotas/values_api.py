@@ -92,12 +92,19 @@ def heavy_work() -> Iterator[Deadline]:
 
 
 def _session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any] | None:
-    """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions."""
+    """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions.
+
+    ``checkpoint`` is called between podgroups; without one, the two sessions get a budget of their own
+    (``FAIRWAY_REQUEST_BUDGET_SECONDS``), so that no caller (the what-if page included) runs them unbounded."""
     from scheduling.simulate import _session_engine
 
     engine = _session_engine()
     if engine is None:
         return None
+    if checkpoint is None:
+        deadline = Deadline(settings.FAIRWAY_LIMITS.request_budget_seconds, ENV_VARS["request_budget_seconds"])
+        deadline.progress = "in the sessions before and after the proposal"
+        checkpoint = deadline.check
     now = time.time()
     rb = engine.run_session(before, now=now, checkpoint=checkpoint)
     ra = engine.run_session(after, now=now, checkpoint=checkpoint)
