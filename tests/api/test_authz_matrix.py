@@ -18,7 +18,6 @@ starts from the same fixtures (one database, a few hundred requests, seconds).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -325,7 +324,6 @@ def test_every_operation_answers_each_role_as_the_matrix_says() -> None:
     operations = _operations(schema.json())
     assert set(operations) - set(EXPECTED) == set(), "operations with no row in EXPECTED: a new endpoint?"
     assert set(EXPECTED) - set(operations) == set(), "rows of EXPECTED that the schema no longer has"
-    started = time.monotonic()
 
     surprises: list[str] = []
     cells = 0
@@ -351,7 +349,6 @@ def test_every_operation_answers_each_role_as_the_matrix_says() -> None:
                     )
     assert not surprises, f"{len(surprises)} of {cells} cells differ from the matrix:\n" + "\n".join(surprises)
     assert cells == len(operations) * len(ROLES) * len(TARGETS)
-    assert time.monotonic() - started < 60, f"{cells} cells took {time.monotonic() - started:.0f} s"
 
 
 # Operations where a team member succeeds whatever the target: collections (filtered to what it may read), the
