@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from rest_framework import parsers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 
 from quotas.limits import TooDeep, check_json_depth
 
@@ -26,9 +26,10 @@ class JSONParser(parsers.JSONParser):
             raise ParseError(f"JSON parse error - {exc.message}") from None
         parsed = super().parse(io.BytesIO(data), media_type, parser_context)
         where = _null_character(parsed, "")
-        if where is not None:
-            at = f" at {where}" if where else ""
-            raise ParseError(f"JSON parse error - a null character (\\u0000){at}: PostgreSQL cannot store it")
+        if where is not None:  # the field's path, as DRF's own check on a CharField would name it
+            raise ValidationError(
+                {where or "non_field_errors": ["Null characters are not allowed."]}, code="null_characters_not_allowed"
+            )
         return parsed
 
 
