@@ -151,6 +151,7 @@ class Supervisor:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = env
         self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.signalled: set[int] = set()  # pids already sent their one SIGTERM
         self.stop_signal: int | None = None
         self.stop_started = 0.0
 
@@ -179,14 +180,19 @@ class Supervisor:
             preexec_fn=_die_with_parent,
         )
         self.children[name] = child
+        if self.stop_signal is not None:  # the stop came while it was starting: it gets its TERM too
+            self._terminate_all()
         return child
 
     def running(self) -> list[str]:
         return [n for n, c in self.children.items() if c.poll() is None]
 
     def _terminate_all(self) -> None:
-        for child in self.children.values():
-            if child.poll() is None:
+        """One SIGTERM to every running child that has not had one (never a second: a second TERM would turn the
+        worker's warm shutdown into a cold one)."""
+        for child in list(self.children.values()):
+            if child.poll() is None and child.pid not in self.signalled:
+                self.signalled.add(child.pid)
                 with contextlib.suppress(ProcessLookupError):
                     child.send_signal(signal.SIGTERM)
 
