@@ -183,3 +183,31 @@ def test_the_deadline_raises_once_passed() -> None:
     deadline.progress = "session 3 of 20"
     with pytest.raises(BudgetExceeded, match=r"budget of 5 s of computation \(session 3 of 20\)"):
         deadline.check()
+
+
+def test_simulate_stops_between_podgroups_once_its_deadline_passes() -> None:
+    """The session engine calls the deadline's check before every podgroup: with a clock that moves one second per
+    reading and a budget of 30 s, the 31st check raises, among the first session's 200 podgroups, and no
+    check (nor work) follows."""
+    from scheduling.manifests import load_manifests
+    from scheduling.simulate import simulate
+    from tests.acceptance import manifests as m
+
+    docs: list[object] = [m.node("n1", cpu="1000", memory="1000Gi")]
+    docs += [m.podgroup("ns1", f"pg{i}", "default") for i in range(200)]
+    docs += [m.pod("ns1", f"p{i}", group=f"pg{i}", cpu="1") for i in range(200)]
+    loaded = load_manifests([("busy.yaml", m.dump(*docs))])
+    readings = []
+
+    def clock() -> float:
+        readings.append(None)
+        return float(len(readings))
+
+    deadline = Deadline(30, "FAIRWAY_REQUEST_BUDGET_SECONDS", clock=clock)
+    with pytest.raises(BudgetExceeded, match=r"\(in session 1 of 5\)"):
+        simulate(loaded.snapshot, sessions=5, deadline=deadline)
+    assert len(readings) == 32  # the reading that set the deadline, then 31 checks: 200 podgroups were not reached
+
+    # with time enough, the same simulation runs all five sessions
+    done = simulate(loaded.snapshot, sessions=5, deadline=Deadline(10**9, "FAIRWAY_REQUEST_BUDGET_SECONDS"))
+    assert len(done.document["sessions"]) == 5 and len(done.document["bindings"]) == 200
