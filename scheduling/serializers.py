@@ -77,12 +77,23 @@ class TaintSerializer(serializers.Serializer):
     value = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
     effect = serializers.ChoiceField(choices=TAINT_EFFECTS)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A PATCH is partial down to nested items, where DRF then skips "required" and defaults: a taint without a
+        # key was stored, and every later read of the node was a 500.
+        missing = {f: ["This field is required."] for f in ("key", "effect") if f not in attrs}
+        if missing:
+            raise serializers.ValidationError(missing, code="required")
+        return {"value": "", **attrs}
+
 
 class TolerationSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
     operator = serializers.ChoiceField(choices=("Equal", "Exists"), default="Equal")
     value = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
     effect = serializers.ChoiceField(choices=("", *TAINT_EFFECTS), required=False, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {"key": "", "operator": "Equal", "value": "", "effect": "", **attrs}  # the defaults, PATCH included
 
 
 class StringMapField(serializers.DictField):
