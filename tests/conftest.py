@@ -64,3 +64,30 @@ def _fresh_value_cache() -> Any:
     valuecache.clear()
     yield
     valuecache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _rows_of_the_data_migrations(request: pytest.FixtureRequest) -> None:
+    """A transactional test (``transactional_db``, ``live_server``) empties every table when it ends, the rows the data
+    migrations made with them (the built-in queues and quota groups, the default cluster, the node-agents group).
+    xdist's ``--dist loadscope`` runs the modules with the most tests first, so an ordinary ``db`` test may come after
+    one in the same worker: it gets those rows back, inside its own transaction (rolled back with it)."""
+    marker = request.node.get_closest_marker("django_db")
+    wants_db = "db" in request.fixturenames or (marker is not None and not marker.kwargs.get("transaction"))
+    transactional = {"transactional_db", "live_server"} & set(request.fixturenames)
+    if not wants_db or transactional or (marker is not None and marker.kwargs.get("transaction")):
+        return
+    request.getfixturevalue("db")
+    from django.contrib.auth.models import Group
+
+    from quotas.models import Queue
+
+    if Queue.objects.filter(name="root").exists():
+        return
+    from quotas.services import ensure_builtins
+    from scheduling.serializers import default_cluster
+    from scheduling.views import NODE_AGENTS_GROUP
+
+    ensure_builtins()
+    default_cluster()
+    Group.objects.get_or_create(name=NODE_AGENTS_GROUP)
