@@ -91,3 +91,36 @@ def _rows_of_the_data_migrations(request: pytest.FixtureRequest) -> None:
     ensure_builtins()
     default_cluster()
     Group.objects.get_or_create(name=NODE_AGENTS_GROUP)
+
+
+@pytest.fixture(autouse=True)
+def _migrated_rows(request: pytest.FixtureRequest) -> None:
+    """A test on the ``db`` fixture starts from the migrated state whatever ran before it in this process.
+
+    A transactional test (``transactional_db``, ``live_server``) ends with a flush that also takes the rows the data
+    migrations created: the built-in tree nodes, the default cluster, the ``node-agents`` group. Which test follows one
+    depends on how xdist deals the modules out, so a test that relies on them puts them back, inside its own
+    transaction (rolled back with it; one query when they are there). Transactional tests set up their own rows.
+    """
+    from django.conf import settings
+
+    if not settings.configured:  # pure engine tests run without Django (-p no:django)
+        return
+    marker = request.node.get_closest_marker("django_db")
+    transactional = {"transactional_db", "live_server"} & set(request.fixturenames) or (
+        marker is not None and marker.kwargs.get("transaction", False)
+    )
+    if transactional or (marker is None and "db" not in request.fixturenames):
+        return
+    request.getfixturevalue("db")
+    from django.contrib.auth.models import Group
+
+    from quotas import services
+    from quotas.models import Queue
+    from scheduling.models import Cluster
+
+    if Queue.objects.filter(name="default").exists():
+        return
+    services.ensure_builtins()
+    Cluster.objects.get_or_create(name="default", defaults={"description": "The cluster this control plane manages"})
+    Group.objects.get_or_create(name="node-agents")

@@ -16,7 +16,7 @@ SETTINGS = ("DATABASE_URL", "FAIRWAY_TEST_REDIS_URL", "STATICFILES_STORAGE")
 def pytest_run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in SETTINGS and not k.startswith(("PYTEST_", "DJANGO_"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *(args if "-n" in args else ("-p", "no:xdist", *args))],
         cwd=REPO,
         env={**clean, **env},
         capture_output=True,
@@ -57,3 +57,49 @@ def test_without_the_peers_manifests_their_tests_skip_and_say_why(tmp_path: Path
     skipped = int(tail.split(" skipped")[0].split()[-1])
     assert skipped >= 70, tail
     assert f"the peers' manifests are absent ({absent})" in run.stdout
+
+
+FIRST_MODULE = '''
+import pytest
+
+
+@pytest.mark.django_db
+def test_a_first() -> None:
+    pass
+
+
+@pytest.mark.django_db(transaction=True)
+def test_b_ends_with_a_flush() -> None:
+    pass
+'''
+SECOND_MODULE = '''
+import pytest
+
+
+@pytest.mark.django_db
+def test_c_needs_the_migrated_rows() -> None:
+    from django.contrib.auth.models import Group
+
+    from quotas.models import Queue, QuotaGroup
+    from scheduling.models import Cluster
+
+    assert Queue.objects.filter(name="default").exists() and QuotaGroup.objects.filter(name="system").exists()
+    assert Cluster.objects.filter(name="default").exists() and Group.objects.filter(name="node-agents").exists()
+'''
+
+
+def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_next_module(tmp_path: Path) -> None:
+    """``make test`` deals modules out by scope (xdist ``loadscope``): a module that mixes plain and transactional
+    tests runs its transactional ones, which end with a flush, before the next module on that worker; the next
+    module's tests still find the built-in tree nodes, the default cluster and the node-agents group."""
+    (tmp_path / "test_first.py").write_text(FIRST_MODULE)
+    (tmp_path / "test_second.py").write_text(SECOND_MODULE)
+    run = pytest_run(
+        "-p", "tests.conftest", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(tmp_path),
+        "-n", "1", "--dist", "loadscope", "-v",
+        str(tmp_path / "test_first.py"), str(tmp_path / "test_second.py"),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", FAIRWAY_VAR_DIR=str(tmp_path / "var"),
+    )  # fmt: skip
+    order = [line.split("::")[1].split()[0] for line in run.stdout.splitlines() if " PASSED " in line or "FAILED" in line]
+    assert order[:3] == ["test_a_first", "test_b_ends_with_a_flush", "test_c_needs_the_migrated_rows"], run.stdout
+    assert run.returncode == 0, run.stdout[-3000:]
