@@ -131,9 +131,8 @@ class Soak:
         import time_machine
         from django.core.management import call_command
 
-        from scheduling.models import Cluster
-
         from quotas import services
+        from scheduling.models import Cluster
 
         started = time.perf_counter()
         services.ensure_builtins()  # a transactional test's flush removed the migrations' rows
