@@ -110,7 +110,16 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'fairway.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    # WAL: readers (web pages, beat's schedule reads) never block the worker's writes and the other way round;
+    # IMMEDIATE takes the write lock at BEGIN, so a transaction never fails upgrading a read lock; the busy timeout
+    # covers a scheduling session's write on a loaded laptop.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": 60,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
