@@ -9,6 +9,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairway
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
+XDIST_WORKERS ?= 2
 
 .PHONY: install run test services migrate demo lint bench clean
 
@@ -48,7 +49,7 @@ test: install services
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
-	  $(BIN)/python -m pytest -n 2 --dist loadscope $(PYTEST_ARGS)
+	  $(BIN)/python -m pytest -n $(XDIST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

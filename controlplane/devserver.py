@@ -234,7 +234,9 @@ class Supervisor:
                     failed = name
                     break
             if failed:
-                self.say(f"{failed} exited on its own (exit status {self.children[failed].returncode}): stopping the rest")
+                self.say(
+                    f"{failed} exited on its own (exit status {self.children[failed].returncode}): stopping the rest"
+                )
                 self.stop_signal = signal.SIGTERM
                 self.stop_started = time.monotonic()
                 self._terminate_all()
@@ -243,7 +245,13 @@ class Supervisor:
         self.wait_all()
         if failed:
             return 1
-        bad = {n: c.returncode for n, c in self.children.items() if c.returncode != 0}
+        # A child that died of the very TERM we sent it stopped as asked: one that was still starting (beat
+        # installs its handler only once it has loaded the app) has no handler yet and dies with -SIGTERM.
+        bad = {
+            n: c.returncode
+            for n, c in self.children.items()
+            if c.returncode != 0 and not (c.returncode == -signal.SIGTERM and c.pid in self.signalled)
+        }
         if bad:
             self.say("stopped, but not cleanly: " + ", ".join(f"{n} exit status {rc}" for n, rc in bad.items()))
             return 1

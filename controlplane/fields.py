@@ -55,7 +55,9 @@ class ResourceListFieldExtension(OpenApiSerializerFieldExtension):
     target_class = ResourceListField
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-        quantity: dict[str, Any] = {"oneOf": [build_basic_type(OpenApiTypes.STR), build_basic_type(OpenApiTypes.NUMBER)]}
+        quantity: dict[str, Any] = {
+            "oneOf": [build_basic_type(OpenApiTypes.STR), build_basic_type(OpenApiTypes.NUMBER)]
+        }
         description = "Resource name to Kubernetes quantity (500m, 2, 1.5, 4Gi, 1e3)."
         if direction == "response":
             quantity = {"type": "string", "nullable": True}

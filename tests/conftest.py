@@ -8,6 +8,17 @@ from typing import Any
 import pytest
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules with a ``slow`` test run first, the rest after them in collection order.
+
+    Under ``make test`` (xdist, ``--dist loadscope --no-loadscope-reorder``) each module goes to one worker in this
+    order, so the few long modules (schemathesis, the soak, the outages, ``make run``) start at once and the many
+    short ones fill the other worker around them, instead of one long module running alone at the end.
+    """
+    slow_modules = {item.module for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.module not in slow_modules)  # stable: collection order within each group
+
+
 @pytest.fixture
 def make_user(db: Any) -> Callable[..., Any]:
     from django.contrib.auth import get_user_model
@@ -67,33 +78,6 @@ def _fresh_value_cache() -> Any:
 
 
 @pytest.fixture(autouse=True)
-def _rows_of_the_data_migrations(request: pytest.FixtureRequest) -> None:
-    """A transactional test (``transactional_db``, ``live_server``) empties every table when it ends, the rows the data
-    migrations made with them (the built-in queues and quota groups, the default cluster, the node-agents group).
-    xdist's ``--dist loadscope`` runs the modules with the most tests first, so an ordinary ``db`` test may come after
-    one in the same worker: it gets those rows back, inside its own transaction (rolled back with it)."""
-    marker = request.node.get_closest_marker("django_db")
-    wants_db = "db" in request.fixturenames or (marker is not None and not marker.kwargs.get("transaction"))
-    transactional = {"transactional_db", "live_server"} & set(request.fixturenames)
-    if not wants_db or transactional or (marker is not None and marker.kwargs.get("transaction")):
-        return
-    request.getfixturevalue("db")
-    from django.contrib.auth.models import Group
-
-    from quotas.models import Queue
-
-    if Queue.objects.filter(name="root").exists():
-        return
-    from quotas.services import ensure_builtins
-    from scheduling.serializers import default_cluster
-    from scheduling.views import NODE_AGENTS_GROUP
-
-    ensure_builtins()
-    default_cluster()
-    Group.objects.get_or_create(name=NODE_AGENTS_GROUP)
-
-
-@pytest.fixture(autouse=True)
 def _migrated_rows(request: pytest.FixtureRequest) -> None:
     """A test on the ``db`` fixture starts from the migrated state whatever ran before it in this process.
 
@@ -117,10 +101,11 @@ def _migrated_rows(request: pytest.FixtureRequest) -> None:
 
     from quotas import services
     from quotas.models import Queue
+    from scheduling.agent_access import NODE_AGENTS_GROUP
     from scheduling.models import Cluster
 
     if Queue.objects.filter(name="default").exists():
         return
     services.ensure_builtins()
     Cluster.objects.get_or_create(name="default", defaults={"description": "The cluster this control plane manages"})
-    Group.objects.get_or_create(name="node-agents")
+    Group.objects.get_or_create(name=NODE_AGENTS_GROUP)

@@ -16,7 +16,14 @@ SETTINGS = ("DATABASE_URL", "FAIRWAY_TEST_REDIS_URL", "STATICFILES_STORAGE")
 def pytest_run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in SETTINGS and not k.startswith(("PYTEST_", "DJANGO_"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *(args if "-n" in args else ("-p", "no:xdist", *args))],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            *(args if "-n" in args else ("-p", "no:xdist", *args)),
+        ],
         cwd=REPO,
         env={**clean, **env},
         capture_output=True,
@@ -59,7 +66,7 @@ def test_without_the_peers_manifests_their_tests_skip_and_say_why(tmp_path: Path
     assert f"the peers' manifests are absent ({absent})" in run.stdout
 
 
-FIRST_MODULE = '''
+FIRST_MODULE = """
 import pytest
 
 
@@ -71,8 +78,8 @@ def test_a_first() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_b_ends_with_a_flush() -> None:
     pass
-'''
-SECOND_MODULE = '''
+"""
+SECOND_MODULE = """
 import pytest
 
 
@@ -85,7 +92,7 @@ def test_c_needs_the_migrated_rows() -> None:
 
     assert Queue.objects.filter(name="default").exists() and QuotaGroup.objects.filter(name="system").exists()
     assert Cluster.objects.filter(name="default").exists() and Group.objects.filter(name="node-agents").exists()
-'''
+"""
 
 
 def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_next_module(tmp_path: Path) -> None:
@@ -100,6 +107,8 @@ def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_ne
         str(tmp_path / "test_first.py"), str(tmp_path / "test_second.py"),
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", FAIRWAY_VAR_DIR=str(tmp_path / "var"),
     )  # fmt: skip
-    order = [line.split("::")[1].split()[0] for line in run.stdout.splitlines() if " PASSED " in line or "FAILED" in line]
+    order = [
+        line.split("::")[1].split()[0] for line in run.stdout.splitlines() if " PASSED " in line or "FAILED" in line
+    ]
     assert order[:3] == ["test_a_first", "test_b_ends_with_a_flush", "test_c_needs_the_migrated_rows"], run.stdout
     assert run.returncode == 0, run.stdout[-3000:]

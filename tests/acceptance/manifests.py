@@ -13,7 +13,8 @@ import yaml
 # nothing beside it skips the tests that read them, with this reason in the summary (``-ra``).
 # ``FAIRWAY_PEER_MANIFESTS`` points elsewhere (the test of this skip uses it).
 PEER_MANIFESTS = Path(
-    os.environ.get("FAIRWAY_PEER_MANIFESTS") or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "manifests"
+    os.environ.get("FAIRWAY_PEER_MANIFESTS")
+    or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "manifests"
 )
 needs_peer_manifests = pytest.mark.skipif(
     not PEER_MANIFESTS.is_dir(),

@@ -43,6 +43,8 @@ import pytest
 
 from tests.support import corpus
 
+pytestmark = pytest.mark.slow
+
 SHOWN = 10  # differing cases described in full
 
 

@@ -58,7 +58,7 @@ def test_bad_manifests_exit_2_with_one_line(tmp_path: Path, name: str, text: str
 @pytest.mark.parametrize(
     ("name", "policy", "expected"),
     [
-        ("latin1", b"actions: \"enqueue\xff\"\n", "latin1.conf: not UTF-8 text"),
+        ("latin1", b'actions: "enqueue\xff"\n', "latin1.conf: not UTF-8 text"),
         ("deep", b"actions: enqueue\nx: " + b"[" * 100_000 + b"]" * 100_000, "deep.conf: invalid YAML: nested more"),
         ("mapping", b"actions: enqueue\nx:\n" + b"- " * 100_000 + b"a\n", "mapping.conf: invalid YAML: nested more"),
     ],

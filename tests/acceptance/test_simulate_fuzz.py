@@ -25,6 +25,8 @@ from tests.acceptance import manifests as m
 from tests.acceptance.manifests import PEER_MANIFESTS
 from tests.acceptance.simulate_runner import Run, problems, run_simulate
 
+pytestmark = pytest.mark.slow
+
 SEED = int(os.environ.get("FAIRWAY_FUZZ_SEED", "20261125"))
 CASES = int(os.environ.get("FAIRWAY_FUZZ_CASES", "40"))
 

@@ -199,8 +199,9 @@ tiers:
 
 def test_seed_000_table_2_through_simulated_sessions(tmp_path: Path, capsys: Any) -> None:
     """With drf's namespace order, one session binds exactly the namespace assigned column of seed 000's table 2."""
-    text = seed000_snapshot((1, 3), [("q1", "ns1", 3, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 2, 10),
-                                     ("q2", "ns4", 6, 2)])
+    text = seed000_snapshot(
+        (1, 3), [("q1", "ns1", 3, 5), ("q1", "ns2", 1, 10), ("q2", "ns3", 2, 10), ("q2", "ns4", 6, 2)]
+    )
     policy = tmp_path / "policy.yaml"
     policy.write_text(NAMESPACE_ORDER_POLICY)
     doc = simulate(tmp_path, capsys, text, "--policy", str(policy))
@@ -217,8 +218,14 @@ def test_seed_000_table_2_through_simulated_sessions(tmp_path: Path, capsys: Any
 def test_reclaim_returns_lent_resources_within_two_sessions(tmp_path: Path, capsys: Any) -> None:
     """q2 borrows the whole cluster while q1 is idle; q1's gang of 2 arrives: the session reclaims q2's pods above
     its deserved (2 of 4) and pipelines q1's pods onto the resources being released; they run in the next one."""
-    docs: list[Any] = [m.node("n1", cpu="4", memory="16Gi"), m.queue("q1"), m.queue("q2"), m.namespace("ns"),
-                       m.podgroup("ns", "borrower", "q2"), m.podgroup("ns", "owner", "q1", min_member=2)]
+    docs: list[Any] = [
+        m.node("n1", cpu="4", memory="16Gi"),
+        m.queue("q1"),
+        m.queue("q2"),
+        m.namespace("ns"),
+        m.podgroup("ns", "borrower", "q2"),
+        m.podgroup("ns", "owner", "q1", min_member=2),
+    ]
     docs += [m.pod("ns", f"b{i}", group="borrower", cpu="1", node_name="n1") for i in range(4)]
     docs += [m.pod("ns", f"o{i}", group="owner", cpu="1") for i in range(2)]
     policy = tmp_path / "policy.yaml"
@@ -234,9 +241,11 @@ def test_reclaim_returns_lent_resources_within_two_sessions(tmp_path: Path, caps
 def test_recycle_takes_back_overused_quota_least_important_first(tmp_path: Path, capsys: Any) -> None:
     """Seed 001: group a borrowed the whole cluster while b was idle; b's pods arrive, so a's runtime drops to its
     min and `--recycle` evicts a's least important pods until a's used fits its runtime."""
-    docs: list[Any] = [m.node("n1", cpu="4", memory="16Gi"),
-                       m.elastic_quota("a", min={"cpu": "2"}, max={"cpu": "4"}),
-                       m.elastic_quota("b", min={"cpu": "2"}, max={"cpu": "4"})]
+    docs: list[Any] = [
+        m.node("n1", cpu="4", memory="16Gi"),
+        m.elastic_quota("a", min={"cpu": "2"}, max={"cpu": "4"}),
+        m.elastic_quota("b", min={"cpu": "2"}, max={"cpu": "4"}),
+    ]
     docs += [m.pod("default", f"a{i}", quota="a", cpu="1", node_name="n1", priority=10 * i) for i in range(4)]
     docs += [m.pod("default", f"b{i}", quota="b", cpu="1") for i in range(2)]
     doc = simulate(tmp_path, capsys, m.dump(*docs), "--recycle")

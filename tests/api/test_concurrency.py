@@ -21,7 +21,7 @@ from quotas import services
 from quotas.models import Queue, VersionConflict
 from quotas.resources import parse_resource_list
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 TIMEOUT = 30
 

@@ -81,8 +81,11 @@ def test_an_unknown_resource_is_refused_naming_the_field(world: Any, path: str, 
 
 def test_an_update_with_an_unknown_resource_changes_nothing(world: Any) -> None:
     before = Queue.objects.get(name="team").version
-    refused(world.patch("/api/v1/queues/team/", {"deserved": {"foo.bar/baz": "1"}}, format="json"),
-            "deserved.foo.bar/baz", "foo.bar/baz")
+    refused(
+        world.patch("/api/v1/queues/team/", {"deserved": {"foo.bar/baz": "1"}}, format="json"),
+        "deserved.foo.bar/baz",
+        "foo.bar/baz",
+    )
     assert Queue.objects.get(name="team").version == before
     assert "foo.bar/baz" not in json.dumps(world.get("/api/v1/queues/tree/").json())
 
@@ -90,8 +93,17 @@ def test_an_update_with_an_unknown_resource_changes_nothing(world: Any) -> None:
 def test_standard_resources_need_no_node(world: Any) -> None:
     r = world.post(
         "/api/v1/queues/",
-        {"name": "std", "deserved": {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "10Gi", "pods": "10",
-                                     "hugepages-2Mi": "64Mi", "storage": "1Ti"}},
+        {
+            "name": "std",
+            "deserved": {
+                "cpu": "1",
+                "memory": "1Gi",
+                "ephemeral-storage": "10Gi",
+                "pods": "10",
+                "hugepages-2Mi": "64Mi",
+                "storage": "1Ti",
+            },
+        },
         format="json",
     )
     assert r.status_code == 201, r.json()
@@ -105,8 +117,9 @@ def test_nodes_introduce_names_and_then_every_object_may_use_them(world: Any) ->
     )
     assert "example.com/fpga" not in detail.split("known:")[1]
     # a node (registration) may carry any syntactically valid name; a bad name is still refused
-    r = world.post("/api/v1/nodes/", {"name": "f1", "allocatable": {"cpu": "4", "example.com/fpga": "2"}},
-                   format="json")
+    r = world.post(
+        "/api/v1/nodes/", {"name": "f1", "allocatable": {"cpu": "4", "example.com/fpga": "2"}}, format="json"
+    )
     assert r.status_code == 201, r.json()
     r = world.post("/api/v1/nodes/", {"name": "f2", "allocatable": {"Not A Name": "2"}}, format="json")
     assert r.status_code == 400 and "allocatable.Not A Name" in error_attrs(r)
@@ -116,10 +129,12 @@ def test_nodes_introduce_names_and_then_every_object_may_use_them(world: Any) ->
     world.post("/api/v1/clusters/", {"name": "other"}, format="json")
     r = world.post("/api/v1/nodes/", {"name": "g1", "cluster": "other", "allocatable": {"cpu": "4"}}, format="json")
     assert r.status_code == 201, r.json()
-    refused(world.patch("/api/v1/queues/team/", {"deserved": {"nvidia.com/gpu": "1"}}, format="json"),
-            "deserved.nvidia.com/gpu", "nvidia.com/gpu")
-    r = world.post("/api/v1/nodes/g1/heartbeat/", {"allocatable": {"cpu": "4", "nvidia.com/gpu": "8"}},
-                   format="json")
+    refused(
+        world.patch("/api/v1/queues/team/", {"deserved": {"nvidia.com/gpu": "1"}}, format="json"),
+        "deserved.nvidia.com/gpu",
+        "nvidia.com/gpu",
+    )
+    r = world.post("/api/v1/nodes/g1/heartbeat/", {"allocatable": {"cpu": "4", "nvidia.com/gpu": "8"}}, format="json")
     assert r.status_code in (200, 204), r.content
     assert Node.objects.get(name="g1").allocatable["nvidia.com/gpu"] == 8000
     r = world.patch("/api/v1/queues/team/", {"deserved": {"nvidia.com/gpu": "1"}}, format="json")
@@ -127,19 +142,45 @@ def test_nodes_introduce_names_and_then_every_object_may_use_them(world: Any) ->
 
 
 def test_whatif_changes_name_only_known_resources(world: Any) -> None:
-    r = world.post("/api/v1/whatif/", {"changes": [
-        {"op": "create", "kind": "queue", "spec": {"name": "q9", "deserved": {"foo.bar/baz": "1"}}},
-    ]}, format="json")
+    r = world.post(
+        "/api/v1/whatif/",
+        {
+            "changes": [
+                {"op": "create", "kind": "queue", "spec": {"name": "q9", "deserved": {"foo.bar/baz": "1"}}},
+            ]
+        },
+        format="json",
+    )
     refused(r, "changes.0.spec.deserved.foo.bar/baz", "foo.bar/baz")
-    r = world.post("/api/v1/whatif/", {"changes": [
-        {"op": "add", "kind": "podgroup", "spec": {"namespace": "ns1", "name": "w", "request": {"x.io/tpu": "1"}}},
-    ]}, format="json")
+    r = world.post(
+        "/api/v1/whatif/",
+        {
+            "changes": [
+                {
+                    "op": "add",
+                    "kind": "podgroup",
+                    "spec": {"namespace": "ns1", "name": "w", "request": {"x.io/tpu": "1"}},
+                },
+            ]
+        },
+        format="json",
+    )
     refused(r, "changes.0.spec.request.x.io/tpu", "x.io/tpu")
     # a node added earlier in the proposal offers its names to the changes after it
-    r = world.post("/api/v1/whatif/", {"changes": [
-        {"op": "add", "kind": "node", "spec": {"name": "t1", "allocatable": {"cpu": "8", "x.io/tpu": "4"}}},
-        {"op": "add", "kind": "podgroup", "spec": {"namespace": "ns1", "name": "w", "request": {"x.io/tpu": "1"}}},
-    ]}, format="json")
+    r = world.post(
+        "/api/v1/whatif/",
+        {
+            "changes": [
+                {"op": "add", "kind": "node", "spec": {"name": "t1", "allocatable": {"cpu": "8", "x.io/tpu": "4"}}},
+                {
+                    "op": "add",
+                    "kind": "podgroup",
+                    "spec": {"namespace": "ns1", "name": "w", "request": {"x.io/tpu": "1"}},
+                },
+            ]
+        },
+        format="json",
+    )
     assert r.status_code == 200, r.json()
 
 
@@ -174,6 +215,7 @@ def test_unbounded_amounts_are_null_in_the_api(world: Any) -> None:
         assert r.status_code == 200, (path, r.content[:300])
         text = r.content.decode()
         assert not SENTINEL.search(text), (path, SENTINEL.search(text))
+
     def walk(nodes: list[dict]) -> dict[str, dict]:
         out = {}
         for node in nodes:
@@ -186,14 +228,18 @@ def test_unbounded_amounts_are_null_in_the_api(world: Any) -> None:
     assert groups["default"]["max"] == {"cpu": None, "memory": None}
     # hierarchical capacity: a capability nobody set is unlimited, inherited down the tree
     Cluster.objects.filter(name="default").update(scheduler_policy=HIERARCHY)
-    world.post("/api/v1/pods/", {"namespace": "ns1", "name": "p", "podgroup": "job", "request": {"cpu": "1"}},
-               format="json")
+    world.post(
+        "/api/v1/pods/", {"namespace": "ns1", "name": "p", "podgroup": "job", "request": {"cpu": "1"}}, format="json"
+    )
     r = world.get("/api/v1/queues/team/explain/")
     assert not SENTINEL.search(r.content.decode())
     capability = [s for s in r.json()["steps"] if s["quantity"] == "capability"]
     assert capability and all(s["value"] is None for s in capability), r.json()["steps"]  # inherited from root
-    r = world.post("/api/v1/whatif/", {"changes": [
-        {"op": "set_weight", "kind": "namespace", "name": "ns1", "weight": 3}]}, format="json")
+    r = world.post(
+        "/api/v1/whatif/",
+        {"changes": [{"op": "set_weight", "kind": "namespace", "name": "ns1", "weight": 3}]},
+        format="json",
+    )
     assert r.status_code == 200 and not SENTINEL.search(r.content.decode())
 
 

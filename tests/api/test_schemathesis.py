@@ -21,11 +21,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import requests
 
 from tests.api.live import Live
 
-SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "80"))
+pytestmark = pytest.mark.slow
+
+SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "70"))
 SEED = os.environ.get("FAIRWAY_SCHEMATHESIS_SEED", "20261125")
 
 

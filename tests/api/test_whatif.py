@@ -21,14 +21,21 @@ def cluster(admin_api: Any) -> Any:
     for q in ("q1", "q2"):
         assert a.post("/api/v1/queues/", {"name": q}, format="json").status_code == 201
     for g in ("g1", "g2"):
-        assert a.post("/api/v1/quota-groups/", {"name": g, "min": {"cpu": "4"}, "max": {"cpu": "16"}},
-                      format="json").status_code == 201
+        assert (
+            a.post(
+                "/api/v1/quota-groups/", {"name": g, "min": {"cpu": "4"}, "max": {"cpu": "16"}}, format="json"
+            ).status_code
+            == 201
+        )
     for q, g in (("q1", "g1"), ("q2", "g2")):
         a.post("/api/v1/namespaces/", {"name": f"ns-{q}", "default_queue": q, "quota_group": g}, format="json")
         a.post("/api/v1/podgroups/", {"namespace": f"ns-{q}", "name": "job", "min_member": 1}, format="json")
         for i in range(10):
-            r = a.post("/api/v1/pods/", {"namespace": f"ns-{q}", "name": f"p{i}", "podgroup": "job",
-                                         "request": {"cpu": "1"}}, format="json")
+            r = a.post(
+                "/api/v1/pods/",
+                {"namespace": f"ns-{q}", "name": f"p{i}", "podgroup": "job", "request": {"cpu": "1"}},
+                format="json",
+            )
             assert r.status_code == 201, r.json()
     return a
 
@@ -57,8 +64,11 @@ def test_explain_endpoints(cluster: Any) -> None:
 
 def test_whatif_weight_change_shows_the_diff_and_writes_nothing(cluster: Any) -> None:
     before_version = Queue.objects.get(name="q2").version
-    r = cluster.post("/api/v1/whatif/", {"changes": [
-        {"op": "update", "kind": "queue", "name": "q2", "spec": {"weight": 3}}]}, format="json")
+    r = cluster.post(
+        "/api/v1/whatif/",
+        {"changes": [{"op": "update", "kind": "queue", "name": "q2", "spec": {"weight": 3}}]},
+        format="json",
+    )
     assert r.status_code == 200, r.json()
     body = r.json()
     assert body["before"]["queues"]["q2"]["deserved"] == {"cpu": "8"}
@@ -70,13 +80,22 @@ def test_whatif_weight_change_shows_the_diff_and_writes_nothing(cluster: Any) ->
 
 
 def test_whatif_several_changes_nodes_groups_and_weights(cluster: Any) -> None:
-    r = cluster.post("/api/v1/whatif/", {"changes": [
-        {"op": "add", "kind": "node", "spec": {"name": "n2", "allocatable": {"cpu": "8"}}},
-        {"op": "update", "kind": "quota_group", "name": "g2", "spec": {"min": {"cpu": "8"}}},
-        {"op": "set_weight", "kind": "namespace", "name": "ns-q1", "weight": 4},
-        {"op": "add", "kind": "podgroup", "spec": {"namespace": "ns-q1", "name": "big", "replicas": 2,
-                                                   "request": {"cpu": "2"}}},
-    ]}, format="json")
+    r = cluster.post(
+        "/api/v1/whatif/",
+        {
+            "changes": [
+                {"op": "add", "kind": "node", "spec": {"name": "n2", "allocatable": {"cpu": "8"}}},
+                {"op": "update", "kind": "quota_group", "name": "g2", "spec": {"min": {"cpu": "8"}}},
+                {"op": "set_weight", "kind": "namespace", "name": "ns-q1", "weight": 4},
+                {
+                    "op": "add",
+                    "kind": "podgroup",
+                    "spec": {"namespace": "ns-q1", "name": "big", "replicas": 2, "request": {"cpu": "2"}},
+                },
+            ]
+        },
+        format="json",
+    )
     assert r.status_code == 200, r.json()
     after = r.json()["after"]
     assert after["queues"]["q1"]["request"] == {"cpu": "14"}
@@ -88,8 +107,10 @@ def test_whatif_several_changes_nodes_groups_and_weights(cluster: Any) -> None:
     ("changes", "attr"),
     [
         ([{"op": "update", "kind": "queue", "name": "q1", "spec": {"weight": 0}}], "changes.0.spec.weight"),
-        ([{"op": "update", "kind": "queue", "name": "q1", "spec": {"deserved": {"cpu": "-1"}}}],
-         "changes.0.spec.deserved.cpu"),
+        (
+            [{"op": "update", "kind": "queue", "name": "q1", "spec": {"deserved": {"cpu": "-1"}}}],
+            "changes.0.spec.deserved.cpu",
+        ),
         ([{"op": "move", "kind": "queue", "name": "q1", "parent": "q1"}], "changes.0.spec.parent"),
         ([{"op": "delete", "kind": "queue", "name": "root"}], "changes.0.non_field_errors"),
         ([{"op": "update", "kind": "queue", "name": "ghost", "spec": {}}], "changes.0.name"),
@@ -106,8 +127,13 @@ def test_whatif_invalid_proposals_get_the_rules_errors(cluster: Any, changes: li
 
 
 def test_simulate_endpoint(admin_api: Any) -> None:
-    text = m.dump(m.node("n1", cpu="16", memory="64Gi"), m.queue("q1"), m.namespace("ns"),
-                  m.podgroup("ns", "j", "q1"), *[m.pod("ns", f"p{i}", group="j", cpu="1") for i in range(4)])
+    text = m.dump(
+        m.node("n1", cpu="16", memory="64Gi"),
+        m.queue("q1"),
+        m.namespace("ns"),
+        m.podgroup("ns", "j", "q1"),
+        *[m.pod("ns", f"p{i}", group="j", cpu="1") for i in range(4)],
+    )
     r = admin_api.post("/api/v1/simulate/", {"manifests": text}, format="json")
     assert r.status_code == 200, r.json()
     assert r.json()["document"]["queues"]["q1"]["request"] == {"cpu": "4"}

@@ -11,7 +11,7 @@ from quotas.models import Namespace, Queue
 from tests.e2e.conftest import charts_ready, login, shot
 from tests.frontend import builders as b
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 NAMESPACE_DESERVED = """() => {
   const gd = document.querySelector('[data-figure="namespaces"]');

@@ -178,11 +178,11 @@ def test_pipelined_pods_are_counted_as_pipelined_not_running(
     assert "1 bound · 2 pipelined · 2 pending" in html
     sweep = next(j for j in overview.context["waiting"] if j["name"] == "sweep")
     assert (sweep["running"], sweep["bound"], sweep["pipelined"], sweep["pods"]) == (1, 1, 2, 5)
-    assert "1 running · 1 bound · <span class=\"pipelined\">2 pipelined</span>" in html
+    assert '1 running · 1 bound · <span class="pipelined">2 pipelined</span>' in html
 
     team = login(client, "lead-x").get("/team/x-team/")
     assert team.context["pod_counts"] == {"running": 9, "bound": 1, "pipelined": 2, "releasing": 0, "pending": 2}
-    assert "pods: <span class=\"pod-counts\">9 running · 1 bound · 2 pipelined · 2 pending</span>" in (
+    assert 'pods: <span class="pod-counts">9 running · 1 bound · 2 pipelined · 2 pending</span>' in (
         team.content.decode()
     )
     sweep = next(j for j in team.context["jobs"] if j["name"] == "sweep")

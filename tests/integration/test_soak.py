@@ -40,4 +40,3 @@ def test_six_hours_of_the_demo_keep_every_invariant() -> None:
     # the dead machine's pods were lost and replaced, the short one kept its pods; the outage condemned nothing
     assert report.evictions["node-lost"] > 0, summary
     assert report.max_unplaced_inqueue <= 3
-

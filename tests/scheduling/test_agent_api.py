@@ -26,7 +26,10 @@ def clients(world: World, api: Any, make_user: Any) -> dict[str, Any]:
     team = Group.objects.create(name="team-a")
     Queue.objects.get(name="team-a").teams.add(team)
     kubelet = make_user("kubelet", groups=("node-agents",))
-    for name in (*world.nodes, "new-node"):  # the agent of this cluster's nodes (per-node identity: test_agent_identity)
+    for name in (
+        *world.nodes,
+        "new-node",
+    ):  # the agent of this cluster's nodes (per-node identity: test_agent_identity)
         NodeAgentBinding.objects.create(user=kubelet, cluster=world.cluster, node=name)
     return {
         "agent": api(kubelet),

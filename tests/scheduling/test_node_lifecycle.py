@@ -25,7 +25,9 @@ def _running_on(world: World, node: str) -> list[str]:
     Pod.objects.filter(cluster=world.cluster, status="Bound").update(status="Running", started=timezone.now())
     return sorted(
         f"{ns}/{name}"
-        for ns, name in Pod.objects.filter(cluster=world.cluster, node__name=node).values_list("namespace__name", "name")
+        for ns, name in Pod.objects.filter(cluster=world.cluster, node__name=node).values_list(
+            "namespace__name", "name"
+        )
     )
 
 
