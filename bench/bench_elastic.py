@@ -1,4 +1,4 @@
-"""Benchmark of the elastic-quota engine (quotas.fairshare.elastic): prints a table, asserts nothing.
+"""Benchmark of the elastic-quota engine (engine.fairshare.elastic): prints a table, asserts nothing.
 
 Trees of depth 4 below ``root`` with four resources (cpu, memory, nvidia.com/gpu, pods), mins that add up
 (each parent's min covers its children's), random requests around the mins (some groups lend, most borrow),
@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quotas.fairshare.elastic import ROOT_GROUP, ElasticQuotaTree, QuotaGroupSpec
-from quotas.resources import ResourceList
+from engine.fairshare.elastic import ROOT_GROUP, ElasticQuotaTree, QuotaGroupSpec
+from engine.resources import ResourceList
 
 GI = 2**30
 UNIT = {"cpu": 1000, "memory": GI, "nvidia.com/gpu": 1000, "pods": 1000}

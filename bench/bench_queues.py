@@ -31,11 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quotas.fairshare.capacity import compute_capacity
-from quotas.fairshare.namespace import compute_namespace_shares
-from quotas.fairshare.proportion import compute_proportion
-from quotas.fairshare.queues import JobUsage, QueueSpec, summarize_jobs
-from quotas.resources import ResourceList
+from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.namespace import compute_namespace_shares
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import JobUsage, QueueSpec, summarize_jobs
+from engine.resources import ResourceList
 
 GI = 2**30
 UNIT = {"cpu": 1000, "memory": GI, "nvidia.com/gpu": 1000, "ephemeral-storage": 10 * GI}

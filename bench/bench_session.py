@@ -22,12 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
-from quotas.resources import ResourceList
-from scheduling.engine.policy import Policy
-from scheduling.engine.run import run_session
-from scheduling.engine.snapshot import (
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupInfo,
@@ -37,6 +34,9 @@ from scheduling.engine.snapshot import (
     TaskInfo,
     Toleration,
 )
+from engine.resources import ResourceList
+from engine.session.policy import Policy
+from engine.session.run import run_session
 
 GiB = 2**30
 SHAPES = [(500, 1 * GiB), (1000, 2 * GiB), (2000, 8 * GiB), (4000, 16 * GiB), (8000, 32 * GiB)]

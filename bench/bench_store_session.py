@@ -92,9 +92,9 @@ def build(nodes: int, pods: int, queues: int, seed: int, mode: str) -> None:
     """Replace the benchmark cluster and trees with a fresh synthetic one (bulk inserts)."""
     from django.db import transaction
 
+    from engine.resources import ResourceList
     from quotas import services
     from quotas.models import Namespace, Queue, QuotaGroup
-    from quotas.resources import ResourceList
     from scheduling.models import Cluster, Node, Pod, PodGroup
 
     rng = random.Random(seed)

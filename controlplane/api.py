@@ -87,7 +87,7 @@ class ETagMixin:
 
 
 def rule_errors_to_validation_error(errors: Iterable[Any]) -> exceptions.ValidationError:
-    """Turn ``quotas.rules.FieldError`` items into one DRF ValidationError keyed by field path."""
+    """Turn ``engine.rules.FieldError`` items into one DRF ValidationError keyed by field path."""
     detail: dict[str, list[exceptions.ErrorDetail]] = {}
     for err in errors:
         detail.setdefault(err.field, []).append(exceptions.ErrorDetail(err.message, code=err.code))

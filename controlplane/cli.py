@@ -96,7 +96,7 @@ def _parse_resources(text: str | None, flag: str) -> dict[str, str] | None:
 
 def _fmt_resources(rl: dict[str, str | None] | None) -> str:
     """The API's quantities for people: cores, whole GPUs, Gi, and ``unlimited`` for null (an unbounded amount)."""
-    from quotas.resources import QuantityError, format_amount, parse_quantity
+    from engine.resources import QuantityError, format_amount, parse_quantity
 
     def text(name: str, quantity: str | None) -> str:
         try:

@@ -17,7 +17,7 @@ from django.views import defaults
 from drf_standardized_errors.handler import ExceptionHandler as StandardExceptionHandler
 from rest_framework import exceptions, status
 
-from quotas.limits import BudgetExceeded, LimitExceeded
+from engine.limits import BudgetExceeded, LimitExceeded
 
 # What a client is told to wait before it retries when the database cannot be reached (or the server is busy).
 RETRY_AFTER_SECONDS = 5

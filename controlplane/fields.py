@@ -9,7 +9,7 @@ from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
-from quotas.resources import QuantityError, ResourceList, json_quantities, parse_resource_list
+from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list
 
 
 class ResourceListField(serializers.Field):

@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, over_budget, too_large
-from quotas.limits import ENV_VARS, BudgetExceeded
+from engine.limits import ENV_VARS, BudgetExceeded
 
 # Big routes: URL name -> the limit (a field of settings.FAIRWAY_LIMITS) that replaces max_body_bytes there.
 LARGE_BODY_ROUTES = {"simulate": "simulate_max_body_bytes"}

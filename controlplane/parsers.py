@@ -10,7 +10,7 @@ from django.conf import settings
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError, ValidationError
 
-from quotas.limits import TooDeep, check_json_depth
+from engine.limits import TooDeep, check_json_depth
 
 
 class JSONParser(parsers.JSONParser):

@@ -11,7 +11,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from quotas.limits import Limits
+from engine.limits import Limits
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("FAIRWAY_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -221,7 +221,7 @@ FAIRWAY = {
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
 }
 
-# What one request may ask (quotas/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
+# What one request may ask (engine/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
 # podgroups, sessions, wall-clock budget. Django's own body limit is the largest route's; RequestLimitsMiddleware
 # keeps every other route to FAIRWAY_MAX_BODY_BYTES.
 try:

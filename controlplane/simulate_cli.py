@@ -3,7 +3,7 @@
 The contract is ``shared/SIMULATE.md``: exit 0 on success, exit 2 with one line on stderr naming the file, the
 document, the kind and the name for input that cannot be used; skipped kinds are warnings on stderr.
 
-The limits of ``quotas.limits`` apply, read from the same ``FAIRWAY_*`` variables as the server: the manifests'
+The limits of ``engine.limits`` apply, read from the same ``FAIRWAY_*`` variables as the server: the manifests'
 total size and nesting, replicas, pods, podgroups, sessions, and a wall-clock budget (``FAIRWAY_CLI_BUDGET_SECONDS``,
 checked between sessions and between podgroups). Input over a limit is input that cannot be used: exit 2, one line.
 """
@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from quotas.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
+from engine.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -64,9 +64,9 @@ def _read(path: str, budget: int) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scheduling.engine.policy import Policy, PolicyError
-    from scheduling.manifests import ManifestError, load_manifests
-    from scheduling.simulate import SimulationError, render_table, simulate
+    from engine.manifests import ManifestError, load_manifests
+    from engine.session.policy import Policy, PolicyError
+    from engine.simulate import SimulationError, render_table, simulate
 
     try:
         limits = Limits.from_env()

@@ -14,10 +14,10 @@ from typing import Any
 
 from django import forms
 
+from engine import rules
+from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
 from frontend import units
-from quotas import rules
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
 from scheduling.resource_names import check_known
 
 QUEUE_LISTS = ("capability", "deserved", "guarantee")

@@ -79,7 +79,7 @@ def _fits(need: Mapping[str, int], room: Mapping[str, int] | None) -> tuple[bool
 
 def _needs(snap: Any) -> dict[str, tuple[dict[str, int], dict[str, dict[str, int]]]]:
     """Per waiting podgroup: what it still needs (total) and split by quota group."""
-    from scheduling.engine.snapshot import ALLOCATED_STATUSES, TaskStatus
+    from engine.objects import ALLOCATED_STATUSES, TaskStatus
 
     out: dict[str, tuple[dict[str, int], dict[str, dict[str, int]]]] = {}
     by_pg = snap.tasks_by_podgroup
@@ -141,7 +141,7 @@ def _verdict(
 
 
 def _victims(snap: Any, tasks: list[Any], excess: Mapping[str, int]) -> list[dict[str, Any]]:
-    from scheduling.engine.snapshot import PREEMPTABLE_STATUSES
+    from engine.objects import PREEMPTABLE_STATUSES
 
     left = {r: v for r, v in excess.items() if v > 0}
     running = [t for t in tasks if t.status in PREEMPTABLE_STATUSES and t.quota_preemptible]

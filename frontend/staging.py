@@ -1,9 +1,9 @@
-"""Staged edits for the what-if page: kept in the user's session, evaluated with ``quotas.whatif`` and applied
+"""Staged edits for the what-if page: kept in the user's session, evaluated with ``engine.changes`` and applied
 all together, in one transaction, through ``quotas.services`` (the same writers as the API).
 
 A staged entry is ``{"change": <a what-if change>, "kind": "queue" | "quota" | "namespace", "name": <target>,
 "version": <the target's version when staged, None for a create>, "summary": <one line>}``. The change is
-exactly what ``quotas.whatif.apply_changes`` takes, so the evaluation and the final write read the same list.
+exactly what ``engine.changes.apply_changes`` takes, so the evaluation and the final write read the same list.
 Applying checks every target's version first: if any row changed since it was staged the whole set is refused
 (nothing is written) and the page says which.
 """
@@ -17,9 +17,10 @@ from typing import Any
 from django.db import transaction
 from django.http import HttpRequest
 
-from quotas import rules, services
+from engine import rules
+from engine.resources import ResourceList, format_quantity, parse_resource_list
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList, format_quantity, parse_resource_list
 
 SESSION_KEY = "fairway_staged"
 MAX_STAGED = 50

@@ -290,7 +290,7 @@ def node_loans(tree: Tree, name: str) -> tuple[list[Loan], list[Loan]]:
 def cluster_usage(snapshot: Any) -> tuple[dict[str, int], dict[str, int]]:
     """(allocated, requested) over the snapshot's live pods, per resource: what running pods hold and what
     every pod that is not finished asks for."""
-    from scheduling.engine.snapshot import ALLOCATED_STATUSES, TaskStatus
+    from engine.objects import ALLOCATED_STATUSES, TaskStatus
 
     done = {TaskStatus.SUCCEEDED, TaskStatus.FAILED}
     allocated: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""Display units of the dashboard: base-unit integers (``quotas.resources``) shown as people read them.
+"""Display units of the dashboard: base-unit integers (``engine.resources``) shown as people read them.
 
 Charts plot floats in one display unit per resource (cores, GiB, whole GPUs); tables print the same numbers with
 the unit. Amounts at or above ``UNLIMITED_FROM`` (the engines' "no limit" sentinels, ``2**62`` and above) read as
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from quotas.resources import MAX_AMOUNT, format_amount, milli_scale
+from engine.resources import MAX_AMOUNT, format_amount, milli_scale
 
 UNLIMITED_FROM = MAX_AMOUNT
 HIDDEN_RESOURCES = frozenset({"pods"})
@@ -69,7 +69,7 @@ def human(amount: int | None, resource: str, *, unit: bool = True, signed: bool 
 
 def quantity(amount: int | None, resource: str) -> str:
     """The exact amount without its unit, as people read it (``1.5`` cores, ``3`` GPUs, ``96Gi``) or ``unlimited``
-    (``quotas.resources.format_amount``: a GPU amount reads ``3.2`` only when it truly is fractional)."""
+    (``engine.resources.format_amount``: a GPU amount reads ``3.2`` only when it truly is fractional)."""
     return format_amount(amount, resource)
 
 

@@ -10,7 +10,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
-from quotas import rules, services
+from engine import rules
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 
 

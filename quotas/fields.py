@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from quotas.resources import QuantityError, ResourceList, parse_resource_list
+from engine.resources import QuantityError, ResourceList, parse_resource_list
 
 
 class ResourceListField(models.JSONField):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from quotas.resources import QuantityError, ResourceList, parse_resource_list
+from engine.resources import QuantityError, ResourceList, parse_resource_list
 
 
 class ResourceListFormField(forms.JSONField):

@@ -11,11 +11,11 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.resources import ResourceList
 from quotas.choices import QueueState
-from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from quotas.fields import ResourceListField
-from quotas.resources import ResourceList
 
 
 class VersionConflict(Exception):

@@ -9,7 +9,8 @@ from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.fields import NameField, ResourceListField
-from quotas import rules, services
+from engine import rules
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 
 NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
@@ -187,12 +188,8 @@ class QuotaGroupSerializer(serializers.ModelSerializer):
 class NamespaceSerializer(serializers.ModelSerializer):
     name = serializers.CharField(max_length=253, help_text=NAME_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
-    default_queue = NameField(
-        slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True
-    )
-    quota_group = NameField(
-        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
-    )
+    default_queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True)
+    quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
     hard = ResourceListField(required=False, allow_null=True)
 
     class Meta:

@@ -1,4 +1,4 @@
-"""Writes to the trees: load the current tree as engine specs, check the change with ``quotas.rules``, then write
+"""Writes to the trees: load the current tree as engine specs, check the change with ``engine.rules``, then write
 it in one transaction. The API, the admin, the importer and the what-if endpoint all come through here."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from quotas import rules
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
+from engine import rules
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.resources import ResourceList
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList
 
 QUEUE_FIELDS = ("weight", "capability", "deserved", "guarantee", "reclaimable", "priority")
 GROUP_FIELDS = ("is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id", "min_scale_exempt")

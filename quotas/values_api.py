@@ -23,10 +23,10 @@ from rest_framework.views import APIView
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.errors import Busy
 from controlplane.permissions import AdminOrTeamSubmits
+from engine.changes import ProposalError, apply_changes, compare
+from engine.limits import ENV_VARS, Deadline
+from engine.values import QuotaValues, compute_values
 from quotas import whatif_access
-from quotas.limits import ENV_VARS, Deadline
-from quotas.whatif import ProposalError, apply_changes, compare
-from scheduling.engine.values import QuotaValues, compute_values
 from scheduling.resource_names import known_resource_names
 
 
@@ -96,7 +96,7 @@ def _session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | No
 
     ``checkpoint`` is called between podgroups; without one, the two sessions get a budget of their own
     (``FAIRWAY_REQUEST_BUDGET_SECONDS``), so that no caller (the what-if page included) runs them unbounded."""
-    from scheduling.simulate import _session_engine
+    from engine.simulate import _session_engine
 
     engine = _session_engine()
     if engine is None:
@@ -241,9 +241,9 @@ class SimulateView(APIView):
         ),
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        from scheduling.engine.policy import Policy, PolicyError
-        from scheduling.manifests import ManifestError, load_manifests
-        from scheduling.simulate import SimulationError, simulate
+        from engine.manifests import ManifestError, load_manifests
+        from engine.session.policy import Policy, PolicyError
+        from engine.simulate import SimulationError, simulate
 
         body = SimulateSerializer(data=request.data)
         body.is_valid(raise_exception=True)

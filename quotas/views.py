@@ -15,11 +15,12 @@ from rest_framework.response import Response
 
 from controlplane.api import ETagMixin, rule_errors_to_validation_error
 from controlplane.permissions import AdminWritesTeamsRead
-from quotas import rules, services
+from engine import rules
+from engine.resources import null_unbounded
+from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import null_unbounded
 from quotas.selectors import build_tree, queue_phase_counts
 from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
 from quotas.values_api import EXPLAIN_PARAMS
@@ -27,8 +28,8 @@ from quotas.values_api import EXPLAIN_PARAMS
 
 def tree_values(request: Request, section: str) -> dict[str, Any]:
     """The computed values of every node of one tree, now, as quantities (``{}`` when the cluster is unknown)."""
+    from engine.changes import as_quantities, node_values
     from quotas.values_api import cached_values
-    from quotas.whatif import as_quantities, node_values
     from scheduling.models import Cluster
 
     try:
@@ -41,7 +42,7 @@ def tree_values(request: Request, section: str) -> dict[str, Any]:
 def explain_values(request: Request) -> Any:
     """The values an explanation reads: of ``?cluster=`` (400 when there is no such cluster) or of the default
     cluster (``None`` when it does not exist: nothing to explain)."""
-    from quotas.limits import brief
+    from engine.limits import brief
     from quotas.values_api import cached_values
     from scheduling.models import Cluster
 
@@ -191,8 +192,8 @@ class QueueViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How each of this queue's values was reached (the rounds, the caps that bound it)."""
+        from engine.changes import as_quantities, node_values
         from quotas.values_api import explain_queue
-        from quotas.whatif import as_quantities, node_values
 
         queue = self.get_object()
         values = explain_values(request)
@@ -250,8 +251,8 @@ class QuotaGroupViewSet(_TreeViewSet):
     @action(detail=True, methods=["get"])
     def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """How this group's runtime was reached: its floor, the rounds of sharing, the cap that bound it."""
+        from engine.changes import as_quantities, node_values
         from quotas.values_api import explain_group
-        from quotas.whatif import as_quantities, node_values
 
         group = self.get_object()
         values = explain_values(request)

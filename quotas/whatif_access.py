@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotas import rules
-from quotas.whatif import ProposalError
+from engine import rules
+from engine.changes import ProposalError
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _outside(i: int, field: str, what: str, name: Any) -> ProposalError:
 def check_changes(snapshot: Any, changes: Any, scope: Scope) -> set[str]:
     """Refuse (``ProposalError``) the first change outside ``scope``; return the names of the tree nodes the
     proposal creates or renames to (they are the member's). Malformed changes are left to
-    ``quotas.whatif.apply_changes``, which reports them."""
+    ``engine.changes.apply_changes``, which reports them."""
     if not isinstance(changes, list):
         return set()
     queues = subtree(snapshot.queues, scope.queue_roots)

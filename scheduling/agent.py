@@ -63,10 +63,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 
-from quotas import rules, services
+from engine import rules
+from engine.resources import ResourceList
+from quotas import services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
-from quotas.resources import ResourceList
 from scheduling.choices import PodGroupPhase, PodStatus
 from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup
 

@@ -32,12 +32,12 @@ from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.choices import PodGroupPhase, PodStatus
 
 if TYPE_CHECKING:
-    from scheduling.engine.policy import Policy
+    from engine.session.policy import Policy
 
 
 def default_scheduler_policy() -> str:
-    """Volcano's default scheduler configuration (``scheduling.engine.policy.DEFAULT_POLICY``) as YAML."""
-    from scheduling.engine.policy import DEFAULT_POLICY
+    """Volcano's default scheduler configuration (``engine.session.policy.DEFAULT_POLICY``) as YAML."""
+    from engine.session.policy import DEFAULT_POLICY
 
     return DEFAULT_POLICY.to_yaml()
 
@@ -46,9 +46,9 @@ def default_scheduler_policy() -> str:
 def parse_scheduler_policy(text: str) -> Policy:
     """The policy of a ``volcano-scheduler.conf`` text (cached by text; empty means Volcano's default).
 
-    Raises ``scheduling.engine.policy.PolicyError``.
+    Raises ``engine.session.policy.PolicyError``.
     """
-    from scheduling.engine.policy import DEFAULT_POLICY, Policy
+    from engine.session.policy import DEFAULT_POLICY, Policy
 
     return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
 
@@ -109,7 +109,7 @@ class Cluster(models.Model):
         return parse_scheduler_policy(self.scheduler_policy or "")
 
     def clean(self) -> None:
-        from scheduling.engine.policy import PolicyError
+        from engine.session.policy import PolicyError
 
         try:
             parse_scheduler_policy(self.scheduler_policy or "")

@@ -1,6 +1,6 @@
 """The resource names the control plane knows: the standard Kubernetes ones plus every name a node offers.
 
-The rule is pure (``quotas.resources.ResourceNames``); this module only reads the names the nodes offer, across all
+The rule is pure (``engine.resources.ResourceNames``); this module only reads the names the nodes offer, across all
 clusters (the trees are global, so a queue may name a GPU that only one cluster has). Nodes introduce names: their
 ``allocatable`` (registration, heartbeat, admin) may carry any syntactically valid name, every other object only
 known ones.
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from quotas.resources import ResourceNames, is_standard_resource
+from engine.resources import ResourceNames, is_standard_resource
 from scheduling.models import Node
 
 
@@ -45,4 +45,3 @@ def check_known(names: Iterable[str], field: str) -> None:
     if all(is_standard_resource(n) for n in names):
         return
     known_resource_names().check(names, field)
-

@@ -11,11 +11,12 @@ from rest_framework.exceptions import PermissionDenied
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.fields import NameField, ResourceListField
-from quotas import rules, services
+from engine import rules
+from engine.fairshare.elastic import DEFAULT_GROUP
+from engine.resources import ResourceList, null_unbounded
+from quotas import services
 from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
-from quotas.fairshare.elastic import DEFAULT_GROUP
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList, null_unbounded
 from scheduling import agent_access
 from scheduling.choices import PodStatus
 from scheduling.models import (
@@ -63,7 +64,7 @@ class ClusterSerializer(serializers.ModelSerializer):
 
     def validate_scheduler_policy(self, value: str) -> str:
         """Volcano's scheduler configuration; it must parse (``Policy.from_yaml``)."""
-        from scheduling.engine.policy import PolicyError
+        from engine.session.policy import PolicyError
 
         try:
             parse_scheduler_policy(value or "")
@@ -253,9 +254,7 @@ class PodSerializer(serializers.ModelSerializer):
     podgroup = serializers.CharField(
         required=False, allow_null=True, help_text="Name of the pod's podgroup in the same namespace."
     )
-    quota_group = NameField(
-        slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True
-    )
+    quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
     node = serializers.CharField(read_only=True, source="node.name", default=None)
     request = ResourceListField(required=False)
     labels = StringMapField(required=False)

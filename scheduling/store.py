@@ -56,15 +56,9 @@ from django.db.models.fields.json import JSONField
 from django.db.models.functions import Cast, RowNumber, TruncHour, TruncMinute
 from django.utils import timezone
 
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import DEFAULT_QUEUE, QueueSpec
-from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList
-from scheduling.agent import cluster_disrupted
-from scheduling.choices import PodGroupPhase as DbPhase
-from scheduling.choices import PodStatus
-from scheduling.engine import decisions
-from scheduling.engine.snapshot import (
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
+from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupCondition,
@@ -77,6 +71,12 @@ from scheduling.engine.snapshot import (
     Toleration,
     own_podgroup_name,
 )
+from engine.resources import ResourceList
+from engine.session import decisions
+from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling.agent import cluster_disrupted
+from scheduling.choices import PodGroupPhase as DbPhase
+from scheduling.choices import PodStatus
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -958,7 +958,7 @@ def record_failure(cluster: Cluster, kind: str, started: datetime, exc: BaseExce
 
 
 def _engine() -> Any:
-    from scheduling.engine import run
+    from engine.session import run
 
     return run
 

@@ -17,10 +17,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from engine import rules
 from frontend import staging, trees
 from frontend.forms import DeleteForm, NamespaceWeightForm, QueueForm, QuotaGroupForm, VersionForm
 from frontend.views.common import admin_required, node_url, safe_next
-from quotas import rules, services
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.serializers import NamespaceSerializer
 
@@ -132,8 +133,8 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
     redirect, or None when the form got errors."""
     from django.conf import settings
 
+    from engine.changes import ProposalError, apply_changes
     from quotas.values_api import current_snapshot
-    from quotas.whatif import ProposalError, apply_changes
     from scheduling.resource_names import known_resource_names
 
     entry = staging.node_entry(kind, instance, form.service_data())

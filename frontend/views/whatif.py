@@ -1,4 +1,4 @@
-"""What-if before apply: the staged edits, every node's values before and after (``quotas.whatif``), their impact
+"""What-if before apply: the staged edits, every node's values before and after (``engine.changes``), their impact
 on jobs, then apply them all in one transaction through the services, or discard them."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from engine.changes import ProposalError, apply_changes, compare, node_values
 from frontend import figures, impact, staging, units
 from frontend.views.common import Page, admin_required, node_url, render_page, state
-from quotas.whatif import ProposalError, apply_changes, compare, node_values
 from scheduling.resource_names import known_resource_names
 
 SECTIONS = (("queues", "queue", "Queues"), ("quota_groups", "quota", "Quota groups"), ("namespaces", "", "Namespaces"))
@@ -129,7 +129,7 @@ def _errors(exc: ProposalError, entries: Sequence[Mapping[str, Any]]) -> list[st
 @admin_required
 def whatif(request: HttpRequest) -> HttpResponse:
     """The staged edits, before/after per node, the impact on jobs, and Apply / Discard."""
-    from scheduling.engine.values import compute_values
+    from engine.values import compute_values
 
     entries = staging.staged(request)
     st = state(request)

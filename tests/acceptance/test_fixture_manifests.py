@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from quotas import rules
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
-from quotas.resources import ResourceList
-from scheduling.engine.policy import ElasticQuotaArgs, Policy
-from scheduling.engine.snapshot import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
-from scheduling.manifests import LoadResult, dump_yaml, load_manifests
+from engine import rules
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.manifests import LoadResult, dump_yaml, load_manifests
+from engine.objects import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
+from engine.resources import ResourceList
+from engine.session.policy import ElasticQuotaArgs, Policy
 from tests.acceptance.manifests import PEER_MANIFESTS as FIXTURES
 from tests.acceptance.manifests import needs_peer_manifests
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from quotas.fairshare.namespace import compare_namespaces, compute_namespace_shares, namespace_weight
-from quotas.fairshare.proportion import compute_proportion
-from quotas.fairshare.queues import JobUsage, QueueSpec
-from quotas.resources import ResourceList
+from engine.fairshare.namespace import compare_namespaces, compute_namespace_shares, namespace_weight
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.resources import ResourceList
 
 CLUSTER = ResourceList.parse({"cpu": "16"})
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import NamespaceInfo, Snapshot
+from engine.objects import NamespaceInfo, Snapshot
+from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     Q,
     bound,

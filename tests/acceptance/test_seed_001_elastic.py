@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from quotas.fairshare.elastic import (
+from engine.fairshare.elastic import (
     DEFAULT_GROUP,
     ROOT_GROUP,
     SYSTEM_GROUP,
@@ -18,7 +18,7 @@ from quotas.fairshare.elastic import (
     compute_runtimes,
     fits_runtime,
 )
-from quotas.resources import ResourceList
+from engine.resources import ResourceList
 
 
 def cpu(v: int) -> ResourceList:

@@ -12,8 +12,8 @@ only use resource up to min."
 
 from __future__ import annotations
 
-from scheduling.engine.run import apply_result, run_recycle, run_session
-from scheduling.engine.snapshot import PodGroupPhase, Snapshot
+from engine.objects import PodGroupPhase, Snapshot
+from engine.session.run import apply_result, run_recycle, run_session
 from tests.unit.test_session_support import bound, group, node, plugin, pod, podgroup, policy, rl, snapshot
 
 ELASTIC = policy(

@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-from scheduling.engine.policy import Policy
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import NamespaceInfo, PodGroupPhase
+from engine.objects import NamespaceInfo, PodGroupPhase
+from engine.session.policy import Policy
+from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     ST,
     Q,

@@ -6,9 +6,9 @@ job C in b. Cluster: 12 cpu, 24Gi. a deserves 4 cpu (a1 2, a2 2), b deserves 4 c
 
 from __future__ import annotations
 
-from quotas.fairshare.capacity import CapacityResult, compute_capacity
-from quotas.fairshare.queues import JobUsage, QueueSpec, TaskRef
-from quotas.resources import ResourceList
+from engine.fairshare.capacity import CapacityResult, compute_capacity
+from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.resources import ResourceList
 
 CLUSTER = ResourceList.parse({"cpu": "12", "memory": "24Gi"})
 

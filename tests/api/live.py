@@ -44,9 +44,9 @@ def small_world() -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
+    from engine.resources import ResourceList
     from quotas import services
     from quotas.models import Namespace, Queue, QuotaGroup
-    from quotas.resources import ResourceList
     from scheduling.models import Node
     from scheduling.serializers import default_cluster
 

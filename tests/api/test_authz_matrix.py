@@ -31,9 +31,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from engine.resources import parse_resource_list
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import parse_resource_list
 from scheduling.models import (
     Cluster,
     Eviction,

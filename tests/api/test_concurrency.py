@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import requests
 
+from engine.resources import parse_resource_list
 from quotas import services
 from quotas.models import Queue, VersionConflict
-from quotas.resources import parse_resource_list
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

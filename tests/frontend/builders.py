@@ -9,9 +9,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from engine.resources import ResourceList, parse_resource_list
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList, parse_resource_list
 from scheduling.models import Cluster, Node, Pod, PodGroup
 
 PASSWORD = "pw-frontend-1"

@@ -1,4 +1,4 @@
-"""What-if before apply: staged edits are only evaluated (``quotas.whatif``) until applied, all in one
+"""What-if before apply: staged edits are only evaluated (``engine.changes``) until applied, all in one
 transaction, through the services; a conflict or a broken rule applies nothing."""
 
 from __future__ import annotations

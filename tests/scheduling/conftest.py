@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quotas.resources import ResourceList, parse_resource_list
+from engine.resources import ResourceList, parse_resource_list
 
 GIB = 2**30
 
@@ -114,8 +114,8 @@ class GreedyEngine:
         self.recycle_answer: Callable[..., Any] | None = None
 
     def run_session(self, snapshot: Any, *, now: float, policy: Any = None) -> Any:
-        from scheduling.engine.decisions import Binding, PodGroupStatus, SessionResult
-        from scheduling.engine.snapshot import TaskStatus
+        from engine.objects import TaskStatus
+        from engine.session.decisions import Binding, PodGroupStatus, SessionResult
 
         self.calls.append(now)
         free = {n.name: n.allocatable["cpu"] for n in snapshot.schedulable_nodes}

@@ -14,9 +14,9 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
 
+from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from quotas.models import Queue
 from scheduling import store
-from scheduling.engine.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from scheduling.models import Pod, QuotaSample, SchedulingSession
 from tests.conftest import error_attrs
 from tests.scheduling.conftest import World, rl

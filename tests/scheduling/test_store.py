@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from engine.objects import PodGroupPhase, TaskStatus
+from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
+from engine.session.policy import DEFAULT_POLICY
 from scheduling import store
-from scheduling.engine.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
-from scheduling.engine.policy import DEFAULT_POLICY
-from scheduling.engine.snapshot import PodGroupPhase, TaskStatus
 from scheduling.models import (
     Eviction as EvictionRow,
 )

@@ -5,8 +5,8 @@ simulate — ``controlplane.cli.main(["simulate", ...])`` in process (through ``
 ``tests.acceptance.simulate_runner.run_simulate`` in a subprocess — and notes, for every call, the test, the files
 (``-f``), the ``--policy`` file and the run (``--sessions``, ``--recycle``); the tests themselves run and assert as
 always. The seeds' session tests (000 sessions, 001 recycling, 003 enqueue, 004 victims) build engine snapshots, not
-manifests: the plugin also wraps ``scheduling.engine.run.run_session`` and ``run_recycle`` and writes each snapshot
-they are given (outside a simulate run) as the manifests that read back to it, ``scheduling.manifests.dump_yaml``
+manifests: the plugin also wraps ``engine.session.run.run_session`` and ``run_recycle`` and writes each snapshot
+they are given (outside a simulate run) as the manifests that read back to it, ``engine.manifests.dump_yaml``
 (session-internal state such as a podgroup's requeue count has no manifest form and is lost). Left out: runs with ``FAIRWAY_*`` limits changed through the environment (their outcome is the limit's, and
 one is a wall-clock budget), files that do not exist, and the peers' manifests beside the repository (the corpus reads
 those in place). The fuzz test is not run (its inputs are random mutations); its unmutated seeds are added as they
@@ -75,8 +75,8 @@ class Capture:
 
         # The seeds' session tests build engine snapshots, not manifests: each snapshot a session or a recycling
         # pass is run on is written as the manifests that read back to it (``dump_yaml``, its policy included).
-        from scheduling import manifests
-        from scheduling.engine import run as engine
+        from engine import manifests
+        from engine.session import run as engine
 
         session, recycle = engine.run_session, engine.run_recycle
 

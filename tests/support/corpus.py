@@ -1185,7 +1185,7 @@ CLOCK = 1767398400.0  # 2026-01-03T00:00:00Z
 
 def limit_variables() -> list[str]:
     """The ``FAIRWAY_*`` variables the CLI reads its limits from."""
-    from quotas.limits import ENV_VARS
+    from engine.limits import ENV_VARS
 
     return sorted(ENV_VARS.values())
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from scheduling.engine.run import run_session
+from engine.session.run import run_session
 from tests.unit.test_session_support import (
     ST,
     Q,

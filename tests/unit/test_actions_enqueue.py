@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scheduling.engine.run import run_session
-from scheduling.engine.snapshot import PodGroupPhase
+from engine.objects import PodGroupPhase
+from engine.session.run import run_session
 from tests.unit.test_session_support import (
     ST,
     Q,

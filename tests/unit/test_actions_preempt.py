@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scheduling.engine.run import run_session
+from engine.session.run import run_session
 from tests.unit.test_session_support import (
     Q,
     evicted,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from scheduling.engine.policy import EnqueueArgs, PolicyError, parse_enqueue_args
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import Snapshot
+from engine.objects import Snapshot
+from engine.session.policy import EnqueueArgs, PolicyError, parse_enqueue_args
+from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     ST,
     Q,

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from quotas.fairshare.capacity import compute_capacity
-from quotas.fairshare.queues import JobUsage, QueueSpec, TaskRef
-from quotas.resources import ResourceList
+from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.resources import ResourceList
 
 
 def rl(**quantities: Any) -> ResourceList:

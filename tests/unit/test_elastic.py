@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import pytest
 
-from quotas.fairshare import _elastic_kernel as kern
-from quotas.fairshare import _elastic_reference as ref
-from quotas.fairshare.elastic import (
+from engine.fairshare import _elastic_kernel as kern
+from engine.fairshare import _elastic_reference as ref
+from engine.fairshare.elastic import (
     DEFAULT_GROUP,
     ROOT_GROUP,
     SYSTEM_GROUP,
@@ -29,7 +29,7 @@ from quotas.fairshare.elastic import (
     fits_runtime,
     runtime_excess,
 )
-from quotas.resources import MAX_AMOUNT, ResourceList
+from engine.resources import MAX_AMOUNT, ResourceList
 
 GI = 2**30
 GPU = "nvidia.com/gpu"

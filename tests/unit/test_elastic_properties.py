@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare import _elastic_reference as ref
-from quotas.fairshare.elastic import (
+from engine.fairshare import _elastic_reference as ref
+from engine.fairshare.elastic import (
     DEFAULT_GROUP,
     FIELDS,
     ROOT_GROUP,
@@ -22,7 +22,7 @@ from quotas.fairshare.elastic import (
     _reference_runtimes,
     compute_runtimes,
 )
-from quotas.resources import MAX_AMOUNT, ResourceList, split_unit
+from engine.resources import MAX_AMOUNT, ResourceList, split_unit
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 HUGE = MAX_AMOUNT

@@ -1,4 +1,4 @@
-"""quotas.limits: depth checks that run before any recursive parser, the loaders after them, quantities that cannot
+"""engine.limits: depth checks that run before any recursive parser, the loaders after them, quantities that cannot
 overflow, the limits read from the environment and the cooperative deadline. Pure (no Django)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quotas.limits import (
+from engine.limits import (
     BudgetExceeded,
     Deadline,
     Limits,
@@ -25,7 +25,7 @@ from quotas.limits import (
     loads_json,
     yaml_depth_bound,
 )
-from quotas.resources import MAX_AMOUNT, QuantityError, parse_quantity
+from engine.resources import MAX_AMOUNT, QuantityError, parse_quantity
 
 BOMB = "[" * 100_000 + "]" * 100_000  # the 200 KB body that crashed a web worker
 
@@ -189,8 +189,8 @@ def test_simulate_stops_between_podgroups_once_its_deadline_passes() -> None:
     """The session engine calls the deadline's check before every podgroup: with a clock that moves one second per
     reading and a budget of 30 s, the 31st check raises, among the first session's 200 podgroups, and no
     check (nor work) follows."""
-    from scheduling.manifests import load_manifests
-    from scheduling.simulate import simulate
+    from engine.manifests import load_manifests
+    from engine.simulate import simulate
     from tests.acceptance import manifests as m
 
     docs: list[object] = [m.node("n1", cpu="1000", memory="1000Gi")]

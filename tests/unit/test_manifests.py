@@ -10,11 +10,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
-from quotas.resources import ResourceList
-from scheduling.engine.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
-from scheduling.engine.snapshot import (
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.manifests import LoadResult, ManifestError, dump_snapshot, dump_yaml, load_manifests
+from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupCondition,
@@ -28,7 +27,8 @@ from scheduling.engine.snapshot import (
     TaskStatus,
     Toleration,
 )
-from scheduling.manifests import LoadResult, ManifestError, dump_snapshot, dump_yaml, load_manifests
+from engine.resources import ResourceList
+from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 
 GiB, MiB = 2**30, 2**20
 KOORD = "quota.scheduling.koordinator.sh/"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from quotas.fairshare.namespace import (
+from engine.fairshare.namespace import (
     compare_namespaces,
     compute_namespace_shares,
     drf_preemptable,
@@ -15,8 +15,8 @@ from quotas.fairshare.namespace import (
     namespace_share,
     namespace_weight,
 )
-from quotas.fairshare.queues import JobUsage, TaskRef
-from quotas.resources import ResourceList
+from engine.fairshare.queues import JobUsage, TaskRef
+from engine.resources import ResourceList
 
 
 def cpu(cores: float) -> ResourceList:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduling.engine.run import run_session
-from scheduling.engine.snapshot import Snapshot
+from engine.objects import Snapshot
+from engine.session.run import run_session
 from tests.unit.test_session_support import (
     Q,
     bound,

@@ -9,9 +9,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.engine.framework import PERMIT, REJECT
-from scheduling.engine.session import Session
-from scheduling.engine.snapshot import Taint, Toleration
+from engine.objects import Taint, Toleration
+from engine.session.framework import PERMIT, REJECT
+from engine.session.session import Session
 from tests.unit.test_session_support import (
     Q,
     node,

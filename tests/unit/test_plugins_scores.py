@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.engine.framework import Plugin
-from scheduling.engine.session import Session
+from engine.session.framework import Plugin
+from engine.session.session import Session
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, running, snapshot
 
 GiB = 2**30

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduling.engine.policy import (
+from engine.session.policy import (
     ACTIONS,
     DEFAULT_POLICY,
     KNOWN_PLUGINS,

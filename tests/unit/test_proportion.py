@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from quotas.fairshare.proportion import compute_proportion
-from quotas.fairshare.queues import (
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import (
     INFINITY,
     ZERO,
     JobUsage,
@@ -30,8 +30,8 @@ from quotas.fairshare.queues import (
     less_partly,
     summarize_jobs,
 )
-from quotas.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, SETTLED_SHARE, hamilton, water_fill
-from quotas.resources import ResourceList
+from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, SETTLED_SHARE, hamilton, water_fill
+from engine.resources import ResourceList
 
 GI = 2**30
 

@@ -21,12 +21,12 @@ from typing import TypeVar
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare.capacity import compute_capacity
-from quotas.fairshare.namespace import compute_namespace_shares
-from quotas.fairshare.proportion import compute_proportion
-from quotas.fairshare.queues import JobUsage, QueueBook, QueueQuota, QueueSpec
-from quotas.fairshare.waterfill import hamilton, water_fill
-from quotas.resources import ResourceList
+from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.namespace import compute_namespace_shares
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota, QueueSpec
+from engine.fairshare.waterfill import hamilton, water_fill
+from engine.resources import ResourceList
 
 T = TypeVar("T")
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "ephemeral-storage")
@@ -350,8 +350,8 @@ def test_engine_modules_are_pure() -> None:
     """The fair-share modules import no Django (and so can run in simulate, what-ifs and replays)."""
     code = (
         "import sys\n"
-        "import quotas.fairshare.capacity, quotas.fairshare.namespace, quotas.fairshare.proportion\n"
-        "import quotas.fairshare.queues, quotas.fairshare.waterfill\n"
+        "import engine.fairshare.capacity, engine.fairshare.namespace, engine.fairshare.proportion\n"
+        "import engine.fairshare.queues, engine.fairshare.waterfill\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'celery')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quotas.resources import ResourceList
-from scheduling.engine.policy import ElasticQuotaArgs
-from scheduling.engine.recycle import revoke_victims
-from scheduling.engine.run import run_recycle
-from scheduling.engine.snapshot import Snapshot, TaskInfo, TaskStatus
+from engine.objects import Snapshot, TaskInfo, TaskStatus
+from engine.resources import ResourceList
+from engine.session.policy import ElasticQuotaArgs
+from engine.session.recycle import revoke_victims
+from engine.session.run import run_recycle
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, running, snapshot
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quotas.resources import (
+from engine.resources import (
     MAX_AMOUNT,
     QuantityError,
     ResourceList,

@@ -1,4 +1,4 @@
-"""PodGroup admission rules of ``quotas.rules``.
+"""PodGroup admission rules of ``engine.rules``.
 
 Queue checks follow Volcano's ``pkg/webhooks/admission/podgroups/validate/validate_podgroup_test.go`` and the
 leaf/root checks of ``jobs/validate/admit_job.go``; the namespace quota check is seed 003's PodGroupMinResources
@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
-from quotas.resources import ResourceList
-from quotas.rules import CODES, FieldError, validate_podgroup
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.resources import ResourceList
+from engine.rules import CODES, FieldError, validate_podgroup
 
 
 def rl(data: Mapping[str, object] | None = None) -> ResourceList:

@@ -1,4 +1,4 @@
-"""Queue rules of ``quotas.rules``: names, limits, hierarchy, root protection, delete, open/close.
+"""Queue rules of ``engine.rules``: names, limits, hierarchy, root protection, delete, open/close.
 
 Numbers and situations follow Volcano's ``pkg/webhooks/admission/queues/validate/validate_queue_test.go``
 ("Volcano test: <case name>") and ``pkg/controllers/queue`` state machine, plus seeds 002 and 004.
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
-from quotas.resources import ResourceList
-from quotas.rules import (
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.resources import ResourceList
+from engine.rules import (
     CODES,
     FieldError,
     QueueFacts,

@@ -1,4 +1,4 @@
-"""Quota-group rules of ``quotas.rules`` (Koordinator's elastic quota webhook, seed 001 "Configuration Limit").
+"""Quota-group rules of ``engine.rules`` (Koordinator's elastic quota webhook, seed 001 "Configuration Limit").
 
 Numbers and situations follow Koordinator's ``pkg/webhook/elasticquota/quota_topology_test.go``
 ("Koordinator test: <case>"): ``CPU(n)`` there is n cores, ``Mem(n)`` n bytes.
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from quotas.resources import ResourceList
-from quotas.rules import (
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.resources import ResourceList
+from engine.rules import (
     CODES,
     FieldError,
     GroupFacts,

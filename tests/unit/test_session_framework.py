@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from scheduling.engine.framework import ABSTAIN, PERMIT, REJECT, GateRefusal, Plugin
-from scheduling.engine.plugins import PLUGINS
-from scheduling.engine.session import Session
+from engine.session.framework import ABSTAIN, PERMIT, REJECT, GateRefusal, Plugin
+from engine.session.plugins import PLUGINS
+from engine.session.session import Session
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, queue, running, snapshot
 
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.resources import ResourceList
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import PodGroupPhase, Snapshot, TaskStatus
+from engine.objects import PodGroupPhase, Snapshot, TaskStatus
+from engine.resources import ResourceList
+from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     node,
     plugin,

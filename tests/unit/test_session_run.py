@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import PodGroupPhase, TaskStatus
+from engine.objects import PodGroupPhase, TaskStatus
+from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     Q,
     bound,
@@ -98,13 +98,13 @@ def test_policy_warnings_reach_the_result() -> None:
 
 def test_the_engine_imports_no_django() -> None:
     modules = [
-        "scheduling.engine.run",
-        "scheduling.engine.session",
-        "scheduling.engine.statement",
-        "scheduling.engine.framework",
-        "scheduling.engine.recycle",
-        "scheduling.engine.plugins",
-        "scheduling.engine.actions",
+        "engine.session.run",
+        "engine.session.session",
+        "engine.session.statement",
+        "engine.session.framework",
+        "engine.session.recycle",
+        "engine.session.plugins",
+        "engine.session.actions",
     ]
     code = (
         "import importlib, sys\n"

@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.engine.session import Session
-from scheduling.engine.snapshot import TaskStatus
-from scheduling.engine.statement import Statement
+from engine.objects import TaskStatus
+from engine.session.session import Session
+from engine.session.statement import Statement
 from tests.unit.test_session_support import (
     group,
     node,

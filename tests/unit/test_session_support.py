@@ -1,7 +1,7 @@
 """Builders shared by the session, action, plugin, recycle and acceptance tests (plus a few sanity tests).
 
 Quantities follow Volcano's test helpers: ``cpu`` in cores (``"2"``, ``"500m"``), memory as Kubernetes strings
-(``"4Gi"``, ``"1G"``); they are parsed with ``quotas.resources`` like any other input.
+(``"4Gi"``, ``"1G"``); they are parsed with ``engine.resources`` like any other input.
 """
 
 from __future__ import annotations
@@ -9,13 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
-from quotas.resources import ResourceList, parse_resource_list
-from scheduling.engine.decisions import SessionResult
-from scheduling.engine.policy import SWITCHES, Policy
-from scheduling.engine.run import apply_result, run_session
-from scheduling.engine.snapshot import (
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupInfo,
@@ -27,6 +23,10 @@ from scheduling.engine.snapshot import (
     TaskStatus,
     Toleration,
 )
+from engine.resources import ResourceList, parse_resource_list
+from engine.session.decisions import SessionResult
+from engine.session.policy import SWITCHES, Policy
+from engine.session.run import apply_result, run_session
 
 Q = PodGroupPhase
 ST = TaskStatus

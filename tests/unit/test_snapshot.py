@@ -10,11 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quotas.fairshare.elastic import QuotaGroupSpec
-from quotas.fairshare.queues import QueueSpec
-from quotas.resources import MAX_AMOUNT, ResourceList
-from scheduling.engine.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
-from scheduling.engine.snapshot import (
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.objects import (
     ALLOCATED_STATUSES,
     BUILTIN_QUEUES,
     BUILTIN_QUOTA_GROUPS,
@@ -33,6 +31,8 @@ from scheduling.engine.snapshot import (
     Toleration,
     own_podgroup_name,
 )
+from engine.resources import MAX_AMOUNT, ResourceList
+from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 
 GiB = 2**30
 

@@ -12,9 +12,9 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from engine.resources import ResourceList, parse_resource_list
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.resources import ResourceList, parse_resource_list
 from scheduling.models import Cluster, Node, Pod, PodGroup
 
 # department -> (deserved, guarantee, capability, weight), teams -> (deserved, guarantee, weight, ns weight)

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from quotas import rules
+from engine import rules
 from scheduling.agent_access import NODE_AGENTS_GROUP
 from scheduling.models import Cluster, Node, NodeAgentBinding
 

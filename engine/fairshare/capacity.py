@@ -1,0 +1,640 @@
+"""Volcano's ``capacity`` plugin: elastic queues with deserved / capability / guarantee, flat or hierarchical
+(seed 004; volcano.md section 3; Volcano ``pkg/scheduler/plugins/capacity/capacity.go``).
+
+Semantics: ``capability`` is the hard maximum, ``deserved`` the entitlement a queue may lend and reclaim,
+``guarantee`` a floor that is never reclaimed. Unlike proportion, deserved is given per resource by the admin.
+Queues *borrow* idle resources up to their real capability (allocatable checks realCapability, not deserved);
+the reclaim action takes the excess back.
+
+Flat mode (``hierarchy=False``)
+-------------------------------
+* Only queues with jobs take part (others are reported with ``participating=False``).
+* ``realCapability = (total - sum of all guarantees)+ + own guarantee``, capped by capability (a resource the
+  capability leaves out, or cpu/memory <= 0, is unlimited).
+* ``deserved = max(min(spec.deserved, realCapability), guarantee)`` per resource.
+* ``share``: a queue without deserved is *best effort* and its share is fixed at 1; otherwise the dominant
+  ``allocated / deserved``. Queue order: priority desc, share asc, and on a tie a queue with deserved first.
+
+Hierarchical mode (``hierarchy=True``)
+--------------------------------------
+* Every queue gets values (not only those with jobs). A queue's parent is ``spec.parent`` (empty: ``root``); if
+  no ``root`` queue is given an unlimited one is assumed, as the scheduler cache creates it.
+* Root's capability is its spec, a resource it leaves out being unlimited, and ``realCapability = capability``:
+  the root is not limited by the current cluster size. A child that leaves a resource out of its capability
+  (or sets cpu/memory <= 0) inherits its parent's value.
+* Top down, for the children of each node: ``deserved = max(spec.deserved, guarantee)``;
+  ``realCapability = min((node.realCapability - sum of the children's guarantees)+ + own guarantee,
+  capability)``; root's deserved and guarantee are the sums over its children.
+* Only leaves hold jobs; allocated, request, inqueue and elastic roll up to every ancestor (and so do
+  ``on_allocate`` / ``on_deallocate`` / ``on_enqueued``).
+* Queue order: priority desc; leaves before inner queues; two inner queues by share; two leaves by comparing
+  the two children of their lowest common ancestor that lie on their paths (share, then has-deserved).
+* Victim queue order: victims from the queue sharing the *deepest* common ancestor with the preemptor come
+  first (siblings before cousins before distant queues).
+* ``allocatable`` and ``enqueueable`` check the leaf and then every ancestor up to root.
+* Consistency: a cycle, a missing parent, a job in a queue that has children, children whose deserved or
+  guarantee add up to more than their parent's (a resource the parent leaves out counts as 0), or a child
+  capability above its parent's are listed in ``problems``; then ``ready_to_schedule`` is False and every
+  gate refuses. (Volcano refuses for the first three and only logs the last two; the design of seed 004 asks
+  that the session not schedule on an inconsistent tree, which is what happens here.)
+
+Gates (both modes)
+------------------
+* ``allocatable(q, req)``: Open; (leaf); ``allocated + req <= realCapability`` on the request's resources,
+  strictly, for the queue and (hierarchy) every ancestor.
+* ``enqueueable(job)``: (leaf); Open; no minResources: admitted; else ``minResources + allocated + inqueue -
+  elastic <= realCapability`` on minResources' resources, for the queue and (hierarchy) every ancestor.
+* ``preemptive(q, req)`` (may the queue reclaim?): Open; ``allocated + req <= realCapability`` for the queue
+  itself (only the leaf, as in Volcano: checking the ancestors too would forbid every reclaim between two
+  siblings of a full parent); and *some* requested resource would stay within deserved
+  (``LessEqualPartlyWithDimensionZeroFiltered``). With ``ancestor_reclaim_level = L > 0`` in a hierarchy, if
+  the leaf fails the deserved test its ancestors at depth 1..L (root excluded) may pass it instead.
+* ``reclaimable(reclaimer, reclaimees)``: in the order given (the session sorts by victim order), with running
+  copies of the victims' queues' allocated: skip a task sharing no resource with the reclaimer; skip it if its
+  queue would drop below its guarantee; accept it if it is an *immediate* victim (it uses nothing its queue
+  deserves) or its queue is *exceeding* (allocated > deserved on a resource the task uses and deserved
+  defines). With ``ancestor_reclaim_level = L > 0``: an immediate victim under a shared non-root ancestor
+  (within L levels) is spared when the reclaimer's own leaf deserves nothing of what it asks; and for each
+  level 1..L where the victim's ancestor is not root and differs from the reclaimer's, that ancestor must be
+  immediate or exceeding as well.
+* ``overused`` is not registered by capacity: always False.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+from engine.fairshare.queues import (
+    ALLOWED,
+    ROOT_QUEUE,
+    STANDARD_RESOURCES,
+    UNLIMITED,
+    ZERO,
+    JobSummary,
+    JobUsage,
+    QueueBook,
+    QueueSpec,
+    QueueState,
+    Refusal,
+    TaskLike,
+    Verdict,
+    VictimSelection,
+    add_into,
+    apply_jobs,
+    collect_resources,
+    fmt,
+    greater_partly_with_relevant_dimensions,
+    index_specs,
+    intersection,
+    is_empty,
+    is_unlimited,
+    less_equal,
+    less_equal_partly_with_dimension_zero_filtered,
+    raw,
+    refuse,
+    set_flat_limits,
+    unknown_queue_warnings,
+)
+from engine.fairshare.queues import T as _T
+from engine.resources import ResourceList
+
+__all__ = ["CapacityResult", "compute_capacity"]
+
+
+class CapacityResult(QueueBook):
+    """``result[name] -> QueueQuota`` plus the capacity plugin's gates (see the module docstring)."""
+
+    policy = "capacity"
+
+    def __init__(
+        self,
+        states: dict[str, QueueState],
+        total: Mapping[str, int],
+        resources: tuple[str, ...],
+        *,
+        hierarchy: bool,
+        ancestor_reclaim_level: int = 0,
+        problems: Sequence[str] = (),
+        warnings: Sequence[str] = (),
+    ) -> None:
+        super().__init__(states, total, resources, hierarchy=hierarchy, problems=problems, warnings=warnings)
+        self.ancestor_reclaim_level = max(0, ancestor_reclaim_level)
+
+    # -- structure ---------------------------------------------------------------------------------------------
+    def is_leaf(self, queue: str) -> bool:
+        return not self._states[queue].children
+
+    def ancestors(self, queue: str) -> tuple[str, ...]:
+        """Root first, not including the queue (empty in flat mode)."""
+        return self._states[queue].ancestors
+
+    def _sibling_sets(self) -> list[tuple[list[QueueState], Mapping[str, int]]]:
+        if not self.hierarchy:
+            return super()._sibling_sets()
+        out: list[tuple[list[QueueState], Mapping[str, int]]] = []
+        for st in self._states.values():
+            if st.children:
+                pool = raw(self.total) if st.name == ROOT_QUEUE else st.deserved
+                out.append(([self._states[c] for c in st.children], pool))
+        return out
+
+    # -- shares and order ----------------------------------------------------------------------------------------
+    def _best_effort(self, st: QueueState) -> bool:
+        return is_empty(st.deserved)
+
+    def _compare_share(self, ls: QueueState, rs: QueueState) -> int:
+        """``compareShareWithDeserved``: lower share first; on a tie a queue with deserved goes first."""
+        if ls.share == rs.share:
+            lhas, rhas = not is_empty(ls.deserved), not is_empty(rs.deserved)
+            if lhas == rhas:
+                return 0
+            return -1 if lhas else 1
+        return -1 if ls.share < rs.share else 1
+
+    @staticmethod
+    def _common_level(a: QueueState, b: QueueState) -> int:
+        """Volcano's ``getQueueLevel``: the index (in the root-first ancestor lists) of the deepest common
+        ancestor; compares ancestors only, not the queues themselves."""
+        level = 0
+        for i in range(min(len(a.ancestors), len(b.ancestors))):
+            if a.ancestors[i] != b.ancestors[i]:
+                return level
+            level = i
+        return level
+
+    def compare_queues(self, left: str, right: str) -> int:
+        ls, rs = self._states[left], self._states[right]
+        if ls.spec.priority != rs.spec.priority:
+            return rs.spec.priority - ls.spec.priority
+        if not self.hierarchy:
+            return self._compare_share(ls, rs)
+        lleaf, rleaf = not ls.children, not rs.children
+        if lleaf != rleaf:
+            return -1 if lleaf else 1
+        if not lleaf:
+            return self._compare_share(ls, rs)
+        level = self._common_level(ls, rs)
+        lnode = ls.ancestors[level + 1] if level + 1 < len(ls.ancestors) else ls.name
+        rnode = rs.ancestors[level + 1] if level + 1 < len(rs.ancestors) else rs.name
+        return self._compare_share(self._states[lnode], self._states[rnode])
+
+    def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
+        """Hierarchy: victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
+        if not self.hierarchy:
+            return 0
+        p = self._states[preemptor]
+        llevel = self._common_level(self._states[left], p)
+        rlevel = self._common_level(self._states[right], p)
+        if llevel == rlevel:
+            return 0
+        return -1 if llevel > rlevel else 1
+
+    def sorted_victim_queues(self, preemptor: str, queues: Sequence[str]) -> list[str]:
+        """``queues`` in victim order for ``preemptor`` (ties by name)."""
+
+        def order(left: str, right: str) -> int:
+            return self.victim_queue_order(preemptor, left, right)
+
+        return sorted(sorted(queues), key=functools.cmp_to_key(order))
+
+    # -- gates ----------------------------------------------------------------------------------------------------
+    def overused(self, queue: str) -> bool:
+        """Capacity registers no Overused function: never overused."""
+        return False
+
+    def _not_ready(self, queue: str) -> Refusal:
+        first = self.problems[0] if self.problems else ""
+        return Refusal(queue, "hierarchy", message=f"queue tree is inconsistent ({first}); nothing is scheduled")
+
+    def _path(self, st: QueueState) -> list[QueueState]:
+        """The queue, then (hierarchy) its ancestors up to root."""
+        if not self.hierarchy:
+            return [st]
+        return [st, *(self._states[a] for a in reversed(st.ancestors))]
+
+    def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
+        """May a task with this request be allocated in ``queue``? (``allocated + req <= realCapability``)"""
+        found = self._lookup(queue)
+        if not isinstance(found, QueueState):
+            return refuse(found)
+        if not found.is_open:
+            return refuse(self._closed(found))
+        if not self.ready_to_schedule:
+            return refuse(self._not_ready(queue))
+        if self.hierarchy and found.children:
+            return refuse(Refusal(queue, "leaf", message="only leaf queues hold jobs"))
+        for node in self._path(found):
+            reasons = self._quota_refusals(node.name, "realCapability", node.allocated, node.real_capability, request)
+            if reasons:
+                return refuse(*reasons)
+        return ALLOWED
+
+    def enqueueable(self, job: JobUsage) -> Verdict:
+        """May this job leave Pending? (``minResources + allocated + inqueue - elastic <= realCapability``)"""
+        found = self._lookup(job.queue)
+        if not isinstance(found, QueueState):
+            return refuse(found)
+        if not self.ready_to_schedule:
+            return refuse(self._not_ready(job.queue))
+        if self.hierarchy and found.children:
+            return refuse(Refusal(job.queue, "leaf", message="only leaf queues hold jobs"))
+        if not found.is_open:
+            return refuse(self._closed(found))
+        if job.min_resources is None:
+            return ALLOWED
+        for node in self._path(found):
+            base = dict(node.allocated)
+            add_into(base, node.inqueue)
+            add_into(base, node.elastic, -1)
+            reasons = self._quota_refusals(node.name, "realCapability", base, node.real_capability, job.min_resources)
+            if reasons:
+                return refuse(*reasons)
+        return ALLOWED
+
+    def preemptive(self, queue: str, request: Mapping[str, int]) -> Verdict:
+        """May ``queue`` reclaim for tasks with this total request?"""
+        found = self._lookup(queue)
+        if not isinstance(found, QueueState):
+            return refuse(found)
+        if not self.ready_to_schedule:
+            return refuse(self._not_ready(queue))
+        if not found.is_open:
+            return refuse(self._closed(found))
+        reasons = self._quota_refusals(queue, "realCapability", found.allocated, found.real_capability, request)
+        if reasons:
+            return refuse(*reasons)
+        future = dict(found.allocated)
+        add_into(future, request)
+        ok, _ = less_equal_partly_with_dimension_zero_filtered(future, found.deserved, request)
+        if ok:
+            return ALLOWED
+        if self.hierarchy and self.ancestor_reclaim_level > 0:
+            for level in range(1, self.ancestor_reclaim_level + 1):
+                if len(found.ancestors) < level:
+                    continue
+                ancestor = self._states[found.ancestors[-level]]
+                if ancestor.name == ROOT_QUEUE:
+                    continue
+                future_ancestor = dict(ancestor.allocated)
+                add_into(future_ancestor, request)
+                ok, _ = less_equal_partly_with_dimension_zero_filtered(future_ancestor, ancestor.deserved, request)
+                if ok:
+                    return ALLOWED
+        rr = raw(request)
+        refusals = [
+            Refusal(
+                queue,
+                "deserved",
+                r,
+                rr[r],
+                max(0, found.deserved.get(r, 0) - found.allocated.get(r, 0)),
+            )
+            for r in sorted(rr)
+            if rr[r] > 0 and r != "pods"
+        ]
+        return refuse(*refusals)
+
+    def _ancestor_to_check(self, reclaimer: QueueState, victim: QueueState, level: int) -> tuple[str | None, bool]:
+        """Volcano ``getReclaimeeAncestorToCheck``: the victim's ancestor ``level`` steps up, if it is not root and
+        differs from the reclaimer's ancestor at that level."""
+        if len(victim.ancestors) < level:
+            return None, False
+        victim_ancestor = victim.ancestors[-level]
+        if victim_ancestor == ROOT_QUEUE:
+            return None, False
+        if len(reclaimer.ancestors) >= level and reclaimer.ancestors[-level] == victim_ancestor:
+            return None, False
+        return victim_ancestor, True
+
+    def _shares_non_root_ancestor(self, a: QueueState, b: QueueState) -> bool:
+        depth = self.ancestor_reclaim_level
+        sa = {x for x in a.ancestors[-depth:] if x != ROOT_QUEUE} if depth else set()
+        sb = set(b.ancestors[-depth:]) if depth else set()
+        return bool(sa & sb)
+
+    def reclaimable(self, reclaimer: TaskLike, reclaimees: Sequence[_T]) -> VictimSelection[_T]:
+        """Which of ``reclaimees`` (in the order given) may be evicted for ``reclaimer``."""
+        if not self.ready_to_schedule:
+            return VictimSelection(
+                (), tuple((t, "queue tree is inconsistent") for t in reclaimees), self._not_ready(reclaimer.queue)
+            )
+        rst = self._states.get(reclaimer.queue)
+        if rst is None:
+            refusal = Refusal(reclaimer.queue, "unknown", message="no such queue in this computation")
+            return VictimSelection((), tuple((t, str(refusal)) for t in reclaimees), refusal)
+        level_limit = self.ancestor_reclaim_level if self.hierarchy else 0
+
+        def decide(task: _T, allocations: dict[str, dict[str, int]]) -> str | None:
+            st = self._states[task.queue]
+            if not intersection(task.request, reclaimer.request, ignore_pods=True):
+                return "shares no resource with the reclaimer"
+            allocated = allocations.get(task.queue)
+            if allocated is None:
+                allocated = allocations[task.queue] = dict(st.allocated)
+            remaining = dict(allocated)
+            add_into(remaining, task.request, -1)
+            if not less_equal(st.guarantee, remaining, ZERO):
+                return f"queue {task.queue} would drop below its guarantee"
+            if not intersection(task.request, st.deserved):
+                # immediate victim: its queue deserves nothing of what it uses
+                if (
+                    level_limit > 0
+                    and self._shares_non_root_ancestor(rst, st)
+                    and not intersection(reclaimer.request, rst.deserved)
+                ):
+                    return "no real contention under a shared ancestor (neither leaf deserves what is asked)"
+            else:
+                exceeds, _ = greater_partly_with_relevant_dimensions(allocated, st.deserved, task.request)
+                if not exceeds:
+                    return f"queue {task.queue} is not above its deserved on what the task uses"
+            checked: list[dict[str, int]] = []
+            for level in range(1, level_limit + 1):
+                ancestor_name, need = self._ancestor_to_check(rst, st, level)
+                if not need or ancestor_name is None:
+                    continue
+                ancestor = self._states[ancestor_name]
+                ancestor_allocated = allocations.get(ancestor_name)
+                if ancestor_allocated is None:
+                    ancestor_allocated = allocations[ancestor_name] = dict(ancestor.allocated)
+                checked.append(ancestor_allocated)
+                if not intersection(task.request, ancestor.deserved):
+                    continue
+                exceeds, _ = greater_partly_with_relevant_dimensions(
+                    ancestor_allocated, ancestor.deserved, task.request
+                )
+                if not exceeds:
+                    return f"ancestor {ancestor_name} is not above its deserved on what the task uses"
+            add_into(allocated, task.request, -1)
+            for ancestor_allocated in checked:
+                add_into(ancestor_allocated, task.request, -1)
+            return None
+
+        return self._selection(reclaimer, reclaimees, decide)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Computation
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _flat_deserved(st: QueueState) -> None:
+    """``max(min(spec.deserved, realCapability), guarantee)``, keeping the keys the spec and guarantee name."""
+    rc = st.real_capability
+    deserved: dict[str, int] = {}
+    for r, v in raw(st.spec.deserved).items():
+        limit = rc.get(r, UNLIMITED)
+        st.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
+        if v > limit:
+            v = limit
+            st.trace.append(("deserved", r, v, "des.capped", 0, (limit,)))
+        deserved[r] = v
+    _raise_to_guarantee(st, deserved)
+    st.deserved = deserved
+
+
+def _raise_to_guarantee(st: QueueState, deserved: dict[str, int]) -> None:
+    for r, g in st.guarantee.items():
+        if r not in deserved or g > deserved[r]:
+            if g > deserved.get(r, 0):
+                st.trace.append(("deserved", r, g, "des.raised", 0, (g,)))
+            deserved[r] = max(g, deserved.get(r, 0))
+
+
+def compute_capacity(
+    queues: Sequence[QueueSpec],
+    jobs: Sequence[JobUsage] | JobSummary,
+    total: ResourceList,
+    *,
+    hierarchy: bool = False,
+    ancestor_reclaim_level: int = 0,
+) -> CapacityResult:
+    """Compute every queue's capability, realCapability, deserved and share under Volcano's capacity policy.
+
+    ``ancestor_reclaim_level`` is the plugin argument ``ancestorReclaimLevel`` (hierarchy only; < 0 means 0).
+    ``jobs`` may be a ``summarize_jobs`` summary, to sum the jobs once for several what-ifs.
+    """
+    specs = index_specs(queues)
+    warnings: list[str] = []
+    if hierarchy and ROOT_QUEUE not in specs:
+        specs[ROOT_QUEUE] = QueueSpec(name=ROOT_QUEUE, parent=None, reclaimable=False)
+        warnings.append("no root queue given: an unlimited root was assumed")
+    states = {name: QueueState(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
+    summary = apply_jobs(jobs, states)
+    warnings.extend(unknown_queue_warnings(summary, states))
+    resources = collect_resources(total, specs.values(), states.values())
+    total_raw = raw(total)
+
+    if not hierarchy:
+        total_guarantee: dict[str, int] = {}
+        for spec in specs.values():
+            add_into(total_guarantee, spec.guarantee)
+        for st in states.values():
+            set_flat_limits(st, total_raw, total_guarantee, resources)
+            _flat_deserved(st)
+        result = CapacityResult(states, total_raw, resources, hierarchy=False, warnings=warnings)
+        for st in states.values():
+            result._update_share(st)
+        return result
+
+    problems = _build_tree(states)
+    _check_jobs_in_leaves(states, summary, problems)
+    _roll_up(states)
+    problems.extend(_derive_tree_values(states, resources))
+    result = CapacityResult(
+        states,
+        total_raw,
+        resources,
+        hierarchy=True,
+        ancestor_reclaim_level=ancestor_reclaim_level,
+        problems=problems,
+        warnings=warnings,
+    )
+    for st in states.values():
+        result._update_share(st)
+    return result
+
+
+def _build_tree(states: dict[str, QueueState]) -> list[str]:
+    """Link parents and children; queues on a cycle or under a missing parent are detached and reported."""
+    problems: list[str] = []
+    parent_of: dict[str, str] = {}
+    for name, st in states.items():
+        if name != ROOT_QUEUE:
+            parent_of[name] = st.spec.parent or ROOT_QUEUE
+    status: dict[str, bool] = {ROOT_QUEUE: True}
+    for name in sorted(parent_of):
+        path: list[str] = []
+        on_path: set[str] = set()
+        cur = name
+        ok = True
+        while cur not in status:
+            if cur in on_path:
+                problems.append(f"cycle detected in queue hierarchy for queue {cur}")
+                ok = False
+                break
+            on_path.add(cur)
+            path.append(cur)
+            parent = parent_of[cur]
+            if parent not in states:
+                problems.append(f"the queue {cur} has invalid parent queue {parent}")
+                ok = False
+                break
+            cur = parent
+        else:
+            ok = status[cur]
+        for q in path:
+            status[q] = ok
+    for name in sorted(parent_of):
+        if status.get(name):
+            st = states[name]
+            st.parent = parent_of[name]
+            states[st.parent].children.append(name)
+    for st in states.values():
+        st.children.sort()
+        st.participating = status.get(st.name, False)
+    # ancestors, root first
+    queue: deque[str] = deque([ROOT_QUEUE])
+    while queue:
+        node = states[queue.popleft()]
+        for child in node.children:
+            states[child].ancestors = (*node.ancestors, node.name)
+            queue.append(child)
+    return problems
+
+
+def _check_jobs_in_leaves(states: dict[str, QueueState], summary: JobSummary, problems: list[str]) -> None:
+    """One problem per inner queue holding jobs, naming its first job (by namespace/name, not input order)."""
+    for queue, totals in sorted(summary.totals.items()):
+        st = states.get(queue)
+        if st is not None and st.children:
+            namespace, name = totals.first_job
+            label = f"job {namespace}/{name}" if name else f"a job of namespace {namespace}"
+            problems.append(f"the queue {queue} of {label} is not a leaf queue")
+
+
+def _bfs(states: dict[str, QueueState]) -> list[QueueState]:
+    order: list[QueueState] = []
+    queue: deque[str] = deque([ROOT_QUEUE])
+    while queue:
+        node = states[queue.popleft()]
+        order.append(node)
+        queue.extend(node.children)
+    return order
+
+
+def _roll_up(states: dict[str, QueueState]) -> None:
+    """Add every queue's totals to its parent, deepest first, so each node holds its subtree's sums."""
+    for st in reversed(_bfs(states)):
+        if st.parent is None:
+            continue
+        parent = states[st.parent]
+        add_into(parent.allocated, st.allocated)
+        add_into(parent.request, st.request)
+        add_into(parent.inqueue, st.inqueue)
+        add_into(parent.elastic, st.elastic)
+
+
+def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> list[str]:
+    problems: list[str] = []
+    root = states[ROOT_QUEUE]
+    root_cap = raw(root.spec.capability)
+    cap: dict[str, int] = {}
+    for r in resources:
+        v = root_cap.get(r)
+        # Volcano: an empty root capability is infinite, but a root capability naming only cpu leaves memory
+        # at 0 and blocks everything; here every resource the root leaves out (or cpu/memory <= 0) is unlimited.
+        if v is None or (r in STANDARD_RESOURCES and v <= 0):
+            cap[r] = UNLIMITED
+            root.trace.append(("capability", r, UNLIMITED, "cap.root", 0, ()))
+        else:
+            cap[r] = v
+            root.trace.append(("capability", r, v, "cap.spec", 0, ()))
+    root.capability = cap
+    root.real_capability = dict(cap)
+    for r in resources:
+        root.trace.append(("realCapability", r, cap[r], "rc.root", 0, ()))
+
+    for node in _bfs(states):
+        kids = [states[c] for c in node.children]
+        if not kids:
+            continue
+        sum_guarantee: dict[str, int] = {}
+        sum_deserved: dict[str, int] = {}
+        for child in kids:
+            deserved: dict[str, int] = {}
+            for r, v in raw(child.spec.deserved).items():
+                deserved[r] = v
+                child.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
+            _raise_to_guarantee(child, deserved)
+            child.deserved = deserved
+            add_into(sum_deserved, deserved)
+            add_into(sum_guarantee, child.guarantee)
+            spec_cap = raw(child.spec.capability)
+            child_cap: dict[str, int] = {}
+            for r in resources:
+                v = spec_cap.get(r)
+                if v is None or (r in STANDARD_RESOURCES and v <= 0):
+                    child_cap[r] = node.capability[r]
+                    child.trace.append(("capability", r, child_cap[r], "cap.inherit", 0, (node.name,)))
+                else:
+                    child_cap[r] = v
+                    child.trace.append(("capability", r, v, "cap.spec", 0, ()))
+                    if v > node.capability[r]:
+                        problems.append(
+                            f"queue {child.name} capability {r} {fmt(v, r)} exceeds its parent {node.name}'s "
+                            f"{fmt(node.capability[r], r)}"
+                        )
+            child.capability = child_cap
+        if node.name == ROOT_QUEUE:
+            node.guarantee = dict(sum_guarantee)
+            node.deserved = dict(sum_deserved)
+            for r, v in sorted(sum_guarantee.items()):
+                node.trace.append(("guarantee", r, v, "g.sum", 0, ()))
+            for r, v in sorted(sum_deserved.items()):
+                node.trace.append(("deserved", r, v, "des.sum", 0, ()))
+        for child in kids:
+            rc: dict[str, int] = {}
+            for r in resources:
+                parent_rc = node.real_capability[r]
+                sg = sum_guarantee.get(r, 0)
+                g = child.guarantee.get(r, 0)
+                base = max(0, parent_rc - sg) + g
+                if is_unlimited(base):
+                    base = UNLIMITED
+                value = min(base, child.capability[r])
+                rc[r] = value
+                child.trace.append(("realCapability", r, base, "rc.tree", 0, (node.name, parent_rc, sg, g)))
+                if value < base:
+                    child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
+            child.real_capability = rc
+        for label, own, summed in (
+            ("deserved", node.deserved, sum_deserved),
+            ("guarantee", node.guarantee, sum_guarantee),
+        ):
+            for r in sorted(summed):
+                if own.get(r, 0) < summed[r]:
+                    problems.append(
+                        f"sum of queue {node.name}'s children's {label} {r} {fmt(summed[r], r)} exceeds its "
+                        f"{label} {fmt(own.get(r, 0), r)}"
+                    )
+
+    # detached queues (cycle / missing parent): their own capability, nothing derived from the tree
+    for st in states.values():
+        if st.participating or st.name == ROOT_QUEUE:
+            continue
+        spec_cap = raw(st.spec.capability)
+        st.capability = {
+            r: UNLIMITED
+            if spec_cap.get(r) is None or (r in STANDARD_RESOURCES and spec_cap.get(r, 0) <= 0)
+            else spec_cap[r]
+            for r in resources
+        }
+        st.real_capability = dict(st.capability)
+        for r in resources:
+            st.trace.append(("realCapability", r, st.real_capability[r], "rc.detached", 0, ()))
+        deserved = dict(raw(st.spec.deserved))
+        _raise_to_guarantee(st, deserved)
+        st.deserved = deserved
+    return problems

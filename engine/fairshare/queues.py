@@ -1,0 +1,1087 @@
+"""Queue-tree types and helpers shared by the proportion, capacity and namespace fair-share policies.
+
+The queue model (Volcano semantics, ``scheduling.volcano.sh/v1beta1`` Queue and PodGroup)
+-----------------------------------------------------------------------------------------
+A queue has a ``weight`` (proportion), a ``capability`` (hard maximum), a ``deserved`` amount (capacity: the
+entitlement it may lend and reclaim), a ``guarantee`` (a floor that is never reclaimed), a ``priority`` and a
+``state`` (only ``Open`` queues admit and schedule work). Jobs (podgroups) are summarised as ``JobUsage``:
+what they request, what they hold, their ``minResources`` gang minimum and their phase.
+
+From these a policy computes per queue (``QueueQuota``), all in exact integer base units:
+
+* ``request`` / ``allocated``: the sums over the queue's jobs (and, in a hierarchy, over its subtree);
+* ``inqueue``: what admitted-but-not-yet-running gangs reserve: ``(minResources - allocated)+`` of ``Inqueue``
+  jobs, and of ``Running`` jobs that have at least ``minMember`` tasks allocated;
+* ``elastic``: what jobs hold beyond their gang minimum, ``(allocated - minResources)+`` (a job without
+  ``minResources`` counts entirely); enqueue admission subtracts it;
+* ``real_capability``: the most the queue may ever use, ``(total - sum of all guarantees)+ + own guarantee``
+  capped by the capability (proportion and flat capacity), or derived down the tree (hierarchical capacity);
+* ``deserved`` and ``share`` (dominant ``allocated / deserved``), computed by the policy;
+* ``borrowed``: ``(allocated - deserved)+``;
+* ``lent``: the part of a queue's unused entitlement ``(deserved - allocated)+`` that other queues' borrowing
+  actually consumes. Within one set of sibling queues (all participating queues in flat mode, the children of
+  one parent in a hierarchy), per resource: borrowers first consume the capacity nobody is entitled to,
+  ``free = (pool - sum of the siblings' deserved)+`` where ``pool`` is the cluster total (flat, and the
+  children of ``root``) or the parent's deserved; what they borrow beyond that,
+  ``min((sum of borrowed - free)+, sum of unused)``, is split among the lenders in proportion to their unused
+  entitlement by largest remainder (name ascending breaks ties), so it adds up exactly.
+
+Amounts in ``capability`` and ``real_capability``: a resource *missing* from the exported list is unlimited;
+an explicit ``0`` means none. Internally "unlimited" is the integer sentinel ``UNLIMITED``.
+
+Volcano's resource comparisons
+------------------------------
+Volcano keeps quantities in float64 and compares them with a 0.1 epsilon on "<=" (``l < r or |l - r| < 0.1``)
+but *strictly* in the quota checks (``LessEqualWithDimensionAndResourcesName``). On integer base units the
+epsilon means plain ``<=``; the strict checks are plain ``>``. A missing dimension reads as ``Zero`` or
+``Infinity`` depending on the call, and only for scalar resources: ``cpu`` and ``memory`` are struct fields in
+Volcano and always "present" (0 when unset). The helpers below reproduce those rules on plain mappings, with
+the same names, because several of Volcano's test outcomes depend on them. The resource ``pods`` is ignored by
+the quota checks (every pod requests one; tasks never carry it), as in Volcano.
+
+Results
+-------
+``QueueBook`` is the common base of the proportion and capacity results: a read-only mapping
+``name -> QueueQuota`` (snapshots) plus the session's gates and mutators. Gates return a ``Verdict`` that is
+truthy when allowed and otherwise carries ``Refusal`` reasons naming the tree node, the resource and the
+numbers, e.g. ``queue q1 realCapability: insufficient memory, requested 3Gi, available 2Gi``.
+``explain(name)`` lists how every value of a queue was reached.
+
+The policies take the jobs either as ``JobUsage`` objects or as a ``JobSummary`` (``summarize_jobs``), the
+per-queue sums that every computation starts with; a series of what-ifs over the same jobs sums them once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from engine.fairshare.waterfill import hamilton
+from engine.resources import ResourceList, format_amount
+
+__all__ = [
+    "DEFAULT_QUEUE",
+    "INFINITY",
+    "OPEN",
+    "ROOT_QUEUE",
+    "UNLIMITED",
+    "ZERO",
+    "Explanation",
+    "JobSummary",
+    "JobUsage",
+    "QueueBook",
+    "QueueQuota",
+    "QueueSpec",
+    "QueueState",
+    "QueueTotals",
+    "Refusal",
+    "TaskLike",
+    "TaskRef",
+    "TraceStep",
+    "Verdict",
+    "VictimSelection",
+    "dominant_share",
+    "exceeded_part",
+    "greater_partly_with_relevant_dimensions",
+    "insufficient_resources",
+    "intersection",
+    "is_empty",
+    "is_unlimited",
+    "job_elastic",
+    "job_inqueue",
+    "less",
+    "less_equal",
+    "less_equal_partly",
+    "less_equal_partly_with_dimension_zero_filtered",
+    "less_partly",
+    "summarize_jobs",
+]
+
+ROOT_QUEUE = "root"
+DEFAULT_QUEUE = "default"
+OPEN = "Open"
+
+# "Unlimited" as an integer so that min/max/sums stay exact: far above any amount (resources.MAX_AMOUNT is
+# 2**62) and still recognisable after subtracting or adding real amounts.
+UNLIMITED = 1 << 120
+_UNLIMITED_FLOOR = 1 << 100
+
+STANDARD_RESOURCES = ("cpu", "memory")
+IGNORED_SCALARS = frozenset({"pods"})
+
+Default = Literal["zero", "infinity"]
+ZERO: Default = "zero"
+INFINITY: Default = "infinity"
+
+
+def is_unlimited(amount: int) -> bool:
+    return amount >= _UNLIMITED_FLOOR
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Types the rest of the project imports
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """A queue as the admin configured it (Volcano's ``Queue.spec`` plus its state)."""
+
+    name: str
+    parent: str | None = ROOT_QUEUE  # None for root itself
+    weight: int = 1
+    capability: ResourceList = field(default_factory=ResourceList)  # a missing dimension is unlimited
+    deserved: ResourceList = field(default_factory=ResourceList)
+    guarantee: ResourceList = field(default_factory=ResourceList)
+    reclaimable: bool = True
+    priority: int = 0
+    state: str = "Open"  # Open | Closing | Closed | Unknown
+
+
+@dataclass(frozen=True)
+class JobUsage:
+    """One podgroup's aggregate as a session or snapshot sees it."""
+
+    queue: str
+    namespace: str
+    request: ResourceList  # sum of all its tasks' requests (pending + allocated)
+    allocated: ResourceList  # sum of its allocated tasks' requests
+    min_resources: ResourceList | None = None
+    phase: str = "Pending"  # Pending | Inqueue | Running | Unknown | Completed
+    min_member: int = 0
+    allocated_tasks: int = 0
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class QueueQuota:
+    """The computed values of one queue (a snapshot; see the module docstring for each field)."""
+
+    name: str
+    request: ResourceList
+    allocated: ResourceList
+    inqueue: ResourceList
+    elastic: ResourceList
+    deserved: ResourceList
+    guarantee: ResourceList
+    capability: ResourceList  # a missing resource is unlimited
+    real_capability: ResourceList  # a missing resource is unlimited
+    share: float
+    borrowed: ResourceList
+    lent: ResourceList
+    # proportion / flat capacity: the queue has jobs and takes part; hierarchy: the queue is attached to root
+    participating: bool = True
+
+
+class TaskLike(Protocol):
+    """Anything with a queue and a request: a task, a podgroup, a ``TaskRef``."""
+
+    @property
+    def queue(self) -> str: ...
+
+    @property
+    def request(self) -> Mapping[str, int]: ...
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """A minimal task for the victim-selection gates (the session may pass its own objects instead)."""
+
+    name: str
+    queue: str
+    request: ResourceList
+    namespace: str = ""
+    job: str = ""
+
+
+T = TypeVar("T", bound=TaskLike)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a gate said no: the tree node, the check, and (for quota checks) the resource and the numbers."""
+
+    node: str
+    check: str  # "realCapability", "deserved", "state", "leaf", "hierarchy", "unknown", ...
+    resource: str | None = None
+    requested: int | None = None
+    available: int | None = None
+    message: str = ""
+
+    def __str__(self) -> str:
+        if self.resource is not None and self.requested is not None and self.available is not None:
+            return (
+                f"queue {self.node} {self.check}: insufficient {self.resource}, "
+                f"requested {format_amount(self.requested, self.resource)}, "
+                f"available {format_amount(self.available, self.resource)}"
+            )
+        return f"queue {self.node} {self.check}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A gate's answer: truthy when allowed; otherwise ``reasons`` say why (``reason`` is the first)."""
+
+    allowed: bool
+    reasons: tuple[Refusal, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+    @property
+    def reason(self) -> Refusal | None:
+        return self.reasons[0] if self.reasons else None
+
+    def __str__(self) -> str:
+        if self.allowed:
+            return "allowed"
+        return "; ".join(str(r) for r in self.reasons)
+
+
+ALLOWED = Verdict(True)
+
+
+def refuse(*reasons: Refusal) -> Verdict:
+    return Verdict(False, tuple(reasons))
+
+
+@dataclass(frozen=True)
+class VictimSelection(Generic[T]):
+    """The victims a reclaim gate accepts, in the order considered, and why the others were skipped."""
+
+    victims: tuple[T, ...]
+    skipped: tuple[tuple[T, str], ...] = ()
+    refusal: Refusal | None = None  # set when the gate refused the whole call
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step in how a value was reached."""
+
+    quantity: str  # "deserved", "realCapability", "capability", "share", ...
+    resource: str | None
+    value: int | float | None
+    rule: str
+    round: int = 0
+    detail: str = ""
+
+    def __str__(self) -> str:
+        if self.value is None:
+            shown = "-"
+        elif isinstance(self.value, float):
+            shown = f"{self.value:.6g}"
+        elif is_unlimited(self.value):
+            shown = "unlimited"
+        else:
+            shown = format_amount(self.value, self.resource or "cpu")
+        where = f"[{self.resource}]" if self.resource else ""
+        rnd = f", round {self.round}" if self.round else ""
+        detail = f": {self.detail}" if self.detail else ""
+        return f"{self.quantity}{where} = {shown} ({self.rule}{rnd}){detail}"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """How every value of one queue (or namespace) was reached."""
+
+    name: str
+    steps: tuple[TraceStep, ...]
+
+    def __str__(self) -> str:
+        return "\n".join([self.name, *(f"  {s}" for s in self.steps)])
+
+    def for_quantity(self, quantity: str, resource: str | None = None) -> list[TraceStep]:
+        return [s for s in self.steps if s.quantity == quantity and (resource is None or s.resource == resource)]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Plain-dict helpers (hot paths use dict[str, int], never ResourceList arithmetic)
+# ------------------------------------------------------------------------------------------------------------
+
+
+def raw(rl: Mapping[str, int]) -> Mapping[str, int]:
+    """The underlying dict of a ResourceList (read-only use), or the mapping itself.
+
+    ``ResourceList.items()`` goes through ``collections.abc.Mapping`` and costs ~4x a dict's; the engine
+    walks tens of thousands of jobs per computation, so it reads the backing dict directly.
+    """
+    if isinstance(rl, ResourceList):
+        return rl._data
+    return rl
+
+
+def add_into(acc: dict[str, int], amounts: Mapping[str, int], sign: int = 1) -> None:
+    for name, amount in raw(amounts).items():
+        acc[name] = acc.get(name, 0) + sign * amount
+
+
+def exceeded_part(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
+    """Volcano's ``ExceededPart``: the positive part of ``left - right`` (missing reads as 0)."""
+    rr = raw(right)
+    out: dict[str, int] = {}
+    for name, amount in raw(left).items():
+        d = amount - rr.get(name, 0)
+        if d > 0:
+            out[name] = d
+    return out
+
+
+def trusted_resource_list(data: dict[str, int]) -> ResourceList:
+    """Wrap a dict of int amounts the engine computed itself as a ResourceList, without re-validating it.
+
+    ``ResourceList(...)`` copies and type-checks every entry; the engine exports tens of thousands of lists
+    per computation (every queue and namespace snapshot), all made of ints it summed itself.
+    """
+    out = ResourceList.__new__(ResourceList)
+    out._data = data
+    out._hash = None
+    return out
+
+
+def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
+    """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
+    return trusted_resource_list({n: a for n, a in amounts.items() if a < _UNLIMITED_FLOOR and (a or not drop_zero)})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Volcano's comparison functions (pkg/scheduler/api/resource_info.go), on integer base units
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _scalars(rl: Mapping[str, int]) -> Iterator[tuple[str, int]]:
+    for name, amount in raw(rl).items():
+        if name not in STANDARD_RESOURCES:
+            yield name, amount
+
+
+def less(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
+    """Every dimension of ``left`` is strictly less than ``right``'s (``Resource.Less``)."""
+    lr, rr = raw(left), raw(right)
+    for name in STANDARD_RESOURCES:
+        if not lr.get(name, 0) < rr.get(name, 0):
+            return False
+    if default == INFINITY:
+        # a scalar the right side has but the left lacks is "infinite" on the left
+        for name, _ in _scalars(rr):
+            if name not in lr:
+                return False
+    for name, amount in _scalars(lr):
+        if name not in rr and default == INFINITY:
+            continue
+        if not amount < rr.get(name, 0):
+            return False
+    return True
+
+
+def less_equal(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
+    """Every dimension of ``left`` is <= ``right``'s (``Resource.LessEqual``; Volcano's 0.1 epsilon is exact
+    equality on integers)."""
+    lr, rr = raw(left), raw(right)
+    for name in STANDARD_RESOURCES:
+        if not lr.get(name, 0) <= rr.get(name, 0):
+            return False
+    if default == INFINITY:
+        for name, _ in _scalars(rr):
+            if name not in lr:
+                return False
+    for name, amount in _scalars(lr):
+        if name not in rr and default == INFINITY:
+            continue
+        if not amount <= rr.get(name, 0):
+            return False
+    return True
+
+
+def less_partly(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
+    """Some dimension of ``left`` is strictly less than ``right``'s (``Resource.LessPartly``)."""
+    lr, rr = raw(left), raw(right)
+    if any(lr.get(name, 0) < rr.get(name, 0) for name in STANDARD_RESOURCES):
+        return True
+    if default == ZERO:
+        for name, _ in _scalars(rr):
+            if name not in lr:
+                return True
+    for name, amount in _scalars(lr):
+        if name not in rr and default == INFINITY:
+            return True
+        if amount < rr.get(name, 0):
+            return True
+    return False
+
+
+def less_equal_partly(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
+    """Some dimension of ``left`` is <= ``right``'s (``Resource.LessEqualPartly``)."""
+    lr, rr = raw(left), raw(right)
+    if any(lr.get(name, 0) <= rr.get(name, 0) for name in STANDARD_RESOURCES):
+        return True
+    if default == ZERO:
+        for name, _ in _scalars(rr):
+            if name not in lr:
+                return True
+    for name, amount in _scalars(lr):
+        if name not in rr and default == INFINITY:
+            return True
+        if amount <= rr.get(name, 0):
+            return True
+    return False
+
+
+def insufficient_resources(used: Mapping[str, int], limit: Mapping[str, int], request: Mapping[str, int]) -> list[str]:
+    """Volcano's ``LessEqualWithDimensionAndResourcesName``: the resources the request asks for (> 0) where
+    ``used > limit`` (strict, no epsilon; a limit missing from ``limit`` reads as 0; ``pods`` is skipped).
+    Empty means it fits."""
+    ur, lr = raw(used), raw(limit)
+    out: list[str] = []
+    for name, amount in raw(request).items():
+        if amount > 0 and name not in IGNORED_SCALARS and ur.get(name, 0) > lr.get(name, 0):
+            out.append(name)
+    out.sort(key=_resource_sort_key)
+    return out
+
+
+def _resource_sort_key(name: str) -> tuple[int, str]:
+    # Volcano lists cpu, memory, then scalars
+    if name == "cpu":
+        return (0, name)
+    if name == "memory":
+        return (1, name)
+    return (2, name)
+
+
+def less_equal_partly_with_dimension_zero_filtered(
+    left: Mapping[str, int], right: Mapping[str, int], request: Mapping[str, int]
+) -> tuple[bool, list[str]]:
+    """``LessEqualPartlyWithDimensionZeroFiltered``: among the dimensions the request asks for, ignoring those
+    that are zero on both sides, is any ``left <= right``? Returns the answer and those dimensions."""
+    lr, rr = raw(left), raw(right)
+    names: list[str] = []
+    for name, amount in raw(request).items():
+        if amount <= 0 or name in IGNORED_SCALARS:
+            continue
+        lv, rv = lr.get(name, 0), rr.get(name, 0)
+        if lv <= 0 and rv <= 0:
+            continue
+        if lv <= rv:
+            names.append(name)
+    names.sort(key=_resource_sort_key)
+    return bool(names), names
+
+
+def greater_partly_with_relevant_dimensions(
+    left: Mapping[str, int], right: Mapping[str, int], request: Mapping[str, int]
+) -> tuple[bool, list[str]]:
+    """``GreaterPartlyWithRelevantDimensions``: among the dimensions the request asks for that ``right``
+    "has" (cpu/memory: > 0; a scalar: present in ``right``, even with 0), is any ``left > right``?"""
+    lr, rr = raw(left), raw(right)
+    names: list[str] = []
+    for name, amount in raw(request).items():
+        if amount <= 0 or name in IGNORED_SCALARS:
+            continue
+        if name in STANDARD_RESOURCES:
+            if rr.get(name, 0) <= 0:
+                continue
+        elif name not in rr:
+            continue
+        if lr.get(name, 0) > rr.get(name, 0):
+            names.append(name)
+    names.sort(key=_resource_sort_key)
+    return bool(names), names
+
+
+def intersection(left: Mapping[str, int], right: Mapping[str, int], *, ignore_pods: bool = False) -> list[str]:
+    """Resource names that are > 0 on both sides (``Intersection`` / ``IntersectionWithIgnoredScalarResources``)."""
+    rr = raw(right)
+    names = [n for n, a in raw(left).items() if a > 0 and rr.get(n, 0) > 0]
+    if ignore_pods:
+        names = [n for n in names if n not in IGNORED_SCALARS]
+    names.sort(key=_resource_sort_key)
+    return names
+
+
+def is_empty(amounts: Mapping[str, int]) -> bool:
+    """``Resource.IsEmpty``: nothing above zero except possibly ``pods``."""
+    return not any(a > 0 for n, a in raw(amounts).items() if n not in IGNORED_SCALARS)
+
+
+def dominant_share(allocated: Mapping[str, int], base: Mapping[str, int]) -> tuple[str, float]:
+    """The largest ``allocated / base`` over the resources ``base`` has (> 0), with Volcano's
+    ``Share(a, d) = d == 0 ? (a == 0 ? 0 : 1) : a / d``. Returns (resource, share); ("", 0.0) if none."""
+    ar = raw(allocated)
+    best_name, best = "", 0.0
+    for name, d in raw(base).items():
+        if d <= 0:
+            continue
+        s = ar.get(name, 0) / d
+        if not best_name or s > best or (s == best and name < best_name):
+            best_name, best = name, s
+    return best_name, best
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Job accounting
+# ------------------------------------------------------------------------------------------------------------
+
+
+def job_inqueue(job: JobUsage) -> dict[str, int]:
+    """What a gang reserves in its queue beyond what it already holds (Volcano ``GetInqueueResource``):
+    ``(minResources - allocated)+`` for ``Inqueue`` jobs, and for ``Running`` jobs that have at least
+    ``minMember`` tasks allocated (a finished driver of a still-running Spark job must not reserve again)."""
+    mr = job.min_resources
+    if mr is None:
+        return {}
+    if job.phase == "Inqueue" or (job.phase == "Running" and job.allocated_tasks >= job.min_member):
+        return exceeded_part(mr, job.allocated)
+    return {}
+
+
+def job_elastic(job: JobUsage) -> dict[str, int]:
+    """``(allocated - minResources)+``; a job without ``minResources`` is elastic in full (Volcano
+    ``GetElasticResources`` reads a missing minResources as empty)."""
+    return exceeded_part(job.allocated, job.min_resources or {})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Per-queue state and the common result base
+# ------------------------------------------------------------------------------------------------------------
+
+TraceEntry = tuple[str, str | None, int | float | None, str, int, tuple[object, ...]]
+
+
+@dataclass(slots=True)
+class QueueState:
+    """The mutable per-session state of one queue (plain dicts of base units)."""
+
+    spec: QueueSpec
+    participating: bool = False
+    allocated: dict[str, int] = field(default_factory=dict)
+    request: dict[str, int] = field(default_factory=dict)
+    inqueue: dict[str, int] = field(default_factory=dict)
+    elastic: dict[str, int] = field(default_factory=dict)
+    deserved: dict[str, int] = field(default_factory=dict)
+    guarantee: dict[str, int] = field(default_factory=dict)
+    capability: dict[str, int] = field(default_factory=dict)  # UNLIMITED where unlimited
+    real_capability: dict[str, int] = field(default_factory=dict)  # UNLIMITED where unlimited
+    share: float = 0.0
+    parent: str | None = None
+    ancestors: tuple[str, ...] = ()  # root first, not including the queue itself
+    children: list[str] = field(default_factory=list)
+    trace: list[TraceEntry] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.spec.state == OPEN
+
+
+@dataclass(slots=True)
+class QueueTotals:
+    """The summed usage of the jobs of one queue (its own jobs only, before any roll-up)."""
+
+    allocated: dict[str, int] = field(default_factory=dict)
+    request: dict[str, int] = field(default_factory=dict)
+    inqueue: dict[str, int] = field(default_factory=dict)
+    elastic: dict[str, int] = field(default_factory=dict)
+    jobs: int = 0
+    first_job: tuple[str, str] = ("", "")  # the smallest (namespace, name), for messages
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """Per-queue totals of a set of jobs (``summarize_jobs``). The policies accept it in place of the jobs,
+    so a series of what-ifs that change only the queues sums the jobs once."""
+
+    totals: Mapping[str, QueueTotals]
+    job_count: int
+
+
+def summarize_jobs(jobs: Iterable[JobUsage]) -> JobSummary:
+    """Sum every job's allocated, request, inqueue (``job_inqueue``) and elastic (``job_elastic``) per queue.
+
+    This is the hottest loop of a what-if (tens of thousands of jobs), so the two helpers are inlined and the
+    ResourceLists' backing dicts are read directly (see ``raw``).
+    """
+    totals: dict[str, QueueTotals] = {}
+    resource_list = ResourceList
+    count = 0
+    for job in jobs:
+        count += 1
+        queue = job.queue
+        st = totals.get(queue)
+        if st is None:
+            st = totals[queue] = QueueTotals(first_job=(job.namespace, job.name))
+        elif (job.namespace, job.name) < st.first_job:
+            st.first_job = (job.namespace, job.name)
+        st.jobs += 1
+        rl = job.allocated
+        allocated = rl._data if type(rl) is resource_list else rl
+        rl = job.request
+        request = rl._data if type(rl) is resource_list else rl
+        acc = st.allocated
+        for name, amount in allocated.items():
+            acc[name] = acc.get(name, 0) + amount
+        acc = st.request
+        for name, amount in request.items():
+            acc[name] = acc.get(name, 0) + amount
+        min_rl = job.min_resources
+        acc = st.elastic
+        if min_rl is None:
+            for name, amount in allocated.items():
+                if amount > 0:
+                    acc[name] = acc.get(name, 0) + amount
+            continue
+        minimum = min_rl._data if type(min_rl) is resource_list else min_rl
+        for name, amount in allocated.items():
+            extra = amount - minimum.get(name, 0)
+            if extra > 0:
+                acc[name] = acc.get(name, 0) + extra
+        phase = job.phase
+        if phase == "Inqueue" or (phase == "Running" and job.allocated_tasks >= job.min_member):
+            acc = st.inqueue
+            for name, amount in minimum.items():
+                reserve = amount - allocated.get(name, 0)
+                if reserve > 0:
+                    acc[name] = acc.get(name, 0) + reserve
+    return JobSummary(totals, count)
+
+
+def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, QueueState]) -> JobSummary:
+    """Copy the job totals into the queues' states (marking them participating); returns the summary."""
+    summary = jobs if isinstance(jobs, JobSummary) else summarize_jobs(jobs)
+    for queue, totals in summary.totals.items():
+        st = states.get(queue)
+        if st is None:
+            continue
+        st.participating = True
+        st.allocated = dict(totals.allocated)
+        st.request = dict(totals.request)
+        st.inqueue = dict(totals.inqueue)
+        st.elastic = dict(totals.elastic)
+    return summary
+
+
+def unknown_queue_warnings(summary: JobSummary, states: Mapping[str, QueueState]) -> list[str]:
+    return [
+        f"{t.jobs} job(s) name queue {q!r}, which does not exist; ignored"
+        for q, t in sorted(summary.totals.items())
+        if q not in states
+    ]
+
+
+def index_specs(queues: Iterable[QueueSpec]) -> dict[str, QueueSpec]:
+    """Queues by name; a name given twice is an error (a what-if must not silently drop one)."""
+    out: dict[str, QueueSpec] = {}
+    for spec in queues:
+        if spec.name in out:
+            raise ValueError(f"queue {spec.name!r} is given twice")
+        out[spec.name] = spec
+    return out
+
+
+def collect_resources(
+    total: Mapping[str, int], specs: Iterable[QueueSpec], states: Iterable[QueueState]
+) -> tuple[str, ...]:
+    """Every resource name that appears anywhere, plus cpu and memory, sorted."""
+    names: set[str] = set(STANDARD_RESOURCES)
+    names.update(raw(total))
+    for spec in specs:
+        names.update(raw(spec.capability))
+        names.update(raw(spec.deserved))
+        names.update(raw(spec.guarantee))
+    for st in states:
+        names.update(st.request)
+        names.update(st.allocated)
+        names.update(st.inqueue)
+    return tuple(sorted(names))
+
+
+def fmt(amount: int | float, resource: str) -> str:
+    if isinstance(amount, float):
+        return f"{amount:.6g}"
+    if is_unlimited(amount):
+        return "unlimited"
+    return format_amount(amount, resource)
+
+
+def borrowed_and_lent(
+    members: Sequence[QueueState], pool: Mapping[str, int]
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """Borrowed and lent amounts within one sibling set (see the module docstring for the definition)."""
+    borrowed: dict[str, dict[str, int]] = {m.name: {} for m in members}
+    lent: dict[str, dict[str, int]] = {m.name: {} for m in members}
+    names: set[str] = set()
+    for m in members:
+        names.update(m.deserved)
+        names.update(m.allocated)
+    ordered = sorted(members, key=lambda m: m.name)
+    for r in sorted(names):
+        if r in IGNORED_SCALARS:
+            continue
+        sum_borrowed = sum_deserved = sum_unused = 0
+        unused: list[int] = []
+        for m in ordered:
+            d = m.deserved.get(r, 0)
+            a = m.allocated.get(r, 0)
+            sum_deserved += d
+            if a > d:
+                borrowed[m.name][r] = a - d
+                sum_borrowed += a - d
+                unused.append(0)
+            else:
+                unused.append(d - a)
+                sum_unused += d - a
+        if not sum_borrowed or not sum_unused:
+            continue
+        free = max(0, pool.get(r, 0) - sum_deserved)
+        consumed = min(max(0, sum_borrowed - free), sum_unused)
+        if consumed:
+            parts = hamilton(consumed, unused, [m.name for m in ordered])
+            for m, part in zip(ordered, parts, strict=True):
+                if part:
+                    lent[m.name][r] = part
+    return borrowed, lent
+
+
+_RULES: dict[str, str] = {
+    # realCapability
+    "rc.cluster": "(cluster {0} - all queues' guarantees {1})+ + own guarantee {2}",
+    "rc.capability": "capped by capability {0}",
+    "rc.tree": "(parent {0} realCapability {1} - siblings' guarantees {2})+ + own guarantee {3}",
+    "rc.root": "root: its capability (unlimited where unset; not limited by the cluster size)",
+    "rc.detached": "not attached to root: its capability",
+    # capability
+    "cap.spec": "set on the queue",
+    "cap.nonpositive": "cpu/memory <= 0 means unlimited (Volcano)",
+    "cap.inherit": "not set: inherited from parent {0}",
+    "cap.root": "not set on root: unlimited",
+    # deserved
+    "des.fill": "weight {0} of {1} sharing {2} (largest remainder)",
+    "des.cap.request": "stopped at its request {0}",
+    "des.cap.rc": "stopped at its realCapability {0}",
+    "des.floor": "held at its guarantee {0}",
+    "des.absent": "no jobs: takes no part in the share",
+    "des.spec": "deserved set on the queue: {0}",
+    "des.capped": "capped by realCapability {0}",
+    "des.raised": "raised to guarantee {0}",
+    "des.sum": "root: sum of its children's deserved",
+    # namespaces
+    "ns.fill": "namespace weight {0} of {1} sharing {2} of the queue's deserved (largest remainder)",
+    "ns.noqueue": "queue {0} has no deserved in the given mapping",
+    "ns.share": "namespace-wide dominant share {1} on {0}, divided by weight {2}",
+    # guarantee
+    "g.sum": "root: sum of its children's guarantees",
+    # share
+    "share.dominant": "dominant allocated/deserved",
+    "share.none": "nothing deserved",
+    "share.besteffort": "no deserved: best-effort queue, share fixed at 1 (capacity)",
+}
+
+
+def set_flat_limits(
+    st: QueueState, total: Mapping[str, int], total_guarantee: Mapping[str, int], resources: Iterable[str]
+) -> None:
+    """Capability and realCapability of a queue outside a hierarchy (proportion, flat capacity).
+
+    capability: a resource the spec leaves out is unlimited; cpu or memory set to <= 0 is unlimited too
+    (Volcano replaces them with MaxFloat64); any other explicit value, 0 included, is a limit.
+    realCapability = (total - guarantees of *all* queues)+ + own guarantee, capped by the capability. A resource
+    the cluster does not have is 0 here: Volcano reads a missing dimension of realCapability as 0 in the
+    quota checks (it keeps an uncapped deserved for it, which changes no outcome since nothing can use it).
+    """
+    spec_cap = raw(st.spec.capability)
+    tr, tgr, gr = raw(total), raw(total_guarantee), st.guarantee
+    cap: dict[str, int] = {}
+    rc: dict[str, int] = {}
+    trace = st.trace
+    for r in resources:
+        limit = spec_cap.get(r)
+        if limit is None:
+            cap[r] = UNLIMITED
+        elif r in STANDARD_RESOURCES and limit <= 0:
+            cap[r] = UNLIMITED
+            trace.append(("capability", r, UNLIMITED, "cap.nonpositive", 0, ()))
+        else:
+            cap[r] = limit
+            trace.append(("capability", r, limit, "cap.spec", 0, ()))
+        t, tg, g = tr.get(r, 0), tgr.get(r, 0), gr.get(r, 0)
+        base = max(0, t - tg) + g
+        value = min(base, cap[r])
+        rc[r] = value
+        trace.append(("realCapability", r, base, "rc.cluster", 0, (t, tg, g)))
+        if value < base:
+            trace.append(("realCapability", r, value, "rc.capability", 0, (cap[r],)))
+    st.capability = cap
+    st.real_capability = rc
+
+
+def render_trace(entry: TraceEntry) -> TraceStep:
+    """Turn a compact trace entry into a ``TraceStep`` (int arguments become quantities of the resource)."""
+    quantity, resource, value, rule, rnd, args = entry
+    template = _RULES.get(rule, "{0}" if args else rule)
+    shown = [fmt(a, resource or "cpu") if isinstance(a, int) and not isinstance(a, bool) else a for a in args]
+    return TraceStep(quantity, resource, value, rule, rnd, template.format(*shown))
+
+
+class QueueBook(Mapping[str, QueueQuota]):
+    """Common base of the proportion and capacity results: ``result[name] -> QueueQuota`` and the gates.
+
+    The gates read and the mutators change the per-queue state, so a session can keep the values current as
+    it allocates (``on_allocate`` / ``on_deallocate``) and admits jobs (``on_enqueued``). Snapshots returned
+    by ``result[name]`` are recomputed after a change.
+    """
+
+    policy = "queues"
+
+    def __init__(
+        self,
+        states: dict[str, QueueState],
+        total: Mapping[str, int],
+        resources: tuple[str, ...],
+        *,
+        hierarchy: bool = False,
+        problems: Sequence[str] = (),
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self._states = states
+        self._names = tuple(sorted(states))
+        self.total = ResourceList(dict(raw(total)))
+        self.resources = resources
+        self.hierarchy = hierarchy
+        self.problems: tuple[str, ...] = tuple(problems)
+        self.warnings: tuple[str, ...] = tuple(warnings)
+        self._snapshots: dict[str, QueueQuota] = {}  # built on first read, per queue
+        self._flows: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
+
+    # -- mapping ----------------------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> QueueQuota:
+        return self._snapshot_of(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._states
+
+    @property
+    def ready_to_schedule(self) -> bool:
+        """False when the tree is inconsistent: every gate then refuses (see ``problems``)."""
+        return not self.problems
+
+    def state(self, name: str) -> QueueState:
+        """The live state of one queue (read-only use)."""
+        return self._states[name]
+
+    def spec(self, name: str) -> QueueSpec:
+        return self._states[name].spec
+
+    # -- snapshots ----------------------------------------------------------------------------------------------
+    def _sibling_sets(self) -> list[tuple[list[QueueState], Mapping[str, int]]]:
+        members = [st for st in self._states.values() if st.participating]
+        return [(members, raw(self.total))]
+
+    def _borrowed_and_lent(self) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+        if self._flows is None:
+            borrowed: dict[str, dict[str, int]] = {}
+            lent: dict[str, dict[str, int]] = {}
+            for members, pool in self._sibling_sets():
+                b, lt = borrowed_and_lent(members, pool)
+                borrowed.update(b)
+                lent.update(lt)
+            self._flows = (borrowed, lent)
+        return self._flows
+
+    def _snapshot_of(self, name: str) -> QueueQuota:
+        snap = self._snapshots.get(name)
+        if snap is None:
+            st = self._states[name]  # KeyError for an unknown queue, as a mapping should
+            borrowed, lent = self._borrowed_and_lent()
+            snap = self._snapshots[name] = self._snapshot(st, borrowed.get(name, {}), lent.get(name, {}))
+        return snap
+
+    def _export_deserved(self, st: QueueState) -> ResourceList:
+        return to_resource_list(st.deserved)
+
+    def _snapshot(self, st: QueueState, borrowed: dict[str, int], lent: dict[str, int]) -> QueueQuota:
+        return QueueQuota(
+            name=st.name,
+            request=to_resource_list(st.request),
+            allocated=to_resource_list(st.allocated),
+            inqueue=to_resource_list(st.inqueue),
+            elastic=to_resource_list(st.elastic),
+            deserved=self._export_deserved(st),
+            guarantee=to_resource_list(st.guarantee),
+            capability=to_resource_list(st.capability),
+            real_capability=to_resource_list(st.real_capability),
+            share=st.share,
+            borrowed=to_resource_list(borrowed),
+            lent=to_resource_list(lent),
+            participating=st.participating,
+        )
+
+    def _changed(self) -> None:
+        self._snapshots = {}
+        self._flows = None
+
+    # -- explanations -------------------------------------------------------------------------------------------
+    def explain(self, name: str) -> Explanation:
+        """Every step that produced this queue's values (realCapability, deserved, share, borrowed, lent)."""
+        st = self._states[name]
+        steps = [render_trace(e) for e in st.trace]
+        share_name, _ = self._share_basis(st)
+        if self._best_effort(st):
+            steps.append(TraceStep("share", None, st.share, "share.besteffort", 0, _RULES["share.besteffort"]))
+        elif share_name:
+            steps.append(
+                TraceStep(
+                    "share",
+                    None,
+                    st.share,
+                    "share.dominant",
+                    0,
+                    f"dominant allocated/deserved, on {share_name}: "
+                    f"{fmt(st.allocated.get(share_name, 0), share_name)} / "
+                    f"{fmt(st.deserved.get(share_name, 0), share_name)}",
+                )
+            )
+        else:
+            steps.append(TraceStep("share", None, st.share, "share.none", 0, _RULES["share.none"]))
+        snap = self[name]
+        for r, v in snap.borrowed.items():
+            steps.append(TraceStep("borrowed", r, v, "borrowed", 0, "(allocated - deserved)+"))
+        for r, v in snap.lent.items():
+            steps.append(
+                TraceStep(
+                    "lent", r, v, "lent", 0, "unused deserved consumed by siblings' borrowing (largest remainder)"
+                )
+            )
+        return Explanation(name, tuple(steps))
+
+    # -- shares ---------------------------------------------------------------------------------------------------
+    def _best_effort(self, st: QueueState) -> bool:
+        return False
+
+    def _share_basis(self, st: QueueState) -> tuple[str, float]:
+        # Volcano ranges over deserved.ResourceNames(): names with a value > 0, pods included
+        return dominant_share(st.allocated, st.deserved)
+
+    def _update_share(self, st: QueueState) -> None:
+        st.share = 1.0 if self._best_effort(st) else self._share_basis(st)[1]
+
+    # -- mutators ------------------------------------------------------------------------------------------------
+    def _chain(self, name: str) -> list[QueueState]:
+        st = self._states[name]
+        if not self.hierarchy:
+            return [st]
+        return [st, *(self._states[a] for a in reversed(st.ancestors))]
+
+    def on_allocate(self, queue: str, request: Mapping[str, int]) -> None:
+        """A task of ``queue`` was allocated (Volcano's AllocateFunc event): allocated and share move."""
+        for st in self._chain(queue):
+            add_into(st.allocated, request)
+            self._update_share(st)
+        self._changed()
+
+    def on_deallocate(self, queue: str, request: Mapping[str, int]) -> None:
+        """A task of ``queue`` was evicted or its allocation discarded (DeallocateFunc)."""
+        for st in self._chain(queue):
+            add_into(st.allocated, request, -1)
+            self._update_share(st)
+        self._changed()
+
+    def on_enqueued(self, job: JobUsage) -> None:
+        """A job was admitted (JobEnqueued, called only after every plugin permitted): its ``minResources``
+        is reserved in ``inqueue`` so later jobs of the same enqueue pass see it."""
+        if job.min_resources is None or job.queue not in self._states:
+            return
+        for st in self._chain(job.queue):
+            add_into(st.inqueue, job.min_resources)
+        self._changed()
+
+    def on_dequeued(self, job: JobUsage) -> None:
+        """Undo ``on_enqueued`` (a statement discarded, or a reservation released): its ``minResources`` leaves
+        ``inqueue`` on the queue and (hierarchy) every ancestor."""
+        if job.min_resources is None or job.queue not in self._states:
+            return
+        for st in self._chain(job.queue):
+            add_into(st.inqueue, job.min_resources, -1)
+        self._changed()
+
+    # -- ordering ----------------------------------------------------------------------------------------------
+    def compare_queues(self, left: str, right: str) -> int:
+        """Volcano's QueueOrderFn: negative when ``left`` goes first, 0 when this policy has no preference."""
+        raise NotImplementedError
+
+    def queue_order_key(self, name: str) -> Any:
+        """A sort key wrapping ``compare_queues`` (ties keep the input order: ``sorted`` is stable)."""
+        return functools.cmp_to_key(self.compare_queues)(name)
+
+    def sorted_queues(self, names: Iterable[str] | None = None) -> list[str]:
+        """Queues in scheduling order; ties (which Volcano breaks by creation time) go by name."""
+        pool = sorted(self._names if names is None else names)
+        return sorted(pool, key=self.queue_order_key)
+
+    def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
+        """Volcano's VictimQueueOrderFn; 0 (no preference) unless a policy registers one."""
+        return 0
+
+    # -- helpers for gates ------------------------------------------------------------------------------------
+    def _lookup(self, queue: str) -> QueueState | Refusal:
+        st = self._states.get(queue)
+        if st is None:
+            return Refusal(queue, "unknown", message="no such queue in this computation")
+        return st
+
+    @staticmethod
+    def _closed(st: QueueState) -> Refusal:
+        return Refusal(st.name, "state", message=f"queue is {st.spec.state or 'not Open'}, not Open")
+
+    @staticmethod
+    def _quota_refusals(
+        node: str,
+        check: str,
+        base: Mapping[str, int],
+        limit: Mapping[str, int],
+        request: Mapping[str, int],
+    ) -> list[Refusal]:
+        """Refusals for ``base + request <= limit`` (strict, on the request's dimensions)."""
+        br, rr, lr = raw(base), raw(request), raw(limit)
+        used = {n: br.get(n, 0) + rr.get(n, 0) for n in set(br) | set(rr)}
+        out = []
+        for r in insufficient_resources(used, limit, request):
+            available = max(0, lr.get(r, 0) - br.get(r, 0))
+            out.append(Refusal(node, check, r, rr.get(r, 0), available))
+        return out
+
+    def _selection(
+        self,
+        reclaimer: TaskLike | None,
+        reclaimees: Sequence[T],
+        decide: Callable[[T, dict[str, dict[str, int]]], str | None],
+    ) -> VictimSelection[T]:
+        """Walk reclaimees in order with per-queue running ``allocated`` copies; ``decide`` returns None to
+        accept (and must subtract the request itself) or the reason for skipping."""
+        victims: list[T] = []
+        skipped: list[tuple[T, str]] = []
+        allocations: dict[str, dict[str, int]] = {}
+        for task in reclaimees:
+            st = self._states.get(task.queue)
+            if st is None:
+                skipped.append((task, f"queue {task.queue} is not in this computation"))
+                continue
+            if not st.spec.reclaimable:
+                # the reclaim action's own filter (reclaimable: false), applied here too for what-if callers
+                skipped.append((task, f"queue {task.queue} is not reclaimable"))
+                continue
+            reason = decide(task, allocations)
+            if reason is None:
+                victims.append(task)
+            else:
+                skipped.append((task, reason))
+        return VictimSelection(tuple(victims), tuple(skipped))

@@ -1,0 +1,701 @@
+"""The engine's input: one cluster at one instant, as plain immutable-ish dataclasses.
+
+A ``Snapshot`` is what every caller hands to the engine: the scheduling session, the recycling pass, the
+what-if endpoints and ``fairway simulate``. ``engine/manifests.py`` builds one from Kubernetes YAML and
+``scheduling/store.py`` from database rows, so nothing here knows about either: no Kubernetes object shapes,
+no YAML, no ORM.
+
+The model follows Volcano's scheduler cache (``pkg/scheduler/api``):
+
+* ``NodeInfo``: a node's allocatable resources, labels, taints and whether it can take new pods.
+* ``TaskInfo``: a pod. Its ``uid`` is ``"namespace/name"``; it belongs to exactly one podgroup (``podgroup`` is
+  the podgroup's key ``"namespace/name"``); ``status`` is Volcano's task status. Two different "may be evicted"
+  flags are kept apart: Volcano's ``volcano.sh/preemptable`` (``volcano_preemptable``, None when not set,
+  which Volcano reads as true) and Koordinator's quota label ``quota.scheduling.koordinator.sh/preemptible``
+  (``quota_preemptible``; false pins the pod to its quota's min and exempts it from revocation).
+* ``PodGroupInfo``: a Volcano PodGroup (a "job"): gang minimum, per-role minimum, minResources, queue, phase.
+  A task whose podgroup is missing from the snapshot is never scheduled (Volcano ignores a job without a
+  PodGroup) but still occupies its node.
+* ``NamespaceInfo``: a namespace's fair-share weight (seed 000, ``volcano.sh/namespace.weight``), its default
+  queue and its ResourceQuota hard limits.
+* Queues (``QueueSpec``) and elastic quota groups (``QuotaGroupSpec``) are the admin's trees. The built-in queues
+  ``root`` and ``default`` and the built-in quota groups ``root``, ``system`` and ``default`` always exist, as in
+  Volcano and Koordinator; defining one of them replaces the built-in.
+* ``policy``: the scheduler policy (actions and plugin tiers).
+
+Amounts are exact integers (``ResourceList``: cpu in millicores, memory in bytes, other resources in
+milli-units). Times are floats in seconds; the snapshot never reads a clock.
+
+Derived indexes (total allocatable, tasks by podgroup / node / quota group, the pod -> quota group mapping,
+numpy matrices of requests and allocatable) are computed once, on first use, and cached on the snapshot.
+Treat the mappings as read-only: build changed copies with the ``with_*`` / ``without_*`` / ``replace``
+helpers, which copy only what changes and keep every cached index that the change cannot affect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.resources import MAX_AMOUNT, ResourceList
+from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
+
+__all__ = [
+    "ALLOCATED_STATUSES",
+    "BUILTIN_PRIORITY_CLASSES",
+    "BUILTIN_QUEUES",
+    "BUILTIN_QUOTA_GROUPS",
+    "OCCUPYING_STATUSES",
+    "PREEMPTABLE_STATUSES",
+    "READY_STATUSES",
+    "SCHEDULED_STATUSES",
+    "NamespaceInfo",
+    "NodeInfo",
+    "PodGroupCondition",
+    "PodGroupInfo",
+    "PodGroupPhase",
+    "PriorityClassInfo",
+    "QueueHierarchy",
+    "Snapshot",
+    "Taint",
+    "TaskInfo",
+    "TaskStatus",
+    "Toleration",
+    "own_podgroup_name",
+]
+
+
+class TaskStatus(StrEnum):
+    """Volcano's task status (``pkg/scheduler/api/types.go``)."""
+
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+# Counted into a queue's ``allocated`` (Volcano's AllocatedStatus).
+ALLOCATED_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED}
+)
+# Drive the PodGroup phase (Volcano's ScheduledStatus).
+SCHEDULED_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+)
+# May be chosen as victims (Volcano's PreemptableStatus).
+PREEMPTABLE_STATUSES: frozenset[TaskStatus] = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+# Count towards a gang's ready members (Volcano's ReadyTaskNum).
+READY_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
+)
+# Hold resources on their node (Volcano's node.Used: allocated tasks plus those still releasing).
+OCCUPYING_STATUSES: frozenset[TaskStatus] = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+
+
+class PodGroupPhase(StrEnum):
+    """Volcano's PodGroup phase."""
+
+    PENDING = "Pending"
+    INQUEUE = "Inqueue"
+    RUNNING = "Running"
+    UNKNOWN = "Unknown"
+    COMPLETED = "Completed"
+
+
+# -- nodes ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""  # empty with operator Exists tolerates every taint
+    operator: str = "Equal"  # Equal | Exists
+    value: str = ""
+    effect: str = ""  # empty matches every effect
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes' ``Toleration.ToleratesTaint``."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """A node as the scheduler sees it."""
+
+    name: str
+    allocatable: ResourceList = field(default_factory=ResourceList)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+
+    @property
+    def schedulable(self) -> bool:
+        """Ready and not cordoned: counts towards the cluster total and may take new pods."""
+        return self.ready and not self.unschedulable
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+# -- tasks (pods) --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInfo:
+    """A pod. ``uid`` (``"namespace/name"``) and ``best_effort`` (empty request) are derived."""
+
+    namespace: str
+    name: str
+    podgroup: str  # the podgroup's key, "namespace/name"
+    request: ResourceList = field(default_factory=ResourceList)
+    priority: int = 0
+    priority_class: str = ""
+    volcano_preemptable: bool | None = None  # volcano.sh/preemptable; None = not set (Volcano reads true)
+    quota_preemptible: bool = True  # quota.scheduling.koordinator.sh/preemptible != "false"
+    quota_group: str | None = None  # the quota.scheduling.koordinator.sh/name label, as written
+    status: TaskStatus = TaskStatus.PENDING
+    node: str | None = None
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)  # without the three keys read into fields above
+    task_role: str = ""  # Volcano's volcano.sh/task-spec annotation, the key of minTaskMember
+    creation_timestamp: float | None = None
+    start_timestamp: float | None = None
+    preemption_policy: str = "PreemptLowerPriority"  # PreemptLowerPriority | Never
+    uid: str = field(init=False, repr=False)
+    best_effort: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "uid", f"{self.namespace}/{self.name}")
+        object.__setattr__(self, "best_effort", self.request.is_zero())
+
+    @property
+    def preemptable(self) -> bool:
+        """Volcano's reading of ``volcano.sh/preemptable``: true unless set to false."""
+        return self.volcano_preemptable is not False
+
+    def with_status(self, status: TaskStatus, node: str | None = None) -> TaskInfo:
+        """A copy in ``status``, on ``node`` (``None`` keeps no node)."""
+        return dataclasses.replace(self, status=status, node=node)
+
+    def __hash__(self) -> int:
+        return hash(self.uid)
+
+
+def own_podgroup_name(pod_name: str) -> str:
+    """The name of the podgroup a pod without one gets (Volcano names it ``podgroup-<pod uid>``)."""
+    return f"podgroup-{pod_name}"
+
+
+# -- podgroups -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupCondition:
+    type: str  # Unschedulable | Scheduled
+    status: str = "True"
+    reason: str = ""
+    message: str = ""
+    transition_id: str = ""
+    last_transition_time: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupInfo:
+    """A Volcano PodGroup: the gang of tasks that are scheduled together."""
+
+    namespace: str
+    name: str
+    queue: str = DEFAULT_QUEUE
+    min_member: int = 1
+    min_task_member: Mapping[str, int] = field(default_factory=dict)
+    min_resources: ResourceList | None = None
+    priority: int = 0
+    priority_class: str = ""
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+    creation_timestamp: float = 0.0
+    conditions: tuple[PodGroupCondition, ...] = ()
+    # Fairway's requeue state (``actions.enqueue``): consecutive sessions that ended with the podgroup Inqueue and
+    # nothing placed, how many times it was sent back to Pending for that, and until when it waits (epoch seconds)
+    # before it may be admitted again.
+    unplaced_sessions: int = 0
+    requeues: int = 0
+    backoff_until: float | None = None
+    key: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+# -- namespaces, priority classes, HDRF annotations ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceInfo:
+    """A namespace: its fair-share weight, default queue and ResourceQuota hard limits.
+
+    ``hard`` keys follow ResourceQuota: ``requests.cpu`` is stored as ``cpu`` (Kubernetes treats the two alike),
+    other keys (``limits.memory``, ``pods``, ``count/jobs.batch``) as written; amounts are in the base unit of the
+    underlying resource (``limits.memory`` in bytes). When several ResourceQuotas limit the same key, the lowest
+    limit is kept, since Kubernetes enforces each of them.
+    """
+
+    name: str
+    weight: int = 1
+    queue: str | None = None  # scheduling.volcano.sh/queue-name annotation
+    hard: ResourceList | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClassInfo:
+    name: str
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueHierarchy:
+    """A queue's hierarchical-DRF annotations (``volcano.sh/hierarchy`` and ``volcano.sh/hierarchy-weights``).
+
+    ``path`` starts at ``root`` (``("root", "eng", "prod")``); ``weights`` has one positive weight per level.
+    """
+
+    path: tuple[str, ...]
+    weights: tuple[float, ...]
+
+
+# -- built-ins ---------------------------------------------------------------------------------------------------
+
+# The built-in tree nodes carry the same values as the ones the Django side creates
+# (quotas/migrations/_builtins.py), so that a snapshot built from manifests and one built from the database
+# agree: root lends nothing and is not reclaimable; system and default are "unlimited" (2**62, the largest
+# amount a ResourceList accepts) for cpu and memory, system's min included since its quota is never shared.
+BUILTIN_QUEUES: Mapping[str, QueueSpec] = {
+    ROOT_QUEUE: QueueSpec(name=ROOT_QUEUE, parent=None, reclaimable=False),
+    DEFAULT_QUEUE: QueueSpec(name=DEFAULT_QUEUE),
+}
+
+_UNLIMITED = ResourceList({"cpu": MAX_AMOUNT, "memory": MAX_AMOUNT})
+BUILTIN_QUOTA_GROUPS: Mapping[str, QuotaGroupSpec] = {
+    ROOT_GROUP: QuotaGroupSpec(name=ROOT_GROUP, parent=None, is_parent=True, allow_lent=False),
+    SYSTEM_GROUP: QuotaGroupSpec(name=SYSTEM_GROUP, min=_UNLIMITED, max=_UNLIMITED, shared_weight=_UNLIMITED),
+    DEFAULT_GROUP: QuotaGroupSpec(name=DEFAULT_GROUP, max=_UNLIMITED, shared_weight=_UNLIMITED),
+}
+
+# Kubernetes creates these two in every cluster.
+BUILTIN_PRIORITY_CLASSES: Mapping[str, PriorityClassInfo] = {
+    "system-cluster-critical": PriorityClassInfo("system-cluster-critical", 2_000_000_000),
+    "system-node-critical": PriorityClassInfo("system-node-critical", 2_000_001_000),
+}
+
+
+def _with_builtins(given: Mapping[str, Any], builtins: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``given`` with the missing built-ins added first, or None when none is missing."""
+    if all(name in given for name in builtins):
+        return None
+    out = {name: spec for name, spec in builtins.items() if name not in given}
+    out.update(given)
+    return out
+
+
+# -- the snapshot ------------------------------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+Int64Matrix = npt.NDArray[np.int64]
+
+# Which fields each cached index depends on: a copy that changes none of them keeps the index.
+_CACHE_DEPS: dict[str, frozenset[str]] = {
+    "total_allocatable": frozenset({"nodes"}),
+    "schedulable_nodes": frozenset({"nodes"}),
+    "tasks_by_podgroup": frozenset({"tasks"}),
+    "tasks_by_node": frozenset({"tasks"}),
+    "node_used": frozenset({"tasks"}),
+    "podgroups_by_queue": frozenset({"podgroups"}),
+    "queue_children": frozenset({"queues"}),
+    "quota_children": frozenset({"quota_groups"}),
+    "namespace_quota_groups": frozenset({"quota_groups", "quota_namespaces"}),
+    "task_quota_groups": frozenset({"tasks", "quota_groups", "quota_namespaces"}),
+    "tasks_by_quota_group": frozenset({"tasks", "quota_groups", "quota_namespaces"}),
+    "default_priority": frozenset({"priority_classes"}),
+    "resource_names": frozenset({"nodes", "tasks"}),
+    "allocatable_matrix": frozenset({"nodes", "tasks"}),
+    "request_matrix": frozenset({"nodes", "tasks"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One cluster at one instant. Mappings are keyed by name (tasks by uid, podgroups by key)."""
+
+    nodes: Mapping[str, NodeInfo] = field(default_factory=dict)
+    tasks: Mapping[str, TaskInfo] = field(default_factory=dict)
+    podgroups: Mapping[str, PodGroupInfo] = field(default_factory=dict)
+    queues: Mapping[str, QueueSpec] = field(default_factory=dict)
+    quota_groups: Mapping[str, QuotaGroupSpec] = field(default_factory=dict)
+    namespaces: Mapping[str, NamespaceInfo] = field(default_factory=dict)
+    priority_classes: Mapping[str, PriorityClassInfo] = field(default_factory=dict)
+    policy: Policy = DEFAULT_POLICY
+    # Koordinator's quota.scheduling.koordinator.sh/namespaces annotation: group -> namespaces whose pods it takes.
+    quota_namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Volcano's hierarchical-DRF annotations, per queue that has them.
+    queue_hierarchy: Mapping[str, QueueHierarchy] = field(default_factory=dict)
+    # Koordinator ElasticQuotaArgs found in a KubeSchedulerConfiguration (None when none was given).
+    elastic_quota_args: ElasticQuotaArgs | None = None
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, builtins in (
+            ("queues", BUILTIN_QUEUES),
+            ("quota_groups", BUILTIN_QUOTA_GROUPS),
+            ("priority_classes", BUILTIN_PRIORITY_CLASSES),
+        ):
+            completed = _with_builtins(getattr(self, name), builtins)
+            if completed is not None:
+                object.__setattr__(self, name, completed)
+
+    # -- construction ---------------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        *,
+        nodes: Iterable[NodeInfo] = (),
+        tasks: Iterable[TaskInfo] = (),
+        podgroups: Iterable[PodGroupInfo] = (),
+        queues: Iterable[QueueSpec] = (),
+        quota_groups: Iterable[QuotaGroupSpec] = (),
+        namespaces: Iterable[NamespaceInfo] = (),
+        priority_classes: Iterable[PriorityClassInfo] = (),
+        policy: Policy = DEFAULT_POLICY,
+        quota_namespaces: Mapping[str, Iterable[str]] | None = None,
+        queue_hierarchy: Mapping[str, QueueHierarchy] | None = None,
+        elastic_quota_args: ElasticQuotaArgs | None = None,
+    ) -> Snapshot:
+        """Build a snapshot from sequences, keying each object by its name; a duplicate key is a ``ValueError``."""
+        return cls(
+            nodes=_index(nodes, lambda n: n.name, "node"),
+            tasks=_index(tasks, lambda t: t.uid, "task"),
+            podgroups=_index(podgroups, lambda p: p.key, "podgroup"),
+            queues=_index(queues, lambda q: q.name, "queue"),
+            quota_groups=_index(quota_groups, lambda g: g.name, "quota group"),
+            namespaces=_index(namespaces, lambda n: n.name, "namespace"),
+            priority_classes=_index(priority_classes, lambda p: p.name, "priority class"),
+            policy=policy,
+            quota_namespaces={k: tuple(v) for k, v in (quota_namespaces or {}).items()},
+            queue_hierarchy=dict(queue_hierarchy or {}),
+            elastic_quota_args=elastic_quota_args,
+        )
+
+    def replace(self, **changes: Any) -> Snapshot:
+        """A copy with some fields replaced; cached indexes that do not depend on them are kept."""
+        new = dataclasses.replace(self, **changes)
+        changed = frozenset(changes)
+        for key, value in self._cache.items():
+            if not (_CACHE_DEPS.get(key, changed) & changed):
+                new._cache[key] = value
+        return new
+
+    def _merged(self, name: str, items: Iterable[Any], key: Callable[[Any], str]) -> Snapshot:
+        current: dict[str, Any] = dict(getattr(self, name))
+        for item in items:
+            current[key(item)] = item
+        return self.replace(**{name: current})
+
+    def _removed(self, name: str, keys: Iterable[str]) -> Snapshot:
+        drop = set(keys)
+        current = {k: v for k, v in getattr(self, name).items() if k not in drop}
+        return self.replace(**{name: current})
+
+    def with_nodes(self, nodes: Iterable[NodeInfo]) -> Snapshot:
+        """A copy with these nodes added or replaced (by name)."""
+        return self._merged("nodes", nodes, lambda n: n.name)
+
+    def without_nodes(self, names: Iterable[str]) -> Snapshot:
+        return self._removed("nodes", names)
+
+    def with_tasks(self, tasks: Iterable[TaskInfo]) -> Snapshot:
+        """A copy with these tasks added or replaced (by uid)."""
+        return self._merged("tasks", tasks, lambda t: t.uid)
+
+    def without_tasks(self, uids: Iterable[str]) -> Snapshot:
+        return self._removed("tasks", uids)
+
+    def with_podgroups(self, podgroups: Iterable[PodGroupInfo]) -> Snapshot:
+        return self._merged("podgroups", podgroups, lambda p: p.key)
+
+    def without_podgroups(self, keys: Iterable[str]) -> Snapshot:
+        return self._removed("podgroups", keys)
+
+    def with_queues(self, queues: Iterable[QueueSpec]) -> Snapshot:
+        return self._merged("queues", queues, lambda q: q.name)
+
+    def without_queues(self, names: Iterable[str]) -> Snapshot:
+        """A copy without these queues (the built-ins come back at their defaults)."""
+        return self._removed("queues", names)
+
+    def with_quota_groups(self, groups: Iterable[QuotaGroupSpec]) -> Snapshot:
+        return self._merged("quota_groups", groups, lambda g: g.name)
+
+    def without_quota_groups(self, names: Iterable[str]) -> Snapshot:
+        return self._removed("quota_groups", names)
+
+    def with_namespaces(self, namespaces: Iterable[NamespaceInfo]) -> Snapshot:
+        return self._merged("namespaces", namespaces, lambda n: n.name)
+
+    def with_priority_classes(self, classes: Iterable[PriorityClassInfo]) -> Snapshot:
+        return self._merged("priority_classes", classes, lambda p: p.name)
+
+    def with_policy(self, policy: Policy) -> Snapshot:
+        return self.replace(policy=policy)
+
+    # -- caching --------------------------------------------------------------------------------------------
+    def _cached(self, key: str, compute: Callable[[], _T]) -> _T:
+        try:
+            value: _T = self._cache[key]
+        except KeyError:
+            value = compute()
+            self._cache[key] = value
+        return value
+
+    # -- nodes ----------------------------------------------------------------------------------------------
+    @property
+    def schedulable_nodes(self) -> tuple[NodeInfo, ...]:
+        """Nodes that are ready and not cordoned."""
+        return self._cached("schedulable_nodes", lambda: tuple(n for n in self.nodes.values() if n.schedulable))
+
+    @property
+    def total_allocatable(self) -> ResourceList:
+        """Sum of the allocatable resources of ready, schedulable nodes (the cluster total the quota math shares)."""
+        return self._cached(
+            "total_allocatable", lambda: ResourceList.total(n.allocatable for n in self.schedulable_nodes)
+        )
+
+    @property
+    def tasks_by_node(self) -> Mapping[str, tuple[TaskInfo, ...]]:
+        """Tasks that have a node, per node name (any status, in task order)."""
+        return self._cached("tasks_by_node", lambda: _group(self.tasks.values(), lambda t: t.node))
+
+    @property
+    def node_used(self) -> Mapping[str, ResourceList]:
+        """Per node, the requests of the tasks holding resources on it (allocated or releasing)."""
+
+        def compute() -> dict[str, ResourceList]:
+            out: dict[str, ResourceList] = {}
+            for node, tasks in self.tasks_by_node.items():
+                used: dict[str, int] = {}
+                for t in tasks:
+                    if t.status in OCCUPYING_STATUSES:
+                        for name, amount in t.request.items():
+                            used[name] = used.get(name, 0) + amount
+                out[node] = ResourceList(used)
+            return out
+
+        return self._cached("node_used", compute)
+
+    # -- tasks and podgroups --------------------------------------------------------------------------------
+    @property
+    def tasks_by_podgroup(self) -> Mapping[str, tuple[TaskInfo, ...]]:
+        """Tasks per podgroup key (a key may have no PodGroupInfo: such tasks are never scheduled)."""
+        return self._cached("tasks_by_podgroup", lambda: _group(self.tasks.values(), lambda t: t.podgroup))
+
+    def podgroup_tasks(self, key: str) -> tuple[TaskInfo, ...]:
+        return self.tasks_by_podgroup.get(key, ())
+
+    @property
+    def podgroups_by_queue(self) -> Mapping[str, tuple[PodGroupInfo, ...]]:
+        return self._cached("podgroups_by_queue", lambda: _group(self.podgroups.values(), lambda p: p.queue))
+
+    # -- queues ---------------------------------------------------------------------------------------------
+    @property
+    def queue_children(self) -> Mapping[str, tuple[str, ...]]:
+        """Child queue names per parent name, sorted."""
+        return self._cached("queue_children", lambda: _children(self.queues.values()))
+
+    # -- namespaces and priorities --------------------------------------------------------------------------
+    def namespace(self, name: str) -> NamespaceInfo:
+        """The namespace's info, or the defaults (weight 1, no queue, no hard limits) when it was never described."""
+        info = self.namespaces.get(name)
+        return info if info is not None else NamespaceInfo(name=name)
+
+    @property
+    def default_priority(self) -> int:
+        """The value of the global-default PriorityClass (the highest if several), else 0."""
+
+        def compute() -> int:
+            values = [pc.value for pc in self.priority_classes.values() if pc.global_default]
+            return max(values) if values else 0
+
+        return self._cached("default_priority", compute)
+
+    def priority_of_class(self, name: str | None) -> int:
+        """A PriorityClass's value; an empty or unknown name reads as the global default (else 0)."""
+        pc = self.priority_classes.get(name) if name else None
+        return pc.value if pc is not None else self.default_priority
+
+    # -- quota groups ---------------------------------------------------------------------------------------
+    @property
+    def quota_children(self) -> Mapping[str, tuple[str, ...]]:
+        """Child quota group names per parent name, sorted."""
+        return self._cached("quota_children", lambda: _children(self.quota_groups.values()))
+
+    @property
+    def namespace_quota_groups(self) -> Mapping[str, str]:
+        """Namespace -> the quota group whose ``namespaces`` annotation lists it (first group by name)."""
+
+        def compute() -> dict[str, str]:
+            out: dict[str, str] = {}
+            for group in sorted(self.quota_namespaces):
+                if group not in self.quota_groups:
+                    continue
+                for ns in self.quota_namespaces[group]:
+                    out.setdefault(ns, group)
+            return out
+
+        return self._cached("namespace_quota_groups", compute)
+
+    def quota_group_of(self, task: TaskInfo) -> str:
+        """The quota group a pod counts against, per Koordinator (koordinator.md §6).
+
+        The ``quota.scheduling.koordinator.sh/name`` label when it names a known group (an unknown name falls to
+        ``default``); else a group named like the pod's namespace; else a group whose ``namespaces`` annotation
+        lists the namespace; else ``default``. (Koordinator looks for the namespace-named quota inside that
+        namespace only; quota groups here are cluster-wide names, so the name alone decides.)
+        """
+        label = task.quota_group
+        if label:
+            return label if label in self.quota_groups else DEFAULT_GROUP
+        ns = task.namespace
+        if ns in self.quota_groups and ns != ROOT_GROUP:
+            return ns
+        return self.namespace_quota_groups.get(ns, DEFAULT_GROUP)
+
+    @property
+    def task_quota_groups(self) -> Mapping[str, str]:
+        """Task uid -> quota group, for every task."""
+        return self._cached("task_quota_groups", lambda: {uid: self.quota_group_of(t) for uid, t in self.tasks.items()})
+
+    @property
+    def tasks_by_quota_group(self) -> Mapping[str, tuple[TaskInfo, ...]]:
+        mapping = self.task_quota_groups
+        return self._cached("tasks_by_quota_group", lambda: _group(self.tasks.values(), lambda t: mapping[t.uid]))
+
+    def effective_elastic_quota_args(self) -> ElasticQuotaArgs:
+        """Koordinator defaults, overridden by a KubeSchedulerConfiguration's, overridden by the policy's plugin."""
+        return self.policy.elastic_quota_args(self.elastic_quota_args)
+
+    # -- numpy views for hot loops --------------------------------------------------------------------------
+    @property
+    def resource_names(self) -> tuple[str, ...]:
+        """Every resource name that a node offers or a task requests, sorted: the columns of the matrices."""
+
+        def compute() -> tuple[str, ...]:
+            names: set[str] = set()
+            for n in self.nodes.values():
+                names.update(n.allocatable)
+            for t in self.tasks.values():
+                names.update(t.request)
+            return tuple(sorted(names))
+
+        return self._cached("resource_names", compute)
+
+    def allocatable_matrix(self) -> tuple[tuple[str, ...], Int64Matrix]:
+        """(node names, int64 matrix nodes x ``resource_names``) of allocatable amounts; read-only."""
+        return self._cached(
+            "allocatable_matrix", lambda: _matrix(self.nodes, lambda n: n.allocatable, self.resource_names)
+        )
+
+    def request_matrix(self) -> tuple[tuple[str, ...], Int64Matrix]:
+        """(task uids, int64 matrix tasks x ``resource_names``) of requests; read-only."""
+        return self._cached("request_matrix", lambda: _matrix(self.tasks, lambda t: t.request, self.resource_names))
+
+    # -- checks ---------------------------------------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Dangling references worth a warning (the engine copes with each, as Volcano does)."""
+        out: list[str] = []
+        for t in self.tasks.values():
+            if t.podgroup not in self.podgroups:
+                out.append(f"Pod {t.uid}: PodGroup {t.podgroup} not found; the pod will not be scheduled")
+            if t.node is not None and t.node not in self.nodes:
+                out.append(f"Pod {t.uid}: node {t.node} not found")
+        for pg in self.podgroups.values():
+            if pg.queue not in self.queues:
+                out.append(f"PodGroup {pg.key}: queue {pg.queue} not found; the podgroup will not be scheduled")
+        for q in self.queues.values():
+            if q.parent is not None and q.parent not in self.queues:
+                out.append(f"Queue {q.name}: parent queue {q.parent} not found")
+        for g in self.quota_groups.values():
+            if g.parent is not None and g.parent not in self.quota_groups:
+                out.append(f"ElasticQuota {g.name}: parent quota {g.parent} not found")
+        return out
+
+
+def _index(items: Iterable[_T], key: Callable[[_T], str], what: str) -> dict[str, _T]:
+    out: dict[str, _T] = {}
+    for item in items:
+        k = key(item)
+        if k in out:
+            raise ValueError(f"duplicate {what} {k!r}")
+        out[k] = item
+    return out
+
+
+def _group(items: Iterable[_T], key: Callable[[_T], str | None]) -> dict[str, tuple[_T, ...]]:
+    lists: dict[str, list[_T]] = {}
+    for item in items:
+        k = key(item)
+        if k is not None:
+            lists.setdefault(k, []).append(item)
+    return {k: tuple(v) for k, v in lists.items()}
+
+
+def _children(specs: Iterable[QueueSpec | QuotaGroupSpec]) -> dict[str, tuple[str, ...]]:
+    lists: dict[str, list[str]] = {}
+    for spec in specs:
+        if spec.parent is not None:
+            lists.setdefault(spec.parent, []).append(spec.name)
+    return {k: tuple(sorted(v)) for k, v in lists.items()}
+
+
+def _matrix(
+    objects: Mapping[str, _T], amounts: Callable[[_T], ResourceList], names: tuple[str, ...]
+) -> tuple[tuple[str, ...], Int64Matrix]:
+    column = {name: i for i, name in enumerate(names)}
+    keys = tuple(objects)
+    out = np.zeros((len(keys), len(names)), dtype=np.int64)
+    for row, obj in enumerate(objects.values()):
+        for name, amount in amounts(obj).items():
+            if amount:
+                out[row, column[name]] = amount
+    out.flags.writeable = False
+    return keys, out

@@ -1,0 +1,450 @@
+"""Exact resource amounts: Kubernetes quantities <-> integers in base units.
+
+Every amount the control plane stores or computes is an ``int`` in a base unit, never a float:
+
+* ``cpu`` in millicores (``"500m"`` -> 500, ``"2"`` -> 2000),
+* byte-like resources (``memory``, ``ephemeral-storage``, ``storage``, ``hugepages-*``) in bytes,
+* every other resource (``nvidia.com/gpu``, ``pods``, ...) in milli-units, as Volcano keeps scalar resources.
+
+A fractional base unit is rounded up, as Kubernetes' ``Quantity.Value()`` does. ``ResourceList`` is an
+immutable mapping from resource name to amount with the arithmetic the quota math needs; it prints back
+as canonical Kubernetes quantities (``{"cpu": "2500m", "memory": "4Gi", "nvidia.com/gpu": "2"}``).
+
+This module is plain Python (no Django) so the engine, the API, the importer and ``fairway simulate``
+share one parser and one set of error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation, Overflow, localcontext
+
+__all__ = [
+    "MAX_AMOUNT",
+    "STANDARD_RESOURCES",
+    "QuantityError",
+    "ResourceList",
+    "ResourceNames",
+    "format_amount",
+    "format_quantity",
+    "is_standard_resource",
+    "is_unbounded",
+    "json_quantities",
+    "milli_scale",
+    "null_unbounded",
+    "parse_quantity",
+    "parse_resource_list",
+    "split_unit",
+]
+
+# An amount above this (in base units) is refused: 2**62 leaves room for sums of many such values in
+# int64 arrays without overflow, and it is still about 4.6 exabytes or 4.6e15 cores.
+MAX_AMOUNT = 2**62
+
+_BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
+_NAME_RE = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL_SUFFIXES = {"E": 10**18, "P": 10**15, "T": 10**12, "G": 10**9, "M": 10**6, "k": 10**3}
+
+
+class QuantityError(ValueError):
+    """A quantity or resource list that cannot be used; ``field`` names where it came from."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+
+def milli_scale(resource: str) -> int:
+    """How many base units make one whole unit of ``resource`` (1000 for milli-units, 1 for bytes)."""
+    if resource in _BYTE_RESOURCES or resource.startswith("hugepages-"):
+        return 1
+    return 1000
+
+
+def split_unit(resource: str) -> int:
+    """The base units of the smallest amount the elastic quota split hands out: Koordinator's calculator reads cpu
+    in milli (``MilliValue()``) and every other resource with ``Value()`` (whole units; bytes for memory), so it is 1
+    for cpu and byte-like resources and 1000 for the other milli-unit resources (a GPU is split in whole GPUs)."""
+    return 1 if resource == "cpu" else milli_scale(resource)
+
+
+# -- resource names -------------------------------------------------------------------------------------------------
+
+# The resources every Kubernetes cluster knows (plus ``hugepages-<size>``); any other name must be offered by a node.
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage", "pods")
+_HUGEPAGES_RE = re.compile(r"^hugepages-[0-9]+(\.[0-9]+)?([KMGTPE]i|[kMGTPE])?$")
+_QUOTA_PREFIXES = ("requests.", "limits.")
+
+
+def is_standard_resource(name: str) -> bool:
+    """cpu, memory, ephemeral-storage, storage, pods or ``hugepages-<size>`` (``hugepages-2Mi``, ``hugepages-1Gi``)."""
+    return name in STANDARD_RESOURCES or bool(_HUGEPAGES_RE.match(name))
+
+
+class ResourceNames:
+    """The resource names a control plane knows: the standard ones and those its nodes offer (``offered``).
+
+    Nodes introduce names (any syntactically valid name); every other object may only use known ones, so a typo such
+    as ``nvidia.con/gpu`` is refused instead of becoming a resource nobody offers.
+    """
+
+    __slots__ = ("offered",)
+
+    def __init__(self, offered: Iterable[str] = ()) -> None:
+        self.offered = frozenset(offered)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.offered or is_standard_resource(name))
+
+    def with_offered(self, names: Iterable[str]) -> ResourceNames:
+        return ResourceNames(self.offered | frozenset(names))
+
+    def listing(self) -> str:
+        """``cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>`` then the offered names, sorted."""
+        extra = sorted(n for n in self.offered if not is_standard_resource(n))
+        return ", ".join([*STANDARD_RESOURCES, "hugepages-<size>", *extra])
+
+    def unknown(self, names: Iterable[str], *, quota_keys: bool = False) -> list[str]:
+        """The names that are not known, in the order given; with ``quota_keys`` a ResourceQuota key's ``requests.``
+        or ``limits.`` prefix is looked through (``requests.nvidia.com/gpu`` is known when the GPU is)."""
+        out = []
+        for name in names:
+            base = name
+            if quota_keys:
+                for prefix in _QUOTA_PREFIXES:
+                    if name.startswith(prefix):
+                        base = name[len(prefix) :]
+                        break
+            if base not in self:
+                out.append(name)
+        return out
+
+    def check(self, data: Iterable[str], field: str, *, quota_keys: bool = False) -> None:
+        """Raise ``QuantityError`` naming ``field.<name>`` for the first unknown name of ``data``."""
+        bad = self.unknown(data, quota_keys=quota_keys)
+        if bad:
+            raise QuantityError(f"{field}.{bad[0]}", self.message(bad[0]))
+
+    def message(self, name: str) -> str:
+        return f"unknown resource {name!r}: no node offers it; known: {self.listing()}"
+
+
+def _to_decimal(text: str, field: str) -> Decimal:
+    # The kubernetes client's parser knows every suffix Kubernetes accepts; it is imported lazily
+    # because the whole client costs ~0.3 s to import and most callers never parse text.
+    from kubernetes.utils import parse_quantity as k8s_parse_quantity
+
+    if not text.isascii():  # Decimal would accept other scripts' digits; Kubernetes does not
+        raise QuantityError(field, f"{text!r} is not a valid quantity (only ASCII digits and suffixes)")
+    try:
+        with localcontext() as ctx:  # Decimal's full exponent range: "1e-999999999Ki" stays positive, not 0
+            ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+            value = k8s_parse_quantity(text)
+    except Overflow:  # a suffix multiplied an exponent such as 1e999999999 past Decimal's range
+        raise QuantityError(field, f"{text!r} is too large (at most {MAX_AMOUNT} base units)") from None
+    except (ValueError, InvalidOperation, TypeError):
+        raise QuantityError(field, f"{text!r} is not a valid quantity (examples: 500m, 2, 1.5, 4Gi, 1e3)") from None
+    if not value.is_finite():
+        raise QuantityError(field, f"{text!r} is not a valid quantity")
+    return value
+
+
+# Whole units beyond 10**_MAX_EXPONENT are over MAX_AMOUNT in any base unit; amounts below 10**-_MIN_EXPONENT round
+# up to one base unit. Checked on the exponent first, so that "1e999999999" never reaches Decimal arithmetic (whose
+# context would overflow).
+_MAX_EXPONENT = 20
+_MIN_EXPONENT = 20
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for messages; an integer too long to print is described by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return repr(value)
+
+
+def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int:
+    """Parse a Kubernetes quantity (``"500m"``, ``"2Gi"``, ``1.5``, ``"1e3"``) into base units of ``resource``.
+
+    Raises ``QuantityError`` naming ``field`` for malformed, negative or absurdly large values.
+    """
+    field = field or resource
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {value!r}")
+    if isinstance(value, int):
+        if value.bit_length() > 128:  # far above MAX_AMOUNT; refused before any conversion
+            raise QuantityError(field, f"{_shown(value)} is too large (at most {MAX_AMOUNT} base units)")
+        amount = Decimal(value)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise QuantityError(field, f"{value!r} is not a valid quantity")
+        amount = Decimal(repr(value))
+    elif isinstance(value, Decimal):
+        if not value.is_finite():
+            raise QuantityError(field, f"{value!r} is not a valid quantity")
+        amount = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if len(text) > 64:
+            raise QuantityError(field, "quantity is longer than 64 characters")
+        amount = _to_decimal(text, field)
+    else:
+        raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {type(value).__name__}")
+    if amount < 0:
+        raise QuantityError(field, f"{value!r} must be greater than or equal to 0")
+    if amount and amount.adjusted() > _MAX_EXPONENT:
+        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+    if amount and amount.adjusted() < -_MIN_EXPONENT:
+        return 1  # a positive amount far below one base unit, rounded up as Kubernetes does
+    base = (amount * milli_scale(resource)).to_integral_value(rounding=ROUND_CEILING)
+    if base > MAX_AMOUNT:
+        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+    return int(base)
+
+
+def format_quantity(amount: int, resource: str = "cpu") -> str:
+    """Print ``amount`` base units of ``resource`` as a canonical Kubernetes quantity."""
+    if amount < 0:
+        return "-" + format_quantity(-amount, resource)
+    scale = milli_scale(resource)
+    if scale == 1000:
+        whole, milli = divmod(amount, 1000)
+        return f"{amount}m" if milli else str(whole)
+    if amount == 0:
+        return "0"
+    for suffix, factor in reversed(_BINARY.items()):
+        if amount % factor == 0:
+            return f"{amount // factor}{suffix}"
+    return _decimal_suffix(amount)
+
+
+def is_unbounded(amount: int | None) -> bool:
+    """``None`` (no bound set) or an amount at or above ``MAX_AMOUNT``: the engines' "no limit" sentinels (the built-in
+    ``system``/``default`` groups' ``2**62``, the queue engine's ``1 << 120``, int64's maximum)."""
+    return amount is None or amount >= MAX_AMOUNT
+
+
+_GIB = 2**30
+
+
+def format_amount(amount: int | None, resource: str = "cpu") -> str:
+    """An amount for people: cores and every milli-unit resource in whole units with a decimal fraction only when
+    there is one (``2``, ``2.5``, ``0.25``: a GPU reads ``3``, and ``3.2`` only when it truly is fractional), bytes in
+    ``Gi`` from one GiB up (``168Gi``, ``1.5Gi``; an amount that ``Gi`` cannot show exactly in three decimals keeps its
+    canonical quantity), and ``unlimited`` for an unbounded amount (:func:`is_unbounded`). Exact: no rounding."""
+    if is_unbounded(amount):
+        return "unlimited"
+    assert amount is not None
+    if amount < 0:
+        return "-" + format_amount(-amount, resource)
+    if milli_scale(resource) == 1000:
+        whole, milli = divmod(amount, 1000)
+        return f"{whole}.{milli:03d}".rstrip("0") if milli else str(whole)
+    if amount >= _GIB and (amount * 1000) % _GIB == 0:
+        whole, rest = divmod(amount, _GIB)
+        if not rest:
+            return f"{whole}Gi"
+        return f"{whole}.{rest * 1000 // _GIB:03d}".rstrip("0") + "Gi"
+    return format_quantity(amount, resource)
+
+
+def json_quantities(amounts: Mapping[str, int], *, drop_zero: bool = False) -> dict[str, str | None]:
+    """A resource list for JSON output: canonical Kubernetes quantities, sorted by name, and ``None`` (JSON null) for
+    an unbounded amount instead of a sentinel number."""
+    return {
+        n: None if is_unbounded(a) else format_quantity(a, n) for n, a in sorted(amounts.items()) if a or not drop_zero
+    }
+
+
+def null_unbounded(value: object) -> object:
+    """``value`` (JSON-ready: dicts, lists, numbers, text) with every unbounded amount, an int at or above
+    ``MAX_AMOUNT``, replaced by ``None``: the engines' sentinels never reach JSON as numbers."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return None if value >= MAX_AMOUNT else value
+    if isinstance(value, Mapping):
+        return {k: null_unbounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [null_unbounded(v) for v in value]
+    return value
+
+
+def _decimal_suffix(amount: int) -> str:
+    for suffix, factor in _DECIMAL_SUFFIXES.items():
+        if amount % factor == 0:
+            return f"{amount // factor}{suffix}"
+    return str(amount)
+
+
+def _check_name(name: object, field: str) -> str:
+    if not isinstance(name, str) or not name or len(name) > 253 or not _NAME_RE.match(name):
+        raise QuantityError(field, f"{name!r} is not a valid resource name (e.g. cpu, memory, nvidia.com/gpu)")
+    return name
+
+
+class ResourceList(Mapping[str, int]):
+    """An immutable mapping of resource name -> non-negative integer amount in base units.
+
+    Missing names read as 0. Zero entries are kept only when given explicitly, because "defines the
+    resource with 0" and "leaves it unset" differ for some rules (a capability of 0 forbids the resource,
+    a missing capability does not limit it).
+    """
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, int] | Iterable[tuple[str, int]] | None = None) -> None:
+        items = dict(data or {})
+        for name, amount in items.items():
+            if not isinstance(amount, int) or isinstance(amount, bool):
+                raise TypeError(f"ResourceList amount for {name!r} must be an int in base units, got {amount!r}")
+        self._data: dict[str, int] = items
+        self._hash: int | None = None
+
+    # -- construction -------------------------------------------------------------------------------------
+    @classmethod
+    def trusted(cls, data: dict[str, int]) -> ResourceList:
+        """Wrap ``data`` (already int base units, owned by the caller from now on) without checking or copying:
+        for hot loops that build many lists from values they computed themselves."""
+        obj = cls.__new__(cls)
+        obj._data = data
+        obj._hash = None
+        return obj
+
+    @property
+    def raw(self) -> Mapping[str, int]:
+        """The underlying dict, without a copy (read-only by convention): the fast path for hot loops."""
+        return self._data
+
+    @classmethod
+    def parse(cls, data: object, field: str = "resources") -> ResourceList:
+        """Parse ``{"cpu": "2", "memory": "4Gi"}`` (or ``None``) into base units, naming ``field`` on error."""
+        return parse_resource_list(data, field)
+
+    # -- mapping protocol ---------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> int:
+        return self._data.get(name, 0)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ResourceList):
+            other_data = other._data
+        elif isinstance(other, Mapping):
+            other_data = dict(other)
+        else:
+            return NotImplemented
+        names = self._data.keys() | other_data.keys()
+        return all(self._data.get(n, 0) == other_data.get(n, 0) for n in names)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset((n, a) for n, a in self._data.items() if a))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"ResourceList({self.to_quantities()!r})"
+
+    # -- arithmetic ---------------------------------------------------------------------------------------
+    def __add__(self, other: Mapping[str, int]) -> ResourceList:
+        out = dict(self._data)
+        for name, amount in other.items():
+            out[name] = out.get(name, 0) + amount
+        return ResourceList(out)
+
+    def __sub__(self, other: Mapping[str, int]) -> ResourceList:
+        """Subtract per resource; may go negative (use ``clamp()`` where a floor of 0 is meant)."""
+        out = dict(self._data)
+        for name, amount in other.items():
+            out[name] = out.get(name, 0) - amount
+        return ResourceList(out)
+
+    def clamp(self) -> ResourceList:
+        return ResourceList({n: max(a, 0) for n, a in self._data.items()})
+
+    def minimum(self, other: Mapping[str, int]) -> ResourceList:
+        """Per-resource minimum over the union of names (a missing name reads as 0)."""
+        names = self._data.keys() | other.keys()
+        return ResourceList({n: min(self._data.get(n, 0), other.get(n, 0)) for n in names})
+
+    def maximum(self, other: Mapping[str, int]) -> ResourceList:
+        names = self._data.keys() | other.keys()
+        return ResourceList({n: max(self._data.get(n, 0), other.get(n, 0)) for n in names})
+
+    def fits_in(self, other: Mapping[str, int], names: Iterable[str] | None = None) -> bool:
+        """True when every amount (or those of ``names``) is <= the other's (missing reads as 0)."""
+        return all(self._data.get(n, 0) <= other.get(n, 0) for n in (names if names is not None else self._data))
+
+    def is_zero(self) -> bool:
+        return not any(self._data.values())
+
+    def only(self, names: Iterable[str]) -> ResourceList:
+        keep = set(names)
+        return ResourceList({n: a for n, a in self._data.items() if n in keep})
+
+    def nonzero(self) -> ResourceList:
+        return ResourceList({n: a for n, a in self._data.items() if a})
+
+    @staticmethod
+    def total(lists: Iterable[Mapping[str, int]]) -> ResourceList:
+        out: dict[str, int] = {}
+        for rl in lists:
+            for name, amount in rl.items():
+                out[name] = out.get(name, 0) + amount
+        return ResourceList(out)
+
+    # -- printing -----------------------------------------------------------------------------------------
+    def to_quantities(self, *, drop_zero: bool = False) -> dict[str, str]:
+        """Canonical Kubernetes quantities, sorted by name."""
+        return {n: format_quantity(a, n) for n, a in sorted(self._data.items()) if a or not drop_zero}
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        return self._data.items()
+
+    def keys(self):  # type: ignore[no-untyped-def, override]
+        return self._data.keys()
+
+    def values(self):  # type: ignore[no-untyped-def, override]
+        return self._data.values()
+
+    def get(self, name: str, default: int | None = None) -> int:  # type: ignore[override]
+        """Like ``self[name]``: a missing name reads as 0 (the default is ignored, as it always was)."""
+        return self._data.get(name, 0)
+
+    def to_dict(self) -> dict[str, int]:
+        """Base-unit integers, sorted by name (the stored form)."""
+        return dict(sorted(self._data.items()))
+
+    def describe(self, name: str) -> str:
+        """One resource as a quantity, e.g. ``describe("memory") == "2Gi"``."""
+        return format_quantity(self[name], name)
+
+
+def parse_resource_list(data: object, field: str = "resources") -> ResourceList:
+    """Parse a mapping of resource name -> quantity; ``None`` or ``{}`` is the empty list.
+
+    Errors name the exact field path, e.g. ``capability.cpu: '-1' must be greater than or equal to 0``.
+    """
+    if data is None:
+        return ResourceList()
+    if isinstance(data, ResourceList):
+        return data
+    if not isinstance(data, Mapping):
+        raise QuantityError(field, f"expected an object of resource name to quantity, got {type(data).__name__}")
+    if len(data) > 64:
+        raise QuantityError(field, "at most 64 resource names")
+    out: dict[str, int] = {}
+    for name, value in data.items():
+        _check_name(name, f"{field}.{name}" if isinstance(name, str) else field)
+        out[name] = parse_quantity(value, name, f"{field}.{name}")
+    return ResourceList(out)

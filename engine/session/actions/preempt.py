@@ -1,0 +1,176 @@
+"""``preempt``: within a queue, higher-priority jobs take the place of lower-priority ones (Volcano
+``actions/preempt``).
+
+Taken part: starving jobs that are not Pending, valid, in an existing queue. Queues in queue order; for each:
+
+* between jobs: each starving job, in job order, in one statement: while it is starving, its next pending pod
+  looks for a node (nodes that pass the predicates, best score first) whose Bound/Running preemptable pods of
+  *other jobs of the same queue* the plugins accept as victims (``preemptable``: priority needs a strictly lower
+  job priority, gang keeps minimums, conformance spares critical pods, drf applies seed 000's namespace rule and
+  job shares, elasticquota keeps to the same quota group); victims are evicted in victim order until the pod
+  fits the node *and* passes the queue's allocatable gates (evicting pods of the queue lowers its usage), then
+  the pod is pipelined there. The statement is committed when the job is pipelined, else discarded.
+* within a job: each starving job's pending pods, in task order, may evict lower-priority pods of the same job;
+  the first failure ends that job; its successes are committed when the job is pipelined (Volcano commits each
+  at once, see the comment in ``preempt``).
+
+A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from engine.objects import TaskStatus
+from engine.session.actions.common import KeyedHeap, attempt_key, evictable_of, fits, rows_with_room
+from engine.session.decisions import Blocker
+from engine.session.session import JobState, Session, TaskState
+from engine.session.statement import Statement
+
+_PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+
+
+def _fits_on_node(ssn: Session, queue: str, task: TaskState, row: int) -> bool:
+    """Volcano ``preemptorFitsOnNode``: the queue gates pass and the node's future idle holds the pod."""
+    if ssn.framework.allocatable(queue, task) is not None:
+        return False
+    return fits(task, ssn.nodes.future_idle(row))
+
+
+def _preempt(
+    ssn: Session,
+    stmt: Statement,
+    task: TaskState,
+    keep: Callable[[TaskState], bool],
+    owners: Sequence[JobState],
+) -> bool:
+    """Find a node for ``task`` by evicting pods that ``keep`` accepts (pods of ``owners``' jobs)."""
+    if task.info.preemption_policy == "Never":
+        return False
+    job = task.pg
+    assert job is not None
+    fw = ssn.framework
+    table = ssn.nodes
+    mask = np.zeros(len(table), dtype=np.bool_)
+    mask[rows_with_room(ssn, task, evictable_of(ssn, owners, _PREEMPTABLE))] = True
+    rows = ssn.placement.candidates_by_score(task, mask)
+    if not rows:
+        return False
+    queue_ok = fw.allocatable(job.queue, task) is None  # evictions on a node change it; nothing else does
+    for row in rows:
+        # in victim order, as for reclaim (Volcano: map order)
+        preemptees = fw.sort_victims(
+            sorted((t for t in table.tasks[row].values() if keep(t)), key=lambda t: t.uid), task
+        )
+        victims = fw.preemptable(task, preemptees)
+        total = table.future_idle(row)
+        for v in victims:
+            total += v.vec
+        if not fits(task, total):
+            continue
+        node_stmt = Statement(ssn)
+        ok = queue_ok and fits(task, table.future_idle(row))
+        for victim in fw.sort_victims(victims, task):
+            if ok:
+                break
+            vjob = victim.pg
+            vprio = vjob.priority if vjob is not None else 0
+            node_stmt.evict(
+                victim,
+                action="preempt",
+                reason="Preempted",
+                message=(
+                    f"preempted by {task.uid} (job {job.key} priority {job.priority}, pod priority "
+                    f"{task.priority}) in queue {job.queue}; victim job priority {vprio}, pod priority "
+                    f"{victim.priority}"
+                ),
+                preemptor=task.uid,
+                blocker=Blocker("queue", job.queue, limit="priority"),
+            )
+            ok = _fits_on_node(ssn, job.queue, task, row)
+        if ok:
+            node_stmt.pipeline(task, row)
+            stmt.merge(node_stmt)
+            return True
+        node_stmt.discard()
+    return False
+
+
+def preempt(ssn: Session) -> None:
+    """Run the preempt action (see the module docstring)."""
+    fw = ssn.framework
+    preemptors: dict[str, KeyedHeap[JobState]] = {}
+    under_request: dict[str, list[JobState]] = {}
+    tasks: dict[str, deque[TaskState]] = {}
+    for key in sorted(ssn.jobs):
+        job = ssn.jobs[key]
+        if job.is_pending() or fw.job_valid(job) is not None or job.queue not in ssn.snapshot.queues:
+            continue
+        if not fw.job_starving(job):
+            continue
+        preemptors.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
+        under_request.setdefault(job.queue, []).append(job)
+        pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
+        pending.sort(key=fw.task_key)
+        tasks[key] = deque(pending)
+    order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(preemptors))
+    while order:
+        queue = order.pop()
+        jobs = preemptors[queue]
+        while jobs:
+            ssn.checkpoint()
+            pjob = jobs.pop()
+            stmt = Statement(ssn)
+            todo = tasks[pjob.key]
+            owners = [j for j in ssn.jobs_by_queue.get(queue, ()) if j is not pjob]
+            failed: dict[tuple[object, ...], int] = {}
+            while fw.job_starving(pjob) and todo:
+                task = todo.popleft()
+                attempt = attempt_key(task)
+                if failed.get(attempt) == ssn.epoch:
+                    continue  # an identical pod found no victims and nothing has changed since
+
+                def between(t: TaskState, task: TaskState = task, pjob: JobState = pjob) -> bool:
+                    return (
+                        t.status in _PREEMPTABLE
+                        and (t.best_effort or not task.best_effort)
+                        and t.preemptable
+                        and t.pg is not None
+                        and t.pg.queue == pjob.queue
+                        and t.pg is not pjob
+                    )
+
+                if not _preempt(ssn, stmt, task, between, owners):
+                    failed[attempt] = ssn.epoch
+            if fw.job_pipelined(pjob):
+                stmt.commit()
+            else:
+                stmt.discard()
+        for job in under_request[queue]:
+            ssn.checkpoint()
+            # Volcano commits each success of this phase at once. A committed pipeline is a real decision in
+            # Fairway (the pod runs once its victims are gone), so the job's successes are gathered in one
+            # statement and committed only if the job is then pipelined (its gang met): all or nothing. Without
+            # a gang (no pipelined vote) that is Volcano's outcome.
+            pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
+            pending.sort(key=fw.task_key)
+            stmt = Statement(ssn)
+            for task in pending:
+
+                def within(t: TaskState, task: TaskState = task, job: JobState = job) -> bool:
+                    return (
+                        t.status in _PREEMPTABLE
+                        and (t.best_effort or not task.best_effort)
+                        and t.preemptable
+                        and t.pg is job
+                    )
+
+                if not _preempt(ssn, stmt, task, within, [job]):
+                    break
+            if fw.job_pipelined(job):
+                stmt.commit()
+            else:
+                stmt.discard()

@@ -1,0 +1,154 @@
+"""``reclaim``: a queue below its entitlement takes resources back from queues above theirs (Volcano
+``actions/reclaim``).
+
+Taken part: jobs that are not Pending, valid, in an existing queue; a *starving* job (the plugins'
+``job_starving``: gang ``ready + pipelined < minMember``, priority ``< all pods``) is a reclaimer. Queues in
+queue order, overused ones skipped; for each starving job of the queue, one statement: while it is starving,
+its next pending pod (a pod with ``preemptionPolicy: Never`` is skipped) must pass the queue's ``preemptive``
+gate (proportion: within deserved; capacity: within realCapability and some requested resource within
+deserved); then, node by node (in name order, among the nodes that pass the predicates and could hold it with
+what eviction can free), the candidates are the Running, preemptable pods of *other* queues whose queue is
+``reclaimable`` (``reclaimable: false`` protects a queue); the plugins choose the victims (``reclaimable``:
+gang keeps its minimum, conformance spares critical pods, proportion / capacity take only from queues above
+their deserved, never below a guarantee); the node must then hold the pod with its future idle plus the victims;
+victims are evicted in victim order (capacity's hierarchy: siblings first, seed 004) until the pod fits, and the
+pod is pipelined there. A node that ends up unused keeps its pods (per-node statement). The job's statement is
+committed when the job is pipelined, else discarded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from engine.objects import TaskStatus
+from engine.session.actions.common import KeyedHeap, attempt_key, evictable_of, fits, rows_with_room
+from engine.session.decisions import Blocker
+from engine.session.framework import qty
+from engine.session.plugins.proportion import sorted_resources
+from engine.session.session import JobState, Session, TaskState
+from engine.session.statement import Statement
+
+
+def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str]:
+    """The victim's queue against its deserved, on the first resource it uses where it is above it."""
+    book = ssn.queue_book
+    queue = victim.queue
+    if book is None or queue not in book:
+        return None, f"queue {queue}"
+    st = book.state(queue)
+    for r in sorted_resources(victim.req):
+        allocated, deserved = st.allocated.get(r, 0), st.deserved.get(r, 0)
+        if allocated > deserved:
+            text = f"queue {queue} holds {qty(allocated, r)} {r}, above its deserved {qty(deserved, r)}"
+            return Blocker("queue", queue, r, allocated, deserved, "deserved"), text
+    first = next(iter(sorted_resources(victim.req)), None)
+    if first is None:
+        return Blocker("queue", queue, limit="deserved"), f"queue {queue}"
+    allocated, deserved = st.allocated.get(first, 0), st.deserved.get(first, 0)
+    text = f"queue {queue} holds {qty(allocated, first)} {first} (deserved {qty(deserved, first)})"
+    return Blocker("queue", queue, first, allocated, deserved, "deserved"), text
+
+
+def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobState) -> bool:
+    fw = ssn.framework
+    table = ssn.nodes
+    queues = ssn.snapshot.queues
+    # only nodes where the future idle plus the other queues' running pods could hold the pod
+    others = table.evictable - evictable_of(
+        ssn, ssn.jobs_by_queue.get(job.queue, ()), frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
+    )
+    for row in rows_with_room(ssn, task, others):
+        reclaimees = [
+            t
+            for t in table.tasks[row].values()
+            if t.status == TaskStatus.RUNNING
+            and t.preemptable
+            and t.pg is not None
+            and t.pg.queue != job.queue
+            and t.pg.queue in queues
+            and queues[t.pg.queue].reclaimable
+        ]
+        if not reclaimees:
+            continue
+        # Volcano hands the plugins the node's pods in map order (random); the plugins walk them with running
+        # totals (gang's minimum, proportion's allocated), so the order decides who is chosen. Fairway hands
+        # them over in victim order, so the least important candidates are the ones chosen.
+        reclaimees = fw.sort_victims(sorted(reclaimees, key=lambda t: t.uid), task)
+        victims = fw.reclaimable(task, reclaimees)
+        available = table.future_idle(row)
+        total = available.copy()
+        for v in victims:
+            total += v.vec
+        if not fits(task, total):
+            continue
+        node_stmt = Statement(ssn)
+        for victim in fw.sort_victims(victims, task):
+            if fits(task, available):
+                break
+            blocker, why = victim_blocker(ssn, victim)
+            node_stmt.evict(
+                victim,
+                action="reclaim",
+                reason="Reclaimed",
+                message=f"reclaimed for {task.uid} of queue {job.queue}: {why}",
+                preemptor=task.uid,
+                blocker=blocker,
+            )
+            available += victim.vec
+        if not fits(task, available):
+            node_stmt.discard()
+            continue
+        node_stmt.pipeline(task, row)
+        stmt.merge(node_stmt)
+        return True
+    return False
+
+
+def reclaim(ssn: Session) -> None:
+    """Run the reclaim action (see the module docstring)."""
+    fw = ssn.framework
+    preemptors: dict[str, KeyedHeap[JobState]] = {}
+    tasks: dict[str, deque[TaskState]] = {}
+    with_jobs: set[str] = set()
+    for key in sorted(ssn.jobs):
+        job = ssn.jobs[key]
+        if job.is_pending() or fw.job_valid(job) is not None or job.queue not in ssn.snapshot.queues:
+            continue
+        with_jobs.add(job.queue)
+        if fw.job_starving(job):
+            preemptors.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
+            pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
+            pending.sort(key=fw.task_key)
+            tasks[key] = deque(pending)
+    order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
+    while order:
+        queue = order.pop()
+        if fw.overused(queue) is not None:
+            continue
+        jobs = preemptors.get(queue)
+        # Volcano puts the queue back while it has starving jobs and keeps serving it in the same loop: every
+        # starving job of the queue is served now, in job order.
+        while jobs:
+            ssn.checkpoint()
+            job = jobs.pop()
+            stmt = Statement(ssn)
+            todo = tasks[job.key]
+            failed: dict[tuple[object, ...], int] = {}
+            while fw.job_starving(job) and todo:
+                task = todo.popleft()
+                if task.info.preemption_policy == "Never":
+                    continue
+                attempt = attempt_key(task)
+                if failed.get(attempt) == ssn.epoch:
+                    continue  # an identical pod found nothing and nothing has changed since
+                refusal = fw.preemptive(queue, task)
+                if refusal is not None:
+                    job.allocate_refusal = job.allocate_refusal or refusal
+                    failed[attempt] = ssn.epoch
+                    continue
+                if not _reclaim_for_task(ssn, stmt, task, job):
+                    failed[attempt] = ssn.epoch
+            if fw.job_pipelined(job):
+                stmt.commit()
+            else:
+                stmt.discard()

@@ -1,0 +1,102 @@
+"""What a scheduling session (or a recycling pass) decides: the engine's only output.
+
+Callers apply decisions (``scheduling/store.py`` in one database transaction; ``fairway simulate`` to its
+snapshot; the what-if endpoint to nothing at all). Every decision carries its reason, with numbers, so the API
+and the pages can tell a team why its job waits or why its pod was evicted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Blocker:
+    """The tree node (or cluster part) that stops a job, the resource it lacks, and the numbers.
+
+    ``kind`` is one of ``queue``, ``ancestor`` (a parent queue), ``quota`` (an elastic quota group),
+    ``namespace`` (its resource quota), ``cluster`` (idle resources / node predicates), ``gang``, ``policy``.
+    ``requested`` and ``available`` are base-unit integers of ``resource`` (``None`` when not about amounts).
+    """
+
+    kind: str
+    name: str
+    resource: str | None = None
+    requested: int | None = None
+    available: int | None = None
+    limit: str = ""  # which limit bound it: "realCapability", "deserved", "runtime", "min", "hard", "idle", ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "resource": self.resource,
+            "requested": self.requested,
+            "available": self.available,
+            "limit": self.limit,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Place ``task`` (its uid, ``"namespace/name"``) on ``node``; ``pipelined`` when it waits there for
+    resources that are being released (Volcano's Pipelined)."""
+
+    task: str
+    node: str
+    pipelined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """Evict ``task``: ``action`` is ``reclaim``, ``preempt`` or ``recycle``; ``preemptor`` the task that needed
+    the room (None for recycling); ``message`` says why with numbers."""
+
+    task: str
+    action: str
+    reason: str
+    message: str
+    preemptor: str | None = None
+    blocker: Blocker | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupStatus:
+    """A podgroup's phase after the session, and why it is not Running (Volcano's Unschedulable condition)."""
+
+    key: str
+    phase: str
+    reason: str = ""  # e.g. "Unschedulable", "NotEnoughResources", "QueueClosed", "" when Running
+    message: str = ""  # e.g. "queue q1 realCapability: insufficient memory, requested 3Gi, available 2Gi"
+    blocker: Blocker | None = None
+    # the requeue state to keep for the next session (see ``PodGroupInfo``)
+    unplaced_sessions: int = 0
+    requeues: int = 0
+    backoff_until: float | None = None
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """Everything one session decided, plus the quota values it computed when it opened."""
+
+    bindings: list[Binding] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    podgroups: dict[str, PodGroupStatus] = field(default_factory=dict)
+    queue_values: Any = None  # engine.fairshare QueueBook (proportion or capacity result) or None
+    namespace_values: Any = None  # dict[(queue, namespace), NamespaceQuota] or None
+    quota_values: Any = None  # engine.fairshare.elastic.ElasticResult or None
+    duration_ms: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def bound(self) -> int:
+        return sum(1 for b in self.bindings if not b.pipelined)
+
+    @property
+    def pipelined(self) -> int:
+        return sum(1 for b in self.bindings if b.pipelined)
+
+    @property
+    def evicted(self) -> int:
+        return len(self.evictions)

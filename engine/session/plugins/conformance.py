@@ -1,0 +1,26 @@
+"""``conformance``: never evict critical pods (Volcano ``plugins/conformance``).
+
+Pods of the ``system-cluster-critical`` or ``system-node-critical`` priority classes, and every pod of the
+``kube-system`` namespace, are never victims of reclaim or preemption; every other pod is. Like Volcano, the
+plugin always votes (it never abstains), so in a tier above the quota plugins its list alone decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.session.framework import Plugin
+from engine.session.session import TaskState
+
+
+class ConformancePlugin(Plugin):
+    name = "conformance"
+
+    def _evictable(self, evictees: Sequence[TaskState]) -> list[TaskState]:
+        return [t for t in evictees if not t.critical]
+
+    def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
+        return self._evictable(reclaimees)
+
+    def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
+        return self._evictable(preemptees)

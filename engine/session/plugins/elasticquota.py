@@ -1,0 +1,247 @@
+"""``elasticquota``: Koordinator's elastic quota groups inside the session (koordinator.md section 7, seed 001).
+
+The runtimes are computed once when the session opens (``engine.fairshare.elastic.compute_runtimes``, with the
+plugin's ``enableMinQuotaScale``); the session then keeps each group's ``used`` current as it places and evicts
+pods (a group's used includes its subtree's, as Koordinator aggregates it).
+
+* Allocatable (Koordinator's PreFilter): a pod of group ``g`` fits when ``used(g) + request <= runtime(g)`` on
+  the resources the runtime names (``max(g)`` instead when ``enableRuntimeQuota`` is false); a non-preemptible
+  pod (label ``quota.scheduling.koordinator.sh/preemptible: "false"``) also needs ``non-preemptible used +
+  request <= min(g)``; with ``enableCheckParentQuota`` every ancestor below the tree root must pass the first
+  test as well. Resources the limit does not name are not governed.
+* Preemptable (Koordinator's ``SelectVictimsOnNode``): only pods of the *same* quota group, of strictly lower
+  priority, never non-preemptible ones, and not in the default group while ``disableDefaultQuotaPreemption``.
+  Whether the evictions make room within the runtime is the allocatable test above, which the preempt action
+  re-runs after each eviction (``existUsed - preempted + preemptor <= runtime``).
+* No cross-group reclaim: borrowed quota is taken back by the revoke pass (``engine.session.recycle``).
+* Admission (Fairway's addition; Koordinator has no enqueue step): a podgroup is admitted only when the quota
+  groups of its pods can take its minimum, ``used + reserved + demand <= runtime`` (``max`` without runtime quota;
+  every ancestor too with ``enableCheckParentQuota``), and never when the demand exceeds a group's ``max``, which
+  it can never reach. ``demand`` is, per quota group, the podgroup's ``minResources`` capped by what its live pods
+  in that group request; ``reserved`` is the demand of the podgroups already admitted but not yet placed (minus
+  what they already use). An admitted podgroup whose group's runtime shrank below what the group uses and
+  reserves gives its reservation back (``reservation_excess``), as for queues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult
+from engine.objects import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
+from engine.session.framework import GateRefusal, Plugin, qty
+from engine.session.plugins.proportion import sorted_resources
+from engine.session.policy import PluginOption
+from engine.session.session import JobState, Session, TaskState, add_into
+
+_FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+
+
+class ElasticQuotaPlugin(Plugin):
+    name = "elasticquota"
+
+    def __init__(self, option: PluginOption, session: Session) -> None:
+        super().__init__(option, session)
+        self.args = session.snapshot.effective_elastic_quota_args()
+        self.result: ElasticResult | None = session.elastic
+        self.used: dict[str, dict[str, int]] = {}
+        self.np_used: dict[str, dict[str, int]] = {}
+        self.reserved: dict[str, dict[str, int]] = {}
+        self._paths: dict[str, list[str]] = {}
+        self._demands: dict[str, dict[str, dict[str, int]]] = {}
+        if self.result is None:
+            return
+        for name in self.result:
+            self.used[name] = dict(self.result[name].used)
+        for t in session.tasks.values():
+            if t.status in ALLOCATED_STATUSES and not t.quota_preemptible:
+                add_into(self.np_used.setdefault(t.quota_group, {}), t.req)
+        for job in session.jobs.values():
+            if job.phase == PodGroupPhase.INQUEUE:
+                self._reserve(job, 1, outstanding=True)
+
+    def path(self, group: str) -> list[str]:
+        """``[group, parent, ..., tree root]`` (only the group itself for the built-in system/default)."""
+        p = self._paths.get(group)
+        if p is None:
+            assert self.result is not None
+            p = self._paths[group] = self.result.path(group) if group in self.result else [group]
+        return p
+
+    def _limit(self, group: str) -> Mapping[str, int]:
+        assert self.result is not None
+        if self.args.enable_runtime_quota:
+            return self.result[group].runtime
+        spec = self.session.quota_spec(group)
+        return spec.max if spec is not None else {}
+
+    def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
+        result = self.result
+        g = task.quota_group
+        if result is None or g not in result:
+            return None
+        limit = self._limit(g)
+        used = self.used.get(g, {})
+        check = "runtime" if self.args.enable_runtime_quota else "max"
+        for r in sorted_resources(task.req):
+            if r in limit and used.get(r, 0) + task.req[r] > limit[r]:
+                return GateRefusal("quota", g, check, r, task.req[r], max(0, limit[r] - used.get(r, 0)))
+        if not task.quota_preemptible:
+            spec = self.session.quota_spec(g)
+            if spec is not None:
+                np_used = self.np_used.get(g, {})
+                for r in sorted_resources(task.req):
+                    if r in spec.min and np_used.get(r, 0) + task.req[r] > spec.min[r]:
+                        return GateRefusal(
+                            "quota",
+                            g,
+                            "min",
+                            r,
+                            task.req[r],
+                            max(0, spec.min[r] - np_used.get(r, 0)),
+                            message="non-preemptible pods are held to the group's min",
+                        )
+        if self.args.enable_check_parent_quota:
+            masked = {r: v for r, v in task.req.items() if r in limit}
+            for ancestor in self.path(g)[1:]:
+                if result.parent(ancestor) is None:
+                    break  # the tree root is not checked
+                runtime = result[ancestor].runtime
+                a_used = self.used.get(ancestor, {})
+                for r in sorted_resources(masked):
+                    if r in runtime and a_used.get(r, 0) + masked[r] > runtime[r]:
+                        return GateRefusal(
+                            "quota",
+                            ancestor,
+                            "runtime",
+                            r,
+                            masked[r],
+                            max(0, runtime[r] - a_used.get(r, 0)),
+                            message=f"parent of quota group {g} (enableCheckParentQuota)",
+                        )
+        return None
+
+    # -- admission ------------------------------------------------------------------------------------------------
+    def demand(self, job: JobState) -> dict[str, dict[str, int]]:
+        """Per quota group of the podgroup's live pods, the part of ``minResources`` it must hold there: the
+        minimum capped by what those pods request (no ``minResources``: no demand, as Volcano admits such a
+        podgroup at once)."""
+        hit = self._demands.get(job.key)
+        if hit is not None:
+            return hit
+        out: dict[str, dict[str, int]] = {}
+        mr = job.min_resources
+        if mr is not None and self.result is not None:
+            asked: dict[str, dict[str, int]] = {}
+            for t in job.tasks:
+                if t.status not in _FINISHED and t.quota_group in self.result:
+                    add_into(asked.setdefault(t.quota_group, {}), t.req)
+            for g, amounts in asked.items():
+                part = {r: min(v, amounts.get(r, 0)) for r, v in mr.items() if v > 0 and amounts.get(r, 0) > 0}
+                if part:
+                    out[g] = part
+        self._demands[job.key] = out
+        return out
+
+    def _held(self, job: JobState, group: str) -> dict[str, int]:
+        """What the podgroup's pods of ``group`` already use (their share of the demand is no longer reserved)."""
+        held: dict[str, int] = {}
+        for t in job.tasks:
+            if t.quota_group == group and t.status in ALLOCATED_STATUSES:
+                add_into(held, t.req)
+        return held
+
+    def _reserve(self, job: JobState, sign: int, *, outstanding: bool = False) -> None:
+        for g, amounts in self.demand(job).items():
+            part = amounts
+            if outstanding:
+                held = self._held(job, g)
+                part = {r: v - held.get(r, 0) for r, v in amounts.items() if v > held.get(r, 0)}
+            for node in self.path(g):
+                add_into(self.reserved.setdefault(node, {}), part, sign)
+
+    def _gated_groups(self, group: str) -> list[str]:
+        """The group, plus its ancestors below the tree root with ``enableCheckParentQuota``."""
+        assert self.result is not None
+        out = [group]
+        if self.args.enable_check_parent_quota:
+            for ancestor in self.path(group)[1:]:
+                if self.result.parent(ancestor) is None:
+                    break
+                out.append(ancestor)
+        return out
+
+    def _over(self, job: JobState, *, include_job: bool) -> GateRefusal | None:
+        assert self.result is not None
+        check = "runtime" if self.args.enable_runtime_quota else "max"
+        for g, amounts in sorted(self.demand(job).items()):
+            for node in self._gated_groups(g):
+                limit = self._limit(node)
+                used, reserved = self.used.get(node, {}), self.reserved.get(node, {})
+                for r in sorted_resources(amounts):
+                    if r not in limit:
+                        continue
+                    held = used.get(r, 0) + reserved.get(r, 0)
+                    want = held + (amounts[r] if include_job else 0)
+                    if want <= limit[r]:
+                        continue
+                    others = held - (0 if include_job else amounts[r])
+                    note = f"used {qty(used.get(r, 0), r)}, reserved by admitted podgroups {qty(reserved.get(r, 0), r)}"
+                    if node != g:
+                        note += f"; parent of quota group {g} (enableCheckParentQuota)"
+                    return GateRefusal("quota", node, check, r, amounts[r], max(0, limit[r] - others), message=note)
+        return None
+
+    def job_admissible(self, job: JobState) -> GateRefusal | None:
+        result = self.result
+        if result is None:
+            return None
+        for g, amounts in sorted(self.demand(job).items()):
+            spec = self.session.quota_spec(g)
+            if spec is None:
+                continue
+            for r in sorted_resources(amounts):
+                if r in spec.max and amounts[r] > spec.max[r]:
+                    return GateRefusal(
+                        "quota",
+                        g,
+                        "max",
+                        r,
+                        amounts[r],
+                        spec.max[r],
+                        message="its minimum exceeds the group's max, so it can never run there",
+                    )
+        return self._over(job, include_job=True)
+
+    def job_enqueued(self, job: JobState) -> None:
+        if self.result is not None:
+            self._reserve(job, 1)
+
+    def reservation_excess(self, job: JobState) -> GateRefusal | None:
+        if self.result is None:
+            return None
+        return self._over(job, include_job=False)
+
+    def release_reservation(self, job: JobState) -> None:
+        if self.result is not None:
+            self._reserve(job, -1, outstanding=True)
+
+    def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
+        g = preemptor.quota_group
+        if self.args.disable_default_quota_preemption and g == DEFAULT_GROUP:
+            return []
+        return [t for t in preemptees if t.quota_group == g and t.priority < preemptor.priority and t.quota_preemptible]
+
+    def _move(self, task: TaskState, sign: int) -> None:
+        if self.result is None or task.quota_group not in self.result:
+            return
+        for g in self.path(task.quota_group):
+            add_into(self.used.setdefault(g, {}), task.req, sign)
+        if not task.quota_preemptible:
+            add_into(self.np_used.setdefault(task.quota_group, {}), task.req, sign)
+
+    def on_allocate(self, task: TaskState) -> None:
+        self._move(task, 1)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        self._move(task, -1)

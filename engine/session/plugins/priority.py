@@ -1,0 +1,44 @@
+"""``priority``: task and job order by priority, priority-driven preemption (Volcano ``plugins/priority``).
+
+* Task order: higher pod priority first. Job order: higher podgroup priority (its PriorityClass value) first.
+* Preemptable: a pod of another job is a victim when its job's priority is strictly lower than the preemptor's
+  job's; a pod of the same job when its own priority is strictly lower than the preemptor pod's.
+* Job starving: ready + pipelined pods < all the job's pods (the job still wants more).
+* No reclaimable function: reclaim is fairness-driven, not priority-driven, as in Volcano.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.session.framework import Plugin
+from engine.session.session import JobState, TaskState
+
+
+class PriorityPlugin(Plugin):
+    name = "priority"
+
+    def task_order_key(self, task: TaskState) -> int:
+        return -task.priority
+
+    def job_order_key(self, job: JobState) -> int:
+        return -job.priority
+
+    def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
+        pj = preemptor.pg
+        if pj is None:
+            return []
+        victims: list[TaskState] = []
+        for t in preemptees:
+            tj = t.pg
+            if tj is None:
+                continue
+            if tj is not pj:
+                if tj.priority < pj.priority:
+                    victims.append(t)
+            elif t.priority < preemptor.priority:
+                victims.append(t)
+        return victims
+
+    def job_starving(self, job: JobState) -> bool:
+        return job.ready_num() + job.waiting_num() < len(job.tasks)

@@ -1,0 +1,162 @@
+"""``proportion``: weight-based queue fair share (Volcano ``plugins/proportion``; the math is
+``engine.fairshare.proportion``, computed once when the session opens).
+
+* Queue order: higher queue priority first, then lower share (dominant allocated / deserved).
+* Overused: allocated has reached deserved in every resource deserved names; allocate and reclaim skip it.
+* Allocatable / preemptive: the queue is Open and ``allocated + request <= deserved`` on the request's resources.
+* Job enqueueable: ``minResources + allocated + inqueue - elastic <= realCapability``; job enqueued reserves
+  ``minResources`` in the queue's ``inqueue``.
+* Reclaimable: pods of queues above their deserved, walking the candidates with a running allocated.
+* Events keep each queue's allocated and share current as the session allocates, pipelines and evicts.
+
+``QueueGates`` holds what proportion and capacity share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from engine.fairshare.capacity import CapacityResult
+from engine.fairshare.proportion import ProportionResult, compute_proportion
+from engine.fairshare.queues import JobUsage, is_unlimited
+from engine.resources import ResourceList
+from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
+from engine.session.policy import PluginOption
+from engine.session.session import JobState, Session, TaskState
+
+_ORDER = {"cpu": 0, "memory": 1}
+
+
+def sorted_resources(names: Iterable[str]) -> list[str]:
+    """cpu, memory, then the others by name (Volcano's order in messages); ``pods`` left out."""
+    return sorted((n for n in names if n != "pods"), key=lambda n: (_ORDER.get(n, 2), n))
+
+
+class QueueGates(Plugin):
+    """The hooks proportion and capacity share; ``book`` is the fairshare result they delegate to."""
+
+    book: ProportionResult | CapacityResult
+
+    def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
+        return refusal_from_verdict(self.book.allocatable(queue, task.req), queue)
+
+    def preemptive(self, queue: str, task: TaskState) -> GateRefusal | None:
+        return refusal_from_verdict(self.book.preemptive(queue, task.req), queue)
+
+    def job_enqueueable(self, job: JobState) -> tuple[int, GateRefusal | None]:
+        verdict = self.book.enqueueable(self.session.job_usage(job))
+        refusal = refusal_from_verdict(verdict, job.queue)
+        return (REJECT, refusal) if refusal is not None else (PERMIT, None)
+
+    def job_enqueued(self, job: JobState) -> None:
+        self.book.on_enqueued(self.session.job_usage(job))
+
+    def reservation_excess(self, job: JobState) -> GateRefusal | None:
+        """Is the queue (or, in a hierarchy, an ancestor) reserving more than its realCapability on a resource
+        this Inqueue job reserves? ``allocated + inqueue - elastic > realCapability``."""
+        if job.min_resources is None or job.queue not in self.book:
+            return None
+        chain = [job.queue, *reversed(self.book.state(job.queue).ancestors)] if self.book.hierarchy else [job.queue]
+        for name in chain:
+            st = self.book.state(name)
+            for r in sorted_resources(job.min_resources):
+                if job.min_resources[r] <= 0:
+                    continue
+                limit = st.real_capability.get(r, 0)
+                if is_unlimited(limit):
+                    continue
+                held = st.allocated.get(r, 0) + st.inqueue.get(r, 0) - st.elastic.get(r, 0)
+                if held > limit:
+                    kind = "queue" if name == job.queue else "ancestor"
+                    return GateRefusal(
+                        kind,
+                        name,
+                        "realCapability",
+                        r,
+                        job.min_resources[r],
+                        max(0, limit - (held - job.min_resources[r])),
+                        message=f"the queue now holds and reserves {qty(held, r)} against a realCapability of "
+                        f"{qty(limit, r)}",
+                    )
+        return None
+
+    def release_reservation(self, job: JobState) -> None:
+        if job.min_resources is None or job.queue not in self.book:
+            return
+        # QueueBook has no "dequeued" mutator: enqueueing the negated reservation takes it back out of inqueue
+        # on the queue and (hierarchy) every ancestor. (An on_dequeued() in engine.fairshare.queues would be cleaner.)
+        usage = self.session.job_usage(job)
+        negated = JobUsage(
+            queue=usage.queue,
+            namespace=usage.namespace,
+            request=usage.request,
+            allocated=usage.allocated,
+            min_resources=ResourceList({r: -v for r, v in job.min_resources.items()}),
+            phase=usage.phase,
+            min_member=usage.min_member,
+            allocated_tasks=usage.allocated_tasks,
+            name=usage.name,
+        )
+        self.book.on_enqueued(negated)
+
+    def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
+        selection = self.book.reclaimable(reclaimer, reclaimees)
+        return list(selection.victims)
+
+    def on_allocate(self, task: TaskState) -> None:
+        if task.pg is not None and task.pg.queue in self.book:
+            self.book.on_allocate(task.pg.queue, task.req)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        if task.pg is not None and task.pg.queue in self.book:
+            self.book.on_deallocate(task.pg.queue, task.req)
+
+
+class ProportionPlugin(QueueGates):
+    name = "proportion"
+
+    def __init__(self, option: PluginOption, session: Session) -> None:
+        super().__init__(option, session)
+        snap = session.snapshot
+        self.book = compute_proportion(list(snap.queues.values()), session.job_usages(), snap.total_allocatable)
+        session.warnings.extend(self.book.warnings)
+
+    def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
+        # Fast path for the common "yes", the same test as ProportionResult.allocatable (Open, and
+        # allocated + request <= deserved on every requested resource but pods); a "no" asks the book for
+        # its refusal.
+        if queue in self.book:
+            st = self.book.state(queue)
+            if st.is_open:
+                allocated, deserved = st.allocated, st.deserved
+                for r, v in task.req.items():
+                    if r != "pods" and allocated.get(r, 0) + v > deserved.get(r, 0):
+                        break
+                else:
+                    return None
+        return super().allocatable(queue, task)
+
+    def queue_order_key(self, queue: str) -> tuple[int, float]:
+        if queue not in self.book:
+            return (0, 0.0)
+        st = self.book.state(queue)
+        return (-st.spec.priority, st.share)
+
+    def overused(self, queue: str) -> GateRefusal | None:
+        if queue not in self.book or not self.book.overused(queue):
+            return None
+        st = self.book.state(queue)
+        parts = [
+            f"{r} {qty(st.allocated.get(r, 0), r)} of {qty(v, r)}"
+            for r, v in sorted(st.deserved.items(), key=lambda kv: (_ORDER.get(kv[0], 2), kv[0]))
+            if v > 0 and r != "pods"
+        ]
+        first = next((r for r in sorted_resources(st.deserved) if st.deserved[r] > 0), None)
+        return GateRefusal(
+            "queue",
+            queue,
+            "deserved",
+            first,
+            available=None if first is None else 0,
+            message="overused: allocated has reached deserved (" + ", ".join(parts) + ")",
+        )

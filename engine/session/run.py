@@ -1,0 +1,104 @@
+"""The engine's entry points: one scheduling session, applying its decisions, one recycling pass.
+
+The Celery tasks (``scheduling/tasks.py``), the what-if endpoints and ``fairway simulate`` call these three and
+nothing else. All are pure: the snapshot is never modified, time comes in as ``now``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+from engine.objects import (
+    PodGroupCondition,
+    PodGroupPhase,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
+from engine.session.decisions import Eviction, SessionResult
+from engine.session.policy import Policy
+from engine.session.recycle import recycle
+from engine.session.session import Session
+
+__all__ = ["apply_result", "run_recycle", "run_session"]
+
+# as ``session.podgroup_phase`` counts them: a Failed (evicted) pod is not scheduled
+_SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED})
+_FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
+
+
+def run_session(
+    snapshot: Snapshot, *, now: float, policy: Policy | None = None, checkpoint: Callable[[], None] | None = None
+) -> SessionResult:
+    """Open a session on the snapshot (policy defaults to ``snapshot.policy``), run the policy's actions in order,
+    close it and return the decisions: bindings, evictions, podgroup statuses with reasons, and the quota values
+    computed at open (``queue_values``, ``namespace_values``, ``quota_values``). ``checkpoint`` is called between
+    podgroups (a budget's check: whatever it raises stops the session and propagates)."""
+    session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint)
+    session.run()
+    return session.close()
+
+
+def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Snapshot:
+    """The snapshot after the decisions took effect, for the next session (SIMULATE.md ``--sessions``): bound and
+    pipelined pods Running on their node (``start_timestamp = now``), evicted pods gone, podgroup phases updated
+    (Running once ``minMember`` pods are scheduled) with the session's reason as their condition."""
+    changed: dict[str, TaskInfo] = {}
+    for binding in result.bindings:
+        task = snapshot.tasks.get(binding.task)
+        if task is None:
+            continue
+        changed[task.uid] = dataclasses.replace(task, status=TaskStatus.RUNNING, node=binding.node, start_timestamp=now)
+    gone = {e.task for e in result.evictions}
+    tasks = {uid: changed.get(uid, t) for uid, t in snapshot.tasks.items() if uid not in gone}
+    by_group: dict[str, list[TaskInfo]] = {}
+    for t in tasks.values():
+        by_group.setdefault(t.podgroup, []).append(t)
+    podgroups = dict(snapshot.podgroups)
+    for key, status in result.podgroups.items():
+        pg = podgroups.get(key)
+        if pg is None:
+            continue
+        members = by_group.get(key, [])
+        scheduled = sum(1 for t in members if t.status in _SCHEDULED)
+        live = sum(1 for t in members if t.status not in _FINISHED)
+        phase = PodGroupPhase(status.phase)
+        if phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN) and scheduled >= max(
+            pg.min_member, 1
+        ):
+            phase = PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING
+        if phase == PodGroupPhase.RUNNING or not status.reason:
+            conditions: tuple[PodGroupCondition, ...] = (
+                PodGroupCondition(
+                    "Scheduled", reason="tasks in gang are ready to be scheduled", last_transition_time=now
+                ),
+            )
+        else:
+            conditions = (
+                PodGroupCondition(
+                    "Unschedulable", reason=status.reason, message=status.message, last_transition_time=now
+                ),
+            )
+        podgroups[key] = dataclasses.replace(
+            pg,
+            phase=phase,
+            conditions=conditions,
+            unplaced_sessions=status.unplaced_sessions,
+            requeues=status.requeues,
+            backoff_until=status.backoff_until,
+        )
+    return snapshot.replace(tasks=tasks, podgroups=podgroups)
+
+
+def run_recycle(
+    snapshot: Snapshot, *, now: float, over_since: Mapping[str, float], delay: float | None = None
+) -> tuple[list[Eviction], dict[str, float]]:
+    """One overuse-revoke pass (seed 001, koordinator.md section 8): for each quota group whose used exceeds its
+    runtime, track since when (``over_since``: group -> first time seen over, carried between passes); a group
+    over for longer than ``delay`` (default: the elasticquota plugin's ``delayEvictTime``, 120 s) loses its least
+    important pods (lower priority first, then the most recently started), never non-preemptible ones, until
+    ``used <= runtime``; pods that still fit are added back most important first. Returns the evictions (each
+    with reason and numbers) and the new ``over_since`` map. ``delay=0`` with an ``over_since`` of 0 for every
+    group is SIMULATE.md's ``--recycle``."""
+    return recycle(snapshot, now=now, over_since=over_since, delay=delay)

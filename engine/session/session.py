@@ -1,0 +1,1033 @@
+"""The scheduling session: the snapshot turned into mutable state, the plugins, the actions, the decisions.
+
+A session (Volcano ``framework/session.go``) opens on a ``Snapshot``:
+
+* every podgroup becomes a ``JobState`` and every pod a ``TaskState`` (status, node, request as a plain dict of
+  base units and as an int64 vector over the session's resource columns);
+* every node becomes a row of ``NodeTable``'s int64 arrays: ``alloc``, ``idle`` (allocatable minus what its
+  allocated and releasing pods hold), ``releasing`` and ``pipelined``; ``FutureIdle = idle + releasing -
+  pipelined``, as in Volcano. When any node offers ``pods``, every pod needs one (the pod-count predicate);
+* the policy's plugins are built (``Framework``); the quota plugins compute the quota values once, here:
+  queue values (proportion or capacity), namespace shares (seed 000) and elastic runtimes (seed 001);
+* the policy's actions then run in order; each changes the session only through a ``Statement``
+  (allocate, pipeline, evict), whose commit turns operations into decisions;
+* ``close()`` sets each podgroup's phase as Volcano's ``jobStatus`` does and gives every podgroup that is not
+  Running a reason with numbers and a ``Blocker``.
+
+Speed. The allocate loop asks "the best node for this task" tens of thousands of times. ``Placement`` keeps, per
+*task class* (the same predicate signature and the same request vector), an array of node scores with ``-inf``
+for nodes the class cannot use; nodes that changed since the class was last used (an append-only change log)
+are rescored in one vectorised call, so a placement costs an ``argmax`` plus the rescoring of the few nodes that
+moved. Predicate masks (node selector, taints, cordon) are computed once per signature. Ties between equally
+scored nodes go to the node whose name sorts first (Volcano picks one at random).
+
+Deliberate differences from Volcano are commented where they occur; the main ones: ties are broken by name,
+never at random; a podgroup whose pods were bound in this session counts them as scheduled when its phase is
+set (Volcano waits for the next session to see them Bound, but Fairway's decisions take effect at once); an
+Inqueue podgroup whose reservation can no longer be met goes back to Pending (seed 003, see ``actions.enqueue``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.fairshare.elastic import ElasticResult, QuotaGroupSpec, compute_runtimes
+from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
+from engine.fairshare.queues import JobUsage, QueueBook, raw
+from engine.objects import (
+    ALLOCATED_STATUSES,
+    NodeInfo,
+    PodGroupInfo,
+    PodGroupPhase,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
+from engine.resources import ResourceList
+from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
+from engine.session.framework import Framework, GateRefusal, qty
+from engine.session.policy import Policy
+
+__all__ = ["JobState", "NodeTable", "Placement", "Session", "TaskState"]
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+BOOL = npt.NDArray[np.bool_]
+
+PODS = "pods"
+ONE_POD = 1000  # resources.py keeps "pods" in milli-units
+
+S = TaskStatus
+_READY = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED, S.SUCCEEDED)
+_ALLOC = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED)
+_VALID = (*_ALLOC, S.SUCCEEDED, S.PIPELINED, S.PENDING)
+_TERMINAL = frozenset({S.SUCCEEDED, S.FAILED})
+# statuses whose resources count as "allocated" for the plugins (Volcano's AllocateFunc fires for Allocate and
+# Pipeline; the snapshot's Bound/Binding/Running/Allocated are allocated at open)
+_EVENT_ALLOCATED = frozenset({*ALLOCATED_STATUSES, S.PIPELINED})
+
+
+def _pod_index_key(uid: str) -> tuple[str, int]:
+    """Volcano orders a job's pods by the index after the last ``-`` of their name (``job-2`` before ``job-10``)."""
+    head, sep, tail = uid.rpartition("-")
+    if sep and tail.isdigit():
+        return head, int(tail)
+    return uid, -1
+
+
+def add_into(acc: dict[str, int], amounts: Mapping[str, int], sign: int = 1) -> None:
+    for name, amount in amounts.items():
+        acc[name] = acc.get(name, 0) + sign * amount
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Tasks and jobs
+# ------------------------------------------------------------------------------------------------------------
+
+
+class TaskState:
+    """A pod inside a session. ``job`` is the podgroup key (str); ``pg`` the ``JobState`` (None: orphan pod)."""
+
+    __slots__ = (
+        "best_effort",
+        "critical",
+        "fallback_key",
+        "info",
+        "job",
+        "name",
+        "namespace",
+        "node",
+        "orig_node",
+        "orig_status",
+        "pg",
+        "preemptable",
+        "priority",
+        "quota_group",
+        "quota_preemptible",
+        "req",
+        "role",
+        "sig",
+        "start",
+        "status",
+        "uid",
+        "vec",
+        "vkey",
+    )
+
+    def __init__(self, info: TaskInfo, pg: JobState | None, vec: I64, node: int, quota_group: str) -> None:
+        self.info = info
+        self.uid = info.uid
+        self.name = info.name
+        self.namespace = info.namespace
+        self.job = info.podgroup
+        self.pg = pg
+        self.req: dict[str, int] = {k: v for k, v in raw(info.request).items() if v}
+        self.vec = vec
+        self.vkey: tuple[int, ...] = tuple(vec.tolist())
+        self.status: TaskStatus = info.status
+        self.orig_status = info.status
+        self.node = node  # row in NodeTable, -1 when none
+        self.orig_node = node
+        self.priority = info.priority
+        self.best_effort = info.best_effort
+        self.role = info.task_role
+        self.preemptable = info.preemptable
+        self.quota_group = quota_group
+        self.quota_preemptible = info.quota_preemptible
+        self.critical = info.priority_class in ("system-cluster-critical", "system-node-critical") or (
+            info.namespace == "kube-system"
+        )
+        self.sig: tuple[Any, ...] = (
+            tuple(sorted(info.node_selector.items())),
+            info.tolerations,
+        )
+        self.start = info.start_timestamp
+        self.fallback_key: tuple[Any, ...] = (info.creation_timestamp or 0.0, *_pod_index_key(info.uid))
+
+    # the fairshare gates' TaskLike / JobTask protocols
+    @property
+    def queue(self) -> str:
+        return self.pg.queue if self.pg is not None else ""
+
+    @property
+    def request(self) -> dict[str, int]:
+        return self.req
+
+    def __repr__(self) -> str:
+        return f"TaskState({self.uid}, {self.status}, node={self.node})"
+
+
+class JobState:
+    """A podgroup inside a session: gang counters (kept current on every status change) and its reasons."""
+
+    __slots__ = (
+        "allocate_refusal",
+        "allocated",
+        "backing_off",
+        "counts",
+        "creation",
+        "enqueue_refusal",
+        "enqueued_now",
+        "failed_roles",
+        "fit_failure",
+        "info",
+        "key",
+        "min_member",
+        "min_resources",
+        "min_task_member",
+        "name",
+        "namespace",
+        "pending_be",
+        "phase",
+        "pipelined_kept",
+        "placed_before_discard",
+        "priority",
+        "queue",
+        "rollback_refusal",
+        "skip_refusal",
+        "task_min_total",
+        "tasks",
+        "usage",
+    )
+
+    def __init__(self, info: PodGroupInfo) -> None:
+        self.info = info
+        self.key = info.key
+        self.name = info.name
+        self.namespace = info.namespace
+        self.queue = info.queue
+        self.priority = info.priority
+        self.min_member = info.min_member
+        self.min_task_member: dict[str, int] = dict(info.min_task_member)
+        self.task_min_total = sum(self.min_task_member.values())
+        self.min_resources: dict[str, int] | None = (
+            None if info.min_resources is None else dict(raw(info.min_resources))
+        )
+        self.phase: str = str(info.phase)
+        self.creation = info.creation_timestamp
+        self.tasks: list[TaskState] = []
+        self.counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
+        self.pending_be = 0
+        self.allocated: dict[str, int] = {}  # event-based, as drf's job attribute
+        self.usage: JobUsage | None = None
+        self.enqueued_now = False
+        self.enqueue_refusal: GateRefusal | None = None
+        self.rollback_refusal: GateRefusal | None = None
+        self.allocate_refusal: GateRefusal | None = None
+        self.skip_refusal: GateRefusal | None = None
+        self.fit_failure: GateRefusal | None = None
+        self.failed_roles: set[str] = set()
+        self.placed_before_discard = -1
+        self.pipelined_kept = False
+        self.backing_off = False
+
+    # -- Volcano JobInfo counters ------------------------------------------------------------------------------
+    def ready_num(self) -> int:
+        c = self.counts
+        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED] + c[S.SUCCEEDED]
+
+    def waiting_num(self) -> int:
+        return self.counts[S.PIPELINED]
+
+    def valid_num(self) -> int:
+        c = self.counts
+        return sum(c[s] for s in _VALID)
+
+    def allocated_num(self) -> int:
+        c = self.counts
+        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED]
+
+    def is_ready(self) -> bool:
+        return self.ready_num() + self.pending_be >= self.min_member
+
+    def is_pipelined(self) -> bool:
+        return self.waiting_num() + self.ready_num() + self.pending_be >= self.min_member
+
+    def is_starving(self) -> bool:
+        return self.waiting_num() + self.ready_num() < self.min_member
+
+    def is_pending(self) -> bool:
+        return self.phase in ("", PodGroupPhase.PENDING)
+
+    # -- per role (minTaskMember) ----------------------------------------------------------------------------------
+    def _role_counts(self, statuses: Iterable[TaskStatus], pending_best_effort: bool) -> dict[str, int]:
+        wanted = frozenset(statuses)
+        out: dict[str, int] = {}
+        for t in self.tasks:
+            if t.status in wanted or (pending_best_effort and t.status == S.PENDING and t.best_effort):
+                out[t.role] = out.get(t.role, 0) + 1
+        return out
+
+    def _roles_meet(self, counts: Mapping[str, int]) -> bool:
+        return all(counts.get(role, 0) >= n for role, n in self.min_task_member.items() if n)
+
+    def check_task_valid(self) -> bool:
+        if not self.min_task_member or self.min_member < self.task_min_total:
+            return True
+        return self._roles_meet(self._role_counts(_VALID, False))
+
+    def check_task_ready(self) -> bool:
+        if not self.min_task_member or self.min_member < self.task_min_total:
+            return True
+        return self._roles_meet(self._role_counts(_READY, True))
+
+    def check_task_pipelined(self) -> bool:
+        if not self.min_task_member or self.min_member < self.task_min_total:
+            return True
+        return self._roles_meet(self._role_counts((*_READY, S.PIPELINED), True))
+
+    def need_continue_allocating(self) -> bool:
+        """Volcano ``NeedContinueAllocating``: may allocation go on after a task of a failed role?"""
+        if self.min_member == len(self.tasks):
+            return False
+        pending: dict[str, int] = {}
+        for t in self.tasks:
+            if t.status == S.PENDING:
+                pending[t.role] = pending.get(t.role, 0) + 1
+        if self.min_member < self.task_min_total:
+            left = sum(n for role, n in pending.items() if role not in self.failed_roles)
+            return self.ready_num() + left >= self.min_member
+        allocated = self._role_counts(_READY, True)
+        for role in self.failed_roles:
+            need = self.min_task_member.get(role, 0)
+            if need and allocated.get(role, 0) < need:
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"JobState({self.key}, {self.phase}, ready={self.ready_num()}/{self.min_member})"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Nodes
+# ------------------------------------------------------------------------------------------------------------
+
+
+class NodeTable:
+    """Per-node state in int64 arrays (rows in node-name order, columns = ``resources``)."""
+
+    def __init__(self, nodes: Iterable[NodeInfo], resources: tuple[str, ...]) -> None:
+        self.infos: list[NodeInfo] = sorted(nodes, key=lambda n: n.name)
+        self.names: list[str] = [n.name for n in self.infos]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.resources = resources
+        self.col: dict[str, int] = {r: i for i, r in enumerate(resources)}
+        n, r = len(self.infos), len(resources)
+        self.alloc: I64 = np.zeros((n, r), dtype=np.int64)
+        for i, node in enumerate(self.infos):
+            for name, amount in raw(node.allocatable).items():
+                if amount:
+                    self.alloc[i, self.col[name]] = amount
+        self.idle: I64 = self.alloc.copy()
+        self.releasing: I64 = np.zeros((n, r), dtype=np.int64)
+        self.pipelined: I64 = np.zeros((n, r), dtype=np.int64)
+        # Running/Bound preemptable pods per node: an upper bound of what eviction can free (victim pre-filter)
+        self.evictable: I64 = np.zeros((n, r), dtype=np.int64)
+        self.ready: BOOL = np.array([node.ready for node in self.infos], dtype=np.bool_)
+        self.tasks: list[dict[str, TaskState]] = [{} for _ in range(n)]
+        self.log: list[int] = []  # rows changed, in order (Placement rescoring)
+        self.future_ops = 0  # > 0 once any node has releasing or pipelined amounts
+        self._labels: dict[str, npt.NDArray[np.object_]] = {}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def future_idle(self, row: int) -> I64:
+        out: I64 = self.idle[row] + self.releasing[row] - self.pipelined[row]
+        return out
+
+    def label_column(self, key: str) -> npt.NDArray[np.object_]:
+        """The value of label ``key`` on every node (None where unset), cached."""
+        column = self._labels.get(key)
+        if column is None:
+            column = np.array([node.labels.get(key) for node in self.infos], dtype=object)
+            self._labels[key] = column
+        return column
+
+
+class _Entry:
+    __slots__ = ("cols", "need", "pos", "scores", "static", "vec", "vec_cols", "vec_list")
+
+    def __init__(self, vec: I64, static: BOOL) -> None:
+        self.vec = vec
+        self.vec_list: list[int] = vec.tolist()
+        self.cols: I64 = np.flatnonzero(vec > 0)
+        self.vec_cols: I64 = vec[self.cols]
+        self.need: list[tuple[int, int]] = [(int(c), int(vec[c])) for c in self.cols]
+        self.static = static
+        self.scores: F64 = np.empty(0)
+        self.pos = 0
+
+
+class Placement:
+    """Best-node search with per-class score arrays kept current from the node change log."""
+
+    MAX_CLASSES = 512
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.table = session.nodes
+        self._static: dict[tuple[Any, ...], BOOL] = {}
+        self._classes: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        fw = session.framework
+        self._predicates = fw.hook_plugins("node_predicate")
+        self._scorers = fw.hook_plugins("node_scores")
+        scalar = fw.hook_plugins("node_score_one")
+        # the scalar path is used only when every scorer provides it
+        self._scalar = scalar if len(scalar) == len(self._scorers) else None
+
+    # -- predicates -------------------------------------------------------------------------------------------
+    def static_mask(self, sig: tuple[Any, ...]) -> BOOL:
+        """Nodes a task with this (node selector, tolerations) signature may use, resources aside."""
+        mask = self._static.get(sig)
+        if mask is None:
+            # Volcano leaves not-ready nodes out of the session's node list
+            mask = self.table.ready.copy()
+            for p in self._predicates:
+                mask &= p.node_predicate(self.table, sig)
+            self._static[sig] = mask
+        return mask
+
+    # -- scores -------------------------------------------------------------------------------------------------
+    def raw_scores(self, rows: Any, vec: I64) -> F64:
+        """Sum of the node-order plugins' scores (Volcano adds them up); zeros without such plugins."""
+        total: F64 | None = None
+        for p in self._scorers:
+            s = p.node_scores(self.table, rows, vec)
+            if s is None:
+                continue
+            total = s if total is None else total + s
+        if total is None:
+            count = len(self.table) if isinstance(rows, slice) else len(rows)
+            return np.zeros(count, dtype=np.float64)
+        return total
+
+    def _fits(self, e: _Entry, rows: Any) -> BOOL:
+        t = self.table
+        if e.cols.size == 0:
+            fits: BOOL = e.static[rows].copy()
+            return fits
+        idle = t.idle[rows][:, e.cols]
+        fits = (idle >= e.vec_cols).all(axis=1)
+        if t.future_ops:
+            future = idle + (t.releasing[rows][:, e.cols] - t.pipelined[rows][:, e.cols])
+            fits &= (future >= e.vec_cols).all(axis=1)
+        fits &= e.static[rows]
+        return fits
+
+    def _compute(self, e: _Entry, rows: Any) -> F64:
+        fits = self._fits(e, rows)
+        out: F64 = np.full(fits.shape[0], -math.inf)
+        if fits.any():
+            scores = self.raw_scores(rows, e.vec)
+            out[fits] = scores[fits]
+        return out
+
+    def _compute_one(self, e: _Entry, row: int) -> float:
+        """``_compute`` for one row with plain ints (used when only a few rows changed)."""
+        t = self.table
+        if not e.static[row]:
+            return -math.inf
+        idle = t.idle[row].tolist()
+        for c, v in e.need:
+            if idle[c] < v:
+                return -math.inf
+        if t.future_ops:
+            rel = t.releasing[row].tolist()
+            pip = t.pipelined[row].tolist()
+            for c, v in e.need:
+                if idle[c] + (rel[c] - pip[c]) < v:
+                    return -math.inf
+        assert self._scalar is not None
+        if not self._scalar:
+            return 0.0
+        alloc = t.alloc[row].tolist()
+        total: float | None = None
+        for p in self._scalar:
+            s = p.node_score_one(alloc, idle, e.vec_list)
+            if s is None:
+                continue
+            total = s if total is None else total + s
+        return 0.0 if total is None else total
+
+    def _entry(self, task: TaskState) -> _Entry:
+        key = (task.sig, task.vkey)
+        e = self._classes.get(key)
+        if e is None:
+            e = _Entry(task.vec, self.static_mask(task.sig))
+            e.scores = self._compute(e, slice(None))
+            e.pos = len(self.table.log)
+            self._classes[key] = e
+            if len(self._classes) > self.MAX_CLASSES:
+                self._classes.popitem(last=False)
+            return e
+        self._classes.move_to_end(key)
+        log = self.table.log
+        if e.pos < len(log):
+            dirty = log[e.pos :]
+            e.pos = len(log)
+            if len(dirty) > max(16, len(self.table) // 8):
+                e.scores = self._compute(e, slice(None))
+            else:
+                unique = set(dirty)
+                if self._scalar is not None and len(unique) <= 6:
+                    scores = e.scores
+                    for row in unique:
+                        scores[row] = self._compute_one(e, row)
+                else:
+                    rows = np.fromiter(unique, dtype=np.int64, count=len(unique))
+                    e.scores[rows] = self._compute(e, rows)
+        return e
+
+    def best(self, task: TaskState) -> tuple[int, bool] | None:
+        """(row, pipelined) of the best node for ``task``: a node whose idle fits first (Volcano's first
+        gradient); else a node whose future idle fits, to pipeline on; None when no node can take it."""
+        e = self._entry(task)
+        if e.scores.size:
+            row = int(e.scores.argmax())
+            if e.scores[row] > -math.inf:
+                return row, False
+        t = self.table
+        if not t.future_ops or e.cols.size == 0:
+            return None
+        future = t.idle[:, e.cols] + t.releasing[:, e.cols] - t.pipelined[:, e.cols]
+        fits = (future >= e.vec_cols).all(axis=1) & e.static
+        if not fits.any():
+            return None
+        rows = np.flatnonzero(fits)
+        scores = self.raw_scores(rows, e.vec)
+        return int(rows[int(scores.argmax())]), True
+
+    def candidates_by_score(self, task: TaskState, mask: BOOL) -> list[int]:
+        """Rows of ``mask`` in descending score order (ties by name): Volcano's ``SortNodes`` for preempt."""
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        scores = self.raw_scores(rows, task.vec)
+        order = np.lexsort((rows, -scores))
+        out: list[int] = rows[order].tolist()
+        return out
+
+    # -- why not --------------------------------------------------------------------------------------------------
+    def failure(self, task: TaskState) -> GateRefusal:
+        """Why no node can take ``task``, with the numbers (the largest idle amount among usable nodes)."""
+        t = self.table
+        static = self.static_mask(task.sig)
+        usable = int(static.sum())
+        if usable == 0:
+            ready = int(t.ready.sum())
+            return GateRefusal(
+                "cluster",
+                "nodes",
+                "predicates",
+                message=f"no node passes the predicates (node selector, taints, cordon): 0 of {ready} ready nodes",
+            )
+        cols = np.flatnonzero(task.vec > 0)
+        if cols.size == 0:
+            return GateRefusal("cluster", "nodes", "idle", message=f"no node fits ({usable} usable nodes)")
+        future = t.idle[static][:, cols] + t.releasing[static][:, cols] - t.pipelined[static][:, cols]
+        best = future.max(axis=0)
+        for j, c in enumerate(cols.tolist()):
+            if best[j] < task.vec[c]:
+                name = t.resources[c]
+                return GateRefusal(
+                    "cluster",
+                    "nodes",
+                    "idle",
+                    name,
+                    int(task.vec[c]),
+                    max(0, int(best[j])),
+                    message=f"the largest idle node of {usable} usable ones",
+                )
+        parts = " and ".join(qty(int(task.vec[c]), t.resources[c]) + " " + t.resources[c] for c in cols.tolist())
+        first = int(cols[0])
+        return GateRefusal(
+            "cluster",
+            "nodes",
+            "idle",
+            t.resources[first],
+            int(task.vec[first]),
+            max(0, int(best[0])),
+            message=f"no single node of {usable} usable ones has {parts} idle at once",
+        )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The session
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _no_checkpoint() -> None:
+    return None
+
+
+class Session:
+    """One scheduling cycle on a snapshot (see the module docstring).
+
+    ``checkpoint`` is called between actions and by every action before it turns to the next podgroup: a caller
+    with a time budget passes a function that raises when the budget is spent (``engine.limits.Deadline.check``),
+    and the session stops there; the engine itself never reads the clock for it."""
+
+    def __init__(
+        self, snapshot: Snapshot, policy: Policy, now: float, checkpoint: Callable[[], None] | None = None
+    ) -> None:
+        self.snapshot = snapshot
+        self.policy = policy
+        self.now = now
+        self.checkpoint: Callable[[], None] = checkpoint or _no_checkpoint
+        self.warnings: list[str] = list(policy.warnings)
+        self.total: dict[str, int] = dict(raw(snapshot.total_allocatable))
+        self.bindings: list[Binding] = []
+        self.evictions: list[Eviction] = []
+
+        resources = list(snapshot.resource_names)
+        self.has_pods = any(PODS in raw(n.allocatable) for n in snapshot.nodes.values())
+        if self.has_pods and PODS not in resources:
+            resources.append(PODS)
+            resources.sort()
+        self.nodes = NodeTable(snapshot.nodes.values(), tuple(resources))
+        self._build_state()
+        self.ns_allocated: dict[str, dict[str, int]] = {}
+        for job in self.jobs.values():
+            if job.allocated:
+                add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+
+        # quota values computed once, at open
+        self.elastic: ElasticResult | None = self._compute_elastic()
+        self.framework = Framework(policy, self)
+        self.warnings.extend(self.framework.warnings)
+        self.queue_book: QueueBook | None = None
+        for name in ("proportion", "capacity"):
+            plugin = self.framework.plugin(name)
+            book = getattr(plugin, "book", None) if plugin is not None else None
+            if isinstance(book, QueueBook):
+                self.queue_book = book
+                break
+        self.queue_values_at_open: QueueBook | None = copy.deepcopy(self.queue_book)
+        self.namespace_values: dict[tuple[str, str], NamespaceQuota] | None = self._compute_namespaces()
+        self.placement = Placement(self)
+        self.jobs_by_queue: dict[str, list[JobState]] = {}
+        for job in self.jobs.values():
+            self.jobs_by_queue.setdefault(job.queue, []).append(job)
+        # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
+        # nothing at some epoch finds nothing again for an identical task until the epoch moves
+        self.epoch = 0
+
+    # -- building ---------------------------------------------------------------------------------------------
+    def _build_state(self) -> None:
+        snap = self.snapshot
+        table = self.nodes
+        self.jobs: dict[str, JobState] = {key: JobState(pg) for key, pg in snap.podgroups.items()}
+        uids, matrix = snap.request_matrix()
+        names = snap.resource_names
+        if tuple(names) != table.resources:
+            # add the pods column the matrix lacks
+            vecs: I64 = np.zeros((len(uids), len(table.resources)), dtype=np.int64)
+            for j, name in enumerate(names):
+                vecs[:, table.col[name]] = matrix[:, j]
+        else:
+            vecs = matrix.copy()
+        if self.has_pods:
+            vecs[:, table.col[PODS]] = ONE_POD
+        quota_of = snap.task_quota_groups
+        self.tasks: dict[str, TaskState] = {}
+        for i, uid in enumerate(uids):
+            info = snap.tasks[uid]
+            pg = self.jobs.get(info.podgroup)
+            row = table.index.get(info.node, -1) if info.node is not None else -1
+            task = TaskState(info, pg, vecs[i], row, quota_of[uid])
+            self.tasks[uid] = task
+            status = info.status
+            if pg is not None:
+                pg.tasks.append(task)
+                pg.counts[status] += 1
+                if status == S.PENDING and task.best_effort:
+                    pg.pending_be += 1
+                if status in _EVENT_ALLOCATED:
+                    add_into(pg.allocated, task.req)
+            if row >= 0 and status not in _TERMINAL:
+                table.tasks[row][uid] = task
+                if status in ALLOCATED_STATUSES:
+                    table.idle[row] -= task.vec
+                    if status in (S.RUNNING, S.BOUND) and task.preemptable:
+                        table.evictable[row] += task.vec
+                elif status == S.RELEASING:
+                    table.idle[row] -= task.vec
+                    table.releasing[row] += task.vec
+                    table.future_ops += 1
+                elif status == S.PIPELINED:
+                    table.pipelined[row] += task.vec
+                    table.future_ops += 1
+        for job in self.jobs.values():
+            job.tasks.sort(key=lambda t: t.fallback_key)
+
+    def job_usage(self, job: JobState) -> JobUsage:
+        """The podgroup as the fairshare computations see it (Volcano: allocated + pending tasks requested)."""
+        if job.usage is None:
+            request: dict[str, int] = {}
+            allocated: dict[str, int] = {}
+            for t in job.tasks:
+                if t.status in ALLOCATED_STATUSES:
+                    add_into(allocated, t.req)
+                    add_into(request, t.req)
+                elif t.status == S.PENDING:
+                    add_into(request, t.req)
+            job.usage = JobUsage(
+                queue=job.queue,
+                namespace=job.namespace,
+                request=ResourceList(request),
+                allocated=ResourceList(allocated),
+                min_resources=None if job.min_resources is None else ResourceList(job.min_resources),
+                phase=job.phase,
+                min_member=job.min_member,
+                allocated_tasks=job.allocated_num(),
+                name=job.name,
+            )
+        return job.usage
+
+    def job_usages(self) -> list[JobUsage]:
+        return [self.job_usage(j) for j in self.jobs.values()]
+
+    def _compute_elastic(self) -> ElasticResult | None:
+        snap = self.snapshot
+        custom = [g for g in snap.quota_groups.values() if g.name not in ("root", "system", "default")]
+        if not custom and not self.policy.has_plugin("elasticquota"):
+            return None
+        args = snap.effective_elastic_quota_args()
+        requests, used = quota_requests_and_used(snap.tasks.values(), snap.task_quota_groups)
+        try:
+            return compute_runtimes(
+                list(snap.quota_groups.values()),
+                requests,
+                snap.total_allocatable,
+                used=used,
+                enable_min_scale=args.enable_min_quota_scale,
+            )
+        except ValueError as exc:
+            self.warnings.append(f"elastic quota values not computed: {exc}")
+            return None
+
+    def _compute_namespaces(self) -> dict[tuple[str, str], NamespaceQuota] | None:
+        book = self.queue_values_at_open
+        if book is None:
+            return None
+        deserved = {name: book[name].deserved for name in book}
+        weights = {ns: self.snapshot.namespace(ns).weight for ns in {j.namespace for j in self.jobs.values()}}
+        return compute_namespace_shares(deserved, self.job_usages(), weights, self.snapshot.total_allocatable)
+
+    def quota_spec(self, name: str) -> QuotaGroupSpec | None:
+        return self.snapshot.quota_groups.get(name)
+
+    # -- status changes (every one goes through here) ---------------------------------------------------------
+    def _set_status(self, task: TaskState, status: TaskStatus) -> None:
+        old = task.status
+        task.status = status
+        job = task.pg
+        if job is not None:
+            job.counts[old] -= 1
+            job.counts[status] += 1
+            if task.best_effort:
+                if old == S.PENDING:
+                    job.pending_be -= 1
+                if status == S.PENDING:
+                    job.pending_be += 1
+
+    def _event_allocate(self, task: TaskState) -> None:
+        job = task.pg
+        if job is not None:
+            add_into(job.allocated, task.req)
+            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req)
+        self.framework.on_allocate(task)
+
+    def _event_deallocate(self, task: TaskState) -> None:
+        job = task.pg
+        if job is not None:
+            add_into(job.allocated, task.req, -1)
+            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req, -1)
+        self.framework.on_deallocate(task)
+
+    def allocate_task(self, task: TaskState, row: int) -> None:
+        """Volcano ``Statement.Allocate``: Allocated on ``row``, idle goes down, plugins told."""
+        t = self.nodes
+        self._set_status(task, S.ALLOCATED)
+        task.node = row
+        t.idle[row] -= task.vec
+        t.tasks[row][task.uid] = task
+        t.log.append(row)
+        self._event_allocate(task)
+
+    def unallocate_task(self, task: TaskState) -> None:
+        t = self.nodes
+        row = task.node
+        self._set_status(task, S.PENDING)
+        t.idle[row] += task.vec
+        t.tasks[row].pop(task.uid, None)
+        t.log.append(row)
+        task.node = -1
+        self._event_deallocate(task)
+
+    def pipeline_task(self, task: TaskState, row: int) -> None:
+        """Volcano ``Statement.Pipeline``: Pipelined on ``row`` (its future idle goes down)."""
+        t = self.nodes
+        self._set_status(task, S.PIPELINED)
+        task.node = row
+        t.pipelined[row] += task.vec
+        t.future_ops += 1
+        t.tasks[row][task.uid] = task
+        t.log.append(row)
+        self._event_allocate(task)
+
+    def unpipeline_task(self, task: TaskState) -> None:
+        t = self.nodes
+        row = task.node
+        self._set_status(task, S.PENDING)
+        t.pipelined[row] -= task.vec
+        t.future_ops -= 1
+        t.tasks[row].pop(task.uid, None)
+        t.log.append(row)
+        task.node = -1
+        self._event_deallocate(task)
+
+    def evict_task(self, task: TaskState) -> TaskStatus:
+        """Volcano ``Statement.Evict``: Releasing (its resources become the node's releasing amount)."""
+        t = self.nodes
+        row = task.node
+        old = task.status
+        self._set_status(task, S.RELEASING)
+        t.releasing[row] += task.vec
+        t.future_ops += 1
+        if old in (S.RUNNING, S.BOUND) and task.preemptable:
+            t.evictable[row] -= task.vec
+        t.log.append(row)
+        self._event_deallocate(task)
+        return old
+
+    def unevict_task(self, task: TaskState, status: TaskStatus) -> None:
+        t = self.nodes
+        row = task.node
+        self._set_status(task, status)
+        t.releasing[row] -= task.vec
+        t.future_ops -= 1
+        if status in (S.RUNNING, S.BOUND) and task.preemptable:
+            t.evictable[row] += task.vec
+        t.log.append(row)
+        self._event_allocate(task)
+
+    # -- decisions ----------------------------------------------------------------------------------------------
+    def record_binding(self, task: TaskState, pipelined: bool) -> None:
+        self.bindings.append(Binding(task.uid, self.nodes.names[task.node], pipelined))
+        if not pipelined:
+            self._set_status(task, S.BINDING)
+
+    def record_eviction(self, eviction: Eviction) -> None:
+        self.evictions.append(eviction)
+
+    # -- running --------------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        from engine.session.actions import ACTIONS
+
+        for name in self.policy.actions:
+            self.checkpoint()
+            ACTIONS[name](self)
+
+    def close(self) -> SessionResult:
+        """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), the requeue of admitted
+        podgroups that could not be placed (``actions.enqueue``), then the result."""
+        gang_on = self.framework.plugin("gang") is not None
+        requeue = RequeueRule(self)
+        statuses: dict[str, PodGroupStatus] = {}
+        queues = self.snapshot.queues
+        for key in sorted(self.jobs):
+            job = self.jobs[key]
+            unschedulable = gang_on and bool(job.tasks) and not job.is_ready()
+            # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
+            phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase
+            statuses[key] = requeue.status(job, phase)
+        return SessionResult(
+            bindings=list(self.bindings),
+            evictions=list(self.evictions),
+            podgroups=statuses,
+            queue_values=self.queue_values_at_open,
+            namespace_values=self.namespace_values,
+            quota_values=self.elastic,
+            warnings=list(dict.fromkeys(self.warnings)),
+        )
+
+
+class RequeueRule:
+    """Each podgroup's status at close, with Fairway's requeue rule (``actions.enqueue``): a podgroup that ends a
+    session Inqueue with a reservation (``minResources``) and none of its pods placed in that session counts an
+    unplaced session; after ``requeueAfterSessions`` of them in a row it goes back to Pending, gives its reservation
+    back and waits a backoff before the next admission. Placing anything resets the count; running resets the
+    backoff."""
+
+    def __init__(self, ssn: Session) -> None:
+        self.ssn = ssn
+        self.args = ssn.policy.enqueue_args()
+        self.on = "enqueue" in ssn.policy.actions and self.args.requeue_after_sessions > 0
+        self.placed = {self.ssn.tasks[b.task].job for b in ssn.bindings if b.task in ssn.tasks}
+
+    def status(self, job: JobState, phase: str) -> PodGroupStatus:
+        info = job.info
+        unplaced, requeues, until = 0, info.requeues, info.backoff_until
+        if phase == PodGroupPhase.RUNNING:
+            return PodGroupStatus(job.key, phase)
+        reason, message, blocker = describe_job(self.ssn, job, phase)
+        if self.on and phase == PodGroupPhase.INQUEUE and job.min_resources is not None and job.key not in self.placed:
+            unplaced = info.unplaced_sessions + 1
+            if unplaced >= self.args.requeue_after_sessions:
+                requeues += 1
+                until = self.ssn.now + self.args.backoff(requeues)
+                message = (
+                    f"admitted, but not placed in {_plural(unplaced, 'session')}, so it gives its reservation back "
+                    f"and is not admitted again before {_clock(until)}: {message}"
+                )
+                return PodGroupStatus(job.key, PodGroupPhase.PENDING, "Requeued", message, blocker, 0, requeues, until)
+        return PodGroupStatus(job.key, phase, reason, message, blocker, unplaced, requeues, until)
+
+
+def _clock(moment: float) -> str:
+    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
+def podgroup_phase(job: JobState, unschedulable: bool) -> str:
+    """Volcano ``getPodGroupPhase``. Tasks bound in this session (Binding) count as scheduled: Fairway's decisions
+    take effect when the session's result is applied, while Volcano waits for the next session to see them Bound.
+
+    Two deliberate differences: Failed pods never count as scheduled (Fairway keeps an evicted pod as Failed with
+    reason Evicted, and its job controller queues a replacement, so a gang whose members were all evicted is
+    waiting, not Completed), and a podgroup is Completed only when nothing of it is left to run (no pending or
+    running member), so a replacement pod is never dropped with its podgroup. As in Volcano, a podgroup with
+    ``minMember: 0`` and nothing scheduled is Completed (0 >= 0, all 0 finished)."""
+    c = job.counts
+    if c[S.RUNNING] and unschedulable:
+        return PodGroupPhase.UNKNOWN
+    scheduled = c[S.RUNNING] + c[S.BOUND] + c[S.BINDING] + c[S.SUCCEEDED]
+    scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
+    if scheduled >= job.min_member:
+        live = len(job.tasks) - c[S.SUCCEEDED] - c[S.FAILED]
+        return PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING
+    if job.phase != PodGroupPhase.INQUEUE:
+        return PodGroupPhase.PENDING
+    return PodGroupPhase.INQUEUE
+
+
+def quota_requests_and_used(
+    tasks: Iterable[TaskInfo], groups: Mapping[str, str]
+) -> tuple[dict[str, ResourceList], dict[str, ResourceList]]:
+    """Per quota group, its own pods' request (every pod not finished) and used (pods holding a node)."""
+    request: dict[str, dict[str, int]] = {}
+    used: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        if t.status in _TERMINAL:
+            continue
+        g = groups[t.uid]
+        amounts = raw(t.request)
+        add_into(request.setdefault(g, {}), amounts)
+        if t.status in ALLOCATED_STATUSES:
+            add_into(used.setdefault(g, {}), amounts)
+    return (
+        {g: ResourceList(v) for g, v in request.items()},
+        {g: ResourceList(v) for g, v in used.items()},
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _fit_text(refusal: GateRefusal, missing: int) -> str:
+    """``1 task needs cpu 4, the largest idle node has 2`` for a node-fit failure; the refusal's text otherwise."""
+    if refusal.kind == "cluster" and refusal.resource is not None and refusal.requested is not None:
+        r = refusal.resource
+        verb = "needs" if missing == 1 else "need"
+        head = f"{_plural(missing, 'task')} {verb} {r} {qty(refusal.requested, r)}"
+        if refusal.message.startswith("no single node"):
+            return f"{head}: {refusal.message}"
+        return f"{head}, the largest idle node has {qty(refusal.available or 0, r)}"
+    return str(refusal)
+
+
+def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blocker]:
+    """Why a podgroup is not Running after the session: (reason, message with numbers, blocker)."""
+    m = job.min_member
+    ready = job.ready_num()
+    waiting = job.waiting_num()
+    counts = f"{ready} of minMember {m} pods placed"
+    if job.queue not in ssn.snapshot.queues:
+        no_queue = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
+        return "QueueNotFound", f"{no_queue}; {counts}", no_queue.blocker()
+    if phase == PodGroupPhase.COMPLETED:
+        done = job.counts[S.SUCCEEDED] + job.counts[S.FAILED]
+        text = f"all {done} scheduled pods finished (minMember {m})"
+        if job.counts[S.PENDING]:
+            # Volcano's rule: with minMember 0 and nothing scheduled, 0 >= 0 and all 0 finished
+            text += f"; {job.counts[S.PENDING]} pods pending"
+        return "Completed", text, Blocker("gang", job.key, limit="minMember")
+    skip = job.skip_refusal
+    if phase == PodGroupPhase.PENDING:
+        if job.rollback_refusal is not None:
+            text = f"back to Pending, its reservation can no longer be met: {job.rollback_refusal}"
+            if job.enqueue_refusal is not None and job.enqueue_refusal != job.rollback_refusal:
+                text += f"; not admitted again: {job.enqueue_refusal}"
+            return "Requeued", text, job.rollback_refusal.blocker()
+        if job.backing_off and job.enqueue_refusal is not None:
+            # keep the message of the requeue (why it gave its reservation back), which names the backoff's end
+            last = next((c for c in reversed(job.info.conditions) if c.reason == "Requeued" and c.message), None)
+            text = last.message if last is not None else f"not admitted (Pending -> Inqueue): {job.enqueue_refusal}"
+            return "Requeued", text, job.enqueue_refusal.blocker()
+        if job.enqueue_refusal is not None:
+            ref = job.enqueue_refusal
+            reason = "QueueClosed" if ref.check == "state" else "Unschedulable"
+            return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
+        return (
+            "Pending",
+            f"not considered by this session's actions ({', '.join(ssn.policy.actions)}); {counts}",
+            Blocker("policy", job.key, limit="enqueue"),
+        )
+    if skip is not None:
+        if skip.kind == "gang":
+            return "NotEnoughPods", f"{skip}", skip.blocker()
+        if skip.check == "deserved":
+            return "QueueOverused", f"{skip}; {counts}", skip.blocker()
+        return "Unschedulable", f"{skip}; {counts}", skip.blocker()
+    placed = job.placed_before_discard if job.placed_before_discard >= 0 else ready + waiting
+    missing = max(1, m - placed)
+    if job.allocate_refusal is not None or job.fit_failure is not None:
+        refusal = job.allocate_refusal if job.allocate_refusal is not None else job.fit_failure
+        assert refusal is not None
+        detail = str(refusal) if refusal is job.allocate_refusal else _fit_text(refusal, missing)
+        prefix = "Unknown" if phase == PodGroupPhase.UNKNOWN else "NotEnoughResources"
+        message = f"gang: {placed} of minMember {m} tasks could be placed; {detail}"
+        if phase == PodGroupPhase.UNKNOWN:
+            message = f"{job.counts[S.RUNNING]} pods running but the gang is not ready; " + message
+        return prefix, message, refusal.blocker()
+    if waiting:
+        nodes = sorted({ssn.nodes.names[t.node] for t in job.tasks if t.status == S.PIPELINED and t.node >= 0})
+        shown = ", ".join(nodes[:5]) + (", ..." if len(nodes) > 5 else "")
+        return (
+            "Pipelined",
+            f"{ready} placed and {waiting} pipelined of minMember {m}: waiting for pods being evicted or released on "
+            f"{_plural(len(nodes), 'node')} ({shown})",
+            Blocker("cluster", "nodes", limit="releasing"),
+        )
+    if phase == PodGroupPhase.UNKNOWN:
+        return (
+            "Unknown",
+            f"{job.counts[S.RUNNING]} pods running but only {ready} of minMember {m} are ready",
+            Blocker("gang", job.key, limit="minMember"),
+        )
+    pending = job.counts[S.PENDING]
+    return (
+        "Waiting",
+        f"{counts}, {pending} pending; nothing was tried for it in this session",
+        Blocker("gang", job.key, limit="minMember"),
+    )

@@ -1,0 +1,347 @@
+"""``fairway simulate`` as a pure function: a snapshot in, the contract's document out (``shared/SIMULATE.md``).
+
+The same engine the control plane runs: the quota values come from ``engine.values`` and the decisions
+from the session engine (``engine.session.run``), so what simulate prints is what a session would decide.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import rules
+from engine.fairshare.elastic import ROOT_GROUP
+from engine.limits import ENV_VARS, Deadline, Limits
+from engine.objects import Snapshot
+from engine.resources import ResourceNames, format_amount, format_quantity, is_unbounded, parse_quantity
+from engine.session.policy import Policy
+from engine.values import QuotaValues, compute_values
+
+__all__ = ["SimulationError", "SimulationResult", "render_table", "simulate"]
+
+Origin = tuple[str, int, "int | None"]  # file, document index, List item
+
+
+class SimulationError(ValueError):
+    """A snapshot that cannot be simulated (a tree that fails validation); ``str()`` is one line."""
+
+
+@dataclass
+class SimulationResult:
+    document: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+
+def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
+    """A resource list in the contract's form: canonical quantities, zero entries left out, and ``None`` (JSON
+    null) for an unbounded amount (the built-in ``system``/``default`` groups' max and runtime), never a sentinel."""
+    if not values:
+        return {}
+    return {
+        name: None if is_unbounded(amount) else format_quantity(amount, name)
+        for name, amount in sorted(values.items())
+        if amount
+    }
+
+
+def unoffered_requests(snapshot: Snapshot) -> list[str]:
+    """Warnings for the resources pods or podgroups ask for that no node of the snapshot offers (and that are not
+    standard Kubernetes resources): offline, the manifests' nodes are all the names simulate knows. Such a pod can
+    never be placed; the simulation still runs."""
+    names = ResourceNames(r for node in snapshot.nodes.values() for r in node.allocatable)
+    asked: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()  # (podgroup, resource) already named through one of its pods
+    for task in snapshot.tasks.values():
+        for r in names.unknown(r for r, amount in task.request.items() if amount):
+            asked.setdefault(r, []).append(f"pod {task.uid}")
+            seen.add((task.podgroup, r))
+    for key, pg in snapshot.podgroups.items():
+        for r in names.unknown(r for r, amount in (pg.min_resources or {}).items() if amount):
+            if (key, r) not in seen:
+                asked.setdefault(r, []).append(f"podgroup {key}")
+    out = []
+    for r, who in sorted(asked.items()):
+        more = f" and {len(who) - 3} more" if len(who) > 3 else ""
+        out.append(f"{', '.join(sorted(who)[:3])}{more} request {r}, which no node offers (known: {names.listing()})")
+    return out
+
+
+def _locate(kind: str, name: str, origins: Mapping[tuple[str, str], Origin] | None) -> str:
+    origin = (origins or {}).get((kind, name))
+    if origin is None:
+        return f"{kind} {name}"
+    file, index, item = origin
+    where = f"{file}: document {index}" + (f" item {item}" if item is not None else "")
+    return f"{where} ({kind} {name})"
+
+
+def _first_failing(
+    names: list[str], check: Callable[[str], list[rules.FieldError]]
+) -> tuple[str, list[rules.FieldError]] | None:
+    for name in names:
+        errors = check(name)
+        if errors:
+            return name, errors
+    return None
+
+
+def validate_snapshot(snapshot: Snapshot, origins: Mapping[tuple[str, str], Origin] | None = None) -> None:
+    """Refuse a snapshot whose trees break the rules, naming the first offending object (and its document)."""
+    queues = dict(snapshot.queues)
+    if rules.validate_queue_tree(queues):
+        found = _first_failing(
+            sorted(queues),
+            lambda n: rules.validate_queue(
+                {k: v for k, v in queues.items() if k != n}, queues[n], None, protect_root=False
+            ),
+        ) or ("", rules.validate_queue_tree(queues))
+        name, errors = found
+        raise SimulationError(f"{_locate('Queue', name, origins)}: {errors[0].field}: {errors[0].message}")
+    groups = {k: v for k, v in snapshot.quota_groups.items()}
+    if rules.validate_quota_tree(groups):
+        found = _first_failing(
+            sorted(n for n in groups if n != ROOT_GROUP),
+            lambda n: rules.validate_quota_group({k: v for k, v in groups.items() if k != n}, groups[n], None),
+        ) or ("", rules.validate_quota_tree(groups))
+        name, errors = found
+        raise SimulationError(f"{_locate('ElasticQuota', name, origins)}: {errors[0].field}: {errors[0].message}")
+
+
+def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, spec in sorted(snapshot.queues.items()):
+        q = values.queues.get(name)
+        out[name] = {
+            "state": spec.state,
+            "parent": spec.parent,
+            "weight": spec.weight,
+            "request": rl(q.request if q else None),
+            "allocated": rl(q.allocated if q else None),
+            "deserved": rl(q.deserved if q else None),
+            "guarantee": rl(spec.guarantee),
+            "capability": rl(spec.capability),
+            "realCapability": rl(q.real_capability if q else None),
+            "share": round(q.share, 6) if q else 0.0,
+        }
+    return out
+
+
+def _namespaces_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for (queue, ns), v in sorted(values.namespaces.items()):
+        info = snapshot.namespaces.get(ns)
+        out[f"{queue}/{ns}"] = {
+            "weight": info.weight if info else 1,
+            "request": rl(v.request),
+            "allocated": rl(v.allocated),
+            "deserved": rl(v.deserved),
+        }
+    return out
+
+
+def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, spec in sorted(snapshot.quota_groups.items()):
+        g = values.quotas.get(name)
+        out[name] = {
+            "parent": spec.parent,
+            "isParent": spec.is_parent,
+            "min": rl(spec.min),
+            "max": rl(spec.max),
+            "sharedWeight": rl(spec.shared_weight if spec.shared_weight is not None else spec.max),
+            "autoScaledMin": rl(g.auto_scaled_min if g else None),
+            "request": rl(g.request if g else None),
+            "used": rl(g.used if g else None),
+            "runtime": rl(g.runtime if g else None),
+        }
+    return out
+
+
+def _session_engine() -> Any:
+    """The session engine's entry points, when that part of the engine is installed."""
+    try:
+        return importlib.import_module("engine.session.run")
+    except ModuleNotFoundError as exc:
+        if exc.name != "engine.session.run":
+            raise
+        return None
+
+
+def simulate(
+    snapshot: Snapshot,
+    *,
+    policy: Policy | None = None,
+    sessions: int = 1,
+    recycle: bool = False,
+    now: float | None = None,
+    origins: Mapping[tuple[str, str], Origin] | None = None,
+    limits: Limits | None = None,
+    deadline: Deadline | None = None,
+) -> SimulationResult:
+    """Run ``sessions`` sessions (and one recycling pass with ``recycle``) and build the contract's document.
+
+    ``limits`` (default ``Limits()``) bound the sessions, pods and podgroups (``SimulationError`` over them);
+    ``deadline`` is checked before each session and between podgroups inside it, and raises ``BudgetExceeded``
+    when spent: the simulation stops there."""
+    if sessions < 1:
+        raise SimulationError("--sessions must be at least 1")
+    limits = limits or Limits()
+    if sessions > limits.max_sessions:
+        raise SimulationError(f"--sessions {sessions} is more than {limits.max_sessions} ({ENV_VARS['max_sessions']})")
+    for what, count, most, setting in (
+        ("pods", len(snapshot.tasks), limits.max_pods, "max_pods"),
+        ("podgroups", len(snapshot.podgroups), limits.max_podgroups, "max_podgroups"),
+    ):
+        if count > most:
+            raise SimulationError(f"the snapshot holds {count} {what}, more than {most} ({ENV_VARS[setting]})")
+    checkpoint = deadline.check if deadline is not None else None
+    # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
+    warnings = list(policy.warnings) if policy is not None else []
+    warnings += unoffered_requests(snapshot)
+    policy = policy or snapshot.policy
+    snapshot = snapshot.with_policy(policy)
+    validate_snapshot(snapshot, origins)
+    start = time.time() if now is None else now
+    engine = _session_engine()
+    document: dict[str, Any] = {"podgroups": {}, "bindings": {}, "pipelined": {}, "evictions": [], "sessions": []}
+    values = None
+    if engine is None:
+        warnings.append("the session engine is not installed: podgroups, bindings, pipelined and evictions are empty")
+        values = compute_values(snapshot, policy)
+    else:
+        for i in range(sessions):
+            if deadline is not None:
+                deadline.progress = f"in session {i + 1} of {sessions}"
+                deadline.check()
+            t = start + i
+            started = time.perf_counter()
+            result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
+            result.duration_ms = (time.perf_counter() - started) * 1000
+            values = compute_values(snapshot, policy)  # the values when this (the last) session opened
+            for b in result.bindings:
+                (document["pipelined"] if b.pipelined else document["bindings"])[b.task] = b.node
+            document["evictions"].extend(e.task for e in result.evictions)
+            document["sessions"].append(
+                {"duration_ms": round(result.duration_ms, 3), "bound": result.bound, "evicted": result.evicted}
+            )
+            warnings.extend(result.warnings)
+            snapshot = engine.apply_result(snapshot, result, now=t)
+            document["podgroups"] = {
+                key: {
+                    "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
+                    "phase": status.phase,
+                    "reason": status.reason,
+                    "message": status.message,
+                }
+                for key, status in sorted(result.podgroups.items())
+            }
+        if recycle:
+            if deadline is not None:
+                deadline.progress = "before the recycling pass"
+                deadline.check()
+            over_since = {name: float("-inf") for name in snapshot.quota_groups}
+            evictions, _ = engine.run_recycle(snapshot, now=start + sessions, over_since=over_since, delay=0.0)
+            document["evictions"].extend(e.task for e in evictions)
+            snapshot = snapshot.without_tasks(e.task for e in evictions)
+    assert values is not None
+    after = compute_values(snapshot, policy)
+    document["queues"] = _queues_doc(snapshot, values)
+    # allocated / used are the values after the last session (and the recycling pass), the rest as computed at open
+    for name, entry in document["queues"].items():
+        if name in after.queues:
+            entry["allocated"] = rl(after.queues[name].allocated)
+    document["namespaces"] = _namespaces_doc(snapshot, values)
+    for (queue, ns), v in after.namespaces.items():
+        entry = document["namespaces"].get(f"{queue}/{ns}")
+        if entry is not None:
+            entry["allocated"] = rl(v.allocated)
+    document["quotas"] = _quotas_doc(snapshot, values)
+    for name, entry in document["quotas"].items():
+        if name in after.quotas:
+            entry["used"] = rl(after.quotas[name].used)
+    document["evictions"] = sorted(set(document["evictions"]))
+    return SimulationResult(document=document, warnings=warnings)
+
+
+def _rl_text(values: Mapping[str, str | None]) -> str:
+    """A resource list of the document for people: cores, whole GPUs, Gi, ``unlimited`` (``format_amount``)."""
+    return ",".join(f"{k}={_amount_text(k, v)}" for k, v in values.items()) or "-"
+
+
+def _amount_text(resource: str, quantity: str | None) -> str:
+    return format_amount(None if quantity is None else parse_quantity(quantity, resource), resource)
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
+    cells = [headers, *rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+
+
+def render_table(doc: Mapping[str, Any]) -> str:
+    """The document for people: one table per section."""
+    lines: list[str] = ["QUEUES"]
+    lines += _table(
+        [
+            [
+                n,
+                q["state"],
+                q["parent"] or "-",
+                str(q["weight"]),
+                _rl_text(q["request"]),
+                _rl_text(q["allocated"]),
+                _rl_text(q["deserved"]),
+                _rl_text(q["realCapability"]),
+                f"{q['share']:.3f}",
+            ]
+            for n, q in doc["queues"].items()
+        ],
+        ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"],
+    )
+    if doc["namespaces"]:
+        lines += ["", "NAMESPACES"]
+        lines += _table(
+            [
+                [k, str(v["weight"]), _rl_text(v["request"]), _rl_text(v["allocated"]), _rl_text(v["deserved"])]
+                for k, v in doc["namespaces"].items()
+            ],
+            ["QUEUE/NAMESPACE", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED"],
+        )
+    lines += ["", "QUOTAS"]
+    lines += _table(
+        [
+            [
+                n,
+                g["parent"] or "-",
+                _rl_text(g["min"]),
+                _rl_text(g["max"]),
+                _rl_text(g["autoScaledMin"]),
+                _rl_text(g["request"]),
+                _rl_text(g["used"]),
+                _rl_text(g["runtime"]),
+            ]
+            for n, g in doc["quotas"].items()
+        ],
+        ["NAME", "PARENT", "MIN", "MAX", "AUTOSCALEDMIN", "REQUEST", "USED", "RUNTIME"],
+    )
+    if doc["podgroups"]:
+        lines += ["", "PODGROUPS"]
+        lines += _table(
+            [[k, v["queue"], v["phase"], v["reason"] or "-", v["message"] or "-"] for k, v in doc["podgroups"].items()],
+            ["PODGROUP", "QUEUE", "PHASE", "REASON", "MESSAGE"],
+        )
+    if doc["bindings"] or doc["pipelined"]:
+        lines += ["", "BINDINGS"]
+        lines += _table(
+            [[k, v, ""] for k, v in doc["bindings"].items()]
+            + [[k, v, "pipelined"] for k, v in doc["pipelined"].items()],
+            ["POD", "NODE", ""],
+        )
+    if doc["evictions"]:
+        lines += ["", "EVICTIONS"] + [f"  {e}" for e in doc["evictions"]]
+    for i, s in enumerate(doc["sessions"], 1):
+        lines.append(f"session {i}: {s['bound']} bound, {s['evicted']} evicted in {s['duration_ms']:.1f} ms")
+    return "\n".join(lines)
