@@ -184,6 +184,14 @@ class Supervisor:
             self._terminate_all()
         return child
 
+    def _remove_orphan_pidfiles(self) -> None:
+        """A child killed by a signal (before its own handler was installed, or by the stop timeout) could not remove
+        its pid file: the supervisor does, so that ``var/run`` holds nothing once everything has stopped."""
+        for child in self.children.values():
+            argv = [str(a) for a in child.args]
+            if child.returncode is not None and child.returncode < 0 and "--pidfile" in argv[:-1]:
+                Path(argv[argv.index("--pidfile") + 1]).unlink(missing_ok=True)
+
     def running(self) -> list[str]:
         return [n for n, c in self.children.items() if c.poll() is None]
 
@@ -243,6 +251,7 @@ class Supervisor:
                 break
             time.sleep(0.2)
         self.wait_all()
+        self._remove_orphan_pidfiles()
         if failed:
             return 1
         # A child that died of the very TERM we sent it stopped as asked: one that was still starting (beat
