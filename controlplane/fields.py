@@ -9,6 +9,7 @@ from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
+from controlplane.resource_names import check_known
 from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list
 
 
@@ -16,7 +17,7 @@ class ResourceListField(serializers.Field):
     """A resource list: ``{"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}``.
 
     Input names must be known to the control plane (standard Kubernetes resources or offered by some node,
-    ``scheduling.resource_names``), except with ``any_name=True``: nodes' allocatable, which is what introduces names.
+    ``controlplane.resource_names``), except with ``any_name=True``: nodes' allocatable, which is what introduces names.
     Output is canonical Kubernetes quantities, and ``null`` for an unbounded amount (never a sentinel number).
     """
 
@@ -30,8 +31,6 @@ class ResourceListField(serializers.Field):
         try:
             value = parse_resource_list(data, self.field_name)
             if not self.any_name and value:
-                from scheduling.resource_names import check_known
-
                 check_known(value, self.field_name)
             return value
         except QuantityError as exc:

@@ -14,11 +14,11 @@ from typing import Any
 
 from django import forms
 
+from controlplane.resource_names import check_known
 from engine import rules
 from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
 from frontend import units
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling.resource_names import check_known
 
 QUEUE_LISTS = ("capability", "deserved", "guarantee")
 GROUP_LISTS = ("min", "max", "shared_weight")

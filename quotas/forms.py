@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from controlplane.resource_names import check_known
 from engine.resources import QuantityError, ResourceList, parse_resource_list
 
 
@@ -35,8 +36,6 @@ class ResourceListFormField(forms.JSONField):
         try:
             value = parse_resource_list(data, self.label or "resources")
             if not self.any_name and value:
-                from scheduling.resource_names import check_known
-
                 check_known(value, "resources")
             return value
         except QuantityError as exc:

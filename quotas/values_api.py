@@ -23,11 +23,11 @@ from rest_framework.views import APIView
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.errors import Busy
 from controlplane.permissions import AdminOrTeamSubmits
+from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import ENV_VARS, Deadline
 from engine.values import QuotaValues, compute_values
 from quotas import whatif_access
-from scheduling.resource_names import known_resource_names
 
 
 def _cluster_name(request: Request, data: Any = None) -> str:

@@ -5,3 +5,12 @@ class SchedulingConfig(AppConfig):
     name = "scheduling"
     verbose_name = "Cluster and scheduling"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        """Connect this app's signal receivers and tell the trees which resource names the nodes offer."""
+        from controlplane import resource_names
+        from scheduling import signals
+        from scheduling.resource_names import offered_names
+
+        signals.connect()
+        resource_names.register(offered_names)

@@ -23,8 +23,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 from django.utils import timezone
 
 from quotas.fields import ResourceListField
@@ -428,23 +426,3 @@ class ClusterLease(models.Model):
 
     def __str__(self) -> str:
         return f"lease {self.key} of {self.cluster_id}"
-
-
-# -- periodic tasks follow the clusters ---------------------------------------------------------------------
-
-
-@receiver(post_save, sender=Cluster, dispatch_uid="fairway-cluster-schedules")
-def _cluster_saved(sender: type[Cluster], instance: Cluster, raw: bool = False, **kwargs: Any) -> None:
-    """Every cluster gets its periodic tasks (``scheduling.tasks.ensure_schedules``)."""
-    if raw:  # loaddata
-        return
-    from scheduling.tasks import ensure_schedules
-
-    ensure_schedules(instance)
-
-
-@receiver(post_delete, sender=Cluster, dispatch_uid="fairway-cluster-schedules-gone")
-def _cluster_deleted(sender: type[Cluster], instance: Cluster, **kwargs: Any) -> None:
-    from scheduling.tasks import delete_schedules
-
-    delete_schedules(instance.pk)

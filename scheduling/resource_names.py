@@ -1,18 +1,12 @@
-"""The resource names the control plane knows: the standard Kubernetes ones plus every name a node offers.
-
-The rule is pure (``engine.resources.ResourceNames``); this module only reads the names the nodes offer, across all
-clusters (the trees are global, so a queue may name a GPU that only one cluster has). Nodes introduce names: their
-``allocatable`` (registration, heartbeat, admin) may carry any syntactically valid name, every other object only
-known ones.
+"""The resource names the nodes offer, across all clusters (the trees are global, so a queue may name a GPU that
+only one cluster has). ``scheduling.apps`` registers ``offered_names`` with ``controlplane.resource_names``, which
+holds the rule's entry points (``known_resource_names``, ``check_known``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.db import connection
 
-from engine.resources import ResourceNames, is_standard_resource
 from scheduling.models import Node
 
 
@@ -32,16 +26,3 @@ def offered_names() -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(sql)
         return {row[0] for row in cursor.fetchall()}
-
-
-def known_resource_names() -> ResourceNames:
-    return ResourceNames(offered_names())
-
-
-def check_known(names: Iterable[str], field: str) -> None:
-    """Raise ``QuantityError`` at ``field.<name>`` for the first name no node offers and no standard resource is;
-    asks the database only when some name is not a standard one."""
-    names = list(names)
-    if all(is_standard_resource(n) for n in names):
-        return
-    known_resource_names().check(names, field)

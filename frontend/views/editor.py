@@ -133,9 +133,9 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
     redirect, or None when the form got errors."""
     from django.conf import settings
 
+    from controlplane.resource_names import known_resource_names
     from engine.changes import ProposalError, apply_changes
     from quotas.values_api import current_snapshot
-    from scheduling.resource_names import known_resource_names
 
     entry = staging.node_entry(kind, instance, form.service_data())
     entries = [*staging.staged(request), entry]

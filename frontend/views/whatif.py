@@ -13,10 +13,10 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare, node_values
 from frontend import figures, impact, staging, units
 from frontend.views.common import Page, admin_required, node_url, render_page, state
-from scheduling.resource_names import known_resource_names
 
 SECTIONS = (("queues", "queue", "Queues"), ("quota_groups", "quota", "Quota groups"), ("namespaces", "", "Namespaces"))
 ENTITLED = {"queues": "deserved", "quota_groups": "runtime", "namespaces": "deserved"}

@@ -1,0 +1,28 @@
+"""The scheduling app's signal receivers, connected by ``SchedulingConfig.ready`` (``scheduling.apps``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import post_delete, post_save
+
+from scheduling.models import Cluster
+from scheduling.tasks import delete_schedules, ensure_schedules
+
+
+def cluster_saved(sender: type[Cluster], instance: Cluster, raw: bool = False, **kwargs: Any) -> None:
+    """Every cluster gets its periodic tasks (``scheduling.tasks.ensure_schedules``); not while fixtures load."""
+    if raw:
+        return
+    ensure_schedules(instance)
+
+
+def cluster_deleted(sender: type[Cluster], instance: Cluster, **kwargs: Any) -> None:
+    """A deleted cluster's periodic tasks go with it."""
+    delete_schedules(instance.pk)
+
+
+def connect() -> None:
+    """Connect the receivers (idempotent: each has a ``dispatch_uid``)."""
+    post_save.connect(cluster_saved, sender=Cluster, dispatch_uid="fairway-cluster-schedules")
+    post_delete.connect(cluster_deleted, sender=Cluster, dispatch_uid="fairway-cluster-schedules-gone")
