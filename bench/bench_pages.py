@@ -12,7 +12,7 @@ page and the overview (server), then the queue tree page in the browser, first l
 and warm loads. Static files are collected and served as in production (WhiteNoise, compressed, cached).
 
 "Server" times are with the engine's values already computed for the current database state (the pages
-recompute them only when the database changed, ``quotas.valuecache``); the row "after a change" times the
+recompute them only when the database changed, ``planning.valuecache``); the row "after a change" times the
 same page when every request follows a tree edit, so the engine runs each time.
 
 Run: ``.venv/bin/python bench/bench_pages.py [--quick] [--no-browser]``

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import transaction
@@ -38,13 +38,16 @@ class ETagMixin:
     """Tree-node edits carry an ETag (the row's version) and honour ``If-Match`` (412 on a stale write).
 
     Every write (update, delete, and the views' own actions through ``locked_object``) runs in one transaction
-    that first takes the tree write lock (``quotas.services.lock_tree_writes``), then reads the row and compares
+    that first takes the resource's write lock (``write_lock``; the trees': ``quotas.services.lock_tree_writes``), then reads the row and compares
     its version with ``If-Match``, then writes: the comparison and the write see the same version, so of several
     writers sending the same ``If-Match`` exactly one succeeds and the others get 412. The save itself is a
     compare-and-swap on that version (``quotas.models.VersionedModel``).
 
     The check runs before validation, so a stale write is refused as stale even when it is also invalid.
     """
+
+    # Serialises the resource's writers until the transaction ends; each viewset names its lock.
+    write_lock: Callable[[], None]
 
     def check_if_match(self, request: Request, obj: Any) -> None:
         header = request.headers.get("If-Match")
@@ -55,11 +58,9 @@ class ETagMixin:
             raise PreconditionFailed()
 
     def locked_object(self, request: Request) -> Any:
-        """Take the tree write lock, then read the addressed row and check ``If-Match`` against it. Call inside
+        """Take the write lock, then read the addressed row and check ``If-Match`` against it. Call inside
         the write's ``transaction.atomic()``."""
-        from quotas.services import lock_tree_writes
-
-        lock_tree_writes()
+        self.write_lock()
         obj = self.get_object()  # type: ignore[attr-defined]
         self.check_if_match(request, obj)
         return obj

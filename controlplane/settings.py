@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "simple_history",
     "quotas",
     "scheduling",
+    "planning",
     "frontend",
 ]
 

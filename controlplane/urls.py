@@ -10,6 +10,8 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", RedocView.as_view(url_name="schema"), name="redoc"),
+    # planning's tree and explain actions share the trees' prefixes (queues/tree/), so they come first.
+    re_path(r"^api/(?P<version>v1)/", include("planning.urls")),
     re_path(r"^api/(?P<version>v1)/", include("quotas.urls")),
     re_path(r"^api/(?P<version>v1)/", include("scheduling.urls")),
     path("admin/", admin.site.urls),

@@ -2,7 +2,7 @@
 running pods would be reclaimed or recycled.
 
 When the session engine is installed, one session runs on the snapshot before and after the proposal (the API's
-``session`` what-if, ``quotas.values_api``) and its decisions are compared: that is the answer. Without it the
+``session`` what-if, ``planning.values_api``) and its decisions are compared: that is the answer. Without it the
 page falls back to an *estimate from the quota values* and says so:
 
 * a waiting podgroup *fits* when what it still needs to start (its ``minResources`` less what it holds, else
@@ -26,7 +26,7 @@ _WAITING = ("Pending", "Inqueue", "Unknown")
 
 
 def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
-    from quotas.values_api import _session_impact as run
+    from planning.values_api import _session_impact as run
 
     return run(before, after)
 

@@ -7,16 +7,18 @@ from typing import Any
 
 from django.db.models import Count
 
+from quotas.models import Queue
+
 
 def queue_phase_counts(queue_ids: Iterable[int] | None = None) -> dict[int, dict[str, int]]:
-    """PodGroups per phase for each queue, counted from the podgroups themselves (never a stale counter)."""
-    from scheduling.models import PodGroup
-
-    qs = PodGroup.objects.all()
+    """PodGroups per phase for each queue, counted from the podgroups themselves (never a stale counter; through
+    the queues' reverse relation, so this module needs no model of the scheduling app)."""
+    qs = Queue.objects.filter(podgroups__isnull=False)
     if queue_ids is not None:
-        qs = qs.filter(queue_id__in=list(queue_ids))
+        qs = qs.filter(pk__in=list(queue_ids))
     out: dict[int, dict[str, int]] = {}
-    for queue_id, phase, n in qs.values_list("queue_id", "phase").annotate(n=Count("id")).order_by():
+    rows = qs.values_list("pk", "podgroups__phase").annotate(n=Count("podgroups")).order_by()
+    for queue_id, phase, n in rows:
         out.setdefault(queue_id, {})[phase.lower()] = n
     return out
 

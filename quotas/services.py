@@ -14,11 +14,16 @@ from django.db.models import Count, Q
 from engine import rules
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
+from engine.objects import OCCUPYING_STATUSES, TaskStatus
 from engine.resources import ResourceList
 from quotas.models import Namespace, Queue, QuotaGroup
 
 QUEUE_FIELDS = ("weight", "capability", "deserved", "guarantee", "reclaimable", "priority")
 GROUP_FIELDS = ("is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id", "min_scale_exempt")
+
+# The pods a queue counts as allocated in the rules' facts: those that hold resources on a node or are about to
+# (pipelined), including the ones still releasing them.
+ACTIVE_POD_STATUSES = sorted(OCCUPYING_STATUSES | {TaskStatus.PIPELINED})
 
 
 def _raise(errors: list[rules.FieldError]) -> None:
@@ -58,8 +63,8 @@ def queue_specs() -> dict[str, QueueSpec]:
 
 
 def queue_facts() -> dict[str, rules.QueueFacts]:
-    from scheduling.choices import ACTIVE_POD_STATUSES
-
+    """Per queue, its podgroups and active pods (counted through the reverse relations the scheduling app's
+    models declare, so this module needs none of them) and whether its parent closed it."""
     rows = Queue.objects.annotate(
         n_podgroups=Count("podgroups", distinct=True),
         n_allocated=Count("podgroups__pods", filter=Q(podgroups__pods__status__in=ACTIVE_POD_STATUSES), distinct=True),
@@ -120,15 +125,13 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 @transaction.atomic
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
     """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
-    from scheduling.models import PodGroup
-
     lock_tree_writes()
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
     queues = {q.name: q for q in Queue.objects.filter(name__in=order).select_for_update()}
     for name in order:
-        PodGroup.objects.filter(queue=queues[name]).delete()  # pods cascade with their podgroup
+        queues[name].podgroups.all().delete()  # pods cascade with their podgroup
         Namespace.objects.filter(default_queue=queues[name]).update(default_queue=None)
         queues[name].delete()
     return order
@@ -174,14 +177,8 @@ def group_specs() -> dict[str, QuotaGroupSpec]:
 
 
 def group_facts() -> dict[str, rules.GroupFacts]:
-    from scheduling.models import Pod
-
-    pods = dict(
-        Pod.objects.filter(quota_group__isnull=False)
-        .values_list("quota_group__name")
-        .annotate(n=Count("id"))
-        .values_list("quota_group__name", "n")
-    )
+    """Per quota group, its pods (through the pods' reverse relation) and its namespaces."""
+    pods = dict(QuotaGroup.objects.annotate(n=Count("pods")).filter(n__gt=0).values_list("name", "n"))
     namespaces: dict[str, list[str]] = {}
     for ns, group in Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"):
         namespaces.setdefault(group, []).append(ns)

@@ -14,45 +14,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.api import ETagMixin, rule_errors_to_validation_error
-from controlplane.permissions import AdminWritesTeamsRead
 from engine import rules
-from engine.resources import null_unbounded
 from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.selectors import build_tree, queue_phase_counts
+from quotas.permissions import AdminWritesTeamsRead
+from quotas.selectors import queue_phase_counts
 from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
-from quotas.values_api import EXPLAIN_PARAMS
-
-
-def tree_values(request: Request, section: str) -> dict[str, Any]:
-    """The computed values of every node of one tree, now, as quantities (``{}`` when the cluster is unknown)."""
-    from engine.changes import as_quantities, node_values
-    from quotas.values_api import cached_values
-    from scheduling.models import Cluster
-
-    try:
-        _, values = cached_values(request.query_params.get("cluster"))
-    except Cluster.DoesNotExist:
-        return {}
-    return as_quantities(node_values(values))[section]
-
-
-def explain_values(request: Request) -> Any:
-    """The values an explanation reads: of ``?cluster=`` (400 when there is no such cluster) or of the default
-    cluster (``None`` when it does not exist: nothing to explain)."""
-    from engine.limits import brief
-    from quotas.values_api import cached_values
-    from scheduling.models import Cluster
-
-    name = request.query_params.get("cluster")
-    try:
-        return cached_values(name)[1]
-    except Cluster.DoesNotExist:
-        if name:
-            raise serializers.ValidationError({"cluster": [f"cluster {brief(name)} does not exist"]}) from None
-        return None
 
 
 def _bool_param(request: Request, name: str) -> bool:
@@ -71,6 +40,7 @@ class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
     search_fields = ["name"]
 
     visible_ids: Any  # each tree says which of its nodes a user may read (None: all)
+    write_lock = staticmethod(services.lock_tree_writes)
 
     def get_queryset(self) -> QuerySet[Any]:
         qs = super().get_queryset()
@@ -159,54 +129,6 @@ class QueueViewSet(_TreeViewSet):
         """Close the queue and its open children (marked closed-by-parent); Closing while podgroups remain."""
         return self._act(request, "close")
 
-    @extend_schema(responses=serializers.ListSerializer(child=serializers.DictField()))
-    @action(detail=False, methods=["get"])
-    def tree(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """The whole queue tree (the part you may read), nested, in one call."""
-        rows = list(Queue.objects.select_related("parent").prefetch_related("teams").order_by("name"))
-        counts = queue_phase_counts()
-        for q in rows:
-            q.phase_counts = counts.get(q.pk, {})
-
-        values = tree_values(request, "queues")
-
-        def serialize(q: Queue) -> dict[str, Any]:
-            data = dict(QueueSerializer(q, context=self.get_serializer_context()).data)
-            data.pop("children", None)
-            data["values"] = values.get(q.name)
-            return data
-
-        return Response(build_tree(rows, serialize, visible=self.visible_ids()))
-
-    @extend_schema(
-        parameters=EXPLAIN_PARAMS,
-        responses=inline_serializer(
-            "QueueExplanation",
-            {
-                "name": serializers.CharField(),
-                "values": serializers.DictField(),
-                "steps": serializers.ListField(child=serializers.DictField()),
-            },
-        ),
-    )
-    @action(detail=True, methods=["get"])
-    def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """How each of this queue's values was reached (the rounds, the caps that bound it)."""
-        from engine.changes import as_quantities, node_values
-        from quotas.values_api import explain_queue
-
-        queue = self.get_object()
-        values = explain_values(request)
-        if values is None:
-            return Response({"name": queue.name, "values": None, "steps": []})
-        return Response(
-            {
-                "name": queue.name,
-                "values": as_quantities(node_values(values))["queues"].get(queue.name),
-                "steps": null_unbounded(explain_queue(values, queue.name)) if queue.name in values.queues else [],
-            }
-        )
-
 
 @extend_schema(tags=["quota-groups"])
 class QuotaGroupViewSet(_TreeViewSet):
@@ -224,47 +146,6 @@ class QuotaGroupViewSet(_TreeViewSet):
             group = self.locked_object(request)
             self.perform_destroy_with_rules(services.delete_quota_group, group)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @extend_schema(responses=serializers.ListSerializer(child=serializers.DictField()))
-    @action(detail=False, methods=["get"])
-    def tree(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Every quota tree (the part you may read), nested, in one call."""
-        rows = list(QuotaGroup.objects.select_related("parent").prefetch_related("teams", "namespaces"))
-
-        values = tree_values(request, "quota_groups")
-
-        def serialize(g: QuotaGroup) -> dict[str, Any]:
-            data = dict(QuotaGroupSerializer(g, context=self.get_serializer_context()).data)
-            data.pop("children", None)
-            data["values"] = values.get(g.name)
-            return data
-
-        return Response(build_tree(rows, serialize, visible=self.visible_ids()))
-
-    @extend_schema(
-        parameters=EXPLAIN_PARAMS,
-        responses=inline_serializer(
-            "GroupExplanation",
-            {"name": serializers.CharField(), "values": serializers.DictField(), "explain": serializers.DictField()},
-        ),
-    )
-    @action(detail=True, methods=["get"])
-    def explain(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """How this group's runtime was reached: its floor, the rounds of sharing, the cap that bound it."""
-        from engine.changes import as_quantities, node_values
-        from quotas.values_api import explain_group
-
-        group = self.get_object()
-        values = explain_values(request)
-        if values is None:
-            return Response({"name": group.name, "values": None, "explain": {}})
-        return Response(
-            {
-                "name": group.name,
-                "values": as_quantities(node_values(values))["quota_groups"].get(group.name),
-                "explain": null_unbounded(explain_group(values, group.name)) if group.name in values.quotas else {},
-            }
-        )
 
 
 @extend_schema(tags=["namespaces"])

@@ -19,13 +19,3 @@ class PodStatus(models.TextChoices):
     RELEASING = "Releasing"
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
-
-
-ACTIVE_POD_STATUSES = (
-    PodStatus.ALLOCATED,
-    PodStatus.PIPELINED,
-    PodStatus.BINDING,
-    PodStatus.BOUND,
-    PodStatus.RUNNING,
-    PodStatus.RELEASING,
-)

@@ -14,9 +14,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from scheduling import agent, agent_access
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.choices import PodStatus

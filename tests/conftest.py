@@ -64,13 +64,13 @@ def error_attrs(response: Any) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _fresh_value_cache() -> Any:
-    """Each test starts with no cached engine values (``quotas.valuecache`` lives in the process)."""
+    """Each test starts with no cached engine values (``planning.valuecache`` lives in the process)."""
     from django.conf import settings
 
     if not settings.configured:  # pure engine tests run without Django (-p no:django)
         yield
         return
-    from quotas import valuecache
+    from planning import valuecache
 
     valuecache.clear()
     yield

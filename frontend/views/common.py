@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from frontend import figures, trees
-from quotas import valuecache
+from planning import valuecache
 from quotas.access import is_admin, is_team_member, visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Cluster
@@ -65,7 +65,7 @@ def cluster_name(request: HttpRequest) -> str:
 
 def state(request: HttpRequest) -> State:
     """The state of the requested cluster: the engine's values (``current_values``), recomputed only when the
-    database changed since they were last computed (``quotas.valuecache``)."""
+    database changed since they were last computed (``planning.valuecache``)."""
     cached = getattr(request, "_fairway_state", None)
     if cached is not None:
         return cached

@@ -135,7 +135,7 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
 
     from controlplane.resource_names import known_resource_names
     from engine.changes import ProposalError, apply_changes
-    from quotas.values_api import current_snapshot
+    from planning.values_api import current_snapshot
 
     entry = staging.node_entry(kind, instance, form.service_data())
     entries = [*staging.staged(request), entry]

@@ -169,7 +169,7 @@ def test_a_spent_budget_stops_the_work_with_422(live: Live, settings: Any) -> No
 
 
 def test_simulations_beyond_the_per_process_cap_are_a_503_with_retry_after(live: Live, settings: Any) -> None:
-    from quotas.values_api import heavy_work
+    from planning.values_api import heavy_work
 
     settings.FAIRWAY_LIMITS = dataclasses.replace(settings.FAIRWAY_LIMITS, max_concurrent_simulations=1)
     body = {"manifests": m.dump(m.node("n1", cpu="4"))}

@@ -67,7 +67,8 @@ def page(context: Any) -> Iterator[Any]:
 def site(live_server: Any, transactional_db: Any, settings: Any) -> str:
     """The live server's URL, with the built-in tree nodes and the default cluster (transactional tests truncate
     every table), a one-second live refresh, and a fresh value cache."""
-    from quotas import services, valuecache
+    from planning import valuecache
+    from quotas import services
     from tests.frontend import builders
 
     settings.FAIRWAY_LIVE_SECONDS = 1

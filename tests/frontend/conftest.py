@@ -12,7 +12,7 @@ from tests.frontend import builders as b
 
 @pytest.fixture(autouse=True)
 def _fresh_values() -> Iterator[None]:
-    from quotas import valuecache
+    from planning import valuecache
 
     valuecache.clear()
     yield

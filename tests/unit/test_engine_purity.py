@@ -32,7 +32,7 @@ def test_no_engine_module_imports_django() -> None:
         f"for m in {engine_modules()!r}:\n"
         "    importlib.import_module(m)\n"
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith(('django.', 'rest_framework', 'celery')))\n"
-        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('quotas', 'scheduling', 'frontend', 'controlplane'))\n"
+        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('quotas', 'scheduling', 'planning', 'frontend', 'controlplane'))\n"
         "print(','.join(bad)); print(','.join(ours))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

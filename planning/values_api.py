@@ -22,12 +22,14 @@ from rest_framework.views import APIView
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.errors import Busy
-from controlplane.permissions import AdminOrTeamSubmits
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import ENV_VARS, Deadline
 from engine.values import QuotaValues, compute_values
-from quotas import whatif_access
+from planning import valuecache, whatif_access
+from quotas.permissions import AdminOrTeamSubmits
+from scheduling.models import Cluster
+from scheduling.store import load_snapshot
 
 
 def _cluster_name(request: Request, data: Any = None) -> str:
@@ -37,9 +39,6 @@ def _cluster_name(request: Request, data: Any = None) -> str:
 
 def current_snapshot(cluster: str) -> Any:
     """The persisted state of ``cluster`` as an engine snapshot (404-able: raises ``Cluster.DoesNotExist``)."""
-    from scheduling.models import Cluster
-    from scheduling.store import load_snapshot
-
     return load_snapshot(Cluster.objects.get(name=cluster))
 
 
@@ -50,10 +49,7 @@ def current_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
 
 
 def cached_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
-    """Like ``current_values``, but reused while the database is unchanged (``quotas.valuecache``)."""
-    from quotas import valuecache
-    from scheduling.models import Cluster
-
+    """Like ``current_values``, but reused while the database is unchanged (``planning.valuecache``)."""
     snapshot, values, _ = valuecache.current(Cluster.objects.get(name=cluster or settings.FAIRWAY["DEFAULT_CLUSTER"]))
     return snapshot, values
 
@@ -148,7 +144,7 @@ class WhatIfView(APIView):
     """Apply proposed changes to the current state in memory and compare every tree node before and after.
 
     Team members propose changes only inside their subtrees and get only the nodes they may read
-    (``quotas.whatif_access``)."""
+    (``planning.whatif_access``)."""
 
     permission_classes = [AdminOrTeamSubmits]
 
@@ -167,8 +163,6 @@ class WhatIfView(APIView):
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = WhatIfSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        from scheduling.models import Cluster
-
         try:
             before_snap, before = cached_values(_cluster_name(request, request.data))
         except Cluster.DoesNotExist:

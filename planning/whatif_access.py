@@ -23,6 +23,8 @@ from typing import Any
 
 from engine import rules
 from engine.changes import ProposalError
+from quotas.access import is_admin, visible_namespace_ids
+from quotas.models import Namespace, Queue, QuotaGroup
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,6 @@ class Scope:
 
 def scope_of(user: Any) -> Scope | None:
     """The user's scope; ``None`` for admins (no restriction)."""
-    from quotas.access import is_admin, visible_namespace_ids
-    from quotas.models import Namespace, Queue, QuotaGroup
-
     if is_admin(user):
         return None
     return Scope(

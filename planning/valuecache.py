@@ -1,6 +1,6 @@
 """The engine's values of a cluster, computed once per change of the database rather than once per request.
 
-``quotas.values_api.current_values`` loads the snapshot and runs the engine; for a 1,000-node tree that is about
+``planning.values_api.current_values`` loads the snapshot and runs the engine; for a 1,000-node tree that is about
 half a second, more than a page may take. The snapshot is a pure function of a handful of tables (the trees,
 the cluster's nodes, podgroups and pods, and its scheduler policy), and every writer of those tables moves
 their ``updated`` column (the services and the scheduler's store set it on bulk updates too). So a cheap
@@ -18,8 +18,10 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from engine.values import compute_values
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import Cluster, Node, Pod, PodGroup
+from scheduling.store import load_snapshot
 
 _lock = threading.Lock()
 _entries: dict[int, _Entry] = {}
@@ -52,14 +54,13 @@ def fingerprint(cluster: Cluster) -> tuple[Any, ...]:
 def current(cluster: Cluster) -> tuple[Any, Any, dict[Any, Any]]:
     """(snapshot, values, extras) of ``cluster`` now; ``extras`` is a per-fingerprint scratch dict for things
     derived from the values (the pages keep their built trees there)."""
-    from quotas.values_api import current_values
-
     fp = fingerprint(cluster)
     with _lock:
         entry = _entries.get(cluster.pk)
         if entry is not None and entry.fingerprint == fp:
             return entry.snapshot, entry.values, entry.extras
-    snapshot, values = current_values(cluster.name)
+    snapshot = load_snapshot(cluster)
+    values = compute_values(snapshot)
     entry = _Entry(fp, snapshot, values)
     with _lock:
         _entries[cluster.pk] = entry

@@ -1,0 +1,146 @@
+"""The packages' layers, read from the source: which top-level package may import which.
+
+Every ``.py`` file of every top-level package is parsed (``ast``), and every import statement counts, including the
+ones inside functions and under ``if TYPE_CHECKING``: hiding an import in a function does not make the dependency go
+away. From the bottom up: ``engine`` (pure) imports no other package of the project; ``quotas`` (the trees) imports
+neither ``scheduling``, ``planning`` nor ``frontend``; ``scheduling`` imports neither ``planning`` nor ``frontend``;
+and the graph of the packages has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOT_LAYERS = {"tests"}  # the tests may import anything; nothing imports them (checked below)
+
+FORBIDDEN: dict[str, set[str]] = {
+    "quotas": {"scheduling", "planning", "frontend"},
+    "scheduling": {"planning", "frontend"},
+}
+
+
+def packages(root: Path) -> list[str]:
+    """The top-level packages under ``root`` (directories with an ``__init__.py``)."""
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file())
+
+
+def imported_modules(source: str) -> Iterator[str]:
+    """The absolute module names that ``source`` imports, wherever the statement stands."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+
+
+def package_imports(root: Path) -> dict[str, dict[str, list[str]]]:
+    """For each top-level package, the other top-level packages it imports, each with the files that do."""
+    names = set(packages(root))
+    graph: dict[str, dict[str, list[str]]] = {name: {} for name in names}
+    for name in sorted(names):
+        for path in sorted((root / name).rglob("*.py")):
+            for module in imported_modules(path.read_text(encoding="utf-8")):
+                target = module.split(".")[0]
+                if target in names and target != name:
+                    graph[name].setdefault(target, []).append(str(path.relative_to(root)))
+    return graph
+
+
+def violations(graph: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Every import that breaks a layer rule, with the files that make it."""
+    out = []
+    for source, targets in sorted(graph.items()):
+        forbidden = set(graph) - {source} if source == "engine" else FORBIDDEN.get(source, set())
+        if source not in NOT_LAYERS:
+            forbidden = forbidden | NOT_LAYERS
+        for target in sorted(forbidden & set(targets)):
+            out.append(f"{source} imports {target}: {', '.join(sorted(set(targets[target])))}")
+    return out
+
+
+def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """The import cycles between the packages other than the tests, each as the path that closes it."""
+    edges = {
+        s: sorted(t for t in targets if t not in NOT_LAYERS) for s, targets in graph.items() if s not in NOT_LAYERS
+    }
+    found: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for target in edges.get(node, ()):
+            if target in path:
+                found.append([*path[path.index(target) :], target])
+            elif target not in done:
+                visit(target, [*path, target])
+        done.add(node)
+
+    for start in sorted(edges):
+        if start not in done:
+            visit(start, [start])
+    return found
+
+
+def test_the_walk_sees_every_package() -> None:
+    found = packages(ROOT)
+    for name in ("engine", "quotas", "scheduling", "planning", "frontend", "controlplane", "tests"):
+        assert name in found
+    assert "scheduling" in package_imports(ROOT)["planning"]  # the walk reads imports (planning reads the cluster)
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    assert violations(package_imports(ROOT)) == []
+
+
+def test_the_packages_import_each_other_without_cycles() -> None:
+    assert cycles(package_imports(ROOT)) == []
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+
+
+def test_an_import_inside_a_function_is_a_violation(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "engine/__init__.py": "",
+            "engine/values.py": "import json\n",
+            "quotas/__init__.py": "",
+            "quotas/services.py": "def facts():\n    from scheduling.models import Pod\n    return Pod\n",
+            "scheduling/__init__.py": "",
+            "scheduling/models.py": "from quotas.models import Queue\nfrom engine import values\n",
+        },
+    )
+    assert violations(package_imports(tmp_path)) == ["quotas imports scheduling: quotas/services.py"]
+
+
+def test_the_engine_may_import_no_other_package(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "engine/__init__.py": "",
+            "engine/values.py": "import controlplane.settings\n",
+            "controlplane/__init__.py": "",
+        },
+    )
+    assert violations(package_imports(tmp_path)) == ["engine imports controlplane: engine/values.py"]
+
+
+def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "controlplane/__init__.py": "",
+            "controlplane/api.py": "from quotas.services import lock\n",
+            "quotas/__init__.py": "",
+            "quotas/services.py": "from controlplane.api import thing\n",
+            "tests/__init__.py": "from quotas import services\n",
+        },
+    )
+    assert cycles(package_imports(tmp_path)) == [["controlplane", "quotas", "controlplane"]]
