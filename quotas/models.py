@@ -6,9 +6,13 @@ history (django-simple-history) and a ``version`` that feeds the API's ETag.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.contrib.auth.models import Group
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import models, transaction
+from django.db.models import F
 from simple_history.models import HistoricalRecords
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
@@ -30,6 +34,73 @@ class VersionConflict(Exception):
         )
 
 
+class RevisionManager(models.Manager["Revision"]):
+    def bump(self, *keys: str) -> None:
+        """Move each counter of ``keys`` by one (creating it at 1). Call it inside the transaction of the write it
+        stands for, before that write's rows, so that every writer locks the counter row first."""
+        for key in keys:
+            if self.filter(key=key).update(value=F("value") + 1):
+                continue
+            _, created = self.get_or_create(key=key, defaults={"value": 1})
+            if not created:  # another writer created it meanwhile
+                self.filter(key=key).update(value=F("value") + 1)
+
+    def values_of(self, *keys: str) -> tuple[int, ...]:
+        """The counters of ``keys`` now (0 for one never moved), in one query."""
+        found = dict(self.filter(key__in=keys).values_list("key", "value"))
+        return tuple(found.get(key, 0) for key in keys)
+
+
+class Revision(models.Model):
+    """A counter the database keeps for one part of the state the engine reads: ``trees`` (queues, quota groups,
+    namespaces) or ``cluster-<id>`` (a cluster's settings, nodes, podgroups and pods; ``scheduling.models``).
+
+    Every write of that part moves it by one in the write's own transaction (``Revision.objects.bump``), so a
+    rolled-back write leaves it as it was, and a reader that reads the counters before the rows it computes from
+    may keep its result for as long as the counters stay the same (``planning.valuecache``).
+    """
+
+    TREES = "trees"
+
+    key = models.CharField(max_length=64, unique=True)
+    value = models.PositiveBigIntegerField(default=0)
+
+    objects = RevisionManager()
+
+    def __str__(self) -> str:
+        return f"{self.key} at {self.value}"
+
+    @staticmethod
+    def cluster_key(cluster_id: int) -> str:
+        return f"cluster-{cluster_id}"
+
+
+class RevisedQuerySet(models.QuerySet[Any]):
+    """A queryset whose bulk writes (``update``, ``bulk_create``, ``delete``) move the revisions of the rows they
+    write, first and in the same transaction (``Revision``). For the trees' rows that is the ``trees`` counter;
+    other apps' rows name theirs in ``revision_keys``."""
+
+    def revision_keys(self, objs: list[Any] | None = None) -> set[str]:
+        """The counters that the rows of this queryset (or ``objs``, about to be created) move."""
+        return {Revision.TREES}
+
+    def update(self, **kwargs: Any) -> int:
+        with transaction.atomic(using=self.db):
+            Revision.objects.bump(*sorted(self.revision_keys()))
+            return super().update(**kwargs)
+
+    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
+        rows = list(objs)
+        with transaction.atomic(using=self.db):
+            Revision.objects.bump(*sorted(self.revision_keys(rows)))
+            return super().bulk_create(rows, *args, **kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        with transaction.atomic(using=self.db):
+            Revision.objects.bump(*sorted(self.revision_keys()))
+            return super().delete()
+
+
 class VersionedModel(models.Model):
     """A row whose ``version`` grows on every save (the ETag of the API).
 
@@ -38,11 +109,15 @@ class VersionedModel(models.Model):
     before somebody else saved it cannot overwrite that change: it gets ``VersionConflict`` and writes nothing
     (instead of the silent lost update of a plain ``UPDATE … WHERE id = %s``). Writers that hold the tree write
     lock (``quotas.services.lock_tree_writes``) and read the row under it never see a conflict.
+
+    Every write of a tree row, one by one or in bulk, also moves the ``trees`` revision in its transaction.
     """
 
     version = models.PositiveBigIntegerField(default=1, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
+
+    objects = RevisedQuerySet.as_manager()
 
     _expected_version: int | None = None
 
@@ -50,6 +125,16 @@ class VersionedModel(models.Model):
         abstract = True
 
     def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with transaction.atomic(using=kwargs.get("using")):
+            Revision.objects.bump(Revision.TREES)
+            self._save_versioned(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with transaction.atomic(using=kwargs.get("using")):
+            Revision.objects.bump(Revision.TREES)
+            return super().delete(*args, **kwargs)
+
+    def _save_versioned(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if self.pk is not None and not kwargs.get("force_insert"):
             read = self.version or 0
             self._expected_version = read if not self._state.adding else None

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 from quotas.fields import ResourceListField
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, RevisedQuerySet, Revision
 from scheduling.choices import PodGroupPhase, PodStatus
 
 if TYPE_CHECKING:
@@ -98,8 +98,13 @@ class Cluster(models.Model):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        self.clean()  # every writer (API, admin, shell) gets a policy the engine can read
-        super().save(*args, **kwargs)
+        """Check the policy (every writer, API, admin or shell, gets one the engine can read) and move the
+        cluster's revision with the write (``ClusterRow``)."""
+        self.clean()
+        with transaction.atomic(using=kwargs.get("using")):
+            if self.pk is not None:
+                Revision.objects.bump(Revision.cluster_key(self.pk))
+            super().save(*args, **kwargs)
 
     @property
     def policy(self) -> Policy:
@@ -115,7 +120,39 @@ class Cluster(models.Model):
             raise ValidationError({"scheduler_policy": str(exc)}, code="invalid") from exc
 
 
-class Node(models.Model):
+class ClusterRowQuerySet(RevisedQuerySet):
+    """Bulk writes of a cluster's rows move that cluster's revision (``quotas.models.Revision``)."""
+
+    def revision_keys(self, objs: list[Any] | None = None) -> set[str]:
+        if objs is not None:
+            ids = {obj.cluster_id for obj in objs}
+        else:
+            ids = set(self.order_by().values_list("cluster_id", flat=True).distinct())
+        return {Revision.cluster_key(i) for i in ids}
+
+
+class ClusterRow(models.Model):
+    """A row of a cluster's state that the engine reads (a node, podgroup or pod): every write of it, one by one
+    or in bulk, first moves the cluster's revision in the same transaction, so ``planning.valuecache`` knows its
+    values changed."""
+
+    objects = ClusterRowQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic(using=kwargs.get("using")):
+            Revision.objects.bump(Revision.cluster_key(self.cluster_id))
+            super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic(using=kwargs.get("using")):
+            Revision.objects.bump(Revision.cluster_key(self.cluster_id))
+            return super().delete(*args, **kwargs)
+
+
+class Node(ClusterRow):
     """A worker node as its agent registered it; its allocatable counts toward the cluster total while Ready."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
@@ -195,7 +232,7 @@ class NodeAgentBinding(models.Model):
             raise ValidationError("bind the agent to one node or to one pool (exactly one of node and pool)")
 
 
-class PodGroup(models.Model):
+class PodGroup(ClusterRow):
     """A gang job (Volcano PodGroup): admitted as a whole (minMember, minResources) into a leaf queue."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="podgroups")
@@ -233,7 +270,7 @@ class PodGroup(models.Model):
         return f"{self.namespace.name}/{self.name}"
 
 
-class Pod(models.Model):
+class Pod(ClusterRow):
     """A task of a podgroup: its request, priority, quota group, and where it runs."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods")

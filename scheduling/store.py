@@ -73,7 +73,7 @@ from engine.objects import (
 )
 from engine.resources import ResourceList
 from engine.session import decisions
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, Revision
 from scheduling.agent import cluster_disrupted
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
@@ -906,6 +906,8 @@ def apply_decisions(
     """
     t0 = perf_counter()
     with transaction.atomic():
+        # First, so that the session's writes (some of them raw SQL) move the cluster's revision with them.
+        Revision.objects.bump(Revision.cluster_key(cluster.pk))
         session = SchedulingSession.objects.create(
             cluster=cluster,
             kind=kind,

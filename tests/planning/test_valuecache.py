@@ -1,0 +1,129 @@
+"""The value cache is keyed by the revisions the database keeps (``quotas.models.Revision``): every kind of writer
+moves them in its own transaction, a rolled-back write does not, and the cached values last exactly as long as
+the revisions stay the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from engine.resources import parse_resource_list
+from engine.session.decisions import SessionResult
+from planning import valuecache
+from quotas.models import Namespace, Queue, Revision
+from scheduling import agent, store
+from scheduling.models import Cluster, Node, Pod, PodGroup
+from tests.frontend import builders
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    """The default cluster with one node, a team queue, a namespace and a job of two pods (one Bound)."""
+    builders.node("n1", cpu="8", memory="32Gi")
+    builders.queue("team-a", deserved={"cpu": "4"})
+    builders.namespace("ns-a", queue_name="team-a")
+    builders.job("ns-a", "train", "team-a", 2, {"cpu": "1"})
+    Pod.objects.filter(name="train-0").update(status="Bound", node=Node.objects.get(name="n1"))
+    return builders.cluster()
+
+
+def _write_tree_by_service(cluster: Cluster, api: Any) -> None:
+    builders.queue("team-b")
+
+
+def _write_namespace_by_api(cluster: Cluster, api: Any) -> None:
+    response = api.patch("/api/v1/namespaces/ns-a/", {"weight": 3}, format="json")
+    assert response.status_code == 200, response.content
+
+
+def _write_namespaces_in_bulk(cluster: Cluster, api: Any) -> None:
+    Namespace.objects.filter(name="ns-a").update(weight=4)
+
+
+def _heartbeat_with_more_cpu(cluster: Cluster, api: Any) -> None:
+    agent.heartbeat(Node.objects.get(name="n1"), timezone.now(), allocatable=parse_resource_list({"cpu": "16"}))
+
+
+def _mark_the_node_stale(cluster: Cluster, api: Any) -> None:
+    now = timezone.now()
+    Node.objects.filter(name="n1").update(last_heartbeat=now - timedelta(hours=1))
+    Cluster.objects.filter(pk=cluster.pk).update(nodes_checked_at=now, nodes_grace_from=now - timedelta(hours=1))
+    cluster.refresh_from_db()
+    assert agent.mark_stale_nodes(cluster, now) == ["n1"]
+
+
+def _report_a_pod_running(cluster: Cluster, api: Any) -> None:
+    agent.report_pod_status(Pod.objects.get(name="train-0"), "Running", timezone.now(), node="n1")
+
+
+def _delete_a_podgroup(cluster: Cluster, api: Any) -> None:
+    PodGroup.objects.get(name="train").delete()
+
+
+def _change_the_cluster_settings(cluster: Cluster, api: Any) -> None:
+    cluster.node_heartbeat_timeout += 1
+    cluster.save()
+
+
+def _commit_a_session(cluster: Cluster, api: Any) -> None:
+    store.apply_decisions(cluster, SessionResult(), timezone.now())
+
+
+WRITERS: dict[str, Callable[..., None]] = {
+    "tree service": _write_tree_by_service,
+    "namespace API": _write_namespace_by_api,
+    "namespaces in bulk": _write_namespaces_in_bulk,
+    "agent heartbeat": _heartbeat_with_more_cpu,
+    "stale nodes (bulk)": _mark_the_node_stale,
+    "agent pod report": _report_a_pod_running,
+    "podgroup delete": _delete_a_podgroup,
+    "cluster settings": _change_the_cluster_settings,
+    "session commit": _commit_a_session,
+}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS), ids=list(WRITERS))
+def test_every_writer_invalidates_the_cached_values(cluster: Cluster, writer: str, admin_api: Any) -> None:
+    _, values, _ = valuecache.current(cluster)
+    assert valuecache.current(cluster)[1] is values  # nothing written: the same values
+    before = valuecache.fingerprint(cluster)
+    WRITERS[writer](cluster, admin_api)
+    assert valuecache.fingerprint(cluster) != before
+    assert valuecache.current(cluster)[1] is not values
+
+
+def test_the_recomputed_values_show_the_write(cluster: Cluster) -> None:
+    snapshot, _, _ = valuecache.current(cluster)
+    assert snapshot.nodes["n1"].allocatable["cpu"] == 8000
+    _heartbeat_with_more_cpu(cluster, None)
+    snapshot, _, _ = valuecache.current(cluster)
+    assert snapshot.nodes["n1"].allocatable["cpu"] == 16000
+
+
+def test_a_rolled_back_write_leaves_the_revisions_and_the_cache(cluster: Cluster) -> None:
+    _, values, _ = valuecache.current(cluster)
+    before = valuecache.fingerprint(cluster)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        builders.queue("team-c")
+        _heartbeat_with_more_cpu(cluster, None)
+        _commit_a_session(cluster, None)
+        raise RuntimeError("roll back")
+    assert valuecache.fingerprint(cluster) == before
+    assert not Queue.objects.filter(name="team-c").exists()
+    assert valuecache.current(cluster)[1] is values
+
+
+def test_a_cluster_write_leaves_the_other_clusters_cached(cluster: Cluster) -> None:
+    other = Cluster.objects.create(name="other")
+    _, values, _ = valuecache.current(other)
+    _heartbeat_with_more_cpu(cluster, None)
+    assert valuecache.current(other)[1] is values
+    trees, own = Revision.objects.values_of(Revision.TREES, Revision.cluster_key(cluster.pk))
+    assert trees > 0 and own > 0
