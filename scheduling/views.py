@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -17,6 +18,7 @@ from rest_framework.response import Response
 from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
+from quotas.services import lock_tree_writes, settle_closing_queues
 from scheduling import agent, agent_access
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.choices import PodStatus
@@ -231,10 +233,13 @@ class PodGroupViewSet(_JobViewSet):
         return self.get_paginated_response(data) if page is not None else Response(data)
 
     def perform_destroy(self, instance: PodGroup) -> None:
-        from quotas.services import settle_closing_queues
-
-        super().perform_destroy(instance)
-        settle_closing_queues()
+        """Delete the podgroup, then settle the queues it may have kept Closing. The tree write lock comes first
+        (as in ``quotas.services.delete_queue``), so that every writer of both a cluster's rows and the trees
+        takes the lock before the cluster's revision (``quotas.models.Revision``) and none waits for the other."""
+        with transaction.atomic():
+            lock_tree_writes()
+            super().perform_destroy(instance)
+            settle_closing_queues()
 
 
 @extend_schema(tags=["jobs"])
