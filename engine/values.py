@@ -8,6 +8,16 @@ the snapshot's podgroups and pods into per-queue usage and per-group requests, t
 Aggregating tens of thousands of pods is the expensive part, and a what-if changes the tree far more often than
 the pods: ``compute_values(after, base=before_values)`` reuses the aggregates of ``base`` when the two snapshots
 share their tasks and podgroups (the same mapping objects, as the snapshot's ``with_*`` copies keep them).
+
+The scheduling session opens on these same values (``engine.session.session.Session``) and recycling reads the
+quota runtimes from ``compute_quotas``, so a page, the what-if, ``fairway simulate`` and the scheduler never
+disagree on a number. The counting rules, in one place:
+
+* a podgroup's ``request`` is what its allocated and pending pods request, its ``allocated`` what its allocated pods
+  (Allocated, Binding, Bound, Running) hold: Volcano's proportion and capacity plugins count exactly these;
+* a quota group's ``request`` is every pod of it that has not finished, its ``used`` its allocated pods. A Releasing
+  pod is in neither ``allocated`` nor ``used``: it is leaving, and counting it would make reclaim and recycling
+  take more than needed. What Releasing pods still hold is kept apart, in ``QuotaValues.releasing``, for display.
 """
 
 from __future__ import annotations
@@ -26,11 +36,30 @@ from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import Policy
 
-__all__ = ["QuotaValues", "compute_values", "job_usages", "queue_policy_of"]
+__all__ = [
+    "GroupUsage",
+    "QuotaValues",
+    "compute_quotas",
+    "compute_values",
+    "group_usage",
+    "job_usages",
+    "podgroup_usages",
+    "queue_policy_of",
+]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
-_USED = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+_REQUESTING = ALLOCATED_STATUSES | {TaskStatus.PENDING}
 _EMPTY = ResourceList()
+
+
+@dataclass(frozen=True)
+class GroupUsage:
+    """Per quota group (its own pods): ``requests`` of every pod not finished, ``used`` of the allocated pods and
+    ``releasing`` of the Releasing pods (shown apart, counted in neither ``used`` nor a queue's ``allocated``)."""
+
+    requests: dict[str, ResourceList]
+    used: dict[str, ResourceList]
+    releasing: dict[str, ResourceList]
 
 
 @dataclass(frozen=True)
@@ -42,8 +71,7 @@ class _Aggregates:
     quota_key: tuple[int, int]  # identity of the quota groups and namespace mappings the group usage used
     jobs: list[JobUsage]
     summary: Any
-    requests: dict[str, ResourceList]
-    used: dict[str, ResourceList]
+    groups: GroupUsage
 
 
 @dataclass(frozen=True)
@@ -55,6 +83,8 @@ class QuotaValues:
     namespaces: Mapping[tuple[str, str], NamespaceQuota]
     quotas: ElasticResult
     total: ResourceList
+    # per quota group, what its Releasing pods still hold (empty groups left out); never part of ``used``
+    releasing: Mapping[str, ResourceList] = field(default_factory=dict)
     aggregates: _Aggregates | None = field(default=None, repr=False, compare=False)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -69,7 +99,8 @@ def queue_policy_of(policy: Policy) -> tuple[str, bool, int]:
 
 
 def job_usages(snapshot: Snapshot) -> list[JobUsage]:
-    """Each podgroup's aggregate: requests of its live tasks (pending + allocated) and what is allocated."""
+    """Each podgroup's aggregate, in the snapshot's podgroup order: what its pending and allocated tasks request
+    and what its allocated tasks hold (Volcano's ``request`` and ``allocated`` of a job)."""
     out: list[JobUsage] = []
     by_pg = snapshot.tasks_by_podgroup
     trusted = ResourceList.trusted
@@ -79,7 +110,7 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
         n_alloc = 0
         for task in by_pg.get(key, ()):
             status = task.status
-            if status in _DONE:
+            if status not in _REQUESTING:
                 continue
             amounts = task.request.raw
             for name, amount in amounts.items():
@@ -104,13 +135,23 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
     return out
 
 
-def _group_usage(snapshot: Snapshot) -> tuple[dict[str, ResourceList], dict[str, ResourceList]]:
-    """Per quota group: request (pending + assigned pods) and used (assigned pods)."""
+def podgroup_usages(values: QuotaValues) -> dict[str, JobUsage]:
+    """Each podgroup's aggregate in ``values``, by podgroup key."""
+    agg = values.aggregates
+    if agg is None:
+        return {}
+    return dict(zip(agg.podgroups, agg.jobs, strict=True))
+
+
+def group_usage(snapshot: Snapshot) -> GroupUsage:
+    """Per quota group: request, used and releasing (see ``GroupUsage``)."""
     requests: dict[str, ResourceList] = {}
     used: dict[str, ResourceList] = {}
+    releasing: dict[str, ResourceList] = {}
     for group, tasks in snapshot.tasks_by_quota_group.items():
         req: dict[str, int] = {}
         use: dict[str, int] = {}
+        leaving: dict[str, int] = {}
         for task in tasks:
             status = task.status
             if status in _DONE:
@@ -118,12 +159,34 @@ def _group_usage(snapshot: Snapshot) -> tuple[dict[str, ResourceList], dict[str,
             amounts = task.request.raw
             for name, amount in amounts.items():
                 req[name] = req.get(name, 0) + amount
-            if status in _USED:
+            into = use if status in ALLOCATED_STATUSES else leaving if status == TaskStatus.RELEASING else None
+            if into is not None:
                 for name, amount in amounts.items():
-                    use[name] = use.get(name, 0) + amount
+                    into[name] = into.get(name, 0) + amount
         requests[group] = ResourceList.trusted(req)
         used[group] = ResourceList.trusted(use)
-    return requests, used
+        if leaving:
+            releasing[group] = ResourceList.trusted(leaving)
+    return GroupUsage(requests, used, releasing)
+
+
+def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: GroupUsage | None = None) -> ElasticResult:
+    """Koordinator's runtime (and min, max, used, request) of every quota group of ``snapshot``.
+
+    ``usage``: the snapshot's ``group_usage`` when the caller has it already. Raises ``ValueError`` on a quota
+    tree that is not a tree."""
+    policy = policy or snapshot.policy
+    usage = usage if usage is not None else group_usage(snapshot)
+    args = policy.elastic_quota_args(snapshot.elastic_quota_args)
+    return compute_runtimes(
+        list(snapshot.quota_groups.values()),
+        usage.requests,
+        snapshot.total_allocatable,
+        used=usage.used,
+        system_used=usage.used.get(SYSTEM_GROUP, _EMPTY),
+        default_used=usage.used.get(DEFAULT_GROUP, _EMPTY),
+        enable_min_scale=args.enable_min_quota_scale,
+    )
 
 
 def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
@@ -132,11 +195,9 @@ def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
     if old is not None and old.tasks is snapshot.tasks and old.podgroups is snapshot.podgroups:
         if old.quota_key == quota_key:
             return old
-        requests, used = _group_usage(snapshot)
-        return dataclasses.replace(old, quota_key=quota_key, requests=requests, used=used)
+        return dataclasses.replace(old, quota_key=quota_key, groups=group_usage(snapshot))
     jobs = job_usages(snapshot)
-    requests, used = _group_usage(snapshot)
-    return _Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), requests, used)
+    return _Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), group_usage(snapshot))
 
 
 def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: QuotaValues | None = None) -> QuotaValues:
@@ -158,17 +219,14 @@ def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: Qu
     deserved = {q: book[q].deserved for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
     namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
-    args = policy.elastic_quota_args(snapshot.elastic_quota_args)
-    quotas = compute_runtimes(
-        list(snapshot.quota_groups.values()),
-        agg.requests,
-        total,
-        used=agg.used,
-        system_used=agg.used.get(SYSTEM_GROUP, _EMPTY),
-        default_used=agg.used.get(DEFAULT_GROUP, _EMPTY),
-        enable_min_scale=args.enable_min_quota_scale,
-    )
+    quotas = compute_quotas(snapshot, policy, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
     return QuotaValues(
-        queue_policy=policy_name, queues=book, namespaces=namespaces, quotas=quotas, total=total, aggregates=agg
+        queue_policy=policy_name,
+        queues=book,
+        namespaces=namespaces,
+        quotas=quotas,
+        total=total,
+        releasing=agg.groups.releasing,
+        aggregates=agg,
     )

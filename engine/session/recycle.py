@@ -14,9 +14,9 @@ are walked back from the most important and each one that still fits (``used + r
 only the rest are evicted. (Koordinator narrows ``used`` to the resources of the pod just removed while walking;
 Fairway keeps every resource of ``used``, which can only keep more pods.)
 
-The runtimes are computed afresh from the snapshot (``compute_runtimes`` with the elasticquota arguments'
-``enableMinQuotaScale``); ``used`` is the requests of the pods holding a node, ``request`` those of every pod not
-finished, as Koordinator counts them. A parent group owns no pods, so it never loses any directly: its children
+The runtimes are computed afresh from the snapshot by ``engine.values.compute_quotas``, the computation the pages
+and the session use (with the elasticquota arguments' ``enableMinQuotaScale``); ``used`` is the requests of the
+allocated pods (a Releasing pod is leaving and is not counted), ``request`` those of every pod not finished. A parent group owns no pods, so it never loses any directly: its children
 are over whenever it is.
 """
 
@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, compute_runtimes
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
 from engine.session.decisions import Blocker, Eviction
 from engine.session.framework import qty
 from engine.session.plugins.proportion import sorted_resources
-from engine.session.session import add_into, quota_requests_and_used
+from engine.session.session import add_into
+from engine.values import compute_quotas
 
 __all__ = ["recycle", "revoke_victims"]
 
@@ -80,14 +81,7 @@ def recycle(
     """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map."""
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
-    requests, used = quota_requests_and_used(snapshot.tasks.values(), snapshot.task_quota_groups)
-    result = compute_runtimes(
-        list(snapshot.quota_groups.values()),
-        requests,
-        snapshot.total_allocatable,
-        used=used,
-        enable_min_scale=args.enable_min_quota_scale,
-    )
+    result = compute_quotas(snapshot)
     by_group = snapshot.tasks_by_quota_group
     evictions: list[Eviction] = []
     since_map: dict[str, float] = {}

@@ -29,7 +29,6 @@ Inqueue podgroup whose reservation can no longer be met goes back to Pending (se
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections import OrderedDict
@@ -39,8 +38,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.fairshare.elastic import ElasticResult, QuotaGroupSpec, compute_runtimes
-from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
+from engine.fairshare.elastic import ElasticResult, QuotaGroupSpec
+from engine.fairshare.namespace import NamespaceQuota
 from engine.fairshare.queues import JobUsage, QueueBook, raw
 from engine.objects import (
     ALLOCATED_STATUSES,
@@ -51,10 +50,10 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
-from engine.resources import ResourceList
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework, GateRefusal, qty
 from engine.session.policy import Policy
+from engine.values import QuotaValues, compute_values, podgroup_usages
 
 __all__ = ["JobState", "NodeTable", "Placement", "Session", "TaskState"]
 
@@ -600,8 +599,12 @@ class Session:
             if job.allocated:
                 add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
 
-        # quota values computed once, at open
-        self.elastic: ElasticResult | None = self._compute_elastic()
+        # quota values computed once, at open, by the one function pages, the what-if and simulate use
+        self.values: QuotaValues = self._open_values()
+        usages = podgroup_usages(self.values)
+        for key, job in self.jobs.items():
+            job.usage = usages[key]
+        self.elastic: ElasticResult | None = self._elastic_at_open()
         self.framework = Framework(policy, self)
         self.warnings.extend(self.framework.warnings)
         self.queue_book: QueueBook | None = None
@@ -611,8 +614,11 @@ class Session:
             if isinstance(book, QueueBook):
                 self.queue_book = book
                 break
-        self.queue_values_at_open: QueueBook | None = copy.deepcopy(self.queue_book)
-        self.namespace_values: dict[tuple[str, str], NamespaceQuota] | None = self._compute_namespaces()
+        has_book = self.queue_book is not None
+        self.queue_values_at_open: QueueBook | None = self.values.queues if has_book else None
+        self.namespace_values: Mapping[tuple[str, str], NamespaceQuota] | None = (
+            self.values.namespaces if has_book else None
+        )
         self.placement = Placement(self)
         self.jobs_by_queue: dict[str, list[JobState]] = {}
         for job in self.jobs.values():
@@ -669,59 +675,34 @@ class Session:
         for job in self.jobs.values():
             job.tasks.sort(key=lambda t: t.fallback_key)
 
+    def _open_values(self) -> QuotaValues:
+        """``compute_values`` of the snapshot under the session's policy. A quota tree that is not a tree leaves
+        the elastic values out (with a warning) rather than the session unopened."""
+        self._quota_error: str | None = None
+        try:
+            return compute_values(self.snapshot, self.policy)
+        except ValueError as exc:
+            self._quota_error = f"elastic quota values not computed: {exc}"
+            self.warnings.append(self._quota_error)
+            snap = self.snapshot
+            return compute_values(snap.without_quota_groups(list(snap.quota_groups)), self.policy)
+
+    def _elastic_at_open(self) -> ElasticResult | None:
+        """The quota runtimes, when the snapshot has quota groups of its own or the policy runs ``elasticquota``."""
+        if self._quota_error is not None:
+            return None
+        custom = [g for g in self.snapshot.quota_groups.values() if g.name not in ("root", "system", "default")]
+        if not custom and not self.policy.has_plugin("elasticquota"):
+            return None
+        return self.values.quotas
+
     def job_usage(self, job: JobState) -> JobUsage:
-        """The podgroup as the fairshare computations see it (Volcano: allocated + pending tasks requested)."""
-        if job.usage is None:
-            request: dict[str, int] = {}
-            allocated: dict[str, int] = {}
-            for t in job.tasks:
-                if t.status in ALLOCATED_STATUSES:
-                    add_into(allocated, t.req)
-                    add_into(request, t.req)
-                elif t.status == S.PENDING:
-                    add_into(request, t.req)
-            job.usage = JobUsage(
-                queue=job.queue,
-                namespace=job.namespace,
-                request=ResourceList(request),
-                allocated=ResourceList(allocated),
-                min_resources=None if job.min_resources is None else ResourceList(job.min_resources),
-                phase=job.phase,
-                min_member=job.min_member,
-                allocated_tasks=job.allocated_num(),
-                name=job.name,
-            )
+        """The podgroup as the fairshare computations saw it when the session opened (``engine.values``)."""
+        assert job.usage is not None
         return job.usage
 
     def job_usages(self) -> list[JobUsage]:
         return [self.job_usage(j) for j in self.jobs.values()]
-
-    def _compute_elastic(self) -> ElasticResult | None:
-        snap = self.snapshot
-        custom = [g for g in snap.quota_groups.values() if g.name not in ("root", "system", "default")]
-        if not custom and not self.policy.has_plugin("elasticquota"):
-            return None
-        args = snap.effective_elastic_quota_args()
-        requests, used = quota_requests_and_used(snap.tasks.values(), snap.task_quota_groups)
-        try:
-            return compute_runtimes(
-                list(snap.quota_groups.values()),
-                requests,
-                snap.total_allocatable,
-                used=used,
-                enable_min_scale=args.enable_min_quota_scale,
-            )
-        except ValueError as exc:
-            self.warnings.append(f"elastic quota values not computed: {exc}")
-            return None
-
-    def _compute_namespaces(self) -> dict[tuple[str, str], NamespaceQuota] | None:
-        book = self.queue_values_at_open
-        if book is None:
-            return None
-        deserved = {name: book[name].deserved for name in book}
-        weights = {ns: self.snapshot.namespace(ns).weight for ns in {j.namespace for j in self.jobs.values()}}
-        return compute_namespace_shares(deserved, self.job_usages(), weights, self.snapshot.total_allocatable)
 
     def quota_spec(self, name: str) -> QuotaGroupSpec | None:
         return self.snapshot.quota_groups.get(name)
@@ -918,26 +899,6 @@ def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     if job.phase != PodGroupPhase.INQUEUE:
         return PodGroupPhase.PENDING
     return PodGroupPhase.INQUEUE
-
-
-def quota_requests_and_used(
-    tasks: Iterable[TaskInfo], groups: Mapping[str, str]
-) -> tuple[dict[str, ResourceList], dict[str, ResourceList]]:
-    """Per quota group, its own pods' request (every pod not finished) and used (pods holding a node)."""
-    request: dict[str, dict[str, int]] = {}
-    used: dict[str, dict[str, int]] = {}
-    for t in tasks:
-        if t.status in _TERMINAL:
-            continue
-        g = groups[t.uid]
-        amounts = raw(t.request)
-        add_into(request.setdefault(g, {}), amounts)
-        if t.status in ALLOCATED_STATUSES:
-            add_into(used.setdefault(g, {}), amounts)
-    return (
-        {g: ResourceList(v) for g, v in request.items()},
-        {g: ResourceList(v) for g, v in used.items()},
-    )
 
 
 def _plural(n: int, word: str) -> str:

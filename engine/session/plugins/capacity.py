@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from engine.fairshare.capacity import CapacityResult, compute_capacity
@@ -31,15 +32,19 @@ class CapacityPlugin(QueueGates):
 
     def __init__(self, option: PluginOption, session: Session) -> None:
         super().__init__(option, session)
-        snap = session.snapshot
-        args = session.policy.capacity_args()
-        self.book: CapacityResult = compute_capacity(
-            list(snap.queues.values()),
-            session.job_usages(),
-            snap.total_allocatable,
-            hierarchy=option.hierarchy,
-            ancestor_reclaim_level=args.ancestor_reclaim_level,
-        )
+        opened = session.values.queues
+        if isinstance(opened, CapacityResult) and opened.hierarchy == bool(option.hierarchy):
+            # a copy: the session's allocations move this book, the values it opened with stay as they were
+            self.book: CapacityResult = copy.deepcopy(opened)
+        else:  # a second capacity entry with another enableHierarchy: its own book, from the same usages
+            snap = session.snapshot
+            self.book = compute_capacity(
+                list(snap.queues.values()),
+                session.job_usages(),
+                snap.total_allocatable,
+                hierarchy=option.hierarchy,
+                ancestor_reclaim_level=session.policy.capacity_args().ancestor_reclaim_level,
+            )
         session.warnings.extend(self.book.warnings)
         session.warnings.extend(f"capacity: {p}; no queue is scheduled" for p in self.book.problems)
         self._chains: dict[str, list[QueueState]] = {}

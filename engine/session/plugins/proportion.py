@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 
 from engine.fairshare.capacity import CapacityResult
@@ -117,8 +118,13 @@ class ProportionPlugin(QueueGates):
 
     def __init__(self, option: PluginOption, session: Session) -> None:
         super().__init__(option, session)
-        snap = session.snapshot
-        self.book = compute_proportion(list(snap.queues.values()), session.job_usages(), snap.total_allocatable)
+        opened = session.values.queues
+        if isinstance(opened, ProportionResult):
+            # a copy: the session's allocations move this book, the values it opened with stay as they were
+            self.book = copy.deepcopy(opened)
+        else:  # capacity is enabled too and the values follow it
+            snap = session.snapshot
+            self.book = compute_proportion(list(snap.queues.values()), session.job_usages(), snap.total_allocatable)
         session.warnings.extend(self.book.warnings)
 
     def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
