@@ -1,7 +1,7 @@
 """The plugin framework: which plugin answers what, and how their answers are combined (after Volcano).
 
 A session builds one ``Framework`` from its policy. Every plugin named in the policy's tiers (and provided by
-Fairway, see ``plugins.PLUGINS``) is instantiated once, in tier order; a plugin listed twice is built from its
+Fairway: the classes ``engine.session.registry`` holds, each registered by its own module) is instantiated once, in tier order; a plugin listed twice is built from its
 first entry, as ``Policy`` warns. Each plugin overrides only the hooks it implements (``Plugin`` below lists
 them all); a hook whose switch is off in the policy (``enableJobOrder: false``, ``enabledAllocatable: false``,
 ...) is not registered, exactly as Volcano skips a callback whose ``isEnabled`` is false.
@@ -45,10 +45,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.fairshare.queues import Refusal, Verdict
+from engine.fairshare.queues import QueueBook, Refusal, Verdict
 from engine.resources import format_amount
 from engine.session.decisions import Blocker
 from engine.session.policy import PluginOption, Policy
+from engine.session.registry import PLUGINS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -170,6 +171,7 @@ HOOK_SWITCHES: dict[str, str | None] = {
     "node_score_one": "node_order",
     "on_allocate": None,
     "on_deallocate": None,
+    "job_unschedulable": None,
 }
 
 
@@ -181,6 +183,9 @@ class Plugin:
     """
 
     name: ClassVar[str] = ""
+    # True for a plugin that reads the elastic quota runtimes (``Session.quota_runtimes``): the session then
+    # reports them even when the snapshot has no quota group of its own
+    uses_quota_runtimes: ClassVar[bool] = False
 
     def __init__(self, option: PluginOption, session: Session) -> None:
         self.option = option
@@ -273,6 +278,16 @@ class Plugin:
     def on_deallocate(self, task: TaskState) -> None:
         raise NotImplementedError
 
+    # -- capabilities the session asks for by what they are, never by the plugin's name -------------------------
+    def queue_book(self) -> QueueBook | None:
+        """The live queue values this plugin keeps (a queue plugin's book), None for the others."""
+        return None
+
+    def job_unschedulable(self, job: JobState) -> bool:
+        """When the session closes: is this podgroup unschedulable (gang's ``OnSessionClose``, a podgroup that is
+        not ready)? An unschedulable podgroup with running pods ends in phase Unknown."""
+        raise NotImplementedError
+
 
 def _overrides(plugin: Plugin, hook: str) -> bool:
     return getattr(type(plugin), hook) is not getattr(Plugin, hook)
@@ -282,8 +297,6 @@ class Framework:
     """The plugins of one session and the combination rules (see the module docstring)."""
 
     def __init__(self, policy: Policy, session: Session) -> None:
-        from engine.session.plugins import PLUGINS  # the registry imports the plugins, which import us
-
         self.policy = policy
         self.warnings: list[str] = []
         self.tiers: list[list[Plugin]] = []
@@ -331,6 +344,21 @@ class Framework:
 
     def plugin(self, name: str) -> Plugin | None:
         return self.by_name.get(name)
+
+    @property
+    def uses_quota_runtimes(self) -> bool:
+        return any(p.uses_quota_runtimes for p in self.by_name.values())
+
+    def queue_book(self) -> QueueBook | None:
+        """The live queue values of the first plugin, in tier order, that keeps some."""
+        for plugin in self.by_name.values():
+            book = plugin.queue_book()
+            if book is not None:
+                return book
+        return None
+
+    def job_unschedulable(self, job: JobState) -> bool:
+        return any(p.job_unschedulable(job) for p in self._hooks["job_unschedulable"])
 
     def has(self, hook: str) -> bool:
         return bool(self._hooks[hook])

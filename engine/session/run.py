@@ -2,6 +2,9 @@
 
 The Celery tasks (``scheduling/tasks.py``), the what-if endpoints and ``fairway simulate`` call these three and
 nothing else. All are pure: the snapshot is never modified, time comes in as ``now``.
+
+This module builds the sessions, so it is the one that imports the actions and ``engine.session.plugins`` (whose
+import registers every plugin); the session and the framework know neither by name.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 
+import engine.session.plugins  # noqa: F401  (registers the plugins a policy may name)
 from engine.objects import (
     PodGroupCondition,
     PodGroupPhase,
@@ -16,12 +20,13 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
+from engine.session.actions import ACTIONS
 from engine.session.decisions import Eviction, SessionResult
 from engine.session.policy import Policy
 from engine.session.recycle import recycle
 from engine.session.session import Session
 
-__all__ = ["apply_result", "run_recycle", "run_session"]
+__all__ = ["apply_result", "run_actions", "run_recycle", "run_session"]
 
 # as ``session.podgroup_phase`` counts them: a Failed (evicted) pod is not scheduled
 _SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED})
@@ -36,8 +41,15 @@ def run_session(
     computed at open (``queue_values``, ``namespace_values``, ``quota_values``). ``checkpoint`` is called between
     podgroups (a budget's check: whatever it raises stops the session and propagates)."""
     session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint)
-    session.run()
+    run_actions(session)
     return session.close()
+
+
+def run_actions(session: Session) -> None:
+    """The policy's actions, in its order, with the session's checkpoint before each."""
+    for name in session.policy.actions:
+        session.checkpoint()
+        ACTIONS[name](session)
 
 
 def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Snapshot:

@@ -604,16 +604,10 @@ class Session:
         usages = podgroup_usages(self.values)
         for key, job in self.jobs.items():
             job.usage = usages[key]
-        self.elastic: ElasticResult | None = self._elastic_at_open()
         self.framework = Framework(policy, self)
         self.warnings.extend(self.framework.warnings)
-        self.queue_book: QueueBook | None = None
-        for name in ("proportion", "capacity"):
-            plugin = self.framework.plugin(name)
-            book = getattr(plugin, "book", None) if plugin is not None else None
-            if isinstance(book, QueueBook):
-                self.queue_book = book
-                break
+        self.elastic: ElasticResult | None = self._elastic_at_open()
+        self.queue_book: QueueBook | None = self.framework.queue_book()
         has_book = self.queue_book is not None
         self.queue_values_at_open: QueueBook | None = self.values.queues if has_book else None
         self.namespace_values: Mapping[tuple[str, str], NamespaceQuota] | None = (
@@ -687,14 +681,17 @@ class Session:
             snap = self.snapshot
             return compute_values(snap.without_quota_groups(list(snap.quota_groups)), self.policy)
 
+    def quota_runtimes(self) -> ElasticResult | None:
+        """The elastic quota values the session opened with (None when the quota tree could not be computed)."""
+        return self.values.quotas if self._quota_error is None else None
+
     def _elastic_at_open(self) -> ElasticResult | None:
-        """The quota runtimes, when the snapshot has quota groups of its own or the policy runs ``elasticquota``."""
-        if self._quota_error is not None:
-            return None
+        """The quota runtimes the session reports: when the snapshot has quota groups of its own or a plugin reads
+        them."""
         custom = [g for g in self.snapshot.quota_groups.values() if g.name not in ("root", "system", "default")]
-        if not custom and not self.policy.has_plugin("elasticquota"):
+        if not custom and not self.framework.uses_quota_runtimes:
             return None
-        return self.values.quotas
+        return self.quota_runtimes()
 
     def job_usage(self, job: JobState) -> JobUsage:
         """The podgroup as the fairshare computations saw it when the session opened (``engine.values``)."""
@@ -811,24 +808,16 @@ class Session:
     def record_eviction(self, eviction: Eviction) -> None:
         self.evictions.append(eviction)
 
-    # -- running --------------------------------------------------------------------------------------------------
-    def run(self) -> None:
-        from engine.session.actions import ACTIONS
-
-        for name in self.policy.actions:
-            self.checkpoint()
-            ACTIONS[name](self)
-
+    # -- closing --------------------------------------------------------------------------------------------------
     def close(self) -> SessionResult:
         """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), the requeue of admitted
         podgroups that could not be placed (``actions.enqueue``), then the result."""
-        gang_on = self.framework.plugin("gang") is not None
         requeue = RequeueRule(self)
         statuses: dict[str, PodGroupStatus] = {}
         queues = self.snapshot.queues
         for key in sorted(self.jobs):
             job = self.jobs[key]
-            unschedulable = gang_on and bool(job.tasks) and not job.is_ready()
+            unschedulable = self.framework.job_unschedulable(job)
             # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
             phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase
             statuses[key] = requeue.status(job, phase)

@@ -1,35 +1,21 @@
-"""The plugins Fairway's engine provides, by the name a policy uses (one module per plugin)."""
+"""The plugins Fairway's engine provides (one module per plugin). Importing this package registers them all in
+``engine.session.registry``: a new plugin is a new module here plus its line below."""
 
 from __future__ import annotations
 
-from engine.session.framework import Plugin
-from engine.session.plugins.binpack import BinpackPlugin
-from engine.session.plugins.capacity import CapacityPlugin
-from engine.session.plugins.conformance import ConformancePlugin
-from engine.session.plugins.drf import DrfPlugin
-from engine.session.plugins.elasticquota import ElasticQuotaPlugin
-from engine.session.plugins.gang import GangPlugin
-from engine.session.plugins.nodeorder import NodeOrderPlugin
-from engine.session.plugins.overcommit import OvercommitPlugin
-from engine.session.plugins.predicates import PredicatesPlugin
-from engine.session.plugins.priority import PriorityPlugin
-from engine.session.plugins.proportion import ProportionPlugin
+from engine.session.plugins import (  # noqa: F401  (each import registers its plugin)
+    binpack,
+    capacity,
+    conformance,
+    drf,
+    elasticquota,
+    gang,
+    nodeorder,
+    overcommit,
+    predicates,
+    priority,
+    proportion,
+)
+from engine.session.registry import PLUGINS
 
 __all__ = ["PLUGINS"]
-
-PLUGINS: dict[str, type[Plugin]] = {
-    cls.name: cls
-    for cls in (
-        PriorityPlugin,
-        GangPlugin,
-        ConformancePlugin,
-        OvercommitPlugin,
-        DrfPlugin,
-        PredicatesPlugin,
-        ProportionPlugin,
-        CapacityPlugin,
-        NodeOrderPlugin,
-        BinpackPlugin,
-        ElasticQuotaPlugin,
-    )
-}

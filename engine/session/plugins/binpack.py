@@ -16,12 +16,14 @@ import numpy.typing as npt
 from engine.session.framework import Plugin
 from engine.session.plugins.nodeorder import MAX_NODE_SCORE
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import NodeTable, Session
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
 
+@register
 class BinpackPlugin(Plugin):
     name = "binpack"
 

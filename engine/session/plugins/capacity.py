@@ -24,9 +24,11 @@ from engine.fairshare.queues import QueueState, is_empty
 from engine.session.framework import GateRefusal
 from engine.session.plugins.proportion import QueueGates
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import Session, TaskState
 
 
+@register
 class CapacityPlugin(QueueGates):
     name = "capacity"
 

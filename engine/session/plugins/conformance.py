@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.session.framework import Plugin
+from engine.session.registry import register
 from engine.session.session import TaskState
 
 
+@register
 class ConformancePlugin(Plugin):
     name = "conformance"
 

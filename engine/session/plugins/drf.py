@@ -21,9 +21,11 @@ from engine.fairshare.namespace import drf_preemptable, namespace_share
 from engine.fairshare.queues import dominant_share
 from engine.session.framework import Plugin
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState
 
 
+@register
 class DrfPlugin(Plugin):
     name = "drf"
 

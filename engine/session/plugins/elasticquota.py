@@ -32,18 +32,21 @@ from engine.objects import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
 from engine.session.framework import GateRefusal, Plugin, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState, add_into
 
 _FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
+@register
 class ElasticQuotaPlugin(Plugin):
     name = "elasticquota"
+    uses_quota_runtimes = True
 
     def __init__(self, option: PluginOption, session: Session) -> None:
         super().__init__(option, session)
         self.args = session.snapshot.effective_elastic_quota_args()
-        self.result: ElasticResult | None = session.elastic
+        self.result: ElasticResult | None = session.quota_runtimes()
         self.used: dict[str, dict[str, int]] = {}
         self.np_used: dict[str, dict[str, int]] = {}
         self.reserved: dict[str, dict[str, int]] = {}

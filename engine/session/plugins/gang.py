@@ -17,11 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin
+from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 
 
+@register
 class GangPlugin(Plugin):
     name = "gang"
+
+    def job_unschedulable(self, job: JobState) -> bool:
+        return bool(job.tasks) and not job.is_ready()
 
     def job_valid(self, job: JobState) -> GateRefusal | None:
         if not job.check_task_valid():

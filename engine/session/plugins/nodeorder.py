@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from engine.session.framework import Plugin
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import NodeTable, Session
 
 I64 = npt.NDArray[np.int64]
@@ -43,6 +44,7 @@ def resource_columns(table: NodeTable, rows: Any, vec: I64, names: tuple[str, ..
     return out
 
 
+@register
 class NodeOrderPlugin(Plugin):
     name = "nodeorder"
 

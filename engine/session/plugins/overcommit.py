@@ -20,11 +20,13 @@ from fractions import Fraction
 from engine.objects import PodGroupPhase
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import JobState, Session, add_into
 
 _ORDER = {"cpu": 0, "memory": 1}
 
 
+@register
 class OvercommitPlugin(Plugin):
     name = "overcommit"
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from engine.objects import Taint, Toleration
 from engine.session.framework import Plugin
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import NodeTable, Session
 
 _BLOCKING = ("NoSchedule", "NoExecute")
@@ -30,6 +31,7 @@ def tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) ->
     return all(any(tol.tolerates(t) for tol in tolerations) for t in taints if t.effect in _BLOCKING)
 
 
+@register
 class PredicatesPlugin(Plugin):
     name = "predicates"
 

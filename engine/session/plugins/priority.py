@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.session.framework import Plugin
+from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 
 
+@register
 class PriorityPlugin(Plugin):
     name = "priority"
 

@@ -19,10 +19,11 @@ from collections.abc import Iterable, Sequence
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
-from engine.fairshare.queues import JobUsage, is_unlimited
+from engine.fairshare.queues import JobUsage, QueueBook, is_unlimited
 from engine.resources import ResourceList
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
 from engine.session.policy import PluginOption
+from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState
 
 _ORDER = {"cpu": 0, "memory": 1}
@@ -37,6 +38,9 @@ class QueueGates(Plugin):
     """The hooks proportion and capacity share; ``book`` is the fairshare result they delegate to."""
 
     book: ProportionResult | CapacityResult
+
+    def queue_book(self) -> QueueBook | None:
+        return self.book
 
     def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
         return refusal_from_verdict(self.book.allocatable(queue, task.req), queue)
@@ -113,6 +117,7 @@ class QueueGates(Plugin):
             self.book.on_deallocate(task.pg.queue, task.req)
 
 
+@register
 class ProportionPlugin(QueueGates):
     name = "proportion"
 
