@@ -2,17 +2,31 @@
 explain actions share)."""
 
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, SimpleRouter
 
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import QueueValuesViewSet, QuotaGroupValuesViewSet
+from quotas.urls import router as trees
+from scheduling.urls import router as cluster
 
-router = DefaultRouter()
-router.include_root_view = False  # the API root is the trees' router's (quotas.urls)
+router = SimpleRouter()
 router.register("queues", QueueValuesViewSet)
 router.register("quota-groups", QuotaGroupValuesViewSet)
 
+
+def _collections() -> dict[str, str]:
+    """Every collection of the API by its path, as the root lists them (the trees', then the cluster's)."""
+    return {prefix: f"{basename}-list" for r in (trees, cluster) for prefix, _viewset, basename in r.registry}
+
+
+class ApiRootView(APIRootView):
+    """The collections of the API, the what-if and the simulate endpoints."""
+
+
+ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate"}
+
 urlpatterns = [
+    path("", ApiRootView.as_view(api_root_dict=ROOT), name="api-root"),
     path("whatif/", WhatIfView.as_view(), name="whatif"),
     path("simulate/", SimulateView.as_view(), name="simulate"),
     *router.urls,

@@ -1,10 +1,10 @@
 """API routes of the trees (mounted under /api/v1/; their computed values are ``planning.urls``)."""
 
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from quotas.views import NamespaceViewSet, QueueViewSet, QuotaGroupViewSet
 
-router = DefaultRouter()
+router = SimpleRouter()  # the API root (planning.urls) lists these with the cluster's collections
 router.register("queues", QueueViewSet)
 router.register("quota-groups", QuotaGroupViewSet)
 router.register("namespaces", NamespaceViewSet)
