@@ -3,9 +3,10 @@ all together, in one transaction, through ``quotas.services`` (the same writers 
 
 A staged entry is ``{"change": <a what-if change>, "kind": "queue" | "quota" | "namespace", "name": <target>,
 "version": <the target's version when staged, None for a create>, "summary": <one line>}``. The change is
-exactly what ``engine.changes.apply_changes`` takes, so the evaluation and the final write read the same list.
-Applying checks every target's version first: if any row changed since it was staged the whole set is refused
-(nothing is written) and the page says which.
+written in the engine's change language: ``engine.changes.apply_changes`` is the only reader of it, for the preview
+and for the write (each write takes its values from the snapshot the engine produced). Applying checks every
+target's version first: if any row changed since it was staged the whole set is refused (nothing is written) and
+the page says which.
 """
 
 from __future__ import annotations
@@ -14,19 +15,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpRequest
 
 from engine import rules
-from engine.resources import ResourceList, format_quantity, parse_resource_list
+from engine.changes import ProposalError, apply_changes
+from engine.objects import Snapshot
+from engine.resources import ResourceList, ResourceNames, format_quantity
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace
 
 SESSION_KEY = "fairway_staged"
 MAX_STAGED = 50
 QUEUE_RESOURCES = ("capability", "deserved", "guarantee")
 GROUP_RESOURCES = ("min", "max", "shared_weight")
-MODELS: dict[str, Any] = {"queue": Queue, "quota": QuotaGroup, "namespace": Namespace}
 WHATIF_KIND = {"queue": "queue", "quota": "quota_group", "namespace": "namespace"}
 
 
@@ -168,50 +169,60 @@ def weight_entry(namespace: Namespace, weight: int) -> dict[str, Any]:
 # -- applying ------------------------------------------------------------------------------------------------
 
 
-def _service_data(spec: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in spec.items():
-        data[key] = (None if value is None else parse_resource_list(value, key)) if key in keys else value
-    return data
-
-
-def _apply_one(change: Mapping[str, Any]) -> None:
-    kind, op = change["kind"], change["op"]
+def _write(entry: Mapping[str, Any], after: Snapshot) -> services.Write:
+    """The services' write of ``entry``, its values read from ``after`` (the snapshot once ``engine.changes`` has
+    applied the entry's change): the engine parses the change, the frontend only picks the fields it names."""
+    change, kind = entry["change"], WHATIF_KIND[entry["kind"]]
+    target = None if change["op"] == "create" else str(change["name"])
     if kind == "namespace":
-        ns = Namespace.objects.select_for_update().get(name=change["name"])
-        ns.weight = int(change["weight"])
-        ns.save(update_fields=["weight"])
-        return
-    model = Queue if kind == "queue" else QuotaGroup
-    keys = QUEUE_RESOURCES if kind == "queue" else GROUP_RESOURCES
-    instance = None if op == "create" else model.objects.get(name=change["name"])
-    if op == "delete":
-        if kind == "queue":
-            services.delete_queue(instance, cascade=bool(change.get("cascade")), force=bool(change.get("force")))
-        else:
-            services.delete_quota_group(instance)
-        return
-    data = {"parent": change.get("parent")} if op == "move" else _service_data(change.get("spec") or {}, keys)
-    if kind == "queue":
-        services.save_queue(instance, data)
-    else:
-        services.save_quota_group(instance, data)
+        return services.Write(kind, target, entry["version"], {"weight": after.namespace(str(target)).weight})
+    if change["op"] == "delete":
+        flags = {"cascade": bool(change.get("cascade")), "force": bool(change.get("force"))}
+        return services.Write(kind, target, entry["version"], delete=True, **flags)
+    spec = change.get("spec") or {}
+    name = spec.get("name", target)
+    node = after.queues[name] if kind == "queue" else after.quota_groups[name]
+    fields = services.QUEUE_FIELDS if kind == "queue" else services.GROUP_FIELDS
+    data = {key: getattr(node, key) for key in spec if key in (*fields, "name", "parent")}
+    if "namespaces" in spec:  # membership is the trees' business, not the engine's: written as staged
+        data["namespaces"] = list(spec["namespaces"])
+    return services.Write(kind, target, entry["version"], data)
 
 
-def check_versions(entries: Sequence[Mapping[str, Any]]) -> None:
-    """Raise ``Conflict`` for the first entry whose target's version moved since it was staged (entries that
-    target a node an earlier entry creates or edits are checked against the version they were staged at)."""
-    touched: set[tuple[str, str]] = set()
-    for i, e in enumerate(entries):
-        key = (e["kind"], e["name"])
-        if e["version"] is not None and key not in touched:
-            current = MODELS[e["kind"]].objects.filter(name=e["name"]).values_list("version", flat=True).first()
-            if current != e["version"]:
-                raise Conflict(i, e["kind"], e["name"], e["version"], current)
-        touched.add(key)
-        spec = e["change"].get("spec") or {}
-        if "name" in spec:
-            touched.add((e["kind"], spec["name"]))
+def _renumbered(i: int, exc: ProposalError) -> ProposalError:
+    """``exc`` from applying change ``i`` alone, with its field paths as in the whole list (``changes.<i>.…``)."""
+    return ProposalError(
+        [rules.FieldError(f"changes.{i}" + e.field.removeprefix("changes.0"), e.message, e.code) for e in exc.errors]
+    )
+
+
+def writes(
+    snapshot: Snapshot, entries: Sequence[Mapping[str, Any]], *, max_depth: int, resource_names: ResourceNames | None
+) -> list[services.Write]:
+    """The services' writes of ``entries``: each change is applied to the snapshot the earlier ones left (the
+    same evaluation as the preview's) and its write takes its values from the result. Raises ``ProposalError``
+    with the paths of the whole list."""
+    out: list[services.Write] = []
+    snap = snapshot
+    for i, entry in enumerate(entries):
+        try:
+            snap = apply_changes(snap, [dict(entry["change"])], max_depth=max_depth, resource_names=resource_names)
+        except ProposalError as exc:
+            raise _renumbered(i, exc) from exc
+        out.append(_write(entry, snap))
+    return out
+
+
+def _bare(entry: Mapping[str, Any]) -> services.Write:
+    """An entry's target and version only (enough to check the versions)."""
+    change = entry["change"]
+    target = None if change["op"] == "create" else str(change["name"])
+    return services.Write(WHATIF_KIND[entry["kind"]], target, entry["version"], dict(change.get("spec") or {}))
+
+
+def _conflict(entries: Sequence[Mapping[str, Any]], exc: services.StaleWrite) -> Conflict:
+    e = entries[exc.index]
+    return Conflict(exc.index, e["kind"], e["name"], e["version"], exc.current)
 
 
 @dataclass(frozen=True)
@@ -220,17 +231,32 @@ class Applied:
     summaries: list[str]
 
 
-def apply(entries: Sequence[Mapping[str, Any]]) -> Applied:
-    """Apply every entry in order in one transaction through the services; nothing is written when any entry
-    conflicts (``Conflict``) or breaks a rule (``StagedRuleViolation``)."""
-    with transaction.atomic():
-        services.lock_tree_writes()  # the versions checked are the ones the writes replace
-        check_versions(entries)
-        for i, e in enumerate(entries):
-            try:
-                _apply_one(e["change"])
-            except rules.RuleViolation as exc:
-                raise StagedRuleViolation(i, exc.errors) from exc
-            except (Queue.DoesNotExist, QuotaGroup.DoesNotExist, Namespace.DoesNotExist) as exc:
-                raise Conflict(i, e["kind"], e["name"], e["version"], None) from exc
+def apply(
+    entries: Sequence[Mapping[str, Any]],
+    snapshot: Snapshot,
+    *,
+    max_depth: int,
+    resource_names: ResourceNames | None = None,
+) -> Applied:
+    """Apply every entry in order in one transaction through ``quotas.services.apply_writes``; nothing is written
+    when any target moved since it was staged (``Conflict``, checked first) or a change breaks a rule
+    (``StagedRuleViolation``)."""
+    try:
+        planned = writes(snapshot, entries, max_depth=max_depth, resource_names=resource_names)
+    except ProposalError as exc:
+        try:
+            services.check_versions([_bare(e) for e in entries])
+        except services.StaleWrite as stale:
+            raise _conflict(entries, stale) from exc
+        index = int(exc.errors[0].field.split(".")[1])
+        prefix = f"changes.{index}"
+        raise StagedRuleViolation(
+            index, [rules.FieldError(e.field.removeprefix(prefix).lstrip("."), e.message, e.code) for e in exc.errors]
+        ) from exc
+    try:
+        services.apply_writes(planned)
+    except services.StaleWrite as exc:
+        raise _conflict(entries, exc) from exc
+    except services.WriteRefused as exc:
+        raise StagedRuleViolation(exc.index, exc.errors) from exc
     return Applied(len(entries), [str(e["summary"]) for e in entries])

@@ -3,9 +3,9 @@ it in one transaction. The API, the admin, the importer and the what-if endpoint
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -252,6 +252,107 @@ def delete_quota_group(group: QuotaGroup) -> None:
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
     group.delete()
+
+
+# --- namespaces ---------------------------------------------------------------------------------------------
+@transaction.atomic
+def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
+    """Set a namespace's weight (an integer >= 1); ``namespace`` is saved by compare-and-swap on the version it
+    was read at (``VersionConflict`` when it changed since)."""
+    lock_tree_writes()
+    if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+        _raise(
+            [rules.FieldError("weight", f"namespace {namespace.name}: weight must be an integer >= 1, got {weight!r}")]
+        )
+    namespace.weight = weight
+    namespace.save(update_fields=["weight", "version", "updated"])
+    return namespace
+
+
+# --- several writes in one transaction (a staged what-if) ----------------------------------------------------
+WriteKind = Literal["queue", "quota_group", "namespace"]
+_MODELS: dict[str, Any] = {"queue": Queue, "quota_group": QuotaGroup, "namespace": Namespace}
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of a batch. ``name`` is the target when it was read (None for a create) and ``version`` the
+    version it was read at (None for a create); ``delete`` removes it (``cascade``/``force`` as for a queue
+    delete), otherwise ``data`` is what ``save_queue`` / ``save_quota_group`` take, or ``{"weight": N}`` for a
+    namespace."""
+
+    kind: WriteKind
+    name: str | None
+    version: int | None
+    data: Mapping[str, Any] = field(default_factory=dict)
+    delete: bool = False
+    cascade: bool = False
+    force: bool = False
+
+
+class StaleWrite(Exception):
+    """The target of write ``index`` changed (``current`` is its version now) or vanished (``current`` None)
+    since it was read; nothing was written."""
+
+    def __init__(self, index: int, write: Write, current: int | None) -> None:
+        self.index, self.write, self.current = index, write, current
+        now = "was deleted" if current is None else f"is now at version {current}"
+        super().__init__(f"{write.kind} {write.name} was at version {write.version} when it was read and {now}")
+
+
+class WriteRefused(Exception):
+    """Write ``index`` broke a rule (``errors``); nothing was written."""
+
+    def __init__(self, index: int, errors: Sequence[rules.FieldError]) -> None:
+        self.index, self.errors = index, list(errors)
+        super().__init__("; ".join(e.message for e in self.errors))
+
+
+def check_versions(writes: Sequence[Write]) -> None:
+    """Raise ``StaleWrite`` for the first write whose target moved since it was read. A target that an earlier
+    write of the batch creates, edits or renames to is not checked again (its version moves within the batch)."""
+    touched: set[tuple[str, str]] = set()
+    for i, w in enumerate(writes):
+        if w.name is not None and w.version is not None and (w.kind, w.name) not in touched:
+            current = _MODELS[w.kind].objects.filter(name=w.name).values_list("version", flat=True).first()
+            if current != w.version:
+                raise StaleWrite(i, w, current)
+        for name in (w.name, w.data.get("name")):
+            if isinstance(name, str):
+                touched.add((w.kind, name))
+
+
+def _write_one(w: Write) -> None:
+    if w.kind == "namespace":
+        set_namespace_weight(Namespace.objects.get(name=w.name), int(w.data["weight"]))
+        return
+    model = _MODELS[w.kind]
+    instance = None if w.name is None else model.objects.get(name=w.name)
+    if w.kind == "queue":
+        if w.delete:
+            delete_queue(instance, cascade=w.cascade, force=w.force)
+        else:
+            save_queue(instance, w.data)
+    elif w.delete:
+        delete_quota_group(instance)
+    else:
+        save_quota_group(instance, w.data)
+
+
+@transaction.atomic
+def apply_writes(writes: Sequence[Write]) -> None:
+    """Apply ``writes`` in order, all in one transaction under the tree write lock: every target's version is
+    checked first (``StaleWrite``), then each write runs through the service above and its rules
+    (``WriteRefused`` names the write); on either error nothing is written."""
+    lock_tree_writes()  # the versions checked are the ones the writes replace
+    check_versions(writes)
+    for i, w in enumerate(writes):
+        try:
+            _write_one(w)
+        except rules.RuleViolation as exc:
+            raise WriteRefused(i, exc.errors) from exc
+        except (Queue.DoesNotExist, QuotaGroup.DoesNotExist, Namespace.DoesNotExist) as exc:
+            raise StaleWrite(i, w, None) from exc
 
 
 def ensure_builtins() -> None:

@@ -23,7 +23,6 @@ from frontend.forms import DeleteForm, NamespaceWeightForm, QueueForm, QuotaGrou
 from frontend.views.common import admin_required, node_url, safe_next
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from quotas.serializers import NamespaceSerializer
 
 MODELS: dict[str, Any] = {"queue": Queue, "quota": QuotaGroup}
 FORMS: dict[str, Any] = {"queue": QueueForm, "quota": QuotaGroupForm}
@@ -331,12 +330,11 @@ def namespace_weight(request: HttpRequest, name: str) -> HttpResponse:
         if form.cleaned_data["version"] != current.version:
             messages.error(request, _conflict_message("namespace", current, form.cleaned_data["version"]))
             return redirect(back)
-        serializer = NamespaceSerializer(current, data={"weight": weight}, partial=True)
-        if not serializer.is_valid():
-            for field, errs in serializer.errors.items():
-                for e in errs:
-                    messages.error(request, f"namespace {name}: {field}: {e}")
+        try:
+            services.set_namespace_weight(current, weight)
+        except rules.RuleViolation as exc:
+            for err in exc.errors:
+                messages.error(request, err.message)
             return redirect(back)
-        serializer.save()
     messages.success(request, f"Namespace {name}: weight {ns.weight} → {weight}.")
     return redirect(back)

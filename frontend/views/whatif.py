@@ -190,8 +190,17 @@ def apply(request: HttpRequest) -> HttpResponse:
     if request.POST.get("fingerprint") != fingerprint(entries):
         messages.error(request, "The staged list changed since this page was shown (another tab?); review it again.")
         return redirect("frontend:whatif")
+    st = state(request)
+    if st.snapshot is None:
+        messages.error(request, "Nothing was applied: there is no cluster to evaluate the staged changes on.")
+        return redirect("frontend:whatif")
     try:
-        done = staging.apply(entries)
+        done = staging.apply(
+            entries,
+            st.snapshot,
+            max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
+            resource_names=known_resource_names(),
+        )
     except staging.Conflict as exc:
         messages.error(request, f"Nothing was applied: {exc}. Remove or re-stage that change.")
         return redirect("frontend:whatif")
