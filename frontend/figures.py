@@ -1,7 +1,7 @@
 """The dashboard's Plotly figures: pure functions of plain data that return a ``go.Figure``.
 
 Nothing here reads the database or the clock. Amounts come in base units and are plotted in each resource's
-display unit (``frontend.units``). Colours are colour-blind safe: the borrowed/lent scale is ColorBrewer's
+display unit (``frontend.presenters.units``). Colours are colour-blind safe: the borrowed/lent scale is ColorBrewer's
 diverging PuOr (orange = borrows, purple = lends, grey = balanced) and the series use the Okabe-Ito palette;
 every chart also encodes the sign by position and carries the numbers in its hover text, and each page shows
 the same numbers in a table beside the chart.
@@ -16,8 +16,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from frontend import units
-from frontend.trees import TERMS, Tree, TreeNode, sizes
+from frontend.presenters import units
+from frontend.presenters.trees import TERMS, Tree, TreeNode, sizes
 
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 INK = "#1f2328"

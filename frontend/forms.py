@@ -17,7 +17,7 @@ from django import forms
 from controlplane.resource_names import check_known
 from engine import rules
 from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
-from frontend import units
+from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
 QUEUE_LISTS = ("capability", "deserved", "guarantee")

@@ -2,24 +2,24 @@
 
 from django.urls import path
 
-from frontend.views import dashboard, editor, history, whatif
+from frontend.views import delete, editor, history, node, node_form, overview, team, tree, whatif
 
 app_name = "frontend"
 urlpatterns = [
-    path("", dashboard.home, name="home"),
-    path("overview/", dashboard.overview, name="overview"),
-    path("trees/<str:kind_path>/", dashboard.tree_page, name="tree"),
-    path("queues/<str:name>/", dashboard.queue_page, name="queue"),
-    path("quotas/<str:name>/", dashboard.quota_page, name="quota"),
-    path("team/", dashboard.team, name="team"),
-    path("team/<str:group>/", dashboard.team_detail, name="team-detail"),
+    path("", overview.home, name="home"),
+    path("overview/", overview.overview, name="overview"),
+    path("trees/<str:kind_path>/", tree.tree_page, name="tree"),
+    path("queues/<str:name>/", node.queue_page, name="queue"),
+    path("quotas/<str:name>/", node.quota_page, name="quota"),
+    path("team/", team.team, name="team"),
+    path("team/<str:group>/", team.team_detail, name="team-detail"),
     path("edit/", editor.index, name="edit"),
-    path("edit/new/queue/", editor.new_queue, name="new-queue"),
-    path("edit/queues/<str:name>/", editor.edit_queue, name="edit-queue"),
+    path("edit/new/queue/", node_form.new_queue, name="new-queue"),
+    path("edit/queues/<str:name>/", node_form.edit_queue, name="edit-queue"),
     path("edit/queues/<str:name>/<str:action>/", editor.queue_action, name="queue-action"),
-    path("edit/new/quota/", editor.new_quota, name="new-quota"),
-    path("edit/quotas/<str:name>/", editor.edit_quota, name="edit-quota"),
-    path("edit/delete/<str:kind_path>/<str:name>/", editor.delete, name="delete"),
+    path("edit/new/quota/", node_form.new_quota, name="new-quota"),
+    path("edit/quotas/<str:name>/", node_form.edit_quota, name="edit-quota"),
+    path("edit/delete/<str:kind_path>/<str:name>/", delete.delete, name="delete"),
     path("edit/namespaces/<str:name>/weight/", editor.namespace_weight, name="namespace-weight"),
     path("whatif/", whatif.whatif, name="whatif"),
     path("whatif/apply/", whatif.apply, name="whatif-apply"),

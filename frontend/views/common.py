@@ -4,7 +4,7 @@ page's small script swaps in every few seconds)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any
@@ -14,11 +14,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from frontend import figures, trees
+from frontend import figures
+from frontend.presenters import trees
 from planning import valuecache
 from quotas.access import is_admin, is_team_member, visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
@@ -39,7 +39,6 @@ class State:
     cluster: Cluster | None
     snapshot: Any = None
     values: Any = None
-    shared: dict[Any, Any] = field(default_factory=dict)  # lives as long as these values (quotas.valuecache)
     _trees: dict[tuple[str, bool], trees.Tree] = field(default_factory=dict)
 
     def tree(self, kind: trees.Kind, visible: set[str] | None = None) -> trees.Tree:
@@ -50,10 +49,7 @@ class State:
             if self.snapshot is None:
                 self._trees[key] = trees.Tree(kind, {}, (), (), {})
             elif visible is None:
-                cached = self.shared.get(("tree", kind))
-                if cached is None:
-                    cached = self.shared[("tree", kind)] = trees.build(kind, self.snapshot, self.values)
-                self._trees[key] = cached
+                self._trees[key] = trees.whole(kind, self.snapshot, self.values)
             else:
                 self._trees[key] = trees.build(kind, self.snapshot, self.values, visible)
         return self._trees[key]
@@ -72,7 +68,7 @@ def state(request: HttpRequest) -> State:
     cluster = Cluster.objects.filter(name=cluster_name(request)).first()
     result = State(cluster)
     if cluster is not None:
-        result.snapshot, result.values, result.shared = valuecache.current(cluster)
+        result.snapshot, result.values, _ = valuecache.current(cluster)
     request._fairway_state = result  # type: ignore[attr-defined]
     return result
 
@@ -94,6 +90,17 @@ def can_see(request: HttpRequest, kind: trees.Kind, name: str) -> bool:
     return names is None or name in names
 
 
+def pick(value: str | None, choices: Sequence[str], default: str) -> str:
+    """``value`` when it is one of ``choices`` (a query parameter), else ``default``."""
+    return value if value in choices else default
+
+
+def resource_of(request: HttpRequest, tree: trees.Tree) -> str:
+    """The ``?resource=`` of the request when ``tree`` has it, else the tree's first resource (cpu when none)."""
+    names = tree.resources or ["cpu"]
+    return pick(request.GET.get("resource"), names, names[0])
+
+
 def safe_next(request: HttpRequest, default: str) -> str:
     """The form's ``next`` when it is a path of this site, else ``default``: never a redirect to another host
     (``//evil.example/x``, ``https://evil.example/``, ``/\\evil.example``), whatever the form was given."""
@@ -103,15 +110,6 @@ def safe_next(request: HttpRequest, default: str) -> str:
     ):
         return target
     return default
-
-
-def node_url(kind: str, name: str) -> str:
-    return reverse("frontend:queue" if kind == "queue" else "frontend:quota", args=[name])
-
-
-def node_urls(tree: trees.Tree) -> dict[str, str]:
-    prefix = reverse("frontend:queue" if tree.kind == "queue" else "frontend:quota", args=["__name__"])
-    return {n: prefix.replace("__name__", n) for n in tree.nodes}
 
 
 def viewer_required(view: View) -> View:

@@ -15,26 +15,11 @@ from django.shortcuts import redirect
 
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare, node_values
-from frontend import figures, impact, staging, units
-from frontend.views.common import Page, admin_required, node_url, render_page, state
-
-SECTIONS = (("queues", "queue", "Queues"), ("quota_groups", "quota", "Quota groups"), ("namespaces", "", "Namespaces"))
-ENTITLED = {"queues": "deserved", "quota_groups": "runtime", "namespaces": "deserved"}
-FIELD_LABELS = {
-    "request": "request",
-    "allocated": "allocated",
-    "deserved": "deserved",
-    "guarantee": "guarantee",
-    "real_capability": "real capability",
-    "share": "share",
-    "borrowed": "borrowed",
-    "lent": "lent",
-    "limited_request": "limited request",
-    "used": "used",
-    "runtime": "runtime",
-    "auto_scaled_min": "auto-scaled min",
-    "weight": "weight",
-}
+from engine.values import compute_values
+from frontend import figures, staging
+from frontend.presenters import impact, units
+from frontend.presenters import whatif as whatif_rows
+from frontend.views.common import Page, admin_required, render_page, state
 
 
 def fingerprint(entries: Sequence[Mapping[str, Any]]) -> str:
@@ -42,95 +27,9 @@ def fingerprint(entries: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(list(entries), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _diff_rows(before: Mapping[str, Any], after: Mapping[str, Any], diff: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per (section, node, field, resource) that changes, amounts printed in display units."""
-    rows: list[dict[str, Any]] = []
-    for section, kind, title in SECTIONS:
-        for name, fields in diff.get(section, {}).items():
-            url = node_url(kind, name) if kind and name in after.get(section, {}) else ""
-            if "added" in fields or "removed" in fields:
-                rows.append(
-                    {
-                        "section": title,
-                        "node": name,
-                        "url": url,
-                        "field": "node",
-                        "before": "—" if "added" in fields else "exists",
-                        "after": "created" if "added" in fields else "deleted",
-                        "delta": "",
-                        "css": "",
-                    }
-                )
-                continue
-            b, a = before[section][name], after[section][name]
-            for field in fields:
-                if isinstance(b.get(field), Mapping) or isinstance(a.get(field), Mapping):
-                    old, new = b.get(field) or {}, a.get(field) or {}
-                    for r in units.resource_order(set(old) | set(new)):
-                        if old.get(r, 0) == new.get(r, 0):
-                            continue
-                        delta = new.get(r, 0) - old.get(r, 0)
-                        rows.append(
-                            {
-                                "section": title,
-                                "node": name,
-                                "url": url,
-                                "field": f"{FIELD_LABELS.get(field, field)} · {r}",
-                                "before": units.human(old.get(r, 0), r),
-                                "after": units.human(new.get(r, 0), r),
-                                "delta": units.human(delta, r, signed=True),
-                                "css": "up" if delta > 0 else "down",
-                            }
-                        )
-                else:
-                    old_v, new_v = b.get(field), a.get(field)
-                    rows.append(
-                        {
-                            "section": title,
-                            "node": name,
-                            "url": url,
-                            "field": FIELD_LABELS.get(field, field),
-                            "before": str(old_v),
-                            "after": str(new_v),
-                            "delta": "",
-                            "css": "",
-                        }
-                    )
-    return rows
-
-
-def _entitled_rows(
-    before: Mapping[str, Any], after: Mapping[str, Any], diff: Mapping[str, Any], section: str, resource: str
-) -> list[tuple[str, int, int]]:
-    key = ENTITLED[section]
-    rows = []
-    for name, fields in diff.get(section, {}).items():
-        b = before.get(section, {}).get(name, {}).get(key, {}).get(resource, 0)
-        a = after.get(section, {}).get(name, {}).get(key, {}).get(resource, 0)
-        if b != a and ("added" in fields or "removed" in fields or key in fields):
-            rows.append((name, b, a))
-    rows.sort(key=lambda row: -abs(row[2] - row[1]))
-    return rows[:25]
-
-
-def _errors(exc: ProposalError, entries: Sequence[Mapping[str, Any]]) -> list[str]:
-    out = []
-    for err in exc.errors:
-        parts = err.field.split(".")
-        if len(parts) >= 2 and parts[0] == "changes" and parts[1].isdigit():
-            i = int(parts[1])
-            summary = entries[i]["summary"] if i < len(entries) else ""
-            out.append(f"change {i + 1} ({summary}): {err.message}")
-        else:
-            out.append(err.message)
-    return out
-
-
 @admin_required
 def whatif(request: HttpRequest) -> HttpResponse:
     """The staged edits, before/after per node, the impact on jobs, and Apply / Discard."""
-    from engine.values import compute_values
-
     entries = staging.staged(request)
     st = state(request)
     context: dict[str, Any] = {
@@ -152,7 +51,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
                 resource_names=known_resource_names(),
             )
         except ProposalError as exc:
-            context["errors"] = _errors(exc, entries)
+            context["errors"] = whatif_rows.errors(exc, entries)
         else:
             after_values = compute_values(after_snap)
             diff = compare(st.values, after_values)["diff"]
@@ -161,7 +60,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
             resource = request.GET.get("resource") if request.GET.get("resource") in resources else resources[0]
             context.update(
                 {
-                    "rows": _diff_rows(before, after, diff),
+                    "rows": whatif_rows.diff_rows(before, after, diff),
                     "changed_nodes": sum(len(v) for v in diff.values()),
                     "resource": resource,
                     "resources": resources,
@@ -169,10 +68,10 @@ def whatif(request: HttpRequest) -> HttpResponse:
                 }
             )
             figs["whatif_queues"] = figures.whatif_figure(
-                _entitled_rows(before, after, diff, "queues", resource), resource, "deserved"
+                whatif_rows.entitled_rows(before, after, diff, "queues", resource), resource, "deserved"
             )
             figs["whatif_quotas"] = figures.whatif_figure(
-                _entitled_rows(before, after, diff, "quota_groups", resource), resource, "runtime"
+                whatif_rows.entitled_rows(before, after, diff, "quota_groups", resource), resource, "runtime"
             )
     page = Page("frontend/whatif.html", context, figs, {}, live=False)
     return render_page(request, page)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontend import figures, units
-from frontend.ledger import POOL, attribute, sibling_sets
-from frontend.trees import Tree, TreeNode, effective_cap, sizes
+from frontend import figures
+from frontend.presenters import units
+from frontend.presenters.ledger import POOL, attribute, sibling_sets
+from frontend.presenters.trees import Tree, TreeNode, effective_cap, sizes
 
 GI = 2**30
 

@@ -15,12 +15,13 @@ cap        capability   max
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from frontend import units
-from frontend.ledger import Loan, attribute
+from frontend.presenters import units
+from frontend.presenters.ledger import Loan, attribute
 
 Kind = Literal["queue", "quota"]
 KINDS: tuple[Kind, ...] = ("queue", "quota")
@@ -209,6 +210,29 @@ def quota_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> T
 def build(kind: Kind, snapshot: Any, values: Any, visible: set[str] | None = None) -> Tree:
     """The tree of ``kind`` ("queue" or "quota")."""
     return queue_tree(snapshot, values, visible) if kind == "queue" else quota_tree(snapshot, values, visible)
+
+
+_BUILT_LOCK = threading.Lock()
+_BUILT: dict[tuple[Kind, int], tuple[Any, Tree]] = {}  # (kind, id(values)) -> (values, its whole tree)
+_BUILT_MAX = 8  # trees kept: a few clusters' worth of both kinds
+
+
+def whole(kind: Kind, snapshot: Any, values: Any) -> Tree:
+    """The whole tree of ``kind`` for ``values``, built once per values object: the value cache hands every
+    request the same object while the database is unchanged, so a tree is built once per change. The trees are
+    kept here, in the presenter, keyed by the identity of the values object (held, so the identity cannot be
+    reused); the oldest is dropped beyond ``_BUILT_MAX``."""
+    key = (kind, id(values))
+    with _BUILT_LOCK:
+        hit = _BUILT.get(key)
+        if hit is not None and hit[0] is values:
+            return hit[1]
+    tree = build(kind, snapshot, values)
+    with _BUILT_LOCK:
+        _BUILT[key] = (values, tree)
+        while len(_BUILT) > _BUILT_MAX:
+            del _BUILT[next(iter(_BUILT))]
+    return tree
 
 
 # -- derived readings -------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frontend import units
+from frontend.presenters import units
 
 _WAITING = ("Pending", "Inqueue", "Unknown")
 

@@ -1,0 +1,73 @@
+"""What a tree node borrows and lends, per resource, as the pages show it (the node page, the team page and the
+overview's top borrowers and lenders share these rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from frontend.presenters import trees, units
+from frontend.presenters.ledger import POOL, Loan
+from frontend.presenters.links import node_url
+
+
+def balance(node: trees.TreeNode, r: str, *, unit: bool = True) -> dict[str, Any]:
+    """What ``node`` borrows and lends of ``r`` (printed, empty when none) and the css class of the larger."""
+    b, lent = node.borrowed.get(r, 0), node.lent.get(r, 0)
+    return {
+        "borrowed": units.human(b, r, unit=unit) if b else "",
+        "lent": units.human(lent, r, unit=unit) if lent else "",
+        "css": "borrows" if b > lent else "lends" if lent > b else "",
+    }
+
+
+def loan_rows(items: Sequence[Loan], borrowing: bool, kind: str, visible: set[str] | None) -> list[dict[str, Any]]:
+    """Loans as rows: the other party (linked when the user may open it), the resource and the amount."""
+    rows = []
+    order = {r: i for i, r in enumerate(units.resource_order({x.resource for x in items}))}
+    for loan in sorted(items, key=lambda x: (order.get(x.resource, 99), -x.amount)):
+        if loan.resource in units.HIDDEN_RESOURCES:
+            continue
+        other = loan.lender if borrowing else loan.borrower
+        rows.append(
+            {
+                "other": other or "unreserved capacity",
+                "url": node_url(kind, other) if other != POOL and (visible is None or other in visible) else "",
+                "resource": loan.resource,
+                "amount": "≈ " + units.human(round(loan.amount), loan.resource),
+            }
+        )
+    return rows
+
+
+def resource_rows(tree: trees.Tree, node: trees.TreeNode, resources: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per resource: floor, entitled, used, cap, effective cap, request, the kind's extra value and the
+    balance, printed with units."""
+    rows = []
+    for r in resources:
+        cap = node.cap.get(r)
+        extra_key = "real_capability" if node.kind == "queue" else "auto_scaled_min"
+        extra = node.extra.get(extra_key, {}).get(r)
+        rows.append(
+            {
+                "resource": r,
+                "unit": units.unit_of(r)[1],
+                "floor": units.human(node.floor.get(r, 0), r),
+                "entitled": units.human(node.entitled.get(r, 0), r),
+                "used": units.human(node.used.get(r, 0), r),
+                "cap": units.human(cap, r) if cap is not None else "unlimited",
+                "effective_cap": units.human(trees.effective_cap(tree, node.name, r), r),
+                "request": units.human(node.request.get(r, 0), r),
+                "extra": units.human(extra, r) if extra is not None else "—",
+                **balance(node, r),
+            }
+        )
+    return rows
+
+
+def children_rows(kind: str, children: Sequence[trees.TreeNode], resources: Sequence[str]) -> list[dict[str, Any]]:
+    """A node's children with their page and what each borrows and lends per resource."""
+    return [
+        {"name": c.name, "url": node_url(kind, c.name), "items": [{"resource": x, **balance(c, x)} for x in resources]}
+        for c in children
+    ]

@@ -1,0 +1,73 @@
+"""The team pages: a member's team (or the choice of their teams) with its subtrees' runtime quota, loans and
+jobs."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import Group
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from frontend.presenters import jobs
+from frontend.presenters.team import team_view
+from frontend.views.common import Page, render_page, state, viewer_required, visible_names
+from quotas.access import is_admin
+
+
+def teams_of(request: HttpRequest) -> list[Group]:
+    groups = Group.objects.filter(user=request.user).order_by("name")
+    return [g for g in groups if g.queues.exists() or g.quota_groups.exists()]
+
+
+@viewer_required
+def team(request: HttpRequest) -> HttpResponse:
+    """A team member lands here: their team's page (or a choice when they are in several teams)."""
+    teams = teams_of(request)
+    if len(teams) == 1:
+        return redirect("frontend:team-detail", teams[0].name)
+    if not teams and is_admin(request.user):
+        teams = [g for g in Group.objects.order_by("name") if g.queues.exists() or g.quota_groups.exists()]
+    return render(request, "frontend/team_index.html", {"nav": "team", "teams": teams})
+
+
+@viewer_required
+def team_detail(request: HttpRequest, group: str) -> HttpResponse:
+    """A team's subtrees: its runtime quota now, what it borrows and lends and from whom, its jobs and why
+    each waits."""
+    team_group = Group.objects.filter(name=group).first()
+    if team_group is None or not (is_admin(request.user) or request.user.groups.filter(pk=team_group.pk).exists()):
+        raise Http404("no such team")
+    st = state(request)
+    qtree, gtree = st.tree("queue"), st.tree("quota")
+    shown = team_view(
+        (
+            ("quota", gtree, sorted(team_group.quota_groups.values_list("name", flat=True))),
+            ("queue", qtree, sorted(team_group.queues.values_list("name", flat=True))),
+        ),
+        lambda kind: visible_names(request, kind),
+    )
+    job_queues, job_groups = shown.job_queues, shown.job_groups
+    if job_queues:
+        job_rows, job_total = jobs.podgroups(st.cluster, queues=sorted(job_queues), limit=50)
+        pods = jobs.pod_counts(st.cluster, queues=sorted(job_queues))
+    else:
+        job_rows, job_total = jobs.podgroups(st.cluster, quota_groups=sorted(job_groups), limit=50)
+        pods = jobs.pod_counts(st.cluster, quota_groups=sorted(job_groups))
+    context = {
+        "nav": "team",
+        "pod_counts": pods,
+        "team": team_group,
+        "sections": shown.sections,
+        "cluster": st.cluster,
+        "jobs": job_rows,
+        "jobs_total": job_total,
+        "jobs_caption": "Your jobs, and why each waits",
+    }
+    return render_page(
+        request,
+        Page(
+            "frontend/team.html",
+            context,
+            shown.figures,
+            {"frag-team": "frontend/partials/team_sections.html", "frag-jobs": "frontend/partials/jobs_table.html"},
+        ),
+    )
