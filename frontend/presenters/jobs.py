@@ -6,7 +6,7 @@ store already decided: the reason and message of a waiting podgroup are the ones
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -201,3 +201,11 @@ def session_health(cluster: Cluster | None, now: datetime | None = None) -> dict
         "mean_ms": round(sum(s["duration_ms"] for s in ok) / len(ok), 1) if ok else None,
         "max_ms": round(max((s["duration_ms"] for s in ok), default=0.0), 1) if ok else None,
     }
+
+
+def of_subtree(cluster: Cluster | None, kind: str, names: Sequence[str], *, limit: int = 50) -> dict[str, Any]:
+    """The jobs of the queues (``kind`` "queue") or quota groups ``names``: their rows (``limit`` at most), total
+    count and pod counts, under the keys the jobs table reads."""
+    scope: dict[str, Any] = {"queues": names} if kind == "queue" else {"quota_groups": names}
+    rows, total = podgroups(cluster, limit=limit, **scope)
+    return {"jobs": rows, "jobs_total": total, "pod_counts": pod_counts(cluster, **scope)}

@@ -39,13 +39,6 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
     terms = trees.TERMS[kind]
     borrows, lends = trees.node_loans(full, name)
     children = [full.nodes[c] for c in node.children if visible is None or c in visible]
-    subtree = full.subtree(name)
-    if kind == "queue":
-        job_rows, job_total = jobs.podgroups(st.cluster, queues=subtree, limit=50)
-        pods = jobs.pod_counts(st.cluster, queues=subtree)
-    else:
-        job_rows, job_total = jobs.podgroups(st.cluster, quota_groups=subtree, limit=50)
-        pods = jobs.pod_counts(st.cluster, quota_groups=subtree)
     ns_rows = details.namespace_rows(st.values, name) if kind == "queue" else []
     effective = {x: trees.effective_cap(full, name, x) for x in resources}
     crumbs = [
@@ -71,9 +64,7 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         "children": balances.children_rows(kind, children, resources),
         "namespaces": details.namespace_display(ns_rows, resources),
         "namespace_objs": details.namespaces_of(kind, name),
-        "jobs": job_rows,
-        "jobs_total": job_total,
-        "pod_counts": pods,
+        **jobs.of_subtree(st.cluster, kind, full.subtree(name)),
         "jobs_caption": "Jobs in this subtree" if node.children else "Jobs",
         "explain": details.explain(st.values, kind, name),
         "is_admin": is_admin(request.user),

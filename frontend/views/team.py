@@ -45,21 +45,14 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         ),
         lambda kind: visible_names(request, kind),
     )
-    job_queues, job_groups = shown.job_queues, shown.job_groups
-    if job_queues:
-        job_rows, job_total = jobs.podgroups(st.cluster, queues=sorted(job_queues), limit=50)
-        pods = jobs.pod_counts(st.cluster, queues=sorted(job_queues))
-    else:
-        job_rows, job_total = jobs.podgroups(st.cluster, quota_groups=sorted(job_groups), limit=50)
-        pods = jobs.pod_counts(st.cluster, quota_groups=sorted(job_groups))
+    # the jobs of the team's queues, or of its quota groups when it has no queue
+    jobs_of = ("queue", sorted(shown.job_queues)) if shown.job_queues else ("quota", sorted(shown.job_groups))
     context = {
         "nav": "team",
-        "pod_counts": pods,
         "team": team_group,
         "sections": shown.sections,
         "cluster": st.cluster,
-        "jobs": job_rows,
-        "jobs_total": job_total,
+        **jobs.of_subtree(st.cluster, *jobs_of),
         "jobs_caption": "Your jobs, and why each waits",
     }
     return render_page(
