@@ -6,13 +6,13 @@ podgroups and pods), and the database keeps a revision counter for each (``quota
 and ``cluster-<id>``), moved in the transaction of every write of those rows, bulk writes and the scheduler's
 session included. The counters are read before the rows, so a write that lands in between makes the entry
 stale at once rather than wrong for long: the values are kept for exactly as long as both counters stay the same.
-The cache lives in the process (one entry per cluster) and also keeps what the pages build from those values.
+The cache lives in the process (one entry per cluster); what the pages derive from the values, their presenters keep.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.values import compute_values
@@ -29,7 +29,6 @@ class _Entry:
     fingerprint: tuple[int, ...]
     snapshot: Any
     values: Any
-    extras: dict[Any, Any] = field(default_factory=dict)
 
 
 def fingerprint(cluster: Cluster) -> tuple[int, ...]:
@@ -37,19 +36,18 @@ def fingerprint(cluster: Cluster) -> tuple[int, ...]:
     return Revision.objects.values_of(Revision.TREES, Revision.cluster_key(cluster.pk))
 
 
-def current(cluster: Cluster) -> tuple[Any, Any, dict[Any, Any]]:
-    """(snapshot, values, extras) of ``cluster`` now; ``extras`` is a per-fingerprint scratch dict for things
-    derived from the values (the pages keep their built trees there)."""
+def current(cluster: Cluster) -> tuple[Any, Any]:
+    """(snapshot, values) of ``cluster`` now."""
     fp = fingerprint(cluster)
     with _lock:
         entry = _entries.get(cluster.pk)
         if entry is not None and entry.fingerprint == fp:
-            return entry.snapshot, entry.values, entry.extras
+            return entry.snapshot, entry.values
     snapshot = load_snapshot(Cluster.objects.get(pk=cluster.pk))  # the settings as they are at ``fp`` or later
     entry = _Entry(fp, snapshot, compute_values(snapshot))
     with _lock:
         _entries[cluster.pk] = entry
-    return entry.snapshot, entry.values, entry.extras
+    return entry.snapshot, entry.values
 
 
 def clear() -> None:

@@ -50,7 +50,7 @@ def current_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
 
 def cached_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
     """Like ``current_values``, but reused while the database is unchanged (``planning.valuecache``)."""
-    snapshot, values, _ = valuecache.current(Cluster.objects.get(name=cluster or settings.FAIRWAY["DEFAULT_CLUSTER"]))
+    snapshot, values = valuecache.current(Cluster.objects.get(name=cluster or settings.FAIRWAY["DEFAULT_CLUSTER"]))
     return snapshot, values
 
 

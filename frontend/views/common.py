@@ -68,7 +68,7 @@ def state(request: HttpRequest) -> State:
     cluster = Cluster.objects.filter(name=cluster_name(request)).first()
     result = State(cluster)
     if cluster is not None:
-        result.snapshot, result.values, _ = valuecache.current(cluster)
+        result.snapshot, result.values = valuecache.current(cluster)
     request._fairway_state = result  # type: ignore[attr-defined]
     return result
 

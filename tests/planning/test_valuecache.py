@@ -91,7 +91,7 @@ WRITERS: dict[str, Callable[..., None]] = {
 
 @pytest.mark.parametrize("writer", list(WRITERS), ids=list(WRITERS))
 def test_every_writer_invalidates_the_cached_values(cluster: Cluster, writer: str, admin_api: Any) -> None:
-    _, values, _ = valuecache.current(cluster)
+    _, values = valuecache.current(cluster)
     assert valuecache.current(cluster)[1] is values  # nothing written: the same values
     before = valuecache.fingerprint(cluster)
     WRITERS[writer](cluster, admin_api)
@@ -100,15 +100,15 @@ def test_every_writer_invalidates_the_cached_values(cluster: Cluster, writer: st
 
 
 def test_the_recomputed_values_show_the_write(cluster: Cluster) -> None:
-    snapshot, _, _ = valuecache.current(cluster)
+    snapshot, _ = valuecache.current(cluster)
     assert snapshot.nodes["n1"].allocatable["cpu"] == 8000
     _heartbeat_with_more_cpu(cluster, None)
-    snapshot, _, _ = valuecache.current(cluster)
+    snapshot, _ = valuecache.current(cluster)
     assert snapshot.nodes["n1"].allocatable["cpu"] == 16000
 
 
 def test_a_rolled_back_write_leaves_the_revisions_and_the_cache(cluster: Cluster) -> None:
-    _, values, _ = valuecache.current(cluster)
+    _, values = valuecache.current(cluster)
     before = valuecache.fingerprint(cluster)
     with pytest.raises(RuntimeError), transaction.atomic():
         builders.queue("team-c")
@@ -122,7 +122,7 @@ def test_a_rolled_back_write_leaves_the_revisions_and_the_cache(cluster: Cluster
 
 def test_a_cluster_write_leaves_the_other_clusters_cached(cluster: Cluster) -> None:
     other = Cluster.objects.create(name="other")
-    _, values, _ = valuecache.current(other)
+    _, values = valuecache.current(other)
     _heartbeat_with_more_cpu(cluster, None)
     assert valuecache.current(other)[1] is values
     trees, own = Revision.objects.values_of(Revision.TREES, Revision.cluster_key(cluster.pk))
