@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 XDIST_WORKERS ?= 2
 
-.PHONY: install run test services migrate demo lint bench clean
+.PHONY: install run test services migrate demo lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,16 +44,20 @@ services:
 	    --dir /var/lib/redis --logfile /var/log/redis/fairway-test.log; \
 	  for i in $$(seq 1 30); do redis-cli ping >/dev/null 2>&1 && break; sleep 1; done; fi
 
-test: install services
+test: install services typecheck
 	@command -v chromium >/dev/null || (echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
 	  $(BIN)/python -m pytest -n $(XDIST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
-lint: install
+lint: install typecheck
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# mypy, strict on the pure engine (pyproject's [tool.mypy]).
+typecheck: install
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/bench_elastic.py

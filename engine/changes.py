@@ -267,9 +267,10 @@ def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: 
     if not isinstance(spec, Mapping):
         raise _err(i, "spec", "spec must be an object")
     ns, name = spec.get("namespace"), spec.get("name")
-    for key, value in (("namespace", ns), ("name", name)):
-        if not isinstance(value, str) or not value:
-            raise _err(i, f"spec.{key}", f"{key} is required")
+    if not isinstance(ns, str) or not ns:
+        raise _err(i, "spec.namespace", "namespace is required")
+    if not isinstance(name, str) or not name:
+        raise _err(i, "spec.name", "name is required")
     queue = spec.get("queue") or snap.namespace(ns).queue or "default"
     replicas = spec.get("replicas", 1)
     min_member = spec.get("min_member", replicas)
@@ -508,7 +509,7 @@ def as_quantities(tree: Mapping[str, Any], _cache: dict[tuple[int, str], str] | 
     out: dict[str, Any] = {}
     for key, value in tree.items():
         if key in RESOURCE_FIELDS and isinstance(value, Mapping):
-            printed = {}
+            printed: dict[str, str | None] = {}
             for r, v in value.items():
                 if is_unbounded(v):  # an unbounded amount is null, never a sentinel number
                     printed[r] = None

@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -187,7 +187,7 @@ class YAMLTooDeep(yaml.MarkedYAMLError):
         self.document = document
 
 
-class SafeLoader(_CBase):  # type: ignore[misc, valid-type]
+class SafeLoader(_CBase):  # type: ignore[misc]
     """libyaml's safe loader whose scalars cannot raise anything but ``yaml.YAMLError``: an integer too long for
     Python (more than 4,300 digits) or an impossible date (``2024-13-45``) is a YAML error at its line."""
 
@@ -262,7 +262,7 @@ def check_yaml_depth(text: str, max_depth: int) -> None:
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             if len(stack) + 1 > max_depth:
                 raise YAMLTooDeep(f"nested more than {max_depth} levels deep ({setting})", event.start_mark, document)
-            stack.append([event.anchor, 0])
+            stack.append([cast(yaml.NodeEvent, event).anchor, 0])
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             anchor, tallest = stack.pop()
             height = tallest + 1
@@ -271,14 +271,15 @@ def check_yaml_depth(text: str, max_depth: int) -> None:
             if stack:
                 stack[-1][1] = max(stack[-1][1], height)
         elif kind is yaml.AliasEvent:
-            if event.anchor not in heights:
-                if any(entry[0] == event.anchor for entry in stack):
-                    raise YAMLTooDeep(f"alias *{event.anchor} refers to itself", event.start_mark, document)
+            alias = cast(yaml.AliasEvent, event).anchor
+            if alias not in heights:
+                if any(entry[0] == alias for entry in stack):
+                    raise YAMLTooDeep(f"alias *{alias} refers to itself", event.start_mark, document)
                 continue  # an alias to a scalar (or an unknown anchor, which the composer refuses)
-            height = heights[event.anchor]
+            height = heights[alias]
             if len(stack) + height > max_depth:
                 raise YAMLTooDeep(
-                    f"alias *{event.anchor} nests more than {max_depth} levels deep ({setting})",
+                    f"alias *{alias} nests more than {max_depth} levels deep ({setting})",
                     event.start_mark,
                     document,
                 )

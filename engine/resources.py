@@ -17,7 +17,7 @@ share one parser and one set of error messages.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation, Overflow, localcontext
 
 __all__ = [
@@ -142,7 +142,7 @@ def _to_decimal(text: str, field: str) -> Decimal:
     try:
         with localcontext() as ctx:  # Decimal's full exponent range: "1e-999999999Ki" stays positive, not 0
             ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
-            value = k8s_parse_quantity(text)
+            value: Decimal = k8s_parse_quantity(text)  # type: ignore[no-untyped-call]  # the client has no hints
     except Overflow:  # a suffix multiplied an exponent such as 1e999999999 past Decimal's range
         raise QuantityError(field, f"{text!r} is too large (at most {MAX_AMOUNT} base units)") from None
     except (ValueError, InvalidOperation, TypeError):
@@ -408,13 +408,13 @@ class ResourceList(Mapping[str, int]):
         """Canonical Kubernetes quantities, sorted by name."""
         return {n: format_quantity(a, n) for n, a in sorted(self._data.items()) if a or not drop_zero}
 
-    def items(self):  # type: ignore[no-untyped-def, override]
+    def items(self) -> ItemsView[str, int]:
         return self._data.items()
 
-    def keys(self):  # type: ignore[no-untyped-def, override]
+    def keys(self) -> KeysView[str]:
         return self._data.keys()
 
-    def values(self):  # type: ignore[no-untyped-def, override]
+    def values(self) -> ValuesView[int]:
         return self._data.values()
 
     def get(self, name: str, default: int | None = None) -> int:  # type: ignore[override]

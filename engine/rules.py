@@ -355,8 +355,8 @@ class _TreeView(Generic[_Spec]):
     """A tree (queues or quota groups) as it would be after the change: specs by name, children by parent."""
 
     def __init__(self, specs: dict[str, _Spec], alias: Mapping[str, str] | None = None) -> None:
-        self.specs = specs
-        self.alias = dict(alias or {})  # old name -> new name while a node is being renamed
+        self.specs: dict[str, _Spec] = specs
+        self.alias: dict[str, str] = dict(alias or {})  # old name -> new name while a node is being renamed
         self.children: dict[str, list[str]] = {}
         for name in sorted(specs):
             parent = self.parent_of(name)
@@ -365,7 +365,7 @@ class _TreeView(Generic[_Spec]):
 
     @classmethod
     def after(cls, tree: Mapping[str, _Spec], new: _Spec, old: _Spec | None) -> Self:
-        specs = dict(tree)
+        specs: dict[str, _Spec] = dict(tree)
         alias: dict[str, str] = {}
         if old is not None and old.name != new.name:
             specs.pop(old.name, None)
