@@ -9,7 +9,7 @@ computes ``floor(a*b/c)`` exactly from a float64 estimate corrected with the rem
 which is exact whenever ``c <= 2**50`` (weights are first divided by their gcd per segment, so sums of weights
 stay small), and with Python ints for larger divisors.
 Sums that could pass 2**62 are checked; the rare sibling sets concerned are handed to the plain-Python
-functions of :mod:`engine.fairshare._elastic_reference`, so results never depend on wrapped int64 values.
+functions of :mod:`engine.fairshare.elastic_sets`, so results never depend on wrapped int64 values.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from engine.fairshare import _elastic_reference as ref
+from engine.fairshare import elastic_sets as ref
 
 I64 = npt.NDArray[np.int64]
 BOOL = npt.NDArray[np.bool_]
@@ -149,7 +149,7 @@ def normalise_weights(w: I64, starts: I64, counts: I64) -> I64:
 
 
 def scale_mins(total: I64, mins: I64, exempt: BOOL, seg: I64, starts: I64, counts: I64) -> I64:
-    """Koordinator's min scaling for a level (see :func:`_elastic_reference.scale_mins`), exact integer floor."""
+    """Koordinator's min scaling for a level (see :func:`elastic_sets.scale_mins`), exact integer floor."""
     need_sum, big_s = segsum(mins, starts, counts)
     need = total < need_sum
     if not need.any():
@@ -189,7 +189,7 @@ def scale_mins(total: I64, mins: I64, exempt: BOOL, seg: I64, starts: I64, count
 def waterfill(
     total: I64, floors: I64, limited: I64, weights: I64, lends: BOOL, seg: I64, starts: I64, counts: I64
 ) -> I64:
-    """Runtime distribution of a level (see :func:`_elastic_reference.waterfill`), exact."""
+    """Runtime distribution of a level (see :func:`elastic_sets.waterfill`), exact."""
     hungry = limited > floors
     runtime = np.where(hungry | ~lends, floors, limited)
     taken, _ = segsum(runtime, starts, counts)
@@ -236,7 +236,7 @@ def waterfill(
 def lend_and_borrow(
     total: I64, auto_mins: I64, used: I64, lends: BOOL, seg: I64, starts: I64, counts: I64
 ) -> tuple[I64, I64]:
-    """Borrowed and lent amounts of a level (see :func:`_elastic_reference.lend_and_borrow`)."""
+    """Borrowed and lent amounts of a level (see :func:`elastic_sets.lend_and_borrow`)."""
     borrowed = np.maximum(used - auto_mins, 0)
     unused = np.where(lends, np.maximum(auto_mins - used, 0), 0)
     lent = np.zeros(used.shape, np.int64)

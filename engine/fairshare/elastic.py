@@ -53,7 +53,8 @@ Speed: the forest is laid out breadth-first (siblings contiguous, in name order)
 ``(resource, group)``; a whole tree level, all sibling sets and all resources, is one vectorised call of
 :mod:`engine.fairshare._elastic_kernel`. :class:`ElasticQuotaTree` keeps that state and, after a small change,
 recomputes only the request path it touches and the sibling sets whose inputs or parent runtime changed.
-:mod:`engine.fairshare._elastic_reference` holds a plain-Python reference implementation the tests compare with.
+:mod:`engine.fairshare.elastic_sets` holds the plain-Python steps of one sibling set; the tests compare the engine
+with the whole-forest reference in ``tests/support/elastic_reference.py``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.fairshare import _elastic_kernel as kern
-from engine.fairshare import _elastic_reference as ref
+from engine.fairshare import elastic_sets as ref
 from engine.resources import MAX_AMOUNT, ResourceList, format_amount, split_unit
 
 __all__ = [
@@ -1166,20 +1167,6 @@ def compute_runtimes(
         tree_totals=tree_totals,
     )
     return tree.result()
-
-
-def _reference_runtimes(
-    groups: Sequence[QuotaGroupSpec],
-    requests: Mapping[str, Mapping[str, int]],
-    total: Mapping[str, int],
-    **kwargs: Any,
-) -> dict[str, GroupQuota]:
-    """The plain-Python reference computation (:mod:`._elastic_reference`), as GroupQuota values."""
-    out: dict[str, GroupQuota] = {}
-    for name, g in ref.reference_runtimes(groups, requests, total, **kwargs).items():
-        lists = {f: ResourceList({k: g.values[f][k] for k in g.keys}) for f in FIELDS}
-        out[name] = GroupQuota(name=name, **lists)
-    return out
 
 
 # -- scheduling-side checks -----------------------------------------------------------------------------------

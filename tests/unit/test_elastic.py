@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from engine.fairshare import _elastic_kernel as kern
-from engine.fairshare import _elastic_reference as ref
+from engine.fairshare import elastic_sets as ref
 from engine.fairshare.elastic import (
     DEFAULT_GROUP,
     ROOT_GROUP,
@@ -21,7 +21,6 @@ from engine.fairshare.elastic import (
     ElasticQuotaTree,
     GroupQuota,
     QuotaGroupSpec,
-    _reference_runtimes,
     check_ancestors,
     compute_runtimes,
     fits_ancestors,
@@ -30,6 +29,7 @@ from engine.fairshare.elastic import (
     runtime_excess,
 )
 from engine.resources import MAX_AMOUNT, ResourceList
+from tests.support.elastic_reference import reference_quotas
 
 GI = 2**30
 GPU = "nvidia.com/gpu"
@@ -858,6 +858,6 @@ def test_huge_weights_stay_exact() -> None:
     reqs = {n: ResourceList({"memory": big}) for n in "abc"}
     total = ResourceList({"memory": big - 7})
     result = compute_runtimes(specs, reqs, total)
-    expected = _reference_runtimes(specs, reqs, total)
+    expected = reference_quotas(specs, reqs, total)
     assert [result[n].runtime for n in "abc"] == [expected[n].runtime for n in "abc"]
     assert sum(result[n].runtime["memory"] for n in "abc") == big - 7

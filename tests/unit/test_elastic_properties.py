@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.fairshare import _elastic_reference as ref
+from engine.fairshare import elastic_sets as ref
 from engine.fairshare.elastic import (
     DEFAULT_GROUP,
     FIELDS,
@@ -19,10 +19,10 @@ from engine.fairshare.elastic import (
     ElasticQuotaTree,
     ElasticResult,
     QuotaGroupSpec,
-    _reference_runtimes,
     compute_runtimes,
 )
 from engine.resources import MAX_AMOUNT, ResourceList, split_unit
+from tests.support.elastic_reference import reference_quotas
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 HUGE = MAX_AMOUNT
@@ -119,7 +119,7 @@ FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 @given(cases())
 def test_fast_path_equals_reference(case: Case) -> None:
     fast = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())
-    assert_same(fast, _reference_runtimes(case.groups, case.requests, case.total, **case.kwargs()))
+    assert_same(fast, reference_quotas(case.groups, case.requests, case.total, **case.kwargs()))
 
 
 @FAST
@@ -127,7 +127,7 @@ def test_fast_path_equals_reference(case: Case) -> None:
 def test_fast_path_equals_reference_with_huge_amounts(case: Case) -> None:
     """Amounts near 2**62 push products and sums past int64: the exact fallbacks must agree with Python ints."""
     fast = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())
-    assert_same(fast, _reference_runtimes(case.groups, case.requests, case.total, **case.kwargs()))
+    assert_same(fast, reference_quotas(case.groups, case.requests, case.total, **case.kwargs()))
 
 
 @settings(max_examples=60, deadline=None)

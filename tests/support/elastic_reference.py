@@ -1,173 +1,27 @@
-"""Plain-Python building blocks and the reference implementation of the elastic-quota engine.
+"""The elastic-quota engine written plainly, for the tests to compare the vectorised engine with.
 
-Everything here works on Python ints, one sibling set and one resource at a time, in the most direct way the
-rules can be written. The vectorised engine in ``elastic.py`` must agree with it exactly; it also calls the
-per-set functions below for the rare sibling sets whose numbers could overflow int64, and ``explain`` replays a
-sibling set with :func:`waterfill` to show the rounds. See ``elastic.py`` for the model.
-
-Sibling lists are always given in name order (ascending), which is the Hamilton tie-break order.
+One recursive pass per tree over Python ints, using the engine's per-sibling-set steps
+(``engine.fairshare.elastic_sets``); semantics match :func:`engine.fairshare.elastic.compute_runtimes`, which
+documents them. It is a test oracle: the product never calls it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from engine.resources import MAX_AMOUNT, split_unit
-
-ROOT_GROUP = "root"
-SYSTEM_GROUP = "system"
-DEFAULT_GROUP = "default"
-
-INT64_MAX = 2**63 - 1
-
-
-# -- units of the split -----------------------------------------------------------------------------------------
-
-
-def in_units(amount: int, unit: int) -> int:
-    """``amount`` base units in whole units of ``unit`` base units, rounded up (Kubernetes' ``Quantity.Value()``)."""
-    return -(-amount // unit)
-
-
-def from_units(amount: int, unit: int) -> int:
-    """Whole units back to base units, saturated at 2**63-1 like every sum of the engine."""
-    return min(amount * unit, INT64_MAX)
-
-
-def round_up(amount: int, unit: int) -> int:
-    """``amount`` rounded up to a multiple of ``unit``."""
-    return in_units(amount, unit) * unit
-
-
-# -- one sibling set, one resource ----------------------------------------------------------------------------
-
-
-def hamilton(pool: int, weights: Sequence[int]) -> list[int]:
-    """Split ``pool`` in proportion to ``weights`` by largest remainder; ties go to the earlier index (name order).
-
-    Entries with a weight <= 0 receive nothing. The parts add up to ``pool`` exactly when any weight is positive.
-    """
-    total = sum(w for w in weights if w > 0)
-    out = [0] * len(weights)
-    if pool <= 0 or total <= 0:
-        return out
-    remainders: list[tuple[int, int]] = []
-    for i, w in enumerate(weights):
-        if w <= 0:
-            continue
-        out[i], rem = divmod(w * pool, total)
-        remainders.append((-rem, i))
-    residual = pool - sum(out)
-    remainders.sort()
-    for _, i in remainders[:residual]:
-        out[i] += 1
-    return out
-
-
-def scale_mins(available: int, mins: Sequence[int], exempt: Sequence[bool]) -> list[int]:
-    """Koordinator's min scaling for one resource of one sibling set (exact integer floor).
-
-    When ``available`` < sum of mins, exempt groups keep their min and the others share what is left,
-    ``floor((available - exempt sum) * min / non-exempt sum)``; otherwise every min is kept.
-    """
-    total = sum(mins)
-    if available >= total:
-        return list(mins)
-    exempt_sum = sum(m for m, e in zip(mins, exempt, strict=True) if e)
-    enabled_sum = total - exempt_sum
-    left = available - exempt_sum
-    out = []
-    for m, e in zip(mins, exempt, strict=True):
-        if e:
-            out.append(m)
-        elif left <= 0 or enabled_sum <= 0:
-            out.append(0)
-        else:
-            out.append(left * m // enabled_sum)
-    return out
-
-
-@dataclass
-class Round:
-    """One water-filling round of one sibling set (for explanations)."""
-
-    pool: int
-    total_weight: int
-    shares: dict[int, int] = field(default_factory=dict)  # index -> amount received
-    capped: list[int] = field(default_factory=list)  # indexes that reached their limited request
-    spill: int = 0
-
-
-@dataclass
-class Trace:
-    """What :func:`waterfill` did, when asked to record it."""
-
-    initial_pool: int = 0
-    rounds: list[Round] = field(default_factory=list)
-    leftover: int = 0
-
-
-def waterfill(
-    total: int,
-    floors: Sequence[int],
-    requests: Sequence[int],
-    weights: Sequence[int],
-    lends: Sequence[bool],
-    trace: Trace | None = None,
-) -> list[int]:
-    """Koordinator's runtime distribution of ``total`` among one sibling set, one resource.
-
-    A child asking more than its floor starts at the floor and is hungry; a lender asking less gets its request;
-    a non-lender keeps its floor. What is left is shared by shared-weight among the hungry in rounds (Hamilton
-    rounding), each capped at its (limited) request, until the pool or the hungry run out.
-    """
-    runtime: list[int] = []
-    hungry: list[int] = []
-    for i, (f, q, lend) in enumerate(zip(floors, requests, lends, strict=True)):
-        if q > f:
-            runtime.append(f)
-            hungry.append(i)
-        else:
-            runtime.append(q if lend else f)
-    pool = total - sum(runtime)
-    if trace is not None:
-        trace.initial_pool = pool
-    active = [i for i in hungry if weights[i] > 0]
-    while pool > 0 and active:
-        shares = hamilton(pool, [weights[i] for i in active])
-        spill = 0
-        still: list[int] = []
-        rnd = Round(pool=pool, total_weight=sum(weights[i] for i in active))
-        for i, d in zip(active, shares, strict=True):
-            rnd.shares[i] = d
-            runtime[i] += d
-            if runtime[i] < requests[i]:
-                still.append(i)
-            else:
-                spill += runtime[i] - requests[i]
-                runtime[i] = requests[i]
-                rnd.capped.append(i)
-        rnd.spill = spill
-        if trace is not None:
-            trace.rounds.append(rnd)
-        pool, active = spill, still
-    if trace is not None:
-        trace.leftover = total - sum(runtime)
-    return runtime
-
-
-def lend_and_borrow(
-    total: int, auto_mins: Sequence[int], used: Sequence[int], lends: Sequence[bool]
-) -> tuple[list[int], list[int]]:
-    """Borrowed and lent amounts of one sibling set, one resource (see the model in ``elastic.py``)."""
-    borrowed = [max(0, u - m) for u, m in zip(used, auto_mins, strict=True)]
-    unused = [max(0, m - u) if lend else 0 for u, m, lend in zip(used, auto_mins, lends, strict=True)]
-    unreserved = max(0, total - sum(auto_mins))
-    consumed = min(max(0, sum(borrowed) - unreserved), sum(unused))
-    return borrowed, hamilton(consumed, unused)
-
+from engine.fairshare.elastic import DEFAULT_GROUP, FIELDS, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, QuotaGroupSpec
+from engine.fairshare.elastic_sets import (
+    INT64_MAX,
+    from_units,
+    in_units,
+    lend_and_borrow,
+    round_up,
+    scale_mins,
+    waterfill,
+)
+from engine.resources import MAX_AMOUNT, ResourceList, split_unit
 
 # -- the whole forest -----------------------------------------------------------------------------------------
 
@@ -210,8 +64,6 @@ def reference_runtimes(
     specs = {g.name: g for g in groups}
     special = {n: specs.pop(n) for n in (SYSTEM_GROUP, DEFAULT_GROUP) if n in specs}
     if ROOT_GROUP not in specs:
-        from engine.fairshare.elastic import QuotaGroupSpec
-
         specs[ROOT_GROUP] = QuotaGroupSpec(name=ROOT_GROUP, parent=None)
     children: dict[str, list[str]] = {n: [] for n in specs}
     for g in specs.values():
@@ -336,4 +188,18 @@ def reference_runtimes(
             "lent": dict.fromkeys(gk, 0),
         }
         out[n] = RefGroup(n, g.parent, fields, gk)
+    return out
+
+
+def reference_quotas(
+    groups: Sequence[QuotaGroupSpec],
+    requests: Mapping[str, Mapping[str, int]],
+    total: Mapping[str, int],
+    **kwargs: Any,
+) -> dict[str, GroupQuota]:
+    """The plain-Python reference computation (:func:`reference_runtimes`), as GroupQuota values."""
+    out: dict[str, GroupQuota] = {}
+    for name, g in reference_runtimes(groups, requests, total, **kwargs).items():
+        lists = {f: ResourceList({k: g.values[f][k] for k in g.keys}) for f in FIELDS}
+        out[name] = GroupQuota(name=name, **lists)
     return out
