@@ -60,16 +60,3 @@ def attribute(
                 loans.append(Loan(b, POOL, r, pool))
     loans.sort(key=lambda loan: (-loan.amount, loan.resource, loan.borrower, loan.lender))
     return loans
-
-
-def sibling_sets(parents: Mapping[str, str | None], *, flat: Iterable[str] | None = None) -> list[list[str]]:
-    """The sibling sets in which lending happens: children of one parent (tree roots excluded), or one set
-    ``flat`` of every participating queue (Volcano's proportion and flat capacity)."""
-    if flat is not None:
-        members = sorted(flat)
-        return [members] if members else []
-    by_parent: dict[str, list[str]] = {}
-    for name, parent in parents.items():
-        if parent is not None:
-            by_parent.setdefault(parent, []).append(name)
-    return [sorted(v) for _, v in sorted(by_parent.items())]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from frontend import figures
 from frontend.presenters import units
-from frontend.presenters.ledger import POOL, attribute, sibling_sets
+from frontend.presenters.ledger import POOL, attribute
 from frontend.presenters.trees import Tree, TreeNode, effective_cap, sizes
 
 GI = 2**30
@@ -104,12 +104,6 @@ def test_ledger_rows_and_columns_add_up(borrowed: list[int], lent: list[int]) ->
         assert sorted((x.borrower, x.lender, round(x.amount, 6)) for x in mine) == sorted(
             (x.borrower, x.lender, round(x.amount, 6)) for x in loans if name in (x.borrower, x.lender)
         )
-
-
-def test_sibling_sets() -> None:
-    parents = {"root": None, "a": "root", "b": "root", "a1": "a", "a2": "a"}
-    assert sibling_sets(parents) == [["a1", "a2"], ["a", "b"]]
-    assert sibling_sets({}, flat=["q2", "q1"]) == [["q1", "q2"]]
 
 
 # -- sector sizes ------------------------------------------------------------------------------------------------

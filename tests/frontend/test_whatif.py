@@ -54,9 +54,7 @@ def test_an_edit_staged_from_the_form_shows_its_impact(admin_client: Any, table2
     assert rows[("q1", "deserved · cpu")] == ("4 cores", "8 cores")
     assert rows[("q2", "deserved · cpu")] == ("12 cores", "8 cores")
     impact = page.context["impact"]
-    assert impact["source"] in ("session", "estimate")
-    if impact["source"] == "estimate":
-        assert {j["key"] for j in impact["admitted"]} >= {"ns2/q1-ns2"}
+    assert impact["source"] == "session"
     figs = page.context["figures"]
     queues = figs["whatif_queues"]["data"]
     assert {t["name"] for t in queues} == {"before", "after"}
