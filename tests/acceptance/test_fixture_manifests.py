@@ -14,12 +14,13 @@ import pytest
 from engine import rules
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
-from engine.manifests import LoadResult, dump_yaml, load_manifests
+from engine.manifests import LoadResult, load_manifests
 from engine.objects import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import ElasticQuotaArgs, Policy
 from tests.acceptance.manifests import PEER_MANIFESTS as FIXTURES
 from tests.acceptance.manifests import needs_peer_manifests
+from tests.support.manifest_dump import dump_yaml
 
 pytestmark = needs_peer_manifests
 GiB, MiB, KiB = 2**30, 2**20, 2**10

@@ -6,7 +6,7 @@ simulate — ``controlplane.cli.main(["simulate", ...])`` in process (through ``
 (``-f``), the ``--policy`` file and the run (``--sessions``, ``--recycle``); the tests themselves run and assert as
 always. The seeds' session tests (000 sessions, 001 recycling, 003 enqueue, 004 victims) build engine snapshots, not
 manifests: the plugin also wraps ``engine.session.run.run_session`` and ``run_recycle`` and writes each snapshot
-they are given (outside a simulate run) as the manifests that read back to it, ``engine.manifests.dump_yaml``
+they are given (outside a simulate run) as the manifests that read back to it, ``tests.support.manifest_dump.dump_yaml``
 (session-internal state such as a podgroup's requeue count has no manifest form and is lost). Left out: runs with ``FAIRWAY_*`` limits changed through the environment (their outcome is the limit's, and
 one is a wall-clock budget), files that do not exist, and the peers' manifests beside the repository (the corpus reads
 those in place). The fuzz test is not run (its inputs are random mutations); its unmutated seeds are added as they
@@ -75,17 +75,17 @@ class Capture:
 
         # The seeds' session tests build engine snapshots, not manifests: each snapshot a session or a recycling
         # pass is run on is written as the manifests that read back to it (``dump_yaml``, its policy included).
-        from engine import manifests
         from engine.session import run as engine
+        from tests.support import manifest_dump
 
         session, recycle = engine.run_session, engine.run_recycle
 
         def run_session(snapshot: Any, *, policy: Any = None, **kw: Any) -> Any:
-            self.note_snapshot(snapshot if policy is None else snapshot.with_policy(policy), manifests.dump_yaml)
+            self.note_snapshot(snapshot if policy is None else snapshot.with_policy(policy), manifest_dump.dump_yaml)
             return session(snapshot, policy=policy, **kw)
 
         def run_recycle(snapshot: Any, **kw: Any) -> Any:
-            self.note_snapshot(snapshot, manifests.dump_yaml)
+            self.note_snapshot(snapshot, manifest_dump.dump_yaml)
             return recycle(snapshot, **kw)
 
         engine.run_session = run_session  # type: ignore[assignment]

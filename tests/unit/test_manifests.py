@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
-from engine.manifests import LoadResult, ManifestError, dump_snapshot, dump_yaml, load_manifests
+from engine.manifests import LoadResult, ManifestError, load_manifests
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
@@ -29,6 +29,7 @@ from engine.objects import (
 )
 from engine.resources import ResourceList
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
+from tests.support.manifest_dump import dump_snapshot, dump_yaml
 
 GiB, MiB = 2**30, 2**20
 KOORD = "quota.scheduling.koordinator.sh/"

@@ -1,0 +1,141 @@
+"""The builder: every reader in order, then one ``Snapshot``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import yaml
+
+from engine.limits import Limits, load_yaml
+from engine.manifests.common import (
+    PLUGINS_QUOTA_GROUP,
+    SCHEDULER_CONF_KEY,
+    SCHEDULER_CONFIGMAP,
+    LoadResult,
+    _Doc,
+    _FieldError,
+    _map,
+    _split_documents,
+    _yaml_problem,
+)
+from engine.manifests.koordinator import (
+    KoordinatorReaders,
+)
+from engine.manifests.scheduler_plugins import SchedulerPluginsReaders
+from engine.manifests.volcano import (
+    VolcanoReaders,
+)
+from engine.objects import (
+    NodeInfo,
+    Snapshot,
+)
+from engine.session.policy import Policy, PolicyError
+
+
+class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
+    """Reads the documents kind by kind, in the order the later kinds need the earlier ones."""
+
+    def build(self) -> LoadResult:
+        self._read_classes_and_namespaces()
+        self._read_trees()
+        self._read_jobs()
+        self._read_policy()
+        nodes: dict[str, NodeInfo] = {}
+        for doc in self.docs("Node"):
+            self._run(doc, lambda d: nodes.__setitem__(d.name, self._node(d)))
+            self._origin("Node", doc.name)
+        self._complete_namespaces()
+        snapshot = Snapshot(
+            nodes=nodes,
+            tasks=self.tasks,
+            podgroups=self.podgroups,
+            queues=self.queues,
+            quota_groups=self.groups,
+            namespaces=self.namespaces,
+            priority_classes=self.priority_classes,
+            policy=self.policy,
+            quota_namespaces=self.quota_namespaces,
+            queue_hierarchy=self.hierarchy,
+            elastic_quota_args=self.eq_args,
+        )
+        self.warnings.extend(snapshot.problems())
+        return LoadResult(
+            snapshot=snapshot, warnings=self.warnings, policy_source=self.policy_source, origins=self.origins
+        )
+
+    def _read_classes_and_namespaces(self) -> None:
+        for doc in self.docs("PriorityClass"):
+            self._run(doc, self._priority_class)
+        self.global_default = max((pc.value for pc in self.priority_classes.values() if pc.global_default), default=0)
+        for doc in self.docs("Namespace"):
+            self._run(doc, self._namespace)
+        for doc in self.docs("ResourceQuota"):
+            self._run(doc, self._resource_quota)
+
+    def _read_trees(self) -> None:
+        for doc in self.docs("Queue"):
+            self._run(doc, self._queue)
+        for doc in self.docs("ElasticQuota"):
+            self._run(doc, self._flat_elastic_quota if doc.group == PLUGINS_QUOTA_GROUP else self._elastic_quota)
+        self._inherit_tree_ids()
+
+    def _read_jobs(self) -> None:
+        for doc in self.docs("PodGroup"):
+            self._run(doc, self._podgroup)
+        for doc in self.docs("Pod"):
+            self._run(doc, self._pod)
+        for doc in self.docs("VolcanoJob"):
+            self._run(doc, self._volcano_job)
+        for key, pg in self.auto_podgroups.items():
+            self.podgroups.setdefault(key, pg)
+
+    def _read_policy(self) -> None:
+        for doc in self.docs("ConfigMap"):
+            self._run(doc, self._configmap)
+        for doc in self.docs("KubeSchedulerConfiguration"):
+            self._run(doc, self._kube_scheduler_configuration)
+
+    def _configmap(self, doc: _Doc) -> None:
+        data = _map(doc.obj.get("data"), "data")
+        if doc.name == SCHEDULER_CONFIGMAP:
+            text = data.get(SCHEDULER_CONF_KEY)
+            if not isinstance(text, str):
+                raise _FieldError(f"data[{SCHEDULER_CONF_KEY!r}]: missing (the scheduler policy)")
+            try:
+                policy = Policy.from_yaml(text, max_depth=self.limits.max_yaml_depth)
+            except PolicyError as exc:
+                raise _FieldError(f"data[{SCHEDULER_CONF_KEY!r}]: {exc}") from None
+            self.policy = policy
+            self.policy_source = doc.where
+            self.warnings.extend(f"{doc.where}: policy: {w}" for w in policy.warnings)
+            return
+        for key, text in data.items():
+            if isinstance(text, str) and "KubeSchedulerConfiguration" in text:
+                try:
+                    config = load_yaml(text, self.limits.max_yaml_depth)
+                except yaml.YAMLError as exc:
+                    raise _FieldError(f"data[{key!r}]: invalid YAML: {_yaml_problem(exc)}") from None
+                if (
+                    isinstance(config, Mapping)
+                    and config.get("kind") == "KubeSchedulerConfiguration"
+                    and self._elastic_quota_plugin_args(doc, config, f"data[{key!r}]")
+                ):
+                    return
+        self.warnings.append(f"{doc.where}: ConfigMap {doc.label} is not {SCHEDULER_CONFIGMAP}; skipped")
+
+
+def load_manifests(
+    sources: Sequence[tuple[str, str]],
+    *,
+    limits: Limits | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> LoadResult:
+    """Read (file name, YAML text) sources, in order, into a ``Snapshot``. Raises ``ManifestError``.
+
+    ``limits`` (default ``Limits()``) bound the nesting depth, the replicas of a vcjob task and the pods and
+    podgroups of the snapshot: input over them is a ``ManifestError`` naming the document. ``checkpoint`` is called
+    between documents (a ``Deadline.check``: it raises to stop the work)."""
+    limits = limits or Limits()
+    warnings: list[str] = []
+    docs = _split_documents(sources, warnings, limits)
+    return _Builder(docs, warnings, limits, checkpoint).build()

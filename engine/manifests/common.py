@@ -1,0 +1,600 @@
+"""What every manifest reader shares: errors, the result, one document, field readers, the builder's state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
+from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, load_yaml_all, loads_json
+from engine.objects import (
+    BUILTIN_PRIORITY_CLASSES,
+    NamespaceInfo,
+    PodGroupInfo,
+    PriorityClassInfo,
+    QueueHierarchy,
+    Snapshot,
+    TaskInfo,
+)
+from engine.resources import QuantityError, ResourceList, parse_resource_list
+from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
+
+# -- well-known keys -----------------------------------------------------------------------------------------
+QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
+JOB_NAME_ANNOTATION = "volcano.sh/job-name"
+PREEMPTABLE_KEY = "volcano.sh/preemptable"
+NAMESPACE_WEIGHT_KEY = "volcano.sh/namespace.weight"
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+SCHEDULER_CONFIGMAP = "volcano-scheduler-configmap"
+SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
+
+KOORD = "quota.scheduling.koordinator.sh/"
+KOORD_QUOTA_NAME = KOORD + "name"
+KOORD_PREEMPTIBLE = KOORD + "preemptible"
+KOORD_PARENT = KOORD + "parent"
+KOORD_IS_PARENT = KOORD + "is-parent"
+KOORD_ALLOW_LENT = KOORD + "allow-lent-resource"
+KOORD_TREE_ID = KOORD + "tree-id"
+KOORD_IS_ROOT = KOORD + "is-root"
+KOORD_SHARED_WEIGHT = KOORD + "shared-weight"
+KOORD_NAMESPACES = KOORD + "namespaces"
+KOORD_ROOT, KOORD_SYSTEM, KOORD_DEFAULT = (
+    "koordinator-root-quota",
+    "koordinator-system-quota",
+    "koordinator-default-quota",
+)
+_FROM_KOORD = {KOORD_ROOT: ROOT_GROUP, KOORD_SYSTEM: SYSTEM_GROUP, KOORD_DEFAULT: DEFAULT_GROUP}
+_TO_KOORD = {v: k for k, v in _FROM_KOORD.items()}
+
+PLUGINS_QUOTA_GROUP = "scheduling.x-k8s.io"  # scheduler-plugins' ElasticQuota API group
+
+FAIRWAY_PRIORITY = "fairway.io/priority"
+FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
+
+_QUEUE_STATES = ("Open", "Closed", "Closing", "Unknown")
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+# Reading goes through engine.limits (libyaml, after the depth check); writing uses libyaml's dumper when present.
+try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
+    _Dumper: Any = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Dumper = yaml.SafeDumper
+
+
+# -- errors and results --------------------------------------------------------------------------------------
+
+
+class ManifestError(ValueError):
+    """Input that cannot be used. ``str()`` is one line: file, document (and List item), kind, name, message."""
+
+    def __init__(
+        self,
+        file: str,
+        index: int,
+        kind: str | None,
+        name: str | None,
+        message: str,
+        item: int | None = None,
+    ) -> None:
+        self.file = file
+        self.index = index
+        self.kind = kind
+        self.name = name
+        self.message = " ".join(message.split())
+        self.item = item
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = f"{self.file}: document {self.index}"
+        if self.item is not None:
+            where += f" item {self.item}"
+        if self.kind or self.name:
+            where += f" ({' '.join(p for p in (self.kind, self.name) if p)})"
+        return f"{where}: {self.message}"
+
+    def __str__(self) -> str:
+        return self._format()
+
+
+Origin = tuple[str, int, "int | None"]  # file, 1-based document index, 1-based List item (or None)
+
+
+@dataclass
+class LoadResult:
+    """What ``load_manifests`` produced.
+
+    ``warnings`` include the policy's own warnings when the policy came from a ConfigMap. ``origins`` says where
+    each object came from, keyed by (kind, key): ``("Queue", name)``, ``("ElasticQuota", group name)``,
+    ``("PodGroup", "ns/name")``, ``("Pod", "ns/name")``, ``("Node", name)``, ``("Namespace", name)``,
+    ``("PriorityClass", name)``; a podgroup or pod that Fairway made (a pod's own podgroup, a vcjob's podgroup and
+    pods) points at the document it was made from.
+    """
+
+    snapshot: Snapshot
+    warnings: list[str] = field(default_factory=list)
+    policy_source: str | None = None
+    origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
+
+
+class _FieldError(ValueError):
+    """A bad field inside one object; the caller adds the document's location."""
+
+
+# -- one document -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Doc:
+    file: str
+    index: int
+    item: int | None
+    obj: Mapping[str, Any]
+    kind: str
+    group: str
+    name: str
+    namespace: str
+    handler: str
+
+    @property
+    def where(self) -> str:
+        loc = f"{self.file}: document {self.index}"
+        if self.item is not None:
+            loc += f" item {self.item}"
+        label = " ".join(p for p in (self.kind, self.label) if p)
+        return f"{loc} ({label})" if label else loc
+
+    @property
+    def label(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace and self.name else self.name
+
+    def error(self, message: str) -> ManifestError:
+        return ManifestError(self.file, self.index, self.kind or None, self.label or None, message, self.item)
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return _map(self.obj.get("metadata"), "metadata")
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return _map(self.obj.get("spec"), "spec")
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        return _map(self.obj.get("status"), "status")
+
+
+# kind handlers by (API group, kind); "" is the core group.
+_CORE_KINDS = ("Node", "Namespace", "ResourceQuota", "Pod", "ConfigMap")
+_HANDLED: dict[tuple[str, str], str] = {
+    **{("", k): k for k in _CORE_KINDS},
+    ("scheduling.volcano.sh", "Queue"): "Queue",
+    ("scheduling.volcano.sh", "PodGroup"): "PodGroup",
+    ("scheduling.k8s.io", "PriorityClass"): "PriorityClass",
+    ("scheduling.sigs.k8s.io", "ElasticQuota"): "ElasticQuota",
+    (PLUGINS_QUOTA_GROUP, "ElasticQuota"): "ElasticQuota",
+    ("batch.volcano.sh", "Job"): "VolcanoJob",
+    ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration"): "KubeSchedulerConfiguration",
+}
+# The group a kind is read as when apiVersion is missing (Job is ambiguous: batch/v1 or Volcano's, so it is not).
+_INFERRED_GROUP: dict[str, str] = {
+    **{k: "" for k in _CORE_KINDS},
+    "Queue": "scheduling.volcano.sh",
+    "PodGroup": "scheduling.volcano.sh",
+    "PriorityClass": "scheduling.k8s.io",
+    "ElasticQuota": "scheduling.sigs.k8s.io",
+    "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io",
+}
+_CLUSTER_SCOPED = frozenset({"Node", "Namespace", "Queue", "PriorityClass", "KubeSchedulerConfiguration"})
+
+
+def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int, object]]:
+    index = 0
+    try:
+        # the depth is checked on the whole text before any document is built (nothing recurses deeply)
+        for index, data in enumerate(load_yaml_all(text, limits.max_yaml_depth), start=1):
+            yield index, data
+    except YAMLTooDeep as exc:
+        raise ManifestError(file, max(exc.document, 1), None, None, _yaml_problem(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ManifestError(file, index + 1, None, None, f"invalid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    text = f"{context}, {problem}" if context else str(problem)
+    if mark is not None:
+        text += f" (line {mark.line + 1}, column {mark.column + 1})"
+    return text
+
+
+def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str], limits: Limits) -> list[_Doc]:
+    docs: list[_Doc] = []
+    for file, text in sources:
+        for index, data in _iter_documents(file, text, limits):
+            if data is None:
+                continue
+            if not isinstance(data, Mapping):
+                raise ManifestError(
+                    file, index, None, None, f"expected a Kubernetes object (a mapping), got {_type_name(data)}"
+                )
+            kind = data.get("kind")
+            items = data.get("items")
+            if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+                for item_no, item in enumerate(items, start=1):
+                    if item is None:
+                        continue
+                    if not isinstance(item, Mapping):
+                        raise ManifestError(
+                            file, index, None, None, f"expected a Kubernetes object, got {_type_name(item)}", item_no
+                        )
+                    doc = _make_doc(file, index, item_no, item, warnings)
+                    if doc is not None:
+                        docs.append(doc)
+                continue
+            doc = _make_doc(file, index, None, data, warnings)
+            if doc is not None:
+                docs.append(doc)
+    return docs
+
+
+def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], warnings: list[str]) -> _Doc | None:
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    meta = obj.get("metadata")
+    raw_name = meta.get("name") if isinstance(meta, Mapping) else None
+    raw_ns = meta.get("namespace") if isinstance(meta, Mapping) else None
+    name = raw_name if isinstance(raw_name, str) else ""
+    loc = f"{file}: document {index}" + (f" item {item}" if item is not None else "")
+    if kind is None:
+        warnings.append(f"{loc}: no kind, not a Kubernetes object; skipped")
+        return None
+    if not isinstance(kind, str) or not kind:
+        raise ManifestError(file, index, None, name or None, f"kind: expected a string, got {brief(kind)}", item)
+    if api_version is None:
+        group = _INFERRED_GROUP.get(kind)
+        if group is None:
+            warnings.append(f"{loc} ({kind} {name}): no apiVersion and kind {kind} is not used; skipped")
+            return None
+        shown = f"{group}/v1alpha1" if group == "scheduling.sigs.k8s.io" else (group or "v1")
+        warnings.append(f"{loc} ({kind} {name}): no apiVersion; read as {shown} {kind}")
+    elif not isinstance(api_version, str):
+        raise ManifestError(
+            file, index, kind, name or None, f"apiVersion: expected a string, got {brief(api_version)}", item
+        )
+    else:
+        group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    handler = _HANDLED.get((group, kind))
+    if handler is None:
+        shown_ns = f"{raw_ns}/" if isinstance(raw_ns, str) and raw_ns else ""
+        warnings.append(f"{loc} ({kind} {shown_ns}{name}): kind {api_version} {kind} is not used; skipped")
+        return None
+    namespace = ""
+    if kind not in _CLUSTER_SCOPED:
+        if raw_ns is None or raw_ns == "":
+            namespace = "default"
+        elif isinstance(raw_ns, str):
+            namespace = raw_ns
+        else:
+            raise ManifestError(
+                file, index, kind, name or None, f"metadata.namespace: expected a string, got {brief(raw_ns)}", item
+            )
+    doc = _Doc(file, index, item, obj, kind, group, name, namespace, handler)
+    if handler != "KubeSchedulerConfiguration":
+        if meta is not None and not isinstance(meta, Mapping):
+            raise doc.error(f"metadata: expected a mapping, got {_type_name(meta)}")
+        if raw_name is None or raw_name == "":
+            raise doc.error("metadata.name: missing")
+        if not isinstance(raw_name, str):
+            raise doc.error(f"metadata.name: expected a string, got {brief(raw_name)}")
+    return doc
+
+
+# -- field readers -----------------------------------------------------------------------------------------------
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {brief(value)}"
+    if value is None:
+        return "nothing"
+    return brief(value)
+
+
+def _map(value: object, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _FieldError(f"{path}: expected a mapping, got {_type_name(value)}")
+    return value
+
+
+def _list(value: object, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _FieldError(f"{path}: expected a list, got {_type_name(value)}")
+    return value
+
+
+def _str(value: object, path: str, default: str = "") -> str:
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise _FieldError(f"{path}: expected a string, got {_type_name(value)}")
+    return value
+
+
+def _int(value: object, path: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _FieldError(f"{path}: expected an integer, got {_type_name(value)}")
+    if minimum is not None and value < minimum:
+        raise _FieldError(f"{path}: {brief(value)} must be greater than or equal to {minimum}")
+    if maximum is not None and value > maximum:
+        raise _FieldError(f"{path}: {brief(value)} must be less than or equal to {maximum}")
+    return value
+
+
+def _bool(value: object, path: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _FieldError(f"{path}: expected true or false, got {_type_name(value)}")
+    return value
+
+
+# Parsed (resource, quantity) pairs. A big snapshot repeats a few request shapes thousands of times, and
+# parsing a quantity through the Kubernetes client costs ~20 us; exact types only, so True never hits 1.
+_QUANTITY_CACHE: dict[tuple[str, object], int] = {}
+_CACHEABLE = (str, int, float)
+
+
+def _rl(value: object, path: str) -> ResourceList:
+    """``parse_resource_list`` with a cache of already-parsed pairs; errors name ``path`` as it does."""
+    if value is None:
+        return ResourceList()
+    if isinstance(value, Mapping) and len(value) <= 64:
+        out: dict[str, int] = {}
+        for name, raw in value.items():
+            amount = _QUANTITY_CACHE.get((name, raw)) if type(raw) in _CACHEABLE and isinstance(name, str) else None
+            if amount is None:
+                break
+            out[name] = amount
+        else:
+            return ResourceList(out)
+    parsed = parse_resource_list(value, path)
+    if isinstance(value, Mapping):
+        if len(_QUANTITY_CACHE) > 4096:
+            _QUANTITY_CACHE.clear()
+        for name, raw in value.items():
+            if type(raw) in _CACHEABLE:
+                _QUANTITY_CACHE[(name, raw)] = parsed[name]
+    return parsed
+
+
+def _string_map(value: object, path: str, doc: _Doc, warnings: list[str]) -> dict[str, str]:
+    """Labels, annotations, node selectors: string to string; scalars are accepted as their text, with a warning."""
+    out: dict[str, str] = {}
+    for key, raw in _map(value, path).items():
+        if not isinstance(key, str):
+            raise _FieldError(f"{path}: keys must be strings, got {key!r}")
+        if isinstance(raw, str):
+            out[key] = raw
+        elif isinstance(raw, bool):
+            out[key] = "true" if raw else "false"
+            warnings.append(f"{doc.where}: {path}[{key}]: {raw!r} is not a string; read as {out[key]!r}")
+        elif isinstance(raw, int | float) or raw is None:
+            out[key] = "" if raw is None else str(raw)
+            warnings.append(f"{doc.where}: {path}[{key}]: {brief(raw)} is not a string; read as {brief(out[key])}")
+        else:
+            raise _FieldError(f"{path}[{key}]: expected a string, got {_type_name(raw)}")
+    return out
+
+
+def _time(value: object, path: str) -> float | None:
+    """An RFC 3339 time (or a YAML timestamp, or seconds since the epoch) as seconds since the epoch."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _FieldError(f"{path}: expected a time such as 2024-03-19T11:11:24Z, got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise _FieldError(f"{path}: {value!r} is not a time such as 2024-03-19T11:11:24Z") from None
+    else:
+        raise _FieldError(f"{path}: expected a time such as 2024-03-19T11:11:24Z, got {_type_name(value)}")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _format_time(seconds: float) -> str:
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    text = moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def _go_bool(text: str) -> bool | None:
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    return None
+
+
+def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -> Any:
+    text = annotations.get(key)
+    if text is None or text.strip() == "":
+        return None
+    try:
+        return loads_json(text, max_depth)
+    except TooDeep as exc:
+        raise _FieldError(f"metadata.annotations[{key}]: {exc.message}") from None
+    except json.JSONDecodeError as exc:
+        raise _FieldError(f"metadata.annotations[{key}]: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise _FieldError(f"metadata.annotations[{key}]: not valid JSON ({exc})") from None
+
+
+# -- the loader --------------------------------------------------------------------------------------------------
+
+
+def _parse_int_text(text: str, path: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise _FieldError(f"{path}: {text!r} is not an integer") from None
+
+
+def _times(request: ResourceList, count: int) -> ResourceList:
+    return ResourceList({name: amount * count for name, amount in request.items()})
+
+
+class _BuilderBase:
+    """The state the readers fill, in input order, and the helpers they share."""
+
+    def __init__(
+        self,
+        docs: list[_Doc],
+        warnings: list[str],
+        limits: Limits,
+        checkpoint: Callable[[], None] | None = None,
+    ) -> None:
+        self.warnings = warnings
+        self.limits = limits
+        self.checkpoint = checkpoint
+        # Later objects of the same kind and key replace earlier ones (as kubectl apply would), keeping the
+        # first position so that the output order follows the input.
+        self.by_kind: dict[str, dict[str, _Doc]] = {}
+        for doc in docs:
+            key = self._key(doc)
+            bucket = self.by_kind.setdefault(doc.handler, {})
+            earlier = bucket.get(key)
+            if (
+                earlier is not None
+                and doc.handler == "ElasticQuota"
+                and (earlier.group != doc.group or doc.group == PLUGINS_QUOTA_GROUP)
+            ):
+                self.warnings.append(f"{doc.where}: replaces {earlier.where} (both define quota group {key})")
+            bucket[key] = doc
+        self.current: _Doc | None = None  # the document being read, for the origins
+        self.origins: dict[tuple[str, str], Origin] = {}
+        self.priority_classes: dict[str, PriorityClassInfo] = dict(BUILTIN_PRIORITY_CLASSES)
+        self.global_default = 0  # the highest globalDefault priority class's value
+        self.ns_queue: dict[str, str] = {}  # namespace -> its queue-name annotation
+        self.namespaces: dict[str, NamespaceInfo] = {}
+        self.rq_weight: dict[str, int] = {}
+        self.rq_hard: dict[str, dict[str, int]] = {}
+        self.queues: dict[str, QueueSpec] = {}
+        self.hierarchy: dict[str, QueueHierarchy] = {}
+        self.groups: dict[str, QuotaGroupSpec] = {}
+        self.quota_namespaces: dict[str, tuple[str, ...]] = {}
+        self.tree_id_given: set[str] = set()
+        self.podgroups: dict[str, PodGroupInfo] = {}
+        self.podgroup_owner: dict[str, str] = {}  # podgroup key -> "ns/job" of an owning vcjob
+        self.tasks: dict[str, TaskInfo] = {}
+        self.pod_jobs: set[str] = set()  # "ns/job" named by explicit pods' volcano.sh/job-name annotation
+        self.auto_podgroups: dict[str, PodGroupInfo] = {}
+        self.policy: Policy = DEFAULT_POLICY
+        self.policy_source: str | None = None
+        self.eq_args: ElasticQuotaArgs | None = None
+
+    @staticmethod
+    def _key(doc: _Doc) -> str:
+        if doc.handler == "ElasticQuota":
+            # The quota group's name: Koordinator's quota name (built-ins mapped to ours), or for
+            # scheduler-plugins, which keeps one ElasticQuota per namespace, the namespace.
+            if doc.group == PLUGINS_QUOTA_GROUP:
+                return doc.namespace
+            return _FROM_KOORD.get(doc.name, doc.name)
+        if doc.handler == "KubeSchedulerConfiguration":
+            return f"{doc.file}#{doc.index}#{doc.item}"
+        return doc.label
+
+    def docs(self, handler: str) -> list[_Doc]:
+        return list(self.by_kind.get(handler, {}).values())
+
+    def _run(self, doc: _Doc, fn: Callable[[_Doc], None]) -> None:
+        self.current = doc
+        if self.checkpoint is not None:
+            self.checkpoint()
+        try:
+            fn(doc)
+        except (_FieldError, QuantityError, PolicyError) as exc:
+            raise doc.error(str(exc)) from None
+
+    def _room_for_pods(self, adding: int, path: str = "") -> None:
+        """Refuse a document that takes the snapshot over ``max_pods`` (before anything is built for it)."""
+        total = len(self.tasks) + adding
+        if total > self.limits.max_pods:
+            where = f"{path}: " if path else ""
+            raise _FieldError(
+                f"{where}the snapshot would hold {total} pods, more than {self.limits.max_pods} "
+                f"({ENV_VARS['max_pods']})"
+            )
+
+    def _room_for_podgroup(self) -> None:
+        total = len(self.podgroups) + len(self.auto_podgroups) + 1
+        if total > self.limits.max_podgroups:
+            raise _FieldError(
+                f"the snapshot would hold {total} podgroups, more than {self.limits.max_podgroups} "
+                f"({ENV_VARS['max_podgroups']})"
+            )
+
+    def _origin(self, kind: str, key: str, *, keep: bool = False) -> None:
+        doc = self.current
+        if doc is None:  # every reader runs through _run, which sets it
+            raise RuntimeError(f"{kind} {key} read outside a document")
+        where = (doc.file, doc.index, doc.item)
+        if keep:
+            self.origins.setdefault((kind, key), where)
+        else:
+            self.origins[(kind, key)] = where
+
+    def _queue_for(self, namespace: str, queue: str) -> str:
+        # Volcano's PodGroup mutating webhook, for the podgroups Fairway creates as Volcano's controllers would
+        # (a pod's own, a vcjob's): one left in "default" goes to its namespace's queue.
+        if (not queue or queue == DEFAULT_QUEUE) and namespace in self.ns_queue:
+            return self.ns_queue[namespace]
+        return queue or DEFAULT_QUEUE
+
+    def _class_priority(self, doc: _Doc, class_name: str, path: str) -> tuple[int, PriorityClassInfo | None]:
+        if not class_name:
+            return self.global_default, None
+        pc = self.priority_classes.get(class_name)
+        if pc is None:
+            self.warnings.append(
+                f"{doc.where}: {path}: PriorityClass {class_name} not found; priority {self.global_default} used"
+            )
+            return self.global_default, None
+        return pc.value, pc
+
+    def _add_group(self, spec: QuotaGroupSpec, namespaces: tuple[str, ...]) -> None:
+        self._origin("ElasticQuota", spec.name)
+        self.groups[spec.name] = spec
+        if namespaces:
+            self.quota_namespaces[spec.name] = namespaces
+        else:
+            self.quota_namespaces.pop(spec.name, None)

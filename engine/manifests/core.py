@@ -1,0 +1,330 @@
+"""Core Kubernetes kinds: PriorityClass, Namespace, ResourceQuota, Pod, Node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.manifests.common import (
+    _FROM_KOORD,
+    GROUP_NAME_ANNOTATION,
+    JOB_NAME_ANNOTATION,
+    KOORD_PREEMPTIBLE,
+    KOORD_QUOTA_NAME,
+    NAMESPACE_WEIGHT_KEY,
+    PREEMPTABLE_KEY,
+    QUEUE_NAME_ANNOTATION,
+    TASK_SPEC_ANNOTATION,
+    _bool,
+    _BuilderBase,
+    _Doc,
+    _FieldError,
+    _go_bool,
+    _int,
+    _list,
+    _map,
+    _rl,
+    _str,
+    _string_map,
+    _time,
+)
+from engine.objects import (
+    NamespaceInfo,
+    NodeInfo,
+    PodGroupInfo,
+    PodGroupPhase,
+    PriorityClassInfo,
+    Taint,
+    TaskInfo,
+    TaskStatus,
+    Toleration,
+    own_podgroup_name,
+)
+from engine.resources import QuantityError, ResourceList, parse_quantity
+
+
+class CoreReaders(_BuilderBase):
+    def _priority_class(self, doc: _Doc) -> None:
+        obj = doc.obj
+        value = _int(obj.get("value"), "value", 0, minimum=-(2**31), maximum=2**31 - 1)
+        policy = _str(obj.get("preemptionPolicy"), "preemptionPolicy", "PreemptLowerPriority")
+        self._origin("PriorityClass", doc.name)
+        self.priority_classes[doc.name] = PriorityClassInfo(
+            name=doc.name,
+            value=value,
+            global_default=_bool(obj.get("globalDefault"), "globalDefault", False),
+            preemption_policy=policy,
+        )
+
+    def _namespace(self, doc: _Doc) -> None:
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        queue = annotations.get(QUEUE_NAME_ANNOTATION) or None
+        if queue:
+            self.ns_queue[doc.name] = queue
+        self.namespaces[doc.name] = NamespaceInfo(name=doc.name, queue=queue)
+        self._origin("Namespace", doc.name)
+
+    def _resource_quota(self, doc: _Doc) -> None:
+        hard = _map(doc.spec.get("hard"), "spec.hard")
+        ns = doc.namespace
+        weight = 1
+        for key, value in hard.items():
+            if not isinstance(key, str):
+                raise _FieldError(f"spec.hard: keys must be strings, got {key!r}")
+            path = f"spec.hard.{key}"
+            if key == NAMESPACE_WEIGHT_KEY:
+                weight = self._namespace_weight(doc, value, path)
+                continue
+            base = _hard_base_resource(key)
+            amount = parse_quantity(value, base, path)
+            stored = key.removeprefix("requests.")
+            limits = self.rq_hard.setdefault(ns, {})
+            # Each ResourceQuota is enforced on its own: the tightest limit of a key is what binds.
+            limits[stored] = min(limits.get(stored, amount), amount)
+        self.rq_weight[ns] = max(self.rq_weight.get(ns, 1), weight)
+        self.rq_hard.setdefault(ns, {})
+
+    def _namespace_weight(self, doc: _Doc, value: object, path: str) -> int:
+        # SIMULATE.md: missing, non-integer or < 1 means 1. (Volcano took Quantity.Value(), which rounds a
+        # fraction up; a whole-number quantity such as "2" or "1k" reads the same either way.)
+        try:
+            milli = parse_quantity(value, NAMESPACE_WEIGHT_KEY, path)
+        except QuantityError:
+            self.warnings.append(f"{doc.where}: {path}: {value!r} is not a whole number; weight 1 used")
+            return 1
+        whole, rest = divmod(milli, 1000)
+        if rest:
+            self.warnings.append(f"{doc.where}: {path}: {value!r} is not a whole number; weight 1 used")
+            return 1
+        if whole < 1:
+            self.warnings.append(f"{doc.where}: {path}: {value!r} is below 1; weight 1 used")
+            return 1
+        return whole
+
+    def _complete_namespaces(self) -> None:
+        # Namespaces known only from their pods are left out: Snapshot.namespace() reads them as the defaults.
+        for ns in self.rq_weight:
+            if ns not in self.namespaces:
+                self.namespaces[ns] = NamespaceInfo(name=ns)
+        for ns, info in list(self.namespaces.items()):
+            hard = self.rq_hard.get(ns)
+            self.namespaces[ns] = NamespaceInfo(
+                name=ns,
+                weight=self.rq_weight.get(ns, 1),
+                queue=info.queue,
+                hard=ResourceList(hard) if hard else None,
+            )
+
+    def _pod(self, doc: _Doc) -> None:
+        self._room_for_pods(1)
+        meta, spec, status = doc.meta, doc.spec, doc.status
+        labels = _string_map(meta.get("labels"), "metadata.labels", doc, self.warnings)
+        annotations = _string_map(meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta)
+        group_name = annotations.get(GROUP_NAME_ANNOTATION, "")
+        if not group_name:
+            self._add_own_podgroup(doc, task, annotations)
+        job = annotations.get(JOB_NAME_ANNOTATION)
+        if job:
+            self.pod_jobs.add(f"{doc.namespace}/{job}")
+        self._origin("Pod", task.uid)
+        self.tasks[task.uid] = task
+
+    def _task(
+        self,
+        doc: _Doc,
+        namespace: str,
+        name: str,
+        labels: dict[str, str],
+        annotations: Mapping[str, str],
+        spec: Mapping[str, Any],
+        status: Mapping[str, Any],
+        meta: Mapping[str, Any],
+        *,
+        podgroup: str | None = None,
+        path: str = "spec",
+    ) -> TaskInfo:
+        request = _pod_request(spec, path)
+        class_name = _str(spec.get("priorityClassName"), f"{path}.priorityClassName")
+        class_priority, pc = self._class_priority(doc, class_name, f"{path}.priorityClassName")
+        priority = _int(spec.get("priority"), f"{path}.priority", class_priority, minimum=-(2**31), maximum=2**31 - 1)
+        default_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+        preemption_policy = _str(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy", default_policy)
+        # Volcano reads the annotation first, then the label (api.GetPodPreemptable); a value ParseBool
+        # rejects counts as false.
+        volcano_preemptable: bool | None = None
+        for source, values in (("annotation", annotations), ("label", labels)):
+            if PREEMPTABLE_KEY in values:
+                parsed = _go_bool(values[PREEMPTABLE_KEY])
+                if parsed is None:
+                    self.warnings.append(
+                        f"{doc.where}: {source} {PREEMPTABLE_KEY}={values[PREEMPTABLE_KEY]!r} is not a boolean; "
+                        "read as false, as Volcano does"
+                    )
+                    parsed = False
+                volcano_preemptable = parsed
+                break
+        quota_label = labels.get(KOORD_QUOTA_NAME) or None
+        if quota_label is not None:
+            quota_label = _FROM_KOORD.get(quota_label, quota_label)
+        quota_preemptible = labels.get(KOORD_PREEMPTIBLE) != "false"
+        node = _str(spec.get("nodeName"), f"{path}.nodeName") or None
+        phase = _str(status.get("phase"), "status.phase")
+        deleting = meta.get("deletionTimestamp") not in (None, "")
+        task_status = _task_status(phase, node, deleting)
+        tolerations = tuple(
+            _toleration(t, f"{path}.tolerations[{i}]")
+            for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.tolerations"))
+        )
+        own_labels = {
+            k: v for k, v in labels.items() if k not in (KOORD_QUOTA_NAME, KOORD_PREEMPTIBLE, PREEMPTABLE_KEY)
+        }
+        group_name = annotations.get(GROUP_NAME_ANNOTATION, "")
+        return TaskInfo(
+            namespace=namespace,
+            name=name,
+            podgroup=podgroup or f"{namespace}/{group_name or own_podgroup_name(name)}",
+            request=request,
+            priority=priority,
+            priority_class=class_name,
+            volcano_preemptable=volcano_preemptable,
+            quota_preemptible=quota_preemptible,
+            quota_group=quota_label,
+            status=task_status,
+            node=node,
+            node_selector=_string_map(spec.get("nodeSelector"), f"{path}.nodeSelector", doc, self.warnings),
+            tolerations=tolerations,
+            labels=own_labels,
+            task_role=annotations.get(TASK_SPEC_ANNOTATION, ""),
+            creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+            start_timestamp=_time(status.get("startTime"), "status.startTime"),
+            preemption_policy=preemption_policy,
+        )
+
+    def _add_own_podgroup(self, doc: _Doc, task: TaskInfo, annotations: Mapping[str, str]) -> None:
+        # Volcano's podgroup controller (buildPodGroupFromPod): minMember 1, minResources = the pod's request,
+        # the pod's priority class, the queue from the pod's annotation; the webhook then applies the
+        # namespace's queue to a podgroup left in "default".
+        if task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+            phase = PodGroupPhase.COMPLETED
+        elif task.node is not None and task.status is not TaskStatus.PENDING:
+            phase = PodGroupPhase.RUNNING
+        else:
+            phase = PodGroupPhase.PENDING
+        pg_name = own_podgroup_name(task.name)
+        key = f"{task.namespace}/{pg_name}"
+        if key not in self.auto_podgroups:
+            self._room_for_podgroup()
+        self._origin("PodGroup", key, keep=True)
+        self.auto_podgroups[key] = PodGroupInfo(
+            namespace=task.namespace,
+            name=pg_name,
+            queue=self._queue_for(task.namespace, annotations.get(QUEUE_NAME_ANNOTATION, "")),
+            min_member=1,
+            min_resources=task.request,
+            priority=self._class_priority(doc, task.priority_class, "spec.priorityClassName")[0],
+            priority_class=task.priority_class,
+            phase=phase,
+            creation_timestamp=task.creation_timestamp or 0.0,
+        )
+
+    def _node(self, doc: _Doc) -> NodeInfo:
+        spec, status = doc.spec, doc.status
+        if status.get("allocatable") is not None:
+            allocatable = _rl(status.get("allocatable"), "status.allocatable")
+        else:
+            allocatable = _rl(status.get("capacity"), "status.capacity")
+        taints: list[Taint] = []
+        for i, raw in enumerate(_list(spec.get("taints"), "spec.taints")):
+            path = f"spec.taints[{i}]"
+            t = _map(raw, path)
+            key = _str(t.get("key"), f"{path}.key")
+            if not key:
+                raise _FieldError(f"{path}.key: missing")
+            taints.append(
+                Taint(
+                    key=key, value=_str(t.get("value"), f"{path}.value"), effect=_str(t.get("effect"), f"{path}.effect")
+                )
+            )
+        ready = True
+        for i, raw in enumerate(_list(status.get("conditions"), "status.conditions")):
+            cond = _map(raw, f"status.conditions[{i}]")
+            if cond.get("type") == "Ready":
+                ready = _str(cond.get("status"), f"status.conditions[{i}].status") == "True"
+        return NodeInfo(
+            name=doc.name,
+            allocatable=allocatable,
+            labels=_string_map(doc.meta.get("labels"), "metadata.labels", doc, self.warnings),
+            taints=tuple(taints),
+            unschedulable=_bool(spec.get("unschedulable"), "spec.unschedulable", False),
+            ready=ready,
+        )
+
+
+def _hard_base_resource(key: str) -> str:
+    """The resource whose unit a ResourceQuota key uses: ``limits.memory`` is in bytes like ``memory``."""
+    for prefix in ("requests.", "limits."):
+        if key.startswith(prefix):
+            return key[len(prefix) :]
+    return key
+
+
+def _task_status(phase: str, node: str | None, deleting: bool) -> TaskStatus:
+    # Volcano's getTaskStatus, with one addition: a pod with a node and no status.phase (a hand-written
+    # manifest) is Running, as SIMULATE.md says.
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    if phase == "Unknown":
+        return TaskStatus.UNKNOWN
+    if deleting:
+        return TaskStatus.RELEASING
+    if node is None:
+        return TaskStatus.PENDING
+    if phase == "Pending":
+        return TaskStatus.BOUND
+    return TaskStatus.RUNNING
+
+
+def _toleration(raw: object, path: str) -> Toleration:
+    t = _map(raw, path)
+    seconds = t.get("tolerationSeconds")
+    return Toleration(
+        key=_str(t.get("key"), f"{path}.key"),
+        operator=_str(t.get("operator"), f"{path}.operator", "Equal") or "Equal",
+        value=_str(t.get("value"), f"{path}.value"),
+        effect=_str(t.get("effect"), f"{path}.effect"),
+        toleration_seconds=None if seconds is None else _int(seconds, f"{path}.tolerationSeconds", 0),
+    )
+
+
+def _container_request(raw: object, path: str) -> tuple[ResourceList, bool]:
+    """A container's requests (a limit without a request counts as the request) and whether it is a sidecar."""
+    c = _map(raw, path)
+    resources = _map(c.get("resources"), f"{path}.resources")
+    requests = dict(_rl(resources.get("requests"), f"{path}.resources.requests"))
+    limits = _rl(resources.get("limits"), f"{path}.resources.limits")
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    sidecar = c.get("restartPolicy") == "Always"
+    return ResourceList(requests), sidecar
+
+
+def _pod_request(spec: Mapping[str, Any], path: str = "spec") -> ResourceList:
+    """Kubernetes' PodRequests: max(containers + sidecars, each init container + earlier sidecars) + overhead."""
+    total = ResourceList.total(
+        _container_request(c, f"{path}.containers[{i}]")[0]
+        for i, c in enumerate(_list(spec.get("containers"), f"{path}.containers"))
+    )
+    sidecars = ResourceList()
+    init_peak = ResourceList()
+    for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.initContainers")):
+        request, sidecar = _container_request(c, f"{path}.initContainers[{i}]")
+        if sidecar:
+            total = total + request
+            sidecars = sidecars + request
+            init_peak = init_peak.maximum(sidecars)
+        else:
+            init_peak = init_peak.maximum(request + sidecars)
+    return total.maximum(init_peak) + _rl(spec.get("overhead"), f"{path}.overhead")

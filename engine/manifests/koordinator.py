@@ -1,0 +1,117 @@
+"""Koordinator kinds: ElasticQuota (the quota tree) and the ElasticQuota plugin's arguments in a KubeSchedulerConfiguration."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
+from engine.manifests.common import (
+    _FROM_KOORD,
+    FAIRWAY_MIN_SCALE_EXEMPT,
+    KOORD_ALLOW_LENT,
+    KOORD_IS_PARENT,
+    KOORD_IS_ROOT,
+    KOORD_NAMESPACES,
+    KOORD_PARENT,
+    KOORD_SHARED_WEIGHT,
+    KOORD_TREE_ID,
+    _BuilderBase,
+    _Doc,
+    _FieldError,
+    _json_annotation,
+    _list,
+    _map,
+    _rl,
+    _string_map,
+)
+from engine.resources import ResourceList
+from engine.session.policy import PolicyError, parse_elastic_quota_args
+
+
+class KoordinatorReaders(_BuilderBase):
+    def _elastic_quota(self, doc: _Doc) -> None:
+        spec = doc.spec
+        quota_min = _rl(spec.get("min"), "spec.min")
+        quota_max = _rl(spec.get("max"), "spec.max")
+        labels = _string_map(doc.meta.get("labels"), "metadata.labels", doc, self.warnings)
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        name = _FROM_KOORD.get(doc.name, doc.name)
+        is_root = name == ROOT_GROUP
+        parent_label = labels.get(KOORD_PARENT, "")
+        parent: str | None = _FROM_KOORD.get(parent_label, parent_label) or ROOT_GROUP
+        if is_root or labels.get(KOORD_IS_ROOT) == "true":
+            parent = None
+        is_parent_label = labels.get(KOORD_IS_PARENT)
+        allow_lent_label = labels.get(KOORD_ALLOW_LENT)
+        shared_raw = _json_annotation(annotations, KOORD_SHARED_WEIGHT, self.limits.max_json_depth)
+        shared: ResourceList | None = None
+        if shared_raw is not None:
+            shared = _rl(shared_raw, f"metadata.annotations[{KOORD_SHARED_WEIGHT}]")
+            if shared.is_zero():
+                shared = None  # Koordinator: a zero shared weight falls back to max
+        ns_raw = _json_annotation(annotations, KOORD_NAMESPACES, self.limits.max_json_depth)
+        namespaces: tuple[str, ...] = ()
+        if ns_raw is not None:
+            if not isinstance(ns_raw, list) or not all(isinstance(n, str) for n in ns_raw):
+                raise _FieldError(f"metadata.annotations[{KOORD_NAMESPACES}]: expected a JSON list of namespace names")
+            namespaces = tuple(ns_raw)
+        if KOORD_TREE_ID in labels:
+            self.tree_id_given.add(name)
+        else:
+            self.tree_id_given.discard(name)
+        spec_obj = QuotaGroupSpec(
+            name=name,
+            parent=parent,
+            # The root quota is a parent that lends nothing unless its labels say otherwise.
+            is_parent=(is_parent_label == "true") if is_parent_label is not None else is_root,
+            min=quota_min,
+            max=quota_max,
+            shared_weight=shared,
+            allow_lent=(allow_lent_label != "false") if allow_lent_label is not None else not is_root,
+            tree_id=labels.get(KOORD_TREE_ID, ""),
+            min_scale_exempt=annotations.get(FAIRWAY_MIN_SCALE_EXEMPT) == "true",
+        )
+        self._add_group(spec_obj, namespaces)
+
+    def _inherit_tree_ids(self) -> None:
+        # Koordinator's mutating webhook copies a missing tree-id from the parent quota.
+        for name in list(self.groups):
+            spec = self.groups[name]
+            if name in self.tree_id_given or spec.tree_id or spec.parent is None:
+                continue
+            seen = {name}
+            parent: str | None = spec.parent
+            while parent is not None and parent in self.groups and parent not in seen:
+                seen.add(parent)
+                ancestor = self.groups[parent]
+                if ancestor.tree_id:
+                    self.groups[name] = _replace_group(spec, tree_id=ancestor.tree_id)
+                    break
+                parent = ancestor.parent
+
+    def _kube_scheduler_configuration(self, doc: _Doc) -> None:
+        if not self._elastic_quota_plugin_args(doc, doc.obj, ""):
+            self.warnings.append(f"{doc.where}: no ElasticQuota plugin arguments; skipped")
+
+    def _elastic_quota_plugin_args(self, doc: _Doc, config: Mapping[str, Any], prefix: str) -> bool:
+        found = False
+        dot = f"{prefix}." if prefix else ""
+        for i, profile in enumerate(_list(config.get("profiles"), f"{dot}profiles")):
+            profile_map = _map(profile, f"{dot}profiles[{i}]")
+            for j, entry in enumerate(_list(profile_map.get("pluginConfig"), f"{dot}profiles[{i}].pluginConfig")):
+                entry_map = _map(entry, f"{dot}profiles[{i}].pluginConfig[{j}]")
+                if entry_map.get("name") != "ElasticQuota":
+                    continue
+                args = _map(entry_map.get("args"), f"{dot}profiles[{i}].pluginConfig[{j}].args")
+                try:
+                    self.eq_args = parse_elastic_quota_args(args)
+                except PolicyError as exc:
+                    raise _FieldError(f"{dot}profiles[{i}].pluginConfig[{j}].args: {exc}") from None
+                found = True
+        return found
+
+
+def _replace_group(spec: QuotaGroupSpec, **changes: Any) -> QuotaGroupSpec:
+    return dataclasses.replace(spec, **changes)

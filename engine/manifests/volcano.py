@@ -1,0 +1,297 @@
+"""Volcano kinds: Queue, PodGroup, the batch.volcano.sh Job (vcjob) and the scheduler ConfigMap."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.limits import ENV_VARS, brief
+from engine.manifests.common import (
+    _QUEUE_STATES,
+    FAIRWAY_PRIORITY,
+    HIERARCHY_ANNOTATION,
+    HIERARCHY_WEIGHTS_ANNOTATION,
+    PREEMPTABLE_KEY,
+    TASK_SPEC_ANNOTATION,
+    _bool,
+    _Doc,
+    _FieldError,
+    _int,
+    _list,
+    _map,
+    _parse_int_text,
+    _rl,
+    _str,
+    _string_map,
+    _time,
+    _times,
+)
+from engine.manifests.core import (
+    CoreReaders,
+)
+from engine.objects import (
+    PodGroupCondition,
+    PodGroupInfo,
+    PodGroupPhase,
+    QueueHierarchy,
+    TaskInfo,
+)
+from engine.resources import ResourceList
+
+
+class VolcanoReaders(CoreReaders):
+    def _queue(self, doc: _Doc) -> None:
+        spec, status = doc.spec, doc.status
+        weight = _int(spec.get("weight"), "spec.weight", 1, minimum=0, maximum=65535)
+        weight = weight or 1  # Volcano's mutating webhook turns a weight of 0 into 1
+        guarantee_raw = _map(spec.get("guarantee"), "spec.guarantee")
+        if "resource" in guarantee_raw or not guarantee_raw:
+            guarantee = _rl(guarantee_raw.get("resource"), "spec.guarantee.resource")
+        else:
+            guarantee = _rl(guarantee_raw, "spec.guarantee")
+            self.warnings.append(f"{doc.where}: spec.guarantee has no 'resource' key; read as spec.guarantee.resource")
+        state = _str(status.get("state"), "status.state", "Open") or "Open"
+        if state not in _QUEUE_STATES:
+            raise _FieldError(f"status.state: {state!r} must be one of {', '.join(_QUEUE_STATES)}")
+        parent: str | None = _str(spec.get("parent"), "spec.parent", ROOT_QUEUE) or ROOT_QUEUE
+        if doc.name == ROOT_QUEUE:
+            parent = None
+        self._origin("Queue", doc.name)
+        self.queues[doc.name] = QueueSpec(
+            name=doc.name,
+            parent=parent,
+            weight=weight,
+            capability=_rl(spec.get("capability"), "spec.capability"),
+            deserved=_rl(spec.get("deserved"), "spec.deserved"),
+            guarantee=guarantee,
+            reclaimable=_bool(spec.get("reclaimable"), "spec.reclaimable", True),
+            priority=_int(spec.get("priority"), "spec.priority", 0, minimum=0, maximum=2**31 - 1),
+            state=state,
+        )
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        hierarchy = _queue_hierarchy(annotations)
+        if hierarchy is not None:
+            self.hierarchy[doc.name] = hierarchy
+        else:
+            self.hierarchy.pop(doc.name, None)
+
+    def _podgroup(self, doc: _Doc) -> None:
+        spec, status = doc.spec, doc.status
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        min_task_member: dict[str, int] = {}
+        for role, count in _map(spec.get("minTaskMember"), "spec.minTaskMember").items():
+            min_task_member[str(role)] = _int(count, f"spec.minTaskMember.{role}", 0, minimum=0)
+        min_resources_raw = spec.get("minResources")
+        min_resources = None if min_resources_raw is None else _rl(min_resources_raw, "spec.minResources")
+        class_name = _str(spec.get("priorityClassName"), "spec.priorityClassName")
+        priority, _ = self._class_priority(doc, class_name, "spec.priorityClassName")
+        if FAIRWAY_PRIORITY in annotations:
+            priority = _parse_int_text(annotations[FAIRWAY_PRIORITY], f"metadata.annotations[{FAIRWAY_PRIORITY}]")
+        phase_text = _str(status.get("phase"), "status.phase", "Pending") or "Pending"
+        try:
+            phase = PodGroupPhase(phase_text)
+        except ValueError:
+            phases = ", ".join(p.value for p in PodGroupPhase)
+            raise _FieldError(f"status.phase: {phase_text!r} must be one of {phases}") from None
+        conditions = tuple(
+            _podgroup_condition(c, f"status.conditions[{i}]")
+            for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
+        )
+        key = doc.label
+        self._room_for_podgroup()
+        # A PodGroup that names no queue takes its namespace's (Volcano's PodGroup webhook). One that names
+        # "default" keeps it: a manifest read back from a cluster has been through the webhook already, and
+        # the annotation may have been added after the podgroup was created.
+        queue = _str(spec.get("queue"), "spec.queue") or self._queue_for(doc.namespace, "")
+        self._origin("PodGroup", key)
+        self.podgroups[key] = PodGroupInfo(
+            namespace=doc.namespace,
+            name=doc.name,
+            queue=queue,
+            min_member=_int(spec.get("minMember"), "spec.minMember", 0, minimum=0),
+            min_task_member=min_task_member,
+            min_resources=min_resources,
+            priority=priority,
+            priority_class=class_name,
+            phase=phase,
+            creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
+            conditions=conditions,
+        )
+        for i, ref in enumerate(_list(doc.meta.get("ownerReferences"), "metadata.ownerReferences")):
+            ref_map = _map(ref, f"metadata.ownerReferences[{i}]")
+            if ref_map.get("kind") == "Job" and str(ref_map.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+                self.podgroup_owner[key] = f"{doc.namespace}/{ref_map.get('name')}"
+
+    def _volcano_job(self, doc: _Doc) -> None:
+        job_key = doc.label
+        if job_key in self.pod_jobs or job_key in self.podgroup_owner.values():
+            self.warnings.append(
+                f"{doc.where}: the job's PodGroup or pods are in the input; the vcjob itself is not expanded"
+            )
+            return
+        spec = doc.spec
+        meta = doc.meta
+        job_annotations = _string_map(meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        tasks_raw = _list(spec.get("tasks"), "spec.tasks")
+        roles: list[tuple[str, int, int, Mapping[str, Any], str]] = []  # name, replicas, minAvailable, template, path
+        for i, raw in enumerate(tasks_raw):
+            path = f"spec.tasks[{i}]"
+            task_spec = _map(raw, path)
+            # Volcano's job webhook names an unnamed task "default<i>" and defaults minAvailable to replicas.
+            role = _str(task_spec.get("name"), f"{path}.name") or f"default{i}"
+            replicas = _int(task_spec.get("replicas"), f"{path}.replicas", 0, minimum=0)
+            if replicas > self.limits.max_replicas:
+                raise _FieldError(
+                    f"{path}.replicas: {brief(replicas)} is more than {self.limits.max_replicas} "
+                    f"({ENV_VARS['max_replicas']})"
+                )
+            min_available = _int(task_spec.get("minAvailable"), f"{path}.minAvailable", replicas, minimum=0)
+            template = _map(task_spec.get("template"), f"{path}.template")
+            roles.append((role, replicas, min_available, template, path))
+        min_member = _int(spec.get("minAvailable"), "spec.minAvailable", 0, minimum=0)
+        if min_member == 0:
+            min_member = sum(r[2] for r in roles)
+        queue = self._queue_for(doc.namespace, _str(spec.get("queue"), "spec.queue", DEFAULT_QUEUE))
+        job_class = _str(spec.get("priorityClassName"), "spec.priorityClassName")
+        job_priority, _ = self._class_priority(doc, job_class, "spec.priorityClassName")
+        created = _time(meta.get("creationTimestamp"), "metadata.creationTimestamp")
+        pg_key = f"{doc.namespace}/{doc.name}"
+        if pg_key in self.podgroups:
+            self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the vcjob is not expanded")
+            return
+        self._room_for_pods(sum(r[1] for r in roles), "spec.tasks")
+        self._room_for_podgroup()
+
+        role_requests: list[tuple[int, int, int, ResourceList]] = []  # priority, replicas, minAvailable, request
+        new_tasks: list[TaskInfo] = []
+        for role, replicas, min_available, template, path in roles:
+            t_meta = _map(template.get("metadata"), f"{path}.template.metadata")
+            t_spec = _map(template.get("spec"), f"{path}.template.spec")
+            labels = _string_map(t_meta.get("labels"), f"{path}.template.metadata.labels", doc, self.warnings)
+            annotations = dict(
+                _string_map(t_meta.get("annotations"), f"{path}.template.metadata.annotations", doc, self.warnings)
+            )
+            annotations[TASK_SPEC_ANNOTATION] = role
+            if PREEMPTABLE_KEY in job_annotations:  # createJobPod copies the job's preemptable annotation
+                annotations[PREEMPTABLE_KEY] = job_annotations[PREEMPTABLE_KEY]
+            pod_spec = dict(t_spec)
+            if not pod_spec.get("priorityClassName") and job_class:
+                pod_spec["priorityClassName"] = job_class
+            # The template is read once (errors surface even with zero replicas); the pods differ only by name.
+            pod_meta = {"creationTimestamp": meta.get("creationTimestamp")} if replicas else {}
+            sample = self._task(
+                doc, doc.namespace, f"{doc.name}-{role}-0" if replicas else f"{doc.name}-{role}", labels,
+                annotations, pod_spec, {}, pod_meta, podgroup=pg_key, path=f"{path}.template.spec",
+            )  # fmt: skip
+            new_tasks.extend(
+                dataclasses.replace(sample, name=f"{doc.name}-{role}-{index}") if index else sample
+                for index in range(replicas)
+            )
+            # The controller orders roles by their template's PriorityClass value only.
+            template_class = _str(t_spec.get("priorityClassName"), f"{path}.template.spec.priorityClassName")
+            role_priority = (
+                self.priority_classes[template_class].value if template_class in self.priority_classes else 0
+            )
+            role_requests.append((role_priority, replicas, min_available, sample.request))
+
+        for task in new_tasks:
+            if task.uid in self.tasks:
+                self.warnings.append(f"{doc.where}: Pod {task.uid} is in the input; the generated one is dropped")
+            else:
+                self._origin("Pod", task.uid)
+                self.tasks[task.uid] = task
+        self._origin("PodGroup", pg_key)
+        self.podgroups[pg_key] = PodGroupInfo(
+            namespace=doc.namespace,
+            name=doc.name,
+            queue=queue,
+            min_member=min_member,
+            min_task_member={r[0]: r[2] for r in roles},
+            min_resources=_vcjob_min_resources(role_requests, min_member),
+            priority=job_priority,
+            priority_class=job_class,
+            phase=PodGroupPhase.PENDING,
+            creation_timestamp=created or 0.0,
+        )
+
+
+def _queue_hierarchy(annotations: Mapping[str, str]) -> QueueHierarchy | None:
+    path_text = annotations.get(HIERARCHY_ANNOTATION)
+    weights_text = annotations.get(HIERARCHY_WEIGHTS_ANNOTATION)
+    if not path_text and not weights_text:
+        return None
+    key = f"metadata.annotations[{HIERARCHY_WEIGHTS_ANNOTATION}]"
+    if not path_text or not weights_text:
+        raise _FieldError(
+            f"metadata.annotations: {HIERARCHY_ANNOTATION} and {HIERARCHY_WEIGHTS_ANNOTATION} go together"
+        )
+    path = path_text.strip("/").split("/")
+    weight_parts = weights_text.strip("/").split("/")
+    # Volcano's queue mutating webhook prefixes "root/" and "1/" when the path does not start at root.
+    if path[0] != "root":
+        path = ["root", *path]
+        weight_parts = ["1", *weight_parts]
+    if len(path) != len(weight_parts):
+        raise _FieldError(f"{key}: {len(weight_parts)} weights for {len(path)} levels in {path_text!r}")
+    weights: list[float] = []
+    for part in weight_parts:
+        try:
+            value = float(part)
+        except ValueError:
+            raise _FieldError(f"{key}: {part!r} is not a number") from None
+        if not value > 0 or value == float("inf"):
+            raise _FieldError(f"{key}: weight {part!r} must be greater than 0")
+        weights.append(value)
+    if any(not level for level in path):
+        raise _FieldError(f"metadata.annotations[{HIERARCHY_ANNOTATION}]: empty level in {path_text!r}")
+    return QueueHierarchy(path=tuple(path), weights=tuple(weights))
+
+
+def _podgroup_condition(raw: object, path: str) -> PodGroupCondition:
+    c = _map(raw, path)
+    return PodGroupCondition(
+        type=_str(c.get("type"), f"{path}.type"),
+        status=_str(c.get("status"), f"{path}.status", "True"),
+        reason=_str(c.get("reason"), f"{path}.reason"),
+        message=_str(c.get("message"), f"{path}.message"),
+        transition_id=_str(c.get("transitionID"), f"{path}.transitionID"),
+        last_transition_time=_time(c.get("lastTransitionTime"), f"{path}.lastTransitionTime"),
+    )
+
+
+def _vcjob_min_resources(roles: list[tuple[int, int, int, ResourceList]], min_member: int) -> ResourceList:
+    """Volcano's job controller ``calcPGMinResources`` (roles ordered by template priority, highest first)."""
+    ordered = sorted(roles, key=lambda r: -r[0])  # stable: equal priorities keep their order
+    total_min = sum(r[2] for r in ordered)
+    out = ResourceList()
+    if min_member < total_min:
+        # The first min_member pods, role by role.
+        left = min_member
+        for _, replicas, _, request in ordered:
+            take = min(left, replicas)
+            out = out + _times(request, take)
+            left -= take
+            if left <= 0:
+                break
+        return out
+    # Every role's minAvailable, then fill up to min_member from the roles' remaining replicas.
+    count = 0
+    for _, _, min_available, request in ordered:
+        take = min(min_available, min_member - count)
+        out = out + _times(request, take)
+        count += take
+        if count >= min_member:
+            return out
+    left = min_member - count
+    for _, replicas, min_available, request in ordered:
+        spare = replicas - min_available
+        if spare <= 0:
+            continue
+        take = min(left, spare)
+        out = out + _times(request, take)
+        left -= take
+        if left <= 0:
+            break
+    return out
