@@ -150,20 +150,7 @@ class CoreReaders(_BuilderBase):
         priority = _int(spec.get("priority"), f"{path}.priority", class_priority, minimum=-(2**31), maximum=2**31 - 1)
         default_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
         preemption_policy = _str(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy", default_policy)
-        # Volcano reads the annotation first, then the label (api.GetPodPreemptable); a value ParseBool
-        # rejects counts as false.
-        volcano_preemptable: bool | None = None
-        for source, values in (("annotation", annotations), ("label", labels)):
-            if PREEMPTABLE_KEY in values:
-                parsed = _go_bool(values[PREEMPTABLE_KEY])
-                if parsed is None:
-                    self.warnings.append(
-                        f"{doc.where}: {source} {PREEMPTABLE_KEY}={values[PREEMPTABLE_KEY]!r} is not a boolean; "
-                        "read as false, as Volcano does"
-                    )
-                    parsed = False
-                volcano_preemptable = parsed
-                break
+        volcano_preemptable = self._volcano_preemptable(doc, labels, annotations)
         quota_label = labels.get(KOORD_QUOTA_NAME) or None
         if quota_label is not None:
             quota_label = _FROM_KOORD.get(quota_label, quota_label)
@@ -200,6 +187,21 @@ class CoreReaders(_BuilderBase):
             start_timestamp=_time(status.get("startTime"), "status.startTime"),
             preemption_policy=preemption_policy,
         )
+
+    def _volcano_preemptable(self, doc: _Doc, labels: Mapping[str, str], annotations: Mapping[str, str]) -> bool | None:
+        # Volcano reads the annotation first, then the label (api.GetPodPreemptable); a value ParseBool
+        # rejects counts as false.
+        for source, values in (("annotation", annotations), ("label", labels)):
+            if PREEMPTABLE_KEY in values:
+                parsed = _go_bool(values[PREEMPTABLE_KEY])
+                if parsed is None:
+                    self.warnings.append(
+                        f"{doc.where}: {source} {PREEMPTABLE_KEY}={values[PREEMPTABLE_KEY]!r} is not a boolean; "
+                        "read as false, as Volcano does"
+                    )
+                    return False
+                return parsed
+        return None
 
     def _add_own_podgroup(self, doc: _Doc, task: TaskInfo, annotations: Mapping[str, str]) -> None:
         # Volcano's podgroup controller (buildPodGroupFromPod): minMember 1, minResources = the pod's request,

@@ -40,6 +40,8 @@ from engine.objects import (
 )
 from engine.resources import ResourceList
 
+_Role = tuple[str, int, int, Mapping[str, Any], str]  # name, replicas, minAvailable, pod template, path
+
 
 class VolcanoReaders(CoreReaders):
     def _queue(self, doc: _Doc) -> None:
@@ -134,22 +136,7 @@ class VolcanoReaders(CoreReaders):
         spec = doc.spec
         meta = doc.meta
         job_annotations = _string_map(meta.get("annotations"), "metadata.annotations", doc, self.warnings)
-        tasks_raw = _list(spec.get("tasks"), "spec.tasks")
-        roles: list[tuple[str, int, int, Mapping[str, Any], str]] = []  # name, replicas, minAvailable, template, path
-        for i, raw in enumerate(tasks_raw):
-            path = f"spec.tasks[{i}]"
-            task_spec = _map(raw, path)
-            # Volcano's job webhook names an unnamed task "default<i>" and defaults minAvailable to replicas.
-            role = _str(task_spec.get("name"), f"{path}.name") or f"default{i}"
-            replicas = _int(task_spec.get("replicas"), f"{path}.replicas", 0, minimum=0)
-            if replicas > self.limits.max_replicas:
-                raise _FieldError(
-                    f"{path}.replicas: {brief(replicas)} is more than {self.limits.max_replicas} "
-                    f"({ENV_VARS['max_replicas']})"
-                )
-            min_available = _int(task_spec.get("minAvailable"), f"{path}.minAvailable", replicas, minimum=0)
-            template = _map(task_spec.get("template"), f"{path}.template")
-            roles.append((role, replicas, min_available, template, path))
+        roles = self._vcjob_roles(spec)
         min_member = _int(spec.get("minAvailable"), "spec.minAvailable", 0, minimum=0)
         if min_member == 0:
             min_member = sum(r[2] for r in roles)
@@ -163,8 +150,52 @@ class VolcanoReaders(CoreReaders):
             return
         self._room_for_pods(sum(r[1] for r in roles), "spec.tasks")
         self._room_for_podgroup()
+        new_tasks, role_requests = self._vcjob_pods(doc, roles, job_annotations, job_class, pg_key)
+        for task in new_tasks:
+            if task.uid in self.tasks:
+                self.warnings.append(f"{doc.where}: Pod {task.uid} is in the input; the generated one is dropped")
+            else:
+                self._origin("Pod", task.uid)
+                self.tasks[task.uid] = task
+        self._origin("PodGroup", pg_key)
+        self.podgroups[pg_key] = PodGroupInfo(
+            namespace=doc.namespace,
+            name=doc.name,
+            queue=queue,
+            min_member=min_member,
+            min_task_member={r[0]: r[2] for r in roles},
+            min_resources=_vcjob_min_resources(role_requests, min_member),
+            priority=job_priority,
+            priority_class=job_class,
+            phase=PodGroupPhase.PENDING,
+            creation_timestamp=created or 0.0,
+        )
 
-        role_requests: list[tuple[int, int, int, ResourceList]] = []  # priority, replicas, minAvailable, request
+    def _vcjob_roles(self, spec: Mapping[str, Any]) -> list[_Role]:
+        roles: list[_Role] = []
+        for i, raw in enumerate(_list(spec.get("tasks"), "spec.tasks")):
+            path = f"spec.tasks[{i}]"
+            task_spec = _map(raw, path)
+            # Volcano's job webhook names an unnamed task "default<i>" and defaults minAvailable to replicas.
+            role = _str(task_spec.get("name"), f"{path}.name") or f"default{i}"
+            replicas = _int(task_spec.get("replicas"), f"{path}.replicas", 0, minimum=0)
+            if replicas > self.limits.max_replicas:
+                raise _FieldError(
+                    f"{path}.replicas: {brief(replicas)} is more than {self.limits.max_replicas} "
+                    f"({ENV_VARS['max_replicas']})"
+                )
+            min_available = _int(task_spec.get("minAvailable"), f"{path}.minAvailable", replicas, minimum=0)
+            template = _map(task_spec.get("template"), f"{path}.template")
+            roles.append((role, replicas, min_available, template, path))
+        return roles
+
+    def _vcjob_pods(
+        self, doc: _Doc, roles: list[_Role], job_annotations: Mapping[str, str], job_class: str, pg_key: str
+    ) -> tuple[list[TaskInfo], list[tuple[int, int, int, ResourceList]]]:
+        """The pods of every role, as Volcano's job controller creates them, and (priority, replicas,
+        minAvailable, request) per role for the podgroup's minResources."""
+        meta = doc.meta
+        role_requests: list[tuple[int, int, int, ResourceList]] = []
         new_tasks: list[TaskInfo] = []
         for role, replicas, min_available, template, path in roles:
             t_meta = _map(template.get("metadata"), f"{path}.template.metadata")
@@ -195,26 +226,7 @@ class VolcanoReaders(CoreReaders):
                 self.priority_classes[template_class].value if template_class in self.priority_classes else 0
             )
             role_requests.append((role_priority, replicas, min_available, sample.request))
-
-        for task in new_tasks:
-            if task.uid in self.tasks:
-                self.warnings.append(f"{doc.where}: Pod {task.uid} is in the input; the generated one is dropped")
-            else:
-                self._origin("Pod", task.uid)
-                self.tasks[task.uid] = task
-        self._origin("PodGroup", pg_key)
-        self.podgroups[pg_key] = PodGroupInfo(
-            namespace=doc.namespace,
-            name=doc.name,
-            queue=queue,
-            min_member=min_member,
-            min_task_member={r[0]: r[2] for r in roles},
-            min_resources=_vcjob_min_resources(role_requests, min_member),
-            priority=job_priority,
-            priority_class=job_class,
-            phase=PodGroupPhase.PENDING,
-            creation_timestamp=created or 0.0,
-        )
+        return new_tasks, role_requests
 
 
 def _queue_hierarchy(annotations: Mapping[str, str]) -> QueueHierarchy | None:
