@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 
 from engine import rules
-from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.objects import OCCUPYING_STATUSES, TaskStatus
 from engine.resources import ResourceList
@@ -197,7 +197,7 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
         if key in changes and changes[key] is None:
             changes[key] = ResourceList()
     new = replace(base, **changes)
-    if new.parent is None and new.name != rules.ROOT_GROUP:
+    if new.parent is None and new.name != ROOT_GROUP:
         # The rules know other tree roots (Koordinator's multi-tree, in simulate); the database keeps one tree
         # under root (a CheckConstraint), so an explicit null parent was a 500.
         message = f"quota group {new.name}: parent is required (use 'root' for a top-level group)"

@@ -7,7 +7,7 @@ between operations) — once with a team member's token and once with an admin's
 (``FAIRWAY_SCHEMATHESIS_SECONDS``; schemathesis shares the time out between the phases). The only check is
 ``not_a_server_error``: any 5xx fails the test. The others are off on purpose: schema conformance of every 4xx body,
 "negative data rejected" and "positive data accepted" judge the schema's precision rather than the server's
-robustness (the rules that refuse a valid-looking write live in ``engine/rules.py``, not in the schema), and
+robustness (the rules that refuse a valid-looking write live in ``engine.rules``, not in the schema), and
 response-time checks would make a shared CI machine's load a failure.
 
 Run it longer while developing, e.g. ``FAIRWAY_SCHEMATHESIS_SECONDS=300`` (a seed other than the fixed one with

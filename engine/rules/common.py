@@ -1,0 +1,195 @@
+"""What every rule shares: the error type, the codes, the facts callers count, message helpers and DNS names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from engine.resources import format_quantity, is_unbounded
+
+# --------------------------------------------------------------------------------------------------------
+# Output types
+# --------------------------------------------------------------------------------------------------------
+
+#: Every ``FieldError.code`` this module emits, with its meaning.
+CODES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "required": "a required value is missing",
+        "invalid": "a malformed value (type or format)",
+        "too_long": "a name longer than its limit",
+        "non_ascii": "a name with characters outside ASCII",
+        "uppercase": "a name with upper-case letters",
+        "exists": "an object with that name already exists",
+        "not_found": "the named object does not exist",
+        "negative": "a quantity or count below 0",
+        "out_of_range": "a number outside its allowed range",
+        "invalid_choice": "a value outside its fixed set of choices",
+        "guarantee_exceeds_deserved": "guarantee > deserved, or guarantee set where deserved is not",
+        "deserved_exceeds_capability": "deserved > capability",
+        "min_exceeds_max": "min > max",
+        "min_key_not_in_max": "min names a resource that max does not",
+        "resource_keys": "max names a resource that the parent's max does not",
+        "self_parent": "an object names itself as its parent",
+        "cycle": "the parent chain loops",
+        "depth": "the tree would be deeper than allowed",
+        "parent_not_found": "the parent does not exist",
+        "parent_not_parent": "the parent quota group is not a parent group (is_parent false)",
+        "has_podgroups": "the queue still has podgroups or allocated pods",
+        "has_pods": "the quota group still has pods",
+        "has_children": "the object still has children",
+        "is_parent": "is_parent cannot change that way",
+        "capability_exceeds_ancestor": "a capability above the nearest ancestor's capability",
+        "capability_below_descendants": "a capability below a descendant's capability",
+        "children_sum_exceeds_parent": "the children's guarantee/deserved/min add up to more than the parent's",
+        "protected": "a built-in object, or a field of one, that cannot be changed",
+        "immutable": "a field that cannot change after creation",
+        "tree_id": "tree_id differs from the parent's or a child's, or a tree root lacks one",
+        "namespace_taken": "a namespace already bound to another quota group",
+        "parent_closed": "a queue cannot open while its parent is Closed or Closing",
+        "queue_not_open": "the queue does not accept new podgroups (state is not Open)",
+        "not_leaf": "podgroups go to leaf queues only",
+        "root_queue": "podgroups cannot go to the root queue",
+        "parent_group": "pods cannot point at a parent quota group",
+        "exceeds_namespace_quota": "the namespace's podgroups' minResources exceed its ResourceQuota",
+    }
+)
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One rule violation: the API field path, a sentence for people and a stable machine code."""
+
+    field: str
+    message: str
+    code: str = "invalid"
+
+
+class RuleViolation(Exception):
+    """Raised by ``check`` (and the ``plan_*`` helpers) when a change breaks one or more rules."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        self.errors: list[FieldError] = list(errors)
+        super().__init__("; ".join(e.message for e in self.errors))
+
+    def by_field(self) -> dict[str, list[str]]:
+        """Messages grouped by field, in first-seen order (the shape a DRF ``ValidationError`` takes)."""
+        out: dict[str, list[str]] = {}
+        for error in self.errors:
+            out.setdefault(error.field, []).append(error.message)
+        return out
+
+
+def check(errors: Sequence[FieldError]) -> None:
+    """Raise ``RuleViolation`` when ``errors`` is not empty."""
+    if errors:
+        raise RuleViolation(errors)
+
+
+@dataclass(frozen=True)
+class QueueFacts:
+    """What the rules need to know about a queue beyond its spec (counted by the caller)."""
+
+    podgroups: int = 0  # podgroups of any phase that still point at the queue
+    allocated_pods: int = 0  # pods bound through the queue (Volcano's status.allocated["pods"])
+    closed_by_parent: bool = False  # Volcano's volcano.sh/closed-by-parent annotation
+
+
+@dataclass(frozen=True)
+class GroupFacts:
+    """What the rules need to know about a quota group beyond its spec."""
+
+    pods: int = 0  # pods bound to the group (label, namespace or annotated namespaces)
+    namespaces: tuple[str, ...] = field(default=())  # namespaces mapped to the group (proposed for `new`)
+
+
+_NO_QUEUE_FACTS: Final[Mapping[str, QueueFacts]] = MappingProxyType({})
+_NO_GROUP_FACTS: Final[Mapping[str, GroupFacts]] = MappingProxyType({})
+_NO_QUEUE_FACT: Final = QueueFacts()
+_NO_GROUP_FACT: Final = GroupFacts()
+
+NON_FIELD: Final = "non_field_errors"
+MAX_WEIGHT: Final = 65535  # Volcano's CRD bounds weight to 1..65535
+MAX_PRIORITY: Final = 2**31 - 1  # int32, as Volcano's spec.priority
+QUEUE_STATES: Final = ("Open", "Closing", "Closed", "Unknown")
+_CLOSED_STATES: Final = frozenset({"Closed", "Closing"})
+
+
+def _q(amount: int, resource: str) -> str:
+    """Amounts in rule messages as the quantities people wrote (``2500m``, ``4Gi``); a sentinel reads ``unlimited``."""
+    return "unlimited" if is_unbounded(amount) else format_quantity(amount, resource)
+
+
+def _names(names: Iterable[str], limit: int = 5) -> str:
+    items = sorted(names)
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Names
+# --------------------------------------------------------------------------------------------------------
+
+_LABEL_RE: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN_RE: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _dns_errors(value: object, what: str, field_name: str, max_length: int, subdomain: bool) -> list[FieldError]:
+    if value is None or value == "":
+        return [FieldError(field_name, f"{what} is required", "required")]
+    if not isinstance(value, str):
+        return [FieldError(field_name, f"{what} must be a string, got {type(value).__name__}", "invalid")]
+    errors: list[FieldError] = []
+    shown = value if len(value) <= 80 else value[:77] + "..."
+    if len(value) > max_length:
+        errors.append(
+            FieldError(
+                field_name,
+                f"{what} {shown!r} is {len(value)} characters long; at most {max_length} are allowed",
+                "too_long",
+            )
+        )
+    pattern = _SUBDOMAIN_RE if subdomain else _LABEL_RE
+    allowed = (
+        "lowercase letters a-z, digits 0-9, '-' and '.'" if subdomain else "lowercase letters a-z, digits 0-9 and '-'"
+    )
+    if pattern.fullmatch(value):
+        return errors
+    odd = next((ch for ch in value if ord(ch) > 127), None)
+    if odd is not None:
+        errors.append(
+            FieldError(
+                field_name,
+                f"{what} {shown!r} contains the non-ASCII character {odd!r}; use only {allowed}",
+                "non_ascii",
+            )
+        )
+    elif value != value.lower():
+        hint = f" (for example {value.lower()!r})" if pattern.fullmatch(value.lower()) else ""
+        errors.append(FieldError(field_name, f"{what} {shown!r} must be lower case{hint}", "uppercase"))
+    else:
+        parts = "each dot-separated part must" if subdomain else "it must"
+        errors.append(
+            FieldError(
+                field_name,
+                f"{what} {shown!r} is not valid: use only {allowed}, and {parts} start and end with a letter or digit",
+                "invalid",
+            )
+        )
+    return errors
+
+
+def validate_dns_label(
+    value: object, *, what: str = "name", field: str = "name", max_length: int = 63
+) -> list[FieldError]:
+    """Check a DNS-1123 label (lowercase alphanumerics and '-', at most 63): queue and namespace names."""
+    return _dns_errors(value, what, field, max_length, subdomain=False)
+
+
+def validate_dns_subdomain(
+    value: object, *, what: str = "name", field: str = "name", max_length: int = 253
+) -> list[FieldError]:
+    """Check a DNS-1123 subdomain (dot-separated labels, at most 253): quota group names."""
+    return _dns_errors(value, what, field, max_length, subdomain=True)

@@ -1,0 +1,429 @@
+"""Quota-group rules (Koordinator's elastic quota webhook, seed 001 "Configuration Limit")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Final
+
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.resources import ResourceList
+from engine.rules.common import (
+    _NO_GROUP_FACT,
+    _NO_GROUP_FACTS,
+    NON_FIELD,
+    FieldError,
+    GroupFacts,
+    _names,
+    _q,
+    validate_dns_label,
+    validate_dns_subdomain,
+)
+from engine.rules.tree import (
+    _dedupe,
+    _negative_errors,
+    _sum_errors,
+    _TreeView,
+)
+
+_BUILTIN_GROUPS: Final = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
+_DEFAULT_GROUP_EDITABLE: Final = ("min", "max", "shared_weight", "allow_lent", "min_scale_exempt")
+
+
+class _GroupView(_TreeView[QuotaGroupSpec]):
+    """The quota-group tree as it would be after the change."""
+
+    def __init__(self, specs: dict[str, QuotaGroupSpec], alias: Mapping[str, str] | None = None) -> None:
+        super().__init__(specs, alias)
+        self._min_totals: dict[str, ResourceList] = {}
+
+    def children_min(self, parent: str) -> ResourceList:
+        """Sum of the children's min (memoised for whole-tree checks)."""
+        if parent not in self._min_totals:
+            self._min_totals[parent] = ResourceList.total(self.specs[c].min for c in self.children.get(parent, ()))
+        return self._min_totals[parent]
+
+    def chain(self, name: str) -> tuple[list[str], str | None]:
+        out: list[str] = []
+        seen = {name}
+        current = self.parent_of(name)
+        while current is not None and current != ROOT_GROUP:
+            if current in seen:
+                return out, "cycle"
+            if current not in self.specs:
+                return out, f"missing:{current}"
+            seen.add(current)
+            out.append(current)
+            current = self.parent_of(current)
+        return out, None
+
+
+def fill_quota_group_defaults(tree: Mapping[str, QuotaGroupSpec], spec: QuotaGroupSpec) -> QuotaGroupSpec:
+    """Koordinator's mutating defaults (``fillQuotaDefaultInformation``) as a new spec.
+
+    An empty parent becomes ``root``; an empty ``tree_id`` is inherited from an existing non-root parent;
+    ``shared_weight`` defaults to ``max``, and a given one is normalised to exactly max's keys (missing
+    keys copied from max, extra keys dropped). ``root`` itself is returned unchanged.
+    """
+    if spec.name == ROOT_GROUP:
+        return spec
+    parent = ROOT_GROUP if spec.parent == "" else spec.parent
+    tree_id = spec.tree_id
+    if not tree_id and parent is not None and parent != ROOT_GROUP and parent in tree:
+        tree_id = tree[parent].tree_id
+    if not spec.shared_weight:
+        shared_weight = spec.max
+    else:
+        given = spec.shared_weight
+        # ResourceList reads a missing name as 0, so Mapping.get(n, default) would never use the default.
+        shared_weight = ResourceList({n: (given[n] if n in given else a) for n, a in spec.max.items()})  # noqa: SIM401
+    return replace(spec, parent=parent, tree_id=tree_id, shared_weight=shared_weight)
+
+
+def _group_fields(spec: QuotaGroupSpec) -> tuple[object, ...]:
+    # Plain dicts, so that "unset" and an explicit 0 differ (ResourceList equality reads missing as 0).
+    weight = None if spec.shared_weight is None else spec.shared_weight.to_dict()
+    return (
+        spec.name,
+        spec.parent,
+        spec.is_parent,
+        spec.min.to_dict(),
+        spec.max.to_dict(),
+        weight,
+        spec.allow_lent,
+        spec.tree_id,
+        spec.min_scale_exempt,
+    )
+
+
+def _group_builtin_errors(new: QuotaGroupSpec, old: QuotaGroupSpec | None) -> list[FieldError]:
+    obj = f"quota group {new.name}"
+    errors: list[FieldError] = []
+    if old is not None and old.name in (ROOT_GROUP, SYSTEM_GROUP) and _group_fields(old) != _group_fields(new):
+        # Koordinator's IsForbiddenModify: the system and root quotas are managed, never edited.
+        errors.append(FieldError(NON_FIELD, f"the {old.name} quota group cannot be modified", "protected"))
+        return errors
+    if old is not None and old.name == DEFAULT_GROUP:
+        for name in ("parent", "is_parent", "tree_id"):
+            if getattr(old, name) != getattr(new, name):
+                errors.append(
+                    FieldError(
+                        name,
+                        f"{obj}: the default quota group's {name} cannot be changed "
+                        f"(only {', '.join(_DEFAULT_GROUP_EDITABLE)} can)",
+                        "protected",
+                    )
+                )
+    if new.name == ROOT_GROUP and new.parent is not None:
+        errors.append(FieldError("parent", f"{obj}: the root quota group cannot have a parent", "protected"))
+    if new.name in (SYSTEM_GROUP, DEFAULT_GROUP):
+        if new.parent != ROOT_GROUP:
+            errors.append(
+                FieldError("parent", f"{obj}: the {new.name} quota group must stay directly under root", "protected")
+            )
+        if new.is_parent:
+            errors.append(
+                FieldError("is_parent", f"{obj}: the {new.name} quota group cannot be a parent group", "protected")
+            )
+    return errors
+
+
+def _group_self_errors(new: QuotaGroupSpec) -> list[FieldError]:
+    """Koordinator's validateQuotaSelfItem: values >= 0, min keys within max keys, min <= max."""
+    obj = f"quota group {new.name}"
+    errors = _negative_errors(obj, "min", new.min) + _negative_errors(obj, "max", new.max)
+    if new.shared_weight is not None:
+        errors += _negative_errors(obj, "shared_weight", new.shared_weight)
+    for name in sorted(new.min):
+        if name not in new.max:
+            errors.append(
+                FieldError(
+                    f"min.{name}",
+                    f"{obj}: min sets {name} {_q(new.min[name], name)} but max does not set {name}; "
+                    "every resource in min must also be in max",
+                    "min_key_not_in_max",
+                )
+            )
+        elif new.min[name] > new.max[name]:
+            errors.append(
+                FieldError(
+                    f"min.{name}",
+                    f"{obj}: min {name} {_q(new.min[name], name)} must be <= max {name} {_q(new.max[name], name)}",
+                    "min_exceeds_max",
+                )
+            )
+    return errors
+
+
+def _check_group(
+    view: _GroupView,
+    new: QuotaGroupSpec,
+    old: QuotaGroupSpec | None,
+    facts: Mapping[str, GroupFacts],
+) -> list[FieldError]:
+    obj = f"quota group {new.name}"
+    errors = _group_builtin_errors(new, old)
+    if errors and errors[0].code == "protected" and errors[0].field == NON_FIELD:
+        return errors
+    errors += _group_self_errors(new)
+    own_facts = facts.get(new.name, _NO_GROUP_FACT)
+    children = [view.specs[c] for c in view.children.get(new.name, ())]
+
+    # is_parent (Koordinator checkIsParentChange, extended to creation and whole-tree checks).
+    if not new.is_parent and children and new.name != ROOT_GROUP:
+        turned = old is not None and old.is_parent
+        errors.append(
+            FieldError(
+                "is_parent",
+                f"{obj}: "
+                + ("is_parent cannot be set to false" if turned else "must be a parent group (is_parent true)")
+                + f" while it has {len(children)} child groups: {_names(c.name for c in children)}",
+                "is_parent",
+            )
+        )
+    if new.is_parent and own_facts.pods > 0:
+        turned = old is not None and not old.is_parent
+        errors.append(
+            FieldError(
+                "is_parent",
+                f"{obj}: "
+                + ("is_parent cannot be set to true" if turned else "cannot be a parent group")
+                + f" while {own_facts.pods} pods are bound to it",
+                "is_parent",
+            )
+        )
+
+    # tree_id: immutable, and equal to the parent's and the children's.
+    if old is not None and old.tree_id != new.tree_id:
+        errors.append(
+            FieldError(
+                "tree_id",
+                f"{obj}: tree_id cannot change (from {old.tree_id!r} to {new.tree_id!r})",
+                "immutable",
+            )
+        )
+    # namespaces: DNS labels, each bound to one group only.
+    seen_ns: set[str] = set()
+    for namespace in own_facts.namespaces:
+        ns_errors = validate_dns_label(namespace, what="namespace", field="namespaces")
+        if ns_errors:
+            errors += ns_errors
+            continue
+        if namespace in seen_ns:
+            errors.append(FieldError("namespaces", f"{obj}: namespace {namespace} is listed twice", "invalid"))
+            continue
+        seen_ns.add(namespace)
+        owners = sorted(g for g, f in facts.items() if g != new.name and g in view.specs and namespace in f.namespaces)
+        if owners:
+            errors.append(
+                FieldError(
+                    "namespaces",
+                    f"{obj}: namespace {namespace} is already bound to quota group {owners[0]}",
+                    "namespace_taken",
+                )
+            )
+
+    if new.name == ROOT_GROUP:
+        # Koordinator never validates the root's topology: first-level groups may carry any tree_id.
+        return errors
+    for child in children:
+        if child.tree_id != new.tree_id:
+            errors.append(
+                FieldError(
+                    "tree_id",
+                    f"{obj}: tree_id {new.tree_id!r} differs from its child group {child.name}'s {child.tree_id!r}",
+                    "tree_id",
+                )
+            )
+
+    parent_name = new.parent
+    if parent_name is None:
+        # The root of another quota tree (Koordinator's is-root groups): no parent, min sums not checked.
+        if not new.tree_id:
+            errors.append(FieldError("tree_id", f"{obj}: a quota tree root (no parent) must have a tree_id", "tree_id"))
+        return errors
+    if parent_name == new.name:
+        errors.append(FieldError("parent", f"{obj}: a quota group cannot use itself as its parent", "self_parent"))
+        return errors
+    ancestors, stop = view.chain(new.name)
+    if stop == "cycle":
+        loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
+        errors.append(
+            FieldError(
+                "parent",
+                f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
+                "a quota group cannot be placed under its own descendant",
+                "cycle",
+            )
+        )
+        return errors
+    if stop is not None and not ancestors:
+        errors.append(
+            FieldError("parent", f"{obj}: parent quota group {parent_name} does not exist", "parent_not_found")
+        )
+        return errors
+    if stop is not None:
+        errors.append(
+            FieldError(
+                "parent",
+                f"{obj}: ancestor quota group {stop.split(':', 1)[1]} (parent of {ancestors[-1]}) does not exist",
+                "parent_not_found",
+            )
+        )
+        return errors
+
+    if parent_name != ROOT_GROUP:
+        parent = view.specs[parent_name]
+        if not parent.is_parent:
+            errors.append(
+                FieldError(
+                    "parent",
+                    f"{obj}: quota group {parent_name} is not a parent group (is_parent false) and cannot have "
+                    "child groups",
+                    "parent_not_parent",
+                )
+            )
+        if new.tree_id != parent.tree_id:
+            errors.append(
+                FieldError(
+                    "tree_id",
+                    f"{obj}: tree_id {new.tree_id!r} differs from its parent {parent_name}'s {parent.tree_id!r}",
+                    "tree_id",
+                )
+            )
+        extra = sorted(set(new.max) - set(parent.max))
+        if extra:
+            errors.append(
+                FieldError(
+                    f"max.{extra[0]}",
+                    f"{obj}: max sets {', '.join(extra)} but its parent quota group {parent_name}'s max does not; "
+                    "add the resource to the parent first",
+                    "resource_keys",
+                )
+            )
+        # Seed 001: the children's min add up to at most the parent's min, except directly under root.
+        errors += _sum_errors(
+            f"quota group {parent_name}", parent.min, "min", view.children_min(parent_name), unset_is_unlimited=False
+        )
+    for child in children:
+        extra = sorted(set(child.max) - set(new.max))
+        if extra:
+            errors.append(
+                FieldError(
+                    f"max.{extra[0]}",
+                    f"{obj}: its child quota group {child.name} sets max {', '.join(extra)}, "
+                    "which its own max does not",
+                    "resource_keys",
+                )
+            )
+    if children:
+        # Koordinator applies this one to first-level groups too.
+        errors += _sum_errors(obj, new.min, "min", view.children_min(new.name), unset_is_unlimited=False)
+    return errors
+
+
+def validate_quota_group(
+    tree: Mapping[str, QuotaGroupSpec],
+    new: QuotaGroupSpec,
+    old: QuotaGroupSpec | None,
+    *,
+    facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+) -> list[FieldError]:
+    """Check creating (``old=None``), updating or renaming a quota group against ``tree`` (before the change).
+
+    Pass ``new`` through ``fill_quota_group_defaults`` first, as Koordinator's mutating webhook does.
+    ``facts[new.name].namespaces`` are the namespaces proposed for ``new``; other entries are the
+    current bindings and pod counts.
+    """
+    errors = validate_dns_subdomain(new.name, what="quota group name")
+    if old is None:
+        if new.name in tree:
+            errors.append(FieldError("name", f"quota group {new.name} already exists", "exists"))
+    elif old.name != new.name:
+        if old.name in _BUILTIN_GROUPS:
+            errors.append(FieldError("name", f"the {old.name} quota group cannot be renamed", "protected"))
+        if new.name in tree:
+            errors.append(
+                FieldError(
+                    "name",
+                    f"quota group {old.name} cannot be renamed to {new.name}: that group already exists",
+                    "exists",
+                )
+            )
+    if any(e.code in ("exists", "protected") for e in errors):
+        return errors
+    view = _GroupView.after(tree, new, old)
+    return errors + _check_group(view, new, old, facts)
+
+
+def validate_quota_tree(
+    groups: Mapping[str, QuotaGroupSpec],
+    *,
+    facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+) -> list[FieldError]:
+    """Check a whole snapshot of quota groups at once: every group as if created, cycles, missing parents."""
+    errors: list[FieldError] = []
+    for key, spec in sorted(groups.items()):
+        if key != spec.name:
+            errors.append(FieldError("name", f"quota group {spec.name} is listed under the name {key!r}", "invalid"))
+    view = _GroupView(dict(groups))
+    for name in sorted(groups):
+        spec = groups[name]
+        errors += validate_dns_subdomain(spec.name, what="quota group name")
+        errors += _check_group(view, spec, None, facts)
+    return _dedupe(errors)
+
+
+def validate_quota_group_delete(
+    tree: Mapping[str, QuotaGroupSpec],
+    name: str,
+    *,
+    facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+) -> list[FieldError]:
+    """Check deleting a quota group: never a built-in, and only without child groups and without pods."""
+    if name in _BUILTIN_GROUPS:
+        return [FieldError(NON_FIELD, f"the {name} quota group cannot be deleted", "protected")]
+    if name not in tree:
+        return [FieldError("name", f"quota group {name} does not exist", "not_found")]
+    errors: list[FieldError] = []
+    children = sorted(g for g, spec in tree.items() if spec.parent == name and g != name)
+    if children:
+        errors.append(
+            FieldError(
+                NON_FIELD,
+                f"quota group {name} cannot be deleted because it has {len(children)} child groups: {_names(children)}",
+                "has_children",
+            )
+        )
+    pods = facts.get(name, _NO_GROUP_FACT).pods
+    if pods > 0:
+        errors.append(
+            FieldError(
+                NON_FIELD,
+                f"quota group {name} cannot be deleted because {pods} pods are still bound to it",
+                "has_pods",
+            )
+        )
+    return errors
+
+
+def validate_pod_quota_group(tree: Mapping[str, QuotaGroupSpec], group_name: str) -> list[FieldError]:
+    """Check a pod's quota group: it must exist and be a leaf (Koordinator: pods never link to a parent group).
+
+    An empty name means the default group and is accepted.
+    """
+    if group_name in ("", DEFAULT_GROUP):
+        return []
+    spec = tree.get(group_name)
+    if spec is None and group_name != ROOT_GROUP:
+        return [FieldError("quota_group", f"quota group {group_name} does not exist", "not_found")]
+    if group_name == ROOT_GROUP or (spec is not None and spec.is_parent):
+        return [
+            FieldError(
+                "quota_group",
+                f"pods cannot be bound to quota group {group_name} because it is a parent group; "
+                "use one of its leaf groups",
+                "parent_group",
+            )
+        ]
+    return []

@@ -1,0 +1,103 @@
+"""A tree (queues or quota groups) as it would be after a change, and the resource checks both trees share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Generic, Self, TypeVar
+
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.rules.common import (
+    FieldError,
+    _q,
+)
+
+_Spec = TypeVar("_Spec", QueueSpec, QuotaGroupSpec)
+
+
+class _TreeView(Generic[_Spec]):
+    """A tree (queues or quota groups) as it would be after the change: specs by name, children by parent."""
+
+    def __init__(self, specs: dict[str, _Spec], alias: Mapping[str, str] | None = None) -> None:
+        self.specs: dict[str, _Spec] = specs
+        self.alias: dict[str, str] = dict(alias or {})  # old name -> new name while a node is being renamed
+        self.children: dict[str, list[str]] = {}
+        for name in sorted(specs):
+            parent = self.parent_of(name)
+            if parent is not None:
+                self.children.setdefault(parent, []).append(name)
+
+    @classmethod
+    def after(cls, tree: Mapping[str, _Spec], new: _Spec, old: _Spec | None) -> Self:
+        specs: dict[str, _Spec] = dict(tree)
+        alias: dict[str, str] = {}
+        if old is not None and old.name != new.name:
+            specs.pop(old.name, None)
+            alias[old.name] = new.name
+        specs[new.name] = new
+        return cls(specs, alias)
+
+    def parent_of(self, name: str) -> str | None:
+        spec = self.specs.get(name)
+        if spec is None or spec.parent is None:
+            return None
+        return self.alias.get(spec.parent, spec.parent)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Shared resource checks
+# --------------------------------------------------------------------------------------------------------
+
+
+def _negative_errors(obj: str, field_prefix: str, resources: Mapping[str, int]) -> list[FieldError]:
+    return [
+        FieldError(
+            f"{field_prefix}.{name}",
+            f"{obj}: {field_prefix} {name} {_q(amount, name)} must be greater than or equal to 0",
+            "negative",
+        )
+        for name, amount in sorted(resources.items())
+        if amount < 0
+    ]
+
+
+def _sum_errors(
+    owner: str,
+    owner_limits: Mapping[str, int],
+    kind: str,
+    total: Mapping[str, int],
+    *,
+    unset_is_unlimited: bool,
+) -> list[FieldError]:
+    """Children's ``kind`` adding up to more than the owner's, per resource (a missing amount reads as 0)."""
+    errors: list[FieldError] = []
+    for name in sorted(total):
+        amount = total[name]
+        if amount <= 0:
+            continue
+        if name not in owner_limits:
+            if unset_is_unlimited:
+                continue
+            limit, note = 0, f" (it does not set {kind} {name})"
+        else:
+            limit, note = owner_limits[name], ""
+        if amount > limit:
+            errors.append(
+                FieldError(
+                    f"{kind}.{name}",
+                    f"{owner}: the sum of its children's {kind} {name} {_q(amount, name)} exceeds "
+                    f"its {kind} {name} {_q(limit, name)}{note}",
+                    "children_sum_exceeds_parent",
+                )
+            )
+    return errors
+
+
+def _dedupe(errors: Iterable[FieldError]) -> list[FieldError]:
+    seen: set[FieldError] = set()
+    out: list[FieldError] = []
+    for error in errors:
+        if error not in seen:
+            seen.add(error)
+            out.append(error)
+    return out
