@@ -54,7 +54,22 @@ def validate_podgroup(
     errors = validate_dns_label(namespace, what="namespace", field="namespace")
     if name:
         errors += validate_dns_subdomain(name, what="podgroup name")
-    queue_name = queue_name or DEFAULT_QUEUE
+    errors += _podgroup_queue_errors(obj, queues, queue_name or DEFAULT_QUEUE)
+    if isinstance(min_member, bool) or not isinstance(min_member, int):
+        errors.append(FieldError("min_member", f"{obj}: min_member must be an integer, got {min_member!r}", "invalid"))
+    elif min_member < 0:
+        errors.append(
+            FieldError("min_member", f"{obj}: min_member {min_member} must be greater than or equal to 0", "negative")
+        )
+    errors += _negative_errors(obj, "min_resources", min_resources)
+    if namespace_hard is not None:
+        errors += _namespace_quota_errors(obj, namespace_hard, min_resources, other_min_resources)
+    return errors
+
+
+def _podgroup_queue_errors(obj: str, queues: Mapping[str, QueueSpec], queue_name: str) -> list[FieldError]:
+    """The podgroup's queue exists, is Open, is not root and is a leaf."""
+    errors: list[FieldError] = []
     queue = queues.get(queue_name)
     if queue is None:
         errors.append(FieldError("queue", f"{obj}: queue {queue_name} does not exist", "not_found"))
@@ -81,35 +96,35 @@ def validate_podgroup(
                         "not_leaf",
                     )
                 )
-    if isinstance(min_member, bool) or not isinstance(min_member, int):
-        errors.append(FieldError("min_member", f"{obj}: min_member must be an integer, got {min_member!r}", "invalid"))
-    elif min_member < 0:
-        errors.append(
-            FieldError("min_member", f"{obj}: min_member {min_member} must be greater than or equal to 0", "negative")
-        )
-    errors += _negative_errors(obj, "min_resources", min_resources)
-    if namespace_hard is not None:
-        hard: dict[str, int] = {}
-        for key, amount in namespace_hard.items():
-            mapped = _quota_key(key)
-            if mapped is None:
-                continue
-            resource, divisor = mapped
-            value = -(-amount // divisor)  # ceiling, as parsing rounds fractional base units up
-            hard[resource] = min(hard.get(resource, value), value)  # the tighter of cpu / requests.cpu
-        for resource in sorted(hard):
-            request = min_resources[resource]
-            if request <= 0:
-                continue
-            used = other_min_resources[resource]
-            if used + request > hard[resource]:
-                errors.append(
-                    FieldError(
-                        f"min_resources.{resource}",
-                        f"{obj}: min_resources {resource} {_q(request, resource)} plus {_q(used, resource)} already "
-                        f"reserved by the namespace's other podgroups is {_q(used + request, resource)}, more than "
-                        f"the namespace's resource quota {resource} {_q(hard[resource], resource)}",
-                        "exceeds_namespace_quota",
-                    )
+    return errors
+
+
+def _namespace_quota_errors(
+    obj: str, namespace_hard: ResourceList, min_resources: ResourceList, other_min_resources: ResourceList
+) -> list[FieldError]:
+    """The namespace's podgroups' minResources within its ResourceQuota on every resource the quota defines."""
+    errors: list[FieldError] = []
+    hard: dict[str, int] = {}
+    for key, amount in namespace_hard.items():
+        mapped = _quota_key(key)
+        if mapped is None:
+            continue
+        resource, divisor = mapped
+        value = -(-amount // divisor)  # ceiling, as parsing rounds fractional base units up
+        hard[resource] = min(hard.get(resource, value), value)  # the tighter of cpu / requests.cpu
+    for resource in sorted(hard):
+        request = min_resources[resource]
+        if request <= 0:
+            continue
+        used = other_min_resources[resource]
+        if used + request > hard[resource]:
+            errors.append(
+                FieldError(
+                    f"min_resources.{resource}",
+                    f"{obj}: min_resources {resource} {_q(request, resource)} plus {_q(used, resource)} already "
+                    f"reserved by the namespace's other podgroups is {_q(used + request, resource)}, more than "
+                    f"the namespace's resource quota {resource} {_q(hard[resource], resource)}",
+                    "exceeds_namespace_quota",
                 )
+            )
     return errors

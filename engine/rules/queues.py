@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import ResourceList
@@ -198,18 +199,8 @@ def _check_queue(
     errors = _queue_scalar_errors(new) + _queue_limit_errors(new)
 
     if new.name == ROOT_QUEUE:
-        if new.parent is not None:
-            errors.append(FieldError("parent", f"{obj}: the root queue cannot have a parent", "protected"))
-        if protect_root and old is not None and old.name == ROOT_QUEUE and _limits(old) != _limits(new):
-            errors.append(
-                FieldError(
-                    NON_FIELD,
-                    f"{obj}: the root queue's capability, deserved and guarantee cannot be modified",
-                    "protected",
-                )
-            )
         # Volcano's needsValidateHierarchicalQueue skips root: its limits describe the cluster.
-        return errors
+        return errors + _root_queue_errors(new, old, protect_root=protect_root)
     if new.parent is None:
         errors.append(
             FieldError("parent", f"{obj}: parent is required (use {ROOT_QUEUE!r} for a top-level queue)", "required")
@@ -221,72 +212,15 @@ def _check_queue(
     limits_changed = moved or old is None or _limits(old) != _limits(new)
     parent_name = new.parent
     structure_ok = True
-
     if moved:
         if parent_name == new.name:
             errors.append(FieldError("parent", f"{obj}: a queue cannot use itself as its parent", "self_parent"))
             return errors
-        ancestors, stop = view.chain(new.name)
-        if stop == "cycle":
-            loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
-            errors.append(
-                FieldError(
-                    "parent",
-                    f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
-                    "a queue cannot be placed under its own descendant",
-                    "cycle",
-                )
-            )
-            structure_ok = False
-        elif stop is not None and ancestors == []:
-            errors.append(FieldError("parent", f"{obj}: parent queue {parent_name} does not exist", "parent_not_found"))
-            structure_ok = False
-        elif stop is not None:
-            missing = stop.split(":", 1)[1]
-            errors.append(
-                FieldError(
-                    "parent",
-                    f"{obj}: ancestor queue {missing} (parent of {ancestors[-1]}) does not exist",
-                    "parent_not_found",
-                )
-            )
-            structure_ok = False
-        else:
-            depth = len(ancestors) + 1
-            below = 0 if whole_tree else max((dist for _, dist in view.descendants(new.name)), default=0)
-            if depth > max_depth:
-                errors.append(
-                    FieldError(
-                        "parent",
-                        f"{obj}: depth {depth} under parent {parent_name} exceeds the maximum allowed depth of "
-                        f"{max_depth}",
-                        "depth",
-                    )
-                )
-            elif depth + below > max_depth:
-                deepest = min(n for n, d in view.descendants(new.name) if d == below)
-                errors.append(
-                    FieldError(
-                        "parent",
-                        f"{obj}: under parent {parent_name} its descendant queue {deepest} would be at depth "
-                        f"{depth + below}, beyond the maximum allowed depth of {max_depth}",
-                        "depth",
-                    )
-                )
+        placement = _queue_placement_errors(view, new, parent_name, max_depth=max_depth, whole_tree=whole_tree)
+        structure_ok = placement.structure_ok
+        errors += placement.errors
         if structure_ok and parent_name != ROOT_QUEUE:
-            siblings = [c for c in view.children.get(parent_name, ()) if c != new.name]
-            parent_facts = facts.get(parent_name, _NO_QUEUE_FACT)
-            if not siblings and (parent_facts.podgroups > 0 or parent_facts.allocated_pods > 0):
-                errors.append(
-                    FieldError(
-                        "parent",
-                        f"{obj}: queue {parent_name} cannot become its parent because it has "
-                        f"{parent_facts.podgroups} podgroups and {parent_facts.allocated_pods} allocated pods; "
-                        "only a queue without podgroups can have child queues",
-                        "has_podgroups",
-                    )
-                )
-
+            errors += _parent_with_podgroups_errors(view, new.name, parent_name, facts)
     if new.state == "Open" and (moved or old is None or old.state != "Open"):
         parent_state = view.state(parent_name)
         if parent_name != ROOT_QUEUE and parent_state in _CLOSED_STATES:
@@ -298,10 +232,96 @@ def _check_queue(
                     "parent_closed",
                 )
             )
-
     if limits_changed and structure_ok:
         errors += _queue_hierarchy_errors(view, new, subtree=moved and not whole_tree)
     return errors
+
+
+def _root_queue_errors(new: QueueSpec, old: QueueSpec | None, *, protect_root: bool) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if new.parent is not None:
+        errors.append(FieldError("parent", f"queue {new.name}: the root queue cannot have a parent", "protected"))
+    if protect_root and old is not None and old.name == ROOT_QUEUE and _limits(old) != _limits(new):
+        errors.append(
+            FieldError(
+                NON_FIELD,
+                f"queue {new.name}: the root queue's capability, deserved and guarantee cannot be modified",
+                "protected",
+            )
+        )
+    return errors
+
+
+@dataclass(frozen=True)
+class _Placement:
+    errors: list[FieldError]
+    structure_ok: bool  # the parent chain reaches root (no cycle, no missing ancestor)
+
+
+def _queue_placement_errors(
+    view: _QueueView, new: QueueSpec, parent_name: str, *, max_depth: int, whole_tree: bool
+) -> _Placement:
+    """A created, renamed or moved queue's parent chain: no cycle, every ancestor exists, the depth fits."""
+    obj = f"queue {new.name}"
+    ancestors, stop = view.chain(new.name)
+    if stop == "cycle":
+        loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
+        error = FieldError(
+            "parent",
+            f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
+            "a queue cannot be placed under its own descendant",
+            "cycle",
+        )
+        return _Placement([error], structure_ok=False)
+    if stop is not None and ancestors == []:
+        error = FieldError("parent", f"{obj}: parent queue {parent_name} does not exist", "parent_not_found")
+        return _Placement([error], structure_ok=False)
+    if stop is not None:
+        missing = stop.split(":", 1)[1]
+        error = FieldError(
+            "parent",
+            f"{obj}: ancestor queue {missing} (parent of {ancestors[-1]}) does not exist",
+            "parent_not_found",
+        )
+        return _Placement([error], structure_ok=False)
+    depth = len(ancestors) + 1
+    below = 0 if whole_tree else max((dist for _, dist in view.descendants(new.name)), default=0)
+    if depth > max_depth:
+        error = FieldError(
+            "parent",
+            f"{obj}: depth {depth} under parent {parent_name} exceeds the maximum allowed depth of {max_depth}",
+            "depth",
+        )
+        return _Placement([error], structure_ok=True)
+    if depth + below > max_depth:
+        deepest = min(n for n, d in view.descendants(new.name) if d == below)
+        error = FieldError(
+            "parent",
+            f"{obj}: under parent {parent_name} its descendant queue {deepest} would be at depth "
+            f"{depth + below}, beyond the maximum allowed depth of {max_depth}",
+            "depth",
+        )
+        return _Placement([error], structure_ok=True)
+    return _Placement([], structure_ok=True)
+
+
+def _parent_with_podgroups_errors(
+    view: _QueueView, name: str, parent_name: str, facts: Mapping[str, QueueFacts]
+) -> list[FieldError]:
+    """A queue becomes a parent only while it has no podgroups and no allocated pods (checked for its first child)."""
+    siblings = [c for c in view.children.get(parent_name, ()) if c != name]
+    parent_facts = facts.get(parent_name, _NO_QUEUE_FACT)
+    if siblings or (parent_facts.podgroups == 0 and parent_facts.allocated_pods == 0):
+        return []
+    return [
+        FieldError(
+            "parent",
+            f"queue {name}: queue {parent_name} cannot become its parent because it has "
+            f"{parent_facts.podgroups} podgroups and {parent_facts.allocated_pods} allocated pods; "
+            "only a queue without podgroups can have child queues",
+            "has_podgroups",
+        )
+    ]
 
 
 def _queue_hierarchy_errors(view: _QueueView, new: QueueSpec, *, subtree: bool) -> list[FieldError]:
@@ -309,14 +329,27 @@ def _queue_hierarchy_errors(view: _QueueView, new: QueueSpec, *, subtree: bool) 
 
     With ``subtree`` (a moved queue) its descendants' capabilities are held against the new ancestors too.
     """
+    errors = _capability_vs_ancestors(view, new, subtree=subtree)
+    # The siblings' guarantee/deserved (including this queue) <= the parent's.
+    parent_name = new.parent or ROOT_QUEUE
+    parent = view.specs.get(parent_name)
+    if parent is not None:
+        unlimited = parent_name == ROOT_QUEUE  # root is unlimited where it sets nothing
+        owner = f"queue {parent_name}"
+        for kind in ("guarantee", "deserved"):
+            limits = parent.guarantee if kind == "guarantee" else parent.deserved
+            total = view.children_total(parent_name, kind)
+            errors += _sum_errors(owner, limits, kind, total, unset_is_unlimited=unlimited)
+    return errors + _children_limit_errors(view, new)
+
+
+def _capability_vs_ancestors(view: _QueueView, new: QueueSpec, *, subtree: bool) -> list[FieldError]:
+    """Capability <= the nearest ancestor that sets it, for the queue and (``subtree``) its whole subtree."""
     obj = f"queue {new.name}"
     errors: list[FieldError] = []
     ancestors, _ = view.chain(new.name)
-    root = view.specs.get(ROOT_QUEUE)
-    if root is not None:
+    if view.specs.get(ROOT_QUEUE) is not None:
         ancestors = [*ancestors, ROOT_QUEUE]
-
-    # 1. capability <= the nearest ancestor that sets it, for the queue and for its whole subtree.
     resources = set(new.capability)
     if subtree:
         for descendant, _dist in view.descendants(new.name):
@@ -340,42 +373,37 @@ def _queue_hierarchy_errors(view: _QueueView, new: QueueSpec, *, subtree: bool) 
                         )
                     )
                 break
+    return errors
 
-    # 2. siblings' guarantee/deserved (including this queue) <= the parent's.
-    parent_name = new.parent or ROOT_QUEUE
-    parent = view.specs.get(parent_name)
-    if parent is not None:
-        unlimited = parent_name == ROOT_QUEUE  # root is unlimited where it sets nothing
-        owner = f"queue {parent_name}"
-        for kind in ("guarantee", "deserved"):
-            limits = parent.guarantee if kind == "guarantee" else parent.deserved
-            total = view.children_total(parent_name, kind)
-            errors += _sum_errors(owner, limits, kind, total, unset_is_unlimited=unlimited)
 
-    # 3. with children: capability >= every child subtree's capability, children's sums <= own.
+def _children_limit_errors(view: _QueueView, new: QueueSpec) -> list[FieldError]:
+    """A parent's capability >= every child subtree's capability, and its children's sums <= its own."""
+    obj = f"queue {new.name}"
+    errors: list[FieldError] = []
     children = [view.specs[c] for c in view.children.get(new.name, ())]
-    if children:
-        for name in sorted(new.capability):
-            best: tuple[int, str] | None = None
-            for child in children:
-                found = view.subtree_capability(child.name, name)
-                if found is not None and (best is None or found[0] > best[0]):
-                    best = found
-            if best is not None and new.capability[name] < best[0]:
-                errors.append(
-                    FieldError(
-                        f"capability.{name}",
-                        f"{obj}: capability {name} {_q(new.capability[name], name)} is smaller than its descendants' "
-                        f"largest capability {name} {_q(best[0], name)} (queue {best[1]})",
-                        "capability_below_descendants",
-                    )
+    if not children:
+        return []
+    for name in sorted(new.capability):
+        best: tuple[int, str] | None = None
+        for child in children:
+            found = view.subtree_capability(child.name, name)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if best is not None and new.capability[name] < best[0]:
+            errors.append(
+                FieldError(
+                    f"capability.{name}",
+                    f"{obj}: capability {name} {_q(new.capability[name], name)} is smaller than its descendants' "
+                    f"largest capability {name} {_q(best[0], name)} (queue {best[1]})",
+                    "capability_below_descendants",
                 )
-        errors += _sum_errors(
-            obj, new.guarantee, "guarantee", view.children_total(new.name, "guarantee"), unset_is_unlimited=False
-        )
-        errors += _sum_errors(
-            obj, new.deserved, "deserved", view.children_total(new.name, "deserved"), unset_is_unlimited=False
-        )
+            )
+    errors += _sum_errors(
+        obj, new.guarantee, "guarantee", view.children_total(new.name, "guarantee"), unset_is_unlimited=False
+    )
+    errors += _sum_errors(
+        obj, new.deserved, "deserved", view.children_total(new.name, "deserved"), unset_is_unlimited=False
+    )
     return errors
 
 

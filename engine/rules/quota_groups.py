@@ -168,31 +168,7 @@ def _check_group(
     errors += _group_self_errors(new)
     own_facts = facts.get(new.name, _NO_GROUP_FACT)
     children = [view.specs[c] for c in view.children.get(new.name, ())]
-
-    # is_parent (Koordinator checkIsParentChange, extended to creation and whole-tree checks).
-    if not new.is_parent and children and new.name != ROOT_GROUP:
-        turned = old is not None and old.is_parent
-        errors.append(
-            FieldError(
-                "is_parent",
-                f"{obj}: "
-                + ("is_parent cannot be set to false" if turned else "must be a parent group (is_parent true)")
-                + f" while it has {len(children)} child groups: {_names(c.name for c in children)}",
-                "is_parent",
-            )
-        )
-    if new.is_parent and own_facts.pods > 0:
-        turned = old is not None and not old.is_parent
-        errors.append(
-            FieldError(
-                "is_parent",
-                f"{obj}: "
-                + ("is_parent cannot be set to true" if turned else "cannot be a parent group")
-                + f" while {own_facts.pods} pods are bound to it",
-                "is_parent",
-            )
-        )
-
+    errors += _is_parent_errors(obj, new, old, children, own_facts.pods)
     # tree_id: immutable, and equal to the parent's and the children's.
     if old is not None and old.tree_id != new.tree_id:
         errors.append(
@@ -202,27 +178,7 @@ def _check_group(
                 "immutable",
             )
         )
-    # namespaces: DNS labels, each bound to one group only.
-    seen_ns: set[str] = set()
-    for namespace in own_facts.namespaces:
-        ns_errors = validate_dns_label(namespace, what="namespace", field="namespaces")
-        if ns_errors:
-            errors += ns_errors
-            continue
-        if namespace in seen_ns:
-            errors.append(FieldError("namespaces", f"{obj}: namespace {namespace} is listed twice", "invalid"))
-            continue
-        seen_ns.add(namespace)
-        owners = sorted(g for g, f in facts.items() if g != new.name and g in view.specs and namespace in f.namespaces)
-        if owners:
-            errors.append(
-                FieldError(
-                    "namespaces",
-                    f"{obj}: namespace {namespace} is already bound to quota group {owners[0]}",
-                    "namespace_taken",
-                )
-            )
-
+    errors += _group_namespace_errors(obj, view, new.name, facts)
     if new.name == ROOT_GROUP:
         # Koordinator never validates the root's topology: first-level groups may carry any tree_id.
         return errors
@@ -235,76 +191,146 @@ def _check_group(
                     "tree_id",
                 )
             )
+    placement = _group_placement_errors(obj, view, new)
+    if placement is not None:
+        return errors + placement
+    if new.parent is not None and new.parent != ROOT_GROUP:  # placed: a parent chain up to a tree root
+        errors += _group_parent_errors(obj, view, new, new.parent)
+    return errors + _group_children_errors(obj, view, new, children)
 
+
+def _is_parent_errors(
+    obj: str, new: QuotaGroupSpec, old: QuotaGroupSpec | None, children: list[QuotaGroupSpec], pods: int
+) -> list[FieldError]:
+    """is_parent (Koordinator checkIsParentChange, extended to creation and whole-tree checks)."""
+    errors: list[FieldError] = []
+    if not new.is_parent and children and new.name != ROOT_GROUP:
+        turned = old is not None and old.is_parent
+        errors.append(
+            FieldError(
+                "is_parent",
+                f"{obj}: "
+                + ("is_parent cannot be set to false" if turned else "must be a parent group (is_parent true)")
+                + f" while it has {len(children)} child groups: {_names(c.name for c in children)}",
+                "is_parent",
+            )
+        )
+    if new.is_parent and pods > 0:
+        turned = old is not None and not old.is_parent
+        errors.append(
+            FieldError(
+                "is_parent",
+                f"{obj}: "
+                + ("is_parent cannot be set to true" if turned else "cannot be a parent group")
+                + f" while {pods} pods are bound to it",
+                "is_parent",
+            )
+        )
+    return errors
+
+
+def _group_namespace_errors(obj: str, view: _GroupView, name: str, facts: Mapping[str, GroupFacts]) -> list[FieldError]:
+    """The group's namespaces: DNS labels, each bound to one group only."""
+    errors: list[FieldError] = []
+    seen_ns: set[str] = set()
+    for namespace in facts.get(name, _NO_GROUP_FACT).namespaces:
+        ns_errors = validate_dns_label(namespace, what="namespace", field="namespaces")
+        if ns_errors:
+            errors += ns_errors
+            continue
+        if namespace in seen_ns:
+            errors.append(FieldError("namespaces", f"{obj}: namespace {namespace} is listed twice", "invalid"))
+            continue
+        seen_ns.add(namespace)
+        owners = sorted(g for g, f in facts.items() if g != name and g in view.specs and namespace in f.namespaces)
+        if owners:
+            errors.append(
+                FieldError(
+                    "namespaces",
+                    f"{obj}: namespace {namespace} is already bound to quota group {owners[0]}",
+                    "namespace_taken",
+                )
+            )
+    return errors
+
+
+def _group_placement_errors(obj: str, view: _GroupView, new: QuotaGroupSpec) -> list[FieldError] | None:
+    """Where the group sits: ``None`` when it has a parent chain up to a tree root, else the errors that end its
+    checks (an empty list for a tree root that is fine: no parent, no min sums to check)."""
     parent_name = new.parent
     if parent_name is None:
         # The root of another quota tree (Koordinator's is-root groups): no parent, min sums not checked.
         if not new.tree_id:
-            errors.append(FieldError("tree_id", f"{obj}: a quota tree root (no parent) must have a tree_id", "tree_id"))
-        return errors
+            return [FieldError("tree_id", f"{obj}: a quota tree root (no parent) must have a tree_id", "tree_id")]
+        return []
     if parent_name == new.name:
-        errors.append(FieldError("parent", f"{obj}: a quota group cannot use itself as its parent", "self_parent"))
-        return errors
+        return [FieldError("parent", f"{obj}: a quota group cannot use itself as its parent", "self_parent")]
     ancestors, stop = view.chain(new.name)
     if stop == "cycle":
         loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
-        errors.append(
+        return [
             FieldError(
                 "parent",
                 f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
                 "a quota group cannot be placed under its own descendant",
                 "cycle",
             )
-        )
-        return errors
+        ]
     if stop is not None and not ancestors:
-        errors.append(
-            FieldError("parent", f"{obj}: parent quota group {parent_name} does not exist", "parent_not_found")
-        )
-        return errors
+        return [FieldError("parent", f"{obj}: parent quota group {parent_name} does not exist", "parent_not_found")]
     if stop is not None:
-        errors.append(
+        return [
             FieldError(
                 "parent",
                 f"{obj}: ancestor quota group {stop.split(':', 1)[1]} (parent of {ancestors[-1]}) does not exist",
                 "parent_not_found",
             )
-        )
-        return errors
+        ]
+    return None
 
-    if parent_name != ROOT_GROUP:
-        parent = view.specs[parent_name]
-        if not parent.is_parent:
-            errors.append(
-                FieldError(
-                    "parent",
-                    f"{obj}: quota group {parent_name} is not a parent group (is_parent false) and cannot have "
-                    "child groups",
-                    "parent_not_parent",
-                )
+
+def _group_parent_errors(obj: str, view: _GroupView, new: QuotaGroupSpec, parent_name: str) -> list[FieldError]:
+    """The group against its parent (not root): a parent group, the same tree_id, max keys, the siblings' min."""
+    parent = view.specs[parent_name]
+    errors: list[FieldError] = []
+    if not parent.is_parent:
+        errors.append(
+            FieldError(
+                "parent",
+                f"{obj}: quota group {parent_name} is not a parent group (is_parent false) and cannot have "
+                "child groups",
+                "parent_not_parent",
             )
-        if new.tree_id != parent.tree_id:
-            errors.append(
-                FieldError(
-                    "tree_id",
-                    f"{obj}: tree_id {new.tree_id!r} differs from its parent {parent_name}'s {parent.tree_id!r}",
-                    "tree_id",
-                )
-            )
-        extra = sorted(set(new.max) - set(parent.max))
-        if extra:
-            errors.append(
-                FieldError(
-                    f"max.{extra[0]}",
-                    f"{obj}: max sets {', '.join(extra)} but its parent quota group {parent_name}'s max does not; "
-                    "add the resource to the parent first",
-                    "resource_keys",
-                )
-            )
-        # Seed 001: the children's min add up to at most the parent's min, except directly under root.
-        errors += _sum_errors(
-            f"quota group {parent_name}", parent.min, "min", view.children_min(parent_name), unset_is_unlimited=False
         )
+    if new.tree_id != parent.tree_id:
+        errors.append(
+            FieldError(
+                "tree_id",
+                f"{obj}: tree_id {new.tree_id!r} differs from its parent {parent_name}'s {parent.tree_id!r}",
+                "tree_id",
+            )
+        )
+    extra = sorted(set(new.max) - set(parent.max))
+    if extra:
+        errors.append(
+            FieldError(
+                f"max.{extra[0]}",
+                f"{obj}: max sets {', '.join(extra)} but its parent quota group {parent_name}'s max does not; "
+                "add the resource to the parent first",
+                "resource_keys",
+            )
+        )
+    # Seed 001: the children's min add up to at most the parent's min, except directly under root.
+    return errors + _sum_errors(
+        f"quota group {parent_name}", parent.min, "min", view.children_min(parent_name), unset_is_unlimited=False
+    )
+
+
+def _group_children_errors(
+    obj: str, view: _GroupView, new: QuotaGroupSpec, children: list[QuotaGroupSpec]
+) -> list[FieldError]:
+    """The group against its children: their max keys within its own, their min within its min."""
+    errors: list[FieldError] = []
     for child in children:
         extra = sorted(set(child.max) - set(new.max))
         if extra:
