@@ -12,8 +12,9 @@ Every validator returns ``list[FieldError]``; an empty list means "accept". ``ch
 
 * ``field``: the API field path (``"parent"``, ``"deserved.cpu"``, ``"min.memory"``, ``"state"``, ...;
   ``"non_field_errors"`` for whole-object problems),
-* ``message``: one sentence naming the object, the field and the numbers, quantities printed as
-  Kubernetes quantities (``"queue team-a: deserved cpu 2 must be <= capability cpu 1"``),
+* ``message``: one sentence naming the object, the field and the numbers, amounts printed in the units people
+  read, the same way on both sides (cores ``2.5``, memory ``1.5Gi``, ``unlimited``;
+  ``"queue team-a: deserved cpu 2 must be <= capability cpu 1"``),
 * ``code``: a stable machine code (see ``CODES``).
 
 Queues (Volcano semantics, ``pkg/webhooks/admission/queues/validate`` and ``pkg/controllers/queue``)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from engine.resources import format_quantity, is_unbounded
+from engine.resources import format_amount
 
 # --------------------------------------------------------------------------------------------------------
 # Output types
@@ -118,8 +118,10 @@ _CLOSED_STATES: Final = frozenset({"Closed", "Closing"})
 
 
 def _q(amount: int, resource: str) -> str:
-    """Amounts in rule messages as the quantities people wrote (``2500m``, ``4Gi``); a sentinel reads ``unlimited``."""
-    return "unlimited" if is_unbounded(amount) else format_quantity(amount, resource)
+    """Amounts in rule messages in the units people read, the same on both sides of a comparison: cores and GPUs as
+    whole numbers with a decimal fraction only when there is one (``2.5``), memory in ``Gi`` (``1.5Gi``), and
+    ``unlimited`` for a sentinel (``engine.resources.format_amount``)."""
+    return format_amount(amount, resource)
 
 
 def _names(names: Iterable[str], limit: int = 5) -> str:

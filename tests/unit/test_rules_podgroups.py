@@ -130,7 +130,7 @@ def test_negative_min_resources() -> None:
     errors = check_pg(min_resources=ResourceList({"cpu": -500}))
     assert codes(errors) == [("min_resources.cpu", "negative")]
     assert (
-        errors[0].message == "podgroup in namespace team-a: min_resources cpu -500m must be greater than or equal to 0"
+        errors[0].message == "podgroup in namespace team-a: min_resources cpu -0.5 must be greater than or equal to 0"
     )
 
 
@@ -222,8 +222,8 @@ def test_namespace_quota_message_names_resource_requested_used_and_hard() -> Non
     )
     errors = check_pg(min_resources=rl({"cpu": "2500m"}), hard={"cpu": "4"}, other={"cpu": "2"})
     assert errors[0].message == (
-        "podgroup in namespace team-a: min_resources cpu 2500m plus 2 already reserved by the namespace's other "
-        "podgroups is 4500m, more than the namespace's resource quota cpu 4"
+        "podgroup in namespace team-a: min_resources cpu 2.5 plus 2 already reserved by the namespace's other "
+        "podgroups is 4.5, more than the namespace's resource quota cpu 4"
     )
 
 

@@ -411,6 +411,25 @@ def test_child_capability_exceeds_parent() -> None:
     )
 
 
+def test_messages_print_both_sides_in_the_same_units() -> None:
+    """A fractional sum and a whole limit read alike (cores, Gi): never ``519700m`` beside ``20``."""
+    spec = q(
+        "fractional-child",
+        "parent-queue-resource-test",
+        cap={"cpu": "7", "memory": "14Gi"},
+        des={"cpu": "7", "memory": "14Gi"},
+        gua={"cpu": "6500m", "memory": "13824Mi"},
+    )
+    errors = validate_queue(_resource_tree(), spec, None)
+    assert errors[0].message == (
+        "queue parent-queue-resource-test: the sum of its children's guarantee cpu 8.5 exceeds its guarantee cpu 8"
+    )
+    assert errors[1].message == (
+        "queue parent-queue-resource-test: the sum of its children's guarantee memory 17.5Gi exceeds "
+        "its guarantee memory 16Gi"
+    )
+
+
 def test_siblings_guarantee_sum_exceeds_parent() -> None:
     # Volcano test: Siblings guarantee sum exceeds parent guarantee (2 + 7 = 9 > 8 cpu, 4Gi + 14Gi > 16Gi).
     # Volcano stops at guarantee; the parent sets no deserved, so deserved is refused too (missing = 0).
