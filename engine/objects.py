@@ -53,8 +53,10 @@ __all__ = [
     "BUILTIN_PRIORITY_CLASSES",
     "BUILTIN_QUEUES",
     "BUILTIN_QUOTA_GROUPS",
+    "CLOSED_QUEUE_STATES",
     "OCCUPYING_STATUSES",
     "PREEMPTABLE_STATUSES",
+    "QUEUE_STATES",
     "READY_STATUSES",
     "SCHEDULED_STATUSES",
     "NamespaceInfo",
@@ -64,6 +66,7 @@ __all__ = [
     "PodGroupPhase",
     "PriorityClassInfo",
     "QueueHierarchy",
+    "QueueState",
     "Snapshot",
     "Taint",
     "TaskInfo",
@@ -104,6 +107,20 @@ READY_STATUSES: frozenset[TaskStatus] = frozenset(
 )
 # Hold resources on their node (Volcano's node.Used: allocated tasks plus those still releasing).
 OCCUPYING_STATUSES: frozenset[TaskStatus] = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+
+
+class QueueState(StrEnum):
+    """A queue's state (Volcano's ``QueueState``)."""
+
+    OPEN = "Open"
+    CLOSING = "Closing"
+    CLOSED = "Closed"
+    UNKNOWN = "Unknown"
+
+
+QUEUE_STATES: tuple[str, ...] = tuple(s.value for s in QueueState)
+# A queue in one of these accepts no new podgroups and keeps its children from opening.
+CLOSED_QUEUE_STATES: frozenset[str] = frozenset({QueueState.CLOSED.value, QueueState.CLOSING.value})
 
 
 class PodGroupPhase(StrEnum):

@@ -41,6 +41,9 @@ __all__ = [
 # An amount above this (in base units) is refused: 2**62 leaves room for sums of many such values in
 # int64 arrays without overflow, and it is still about 4.6 exabytes or 4.6e15 cores.
 MAX_AMOUNT = 2**62
+# "Unlimited" as an integer so that min/max/sums stay exact: far above any amount and still recognisable after
+# subtracting or adding real amounts (the queue engines' capability where nothing limits).
+UNLIMITED = 1 << 120
 
 _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
 _NAME_RE = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")

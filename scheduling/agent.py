@@ -64,6 +64,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 
 from engine import rules
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
 from engine.resources import ResourceList
 from quotas import services
 from quotas.choices import QueueState
@@ -475,7 +476,7 @@ def generate_workload(
     leaves = {
         name
         for name, spec in specs.items()
-        if name not in parents and name not in ("root", "default") and spec.state == QueueState.OPEN
+        if name not in parents and name not in (ROOT_QUEUE, DEFAULT_QUEUE) and spec.state == QueueState.OPEN
     }
     by_queue: dict[str, list[Namespace]] = {}
     for ns in Namespace.objects.filter(default_queue__name__in=leaves).select_related("default_queue"):

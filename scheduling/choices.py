@@ -1,21 +1,11 @@
+"""The scheduling models' choices, derived from the engine's enums so that each value is written once."""
+
 from django.db import models
 
+from engine.objects import PodGroupPhase as EnginePodGroupPhase
+from engine.objects import TaskStatus
 
-class PodGroupPhase(models.TextChoices):
-    PENDING = "Pending"
-    INQUEUE = "Inqueue"
-    RUNNING = "Running"
-    UNKNOWN = "Unknown"
-    COMPLETED = "Completed"
+PodGroupPhase = models.TextChoices("PodGroupPhase", [(p.name, p.value) for p in EnginePodGroupPhase])
 
-
-class PodStatus(models.TextChoices):
-    PENDING = "Pending"
-    ALLOCATED = "Allocated"
-    PIPELINED = "Pipelined"
-    BINDING = "Binding"
-    BOUND = "Bound"
-    RUNNING = "Running"
-    RELEASING = "Releasing"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
+# The statuses a pod row can hold: every engine task status but Unknown, which only a manifest can carry.
+PodStatus = models.TextChoices("PodStatus", [(s.name, s.value) for s in TaskStatus if s is not TaskStatus.UNKNOWN])

@@ -70,7 +70,6 @@ from engine.fairshare.queues import (
     ALLOWED,
     ROOT_QUEUE,
     STANDARD_RESOURCES,
-    UNLIMITED,
     ZERO,
     JobSummary,
     JobUsage,
@@ -98,7 +97,7 @@ from engine.fairshare.queues import (
     unknown_queue_warnings,
 )
 from engine.fairshare.queues import T as _T
-from engine.resources import ResourceList
+from engine.resources import UNLIMITED, ResourceList
 
 __all__ = ["CapacityResult", "compute_capacity"]
 

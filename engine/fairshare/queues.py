@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
-from engine.resources import ResourceList, format_amount
+from engine.resources import UNLIMITED, ResourceList, format_amount
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -103,9 +103,6 @@ ROOT_QUEUE = "root"
 DEFAULT_QUEUE = "default"
 OPEN = "Open"
 
-# "Unlimited" as an integer so that min/max/sums stay exact: far above any amount (resources.MAX_AMOUNT is
-# 2**62) and still recognisable after subtracting or adding real amounts.
-UNLIMITED = 1 << 120
 _UNLIMITED_FLOOR = 1 << 100
 
 STANDARD_RESOURCES = ("cpu", "memory")

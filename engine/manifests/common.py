@@ -60,7 +60,6 @@ PLUGINS_QUOTA_GROUP = "scheduling.x-k8s.io"  # scheduler-plugins' ElasticQuota A
 FAIRWAY_PRIORITY = "fairway.io/priority"
 FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 
-_QUEUE_STATES = ("Open", "Closed", "Closing", "Unknown")
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 

@@ -9,7 +9,6 @@ from typing import Any
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, brief
 from engine.manifests.common import (
-    _QUEUE_STATES,
     FAIRWAY_PRIORITY,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
@@ -32,6 +31,7 @@ from engine.manifests.core import (
     CoreReaders,
 )
 from engine.objects import (
+    QUEUE_STATES,
     PodGroupCondition,
     PodGroupInfo,
     PodGroupPhase,
@@ -55,8 +55,8 @@ class VolcanoReaders(CoreReaders):
             guarantee = _rl(guarantee_raw, "spec.guarantee")
             self.warnings.append(f"{doc.where}: spec.guarantee has no 'resource' key; read as spec.guarantee.resource")
         state = _str(status.get("state"), "status.state", "Open") or "Open"
-        if state not in _QUEUE_STATES:
-            raise _FieldError(f"status.state: {state!r} must be one of {', '.join(_QUEUE_STATES)}")
+        if state not in QUEUE_STATES:
+            raise _FieldError(f"status.state: {state!r} must be one of {', '.join(QUEUE_STATES)}")
         parent: str | None = _str(spec.get("parent"), "spec.parent", ROOT_QUEUE) or ROOT_QUEUE
         if doc.name == ROOT_QUEUE:
             parent = None

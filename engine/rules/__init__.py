@@ -64,11 +64,11 @@ stay within the namespace's ResourceQuota on every resource that quota defines.
 
 from __future__ import annotations
 
+from engine.objects import QUEUE_STATES
 from engine.rules.common import (
     CODES,
     MAX_PRIORITY,
     MAX_WEIGHT,
-    QUEUE_STATES,
     FieldError,
     GroupFacts,
     QueueFacts,

@@ -113,8 +113,6 @@ _NO_GROUP_FACT: Final = GroupFacts()
 NON_FIELD: Final = "non_field_errors"
 MAX_WEIGHT: Final = 65535  # Volcano's CRD bounds weight to 1..65535
 MAX_PRIORITY: Final = 2**31 - 1  # int32, as Volcano's spec.priority
-QUEUE_STATES: Final = ("Open", "Closing", "Closed", "Unknown")
-_CLOSED_STATES: Final = frozenset({"Closed", "Closing"})
 
 
 def _q(amount: int, resource: str) -> str:

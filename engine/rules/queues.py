@@ -6,15 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.objects import CLOSED_QUEUE_STATES, QUEUE_STATES
 from engine.resources import ResourceList
 from engine.rules.common import (
-    _CLOSED_STATES,
     _NO_QUEUE_FACT,
     _NO_QUEUE_FACTS,
     MAX_PRIORITY,
     MAX_WEIGHT,
     NON_FIELD,
-    QUEUE_STATES,
     FieldError,
     QueueFacts,
     RuleViolation,
@@ -223,7 +222,7 @@ def _check_queue(
             errors += _parent_with_podgroups_errors(view, new.name, parent_name, facts)
     if new.state == "Open" and (moved or old is None or old.state != "Open"):
         parent_state = view.state(parent_name)
-        if parent_name != ROOT_QUEUE and parent_state in _CLOSED_STATES:
+        if parent_name != ROOT_QUEUE and parent_state in CLOSED_QUEUE_STATES:
             errors.append(
                 FieldError(
                     "state",
@@ -572,7 +571,7 @@ def validate_queue_action(
     parent = tree[name].parent
     if parent is not None and parent != ROOT_QUEUE and parent in tree:
         parent_state = states.get(parent, tree[parent].state)
-        if parent_state in _CLOSED_STATES:
+        if parent_state in CLOSED_QUEUE_STATES:
             return [
                 FieldError(
                     "state",
@@ -625,7 +624,7 @@ def plan_queue_action(
                         continue
                     # Volcano closes every child not already Closed/Closing and marks it closed-by-parent;
                     # a child already closed keeps its state and mark, and its own children are visited too.
-                    if state_of(child) not in _CLOSED_STATES:
+                    if state_of(child) not in CLOSED_QUEUE_STATES:
                         planned[child] = (_closed_state(state_of(child), podgroups_of(child)), True)
                     else:
                         planned[child] = (state_of(child), flag_of(child))
@@ -639,7 +638,7 @@ def plan_queue_action(
             for parent in frontier:
                 for child in view.children.get(parent, ()):
                     # Only the children this queue's close marked come back (Volcano's openHierarchicalQueue).
-                    if child not in planned and flag_of(child) and state_of(child) in _CLOSED_STATES:
+                    if child not in planned and flag_of(child) and state_of(child) in CLOSED_QUEUE_STATES:
                         planned[child] = ("Open", False)
                         nxt.append(child)
             frontier = nxt
