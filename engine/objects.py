@@ -1,7 +1,7 @@
 """The engine's input: one cluster at one instant, as plain immutable-ish dataclasses.
 
 A ``Snapshot`` is what every caller hands to the engine: the scheduling session, the recycling pass, the
-what-if endpoints and ``fairway simulate``. ``engine/manifests.py`` builds one from Kubernetes YAML and
+what-if endpoints and ``fairway simulate``. ``engine/manifests/`` builds one from Kubernetes YAML and
 ``scheduling/store.py`` from database rows, so nothing here knows about either: no Kubernetes object shapes,
 no YAML, no ORM.
 
