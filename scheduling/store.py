@@ -48,7 +48,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from time import perf_counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Case, F, FloatField, Func, Q, QuerySet, TextField, Value, When, Window
@@ -240,11 +240,41 @@ def load_snapshot(cluster: Cluster) -> Snapshot:
     return read_cluster(cluster)[0]
 
 
+class _Namespaces(NamedTuple):
+    names: dict[int, str]  # by primary key
+    default_queue: dict[str, str]
+    infos: list[NamespaceInfo]
+    by_quota_group: dict[str, list[str]]  # which quota group takes each namespace's pods
+
+
+class _Pods(NamedTuple):
+    tasks: list[TaskInfo]
+    ids: dict[str, int]  # pod uid -> primary key
+    own: dict[str, PodGroupInfo]  # the podgroup of each pod that has none, one per pod
+
+
 def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
     """``load_snapshot`` plus the primary keys of its pods and nodes (for ``apply_decisions(ids=...)``)."""
     cache = _JsonCache()
+    namespaces = _read_namespaces(cache)
+    group_names, groups = _read_quota_groups()
+    node_names, node_ids, nodes = _read_nodes(cluster, cache)
+    pg_keys, podgroups = _read_podgroups(cluster, cache, namespaces.names)
+    pods = _read_pods(cluster, cache, namespaces, group_names, node_names, pg_keys, podgroups)
+    snapshot = Snapshot.build(
+        nodes=nodes,
+        tasks=pods.tasks,
+        podgroups=[*podgroups.values(), *pods.own.values()],
+        queues=_read_queues(),
+        quota_groups=groups,
+        namespaces=namespaces.infos,
+        policy=cluster.policy,
+        quota_namespaces=namespaces.by_quota_group,
+    )
+    return snapshot, RowIds(pods=pods.ids, nodes=node_ids)
 
-    # namespaces (and which quota group takes each namespace's pods)
+
+def _read_namespaces(cache: _JsonCache) -> _Namespaces:
     ns_names: dict[int, str] = {}
     ns_default_queue: dict[str, str] = {}
     namespaces: list[NamespaceInfo] = []
@@ -261,7 +291,11 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             NamespaceInfo(name=name, weight=weight, queue=queue, hard=cache.resource_list(hard) if hard else None)
         )
 
-    queues = [
+    return _Namespaces(ns_names, ns_default_queue, namespaces, quota_namespaces)
+
+
+def _read_queues() -> list[QueueSpec]:
+    return [
         QueueSpec(
             name=name,
             parent=parent,
@@ -287,6 +321,9 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             )
         )
     ]
+
+
+def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
     group_names: dict[int, str] = {}
     groups: list[QuotaGroupSpec] = []
     for pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt in QuotaGroup.objects.values_list(
@@ -316,6 +353,10 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             )
         )
 
+    return group_names, groups
+
+
+def _read_nodes(cluster: Cluster, cache: _JsonCache) -> tuple[dict[int, str], dict[str, int], list[NodeInfo]]:
     node_names: dict[int, str] = {}
     node_ids: dict[str, int] = {}
     nodes: list[NodeInfo] = []
@@ -338,6 +379,13 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
             )
         )
 
+    return node_names, node_ids, nodes
+
+
+def _read_podgroups(
+    cluster: Cluster, cache: _JsonCache, ns_names: Mapping[int, str]
+) -> tuple[dict[int, str], dict[str, PodGroupInfo]]:
+    """The podgroups still to schedule (a Completed one is not read) and their keys by primary key."""
     pg_keys: dict[int, str] = {}
     podgroups: dict[str, PodGroupInfo] = {}
     for (
@@ -396,6 +444,20 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         pg_keys[pk] = info.key
         podgroups[info.key] = info
 
+    return pg_keys, podgroups
+
+
+def _read_pods(
+    cluster: Cluster,
+    cache: _JsonCache,
+    namespaces: _Namespaces,
+    group_names: Mapping[int, str],
+    node_names: Mapping[int, str],
+    pg_keys: Mapping[int, str],
+    podgroups: Mapping[str, PodGroupInfo],
+) -> _Pods:
+    """The live pods, and every pod of a podgroup still to schedule; a pod without a podgroup gets one of its own."""
+    ns_names, ns_default_queue = namespaces.names, namespaces.default_queue
     live = Q(status__in=[s for s in PodStatus.values if s not in FINISHED_DB_STATUSES])
     in_open_group = Q(podgroup__isnull=False) & ~Q(podgroup__phase=DbPhase.COMPLETED)
     tasks: list[TaskInfo] = []
@@ -484,18 +546,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         )
         tasks.append(task)
         pod_ids[task.uid] = pk
-    del rows
-    snapshot = Snapshot.build(
-        nodes=nodes,
-        tasks=tasks,
-        podgroups=[*podgroups.values(), *own.values()],
-        queues=queues,
-        quota_groups=groups,
-        namespaces=namespaces,
-        policy=cluster.policy,
-        quota_namespaces=quota_namespaces,
-    )
-    return snapshot, RowIds(pods=pod_ids, nodes=node_ids)
+    return _Pods(tasks, pod_ids, own)
 
 
 # -- writing --------------------------------------------------------------------------------------------------
