@@ -28,7 +28,8 @@ Hierarchical mode (``hierarchy=True``)
 * Only leaves hold jobs; allocated, request, inqueue and elastic roll up to every ancestor (and so do
   ``on_allocate`` / ``on_deallocate`` / ``on_enqueued``).
 * Queue order: priority desc; leaves before inner queues; two inner queues by share; two leaves by comparing
-  the two children of their lowest common ancestor that lie on their paths (share, then has-deserved).
+  the two children of their lowest common ancestor that lie on their paths (share, then has-deserved), and
+  only those: a tie there is a tie (``QueueOrderKey``, which the session's capacity plugin uses too).
 * Victim queue order: victims from the queue sharing the *deepest* common ancestor with the preemptor come
   first (siblings before cousins before distant queues).
 * ``allocatable`` and ``enqueueable`` check the leaf and then every ancestor up to root.
@@ -99,7 +100,52 @@ from engine.fairshare.queues import (
 from engine.fairshare.queues import T as _T
 from engine.resources import UNLIMITED, ResourceList
 
-__all__ = ["CapacityResult", "compute_capacity"]
+__all__ = ["CapacityResult", "QueueOrderKey", "compute_capacity"]
+
+
+class QueueOrderKey:
+    """The capacity plugin's queue order as a sort key (Volcano ``plugins/capacity``, QueueOrderFn).
+
+    ``head`` is compared first: the negated queue priority and, in a hierarchy, 0 for a leaf and 1 for an inner
+    queue. Then the two paths of ``(queue, share, best effort)`` steps are compared at the first step where
+    they name different queues, by lower share and then by a queue with a deserved before a best-effort one;
+    nothing after that step counts. Two keys that tie there are equal, as Volcano's comparison returns 0
+    (the session then orders such queues by name).
+
+    Built from the shares of one moment: a key taken before an allocation does not follow it.
+    """
+
+    __slots__ = ("head", "path")
+
+    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int], ...]) -> None:
+        self.head = head
+        self.path = path
+
+    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int], tuple[float, int]] | None:
+        """The (share, best effort) of both paths at the first step naming different queues, if any."""
+        for mine, theirs in zip(self.path, other.path, strict=False):
+            if mine[0] != theirs[0]:
+                return mine[1:], theirs[1:]
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QueueOrderKey):
+            return NotImplemented
+        if self.head != other.head:
+            return False
+        parting = self._parting(other)
+        return parting is None or parting[0] == parting[1]
+
+    def __lt__(self, other: QueueOrderKey) -> bool:
+        if self.head != other.head:
+            return self.head < other.head
+        parting = self._parting(other)
+        return parting is not None and parting[0] < parting[1]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"QueueOrderKey({self.head!r}, {self.path!r})"
 
 
 class CapacityResult(QueueBook):
@@ -143,15 +189,6 @@ class CapacityResult(QueueBook):
     def _best_effort(self, st: QueueState) -> bool:
         return is_empty(st.deserved)
 
-    def _compare_share(self, ls: QueueState, rs: QueueState) -> int:
-        """``compareShareWithDeserved``: lower share first; on a tie a queue with deserved goes first."""
-        if ls.share == rs.share:
-            lhas, rhas = not is_empty(ls.deserved), not is_empty(rs.deserved)
-            if lhas == rhas:
-                return 0
-            return -1 if lhas else 1
-        return -1 if ls.share < rs.share else 1
-
     @staticmethod
     def _common_level(a: QueueState, b: QueueState) -> int:
         """Volcano's ``getQueueLevel``: the index (in the root-first ancestor lists) of the deepest common
@@ -163,21 +200,32 @@ class CapacityResult(QueueBook):
             level = i
         return level
 
-    def compare_queues(self, left: str, right: str) -> int:
-        ls, rs = self._states[left], self._states[right]
-        if ls.spec.priority != rs.spec.priority:
-            return rs.spec.priority - ls.spec.priority
+    def _share_step(self, st: QueueState) -> tuple[str, float, int]:
+        return (st.name, st.share, 1 if is_empty(st.deserved) else 0)
+
+    def queue_order_key(self, name: str) -> QueueOrderKey:
+        """Volcano's QueueOrderFn as a sort key, taken from the current shares (see ``QueueOrderKey``).
+
+        Flat, and for an inner queue of a hierarchy, the path is the queue alone; for a leaf of a hierarchy it
+        runs from the level below root down to the leaf, so two leaves are compared through the children of
+        their lowest common ancestor that lie on their paths.
+        """
+        st = self._states.get(name)
+        if st is None:
+            return QueueOrderKey((0,), ())
         if not self.hierarchy:
-            return self._compare_share(ls, rs)
-        lleaf, rleaf = not ls.children, not rs.children
-        if lleaf != rleaf:
-            return -1 if lleaf else 1
-        if not lleaf:
-            return self._compare_share(ls, rs)
-        level = self._common_level(ls, rs)
-        lnode = ls.ancestors[level + 1] if level + 1 < len(ls.ancestors) else ls.name
-        rnode = rs.ancestors[level + 1] if level + 1 < len(rs.ancestors) else rs.name
-        return self._compare_share(self._states[lnode], self._states[rnode])
+            return QueueOrderKey((-st.spec.priority,), (self._share_step(st),))
+        if st.children:
+            return QueueOrderKey((-st.spec.priority, 1), (self._share_step(st),))
+        path = [self._states[a] for a in st.ancestors[1:]]
+        path.append(st)
+        return QueueOrderKey((-st.spec.priority, 0), tuple(self._share_step(s) for s in path))
+
+    def compare_queues(self, left: str, right: str) -> int:
+        lk, rk = self.queue_order_key(left), self.queue_order_key(right)
+        if lk < rk:
+            return -1
+        return 1 if rk < lk else 0
 
     def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
         """Hierarchy: victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
@@ -207,11 +255,10 @@ class CapacityResult(QueueBook):
         first = self.problems[0] if self.problems else ""
         return Refusal(queue, "hierarchy", message=f"queue tree is inconsistent ({first}); nothing is scheduled")
 
-    def _path(self, st: QueueState) -> list[QueueState]:
-        """The queue, then (hierarchy) its ancestors up to root."""
-        if not self.hierarchy:
-            return [st]
-        return [st, *(self._states[a] for a in reversed(st.ancestors))]
+    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+        if not st.is_open or not self.ready_to_schedule or (self.hierarchy and st.children):
+            return None
+        return [(node, node.real_capability) for node in self.chain(st.name)]
 
     def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May a task with this request be allocated in ``queue``? (``allocated + req <= realCapability``)"""
@@ -224,7 +271,7 @@ class CapacityResult(QueueBook):
             return refuse(self._not_ready(queue))
         if self.hierarchy and found.children:
             return refuse(Refusal(queue, "leaf", message="only leaf queues hold jobs"))
-        for node in self._path(found):
+        for node in self.chain(found.name):
             reasons = self._quota_refusals(node.name, "realCapability", node.allocated, node.real_capability, request)
             if reasons:
                 return refuse(*reasons)
@@ -243,7 +290,7 @@ class CapacityResult(QueueBook):
             return refuse(self._closed(found))
         if job.min_resources is None:
             return ALLOWED
-        for node in self._path(found):
+        for node in self.chain(found.name):
             base = dict(node.allocated)
             add_into(base, node.inqueue)
             add_into(base, node.elastic, -1)

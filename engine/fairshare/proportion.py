@@ -92,6 +92,9 @@ class ProportionResult(QueueBook):
             return False
         return less_equal(st.deserved, st.allocated, ZERO)
 
+    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+        return [(st, st.deserved)] if st.is_open else None
+
     def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May a task with this request be allocated in ``queue``? (``allocated + req <= deserved``)"""
         found = self._lookup(queue)

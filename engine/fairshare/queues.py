@@ -852,6 +852,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         self.warnings: tuple[str, ...] = tuple(warnings)
         self._snapshots: dict[str, QueueQuota] = {}  # built on first read, per queue
         self._flows: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
+        self._chains: dict[str, tuple[QueueState, ...]] = {}  # built on first use, per queue
 
     # -- mapping ----------------------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> QueueQuota:
@@ -972,22 +973,26 @@ class QueueBook(Mapping[str, QueueQuota]):
         st.share = 1.0 if self._best_effort(st) else self._share_basis(st)[1]
 
     # -- mutators ------------------------------------------------------------------------------------------------
-    def _chain(self, name: str) -> list[QueueState]:
-        st = self._states[name]
-        if not self.hierarchy:
-            return [st]
-        return [st, *(self._states[a] for a in reversed(st.ancestors))]
+    def chain(self, name: str) -> tuple[QueueState, ...]:
+        """The queue, then (hierarchy) its ancestors up to root: the nodes an allocation or a reservation in
+        ``name`` moves, and the nodes a hierarchical gate checks."""
+        chain = self._chains.get(name)
+        if chain is None:
+            st = self._states[name]
+            chain = (st, *(self._states[a] for a in reversed(st.ancestors))) if self.hierarchy else (st,)
+            self._chains[name] = chain
+        return chain
 
     def on_allocate(self, queue: str, request: Mapping[str, int]) -> None:
         """A task of ``queue`` was allocated (Volcano's AllocateFunc event): allocated and share move."""
-        for st in self._chain(queue):
+        for st in self.chain(queue):
             add_into(st.allocated, request)
             self._update_share(st)
         self._changed()
 
     def on_deallocate(self, queue: str, request: Mapping[str, int]) -> None:
         """A task of ``queue`` was evicted or its allocation discarded (DeallocateFunc)."""
-        for st in self._chain(queue):
+        for st in self.chain(queue):
             add_into(st.allocated, request, -1)
             self._update_share(st)
         self._changed()
@@ -997,7 +1002,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         is reserved in ``inqueue`` so later jobs of the same enqueue pass see it."""
         if job.min_resources is None or job.queue not in self._states:
             return
-        for st in self._chain(job.queue):
+        for st in self.chain(job.queue):
             add_into(st.inqueue, job.min_resources)
         self._changed()
 
@@ -1006,7 +1011,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         ``inqueue`` on the queue and (hierarchy) every ancestor."""
         if job.min_resources is None or job.queue not in self._states:
             return
-        for st in self._chain(job.queue):
+        for st in self.chain(job.queue):
             add_into(st.inqueue, job.min_resources, -1)
         self._changed()
 
@@ -1027,6 +1032,32 @@ class QueueBook(Mapping[str, QueueQuota]):
     def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
         """Volcano's VictimQueueOrderFn; 0 (no preference) unless a policy registers one."""
         return 0
+
+    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+        """The nodes ``allocatable`` checks for ``st`` and the limit of each; None when it refuses before any
+        check (a closed queue, say)."""
+        raise NotImplementedError
+
+    def fits(self, queue: str, request: Mapping[str, int]) -> bool:
+        """True when ``allocatable(queue, request)`` allows, found without building a verdict (the session
+        asks this for every task it places); False when it may refuse, and then ``allocatable`` says why.
+
+        The test: ``allocated + request <= limit`` on every requested resource but pods, for every node of
+        ``_allocation_limits``; a resource the limit does not name counts as 0 here, so such a request falls
+        back to ``allocatable``.
+        """
+        st = self._states.get(queue)
+        if st is None:
+            return False
+        checks = self._allocation_limits(st)
+        if checks is None:
+            return False
+        for node, limit in checks:
+            allocated = node.allocated
+            for r, v in request.items():
+                if r != "pods" and allocated.get(r, 0) + v > limit.get(r, 0):
+                    return False
+        return True
 
     # -- helpers for gates ------------------------------------------------------------------------------------
     def _lookup(self, queue: str) -> QueueState | Refusal:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from engine.fairshare.capacity import CapacityResult, compute_capacity
 from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.objects import Snapshot
 from engine.resources import ResourceList
+from engine.session.policy import Policy
+from engine.session.run import run_session
+from tests.unit.test_session_support import Q, bound, node, plugin, pod, podgroup, policy, queue, rl, running, snapshot
 
 CLUSTER = ResourceList.parse({"cpu": "12", "memory": "24Gi"})
 
@@ -82,14 +86,57 @@ def test_status_is_updated_bottom_up() -> None:
     assert result["a"].share == 5 / 4
 
 
+def order_snapshot(capacity: Policy, b_deserved: int = 4) -> Snapshot:
+    """The design's tree on one 12-cpu node: job B runs 4 pods in a2, job C 6 in b, so 2 cpu are free; a2 and b
+    each have a pending 2-pod gang. Whichever queue the session serves first takes the 2 free cpu."""
+    return snapshot(
+        nodes=[node("n1", "12", "64Gi")],
+        queues=[
+            queue("a", deserved=rl("4")),
+            queue("a1", parent="a", deserved=rl("2")),
+            queue("a2", parent="a", deserved=rl("2")),
+            queue("b", deserved=rl(str(b_deserved))),
+        ],
+        podgroups=[
+            podgroup("team-a", "job-b", "a2", 1, phase=Q.RUNNING),
+            podgroup("team-b", "job-c", "b", 1, phase=Q.RUNNING),
+            podgroup("team-a", "more-a2", "a2", 2),
+            podgroup("team-b", "more-b", "b", 2),
+        ],
+        pods=[
+            *(running("team-a", f"b-{i}", "job-b", "n1", "1") for i in range(4)),
+            *(running("team-b", f"c-{i}", "job-c", "n1", "1") for i in range(6)),
+            *(pod("team-a", f"more-a2-{i}", "more-a2", "1") for i in range(2)),
+            *(pod("team-b", f"more-b-{i}", "more-b", "1") for i in range(2)),
+        ],
+        policy=capacity,
+    )
+
+
+HIERARCHY = policy("allocate", ["gang", plugin("capacity", enableHierarchy=True)], ["predicates"])
+FLAT = policy("allocate", ["gang", "capacity"], ["predicates"])
+
+
 def test_queue_order_compares_children_of_the_lowest_common_ancestor() -> None:
-    result = compute()
     # a2's own share is 4/2 = 2.0 and b's is 6/4 = 1.5, but a2 is compared through a (4/4 = 1.0) against b
-    assert result["a2"].share == 2.0 and result["b"].share == 1.5 and result["a"].share == 1.0
-    assert result.compare_queues("a2", "b") < 0
-    # within a, the leaves themselves are compared: a1 (0) before a2 (2.0)
-    assert result.compare_queues("a1", "a2") < 0
-    assert result.sorted_queues(["b", "a2", "a1"]) == ["a1", "a2", "b"]
+    result = run_session(order_snapshot(HIERARCHY), now=0.0)
+    assert sorted(bound(result)) == ["team-a/more-a2-0", "team-a/more-a2-1"]
+    # flat, the queues' own shares decide: b (1.5) before a2 (2.0)
+    flat = run_session(order_snapshot(FLAT), now=0.0)
+    assert sorted(bound(flat)) == ["team-b/more-b-0", "team-b/more-b-1"]
+
+
+def test_a_tie_at_the_lowest_common_ancestor_is_a_tie() -> None:
+    # b deserves 6: a (4/4) and b (6/6) tie at 1.0. Volcano stops there and the queues go by name, so a2 is
+    # served first; comparing on below the tie would have put b (whose path ends there) first.
+    snap = order_snapshot(HIERARCHY, b_deserved=6)
+    result = run_session(snap, now=0.0)
+    assert sorted(bound(result)) == ["team-a/more-a2-0", "team-a/more-a2-1"]
+    book = compute_capacity(list(snap.queues.values()), [JOB_B, JOB_C], CLUSTER, hierarchy=True)
+    assert book.compare_queues("a2", "b") == 0 and book.compare_queues("b", "a2") == 0
+    # within a the leaves themselves are compared: a1 (nothing allocated) before a2
+    assert book.compare_queues("a1", "a2") < 0
+    assert book.sorted_queues(["b", "a2", "a1"]) == ["a1", "a2", "b"]
 
 
 def test_job_a_reclaims_job_b_of_the_same_parent_before_job_c() -> None:

@@ -43,6 +43,8 @@ class QueueGates(Plugin):
         return self.book
 
     def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
+        if self.book.fits(queue, task.req):  # the common "yes", without building a verdict
+            return None
         return refusal_from_verdict(self.book.allocatable(queue, task.req), queue)
 
     def preemptive(self, queue: str, task: TaskState) -> GateRefusal | None:
@@ -61,9 +63,8 @@ class QueueGates(Plugin):
         this Inqueue job reserves? ``allocated + inqueue - elastic > realCapability``."""
         if job.min_resources is None or job.queue not in self.book:
             return None
-        chain = [job.queue, *reversed(self.book.state(job.queue).ancestors)] if self.book.hierarchy else [job.queue]
-        for name in chain:
-            st = self.book.state(name)
+        for st in self.book.chain(job.queue):
+            name = st.name
             for r in sorted_resources(job.min_resources):
                 if job.min_resources[r] <= 0:
                     continue
@@ -131,21 +132,6 @@ class ProportionPlugin(QueueGates):
             snap = session.snapshot
             self.book = compute_proportion(list(snap.queues.values()), session.job_usages(), snap.total_allocatable)
         session.warnings.extend(self.book.warnings)
-
-    def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
-        # Fast path for the common "yes", the same test as ProportionResult.allocatable (Open, and
-        # allocated + request <= deserved on every requested resource but pods); a "no" asks the book for
-        # its refusal.
-        if queue in self.book:
-            st = self.book.state(queue)
-            if st.is_open:
-                allocated, deserved = st.allocated, st.deserved
-                for r, v in task.req.items():
-                    if r != "pods" and allocated.get(r, 0) + v > deserved.get(r, 0):
-                        break
-                else:
-                    return None
-        return super().allocatable(queue, task)
 
     def queue_order_key(self, queue: str) -> tuple[int, float]:
         if queue not in self.book:
