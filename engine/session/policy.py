@@ -35,7 +35,9 @@ The format is Volcano's, so a Volcano file means the same thing here::
   but reported in ``Policy.warnings`` and ``Policy.unsupported_plugins``; Volcano likewise logs and skips a
   plugin it cannot build rather than refusing the whole configuration.
 * Plugin ``arguments`` are kept as given and read through typed accessors (``overcommit_factor``,
-  ``capacity_args``, ``nodeorder_weights``, ``binpack_weights``, ``elastic_quota_args``). For Volcano's own
+  ``capacity_args``, ``nodeorder_weights``, ``binpack_weights``, ``elastic_quota_args``); each plugin's reader
+  lives in its own module of ``engine.session.arguments``, which also declares the plugins ``KNOWN_PLUGINS``
+  lists. For Volcano's own
   plugins a value of the wrong type is ignored with a warning, as Volcano's ``Arguments.GetInt`` /
   ``GetFloat64`` do; Koordinator's ``elasticquota`` arguments are decoded strictly, as Koordinator's
   configuration decoder is, so a bad value there is an error.
@@ -46,14 +48,21 @@ Pure module: no I/O, no Django. ``Policy.from_yaml`` / ``Policy.from_dict`` rais
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
 from engine.limits import Limits, load_yaml
+from engine.session.arguments import PLUGIN_ARGUMENTS
+from engine.session.arguments.base import PolicyError, parse_duration
+from engine.session.arguments.binpack import BinpackWeights, read_binpack_weights
+from engine.session.arguments.capacity import CapacityArgs, read_capacity_args
+from engine.session.arguments.elasticquota import ElasticQuotaArgs, parse_elastic_quota_args
+from engine.session.arguments.enqueue import EnqueueArgs, parse_enqueue_args
+from engine.session.arguments.nodeorder import NodeOrderWeights, read_nodeorder_weights
+from engine.session.arguments.overcommit import read_overcommit_factor
 
 __all__ = [
     "ACTIONS",
@@ -75,21 +84,8 @@ __all__ = [
 
 ACTIONS: tuple[str, ...] = ("enqueue", "allocate", "backfill", "reclaim", "preempt")
 
-KNOWN_PLUGINS: frozenset[str] = frozenset(
-    {
-        "priority",
-        "gang",
-        "conformance",
-        "overcommit",
-        "drf",
-        "predicates",
-        "proportion",
-        "capacity",
-        "nodeorder",
-        "binpack",
-        "elasticquota",
-    }
-)
+# Every plugin the engine provides, as the plugins' argument modules declare them (engine.session.arguments).
+KNOWN_PLUGINS: frozenset[str] = frozenset(PLUGIN_ARGUMENTS)
 
 # (spelling in the file, PluginOption attribute, default when left out)
 SWITCHES: tuple[tuple[str, str, bool], ...] = (
@@ -133,181 +129,6 @@ _VOLCANO_ONLY_SWITCHES: frozenset[str] = frozenset(
         "enabledHyperNodeGradient",
     }
 )
-
-
-class PolicyError(ValueError):
-    """A scheduler policy that cannot be used; the message names the offending part."""
-
-
-# -- typed plugin arguments ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class NodeOrderWeights:
-    """``nodeorder`` plugin weights, with Volcano's defaults (``plugins/nodeorder/nodeorder.go``)."""
-
-    least_requested: int = 1
-    most_requested: int = 0
-    node_affinity: int = 2
-    pod_affinity: int = 2
-    balanced_resource: int = 1
-    taint_toleration: int = 3
-    image_locality: int = 1
-    pod_topology_spread: int = 2
-
-    KEYS: ClassVar[dict[str, str]] = {
-        "leastrequested.weight": "least_requested",
-        "mostrequested.weight": "most_requested",
-        "nodeaffinity.weight": "node_affinity",
-        "podaffinity.weight": "pod_affinity",
-        "balancedresource.weight": "balanced_resource",
-        "tainttoleration.weight": "taint_toleration",
-        "imagelocality.weight": "image_locality",
-        "podtopologyspread.weight": "pod_topology_spread",
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class BinpackWeights:
-    """``binpack`` plugin weights (``plugins/binpack/binpack.go``): overall weight, cpu, memory and extra resources."""
-
-    weight: int = 1
-    cpu: int = 1
-    memory: int = 1
-    resources: Mapping[str, int] = field(default_factory=dict)  # extra resources named in binpack.resources
-
-    def resource_weights(self) -> dict[str, int]:
-        """Every weighted resource, cpu and memory included (as Volcano adds them to the map)."""
-        out = dict(self.resources)
-        out["cpu"] = self.cpu
-        out["memory"] = self.memory
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class CapacityArgs:
-    """``capacity`` plugin arguments: how many ancestor levels reclaim may look up (0 = the queue's own level)."""
-
-    ancestor_reclaim_level: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class EnqueueArgs:
-    """``enqueue`` action arguments (``configurations``): when an admitted podgroup that cannot be placed gives its
-    reservation back. Fairway's addition (seed 003's Inqueue -> Pending); Volcano keeps such reservations, which
-    ``requeueAfterSessions: 0`` restores."""
-
-    requeue_after_sessions: int = 3
-    requeue_backoff: float = 4.0  # seconds before the first new admission attempt; doubles per requeue
-    requeue_backoff_max: float = 60.0
-
-    def backoff(self, requeues: int) -> float:
-        """Seconds a podgroup requeued ``requeues`` times (>= 1) waits before it may be admitted again."""
-        return min(self.requeue_backoff_max, self.requeue_backoff * 2.0 ** max(0, min(requeues, 32) - 1))
-
-
-@dataclass(frozen=True, slots=True)
-class ElasticQuotaArgs:
-    """Koordinator's ``ElasticQuotaArgs`` that Fairway uses, with Koordinator's defaults (durations in seconds)."""
-
-    enable_runtime_quota: bool = True
-    enable_min_quota_scale: bool = True
-    enable_check_parent_quota: bool = False
-    monitor_all_quotas: bool = False
-    delay_evict_time: float = 120.0
-    revoke_pod_interval: float = 1.0
-    disable_default_quota_preemption: bool = True
-
-    KEYS: ClassVar[dict[str, str]] = {
-        "enableRuntimeQuota": "enable_runtime_quota",
-        "enableMinQuotaScale": "enable_min_quota_scale",
-        "enableCheckParentQuota": "enable_check_parent_quota",
-        "monitorAllQuotas": "monitor_all_quotas",
-        "delayEvictTime": "delay_evict_time",
-        "revokePodInterval": "revoke_pod_interval",
-        "disableDefaultQuotaPreemption": "disable_default_quota_preemption",
-    }
-
-    def to_arguments(self) -> dict[str, object]:
-        """The arguments in the file's spelling (durations as Go duration strings)."""
-        out: dict[str, object] = {}
-        for key, attr in self.KEYS.items():
-            value = getattr(self, attr)
-            out[key] = format_duration(value) if isinstance(value, float) else value
-        return out
-
-
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_duration(value: object, field_name: str = "duration") -> float:
-    """Parse a Go duration (``"120s"``, ``"1m30s"``, ``"1.5h"``, ``"300ms"``) into seconds.
-
-    A bare number is taken as seconds. Raises ``PolicyError`` naming ``field_name``.
-    """
-    if isinstance(value, bool):
-        raise PolicyError(f"{field_name}: expected a duration such as '120s', got {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise PolicyError(f"{field_name}: {value!r} must not be negative")
-        return float(value)
-    if not isinstance(value, str):
-        raise PolicyError(f"{field_name}: expected a duration such as '120s', got {type(value).__name__}")
-    text = value.strip()
-    negative = text.startswith("-")
-    text = text.lstrip("+-") if text[:1] in ("+", "-") else text
-    if text == "0":  # Go accepts a bare 0 without a unit
-        return 0.0
-    if not text:
-        raise PolicyError(f"{field_name}: empty duration")
-    pos, total = 0, 0.0
-    while pos < len(text):
-        match = _DURATION_PART.match(text, pos)
-        if match is None:
-            raise PolicyError(f"{field_name}: {value!r} is not a duration (examples: 120s, 1m30s, 500ms)")
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if negative and total > 0:
-        raise PolicyError(f"{field_name}: {value!r} must not be negative")
-    return total
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds as a Go duration string that ``parse_duration`` reads back to the same float."""
-    if seconds == int(seconds):
-        return f"{int(seconds)}s"
-    return f"{seconds!r}s"
-
-
-def _strict_bool(value: object, key: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    # Koordinator's args decoder (JSON) accepts only booleans; YAML strings "true"/"false" are a common slip.
-    raise PolicyError(f"elasticquota argument {key}: expected true or false, got {value!r}")
-
-
-def parse_elastic_quota_args(
-    arguments: Mapping[str, object] | None, base: ElasticQuotaArgs | None = None
-) -> ElasticQuotaArgs:
-    """Read Koordinator ``ElasticQuotaArgs`` keys from ``arguments`` over ``base`` (defaults when None).
-
-    Unknown keys (``quotaGroupNamespace``, ``hookPlugins``, ...) are ignored; a known key of the wrong type is a
-    ``PolicyError``, as Koordinator's configuration decoder refuses it.
-    """
-    current = base or ElasticQuotaArgs()
-    if not arguments:
-        return current
-    values: dict[str, Any] = {f.name: getattr(current, f.name) for f in fields(ElasticQuotaArgs)}
-    for key, attr in ElasticQuotaArgs.KEYS.items():
-        if key not in arguments:
-            continue
-        raw = arguments[key]
-        if attr in ("delay_evict_time", "revoke_pod_interval"):
-            values[attr] = parse_duration(raw, f"elasticquota argument {key}")
-        else:
-            values[attr] = _strict_bool(raw, key)
-    return ElasticQuotaArgs(**values)
 
 
 # -- plugin options --------------------------------------------------------------------------------------------
@@ -407,112 +228,6 @@ class PluginOption:
         return cls(name=name, arguments=copy.deepcopy(dict(arguments)), **values)
 
 
-# -- Volcano-style argument readers (warn and keep the default, as framework.Arguments does) ------------------
-
-
-def _get_int(args: Mapping[str, Any], key: str, default: int, warnings: list[str] | None, where: str) -> int:
-    if key not in args:
-        return default
-    value = args[key]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if warnings is not None:
-        warnings.append(f"{where}: argument {key}={value!r} is not an integer; using {default}")
-    return default
-
-
-def _get_float(args: Mapping[str, Any], key: str, default: float, warnings: list[str] | None, where: str) -> float:
-    if key not in args:
-        return default
-    value = args[key]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if warnings is not None:
-        warnings.append(f"{where}: argument {key}={value!r} is not a number; using {default}")
-    return default
-
-
-DEFAULT_OVERCOMMIT_FACTOR = 1.2
-
-
-def _overcommit_factor(plugin: PluginOption | None, warnings: list[str] | None = None) -> float:
-    if plugin is None:
-        return DEFAULT_OVERCOMMIT_FACTOR
-    where = "overcommit"
-    factor = _get_float(plugin.arguments, "overcommit-factor", DEFAULT_OVERCOMMIT_FACTOR, warnings, where)
-    if factor < 1.0:
-        # Volcano (plugins/overcommit) replaces a factor below 1 with the default 1.2 rather than refusing it.
-        if warnings is not None:
-            warnings.append(f"{where}: overcommit-factor {factor} is below 1; using {DEFAULT_OVERCOMMIT_FACTOR}")
-        factor = DEFAULT_OVERCOMMIT_FACTOR
-    return factor
-
-
-def _capacity_args(plugin: PluginOption | None, warnings: list[str] | None = None) -> CapacityArgs:
-    if plugin is None:
-        return CapacityArgs()
-    level = _get_int(plugin.arguments, "ancestorReclaimLevel", 0, warnings, "capacity")
-    if level < 0:
-        # Volcano (plugins/capacity parseArguments) falls back to 0 for a negative level.
-        if warnings is not None:
-            warnings.append(f"capacity: ancestorReclaimLevel {level} is negative; using 0")
-        level = 0
-    return CapacityArgs(ancestor_reclaim_level=level)
-
-
-def parse_enqueue_args(arguments: Mapping[str, Any]) -> EnqueueArgs:
-    """The ``enqueue`` action's ``configurations`` arguments; a bad value is a ``PolicyError`` naming the key."""
-    where = "configurations enqueue"
-    defaults = EnqueueArgs()
-    sessions = arguments.get("requeueAfterSessions", defaults.requeue_after_sessions)
-    if isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 0:
-        raise PolicyError(f"{where}: requeueAfterSessions: expected a whole number >= 0, got {sessions!r}")
-    backoff = parse_duration(arguments.get("requeueBackoff", defaults.requeue_backoff), f"{where}: requeueBackoff")
-    most = parse_duration(
-        arguments.get("requeueBackoffMax", defaults.requeue_backoff_max), f"{where}: requeueBackoffMax"
-    )
-    if most < backoff:
-        raise PolicyError(f"{where}: requeueBackoffMax ({format_duration(most)}) is below requeueBackoff")
-    return EnqueueArgs(requeue_after_sessions=sessions, requeue_backoff=backoff, requeue_backoff_max=most)
-
-
-def _nodeorder_weights(plugin: PluginOption | None, warnings: list[str] | None = None) -> NodeOrderWeights:
-    if plugin is None:
-        return NodeOrderWeights()
-    defaults = NodeOrderWeights()
-    values = {
-        attr: _get_int(plugin.arguments, key, getattr(defaults, attr), warnings, "nodeorder")
-        for key, attr in NodeOrderWeights.KEYS.items()
-    }
-    return NodeOrderWeights(**values)
-
-
-def _binpack_weights(plugin: PluginOption | None, warnings: list[str] | None = None) -> BinpackWeights:
-    if plugin is None:
-        return BinpackWeights()
-    args = plugin.arguments
-    where = "binpack"
-    weight = _get_int(args, "binpack.weight", 1, warnings, where)
-    # Volcano resets a negative cpu/memory/resource weight to 1 (plugins/binpack calculateWeight).
-    cpu = _get_int(args, "binpack.cpu", 1, warnings, where)
-    cpu = 1 if cpu < 0 else cpu
-    memory = _get_int(args, "binpack.memory", 1, warnings, where)
-    memory = 1 if memory < 0 else memory
-    resources: dict[str, int] = {}
-    names = args.get("binpack.resources", "")
-    if not isinstance(names, str):
-        if warnings is not None:
-            warnings.append(f"{where}: argument binpack.resources={names!r} is not a comma-separated string; ignored")
-        names = ""
-    for raw in names.split(","):
-        name = raw.strip()
-        if not name:
-            continue
-        value = _get_int(args, f"binpack.resources.{name}", 1, warnings, where)
-        resources[name] = 1 if value < 0 else value
-    return BinpackWeights(weight=weight, cpu=cpu, memory=memory, resources=resources)
-
-
 # -- the policy ----------------------------------------------------------------------------------------------
 
 
@@ -572,14 +287,11 @@ class Policy:
                 warnings.append(f"plugin {name} is listed more than once; the first entry's arguments are used")
         if "proportion" in all_names and "capacity" in all_names:
             warnings.append("proportion and capacity are both enabled; Volcano documents them as exclusive")
-        # Read every typed argument once so that bad values are reported now rather than mid-session.
-        _overcommit_factor(self.plugin("overcommit"), warnings)
-        _capacity_args(self.plugin("capacity"), warnings)
-        _nodeorder_weights(self.plugin("nodeorder"), warnings)
-        _binpack_weights(self.plugin("binpack"), warnings)
-        eq = self.plugin("elasticquota")
-        if eq is not None:
-            parse_elastic_quota_args(eq.arguments)
+        # Each enabled plugin reads its arguments once, so that bad values are reported now rather than mid-session.
+        for declared in PLUGIN_ARGUMENTS.values():
+            plugin = self.plugin(declared.name)
+            if declared.read is not None and plugin is not None:
+                declared.read(plugin.arguments, warnings)
 
     # -- writing --------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -636,23 +348,26 @@ class Policy:
     def enqueue_args(self) -> EnqueueArgs:
         return parse_enqueue_args(self.action_arguments("enqueue"))
 
+    def _arguments(self, name: str) -> Mapping[str, Any] | None:
+        plugin = self.plugin(name)
+        return plugin.arguments if plugin is not None else None
+
     def overcommit_factor(self) -> float:
         """``overcommit`` plugin's ``overcommit-factor`` (default 1.2; below 1 reads as 1.2, as in Volcano)."""
-        return _overcommit_factor(self.plugin("overcommit"))
+        return read_overcommit_factor(self._arguments("overcommit"))
 
     def capacity_args(self) -> CapacityArgs:
-        return _capacity_args(self.plugin("capacity"))
+        return read_capacity_args(self._arguments("capacity"))
 
     def nodeorder_weights(self) -> NodeOrderWeights:
-        return _nodeorder_weights(self.plugin("nodeorder"))
+        return read_nodeorder_weights(self._arguments("nodeorder"))
 
     def binpack_weights(self) -> BinpackWeights:
-        return _binpack_weights(self.plugin("binpack"))
+        return read_binpack_weights(self._arguments("binpack"))
 
     def elastic_quota_args(self, base: ElasticQuotaArgs | None = None) -> ElasticQuotaArgs:
         """The ``elasticquota`` plugin's arguments over ``base`` (Koordinator's defaults when None)."""
-        plugin = self.plugin("elasticquota")
-        return parse_elastic_quota_args(plugin.arguments if plugin else None, base)
+        return parse_elastic_quota_args(self._arguments("elasticquota"), base)
 
     def with_actions(self, *actions: str) -> Policy:
         """A copy running ``actions`` instead (validated)."""

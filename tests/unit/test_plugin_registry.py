@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 import engine.session.plugins  # noqa: F401  (registers the plugins)
+from engine.session.arguments.base import PLUGIN_ARGUMENTS, PolicyError, declare
+from engine.session.arguments.capacity import read_capacity_args
+from engine.session.arguments.overcommit import read_overcommit_factor
 from engine.session.framework import Plugin
-from engine.session.policy import KNOWN_PLUGINS
+from engine.session.policy import KNOWN_PLUGINS, Policy
 from engine.session.registry import PLUGINS, register
 from engine.session.session import Session
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, queue, running, snapshot
@@ -81,3 +84,47 @@ def test_capabilities_replace_names() -> None:
     assert without.elastic is None
     assert not without.framework.job_unschedulable(without.jobs["ns/a"])
     assert without.close().podgroups["ns/a"].phase != "Unknown"
+
+
+# -- each plugin reads its own arguments ------------------------------------------------------------------------
+
+ARGUMENTS_DIR = SESSION_DIR / "arguments"
+
+# one argument of the wrong type per plugin that takes arguments, and what reading the policy then says
+BAD_ARGUMENT = {
+    "overcommit": ({"overcommit-factor": "lots"}, "overcommit: argument overcommit-factor='lots' is not a number"),
+    "capacity": ({"ancestorReclaimLevel": "deep"}, "capacity: argument ancestorReclaimLevel='deep' is not an integer"),
+    "nodeorder": ({"leastrequested.weight": 1.5}, "nodeorder: argument leastrequested.weight=1.5 is not an integer"),
+    "binpack": ({"binpack.cpu": "x"}, "binpack: argument binpack.cpu='x' is not an integer"),
+    "elasticquota": ({"monitorAllQuotas": "yes"}, "elasticquota argument monitorAllQuotas: expected true or false"),
+}
+
+
+def test_the_argument_modules_declare_every_plugin_and_import_no_session() -> None:
+    assert frozenset(PLUGIN_ARGUMENTS) == KNOWN_PLUGINS
+    with_reader = sorted(name for name, declared in PLUGIN_ARGUMENTS.items() if declared.read is not None)
+    assert with_reader == sorted(BAD_ARGUMENT)
+    for path in ARGUMENTS_DIR.glob("*.py"):
+        imported = _imported_modules(path)
+        assert not [m for m in imported if m.startswith("engine.") and not m.startswith("engine.session.arguments")]
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENT))
+def test_reading_a_policy_asks_each_plugin_to_read_its_arguments(name: str) -> None:
+    arguments, message = BAD_ARGUMENT[name]
+    data = {"actions": "allocate", "tiers": [{"plugins": [{"name": name, "arguments": arguments}]}]}
+    if name == "elasticquota":  # Koordinator's decoder is strict: an error, not a warning
+        with pytest.raises(PolicyError, match=message):
+            Policy.from_dict(data)
+        return
+    read = Policy.from_dict(data)
+    assert any(w.startswith(message) for w in read.warnings), read.warnings
+    # a plugin the policy does not enable reads nothing: no warning for it
+    assert not any(w.startswith(name) for w in Policy.from_dict({"actions": "allocate", "tiers": []}).warnings)
+
+
+def test_a_plugin_declares_its_arguments_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("engine.session.arguments.base.PLUGIN_ARGUMENTS", dict(PLUGIN_ARGUMENTS))
+    declare("capacity", read_capacity_args)  # the same reader again: harmless (a module imported twice)
+    with pytest.raises(ValueError, match="declares its arguments twice"):
+        declare("capacity", read_overcommit_factor)

@@ -1,0 +1,81 @@
+"""``elasticquota`` plugin arguments: Koordinator's ``ElasticQuotaArgs``, decoded strictly as Koordinator's
+configuration decoder does (a bad value is a ``PolicyError``, not a warning)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from engine.session.arguments.base import PolicyError, declare, format_duration, parse_duration
+
+__all__ = ["ElasticQuotaArgs", "parse_elastic_quota_args", "read_elastic_quota_args"]
+
+
+@dataclass(frozen=True, slots=True)
+class ElasticQuotaArgs:
+    """Koordinator's ``ElasticQuotaArgs`` that Fairway uses, with Koordinator's defaults (durations in seconds)."""
+
+    enable_runtime_quota: bool = True
+    enable_min_quota_scale: bool = True
+    enable_check_parent_quota: bool = False
+    monitor_all_quotas: bool = False
+    delay_evict_time: float = 120.0
+    revoke_pod_interval: float = 1.0
+    disable_default_quota_preemption: bool = True
+
+    KEYS: ClassVar[dict[str, str]] = {
+        "enableRuntimeQuota": "enable_runtime_quota",
+        "enableMinQuotaScale": "enable_min_quota_scale",
+        "enableCheckParentQuota": "enable_check_parent_quota",
+        "monitorAllQuotas": "monitor_all_quotas",
+        "delayEvictTime": "delay_evict_time",
+        "revokePodInterval": "revoke_pod_interval",
+        "disableDefaultQuotaPreemption": "disable_default_quota_preemption",
+    }
+
+    def to_arguments(self) -> dict[str, object]:
+        """The arguments in the file's spelling (durations as Go duration strings)."""
+        out: dict[str, object] = {}
+        for key, attr in self.KEYS.items():
+            value = getattr(self, attr)
+            out[key] = format_duration(value) if isinstance(value, float) else value
+        return out
+
+
+def _strict_bool(value: object, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    # Koordinator's args decoder (JSON) accepts only booleans; YAML strings "true"/"false" are a common slip.
+    raise PolicyError(f"elasticquota argument {key}: expected true or false, got {value!r}")
+
+
+def parse_elastic_quota_args(
+    arguments: Mapping[str, object] | None, base: ElasticQuotaArgs | None = None
+) -> ElasticQuotaArgs:
+    """Read Koordinator ``ElasticQuotaArgs`` keys from ``arguments`` over ``base`` (defaults when None).
+
+    Unknown keys (``quotaGroupNamespace``, ``hookPlugins``, ...) are ignored; a known key of the wrong type is a
+    ``PolicyError``, as Koordinator's configuration decoder refuses it.
+    """
+    current = base or ElasticQuotaArgs()
+    if not arguments:
+        return current
+    values: dict[str, Any] = {f.name: getattr(current, f.name) for f in fields(ElasticQuotaArgs)}
+    for key, attr in ElasticQuotaArgs.KEYS.items():
+        if key not in arguments:
+            continue
+        raw = arguments[key]
+        if attr in ("delay_evict_time", "revoke_pod_interval"):
+            values[attr] = parse_duration(raw, f"elasticquota argument {key}")
+        else:
+            values[attr] = _strict_bool(raw, key)
+    return ElasticQuotaArgs(**values)
+
+
+def read_elastic_quota_args(arguments: Mapping[str, Any] | None, warnings: list[str] | None = None) -> ElasticQuotaArgs:
+    """The registry's reader: strict, so ``warnings`` stays untouched and a bad value raises."""
+    return parse_elastic_quota_args(arguments)
+
+
+declare("elasticquota", read_elastic_quota_args)
