@@ -189,3 +189,13 @@ def test_a_difference_names_the_case_the_fields_and_both_values(recording: dict[
     assert any(json.dumps(gone) in line and "now (absent)" in line for line in lines), text
     assert any("$.stderr[" in line and 'now "warning: something new"' in line for line in lines), text
     assert lines[-1].strip() == f"(reproduce: python -m tests.support.corpus --show {case_id} /tmp/case)"
+
+
+def test_recording_without_the_peers_manifests_is_refused_unless_asked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAIRWAY_PEER_MANIFESTS", str(tmp_path / "absent"))
+    before = corpus.RECORDING.stat().st_mtime_ns
+    with pytest.raises(SystemExit, match="--without-peers"):
+        corpus.main(["--record"])
+    assert corpus.RECORDING.stat().st_mtime_ns == before  # nothing written

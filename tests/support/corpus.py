@@ -1444,8 +1444,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument("--check", action="store_true", help="compare every case with the recording")
     group.add_argument("--show", nargs=2, metavar=("CASE", "DIR"), help="write a case's files to DIR")
     group.add_argument("--stats", action="store_true", help="count what the recorded corpus holds")
+    parser.add_argument(
+        "--without-peers",
+        action="store_true",
+        help="with --record: record although the peers' manifests are absent (their cases are then left out)",
+    )
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.record and not args.without_peers and not _peer_directory().is_dir():
+        # A recording without the peers' cases stops comparing them for everyone after it: refuse unless asked.
+        raise SystemExit(
+            f"the peers' manifests are absent ({_peer_directory()}): set FAIRWAY_PEER_MANIFESTS to their directory, "
+            "or pass --without-peers to record without their cases"
+        )
     if args.record:
         count = record()
         out.write(f"{RECORDING.relative_to(REPO)}: {count} cases, {RECORDING.stat().st_size} bytes\n")
