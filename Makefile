@@ -44,7 +44,7 @@ services:
 	    --dir /var/lib/redis --logfile /var/log/redis/fairway-test.log; \
 	  for i in $$(seq 1 30); do redis-cli ping >/dev/null 2>&1 && break; sleep 1; done; fi
 
-test: install services typecheck
+test: install services
 	@command -v chromium >/dev/null || (echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
