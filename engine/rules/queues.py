@@ -33,27 +33,11 @@ from engine.rules.tree import (
 class _QueueView(_TreeView[QueueSpec]):
     """The queue tree as it would be after the change."""
 
+    root = ROOT_QUEUE
+
     def __init__(self, specs: dict[str, QueueSpec], alias: Mapping[str, str] | None = None) -> None:
         super().__init__(specs, alias)
         self._totals: dict[tuple[str, str], ResourceList] = {}
-
-    def chain(self, name: str) -> tuple[list[str], str | None]:
-        """Ancestors of ``name`` (parent first, root excluded) and why the walk stopped early, if it did.
-
-        The reason is ``"cycle"`` or ``"missing:<name>"``; ``None`` means the chain reached root.
-        """
-        out: list[str] = []
-        seen = {name}
-        current = self.parent_of(name)
-        while current is not None and current != ROOT_QUEUE:
-            if current in seen:
-                return out, "cycle"
-            if current not in self.specs:
-                return out, f"missing:{current}"
-            seen.add(current)
-            out.append(current)
-            current = self.parent_of(current)
-        return out, None
 
     def descendants(self, name: str) -> list[tuple[str, int]]:
         """Every descendant with its distance below ``name`` (cycle-safe), breadth first."""

@@ -33,6 +33,8 @@ _DEFAULT_GROUP_EDITABLE: Final = ("min", "max", "shared_weight", "allow_lent", "
 class _GroupView(_TreeView[QuotaGroupSpec]):
     """The quota-group tree as it would be after the change."""
 
+    root = ROOT_GROUP
+
     def __init__(self, specs: dict[str, QuotaGroupSpec], alias: Mapping[str, str] | None = None) -> None:
         super().__init__(specs, alias)
         self._min_totals: dict[str, ResourceList] = {}
@@ -42,20 +44,6 @@ class _GroupView(_TreeView[QuotaGroupSpec]):
         if parent not in self._min_totals:
             self._min_totals[parent] = ResourceList.total(self.specs[c].min for c in self.children.get(parent, ()))
         return self._min_totals[parent]
-
-    def chain(self, name: str) -> tuple[list[str], str | None]:
-        out: list[str] = []
-        seen = {name}
-        current = self.parent_of(name)
-        while current is not None and current != ROOT_GROUP:
-            if current in seen:
-                return out, "cycle"
-            if current not in self.specs:
-                return out, f"missing:{current}"
-            seen.add(current)
-            out.append(current)
-            current = self.parent_of(current)
-        return out, None
 
 
 def fill_quota_group_defaults(tree: Mapping[str, QuotaGroupSpec], spec: QuotaGroupSpec) -> QuotaGroupSpec:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Generic, Self, TypeVar
+from typing import ClassVar, Generic, Self, TypeVar
 
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
@@ -17,6 +17,8 @@ _Spec = TypeVar("_Spec", QueueSpec, QuotaGroupSpec)
 
 class _TreeView(Generic[_Spec]):
     """A tree (queues or quota groups) as it would be after the change: specs by name, children by parent."""
+
+    root: ClassVar[str]  # the name of the tree's root (each subclass sets it)
 
     def __init__(self, specs: dict[str, _Spec], alias: Mapping[str, str] | None = None) -> None:
         self.specs: dict[str, _Spec] = specs
@@ -42,6 +44,24 @@ class _TreeView(Generic[_Spec]):
         if spec is None or spec.parent is None:
             return None
         return self.alias.get(spec.parent, spec.parent)
+
+    def chain(self, name: str) -> tuple[list[str], str | None]:
+        """Ancestors of ``name`` (parent first, root excluded) and why the walk stopped early, if it did.
+
+        The reason is ``"cycle"`` or ``"missing:<name>"``; ``None`` means the chain reached root.
+        """
+        out: list[str] = []
+        seen = {name}
+        current = self.parent_of(name)
+        while current is not None and current != self.root:
+            if current in seen:
+                return out, "cycle"
+            if current not in self.specs:
+                return out, f"missing:{current}"
+            seen.add(current)
+            out.append(current)
+            current = self.parent_of(current)
+        return out, None
 
 
 # --------------------------------------------------------------------------------------------------------
