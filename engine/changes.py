@@ -31,7 +31,7 @@ from engine.resources import (
     ResourceList,
     ResourceNames,
     format_quantity,
-    is_unbounded,
+    is_unlimited,
     parse_resource_list,
 )
 from engine.values import QuotaValues
@@ -511,7 +511,7 @@ def as_quantities(tree: Mapping[str, Any], _cache: dict[tuple[int, str], str] | 
         if key in RESOURCE_FIELDS and isinstance(value, Mapping):
             printed: dict[str, str | None] = {}
             for r, v in value.items():
-                if is_unbounded(v):  # an unbounded amount is null, never a sentinel number
+                if is_unlimited(v):  # an unlimited amount is null, never a sentinel number
                     printed[r] = None
                     continue
                 text = cache.get((v, r))

@@ -317,7 +317,7 @@ class QueueHierarchy:
 
 # The built-in tree nodes carry the same values as the ones the Django side creates
 # (quotas/migrations/_builtins.py), so that a snapshot built from manifests and one built from the database
-# agree: root lends nothing and is not reclaimable; system and default are "unlimited" (2**62, the largest
+# agree: root lends nothing and is not reclaimable; system and default are unlimited (MAX_AMOUNT, the largest
 # amount a ResourceList accepts) for cpu and memory, system's min included since its quota is never shared.
 BUILTIN_QUEUES: Mapping[str, QueueSpec] = {
     ROOT_QUEUE: QueueSpec(name=ROOT_QUEUE, parent=None, reclaimable=False),

@@ -23,13 +23,15 @@ from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation
 __all__ = [
     "MAX_AMOUNT",
     "STANDARD_RESOURCES",
+    "UNLIMITED",
+    "UNLIMITED_INT64",
     "QuantityError",
     "ResourceList",
     "ResourceNames",
     "format_amount",
     "format_quantity",
     "is_standard_resource",
-    "is_unbounded",
+    "is_unlimited",
     "json_quantities",
     "milli_scale",
     "null_unbounded",
@@ -38,12 +40,18 @@ __all__ = [
     "split_unit",
 ]
 
-# An amount above this (in base units) is refused: 2**62 leaves room for sums of many such values in
-# int64 arrays without overflow, and it is still about 4.6 exabytes or 4.6e15 cores.
+# "Unlimited" is one notion with one test, is_unlimited(): no bound at all (None) or an amount at or above MAX_AMOUNT.
+# It has one integer form per number domain, each defined here and nowhere else:
+#
+# - MAX_AMOUNT (2**62) is the largest amount accepted from input (about 4.6 exabytes or 4.6e15 cores; it leaves room
+#   for sums of many such values in int64 arrays), and a bound at MAX_AMOUNT is unlimited: the built-in quota groups'
+#   bounds and the elastic engine's inputs use it;
+# - UNLIMITED (2**120) is the Python-integer form the queue engines compute with: far above any real amount, so that
+#   min/max/sums stay exact and an unlimited amount is still unlimited after real amounts are added or subtracted;
+# - UNLIMITED_INT64 (2**63-1) is the int64 form of the elastic engine's arrays, where every sum saturates.
 MAX_AMOUNT = 2**62
-# "Unlimited" as an integer so that min/max/sums stay exact: far above any amount and still recognisable after
-# subtracting or adding real amounts (the queue engines' capability where nothing limits).
 UNLIMITED = 1 << 120
+UNLIMITED_INT64 = 2**63 - 1
 
 _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
 _NAME_RE = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -224,9 +232,9 @@ def format_quantity(amount: int, resource: str = "cpu") -> str:
     return _decimal_suffix(amount)
 
 
-def is_unbounded(amount: int | None) -> bool:
-    """``None`` (no bound set) or an amount at or above ``MAX_AMOUNT``: the engines' "no limit" sentinels (the built-in
-    ``system``/``default`` groups' ``2**62``, the queue engine's ``1 << 120``, int64's maximum)."""
+def is_unlimited(amount: int | None) -> bool:
+    """``None`` (no bound set) or an amount at or above ``MAX_AMOUNT``: every integer form of "unlimited" (``MAX_AMOUNT``,
+    ``UNLIMITED``, ``UNLIMITED_INT64``) and anything derived from them by adding or subtracting real amounts."""
     return amount is None or amount >= MAX_AMOUNT
 
 
@@ -237,8 +245,8 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
     """An amount for people: cores and every milli-unit resource in whole units with a decimal fraction only when
     there is one (``2``, ``2.5``, ``0.25``: a GPU reads ``3``, and ``3.2`` only when it truly is fractional), bytes in
     ``Gi`` from one GiB up (``168Gi``, ``1.5Gi``; an amount that ``Gi`` cannot show exactly in three decimals keeps its
-    canonical quantity), and ``unlimited`` for an unbounded amount (:func:`is_unbounded`). Exact: no rounding."""
-    if is_unbounded(amount):
+    canonical quantity), and ``unlimited`` for an unlimited amount (:func:`is_unlimited`). Exact: no rounding."""
+    if is_unlimited(amount):
         return "unlimited"
     assert amount is not None
     if amount < 0:
@@ -256,9 +264,9 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
 
 def json_quantities(amounts: Mapping[str, int], *, drop_zero: bool = False) -> dict[str, str | None]:
     """A resource list for JSON output: canonical Kubernetes quantities, sorted by name, and ``None`` (JSON null) for
-    an unbounded amount instead of a sentinel number."""
+    an unlimited amount instead of a sentinel number."""
     return {
-        n: None if is_unbounded(a) else format_quantity(a, n) for n, a in sorted(amounts.items()) if a or not drop_zero
+        n: None if is_unlimited(a) else format_quantity(a, n) for n, a in sorted(amounts.items()) if a or not drop_zero
     }
 
 

@@ -16,7 +16,7 @@ from engine import rules
 from engine.fairshare.elastic import ROOT_GROUP
 from engine.limits import ENV_VARS, Deadline, Limits
 from engine.objects import Snapshot
-from engine.resources import ResourceNames, format_amount, format_quantity, is_unbounded, parse_quantity
+from engine.resources import ResourceNames, format_amount, format_quantity, is_unlimited, parse_quantity
 from engine.session.policy import Policy
 from engine.values import QuotaValues, compute_values
 
@@ -37,11 +37,11 @@ class SimulationResult:
 
 def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
     """A resource list in the contract's form: canonical quantities, zero entries left out, and ``None`` (JSON
-    null) for an unbounded amount (the built-in ``system``/``default`` groups' max and runtime), never a sentinel."""
+    null) for an unlimited amount (the built-in ``system``/``default`` groups' max and runtime), never a sentinel."""
     if not values:
         return {}
     return {
-        name: None if is_unbounded(amount) else format_quantity(amount, name)
+        name: None if is_unlimited(amount) else format_quantity(amount, name)
         for name, amount in sorted(values.items())
         if amount
     }

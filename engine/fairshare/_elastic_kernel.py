@@ -18,12 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.fairshare import elastic_sets as ref
+from engine.resources import MAX_AMOUNT, UNLIMITED_INT64
 
 I64 = npt.NDArray[np.int64]
 BOOL = npt.NDArray[np.bool_]
 
-INT64_MAX = ref.INT64_MAX
-_BIG = 2**62
+_BIG = MAX_AMOUNT
 _EMPTY_I = np.zeros(0, np.int64)
 
 
@@ -53,14 +53,14 @@ def segsum(x: I64, starts: I64, counts: I64) -> tuple[I64, BOOL]:
     for j in np.flatnonzero(approx >= 2.0**61):
         s = int(starts[j])
         exact = sum(int(v) for v in x[s : s + int(counts[j])])
-        sums[j] = min(exact, INT64_MAX)
+        sums[j] = min(exact, UNLIMITED_INT64)
         big[j] = exact >= _BIG
     return sums, big
 
 
 def sat_add(a: I64, b: I64) -> I64:
     """``a + b`` for non-negative int64 arrays, saturated at 2**63-1."""
-    return np.minimum(a, INT64_MAX - b) + b
+    return np.minimum(a, UNLIMITED_INT64 - b) + b
 
 
 def muldiv(a: I64, b: I64, c: I64) -> tuple[I64, I64]:

@@ -89,7 +89,6 @@ from engine.fairshare.queues import (
     index_specs,
     intersection,
     is_empty,
-    is_unlimited,
     less_equal,
     less_equal_partly_with_dimension_zero_filtered,
     raw,
@@ -98,7 +97,7 @@ from engine.fairshare.queues import (
     unknown_queue_warnings,
 )
 from engine.fairshare.queues import T as _T
-from engine.resources import UNLIMITED, ResourceList
+from engine.resources import UNLIMITED, ResourceList, is_unlimited
 
 __all__ = ["CapacityResult", "QueueOrderKey", "compute_capacity"]
 

@@ -68,7 +68,7 @@ import numpy.typing as npt
 
 from engine.fairshare import _elastic_kernel as kern
 from engine.fairshare import elastic_sets as ref
-from engine.resources import MAX_AMOUNT, ResourceList, format_amount, split_unit
+from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, format_amount, split_unit
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -93,7 +93,6 @@ OUTSIDE_GROUPS = frozenset({SYSTEM_GROUP, DEFAULT_GROUP})
 
 I64 = npt.NDArray[np.int64]
 BOOL = npt.NDArray[np.bool_]
-INF = ref.INT64_MAX  # "no max" for a resource
 FIELDS = ("request", "limited_request", "used", "auto_scaled_min", "runtime", "borrowed", "lent")
 _ARRAY_FIELDS = {
     "request": "_req",
@@ -299,9 +298,9 @@ def _in_units(x: I64, unit: I64) -> I64:
 def _from_units(x: I64, unit: I64) -> I64:
     """Whole units back to base units, saturated at 2**63-1 (as every sum of the engine is)."""
     out: I64 = x * unit
-    big = x > INF // unit
+    big = x > UNLIMITED_INT64 // unit
     if big.any():
-        out[big] = INF
+        out[big] = UNLIMITED_INT64
     return out
 
 
@@ -813,7 +812,7 @@ class ElasticQuotaTree:
         exempt = [False] * n
         mn_c, mx_c, w_c, rq_c, us_c = (cols[a] for a in ("mn", "mx", "w", "sreq", "sused"))
         for row in mx_c:
-            row[:] = [INF] * n
+            row[:] = [UNLIMITED_INT64] * n
         requests, used = self._requests, self._used_in
         for i, nm in enumerate(names):
             g = self._specs[nm]
@@ -867,8 +866,8 @@ class ElasticQuotaTree:
         mx = g.max
         sw = g.shared_weight if g.shared_weight else mx
         self._mn[:, i] = _vector(g.min, kidx, f"quota group {g.name!r} min")
-        # ResourceList reads a missing name as 0, so .get(k, INF) would never return INF.
-        self._mx[:, i] = [mx[k] if k in mx else INF for k in keys]  # noqa: SIM401
+        # ResourceList reads a missing name as 0, so .get(k, UNLIMITED_INT64) would never return UNLIMITED_INT64.
+        self._mx[:, i] = [mx[k] if k in mx else UNLIMITED_INT64 for k in keys]  # noqa: SIM401
         self._hm[:, i] = [k in mx for k in keys]
         self._w[:, i] = [(sw[k] if k in sw else mx[k]) if k in mx else 0 for k in keys]
         req = self._requests.get(g.name)
@@ -891,7 +890,7 @@ class ElasticQuotaTree:
                 new = np.ones(len(lay.names), np.bool_) if attr == "_lend" else np.zeros(len(lay.names), old.dtype)
                 new[have] = old[take]
             else:
-                fill = INF if attr == "_mx" else 0
+                fill = UNLIMITED_INT64 if attr == "_mx" else 0
                 new = np.full((old.shape[0], len(lay.names)), fill, old.dtype)
                 new[:, have] = old[:, take]
             setattr(self, attr, new)
@@ -929,9 +928,9 @@ class ElasticQuotaTree:
         block = arr[:, lo:hi]
         if hi - lo == 1:
             return block[:, 0].copy()
-        if block.size == 0 or int(block.max()) <= (2**62) // (hi - lo):
+        if block.size == 0 or int(block.max()) <= MAX_AMOUNT // (hi - lo):
             return np.asarray(block.sum(axis=1), dtype=np.int64)
-        return np.array([min(sum(int(v) for v in row), INF) for row in block], np.int64)
+        return np.array([min(sum(int(v) for v in row), UNLIMITED_INT64) for row in block], np.int64)
 
     def _refresh_request(self, i: int, force_parent: bool = False, whole_path: bool = False) -> None:
         """Recompute request and limited request from ``i`` up while the limited request keeps changing."""

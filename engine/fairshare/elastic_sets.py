@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine.fairshare.waterfill import hamilton as waterfill_hamilton
-
-INT64_MAX = 2**63 - 1
-
+from engine.resources import UNLIMITED_INT64
 
 # -- units of the split -----------------------------------------------------------------------------------------
 
@@ -28,7 +26,7 @@ def in_units(amount: int, unit: int) -> int:
 
 def from_units(amount: int, unit: int) -> int:
     """Whole units back to base units, saturated at 2**63-1 like every sum of the engine."""
-    return min(amount * unit, INT64_MAX)
+    return min(amount * unit, UNLIMITED_INT64)
 
 
 def round_up(amount: int, unit: int) -> int:

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
-from engine.resources import UNLIMITED, ResourceList, format_amount
+from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -88,7 +88,6 @@ __all__ = [
     "insufficient_resources",
     "intersection",
     "is_empty",
-    "is_unlimited",
     "job_elastic",
     "job_inqueue",
     "less",
@@ -103,7 +102,6 @@ ROOT_QUEUE = "root"
 DEFAULT_QUEUE = "default"
 OPEN = "Open"
 
-_UNLIMITED_FLOOR = 1 << 100
 
 STANDARD_RESOURCES = ("cpu", "memory")
 IGNORED_SCALARS = frozenset({"pods"})
@@ -111,10 +109,6 @@ IGNORED_SCALARS = frozenset({"pods"})
 Default = Literal["zero", "infinity"]
 ZERO: Default = "zero"
 INFINITY: Default = "infinity"
-
-
-def is_unlimited(amount: int) -> bool:
-    return amount >= _UNLIMITED_FLOOR
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -339,7 +333,7 @@ def trusted_resource_list(data: dict[str, int]) -> ResourceList:
 
 def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
     """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
-    return trusted_resource_list({n: a for n, a in amounts.items() if a < _UNLIMITED_FLOOR and (a or not drop_zero)})
+    return trusted_resource_list({n: a for n, a in amounts.items() if not is_unlimited(a) and (a or not drop_zero)})
 
 
 # ------------------------------------------------------------------------------------------------------------

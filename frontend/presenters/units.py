@@ -1,25 +1,20 @@
 """Display units of the dashboard: base-unit integers (``engine.resources``) shown as people read them.
 
 Charts plot floats in one display unit per resource (cores, GiB, whole GPUs); tables print the same numbers with
-the unit. Amounts at or above ``UNLIMITED_FROM`` (the engines' "no limit" sentinels, ``2**62`` and above) read as
-unlimited. ``pods`` is a count of pods and is hidden from the quota pages (every pod asks for one).
+the unit. An unlimited amount (``engine.resources.is_unlimited``: no bound, or any integer form of "unlimited")
+reads as unlimited. ``pods`` is a count of pods and is hidden from the quota pages (every pod asks for one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from engine.resources import MAX_AMOUNT, format_amount, milli_scale
+from engine.resources import format_amount, milli_scale
+from engine.resources import is_unlimited as is_unlimited  # re-exported: the presenters read units.is_unlimited
 
-UNLIMITED_FROM = MAX_AMOUNT
 HIDDEN_RESOURCES = frozenset({"pods"})
 _GIB = 2**30
 _ORDER = {"cpu": 0, "memory": 1}
-
-
-def is_unlimited(amount: int | None) -> bool:
-    """True for ``None`` (no limit set) and for the engines' unlimited sentinels."""
-    return amount is None or amount >= UNLIMITED_FROM
 
 
 def unit_of(resource: str) -> tuple[float, str]:

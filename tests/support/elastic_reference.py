@@ -13,7 +13,6 @@ from typing import Any
 
 from engine.fairshare.elastic import DEFAULT_GROUP, FIELDS, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, QuotaGroupSpec
 from engine.fairshare.elastic_sets import (
-    INT64_MAX,
     from_units,
     in_units,
     lend_and_borrow,
@@ -21,7 +20,7 @@ from engine.fairshare.elastic_sets import (
     scale_mins,
     waterfill,
 )
-from engine.resources import MAX_AMOUNT, ResourceList, split_unit
+from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, split_unit
 
 # -- the whole forest -----------------------------------------------------------------------------------------
 
@@ -86,7 +85,7 @@ def reference_runtimes(
 
     mins = {n: _amounts(g.min, keys) for n, g in specs.items()}
     # ResourceList reads a missing name as 0, so .get(k, default) would never return the default.
-    maxes = {n: {k: (g.max[k] if k in g.max else INT64_MAX) for k in keys} for n, g in specs.items()}  # noqa: SIM401
+    maxes = {n: {k: (g.max[k] if k in g.max else UNLIMITED_INT64) for k in keys} for n, g in specs.items()}  # noqa: SIM401
     weights: dict[str, dict[str, int]] = {}
     for n, g in specs.items():
         sw = g.shared_weight
@@ -106,8 +105,8 @@ def reference_runtimes(
         for c in children[n]:
             bottom_up(c)
             for k in keys:
-                own[k] = min(own[k] + lim[c][k], INT64_MAX)
-                own_used[k] = min(own_used[k] + use[c][k], INT64_MAX)
+                own[k] = min(own[k] + lim[c][k], UNLIMITED_INT64)
+                own_used[k] = min(own_used[k] + use[c][k], UNLIMITED_INT64)
         if g.parent is not None and not g.allow_lent:
             own = {k: max(own[k], mins[n][k]) for k in keys}
         req[n] = own

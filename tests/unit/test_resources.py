@@ -6,9 +6,13 @@ from hypothesis import strategies as st
 
 from engine.resources import (
     MAX_AMOUNT,
+    UNLIMITED,
+    UNLIMITED_INT64,
     QuantityError,
     ResourceList,
+    format_amount,
     format_quantity,
+    is_unlimited,
     parse_quantity,
     parse_resource_list,
 )
@@ -114,3 +118,17 @@ def test_resource_list_arithmetic_and_printing() -> None:
     assert a.describe("memory") == "4Gi"
     with pytest.raises(TypeError):
         ResourceList({"cpu": 1.5})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    "amount", [None, MAX_AMOUNT, UNLIMITED, UNLIMITED_INT64, UNLIMITED - 10**15, UNLIMITED_INT64 - 1]
+)
+def test_every_form_of_unlimited_reads_unlimited(amount: int | None) -> None:
+    # one test for the three integer forms, and for what real amounts added or subtracted leave of them
+    assert is_unlimited(amount)
+    assert format_amount(amount, "nvidia.com/gpu") == "unlimited"
+
+
+@given(st.integers(min_value=0, max_value=MAX_AMOUNT - 1))
+def test_every_accepted_amount_below_the_ceiling_is_limited(amount: int) -> None:
+    assert not is_unlimited(amount)

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, is_unlimited
-from engine.resources import ResourceList
+from engine.fairshare.queues import JobUsage, QueueBook
+from engine.resources import ResourceList, is_unlimited
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
 from engine.session.policy import PluginOption
 from engine.session.registry import register
