@@ -581,57 +581,21 @@ def _roll_up(states: dict[str, QueueState]) -> None:
         add_into(parent.elastic, st.elastic)
 
 
-def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> list[str]:
-    problems: list[str] = []
-    root = states[ROOT_QUEUE]
-    root_cap = raw(root.spec.capability)
-    cap: dict[str, int] = {}
-    for r in resources:
-        v = root_cap.get(r)
-        # Volcano: an empty root capability is infinite, but a root capability naming only cpu leaves memory
-        # at 0 and blocks everything; here every resource the root leaves out (or cpu/memory <= 0) is unlimited.
-        if v is None or (r in STANDARD_RESOURCES and v <= 0):
-            cap[r] = UNLIMITED
-            root.trace.append(("capability", r, UNLIMITED, "cap.root", 0, ()))
-        else:
-            cap[r] = v
-            root.trace.append(("capability", r, v, "cap.spec", 0, ()))
-    root.capability = cap
-    root.real_capability = dict(cap)
-    for r in resources:
-        root.trace.append(("realCapability", r, cap[r], "rc.root", 0, ()))
+def _no_capability(amount: int | None, resource: str) -> bool:
+    """A capability entry that limits nothing: left out, or cpu/memory <= 0 (Volcano reads those as unset)."""
+    return amount is None or (resource in STANDARD_RESOURCES and amount <= 0)
 
+
+def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> list[str]:
+    """Capability, deserved, guarantee and real capability of every queue, top-down from the root (detached
+    queues get their own values); returns the problems found on the way, in words."""
+    problems: list[str] = []
+    _root_values(states[ROOT_QUEUE], resources)
     for node in _bfs(states):
         kids = [states[c] for c in node.children]
         if not kids:
             continue
-        sum_guarantee: dict[str, int] = {}
-        sum_deserved: dict[str, int] = {}
-        for child in kids:
-            deserved: dict[str, int] = {}
-            for r, v in raw(child.spec.deserved).items():
-                deserved[r] = v
-                child.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
-            _raise_to_guarantee(child, deserved)
-            child.deserved = deserved
-            add_into(sum_deserved, deserved)
-            add_into(sum_guarantee, child.guarantee)
-            spec_cap = raw(child.spec.capability)
-            child_cap: dict[str, int] = {}
-            for r in resources:
-                v = spec_cap.get(r)
-                if v is None or (r in STANDARD_RESOURCES and v <= 0):
-                    child_cap[r] = node.capability[r]
-                    child.trace.append(("capability", r, child_cap[r], "cap.inherit", 0, (node.name,)))
-                else:
-                    child_cap[r] = v
-                    child.trace.append(("capability", r, v, "cap.spec", 0, ()))
-                    if v > node.capability[r]:
-                        problems.append(
-                            f"queue {child.name} capability {r} {fmt(v, r)} exceeds its parent {node.name}'s "
-                            f"{fmt(node.capability[r], r)}"
-                        )
-            child.capability = child_cap
+        sum_deserved, sum_guarantee = _children_limits(node, kids, resources, problems)
         if node.name == ROOT_QUEUE:
             node.guarantee = dict(sum_guarantee)
             node.deserved = dict(sum_deserved)
@@ -640,20 +604,7 @@ def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...
             for r, v in sorted(sum_deserved.items()):
                 node.trace.append(("deserved", r, v, "des.sum", 0, ()))
         for child in kids:
-            rc: dict[str, int] = {}
-            for r in resources:
-                parent_rc = node.real_capability[r]
-                sg = sum_guarantee.get(r, 0)
-                g = child.guarantee.get(r, 0)
-                base = max(0, parent_rc - sg) + g
-                if is_unlimited(base):
-                    base = UNLIMITED
-                value = min(base, child.capability[r])
-                rc[r] = value
-                child.trace.append(("realCapability", r, base, "rc.tree", 0, (node.name, parent_rc, sg, g)))
-                if value < base:
-                    child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
-            child.real_capability = rc
+            _real_capability(node, child, sum_guarantee, resources)
         for label, own, summed in (
             ("deserved", node.deserved, sum_deserved),
             ("guarantee", node.guarantee, sum_guarantee),
@@ -664,22 +615,98 @@ def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...
                         f"sum of queue {node.name}'s children's {label} {r} {fmt(summed[r], r)} exceeds its "
                         f"{label} {fmt(own.get(r, 0), r)}"
                     )
+    _detached_values(states, resources)
+    return problems
 
-    # detached queues (cycle / missing parent): their own capability, nothing derived from the tree
+
+def _root_values(root: QueueState, resources: tuple[str, ...]) -> None:
+    """The root's capability and real capability: its spec where set. Volcano reads an empty root capability as
+    infinite but a root capability naming only cpu as memory 0, which blocks everything; here every resource the
+    root leaves out (or cpu/memory <= 0) is unlimited."""
+    root_cap = raw(root.spec.capability)
+    cap: dict[str, int] = {}
+    for r in resources:
+        v = root_cap.get(r)
+        if _no_capability(v, r):
+            cap[r] = UNLIMITED
+            root.trace.append(("capability", r, UNLIMITED, "cap.root", 0, ()))
+        else:
+            assert v is not None
+            cap[r] = v
+            root.trace.append(("capability", r, v, "cap.spec", 0, ()))
+    root.capability = cap
+    root.real_capability = dict(cap)
+    for r in resources:
+        root.trace.append(("realCapability", r, cap[r], "rc.root", 0, ()))
+
+
+def _children_limits(
+    node: QueueState, kids: list[QueueState], resources: tuple[str, ...], problems: list[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Each child's deserved (raised to its guarantee) and capability (its own, else the parent's); returns the
+    sums of the children's deserved and guarantees."""
+    sum_guarantee: dict[str, int] = {}
+    sum_deserved: dict[str, int] = {}
+    for child in kids:
+        deserved: dict[str, int] = {}
+        for r, v in raw(child.spec.deserved).items():
+            deserved[r] = v
+            child.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
+        _raise_to_guarantee(child, deserved)
+        child.deserved = deserved
+        add_into(sum_deserved, deserved)
+        add_into(sum_guarantee, child.guarantee)
+        spec_cap = raw(child.spec.capability)
+        child_cap: dict[str, int] = {}
+        for r in resources:
+            own = spec_cap.get(r)
+            if _no_capability(own, r):
+                child_cap[r] = node.capability[r]
+                child.trace.append(("capability", r, child_cap[r], "cap.inherit", 0, (node.name,)))
+                continue
+            assert own is not None
+            child_cap[r] = own
+            child.trace.append(("capability", r, own, "cap.spec", 0, ()))
+            if own > node.capability[r]:
+                problems.append(
+                    f"queue {child.name} capability {r} {fmt(own, r)} exceeds its parent {node.name}'s "
+                    f"{fmt(node.capability[r], r)}"
+                )
+        child.capability = child_cap
+    return sum_deserved, sum_guarantee
+
+
+def _real_capability(
+    node: QueueState, child: QueueState, sum_guarantee: Mapping[str, int], resources: tuple[str, ...]
+) -> None:
+    """A child's real capability: what its parent's real capability leaves beyond its siblings' guarantees, plus
+    its own guarantee, at most its capability (Volcano's capacity plugin)."""
+    rc: dict[str, int] = {}
+    for r in resources:
+        parent_rc = node.real_capability[r]
+        sg = sum_guarantee.get(r, 0)
+        g = child.guarantee.get(r, 0)
+        base = max(0, parent_rc - sg) + g
+        if is_unlimited(base):
+            base = UNLIMITED
+        value = min(base, child.capability[r])
+        rc[r] = value
+        child.trace.append(("realCapability", r, base, "rc.tree", 0, (node.name, parent_rc, sg, g)))
+        if value < base:
+            child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
+    child.real_capability = rc
+
+
+def _detached_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> None:
+    """Queues detached from the tree (a cycle or a missing parent): their own capability, nothing derived."""
     for st in states.values():
         if st.participating or st.name == ROOT_QUEUE:
             continue
         spec_cap = raw(st.spec.capability)
-        st.capability = {
-            r: UNLIMITED
-            if spec_cap.get(r) is None or (r in STANDARD_RESOURCES and spec_cap.get(r, 0) <= 0)
-            else spec_cap[r]
-            for r in resources
-        }
+        st.capability = {r: UNLIMITED if _no_capability(spec_cap.get(r), r) else spec_cap[r] for r in resources}
         st.real_capability = dict(st.capability)
         for r in resources:
             st.trace.append(("realCapability", r, st.real_capability[r], "rc.detached", 0, ()))
         deserved = dict(raw(st.spec.deserved))
         _raise_to_guarantee(st, deserved)
         st.deserved = deserved
-    return problems

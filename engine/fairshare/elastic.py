@@ -432,11 +432,12 @@ def _fmt(amount: int, resource: str) -> str:
 
 
 def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
+    """How group ``i``'s runtime came about, per resource of ``mask``: its values, then (below a tree root) the
+    replay of its sibling set's water-filling, the rounds it took part in, its state and what bounds it, in words."""
     lay, a = s.layout, s.arrays
     p = int(lay.parent[i])
-    name = lay.names[i]
     out: dict[str, Any] = {
-        "group": name,
+        "group": lay.names[i],
         "parent": None if p < 0 else lay.names[p],
         "tree_root": lay.names[int(lay.root_of[i])],
         "depth": int(lay.depth[i]),
@@ -445,104 +446,119 @@ def _explain(s: _Snapshot, i: int, mask: BOOL) -> dict[str, Any]:
         "min_scale_enabled": s.enable_min_scale,
         "resources": {},
     }
-    has_children = bool(lay.ce[i] > lay.cs[i])
     for r in np.flatnonzero(mask).tolist():
         key = s.keys[r]
-        e: dict[str, Any] = {
-            "request": int(a["request"][r, i]),
-            "child_request": int(a["child_request"][r, i]),
-            "own_request": int(a["own_request"][r, i]),
-            "limited_request": int(a["limited_request"][r, i]),
-            "max": int(a["max"][r, i]) if a["has_max"][r, i] else None,
-            "min": int(a["min"][r, i]),
-            "auto_scaled_min": int(a["auto_scaled_min"][r, i]),
-            "runtime": int(a["runtime"][r, i]),
-            "used": int(a["used"][r, i]),
-            "borrowed": int(a["borrowed"][r, i]),
-            "lent": int(a["lent"][r, i]),
-        }
-        e["request_from"] = "own pods and children's limited requests" if has_children else "own pods"
-        e["raised_to_min"] = (not a["lend"][i]) and p >= 0 and e["request"] > e["child_request"]
-        e["limited_by"] = "max" if e["max"] is not None and e["request"] > e["max"] else "request"
+        e = _explained_values(s, r, i)
         if p < 0:
             e["bound_by"] = "tree total"
             e["text"] = f"{key}: tree root; distributes {_fmt(e['runtime'], key)}"
-            out["resources"][key] = e
-            continue
-        lo, hi = int(lay.cs[p]), int(lay.ce[p])
-        k = i - lo
-        u = split_unit(key)  # the sibling set is split in whole units of u base units (1: millicores, bytes)
-        total = int(a["runtime"][r, p])
-        mins = [int(v) for v in a["min"][r, lo:hi]]
-        exempt = [bool(v) for v in a["exempt"][lo:hi]]
-        floors = [int(v) for v in a["auto_scaled_min"][r, lo:hi]]
-        lims = [int(v) for v in a["limited_request"][r, lo:hi]]
-        weights = [int(v) for v in a["weight"][r, lo:hi]]
-        lends = [bool(v) for v in a["lend"][lo:hi]]
-        trace = ref.Trace()
-        replay = ref.waterfill(
-            ref.in_units(total, u),
-            [ref.in_units(v, u) for v in floors],
-            [ref.in_units(v, u) for v in lims],
-            [ref.in_units(v, u) for v in weights],
-            lends,
-            trace,
-        )
-        if ref.from_units(replay[k], u) != e["runtime"]:  # pragma: no cover - the kernels and the reference disagree
-            raise RuntimeError(f"explanation of {name}/{key} does not reproduce its runtime")
-        e["parent_runtime"] = total
-        e["split_unit"] = u
-        e["weight"] = weights[k]
-        e["sum_min"] = sum(mins)
-        scaled = s.enable_min_scale and ref.in_units(total, u) < sum(ref.in_units(m, u) for m in mins)
-        e["min_scaled"] = scaled
-        if scaled:
-            e["exempt_min_sum"] = sum(m for m, x in zip(mins, exempt, strict=True) if x)
-        f, q = floors[k], lims[k]
-        e["floor"] = f
-        why = "its min" if not scaled else ("its min (exempt from scaling)" if exempt[k] else "its min scaled down")
-        rounds = []
-        for n, rnd in enumerate(trace.rounds, start=1):
-            if k in rnd.shares:
-                rounds.append(
-                    {
-                        "round": n,
-                        "pool": rnd.pool * u,
-                        "weight": weights[k],
-                        "total_weight": sum(weights[j] for j in rnd.shares),
-                        "share": rnd.shares[k] * u,
-                        "capped": k in rnd.capped,
-                    }
-                )
-        e["rounds"] = rounds
-        e["unassigned_in_parent"] = trace.leftover * u
-        if q <= f:
-            e["state"] = "lends" if lends[k] else "keeps floor"
-            e["bound_by"] = "request below floor" if lends[k] else "floor (does not lend)"
         else:
-            e["state"] = "hungry"
-            if e["runtime"] >= q:
-                e["bound_by"] = e["limited_by"] if e["limited_by"] == "max" else "request"
-            elif weights[k] <= 0:
-                e["bound_by"] = "weight 0"
-            else:
-                e["bound_by"] = "parent runtime"
-        got = sum(rd["share"] for rd in rounds)
-        text = f"{key}: floor {_fmt(f, key)} ({why}"
-        if scaled:
-            text += f"; parent runtime {_fmt(total, key)} < sum of mins {_fmt(sum(mins), key)}"
-        text += ")"
-        if e["state"] == "hungry":
-            text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {len(rounds)} round(s) of sharing"
-            if u > 1:
-                text += " (in whole units, as Koordinator splits every resource but cpu)"
-        elif e["state"] == "lends":
-            text += f", asks only {_fmt(q, key)} and lends the rest"
-        else:
-            text += f", asks {_fmt(q, key)} but keeps its floor (does not lend)"
-        e["text"] = f"{text}; runtime {_fmt(e['runtime'], key)}, bound by {e['bound_by']}"
+            _explain_in_parent(s, r, i, e)
         out["resources"][key] = e
     return out
+
+
+def _explained_values(s: _Snapshot, r: int, i: int) -> dict[str, Any]:
+    """Group ``i``'s values of resource ``r``, where its request comes from and what limits it."""
+    lay, a = s.layout, s.arrays
+    e: dict[str, Any] = {
+        "request": int(a["request"][r, i]),
+        "child_request": int(a["child_request"][r, i]),
+        "own_request": int(a["own_request"][r, i]),
+        "limited_request": int(a["limited_request"][r, i]),
+        "max": int(a["max"][r, i]) if a["has_max"][r, i] else None,
+        "min": int(a["min"][r, i]),
+        "auto_scaled_min": int(a["auto_scaled_min"][r, i]),
+        "runtime": int(a["runtime"][r, i]),
+        "used": int(a["used"][r, i]),
+        "borrowed": int(a["borrowed"][r, i]),
+        "lent": int(a["lent"][r, i]),
+    }
+    e["request_from"] = "own pods and children's limited requests" if lay.ce[i] > lay.cs[i] else "own pods"
+    e["raised_to_min"] = (not a["lend"][i]) and int(lay.parent[i]) >= 0 and e["request"] > e["child_request"]
+    e["limited_by"] = "max" if e["max"] is not None and e["request"] > e["max"] else "request"
+    return e
+
+
+def _explain_in_parent(s: _Snapshot, r: int, i: int, e: dict[str, Any]) -> None:
+    """Replays the water-filling of group ``i``'s sibling set on resource ``r`` (checking that it gives the
+    runtime the kernel computed) and adds the rounds, the floor, the state and the text to ``e``."""
+    lay, a = s.layout, s.arrays
+    key, p = s.keys[r], int(lay.parent[i])
+    lo, hi = int(lay.cs[p]), int(lay.ce[p])
+    k = i - lo
+    u = split_unit(key)  # the sibling set is split in whole units of u base units (1: millicores, bytes)
+    total = int(a["runtime"][r, p])
+    mins = [int(v) for v in a["min"][r, lo:hi]]
+    floors = [int(v) for v in a["auto_scaled_min"][r, lo:hi]]
+    weights = [int(v) for v in a["weight"][r, lo:hi]]
+    lends = [bool(v) for v in a["lend"][lo:hi]]
+    trace = ref.Trace()
+    replay = ref.waterfill(
+        ref.in_units(total, u),
+        [ref.in_units(v, u) for v in floors],
+        [ref.in_units(int(v), u) for v in a["limited_request"][r, lo:hi]],
+        [ref.in_units(v, u) for v in weights],
+        lends,
+        trace,
+    )
+    if ref.from_units(replay[k], u) != e["runtime"]:  # pragma: no cover - the kernels and the reference disagree
+        raise RuntimeError(f"explanation of {lay.names[i]}/{key} does not reproduce its runtime")
+    scaled = s.enable_min_scale and ref.in_units(total, u) < sum(ref.in_units(m, u) for m in mins)
+    e.update(parent_runtime=total, split_unit=u, weight=weights[k], sum_min=sum(mins), min_scaled=scaled)
+    if scaled:
+        e["exempt_min_sum"] = sum(m for m, x in zip(mins, a["exempt"][lo:hi].tolist(), strict=True) if x)
+    e["floor"] = floors[k]
+    e["rounds"] = [
+        {
+            "round": n,
+            "pool": rnd.pool * u,
+            "weight": weights[k],
+            "total_weight": sum(weights[j] for j in rnd.shares),
+            "share": rnd.shares[k] * u,
+            "capped": k in rnd.capped,
+        }
+        for n, rnd in enumerate(trace.rounds, start=1)
+        if k in rnd.shares
+    ]
+    e["unassigned_in_parent"] = trace.leftover * u
+    _explain_state(e, lends[k])
+    e["text"] = _explain_text(key, e, exempt=bool(a["exempt"][i]))
+
+
+def _explain_state(e: dict[str, Any], lends: bool) -> None:
+    """A group's state in its sibling set (hungry, lends, keeps its floor) and what bounds its runtime."""
+    if e["limited_request"] <= e["floor"]:
+        e["state"] = "lends" if lends else "keeps floor"
+        e["bound_by"] = "request below floor" if lends else "floor (does not lend)"
+        return
+    e["state"] = "hungry"
+    if e["runtime"] >= e["limited_request"]:
+        e["bound_by"] = e["limited_by"] if e["limited_by"] == "max" else "request"
+    elif e["weight"] <= 0:
+        e["bound_by"] = "weight 0"
+    else:
+        e["bound_by"] = "parent runtime"
+
+
+def _explain_text(key: str, e: dict[str, Any], *, exempt: bool) -> str:
+    """The explanation of one resource of a group below a tree root, in words."""
+    f, q, scaled = e["floor"], e["limited_request"], e["min_scaled"]
+    why = "its min" if not scaled else ("its min (exempt from scaling)" if exempt else "its min scaled down")
+    text = f"{key}: floor {_fmt(f, key)} ({why}"
+    if scaled:
+        text += f"; parent runtime {_fmt(e['parent_runtime'], key)} < sum of mins {_fmt(e['sum_min'], key)}"
+    text += ")"
+    if e["state"] == "hungry":
+        got = sum(rd["share"] for rd in e["rounds"])
+        text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {len(e['rounds'])} round(s) of sharing"
+        if e["split_unit"] > 1:
+            text += " (in whole units, as Koordinator splits every resource but cpu)"
+    elif e["state"] == "lends":
+        text += f", asks only {_fmt(q, key)} and lends the rest"
+    else:
+        text += f", asks {_fmt(q, key)} but keeps its floor (does not lend)"
+    return f"{text}; runtime {_fmt(e['runtime'], key)}, bound by {e['bound_by']}"
 
 
 # -- the engine ---------------------------------------------------------------------------------------------------

@@ -190,8 +190,50 @@ def compute_namespace_shares(
     ``weights`` maps namespace -> weight (missing or invalid: 1; see ``namespace_weight`` for the rule that
     reduces several ResourceQuotas to one weight). One entry per (queue, namespace) that has jobs.
     """
-    # per (queue, namespace): [request, allocated]; per namespace: allocated in every queue
-    usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    usage, ns_allocated = _namespace_usage(jobs)
+    ns_weight = {ns: _clean_weight(weights.get(ns, DEFAULT_NAMESPACE_WEIGHT)) for ns in ns_allocated}
+    total_raw = raw(total)
+    ns_dominant = {ns: dominant_share(a, total_raw) for ns, a in ns_allocated.items()}
+
+    by_queue: dict[str, list[str]] = {}
+    for queue, ns in usage:
+        by_queue.setdefault(queue, []).append(ns)
+
+    out = NamespaceShares()
+    for queue in sorted(by_queue):
+        members = sorted(by_queue[queue])
+        keys = [(queue, ns) for ns in members]
+        qd = queue_deserved.get(queue)
+        requests = [usage[key][0] for key in keys]
+        deserved, fills = _split_queue(qd, members, requests, [ns_weight[ns] for ns in members])
+        for i, key in enumerate(keys):
+            ns = key[1]
+            dom_name, dom = ns_dominant[ns]
+            weight = ns_weight[ns]
+            req, alloc = usage[key]
+            out[key] = NamespaceQuota(
+                queue=queue,
+                namespace=ns,
+                weight=weight,
+                request=trusted_resource_list(req),
+                allocated=trusted_resource_list(alloc),
+                deserved=trusted_resource_list(deserved[i]),
+                share=dom / weight,
+                dominant_share=dom,
+                dominant_resource=dom_name,
+                fills=fills,
+                index=i,
+                queue_known=qd is not None,
+            )
+    return out  # ordered by (queue, namespace)
+
+
+_Usage = dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]]
+
+
+def _namespace_usage(jobs: Sequence[JobUsage]) -> tuple[_Usage, dict[str, dict[str, int]]]:
+    """Per (queue, namespace): (request, allocated) summed over its jobs; per namespace: allocated in every queue."""
+    usage: _Usage = {}
     ns_allocated: dict[str, dict[str, int]] = {}
     for job in jobs:
         key = (job.queue, job.namespace)
@@ -209,57 +251,33 @@ def compute_namespace_shares(
             nsa = ns_allocated[job.namespace] = {}
         for name, amount in held.items():
             nsa[name] = nsa.get(name, 0) + amount
+    return usage, ns_allocated
 
-    ns_weight = {ns: _clean_weight(weights.get(ns, DEFAULT_NAMESPACE_WEIGHT)) for ns in ns_allocated}
-    total_raw = raw(total)
-    ns_dominant = {ns: dominant_share(a, total_raw) for ns, a in ns_allocated.items()}
 
-    by_queue: dict[str, list[str]] = {}
-    for queue, ns in usage:
-        by_queue.setdefault(queue, []).append(ns)
-
-    out = NamespaceShares()
-    for queue in sorted(by_queue):
-        members = sorted(by_queue[queue])
-        keys = [(queue, ns) for ns in members]
-        requests = [usage[key][0] for key in keys]
-        deserved: list[dict[str, int]] = [{} for _ in members]
-        fills: list[tuple[str, FillResult]] = []
-        qd = queue_deserved.get(queue)
-        if qd is not None:
-            qd_raw = raw(qd)
-            resources: set[str] = set(qd_raw)
-            for req in requests:
-                resources.update(req)
-            w = [ns_weight[ns] for ns in members]
-            for r in sorted(resources):
-                caps: list[int | None] = [req.get(r, 0) for req in requests]
-                fill = water_fill(qd_raw.get(r, 0), members, w, caps)
-                fills.append((r, fill))
-                for i, value in enumerate(fill.values):
-                    if value:
-                        deserved[i][r] = value
-        shared_fills = tuple(fills)
-        for i, key in enumerate(keys):
-            ns = key[1]
-            dom_name, dom = ns_dominant[ns]
-            weight = ns_weight[ns]
-            req, alloc = usage[key]
-            out[key] = NamespaceQuota(
-                queue=queue,
-                namespace=ns,
-                weight=weight,
-                request=trusted_resource_list(req),
-                allocated=trusted_resource_list(alloc),
-                deserved=trusted_resource_list(deserved[i]),
-                share=dom / weight,
-                dominant_share=dom,
-                dominant_resource=dom_name,
-                fills=shared_fills,
-                index=i,
-                queue_known=qd is not None,
-            )
-    return out  # ordered by (queue, namespace)
+def _split_queue(
+    queue_deserved: ResourceList | None,
+    members: list[str],
+    requests: list[dict[str, int]],
+    weights: list[int],
+) -> tuple[list[dict[str, int]], tuple[tuple[str, FillResult], ...]]:
+    """A queue's deserved split among its namespaces by weight, each capped at its request, one water-filling per
+    resource; nothing when the queue is unknown."""
+    deserved: list[dict[str, int]] = [{} for _ in members]
+    fills: list[tuple[str, FillResult]] = []
+    if queue_deserved is None:
+        return deserved, ()
+    qd_raw = raw(queue_deserved)
+    resources: set[str] = set(qd_raw)
+    for req in requests:
+        resources.update(req)
+    for r in sorted(resources):
+        caps: list[int | None] = [req.get(r, 0) for req in requests]
+        fill = water_fill(qd_raw.get(r, 0), members, weights, caps)
+        fills.append((r, fill))
+        for i, value in enumerate(fill.values):
+            if value:
+                deserved[i][r] = value
+    return deserved, tuple(fills)
 
 
 class NamespacedTask(Protocol):

@@ -148,6 +148,29 @@ def water_fill(
 
     The value of a claimant depends only on the set of claimants, not on their order.
     """
+    cap_list, floor_list = _checked_bounds(names, weights, caps, floors)
+    fill = _Fill(amount, weights, cap_list, floor_list)
+    while fill.open:
+        fill.round(names)
+    return FillResult(
+        amount=amount,
+        names=tuple(names),
+        weights=tuple(weights),
+        caps=tuple(cap_list),
+        floors=tuple(floor_list),
+        values=tuple(fill.values),
+        settled=tuple(fill.settled),
+        settled_round=tuple(fill.settled_round),
+        rounds=fill.rounds,
+        level=fill.level,
+    )
+
+
+def _checked_bounds(
+    names: Sequence[str], weights: Sequence[int], caps: Sequence[int | None] | None, floors: Sequence[int] | None
+) -> tuple[list[int | None], list[int]]:
+    """The caps and floors as lists, one entry per claimant, with a cap below its floor raised to the floor (a floor
+    wins over a cap); ``ValueError`` names the first claimant with a negative weight, floor or cap."""
     count = len(names)
     if len(weights) != count:
         raise ValueError("names and weights differ in length")
@@ -167,83 +190,79 @@ def water_fill(
             if cap < 0:
                 raise ValueError(f"cap of {names[i]!r} must be >= 0")
             if cap < floor_list[i]:
-                cap_list[i] = floor_list[i]  # a floor wins over a cap
+                cap_list[i] = floor_list[i]
+    return cap_list, floor_list
 
-    values = [0] * count
-    settled = [SETTLED_SHARE] * count
-    settled_round = [0] * count
-    budget = amount
-    open_ = []
-    for i in range(count):
-        if weights[i] > 0:
-            open_.append(i)
-        else:  # no weight: nothing beyond the floor
-            values[i] = floor_list[i]
-            settled[i] = SETTLED_FLOOR
-            budget -= floor_list[i]
 
-    rnd = 0
-    level: tuple[int, int] | None = None
-    while open_:
-        rnd += 1
-        open_weight = 0
-        for i in open_:
-            open_weight += weights[i]
+class _Fill:
+    """The state of one water-filling between rounds: what each claimant has, how and when it settled, the budget
+    still to share and the claimants still open."""
+
+    def __init__(self, amount: int, weights: Sequence[int], caps: list[int | None], floors: list[int]) -> None:
+        count = len(weights)
+        self.weights, self.caps, self.floors = weights, caps, floors
+        self.values = [0] * count
+        self.settled = [SETTLED_SHARE] * count
+        self.settled_round = [0] * count
+        self.rounds = 0
+        self.level: tuple[int, int] | None = None
+        self.budget = amount
+        self.open: list[int] = []
+        for i in range(count):
+            if weights[i] > 0:
+                self.open.append(i)
+            else:  # no weight: nothing beyond the floor
+                self._settle(i, floors[i], SETTLED_FLOOR)
+                self.budget -= floors[i]
+
+    def _settle(self, i: int, value: int, how: str) -> None:
+        self.values[i] = value
+        self.settled[i] = how
+        self.settled_round[i] = self.rounds
+
+    def round(self, names: Sequence[str]) -> None:
+        """One round: split the budget by weight among the open claimants; the split settles everyone when nobody
+        passes a cap or falls under a floor, else the capped or the floored ones settle and leave."""
+        self.rounds += 1
+        weights, caps, floors, budget = self.weights, self.caps, self.floors, self.budget
+        open_weight = sum(weights[i] for i in self.open)
         capped: list[int] = []
         floored: list[int] = []
         capped_sum = capped_weight = floored_sum = floored_weight = 0
-        for i in open_:
+        for i in self.open:
             share_num = budget * weights[i]  # exact share = share_num / open_weight
-            cap = cap_list[i]
+            cap = caps[i]
             if cap is not None and share_num >= cap * open_weight:
                 capped.append(i)
                 capped_sum += cap
                 capped_weight += weights[i]
-            elif share_num <= floor_list[i] * open_weight:
+            elif share_num <= floors[i] * open_weight:
                 floored.append(i)
-                floored_sum += floor_list[i]
+                floored_sum += floors[i]
                 floored_weight += weights[i]
         if not capped and not floored:
-            shares = hamilton(budget, [weights[i] for i in open_], [names[i] for i in open_])
-            for i, v in zip(open_, shares, strict=True):
-                values[i] = v
-                settled[i] = SETTLED_SHARE
-                settled_round[i] = rnd
-            level = (budget, open_weight)
-            break
+            shares = hamilton(budget, [weights[i] for i in self.open], [names[i] for i in self.open])
+            for i, v in zip(self.open, shares, strict=True):
+                self._settle(i, v, SETTLED_SHARE)
+            self.level = (budget, open_weight)
+            self.open = []
+            return
         # Sign of (what the clamped split would hand out) - budget, times open_weight: > 0 means the level
         # must drop, so the floored ones stay floored; < 0 means it must rise, so the capped ones stay capped.
         excess = (capped_sum + floored_sum) * open_weight - budget * (capped_weight + floored_weight)
         done: set[int] = set()
         if excess >= 0:
             for i in floored:
-                values[i] = floor_list[i]
-                settled[i] = SETTLED_FLOOR
-                settled_round[i] = rnd
+                self._settle(i, floors[i], SETTLED_FLOOR)
                 done.add(i)
-            budget -= floored_sum
+            self.budget -= floored_sum
         if excess <= 0:
             for i in capped:
-                cap = cap_list[i]
+                cap = caps[i]
                 assert cap is not None
-                values[i] = cap
-                settled[i] = SETTLED_CAP
-                settled_round[i] = rnd
+                self._settle(i, cap, SETTLED_CAP)
                 done.add(i)
-            budget -= capped_sum
+            self.budget -= capped_sum
         if not done:  # pragma: no cover - excess > 0 implies a floored claimant, < 0 a capped one
             raise RuntimeError("water_fill made no progress")
-        open_ = [i for i in open_ if i not in done]
-
-    return FillResult(
-        amount=amount,
-        names=tuple(names),
-        weights=tuple(weights),
-        caps=tuple(cap_list),
-        floors=tuple(floor_list),
-        values=tuple(values),
-        settled=tuple(settled),
-        settled_round=tuple(settled_round),
-        rounds=rnd,
-        level=level,
-    )
+        self.open = [i for i in self.open if i not in done]

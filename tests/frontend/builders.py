@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from engine.resources import ResourceList, parse_resource_list
-from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import Cluster, Node, Pod, PodGroup
+from tests.support import factories as f
 
 PASSWORD = "pw-frontend-1"
 
@@ -22,29 +21,25 @@ def rl(data: Mapping[str, Any] | None) -> ResourceList | None:
 
 
 def cluster(name: str = "default") -> Cluster:
-    return Cluster.objects.get_or_create(name=name)[0]
+    return f.ClusterFactory(name=name)
 
 
 def node(name: str, **allocatable: str) -> Node:
-    return Node.objects.create(cluster=cluster(), name=name, allocatable=rl(allocatable) or ResourceList())
+    return f.NodeFactory(cluster=cluster(), name=name, allocatable=allocatable)
 
 
 def queue(name: str, parent: str = "root", weight: int = 1, **lists: Mapping[str, str]) -> Queue:
-    data: dict[str, Any] = {"name": name, "parent": parent, "weight": weight}
-    data.update({k: rl(v) for k, v in lists.items()})
-    return services.save_queue(None, data)
+    return f.QueueFactory(name=name, parent=parent, weight=weight, **lists)
 
 
 def group(
     name: str, parent: str = "root", *, is_parent: bool = False, allow_lent: bool = True, **lists: Mapping[str, str]
 ) -> QuotaGroup:
-    data: dict[str, Any] = {"name": name, "parent": parent, "is_parent": is_parent, "allow_lent": allow_lent}
-    data.update({k: rl(v) for k, v in lists.items()})
-    return services.save_quota_group(None, data)
+    return f.QuotaGroupFactory(name=name, parent=parent, is_parent=is_parent, allow_lent=allow_lent, **lists)
 
 
 def namespace(name: str, weight: int = 1, queue_name: str | None = None, group_name: str | None = None) -> Namespace:
-    return Namespace.objects.create(
+    return f.NamespaceFactory(
         name=name,
         weight=weight,
         default_queue=Queue.objects.get(name=queue_name) if queue_name else None,
@@ -68,9 +63,8 @@ def job(
     message: str = "",
 ) -> PodGroup:
     """A podgroup of ``pods`` pods (the first ``running`` Running on node ``on``)."""
-    namespace_obj = Namespace.objects.get_or_create(name=ns)[0]
-    req = rl(request) or ResourceList()
-    pg = PodGroup.objects.create(
+    namespace_obj = f.NamespaceFactory(name=ns)
+    pg = f.PodGroupFactory(
         cluster=cluster(),
         namespace=namespace_obj,
         name=name,
@@ -84,12 +78,10 @@ def job(
     target = Node.objects.get(name=on) if on else None
     quota = QuotaGroup.objects.get(name=group_name) if group_name else None
     for k in range(pods):
-        Pod.objects.create(
-            cluster=pg.cluster,
-            namespace=namespace_obj,
-            name=f"{name}-{k}",
+        f.PodFactory(
             podgroup=pg,
-            request=req,
+            name=f"{name}-{k}",
+            request=request,
             priority=priority,
             quota_group=quota,
             status="Running" if k < running else "Pending",
@@ -100,12 +92,11 @@ def job(
 
 def pod(ns: str, name: str, request: Mapping[str, str], *, group_name: str, running_on: str | None = None) -> Pod:
     """A pod without a podgroup (it gets its own), counted in quota group ``group_name``."""
-    namespace_obj = Namespace.objects.get_or_create(name=ns)[0]
-    return Pod.objects.create(
+    return f.PodFactory(
         cluster=cluster(),
-        namespace=namespace_obj,
+        namespace=f.NamespaceFactory(name=ns),
         name=name,
-        request=rl(request) or ResourceList(),
+        request=request,
         quota_group=QuotaGroup.objects.get(name=group_name),
         status="Running" if running_on else "Pending",
         node=Node.objects.get(name=running_on) if running_on else None,
@@ -113,20 +104,12 @@ def pod(ns: str, name: str, request: Mapping[str, str], *, group_name: str, runn
 
 
 def user(username: str, *, staff: bool = False, teams: Iterable[str] = ()) -> Any:
-    account = get_user_model().objects.create_user(username, password=PASSWORD, is_staff=staff)
-    for name in teams:
-        account.groups.add(Group.objects.get_or_create(name=name)[0])
-    return account
+    return f.UserFactory(username=username, password=PASSWORD, is_staff=staff, teams=teams)
 
 
 def team(name: str, *, queues: Iterable[str] = (), groups: Iterable[str] = ()) -> Group:
     """A team (Django group) linked to tree nodes."""
-    obj = Group.objects.get_or_create(name=name)[0]
-    for q in queues:
-        Queue.objects.get(name=q).teams.add(obj)
-    for g in groups:
-        QuotaGroup.objects.get(name=g).teams.add(obj)
-    return obj
+    return f.TeamFactory(name=name, queues=queues, groups=groups)
 
 
 # -- the seeds' examples -------------------------------------------------------------------------------------

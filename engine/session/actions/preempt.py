@@ -113,64 +113,72 @@ def preempt(ssn: Session) -> None:
             continue
         preemptors.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
         under_request.setdefault(job.queue, []).append(job)
-        pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
-        pending.sort(key=fw.task_key)
-        tasks[key] = deque(pending)
+        tasks[key] = deque(_pending_tasks(ssn, job))
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(preemptors))
     while order:
         queue = order.pop()
         jobs = preemptors[queue]
         while jobs:
             ssn.checkpoint()
-            pjob = jobs.pop()
-            stmt = Statement(ssn)
-            todo = tasks[pjob.key]
-            owners = [j for j in ssn.jobs_by_queue.get(queue, ()) if j is not pjob]
-            failed: dict[tuple[object, ...], int] = {}
-            while fw.job_starving(pjob) and todo:
-                task = todo.popleft()
-                attempt = attempt_key(task)
-                if failed.get(attempt) == ssn.epoch:
-                    continue  # an identical pod found no victims and nothing has changed since
-
-                def between(t: TaskState, task: TaskState = task, pjob: JobState = pjob) -> bool:
-                    return (
-                        t.status in _PREEMPTABLE
-                        and (t.best_effort or not task.best_effort)
-                        and t.preemptable
-                        and t.pg is not None
-                        and t.pg.queue == pjob.queue
-                        and t.pg is not pjob
-                    )
-
-                if not _preempt(ssn, stmt, task, between, owners):
-                    failed[attempt] = ssn.epoch
-            if fw.job_pipelined(pjob):
-                stmt.commit()
-            else:
-                stmt.discard()
+            _preempt_between_jobs(ssn, jobs.pop(), tasks, queue)
         for job in under_request[queue]:
             ssn.checkpoint()
-            # Volcano commits each success of this phase at once. A committed pipeline is a real decision in
-            # Fairway (the pod runs once its victims are gone), so the job's successes are gathered in one
-            # statement and committed only if the job is then pipelined (its gang met): all or nothing. Without
-            # a gang (no pipelined vote) that is Volcano's outcome.
-            pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
-            pending.sort(key=fw.task_key)
-            stmt = Statement(ssn)
-            for task in pending:
+            _preempt_within_job(ssn, job)
 
-                def within(t: TaskState, task: TaskState = task, job: JobState = job) -> bool:
-                    return (
-                        t.status in _PREEMPTABLE
-                        and (t.best_effort or not task.best_effort)
-                        and t.preemptable
-                        and t.pg is job
-                    )
 
-                if not _preempt(ssn, stmt, task, within, [job]):
-                    break
-            if fw.job_pipelined(job):
-                stmt.commit()
-            else:
-                stmt.discard()
+def _pending_tasks(ssn: Session, job: JobState) -> list[TaskState]:
+    return sorted((t for t in job.tasks if t.status == TaskStatus.PENDING), key=ssn.framework.task_key)
+
+
+def _preempt_between_jobs(ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str) -> None:
+    """The first phase for one starving job: its pending pods take from other jobs of its queue, while it starves;
+    committed only if the job is then pipelined."""
+    fw = ssn.framework
+    stmt = Statement(ssn)
+    todo = tasks[pjob.key]
+    owners = [j for j in ssn.jobs_by_queue.get(queue, ()) if j is not pjob]
+    failed: dict[tuple[object, ...], int] = {}
+    while fw.job_starving(pjob) and todo:
+        task = todo.popleft()
+        attempt = attempt_key(task)
+        if failed.get(attempt) == ssn.epoch:
+            continue  # an identical pod found no victims and nothing has changed since
+
+        def between(t: TaskState, task: TaskState = task) -> bool:
+            return (
+                t.status in _PREEMPTABLE
+                and (t.best_effort or not task.best_effort)
+                and t.preemptable
+                and t.pg is not None
+                and t.pg.queue == pjob.queue
+                and t.pg is not pjob
+            )
+
+        if not _preempt(ssn, stmt, task, between, owners):
+            failed[attempt] = ssn.epoch
+    if fw.job_pipelined(pjob):
+        stmt.commit()
+    else:
+        stmt.discard()
+
+
+def _preempt_within_job(ssn: Session, job: JobState) -> None:
+    """The second phase for one job under its request: its pending pods take from its own lower-priority pods.
+    Volcano commits each success of this phase at once. A committed pipeline is a real decision in Fairway (the pod
+    runs once its victims are gone), so the job's successes are gathered in one statement and committed only if the
+    job is then pipelined (its gang met): all or nothing. Without a gang (no pipelined vote) that is Volcano's
+    outcome."""
+    stmt = Statement(ssn)
+    for task in _pending_tasks(ssn, job):
+
+        def within(t: TaskState, task: TaskState = task) -> bool:
+            return (
+                t.status in _PREEMPTABLE and (t.best_effort or not task.best_effort) and t.preemptable and t.pg is job
+            )
+
+        if not _preempt(ssn, stmt, task, within, [job]):
+            break
+    if ssn.framework.job_pipelined(job):
+        stmt.commit()
+    else:
+        stmt.discard()
