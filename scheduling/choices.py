@@ -9,3 +9,8 @@ PodGroupPhase = models.TextChoices("PodGroupPhase", [(p.name, p.value) for p in 
 
 # The statuses a pod row can hold: every engine task status but Unknown, which only a manifest can carry.
 PodStatus = models.TextChoices("PodStatus", [(s.name, s.value) for s in TaskStatus if s is not TaskStatus.UNKNOWN])
+
+# A node agent's listing of its node: the pods it must run (bound, running) or stop (releasing).
+AGENT_LISTED_STATUSES: tuple[str, ...] = (TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING)
+# What a node agent may report of a pod.
+AGENT_REPORTED_STATUSES: tuple[str, ...] = (TaskStatus.RUNNING, TaskStatus.SUCCEEDED, TaskStatus.FAILED)

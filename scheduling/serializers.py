@@ -18,7 +18,7 @@ from quotas import services
 from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent_access
-from scheduling.choices import PodStatus
+from scheduling.choices import AGENT_REPORTED_STATUSES, PodStatus
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -38,6 +38,9 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 def default_cluster() -> Cluster:
     cluster, _ = Cluster.objects.get_or_create(name=settings.FAIRWAY["DEFAULT_CLUSTER"])
     return cluster
+
+
+_REPORTED = ", ".join(AGENT_REPORTED_STATUSES[:-1]) + f" or {AGENT_REPORTED_STATUSES[-1]}"  # "Running, ... or Failed"
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -388,13 +391,13 @@ class HeartbeatSerializer(serializers.Serializer):
 class PodStatusReportSerializer(serializers.Serializer):
     """A node agent's report of a pod's phase."""
 
-    status = serializers.CharField(max_length=10, help_text="Running, Succeeded or Failed.")
+    status = serializers.CharField(max_length=10, help_text=f"{_REPORTED}.")
     node = serializers.CharField(required=False, max_length=253, help_text="The reporting node (checked).")
     message = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
     def validate_status(self, value: str) -> str:
-        if value not in ("Running", "Succeeded", "Failed"):
-            raise serializers.ValidationError(f"an agent reports Running, Succeeded or Failed, not {value!r}")
+        if value not in AGENT_REPORTED_STATUSES:
+            raise serializers.ValidationError(f"an agent reports {_REPORTED}, not {value!r}")
         return value
 
 

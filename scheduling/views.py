@@ -21,7 +21,7 @@ from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.services import lock_tree_writes, settle_closing_queues
 from scheduling import agent, agent_access
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
-from scheduling.choices import PodStatus
+from scheduling.choices import AGENT_LISTED_STATUSES, PodStatus
 from scheduling.filtersets import (
     EvictionFilterSet,
     NodeFilterSet,
@@ -47,8 +47,6 @@ from scheduling.serializers import (
     SchedulingSessionSerializer,
 )
 from scheduling.store import session_decisions
-
-AGENT_POD_STATUSES = ("Bound", "Running", "Releasing")
 
 
 class NodeAgentOrAdmin(permissions.BasePermission):
@@ -138,7 +136,7 @@ class NodeViewSet(viewsets.ModelViewSet):
         node = self.get_object()
         qs = (
             Pod.objects.filter(
-                Q(status__in=AGENT_POD_STATUSES) | Q(status=PodStatus.FAILED, reason=agent.NODE_LOST_REASON),
+                Q(status__in=AGENT_LISTED_STATUSES) | Q(status=PodStatus.FAILED, reason=agent.NODE_LOST_REASON),
                 node=node,
             )
             .select_related("namespace", "podgroup", "node")
