@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from frontend.views import delete, editor, history, node, node_form, overview, team, tree, whatif
+from frontend.views import delete, editor, history, job, jobs, node, node_form, overview, team, tree, whatif
 
 app_name = "frontend"
 urlpatterns = [
@@ -25,6 +25,8 @@ urlpatterns = [
     path("whatif/apply/", whatif.apply, name="whatif-apply"),
     path("whatif/discard/", whatif.discard, name="whatif-discard"),
     path("whatif/remove/<int:index>/", whatif.remove, name="whatif-remove"),
+    path("jobs/", jobs.jobs, name="jobs"),
+    path("jobs/<str:namespace>/<str:name>/", job.job, name="job"),
     path("history/", history.recent, name="history-recent"),
     path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),
 ]

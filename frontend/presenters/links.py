@@ -16,3 +16,8 @@ def node_urls(tree: trees.Tree) -> dict[str, str]:
     """The page of every node of ``tree`` (one ``reverse`` for the whole tree)."""
     prefix = reverse("frontend:queue" if tree.kind == "queue" else "frontend:quota", args=["__name__"])
     return {n: prefix.replace("__name__", n) for n in tree.nodes}
+
+
+def job_url(namespace: str, name: str) -> str:
+    """The page of the job (podgroup) ``namespace/name``."""
+    return reverse("frontend:job", args=[namespace, name])
