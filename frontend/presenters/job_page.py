@@ -120,9 +120,12 @@ def _preemptors(cluster: Cluster, uids: Iterable[str]) -> dict[str, dict[str, st
     return out
 
 
-def eviction_rows(cluster: Cluster, podgroup: PodGroup, pods: Sequence[Pod]) -> list[dict[str, Any]]:
+def eviction_rows(
+    cluster: Cluster, podgroup: PodGroup, pods: Sequence[Pod], can_open: set[str] | None
+) -> list[dict[str, Any]]:
     """Every eviction of the job's pods (also of pods since deleted, by their uid), newest first, with the job and
-    queue that took the room and the rule that allowed it."""
+    queue that took the room and the rule that allowed it. ``can_open``: the queues whose jobs the user may open
+    (None: all); another team's job is named, not linked."""
     uids = [f"{p.namespace.name}/{p.name}" for p in pods]
     rows = list(
         Eviction.objects.filter(Q(pod__podgroup=podgroup) | Q(pod_uid__in=uids), cluster=cluster)
@@ -139,7 +142,9 @@ def eviction_rows(cluster: Cluster, podgroup: PodGroup, pods: Sequence[Pod]) -> 
                 **row,
                 "pod": row["pod_uid"].partition("/")[2],
                 "by_job": job,
-                "by_job_url": job_url(*job.split("/", 1)) if job else "",
+                "by_job_url": job_url(*job.split("/", 1))
+                if job and (can_open is None or by.get("queue") in can_open)
+                else "",
                 "by_queue": by.get("queue", ""),
                 "action_label": row["action"].replace("-", " "),
                 "rule": RULES.get(row["action"], ""),

@@ -50,7 +50,7 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "job": job_page.header(podgroup, pods, ran),
         "pods": job_page.pod_rows(pods),
         "reasons": job_page.reason_rows(podgroup),
-        "evictions": job_page.eviction_rows(cluster, podgroup, pods),
+        "evictions": job_page.eviction_rows(cluster, podgroup, pods, visible["queue"]),
         "path": job_page.governing_path(podgroup, pods, st.tree("queue"), st.tree("quota"), visible, resources),
         "place": job_page.place_in_queue(st.snapshot, podgroup, visible["queue"]),
     }

@@ -37,6 +37,7 @@ def jobs(request: HttpRequest) -> HttpResponse:
             "rows": job_list.rows(page, ran),
             "page": page,
             "total": page.paginator.count,
+            "total_text": f"{page.paginator.count:,} job{'' if page.paginator.count == 1 else 's'}",
             "filtered": bool(data),
             "choices": job_list.choices(st.cluster, base, queue_names, group_names),
             "errors": {k: " ".join(v) for k, v in filters.errors.items()},

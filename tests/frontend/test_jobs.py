@@ -12,70 +12,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scheduling.models import Eviction, PodGroup, PodGroupReason, SchedulingSession
+from scheduling.models import PodGroup
 from tests.frontend import builders as b
 from tests.frontend.conftest import login
-
-EVAL_BLOCKER = {
-    "kind": "quota",
-    "name": "x",
-    "resource": "cpu",
-    "requested": 20000,
-    "available": 10000,
-    "limit": "runtime",
-}
+from tests.frontend.job_builders import job_story
 
 
 @pytest.fixture
 def story(lending: None) -> PodGroup:
-    """The lending example, with x-ns/eval waiting on quota group x, a pod of it reclaimed earlier by y-ns/serve,
-    its reasons over time, and a department (research -> nlp) with a lead and a job of its own."""
-    cluster = b.cluster()
-    now = timezone.now()
-    session = SchedulingSession.objects.create(cluster=cluster, started=now, finished=now)
-    PodGroup.objects.filter(name="eval").update(blocker=EVAL_BLOCKER)
-    pg = PodGroup.objects.get(name="eval")
-    PodGroupReason.objects.create(
-        podgroup=pg, session=session, time=now - timedelta(minutes=5), phase="Running", reason="", message=""
-    )
-    PodGroupReason.objects.create(
-        podgroup=pg,
-        session=session,
-        time=now,
-        phase="Pending",
-        reason="NotEnoughResources",
-        message="quota group x runtime: insufficient cpu, requested 20, available 10",
-        blocker=EVAL_BLOCKER,
-    )
-    pod = pg.pods.get()
-    Eviction.objects.create(
-        cluster=cluster,
-        session=session,
-        pod=pod,
-        pod_uid="x-ns/eval-0",
-        namespace="x-ns",
-        node="n1",
-        action="reclaim",
-        reason="Reclaimed",
-        message="reclaimed for y-ns/serve-0 of queue yq: queue xq holds 100 cpu, above its deserved 50",
-        preemptor="y-ns/serve-0",
-        blocker={
-            "kind": "queue",
-            "name": "xq",
-            "resource": "cpu",
-            "requested": 100000,
-            "available": 50000,
-            "limit": "deserved",
-        },
-        created=now - timedelta(minutes=2),
-    )
-    b.queue("research")
-    b.queue("nlp", parent="research")
-    b.namespace("nlp-ns", queue_name="nlp")
-    b.job("nlp-ns", "bert", "nlp", 2, {"cpu": "1"})
-    b.team("research-team", queues=["research"])
-    b.user("research-lead", teams=["research-team"])
-    return pg
+    return job_story()
 
 
 # -- the job page ------------------------------------------------------------------------------------------------
@@ -107,7 +52,7 @@ def test_a_waiting_job_says_why_who_blocks_it_and_who_took_its_pods(admin_client
     assert ctx["reasons"][0]["blocker_text"] == "quota group x (cpu, runtime)"
     # its pods
     assert [(p["name"], p["status"], p["request"]) for p in ctx["pods"]] == [("eval-0", "Pending", "20 cores")]
-    assert "1 eviction<" in html and "1 pod," in html
+    assert "1 eviction<" in html and "· 1 pod ·" in html and "1 pods" not in html
 
 
 def test_the_place_in_the_queue_follows_the_engines_order(admin_client: Any, lending: None) -> None:
@@ -276,3 +221,24 @@ def test_the_list_and_the_job_page_read_a_fixed_number_of_queries(admin_client: 
     assert small == large
     # and the numbers themselves stay small
     assert large[0] <= 16, large
+
+
+def test_after_a_real_session_the_blocking_node_is_the_one_the_engine_named(admin_client: Any, db: Any) -> None:
+    """A session runs (``scheduling.tasks.run_session``): the job that asks more than its queue's capability
+    waits, and its page marks that queue (not its parent) as the blocking node, with the engine's message."""
+    from scheduling import tasks
+
+    b.node("n1", cpu="16", memory="64Gi")
+    b.queue("dept")
+    b.queue("team", parent="dept", capability={"cpu": "4"})
+    b.namespace("t-ns", queue_name="team")
+    big = b.job("t-ns", "big", "team", 2, {"cpu": "3"})
+    PodGroup.objects.filter(pk=big.pk).update(min_member=2)
+    assert tasks.run_session(b.cluster().pk) == "ran"
+    response = admin_client.get("/jobs/t-ns/big/")
+    job, path = response.context["job"], {s["title"]: s["nodes"] for s in response.context["path"]}
+    assert job["waiting"] and job["reason"], (job["phase"], job["reason"], job["message"], response.context["pods"])
+    blocking = [n.name for nodes in path.values() for n in nodes if n.blocking]
+    assert blocking == ["team"], (job["reason"], job["message"], job["blocker_text"])
+    assert "team" in job["message"] and "cpu" in job["message"]
+    assert [r["phase"] for r in response.context["reasons"]][:1] == [job["phase"]]

@@ -1,0 +1,104 @@
+"""The job page and the jobs list in a real headless chromium: a team lead goes from the team page to a waiting
+job and reads why it waits, which node blocks it and who took its pod; an admin finds one job among a thousand
+with the list's search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from quotas.models import Namespace, Queue
+from scheduling.models import PodGroup
+from tests.e2e.conftest import login, shot
+from tests.frontend import builders as b
+from tests.frontend.job_builders import job_story
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def team_setup() -> None:
+    b.lending()
+    b.team("x-team", queues=["xq"], groups=["x"])
+    b.team("y-team", queues=["yq"], groups=["y"])
+    b.user("lead-x", teams=["x-team"])
+    b.user("lead-y", teams=["y-team"])
+    job_story()
+
+
+def test_a_team_lead_clicks_a_waiting_job_and_sees_why_it_waits(site: str, page: Any) -> None:
+    team_setup()
+    b.job("x-ns", "sweep", "xq", 2, {"cpu": "5"}, priority=9)  # served before eval (higher priority)
+    login(page, site, "lead-x", b.PASSWORD)
+    assert page.get_by_role("heading", name="Team x-team").is_visible()
+    page.locator("#frag-jobs").get_by_role("link", name="x-ns/eval").click()
+    page.wait_for_url("**/jobs/x-ns/eval/")
+    assert page.get_by_role("heading", name="x-ns/eval").is_visible()
+    why = page.get_by_test_id("job-why").inner_text()
+    assert "Why it waits" in why and "NotEnoughResources" in why
+    assert "quota group x runtime: insufficient cpu, requested 20, available 10" in why
+    blocking = page.get_by_test_id("blocking-node")
+    assert blocking.count() == 1 and blocking.inner_text().startswith("x") and "blocks it" in blocking.inner_text()
+    assert "used 80 cores" in blocking.inner_text()
+    place = page.get_by_test_id("job-place").inner_text()
+    assert "1 job ahead of it" in place and "x-ns/sweep" in place and "10 cores" in place
+    evictions = page.get_by_test_id("job-evictions").inner_text()
+    assert "1 eviction" in evictions and "y-ns/serve" in evictions and "queue yq" in evictions
+    assert "more than it deserves" in evictions
+    taker = page.get_by_test_id("job-evictions").get_by_role("link", name="y-ns/serve")
+    assert taker.count() == 0  # another team's job: named, not linked
+    assert "eval-0" in page.get_by_test_id("job-pods").inner_text()
+    history = page.get_by_test_id("job-history").inner_text()
+    assert history.index("Pending") < history.index("Running")  # newest first
+    shot(page, "jobs-01-job-page-team-lead-1440")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    overflow = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+    assert not overflow
+    shot(page, "jobs-02-job-page-team-lead-1280")
+    # the job that took the room belongs to another team: named, not opened
+    page.goto(f"{site}/jobs/y-ns/serve/")
+    assert page.get_by_role("heading", name="You cannot open this page").is_visible()
+    assert [p for p in page.problems if "403" not in p] == []
+
+
+def test_an_admin_finds_a_job_among_a_thousand(site: str, page: Any) -> None:
+    b.lending()
+    b.user("boss", staff=True)
+    cluster = b.cluster()
+    ns = Namespace.objects.get(name="x-ns")
+    queue = Queue.objects.get(name="xq")
+    PodGroup.objects.bulk_create(
+        PodGroup(cluster=cluster, namespace=ns, name=f"batch-{i:04d}", queue=queue, phase="Pending")
+        for i in range(1000)
+    )
+    login(page, site, "boss", b.PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Jobs").click()  # click 1
+    page.wait_for_url("**/jobs/")
+    assert page.locator("#list-title").inner_text() == "1,003 jobs"
+    assert "page 1 of 21" in page.content()
+    shot(page, "jobs-03-list-admin")
+    page.get_by_label("Search").fill("batch-0421")
+    page.get_by_label("Search").press("Enter")
+    page.wait_for_url("**/jobs/?q=batch-0421*")
+    rows = page.locator("#jobs-table tbody tr")
+    assert rows.count() == 1
+    assert "1 job found" in page.content()
+    rows.get_by_role("link", name="batch-0421").click()  # click 2
+    page.wait_for_url("**/jobs/x-ns/batch-0421/")
+    assert page.get_by_test_id("job-phase").inner_text() == "Pending"
+    # the filters narrow the list too, and clearing them brings every job back
+    page.goto(f"{site}/jobs/")
+    page.get_by_label("Phase").select_option("Running")
+    page.get_by_role("button", name="Find").click()
+    page.wait_for_url("**phase=Running*")
+    assert page.locator("#jobs-table tbody tr").count() == 2
+    shot(page, "jobs-04-list-filtered")
+    page.get_by_role("link", name="Clear the filters").click()
+    page.wait_for_load_state()
+    assert "page 1 of 21" in page.content()
+    unlabeled = page.evaluate(
+        """() => Array.from(document.querySelectorAll('input:not([type=hidden]), select'))
+          .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')).map(el => el.name)"""
+    )
+    assert unlabeled == []
+    assert page.problems == []
