@@ -9,6 +9,7 @@ the job's size: the podgroup, its pods, its reasons, its evictions, the preempto
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from engine.session.order import queue_order
+from engine.session.order import JobOrder, job_order
 from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
@@ -288,15 +289,33 @@ def _asks(snapshot: Any, keys: Sequence[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-def place_in_queue(snapshot: Any, podgroup: PodGroup, can_open: set[str] | None) -> dict[str, Any] | None:
+_orders_lock = threading.Lock()
+_orders: dict[int, tuple[Any, JobOrder]] = {}  # cluster id -> (the snapshot it was computed on, its order)
+
+
+def order_of(cluster: Cluster, snapshot: Any, values: Any) -> JobOrder:
+    """The engine's order of the waiting jobs of every queue (``engine.session.order``), computed once per
+    snapshot: ``planning.valuecache`` hands out the same snapshot object while the database does not change."""
+    with _orders_lock:
+        cached = _orders.get(cluster.pk)
+        if cached is not None and cached[0] is snapshot:
+            return cached[1]
+    order = job_order(snapshot, now=time.time(), values=values)
+    with _orders_lock:
+        _orders[cluster.pk] = (snapshot, order)
+    return order
+
+
+def place_in_queue(
+    cluster: Cluster, snapshot: Any, values: Any, podgroup: PodGroup, can_open: set[str] | None
+) -> dict[str, Any] | None:
     """Where the job stands in its queue: the waiting jobs the next session serves before it (the engine's
-    order), what they ask in all, and the queue's rank among the queues with waiting jobs. ``None`` when the job
+    order), what they ask in all, and how many of them are admitted (their reservations held). ``None`` when the job
     is not waiting or the cluster has no snapshot. ``can_open``: the queues whose jobs the user may open."""
     key = f"{podgroup.namespace.name}/{podgroup.name}"
     if snapshot is None or podgroup.phase not in ("Pending", "Inqueue") or key not in snapshot.podgroups:
         return None
-    order = queue_order(snapshot, podgroup.queue.name, now=time.time())
-    ahead = order.ahead_of(key)
+    ahead = order_of(cluster, snapshot, values).ahead_of(podgroup.queue.name, key)
     asks = _asks(snapshot, ahead)
     total: dict[str, int] = {}
     for amounts_of in asks.values():
@@ -324,8 +343,6 @@ def place_in_queue(snapshot: Any, podgroup: PodGroup, can_open: set[str] | None)
         "rows": rows,
         "more": max(0, len(ahead) - AHEAD_ROWS),
         "total": amounts(total),
-        "queue_rank": order.queue_rank,
-        "queues_waiting": len(order.queues),
     }
 
 

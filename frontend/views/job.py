@@ -52,6 +52,6 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "reasons": job_page.reason_rows(podgroup),
         "evictions": job_page.eviction_rows(cluster, podgroup, pods, visible["queue"]),
         "path": job_page.governing_path(podgroup, pods, st.tree("queue"), st.tree("quota"), visible, resources),
-        "place": job_page.place_in_queue(st.snapshot, podgroup, visible["queue"]),
+        "place": job_page.place_in_queue(cluster, st.snapshot, st.values, podgroup, visible["queue"]),
     }
     return render_page(request, Page("frontend/job.html", context, live=False))
