@@ -39,7 +39,7 @@ def jobs(request: HttpRequest) -> HttpResponse:
             "total": page.paginator.count,
             "total_text": f"{page.paginator.count:,} job{'' if page.paginator.count == 1 else 's'}",
             "filtered": bool(data),
-            "choices": job_list.choices(st.cluster, base, queue_names, group_names),
+            "choices": job_list.choices(base, queue_names, group_names, params),
             "errors": {k: " ".join(v) for k, v in filters.errors.items()},
             "sort_links": {key: job_list.query_string(params, sort=key, page=None) for key in job_list.SORTS},
             "prev_link": job_list.query_string(params, page=page.previous_page_number()) if page.has_previous() else "",

@@ -118,6 +118,10 @@ def test_every_job_row_links_to_its_page(client: Any, admin_client: Any, story: 
         assert 'href="/jobs/x-ns/eval/"' in admin_client.get(path).content.decode(), path
     assert 'href="/jobs/x-ns/eval/"' in login(client, "lead-x").get("/team/x-team/").content.decode()
     assert 'href="/jobs/"' in admin_client.get("/overview/").content.decode()  # the navigation
+    # the what-if impact lists jobs by key: the filter its template uses
+    from frontend.templatetags.job_links import job_url
+
+    assert job_url("x-ns/eval") == "/jobs/x-ns/eval/" and job_url("no-slash") == ""
 
 
 # -- the jobs list ----------------------------------------------------------------------------------------------
