@@ -335,7 +335,20 @@ def place_in_queue(
             }
         )
     admitted = sum(1 for k in ahead if str(snapshot.podgroups[k].phase) == "Inqueue")
+    # every admitted job of the queue holds a reservation (its minResources) until its pods are placed
+    holders = [
+        pg
+        for k, pg in snapshot.podgroups.items()
+        if k != key and pg.queue == podgroup.queue.name and str(pg.phase) == "Inqueue" and pg.min_resources
+    ]
+    held: dict[str, int] = {}
+    for pg in holders:
+        for k, v in pg.min_resources.items():
+            held[k] = held.get(k, 0) + int(v)
     return {
+        "reserving": len(holders),
+        "reserving_text": plural(len(holders), "admitted job"),
+        "reserved": amounts(held),
         "position": len(ahead) + 1,
         "ahead": len(ahead),
         "ahead_text": plural(len(ahead), "job") + (" ahead of it" if ahead else " ahead of it: it is served first"),

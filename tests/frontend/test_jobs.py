@@ -68,6 +68,15 @@ def test_the_place_in_the_queue_follows_the_engines_order(admin_client: Any, len
     assert admin_client.get("/jobs/x-ns/train/").context["place"] is None  # running: not in the order
 
 
+def test_a_waiting_job_sees_the_reservations_held_in_its_queue(admin_client: Any, lending: None) -> None:
+    held = b.job("x-ns", "admitted", "xq", 2, {"cpu": "4"}, phase="Inqueue")
+    PodGroup.objects.filter(pk=held.pk).update(min_resources={"cpu": 8000})
+    response = admin_client.get("/jobs/x-ns/eval/")
+    place = response.context["place"]
+    assert (place["reserving_text"], place["reserved"]) == ("1 admitted job", "8 cores")
+    assert "1 admitted job holds a reservation until its pods are placed: 8 cores" in response.content.decode()
+
+
 @pytest.mark.parametrize(
     ("user", "path", "status"),
     [
