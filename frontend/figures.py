@@ -9,7 +9,7 @@ the same numbers in a table beside the chart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from frontend.presenters import units
-from frontend.presenters.trees import TERMS, Tree, TreeNode, sizes
+from frontend.presenters.trees import TERMS, Tree, TreeNode, depth_below, sizes
 
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 INK = "#1f2328"
@@ -59,6 +59,8 @@ TOP_LEGEND = {
     "traceorder": "normal",
 }
 DEEP_TREE = 150  # above this many nodes a tree figure shows three levels at a time
+MAX_LEVELS = 4  # levels (rings) a tree figure draws at a time; deeper ones collapse until zoomed into
+HIGHLIGHT = "#0b57d0"  # the outline of the nodes "Find a node" matched (not a borrow/lend colour)
 CONFIG = {"responsive": True, "displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
@@ -132,6 +134,12 @@ def _hover(tree: Tree, node: TreeNode, resource: str) -> str:
     return "<br>".join(lines)
 
 
+def tree_levels(tree: Tree, root: str | None = None) -> int:
+    """How many rings (levels) the figure of ``tree`` (or of the subtree under ``root``) has."""
+    tops = [root] if root is not None else list(tree.roots)
+    return 1 + max((depth_below(tree, t) for t in tops), default=0)
+
+
 def tree_figure(
     tree: Tree,
     resource: str,
@@ -141,12 +149,19 @@ def tree_figure(
     style: str = "sunburst",
     height: int = 560,
     root: str | None = None,
+    highlight: Collection[str] = (),
+    zoom: Mapping[str, str] | None = None,
+    up: str = "",
 ) -> go.Figure:
     """The tree (or the subtree under ``root``) as a sunburst or icicle: sectors sized by ``size_by`` of
     ``resource`` (capability/max by default), coloured by borrowed minus lent relative to the node's entitlement;
-    ``customdata`` is each node's page so a click can open it. Trees of more than ``DEEP_TREE`` nodes show three
-    levels at a time (drawing a thousand labelled sectors takes the browser too long); each node's page shows
-    its own subtree."""
+    ``customdata`` is each node's page so a click can open it.
+
+    At most ``MAX_LEVELS`` levels are drawn at a time (``maxdepth``; three for trees of more than ``DEEP_TREE``
+    nodes, whose thousand labelled sectors take the browser too long): deeper levels collapse into their
+    ancestor's ring. ``zoom`` maps a node with children to the URL of the page zoomed into it (``layout.meta``:
+    a click on such a sector zooms there, a click on the centre goes ``up``), so every level can be reached.
+    ``highlight`` (the nodes "Find a node" matched) get a dark outline, their ancestors a thinner one."""
     if not tree.nodes:
         return _empty("Nothing to show in this tree.")
     value = sizes(tree, resource, size_by)
@@ -160,9 +175,15 @@ def tree_figure(
     shown = set(ids)
     nodes = [tree.nodes[n] for n in ids]
     colors = [balance_ratio(n, resource) for n in nodes]
+    marked = set(highlight) & shown
+    path = {a for n in marked for a in tree.ancestors(n)} & shown
+    line_colors = [HIGHLIGHT if n in marked else (INK if n in path else "#ffffff") for n in ids]
+    line_widths = [4 if n in marked else (2 if n in path else 1) for n in ids]
+    levels = tree_levels(tree, root)
+    limit = 3 if len(ids) > DEEP_TREE else MAX_LEVELS
     trace_args: dict[str, Any] = {
         "ids": ids,
-        "labels": ids,
+        "labels": [f"<b>{n}</b>" if n in marked else n for n in ids],
         "parents": [n.parent if n.parent in shown and n.name != root else "" for n in nodes],
         "values": [value[n] for n in ids],
         "branchvalues": "total",
@@ -175,7 +196,7 @@ def tree_figure(
             "cmin": -1,
             "cmax": 1,
             "cmid": 0,
-            "line": {"color": "#ffffff", "width": 1},
+            "line": {"color": line_colors, "width": line_widths},
             "colorbar": {
                 "tickvals": [-1, 0, 1],
                 "ticktext": ["lends ▼", "balanced", "borrows ▲"],
@@ -184,13 +205,20 @@ def tree_figure(
             },
             "showscale": True,
         },
-        "maxdepth": 3 if len(ids) > DEEP_TREE else -1,
+        "maxdepth": limit if levels > limit or len(ids) > DEEP_TREE else -1,
         "sort": False,
     }
     if style != "icicle":
         trace_args["insidetextorientation"] = "radial"
     trace = go.Icicle(**trace_args) if style == "icicle" else go.Sunburst(**trace_args)
-    fig = go.Figure(trace, layout=_layout(height, margin={"l": 0, "r": 0, "t": 10, "b": 10}))
+    tops = {n for n, p in zip(ids, trace_args["parents"], strict=True) if not p}
+    meta = {
+        "root": root or "",
+        "up": up,
+        "zoom": {n: url for n, url in (zoom or {}).items() if n in shown and n != root and n not in tops},
+        "highlight": sorted(marked),
+    }
+    fig = go.Figure(trace, layout=_layout(height, margin={"l": 0, "r": 0, "t": 10, "b": 10}, meta=meta))
     return fig
 
 

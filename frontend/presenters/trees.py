@@ -250,16 +250,38 @@ def effective_cap(tree: Tree, name: str, resource: str) -> int:
     return tree.total.get(resource, 0)
 
 
+MIN_SHARE = 0.02  # the part of its parent's sector an unlimited node that deserves and uses nothing still gets
+
+
+def claim(node: TreeNode, resource: str) -> int:
+    """What an unlimited node stands for in a "sized by capability" figure: the most of what it is entitled to,
+    guaranteed and uses (its capability says nothing about its size: unlimited is the whole cluster)."""
+    return max(node.entitled.get(resource, 0), node.floor.get(resource, 0), node.used.get(resource, 0))
+
+
 def sizes(tree: Tree, resource: str, size_by: str = "cap") -> dict[str, float]:
     """Sector sizes for a sunburst/icicle with ``branchvalues="total"``: a root gets its amount of ``size_by``,
     each child the part of its parent's sector its own amount is of the parent's (or, when the children together
-    claim more than the parent, of the children's sum). Children never add up to more than their parent."""
+    claim more than the parent, of the children's sum). Children never add up to more than their parent.
+
+    Sized by capability, a node below a tree root that sets no capability of ``resource`` (unlimited, like the
+    built-in ``default`` queue) is sized by what it deserves, guarantees or uses (``claim``), not by the cluster
+    it could take: an idle unlimited node would otherwise take as much of the ring as the whole cluster. One that
+    claims nothing keeps a sliver (``MIN_SHARE`` of its parent's sector) so that it can still be found and opened.
+    """
+
+    def own_cap(node: TreeNode) -> int | None:
+        amount = node.cap.get(resource)
+        return None if amount is None or units.is_unlimited(amount) else amount
 
     def amount(node: TreeNode) -> float:
         if size_by == "cap":
             if node.builtin_outside:
                 return float(node.used.get(resource, 0))
-            return float(effective_cap(tree, node.name, resource))
+            if node.parent is None or node.parent not in tree.nodes:
+                return float(effective_cap(tree, node.name, resource))
+            cap = own_cap(node)
+            return float(claim(node, resource) if cap is None else cap)
         value = getattr(node, size_by).get(resource, 0)
         return 0.0 if units.is_unlimited(value) else float(value)
 
@@ -274,10 +296,29 @@ def sizes(tree: Tree, resource: str, size_by: str = "cap") -> dict[str, float]:
             continue
         own = out.get(name, 0.0)
         claims = {c: amount(tree.nodes[c]) for c in node.children}
+        if size_by == "cap":
+            floor = MIN_SHARE * max(amount(node), sum(claims.values()))
+            for c, value in claims.items():
+                child = tree.nodes[c]
+                if value <= 0 and own_cap(child) is None and not child.builtin_outside:
+                    claims[c] = floor
         base = max(amount(node), sum(claims.values()))
-        for c, claim in claims.items():
-            out[c] = own * claim / base * (1 - 1e-9) if base > 0 else 0.0
+        for c, value in claims.items():
+            out[c] = own * value / base * (1 - 1e-9) if base > 0 else 0.0
     return out
+
+
+def depth_below(tree: Tree, name: str) -> int:
+    """How many levels ``name``'s subtree has below it (0 for a leaf)."""
+    deepest = 0
+    stack = [(name, 0)]
+    while stack:
+        current, d = stack.pop()
+        deepest = max(deepest, d)
+        node = tree.nodes.get(current)
+        if node is not None:
+            stack.extend((c, d + 1) for c in node.children if c in tree.nodes)
+    return deepest
 
 
 def _flat(tree: Tree) -> bool:

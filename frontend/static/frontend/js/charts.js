@@ -1,5 +1,6 @@
 /* Draw every figure of the page from its JSON (built in Python, frontend/figures.py), then flag the page with
-   data-chart-ready="1". A click on a sector of a tree figure opens that node's page. */
+   data-chart-ready="1". A click on a sector of a tree figure zooms into that node's subtree when it has children
+   (layout.meta.zoom, the page's ?root=), goes back up from the centre (layout.meta.up), else opens the node. */
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("figure-config").textContent);
@@ -14,6 +15,16 @@
     el.dataset.bound = "1";
     var open = function (event) {
       var point = event && event.points && event.points[0];
+      var meta = (el.layout && el.layout.meta) || {};
+      var id = point && (point.id || point.label);
+      if (point && meta.root && id === meta.root && meta.up) {
+        window.location.href = meta.up; /* the centre: back up one level */
+        return false;
+      }
+      if (point && meta.zoom && meta.zoom[id]) {
+        window.location.href = meta.zoom[id]; /* a node with children: zoom into its subtree */
+        return false;
+      }
       if (point && point.customdata) {
         window.location.href = point.customdata;
         return false;
