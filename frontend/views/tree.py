@@ -111,6 +111,9 @@ def tree_page(request: HttpRequest, kind_path: str) -> HttpResponse:
             "frontend/tree.html",
             context,
             {"tree": fig},
-            {"frag-tree-table": "frontend/partials/tree_table.html", "frag-tree-crumbs": "frontend/partials/tree_crumbs.html"},
+            {
+                "frag-tree-table": "frontend/partials/tree_table.html",
+                "frag-tree-crumbs": "frontend/partials/tree_crumbs.html",
+            },
         ),
     )

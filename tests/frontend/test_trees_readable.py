@@ -16,7 +16,11 @@ from tests.frontend.test_figures import make_tree, node
 
 
 def test_an_unlimited_node_is_sized_by_what_it_deserves_and_uses_not_by_the_cluster() -> None:
-    spec: dict[str, tuple[str | None, int | None]] = {"root": (None, None), "a": ("root", 60), "default": ("root", None)}
+    spec: dict[str, tuple[str | None, int | None]] = {
+        "root": (None, None),
+        "a": ("root", 60),
+        "default": ("root", None),
+    }
     tree = make_tree(spec, total=100)
     s = sizes(tree, "cpu")
     # default deserves and uses nothing: a sliver, not a third of the ring (it used to get the cluster, 100)
