@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
 from controlplane.resource_names import check_known
-from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list
+from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list_each
 
 
 class ResourceListField(serializers.Field):
@@ -28,17 +28,23 @@ class ResourceListField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> ResourceList:
-        try:
-            value = parse_resource_list(data, self.field_name)
-            if not self.any_name and value:
-                check_known(value, self.field_name)
+        value, problems = parse_resource_list_each(data, self.field_name)
+        if not self.any_name:
+            for name in list(value):
+                try:
+                    check_known([name], self.field_name)
+                except QuantityError as exc:
+                    problems.append(exc)
+        if not problems:
             return value
-        except QuantityError as exc:
-            prefix = f"{self.field_name}."
+        prefix = f"{self.field_name}."
+        keyed: dict[str, list[str]] = {}
+        for exc in problems:  # every bad entry at once, each under its resource name
             key = exc.field[len(prefix) :] if exc.field.startswith(prefix) else None
-            if key:
-                raise serializers.ValidationError({key: [exc.message]}, code="invalid") from exc
-            raise serializers.ValidationError(str(exc), code="invalid") from exc
+            if not key:
+                raise serializers.ValidationError(str(exc), code="invalid") from exc
+            keyed.setdefault(key, []).append(exc.message)
+        raise serializers.ValidationError(keyed, code="invalid")
 
     def to_representation(self, value: Any) -> dict[str, str | None] | None:
         if value is None:

@@ -459,3 +459,22 @@ def parse_resource_list(data: object, field: str = "resources") -> ResourceList:
         _check_name(name, f"{field}.{name}" if isinstance(name, str) else field)
         out[name] = parse_quantity(value, name, f"{field}.{name}")
     return ResourceList(out)
+
+
+def parse_resource_list_each(data: object, field: str = "resources") -> tuple[ResourceList, list[QuantityError]]:
+    """Like ``parse_resource_list`` but every entry on its own: the entries that parse, and one error per entry
+    that does not (so a form or a request learns of every bad quantity at once, not of the first)."""
+    if data is None or isinstance(data, ResourceList) or not isinstance(data, Mapping) or len(data) > 64:
+        try:
+            return parse_resource_list(data, field), []
+        except QuantityError as exc:
+            return ResourceList(), [exc]
+    out: dict[str, int] = {}
+    errors: list[QuantityError] = []
+    for name, value in data.items():
+        try:
+            _check_name(name, f"{field}.{name}" if isinstance(name, str) else field)
+            out[name] = parse_quantity(value, name, f"{field}.{name}")
+        except QuantityError as exc:
+            errors.append(exc)
+    return ResourceList(out), errors

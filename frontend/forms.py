@@ -16,7 +16,7 @@ from django import forms
 
 from controlplane.resource_names import check_known
 from engine import rules
-from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list
+from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list_each
 from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
@@ -138,13 +138,18 @@ class TreeNodeForm(forms.Form):
                 self.add_error("extra_resource", "name the resource you are adding")
             elif extra and new_value:
                 raw[extra] = new_value
-            try:
-                out[lst] = parse_resource_list(raw, lst) if raw or lst != "shared_weight" else None
-                if out[lst]:
-                    check_known(out[lst], lst)  # only resources some node offers (or the standard ones)
-            except QuantityError as exc:
+            # every cell on its own, so that every bad quantity and unknown name is reported at once
+            parsed, problems = parse_resource_list_each(raw, lst)
+            for name in list(parsed):
+                try:
+                    check_known([name], lst)  # only resources some node offers (or the standard ones)
+                except QuantityError as exc:
+                    problems.append(exc)
+            for exc in problems:
                 self._attach(exc.field, exc.message, extra)
-                out[lst] = None
+            bad = {exc.field.partition(".")[2] for exc in problems}
+            kept = ResourceList({r: v for r, v in parsed.items() if r not in bad})
+            out[lst] = kept if raw or lst != "shared_weight" else None
         return out
 
     def _attach(self, field: str, message: str, extra: str = "") -> None:
@@ -163,14 +168,43 @@ class TreeNodeForm(forms.Form):
             return
         self.add_error(None, message)
 
-    def attach_rule_errors(self, errors: Iterable[rules.FieldError]) -> None:
-        """Show each rule violation at the input its field path names (else at the top of the form)."""
+    def attach_rule_errors(self, errors: Iterable[rules.FieldError], *, besides_input_errors: bool = False) -> None:
+        """Show each rule violation at the input its field path names (else at the top of the form). With
+        ``besides_input_errors`` (the rules ran on a form with inputs that did not parse) a violation at an input
+        that already shows an error is left out: it came from the stand-in value, not from what was typed."""
+        flagged = set(self.errors) if besides_input_errors else set()
+        extra = (self.cleaned_data.get("extra_resource") or "").strip() if hasattr(self, "cleaned_data") else ""
         for err in errors:
+            if flagged and self._target(err.field, extra) in flagged:
+                continue
             self._attach(err.field, err.message)
 
+    def _target(self, field: str, extra: str = "") -> str:
+        """The form field a rule's field path lands on (``None``'s key for the top of the form)."""
+        head, _, rest = field.partition(".")
+        if head in self.LISTS and rest:
+            key = _cell(head, EXTRA if rest == extra and rest not in self.resources else rest)
+            if key in self.fields:
+                return key
+        if head in self.fields and head != "version":
+            return head
+        return "__all__"
+
+    def cleaned(self, key: str, fallback: Any) -> Any:
+        """A cleaned value, or ``fallback`` when that input did not parse (so that the rules can still check
+        the rest of the form, and every problem is reported at once)."""
+        data = getattr(self, "cleaned_data", {})
+        return data.get(key, fallback)
+
     def service_data(self) -> dict[str, Any]:
-        """The cleaned form as the ``data`` of ``quotas.services`` (only call after ``is_valid``)."""
-        data: dict[str, Any] = {"name": self.cleaned_data["name"], "parent": self.cleaned_data["parent"] or None}
+        """The cleaned form as the ``data`` of ``quotas.services`` (after ``is_valid``; inputs that did not
+        parse stand at the instance's value or the default, and already carry their error)."""
+        current = self.instance
+        name = self.cleaned("name", None) or (self.data.get("name") or "").strip()[:63] or (
+            current.name if current is not None else "unnamed"
+        )
+        parent_now = current.parent.name if current is not None and current.parent_id else "root"
+        data: dict[str, Any] = {"name": name, "parent": self.cleaned("parent", parent_now) or None}
         data.update(self.resource_lists())
         return data
 
@@ -201,7 +235,9 @@ class QueueForm(TreeNodeForm):
 
     def service_data(self) -> dict[str, Any]:
         data = super().service_data()
-        data.update({k: self.cleaned_data[k] for k in ("weight", "priority", "reclaimable")})
+        current = self.instance
+        for key, default in (("weight", 1), ("priority", 0), ("reclaimable", True)):
+            data[key] = self.cleaned(key, getattr(current, key) if current is not None else default)
         return data
 
 
@@ -256,10 +292,13 @@ class QuotaGroupForm(TreeNodeForm):
 
     def service_data(self) -> dict[str, Any]:
         data = super().service_data()
-        data.update({k: self.cleaned_data[k] for k in ("is_parent", "allow_lent", "min_scale_exempt", "tree_id")})
-        current = sorted(self.instance.namespaces.values_list("name", flat=True)) if self.instance else []
-        if self.cleaned_data["namespaces"] != current:
-            data["namespaces"] = self.cleaned_data["namespaces"]
+        instance = self.instance
+        for key, default in (("is_parent", False), ("allow_lent", True), ("min_scale_exempt", False), ("tree_id", "")):
+            data[key] = self.cleaned(key, getattr(instance, key) if instance is not None else default)
+        current = sorted(instance.namespaces.values_list("name", flat=True)) if instance else []
+        names = self.cleaned("namespaces", current)
+        if names != current:
+            data["namespaces"] = names
         return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import Group
@@ -25,6 +26,54 @@ def _with_rules(save: Any, instance: Any, data: dict[str, Any]) -> Any:
         raise rule_errors_to_validation_error(exc.errors) from exc
 
 
+def _already_in_error(detail: dict[str, Any], field: str) -> bool:
+    """Whether a rule's ``field`` path (``capability.cpu``) is one the request's field errors already name."""
+    head, _, rest = field.partition(".")
+    if head not in detail:
+        return False
+    problem = detail[head]
+    return not isinstance(problem, dict) or not rest or rest in problem
+
+
+class AllProblemsAtOnce:
+    """A tree serializer whose 400 lists every problem at once: when some fields do not parse, the rules still
+    run on the fields that did, and their problems (at fields not already in error) join the field errors. DRF
+    alone stops at the field errors and reports the rules' only once those are fixed."""
+
+    KIND: Any = "queue"
+
+    def _rule_data(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        data = dict(attrs)
+        if "parent" in data:
+            data["parent"] = data["parent"].name if data["parent"] is not None else None
+        return data
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return super().to_internal_value(data)  # type: ignore[misc]
+        except serializers.ValidationError as exc:
+            detail = exc.detail
+            if not isinstance(detail, dict) or not isinstance(data, Mapping):
+                raise
+            rest = {k: v for k, v in data.items() if k not in detail}
+            for key, problem in detail.items():  # a resource list keeps its entries that parsed
+                if isinstance(problem, dict) and isinstance(data.get(key), Mapping):
+                    rest[key] = {r: q for r, q in data[key].items() if r not in problem}
+            try:
+                attrs = super().to_internal_value(rest)  # type: ignore[misc]
+            except serializers.ValidationError:
+                raise exc from None
+            instance = getattr(self, "instance", None)
+            found = services.problems(self.KIND, instance, self._rule_data(attrs))
+            more = [e for e in found if not _already_in_error(detail, e.field)]
+            if not more:
+                raise
+            merged = dict(detail)
+            for key, messages in rule_errors_to_validation_error(more).detail.items():  # type: ignore[union-attr]
+                merged.setdefault(key, []).extend(messages)
+            raise serializers.ValidationError(merged) from exc
+
+
 class QueueStatusSerializer(serializers.Serializer):
     pending = serializers.IntegerField()
     inqueue = serializers.IntegerField()
@@ -33,7 +82,8 @@ class QueueStatusSerializer(serializers.Serializer):
     completed = serializers.IntegerField()
 
 
-class QueueSerializer(serializers.ModelSerializer):
+class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
+    KIND = "queue"
     name = serializers.CharField(max_length=253, help_text=NAME_HELP)
     parent = NameField(
         slug_field="name",
@@ -106,7 +156,8 @@ class QueueSerializer(serializers.ModelSerializer):
         return _with_rules(services.save_queue, instance, self._data_for_service(validated_data))
 
 
-class QuotaGroupSerializer(serializers.ModelSerializer):
+class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
+    KIND = "quota"
     name = serializers.CharField(max_length=253)
     parent = NameField(
         slug_field="name",

@@ -94,7 +94,8 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
             changes[key] = ResourceList()
     new = replace(base, **changes)
     if new.name in tree and (old is None or new.name != old.name):
-        _raise([rules.FieldError("name", f"queue {new.name} already exists", "exists")])
+        exists = rules.FieldError("name", f"queue {new.name} already exists", "exists")
+        _raise([exists, *rules.queue_field_errors(new)])
     if old is not None and new.name != old.name:
         tree = {k: v for k, v in tree.items() if k != old.name}
         tree = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in tree.items()}
@@ -102,6 +103,16 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
         tree = {k: v for k, v in tree.items() if k != old.name}
     _raise(rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth()))
     return new
+
+
+def problems(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, Any]) -> list[rules.FieldError]:
+    """Every rule a queue (``kind`` "queue") or quota group ("quota") change breaks, without raising: for callers
+    that report the rules' problems together with their own (a form's unparsable inputs, a request's bad fields)."""
+    try:
+        (check_queue if kind == "queue" else check_quota_group)(instance, data)
+    except rules.RuleViolation as exc:
+        return list(exc.errors)
+    return []
 
 
 @transaction.atomic
@@ -201,9 +212,13 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
         # The rules know other tree roots (Koordinator's multi-tree, in simulate); the database keeps one tree
         # under root (a CheckConstraint), so an explicit null parent was a 500.
         message = f"quota group {new.name}: parent is required (use 'root' for a top-level group)"
-        _raise([rules.FieldError("parent", message, "required")])
+        required = [rules.FieldError("parent", message, "required")]
+        if new.name in tree and (old is None or new.name != old.name):
+            required.append(rules.FieldError("name", f"quota group {new.name} already exists", "exists"))
+        _raise(required + rules.group_field_errors(new))
     if new.name in tree and (old is None or new.name != old.name):
-        _raise([rules.FieldError("name", f"quota group {new.name} already exists", "exists")])
+        exists = rules.FieldError("name", f"quota group {new.name} already exists", "exists")
+        _raise([exists, *rules.group_field_errors(new)])
     others = {k: v for k, v in tree.items() if old is None or k != old.name}
     if old is not None and new.name != old.name:
         others = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in others.items()}

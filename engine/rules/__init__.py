@@ -81,6 +81,7 @@ from engine.rules.podgroups import validate_podgroup
 from engine.rules.queues import (
     plan_queue_action,
     plan_queue_delete,
+    queue_field_errors,
     settle_queue_state,
     validate_queue,
     validate_queue_action,
@@ -89,6 +90,7 @@ from engine.rules.queues import (
 )
 from engine.rules.quota_groups import (
     fill_quota_group_defaults,
+    group_field_errors,
     validate_pod_quota_group,
     validate_quota_group,
     validate_quota_group_delete,
@@ -106,8 +108,10 @@ __all__ = [
     "RuleViolation",
     "check",
     "fill_quota_group_defaults",
+    "group_field_errors",
     "plan_queue_action",
     "plan_queue_delete",
+    "queue_field_errors",
     "settle_queue_state",
     "validate_dns_label",
     "validate_dns_subdomain",

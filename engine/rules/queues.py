@@ -159,6 +159,11 @@ def _queue_limit_errors(new: QueueSpec) -> list[FieldError]:
     return errors
 
 
+def queue_field_errors(new: QueueSpec) -> list[FieldError]:
+    """The checks of a queue's own fields, which need no tree: weight, priority, state, the limits' order."""
+    return _queue_scalar_errors(new) + _queue_limit_errors(new)
+
+
 def _limits(spec: QueueSpec) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     # Plain dicts: ResourceList equality reads a missing name as 0, but "unset" and "0" differ for a limit.
     return spec.capability.to_dict(), spec.deserved.to_dict(), spec.guarantee.to_dict()
@@ -418,7 +423,8 @@ def validate_queue(
                 )
             )
     if errors and any(e.code in ("exists", "protected") for e in errors):
-        return errors
+        # the tree cannot hold the change, but its own fields can still be checked: every problem at once
+        return errors + queue_field_errors(new)
     view = _QueueView.after(tree, new, old)
     return errors + _check_queue(view, new, old, facts=facts, max_depth=max_depth, protect_root=protect_root)
 

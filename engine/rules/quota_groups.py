@@ -143,6 +143,11 @@ def _group_self_errors(new: QuotaGroupSpec) -> list[FieldError]:
     return errors
 
 
+def group_field_errors(new: QuotaGroupSpec) -> list[FieldError]:
+    """The checks of a quota group's own fields, which need no tree: values >= 0, min within max."""
+    return _group_self_errors(new)
+
+
 def _check_group(
     view: _GroupView,
     new: QuotaGroupSpec,
@@ -365,7 +370,7 @@ def validate_quota_group(
                 )
             )
     if any(e.code in ("exists", "protected") for e in errors):
-        return errors
+        return errors + group_field_errors(new)  # the group's own fields still tell their problems
     view = _GroupView.after(tree, new, old)
     return errors + _check_group(view, new, old, facts)
 

@@ -85,10 +85,10 @@ def _edit(request: HttpRequest, kind: str, name: str | None) -> HttpResponse:
         initial = {"parent": request.GET["parent"]} if instance is None and request.GET.get("parent") else {}
         return _form_page(request, kind, form_class(instance=instance, initial=initial), instance)
     form = form_class(request.POST, instance=instance)
-    if not form.is_valid():
-        return _form_page(request, kind, form, instance, status=400)
+    form.is_valid()
     data = form.service_data()
-    if form.errors:  # quantities that did not parse
+    if form.errors:  # inputs that did not parse: the rules still check the rest, so every problem shows at once
+        form.attach_rule_errors(services.problems(kind, instance, data), besides_input_errors=True)
         return _form_page(request, kind, form, instance, status=400)
     if request.POST.get("action") == "stage":
         response = _stage(request, kind, form, instance)
