@@ -200,8 +200,10 @@ class TreeNodeForm(forms.Form):
         """The cleaned form as the ``data`` of ``quotas.services`` (after ``is_valid``; inputs that did not
         parse stand at the instance's value or the default, and already carry their error)."""
         current = self.instance
-        name = self.cleaned("name", None) or (self.data.get("name") or "").strip()[:63] or (
-            current.name if current is not None else "unnamed"
+        name = (
+            self.cleaned("name", None)
+            or (self.data.get("name") or "").strip()[:63]
+            or (current.name if current is not None else "unnamed")
         )
         parent_now = current.parent.name if current is not None and current.parent_id else "root"
         data: dict[str, Any] = {"name": name, "parent": self.cleaned("parent", parent_now) or None}

@@ -41,6 +41,13 @@ class AllProblemsAtOnce:
     alone stops at the field errors and reports the rules' only once those are fixed."""
 
     KIND: Any = "queue"
+    write_warnings: list[rules.FieldError] | None = None  # set by validate(): a write's response carries them
+
+    def to_representation(self, instance: Any) -> Any:
+        out = super().to_representation(instance)  # type: ignore[misc]
+        if self.write_warnings is not None:
+            out["warnings"] = [{"code": w.code, "detail": w.message, "attr": w.field} for w in self.write_warnings]
+        return out
 
     def _rule_data(self, attrs: dict[str, Any]) -> dict[str, Any]:
         data = dict(attrs)
@@ -141,6 +148,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             services.check_queue(self.instance, data)
         except rules.RuleViolation as exc:
             raise rule_errors_to_validation_error(exc.errors) from exc
+        self.write_warnings = services.change_warnings("queue", self.instance, data)
         return attrs
 
     def _data_for_service(self, validated: dict[str, Any]) -> dict[str, Any]:
@@ -223,10 +231,12 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        data = self._data_for_service(attrs)
         try:
-            services.check_quota_group(self.instance, self._data_for_service(attrs))
+            services.check_quota_group(self.instance, data)
         except rules.RuleViolation as exc:
             raise rule_errors_to_validation_error(exc.errors) from exc
+        self.write_warnings = services.change_warnings("quota", self.instance, data)
         return attrs
 
     def create(self, validated_data: dict[str, Any]) -> QuotaGroup:

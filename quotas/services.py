@@ -115,6 +115,32 @@ def problems(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, 
     return []
 
 
+def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, Any]) -> list[rules.FieldError]:
+    """The warnings (``engine.rules.warnings``) about a change the rules accept: deserved, guarantees or min adding
+    up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores. Empty when the
+    change breaks a rule (its errors say more). One warning per field and message, whatever the clusters."""
+    from controlplane import cluster_facts
+
+    try:
+        new: Any = (check_queue if kind == "queue" else check_quota_group)(instance, data)
+    except rules.RuleViolation:
+        return []
+    specs: dict[str, Any] = queue_specs() if kind == "queue" else group_specs()
+    old = specs.get(instance.name) if instance is not None else None
+    after = {k: v for k, v in specs.items() if old is None or k != old.name}
+    after[new.name] = new
+    facts = cluster_facts.clusters()
+    out: list[rules.FieldError] = []
+    for c in facts:
+        named = c.name if len(facts) > 1 else ""
+        if kind == "queue":
+            found = rules.queue_warnings(after, new, old, total=c.total, policy=c.queue_policy, cluster=named)
+        else:
+            found = rules.quota_group_warnings(after, new, old, total=c.total, cluster=named)
+        out += [w for w in found if w not in out]
+    return out
+
+
 @transaction.atomic
 def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     """Create or update a queue. ``instance`` is saved by compare-and-swap on the version it was read at

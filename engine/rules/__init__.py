@@ -96,6 +96,7 @@ from engine.rules.quota_groups import (
     validate_quota_group_delete,
     validate_quota_tree,
 )
+from engine.rules.warnings import queue_warnings, quota_group_warnings
 
 __all__ = [
     "CODES",
@@ -112,6 +113,8 @@ __all__ = [
     "plan_queue_action",
     "plan_queue_delete",
     "queue_field_errors",
+    "queue_warnings",
+    "quota_group_warnings",
     "settle_queue_state",
     "validate_dns_label",
     "validate_dns_subdomain",

@@ -49,6 +49,12 @@ def _form_page(
     return render(request, "frontend/node_form.html", context, status=status)
 
 
+def _warn(request: HttpRequest, warnings: list[rules.FieldError]) -> None:
+    """Show each warning of a write (accepted, but worth knowing) on the page the user lands on."""
+    for w in warnings:
+        messages.warning(request, f"Warning: {w.message}.")
+
+
 def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpResponse | None:
     """Stage the form's change for the what-if page after checking it against the staged list; returns the
     redirect, or None when the form got errors."""
@@ -75,6 +81,7 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
         return None
     staging.add(request, entry)
     messages.info(request, f"Staged: {entry['summary']}. Nothing is saved until you apply the what-if.")
+    _warn(request, services.change_warnings(kind, instance, form.service_data()))
     return redirect("frontend:whatif")
 
 
@@ -112,11 +119,13 @@ def _edit(request: HttpRequest, kind: str, name: str | None) -> HttpResponse:
                         status=409,
                     )
                 instance = current
+            warned = services.change_warnings(kind, instance, data)
             saved = (services.save_queue if kind == "queue" else services.save_quota_group)(instance, data)
     except rules.RuleViolation as exc:
         form.attach_rule_errors(exc.errors)
         return _form_page(request, kind, form, instance, status=400)
     messages.success(request, f"Saved {trees.TITLES[kind].lower()} {saved.name} (version {saved.version}).")
+    _warn(request, warned)
     return redirect(node_url(kind, saved.name))
 
 

@@ -1,0 +1,30 @@
+"""What the trees' writers need to know of the clusters, without importing the app that keeps them: each cluster's
+name, its total allocatable (Ready, schedulable nodes) and its queue policy. The scheduling app registers the
+provider when it is ready (``scheduling.apps``), as it does for ``controlplane.resource_names``; the warnings of a
+tree write (``engine.rules.warnings``, through ``quotas.services.change_warnings``) read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    name: str
+    total: Mapping[str, int]
+    queue_policy: str  # "proportion" | "capacity" | "capacity-hierarchy"
+
+
+_provider: Callable[[], list[ClusterFacts]] | None = None
+
+
+def register(provider: Callable[[], list[ClusterFacts]]) -> None:
+    """Make ``provider`` the source of the clusters' facts (a later registration replaces an earlier one)."""
+    global _provider
+    _provider = provider
+
+
+def clusters() -> list[ClusterFacts]:
+    """Every cluster's facts now (none when no provider is registered)."""
+    return _provider() if _provider is not None else []
