@@ -25,8 +25,14 @@ def impact(before: Any, after: Any, before_values: Any, after_values: Any) -> di
     return _from_session(result)
 
 
+ADMITTED_PHASES = ("Inqueue", "Running")  # a job in one of these has been admitted (Volcano's enqueue passed it)
+
+
 def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:
-    admitted, blocked, changed = [], [], []
+    """Sort the session's podgroup changes: **admitted** only when the job is Inqueue or Running after the proposal
+    and was not before (or starts running: Inqueue -> Running); **stop fitting** when it loses placed pods or its
+    admission; **closer** when it places more pods but still waits (not admitted: it is not called so)."""
+    admitted, blocked, closer, changed = [], [], [], []
     for key, change in sorted(result.get("podgroups", {}).items()):
         b, a = change["before"], change["after"]
         row = {
@@ -35,14 +41,25 @@ def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:
             "after": f"{a.get('phase') or '—'} ({a.get('placed', 0)} placed)",
             "why": a.get("message") or a.get("reason") or "",
         }
-        if a.get("placed", 0) > b.get("placed", 0) or (a.get("phase") == "Running" and b.get("phase") != "Running"):
+        was, now = b.get("phase"), a.get("phase")
+        more, fewer = a.get("placed", 0) > b.get("placed", 0), a.get("placed", 0) < b.get("placed", 0)
+        if now in ADMITTED_PHASES and (was not in ADMITTED_PHASES or (now == "Running" and was != "Running")):
             admitted.append(row)
-        elif a.get("placed", 0) < b.get("placed", 0):
+        elif fewer or (was in ADMITTED_PHASES and now not in ADMITTED_PHASES):
             blocked.append(row)
+        elif more:
+            closer.append(row)
         else:
             changed.append(row)
     evicted = [
         {"pod": e["task"], "action": e.get("action", ""), "why": e.get("message", "")}
         for e in result.get("evictions", [])
     ]
-    return {"source": "session", "admitted": admitted, "blocked": blocked, "changed": changed, "evicted": evicted}
+    return {
+        "source": "session",
+        "admitted": admitted,
+        "blocked": blocked,
+        "closer": closer,
+        "changed": changed,
+        "evicted": evicted,
+    }
