@@ -108,3 +108,40 @@ def test_find_a_node_outlines_the_match_on_the_chart(site: str, page: Any, setti
     assert trace["ids"][0] == BRANCH[-2] and trace["meta"]["highlight"] == [LEAF]
     shot(page, "trees-04-find-a-deep-node")
     assert page.problems == []
+
+
+def test_the_new_queue_form_shows_every_problem_at_once_then_a_warning(site: str, page: Any) -> None:
+    b.node("n1", cpu="1024", memory="4096Gi")
+    b.queue("research", deserved={"cpu": "600"}, capability={"cpu": "800"})
+    b.user("boss", staff=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    login(page, site, "boss", b.PASSWORD)
+    page.goto(f"{site}/edit/new/queue/")
+    page.fill("#id_name", "Bad_Name")
+    page.fill("#id_weight", "0")  # a rule: 1..65535
+    page.fill("#id_priority", "-1")  # the form: at least 0
+    page.fill("#id_capability__cpu", "abc")
+    page.fill("#id_capability__memory", "1Gi")
+    page.fill("#id_deserved__memory", "2Gi")
+    page.fill("#id_guarantee__memory", "4Gi")
+    page.click("#save")
+    page.wait_for_selector("#form-errors")
+    summary = page.locator("#form-errors").inner_text()
+    assert summary.startswith("Not saved: 5 problems."), summary  # five inputs, deserved memory twice
+    for field in ("name", "weight", "priority", "capability__cpu", "deserved__memory"):
+        assert page.locator(f"#id_{field}-errors").is_visible(), field
+    assert "must be <= capability memory 1Gi" in page.locator("#id_deserved__memory-errors").inner_text()
+    shot(page, "trees-05-all-errors-at-once")
+    # fixed: saved, with the warning that the top-level deserved now exceeds the cluster
+    page.fill("#id_name", "serving")
+    page.fill("#id_weight", "1")
+    page.fill("#id_priority", "0")
+    for cell in ("capability__cpu", "capability__memory", "deserved__memory", "guarantee__memory"):
+        page.fill(f"#id_{cell}", "")
+    page.fill("#id_deserved__cpu", "475")
+    page.click("#save")
+    page.wait_for_url("**/queues/serving/")
+    warning = page.locator(".messages .warning").first.inner_text()
+    assert "the top-level queues' deserved cpu add up to 1075, more than the cluster's 1024" in warning
+    shot(page, "trees-06-saved-with-a-warning")
+    assert [p for p in page.problems if "status of 400" not in p] == []  # the refused form answers 400
