@@ -9,9 +9,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from engine.fairshare.queues import plural
 from engine.values import QuotaValues
 from frontend import figures
-from frontend.presenters import units
+from frontend.presenters import trees, units
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import Cluster, QuotaSample
 
@@ -82,6 +83,19 @@ def explain(values: QuotaValues | None, kind: str, name: str) -> dict[str, Any]:
             }
         )
     return {"quota": out}
+
+
+def holding(node: trees.TreeNode, r: str) -> dict[str, Any]:
+    """What ``node`` holds of ``r`` beside its allocation, printed: what admitted jobs reserve (and how many jobs)
+    and what pipelined pods request (and how many pods); empty texts when nothing."""
+    reserved, jobs = node.reserved.get(r, 0), node.reserving.get(r, 0)
+    pipelined, pods = node.pipelined.get(r, 0), node.pipelined_pods
+    return {
+        "reserved_amount": reserved,
+        "pipelined_amount": pipelined,
+        "reserved": f"{units.human(reserved, r)} by {plural(jobs, 'admitted job')}" if reserved else "",
+        "pipelined": f"{units.human(pipelined, r)} in {plural(pods, 'pod')}" if pipelined else "",
+    }
 
 
 def samples(cluster: Cluster | None, kind: str, name: str, window: str) -> list[figures.Point]:
