@@ -93,9 +93,25 @@ def holding(node: trees.TreeNode, r: str) -> dict[str, Any]:
     return {
         "reserved_amount": reserved,
         "pipelined_amount": pipelined,
+        "reserved_h": units.human(reserved, r) if reserved else "",
+        "pipelined_h": units.human(pipelined, r) if pipelined else "",
         "reserved": f"{units.human(reserved, r)} by {plural(jobs, 'admitted job')}" if reserved else "",
         "pipelined": f"{units.human(pipelined, r)} in {plural(pods, 'pod')}" if pipelined else "",
     }
+
+
+def holding_note(node: trees.TreeNode) -> str:
+    """One sentence on what the node's reserved and pipelined columns count (empty when both are empty)."""
+    parts = []
+    if node.reserved_jobs:
+        parts.append(f"reserved by {plural(node.reserved_jobs, 'admitted job')} not fully placed yet")
+    if node.pipelined_pods:
+        parts.append(f"{plural(node.pipelined_pods, 'pipelined pod')} waiting for resources being freed")
+    return (
+        ("Beside what is " + ("allocated" if node.kind == "queue" else "used") + ": " + "; ".join(parts) + ".")
+        if parts
+        else ""
+    )
 
 
 def samples(cluster: Cluster | None, kind: str, name: str, window: str) -> list[figures.Point]:
