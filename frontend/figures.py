@@ -16,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from engine.fairshare.queues import plural
 from frontend.presenters import units
 from frontend.presenters.trees import TERMS, Tree, TreeNode, sizes
 
@@ -128,6 +129,13 @@ def _hover(tree: Tree, node: TreeNode, resource: str) -> str:
         f"{t['entitled']}: {units.human(node.entitled.get(resource, 0), resource)}",
         f"{t['used']}: {units.human(node.used.get(resource, 0), resource)}",
     ]
+    held = node.reserved.get(resource, 0), node.pipelined.get(resource, 0)
+    if held[0]:
+        jobs = node.reserving.get(resource, 0)
+        lines.append(f"reserved: {units.human(held[0], resource)} by {plural(jobs, 'admitted job')}")
+    if held[1]:
+        pods = node.pipelined_pods
+        lines.append(f"pipelined: {units.human(held[1], resource)} in {plural(pods, 'pod')}")
     b, lent = node.borrowed.get(resource, 0), node.lent.get(resource, 0)
     if b:
         lines.append(f"borrows {units.human(b, resource)}")
@@ -259,10 +267,10 @@ def _holding_hover(node: TreeNode, r: str, key: str, amount: int) -> str:
     what = units.human(amount, r)
     if key == "reserved":
         jobs = node.reserving.get(r, 0)
-        return f"{what} of {r} reserved by {jobs} admitted job{'' if jobs == 1 else 's'} not yet fully placed"
+        return f"{what} of {r} reserved by {plural(jobs, 'admitted job')} not yet fully placed"
     if key == "pipelined":
         pods = node.pipelined_pods
-        return f"{what} of {r} requested by {pods} pipelined pod{'' if pods == 1 else 's'}, waiting for resources being freed"
+        return f"{what} of {r} requested by {plural(pods, 'pipelined pod')}, waiting for resources being freed"
     return f"{TERMS[node.kind]['used']} of {r}: {what}"
 
 

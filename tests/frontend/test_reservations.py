@@ -79,6 +79,9 @@ def test_the_usage_bar_stacks_allocated_reserved_and_pipelined(world: dict[str, 
     colours = {reserved["marker"]["color"], pipelined["marker"]["color"]}
     assert not colours & {figures.BORROWED, figures.LENT, figures.SERIES["used"]}
     assert reserved["marker"]["pattern"]["shape"] == "/"
+    # the tree charts' hover text says it too
+    hover = figures._hover(queues, q, GPU)
+    assert "reserved: 18 GPUs by 2 admitted jobs" in hover and "pipelined: 3 GPUs in 1 pod" in hover
 
 
 def test_node_and_team_pages_show_the_reservations_and_the_reason(world: dict[str, Any], client: Any) -> None:

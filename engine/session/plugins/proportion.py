@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
 from engine.fairshare.queues import QueueBook
-from engine.resources import is_unlimited
+from engine.resources import ResourceList, is_unlimited
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
 from engine.session.policy import PluginOption
 from engine.session.registry import register
@@ -91,7 +91,8 @@ class QueueGates(Plugin):
         if job.min_resources is None or job.queue not in self.book:
             return
         # its minResources leaves inqueue (and the job the reserving count) on the queue and every ancestor
-        self.book.on_dequeued(dataclasses.replace(self.session.job_usage(job), min_resources=job.min_resources))
+        usage = self.session.job_usage(job)
+        self.book.on_dequeued(dataclasses.replace(usage, min_resources=ResourceList.trusted(dict(job.min_resources))))
 
     def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
         selection = self.book.reclaimable(reclaimer, reclaimees)
