@@ -95,6 +95,7 @@ def holding(node: trees.TreeNode, r: str) -> dict[str, Any]:
         "pipelined_amount": pipelined,
         "reserved_h": units.human(reserved, r) if reserved else "",
         "pipelined_h": units.human(pipelined, r) if pipelined else "",
+        "pipelined_short": units.human(pipelined, r, unit=False) if pipelined else "",
         "reserved": f"{units.human(reserved, r)} by {plural(jobs, 'admitted job')}" if reserved else "",
         "pipelined": f"{units.human(pipelined, r)} in {plural(pods, 'pod')}" if pipelined else "",
     }

@@ -51,6 +51,7 @@ def test_the_presenters_print_reserved_and_pipelined_apart(world: dict[str, Any]
         "pipelined_amount": 0,
         "reserved_h": "",
         "pipelined_h": "",
+        "pipelined_short": "",
         "reserved": "",
         "pipelined": "",
     }
