@@ -451,9 +451,14 @@ def _node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
             "share": round(q.share, 6),
             "borrowed": _rl(q.borrowed),
             "lent": _rl(q.lent),
+            "reserved": _rl(q.inqueue),
+            "reserved_jobs": q.reserved_jobs,
+            "pipelined": _rl(q.pipelined),
+            "pipelined_pods": q.pipelined_pods,
         }
         for name, q in ((n, values.queues[n]) for n in values.queues)
     }
+    held = values.reservations
     groups = {
         name: {
             "request": _rl(g.request),
@@ -463,6 +468,10 @@ def _node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
             "auto_scaled_min": _rl(g.auto_scaled_min),
             "borrowed": _rl(g.borrowed),
             "lent": _rl(g.lent),
+            "reserved": _rl(held.amounts.get(name)),
+            "reserved_jobs": held.jobs.get(name, 0),
+            "pipelined": _rl(held.pipelined.get(name)),
+            "pipelined_pods": held.pipelined_pods.get(name, 0),
         }
         for name, g in ((n, values.quotas[n]) for n in values.quotas)
     }
@@ -499,6 +508,8 @@ RESOURCE_FIELDS = frozenset(
         "used",
         "runtime",
         "auto_scaled_min",
+        "reserved",
+        "pipelined",
     }
 )
 

@@ -207,6 +207,9 @@ class TaskInfo:
     creation_timestamp: float | None = None
     start_timestamp: float | None = None
     preemption_policy: str = "PreemptLowerPriority"  # PreemptLowerPriority | Never
+    # a Pending pod that the last session pipelined onto a node (waiting for resources being freed); the next
+    # session decides anew, so it stays Pending here, but the values count what it requests apart (``pipelined``)
+    pipelined: bool = False
     uid: str = field(init=False, repr=False)
     best_effort: bool = field(init=False, repr=False, compare=False)
 

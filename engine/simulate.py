@@ -125,6 +125,8 @@ def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
             "capability": rl(spec.capability),
             "realCapability": rl(q.real_capability if q else None),
             "share": round(q.share, 6) if q else 0.0,
+            "reserved": rl(q.inqueue if q else None),
+            "reservedJobs": q.reserved_jobs if q else 0,
         }
     return out
 
@@ -156,6 +158,8 @@ def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
             "request": rl(g.request if g else None),
             "used": rl(g.used if g else None),
             "runtime": rl(g.runtime if g else None),
+            "reserved": rl(values.reservations.amounts.get(name)),
+            "reservedJobs": values.reservations.jobs.get(name, 0),
         }
     return out
 

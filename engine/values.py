@@ -18,6 +18,14 @@ disagree on a number. The counting rules, in one place:
 * a quota group's ``request`` is every pod of it that has not finished, its ``used`` its allocated pods. A Releasing
   pod is in neither ``allocated`` nor ``used``: it is leaving, and counting it would make reclaim and recycling
   take more than needed. What Releasing pods still hold is kept apart, in ``QuotaValues.releasing``, for display.
+* **reserved**: what admitted, not yet fully allocated podgroups reserve, exactly what the admission gates count.
+  Per queue it is the queue book's ``inqueue`` (``(minResources - allocated)+`` of Inqueue podgroups and of
+  Running ones with their gang placed; the proportion and capacity enqueue gates read it), with ``reserved_jobs``
+  podgroups. Per quota group it is ``reservations`` (``Reservations``): the elastic quota admission's demand of the
+  Inqueue podgroups with pods in the group (their ``minResources`` capped by what those pods request), minus what
+  those pods already use, summed up the tree; the ``elasticquota`` plugin opens on these amounts.
+* **pipelined**: what the pods a session pipelined onto a node (``TaskInfo.pipelined``, or the Pipelined status)
+  request, with their number: shown apart, in neither ``allocated`` nor ``used`` nor ``reserved``.
 """
 
 from __future__ import annotations
@@ -32,17 +40,19 @@ from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult,
 from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueBook, summarize_jobs
-from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskStatus
+from engine.objects import ALLOCATED_STATUSES, PodGroupPhase, Snapshot, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import Policy
 
 __all__ = [
     "GroupUsage",
     "QuotaValues",
+    "Reservations",
     "compute_quotas",
     "compute_values",
     "group_usage",
     "job_usages",
+    "podgroup_demand",
     "podgroup_usages",
     "queue_policy_of",
 ]
@@ -60,6 +70,21 @@ class GroupUsage:
     requests: dict[str, ResourceList]
     used: dict[str, ResourceList]
     releasing: dict[str, ResourceList]
+    pipelined: dict[str, ResourceList] = field(default_factory=dict)  # groups with pipelined pods only
+    pipelined_pods: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reservations:
+    """Per quota group (its subtree included): what admitted podgroups reserve (``amounts``), how many podgroups
+    reserve each resource (``reserving``) and in all (``jobs``); and what pipelined pods request (``pipelined``,
+    ``pipelined_pods``). Groups with nothing are left out."""
+
+    amounts: dict[str, dict[str, int]] = field(default_factory=dict)
+    reserving: dict[str, dict[str, int]] = field(default_factory=dict)
+    jobs: dict[str, int] = field(default_factory=dict)
+    pipelined: dict[str, dict[str, int]] = field(default_factory=dict)
+    pipelined_pods: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +110,8 @@ class QuotaValues:
     total: ResourceList
     # per quota group, what its Releasing pods still hold (empty groups left out); never part of ``used``
     releasing: Mapping[str, ResourceList] = field(default_factory=dict)
+    # per quota group: reserved by admitted podgroups and held by pipelined pods (see the module docstring)
+    reservations: Reservations = field(default_factory=Reservations)
     aggregates: _Aggregates | None = field(default=None, repr=False, compare=False)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -107,9 +134,15 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
     for key, pg in snapshot.podgroups.items():
         request: dict[str, int] = {}
         allocated: dict[str, int] = {}
-        n_alloc = 0
+        pipelined: dict[str, int] | None = None
+        n_alloc = n_pipelined = 0
         for task in by_pg.get(key, ()):
             status = task.status
+            if task.pipelined or status == TaskStatus.PIPELINED:
+                n_pipelined += 1
+                pipelined = {} if pipelined is None else pipelined
+                for name, amount in task.request.raw.items():
+                    pipelined[name] = pipelined.get(name, 0) + amount
             if status not in _REQUESTING:
                 continue
             amounts = task.request.raw
@@ -130,6 +163,8 @@ def job_usages(snapshot: Snapshot) -> list[JobUsage]:
                 min_member=pg.min_member,
                 allocated_tasks=n_alloc,
                 name=pg.name,
+                pipelined=None if pipelined is None else trusted(pipelined),
+                pipelined_tasks=n_pipelined,
             )
         )
     return out
@@ -148,14 +183,22 @@ def group_usage(snapshot: Snapshot) -> GroupUsage:
     requests: dict[str, ResourceList] = {}
     used: dict[str, ResourceList] = {}
     releasing: dict[str, ResourceList] = {}
+    pipelined: dict[str, ResourceList] = {}
+    pipelined_pods: dict[str, int] = {}
     for group, tasks in snapshot.tasks_by_quota_group.items():
         req: dict[str, int] = {}
         use: dict[str, int] = {}
         leaving: dict[str, int] = {}
+        waiting: dict[str, int] = {}
+        n_waiting = 0
         for task in tasks:
             status = task.status
             if status in _DONE:
                 continue
+            if task.pipelined or status == TaskStatus.PIPELINED:
+                n_waiting += 1
+                for name, amount in task.request.raw.items():
+                    waiting[name] = waiting.get(name, 0) + amount
             amounts = task.request.raw
             for name, amount in amounts.items():
                 req[name] = req.get(name, 0) + amount
@@ -167,7 +210,81 @@ def group_usage(snapshot: Snapshot) -> GroupUsage:
         used[group] = ResourceList.trusted(use)
         if leaving:
             releasing[group] = ResourceList.trusted(leaving)
-    return GroupUsage(requests, used, releasing)
+        if n_waiting:
+            pipelined[group] = ResourceList.trusted(waiting)
+            pipelined_pods[group] = n_waiting
+    return GroupUsage(requests, used, releasing, pipelined, pipelined_pods)
+
+
+def podgroup_demand(
+    min_resources: Mapping[str, int] | None, asked: Mapping[str, Mapping[str, int]]
+) -> dict[str, dict[str, int]]:
+    """Per quota group, the part of a podgroup's ``minResources`` it must hold there to be admitted: the minimum
+    capped by what its live pods of that group request (``asked``). No ``minResources``: no demand (Volcano admits
+    such a podgroup at once). The elastic quota admission and ``Reservations`` both use it."""
+    out: dict[str, dict[str, int]] = {}
+    if min_resources is None:
+        return out
+    for g, amounts in asked.items():
+        part = {r: min(v, amounts.get(r, 0)) for r, v in min_resources.items() if v > 0 and amounts.get(r, 0) > 0}
+        if part:
+            out[g] = part
+    return out
+
+
+def _add_up(into: dict[str, dict[str, int]], node: str, amounts: Mapping[str, int]) -> None:
+    acc = into.setdefault(node, {})
+    for name, amount in amounts.items():
+        acc[name] = acc.get(name, 0) + amount
+
+
+def reservations(snapshot: Snapshot, quotas: ElasticResult, usage: GroupUsage) -> Reservations:
+    """Per quota group and its subtree: what the Inqueue podgroups reserve there (their demand, ``podgroup_demand``,
+    minus what their pods of the group already use) and what pipelined pods request (see ``Reservations``)."""
+    out = Reservations()
+    group_of = snapshot.task_quota_groups
+    by_pg = snapshot.tasks_by_podgroup
+    paths: dict[str, list[str]] = {}
+
+    def path(group: str) -> list[str]:
+        p = paths.get(group)
+        if p is None:
+            p = paths[group] = quotas.path(group)
+        return p
+
+    for key, pg in snapshot.podgroups.items():
+        if pg.phase != PodGroupPhase.INQUEUE or pg.min_resources is None:
+            continue
+        asked: dict[str, dict[str, int]] = {}
+        held: dict[str, dict[str, int]] = {}
+        for task in by_pg.get(key, ()):
+            group = group_of[task.uid]
+            if task.status in _DONE or group not in quotas:
+                continue
+            _add_up(asked, group, task.request.raw)
+            if task.status in ALLOCATED_STATUSES:
+                _add_up(held, group, task.request.raw)
+        touched: dict[str, set[str]] = {}
+        for group, demand in podgroup_demand(pg.min_resources, asked).items():
+            have = held.get(group, {})
+            part = {r: v - have.get(r, 0) for r, v in demand.items() if v > have.get(r, 0)}
+            for node in path(group):
+                _add_up(out.amounts, node, part)
+                touched.setdefault(node, set()).update(part)
+        for node, names in touched.items():
+            if not names:
+                continue
+            out.jobs[node] = out.jobs.get(node, 0) + 1
+            for name in names:
+                counts = out.reserving.setdefault(node, {})
+                counts[name] = counts.get(name, 0) + 1
+    for group, amounts in usage.pipelined.items():
+        if group not in quotas:
+            continue
+        for node in path(group):
+            _add_up(out.pipelined, node, amounts.raw)
+            out.pipelined_pods[node] = out.pipelined_pods.get(node, 0) + usage.pipelined_pods.get(group, 0)
+    return out
 
 
 def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: GroupUsage | None = None) -> ElasticResult:
@@ -220,6 +337,7 @@ def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: Qu
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
     namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
     quotas = compute_quotas(snapshot, policy, agg.groups)
+    reserved = reservations(snapshot, quotas, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
     return QuotaValues(
         queue_policy=policy_name,
@@ -228,5 +346,6 @@ def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: Qu
         quotas=quotas,
         total=total,
         releasing=agg.groups.releasing,
+        reservations=reserved,
         aggregates=agg,
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from engine.fairshare.queues import plural
 from frontend.presenters import units
 from frontend.presenters.trees import TERMS, Tree, TreeNode, depth_below, sizes
 
@@ -47,7 +48,13 @@ SERIES = {
     "lent": LENT,
     "before": "#a0a7b0",
     "after": "#0072b2",
+    # beside allocated (bluish green): a lighter, hatched green for what admitted jobs reserve and a sand yellow,
+    # dotted, for what pipelined pods wait for; neither is near the borrow (orange) or lend (purple) colours
+    "reserved": "#9fd8c4",
+    "pipelined": "#e3cf6a",
 }
+HOLDING_PATTERNS = {"reserved": "/", "pipelined": "."}
+HOLDING_INK = {"reserved": "#3f8f73", "pipelined": "#8a7a1f"}
 # A legend pinned to the top of the figure (above subplot titles), right-aligned.
 TOP_LEGEND = {
     "orientation": "h",
@@ -124,6 +131,13 @@ def _hover(tree: Tree, node: TreeNode, resource: str) -> str:
         f"{t['entitled']}: {units.human(node.entitled.get(resource, 0), resource)}",
         f"{t['used']}: {units.human(node.used.get(resource, 0), resource)}",
     ]
+    held = node.reserved.get(resource, 0), node.pipelined.get(resource, 0)
+    if held[0]:
+        jobs = node.reserving.get(resource, 0)
+        lines.append(f"reserved: {units.human(held[0], resource)} by {plural(jobs, 'admitted job')}")
+    if held[1]:
+        pods = node.pipelined_pods
+        lines.append(f"pipelined: {units.human(held[1], resource)} in {plural(pods, 'pod')}")
     b, lent = node.borrowed.get(resource, 0), node.lent.get(resource, 0)
     if b:
         lines.append(f"borrows {units.human(b, resource)}")
@@ -276,10 +290,25 @@ def capacity_figure(
     return fig
 
 
+def _holding_hover(node: TreeNode, r: str, key: str, amount: int) -> str:
+    """Hover text of one segment of the usage bar, in people's units."""
+    what = units.human(amount, r)
+    if key == "reserved":
+        jobs = node.reserving.get(r, 0)
+        return f"{what} of {r} reserved by {plural(jobs, 'admitted job')} not yet fully placed"
+    if key == "pipelined":
+        pods = node.pipelined_pods
+        return f"{what} of {r} requested by {plural(pods, 'pipelined pod')}, waiting for resources being freed"
+    return f"{TERMS[node.kind]['used']} of {r}: {what}"
+
+
 def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: Mapping[str, int]) -> go.Figure:
     """Per resource, the node's floor, entitlement, usage and cap side by side: one small panel per resource,
     each on its own axis and unit. A cap the node does not set itself is drawn hatched at what it could reach;
-    a cap far above the other bars is cut at the panel's edge and labelled with its value."""
+    a cap far above the other bars is cut at the panel's edge and labelled with its value.
+
+    The usage bar is stacked: what is allocated, then (lighter, hatched) what admitted jobs reserve, then
+    (dotted) what pipelined pods request, each with its own legend entry and hover text."""
     rows = list(resources)
     if not rows:
         return _empty("This node names no resource yet.")
@@ -287,6 +316,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
 
     t = TERMS[node.kind]
     order = ("floor", "entitled", "used", "cap")
+    holding = ("reserved", "pipelined")
     fig = make_subplots(
         rows=len(rows), cols=1, subplot_titles=[units.label(r) for r in rows], vertical_spacing=0.32 / len(rows)
     )
@@ -296,22 +326,28 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
         cap_amount = own if limited else effective_caps.get(r, 0)
         amounts = {key: getattr(node, key).get(r, 0) for key in order if key != "cap"}
         amounts["cap"] = cap_amount or 0
+        extra = {key: getattr(node, key).get(r, 0) for key in holding}
         shown = {key: units.to_display(a, r) or 0.0 for key, a in amounts.items()}
-        others = max(shown[k] for k in ("floor", "entitled", "used"))
+        stacked = {key: units.to_display(a, r) or 0.0 for key, a in extra.items()}
+        in_use = shown["used"] + sum(stacked.values())
+        others = max(shown["floor"], shown["entitled"], in_use)
         clipped = others > 0 and shown["cap"] > 4 * others
-        top = others * 1.35 if clipped else max(shown.values()) * 1.18 or 1.0
+        top = others * 1.35 if clipped else max(*shown.values(), in_use) * 1.18 or 1.0
+        last_held = next((k for k in reversed(holding) if extra[k]), None)
         for key in order:
             text = units.human(amounts[key], r)
             if key == "cap" and not limited:
                 text += " (no own cap)" if own is None else ""
             if key == "cap" and clipped:
                 text = "→ " + text
+            used_stack = key == "used" and last_held is not None
             fig.add_trace(
                 go.Bar(
                     name=t[key],
                     y=[t[key]],
                     x=[min(shown[key], top) if key == "cap" else shown[key]],
                     orientation="h",
+                    offsetgroup=key,
                     marker={
                         "color": SERIES[key],
                         "pattern": {
@@ -320,24 +356,61 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                             "fillmode": "overlay",
                         },
                     },
-                    text=[text],
+                    text=[""] if used_stack else [text],
                     textposition="inside" if key == "cap" and clipped else "outside",
                     insidetextanchor="end",
                     cliponaxis=False,
-                    showlegend=False,
-                    hovertemplate=f"{t[key]} of {r}: {units.human(amounts[key], r)}<extra></extra>",
+                    legendgroup="used" if key == "used" else None,
+                    showlegend=key == "used" and i == 1,
+                    hovertemplate=(
+                        _holding_hover(node, r, "used", amounts[key])
+                        if key == "used"
+                        else f"{t[key]} of {r}: {units.human(amounts[key], r)}"
+                    )
+                    + "<extra></extra>",
                 ),
                 row=i,
                 col=1,
             )
+        base = shown["used"]
+        for key in holding:
+            label = "reserved by admitted jobs" if key == "reserved" else "pipelined pods"
+            parts = [units.human(amounts["used"], r)] + [
+                f"{units.human(extra[k], r, unit=False)} {k}" for k in holding if extra[k]
+            ]
+            fig.add_trace(
+                go.Bar(
+                    name=label,
+                    y=[t["used"]],
+                    x=[stacked[key]],
+                    base=[base],
+                    orientation="h",
+                    offsetgroup="used",
+                    marker={
+                        "color": SERIES[key],
+                        "line": {"color": SERIES["used"], "width": 1} if key == "reserved" else {"width": 0},
+                        "pattern": {"shape": HOLDING_PATTERNS[key], "fgcolor": HOLDING_INK[key], "fillmode": "overlay"},
+                    },
+                    text=[" + ".join(parts)] if key == last_held else [""],
+                    textposition="outside",
+                    cliponaxis=False,
+                    legendgroup=key,
+                    showlegend=i == 1,
+                    hovertemplate=_holding_hover(node, r, key, extra[key]) + "<extra></extra>",
+                ),
+                row=i,
+                col=1,
+            )
+            base += stacked[key]
         fig.update_xaxes(_axis(range=[0, top]), row=i, col=1)
         fig.update_yaxes(_axis(autorange="reversed", showgrid=False), row=i, col=1)
     fig.update_layout(
         _layout(
-            60 + 125 * len(rows),
+            86 + 125 * len(rows),
             barmode="group",
             bargap=0.18,
-            margin={"l": 10, "r": 70, "t": 30, "b": 10},
+            margin={"l": 10, "r": 70, "t": 56, "b": 10},
+            legend={**TOP_LEGEND, "font": {"size": 12}},
         )
     )
     fig.update_annotations(font={"size": 12, "color": MUTED}, x=0, xanchor="left")

@@ -507,7 +507,8 @@ def _read_pods(
         ns = ns_names[ns_id]
         task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
         node = node_names.get(node_id) if node_id is not None else None
-        if task_status is TaskStatus.PIPELINED:
+        pipelined = task_status is TaskStatus.PIPELINED
+        if pipelined:  # the next session decides anew; the values count what it requests apart
             task_status, node = TaskStatus.PENDING, None
         req = cache.resource_list(request)
         preemptible = bool(preemptible)
@@ -543,6 +544,7 @@ def _read_pods(
             task_role=role,
             creation_timestamp=created,
             start_timestamp=started,
+            pipelined=pipelined,
         )
         tasks.append(task)
         pod_ids[task.uid] = pk

@@ -271,7 +271,9 @@ class CapacityResult(QueueBook):
         if self.hierarchy and found.children:
             return refuse(Refusal(queue, "leaf", message="only leaf queues hold jobs"))
         for node in self.chain(found.name):
-            reasons = self._quota_refusals(node.name, "realCapability", node.allocated, node.real_capability, request)
+            reasons = self._quota_refusals(
+                node.name, "realCapability", node.allocated, node.real_capability, request, node
+            )
             if reasons:
                 return refuse(*reasons)
         return ALLOWED
@@ -293,7 +295,9 @@ class CapacityResult(QueueBook):
             base = dict(node.allocated)
             add_into(base, node.inqueue)
             add_into(base, node.elastic, -1)
-            reasons = self._quota_refusals(node.name, "realCapability", base, node.real_capability, job.min_resources)
+            reasons = self._quota_refusals(
+                node.name, "realCapability", base, node.real_capability, job.min_resources, node, reserved=True
+            )
             if reasons:
                 return refuse(*reasons)
         return ALLOWED
@@ -307,7 +311,7 @@ class CapacityResult(QueueBook):
             return refuse(self._not_ready(queue))
         if not found.is_open:
             return refuse(self._closed(found))
-        reasons = self._quota_refusals(queue, "realCapability", found.allocated, found.real_capability, request)
+        reasons = self._quota_refusals(queue, "realCapability", found.allocated, found.real_capability, request, found)
         if reasons:
             return refuse(*reasons)
         future = dict(found.allocated)
@@ -579,6 +583,10 @@ def _roll_up(states: dict[str, QueueState]) -> None:
         add_into(parent.request, st.request)
         add_into(parent.inqueue, st.inqueue)
         add_into(parent.elastic, st.elastic)
+        add_into(parent.reserving, st.reserving)
+        parent.reserved_jobs += st.reserved_jobs
+        add_into(parent.pipelined, st.pipelined)
+        parent.pipelined_pods += st.pipelined_pods
 
 
 def _no_capability(amount: int | None, resource: str) -> bool:

@@ -102,7 +102,7 @@ class ProportionResult(QueueBook):
             return refuse(found)
         if not found.is_open:
             return refuse(self._closed(found))
-        reasons = self._quota_refusals(found.name, "deserved", found.allocated, found.deserved, request)
+        reasons = self._quota_refusals(found.name, "deserved", found.allocated, found.deserved, request, found)
         return refuse(*reasons) if reasons else ALLOWED
 
     def preemptive(self, queue: str, request: Mapping[str, int]) -> Verdict:
@@ -121,7 +121,9 @@ class ProportionResult(QueueBook):
         base = dict(found.allocated)
         add_into(base, found.inqueue)
         add_into(base, found.elastic, -1)
-        reasons = self._quota_refusals(found.name, "realCapability", base, found.real_capability, job.min_resources)
+        reasons = self._quota_refusals(
+            found.name, "realCapability", base, found.real_capability, job.min_resources, found, reserved=True
+        )
         return refuse(*reasons) if reasons else ALLOWED
 
     def reclaimable(self, reclaimer: TaskLike, reclaimees: Sequence[_T]) -> VictimSelection[_T]:

@@ -12,6 +12,10 @@ From these a policy computes per queue (``QueueQuota``), all in exact integer ba
 * ``request`` / ``allocated``: the sums over the queue's jobs (and, in a hierarchy, over its subtree);
 * ``inqueue``: what admitted-but-not-yet-running gangs reserve: ``(minResources - allocated)+`` of ``Inqueue``
   jobs, and of ``Running`` jobs that have at least ``minMember`` tasks allocated;
+  (``reserved`` on the pages and in the API; ``reserved_jobs`` counts the jobs that reserve, ``reserving`` the
+  same per resource, for the reasons' decomposition);
+* ``pipelined``: what pods a session pipelined onto a node (waiting for resources being freed) request, with
+  ``pipelined_pods`` their number: shown apart, counted in neither ``allocated`` nor ``inqueue``;
 * ``elastic``: what jobs hold beyond their gang minimum, ``(allocated - minResources)+`` (a job without
   ``minResources`` counts entirely); enqueue admission subtracts it;
 * ``real_capability``: the most the queue may ever use, ``(total - sum of all guarantees)+ + own guarantee``
@@ -144,6 +148,8 @@ class JobUsage:
     min_member: int = 0
     allocated_tasks: int = 0
     name: str = ""
+    pipelined: ResourceList | None = None  # what its pipelined pods request (counted apart, see the module docstring)
+    pipelined_tasks: int = 0
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,15 @@ class QueueQuota:
     lent: ResourceList
     # proportion / flat capacity: the queue has jobs and takes part; hierarchy: the queue is attached to root
     participating: bool = True
+    reserved_jobs: int = 0  # admitted jobs whose reservation is in ``inqueue``
+    reserving: Mapping[str, int] = field(default_factory=dict)  # per resource, how many of them reserve some
+    pipelined: ResourceList = field(default_factory=ResourceList)
+    pipelined_pods: int = 0
+
+    @property
+    def reserved(self) -> ResourceList:
+        """What admitted, not yet fully allocated jobs reserve: ``inqueue``, the amount the enqueue gate counts."""
+        return self.inqueue
 
 
 class TaskLike(Protocol):
@@ -200,15 +215,21 @@ class Refusal:
     requested: int | None = None
     available: int | None = None
     message: str = ""
+    breakdown: str = ""  # how ``available`` was reached, e.g. "32 capability - 12 allocated - 18 reserved by 3 …"
 
     def __str__(self) -> str:
         if self.resource is not None and self.requested is not None and self.available is not None:
             return (
                 f"queue {self.node} {self.check}: insufficient {self.resource}, "
                 f"requested {format_amount(self.requested, self.resource)}, "
-                f"available {format_amount(self.available, self.resource)}"
+                f"available {format_amount(self.available, self.resource)}{equals(self.breakdown)}"
             )
         return f"queue {self.node} {self.check}: {self.message}"
+
+
+def equals(breakdown: str) -> str:
+    """`` = <breakdown>`` after an available amount, or nothing."""
+    return f" = {breakdown}" if breakdown else ""
 
 
 @dataclass(frozen=True)
@@ -533,6 +554,50 @@ def job_elastic(job: JobUsage) -> dict[str, int]:
     return exceeded_part(job.allocated, job.min_resources or {})
 
 
+def _count_reservation(st: QueueState, amounts: Mapping[str, int], sign: int) -> None:
+    """A job's reservation enters (``sign`` 1) or leaves (-1) ``st``: the job counts, per resource it reserves."""
+    touched = False
+    for name, amount in raw(amounts).items():
+        if amount > 0:
+            st.reserving[name] = st.reserving.get(name, 0) + sign
+            touched = True
+    if touched:
+        st.reserved_jobs += sign
+
+
+_LIMIT_LABELS = {"realCapability": "capability"}
+MINUS = "\u2212"  # the minus sign of the reasons' decompositions
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 job``, ``3 jobs``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def decompose(st: QueueState, check: str, limit: int, resource: str, *, reserved: bool) -> str:
+    """How a gate's ``available`` on ``resource`` was reached, in people's units, zero terms left out:
+    ``32 capability - 12 allocated - 18 reserved by 3 admitted jobs`` (``reserved``: the enqueue gate, which also
+    gives back what jobs hold above their minimum, ``+ 2 elastic``). When the terms add up below zero, the
+    available amount is 0: ``max(0, …)``."""
+    label = _LIMIT_LABELS.get(check, check)
+    allocated = st.allocated.get(resource, 0)
+    parts = [f"{fmt(limit, resource)} {label}"]
+    rest = limit - allocated
+    if allocated:
+        parts.append(f"{MINUS} {fmt(allocated, resource)} allocated")
+    if reserved:
+        inqueue, elastic = st.inqueue.get(resource, 0), st.elastic.get(resource, 0)
+        rest += elastic - inqueue
+        if inqueue:
+            jobs = st.reserving.get(resource, 0)
+            by = f" by {plural(jobs, 'admitted job')}" if jobs > 0 else ""
+            parts.append(f"{MINUS} {fmt(inqueue, resource)} reserved{by}")
+        if elastic:
+            parts.append(f"+ {fmt(elastic, resource)} elastic")
+    text = " ".join(parts)
+    return text if rest >= 0 else f"max(0, {text})"
+
+
 # ------------------------------------------------------------------------------------------------------------
 # Per-queue state and the common result base
 # ------------------------------------------------------------------------------------------------------------
@@ -550,6 +615,10 @@ class QueueState:
     request: dict[str, int] = field(default_factory=dict)
     inqueue: dict[str, int] = field(default_factory=dict)
     elastic: dict[str, int] = field(default_factory=dict)
+    reserving: dict[str, int] = field(default_factory=dict)  # per resource, how many jobs reserve some of it
+    reserved_jobs: int = 0
+    pipelined: dict[str, int] = field(default_factory=dict)
+    pipelined_pods: int = 0
     deserved: dict[str, int] = field(default_factory=dict)
     guarantee: dict[str, int] = field(default_factory=dict)
     capability: dict[str, int] = field(default_factory=dict)  # UNLIMITED where unlimited
@@ -577,6 +646,10 @@ class QueueTotals:
     request: dict[str, int] = field(default_factory=dict)
     inqueue: dict[str, int] = field(default_factory=dict)
     elastic: dict[str, int] = field(default_factory=dict)
+    reserving: dict[str, int] = field(default_factory=dict)
+    reserved_jobs: int = 0
+    pipelined: dict[str, int] = field(default_factory=dict)
+    pipelined_pods: int = 0
     jobs: int = 0
     first_job: tuple[str, str] = ("", "")  # the smallest (namespace, name), for messages
 
@@ -618,6 +691,11 @@ def summarize_jobs(jobs: Iterable[JobUsage]) -> JobSummary:
         acc = st.request
         for name, amount in request.items():
             acc[name] = acc.get(name, 0) + amount
+        if job.pipelined_tasks:
+            st.pipelined_pods += job.pipelined_tasks
+            acc = st.pipelined
+            for name, amount in raw(job.pipelined or {}).items():
+                acc[name] = acc.get(name, 0) + amount
         min_rl = job.min_resources
         acc = st.elastic
         if min_rl is None:
@@ -633,10 +711,16 @@ def summarize_jobs(jobs: Iterable[JobUsage]) -> JobSummary:
         phase = job.phase
         if phase == "Inqueue" or (phase == "Running" and job.allocated_tasks >= job.min_member):
             acc = st.inqueue
+            counts = st.reserving
+            reserves = False
             for name, amount in minimum.items():
                 reserve = amount - allocated.get(name, 0)
                 if reserve > 0:
                     acc[name] = acc.get(name, 0) + reserve
+                    counts[name] = counts.get(name, 0) + 1
+                    reserves = True
+            if reserves:
+                st.reserved_jobs += 1
     return JobSummary(totals, count)
 
 
@@ -652,6 +736,10 @@ def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, Queue
         st.request = dict(totals.request)
         st.inqueue = dict(totals.inqueue)
         st.elastic = dict(totals.elastic)
+        st.reserving = dict(totals.reserving)
+        st.reserved_jobs = totals.reserved_jobs
+        st.pipelined = dict(totals.pipelined)
+        st.pipelined_pods = totals.pipelined_pods
     return summary
 
 
@@ -915,6 +1003,10 @@ class QueueBook(Mapping[str, QueueQuota]):
             borrowed=to_resource_list(borrowed),
             lent=to_resource_list(lent),
             participating=st.participating,
+            reserved_jobs=st.reserved_jobs,
+            reserving={k: v for k, v in st.reserving.items() if v > 0},
+            pipelined=to_resource_list(st.pipelined),
+            pipelined_pods=st.pipelined_pods,
         )
 
     def _changed(self) -> None:
@@ -998,6 +1090,7 @@ class QueueBook(Mapping[str, QueueQuota]):
             return
         for st in self.chain(job.queue):
             add_into(st.inqueue, job.min_resources)
+            _count_reservation(st, job.min_resources, 1)
         self._changed()
 
     def on_dequeued(self, job: JobUsage) -> None:
@@ -1007,6 +1100,7 @@ class QueueBook(Mapping[str, QueueQuota]):
             return
         for st in self.chain(job.queue):
             add_into(st.inqueue, job.min_resources, -1)
+            _count_reservation(st, job.min_resources, -1)
         self._changed()
 
     # -- ordering ----------------------------------------------------------------------------------------------
@@ -1071,14 +1165,20 @@ class QueueBook(Mapping[str, QueueQuota]):
         base: Mapping[str, int],
         limit: Mapping[str, int],
         request: Mapping[str, int],
+        st: QueueState | None = None,
+        *,
+        reserved: bool = False,
     ) -> list[Refusal]:
-        """Refusals for ``base + request <= limit`` (strict, on the request's dimensions)."""
+        """Refusals for ``base + request <= limit`` (strict, on the request's dimensions). With the queue's state
+        ``st``, each refusal says how its ``available`` was reached (``decompose``): ``base`` is then ``st``'s
+        allocated, plus its inqueue minus its elastic when ``reserved`` (the enqueue gate)."""
         br, rr, lr = raw(base), raw(request), raw(limit)
         used = {n: br.get(n, 0) + rr.get(n, 0) for n in set(br) | set(rr)}
         out = []
         for r in insufficient_resources(used, limit, request):
             available = max(0, lr.get(r, 0) - br.get(r, 0))
-            out.append(Refusal(node, check, r, rr.get(r, 0), available))
+            text = "" if st is None else decompose(st, check, lr.get(r, 0), r, reserved=reserved)
+            out.append(Refusal(node, check, r, rr.get(r, 0), available, breakdown=text))
         return out
 
     def _selection(

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.fairshare.queues import QueueBook, Refusal, Verdict
+from engine.fairshare.queues import QueueBook, Refusal, Verdict, equals
 from engine.resources import format_amount
 from engine.session.decisions import Blocker
 from engine.session.policy import PluginOption, Policy
@@ -104,6 +104,9 @@ class GateRefusal:
     requested: int | None = None
     available: int | None = None
     message: str = ""
+    # how ``available`` was reached, in people's units ("32 capability - 12 allocated - 18 reserved by 3 admitted
+    # jobs"; ``engine.fairshare.queues.decompose``): printed after the available amount
+    breakdown: str = ""
 
     def __str__(self) -> str:
         label = _KIND_LABEL.get(self.kind, self.kind)
@@ -111,7 +114,7 @@ class GateRefusal:
         if self.resource is not None and self.requested is not None and self.available is not None:
             text = (
                 f"{head}: insufficient {self.resource}, requested {qty(self.requested, self.resource)}, "
-                f"available {qty(self.available, self.resource)}"
+                f"available {qty(self.available, self.resource)}{equals(self.breakdown)}"
             )
             return f"{text} ({self.message})" if self.message else text
         return f"{head}: {self.message}" if self.message else head
@@ -138,7 +141,9 @@ def refusal_from_verdict(verdict: Verdict, queue: str) -> GateRefusal | None:
     if ref is None:
         return GateRefusal("queue", queue, "refused", message="refused without a reason")
     kind = "queue" if ref.node == queue else "ancestor"
-    return GateRefusal(kind, ref.node, ref.check, ref.resource, ref.requested, ref.available, ref.message)
+    return GateRefusal(
+        kind, ref.node, ref.check, ref.resource, ref.requested, ref.available, ref.message, ref.breakdown
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------

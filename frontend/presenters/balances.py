@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frontend.presenters import trees, units
+from frontend.presenters import details, trees, units
 from frontend.presenters.ledger import POOL, Loan
 from frontend.presenters.links import node_url
 
@@ -60,6 +60,7 @@ def resource_rows(tree: trees.Tree, node: trees.TreeNode, resources: Sequence[st
                 "request": units.human(node.request.get(r, 0), r),
                 "extra": units.human(extra, r) if extra is not None else "—",
                 **balance(node, r),
+                **details.holding(node, r),
             }
         )
     return rows

@@ -9,9 +9,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from engine.fairshare.queues import plural
 from engine.values import QuotaValues
 from frontend import figures
-from frontend.presenters import units
+from frontend.presenters import trees, units
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import Cluster, QuotaSample
 
@@ -82,6 +83,36 @@ def explain(values: QuotaValues | None, kind: str, name: str) -> dict[str, Any]:
             }
         )
     return {"quota": out}
+
+
+def holding(node: trees.TreeNode, r: str) -> dict[str, Any]:
+    """What ``node`` holds of ``r`` beside its allocation, printed: what admitted jobs reserve (and how many jobs)
+    and what pipelined pods request (and how many pods); empty texts when nothing."""
+    reserved, jobs = node.reserved.get(r, 0), node.reserving.get(r, 0)
+    pipelined, pods = node.pipelined.get(r, 0), node.pipelined_pods
+    return {
+        "reserved_amount": reserved,
+        "pipelined_amount": pipelined,
+        "reserved_h": units.human(reserved, r) if reserved else "",
+        "pipelined_h": units.human(pipelined, r) if pipelined else "",
+        "pipelined_short": units.human(pipelined, r, unit=False) if pipelined else "",
+        "reserved": f"{units.human(reserved, r)} by {plural(jobs, 'admitted job')}" if reserved else "",
+        "pipelined": f"{units.human(pipelined, r)} in {plural(pods, 'pod')}" if pipelined else "",
+    }
+
+
+def holding_note(node: trees.TreeNode) -> str:
+    """One sentence on what the node's reserved and pipelined columns count (empty when both are empty)."""
+    parts = []
+    if node.reserved_jobs:
+        parts.append(f"reserved by {plural(node.reserved_jobs, 'admitted job')} not fully placed yet")
+    if node.pipelined_pods:
+        parts.append(f"{plural(node.pipelined_pods, 'pipelined pod')} waiting for resources being freed")
+    return (
+        ("Beside what is " + ("allocated" if node.kind == "queue" else "used") + ": " + "; ".join(parts) + ".")
+        if parts
+        else ""
+    )
 
 
 def samples(cluster: Cluster | None, kind: str, name: str, window: str) -> list[figures.Point]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontend import figures
-from frontend.presenters import trees, units
+from frontend.presenters import details, trees, units
 from frontend.presenters.balances import loan_rows, resource_rows
 from frontend.presenters.links import node_url
 
@@ -51,6 +51,7 @@ def team_view(
                     "url": node_url(kind, name),
                     "terms": trees.TERMS[kind],
                     "resource_rows": resource_rows(tree, node, resources),
+                    "holding_note": details.holding_note(node),
                     "borrows": loan_rows(borrows, True, kind, visible(kind)),
                     "lends": loan_rows(lends, False, kind, visible(kind)),
                     "children": len(node.children),

@@ -11,6 +11,10 @@ entitled   deserved     runtime
 used       allocated    used
 cap        capability   max
 ========== ============ =============
+
+Beside ``used``, every node carries what admitted, not yet fully allocated jobs ``reserved`` (and how many jobs,
+``reserved_jobs``) and what pipelined pods request (``pipelined``, ``pipelined_pods``): the engine's own numbers
+(``engine.values``), the ones its admission gates count.
 """
 
 from __future__ import annotations
@@ -54,6 +58,11 @@ class TreeNode:
     weight: int | None = None
     builtin_outside: bool = False  # the quota groups system and default (outside the distribution)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    reserved: Mapping[str, int] = field(default_factory=dict)  # by admitted jobs not yet fully allocated
+    reserved_jobs: int = 0
+    reserving: Mapping[str, int] = field(default_factory=dict)  # per resource, how many jobs reserve some
+    pipelined: Mapping[str, int] = field(default_factory=dict)  # requested by pods pipelined onto a node
+    pipelined_pods: int = 0
 
     @property
     def is_leaf(self) -> bool:
@@ -166,6 +175,11 @@ def queue_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> T
                 "priority": spec.priority,
                 "configured_deserved": _rl(spec.deserved),
             },
+            reserved=_rl(q.inqueue if q else None),
+            reserved_jobs=q.reserved_jobs if q else 0,
+            reserving=dict(q.reserving) if q else {},
+            pipelined=_rl(q.pipelined if q else None),
+            pipelined_pods=q.pipelined_pods if q else 0,
         )
     return Tree("queue", nodes, order, roots, _rl(values.total), str(values.queue_policy))
 
@@ -176,6 +190,7 @@ def quota_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> T
     parents = {name: spec.parent for name, spec in specs.items()}
     kids, order, roots, depth = _layout(parents, visible)
     result = values.quotas
+    held = values.reservations
     special = {"system", "default"}
     nodes: dict[str, TreeNode] = {}
     for name in order:
@@ -203,6 +218,11 @@ def quota_tree(snapshot: Any, values: Any, visible: set[str] | None = None) -> T
                 "is_parent": spec.is_parent,
                 "tree_id": spec.tree_id,
             },
+            reserved=_rl(held.amounts.get(name)),
+            reserved_jobs=held.jobs.get(name, 0),
+            reserving=dict(held.reserving.get(name, {})),
+            pipelined=_rl(held.pipelined.get(name)),
+            pipelined_pods=held.pipelined_pods.get(name, 0),
         )
     return Tree("quota", nodes, order, roots, _rl(values.total), "elastic")
 

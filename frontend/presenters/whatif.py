@@ -26,6 +26,10 @@ FIELD_LABELS = {
     "runtime": "runtime",
     "auto_scaled_min": "auto-scaled min",
     "weight": "weight",
+    "reserved": "reserved by admitted jobs",
+    "reserved_jobs": "admitted jobs reserving",
+    "pipelined": "pipelined",
+    "pipelined_pods": "pipelined pods",
 }
 
 

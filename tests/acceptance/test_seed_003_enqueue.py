@@ -90,6 +90,7 @@ def test_pending_stays_when_the_queue_quota_refuses() -> None:
     assert status.phase == PodGroupPhase.PENDING
     assert status.message == (
         "not admitted (Pending -> Inqueue): queue q1 realCapability: insufficient memory, requested 3Gi, available 2Gi"
+        " = 2Gi capability"
     )
     assert status.blocker is not None and (status.blocker.kind, status.blocker.name) == ("queue", "q1")
 

@@ -185,6 +185,11 @@ def test_children_inherit_capability_and_real_capability_flows_down() -> None:
         result["a2"].real_capability["cpu"],
     ) == (6000, 6000, 5000)
     verdict = result.allocatable("a2", cpu(2))  # a2 holds 4 of its 5
-    assert str(verdict) == "queue a2 realCapability: insufficient cpu, requested 2, available 1"
+    assert (
+        str(verdict)
+        == "queue a2 realCapability: insufficient cpu, requested 2, available 1 = 5 capability − 4 allocated"
+    )
     # the ancestors are checked too: a holds 4 of its 6
-    assert str(result.allocatable("a1", cpu(3))) == "queue a realCapability: insufficient cpu, requested 3, available 2"
+    assert str(result.allocatable("a1", cpu(3))) == (
+        "queue a realCapability: insufficient cpu, requested 3, available 2 = 6 capability − 4 allocated"
+    )

@@ -96,8 +96,8 @@ def test_flat_case1_not_allocatable_beyond_capability() -> None:
     verdict = result.allocatable("q2", rl(cpu="1", memory="1Gi"))
     assert not verdict
     assert [str(r) for r in verdict.reasons] == [
-        "queue q2 realCapability: insufficient cpu, requested 1, available 0.5",
-        "queue q2 realCapability: insufficient memory, requested 1Gi, available 512Mi",
+        "queue q2 realCapability: insufficient cpu, requested 1, available 0.5 = 1.5 capability − 1 allocated",
+        "queue q2 realCapability: insufficient memory, requested 1Gi, available 512Mi = 1.5Gi capability − 1Gi allocated",
     ]
 
 
@@ -266,7 +266,9 @@ def test_flat_case10_preemptive_respects_capability() -> None:
     ]
     result = compute_capacity(queues, jobs, rl(cpu="16", memory="200Gi", pods="20"))
     verdict = result.preemptive("queue21", rl(cpu="2", memory="5Gi"))
-    assert str(verdict) == "queue queue21 realCapability: insufficient cpu, requested 2, available 1"
+    assert str(verdict) == (
+        "queue queue21 realCapability: insufficient cpu, requested 2, available 1 = 8 capability − 7 allocated"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -317,7 +319,10 @@ def test_enqueue_and_allocatable(case: str, pending: JobUsage, enqueue: bool, al
 def test_enqueue_refusal_names_the_numbers() -> None:
     pg5 = _pending("q1", rl(cpu="1", memory="1G"), "pg5")
     result = compute_capacity(ENQ_QUEUES, [*ENQ_RUNNING, pg5], ENQ_TOTAL)
-    assert str(result.enqueueable(pg5)) == "queue q1 realCapability: insufficient memory, requested 1G, available 0"
+    assert str(result.enqueueable(pg5)) == (
+        "queue q1 realCapability: insufficient memory, requested 1G, available 0"
+        " = max(0, 1953125Ki capability − 3G allocated)"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -478,8 +483,8 @@ def test_hier_case4_ancestor_real_capability_blocks() -> None:
     result = hier([ROOT, Q3, Q31, Q32, Q33], jobs)
     verdict = result.allocatable("q33", rl(cpu="3", memory="3Gi"))
     assert [str(r) for r in verdict.reasons] == [
-        "queue q3 realCapability: insufficient cpu, requested 3, available 0",
-        "queue q3 realCapability: insufficient memory, requested 3Gi, available 0",
+        "queue q3 realCapability: insufficient cpu, requested 3, available 0 = 4 capability − 4 allocated",
+        "queue q3 realCapability: insufficient memory, requested 3Gi, available 0 = 4Gi capability − 4Gi allocated",
     ]
 
 

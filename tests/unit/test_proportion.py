@@ -416,7 +416,10 @@ def test_enqalloc_case2_exceeds_capability_cannot_enqueue() -> None:
     verdict = result.enqueueable(pg5)
     assert not verdict
     assert [(r.node, r.check, r.resource) for r in verdict.reasons] == [("q1", "realCapability", "memory")]
-    assert str(verdict.reason) == "queue q1 realCapability: insufficient memory, requested 1G, available 0"
+    assert str(verdict.reason) == (
+        "queue q1 realCapability: insufficient memory, requested 1G, available 0"
+        " = 1953125Ki capability − 1953125Ki allocated"
+    )
 
 
 def test_enqalloc_case3_exceeds_deserved_cannot_allocate() -> None:
@@ -426,7 +429,9 @@ def test_enqalloc_case3_exceeds_deserved_cannot_allocate() -> None:
     assert result["q1"].deserved == rl(cpu="2", memory="2G")
     verdict = result.allocatable("q1", rl(cpu="1", memory="1G"))
     assert not verdict
-    assert str(verdict) == "queue q1 deserved: insufficient memory, requested 1G, available 0"
+    assert str(verdict) == (
+        "queue q1 deserved: insufficient memory, requested 1G, available 0 = 1953125Ki deserved − 1953125Ki allocated"
+    )
 
 
 def test_enqalloc_case4_closed_queue_cannot_enqueue_or_allocate() -> None:
@@ -474,7 +479,7 @@ def test_alloc_high_priority_queue_should_not_block_others() -> None:
     assert result["c2"].deserved == rl(cpu="1", memory="1G")
     assert not result.allocatable("c1", rl(cpu="3", memory="1G"))
     assert str(result.allocatable("c1", rl(cpu="3", memory="1G"))) == (
-        "queue c1 deserved: insufficient cpu, requested 3, available 1"
+        "queue c1 deserved: insufficient cpu, requested 3, available 1 = 1 deserved"
     )
     assert result.allocatable("c2", rl(cpu="1", memory="1G"))
 
@@ -536,7 +541,10 @@ def test_job_enqueued_only_counts_after_every_plugin_admitted() -> None:
     result.on_enqueued(pg_b)
     assert result["q1"].inqueue == rl(cpu="1", memory="1G")
     verdict = result.enqueueable(pg_a)
-    assert str(verdict) == "queue q1 realCapability: insufficient cpu, requested 1, available 0"
+    assert str(verdict) == (
+        "queue q1 realCapability: insufficient cpu, requested 1, available 0"
+        " = 1 capability − 1 reserved by 1 admitted job"
+    )
 
 
 def test_inqueue_of_running_gang_below_min_member_is_not_reserved() -> None:

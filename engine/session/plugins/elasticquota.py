@@ -20,7 +20,9 @@ pods (a group's used includes its subtree's, as Koordinator aggregates it).
   it can never reach. ``demand`` is, per quota group, the podgroup's ``minResources`` capped by what its live pods
   in that group request; ``reserved`` is the demand of the podgroups already admitted but not yet placed (minus
   what they already use). An admitted podgroup whose group's runtime shrank below what the group uses and
-  reserves gives its reservation back (``reservation_excess``), as for queues.
+  reserves gives its reservation back (``reservation_excess``), as for queues. The reservations the session opens
+  with are the values' (``engine.values.reservations``, the ``reserved`` of every quota group on the pages); a
+  refusal says how its available amount was reached (``10 runtime - 6 used - 2 reserved by 1 admitted job``).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult
-from engine.objects import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
+from engine.fairshare.queues import MINUS, plural
+from engine.objects import ALLOCATED_STATUSES, TaskStatus
 from engine.session.framework import GateRefusal, Plugin, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.policy import PluginOption
 from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState, add_into
+from engine.values import podgroup_demand
 
 _FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
@@ -50,6 +54,7 @@ class ElasticQuotaPlugin(Plugin):
         self.used: dict[str, dict[str, int]] = {}
         self.np_used: dict[str, dict[str, int]] = {}
         self.reserved: dict[str, dict[str, int]] = {}
+        self.reserving: dict[str, dict[str, int]] = {}  # per group and resource, how many podgroups reserve
         self._paths: dict[str, list[str]] = {}
         self._demands: dict[str, dict[str, dict[str, int]]] = {}
         if self.result is None:
@@ -59,9 +64,10 @@ class ElasticQuotaPlugin(Plugin):
         for t in session.tasks.values():
             if t.status in ALLOCATED_STATUSES and not t.quota_preemptible:
                 add_into(self.np_used.setdefault(t.quota_group, {}), t.req)
-        for job in session.jobs.values():
-            if job.phase == PodGroupPhase.INQUEUE:
-                self._reserve(job, 1, outstanding=True)
+        # the reservations of the podgroups admitted before the session, as the values computed them
+        opened = session.values.reservations
+        self.reserved = {g: dict(v) for g, v in opened.amounts.items()}
+        self.reserving = {g: dict(v) for g, v in opened.reserving.items()}
 
     def path(self, group: str) -> list[str]:
         """``[group, parent, ..., tree root]`` (only the group itself for the built-in system/default)."""
@@ -139,10 +145,7 @@ class ElasticQuotaPlugin(Plugin):
             for t in job.tasks:
                 if t.status not in _FINISHED and t.quota_group in self.result:
                     add_into(asked.setdefault(t.quota_group, {}), t.req)
-            for g, amounts in asked.items():
-                part = {r: min(v, amounts.get(r, 0)) for r, v in mr.items() if v > 0 and amounts.get(r, 0) > 0}
-                if part:
-                    out[g] = part
+            out = podgroup_demand(mr, asked)
         self._demands[job.key] = out
         return out
 
@@ -155,6 +158,7 @@ class ElasticQuotaPlugin(Plugin):
         return held
 
     def _reserve(self, job: JobState, sign: int, *, outstanding: bool = False) -> None:
+        touched: dict[str, set[str]] = {}
         for g, amounts in self.demand(job).items():
             part = amounts
             if outstanding:
@@ -162,6 +166,11 @@ class ElasticQuotaPlugin(Plugin):
                 part = {r: v - held.get(r, 0) for r, v in amounts.items() if v > held.get(r, 0)}
             for node in self.path(g):
                 add_into(self.reserved.setdefault(node, {}), part, sign)
+                touched.setdefault(node, set()).update(part)
+        for node, names in touched.items():
+            counts = self.reserving.setdefault(node, {})
+            for name in names:
+                counts[name] = counts.get(name, 0) + sign
 
     def _gated_groups(self, group: str) -> list[str]:
         """The group, plus its ancestors below the tree root with ``enableCheckParentQuota``."""
@@ -189,11 +198,33 @@ class ElasticQuotaPlugin(Plugin):
                     if want <= limit[r]:
                         continue
                     others = held - (0 if include_job else amounts[r])
-                    note = f"used {qty(used.get(r, 0), r)}, reserved by admitted podgroups {qty(reserved.get(r, 0), r)}"
-                    if node != g:
-                        note += f"; parent of quota group {g} (enableCheckParentQuota)"
-                    return GateRefusal("quota", node, check, r, amounts[r], max(0, limit[r] - others), message=note)
+                    note = f"parent of quota group {g} (enableCheckParentQuota)" if node != g else ""
+                    return GateRefusal(
+                        "quota",
+                        node,
+                        check,
+                        r,
+                        amounts[r],
+                        max(0, limit[r] - others),
+                        message=note,
+                        breakdown=self._breakdown(node, check, limit[r], r, 0 if include_job else amounts[r]),
+                    )
         return None
+
+    def _breakdown(self, group: str, check: str, limit: int, r: str, own: int) -> str:
+        """``10 runtime - 6 used - 2 reserved by 1 admitted job`` (zero terms left out); ``own``: the reservation of
+        an admitted podgroup that is not counted against itself (``reservation_excess``)."""
+        used = self.used.get(group, {}).get(r, 0)
+        reserved = self.reserved.get(group, {}).get(r, 0) - own
+        jobs = self.reserving.get(group, {}).get(r, 0) - (1 if own else 0)
+        parts = [f"{qty(limit, r)} {check}"]
+        if used:
+            parts.append(f"{MINUS} {qty(used, r)} used")
+        if reserved:
+            by = f" by {plural(jobs, 'admitted job')}" if jobs > 0 else ""
+            parts.append(f"{MINUS} {qty(reserved, r)} reserved{by}")
+        text = " ".join(parts)
+        return text if limit - used - reserved >= 0 else f"max(0, {text})"
 
     def job_admissible(self, job: JobState) -> GateRefusal | None:
         result = self.result

@@ -15,11 +15,12 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook
+from engine.fairshare.queues import QueueBook
 from engine.resources import ResourceList, is_unlimited
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
 from engine.session.policy import PluginOption
@@ -89,21 +90,9 @@ class QueueGates(Plugin):
     def release_reservation(self, job: JobState) -> None:
         if job.min_resources is None or job.queue not in self.book:
             return
-        # QueueBook has no "dequeued" mutator: enqueueing the negated reservation takes it back out of inqueue
-        # on the queue and (hierarchy) every ancestor. (An on_dequeued() in engine.fairshare.queues would be cleaner.)
+        # its minResources leaves inqueue (and the job the reserving count) on the queue and every ancestor
         usage = self.session.job_usage(job)
-        negated = JobUsage(
-            queue=usage.queue,
-            namespace=usage.namespace,
-            request=usage.request,
-            allocated=usage.allocated,
-            min_resources=ResourceList({r: -v for r, v in job.min_resources.items()}),
-            phase=usage.phase,
-            min_member=usage.min_member,
-            allocated_tasks=usage.allocated_tasks,
-            name=usage.name,
-        )
-        self.book.on_enqueued(negated)
+        self.book.on_dequeued(dataclasses.replace(usage, min_resources=ResourceList.trusted(dict(job.min_resources))))
 
     def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
         selection = self.book.reclaimable(reclaimer, reclaimees)
