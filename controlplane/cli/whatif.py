@@ -14,7 +14,7 @@ from typing import Any
 from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import emit, fmt_resources, plural, table
 
-SECTIONS = (("queues", "queue"), ("quota_groups", "quota group"), ("namespaces", "namespace"))
+SECTIONS = (("queues", "queue"), ("quota_groups", "quota-group"), ("namespaces", "namespace"))
 FIELD_NAMES = {"real_capability": "realCapability", "auto_scaled_min": "autoScaledMin"}
 
 
