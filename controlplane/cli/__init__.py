@@ -51,9 +51,7 @@ def common_flags() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_flags()
-    parser = argparse.ArgumentParser(
-        prog="fairway", description="Fairway control plane command line", parents=[common]
-    )
+    parser = argparse.ArgumentParser(prog="fairway", description="Fairway control plane command line", parents=[common])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in GROUPS.values():
         module.add_parser(sub, common)

@@ -1,8 +1,8 @@
 """``fairway job``: jobs (podgroups), their pods, and why one waits.
 
-    fairway job list [--namespace NS] [--queue Q] [--quota-group G] [--phase PHASE]
-    fairway job view NS/NAME
-    fairway job why NS/NAME
+fairway job list [--namespace NS] [--queue Q] [--quota-group G] [--phase PHASE]
+fairway job view NS/NAME
+fairway job why NS/NAME
 """
 
 from __future__ import annotations
@@ -207,7 +207,9 @@ def print_why(data: dict[str, Any]) -> None:
             print("  " + ("    " * (depth - 1) + "└── " if depth else "") + _path_line(entry))
     ns = why["namespace_detail"]
     hard = f", hard {fmt_resources(ns['hard'])}" if ns.get("hard") else ""
-    print(f"\nNamespace: {ns['name']} (weight {ns['weight']}{hard})" + ("  <- blocks this job" if ns["blocking"] else ""))
+    print(
+        f"\nNamespace: {ns['name']} (weight {ns['weight']}{hard})" + ("  <- blocks this job" if ns["blocking"] else "")
+    )
     if why.get("evictions"):
         print(f"\nLatest evictions of its pods ({len(why['evictions'])}):")
         for e in why["evictions"]:

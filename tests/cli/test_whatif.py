@@ -27,7 +27,7 @@ def test_whatif_prints_the_changes_before_and_after(cli: Run, world: None, tmp_p
     # the node adds 32 cores and 128Gi to every realCapability and to the quota root's runtime
     row = ["queue", "nlp", "realCapability", "cpu=128,memory=512Gi", "cpu=160,memory=640Gi", "cpu=+32,memory=+128Gi"]
     assert row in cells, out
-    assert ["quota-group", "root", "runtime"] == next(c[:3] for c in cells if c[0] == "quota-group"), out
+    assert next(c[:3] for c in cells if c[0] == "quota-group") == ["quota-group", "root", "runtime"], out
     assert Queue.objects.get(name="nlp").deserved["cpu"] == 16000  # nothing written
     assert Namespace.objects.get(name="nlp").weight == 1
 
