@@ -230,7 +230,7 @@ class PodGroupViewSet(_JobViewSet):
         data = PodGroupReasonSerializer(page if page is not None else qs, many=True).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
-    @extend_schema(responses=serializers.DictField())
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"], filterset_class=None)
     def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the

@@ -15,7 +15,11 @@ from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import emit, fmt_resources, plural, table
 
 SECTIONS = (("queues", "queue"), ("quota_groups", "quota-group"), ("namespaces", "namespace"))
-FIELD_NAMES = {"real_capability": "realCapability", "auto_scaled_min": "autoScaledMin"}
+FIELD_NAMES = {
+    "real_capability": "realCapability",
+    "auto_scaled_min": "autoScaledMin",
+    "limited_request": "limitedRequest",
+}
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -109,7 +113,9 @@ def print_result(result: dict[str, Any]) -> None:
                 [
                     [
                         key,
-                        f"{v['before']['phase'] or '-'} ({plural(v['before']['placed'], 'pod')} placed)",
+                        f"{v['before']['phase']} ({plural(v['before']['placed'], 'pod')} placed)"
+                        if v["before"]["phase"]
+                        else "not submitted",
                         f"{v['after']['phase'] or '-'} ({plural(v['after']['placed'], 'pod')} placed)",
                         v["after"].get("reason") or "",
                     ]

@@ -113,6 +113,8 @@ class VolcanoReaders(CoreReaders):
         for path, name in at.items():
             doc, weights = self.hierarchy_docs[name], self.hierarchy[name].weights
             if name in self.explicit_parent:
+                if self.queues[name].parent == ("-".join(path[1:-1]) or ROOT_QUEUE):
+                    continue  # the tree already says it (a snapshot written back as manifests): nothing to do
                 self.warnings.append(
                     f"{doc.where}: spec.parent is set; the {HIERARCHY_ANNOTATION} annotations are ignored"
                 )
