@@ -196,7 +196,8 @@ def print_why(data: dict[str, Any]) -> None:
         shown = [(label, values[key]) for key, label in VALUE_FIELDS if key in values]
         if blocker.get("resource"):
             r = blocker["resource"]
-            shown = [(label, {r: v.get(r)} if isinstance(v, dict) else v) for label, v in shown]
+            # only the resource it lacks; absent is none of it (null, present, is an unbounded amount)
+            shown = [(label, ({r: v[r]} if r in v else {}) if isinstance(v, dict) else v) for label, v in shown]
         details([(f"  {label}", fmt_resources(v) if isinstance(v, dict) else v) for label, v in shown])
     print("\nQueue path:")
     for depth, entry in enumerate(why["queue_path"]):
