@@ -20,11 +20,14 @@ from engine.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """``common``: the ``fairway`` command's global flags (``-o`` among them), accepted here too; without it (a
+    parser of simulate alone) ``-o json|table`` is simulate's own."""
     p = sub.add_parser(
         "simulate",
         help="run the engine offline on Kubernetes manifests",
         description="Run Fairway's engine on a cluster snapshot written as Kubernetes manifests.",
+        parents=[common] if common is not None else [],
     )
     p.add_argument(
         "-f",
@@ -37,7 +40,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--policy", metavar="FILE", help="scheduler policy in Volcano's configuration format")
     p.add_argument("--sessions", type=int, default=1, metavar="N", help="consecutive sessions to run (default 1)")
     p.add_argument("--recycle", action="store_true", help="run one recycling pass after the sessions")
-    p.add_argument("-o", "--output", choices=("json", "table"), default="table")
+    if common is None:
+        p.add_argument("-o", "--output", choices=("json", "table"), default="table")
 
 
 class InputError(Exception):
@@ -124,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for warning in [*loaded.warnings, *result.warnings]:
         print(f"warning: {warning}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     if args.output == "json":
         print(json.dumps(result.document, indent=2, sort_keys=True))
     else:

@@ -33,6 +33,10 @@ class SimulationError(ValueError):
 class SimulationResult:
     document: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # hints about the input that are not problems
+
+
+NO_NODES_NOTE = "the input has no nodes; every job waits for capacity (add Node documents to place pods)"
 
 
 def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
@@ -267,7 +271,8 @@ def simulate(
         if name in after.quotas:
             entry["used"] = rl(after.quotas[name].used)
     document["evictions"] = sorted(set(document["evictions"]))
-    return SimulationResult(document=document, warnings=warnings)
+    notes = [] if snapshot.nodes else [NO_NODES_NOTE]
+    return SimulationResult(document=document, warnings=warnings, notes=notes)
 
 
 def _rl_text(values: Mapping[str, str | None]) -> str:

@@ -231,7 +231,11 @@ class SimulateView(APIView):
         request=SimulateSerializer,
         responses=inline_serializer(
             "SimulateResult",
-            {"document": serializers.DictField(), "warnings": serializers.ListField(child=serializers.CharField())},
+            {
+                "document": serializers.DictField(),
+                "warnings": serializers.ListField(child=serializers.CharField()),
+                "notes": serializers.ListField(child=serializers.CharField()),
+            },
         ),
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -264,7 +268,8 @@ class SimulateView(APIView):
         except (ManifestError, SimulationError) as exc:
             raise serializers.ValidationError({"manifests": [str(exc)]}) from exc
         return Response(
-            {"document": result.document, "warnings": [*loaded.warnings, *result.warnings]}, status=status.HTTP_200_OK
+            {"document": result.document, "warnings": [*loaded.warnings, *result.warnings], "notes": result.notes},
+            status=status.HTTP_200_OK,
         )
 
 

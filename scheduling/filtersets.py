@@ -67,10 +67,13 @@ class PodGroupFilterSet(django_filters.FilterSet):
     queue = django_filters.CharFilter(field_name="queue__name")
     phase = django_filters.ChoiceFilter(choices=PodGroupPhase.choices)
     name = django_filters.CharFilter(lookup_expr="icontains")
+    quota_group = django_filters.CharFilter(
+        field_name="pods__quota_group__name", distinct=True, label="Quota group of one of its pods"
+    )
 
     class Meta:
         model = PodGroup
-        fields = ["cluster", "namespace", "queue", "phase", "name"]
+        fields = ["cluster", "namespace", "queue", "phase", "name", "quota_group"]
 
 
 class PodFilterSet(django_filters.FilterSet):

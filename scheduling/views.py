@@ -230,6 +230,16 @@ class PodGroupViewSet(_JobViewSet):
         data = PodGroupReasonSerializer(page if page is not None else qs, many=True).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the
+        queue path root first, its pods' quota groups, its namespace) with the blocking one marked, and the latest
+        evictions of its pods with the job and queue that took the resources (``scheduling.why``)."""
+        from scheduling.why import why_podgroup
+
+        return Response(why_podgroup(self.get_object(), request.user))
+
     def perform_destroy(self, instance: PodGroup) -> None:
         """Delete the podgroup, then settle the queues it may have kept Closing. The tree write lock comes first
         (as in ``quotas.services.delete_queue``), so that every writer of both a cluster's rows and the trees

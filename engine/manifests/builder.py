@@ -75,6 +75,7 @@ class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
     def _read_trees(self) -> None:
         for doc in self.docs("Queue"):
             self._run(doc, self._queue)
+        self._apply_queue_hierarchy()
         for doc in self.docs("ElasticQuota"):
             self._run(doc, self._flat_elastic_quota if doc.group == PLUGINS_QUOTA_GROUP else self._elastic_quota)
         self._inherit_tree_ids()

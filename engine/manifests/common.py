@@ -508,6 +508,8 @@ class _BuilderBase:
         self.rq_hard: dict[str, dict[str, int]] = {}
         self.queues: dict[str, QueueSpec] = {}
         self.hierarchy: dict[str, QueueHierarchy] = {}
+        self.hierarchy_docs: dict[str, _Doc] = {}  # queue -> the document whose annotations gave its hierarchy
+        self.explicit_parent: set[str] = set()  # queues whose spec.parent is set
         self.groups: dict[str, QuotaGroupSpec] = {}
         self.quota_namespaces: dict[str, tuple[str, ...]] = {}
         self.tree_id_given: set[str] = set()

@@ -60,6 +60,10 @@ class VolcanoReaders(CoreReaders):
         parent: str | None = _str(spec.get("parent"), "spec.parent", ROOT_QUEUE) or ROOT_QUEUE
         if doc.name == ROOT_QUEUE:
             parent = None
+        if parent not in (None, ROOT_QUEUE):
+            self.explicit_parent.add(doc.name)
+        else:
+            self.explicit_parent.discard(doc.name)
         self._origin("Queue", doc.name)
         self.queues[doc.name] = QueueSpec(
             name=doc.name,
@@ -76,8 +80,86 @@ class VolcanoReaders(CoreReaders):
         hierarchy = _queue_hierarchy(annotations)
         if hierarchy is not None:
             self.hierarchy[doc.name] = hierarchy
+            self.hierarchy_docs[doc.name] = doc
         else:
             self.hierarchy.pop(doc.name, None)
+            self.hierarchy_docs.pop(doc.name, None)
+
+    def _apply_queue_hierarchy(self) -> None:
+        """Volcano's hierarchical-DRF annotations as the queue tree (after every Queue is read).
+
+        A queue annotated ``volcano.sh/hierarchy: root/eng/prod`` with ``volcano.sh/hierarchy-weights: 1/2/8`` hangs
+        under a parent queue for each inner level (``eng``, weight 2; a deeper level is named by its path below root
+        joined with ``-``: ``eng-prod``), created unless a queue of that name is in the input; the queue's own weight
+        is the last level's (8). Weights are whole numbers here: a fraction is rounded (at least 1), with a warning.
+        As Volcano's webhook, no queue's path may lie on another's (``root/eng`` and ``root/eng/prod``). A queue whose
+        ``spec.parent`` names a queue other than root keeps that parent (the annotations are ignored, with a warning).
+        A level made here deserves and guarantees what its children do together; it has no capability of its own.
+        """
+        at: dict[tuple[str, ...], str] = {}
+        for name in sorted(self.hierarchy, key=lambda n: self.hierarchy[n].path):
+            if name not in self.queues or name in (ROOT_QUEUE, DEFAULT_QUEUE):
+                continue
+            doc, path = self.hierarchy_docs[name], self.hierarchy[name].path
+            for other_path, other in at.items():
+                if path[: len(other_path)] == other_path:
+                    raise doc.error(
+                        f"metadata.annotations[{HIERARCHY_ANNOTATION}]: {'/'.join(path)!r} lies on the path of "
+                        f"queue {other} ({'/'.join(other_path)!r}); a queue cannot be in the sub path of another"
+                    )
+            at[path] = name
+        made: dict[str, tuple[str, str]] = {}  # inner queue -> (the queue whose annotations made it, its weight text)
+        created: dict[str, int] = {}  # the levels made here, with their depth
+        for path, name in at.items():
+            doc, weights = self.hierarchy_docs[name], self.hierarchy[name].weights
+            if name in self.explicit_parent:
+                if self.queues[name].parent == ("-".join(path[1:-1]) or ROOT_QUEUE):
+                    continue  # the tree already says it (a snapshot written back as manifests): nothing to do
+                self.warnings.append(
+                    f"{doc.where}: spec.parent is set; the {HIERARCHY_ANNOTATION} annotations are ignored"
+                )
+                continue
+            parent = ROOT_QUEUE
+            for depth in range(1, len(path) - 1):
+                inner = "-".join(path[1 : depth + 1])
+                if inner in made:
+                    first, text = made[inner]
+                    if text != str(weights[depth]):
+                        self.warnings.append(
+                            f"{doc.where}: weight {_weight_text(weights[depth])} for {inner} differs from "
+                            f"{_weight_text(float(text))} given by queue {first}; the first is kept"
+                        )
+                elif inner not in self.queues:
+                    self.current = doc
+                    self._origin("Queue", inner)
+                    weight = self._hierarchy_weight(doc, weights[depth], inner)
+                    self.queues[inner] = QueueSpec(name=inner, parent=parent, weight=weight)
+                    made[inner] = (name, str(weights[depth]))
+                    created[inner] = depth
+                elif inner not in self.explicit_parent and inner not in self.hierarchy:
+                    self.queues[inner] = dataclasses.replace(self.queues[inner], parent=parent)
+                    made[inner] = (name, str(weights[depth]))
+                parent = inner
+            self.queues[name] = dataclasses.replace(
+                self.queues[name], parent=parent, weight=self._hierarchy_weight(doc, weights[-1], name)
+            )
+        # The rules want the children's deserved and guarantee within the parent's (HDRF itself reads only weights).
+        for inner in sorted(created, key=lambda n: -created[n]):
+            children = [q for q in self.queues.values() if q.parent == inner]
+            self.queues[inner] = dataclasses.replace(
+                self.queues[inner],
+                deserved=ResourceList.total(q.deserved for q in children),
+                guarantee=ResourceList.total(q.guarantee for q in children),
+            )
+
+    def _hierarchy_weight(self, doc: _Doc, weight: float, level: str) -> int:
+        whole = max(1, min(65535, int(weight + 0.5)))
+        if whole != weight:
+            self.warnings.append(
+                f"{doc.where}: {HIERARCHY_WEIGHTS_ANNOTATION}: weight {_weight_text(weight)} of {level} "
+                f"read as {whole} (queue weights are whole numbers from 1 to 65535)"
+            )
+        return whole
 
     def _podgroup(self, doc: _Doc) -> None:
         spec, status = doc.spec, doc.status
@@ -227,6 +309,10 @@ class VolcanoReaders(CoreReaders):
             )
             role_requests.append((role_priority, replicas, min_available, sample.request))
         return new_tasks, role_requests
+
+
+def _weight_text(weight: float) -> str:
+    return str(int(weight)) if weight == int(weight) else repr(weight)
 
 
 def _queue_hierarchy(annotations: Mapping[str, str]) -> QueueHierarchy | None:

@@ -72,7 +72,7 @@ EXPECTED = [
     ("volcano/example__deployment__deployment.yaml", 2, 3, 0, 0, 1),
     ("volcano/example__deployment__queue.yaml", 3, 3, 0, 0, 0),
     ("volcano/example__hierarchical-jobs__jobs.yaml", 2, 3, 24, 4, 0),
-    ("volcano/example__hierarchical-jobs__queues.yaml", 6, 3, 0, 0, 0),
+    ("volcano/example__hierarchical-jobs__queues.yaml", 8, 3, 0, 0, 0),  # + the levels eng and sci
     ("volcano/example__job.yaml", 2, 3, 6, 1, 0),
     ("volcano/staging__src__volcano.sh__apis__artifacts__podgroup.yaml", 2, 3, 0, 1, 0),
     ("volcano/staging__src__volcano.sh__apis__artifacts__queue.yaml", 2, 3, 0, 0, 0),
@@ -279,9 +279,11 @@ def test_volcano_hierarchical_queues() -> None:
         "root-sci-dev": (("root", "sci", "dev"), (1.0, 8.0, 2.0)),
     }
     for name, (path, weights) in expected.items():
-        # The HDRF annotations describe drf's hierarchy; the capacity parent stays root.
-        assert snap.queues[name] == QueueSpec(name=name, parent="root", weight=1)
+        # The HDRF annotations make the tree: each queue under its path's level, with the path's last weight.
+        assert snap.queues[name] == QueueSpec(name=name, parent=path[1], weight=int(weights[-1]))
         assert snap.queue_hierarchy[name] == QueueHierarchy(path, weights)
+    assert snap.queues["eng"] == QueueSpec(name="eng", parent="root", weight=2)
+    assert snap.queues["sci"] == QueueSpec(name="sci", parent="root", weight=8)
     assert rules.validate_queue_tree(snap.queues) == []
 
 

@@ -137,6 +137,11 @@ def test_simulate_endpoint(admin_api: Any) -> None:
     r = admin_api.post("/api/v1/simulate/", {"manifests": text}, format="json")
     assert r.status_code == 200, r.json()
     assert r.json()["document"]["queues"]["q1"]["request"] == {"cpu": "4"}
+    assert r.json()["notes"] == []
+    r = admin_api.post("/api/v1/simulate/", {"manifests": m.dump(m.queue("q1"))}, format="json")
+    assert r.json()["notes"] == [
+        "the input has no nodes; every job waits for capacity (add Node documents to place pods)"
+    ]
     r = admin_api.post("/api/v1/simulate/", {"manifests": "kind: Queue\nmetadata: {name: Bad_Q}\n"}, format="json")
     assert r.status_code == 400 and "manifests" in error_attrs(r)
     r = admin_api.post("/api/v1/simulate/", {"manifests": text, "policy": "actions: fly"}, format="json")

@@ -207,6 +207,7 @@ def test_openapi_schema_lists_the_new_endpoints(db: Any) -> None:
         "/api/v1/samples/",
         "/api/v1/evictions/",
         "/api/v1/podgroups/{id}/history/",
+        "/api/v1/podgroups/{id}/why/",
         "/api/v1/nodes/{name}/heartbeat/",
         "/api/v1/nodes/{name}/pods/",
         "/api/v1/pods/{id}/status/",

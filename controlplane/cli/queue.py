@@ -1,0 +1,145 @@
+"""``fairway queue``: queues, as ``vcctl queue`` manages them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from controlplane.cli.client import EXIT_OK, Client, UsageError
+from controlplane.cli.output import details, emit, fmt_resources, parse_resources, print_tree, table
+
+LIST_COLUMNS = ("Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown", "Completed")
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    queue = sub.add_parser("queue", help="manage queues", parents=[common])
+    qsub = queue.add_subparsers(dest="queue_cmd", required=True, metavar="COMMAND")
+    create = qsub.add_parser("create", help="create a queue", parents=[common])
+    create.add_argument("-n", "--name", required=True)
+    create.add_argument("-w", "--weight", type=int, default=1)
+    create.add_argument("-p", "--parent")
+    create.add_argument("-S", "--state", choices=("Open", "Closed"), default="Open")
+    create.add_argument("--capability", help="e.g. cpu=8,memory=16Gi")
+    create.add_argument("--deserved")
+    create.add_argument("--guarantee")
+    create.add_argument("--priority", type=int)
+    create.add_argument("--reclaimable", choices=("true", "false"))
+    for alias in ("view", "get"):
+        view = qsub.add_parser(alias, help="show one queue", parents=[common])
+        view.add_argument("name_pos", nargs="?", metavar="NAME")
+        view.add_argument("-n", "--name")
+    qsub.add_parser("list", help="list queues", parents=[common])
+    operate = qsub.add_parser("operate", help="open, close or update a queue", parents=[common])
+    operate.add_argument("-n", "--name", required=True)
+    operate.add_argument("-a", "--action", required=True, choices=("open", "close", "update"))
+    operate.add_argument("-w", "--weight", type=int)
+    delete = qsub.add_parser("delete", help="delete a queue", parents=[common])
+    delete.add_argument("name_pos", nargs="?", metavar="NAME")
+    delete.add_argument("-n", "--name")
+    delete.add_argument("--cascade", action="store_true", help="delete its child queues first")
+    delete.add_argument("--force", action="store_true", help="also delete the podgroups and pods inside")
+    qsub.add_parser("tree", help="show the queue hierarchy", parents=[common])
+
+
+def queue_row(q: dict[str, Any]) -> list[Any]:
+    s = q.get("status") or {}
+    return [
+        q["name"],
+        q["weight"],
+        q["state"],
+        q.get("parent") or "-",
+        s.get("inqueue", 0),
+        s.get("pending", 0),
+        s.get("running", 0),
+        s.get("unknown", 0),
+        s.get("completed", 0),
+    ]
+
+
+def print_queue_detail(q: dict[str, Any]) -> None:
+    table([queue_row(q)], LIST_COLUMNS)
+    print()
+    details(
+        [
+            ("Capability", fmt_resources(q.get("capability"))),
+            ("Deserved", fmt_resources(q.get("deserved"))),
+            ("Guarantee", fmt_resources(q.get("guarantee"))),
+            ("Priority", q.get("priority", 0)),
+            ("Reclaimable", str(q.get("reclaimable", True)).lower()),
+            ("Children", ", ".join(q.get("children") or []) or "-"),
+            ("Teams", ", ".join(q.get("teams") or []) or "-"),
+            ("Created", q.get("created", "")),
+        ]
+    )
+
+
+def _describe(node: dict[str, Any]) -> str:
+    extra = f"  weight={node['weight']} state={node['state']}"
+    if node.get("deserved"):
+        extra += f" deserved={fmt_resources(node['deserved'])}"
+    if node.get("capability"):
+        extra += f" capability={fmt_resources(node['capability'])}"
+    return extra
+
+
+def name_of(args: argparse.Namespace, what: str) -> str:
+    name: str | None = getattr(args, "name_pos", None) or getattr(args, "name", None)
+    if not name:
+        raise UsageError(f"{what}: a name is required ({what} NAME)")
+    return name
+
+
+def run(args: argparse.Namespace, client: Client) -> int:
+    action = args.queue_cmd
+    name = getattr(args, "name_pos", None) or getattr(args, "name", None)
+    obj = f'queue "{name}"'
+    if action == "create":
+        body: dict[str, Any] = {"name": args.name, "weight": args.weight}
+        if args.parent:
+            body["parent"] = args.parent
+        for key in ("capability", "deserved", "guarantee"):
+            value = parse_resources(getattr(args, key), f"--{key}")
+            if value is not None:
+                body[key] = value
+        if args.priority is not None:
+            body["priority"] = args.priority
+        if args.reclaimable is not None:
+            body["reclaimable"] = args.reclaimable == "true"
+        q = client.call("POST", "queues/", body, obj=obj)
+        if args.state == "Closed":
+            q = client.call("POST", f"queues/{args.name}/close/", obj=obj)["queue"]
+        emit(q, args.output, lambda d: print(f"queue {d['name']} created"))
+    elif action in ("view", "get"):
+        name = name_of(args, "fairway queue view")
+        emit(client.call("GET", f"queues/{name}/", obj=obj), args.output, print_queue_detail)
+    elif action == "list":
+        queues = client.list_all("queues/")
+        if not queues and args.output == "table":
+            print("No queues found")
+            return EXIT_OK
+        emit(queues, args.output, lambda d: table([queue_row(q) for q in d], LIST_COLUMNS))
+    elif action == "operate":
+        if args.action in ("open", "close"):
+            result = client.call("POST", f"queues/{args.name}/{args.action}/", obj=obj)
+            emit(
+                result,
+                args.output,
+                lambda d: print(
+                    "\n".join(f"queue {k}: {v['state']}" for k, v in d["changed"].items())
+                    or f"queue {args.name} already {d['queue']['state']}"
+                ),
+            )
+        else:
+            if args.weight is None:
+                raise UsageError("queue operate -a update needs -w/--weight")
+            q = client.call("PATCH", f"queues/{args.name}/", {"weight": args.weight}, obj=obj)
+            emit(q, args.output, lambda d: print(f"queue {d['name']} updated: weight {d['weight']}"))
+    elif action == "delete":
+        name = name_of(args, "fairway queue delete")
+        params = {"cascade": str(args.cascade).lower(), "force": str(args.force).lower()}
+        client.call("DELETE", f"queues/{name}/", params=params, obj=obj)
+        if args.output == "table":
+            print(f"queue {name} deleted")
+    elif action == "tree":
+        emit(client.call("GET", "queues/tree/"), args.output, lambda d: print_tree(d, _describe))
+    return EXIT_OK

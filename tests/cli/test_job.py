@@ -1,0 +1,151 @@
+"""``fairway job list|view|why`` against a live server, after a real scheduling session, and ``podgroups/{id}/why/``."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import requests
+from django.utils import timezone
+
+from tests.cli.conftest import Run
+
+
+@pytest.fixture
+def jobs(world: None) -> dict[str, Any]:
+    """nlp capped at 16 cores; nlp/big asks 20 (two 10-core pods), nlp/small one core, vision/train one core; one real
+    session admits and places what fits; then one of big's pods is recorded as evicted for vision/train."""
+    from engine.resources import ResourceList
+    from quotas import services
+    from quotas.models import Namespace, Queue, QuotaGroup
+    from scheduling import tasks
+    from scheduling.models import Eviction, Pod, PodGroup
+    from scheduling.serializers import default_cluster
+
+    cluster = default_cluster()
+    services.save_queue(Queue.objects.get(name="nlp"), {"capability": ResourceList.parse({"cpu": "16"})})
+
+    def job(ns: str, name: str, pods: int, cpu: str) -> PodGroup:
+        namespace = Namespace.objects.get(name=ns)
+        request = ResourceList.parse({"cpu": cpu})
+        pg = PodGroup.objects.create(
+            cluster=cluster,
+            namespace=namespace,
+            name=name,
+            queue=namespace.default_queue,
+            min_member=pods,
+            min_resources=ResourceList.total([request] * pods),
+        )
+        for i in range(pods):
+            Pod.objects.create(
+                cluster=cluster,
+                namespace=namespace,
+                name=f"{name}-{i}",
+                podgroup=pg,
+                request=request,
+                quota_group=QuotaGroup.objects.get(name=namespace.quota_group.name),
+            )
+        return pg
+
+    big = job("nlp", "big", 2, "10")
+    job("nlp", "small", 1, "1")
+    job("vision", "train", 1, "1")
+    assert tasks.run_session(cluster.pk) == "ran"
+    Eviction.objects.create(
+        cluster=cluster,
+        pod=big.pods.get(name="big-0"),
+        pod_uid="nlp/big-0",
+        namespace="nlp",
+        node="cpu-01",
+        action="reclaim",
+        reason="Reclaimed",
+        message="queue vision deserved more",
+        preemptor="vision/train-0",
+        created=timezone.now() - timedelta(minutes=1),
+    )
+    return {"big": big.pk}
+
+
+def test_job_list_filters(cli: Run, jobs: dict[str, Any]) -> None:
+    code, out, err = cli("job", "list")
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    assert header.split() == ["Job", "Queue", "Phase", "Min", "Reason", "Created"]
+    assert {r.split()[0] for r in rows} == {"nlp/big", "nlp/small", "vision/train"}
+    assert {r.split()[0] for r in cli("job", "list", "--queue", "vision")[1].splitlines()[1:]} == {"vision/train"}
+    assert {r.split()[0] for r in cli("job", "list", "--namespace", "nlp")[1].splitlines()[1:]} == {
+        "nlp/big",
+        "nlp/small",
+    }
+    by_group = json.loads(cli("job", "list", "--quota-group", "vision", "-o", "json")[1])
+    assert [pg["name"] for pg in by_group] == ["train"]
+    running = json.loads(cli("-o", "json", "job", "list", "--phase", "Running")[1])
+    assert {pg["name"] for pg in running} == {"small", "train"}
+    assert cli("job", "list", "--phase", "Waiting")[0] == 2
+    assert cli("job", "list", "--queue", "ghost") == (0, "No jobs found\n", "")
+
+
+def test_job_view_shows_pods_and_evictions(cli: Run, jobs: dict[str, Any]) -> None:
+    code, out, err = cli("job", "view", "nlp/big")
+    assert code == 0, err
+    assert "Name:          nlp/big" in out and "Phase:         Pending" in out
+    assert "Min resources: cpu=20" in out
+    pods = [line.split() for line in out.splitlines() if line.startswith("big-")]
+    assert [p[:2] for p in pods] == [["big-0", "Pending"], ["big-1", "Pending"]]
+    assert "Evictions:" in out
+    eviction = next(line for line in out.splitlines() if "nlp/big-0" in line)
+    assert "reclaim" in eviction and "vision/train (queue vision)" in eviction
+    code, out, _ = cli("job", "get", "nlp/small", "-o", "json")
+    data = json.loads(out)
+    assert data["job"]["phase"] == "Running" and [p["status"] for p in data["pods"]] == ["Bound"]
+    assert cli("job", "view", "nlp/ghost") == (1, "", 'error: job "nlp/ghost" not found\n')
+    assert cli("job", "view", "big")[0] == 2  # NAMESPACE/NAME
+
+
+def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict[str, Any]) -> None:
+    code, out, err = cli("job", "why", "nlp/big")
+    assert code == 0, err
+    assert "Phase:  Pending since " in out and "Pods:   2 Pending" in out
+    assert "queue nlp realCapability: insufficient cpu, requested 20, available 16" in out, out
+    assert "Blocked by queue nlp (realCapability)" in out
+    assert "realCapability: cpu=16" in out  # the blocking node's values now, for the resource it lacks
+    path = out.split("Queue path:")[1].splitlines()
+    assert path[1].strip().startswith("root")
+    assert "research" in path[2] and "nlp" in path[3] and path[3].endswith("<- blocks this job")
+    assert "capability=cpu=16" in path[3]
+    assert "Quota group path:" in out and "Namespace: nlp (weight 1)" in out
+    assert "reclaim by vision/train (queue vision)" in out
+
+    code, out, _ = cli("job", "why", "nlp/small")
+    assert code == 0 and "The job runs" in out and "<- blocks" not in out
+
+    why = json.loads(cli("job", "why", "nlp/big", "-o", "json")[1])["why"]
+    assert why["blocking_node"] == {"kind": "queue", "name": "nlp"}
+    assert [n["name"] for n in why["queue_path"]] == ["root", "research", "nlp"]
+    assert [n["blocking"] for n in why["queue_path"]] == [False, False, True]
+
+
+def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, Any], live_server: Any) -> None:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from rest_framework.authtoken.models import Token
+
+    def get(username: str) -> requests.Response:
+        token = Token.objects.get_or_create(user=get_user_model().objects.get(username=username))[0].key
+        return requests.get(
+            f"{live_server.url}/api/v1/podgroups/{jobs['big']}/why/",
+            headers={"Authorization": f"Token {token}"},
+            timeout=30,
+        )
+
+    lead = get("nlp-lead")
+    assert lead.status_code == 200
+    path = lead.json()["queue_path"]
+    assert path[0] == {"kind": "queue", "name": "root", "blocking": False, "hidden": True}  # above the team
+    assert path[-1]["name"] == "nlp" and path[-1]["capability"] == {"cpu": "16"}
+    get_user_model().objects.create_user("vision-lead").groups.add(Group.objects.get(name="vision"))
+    assert get("vision-lead").status_code == 404  # another team's job
+    code, _, err = cli("job", "why", "nlp/big", token=Token.objects.get(user__username="nlp-lead").key)
+    assert code == 0, err

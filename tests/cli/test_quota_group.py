@@ -1,0 +1,72 @@
+"""``fairway quota-group`` and ``fairway namespace weight`` against a live server."""
+
+from __future__ import annotations
+
+import json
+
+from quotas.models import Namespace, QuotaGroup
+from tests.cli.conftest import Run
+
+
+def test_quota_group_lifecycle(cli: Run) -> None:
+    code, out, err = cli(
+        "quota-group", "create", "-n", "research", "--is-parent", "true", "--min", "cpu=32,memory=128Gi",
+        "--max", "cpu=64,memory=256Gi",
+    )  # fmt: skip
+    assert (code, out) == (0, "quota group research created\n"), err
+    code, out, err = cli(
+        "quota-group", "create", "-n", "nlp", "-p", "research", "--min", "cpu=8,nvidia.com/gpu=0",
+        "--max", "cpu=16", "--shared-weight", "cpu=2", "--allow-lent", "false", "--namespaces", "nlp,nlp-dev",
+    )  # fmt: skip
+    assert code == 1 and "nvidia.com/gpu" in err  # a resource no node offers is refused, field named
+    assert err.startswith('error: quota group "nlp": min.nvidia.com/gpu:'), err
+    code, out, err = cli(
+        "quota-group", "create", "-n", "nlp", "-p", "research", "--min", "cpu=8", "--max", "cpu=16",
+        "--shared-weight", "cpu=2", "--allow-lent", "false", "--namespaces", "nlp,nlp-dev",
+    )  # fmt: skip
+    assert code == 0, err
+    nlp = QuotaGroup.objects.get(name="nlp")
+    assert (nlp.parent.name, nlp.allow_lent) == ("research", False)
+    assert sorted(Namespace.objects.filter(quota_group=nlp).values_list("name", flat=True)) == ["nlp", "nlp-dev"]
+
+    code, out, _ = cli("quota-group", "view", "nlp")
+    assert code == 0
+    assert "Parent:           research" in out and "Min:              cpu=8" in out
+    assert "Allow lent:       false" in out and "Namespaces:       nlp, nlp-dev" in out
+    code, out, _ = cli("quota-group", "list")
+    header, *rows = out.splitlines()
+    assert header.split()[:2] == ["Name", "Parent"]
+    assert any(r.split()[:3] == ["nlp", "research", "no"] for r in rows)
+    assert any(r.split()[0] == "default" and "unlimited" in r for r in rows)  # null max reads "unlimited"
+
+    code, out, err = cli("quota-group", "update", "nlp", "--max", "cpu=24", "--allow-lent", "true")
+    assert (code, out) == (0, "quota group nlp updated: allow_lent, max\n"), err
+    nlp.refresh_from_db()
+    assert (nlp.allow_lent, nlp.max["cpu"]) == (True, 24000)
+    assert cli("quota-group", "update", "nlp")[0] == 2  # nothing to change
+    code, _, err = cli("quota-group", "update", "nlp", "--min", "cpu=40")
+    assert code == 1 and err.startswith('error: quota group "nlp": ') and "min" in err
+
+    code, out, _ = cli("quota-group", "tree")
+    assert code == 0 and any(line.strip().endswith("nlp") or "── nlp" in line for line in out.splitlines())
+    assert "min=cpu=8" in out
+    code, out, _ = cli("-o", "json", "quota-group", "tree")
+    assert {g["name"] for g in json.loads(out)} >= {"root"}
+
+    code, _, err = cli("quota-group", "delete", "research")
+    assert code == 1 and err.startswith('error: quota group "research": ')  # it has children
+    assert cli("quota-group", "delete", "nlp") == (0, "quota group nlp deleted\n", "")
+    code, _, err = cli("quota-group", "view", "nlp")
+    assert (code, err) == (1, 'error: quota group "nlp" not found\n')
+
+
+def test_namespace_weight_view_and_set(cli: Run, world: None) -> None:
+    assert cli("namespace", "weight", "nlp") == (0, "namespace nlp: weight 1\n", "")
+    assert cli("namespace", "weight", "nlp", "3") == (0, "namespace nlp: weight 1 -> 3\n", "")
+    assert Namespace.objects.get(name="nlp").weight == 3
+    code, out, _ = cli("namespace", "weight", "nlp", "-o", "json")
+    assert json.loads(out)["weight"] == 3
+    code, _, err = cli("namespace", "weight", "nlp", "0")
+    assert code == 1 and err.startswith('error: namespace "nlp": weight:')
+    assert cli("namespace", "weight", "ghost") == (1, "", 'error: namespace "ghost" not found\n')
+    assert cli("namespace", "weight", "nlp", "three")[0] == 2
