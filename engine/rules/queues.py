@@ -28,6 +28,7 @@ from engine.rules.tree import (
     _sum_errors,
     _TreeView,
 )
+from engine.wording import plural
 
 
 class _QueueView(_TreeView[QueueSpec]):
@@ -469,7 +470,7 @@ def validate_queue_delete(
             errors.append(
                 FieldError(
                     NON_FIELD,
-                    f"queue {name} cannot be deleted because it has {len(children)} child queues: "
+                    f"queue {name} cannot be deleted because it has {plural(len(children), 'child queue')}: "
                     f"{_names(children)}; delete them first or delete with cascade",
                     "has_children",
                 )
