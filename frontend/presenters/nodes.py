@@ -24,6 +24,7 @@ from django.core.paginator import Page, Paginator
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from engine.wording import plural
 from frontend.presenters import units
 from scheduling.models import Cluster, Node, Pod
 
@@ -174,7 +175,13 @@ def heartbeat(when: datetime | None, now: datetime | None = None) -> dict[str, s
     if when is None:
         return {"ago": "never", "exact": "no heartbeat received", "iso": ""}
     now = now or timezone.now()
-    ago = "just now" if (now - when).total_seconds() < 1 else f"{timesince(when, now, depth=1)} ago"
+    seconds = int((now - when).total_seconds())
+    if seconds < 1:
+        ago = "just now"
+    elif seconds < 60:  # timesince counts whole minutes only
+        ago = f"{plural(seconds, 'second')} ago"
+    else:
+        ago = f"{timesince(when, now, depth=1)} ago"
     return {
         "ago": ago.replace("\xa0", " "),
         "exact": when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
