@@ -29,11 +29,12 @@ def nodes(request: HttpRequest) -> HttpResponse:
     page = presenter.page_of(chosen, request.GET.get("page"))
     visible = {"queue": visible_names(request, "queue"), "quota": visible_names(request, "quota")}
     now = timezone.now()
+    prefixes = presenter.url_prefixes()
     context = {
         "nav": "nodes",
         "cluster": cluster,
         "resources": resources,
-        "rows": [presenter.row(n, resources, visible, now) for n in page.object_list],
+        "rows": [presenter.row(n, resources, visible, now, prefixes) for n in page.object_list],
         "page": page,
         "matching": len(chosen),
         "count": len(everything),
