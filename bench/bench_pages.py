@@ -11,8 +11,8 @@ pages, not the writers): a queue tree root -> 10 departments -> 100 teams -> 900
 page and the overview (server), then the queue tree page in the browser, first load (plotly.js not cached)
 and warm loads. Static files are collected and served as in production (WhiteNoise, compressed, cached).
 
-The nodes page (issue 11): a second cluster, ``big``, of 1,000 nodes (a quarter with GPUs, one in ten tainted, one
-in fifty NotReady) running 4,000 pods of 1,000 podgroups (one in eight pods bound or pipelined, i.e. reserved);
+The nodes page: a second cluster, ``big``, of 1,000 nodes (a quarter with GPUs, one in ten tainted, one
+in fifty NotReady) running 4,000 pods of 1,000 podgroups (one in four pods bound or pipelined, i.e. reserved);
 rows: ``/nodes/`` (first page, by name), sorted by cpu use on page 10, and one node's page (server), then ``/nodes/``
 in the browser to the load event (the page has no figures). Targets: <= 300 ms server, <= 1.5 s interactive.
 
