@@ -237,7 +237,7 @@ def meter_html(cell: Mapping[str, Any]) -> str:
     """A resource cell of the nodes table: the bar (allocated solid, reserved hatched) and the numbers. Built here
     rather than by an include per cell: the template engine would spend most of the page's time on them."""
     if not cell["offered"]:
-        return format_html('<span class="muted">—</span>')
+        return format_html('<span class="muted">{}</span>', "—")
     reserved = (
         format_html('<div class="small muted nowrap">+ {} reserved</div>', cell["reserved"]) if cell["reserved"] else ""
     )
