@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from frontend.views import delete, editor, history, job, jobs, node, node_form, overview, team, tree, whatif
+from frontend.views import delete, editor, history, job, jobs, node, node_form, nodes, overview, team, tree, whatif
 
 app_name = "frontend"
 urlpatterns = [
@@ -11,6 +11,8 @@ urlpatterns = [
     path("trees/<str:kind_path>/", tree.tree_page, name="tree"),
     path("queues/<str:name>/", node.queue_page, name="queue"),
     path("quotas/<str:name>/", node.quota_page, name="quota"),
+    path("nodes/", nodes.nodes, name="nodes"),
+    path("nodes/<str:name>/", nodes.node_detail, name="cluster-node"),
     path("team/", team.team, name="team"),
     path("team/<str:group>/", team.team_detail, name="team-detail"),
     path("edit/", editor.index, name="edit"),

@@ -16,6 +16,7 @@ from engine.rules.common import (
 from engine.rules.tree import (
     _negative_errors,
 )
+from engine.wording import plural
 
 
 def _quota_key(key: str) -> tuple[str, int] | None:
@@ -91,8 +92,8 @@ def _podgroup_queue_errors(obj: str, queues: Mapping[str, QueueSpec], queue_name
                 errors.append(
                     FieldError(
                         "queue",
-                        f"can only submit podgroup to a leaf queue, queue {queue_name} has {len(children)} "
-                        f"child queues: {_names(children)}",
+                        f"can only submit podgroup to a leaf queue, queue {queue_name} has "
+                        f"{plural(len(children), 'child queue')}: {_names(children)}",
                         "not_leaf",
                     )
                 )

@@ -28,6 +28,7 @@ from engine.rules.tree import (
     _sum_errors,
     _TreeView,
 )
+from engine.wording import plural
 
 
 class _QueueView(_TreeView[QueueSpec]):
@@ -305,7 +306,7 @@ def _parent_with_podgroups_errors(
         FieldError(
             "parent",
             f"queue {name}: queue {parent_name} cannot become its parent because it has "
-            f"{parent_facts.podgroups} podgroups and {parent_facts.allocated_pods} allocated pods; "
+            f"{plural(parent_facts.podgroups, 'podgroup')} and {plural(parent_facts.allocated_pods, 'allocated pod')}; "
             "only a queue without podgroups can have child queues",
             "has_podgroups",
         )
@@ -475,8 +476,8 @@ def validate_queue_delete(
             errors.append(
                 FieldError(
                     NON_FIELD,
-                    f"queue {name} cannot be deleted because it has {len(children)} child queues: "
-                    f"{_names(children)}; delete them first or delete with cascade",
+                    f"queue {name} cannot be deleted because it has {plural(len(children), 'child queue')}: "
+                    f"{_names(children)}; delete {'it' if len(children) == 1 else 'them'} first or delete with cascade",
                     "has_children",
                 )
             )
@@ -500,7 +501,8 @@ def validate_queue_delete(
             errors.append(
                 FieldError(
                     NON_FIELD,
-                    f"{whose} still has {counts.podgroups} podgroups and {counts.allocated_pods} allocated pods; "
+                    f"{whose} still has {plural(counts.podgroups, 'podgroup')} and "
+                    f"{plural(counts.allocated_pods, 'allocated pod')}; "
                     "delete them first or delete with force (which deletes those podgroups and their pods)",
                     "has_podgroups",
                 )

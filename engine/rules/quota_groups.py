@@ -25,6 +25,7 @@ from engine.rules.tree import (
     _sum_errors,
     _TreeView,
 )
+from engine.wording import plural
 
 _BUILTIN_GROUPS: Final = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
 _DEFAULT_GROUP_EDITABLE: Final = ("min", "max", "shared_weight", "allow_lent", "min_scale_exempt")
@@ -204,7 +205,7 @@ def _is_parent_errors(
                 "is_parent",
                 f"{obj}: "
                 + ("is_parent cannot be set to false" if turned else "must be a parent group (is_parent true)")
-                + f" while it has {len(children)} child groups: {_names(c.name for c in children)}",
+                + f" while it has {plural(len(children), 'child group')}: {_names(c.name for c in children)}",
                 "is_parent",
             )
         )
@@ -215,7 +216,7 @@ def _is_parent_errors(
                 "is_parent",
                 f"{obj}: "
                 + ("is_parent cannot be set to true" if turned else "cannot be a parent group")
-                + f" while {pods} pods are bound to it",
+                + f" while {plural(pods, 'pod')} {'is' if pods == 1 else 'are'} bound to it",
                 "is_parent",
             )
         )
@@ -410,7 +411,8 @@ def validate_quota_group_delete(
         errors.append(
             FieldError(
                 NON_FIELD,
-                f"quota group {name} cannot be deleted because it has {len(children)} child groups: {_names(children)}",
+                f"quota group {name} cannot be deleted because it has {plural(len(children), 'child group')}: "
+                f"{_names(children)}",
                 "has_children",
             )
         )
@@ -419,7 +421,8 @@ def validate_quota_group_delete(
         errors.append(
             FieldError(
                 NON_FIELD,
-                f"quota group {name} cannot be deleted because {pods} pods are still bound to it",
+                f"quota group {name} cannot be deleted because {plural(pods, 'pod')} {'is' if pods == 1 else 'are'} "
+                "still bound to it",
                 "has_pods",
             )
         )

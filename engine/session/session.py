@@ -54,6 +54,7 @@ from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus,
 from engine.session.framework import Framework, GateRefusal, qty
 from engine.session.policy import Policy
 from engine.values import QuotaValues, compute_values, podgroup_usages
+from engine.wording import plural
 
 __all__ = ["JobState", "NodeTable", "Placement", "Session", "TaskState"]
 
@@ -857,7 +858,7 @@ class RequeueRule:
                 requeues += 1
                 until = self.ssn.now + self.args.backoff(requeues)
                 message = (
-                    f"admitted, but not placed in {_plural(unplaced, 'session')}, so it gives its reservation back "
+                    f"admitted, but not placed in {plural(unplaced, 'session')}, so it gives its reservation back "
                     f"and is not admitted again before {_clock(until)}: {message}"
                 )
                 return PodGroupStatus(job.key, PodGroupPhase.PENDING, "Requeued", message, blocker, 0, requeues, until)
@@ -890,16 +891,12 @@ def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     return PodGroupPhase.INQUEUE
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _fit_text(refusal: GateRefusal, missing: int) -> str:
     """``1 task needs cpu 4, the largest idle node has 2`` for a node-fit failure; the refusal's text otherwise."""
     if refusal.kind == "cluster" and refusal.resource is not None and refusal.requested is not None:
         r = refusal.resource
         verb = "needs" if missing == 1 else "need"
-        head = f"{_plural(missing, 'task')} {verb} {r} {qty(refusal.requested, r)}"
+        head = f"{plural(missing, 'task')} {verb} {r} {qty(refusal.requested, r)}"
         if refusal.message.startswith("no single node"):
             return f"{head}: {refusal.message}"
         return f"{head}, the largest idle node has {qty(refusal.available or 0, r)}"
@@ -920,7 +917,7 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         text = f"all {done} scheduled pods finished (minMember {m})"
         if job.counts[S.PENDING]:
             # Volcano's rule: with minMember 0 and nothing scheduled, 0 >= 0 and all 0 finished
-            text += f"; {job.counts[S.PENDING]} pods pending"
+            text += f"; {plural(job.counts[S.PENDING], 'pod')} pending"
         return "Completed", text, Blocker("gang", job.key, limit="minMember")
     skip = job.skip_refusal
     if phase == PodGroupPhase.PENDING:
@@ -958,7 +955,7 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         prefix = "Unknown" if phase == PodGroupPhase.UNKNOWN else "NotEnoughResources"
         message = f"gang: {placed} of minMember {m} tasks could be placed; {detail}"
         if phase == PodGroupPhase.UNKNOWN:
-            message = f"{job.counts[S.RUNNING]} pods running but the gang is not ready; " + message
+            message = f"{plural(job.counts[S.RUNNING], 'pod')} running but the gang is not ready; " + message
         return prefix, message, refusal.blocker()
     if waiting:
         nodes = sorted({ssn.nodes.names[t.node] for t in job.tasks if t.status == S.PIPELINED and t.node >= 0})
@@ -966,13 +963,13 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         return (
             "Pipelined",
             f"{ready} placed and {waiting} pipelined of minMember {m}: waiting for pods being evicted or released on "
-            f"{_plural(len(nodes), 'node')} ({shown})",
+            f"{plural(len(nodes), 'node')} ({shown})",
             Blocker("cluster", "nodes", limit="releasing"),
         )
     if phase == PodGroupPhase.UNKNOWN:
         return (
             "Unknown",
-            f"{job.counts[S.RUNNING]} pods running but only {ready} of minMember {m} are ready",
+            f"{plural(job.counts[S.RUNNING], 'pod')} running but only {ready} of minMember {m} are ready",
             Blocker("gang", job.key, limit="minMember"),
         )
     pending = job.counts[S.PENDING]

@@ -55,17 +55,37 @@ class State:
         return self._trees[key]
 
 
-def cluster_name(request: HttpRequest) -> str:
-    return str(request.GET.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"])
+CLUSTER_SESSION_KEY = "fairway_cluster"
+
+
+def current_cluster(request: HttpRequest) -> Cluster | None:
+    """The cluster the pages show: ``?cluster=<name>`` when it names one (then kept in the session, so that every
+    later page shows the same cluster), else the one kept in the session, else the default cluster
+    (``FAIRWAY_DEFAULT_CLUSTER``), else the first by name. None only when there is no cluster at all. One query
+    (cached on the request)."""
+    if hasattr(request, "_fairway_cluster"):
+        return request._fairway_cluster  # type: ignore[no-any-return]
+    asked = request.GET.get("cluster") or ""
+    kept = request.session.get(CLUSTER_SESSION_KEY, "") if hasattr(request, "session") else ""
+    default = settings.FAIRWAY["DEFAULT_CLUSTER"]
+    wanted = [n for n in (asked, kept, default) if n]
+    found = {c.name: c for c in Cluster.objects.filter(name__in=wanted)} if wanted else {}
+    cluster = next((found[n] for n in wanted if n in found), None)
+    if cluster is None:
+        cluster = Cluster.objects.order_by("name").first()
+    if asked and cluster is not None and cluster.name == asked and hasattr(request, "session"):
+        request.session[CLUSTER_SESSION_KEY] = asked
+    request._fairway_cluster = cluster  # type: ignore[attr-defined]
+    return cluster
 
 
 def state(request: HttpRequest) -> State:
-    """The state of the requested cluster: the engine's values (``current_values``), recomputed only when the
-    database changed since they were last computed (``planning.valuecache``)."""
+    """The state of the chosen cluster (:func:`current_cluster`): the engine's values (``current_values``),
+    recomputed only when the database changed since they were last computed (``planning.valuecache``)."""
     cached = getattr(request, "_fairway_state", None)
     if cached is not None:
         return cached
-    cluster = Cluster.objects.filter(name=cluster_name(request)).first()
+    cluster = current_cluster(request)
     result = State(cluster)
     if cluster is not None:
         result.snapshot, result.values = valuecache.current(cluster)

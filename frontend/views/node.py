@@ -80,7 +80,7 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         shown_tree = full if visible is None else st.tree(kind, visible)
         figs["subtree"] = figures.tree_figure(shown_tree, r, node_urls(shown_tree), root=name, height=420)
         figs["children"] = figures.borrow_lend_figure([(c.name, c.borrowed, c.lent) for c in children], resources)
-    if kind == "queue":
+    if kind == "queue" and ns_rows:  # without namespaces the table alone says so, once
         figs["namespaces"] = figures.namespaces_figure(ns_rows, resources)
     fragments = {
         "frag-resources": "frontend/partials/node_resources.html",

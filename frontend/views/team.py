@@ -4,11 +4,12 @@ jobs."""
 from __future__ import annotations
 
 from django.contrib.auth.models import Group
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from frontend.presenters import jobs
-from frontend.presenters.team import team_view
+from frontend.presenters.team import owned_nodes, team_cards, team_view, waiting_counts
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
 from quotas.access import is_admin
 
@@ -25,8 +26,13 @@ def team(request: HttpRequest) -> HttpResponse:
     if len(teams) == 1:
         return redirect("frontend:team-detail", teams[0].name)
     if not teams and is_admin(request.user):
-        teams = [g for g in Group.objects.order_by("name") if g.queues.exists() or g.quota_groups.exists()]
-    return render(request, "frontend/team_index.html", {"nav": "team", "teams": teams})
+        teams = list(
+            Group.objects.filter(Q(queues__isnull=False) | Q(quota_groups__isnull=False)).distinct().order_by("name")
+        )
+    st = state(request)
+    kinds = {"queue": st.tree("queue"), "quota": st.tree("quota")}
+    cards = team_cards(teams, owned_nodes(teams), kinds, waiting_counts(st.cluster))
+    return render(request, "frontend/team_index.html", {"nav": "team", "teams": teams, "cards": cards})
 
 
 @viewer_required

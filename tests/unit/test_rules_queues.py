@@ -376,7 +376,7 @@ def test_has_podgroups_message() -> None:
     errors = validate_queue(tree, q("parent-queue-with-jobs", "queue-with-jobs"), None, facts=facts)
     assert errors[0].message == (
         "queue parent-queue-with-jobs: queue queue-with-jobs cannot become its parent because it has 0 podgroups "
-        "and 1 allocated pods; only a queue without podgroups can have child queues"
+        "and 1 allocated pod; only a queue without podgroups can have child queues"
     )
 
 
@@ -808,8 +808,8 @@ def test_delete_parent_needs_cascade() -> None:
     errors = validate_queue_delete(tree, "queue-with-child-queues", facts=facts)
     assert codes(errors) == [("non_field_errors", "has_children")]
     assert errors[0].message == (
-        "queue queue-with-child-queues cannot be deleted because it has 1 child queues: child-queue; "
-        "delete them first or delete with cascade"
+        "queue queue-with-child-queues cannot be deleted because it has 1 child queue: child-queue; "
+        "delete it first or delete with cascade"
     )
     assert validate_queue_delete(tree, "queue-with-child-queues", facts=facts, cascade=True) == []
 
@@ -826,7 +826,7 @@ def test_delete_queue_with_pods_needs_force() -> None:
     errors = validate_queue_delete(tree, "queue-with-jobs", facts=facts)
     assert codes(errors) == [("non_field_errors", "has_podgroups")]
     assert errors[0].message == (
-        "queue queue-with-jobs still has 0 podgroups and 1 allocated pods; delete them first or delete with force "
+        "queue queue-with-jobs still has 0 podgroups and 1 allocated pod; delete them first or delete with force "
         "(which deletes those podgroups and their pods)"
     )
     assert validate_queue_delete(tree, "queue-with-jobs", facts=facts, force=True) == []
@@ -838,8 +838,8 @@ def test_cascade_delete_with_busy_descendant_needs_force() -> None:
     messages = [e.message for e in errors]
     assert [e.code for e in errors] == ["has_podgroups", "has_podgroups"]
     assert (
-        "queue parent-queue-has-child-with-jobs's descendant queue child-queue-a-with-jobs still has 1 podgroups "
-        "and 1 allocated pods; delete them first or delete with force (which deletes those podgroups and their pods)"
+        "queue parent-queue-has-child-with-jobs's descendant queue child-queue-a-with-jobs still has 1 podgroup "
+        "and 1 allocated pod; delete them first or delete with force (which deletes those podgroups and their pods)"
     ) in messages
     assert validate_queue_delete(tree, "parent-queue-has-child-with-jobs", facts=facts, cascade=True, force=True) == []
 

@@ -427,12 +427,12 @@ def test_valid_update_quota_sequence() -> None:
     # temp2 has sub-1: cannot become a leaf
     errors = validate_quota_group(tree, QuotaGroupSpec(**{**tree["temp2"].__dict__, "is_parent": False}), tree["temp2"])
     assert codes(errors) == [("is_parent", "is_parent")]
-    assert errors[0].message == "quota group temp2: is_parent cannot be set to false while it has 1 child groups: sub-1"
+    assert errors[0].message == "quota group temp2: is_parent cannot be set to false while it has 1 child group: sub-1"
     # sub-1 with a bound pod cannot become a parent
     facts = {"sub-1": GroupFacts(pods=1)}
     errors = validate_quota_group(tree, QuotaGroupSpec(**{**moved.__dict__, "is_parent": True}), moved, facts=facts)
     assert codes(errors) == [("is_parent", "is_parent")]
-    assert errors[0].message == "quota group sub-1: is_parent cannot be set to true while 1 pods are bound to it"
+    assert errors[0].message == "quota group sub-1: is_parent cannot be set to true while 1 pod is bound to it"
     assert validate_quota_group(tree, QuotaGroupSpec(**{**moved.__dict__, "is_parent": True}), moved) == []
 
 
@@ -580,11 +580,11 @@ def test_delete_sequence() -> None:
     )
     errors = validate_quota_group_delete(tree, "temp")
     assert codes(errors) == [("non_field_errors", "has_children")]
-    assert errors[0].message == "quota group temp cannot be deleted because it has 1 child groups: sub-1"
+    assert errors[0].message == "quota group temp cannot be deleted because it has 1 child group: sub-1"
     assert validate_quota_group_delete(tree, "temp2") == []
     errors = validate_quota_group_delete(tree, "sub-1", facts={"sub-1": GroupFacts(pods=1)})
     assert codes(errors) == [("non_field_errors", "has_pods")]
-    assert errors[0].message == "quota group sub-1 cannot be deleted because 1 pods are still bound to it"
+    assert errors[0].message == "quota group sub-1 cannot be deleted because 1 pod is still bound to it"
     assert validate_quota_group_delete(tree, "sub-1") == []
     assert codes(validate_quota_group_delete(tree, "notFound")) == [("name", "not_found")]
 

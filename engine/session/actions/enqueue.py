@@ -51,6 +51,7 @@ from engine.session.actions.common import KeyedHeap
 from engine.session.framework import GateRefusal, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import JobState, Session, add_into
+from engine.wording import plural
 
 _EXISTING = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
@@ -160,7 +161,7 @@ class NodeFit:
                 "cluster",
                 "nodes",
                 "predicates",
-                message=f"no ready node passes the predicates (node selector, taints, cordon) of {len(table)} nodes",
+                message=f"no ready node passes the predicates (node selector, taints, cordon) of {plural(len(table), 'node')}",
             )
         largest = alloc.max(axis=0)
         short = [j for j in range(cols.size) if largest[j] < need[j]]

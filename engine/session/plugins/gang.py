@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
+from engine.wording import plural
 
 
 @register
@@ -36,7 +37,7 @@ class GangPlugin(Plugin):
                 job.key,
                 "minTaskMember",
                 message=f"not enough pods of each role for gang scheduling (minTaskMember: {wanted}; "
-                f"{len(job.tasks)} pods exist)",
+                f"{plural(len(job.tasks), 'pod')} {'exists' if len(job.tasks) == 1 else 'exist'})",
             )
         valid = job.valid_num()
         if valid < job.min_member:

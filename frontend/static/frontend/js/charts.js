@@ -35,12 +35,25 @@
     el.on("plotly_icicleclick", open);
   }
 
+  function themed(el, fig) {  // the figure in the page's theme (js/theme.js); the original kept for a redraw
+    el.fairwayFigure = fig;
+    return window.FairwayTheme ? window.FairwayTheme.apply(fig) : fig;
+  }
+
   function draw(el, fig) {
-    return Plotly.newPlot(el, fig.data, fig.layout, config).then(function () { attach(el); });
+    var shown = themed(el, fig);
+    return Plotly.newPlot(el, shown.data, shown.layout, config).then(function () { attach(el); });
   }
 
   function redraw(el, fig) {
-    return Plotly.react(el, fig.data, fig.layout, config).then(function () { attach(el); });
+    var shown = themed(el, fig);
+    return Plotly.react(el, shown.data, shown.layout, config).then(function () { attach(el); });
+  }
+
+  function refresh() {  // every figure again (the browser's colour scheme changed)
+    document.querySelectorAll("[data-figure]").forEach(function (el) {
+      if (el.fairwayFigure) redraw(el, el.fairwayFigure);
+    });
   }
 
   function start() {
@@ -52,7 +65,7 @@
     Promise.all(jobs).then(function () { document.body.dataset.chartReady = "1"; });
   }
 
-  window.FairwayCharts = { config: config, redraw: redraw };
+  window.FairwayCharts = { config: config, redraw: redraw, refresh: refresh };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

@@ -12,6 +12,7 @@
   var button = document.getElementById("live-pause");
   var dot = document.getElementById("live-dot");
   var stamp = document.getElementById("live-updated");
+  var state = document.getElementById("live-state");
 
   function liveUrl() {
     var url = new URL(window.location.href);
@@ -61,6 +62,7 @@
       paused = !paused;
       button.setAttribute("aria-pressed", paused ? "true" : "false");
       button.textContent = paused ? "Resume" : "Pause";
+      if (state) state.textContent = paused ? "Paused" : state.dataset.live;
       if (dot) dot.classList.toggle("paused", paused);
       if (!paused) tick();
     });
