@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
@@ -47,6 +46,36 @@ from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, Qu
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
+from engine.vocabulary import (  # re-exported: the snapshot's words
+    ALLOCATED_STATUSES as ALLOCATED_STATUSES,
+)
+from engine.vocabulary import (
+    CLOSED_QUEUE_STATES as CLOSED_QUEUE_STATES,
+)
+from engine.vocabulary import (
+    OCCUPYING_STATUSES as OCCUPYING_STATUSES,
+)
+from engine.vocabulary import (
+    PREEMPTABLE_STATUSES as PREEMPTABLE_STATUSES,
+)
+from engine.vocabulary import (
+    QUEUE_STATES as QUEUE_STATES,
+)
+from engine.vocabulary import (
+    READY_STATUSES as READY_STATUSES,
+)
+from engine.vocabulary import (
+    SCHEDULED_STATUSES as SCHEDULED_STATUSES,
+)
+from engine.vocabulary import (
+    PodGroupPhase as PodGroupPhase,
+)
+from engine.vocabulary import (
+    QueueState as QueueState,
+)
+from engine.vocabulary import (
+    TaskStatus as TaskStatus,
+)
 
 __all__ = [
     "ALLOCATED_STATUSES",
@@ -74,63 +103,6 @@ __all__ = [
     "Toleration",
     "own_podgroup_name",
 ]
-
-
-class TaskStatus(StrEnum):
-    """Volcano's task status (``pkg/scheduler/api/types.go``)."""
-
-    PENDING = "Pending"
-    ALLOCATED = "Allocated"
-    PIPELINED = "Pipelined"
-    BINDING = "Binding"
-    BOUND = "Bound"
-    RUNNING = "Running"
-    RELEASING = "Releasing"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    UNKNOWN = "Unknown"
-
-
-# Counted into a queue's ``allocated`` (Volcano's AllocatedStatus).
-ALLOCATED_STATUSES: frozenset[TaskStatus] = frozenset(
-    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED}
-)
-# Drive the PodGroup phase (Volcano's ScheduledStatus).
-SCHEDULED_STATUSES: frozenset[TaskStatus] = frozenset(
-    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
-)
-# May be chosen as victims (Volcano's PreemptableStatus).
-PREEMPTABLE_STATUSES: frozenset[TaskStatus] = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
-# Count towards a gang's ready members (Volcano's ReadyTaskNum).
-READY_STATUSES: frozenset[TaskStatus] = frozenset(
-    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
-)
-# Hold resources on their node (Volcano's node.Used: allocated tasks plus those still releasing).
-OCCUPYING_STATUSES: frozenset[TaskStatus] = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
-
-
-class QueueState(StrEnum):
-    """A queue's state (Volcano's ``QueueState``)."""
-
-    OPEN = "Open"
-    CLOSING = "Closing"
-    CLOSED = "Closed"
-    UNKNOWN = "Unknown"
-
-
-QUEUE_STATES: tuple[str, ...] = tuple(s.value for s in QueueState)
-# A queue in one of these accepts no new podgroups and keeps its children from opening.
-CLOSED_QUEUE_STATES: frozenset[str] = frozenset({QueueState.CLOSED.value, QueueState.CLOSING.value})
-
-
-class PodGroupPhase(StrEnum):
-    """Volcano's PodGroup phase."""
-
-    PENDING = "Pending"
-    INQUEUE = "Inqueue"
-    RUNNING = "Running"
-    UNKNOWN = "Unknown"
-    COMPLETED = "Completed"
 
 
 # -- nodes ---------------------------------------------------------------------------------------------------

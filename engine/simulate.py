@@ -194,17 +194,7 @@ def simulate(
     ``limits`` (default ``Limits()``) bound the sessions, pods and podgroups (``SimulationError`` over them);
     ``deadline`` is checked before each session and between podgroups inside it, and raises ``BudgetExceeded``
     when spent: the simulation stops there."""
-    if sessions < 1:
-        raise SimulationError("--sessions must be at least 1")
-    limits = limits or Limits()
-    if sessions > limits.max_sessions:
-        raise SimulationError(f"--sessions {sessions} is more than {limits.max_sessions} ({ENV_VARS['max_sessions']})")
-    for what, count, most, setting in (
-        ("pods", len(snapshot.tasks), limits.max_pods, "max_pods"),
-        ("podgroups", len(snapshot.podgroups), limits.max_podgroups, "max_podgroups"),
-    ):
-        if count > most:
-            raise SimulationError(f"the snapshot holds {count} {what}, more than {most} ({ENV_VARS[setting]})")
+    _check_limits(snapshot, sessions, limits or Limits())
     checkpoint = deadline.check if deadline is not None else None
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
@@ -255,9 +245,30 @@ def simulate(
             document["evictions"].extend(e.task for e in evictions)
             snapshot = snapshot.without_tasks(e.task for e in evictions)
     assert values is not None
-    after = compute_values(snapshot, policy)
+    _value_sections(document, snapshot, values, compute_values(snapshot, policy))
+    document["evictions"] = sorted(set(document["evictions"]))
+    notes = [] if snapshot.nodes else [NO_NODES_NOTE]
+    return SimulationResult(document=document, warnings=warnings, notes=notes)
+
+
+def _check_limits(snapshot: Snapshot, sessions: int, limits: Limits) -> None:
+    """``SimulationError`` when the sessions, pods or podgroups asked for pass the limits."""
+    if sessions < 1:
+        raise SimulationError("--sessions must be at least 1")
+    if sessions > limits.max_sessions:
+        raise SimulationError(f"--sessions {sessions} is more than {limits.max_sessions} ({ENV_VARS['max_sessions']})")
+    for what, count, most, setting in (
+        ("pods", len(snapshot.tasks), limits.max_pods, "max_pods"),
+        ("podgroups", len(snapshot.podgroups), limits.max_podgroups, "max_podgroups"),
+    ):
+        if count > most:
+            raise SimulationError(f"the snapshot holds {count} {what}, more than {most} ({ENV_VARS[setting]})")
+
+
+def _value_sections(document: dict[str, Any], snapshot: Snapshot, values: QuotaValues, after: QuotaValues) -> None:
+    """The queues, namespaces and quotas sections: the values as the last session opened on them, except allocated
+    and used, which are the values ``after`` the last session (and the recycling pass)."""
     document["queues"] = _queues_doc(snapshot, values)
-    # allocated / used are the values after the last session (and the recycling pass), the rest as computed at open
     for name, entry in document["queues"].items():
         if name in after.queues:
             entry["allocated"] = rl(after.queues[name].allocated)
@@ -270,9 +281,6 @@ def simulate(
     for name, entry in document["quotas"].items():
         if name in after.quotas:
             entry["used"] = rl(after.quotas[name].used)
-    document["evictions"] = sorted(set(document["evictions"]))
-    notes = [] if snapshot.nodes else [NO_NODES_NOTE]
-    return SimulationResult(document=document, warnings=warnings, notes=notes)
 
 
 def _rl_text(values: Mapping[str, str | None]) -> str:
@@ -292,24 +300,7 @@ def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
 
 def render_table(doc: Mapping[str, Any]) -> str:
     """The document for people: one table per section."""
-    lines: list[str] = ["QUEUES"]
-    lines += _table(
-        [
-            [
-                n,
-                q["state"],
-                q["parent"] or "-",
-                str(q["weight"]),
-                _rl_text(q["request"]),
-                _rl_text(q["allocated"]),
-                _rl_text(q["deserved"]),
-                _rl_text(q["realCapability"]),
-                f"{q['share']:.3f}",
-            ]
-            for n, q in doc["queues"].items()
-        ],
-        ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"],
-    )
+    lines: list[str] = ["QUEUES", *_queues_table(doc["queues"])]
     if doc["namespaces"]:
         lines += ["", "NAMESPACES"]
         lines += _table(
@@ -319,23 +310,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             ],
             ["QUEUE/NAMESPACE", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED"],
         )
-    lines += ["", "QUOTAS"]
-    lines += _table(
-        [
-            [
-                n,
-                g["parent"] or "-",
-                _rl_text(g["min"]),
-                _rl_text(g["max"]),
-                _rl_text(g["autoScaledMin"]),
-                _rl_text(g["request"]),
-                _rl_text(g["used"]),
-                _rl_text(g["runtime"]),
-            ]
-            for n, g in doc["quotas"].items()
-        ],
-        ["NAME", "PARENT", "MIN", "MAX", "AUTOSCALEDMIN", "REQUEST", "USED", "RUNTIME"],
-    )
+    lines += ["", "QUOTAS", *_quotas_table(doc["quotas"])]
     if doc["podgroups"]:
         lines += ["", "PODGROUPS"]
         lines += _table(
@@ -354,3 +329,42 @@ def render_table(doc: Mapping[str, Any]) -> str:
     for i, s in enumerate(doc["sessions"], 1):
         lines.append(f"session {i}: {s['bound']} bound, {s['evicted']} evicted in {s['duration_ms']:.1f} ms")
     return "\n".join(lines)
+
+
+def _queues_table(queues: Mapping[str, Any]) -> list[str]:
+    return _table(
+        [
+            [
+                n,
+                q["state"],
+                q["parent"] or "-",
+                str(q["weight"]),
+                _rl_text(q["request"]),
+                _rl_text(q["allocated"]),
+                _rl_text(q["deserved"]),
+                _rl_text(q["realCapability"]),
+                f"{q['share']:.3f}",
+            ]
+            for n, q in queues.items()
+        ],
+        ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"],
+    )
+
+
+def _quotas_table(quotas: Mapping[str, Any]) -> list[str]:
+    return _table(
+        [
+            [
+                n,
+                g["parent"] or "-",
+                _rl_text(g["min"]),
+                _rl_text(g["max"]),
+                _rl_text(g["autoScaledMin"]),
+                _rl_text(g["request"]),
+                _rl_text(g["used"]),
+                _rl_text(g["runtime"]),
+            ]
+            for n, g in quotas.items()
+        ],
+        ["NAME", "PARENT", "MIN", "MAX", "AUTOSCALEDMIN", "REQUEST", "USED", "RUNTIME"],
+    )

@@ -74,9 +74,9 @@ from engine.fairshare.queues import (
     ZERO,
     JobSummary,
     JobUsage,
+    QueueAccount,
     QueueBook,
     QueueSpec,
-    QueueState,
     Refusal,
     TaskLike,
     Verdict,
@@ -154,7 +154,7 @@ class CapacityResult(QueueBook):
 
     def __init__(
         self,
-        states: dict[str, QueueState],
+        states: dict[str, QueueAccount],
         total: Mapping[str, int],
         resources: tuple[str, ...],
         *,
@@ -174,10 +174,10 @@ class CapacityResult(QueueBook):
         """Root first, not including the queue (empty in flat mode)."""
         return self._states[queue].ancestors
 
-    def _sibling_sets(self) -> list[tuple[list[QueueState], Mapping[str, int]]]:
+    def _sibling_sets(self) -> list[tuple[list[QueueAccount], Mapping[str, int]]]:
         if not self.hierarchy:
             return super()._sibling_sets()
-        out: list[tuple[list[QueueState], Mapping[str, int]]] = []
+        out: list[tuple[list[QueueAccount], Mapping[str, int]]] = []
         for st in self._states.values():
             if st.children:
                 pool = raw(self.total) if st.name == ROOT_QUEUE else st.deserved
@@ -185,11 +185,11 @@ class CapacityResult(QueueBook):
         return out
 
     # -- shares and order ----------------------------------------------------------------------------------------
-    def _best_effort(self, st: QueueState) -> bool:
+    def _best_effort(self, st: QueueAccount) -> bool:
         return is_empty(st.deserved)
 
     @staticmethod
-    def _common_level(a: QueueState, b: QueueState) -> int:
+    def _common_level(a: QueueAccount, b: QueueAccount) -> int:
         """Volcano's ``getQueueLevel``: the index (in the root-first ancestor lists) of the deepest common
         ancestor; compares ancestors only, not the queues themselves."""
         level = 0
@@ -199,7 +199,7 @@ class CapacityResult(QueueBook):
             level = i
         return level
 
-    def _share_step(self, st: QueueState) -> tuple[str, float, int]:
+    def _share_step(self, st: QueueAccount) -> tuple[str, float, int]:
         return (st.name, st.share, 1 if is_empty(st.deserved) else 0)
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
@@ -254,7 +254,7 @@ class CapacityResult(QueueBook):
         first = self.problems[0] if self.problems else ""
         return Refusal(queue, "hierarchy", message=f"queue tree is inconsistent ({first}); nothing is scheduled")
 
-    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+    def _allocation_limits(self, st: QueueAccount) -> Sequence[tuple[QueueAccount, Mapping[str, int]]] | None:
         if not st.is_open or not self.ready_to_schedule or (self.hierarchy and st.children):
             return None
         return [(node, node.real_capability) for node in self.chain(st.name)]
@@ -262,7 +262,7 @@ class CapacityResult(QueueBook):
     def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May a task with this request be allocated in ``queue``? (``allocated + req <= realCapability``)"""
         found = self._lookup(queue)
-        if not isinstance(found, QueueState):
+        if not isinstance(found, QueueAccount):
             return refuse(found)
         if not found.is_open:
             return refuse(self._closed(found))
@@ -281,7 +281,7 @@ class CapacityResult(QueueBook):
     def enqueueable(self, job: JobUsage) -> Verdict:
         """May this job leave Pending? (``minResources + allocated + inqueue - elastic <= realCapability``)"""
         found = self._lookup(job.queue)
-        if not isinstance(found, QueueState):
+        if not isinstance(found, QueueAccount):
             return refuse(found)
         if not self.ready_to_schedule:
             return refuse(self._not_ready(job.queue))
@@ -305,7 +305,7 @@ class CapacityResult(QueueBook):
     def preemptive(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May ``queue`` reclaim for tasks with this total request?"""
         found = self._lookup(queue)
-        if not isinstance(found, QueueState):
+        if not isinstance(found, QueueAccount):
             return refuse(found)
         if not self.ready_to_schedule:
             return refuse(self._not_ready(queue))
@@ -345,7 +345,7 @@ class CapacityResult(QueueBook):
         ]
         return refuse(*refusals)
 
-    def _ancestor_to_check(self, reclaimer: QueueState, victim: QueueState, level: int) -> tuple[str | None, bool]:
+    def _ancestor_to_check(self, reclaimer: QueueAccount, victim: QueueAccount, level: int) -> tuple[str | None, bool]:
         """Volcano ``getReclaimeeAncestorToCheck``: the victim's ancestor ``level`` steps up, if it is not root and
         differs from the reclaimer's ancestor at that level."""
         if len(victim.ancestors) < level:
@@ -357,7 +357,7 @@ class CapacityResult(QueueBook):
             return None, False
         return victim_ancestor, True
 
-    def _shares_non_root_ancestor(self, a: QueueState, b: QueueState) -> bool:
+    def _shares_non_root_ancestor(self, a: QueueAccount, b: QueueAccount) -> bool:
         depth = self.ancestor_reclaim_level
         sa = {x for x in a.ancestors[-depth:] if x != ROOT_QUEUE} if depth else set()
         sb = set(b.ancestors[-depth:]) if depth else set()
@@ -428,7 +428,7 @@ class CapacityResult(QueueBook):
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _flat_deserved(st: QueueState) -> None:
+def _flat_deserved(st: QueueAccount) -> None:
     """``max(min(spec.deserved, realCapability), guarantee)``, keeping the keys the spec and guarantee name."""
     rc = st.real_capability
     deserved: dict[str, int] = {}
@@ -443,7 +443,7 @@ def _flat_deserved(st: QueueState) -> None:
     st.deserved = deserved
 
 
-def _raise_to_guarantee(st: QueueState, deserved: dict[str, int]) -> None:
+def _raise_to_guarantee(st: QueueAccount, deserved: dict[str, int]) -> None:
     for r, g in st.guarantee.items():
         if r not in deserved or g > deserved[r]:
             if g > deserved.get(r, 0):
@@ -469,7 +469,7 @@ def compute_capacity(
     if hierarchy and ROOT_QUEUE not in specs:
         specs[ROOT_QUEUE] = QueueSpec(name=ROOT_QUEUE, parent=None, reclaimable=False)
         warnings.append("no root queue given: an unlimited root was assumed")
-    states = {name: QueueState(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
+    states = {name: QueueAccount(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
     summary = apply_jobs(jobs, states)
     warnings.extend(unknown_queue_warnings(summary, states))
     resources = collect_resources(total, specs.values(), states.values())
@@ -505,7 +505,7 @@ def compute_capacity(
     return result
 
 
-def _build_tree(states: dict[str, QueueState]) -> list[str]:
+def _build_tree(states: dict[str, QueueAccount]) -> list[str]:
     """Link parents and children; queues on a cycle or under a missing parent are detached and reported."""
     problems: list[str] = []
     parent_of: dict[str, str] = {}
@@ -553,7 +553,7 @@ def _build_tree(states: dict[str, QueueState]) -> list[str]:
     return problems
 
 
-def _check_jobs_in_leaves(states: dict[str, QueueState], summary: JobSummary, problems: list[str]) -> None:
+def _check_jobs_in_leaves(states: dict[str, QueueAccount], summary: JobSummary, problems: list[str]) -> None:
     """One problem per inner queue holding jobs, naming its first job (by namespace/name, not input order)."""
     for queue, totals in sorted(summary.totals.items()):
         st = states.get(queue)
@@ -563,8 +563,8 @@ def _check_jobs_in_leaves(states: dict[str, QueueState], summary: JobSummary, pr
             problems.append(f"the queue {queue} of {label} is not a leaf queue")
 
 
-def _bfs(states: dict[str, QueueState]) -> list[QueueState]:
-    order: list[QueueState] = []
+def _bfs(states: dict[str, QueueAccount]) -> list[QueueAccount]:
+    order: list[QueueAccount] = []
     queue: deque[str] = deque([ROOT_QUEUE])
     while queue:
         node = states[queue.popleft()]
@@ -573,7 +573,7 @@ def _bfs(states: dict[str, QueueState]) -> list[QueueState]:
     return order
 
 
-def _roll_up(states: dict[str, QueueState]) -> None:
+def _roll_up(states: dict[str, QueueAccount]) -> None:
     """Add every queue's totals to its parent, deepest first, so each node holds its subtree's sums."""
     for st in reversed(_bfs(states)):
         if st.parent is None:
@@ -594,7 +594,7 @@ def _no_capability(amount: int | None, resource: str) -> bool:
     return amount is None or (resource in STANDARD_RESOURCES and amount <= 0)
 
 
-def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> list[str]:
+def _derive_tree_values(states: dict[str, QueueAccount], resources: tuple[str, ...]) -> list[str]:
     """Capability, deserved, guarantee and real capability of every queue, top-down from the root (detached
     queues get their own values); returns the problems found on the way, in words."""
     problems: list[str] = []
@@ -627,7 +627,7 @@ def _derive_tree_values(states: dict[str, QueueState], resources: tuple[str, ...
     return problems
 
 
-def _root_values(root: QueueState, resources: tuple[str, ...]) -> None:
+def _root_values(root: QueueAccount, resources: tuple[str, ...]) -> None:
     """The root's capability and real capability: its spec where set. Volcano reads an empty root capability as
     infinite but a root capability naming only cpu as memory 0, which blocks everything; here every resource the
     root leaves out (or cpu/memory <= 0) is unlimited."""
@@ -649,7 +649,7 @@ def _root_values(root: QueueState, resources: tuple[str, ...]) -> None:
 
 
 def _children_limits(
-    node: QueueState, kids: list[QueueState], resources: tuple[str, ...], problems: list[str]
+    node: QueueAccount, kids: list[QueueAccount], resources: tuple[str, ...], problems: list[str]
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Each child's deserved (raised to its guarantee) and capability (its own, else the parent's); returns the
     sums of the children's deserved and guarantees."""
@@ -685,7 +685,7 @@ def _children_limits(
 
 
 def _real_capability(
-    node: QueueState, child: QueueState, sum_guarantee: Mapping[str, int], resources: tuple[str, ...]
+    node: QueueAccount, child: QueueAccount, sum_guarantee: Mapping[str, int], resources: tuple[str, ...]
 ) -> None:
     """A child's real capability: what its parent's real capability leaves beyond its siblings' guarantees, plus
     its own guarantee, at most its capability (Volcano's capacity plugin)."""
@@ -705,7 +705,7 @@ def _real_capability(
     child.real_capability = rc
 
 
-def _detached_values(states: dict[str, QueueState], resources: tuple[str, ...]) -> None:
+def _detached_values(states: dict[str, QueueAccount], resources: tuple[str, ...]) -> None:
     """Queues detached from the tree (a cycle or a missing parent): their own capability, nothing derived."""
     for st in states.values():
         if st.participating or st.name == ROOT_QUEUE:

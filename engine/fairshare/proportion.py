@@ -43,9 +43,9 @@ from engine.fairshare.queues import (
     ZERO,
     JobSummary,
     JobUsage,
+    QueueAccount,
     QueueBook,
     QueueSpec,
-    QueueState,
     TaskLike,
     Verdict,
     VictimSelection,
@@ -72,7 +72,7 @@ class ProportionResult(QueueBook):
 
     policy = "proportion"
 
-    def _export_deserved(self, st: QueueState) -> ResourceList:
+    def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved, drop_zero=True)
 
     # -- order -------------------------------------------------------------------------------------------
@@ -92,13 +92,13 @@ class ProportionResult(QueueBook):
             return False
         return less_equal(st.deserved, st.allocated, ZERO)
 
-    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+    def _allocation_limits(self, st: QueueAccount) -> Sequence[tuple[QueueAccount, Mapping[str, int]]] | None:
         return [(st, st.deserved)] if st.is_open else None
 
     def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May a task with this request be allocated in ``queue``? (``allocated + req <= deserved``)"""
         found = self._lookup(queue)
-        if not isinstance(found, QueueState):
+        if not isinstance(found, QueueAccount):
             return refuse(found)
         if not found.is_open:
             return refuse(self._closed(found))
@@ -112,7 +112,7 @@ class ProportionResult(QueueBook):
     def enqueueable(self, job: JobUsage) -> Verdict:
         """May this job leave Pending? (``minResources + allocated + inqueue - elastic <= realCapability``)"""
         found = self._lookup(job.queue)
-        if not isinstance(found, QueueState):
+        if not isinstance(found, QueueAccount):
             return refuse(found)
         if not found.is_open:
             return refuse(self._closed(found))
@@ -153,7 +153,7 @@ def compute_proportion(
     ``summarize_jobs`` summary, to sum the jobs once for several what-ifs.
     """
     specs = index_specs(queues)
-    states = {name: QueueState(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
+    states = {name: QueueAccount(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
     summary = apply_jobs(jobs, states)
     warnings = unknown_queue_warnings(summary, states)
 

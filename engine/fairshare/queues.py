@@ -64,6 +64,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
 from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited
+from engine.vocabulary import PodGroupPhase
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -75,10 +76,10 @@ __all__ = [
     "Explanation",
     "JobSummary",
     "JobUsage",
+    "QueueAccount",
     "QueueBook",
     "QueueQuota",
     "QueueSpec",
-    "QueueState",
     "QueueTotals",
     "Refusal",
     "TaskLike",
@@ -144,7 +145,7 @@ class JobUsage:
     request: ResourceList  # sum of all its tasks' requests (pending + allocated)
     allocated: ResourceList  # sum of its allocated tasks' requests
     min_resources: ResourceList | None = None
-    phase: str = "Pending"  # Pending | Inqueue | Running | Unknown | Completed
+    phase: str = PodGroupPhase.PENDING  # a PodGroupPhase
     min_member: int = 0
     allocated_tasks: int = 0
     name: str = ""
@@ -543,7 +544,9 @@ def job_inqueue(job: JobUsage) -> dict[str, int]:
     mr = job.min_resources
     if mr is None:
         return {}
-    if job.phase == "Inqueue" or (job.phase == "Running" and job.allocated_tasks >= job.min_member):
+    if job.phase == PodGroupPhase.INQUEUE or (
+        job.phase == PodGroupPhase.RUNNING and job.allocated_tasks >= job.min_member
+    ):
         return exceeded_part(mr, job.allocated)
     return {}
 
@@ -554,7 +557,7 @@ def job_elastic(job: JobUsage) -> dict[str, int]:
     return exceeded_part(job.allocated, job.min_resources or {})
 
 
-def _count_reservation(st: QueueState, amounts: Mapping[str, int], sign: int) -> None:
+def _count_reservation(st: QueueAccount, amounts: Mapping[str, int], sign: int) -> None:
     """A job's reservation enters (``sign`` 1) or leaves (-1) ``st``: the job counts, per resource it reserves."""
     touched = False
     for name, amount in raw(amounts).items():
@@ -574,7 +577,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def decompose(st: QueueState, check: str, limit: int, resource: str, *, reserved: bool) -> str:
+def decompose(st: QueueAccount, check: str, limit: int, resource: str, *, reserved: bool) -> str:
     """How a gate's ``available`` on ``resource`` was reached, in people's units, zero terms left out:
     ``32 capability - 12 allocated - 18 reserved by 3 admitted jobs`` (``reserved``: the enqueue gate, which also
     gives back what jobs hold above their minimum, ``+ 2 elastic``). When the terms add up below zero, the
@@ -606,8 +609,9 @@ TraceEntry = tuple[str, str | None, int | float | None, str, int, tuple[object, 
 
 
 @dataclass(slots=True)
-class QueueState:
-    """The mutable per-session state of one queue (plain dicts of base units)."""
+class QueueAccount:
+    """The mutable account of one queue while its values are computed: what it holds, asks and deserves (plain
+    dicts of base units). Not to be confused with ``engine.objects.QueueState``, a queue's Open/Closed state."""
 
     spec: QueueSpec
     participating: bool = False
@@ -709,7 +713,7 @@ def summarize_jobs(jobs: Iterable[JobUsage]) -> JobSummary:
             if extra > 0:
                 acc[name] = acc.get(name, 0) + extra
         phase = job.phase
-        if phase == "Inqueue" or (phase == "Running" and job.allocated_tasks >= job.min_member):
+        if phase == PodGroupPhase.INQUEUE or (phase == PodGroupPhase.RUNNING and job.allocated_tasks >= job.min_member):
             acc = st.inqueue
             counts = st.reserving
             reserves = False
@@ -724,7 +728,7 @@ def summarize_jobs(jobs: Iterable[JobUsage]) -> JobSummary:
     return JobSummary(totals, count)
 
 
-def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, QueueState]) -> JobSummary:
+def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, QueueAccount]) -> JobSummary:
     """Copy the job totals into the queues' states (marking them participating); returns the summary."""
     summary = jobs if isinstance(jobs, JobSummary) else summarize_jobs(jobs)
     for queue, totals in summary.totals.items():
@@ -743,7 +747,7 @@ def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, Queue
     return summary
 
 
-def unknown_queue_warnings(summary: JobSummary, states: Mapping[str, QueueState]) -> list[str]:
+def unknown_queue_warnings(summary: JobSummary, states: Mapping[str, QueueAccount]) -> list[str]:
     return [
         f"{t.jobs} job(s) name queue {q!r}, which does not exist; ignored"
         for q, t in sorted(summary.totals.items())
@@ -762,7 +766,7 @@ def index_specs(queues: Iterable[QueueSpec]) -> dict[str, QueueSpec]:
 
 
 def collect_resources(
-    total: Mapping[str, int], specs: Iterable[QueueSpec], states: Iterable[QueueState]
+    total: Mapping[str, int], specs: Iterable[QueueSpec], states: Iterable[QueueAccount]
 ) -> tuple[str, ...]:
     """Every resource name that appears anywhere, plus cpu and memory, sorted."""
     names: set[str] = set(STANDARD_RESOURCES)
@@ -787,7 +791,7 @@ def fmt(amount: int | float, resource: str) -> str:
 
 
 def borrowed_and_lent(
-    members: Sequence[QueueState], pool: Mapping[str, int]
+    members: Sequence[QueueAccount], pool: Mapping[str, int]
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
     """Borrowed and lent amounts within one sibling set (see the module docstring for the definition)."""
     borrowed: dict[str, dict[str, int]] = {m.name: {} for m in members}
@@ -861,7 +865,7 @@ _RULES: dict[str, str] = {
 
 
 def set_flat_limits(
-    st: QueueState, total: Mapping[str, int], total_guarantee: Mapping[str, int], resources: Iterable[str]
+    st: QueueAccount, total: Mapping[str, int], total_guarantee: Mapping[str, int], resources: Iterable[str]
 ) -> None:
     """Capability and realCapability of a queue outside a hierarchy (proportion, flat capacity).
 
@@ -917,7 +921,7 @@ class QueueBook(Mapping[str, QueueQuota]):
 
     def __init__(
         self,
-        states: dict[str, QueueState],
+        states: dict[str, QueueAccount],
         total: Mapping[str, int],
         resources: tuple[str, ...],
         *,
@@ -934,7 +938,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         self.warnings: tuple[str, ...] = tuple(warnings)
         self._snapshots: dict[str, QueueQuota] = {}  # built on first read, per queue
         self._flows: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
-        self._chains: dict[str, tuple[QueueState, ...]] = {}  # built on first use, per queue
+        self._chains: dict[str, tuple[QueueAccount, ...]] = {}  # built on first use, per queue
 
     # -- mapping ----------------------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> QueueQuota:
@@ -954,7 +958,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         """False when the tree is inconsistent: every gate then refuses (see ``problems``)."""
         return not self.problems
 
-    def state(self, name: str) -> QueueState:
+    def state(self, name: str) -> QueueAccount:
         """The live state of one queue (read-only use)."""
         return self._states[name]
 
@@ -962,7 +966,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         return self._states[name].spec
 
     # -- snapshots ----------------------------------------------------------------------------------------------
-    def _sibling_sets(self) -> list[tuple[list[QueueState], Mapping[str, int]]]:
+    def _sibling_sets(self) -> list[tuple[list[QueueAccount], Mapping[str, int]]]:
         members = [st for st in self._states.values() if st.participating]
         return [(members, raw(self.total))]
 
@@ -985,10 +989,10 @@ class QueueBook(Mapping[str, QueueQuota]):
             snap = self._snapshots[name] = self._snapshot(st, borrowed.get(name, {}), lent.get(name, {}))
         return snap
 
-    def _export_deserved(self, st: QueueState) -> ResourceList:
+    def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved)
 
-    def _snapshot(self, st: QueueState, borrowed: dict[str, int], lent: dict[str, int]) -> QueueQuota:
+    def _snapshot(self, st: QueueAccount, borrowed: dict[str, int], lent: dict[str, int]) -> QueueQuota:
         return QueueQuota(
             name=st.name,
             request=to_resource_list(st.request),
@@ -1048,18 +1052,18 @@ class QueueBook(Mapping[str, QueueQuota]):
         return Explanation(name, tuple(steps))
 
     # -- shares ---------------------------------------------------------------------------------------------------
-    def _best_effort(self, st: QueueState) -> bool:
+    def _best_effort(self, st: QueueAccount) -> bool:
         return False
 
-    def _share_basis(self, st: QueueState) -> tuple[str, float]:
+    def _share_basis(self, st: QueueAccount) -> tuple[str, float]:
         # Volcano ranges over deserved.ResourceNames(): names with a value > 0, pods included
         return dominant_share(st.allocated, st.deserved)
 
-    def _update_share(self, st: QueueState) -> None:
+    def _update_share(self, st: QueueAccount) -> None:
         st.share = 1.0 if self._best_effort(st) else self._share_basis(st)[1]
 
     # -- mutators ------------------------------------------------------------------------------------------------
-    def chain(self, name: str) -> tuple[QueueState, ...]:
+    def chain(self, name: str) -> tuple[QueueAccount, ...]:
         """The queue, then (hierarchy) its ancestors up to root: the nodes an allocation or a reservation in
         ``name`` moves, and the nodes a hierarchical gate checks."""
         chain = self._chains.get(name)
@@ -1121,7 +1125,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         """Volcano's VictimQueueOrderFn; 0 (no preference) unless a policy registers one."""
         return 0
 
-    def _allocation_limits(self, st: QueueState) -> Sequence[tuple[QueueState, Mapping[str, int]]] | None:
+    def _allocation_limits(self, st: QueueAccount) -> Sequence[tuple[QueueAccount, Mapping[str, int]]] | None:
         """The nodes ``allocatable`` checks for ``st`` and the limit of each; None when it refuses before any
         check (a closed queue, say)."""
         raise NotImplementedError
@@ -1148,14 +1152,14 @@ class QueueBook(Mapping[str, QueueQuota]):
         return True
 
     # -- helpers for gates ------------------------------------------------------------------------------------
-    def _lookup(self, queue: str) -> QueueState | Refusal:
+    def _lookup(self, queue: str) -> QueueAccount | Refusal:
         st = self._states.get(queue)
         if st is None:
             return Refusal(queue, "unknown", message="no such queue in this computation")
         return st
 
     @staticmethod
-    def _closed(st: QueueState) -> Refusal:
+    def _closed(st: QueueAccount) -> Refusal:
         return Refusal(st.name, "state", message=f"queue is {st.spec.state or 'not Open'}, not Open")
 
     @staticmethod
@@ -1165,7 +1169,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         base: Mapping[str, int],
         limit: Mapping[str, int],
         request: Mapping[str, int],
-        st: QueueState | None = None,
+        st: QueueAccount | None = None,
         *,
         reserved: bool = False,
     ) -> list[Refusal]:

@@ -921,25 +921,7 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         return "Completed", text, Blocker("gang", job.key, limit="minMember")
     skip = job.skip_refusal
     if phase == PodGroupPhase.PENDING:
-        if job.rollback_refusal is not None:
-            text = f"back to Pending, its reservation can no longer be met: {job.rollback_refusal}"
-            if job.enqueue_refusal is not None and job.enqueue_refusal != job.rollback_refusal:
-                text += f"; not admitted again: {job.enqueue_refusal}"
-            return "Requeued", text, job.rollback_refusal.blocker()
-        if job.backing_off and job.enqueue_refusal is not None:
-            # keep the message of the requeue (why it gave its reservation back), which names the backoff's end
-            last = next((c for c in reversed(job.info.conditions) if c.reason == "Requeued" and c.message), None)
-            text = last.message if last is not None else f"not admitted (Pending -> Inqueue): {job.enqueue_refusal}"
-            return "Requeued", text, job.enqueue_refusal.blocker()
-        if job.enqueue_refusal is not None:
-            ref = job.enqueue_refusal
-            reason = "QueueClosed" if ref.check == "state" else "Unschedulable"
-            return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
-        return (
-            "Pending",
-            f"not considered by this session's actions ({', '.join(ssn.policy.actions)}); {counts}",
-            Blocker("policy", job.key, limit="enqueue"),
-        )
+        return _describe_pending(ssn, job, counts)
     if skip is not None:
         if skip.kind == "gang":
             return "NotEnoughPods", f"{skip}", skip.blocker()
@@ -977,4 +959,28 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         "Waiting",
         f"{counts}, {pending} pending; nothing was tried for it in this session",
         Blocker("gang", job.key, limit="minMember"),
+    )
+
+
+def _describe_pending(ssn: Session, job: JobState, counts: str) -> tuple[str, str, Blocker]:
+    """Why a podgroup is still Pending: requeued (its reservation could no longer be met, or backing off), refused
+    by enqueue, or not considered at all."""
+    if job.rollback_refusal is not None:
+        text = f"back to Pending, its reservation can no longer be met: {job.rollback_refusal}"
+        if job.enqueue_refusal is not None and job.enqueue_refusal != job.rollback_refusal:
+            text += f"; not admitted again: {job.enqueue_refusal}"
+        return "Requeued", text, job.rollback_refusal.blocker()
+    if job.backing_off and job.enqueue_refusal is not None:
+        # keep the message of the requeue (why it gave its reservation back), which names the backoff's end
+        last = next((c for c in reversed(job.info.conditions) if c.reason == "Requeued" and c.message), None)
+        text = last.message if last is not None else f"not admitted (Pending -> Inqueue): {job.enqueue_refusal}"
+        return "Requeued", text, job.enqueue_refusal.blocker()
+    if job.enqueue_refusal is not None:
+        ref = job.enqueue_refusal
+        reason = "QueueClosed" if ref.check == "state" else "Unschedulable"
+        return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
+    return (
+        "Pending",
+        f"not considered by this session's actions ({', '.join(ssn.policy.actions)}); {counts}",
+        Blocker("policy", job.key, limit="enqueue"),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.vocabulary import ADMITTED_PHASES, PodGroupPhase
+
 
 def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
     from planning.values_api import _session_impact as run
@@ -23,9 +25,6 @@ def impact(before: Any, after: Any, before_values: Any, after_values: Any) -> di
     if result is None:  # the session engine ships with the engine package
         raise RuntimeError("the session engine is not installed")
     return _from_session(result)
-
-
-ADMITTED_PHASES = ("Inqueue", "Running")  # a job in one of these has been admitted (Volcano's enqueue passed it)
 
 
 def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -43,7 +42,9 @@ def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:
         }
         was, now = b.get("phase"), a.get("phase")
         more, fewer = a.get("placed", 0) > b.get("placed", 0), a.get("placed", 0) < b.get("placed", 0)
-        if now in ADMITTED_PHASES and (was not in ADMITTED_PHASES or (now == "Running" and was != "Running")):
+        if now in ADMITTED_PHASES and (
+            was not in ADMITTED_PHASES or (now == PodGroupPhase.RUNNING and was != PodGroupPhase.RUNNING)
+        ):
             admitted.append(row)
         elif fewer or (was in ADMITTED_PHASES and now not in ADMITTED_PHASES):
             blocked.append(row)

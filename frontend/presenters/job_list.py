@@ -21,6 +21,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from engine.vocabulary import WAITING_PHASES
 from frontend.presenters import jobs
 from frontend.presenters.links import job_url
 from quotas.models import Namespace
@@ -158,7 +159,7 @@ def rows(page: Page, sessions_ran: bool) -> list[dict[str, Any]]:
                 "quota_groups": sorted(groups[r["id"]])
                 or ([r["namespace__quota_group__name"]] if r["namespace__quota_group__name"] else []),
                 "phase": r["phase"],
-                "waiting": r["phase"] in jobs.WAITING_PHASES,
+                "waiting": r["phase"] in WAITING_PHASES,
                 "reason": reason,
                 "message": message,
                 "priority": r["priority"],

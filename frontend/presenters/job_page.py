@@ -19,6 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from engine.session.order import JobOrder, job_order
+from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
 from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
@@ -282,7 +283,7 @@ def _asks(snapshot: Any, keys: Sequence[str]) -> dict[str, dict[str, int]]:
     rest = wanted - set(out)
     if rest:
         for task in snapshot.tasks.values():
-            if task.podgroup in rest and str(task.status) in ("Pending", "Pipelined"):
+            if task.podgroup in rest and task.status in (TaskStatus.PENDING, TaskStatus.PIPELINED):
                 acc = out.setdefault(task.podgroup, {})
                 for k, v in task.request.items():
                     acc[k] = acc.get(k, 0) + int(v)
@@ -313,7 +314,11 @@ def place_in_queue(
     order), what they ask in all, and how many of them are admitted (their reservations held). ``None`` when the job
     is not waiting or the cluster has no snapshot. ``can_open``: the queues whose jobs the user may open."""
     key = f"{podgroup.namespace.name}/{podgroup.name}"
-    if snapshot is None or podgroup.phase not in ("Pending", "Inqueue") or key not in snapshot.podgroups:
+    if (
+        snapshot is None
+        or podgroup.phase not in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
+        or key not in snapshot.podgroups
+    ):
         return None
     ahead = order_of(cluster, snapshot, values).ahead_of(podgroup.queue.name, key)
     asks = _asks(snapshot, ahead)
@@ -334,12 +339,12 @@ def place_in_queue(
                 "asks": amounts(asks.get(k)),
             }
         )
-    admitted = sum(1 for k in ahead if str(snapshot.podgroups[k].phase) == "Inqueue")
+    admitted = sum(1 for k in ahead if snapshot.podgroups[k].phase == PodGroupPhase.INQUEUE)
     # every admitted job of the queue holds a reservation (its minResources) until its pods are placed
     holders = [
         pg
         for k, pg in snapshot.podgroups.items()
-        if k != key and pg.queue == podgroup.queue.name and str(pg.phase) == "Inqueue" and pg.min_resources
+        if k != key and pg.queue == podgroup.queue.name and pg.phase == PodGroupPhase.INQUEUE and pg.min_resources
     ]
     held: dict[str, int] = {}
     for pg in holders:
@@ -375,7 +380,7 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "namespace": podgroup.namespace.name,
         "queue": podgroup.queue.name,
         "phase": podgroup.phase,
-        "waiting": podgroup.phase in jobs.WAITING_PHASES,
+        "waiting": podgroup.phase in WAITING_PHASES,
         "reason": reason,
         "message": message,
         "blocker_text": _blocker_text(podgroup.blocker),

@@ -13,10 +13,10 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from engine.vocabulary import WAITING_PHASES, PodGroupPhase
 from scheduling.choices import PodStatus
 from scheduling.models import Cluster, Pod, PodGroup, SchedulingSession
 
-WAITING_PHASES = ("Pending", "Inqueue", "Unknown")
 # How the pages count pods, by the status the API gives them: running is the API's Running only; a pod placed on a
 # node that its agent has not reported running yet is bound; a pipelined pod waits for resources being freed and
 # holds no node, so it is never counted as running.
@@ -27,7 +27,7 @@ POD_COUNTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("releasing", (PodStatus.RELEASING,)),
     ("pending", (PodStatus.PENDING,)),
 )
-_PHASE_ORDER = {"Pending": 0, "Inqueue": 1, "Unknown": 2, "Running": 3, "Completed": 4}
+_PHASE_ORDER = {phase: i for i, phase in enumerate((*WAITING_PHASES, PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED))}
 
 
 def _why(row: dict[str, Any], sessions_ran: bool) -> tuple[str, str]:
@@ -65,7 +65,7 @@ def podgroups(
         qs = qs.filter(queue__name__in=list(queues))
     if quota_groups is not None:
         qs = qs.filter(pods__quota_group__name__in=list(quota_groups)).distinct()
-    qs = qs.filter(phase__in=WAITING_PHASES) if waiting_only else qs.exclude(phase="Completed")
+    qs = qs.filter(phase__in=WAITING_PHASES) if waiting_only else qs.exclude(phase=PodGroupPhase.COMPLETED)
     total = qs.count()
     rows = list(
         qs.annotate(

@@ -28,12 +28,14 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
+from engine.vocabulary import TaskStatus
 from engine.wording import plural
 from frontend.presenters import units
 from scheduling.models import Cluster, Node, Pod
 
-ALLOCATED_STATUSES = ("Running", "Releasing")
-RESERVED_STATUSES = ("Allocated", "Binding", "Bound", "Pipelined")
+# On a node: pods running or leaving hold their room (allocated); pods placed but not yet running reserve it.
+ALLOCATED_STATUSES = (TaskStatus.RUNNING, TaskStatus.RELEASING)
+RESERVED_STATUSES = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.PIPELINED)
 ON_NODE_STATUSES = ALLOCATED_STATUSES + RESERVED_STATUSES
 PER_PAGE = 50
 STATES = {"": "any state", "ready": "Ready", "notready": "NotReady", "cordoned": "cordoned"}
@@ -138,7 +140,7 @@ def read(cluster: Cluster | None, names: Iterable[str] | None = None) -> list[No
         node.pods += 1
         if status in ALLOCATED_STATUSES:
             _add(node.allocated, load(request))
-            node.running += status == "Running"
+            node.running += status == TaskStatus.RUNNING
         else:
             _add(node.reserved, load(request))
             node.waiting += 1

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.vocabulary import WAITING_PHASES
 from frontend import figures
 from frontend.presenters import details, trees, units
 from frontend.presenters.balances import loan_rows, resource_rows
@@ -137,7 +138,6 @@ def waiting_counts(cluster: Any) -> dict[trees.Kind, dict[str, int]]:
     """Waiting jobs (Pending, Inqueue, Unknown) per queue, and per quota group their pods count in (two queries)."""
     from django.db.models import Count
 
-    from frontend.presenters.jobs import WAITING_PHASES
     from scheduling.models import Pod, PodGroup
 
     if cluster is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from engine.vocabulary import WAITING_PHASES, PodGroupPhase
 from frontend import figures
 from frontend.presenters import jobs, trees, units
 from frontend.presenters import overview as overview_rows
@@ -50,9 +51,9 @@ def overview(request: HttpRequest) -> HttpResponse:
         "ready_nodes": sum(1 for n in nodes_total.values() if n.schedulable) if nodes_total else 0,
         "nodes": len(nodes_total),
         "phases": phases,
-        "running_jobs": phases.get("Running", 0),
+        "running_jobs": phases.get(PodGroupPhase.RUNNING, 0),
         "pods": jobs.pod_counts(st.cluster, queues=None if qnames is None else sorted(qnames)),
-        "waiting_jobs": sum(phases.get(p, 0) for p in jobs.WAITING_PHASES),
+        "waiting_jobs": sum(phases.get(p, 0) for p in WAITING_PHASES),
         "capacity_rows": overview_rows.capacity_rows(resources, total, allocated, requested),
         "health": health,
         "waiting": waiting,

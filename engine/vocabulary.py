@@ -1,0 +1,70 @@
+"""The words of the cluster, each written once: task (pod) statuses, podgroup phases, queue states, and the sets of
+them the scheduler and the pages reason with (Volcano's names). A leaf module: it imports nothing of the engine, so
+every other module, the fair-share math included, can use it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TaskStatus(StrEnum):
+    """Volcano's task status (``pkg/scheduler/api/types.go``)."""
+
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+# Counted into a queue's ``allocated`` (Volcano's AllocatedStatus).
+ALLOCATED_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED}
+)
+# Drive the PodGroup phase (Volcano's ScheduledStatus).
+SCHEDULED_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+)
+# May be chosen as victims (Volcano's PreemptableStatus).
+PREEMPTABLE_STATUSES: frozenset[TaskStatus] = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+# Count towards a gang's ready members (Volcano's ReadyTaskNum).
+READY_STATUSES: frozenset[TaskStatus] = frozenset(
+    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
+)
+# Hold resources on their node (Volcano's node.Used: allocated tasks plus those still releasing).
+OCCUPYING_STATUSES: frozenset[TaskStatus] = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+
+
+class QueueState(StrEnum):
+    """A queue's state (Volcano's ``QueueState``)."""
+
+    OPEN = "Open"
+    CLOSING = "Closing"
+    CLOSED = "Closed"
+    UNKNOWN = "Unknown"
+
+
+QUEUE_STATES: tuple[str, ...] = tuple(s.value for s in QueueState)
+# A queue in one of these accepts no new podgroups and keeps its children from opening.
+CLOSED_QUEUE_STATES: frozenset[str] = frozenset({QueueState.CLOSED.value, QueueState.CLOSING.value})
+
+
+class PodGroupPhase(StrEnum):
+    """Volcano's PodGroup phase."""
+
+    PENDING = "Pending"
+    INQUEUE = "Inqueue"
+    RUNNING = "Running"
+    UNKNOWN = "Unknown"
+    COMPLETED = "Completed"
+
+
+# A podgroup in one of these has been admitted: Volcano's enqueue passed it (Inqueue), or it runs.
+ADMITTED_PHASES: frozenset[str] = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
+# A podgroup in one of these waits for something: admission, placement or its gang.
+WAITING_PHASES: tuple[str, ...] = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN)
