@@ -87,7 +87,7 @@ def heavy_work() -> Iterator[Deadline]:
         slots.release()
 
 
-def _session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any] | None:
+def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any] | None:
     """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions.
 
     ``checkpoint`` is called between podgroups; without one, the two sessions get a budget of their own
@@ -187,7 +187,7 @@ class WhatIfView(APIView):
             deadline.progress = "in the sessions before and after the proposal"
             deadline.check()
             result["impact"] = (
-                _session_impact(before_snap, after_snap, deadline.check) if body.validated_data["session"] else None
+                session_impact(before_snap, after_snap, deadline.check) if body.validated_data["session"] else None
             )
         if scope is not None:
             result = whatif_access.filter_result(result, scope, before_snap, after_snap, created)

@@ -10,18 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.objects import Snapshot
 from engine.vocabulary import ADMITTED_PHASES, PodGroupPhase
+from planning.values_api import session_impact
 
 
-def _session_impact(before: Any, after: Any) -> dict[str, Any] | None:
-    from planning.values_api import _session_impact as run
-
-    return run(before, after)
-
-
-def impact(before: Any, after: Any, before_values: Any, after_values: Any) -> dict[str, Any]:
-    """The impact rows for the what-if page (``source`` is "session"; the values are not needed)."""
-    result = _session_impact(before, after)
+def impact(before: Snapshot, after: Snapshot) -> dict[str, Any]:
+    """The impact rows for the what-if page: one session on each snapshot, their podgroups and evictions compared."""
+    result = session_impact(before, after)
     if result is None:  # the session engine ships with the engine package
         raise RuntimeError("the session engine is not installed")
     return _from_session(result)

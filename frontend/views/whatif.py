@@ -64,7 +64,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
                     "changed_nodes": sum(len(v) for v in diff.values()),
                     "resource": resource,
                     "resources": resources,
-                    "impact": impact.impact(st.snapshot, after_snap, st.values, after_values),
+                    "impact": impact.impact(st.snapshot, after_snap),
                 }
             )
             figs["whatif_queues"] = figures.whatif_figure(
