@@ -210,7 +210,8 @@ class PodGroupViewSet(_JobViewSet):
 
     @staticmethod
     def team_q(queues: set[int], namespaces: set[int], groups: set[int]) -> Q:
-        return Q(queue_id__in=queues)
+        # a team reads the jobs of its queues and those whose pods count against its quota groups (as its pages do)
+        return Q(queue_id__in=queues) | Q(pods__quota_group_id__in=groups)
 
     @staticmethod
     def queue_of(instance: PodGroup) -> int:
