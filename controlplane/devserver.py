@@ -32,7 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-STOP_TIMEOUT = 30.0  # seconds a child may take to stop after its SIGTERM before it is killed
+# Seconds a child may take to stop after its SIGTERM before it is killed: longer than the embedded SQLite's busy
+# timeout (60 s, settings.py), since a child waiting for the database's write lock handles its TERM only when that
+# wait ends (beat, behind a long scheduling session on a loaded machine).
+STOP_TIMEOUT = 75.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _PR_SET_PDEATHSIG = 1
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; longer var paths run gunicorn without its control socket

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 600.0  # the first start migrates a fresh SQLite database and collects the static files
-STOP_TIMEOUT = 60.0
+STOP_TIMEOUT = 100.0  # above the supervisor's own (75 s)
 
 
 def free_port() -> int:
@@ -149,7 +149,7 @@ def check_stopped(procs: set[int], box: Sandbox, log: str) -> None:
     assert box.outside_var() == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM], ids=["SIGTERM"])  # SIGINT: the Ctrl-C test below, from a terminal
 def test_a_signal_to_the_process_group_stops_every_child_once(sandbox: Sandbox, sig: signal.Signals) -> None:
     out = sandbox.tmp.parent / "run.log"
     with out.open("w") as sink:
