@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduling.models import Cluster, Node
-from tests.e2e.conftest import charts_ready, login, shot
+from tests.e2e.conftest import charts_ready, leave, login, shot
 from tests.frontend import builders as b
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -104,7 +104,7 @@ def test_dark_theme_follows_the_browser(site: str, browser: Any) -> None:
         tab.wait_for_function("document.querySelector('[data-figure=\"capacity\"]').layout.font.color === '#1f2328'")
         assert problems == []
     finally:
-        tab.goto("about:blank")  # no live refresh in flight while the test's database is flushed
+        leave(ctx)
         ctx.close()
 
 
