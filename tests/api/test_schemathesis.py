@@ -28,7 +28,7 @@ from tests.api.live import Live
 
 pytestmark = pytest.mark.slow
 
-SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "20"))
+SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "45"))
 SEED = os.environ.get("FAIRWAY_SCHEMATHESIS_SEED", "20261125")
 
 
