@@ -11,7 +11,8 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, ApiError, Client, UsageError
-from controlplane.cli.output import details, emit, fmt_resources, plural, table
+from controlplane.cli.output import details, emit, fmt_resources, table
+from engine.wording import plural
 
 PHASES = ("Pending", "Inqueue", "Running", "Unknown", "Completed")
 VALUE_FIELDS = (

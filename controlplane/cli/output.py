@@ -46,8 +46,18 @@ def details(pairs: Sequence[tuple[str, Any]]) -> None:
         print(f"{label + ':':<{width}}{value}")
 
 
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
+def emit_list(
+    items: list[dict[str, Any]],
+    output: str,
+    empty: str,
+    row: Callable[[dict[str, Any]], list[Any]],
+    columns: Sequence[str],
+) -> None:
+    """A listing: ``empty`` for none in a table, else one row per item (JSON and YAML as they are)."""
+    if not items and output == "table":
+        print(empty)
+        return
+    emit(items, output, lambda d: table([row(i) for i in d], columns))
 
 
 def parse_resources(text: str | None, flag: str) -> dict[str, str] | None:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import details, emit, fmt_resources, parse_resources, print_tree, table
+from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree, table
 
 LIST_COLUMNS = ("Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown", "Completed")
 
@@ -113,11 +113,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
         name = name_of(args, "fairway queue view")
         emit(client.call("GET", f"queues/{name}/", obj=obj), args.output, print_queue_detail)
     elif action == "list":
-        queues = client.list_all("queues/")
-        if not queues and args.output == "table":
-            print("No queues found")
-            return EXIT_OK
-        emit(queues, args.output, lambda d: table([queue_row(q) for q in d], LIST_COLUMNS))
+        emit_list(client.list_all("queues/"), args.output, "No queues found", queue_row, LIST_COLUMNS)
     elif action == "operate":
         if args.action in ("open", "close"):
             result = client.call("POST", f"queues/{args.name}/{args.action}/", obj=obj)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import details, emit, fmt_resources, parse_resources, print_tree, table
+from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree
 
 LIST_COLUMNS = ("Name", "Parent", "Parent group", "Min", "Max", "Allow lent", "Namespaces")
 BOOL = ("true", "false")
@@ -117,11 +117,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
     elif action in ("view", "get"):
         emit(client.call("GET", f"quota-groups/{name}/", obj=obj), args.output, print_group_detail)
     elif action == "list":
-        groups = client.list_all("quota-groups/")
-        if not groups and args.output == "table":
-            print("No quota groups found")
-            return EXIT_OK
-        emit(groups, args.output, lambda d: table([group_row(g) for g in d], LIST_COLUMNS))
+        emit_list(client.list_all("quota-groups/"), args.output, "No quota groups found", group_row, LIST_COLUMNS)
     elif action == "update":
         body = _body(args)
         if not body:

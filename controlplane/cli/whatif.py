@@ -12,7 +12,8 @@ import sys
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import emit, fmt_resources, plural, table
+from controlplane.cli.output import emit, fmt_resources, table
+from engine.wording import plural
 
 SECTIONS = (("queues", "queue"), ("quota_groups", "quota-group"), ("namespaces", "namespace"))
 FIELD_NAMES = {
