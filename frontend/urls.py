@@ -28,6 +28,7 @@ urlpatterns = [
     path("whatif/discard/", whatif.discard, name="whatif-discard"),
     path("whatif/remove/<int:index>/", whatif.remove, name="whatif-remove"),
     path("jobs/", jobs.jobs, name="jobs"),
+    path("jobs/filter-names/", jobs.job_filter_names, name="job-filter-names"),
     path("jobs/<str:namespace>/<str:name>/", job.job, name="job"),
     path("history/", history.recent, name="history-recent"),
     path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),

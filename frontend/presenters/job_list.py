@@ -30,6 +30,9 @@ from scheduling.filtersets import PodGroupFilterSet, UTCIsoDateTimeFilter
 from scheduling.models import Cluster, Pod, PodGroup
 
 PAGE_SIZE = 50
+SELECT_LIMIT = 40  # a filter with more names than this is a text box that suggests names as one types
+SUGGESTIONS = 20  # names one suggestion request returns
+FILTER_LABELS = {"namespace": "namespace", "queue": "queue", "quota_group": "quota group"}
 SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "newest": ("newest first", ("-created", "-id")),
     "oldest": ("oldest first", ("created", "id")),
@@ -97,35 +100,69 @@ def visible_jobs(cluster: Cluster, queues: set[str] | None, groups: set[str] | N
     return qs.filter(Q(queue__name__in=sorted(queues)) | Exists(counted))
 
 
-def choices(
-    base: QuerySet[PodGroup], queues: Sequence[str], groups: Sequence[str], selected: Mapping[str, str]
-) -> dict[str, Any]:
-    """The filters' lists: namespaces and reasons that the readable jobs have, the queues and quota groups the
-    user may read (each one query)."""
-    namespaces = list(
+def namespace_names(base: QuerySet[PodGroup]) -> list[str]:
+    """The namespaces that the readable jobs ``base`` are in, by name (one query)."""
+    return list(
         Namespace.objects.filter(pk__in=base.values("namespace_id")).order_by("name").values_list("name", flat=True)
     )
+
+
+def choices(
+    base: QuerySet[PodGroup], names: Mapping[str, Sequence[str]], selected: Mapping[str, str]
+) -> dict[str, Any]:
+    """The filters' controls: the reasons that the readable jobs ``base`` have (one query) and the ``names`` of
+    each name filter (``FILTER_LABELS``). A long list is a text box whose suggestions come as one types
+    (``suggest``), so that a cluster of a thousand queues does not send a thousand options with every page."""
     reasons = base.exclude(reason="").order_by("reason").values_list("reason", flat=True).distinct()
     return {
-        "namespaces": namespaces,
         "reasons": list(reasons),
-        "queues": list(queues),
-        "quota_groups": list(groups),
-        "queue_options": options(queues, selected.get("queue", "")),
-        "quota_group_options": options(groups, selected.get("quota_group", "")),
-        "namespace_options": options(namespaces, selected.get("namespace", "")),
+        "namespace_control": control("namespace", names["namespace"], selected.get("namespace", "")),
+        "queue_control": control("queue", names["queue"], selected.get("queue", "")),
+        "quota_group_control": control("quota_group", names["quota_group"], selected.get("quota_group", "")),
         "phases": [p for p, _ in PodGroupPhase.choices],
         "sorts": [(key, label) for key, (label, _) in SORTS.items()],
     }
 
 
-def options(names: Sequence[str], selected: str) -> SafeString:
-    """``<option>`` elements for ``names`` (escaped), ``selected`` marked: a filter may list a thousand tree
-    nodes, which the template engine renders ten times slower one by one."""
-    chosen = " selected"
+def control(field: str, names: Sequence[str], selected: str) -> SafeString:
+    """The filter's form control: a ``<select>`` of ``names`` (escaped, ``selected`` marked) when they are few,
+    else a text box with an empty ``<datalist>`` that the page's script fills from ``suggest``. Built as one
+    string: a list of a thousand options renders ten times faster so than through the template engine."""
+    label = FILTER_LABELS[field]
+    ident = f"f-{field.replace('_', '-')}"
+    if len(names) <= SELECT_LIMIT:
+        chosen = " selected"
+        options = "".join(
+            f'<option value="{escape(n)}"{chosen if n == selected else ""}>{escape(n)}</option>' for n in names
+        )
+        return mark_safe(f'<select id="{ident}" name="{field}"><option value="">any {label}</option>{options}</select>')
+    hint = f"any {label}: type to find one of {len(names):,}"
     return mark_safe(
-        "".join(f'<option value="{escape(n)}"{chosen if n == selected else ""}>{escape(n)}</option>' for n in names)
+        f'<input id="{ident}" name="{field}" type="search" value="{escape(selected)}" list="{ident}-list" '
+        f'autocomplete="off" placeholder="{escape(hint)}" data-suggest="{field}">'
+        f'<datalist id="{ident}-list"></datalist>'
     )
+
+
+def unknown_names(params: Mapping[str, str], names: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """An error per name filter whose value names nothing the user may read (a typed name, or an old link)."""
+    errors = {}
+    for field, known in names.items():
+        value = params.get(field, "")
+        if value and value not in set(known):
+            errors[field] = f"No {FILTER_LABELS[field]} you can read is named “{value}”."
+    return errors
+
+
+def suggest(names: Sequence[str], typed: str, limit: int = SUGGESTIONS) -> list[str]:
+    """Up to ``limit`` of ``names`` that contain ``typed`` (any case): those that start with it first, each part
+    in the given order."""
+    needle = typed.strip().casefold()
+    starts = [n for n in names if n.casefold().startswith(needle)]
+    if len(starts) >= limit:
+        return starts[:limit]
+    inside = [n for n in names if needle in n.casefold() and not n.casefold().startswith(needle)]
+    return (starts + inside)[:limit]
 
 
 def rows(page: Page, sessions_ran: bool) -> list[dict[str, Any]]:

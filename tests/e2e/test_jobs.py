@@ -102,3 +102,33 @@ def test_an_admin_finds_a_job_among_a_thousand(site: str, page: Any) -> None:
     )
     assert unlabeled == []
     assert page.problems == []
+
+
+def test_a_queue_among_many_is_found_by_typing_its_name(site: str, page: Any) -> None:
+    """Past ``SELECT_LIMIT`` queues the queue filter is a text box: typing fills its suggestions from the server,
+    and the chosen name filters the list (an unknown one says so under the box)."""
+    b.lending()
+    b.user("boss", staff=True)
+    for i in range(45):
+        b.queue(f"team-{i:02d}")
+    b.namespace("t7-ns", queue_name="team-07")
+    b.job("t7-ns", "probe", "team-07", 1, {"cpu": "1"})
+    login(page, site, "boss", b.PASSWORD)
+    page.goto(f"{site}/jobs/")
+    box = page.get_by_label("Queue")
+    assert box.evaluate("el => el.tagName") == "INPUT"
+    assert "type to find one of" in (box.get_attribute("placeholder") or "")
+    box.fill("team-0")
+    page.wait_for_function("document.querySelectorAll('#f-queue-list option').length === 10")
+    suggested = page.evaluate("Array.from(document.querySelectorAll('#f-queue-list option')).map(o => o.value)")
+    assert suggested == [f"team-{i:02d}" for i in range(10)]
+    shot(page, "jobs-05-queue-suggestions")
+    box.fill("team-07")
+    page.get_by_role("button", name="Find").click()
+    page.wait_for_url("**queue=team-07*")
+    assert [r.inner_text() for r in page.locator("#jobs-table tbody td.name").all()] == ["probe"]
+    page.get_by_label("Queue").fill("team-99")
+    page.get_by_role("button", name="Find").click()
+    page.wait_for_url("**queue=team-99*")
+    assert "No queue you can read is named “team-99”." in page.locator(".filter-grid").inner_text()
+    assert page.problems == []

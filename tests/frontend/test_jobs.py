@@ -4,6 +4,7 @@ a fixed number of queries whatever the number of jobs."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from frontend.presenters import job_list
 from scheduling.models import PodGroup
 from tests.frontend import builders as b
 from tests.frontend.conftest import login
@@ -158,14 +160,60 @@ def test_the_list_filters_by_each_field(admin_client: Any, story: PodGroup) -> N
     assert bad.status_code == 200 and bad.context["rows"] == [] and "submitted_after" in bad.context["errors"]
     choices = admin_client.get("/jobs/").context["choices"]
     assert choices["reasons"] == ["NotEnoughResources"]
-    assert choices["namespaces"] == ["nlp-ns", "x-ns", "y-ns"]
+    assert re.findall(r'<option value="([^"]+)"', choices["namespace_control"]) == ["nlp-ns", "x-ns", "y-ns"]
 
 
 def test_the_list_shows_a_team_only_its_jobs(client: Any, story: PodGroup) -> None:
     assert sorted(listed(login(client, "lead-x").get("/jobs/"))) == ["x-ns/eval", "x-ns/train"]
     assert listed(login(client, "research-lead").get("/jobs/")) == ["nlp-ns/bert"]
     assert listed(login(client, "lead-x").get("/jobs/", {"q": "bert"})) == []
-    assert "yq" not in login(client, "lead-x").get("/jobs/").context["choices"]["queues"]
+    assert 'value="yq"' not in login(client, "lead-x").get("/jobs/").context["choices"]["queue_control"]
+
+
+def test_a_long_name_list_is_a_text_box_that_suggests(
+    admin_client: Any, client: Any, story: PodGroup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to ``SELECT_LIMIT`` names a filter is a select; above, a text box with an empty datalist that the
+    page's script fills from ``/jobs/filter-names/`` with the names the user may read."""
+    assert '<select id="f-queue" name="queue">' in admin_client.get("/jobs/").content.decode()
+    monkeypatch.setattr(job_list, "SELECT_LIMIT", 2)
+    html = admin_client.get("/jobs/").content.decode()
+    assert '<input id="f-queue" name="queue" type="search" value="" list="f-queue-list"' in html
+    assert '<datalist id="f-queue-list"></datalist>' in html and '<option value="xq">' not in html
+    assert "type to find one of" in html and "frontend/js/suggest.js" in html
+    names = admin_client.get("/jobs/filter-names/", {"field": "queue", "q": "Q"}).json()["names"]
+    assert "xq" in names and "yq" in names and "research" not in names
+    assert admin_client.get("/jobs/filter-names/", {"field": "quota_group", "q": "x"}).json()["names"][0] == "x"
+    assert admin_client.get("/jobs/filter-names/", {"field": "namespace", "q": "ns"}).json()["names"] == [
+        "nlp-ns",
+        "x-ns",
+        "y-ns",
+    ]
+    lead = login(client, "lead-x")
+    assert "yq" not in lead.get("/jobs/filter-names/", {"field": "queue", "q": "q"}).json()["names"]
+    assert lead.get("/jobs/filter-names/", {"field": "namespace", "q": ""}).json()["names"] == ["x-ns"]
+    bad = admin_client.get("/jobs/filter-names/", {"field": "password"})
+    assert bad.status_code == 400 and "field" in bad.json()
+
+
+def test_a_typed_name_that_names_nothing_says_so(admin_client: Any, client: Any, story: PodGroup) -> None:
+    response = admin_client.get("/jobs/", {"queue": "nosuch"})
+    assert response.context["rows"] == []
+    assert response.context["errors"]["queue"] == "No queue you can read is named “nosuch”."
+    assert "No queue you can read is named" in response.content.decode()
+    # another team's queue is as unknown to a team lead as a missing one: no job of it, and no hint it exists
+    other = login(client, "lead-x").get("/jobs/", {"queue": "yq"})
+    assert other.context["rows"] == [] and "queue" in other.context["errors"]
+    assert admin_client.get("/jobs/", {"quota_group": "nope"}).context["errors"]["quota_group"]
+    assert admin_client.get("/jobs/", {"namespace": "nope"}).context["errors"]["namespace"]
+
+
+def test_suggestions_put_names_that_start_with_the_text_first() -> None:
+    names = ["team-a", "a-team", "beta", "alpha", "gamma"]
+    assert job_list.suggest(names, "a") == ["a-team", "alpha", "team-a", "beta", "gamma"]
+    assert job_list.suggest(names, "AL") == ["alpha"]
+    assert job_list.suggest(names, "a", limit=2) == ["a-team", "alpha"]
+    assert job_list.suggest(names, "") == names
 
 
 def test_the_list_sorts_and_pages(admin_client: Any, lending: None) -> None:
