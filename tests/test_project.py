@@ -7,7 +7,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +56,32 @@ def test_demo_loads_through_the_rules_and_is_idempotent() -> None:
     assert Namespace.objects.count() == 16 and PodGroup.objects.count() == 8
     call_command("load_demo", stdout=StringIO())
     assert Queue.objects.count() == 13
+    with pytest.raises(CommandError, match="already loaded with 24 nodes; the large one needs an empty database"):
+        call_command("load_demo", "--size", "large", stdout=StringIO())
+
+
+def test_a_larger_demo_scales_every_quota_and_copies_the_jobs() -> None:
+    """The sizes differ only in their numbers: a demo 3 times larger (``--size large`` is 200 times, on 5,000
+    nodes) has 3 times every quota, the nodes asked for and each job copied under a numbered name."""
+    from engine.resources import parse_resource_list
+    from quotas.models import Namespace, Queue, QuotaGroup
+    from scheduling.management.commands.load_demo import SIZES, Command, Size
+    from scheduling.models import Node, Pod, PodGroup
+
+    assert (SIZES["large"].nodes, SIZES["large"].jobs, SIZES["large"].pods) == (5000, 7200, 49500)
+    size = Size(factor=3, cpu_nodes=5, gpu_nodes=4, copies=2)
+    Command()._load(size)
+    research = Queue.objects.get(name="research")
+    assert research.deserved == parse_resource_list({"cpu": "1200", "memory": "7200Gi", "nvidia.com/gpu": "120"})
+    assert QuotaGroup.objects.get(name="nlp").max == parse_resource_list(
+        {"cpu": "600", "memory": "3600Gi", "nvidia.com/gpu": "48"}
+    )
+    assert Namespace.objects.get(name="nlp").hard["nvidia.com/gpu"] == 384_000
+    assert Node.objects.count() == 9 and sum(bool(n.taints) for n in Node.objects.filter(name__startswith="gpu-")) == 4
+    assert PodGroup.objects.count() == 16 and Pod.objects.count() == size.pods == 110
+    sweep = PodGroup.objects.get(name="hparam-sweep-001")
+    assert sweep.min_member == 16 and sweep.pods.count() == 16
+    assert all(p.tolerations for p in sweep.pods.all())  # a GPU job tolerates the GPU machines' taint
 
 
 def test_ensure_admin_prints_credentials_and_token() -> None:

@@ -1,14 +1,22 @@
 """Load the demo organisation: 3 departments and 8 teams as a queue tree and a quota tree, 24 nodes (8 with
-GPUs), namespaces with weights, team accounts, and a few jobs. Every object goes through the same services
-(and rules) as the API. Idempotent: does nothing when the demo is already there."""
+GPUs), namespaces with weights, team accounts, and a few jobs. The trees go through the same services (and
+rules) as the API. Idempotent: does nothing when the demo is already there.
+
+``--size large`` loads the same organisation with every quota 200 times larger on 5,000 nodes (3,334 CPU and
+1,666 GPU machines) with 900 copies of each job: 7,200 jobs of 49,500 pods, more than the cluster holds, so that
+the first session places tens of thousands of pods and the ones after it run at the scale issue 12 measures
+(a busy cluster with a backlog). Nodes, jobs and pods go in with bulk inserts, which move the cluster's
+revision as every write does.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
@@ -104,6 +112,41 @@ JOBS = [
 ]
 
 
+@dataclass(frozen=True)
+class Size:
+    """How big a demo: quotas multiplied by ``factor``, ``cpu_nodes`` + ``gpu_nodes`` machines, ``copies`` of each
+    job of ``JOBS``."""
+
+    factor: int
+    cpu_nodes: int
+    gpu_nodes: int
+    copies: int
+
+    @property
+    def nodes(self) -> int:
+        return self.cpu_nodes + self.gpu_nodes
+
+    @property
+    def jobs(self) -> int:
+        return len(JOBS) * self.copies
+
+    @property
+    def pods(self) -> int:
+        return sum(size for _, _, size, _, _ in JOBS) * self.copies
+
+
+SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
+
+
+def _times(rl: dict[str, str], factor: int) -> dict[str, str]:
+    """``rl`` with every amount multiplied by ``factor`` (the quantities keep their unit suffix)."""
+    out = {}
+    for name, text in rl.items():
+        digits = text.rstrip("KMGTPEikmgtpe")
+        out[name] = f"{int(digits) * factor}{text[len(digits) :]}"
+    return out
+
+
 def _scale(rl: dict[str, str], factor: float) -> dict[str, str]:
     """Demo helper: quota max = a multiple of min (whole units)."""
     parsed = parse_resource_list(rl)
@@ -117,19 +160,42 @@ def _scale(rl: dict[str, str], factor: float) -> dict[str, str]:
 class Command(BaseCommand):
     help = "Load the demo organisation, cluster and jobs (idempotent)."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--size",
+            choices=sorted(SIZES),
+            default="small",
+            help="small: 24 nodes and 8 jobs (the default); large: the same teams with 200 times their quotas, "
+            "5,000 nodes and 7,200 jobs of 49,500 pods",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        size = SIZES[options["size"]]
         if Queue.objects.filter(name="research").exists():
+            loaded = Node.objects.filter(cluster__name="default").count()
+            if options["size"] == "large" and loaded < size.nodes:
+                raise CommandError(
+                    f"the demo is already loaded with {loaded} nodes; the large one needs an empty database "
+                    "(make clean, or another DATABASE_URL)"
+                )
             self.stdout.write("demo already loaded")
             return
         with transaction.atomic():
-            self._load()
+            self._load(size)
         self.stdout.write(
             self.style.SUCCESS(
-                "demo loaded: 3 departments, 8 teams, 24 nodes, 8 jobs; team logins <team>-lead / demo-<team>"
+                f"demo loaded: 3 departments, 8 teams, {size.nodes:,} nodes, {size.jobs:,} jobs of {size.pods:,} pods; "
+                "team logins <team>-lead / demo-<team>"
             )
         )
 
-    def _load(self) -> None:
+    def _load(self, size: Size) -> None:
+        self._trees(size.factor)
+        cluster = Cluster.objects.get(name="default")
+        self._nodes(cluster, size)
+        self._jobs(cluster, size)
+
+    def _trees(self, factor: int) -> None:
         User = get_user_model()
         root_group = QuotaGroup.objects.get(name="root")
         for dept, spec in ORG.items():
@@ -139,9 +205,9 @@ class Command(BaseCommand):
                     "name": dept,
                     "parent": "root",
                     "weight": spec["weight"],
-                    "deserved": parse_resource_list(spec["deserved"]),
-                    "guarantee": parse_resource_list(spec["guarantee"]),
-                    "capability": parse_resource_list(spec["capability"]),
+                    "deserved": parse_resource_list(_times(spec["deserved"], factor)),
+                    "guarantee": parse_resource_list(_times(spec["guarantee"], factor)),
+                    "capability": parse_resource_list(_times(spec["capability"], factor)),
                 },
             )
             services.save_quota_group(
@@ -150,8 +216,8 @@ class Command(BaseCommand):
                     "name": dept,
                     "parent": root_group.name,
                     "is_parent": True,
-                    "min": parse_resource_list(spec["deserved"]),
-                    "max": parse_resource_list(spec["capability"]),
+                    "min": parse_resource_list(_times(spec["deserved"], factor)),
+                    "max": parse_resource_list(_times(spec["capability"], factor)),
                 },
             )
             dept_team = Group.objects.create(name=f"{dept}-dept")
@@ -159,7 +225,8 @@ class Command(BaseCommand):
             QuotaGroup.objects.get(name=dept).teams.add(dept_team)
             lead = User.objects.create_user(f"{dept}-lead", password=f"demo-{dept}")
             lead.groups.add(dept_team)
-            for team, (deserved, guarantee, weight, ns_weight) in spec["teams"].items():
+            for team, (small_deserved, small_guarantee, weight, ns_weight) in spec["teams"].items():
+                deserved, guarantee = _times(small_deserved, factor), _times(small_guarantee, factor)
                 services.save_queue(
                     None,
                     {
@@ -191,53 +258,84 @@ class Command(BaseCommand):
                         weight=w,
                         default_queue=Queue.objects.get(name=team),
                         quota_group=QuotaGroup.objects.get(name=team),
-                        hard=parse_resource_list({"cpu": "2000", "memory": "8000Gi", "nvidia.com/gpu": "128"}),
+                        hard=parse_resource_list(
+                            _times({"cpu": "2000", "memory": "8000Gi", "nvidia.com/gpu": "128"}, factor)
+                        ),
                     )
-        cluster = Cluster.objects.get(name="default")
+
+    def _nodes(self, cluster: Cluster, size: Size) -> None:
         now = timezone.now()
-        for i in range(16):
-            Node.objects.create(
-                cluster=cluster,
-                name=f"cpu-{i + 1:02d}",
-                allocatable=parse_resource_list(CPU_NODE),
-                labels={"node.kubernetes.io/instance-type": "c-32", "zone": f"zone-{i % 3 + 1}"},
-                last_heartbeat=now,
-            )
-        for i in range(8):
-            Node.objects.create(
-                cluster=cluster,
-                name=f"gpu-{i + 1:02d}",
-                allocatable=parse_resource_list(GPU_NODE),
-                labels={"node.kubernetes.io/instance-type": "g-64", "accelerator": "a100", "zone": f"zone-{i % 3 + 1}"},
-                taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
-                last_heartbeat=now,
-            )
-        for team, job, size, request, priority in JOBS:
-            ns = Namespace.objects.get(name=team)
+        cpu, gpu = parse_resource_list(CPU_NODE), parse_resource_list(GPU_NODE)
+        width = max(2, len(str(max(size.cpu_nodes, size.gpu_nodes))))
+        Node.objects.bulk_create(
+            [
+                *(
+                    Node(
+                        cluster=cluster,
+                        name=f"cpu-{i + 1:0{width}d}",
+                        allocatable=cpu,
+                        labels={"node.kubernetes.io/instance-type": "c-32", "zone": f"zone-{i % 3 + 1}"},
+                        last_heartbeat=now,
+                    )
+                    for i in range(size.cpu_nodes)
+                ),
+                *(
+                    Node(
+                        cluster=cluster,
+                        name=f"gpu-{i + 1:0{width}d}",
+                        allocatable=gpu,
+                        labels={
+                            "node.kubernetes.io/instance-type": "g-64",
+                            "accelerator": "a100",
+                            "zone": f"zone-{i % 3 + 1}",
+                        },
+                        taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+                        last_heartbeat=now,
+                    )
+                    for i in range(size.gpu_nodes)
+                ),
+            ],
+            batch_size=1000,
+        )
+
+    def _jobs(self, cluster: Cluster, size: Size) -> None:
+        namespaces = {ns.name: ns for ns in Namespace.objects.filter(name__in=[team for team, *_ in JOBS])}
+        queues = {q.name: q for q in Queue.objects.filter(name__in=[team for team, *_ in JOBS])}
+        groups = []
+        for copy in range(size.copies):
+            for team, job, pods, request, priority in JOBS:
+                req = parse_resource_list(request)
+                groups.append(
+                    PodGroup(
+                        cluster=cluster,
+                        namespace=namespaces[team],
+                        name=job if size.copies == 1 else f"{job}-{copy:03d}",
+                        queue=queues[team],
+                        min_member=pods,
+                        min_resources=ResourceList({k: v * pods for k, v in req.items()}),
+                        priority=priority,
+                    )
+                )
+        PodGroup.objects.bulk_create(groups, batch_size=1000)
+        shapes = {job: (pods, request) for _, job, pods, request, _ in JOBS}
+        gpu_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "value": "", "effect": "NoSchedule"}]
+        rows = []
+        for pg in groups:
+            pods, request = shapes[pg.name if size.copies == 1 else pg.name.rsplit("-", 1)[0]]
             req = parse_resource_list(request)
-            pg = PodGroup.objects.create(
-                cluster=cluster,
-                namespace=ns,
-                name=job,
-                queue=Queue.objects.get(name=team),
-                min_member=size,
-                min_resources=ResourceList({k: v * size for k, v in req.items()}),
-                priority=priority,
-            )
-            tolerations = (
-                [{"key": "nvidia.com/gpu", "operator": "Exists", "value": "", "effect": "NoSchedule"}]
-                if "nvidia.com/gpu" in request
-                else []
-            )
-            for k in range(size):
-                Pod.objects.create(
+            tolerations = gpu_toleration if "nvidia.com/gpu" in request else []
+            rows.extend(
+                Pod(
                     cluster=cluster,
-                    namespace=ns,
-                    name=f"{job}-{k}",
+                    namespace=pg.namespace,
+                    name=f"{pg.name}-{k}",
                     podgroup=pg,
                     request=req,
-                    priority=priority,
-                    quota_group=ns.quota_group,
+                    priority=pg.priority,
+                    quota_group=pg.namespace.quota_group,
                     tolerations=tolerations,
                     duration_seconds=300 + 30 * k,
                 )
+                for k in range(pods)
+            )
+        Pod.objects.bulk_create(rows, batch_size=2000)
