@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DEMO_SIZE ?= small
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairway
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
@@ -28,10 +29,11 @@ demo: migrate
 	$(BIN)/python manage.py load_demo
 
 # Installs, then controlplane/devserver.py migrates, loads the demo, creates the admin and runs web + worker + beat
-# on the embedded default (SQLite file and kombu's filesystem broker under var/). Ctrl-C or TERM stops all three,
+# on the embedded default (SQLite file and kombu's filesystem broker under var/). DEMO_SIZE=large loads the
+# 5,000-node demo into an empty database instead of the 24-node one. Ctrl-C or TERM stops all three,
 # each once, and exits 0; every runtime file (pid files, gunicorn's control socket, beat's schedule) is under var/.
 run: install
-	@$(BIN)/python -m controlplane.devserver --host $(HOST) --port $(PORT)
+	@$(BIN)/python -m controlplane.devserver --host $(HOST) --port $(PORT) --demo-size $(DEMO_SIZE)
 
 # Starts PostgreSQL and Redis where they are installed but stopped (CI has them running already).
 services:

@@ -46,13 +46,13 @@ def var_dir() -> Path:
     return Path(os.environ.get("FAIRWAY_VAR_DIR") or BASE_DIR / "var").resolve()
 
 
-def setup_commands(python: str) -> list[list[str]]:
+def setup_commands(python: str, demo_size: str = "small") -> list[list[str]]:
     """The preparation ``make run`` always did: each idempotent, run in order before the servers."""
     manage = [python, str(BASE_DIR / "manage.py")]
     return [
         [*manage, "migrate", "--noinput"],
         [*manage, "collectstatic", "--noinput", "--verbosity", "0"],
-        [*manage, "load_demo"],
+        [*manage, "load_demo", "--size", demo_size],
         [*manage, "ensure_admin"],
         [*manage, "ensure_schedules", "--simulated", "default"],
     ]
@@ -280,6 +280,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m controlplane.devserver", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--demo-size",
+        choices=("small", "large"),
+        default="small",
+        help="the demo to load into an empty database (manage.py load_demo --size): large is 5,000 nodes",
+    )
     args = parser.parse_args(argv)
 
     var = var_dir()
@@ -291,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sup.install()
     terminal.take()
     try:
-        for command in setup_commands(python):
+        for command in setup_commands(python, args.demo_size):
             if not sup.run_setup(command[2], command):
                 return 0 if sup.stop_signal is not None else 1
         where = f"http://{args.host}:{args.port}/"
