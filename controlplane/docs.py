@@ -44,3 +44,14 @@ class SwaggerView(_LoginFirst, SpectacularSwaggerView):
 
 class RedocView(_LoginFirst, SpectacularRedocView):
     pass
+
+
+def write_warnings_are_optional(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Schema post-processing: a tree object's ``warnings`` come only with the answer to a write
+    (``quotas.serializers.AllProblemsAtOnce``), so the schema must not require them in every answer, as it does for
+    any read-only field."""
+    for schema in result.get("components", {}).get("schemas", {}).values():
+        required = schema.get("required")
+        if required and "warnings" in required and "warnings" in schema.get("properties", {}):
+            required.remove("warnings")
+    return result

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import Group
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
@@ -35,6 +36,21 @@ def _already_in_error(detail: dict[str, Any], field: str) -> bool:
     return not isinstance(problem, dict) or not rest or rest in problem
 
 
+class WriteWarningSerializer(serializers.Serializer):
+    """One warning of a write that was accepted: the rule's ``code``, what it means (``detail``) and the field it
+    is about (``attr``, a dotted path such as ``deserved.cpu``), as the error envelope names them."""
+
+    code = serializers.CharField()
+    detail = serializers.CharField()
+    attr = serializers.CharField()
+
+
+WARNINGS_HELP = (
+    "Only in the answer to a create or update: what the rules found worth saying about the accepted write "
+    "(e.g. deserved overcommitted beyond the cluster), each with its code, detail and field. Reads omit it."
+)
+
+
 class AllProblemsAtOnce:
     """A tree serializer whose 400 lists every problem at once: when some fields do not parse, the rules still
     run on the fields that did, and their problems (at fields not already in error) join the field errors. DRF
@@ -45,9 +61,14 @@ class AllProblemsAtOnce:
 
     def to_representation(self, instance: Any) -> Any:
         out = super().to_representation(instance)  # type: ignore[misc]
+        out.pop("warnings", None)
         if self.write_warnings is not None:
             out["warnings"] = [{"code": w.code, "detail": w.message, "attr": w.field} for w in self.write_warnings]
         return out
+
+    @extend_schema_field(WriteWarningSerializer(many=True))
+    def get_warnings(self, obj: Any) -> list[dict[str, str]]:
+        return []  # replaced in to_representation by the write's own, or removed on a read
 
     def _rule_data(self, attrs: dict[str, Any]) -> dict[str, Any]:
         data = dict(attrs)
@@ -110,6 +131,8 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     status = serializers.SerializerMethodField()
     teams = NameField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
 
+    warnings = serializers.SerializerMethodField(help_text=WARNINGS_HELP)
+
     class Meta:
         model = Queue
         fields = [
@@ -129,6 +152,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "version",
             "created",
             "updated",
+            "warnings",
         ]
         read_only_fields = ["version", "created", "updated"]
 
@@ -186,6 +210,8 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     children = NameField(slug_field="name", many=True, read_only=True)
     teams = NameField(slug_field="name", many=True, queryset=Group.objects.all(), required=False)
 
+    warnings = serializers.SerializerMethodField(help_text=WARNINGS_HELP)
+
     class Meta:
         model = QuotaGroup
         fields = [
@@ -204,6 +230,7 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "version",
             "created",
             "updated",
+            "warnings",
         ]
         read_only_fields = ["version", "created", "updated"]
 

@@ -70,3 +70,16 @@ def test_the_api_returns_the_warnings_of_a_write(admin_api: Any, cluster: None) 
     assert r.status_code == 201, r.json()
     assert [(w["attr"], w["code"]) for w in r.json()["warnings"]] == [("min.cpu", "overcommitted")]
     assert QuotaGroup.objects.filter(name="big").exists()
+
+
+def test_the_schema_describes_the_warnings_of_a_write(admin_api: Any) -> None:
+    """``warnings`` is in the schema of both tree objects, as a list of (code, detail, attr), and not required:
+    reads do not carry it."""
+    schema = admin_api.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    for name in ("Queue", "QuotaGroup"):
+        field = components[name]["properties"]["warnings"]
+        assert field["items"] == {"$ref": "#/components/schemas/WriteWarning"} and field["readOnly"]
+        assert "warnings" not in components[name]["required"]
+        assert "warnings" not in components.get(f"{name}Request", {}).get("properties", {})
+    assert set(components["WriteWarning"]["required"]) == {"code", "detail", "attr"}
