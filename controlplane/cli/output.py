@@ -4,6 +4,7 @@ and ``yaml`` as the API sends them."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,14 @@ def emit(data: Any, output: str, table: Callable[[Any], None]) -> None:
         print(yaml.safe_dump(data, sort_keys=True), end="")
     else:
         table(data)
+
+
+def warn(data: Any, output: str) -> None:
+    """The warnings of an accepted write, one line each on stderr (in json and yaml they are in the document)."""
+    if output != "table" or not isinstance(data, dict):
+        return
+    for w in data.get("warnings") or ():
+        sys.stderr.write(f"warning: {w['attr']}: {w['detail']}\n")
 
 
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:

@@ -6,7 +6,16 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree, table
+from controlplane.cli.output import (
+    details,
+    emit,
+    emit_list,
+    fmt_resources,
+    parse_resources,
+    print_tree,
+    table,
+    warn,
+)
 
 LIST_COLUMNS = ("Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown", "Completed")
 
@@ -17,13 +26,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     create = qsub.add_parser("create", help="create a queue", parents=[common])
     create.add_argument("-n", "--name", required=True)
     create.add_argument("-w", "--weight", type=int, default=1)
-    create.add_argument("-p", "--parent")
     create.add_argument("-S", "--state", choices=("Open", "Closed"), default="Open")
-    create.add_argument("--capability", help="e.g. cpu=8,memory=16Gi")
-    create.add_argument("--deserved")
-    create.add_argument("--guarantee")
-    create.add_argument("--priority", type=int)
-    create.add_argument("--reclaimable", choices=("true", "false"))
+    _fields(create)
+    update = qsub.add_parser("update", help="change fields of a queue (the others stay)", parents=[common])
+    update.add_argument("name_pos", metavar="NAME")
+    update.add_argument("-w", "--weight", type=int)
+    _fields(update)
     for alias in ("view", "get"):
         view = qsub.add_parser(alias, help="show one queue", parents=[common])
         view.add_argument("name_pos", nargs="?", metavar="NAME")
@@ -33,12 +41,53 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     operate.add_argument("-n", "--name", required=True)
     operate.add_argument("-a", "--action", required=True, choices=("open", "close", "update"))
     operate.add_argument("-w", "--weight", type=int)
+    _fields(operate)
     delete = qsub.add_parser("delete", help="delete a queue", parents=[common])
     delete.add_argument("name_pos", nargs="?", metavar="NAME")
     delete.add_argument("-n", "--name")
     delete.add_argument("--cascade", action="store_true", help="delete its child queues first")
     delete.add_argument("--force", action="store_true", help="also delete the podgroups and pods inside")
     qsub.add_parser("tree", help="show the queue hierarchy", parents=[common])
+
+
+def _fields(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-p", "--parent", help="parent queue (default root)")
+    p.add_argument("--capability", help="the most it may use, e.g. cpu=8,memory=16Gi")
+    p.add_argument("--deserved", help="what it deserves (capacity policy), e.g. cpu=4")
+    p.add_argument("--guarantee", help="what is reserved for it whatever the others do")
+    p.add_argument("--priority", type=int, help="its priority among its siblings")
+    p.add_argument("--reclaimable", choices=("true", "false"), help="may others reclaim what it borrowed")
+    p.add_argument("--teams", help="teams (Django groups) that may read it, comma-separated ('' for none)")
+
+
+def _body(args: argparse.Namespace) -> dict[str, Any]:
+    """The request body of the field flags given (none given: empty)."""
+    body: dict[str, Any] = {}
+    if getattr(args, "weight", None) is not None:
+        body["weight"] = args.weight
+    if args.parent is not None:
+        body["parent"] = args.parent
+    for key in ("capability", "deserved", "guarantee"):
+        value = parse_resources(getattr(args, key), f"--{key}")
+        if value is not None:
+            body[key] = value
+    if args.priority is not None:
+        body["priority"] = args.priority
+    if args.reclaimable is not None:
+        body["reclaimable"] = args.reclaimable == "true"
+    if args.teams is not None:
+        body["teams"] = [t for t in (x.strip() for x in args.teams.split(",")) if t]
+    return body
+
+
+def _update(args: argparse.Namespace, client: Client, name: str, obj: str, usage: str) -> None:
+    body = _body(args)
+    if not body:
+        raise UsageError(f"{usage}: nothing to change (give at least one of -w/--weight and the field flags)")
+    q = client.call("PATCH", f"queues/{name}/", body, obj=obj)
+    changed = ", ".join(f"weight {q['weight']}" if k == "weight" else k for k in sorted(body))
+    emit(q, args.output, lambda d: print(f"queue {d['name']} updated: {changed}"))
+    warn(q, args.output)
 
 
 def queue_row(q: dict[str, Any]) -> list[Any]:
@@ -94,21 +143,14 @@ def run(args: argparse.Namespace, client: Client) -> int:
     name = getattr(args, "name_pos", None) or getattr(args, "name", None)
     obj = f'queue "{name}"'
     if action == "create":
-        body: dict[str, Any] = {"name": args.name, "weight": args.weight}
-        if args.parent:
-            body["parent"] = args.parent
-        for key in ("capability", "deserved", "guarantee"):
-            value = parse_resources(getattr(args, key), f"--{key}")
-            if value is not None:
-                body[key] = value
-        if args.priority is not None:
-            body["priority"] = args.priority
-        if args.reclaimable is not None:
-            body["reclaimable"] = args.reclaimable == "true"
-        q = client.call("POST", "queues/", body, obj=obj)
+        q = client.call("POST", "queues/", {"name": args.name, **_body(args)}, obj=obj)
+        warnings = q.get("warnings")
         if args.state == "Closed":
-            q = client.call("POST", f"queues/{args.name}/close/", obj=obj)["queue"]
+            q = {**client.call("POST", f"queues/{args.name}/close/", obj=obj)["queue"], "warnings": warnings}
         emit(q, args.output, lambda d: print(f"queue {d['name']} created"))
+        warn(q, args.output)
+    elif action == "update":
+        _update(args, client, args.name_pos, obj, "fairway queue update")
     elif action in ("view", "get"):
         name = name_of(args, "fairway queue view")
         emit(client.call("GET", f"queues/{name}/", obj=obj), args.output, print_queue_detail)
@@ -126,10 +168,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 ),
             )
         else:
-            if args.weight is None:
-                raise UsageError("queue operate -a update needs -w/--weight")
-            q = client.call("PATCH", f"queues/{args.name}/", {"weight": args.weight}, obj=obj)
-            emit(q, args.output, lambda d: print(f"queue {d['name']} updated: weight {d['weight']}"))
+            _update(args, client, args.name, obj, "fairway queue operate -a update")
     elif action == "delete":
         name = name_of(args, "fairway queue delete")
         params = {"cascade": str(args.cascade).lower(), "force": str(args.force).lower()}

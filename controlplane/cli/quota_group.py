@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree
+from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree, warn
 
 LIST_COLUMNS = ("Name", "Parent", "Parent group", "Min", "Max", "Allow lent", "Namespaces")
 BOOL = ("true", "false")
@@ -114,6 +114,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
     if action == "create":
         g = client.call("POST", "quota-groups/", {"name": args.name, **_body(args)}, obj=obj)
         emit(g, args.output, lambda d: print(f"quota group {d['name']} created"))
+        warn(g, args.output)
     elif action in ("view", "get"):
         emit(client.call("GET", f"quota-groups/{name}/", obj=obj), args.output, print_group_detail)
     elif action == "list":
@@ -124,6 +125,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             raise UsageError("quota-group update: nothing to change (give at least one of the field flags)")
         g = client.call("PATCH", f"quota-groups/{name}/", body, obj=obj)
         emit(g, args.output, lambda d: print(f"quota group {d['name']} updated: {', '.join(sorted(body))}"))
+        warn(g, args.output)
     elif action == "delete":
         client.call("DELETE", f"quota-groups/{name}/", obj=obj)
         if args.output == "table":

@@ -104,7 +104,9 @@ def test_usage_errors_exit_2(cli: Run) -> None:
     assert code == 2 and "--deserved: expected name=quantity" in err
     code, _, err = cli("queue", "view")
     assert code == 2 and "a name is required" in err
-    assert cli("queue", "operate", "-n", "x", "-a", "update")[0] == 2
+    code, _, err = cli("queue", "operate", "-n", "x", "-a", "update")
+    assert code == 2 and "nothing to change" in err
+    assert cli("queue", "update", "x")[0] == 2
     assert cli("--help")[0] == 0
 
 
@@ -116,3 +118,29 @@ def test_cli_without_token_is_refused(cli: Run) -> None:
 def test_cli_reports_an_unreachable_server(capsys: Any) -> None:
     assert main(["--server", "http://127.0.0.1:9", "queue", "list"]) == 1
     assert "cannot reach" in capsys.readouterr().err
+
+
+def test_queue_update_changes_only_the_fields_given_and_prints_the_warnings(cli: Run) -> None:
+    """``queue update NAME`` (and ``operate -a update``) take every field of ``create``; the rest stays. A write the
+    rules accept with a warning (a deserved under the default proportion policy has no effect) prints it on stderr,
+    and carries it in the document with ``-o json``."""
+    from tests.frontend import builders as b
+
+    b.node("n1", cpu="64", memory="256Gi")
+    assert cli("queue", "create", "-n", "dept", "-w", "2", "--guarantee", "cpu=4", "--deserved", "cpu=8")[0] == 0
+    assert cli("queue", "create", "-n", "team", "--capability", "cpu=8")[0] == 0
+    code, out, err = cli("queue", "update", "team", "-p", "dept", "--priority", "3", "--reclaimable", "false")
+    assert code == 0 and "queue team updated: parent, priority, reclaimable" in out, err
+    team = Queue.objects.get(name="team")
+    assert team.parent is not None and team.parent.name == "dept" and not team.reclaimable and team.priority == 3
+    assert team.capability == {"cpu": 8000} and team.weight == 1
+    code, out, err = cli(
+        "queue", "operate", "-n", "team", "-a", "update", "-w", "3", "--guarantee", "cpu=2", "--deserved", "cpu=2"
+    )
+    assert code == 0 and "queue team updated: deserved, guarantee, weight 3" in out, err
+    assert "warning: deserved: " in err and "proportion" in err
+    assert Queue.objects.get(name="team").guarantee == {"cpu": 2000}
+    code, out, _ = cli("queue", "update", "team", "--deserved", "cpu=5", "-o", "json")
+    assert code == 0 and [w["code"] for w in json.loads(out)["warnings"]] == ["no_effect"]
+    code, _, err = cli("queue", "update", "team", "-p", "nosuch")
+    assert code != 0 and "nosuch" in err
