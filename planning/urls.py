@@ -4,6 +4,7 @@ explain actions share)."""
 from django.urls import path
 from rest_framework.routers import APIRootView, SimpleRouter
 
+from planning.export import ExportView
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import QueueValuesViewSet, QuotaGroupValuesViewSet
 from quotas.urls import router as trees
@@ -20,14 +21,15 @@ def _collections() -> dict[str, str]:
 
 
 class ApiRootView(APIRootView):
-    """The collections of the API, the what-if and the simulate endpoints."""
+    """The collections of the API, the what-if, simulate and export endpoints."""
 
 
-ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate"}
+ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate", "export": "export"}
 
 urlpatterns = [
     path("", ApiRootView.as_view(api_root_dict=ROOT), name="api-root"),
     path("whatif/", WhatIfView.as_view(), name="whatif"),
     path("simulate/", SimulateView.as_view(), name="simulate"),
+    path("export/", ExportView.as_view(), name="export"),
     *router.urls,
 ]

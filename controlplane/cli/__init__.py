@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from controlplane.cli import job, namespace, queue, quota_group, whatif
+from controlplane.cli import export, job, namespace, queue, quota_group, whatif
 from controlplane.cli.client import EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, ApiError, Client, UsageError
 from controlplane.cli.output import fmt_resources
 
@@ -28,7 +28,14 @@ __all__ = ["EXIT_API_ERROR", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 _fmt_resources = fmt_resources  # the name older callers import
 DEFAULT_SERVER = "http://127.0.0.1:8000"
-GROUPS = {"queue": queue, "quota-group": quota_group, "job": job, "whatif": whatif, "namespace": namespace}
+GROUPS = {
+    "queue": queue,
+    "quota-group": quota_group,
+    "job": job,
+    "whatif": whatif,
+    "namespace": namespace,
+    "export": export,
+}
 
 
 def common_flags() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""The API root lists every collection (the trees', the cluster's) and the what-if and simulate endpoints."""
+"""The API root lists every collection (the trees', the cluster's) and the what-if, simulate and export
+endpoints."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ def test_the_root_lists_every_collection_and_endpoint(admin_api: Any) -> None:
     links = response.json()
     expected = {
         "queues", "quota-groups", "namespaces", "clusters", "nodes", "podgroups", "pods", "sessions", "evictions",
-        "samples", "whatif", "simulate",
+        "samples", "whatif", "simulate", "export",
     }  # fmt: skip
     assert set(links) == expected
     for name, url in links.items():
         assert url.endswith(f"/api/v1/{name}/"), (name, url)
         if name not in ("whatif", "simulate"):  # POST-only
-            assert admin_api.get(url).status_code == 200, name
+            assert admin_api.get(url, {"format": "volcano"} if name == "export" else None).status_code == 200, name
 
 
 def test_the_root_needs_a_login(api: Any) -> None:

@@ -125,6 +125,8 @@ EXPECTED: dict[str, str] = {
     # --- computed values: what-if proposals by team members stay inside their subtree ---------------------
     "v1_whatif_create":                  "200 200 | 200 400 | 400 200 | 403 403 | 403 403 | 401 401",
     "v1_simulate_create":                "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    # --- export: the whole organisation, admins only ------------------------------------------------------
+    "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
 }
 # fmt: on
 
@@ -305,6 +307,7 @@ def _body(op: str, target: str) -> tuple[Any, str]:
             "",
         ),
         "v1_simulate_create": lambda: ({"manifests": MANIFEST}, ""),
+        "v1_export_retrieve": lambda: (None, "?format=volcano"),
     }
     return bodies[op]() if op in bodies else (None, "")
 

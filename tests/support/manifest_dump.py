@@ -1,58 +1,40 @@
 """Snapshot -> Kubernetes manifests that ``engine.manifests.load_manifests`` reads back to an equal snapshot.
 
-The tests and the golden corpus use it to write snapshots as manifests; the product never writes manifests.
+The tests and the golden corpus use it to write whole snapshots as manifests; the trees are written by the same
+functions as the product's export (``engine.manifests.export``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import yaml
 
-from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import ROOT_QUEUE, QueueSpec
 from engine.manifests.common import (
     _TO_KOORD,
-    FAIRWAY_MIN_SCALE_EXEMPT,
     FAIRWAY_PRIORITY,
     GROUP_NAME_ANNOTATION,
-    HIERARCHY_ANNOTATION,
-    HIERARCHY_WEIGHTS_ANNOTATION,
-    KOORD_ALLOW_LENT,
-    KOORD_IS_PARENT,
-    KOORD_IS_ROOT,
-    KOORD_NAMESPACES,
-    KOORD_PARENT,
     KOORD_PREEMPTIBLE,
     KOORD_QUOTA_NAME,
-    KOORD_ROOT,
-    KOORD_SHARED_WEIGHT,
-    KOORD_TREE_ID,
-    NAMESPACE_WEIGHT_KEY,
     PREEMPTABLE_KEY,
-    QUEUE_NAME_ANNOTATION,
     SCHEDULER_CONF_KEY,
     SCHEDULER_CONFIGMAP,
     TASK_SPEC_ANNOTATION,
     _format_time,
 )
-from engine.manifests.core import _hard_base_resource
+from engine.manifests.export import namespace_manifests, queue_manifest, quota_group_manifest
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     BUILTIN_QUEUES,
     BUILTIN_QUOTA_GROUPS,
-    NamespaceInfo,
     NodeInfo,
     PodGroupCondition,
     PodGroupInfo,
-    QueueHierarchy,
     Snapshot,
     TaskInfo,
     TaskStatus,
     Toleration,
 )
-from engine.resources import ResourceList, format_quantity
 from engine.session.policy import DEFAULT_POLICY
 
 try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
@@ -84,15 +66,16 @@ def dump_snapshot(snapshot: Snapshot) -> list[dict[str, Any]]:
             doc["preemptionPolicy"] = pc.preemption_policy
         out.append(doc)
     for ns in snapshot.namespaces.values():
-        out.extend(_dump_namespace(ns))
+        out.extend(namespace_manifests(ns))
     for queue in snapshot.queues.values():
         if BUILTIN_QUEUES.get(queue.name) == queue and queue.name not in snapshot.queue_hierarchy:
             continue
-        out.append(_dump_queue(queue, snapshot.queue_hierarchy.get(queue.name)))
+        out.append(queue_manifest(queue, snapshot.queue_hierarchy.get(queue.name)))
     for group in snapshot.quota_groups.values():
         if BUILTIN_QUOTA_GROUPS.get(group.name) == group and group.name not in snapshot.quota_namespaces:
             continue
-        out.append(_dump_quota_group(group, snapshot))
+        home = group.name if group.name in snapshot.namespaces else "default"
+        out.append(quota_group_manifest(group, tuple(snapshot.quota_namespaces.get(group.name, ())), home))
     for pg in snapshot.podgroups.values():
         out.append(_dump_podgroup(pg, snapshot))
     for task in snapshot.tasks.values():
@@ -129,98 +112,6 @@ def dump_yaml(snapshot: Snapshot) -> str:
     return yaml.dump_all(dump_snapshot(snapshot), Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
-def _quantities(rl: ResourceList) -> dict[str, str]:
-    return rl.to_quantities()
-
-
-def _dump_namespace(ns: NamespaceInfo) -> list[dict[str, Any]]:
-    meta: dict[str, Any] = {"name": ns.name}
-    if ns.queue:
-        meta["annotations"] = {QUEUE_NAME_ANNOTATION: ns.queue}
-    docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": meta}]
-    hard: dict[str, Any] = {}
-    if ns.weight != 1:
-        hard[NAMESPACE_WEIGHT_KEY] = str(ns.weight)
-    for key, amount in sorted((ns.hard or ResourceList()).items()):
-        hard[key] = format_quantity(amount, _hard_base_resource(key))
-    if hard:
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "ResourceQuota",
-                "metadata": {"name": "fairway", "namespace": ns.name},
-                "spec": {"hard": hard},
-            }
-        )
-    return docs
-
-
-def _dump_queue(queue: QueueSpec, hierarchy: QueueHierarchy | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"weight": queue.weight, "reclaimable": queue.reclaimable}
-    if queue.parent is not None and queue.name != ROOT_QUEUE:
-        spec["parent"] = queue.parent
-    if queue.capability:
-        spec["capability"] = _quantities(queue.capability)
-    if queue.deserved:
-        spec["deserved"] = _quantities(queue.deserved)
-    if queue.guarantee:
-        spec["guarantee"] = {"resource": _quantities(queue.guarantee)}
-    if queue.priority:
-        spec["priority"] = queue.priority
-    meta: dict[str, Any] = {"name": queue.name}
-    if hierarchy is not None:
-        meta["annotations"] = {
-            HIERARCHY_ANNOTATION: "/".join(hierarchy.path),
-            HIERARCHY_WEIGHTS_ANNOTATION: "/".join(_format_weight(w) for w in hierarchy.weights),
-        }
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "Queue",
-        "metadata": meta,
-        "spec": spec,
-        "status": {"state": queue.state},
-    }
-
-
-def _format_weight(weight: float) -> str:
-    return str(int(weight)) if weight == int(weight) else repr(weight)
-
-
-def _dump_quota_group(group: QuotaGroupSpec, snapshot: Snapshot) -> dict[str, Any]:
-    name = _TO_KOORD.get(group.name, group.name)
-    labels: dict[str, str] = {
-        KOORD_IS_PARENT: "true" if group.is_parent else "false",
-        KOORD_ALLOW_LENT: "true" if group.allow_lent else "false",
-    }
-    if group.parent is not None:
-        labels[KOORD_PARENT] = _TO_KOORD.get(group.parent, group.parent)
-    elif group.name != ROOT_GROUP:
-        labels[KOORD_PARENT] = KOORD_ROOT
-        labels[KOORD_IS_ROOT] = "true"
-    if group.tree_id or group.parent not in (None, ROOT_GROUP):
-        labels[KOORD_TREE_ID] = group.tree_id  # written even when empty, so that nothing is inherited on reading
-    annotations: dict[str, str] = {}
-    if group.shared_weight is not None:
-        annotations[KOORD_SHARED_WEIGHT] = json.dumps(_quantities(group.shared_weight))
-    if snapshot.quota_namespaces.get(group.name):
-        annotations[KOORD_NAMESPACES] = json.dumps(list(snapshot.quota_namespaces[group.name]))
-    if group.min_scale_exempt:
-        annotations[FAIRWAY_MIN_SCALE_EXEMPT] = "true"
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": group.name if group.name in snapshot.namespaces else "default",
-        "labels": labels,
-    }
-    if annotations:
-        meta["annotations"] = annotations
-    return {
-        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
-        "kind": "ElasticQuota",
-        "metadata": meta,
-        "spec": {"min": _quantities(group.min), "max": _quantities(group.max)},
-    }
-
-
 def _dump_podgroup(pg: PodGroupInfo, snapshot: Snapshot) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": pg.name, "namespace": pg.namespace}
     if pg.creation_timestamp:
@@ -231,7 +122,7 @@ def _dump_podgroup(pg: PodGroupInfo, snapshot: Snapshot) -> dict[str, Any]:
     if pg.min_task_member:
         spec["minTaskMember"] = dict(pg.min_task_member)
     if pg.min_resources is not None:
-        spec["minResources"] = _quantities(pg.min_resources)
+        spec["minResources"] = pg.min_resources.to_quantities()
     if pg.priority_class:
         spec["priorityClassName"] = pg.priority_class
     status: dict[str, Any] = {"phase": pg.phase.value}
@@ -294,7 +185,7 @@ def _dump_task(task: TaskInfo) -> dict[str, Any]:
     if task.status is TaskStatus.RELEASING:
         meta["deletionTimestamp"] = _format_time(task.creation_timestamp or 0.0)
     spec: dict[str, Any] = {
-        "containers": [{"name": "main", "resources": {"requests": _quantities(task.request)}}],
+        "containers": [{"name": "main", "resources": {"requests": task.request.to_quantities()}}],
         "priority": task.priority,
     }
     if task.priority_class:
@@ -350,7 +241,7 @@ def _dump_node(node: NodeInfo) -> dict[str, Any]:
         "metadata": meta,
         "spec": spec,
         "status": {
-            "allocatable": _quantities(node.allocatable),
+            "allocatable": node.allocatable.to_quantities(),
             "conditions": [{"type": "Ready", "status": "True" if node.ready else "False"}],
         },
     }
