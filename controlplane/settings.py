@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "drf_standardized_errors",
     "django_celery_beat",
     "simple_history",
+    "django_prometheus",
     "quotas",
     "scheduling",
     "planning",
@@ -77,6 +78,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",  # request counts and latencies for /metrics
     "django.middleware.security.SecurityMiddleware",
     "controlplane.middleware.RequestLimitsMiddleware",  # 413 before anything reads an oversized body
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -88,6 +90,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "controlplane.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not 500, without a database
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -225,6 +228,8 @@ FAIRWAY = {
     "DEFAULT_CLUSTER": env.str("FAIRWAY_DEFAULT_CLUSTER", default="default"),
     # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
+    # /metrics answers a request bearing this token (a Prometheus scrape config's bearer token) besides admins.
+    "METRICS_TOKEN": env.str("FAIRWAY_METRICS_TOKEN", default=""),
 }
 
 # What one request may ask (engine/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,

@@ -1,0 +1,50 @@
+"""What each tree node could lend now: the part of its entitlement that it neither uses nor holds for admitted work.
+
+Kueue users asked for this number (kubernetes-sigs/kueue #12282: "how much can this ClusterQueue lend right now");
+the metrics (``fairway_queue_lendable_resources``) and the pages read it from here, so it has one computation:
+
+* a queue: ``(deserved - allocated - reserved)+`` per resource. ``deserved`` is what the queue policy entitles it
+  to now (capacity: its deserved; proportion: its water-filled share), ``reserved`` what its admitted jobs hold
+  for their gangs; what is left is what a sibling may borrow without taking anything from this queue's work;
+* a quota group: ``(min - used - reserved)+`` per resource when it lends (``allow_lent``, Koordinator's
+  ``allow-lent-resource``), nothing when it does not (its unused min stays its own).
+
+The amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.resources import ResourceList
+from engine.values import QuotaValues
+
+__all__ = ["lendable_groups", "lendable_queues"]
+
+
+def _unused(entitled: Mapping[str, int], *held: Mapping[str, int]) -> ResourceList:
+    out = {}
+    for name, amount in entitled.items():
+        left = amount - sum(h.get(name, 0) for h in held)
+        if left > 0:
+            out[name] = left
+    return ResourceList(out)
+
+
+def lendable_queues(values: QuotaValues) -> dict[str, ResourceList]:
+    """Per queue, what it could lend now (resources with nothing to lend left out)."""
+    book = values.queues
+    return {name: _unused(book[name].deserved, book[name].allocated, book[name].inqueue) for name in book}
+
+
+def lendable_groups(values: QuotaValues, specs: Mapping[str, QuotaGroupSpec]) -> dict[str, ResourceList]:
+    """Per quota group of ``specs``, what it could lend now (nothing when it does not lend)."""
+    held = values.reservations.amounts
+    out: dict[str, ResourceList] = {}
+    for name, spec in specs.items():
+        if name not in values.quotas or not spec.allow_lent:
+            out[name] = ResourceList()
+            continue
+        out[name] = _unused(spec.min, values.quotas[name].used, held.get(name, {}))
+    return out

@@ -1,0 +1,212 @@
+"""``/metrics`` for Prometheus: every tree node's values per resource, the waiting jobs, the nodes' heartbeats, and the
+web process' own request metrics (django-prometheus).
+
+The tree figures are computed at scrape time from the values the pages show (``planning.valuecache``: the same
+``compute_values`` as the tree page, the API and the scheduler), so a scrape and a page never disagree and every
+process answers the same. Amounts are in Prometheus' base units: cores, bytes, whole GPUs (``milli_scale``); a
+capability or max that is unlimited is left out rather than written as a huge number. Names echo Kueue's where they
+mean the same (``…_lendable_resources``, and ``…_borrowing_limit`` / ``…_lending_limit`` with issue 13's limits).
+
+Who may scrape: a request with ``Authorization: Bearer <FAIRWAY_METRICS_TOKEN>`` (when that setting is given: what
+a Prometheus scrape config sends), or an admin (session or API token); anyone else gets 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+from engine.lending import lendable_groups, lendable_queues
+from engine.objects import PodGroupPhase
+from engine.resources import ResourceList, is_unlimited, milli_scale
+from planning import valuecache
+from quotas.access import is_admin
+from scheduling.models import Cluster, Node
+
+QUEUE_LABELS = ("cluster", "queue", "parent", "resource")
+GROUP_LABELS = ("cluster", "quota_group", "parent", "resource")
+WAITING = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
+
+QUEUE_GAUGES = {
+    "guarantee": "What is reserved for the queue whatever the others do",
+    "deserved": "What the queue policy entitles the queue to now",
+    "capability": "The most the queue may use (its realCapability; absent when unlimited)",
+    "allocated": "What the queue's running and bound pods hold",
+    "reserved": "What the queue's admitted jobs reserve for their gangs, not yet allocated",
+    "borrowed": "What the queue uses beyond what it deserves",
+    "lent": "What of the queue's deserved its siblings use now",
+    "lendable_resources": "What the queue could lend now: deserved minus allocated and reserved",
+    "pending_demand": "What the queue's jobs ask and do not hold: request minus allocated",
+}
+GROUP_GAUGES = {
+    "min": "The quota group's guaranteed minimum",
+    "runtime": "What the quota group may use now (its runtime quota)",
+    "max": "The most the quota group may use (absent when unlimited)",
+    "used": "What the quota group's allocated pods hold",
+    "reserved": "What admitted jobs with pods in the group reserve",
+    "borrowed": "What the quota group uses beyond its min",
+    "lent": "What of the quota group's min others use now",
+    "lendable_resources": "What the quota group could lend now: min minus used and reserved (0 unless it lends)",
+    "pending_demand": "What the quota group's pods ask and do not hold: request minus used",
+}
+
+
+def _amount(resource: str, amount: int) -> float:
+    return amount / milli_scale(resource)
+
+
+class TreeCollector(Collector):
+    """The tree figures of every cluster, computed at each scrape from the cached values."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        queue_families = {
+            k: GaugeMetricFamily(f"fairway_queue_{k}", v, labels=QUEUE_LABELS) for k, v in QUEUE_GAUGES.items()
+        }
+        group_families = {
+            k: GaugeMetricFamily(f"fairway_quota_group_{k}", v, labels=GROUP_LABELS) for k, v in GROUP_GAUGES.items()
+        }
+        waiting = GaugeMetricFamily(
+            "fairway_queue_waiting_jobs", "Jobs of the queue waiting, by phase", labels=("cluster", "queue", "phase")
+        )
+        for cluster in Cluster.objects.order_by("name"):
+            snapshot, values = valuecache.current(cluster)
+            self._queues(cluster.name, snapshot, values, queue_families)
+            self._groups(cluster.name, snapshot, values, group_families)
+            counts: dict[tuple[str, str], int] = {}
+            for pg in snapshot.podgroups.values():
+                if pg.phase in WAITING:
+                    counts[(pg.queue, str(pg.phase))] = counts.get((pg.queue, str(pg.phase)), 0) + 1
+            for name in sorted(snapshot.queues):
+                for phase in WAITING:
+                    waiting.add_metric((cluster.name, name, str(phase)), counts.get((name, str(phase)), 0))
+        yield from queue_families.values()
+        yield from group_families.values()
+        yield waiting
+        yield from _node_families()
+
+    @staticmethod
+    def _queues(cluster: str, snapshot: Any, values: Any, families: Mapping[str, GaugeMetricFamily]) -> None:
+        lendable = lendable_queues(values)
+        book = values.queues
+        for name in sorted(book):
+            q = book[name]
+            parent = (snapshot.queues[name].parent or "") if name in snapshot.queues else ""
+            figures: dict[str, Mapping[str, int]] = {
+                "guarantee": q.guarantee,
+                "deserved": q.deserved,
+                "capability": {r: v for r, v in q.real_capability.items() if not is_unlimited(v)},
+                "allocated": q.allocated,
+                "reserved": q.inqueue,
+                "borrowed": q.borrowed,
+                "lent": q.lent,
+                "lendable_resources": lendable.get(name, ResourceList()),
+                "pending_demand": _minus(q.request, q.allocated),
+            }
+            _add(families, figures, (cluster, name, parent))
+
+    @staticmethod
+    def _groups(cluster: str, snapshot: Any, values: Any, families: Mapping[str, GaugeMetricFamily]) -> None:
+        specs = snapshot.quota_groups
+        lendable = lendable_groups(values, specs)
+        held = values.reservations.amounts
+        for name in sorted(specs):
+            if name not in values.quotas:
+                continue
+            g, spec = values.quotas[name], specs[name]
+            figures: dict[str, Mapping[str, int]] = {
+                "min": spec.min,
+                "runtime": {r: v for r, v in g.runtime.items() if not is_unlimited(v)},
+                "max": {r: v for r, v in spec.max.items() if not is_unlimited(v)},
+                "used": g.used,
+                "reserved": held.get(name, {}),
+                "borrowed": g.borrowed,
+                "lent": g.lent,
+                "lendable_resources": lendable.get(name, ResourceList()),
+                "pending_demand": _minus(g.request, g.used),
+            }
+            _add(families, figures, (cluster, name, spec.parent or ""))
+
+
+def _minus(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    return {r: v - b.get(r, 0) for r, v in a.items() if v - b.get(r, 0) > 0}
+
+
+def _add(
+    families: Mapping[str, GaugeMetricFamily], figures: Mapping[str, Mapping[str, int]], labels: tuple[str, ...]
+) -> None:
+    for key, amounts in figures.items():
+        family = families[key]
+        for resource in sorted(amounts):
+            family.add_metric((*labels, resource), _amount(resource, amounts[resource]))
+
+
+def _node_families() -> Iterator[GaugeMetricFamily]:
+    age = GaugeMetricFamily(
+        "fairway_node_heartbeat_age_seconds",
+        "Seconds since the node's agent last reported (absent for a node that never did)",
+        labels=("cluster", "node"),
+    )
+    ready = GaugeMetricFamily("fairway_nodes", "Nodes of the cluster by readiness", labels=("cluster", "ready"))
+    now = timezone.now()
+    counts: dict[tuple[str, str], int] = {}
+    rows = Node.objects.order_by("cluster__name", "name").values_list(
+        "cluster__name", "name", "last_heartbeat", "ready"
+    )
+    for cluster, node, beat, is_ready in rows:
+        if beat is not None:
+            age.add_metric((cluster, node), max(0.0, (now - beat).total_seconds()))
+        key = (cluster, "true" if is_ready else "false")
+        counts[key] = counts.get(key, 0) + 1
+    for (cluster, flag), n in sorted(counts.items()):
+        ready.add_metric((cluster, flag), n)
+    yield age
+    yield ready
+
+
+_TREES = CollectorRegistry(auto_describe=False)
+_TREES.register(TreeCollector())
+
+
+def _process_registry() -> CollectorRegistry:
+    """The web process' own metrics (django-prometheus): every process' files under ``PROMETHEUS_MULTIPROC_DIR`` when
+    it is set (several gunicorn workers), else this process'."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        return registry
+    return REGISTRY
+
+
+def _allowed(request: HttpRequest) -> bool:
+    token = settings.FAIRWAY.get("METRICS_TOKEN") or ""
+    header = request.headers.get("Authorization", "")
+    if token and header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :], token):
+        return True
+    if header.startswith("Token "):
+        from rest_framework.authtoken.models import Token
+
+        found = Token.objects.select_related("user").filter(key=header[len("Token ") :].strip()).first()
+        return found is not None and found.user.is_active and is_admin(found.user)
+    return bool(request.user.is_authenticated and is_admin(request.user))
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    """The Prometheus text exposition: the process' metrics, then the trees'."""
+    if not _allowed(request):
+        response = HttpResponse("metrics: an admin's login or token, or the metrics bearer token\n", status=401)
+        response["WWW-Authenticate"] = 'Bearer realm="fairway-metrics"'
+        response["Content-Type"] = "text/plain; charset=utf-8"
+        return response
+    body = generate_latest(_process_registry()) + generate_latest(_TREES)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,113 @@
+"""``/metrics``: Prometheus' text format (parsed with prometheus-client's own parser) carrying each tree node's
+values equal to the tree endpoints', the waiting jobs and the nodes' heartbeats; for admins and the metrics bearer
+token only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.test import override_settings
+from prometheus_client.parser import text_string_to_metric_families
+from rest_framework.authtoken.models import Token
+
+from engine.resources import parse_quantity
+from tests.frontend import builders as b
+
+
+def scrape(client: Any, **headers: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    response = client.get("/metrics", headers=headers)
+    assert response.status_code == 200, response.content[:300]
+    assert response["Content-Type"].startswith("text/plain; version=")
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def value(metrics: dict[str, Any], name: str, **labels: str) -> float | None:
+    for key, v in metrics.get(name, {}).items():
+        if all((k, labels[k]) in key for k in labels):
+            return float(v)
+    return None
+
+
+def test_a_teams_borrowed_and_lent_equal_the_tree_endpoints(api: Any, client: Any, make_user: Any) -> None:
+    b.lending()
+    admin = make_user("admin", staff=True)
+    admin_api = api(admin)
+    token = Token.objects.get_or_create(user=admin)[0].key
+    metrics = scrape(client, Authorization=f"Token {token}")
+    groups = {g["name"]: g for g in _flat(admin_api.get("/api/v1/quota-groups/tree/").json())}
+    for name in ("x", "y"):
+        for field in ("borrowed", "lent", "used", "runtime"):
+            shown = (groups[name]["values"].get(field) or {}).get("cpu", "0")
+            scraped = value(metrics, f"fairway_quota_group_{field}", quota_group=name, resource="cpu") or 0.0
+            assert scraped == parse_quantity(shown, "cpu") / 1000, (name, field, shown, scraped)
+    assert value(metrics, "fairway_quota_group_borrowed", quota_group="x", resource="cpu") == 30.0
+    assert value(metrics, "fairway_quota_group_lent", quota_group="y", resource="cpu") == 30.0
+    assert value(metrics, "fairway_quota_group_min", quota_group="x", resource="cpu") == 50.0
+    assert value(metrics, "fairway_quota_group_lendable_resources", quota_group="y", resource="cpu") == 40.0
+    assert value(metrics, "fairway_quota_group_pending_demand", quota_group="x", resource="cpu") == 20.0
+    queues = {q["name"]: q for q in _flat(admin_api.get("/api/v1/queues/tree/").json())}
+    for name in ("xq", "yq"):
+        for field in ("deserved", "allocated", "borrowed", "lent"):
+            shown = (queues[name]["values"].get(field) or {}).get("cpu", "0")
+            scraped = value(metrics, f"fairway_queue_{field}", queue=name, resource="cpu") or 0.0
+            assert scraped == parse_quantity(shown, "cpu") / 1000, (name, field, shown, scraped)
+    assert value(metrics, "fairway_queue_waiting_jobs", queue="xq", phase="Pending") == 1.0
+    assert value(metrics, "fairway_quota_group_max", quota_group="default") is None  # unlimited: left out
+    assert value(metrics, "fairway_nodes", cluster="default", ready="true") == 1.0
+    assert "django_http_requests_total_by_method_total" in metrics  # the web process' own (django-prometheus)
+
+
+def _flat(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for node in nodes:
+        out.append(node)
+        out.extend(_flat(node.get("children", [])))
+    return out
+
+
+def test_only_admins_and_the_bearer_token_may_scrape(client: Any, make_user: Any, db: Any) -> None:
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics")["WWW-Authenticate"].startswith("Bearer")
+    b.lending()
+    lead = make_user("lead", groups=("x-team",))
+    lead_token = Token.objects.create(user=lead).key
+    assert client.get("/metrics", headers={"Authorization": f"Token {lead_token}"}).status_code == 401
+    assert client.get("/metrics", headers={"Authorization": "Bearer anything"}).status_code == 401
+    with override_settings(FAIRWAY={**_fairway(), "METRICS_TOKEN": "s3cret-scrape"}):
+        assert client.get("/metrics", headers={"Authorization": "Bearer s3cret-scrape"}).status_code == 200
+        assert client.get("/metrics", headers={"Authorization": "Bearer s3cret-scrap"}).status_code == 401
+    client.force_login(make_user("boss", staff=True))
+    assert client.get("/metrics").status_code == 200
+
+
+def _fairway() -> dict[str, Any]:
+    from django.conf import settings
+
+    return dict(settings.FAIRWAY)
+
+
+def test_the_grafana_dashboard_reads_only_metrics_that_exist() -> None:
+    """The shipped per-team dashboard (deploy/grafana/fairway-team.json) is valid JSON whose every query names a
+    metric /metrics exports and only labels those metrics carry."""
+    import json
+    import re
+    from pathlib import Path
+
+    from planning.metrics import GROUP_GAUGES, GROUP_LABELS, QUEUE_GAUGES, QUEUE_LABELS
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "deploy/grafana/fairway-team.json").read_text())
+    exported = {f"fairway_queue_{k}": set(QUEUE_LABELS) for k in QUEUE_GAUGES}
+    exported |= {f"fairway_quota_group_{k}": set(GROUP_LABELS) for k in GROUP_GAUGES}
+    exported["fairway_queue_waiting_jobs"] = {"cluster", "queue", "phase"}
+    queries = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    queries += [v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)]
+    assert len(queries) >= 20
+    for query in queries:
+        for name, labels in re.findall(r"(fairway_[a-z_]+)(?:\{([^}]*)\})?", query):
+            assert name in exported, (name, query)
+            used = {part.split("=")[0].strip() for part in labels.split(",") if part.strip()}
+            assert used <= exported[name], (name, used - exported[name])
