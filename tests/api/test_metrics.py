@@ -38,34 +38,36 @@ def test_a_teams_borrowed_and_lent_equal_the_tree_endpoints(api: Any, client: An
     admin_api = api(admin)
     token = Token.objects.get_or_create(user=admin)[0].key
     metrics = scrape(client, Authorization=f"Token {token}")
-    groups = {g["name"]: g for g in _flat(admin_api.get("/api/v1/quota-groups/tree/").json())}
-    for name in ("x", "y"):
-        for field in ("borrowed", "lent", "used", "runtime"):
-            shown = (groups[name]["values"].get(field) or {}).get("cpu", "0")
-            scraped = value(metrics, f"fairway_quota_group_{field}", quota_group=name, resource="cpu") or 0.0
-            assert scraped == parse_quantity(shown, "cpu") / 1000, (name, field, shown, scraped)
+    shown = {
+        "quota_group": _flat(admin_api.get("/api/v1/quota-groups/tree/").json()),
+        "queue": _flat(admin_api.get("/api/v1/queues/tree/").json()),
+    }
+    for label, names, fields in (
+        ("quota_group", ("x", "y"), ("borrowed", "lent", "used", "runtime")),
+        ("queue", ("xq", "yq"), ("deserved", "allocated", "borrowed", "lent")),
+    ):
+        for name in names:
+            for field in fields:
+                page = (shown[label][name]["values"].get(field) or {}).get("cpu", "0")
+                scraped = value(metrics, f"fairway_{label}_{field}", **{label: name, "resource": "cpu"}) or 0.0
+                assert scraped == parse_quantity(page, "cpu") / 1000, (name, field, page, scraped)
     assert value(metrics, "fairway_quota_group_borrowed", quota_group="x", resource="cpu") == 30.0
     assert value(metrics, "fairway_quota_group_lent", quota_group="y", resource="cpu") == 30.0
     assert value(metrics, "fairway_quota_group_min", quota_group="x", resource="cpu") == 50.0
     assert value(metrics, "fairway_quota_group_lendable_resources", quota_group="y", resource="cpu") == 40.0
     assert value(metrics, "fairway_quota_group_pending_demand", quota_group="x", resource="cpu") == 20.0
-    queues = {q["name"]: q for q in _flat(admin_api.get("/api/v1/queues/tree/").json())}
-    for name in ("xq", "yq"):
-        for field in ("deserved", "allocated", "borrowed", "lent"):
-            shown = (queues[name]["values"].get(field) or {}).get("cpu", "0")
-            scraped = value(metrics, f"fairway_queue_{field}", queue=name, resource="cpu") or 0.0
-            assert scraped == parse_quantity(shown, "cpu") / 1000, (name, field, shown, scraped)
     assert value(metrics, "fairway_queue_waiting_jobs", queue="xq", phase="Pending") == 1.0
     assert value(metrics, "fairway_quota_group_max", quota_group="default") is None  # unlimited: left out
     assert value(metrics, "fairway_nodes", cluster="default", ready="true") == 1.0
     assert "django_http_requests_total_by_method_total" in metrics  # the web process' own (django-prometheus)
 
 
-def _flat(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+def _flat(nodes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A nested tree endpoint's nodes by name."""
+    out = {}
     for node in nodes:
-        out.append(node)
-        out.extend(_flat(node.get("children", [])))
+        out[node["name"]] = node
+        out.update(_flat(node.get("children", [])))
     return out
 
 
