@@ -11,6 +11,7 @@ checked between sessions and between podgroups). Input over a limit is input tha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from typing import Any
@@ -67,7 +68,51 @@ def _read(path: str, budget: int) -> tuple[str, str]:
         raise InputError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
+class _Collector:
+    """A one-shot command's memory, managed for speed. While the manifests are read the cyclic garbage collector is
+    off (a big snapshot is millions of containers, none of them garbage, that every collection would walk again);
+    then the snapshot is moved out of the collector's sight (``gc.freeze``) and the collector comes back with a
+    young generation large enough that the engine's passes are not interrupted every 700 allocations. On the
+    10,000-group benchmark this is about a quarter of the process's time; cycles are still collected. ``restore``
+    puts everything back as it was (the tests run the command inside their own process)."""
+
+    def __init__(self) -> None:
+        self.thresholds = gc.get_threshold()
+        self.enabled = gc.isenabled()
+
+    def reading(self) -> None:
+        gc.disable()
+
+    def read(self) -> None:
+        gc.freeze()
+        first, second, third = self.thresholds
+        gc.set_threshold(max(first, 50_000), max(second, 20), max(third, 100))
+        if self.enabled:
+            gc.enable()
+
+    def restore(self) -> None:
+        gc.unfreeze()
+        gc.set_threshold(*self.thresholds)
+        if self.enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    """The document as ``-o json`` prints it: keys sorted, two-space indents, a newline at the end."""
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
+    collector = _Collector()
+    try:
+        return _run(args, collector)
+    finally:
+        collector.restore()
+
+
+def _run(args: argparse.Namespace, collector: _Collector) -> int:
     from engine.manifests import ManifestError, load_manifests
     from engine.session.policy import Policy, PolicyError
     from engine.simulate import SimulationError, render_table, simulate
@@ -99,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         deadline.progress = "while reading the manifests"
+        collector.reading()
         loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check)
+        collector.read()
         policy = None
         if policy_source is not None:
             name, text = policy_source
@@ -131,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.output == "json":
-        print(json.dumps(result.document, indent=2, sort_keys=True))
+        sys.stdout.write(dump_json(result.document))
     else:
         print(render_table(result.document))
     return EXIT_OK

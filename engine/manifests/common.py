@@ -12,7 +12,8 @@ import yaml
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
-from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, load_yaml_all, loads_json
+from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, loads_json
+from engine.manifests.yamlload import load_manifest_documents
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     NamespaceInfo,
@@ -63,7 +64,7 @@ FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
-# Reading goes through engine.limits (libyaml, after the depth check); writing uses libyaml's dumper when present.
+# Reading goes through engine.manifests.yamlload (libyaml, after engine.limits' depth check); writing uses libyaml's dumper when present.
 try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
     _Dumper: Any = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
@@ -200,7 +201,7 @@ def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int,
     index = 0
     try:
         # the depth is checked on the whole text before any document is built (nothing recurses deeply)
-        for index, data in enumerate(load_yaml_all(text, limits.max_yaml_depth), start=1):
+        for index, data in enumerate(load_manifest_documents(text, limits.max_yaml_depth), start=1):
             yield index, data
     except YAMLTooDeep as exc:
         raise ManifestError(file, max(exc.document, 1), None, None, _yaml_problem(exc)) from None
