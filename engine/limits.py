@@ -161,6 +161,9 @@ def json_depth(data: bytes | str) -> int:
 
 
 def check_json_depth(data: bytes | str, max_depth: int, field: str = "") -> None:
+    opening = data.count("[") + data.count("{") if isinstance(data, str) else data.count(b"[") + data.count(b"{")
+    if opening <= max_depth:
+        return  # each level opens one bracket: a small text needs no closer look
     depth = json_depth(data)
     if depth > max_depth:
         raise TooDeep(field, f"JSON nested {depth} levels deep, more than {max_depth}", ENV_VARS["max_json_depth"])

@@ -364,13 +364,23 @@ def _bool(value: object, path: str, default: bool) -> bool:
 # parsing a quantity through the Kubernetes client costs ~20 us; exact types only, so True never hits 1.
 _QUANTITY_CACHE: dict[tuple[str, object], int] = {}
 _CACHEABLE = (str, int, float)
+# Whole resource lists whose quantities are all strings (``{cpu: 500m, memory: 2Gi}``), by their items: a string
+# equals only a string, so a hit is the same text, parsed the same way; a ResourceList is immutable, so one is shared.
+_LIST_CACHE: dict[tuple[tuple[object, object], ...], ResourceList] = {}
 
 
 def _rl(value: object, path: str) -> ResourceList:
-    """``parse_resource_list`` with a cache of already-parsed pairs; errors name ``path`` as it does."""
+    """``parse_resource_list`` with a cache of already-parsed lists and pairs; errors name ``path`` as it does."""
     if value is None:
         return ResourceList()
-    if isinstance(value, Mapping) and len(value) <= 64:
+    if type(value) is dict and len(value) <= 64:
+        key = tuple(value.items())
+        try:
+            hit = _LIST_CACHE.get(key)
+        except TypeError:  # an unhashable value (a list, a mapping): parse_resource_list names it
+            return parse_resource_list(value, path)
+        if hit is not None:
+            return hit
         out: dict[str, int] = {}
         for name, raw in value.items():
             amount = _QUANTITY_CACHE.get((name, raw)) if type(raw) in _CACHEABLE and isinstance(name, str) else None
@@ -378,7 +388,9 @@ def _rl(value: object, path: str) -> ResourceList:
                 break
             out[name] = amount
         else:
-            return ResourceList(out)
+            parsed = ResourceList(out)
+            _remember(key, parsed)
+            return parsed
     parsed = parse_resource_list(value, path)
     if isinstance(value, Mapping):
         if len(_QUANTITY_CACHE) > 4096:
@@ -386,7 +398,16 @@ def _rl(value: object, path: str) -> ResourceList:
         for name, raw in value.items():
             if type(raw) in _CACHEABLE:
                 _QUANTITY_CACHE[(name, raw)] = parsed[name]
+        if type(value) is dict and len(value) <= 64:
+            _remember(tuple(value.items()), parsed)  # all strings, or not kept
     return parsed
+
+
+def _remember(key: tuple[tuple[object, object], ...], parsed: ResourceList) -> None:
+    if all(type(raw) is str and type(name) is str for name, raw in key):
+        if len(_LIST_CACHE) > 4096:
+            _LIST_CACHE.clear()
+        _LIST_CACHE[key] = parsed
 
 
 def _string_map(value: object, path: str, doc: _Doc, warnings: list[str]) -> dict[str, str]:

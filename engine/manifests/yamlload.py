@@ -55,24 +55,32 @@ class ManifestLoader(SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
+        if self.yaml_path_resolvers:  # pragma: no cover - nothing registers one on the safe loader
+            raise RuntimeError("ManifestLoader assumes no path resolvers")
+        # The composer calls these around every node for path resolvers, which the safe loader has none of: a
+        # built-in that takes the same arguments and does nothing is the cheapest call there is.
+        self.descend_resolver = slice
+        self.ascend_resolver = tuple
         self._plain_tags: dict[str, str] = {}  # a plain scalar's text -> its resolved tag
         self._scalars: dict[str, dict[str, Any]] = {tag: {} for tag in _SHARED_SCALARS}
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is ScalarNode and implicit[0]:
-            tag = self._plain_tags.get(value)
-            if tag is None:
-                tag = self._plain_tags[value] = super().resolve(kind, value, implicit)
-            return tag
-        return super().resolve(kind, value, implicit)
+        if kind is ScalarNode:
+            if implicit[0]:
+                tag = self._plain_tags.get(value)
+                if tag is None:
+                    tag = self._plain_tags[value] = super().resolve(kind, value, implicit)
+                return tag
+            return _STR  # a quoted scalar without a tag (no path resolvers: see __init__)
+        return _MAP if kind is MappingNode else _SEQ
 
     def construct_document(self, node: Any) -> Any:
         try:
             return self._build(node)
         finally:
-            self.constructed_objects = {}
-            self.recursive_objects = {}
-            self.state_generators = []
+            self.constructed_objects: dict[Any, Any] = {}
+            self.recursive_objects: dict[Any, Any] = {}
+            self.state_generators: list[Any] = []
             self.deep_construct = False
 
     def _build(self, node: Any) -> Any:
