@@ -142,7 +142,8 @@ def _python_floats(data: bytes) -> bytes:
         at += 2
     if not found:
         return data
-    out, last = [], 0
+    out: list[bytes] = []
+    last = 0
     for start, end in sorted(found):
         out += (data[last:start], repr(float(data[start:end])).encode())
         last = end
