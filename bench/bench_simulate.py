@@ -229,10 +229,22 @@ def _pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
 
 
-class _Timed:
-    """Wraps a module's function, adding each call's seconds to ``phases[label]``."""
+Clock = tuple[float, float]  # wall and CPU seconds
 
-    def __init__(self, module: object, name: str, label: str, phases: dict[str, float]) -> None:
+
+def _now() -> Clock:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: Clock) -> Clock:
+    wall, cpu = _now()
+    return wall - start[0], cpu - start[1]
+
+
+class _Timed:
+    """Wraps a module's function, adding each call's wall and CPU seconds to ``phases[label]``."""
+
+    def __init__(self, module: object, name: str, label: str, phases: dict[str, Clock]) -> None:
         self.module, self.name, self.label, self.phases = module, name, label, phases
         self.fn = getattr(module, name)
 
@@ -240,11 +252,13 @@ class _Timed:
         fn, label, phases = self.fn, self.label, self.phases
 
         def wrapper(*args: object, **kwargs: object) -> object:
-            t0 = time.perf_counter()
+            start = _now()
             try:
                 return fn(*args, **kwargs)
             finally:
-                phases[label] = phases.get(label, 0.0) + time.perf_counter() - t0
+                took = _since(start)
+                wall, cpu = phases.get(label, (0.0, 0.0))
+                phases[label] = (wall + took[0], cpu + took[1])
 
         setattr(self.module, self.name, wrapper)
 
@@ -252,35 +266,44 @@ class _Timed:
         setattr(self.module, self.name, self.fn)
 
 
-def phase_split(path: Path) -> dict[str, float]:
-    """One run of what ``fairway simulate -o json`` does, phase by phase, in this process."""
+def phase_split(path: Path) -> dict[str, Clock]:
+    """One run of what ``fairway simulate -o json`` does, phase by phase, in this process (with the command's
+    collector settings): wall and CPU seconds of each."""
     import engine.manifests.builder as builder
+    import engine.session.run as session_run
     import engine.simulate as simulate_module
-    from controlplane.simulate_cli import dump_json
+    from controlplane.simulate_cli import _Collector, dump_json
     from engine.limits import Limits
 
-    phases: dict[str, float] = {}
-    t0 = time.perf_counter()
-    text = path.read_text(encoding="utf-8")
-    phases["read"] = time.perf_counter() - t0
-    limits = Limits.from_env()
-    with (
-        _Timed(builder, "_split_documents", "parse", phases),
-        _Timed(simulate_module, "compute_values", "values", phases),
-        _Timed(simulate_module, "_value_sections", "document", phases),
-    ):
-        t0 = time.perf_counter()
-        loaded = builder.load_manifests([(str(path), text)], limits=limits)
-        phases["manifest build"] = time.perf_counter() - t0 - phases["parse"]
-        t0 = time.perf_counter()
-        result = simulate_module.simulate(loaded.snapshot, origins=loaded.origins, limits=limits)
-        simulate_total = time.perf_counter() - t0
-    phases["session"] = sum(s["duration_ms"] for s in result.document["sessions"]) / 1000
-    phases["simulate (rest)"] = simulate_total - phases["session"] - phases["values"] - phases["document"]
-    t0 = time.perf_counter()
-    out = dump_json(result.document)
-    phases["JSON dump"] = time.perf_counter() - t0
-    phases["output bytes"] = len(out)
+    phases: dict[str, Clock] = {}
+    collector = _Collector()
+    try:
+        start = _now()
+        text = path.read_text(encoding="utf-8")
+        phases["read"] = _since(start)
+        limits = Limits.from_env()
+        with (
+            _Timed(builder, "_split_documents", "parse", phases),
+            _Timed(simulate_module, "compute_values", "values", phases),
+            _Timed(simulate_module, "_value_sections", "document", phases),
+            _Timed(session_run, "run_session", "session", phases),
+        ):
+            start = _now()
+            collector.reading()
+            loaded = builder.load_manifests([(str(path), text)], limits=limits)
+            collector.read()
+            took = _since(start)
+            phases["manifest build"] = (took[0] - phases["parse"][0], took[1] - phases["parse"][1])
+            start = _now()
+            result = simulate_module.simulate(loaded.snapshot, origins=loaded.origins, limits=limits)
+            took = _since(start)
+        rest = [took[k] - phases["session"][k] - phases["values"][k] - phases["document"][k] for k in (0, 1)]
+        phases["simulate (rest)"] = (rest[0], rest[1])
+        start = _now()
+        dump_json(result.document)
+        phases["JSON dump"] = _since(start)
+    finally:
+        collector.restore()
     return phases
 
 
@@ -335,12 +358,11 @@ def main() -> None:
     )
 
     phases = phase_split(path)
-    print("phase split (one in-process run, seconds):")
-    for label, seconds in phases.items():
-        if label == "output bytes":
-            print(f"  {label:18} {seconds / 1e6:.1f} MB")
-        else:
-            print(f"  {label:18} {seconds:7.3f}")
+    print("phase split (one in-process run):   wall s    CPU s")
+    for label, (wall, cpu) in phases.items():
+        print(f"  {label:32} {wall:7.3f}  {cpu:7.3f}")
+    total = [sum(v[k] for v in phases.values()) for k in (0, 1)]
+    print(f"  {'total':32} {total[0]:7.3f}  {total[1]:7.3f}")
 
     if args.profile:
         profiler = cProfile.Profile()
