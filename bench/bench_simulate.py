@@ -29,6 +29,7 @@ import math
 import os
 import pstats
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -331,31 +332,34 @@ def main() -> None:
         f"{NODES} nodes, {PODS} pending pods; load average {os.getloadavg()[0]:.2f} (2 cores)"
     )
 
-    parse_times, whole_times = [], []
+    parse_times, whole_times = [], []  # (wall, CPU) seconds of each run
     command = [sys.executable, "-m", "controlplane.cli", "simulate", "-f", str(path), "-o", "json"]
     root = Path(__file__).resolve().parents[1]
     for _ in range(args.runs):
         text = path.read_text(encoding="utf-8")
-        t0 = time.perf_counter()
+        start = _now()
         for _doc in yaml.load_all(text, Loader=yaml.CSafeLoader):
             pass
-        parse_times.append(time.perf_counter() - t0)
+        parse_times.append(_since(start))
         del text
-        t0 = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = time.perf_counter()
         done = subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-        whole_times.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        whole_times.append((time.perf_counter() - wall, cpu))
         if done.returncode != 0:
             sys.exit(f"fairway simulate failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    parse, whole = statistics.median(parse_times), statistics.median(whole_times)
-    target = 1.5 * parse + 0.5
-    print(f"parse floor (PyYAML CSafeLoader): {parse:.2f} s  (runs: {', '.join(f'{t:.2f}' for t in parse_times)})")
-    print(
-        f"whole process (fairway simulate -o json): {whole:.2f} s  (runs: {', '.join(f'{t:.2f}' for t in whole_times)})"
-    )
-    print(
-        f"ratio whole / parse: {whole / parse:.2f}; target 1.5 x parse + 0.5 s = {target:.2f} s: "
-        f"{'met' if whole <= target else 'NOT met'}"
-    )
+    for k, clock in ((0, "wall"), (1, "CPU")):
+        parse = statistics.median(t[k] for t in parse_times)
+        whole = statistics.median(t[k] for t in whole_times)
+        target = 1.5 * parse + 0.5
+        print(
+            f"{clock:4}: parse floor (PyYAML CSafeLoader) {parse:.2f} s, whole process (fairway simulate -o json) "
+            f"{whole:.2f} s (medians; runs {', '.join(f'{t[k]:.2f}' for t in whole_times)}); ratio {whole / parse:.2f}; "
+            f"target 1.5 x parse + 0.5 s = {target:.2f} s: {'met' if whole <= target else 'not met'}"
+        )
+    print(f"load average after the runs: {os.getloadavg()[0]:.2f}")
 
     phases = phase_split(path)
     print("phase split (one in-process run):   wall s    CPU s")

@@ -1,13 +1,18 @@
-"""``fairway simulate -o json``'s writer: orjson brought to ``json.dumps(indent=2, sort_keys=True)``'s exact text."""
+"""``fairway simulate -o json``'s writer (orjson brought to ``json.dumps(indent=2, sort_keys=True)``'s exact text),
+and the command's garbage-collector settings, put back as they were when it returns."""
 
 from __future__ import annotations
 
+import gc
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controlplane.cli import main
 from controlplane.simulate_cli import dump_json
 
 
@@ -50,3 +55,19 @@ def test_what_orjson_spells_otherwise() -> None:
     assert dump_json(document) == reference(document)
     without_big = {k: v for k, v in document.items() if k != "big"}
     assert dump_json(without_big) == reference(without_big)
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4'}}\n",
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: -4}}\n",  # exit 2
+])  # fmt: skip
+def test_the_collector_is_put_back_as_it_was(tmp_path: Path, text: str, capsys: Any) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    before = (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count())
+    code = main(["simulate", "-f", str(path), "-o", "json"])
+    out = capsys.readouterr().out
+    assert code in (0, 2)
+    if code == 0:
+        assert out == reference(json.loads(out))
+    assert (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()) == before
