@@ -9,7 +9,8 @@ namespaces, a cluster smaller than the total request so that the water-filling r
   jobs only in the leaves, deserved amounts that add up under every parent.
 
 Rows: ``compute_proportion`` (flat), ``compute_capacity`` flat and hierarchical, ``compute_namespace_shares``
-(on the proportion deserved; and with scattered jobs), ``summarize_jobs`` (the per-queue sums every compute
+(on the proportion deserved; with scattered jobs; with every job its own namespace, 20,000 namespaces, and
+the same with every entry read, which builds each ``NamespaceQuota``: the result builds them on first access), ``summarize_jobs`` (the per-queue sums every compute
 starts with), the what-ifs that reuse a summary (a seventh of the weights changed; the 3-level tree),
 ``snapshots`` (reading every ``result[name]``, which computes borrowed and lent), and ``gates`` (1,000
 allocatable + 1,000 enqueueable calls). Median and p95 in milliseconds, wall clock, and the median CPU
@@ -177,6 +178,8 @@ def main() -> None:
     shares = compute_namespace_shares(deserved, fj, weights, ft)
     _, sj, _ = flat_workload(scattered=True)
     scattered_pairs = len(compute_namespace_shares(deserved, sj, weights, ft))
+    own = [replace(job, namespace=f"own-{i}") for i, job in enumerate(fj)]  # every job its own namespace
+    own_weights = {job.namespace: 1 + i % 5 for i, job in enumerate(own) if i % 3 == 0}
     summary = summarize_jobs(fj)
     hier_summary = summarize_jobs(hj)
     what_if = [replace(q, weight=q.weight + 1) if i % 7 == 0 else q for i, q in enumerate(fq)]
@@ -201,6 +204,8 @@ def main() -> None:
         ("compute_capacity (3-level)", lambda: compute_capacity(hq, hj, ht, hierarchy=True)),
         ("compute_namespace_shares", lambda: compute_namespace_shares(deserved, fj, weights, ft)),
         (f"  scattered ({scattered_pairs} pairs)", lambda: compute_namespace_shares(deserved, sj, weights, ft)),
+        (f"  own namespace per job ({len(own)})", lambda: compute_namespace_shares(deserved, own, own_weights, ft)),
+        ("    and every entry read", lambda: list(compute_namespace_shares(deserved, own, own_weights, ft).values())),
         ("summarize_jobs (20,000 jobs)", lambda: summarize_jobs(fj)),
         ("what-if: proportion on summary", lambda: compute_proportion(what_if, summary, ft)),
         ("what-if: 3-level on summary", lambda: compute_capacity(hq, hier_summary, ht, hierarchy=True)),

@@ -11,9 +11,13 @@ checked between sessions and between podgroups). Input over a limit is input tha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import re
 import sys
 from typing import Any
+
+import orjson
 
 from engine.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
 
@@ -67,7 +71,106 @@ def _read(path: str, budget: int) -> tuple[str, str]:
         raise InputError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
+class _Collector:
+    """A one-shot command's memory, managed for speed. While the manifests are read the cyclic garbage collector is
+    off (a big snapshot is millions of containers, none of them garbage, that every collection would walk again);
+    then the snapshot is moved out of the collector's sight (``gc.freeze``) and the collector comes back with a
+    young generation large enough that the engine's passes are not interrupted every 700 allocations. On the
+    10,000-group benchmark this is about a quarter of the process's time; cycles are still collected. ``restore``
+    puts everything back as it was (the tests run the command inside their own process)."""
+
+    def __init__(self) -> None:
+        self.thresholds = gc.get_threshold()
+        self.enabled = gc.isenabled()
+
+    def reading(self) -> None:
+        gc.disable()
+
+    def read(self) -> None:
+        gc.freeze()
+        first, second, third = self.thresholds
+        gc.set_threshold(max(first, 50_000), max(second, 20), max(third, 100))
+        if self.enabled:
+            gc.enable()
+
+    def restore(self) -> None:
+        gc.unfreeze()
+        gc.set_threshold(*self.thresholds)
+        if self.enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    """The document as ``-o json`` prints it, byte for byte ``json.dumps(document, indent=2, sort_keys=True)`` and a
+    newline: written by orjson (a 10 MB document in a twentieth of the time), then brought to the standard
+    library's spelling where the two differ: characters outside ASCII (and DEL) as ``\\uXXXX`` escapes, and floats
+    as Python's ``repr`` (``1e-06``, not ``1e-6``). A document orjson cannot write (an integer past 64 bits) goes
+    through ``json.dumps``. The document holds no NaN or infinity (shares and durations are finite)."""
+    try:
+        data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+    data = _python_floats(data)
+    text = data.decode("utf-8")
+    if not text.isascii() or "\x7f" in text:
+        text = _NOT_ASCII.sub(_escape, text)
+    return text
+
+
+# A float orjson spells otherwise than Python's repr: with an exponent (orjson: 1e-6, Python: 1e-06), small and
+# written out (0.00001 where Python writes 1e-05), or of 16 digits and more before the point; alone on its line
+# after a key or as an array's item. A string holds no line break, so nothing inside one matches.
+_FLOAT = rb"(-?(?:[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+|0\.0000[0-9]*|[0-9]{16,}\.[0-9]+))(?=,?\n)"
+_VALUE_FLOAT = re.compile(rb": " + _FLOAT)  # starts with a literal: scanned at C speed
+_ITEM_FLOAT = re.compile(rb"\n +" + _FLOAT)
+
+
+def _python_floats(data: bytes) -> bytes:
+    """orjson's indented text with every float respelled as ``repr`` spells it. Values of keys are found by one scan;
+    array items only inside the arrays (``[`` at a line's end up to the ``]`` at its indentation), which are few."""
+    found = [(m.start(1), m.end(1)) for m in _VALUE_FLOAT.finditer(data)]
+    covered = at = 0
+    while (at := data.find(b"[\n", at)) >= 0:
+        if at >= covered:
+            line = data.rfind(b"\n", 0, at) + 1
+            indent = len(data[line:at]) - len(data[line:at].lstrip(b" "))
+            end = data.find(b"\n" + b" " * indent + b"]", at)
+            covered = len(data) if end < 0 else end
+            found += [(m.start(1), m.end(1)) for m in _ITEM_FLOAT.finditer(data, at, covered + 1)]
+        at += 2
+    if not found:
+        return data
+    out: list[bytes] = []
+    last = 0
+    for start, end in sorted(found):
+        out += (data[last:start], repr(float(data[start:end])).encode())
+        last = end
+    out.append(data[last:])
+    return b"".join(out)
+
+
+_NOT_ASCII = re.compile("[^\x00-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
 def run(args: argparse.Namespace) -> int:
+    collector = _Collector()
+    try:
+        return _run(args, collector)
+    finally:
+        collector.restore()
+
+
+def _run(args: argparse.Namespace, collector: _Collector) -> int:
     from engine.manifests import ManifestError, load_manifests
     from engine.session.policy import Policy, PolicyError
     from engine.simulate import SimulationError, render_table, simulate
@@ -99,7 +202,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         deadline.progress = "while reading the manifests"
+        collector.reading()
         loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check)
+        collector.read()
         policy = None
         if policy_source is not None:
             name, text = policy_source
@@ -131,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.output == "json":
-        print(json.dumps(result.document, indent=2, sort_keys=True))
+        sys.stdout.write(dump_json(result.document))
     else:
         print(render_table(result.document))
     return EXIT_OK

@@ -161,6 +161,9 @@ def json_depth(data: bytes | str) -> int:
 
 
 def check_json_depth(data: bytes | str, max_depth: int, field: str = "") -> None:
+    opening = data.count("[") + data.count("{") if isinstance(data, str) else data.count(b"[") + data.count(b"{")
+    if opening <= max_depth:
+        return  # each level opens one bracket: a small text needs no closer look
     depth = json_depth(data)
     if depth > max_depth:
         raise TooDeep(field, f"JSON nested {depth} levels deep, more than {max_depth}", ENV_VARS["max_json_depth"])
@@ -227,23 +230,58 @@ _LEAD = r"^(?:[ \t]|(?:---|\.\.\.|[-?:])(?=[ \t]|$)|[&!][^ \t\r\n]*)"
 # Line breaks YAML knows besides "\n" and "\r\n" (a regular expression's "^" would not see them): such texts are
 # measured exactly.
 _OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+# A document marker: "---" or "..." at the start of a line, followed by a blank or the line's end. libyaml reads one
+# there in any context (it ends a block scalar; inside a quoted scalar or a flow collection it is an error), so no
+# collection spans two of the parts the markers cut a text into. (One at the very start cuts nothing.)
+_DOCUMENT_MARKER = re.compile(r"\n(?:---|\.\.\.)(?=[ \t\r\n]|$)")
 
 
 def yaml_depth_bound(text: str, max_depth: int) -> bool:
     """True when the text cannot nest deeper than ``max_depth`` (aliases aside), judged from the text alone.
 
     Block collections nest at most two per column (a mapping and a sequence as the value of one of its keys share
-    a column) and each starts within its line's leading run; flow collections need one bracket each. So the depth is
-    at most 2 * (longest leading run + 1) plus the number of opening brackets. Bounded in a few C-speed passes.
+    a column) and each starts within its line's leading run; flow collections need one bracket each. So the depth of
+    a document is at most 2 * (longest leading run + 1) plus the number of opening brackets in that document.
+    Bounded in a few C-speed passes (a big snapshot of 15 MB takes about 50 ms).
     """
-    if _OTHER_BREAKS.search(text):
+    if _other_breaks(text):
         return False
-    flow = text.count("[") + text.count("{")
-    room = max_depth - flow
+    room = max_depth - _most_brackets(text)
     if room < 2:
         return False
     longest_run = room // 2 - 1  # a run of this many characters keeps the block part within the room left
-    return re.search(f"{_LEAD}{{{longest_run + 1}}}", text, re.MULTILINE) is None
+    return not _longer_lead(text, longest_run)
+
+
+def _other_breaks(text: str) -> bool:
+    # "in" runs at C speed where a regular expression steps through every character
+    return ("\r" in text and _OTHER_BREAKS.search(text) is not None) or any(c in text for c in "\x85\u2028\u2029")
+
+
+def _longer_lead(text: str, longest_run: int) -> bool:
+    """Whether a line's leading run is longer than ``longest_run`` items."""
+    if "&" in text or "!" in text:  # anchors or tags may stand in a leading run: the full pattern
+        return re.search(f"{_LEAD}{{{longest_run + 1}}}", text, re.MULTILINE) is not None
+    # Without them a leading run is made of blanks and the indicators - ? : --- ..., one character or more each: a
+    # line whose run of those characters is no longer than longest_run has no longer leading run. A pattern that
+    # starts with a literal ("\n") is searched for at C speed.
+    if re.match(f"{_LEAD}{{{longest_run + 1}}}", text) is not None:  # the first line
+        return True
+    return re.search(f"\\n[ \\t\\-?:.]{{{longest_run + 1}}}", text) is not None
+
+
+def _most_brackets(text: str) -> int:
+    """The most opening brackets (``[`` and ``{``) in one document of the text: a bound on the flow nesting of any
+    of its documents (a big snapshot's JSON annotations add up to far more brackets than any one document holds)."""
+    total = text.count("[") + text.count("{")
+    if total <= 2:
+        return total
+    most, start = 0, 0
+    for marker in _DOCUMENT_MARKER.finditer(text):
+        end = marker.start()
+        most = max(most, text.count("[", start, end) + text.count("{", start, end))
+        start = end
+    return max(most, text.count("[", start) + text.count("{", start))
 
 
 def check_yaml_depth(text: str, max_depth: int) -> None:

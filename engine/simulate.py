@@ -44,11 +44,26 @@ def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
     null) for an unlimited amount (the built-in ``system``/``default`` groups' max and runtime), never a sentinel."""
     if not values:
         return {}
-    return {
-        name: None if is_unlimited(amount) else format_quantity(amount, name)
-        for name, amount in sorted(values.items())
-        if amount
-    }
+    out: dict[str, str | None] = {}
+    for name, amount in sorted(values.items()):
+        if amount:
+            text = _QUANTITIES.get((name, amount))
+            if text is None:
+                text = _quantity(name, amount)
+            out[name] = text
+    return out
+
+
+# Formatted amounts: a document of ten thousand groups prints the same few hundred amounts again and again.
+_QUANTITIES: dict[tuple[str, int], str | None] = {}
+
+
+def _quantity(name: str, amount: int) -> str | None:
+    text = None if is_unlimited(amount) else format_quantity(amount, name)
+    if len(_QUANTITIES) > 65536:
+        _QUANTITIES.clear()
+    _QUANTITIES[(name, amount)] = text
+    return text
 
 
 def unoffered_requests(snapshot: Snapshot) -> list[str]:
@@ -150,20 +165,24 @@ def _namespaces_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
 
 def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    # every group's values at once (``ElasticResult.amounts``), not one GroupQuota per group
+    auto_scaled_min, request, used, runtime = (
+        values.quotas.amounts(f) for f in ("auto_scaled_min", "request", "used", "runtime")
+    )
+    reserved, reserved_jobs = values.reservations.amounts, values.reservations.jobs
     for name, spec in sorted(snapshot.quota_groups.items()):
-        g = values.quotas.get(name)
         out[name] = {
             "parent": spec.parent,
             "isParent": spec.is_parent,
             "min": rl(spec.min),
             "max": rl(spec.max),
             "sharedWeight": rl(spec.shared_weight if spec.shared_weight is not None else spec.max),
-            "autoScaledMin": rl(g.auto_scaled_min if g else None),
-            "request": rl(g.request if g else None),
-            "used": rl(g.used if g else None),
-            "runtime": rl(g.runtime if g else None),
-            "reserved": rl(values.reservations.amounts.get(name)),
-            "reservedJobs": values.reservations.jobs.get(name, 0),
+            "autoScaledMin": rl(auto_scaled_min.get(name)),
+            "request": rl(request.get(name)),
+            "used": rl(used.get(name)),
+            "runtime": rl(runtime.get(name)),
+            "reserved": rl(reserved.get(name)),
+            "reservedJobs": reserved_jobs.get(name, 0),
         }
     return out
 
@@ -278,9 +297,10 @@ def _value_sections(document: dict[str, Any], snapshot: Snapshot, values: QuotaV
         if entry is not None:
             entry["allocated"] = rl(v.allocated)
     document["quotas"] = _quotas_doc(snapshot, values)
+    used_after = after.quotas.amounts("used")
     for name, entry in document["quotas"].items():
-        if name in after.quotas:
-            entry["used"] = rl(after.quotas[name].used)
+        if name in used_after:
+            entry["used"] = rl(used_after[name])
 
 
 def _rl_text(values: Mapping[str, str | None]) -> str:

@@ -355,6 +355,25 @@ class ElasticResult(Mapping[str, GroupQuota]):
     def __contains__(self, name: object) -> bool:
         return name in self._s.layout.pos or name in self._s.special
 
+    def amounts(self, field: str) -> dict[str, dict[str, int]]:
+        """One field (a name of ``FIELDS``) of every group at once, ``name -> {resource: amount}``: what
+        ``result[name].<field>`` holds, without building each group's ``GroupQuota`` (a document of every group
+        reads a few fields of ten thousand groups). The groups come in the mapping's order."""
+        if field not in FIELDS:
+            raise KeyError(field)
+        lay, keys = self._s.layout, self._s.keys
+        values: list[list[int]] = self._s.arrays[field].T.tolist()
+        kept: list[list[bool]] = self._s.arrays["has_max"].T.tolist()
+        parents: list[int] = lay.parent.tolist()
+        out: dict[str, dict[str, int]] = {}
+        for i, name in enumerate(lay.names):
+            row = values[i]
+            mask = kept[i] if parents[i] >= 0 else self._mask(i).tolist()
+            out[name] = {keys[c]: row[c] for c, keep in enumerate(mask) if keep}
+        for name, quota in self._s.special.items():
+            out[name] = dict(getattr(quota, field).raw)
+        return out
+
     # -- structure ----------------------------------------------------------------------------------------------
     @property
     def resources(self) -> tuple[str, ...]:

@@ -29,9 +29,13 @@ and 2 -> 10/2; a namespace requesting 5 and one requesting 20 with weights (2,6)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from engine.fairshare.queues import (
     Explanation,
@@ -141,11 +145,16 @@ class NamespaceQuota:
     share: float  # namespace-wide dominant share of the cluster / weight (the order key)
     dominant_share: float  # namespace-wide unweighted dominant share of the cluster
     dominant_resource: str
-    # how each deserved amount settled: the queue's water-filling per resource (shared by the queue's
-    # namespaces) and this namespace's index in them
-    fills: tuple[tuple[str, FillResult], ...] = field(default=(), repr=False, compare=False)
+    # the queue's split among its namespaces (shared by them; it replays the water-fillings for an explanation)
+    # and this namespace's index in it
+    split: _QueueSplit | None = field(default=None, repr=False, compare=False)
     index: int = field(default=0, repr=False, compare=False)
     queue_known: bool = field(default=True, repr=False, compare=False)
+
+    @property
+    def fills(self) -> tuple[tuple[str, FillResult], ...]:
+        """How each deserved amount settled: the queue's water-filling per resource."""
+        return self.split.fills() if self.split is not None else ()
 
     def explain(self) -> Explanation:
         """How the deserved amounts and the share were reached."""
@@ -166,9 +175,167 @@ class NamespaceQuota:
         return Explanation(f"{self.queue}/{self.namespace}", tuple(render_trace(e) for e in entries))
 
 
-class NamespaceShares(dict[tuple[str, str], NamespaceQuota]):
-    """``compute_namespace_shares``' result: a dict ``(queue, namespace) -> NamespaceQuota`` ordered by queue
-    then namespace, with the explanations at hand."""
+class _QueueSplit:
+    """One queue's deserved split among its namespaces: the inputs, and the values per resource (``values[r][i]``
+    for the i-th member). The water-fillings themselves (``FillResult``, for explanations) are replayed on request."""
+
+    __slots__ = ("_fills", "amounts", "members", "requests", "resources", "values", "weights")
+
+    def __init__(
+        self,
+        members: tuple[str, ...],
+        weights: list[int],
+        requests: list[Mapping[str, int]],
+        amounts: Mapping[str, int] | None,
+    ) -> None:
+        self.members = members
+        self.weights = weights
+        self.requests = requests
+        self.amounts = amounts  # the queue's deserved (raw), None when the queue is unknown
+        resources: set[str] = set()
+        if amounts is not None:
+            resources.update(amounts)
+            for req in requests:
+                resources.update(req)
+        self.resources = tuple(sorted(resources))
+        self.values: list[list[int]] = []
+        self._fills: tuple[tuple[str, FillResult], ...] | None = None
+
+    def deserved(self, i: int) -> dict[str, int]:
+        return {r: v[i] for r, v in zip(self.resources, self.values, strict=True) if v[i]}
+
+    def fills(self) -> tuple[tuple[str, FillResult], ...]:
+        if self._fills is None:
+            amounts = self.amounts or {}
+            fills = []
+            for r, values in zip(self.resources, self.values, strict=True):
+                fill = water_fill(
+                    amounts.get(r, 0), self.members, self.weights, [req.get(r, 0) for req in self.requests]
+                )
+                if list(fill.values) != values:  # pragma: no cover - the two computations are one rule
+                    raise AssertionError(f"namespace split of {r} differs from its replay")
+                fills.append((r, fill))
+            self._fills = tuple(fills)
+        return self._fills
+
+
+class _Pair:
+    """The jobs of one (queue, namespace): the first one's amounts until a second job comes, then their sums."""
+
+    __slots__ = ("allocated", "request")
+
+    def __init__(self, request: dict[str, int], allocated: dict[str, int]) -> None:
+        self.request = request
+        self.allocated = allocated
+
+
+class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
+    """``compute_namespace_shares``' result: a mapping ``(queue, namespace) -> NamespaceQuota`` ordered by queue
+    then namespace, with the explanations at hand. An entry is built on first access (tens of thousands of
+    namespaces are computed in one pass; many callers read a few)."""
+
+    def __init__(
+        self,
+        queues: list[str],
+        splits: list[_QueueSplit],
+        pairs: list[list[Any]],
+        ns_allocated: Mapping[str, Any],
+        ns_weight: Mapping[str, int],
+        total: Mapping[str, int],
+    ) -> None:
+        self._queues = queues  # in name order, each with its split and its pairs (in namespace order)
+        self._splits = splits
+        self._pairs = pairs
+        self._ns_allocated = ns_allocated
+        self._ns_weight = ns_weight
+        self._total = total
+        self._len = sum(len(split.members) for split in splits)
+        self._block: dict[str, int] | None = None  # queue -> its index, on the first lookup by key
+        self._index: list[dict[str, int] | None] = [None] * len(queues)
+        self._dominant: dict[str, tuple[str, float]] = {}
+        self._cache: dict[tuple[int, int], NamespaceQuota] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> NamespaceQuota:
+        block, index = self._locate(key)
+        hit = self._cache.get((block, index))
+        return hit if hit is not None else self._entry(block, index)
+
+    def _locate(self, key: tuple[str, str]) -> tuple[int, int]:
+        if self._block is None:
+            self._block = {q: i for i, q in enumerate(self._queues)}
+        try:
+            queue, ns = key
+            block = self._block[queue]
+        except (KeyError, TypeError, ValueError):
+            raise KeyError(key) from None
+        positions = self._index[block]
+        if positions is None:
+            positions = self._index[block] = {n: i for i, n in enumerate(self._splits[block].members)}
+        index = positions.get(ns)
+        if index is None:
+            raise KeyError(key)
+        return block, index
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for queue, split in zip(self._queues, self._splits, strict=True):
+            for ns in split.members:
+                yield (queue, ns)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._locate(key)  # type: ignore[arg-type]
+        except KeyError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"NamespaceShares({dict(self.items())!r})"
+
+    def _entries(self, block: int) -> Iterator[NamespaceQuota]:
+        cache = self._cache
+        for index in range(len(self._splits[block].members)):
+            hit = cache.get((block, index))
+            yield hit if hit is not None else self._entry(block, index)
+
+    def values(self) -> Iterator[NamespaceQuota]:  # type: ignore[override]
+        for block in range(len(self._queues)):
+            yield from self._entries(block)
+
+    def items(self) -> Iterator[tuple[tuple[str, str], NamespaceQuota]]:  # type: ignore[override]
+        for block, queue in enumerate(self._queues):
+            for entry in self._entries(block):
+                yield (queue, entry.namespace), entry
+
+    def _entry(self, block: int, index: int) -> NamespaceQuota:
+        split = self._splits[block]
+        ns = split.members[index]
+        dominant = self._dominant.get(ns)
+        if dominant is None:
+            dominant = self._dominant[ns] = dominant_share(_amounts(self._ns_allocated[ns]), self._total)
+        weight = split.weights[index]
+        pair = self._pairs[block][index]
+        request, allocated = (
+            (pair.request, pair.allocated) if type(pair) is _Pair else (_dict(pair.request), _dict(pair.allocated))
+        )
+        entry = NamespaceQuota(
+            queue=self._queues[block],
+            namespace=ns,
+            weight=weight,
+            request=trusted_resource_list(request),
+            allocated=trusted_resource_list(allocated),
+            deserved=trusted_resource_list(split.deserved(index)),
+            share=dominant[1] / weight,
+            dominant_share=dominant[1],
+            dominant_resource=dominant[0],
+            split=split,
+            index=index,
+            queue_known=split.amounts is not None,
+        )
+        self._cache[(block, index)] = entry
+        return entry
 
     def explain(self, key: tuple[str, str]) -> Explanation:
         """How one namespace's deserved amounts in one queue and its share were reached."""
@@ -176,7 +343,20 @@ class NamespaceShares(dict[tuple[str, str], NamespaceQuota]):
 
     def in_queue(self, queue: str) -> list[NamespaceQuota]:
         """The namespaces of one queue, by name."""
-        return [v for (q, _), v in self.items() if q == queue]
+        block = bisect_left(self._queues, queue)
+        if block == len(self._queues) or self._queues[block] != queue:
+            return []
+        return list(self._entries(block))
+
+
+def _amounts(held: Any) -> Mapping[str, int]:
+    """A namespace's allocated: its one job's, or the sum of its jobs'."""
+    return held if type(held) is dict else raw(held.allocated)
+
+
+def _dict(amounts: Mapping[str, int]) -> dict[str, int]:
+    """A ResourceList's own dictionary (read, never written), or a copy of another mapping."""
+    return amounts._data if type(amounts) is ResourceList else dict(amounts)
 
 
 def compute_namespace_shares(
@@ -189,95 +369,163 @@ def compute_namespace_shares(
 
     ``weights`` maps namespace -> weight (missing or invalid: 1; see ``namespace_weight`` for the rule that
     reduces several ResourceQuotas to one weight). One entry per (queue, namespace) that has jobs.
-    """
-    usage, ns_allocated = _namespace_usage(jobs)
-    ns_weight = {ns: _clean_weight(weights.get(ns, DEFAULT_NAMESPACE_WEIGHT)) for ns in ns_allocated}
-    total_raw = raw(total)
-    ns_dominant = {ns: dominant_share(a, total_raw) for ns, a in ns_allocated.items()}
 
-    by_queue: dict[str, list[str]] = {}
-    for queue, ns in usage:
-        by_queue.setdefault(queue, []).append(ns)
-
-    out = NamespaceShares()
-    for queue in sorted(by_queue):
-        members = sorted(by_queue[queue])
-        keys = [(queue, ns) for ns in members]
-        qd = queue_deserved.get(queue)
-        requests = [usage[key][0] for key in keys]
-        deserved, fills = _split_queue(qd, members, requests, [ns_weight[ns] for ns in members])
-        for i, key in enumerate(keys):
-            ns = key[1]
-            dom_name, dom = ns_dominant[ns]
-            weight = ns_weight[ns]
-            req, alloc = usage[key]
-            out[key] = NamespaceQuota(
-                queue=queue,
-                namespace=ns,
-                weight=weight,
-                request=trusted_resource_list(req),
-                allocated=trusted_resource_list(alloc),
-                deserved=trusted_resource_list(deserved[i]),
-                share=dom / weight,
-                dominant_share=dom,
-                dominant_resource=dom_name,
-                fills=fills,
-                index=i,
-                queue_known=qd is not None,
-            )
-    return out  # ordered by (queue, namespace)
-
-
-_Usage = dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]]
-
-
-def _namespace_usage(jobs: Sequence[JobUsage]) -> tuple[_Usage, dict[str, dict[str, int]]]:
-    """Per (queue, namespace): (request, allocated) summed over its jobs; per namespace: allocated in every queue."""
-    usage: _Usage = {}
-    ns_allocated: dict[str, dict[str, int]] = {}
+    Built for many namespaces (every job its own): one pass over the jobs that keeps a job's own amounts for a
+    pair or a namespace it is alone in, all the water-fillings in one numpy computation, and the entries built on
+    first access."""
+    by_queue: dict[str, dict[str, Any]] = {}  # queue -> namespace -> its first job, or a _Pair once summed
+    ns_held: dict[str, Any] = {}  # namespace -> its first job, or the sum of its jobs' allocated
+    more: list[JobUsage] = []  # jobs after the first of their pair or of their namespace
     for job in jobs:
-        key = (job.queue, job.namespace)
-        entry = usage.get(key)
-        if entry is None:
-            entry = usage[key] = ({}, {})
-        req, alloc = entry
-        for name, amount in raw(job.request).items():
-            req[name] = req.get(name, 0) + amount
-        held = raw(job.allocated)
-        for name, amount in held.items():
-            alloc[name] = alloc.get(name, 0) + amount
-        nsa = ns_allocated.get(job.namespace)
-        if nsa is None:
-            nsa = ns_allocated[job.namespace] = {}
-        for name, amount in held.items():
-            nsa[name] = nsa.get(name, 0) + amount
-    return usage, ns_allocated
+        members = by_queue.get(job.queue)
+        if members is None:
+            members = by_queue[job.queue] = {}
+        ns = job.namespace
+        if members.setdefault(ns, job) is not job or ns_held.setdefault(ns, job) is not job:
+            more.append(job)
+    for job in more:
+        members = by_queue[job.queue]
+        ns = job.namespace
+        pair = members[ns]
+        if pair is not job:
+            if type(pair) is not _Pair:
+                pair = members[ns] = _Pair(dict(raw(pair.request)), dict(raw(pair.allocated)))
+            _add(pair.request, raw(job.request))
+            _add(pair.allocated, raw(job.allocated))
+        held = ns_held[ns]
+        if held is not job:
+            if type(held) is not dict:
+                held = ns_held[ns] = dict(raw(held.allocated))
+            _add(held, raw(job.allocated))
+    queues = sorted(by_queue)
+    splits: list[_QueueSplit] = []
+    pairs: list[list[Any]] = []
+    ns_weight: dict[str, int] = {}
+    for queue in queues:
+        members = by_queue[queue]
+        names = sorted(members)
+        entries = [members[ns] for ns in names]
+        ws = []
+        for ns in names:
+            w = ns_weight.get(ns)
+            if w is None:
+                given = weights.get(ns, DEFAULT_NAMESPACE_WEIGHT)
+                w = ns_weight[ns] = given if type(given) is int and given >= 1 else _clean_weight(given)
+            ws.append(w)
+        requests = [e.request if type(e) is _Pair else raw(e.request) for e in entries]
+        qd = queue_deserved.get(queue)
+        splits.append(_QueueSplit(tuple(names), ws, requests, None if qd is None else raw(qd)))
+        pairs.append(entries)
+    _split_queues(splits)
+    return NamespaceShares(queues, splits, pairs, ns_held, ns_weight, raw(total))
 
 
-def _split_queue(
-    queue_deserved: ResourceList | None,
-    members: list[str],
-    requests: list[dict[str, int]],
-    weights: list[int],
-) -> tuple[list[dict[str, int]], tuple[tuple[str, FillResult], ...]]:
-    """A queue's deserved split among its namespaces by weight, each capped at its request, one water-filling per
-    resource; nothing when the queue is unknown."""
-    deserved: list[dict[str, int]] = [{} for _ in members]
-    fills: list[tuple[str, FillResult]] = []
-    if queue_deserved is None:
-        return deserved, ()
-    qd_raw = raw(queue_deserved)
-    resources: set[str] = set(qd_raw)
-    for req in requests:
-        resources.update(req)
-    for r in sorted(resources):
-        caps: list[int | None] = [req.get(r, 0) for req in requests]
-        fill = water_fill(qd_raw.get(r, 0), members, weights, caps)
-        fills.append((r, fill))
-        for i, value in enumerate(fill.values):
-            if value:
-                deserved[i][r] = value
-    return deserved, tuple(fills)
+def _add(into: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        into[name] = into.get(name, 0) + amount
+
+
+# Exact integer arithmetic in int64 holds while every product below stays under this bound.
+_INT64_SAFE = 2**62
+
+
+def _split_queues(splits: list[_QueueSplit]) -> None:
+    """Every queue's deserved split among its namespaces by weight, each capped at its request, one water-filling
+    per (queue, resource) (``waterfill.water_fill`` with caps and no floors): all of them at once in numpy, round by
+    round, exactly as ``water_fill`` rounds them; Python integers when an amount is too large for int64."""
+    caps: list[int] = []
+    weights: list[int] = []
+    names: list[str] = []
+    amounts: list[int] = []
+    sizes: list[int] = []
+    for split in splits:
+        if split.amounts is None:
+            continue
+        k = len(split.members)
+        caps.extend([req.get(r, 0) for r in split.resources for req in split.requests])
+        for r in split.resources:
+            weights.extend(split.weights)
+            names.extend(split.members)
+            amounts.append(split.amounts.get(r, 0))
+            sizes.append(k)
+    if not sizes:
+        for split in splits:
+            split.values = [[0] * len(split.members) for _ in split.resources]
+        return
+    biggest = max(max(amounts), max(caps), 1)
+    if biggest * max(max(weights), 1) * max(sizes) >= _INT64_SAFE:
+        values = _fill_python(caps, weights, names, amounts, sizes)
+    else:
+        values = _fill_numpy(caps, weights, names, amounts, sizes)
+    at = 0
+    for split in splits:
+        if split.amounts is None:
+            split.values = [[0] * len(split.members) for _ in split.resources]
+            continue
+        k = len(split.members)
+        split.values = [values[at + j * k : at + (j + 1) * k] for j in range(len(split.resources))]
+        at += k * len(split.resources)
+
+
+def _fill_python(
+    caps: list[int], weights: list[int], names: list[str], amounts: list[int], sizes: list[int]
+) -> list[int]:
+    out: list[int] = []
+    at = 0
+    for amount, k in zip(amounts, sizes, strict=True):
+        fill = water_fill(amount, names[at : at + k], weights[at : at + k], caps[at : at + k])
+        out.extend(fill.values)
+        at += k
+    return out
+
+
+def _fill_numpy(
+    caps: list[int], weights: list[int], names: list[str], amounts: list[int], sizes: list[int]
+) -> list[int]:
+    """``water_fill`` with caps (no floors, weights >= 1) of many groups at once: group g holds ``sizes[g]``
+    consecutive claimants and shares ``amounts[g]``. The rounds are ``water_fill``'s: in each, the open claimants
+    whose weighted share reaches their cap (``budget * w >= cap * open_weight``) settle at it; when none does, the
+    budget left is split among the open ones by largest remainder, ties to the name that sorts first."""
+    # fromiter: the amounts are scattered over the jobs' dictionaries, and it reads them faster than array
+    cap = np.fromiter(caps, dtype=np.int64, count=len(caps))
+    w = np.fromiter(weights, dtype=np.int64, count=len(weights))
+    size = np.array(sizes, dtype=np.int64)
+    group = np.repeat(np.arange(len(sizes)), size)
+    budget = np.array(amounts, dtype=np.int64)
+    values = np.zeros(len(caps), dtype=np.int64)
+    idx = np.arange(len(caps))  # the open claimants of the groups still settling some, group by group
+    last: list[npt.NDArray[np.int64]] = []  # the open claimants of the groups whose last round has come
+    while idx.size:
+        g = group[idx]
+        first = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        open_weight = np.add.reduceat(w[idx], first)
+        capped = budget[g] * w[idx] >= cap[idx] * np.repeat(open_weight, np.diff(np.append(first, idx.size)))
+        settled = idx[capped]
+        values[settled] = cap[settled]
+        np.subtract.at(budget, group[settled], cap[settled])
+        moved = np.zeros(len(sizes), dtype=np.bool_)
+        moved[group[settled]] = True
+        last.append(idx[~capped & ~moved[g]])  # a round that caps nobody is the group's last
+        idx = idx[~capped & moved[g]]
+    idx = np.sort(np.concatenate(last)) if last else idx
+    if idx.size:
+        g = group[idx]
+        first = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        open_weight = np.repeat(np.add.reduceat(w[idx], first), np.diff(np.append(first, idx.size)))
+        share, rest = np.divmod(budget[g] * w[idx], open_weight)
+        values[idx] = share
+        left = budget.copy()
+        np.subtract.at(left, g, share)
+        # largest remainder first, then the name that sorts first, group by group: a group's claimants are in name
+        # order, and the sort is stable
+        order = np.lexsort((-rest, g))
+        ordered = idx[order]
+        og = group[ordered]
+        starts = np.flatnonzero(np.concatenate(([True], og[1:] != og[:-1])))
+        position = np.arange(ordered.size) - np.repeat(starts, np.diff(np.append(starts, ordered.size)))
+        values[ordered[position < left[og]]] += 1
+    out: list[int] = values.tolist()
+    return out
 
 
 class NamespacedTask(Protocol):

