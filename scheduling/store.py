@@ -40,13 +40,11 @@ per-cluster lock); a failure is recorded as a failed session, and rolls back eve
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import traceback
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from time import perf_counter
@@ -58,6 +56,7 @@ from django.db.models.fields.json import JSONField
 from django.db.models.functions import Cast, RowNumber, TruncHour, TruncMinute
 from django.utils import timezone
 
+from engine import collector
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from engine.objects import (
@@ -255,6 +254,7 @@ class _Pods(NamedTuple):
     own: dict[str, PodGroupInfo]  # the podgroup of each pod that has none, one per pod
 
 
+@collector.paused_during
 def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
     """``load_snapshot`` plus the primary keys of its pods and nodes (for ``apply_decisions(ids=...)``)."""
     cache = _JsonCache()
@@ -1087,24 +1087,6 @@ def _engine() -> Any:
     return run
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, back as it was after it.
-
-    A session builds hundreds of thousands of small objects (a snapshot dataclass and a session state per pod,
-    their dicts and tuples) and nearly none of them form cycles; with the collector on, every few hundred
-    allocations start a collection and the oldest generation is walked again and again over the whole heap (a
-    fifth of a 50,000-pod session). Reference counting still frees everything as usual; whatever cycles the
-    block left are collected by the next automatic collection after it."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
     """Load the snapshot, run the engine's session, write its decisions; a failure becomes a failed session row.
 
@@ -1112,7 +1094,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
     """
     started = timezone.now()
     try:
-        with gc_paused(), transaction.atomic():
+        # the collector paused for the whole session (``engine.collector``: a fifth of a 50,000-pod session)
+        with collector.paused(), transaction.atomic():
             t0 = perf_counter()
             snapshot, ids = read_cluster(cluster)
             t1 = perf_counter()

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
-from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited
+from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited
 from engine.vocabulary import PodGroupPhase
 
 __all__ = [
@@ -356,7 +356,10 @@ def trusted_resource_list(data: dict[str, int]) -> ResourceList:
 
 def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
     """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
-    return trusted_resource_list({n: a for n, a in amounts.items() if not is_unlimited(a) and (a or not drop_zero)})
+    # ``is_unlimited`` spelled out: this runs for every amount of every queue snapshot
+    if drop_zero:
+        return trusted_resource_list({n: a for n, a in raw(amounts).items() if a and a < MAX_AMOUNT})
+    return trusted_resource_list({n: a for n, a in raw(amounts).items() if a is not None and a < MAX_AMOUNT})
 
 
 # ------------------------------------------------------------------------------------------------------------
