@@ -337,18 +337,10 @@ class ElasticResult(Mapping[str, GroupQuota]):
         special = self._s.special.get(name)
         if special is not None:
             return special
-        i = self._s.layout.pos[name]  # KeyError for an unknown group, as a mapping should
-        if not self._cache:
-            self._build_all()
-            return self._cache[name]
-        cols = np.flatnonzero(self._mask(i))
-        keys = [self._s.keys[c] for c in cols.tolist()]
-        lists = {
-            f: ResourceList.trusted(dict(zip(keys, self._s.arrays[f][cols, i].tolist(), strict=True))) for f in FIELDS
-        }
-        gq = GroupQuota(name=name, **lists)
-        self._cache[name] = gq
-        return gq
+        if name not in self._s.layout.pos:
+            raise KeyError(name)
+        self._build_all()
+        return self._cache[name]
 
     def _build_all(self) -> None:
         """Every group's ``GroupQuota`` at once: each field's array turned into Python ints in one call instead of
