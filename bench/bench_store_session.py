@@ -276,7 +276,7 @@ def run(profile: bool) -> None:
     cluster = Cluster.objects.get(name=CLUSTER)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for label in ("first session (50,000 pending)", "second session (steady state)"):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if profile and label.startswith("first"):
             import cProfile
             import pstats
@@ -288,7 +288,7 @@ def run(profile: bool) -> None:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
         else:
             outcome = run_session(cluster.pk)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         session = cluster.sessions.order_by("-id").first()
         placed = session.bound + session.pipelined
         t = session.timings
@@ -302,6 +302,9 @@ def run(profile: bool) -> None:
             f"decisions committed {t.get('write_ms', 0) / 1000:.2f} s; end to end {wall:.2f} s"
             + (f", {placed / wall:,.0f} pods/s" if placed else "")
         )
+        # on a shared machine the wall clock also counts waiting for a core; this process's own CPU time does not
+        # (PostgreSQL's work is in its own processes: the wall figures above are the ones to quote when idle)
+        print(f"  this process's CPU time {cpu:.2f} s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     over, twice = check(cluster)
     bound = Pod.objects.filter(cluster=cluster, status="Bound").count()

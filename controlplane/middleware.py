@@ -5,6 +5,11 @@
   ``POST /api/v1/simulate/``, ``FAIRWAY_MAX_BODY_BYTES`` for everything else. Django's own
   ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is set to the larger of the two, so it never refuses first with a 500.
   A null character in the URL (path or query) is a 400 there too: no lookup with one may reach PostgreSQL.
+* ``CollectorPausedMiddleware``: Python's cyclic garbage collector is paused while a request is answered
+  (``engine.collector``): a page or what-if right after a change builds a snapshot, the values and a tree of a
+  thousand nodes, hundreds of thousands of objects that all live until the answer, and with the collector on the
+  older generations were walked again and again (half of the tree page's time after a change). What a request
+  leaves is collected by the first automatic collection after it.
 * ``DatabaseUnavailableMiddleware``: a view that cannot reach the database (``OperationalError`` /
   ``InterfaceError``, the transaction of ``ATOMIC_REQUESTS`` included) answers 503 with ``Retry-After``; one raised
   by a middleware reaches ``controlplane.errors.server_error``, which answers the same.
@@ -19,6 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, over_budget, too_large
+from engine import collector
 from engine.limits import ENV_VARS, BudgetExceeded
 
 # Big routes: URL name -> the limit (a field of settings.FAIRWAY_LIMITS) that replaces max_body_bytes there.
@@ -26,6 +32,15 @@ LARGE_BODY_ROUTES = {"simulate": "simulate_max_body_bytes"}
 # A refused body up to this size is read and dropped before the answer, so that the client, still sending, reads
 # the 413 instead of a reset connection; a bigger one is not read at all (the connection closes after the answer).
 DRAIN_BYTES = 64 * 2**20
+
+
+class CollectorPausedMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        with collector.paused():
+            return self.get_response(request)
 
 
 class RequestLimitsMiddleware:

@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",  # request counts and latencies for /metrics
     "django.middleware.security.SecurityMiddleware",
     "controlplane.middleware.RequestLimitsMiddleware",  # 413 before anything reads an oversized body
+    "controlplane.middleware.CollectorPausedMiddleware",  # no cyclic garbage collection inside a request
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine import rules
+from engine.collector import paused_during
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.limits import ENV_VARS, Limits, brief
@@ -378,6 +379,7 @@ def _check_resource_names(i: int, change: Mapping[str, Any], names: ResourceName
     return names
 
 
+@paused_during
 def apply_changes(
     snapshot: Snapshot,
     changes: Any,
@@ -537,6 +539,7 @@ def as_quantities(tree: Mapping[str, Any], _cache: dict[tuple[int, str], str] | 
     return out
 
 
+@paused_during
 def compare(before: QuotaValues, after: QuotaValues) -> dict[str, Any]:
     """Before, after and the differences of every tree node (only nodes and fields that change are in ``diff``),
     resource amounts printed as quantities."""
@@ -557,4 +560,14 @@ def compare(before: QuotaValues, after: QuotaValues) -> dict[str, Any]:
     printed_before = before.memo.get("node_quantities")
     if printed_before is None:
         printed_before = before.memo["node_quantities"] = as_quantities(b, cache)
-    return {"before": printed_before, "after": as_quantities(a, cache), "diff": as_quantities(diff, cache)}
+    # a node the proposal left as it was is printed as it was: only the changed ones are formatted again
+    printed_after: dict[str, Any] = {}
+    for section, nodes in a.items():
+        old_nodes, old_printed = b.get(section, {}), printed_before.get(section, {})
+        printed_after[section] = {
+            name: old_printed[name]
+            if name in old_printed and old_nodes.get(name) == node
+            else as_quantities(node, cache)
+            for name, node in nodes.items()
+        }
+    return {"before": printed_before, "after": printed_after, "diff": as_quantities(diff, cache)}

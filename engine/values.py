@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.collector import paused_during
 from engine.fairshare.capacity import compute_capacity
 from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, compute_runtimes
 from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
@@ -317,6 +318,7 @@ def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
     return _Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), group_usage(snapshot))
 
 
+@paused_during
 def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: QuotaValues | None = None) -> QuotaValues:
     """Every tree node's values for ``snapshot`` under ``policy`` (default: the snapshot's).
 

@@ -273,7 +273,9 @@ class PodGroup(ClusterRow):
 class Pod(ClusterRow):
     """A task of a podgroup: its request, priority, quota group, and where it runs."""
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods")
+    # Every session's bindings update tens of thousands of pods, and each update writes every index: no index of
+    # its own for ``cluster`` and ``node``, which lead ``pod_unique_name`` and the (node, status) index.
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods", db_index=False)
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="pods")
     name = models.CharField(max_length=253)
     podgroup = models.ForeignKey(PodGroup, null=True, blank=True, on_delete=models.CASCADE, related_name="pods")
@@ -286,7 +288,9 @@ class Pod(ClusterRow):
     reason = models.CharField(max_length=63, blank=True, default="", help_text="e.g. Evicted")
     message = models.TextField(blank=True, default="")
     # Bound / Running / Releasing: the node it runs on; Pipelined: the node it waits for (nominated).
-    node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="pods")
+    node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="pods", db_index=False
+    )
     node_selector = models.JSONField(default=dict, blank=True)
     tolerations = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True)

@@ -337,13 +337,31 @@ class ElasticResult(Mapping[str, GroupQuota]):
         special = self._s.special.get(name)
         if special is not None:
             return special
-        i = self._s.layout.pos[name]
-        cols = np.flatnonzero(self._mask(i))
-        keys = [self._s.keys[c] for c in cols.tolist()]
-        lists = {f: ResourceList(dict(zip(keys, self._s.arrays[f][cols, i].tolist(), strict=True))) for f in FIELDS}
-        gq = GroupQuota(name=name, **lists)
-        self._cache[name] = gq
-        return gq
+        if name not in self._s.layout.pos:
+            raise KeyError(name)
+        self._build_all()
+        return self._cache[name]
+
+    def _build_all(self) -> None:
+        """Every group's ``GroupQuota`` at once: each field's array turned into Python ints in one call instead of
+        a fancy index per group and field (whoever reads one group reads most: the pages, the what-if, a session's
+        samples)."""
+        s = self._s
+        names = s.layout.names
+        keys = s.keys
+        columns = {f: s.arrays[f].T.tolist() for f in FIELDS}  # per group: its amounts, one per resource
+        masks: list[list[bool]] = s.arrays["has_max"].T.tolist()
+        for i, name in enumerate(names):
+            if s.layout.parent[i] >= 0:
+                wanted = [c for c, on in enumerate(masks[i]) if on]
+            else:
+                wanted = np.flatnonzero(self._mask(i)).tolist()
+            named = [keys[c] for c in wanted]
+            lists = {
+                f: ResourceList.trusted(dict(zip(named, [columns[f][i][c] for c in wanted], strict=True)))
+                for f in FIELDS
+            }
+            self._cache[name] = GroupQuota(name=name, **lists)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._s.layout.names

@@ -57,13 +57,14 @@ per-queue sums that every computation starts with; a series of what-ifs over the
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
-from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited
+from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited
 from engine.vocabulary import PodGroupPhase
 
 __all__ = [
@@ -355,7 +356,10 @@ def trusted_resource_list(data: dict[str, int]) -> ResourceList:
 
 def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
     """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
-    return trusted_resource_list({n: a for n, a in amounts.items() if not is_unlimited(a) and (a or not drop_zero)})
+    # ``is_unlimited`` spelled out: this runs for every amount of every queue snapshot
+    if drop_zero:
+        return trusted_resource_list({n: a for n, a in raw(amounts).items() if a and a < MAX_AMOUNT})
+    return trusted_resource_list({n: a for n, a in raw(amounts).items() if a is not None and a < MAX_AMOUNT})
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -642,6 +646,9 @@ class QueueAccount:
         return self.spec.state == OPEN
 
 
+_ACCOUNT_FIELDS = tuple(f.name for f in fields(QueueAccount))
+
+
 @dataclass(slots=True)
 class QueueTotals:
     """The summed usage of the jobs of one queue (its own jobs only, before any roll-up)."""
@@ -901,6 +908,20 @@ def set_flat_limits(
     st.real_capability = rc
 
 
+def _copy_account(st: QueueAccount) -> QueueAccount:
+    """``st`` with copies of its mutable parts: its dicts hold ints and its lists strings or tuples, so one level
+    is the whole depth."""
+    values: dict[str, Any] = {}
+    for name in _ACCOUNT_FIELDS:
+        value = getattr(st, name)
+        if isinstance(value, dict):
+            value = dict(value)
+        elif isinstance(value, list):
+            value = list(value)
+        values[name] = value
+    return QueueAccount(**values)
+
+
 def render_trace(entry: TraceEntry) -> TraceStep:
     """Turn a compact trace entry into a ``TraceStep`` (int arguments become quantities of the resource)."""
     quantity, resource, value, rule, rnd, args = entry
@@ -939,6 +960,20 @@ class QueueBook(Mapping[str, QueueQuota]):
         self._snapshots: dict[str, QueueQuota] = {}  # built on first read, per queue
         self._flows: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
         self._chains: dict[str, tuple[QueueAccount, ...]] = {}  # built on first use, per queue
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> QueueBook:
+        """A copy whose mutable state is its own (a session copies the values it opened with before moving them).
+
+        Each queue's account gets fresh dicts of its amounts; what no mutator changes (the specs, the totals, the
+        resource names, the trace entries, which are tuples) is shared, and the caches start empty: the generic
+        deep copy walked all of that too and took a tenth of a 50,000-pod session's opening."""
+        clone = copy.copy(self)
+        memo[id(self)] = clone
+        clone._states = {name: _copy_account(st) for name, st in self._states.items()}
+        clone._snapshots = {}
+        clone._flows = None
+        clone._chains = {}
+        return clone
 
     # -- mapping ----------------------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> QueueQuota:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 import engine.session.plugins  # noqa: F401  (registers the plugins a policy may name)
+from engine.collector import paused_during
 from engine.objects import (
     PodGroupCondition,
     PodGroupPhase,
@@ -33,6 +34,7 @@ _SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEED
 _FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 
 
+@paused_during
 def run_session(
     snapshot: Snapshot, *, now: float, policy: Policy | None = None, checkpoint: Callable[[], None] | None = None
 ) -> SessionResult:

@@ -433,3 +433,48 @@ def test_bindings_by_primary_key_from_the_read(world: World) -> None:
     assert (world.pod("ns-b/solo").status, world.pod("ns-b/solo").node.name) == ("Running", "n3")
     again = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
     assert again.bound == 0
+
+
+# -- array literals (the bulk statements' parameters) -------------------------------------------------------------
+
+AWKWARD = ["plain", "", "NULL", 'a "quoted" word', 'back\\slash \\" both', "comma, {braces}", "é ünïcode ✓", " pad "]
+
+
+def test_array_literals_round_trip_through_postgresql() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("array literals are PostgreSQL's")
+    moment = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT %s::text[], %s::bigint[], %s::timestamptz[]",
+            [
+                store._array([*AWKWARD, None]),
+                store._int_array([0, -5, 2**62]),
+                store._array([moment, None]),
+            ],
+        )
+        texts, ints, times = cursor.fetchone()
+    assert texts == [*AWKWARD, None]
+    assert ints == [0, -5, 2**62]
+    assert times == [moment, None]
+
+
+def test_reason_history_and_conditions_keep_awkward_text(world: World) -> None:
+    key = "ns-a/pg-a"
+    pk = world.podgroups[key].pk
+    message = 'queue "team-a": insufficient cpu\\ {requested 4}, available 2, NULL'
+    blocker = Blocker("queue", 'team "a"', "cpu", 4000, 2000, "realCapability")
+    result = _result(podgroups={key: PodGroupStatus(key, "Pending", "NotEnoughResources", message, blocker)})
+    session = store.apply_decisions(world.cluster, result, timezone.now())
+    row = PodGroupReason.objects.get(podgroup_id=pk)
+    assert (row.session_id, row.phase, row.reason, row.message) == (
+        session.pk,
+        "Pending",
+        "NotEnoughResources",
+        message,
+    )
+    assert row.blocker == blocker.to_dict()
+    pg = PodGroup.objects.get(pk=pk)
+    assert (pg.message, pg.blocker, pg.conditions[0]["message"]) == (message, blocker.to_dict(), message)

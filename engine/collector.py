@@ -1,0 +1,51 @@
+"""Python's cyclic garbage collector paused while the engine builds and walks a large state.
+
+A snapshot of a big cluster, a session and a set of quota values are hundreds of thousands of small objects
+(dataclasses, dicts, tuples) that are nearly all alive until the computation ends. With the collector on, every
+few hundred container allocations start a collection, and the older generations are walked again and again over
+everything allocated so far: measured at 1,000 nodes / 500 queues, that doubled the time of ``compute_values``
+and ``compare``, and it took a fifth of a 50,000-pod session. Reference counting frees memory as usual while
+the collector is paused; the cycles a computation leaves (a session's jobs and tasks point at each other) are
+collected by the first automatic collection after it.
+
+``paused()`` nests and is safe across threads: only the outermost block that found the collector on turns it
+back on, so a block never leaves it off for good (a thread may see it on again before its own block ends, which
+costs time, never correctness).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+__all__ = ["paused", "paused_during"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The cyclic collector off for the block, then back as the block found it."""
+    was = gc.isenabled()
+    if was:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def paused_during(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` run with the collector paused (see ``paused``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with paused():
+            return func(*args, **kwargs)
+
+    return wrapper
