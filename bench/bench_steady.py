@@ -41,9 +41,7 @@ BENCH = ROOT / "bench" / "bench_store_session.py"
 
 
 def build(nodes: int, pods: int) -> None:
-    subprocess.run(
-        [sys.executable, str(BENCH), "--build-only", "--nodes", str(nodes), "--pods", str(pods)], check=True
-    )
+    subprocess.run([sys.executable, str(BENCH), "--build-only", "--nodes", str(nodes), "--pods", str(pods)], check=True)
 
 
 def one_session(cluster_id: int) -> dict[str, Any]:

@@ -25,6 +25,12 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
   follows the session lock), a tree change it cannot apply, a database other than PostgreSQL (no triggers),
   or an error while refreshing (the mirror is dropped).
 
+**The steady state.** When nothing the engine reads changed since the mirror's last session (no row written,
+the session's own decisions included; the same policy; no requeue backoff ended), the engine would decide exactly
+what it decided then, so the session reuses that result (``remember`` / ``reusable``) instead of rebuilding its
+state over every pod; its decisions are written as usual (compare-and-swaps that find nothing to do, the quota
+samples, the session row).
+
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
 creation, pods by primary key. The values cache (``planning.valuecache``) and the sessions share the process's
@@ -142,6 +148,9 @@ class ClusterMirror:
         self.last = Refresh(full=True, reason="never read")
         self._state: _State | None = None
         self._lock = threading.RLock()
+        self.version = 0  # moves whenever what the mirror holds changes
+        self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
+        self._local = threading.local()
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -150,6 +159,7 @@ class ClusterMirror:
         the cluster's scheduling session (under its lock), so the mirror must be the one that ran the last one."""
         with self._lock:
             self.refresh(session=session)
+            self._local.version = self.version  # what ``remember`` will stand for, in this thread
             return self.snapshot(cluster), self.row_ids()
 
     def refresh(self, *, session: bool = False) -> Refresh:
@@ -161,6 +171,7 @@ class ClusterMirror:
                     done = self._refresh(session)
             except BaseException:
                 self._state = None  # half-applied: the next use reads in full
+                self.version += 1
                 raise
             self.last = Refresh(done.full, done.reason, done.changes, round((perf_counter() - t0) * 1000.0, 3))
             return self.last
@@ -191,6 +202,32 @@ class ClusterMirror:
             if st is None:
                 raise RuntimeError("the mirror has not been read yet (call refresh first)")
             return store.RowIds(pods=dict(st.pod_ids), nodes=dict(st.node_ids))
+
+    def remember(self, result: Any, policy: str, now: float) -> None:
+        """The engine's ``result`` on the snapshot this thread last ``read``, under ``policy`` (its text) at
+        ``now``."""
+        with self._lock:
+            version = getattr(self._local, "version", None)
+            self._memo = None if version is None else (version, policy, now, result)
+
+    def reusable(self, policy: str, now: float) -> Any:
+        """The remembered result when the engine would decide exactly the same now, else None.
+
+        The session engine is a pure function of the snapshot, the policy and ``now``, and ``now`` enters only
+        through the requeue backoff (a podgroup is not admitted before its ``backoff_until``). So when the mirror
+        has not changed since the result was computed (no row written since, by anyone, the session's own decisions
+        included: they are read back as changes), the policy is the same text, and no backoff ended in between,
+        running the engine again would return the same result: the steady state of a cluster with nothing to do.
+        """
+        with self._lock:
+            memo, st = self._memo, self._state
+            if memo is None or st is None or memo[0] != self.version or memo[1] != policy or now < memo[2]:
+                return None
+            before = memo[2]
+            for pg in st.podgroups.values():
+                if pg.backoff_until is not None and before < pg.backoff_until <= now:
+                    return None
+            return memo[3]
 
     @property
     def cluster_rev(self) -> int | None:
@@ -255,6 +292,7 @@ class ClusterMirror:
                 self._full(epoch, trees_rev, rev)
                 return Refresh(True, "a tree change renamed or moved what the rows refer to")
             st.trees, st.trees_rev = trees, trees_rev
+            self.version += 1
         changes = 0
         if rev != st.cluster_rev:
             try:
@@ -263,11 +301,14 @@ class ClusterMirror:
                 self._full(epoch, trees_rev, rev)
                 return Refresh(True, str(stale))
             st.cluster_rev = rev
+            if changes:
+                self.version += 1
         return Refresh(False, "", changes)
 
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
         self._state = None
+        self.version += 1
         self.generation = uuid.uuid4().hex
         cache = store._JsonCache()
         st = _State(epoch=epoch, trees_rev=trees_rev, cluster_rev=rev, trees=_read_trees(cache))

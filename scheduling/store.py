@@ -35,7 +35,9 @@ Writing (``apply_decisions``) happens in ONE ``transaction.atomic()``:
 6. the session's counts and timings.
 
 ``run_scheduling_session`` and ``run_recycle_pass`` glue these to the engine for the Celery tasks (which hold the
-per-cluster lock); a failure is recorded as a failed session, and rolls back everything else it did.
+per-cluster lock), reading the cluster through the process's mirror of it (``scheduling.mirror``: the same
+snapshot as ``read_cluster``, brought up to date from the rows changed since); a failure is recorded as a failed
+session, and rolls back everything else it did.
 """
 
 from __future__ import annotations
@@ -1060,7 +1062,13 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             t0 = perf_counter()
             snapshot, ids = mirror.read(cluster, session=True)
             t1 = perf_counter()
-            result = _engine().run_session(snapshot, now=started.timestamp())
+            if mirror.last.full:
+                logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
+            now = started.timestamp()
+            result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
+            if result is None:
+                result = _engine().run_session(snapshot, now=now)
+                mirror.remember(result, cluster.scheduler_policy, now)
             t2 = perf_counter()
             pending = sum(1 for t in snapshot.tasks.values() if t.status is TaskStatus.PENDING)
             session = apply_decisions(

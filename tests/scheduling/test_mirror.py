@@ -5,6 +5,7 @@ paths; and it must read in full whenever it cannot prove it is current."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 from datetime import timedelta
@@ -485,3 +486,60 @@ def test_a_completed_podgroup_takes_its_finished_pods_out(world: World) -> None:
     assert not mirror.last.full
     assert "ns-a/a-0" not in snapshot.tasks and "ns-a/pg-a" not in snapshot.podgroups
     assert_same(mirror, world)
+
+
+# -- the steady state ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.session import run as engine_run
+
+    calls: list[Any] = []
+    real = engine_run.run_session
+
+    def counting(snapshot: Snapshot, *, now: float, **kwargs: Any) -> Any:
+        result = real(snapshot, now=now, **kwargs)
+        calls.append((now, result))
+        return result
+
+    monkeypatch.setattr(engine_run, "run_session", counting)
+    PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(min_member=5)  # it cannot run: it waits
+    first = store.run_scheduling_session(world.cluster)
+    assert first.bound == 1 and len(calls) == 1  # the solo pod
+    # the session reads back its own writes (the binding, then the waiting podgroup's reason and counters) until
+    # one writes nothing the engine reads
+    for _ in range(10):
+        store.run_scheduling_session(world.cluster)
+        if mirror_of(world.cluster.pk).last.changes == 0:
+            break
+    ran = len(calls)
+    assert 2 <= ran <= 10
+    for _ in range(3):  # nothing changed since: the same decisions, without the engine
+        session = store.run_scheduling_session(world.cluster)
+        assert session.status == "ok" and session.bound == 0
+    assert len(calls) == ran
+    # exact: the engine on a full read now decides what was reused
+    fresh = real(store.read_cluster(world.cluster)[0], now=timezone.now().timestamp())
+    assert fresh.bindings == calls[-1][1].bindings and fresh.evictions == calls[-1][1].evictions
+    assert fresh.podgroups == calls[-1][1].podgroups
+    # any write the engine reads runs it again; a write it does not read does not
+    Pod.objects.filter(cluster=world.cluster).update(message="noise")
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran
+    _touch(world)
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 1
+    # so does another policy, and a requeue backoff that ends
+    world.cluster.scheduler_policy = world.cluster.scheduler_policy + "\n"
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 2
+    mirror = mirror_of(world.cluster.pk)
+    soon = timezone.now().timestamp() + 30
+    key = "ns-a/pg-a"
+    pg = mirror._state.podgroups[key]  # type: ignore[union-attr]
+    mirror._state.podgroups[key] = dataclasses.replace(pg, backoff_until=soon)  # type: ignore[union-attr]
+    assert mirror.reusable(world.cluster.scheduler_policy, soon - 1) is not None
+    assert mirror.reusable(world.cluster.scheduler_policy, soon + 1) is None
