@@ -28,8 +28,9 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
 **The steady state.** When nothing the engine reads changed since the mirror's last session (no row written,
 the session's own decisions included; the same policy; no requeue backoff ended), the engine would decide exactly
 what it decided then, so the session reuses that result (``remember`` / ``reusable``) instead of rebuilding its
-state over every pod; its decisions are written as usual (compare-and-swaps that find nothing to do, the quota
-samples, the session row).
+state over every pod. Its podgroup statuses are in the database already (the feed also logs a podgroup's reason,
+message and blocker, so their silence proves it), so only the rest is written: the compare-and-swaps that find
+nothing to do, the quota samples, the session row with the podgroups per phase (``phase_counts``).
 
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -50,7 +52,7 @@ from django.db import connection, transaction
 
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
-from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo
+from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
 from quotas.models import Queue, Revision
 from scheduling import store
 from scheduling.choices import PodGroupPhase as DbPhase
@@ -151,6 +153,7 @@ class ClusterMirror:
         self.version = 0  # moves whenever what the mirror holds changes
         self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
         self._local = threading.local()
+        self._pending: tuple[int, int] | None = None
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -228,6 +231,25 @@ class ClusterMirror:
                 if pg.backoff_until is not None and before < pg.backoff_until <= now:
                     return None
             return memo[3]
+
+    def phase_counts(self) -> dict[str, int]:
+        """Podgroups (with a row, not Completed) per phase, as ``apply_decisions`` counts them."""
+        with self._lock:
+            st = self._state
+            if st is None:
+                return {}
+            counts = Counter(st.podgroups[key].phase.value for key in st.pg_keys.values())
+            return {phase: n for phase, n in sorted(counts.items()) if n > 0}
+
+    def pending_count(self) -> int:
+        """Pods waiting for a place (Pending, or pipelined by the last session), counted once per version."""
+        with self._lock:
+            st = self._state
+            if st is None:
+                return 0
+            if self._pending is None or self._pending[0] != self.version:
+                self._pending = (self.version, sum(1 for t in st.tasks.values() if t.status is TaskStatus.PENDING))
+            return self._pending[1]
 
     @property
     def cluster_rev(self) -> int | None:

@@ -980,12 +980,15 @@ def apply_decisions(
     timings: Mapping[str, float] | None = None,
     pending_pods: int = 0,
     ids: RowIds | None = None,
+    phases: Mapping[str, int] | None = None,
 ) -> SchedulingSession:
     """Write everything ``result`` decided, in one transaction, and return the session row.
 
     Idempotent: the bindings and evictions are compare-and-swaps, so applying the same result twice binds and
     evicts nothing the second time (the second session row records zero of each). ``ids`` (from
-    ``read_cluster``) lets the bindings address pods and nodes by primary key instead of by name.
+    ``read_cluster``) lets the bindings address pods and nodes by primary key instead of by name. ``phases``
+    (podgroups per phase) says the podgroup statuses of ``result`` are in the database already (a session that
+    reuses its last result on unchanged rows, ``scheduling.mirror``): they are not read and compared again.
     """
     t0 = perf_counter()
     with transaction.atomic():
@@ -1001,7 +1004,8 @@ def apply_decisions(
         )
         applied = _apply_bindings(cluster, result.bindings, now, ids)
         evicted = _apply_evictions(cluster, session, result.evictions, now)
-        phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
+        if phases is None:
+            phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
         _write_samples(cluster, result, now)
         session.bindings = applied
         session.bound = sum(1 for a in applied if not a[2])
@@ -1066,11 +1070,12 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
             now = started.timestamp()
             result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
+            known = None if result is None else mirror.phase_counts()  # and their statuses are written
             if result is None:
                 result = _engine().run_session(snapshot, now=now)
                 mirror.remember(result, cluster.scheduler_policy, now)
             t2 = perf_counter()
-            pending = sum(1 for t in snapshot.tasks.values() if t.status is TaskStatus.PENDING)
+            pending = mirror.pending_count()
             session = apply_decisions(
                 cluster,
                 result,
@@ -1078,6 +1083,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 started=started,
                 pending_pods=pending,
                 ids=ids,
+                phases=known,
                 timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
             )
             record_session(cluster.pk, mirror)

@@ -17,6 +17,9 @@ TABLES = {
             "cluster_id", "namespace_id", "name", "queue_id", "min_member", "min_task_member", "min_resources",
             "priority", "priority_class_name", "phase", "created", "conditions", "unplaced_sessions", "requeues",
             "backoff_until",
+            # not read by the engine, but written with its statuses: a session that reuses the last result
+            # (``scheduling.mirror``) knows from their silence that its statuses are written already
+            "reason", "message", "blocker",
         ],
     ),
     "scheduling_pod": (

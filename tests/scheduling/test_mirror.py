@@ -19,7 +19,7 @@ from engine.objects import Snapshot
 from quotas.models import Namespace, Queue, QuotaGroup, Revision
 from scheduling import agent, store
 from scheduling.mirror import ClusterMirror, mirror_of, prune_changes
-from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange
+from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange, SchedulingSession
 from tests.scheduling.conftest import World, build_world, rl
 
 STATUSES = ["Pending", "Pipelined", "Bound", "Running", "Releasing", "Succeeded", "Failed"]
@@ -517,10 +517,21 @@ def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
             break
     ran = len(calls)
     assert 2 <= ran <= 10
+    settled = SchedulingSession.objects.order_by("-id").first()
+    assert settled is not None
     for _ in range(3):  # nothing changed since: the same decisions, without the engine
         session = store.run_scheduling_session(world.cluster)
         assert session.status == "ok" and session.bound == 0
+        assert session.podgroups == settled.podgroups and session.pending_pods == settled.pending_pods
     assert len(calls) == ran
+    # a podgroup's reason written by anyone is logged too: the next session runs the engine and writes its own
+    PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(message="edited")
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 1
+    assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).message != "edited"
+    store.run_scheduling_session(world.cluster)  # reads back that write of its own
+    assert len(calls) == ran + 2
+    ran += 2
     # exact: the engine on a full read now decides what was reused
     fresh = real(store.read_cluster(world.cluster)[0], now=timezone.now().timestamp())
     assert fresh.bindings == calls[-1][1].bindings and fresh.evictions == calls[-1][1].evictions
