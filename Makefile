@@ -67,6 +67,7 @@ bench: install
 	$(BIN)/python bench/bench_session.py
 	$(BIN)/python bench/bench_whatif.py
 	$(BIN)/python bench/bench_store_session.py
+	$(BIN)/python bench/bench_steady.py --sizes 1000,5000,10000,20000
 	$(BIN)/python bench/bench_pages.py
 	$(BIN)/python bench/bench_soak.py
 

@@ -7,6 +7,9 @@ and ``cluster-<id>``), moved in the transaction of every write of those rows, bu
 session included. The counters are read before the rows, so a write that lands in between makes the entry
 stale at once rather than wrong for long: the values are kept for exactly as long as both counters stay the same.
 The cache lives in the process (one entry per cluster); what the pages derive from the values, their presenters keep.
+The snapshot comes from the process's mirror of the cluster (``scheduling.mirror``), which reads only the rows
+changed since its last use, so the first request after a change pays for those rows and the values, not for
+reading the whole cluster again.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from typing import Any
 
 from engine.values import compute_values
 from quotas.models import Revision
+from scheduling.mirror import forget, mirror_of
 from scheduling.models import Cluster
-from scheduling.store import load_snapshot
 
 _lock = threading.Lock()
 _entries: dict[int, _Entry] = {}
@@ -43,7 +46,8 @@ def current(cluster: Cluster) -> tuple[Any, Any]:
         entry = _entries.get(cluster.pk)
         if entry is not None and entry.fingerprint == fp:
             return entry.snapshot, entry.values
-    snapshot = load_snapshot(Cluster.objects.get(pk=cluster.pk))  # the settings as they are at ``fp`` or later
+    fresh = Cluster.objects.get(pk=cluster.pk)  # the settings as they are at ``fp`` or later
+    snapshot, _ = mirror_of(cluster.pk).read(fresh)
     entry = _Entry(fp, snapshot, compute_values(snapshot))
     with _lock:
         _entries[cluster.pk] = entry
@@ -51,6 +55,7 @@ def current(cluster: Cluster) -> tuple[Any, Any]:
 
 
 def clear() -> None:
-    """Forget every cached value (tests call it between cases)."""
+    """Forget every cached value and mirror (tests call it between cases)."""
     with _lock:
         _entries.clear()
+    forget()

@@ -12,10 +12,18 @@ Records written by ``scheduling/store.py`` (the only bridge between these rows a
 * ``QuotaOverState``: since when each quota group has been over its runtime (the recycling debounce survives a
   worker restart because it lives here).
 * ``ClusterLease``: the lock of the SQLite fallback (``scheduling/locks.py``); PostgreSQL uses advisory locks.
+
+And the change feed that keeps a worker's in-memory copy of a cluster current (``scheduling/mirror.py``):
+
+* ``RowChange``: one row per node, podgroup or pod written (inserted, updated in a column the engine reads, or
+  deleted), with the cluster revision of the transaction that wrote it; written by PostgreSQL triggers
+  (migration ``0008``), so every writer is covered, raw SQL and cascades included.
+* ``ClusterFeed``: per cluster, the feed's epoch, how far it was pruned, and which mirror ran the last session.
 """
 
 from __future__ import annotations
 
+import uuid
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -467,3 +475,54 @@ class ClusterLease(models.Model):
 
     def __str__(self) -> str:
         return f"lease {self.key} of {self.cluster_id}"
+
+
+# -- the change feed --------------------------------------------------------------------------------------------
+
+
+class ChangeKind(models.IntegerChoices):
+    NODE = 1
+    PODGROUP = 2
+    POD = 3
+
+
+class RowChange(models.Model):
+    """A node, podgroup or pod of a cluster written at cluster revision ``rev`` (``quotas.models.Revision``).
+
+    Written only by the database triggers of migration ``0008`` (PostgreSQL), in the transaction of the write, for
+    an insert, a delete, or an update that changed a column the engine reads (a heartbeat is not a change). The
+    trigger moves the cluster's revision itself, so a writer that did not (a cascade, raw SQL) is still ordered,
+    and logs the changes at the moved revision. ``row_id`` is the written row's primary key; what it holds now is
+    read from its table (a row no longer there was deleted). No foreign key: the rows outlive what they name.
+    """
+
+    cluster_id = models.BigIntegerField()
+    rev = models.BigIntegerField()
+    kind = models.SmallIntegerField(choices=ChangeKind.choices)
+    row_id = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["cluster_id", "rev"], name="rowchange_cluster_rev")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.row_id} of cluster {self.cluster_id} at {self.rev}"
+
+
+class ClusterFeed(models.Model):
+    """The state of a cluster's change feed (``RowChange``) that a mirror must check before trusting it.
+
+    ``epoch`` is drawn when the row is created (a mirror built under another epoch, before the database was
+    emptied or the cluster recreated, reads in full); ``pruned_through`` is the revision up to which changes were
+    deleted (a mirror older than that reads in full); ``last_mirror`` is the mirror generation (worker process
+    and build) that ran the cluster's last scheduling session, at revision ``last_mirror_rev``.
+    """
+
+    cluster = models.OneToOneField(Cluster, primary_key=True, on_delete=models.CASCADE, related_name="feed")
+    epoch = models.UUIDField(default=uuid.uuid4)
+    pruned_through = models.BigIntegerField(default=0)
+    last_mirror = models.CharField(max_length=64, blank=True, default="")
+    last_mirror_rev = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"feed of {self.cluster_id} (pruned through {self.pruned_through})"

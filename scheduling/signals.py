@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db.models.signals import post_delete, post_save
 
-from scheduling.models import Cluster
+from scheduling.mirror import forget
+from scheduling.models import Cluster, RowChange
 from scheduling.tasks import delete_schedules, ensure_schedules
 
 
@@ -18,8 +19,10 @@ def cluster_saved(sender: type[Cluster], instance: Cluster, raw: bool = False, *
 
 
 def cluster_deleted(sender: type[Cluster], instance: Cluster, **kwargs: Any) -> None:
-    """A deleted cluster's periodic tasks go with it."""
+    """A deleted cluster's periodic tasks go with it, and its change feed and this process's mirror of it."""
     delete_schedules(instance.pk)
+    RowChange.objects.filter(cluster_id=instance.pk)._raw_delete(RowChange.objects.db)
+    forget(instance.pk)
 
 
 def connect() -> None:

@@ -35,7 +35,9 @@ Writing (``apply_decisions``) happens in ONE ``transaction.atomic()``:
 6. the session's counts and timings.
 
 ``run_scheduling_session`` and ``run_recycle_pass`` glue these to the engine for the Celery tasks (which hold the
-per-cluster lock); a failure is recorded as a failed session, and rolls back everything else it did.
+per-cluster lock), reading the cluster through the process's mirror of it (``scheduling.mirror``: the same
+snapshot as ``read_cluster``, brought up to date from the rows changed since); a failure is recorded as a failed
+session, and rolls back everything else it did.
 """
 
 from __future__ import annotations
@@ -358,40 +360,60 @@ def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
     return group_names, groups
 
 
+NODE_COLUMNS = ("id", "name", _text("allocatable"), _text("labels"), _text("taints"), "unschedulable", "ready")
+
+
+def node_info(row: Sequence[Any], cache: _JsonCache) -> NodeInfo:
+    """The engine's node of a row read with ``NODE_COLUMNS``."""
+    _pk, name, alloc, labels, taints, unschedulable, ready = row
+    return NodeInfo(
+        name=name,
+        allocatable=cache.resource_list(alloc),
+        labels=cache.value(labels) or {},
+        taints=tuple(
+            Taint(key=t.get("key", ""), value=t.get("value", "") or "", effect=t.get("effect", "NoSchedule"))
+            for t in (cache.value(taints) or [])
+        ),
+        unschedulable=unschedulable,
+        ready=ready,
+    )
+
+
 def _read_nodes(cluster: Cluster, cache: _JsonCache) -> tuple[dict[int, str], dict[str, int], list[NodeInfo]]:
     node_names: dict[int, str] = {}
     node_ids: dict[str, int] = {}
     nodes: list[NodeInfo] = []
-    for pk, name, alloc, labels, taints, unschedulable, ready in Node.objects.filter(cluster=cluster).values_list(
-        "id", "name", _text("allocatable"), _text("labels"), _text("taints"), "unschedulable", "ready"
-    ):
-        node_names[pk] = name
-        node_ids[name] = pk
-        nodes.append(
-            NodeInfo(
-                name=name,
-                allocatable=cache.resource_list(alloc),
-                labels=cache.value(labels) or {},
-                taints=tuple(
-                    Taint(key=t.get("key", ""), value=t.get("value", "") or "", effect=t.get("effect", "NoSchedule"))
-                    for t in (cache.value(taints) or [])
-                ),
-                unschedulable=unschedulable,
-                ready=ready,
-            )
-        )
+    for row in Node.objects.filter(cluster=cluster).values_list(*NODE_COLUMNS):
+        node_names[row[0]] = row[1]
+        node_ids[row[1]] = row[0]
+        nodes.append(node_info(row, cache))
 
     return node_names, node_ids, nodes
 
 
-def _read_podgroups(
-    cluster: Cluster, cache: _JsonCache, ns_names: Mapping[int, str]
-) -> tuple[dict[int, str], dict[str, PodGroupInfo]]:
-    """The podgroups still to schedule (a Completed one is not read) and their keys by primary key."""
-    pg_keys: dict[int, str] = {}
-    podgroups: dict[str, PodGroupInfo] = {}
-    for (
-        pk,
+PODGROUP_COLUMNS = (
+    "id",
+    "namespace_id",
+    "name",
+    "queue__name",
+    "min_member",
+    _text("min_task_member"),
+    _text("min_resources"),
+    "priority",
+    "priority_class_name",
+    "phase",
+    "created",
+    "conditions",
+    "unplaced_sessions",
+    "requeues",
+    "backoff_until",
+)
+
+
+def podgroup_info(row: Sequence[Any], cache: _JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:
+    """The engine's podgroup of a row read with ``PODGROUP_COLUMNS``."""
+    (
+        _pk,
         ns_id,
         name,
         queue,
@@ -406,90 +428,72 @@ def _read_podgroups(
         unplaced,
         requeues,
         backoff_until,
-    ) in (
-        PodGroup.objects.filter(cluster=cluster)
-        .exclude(phase=DbPhase.COMPLETED)
-        .values_list(
-            "id",
-            "namespace_id",
-            "name",
-            "queue__name",
-            "min_member",
-            _text("min_task_member"),
-            _text("min_resources"),
-            "priority",
-            "priority_class_name",
-            "phase",
-            "created",
-            "conditions",
-            "unplaced_sessions",
-            "requeues",
-            "backoff_until",
-        )
-    ):
-        info = PodGroupInfo(
-            namespace=ns_names[ns_id],
-            name=name,
-            queue=queue,
-            min_member=min_member,
-            min_task_member=cache.value(mtm) or {},
-            min_resources=cache.resource_list(min_res) if min_res not in (None, "null") else None,
-            priority=prio,
-            priority_class=pclass,
-            phase=_PG_PHASE.get(phase, PodGroupPhase.PENDING),
-            creation_timestamp=created.timestamp(),
-            conditions=_conditions_in(conditions),
-            unplaced_sessions=unplaced,
-            requeues=requeues,
-            backoff_until=_ts(backoff_until),
-        )
-        pg_keys[pk] = info.key
+    ) = row
+    return PodGroupInfo(
+        namespace=ns_names[ns_id],
+        name=name,
+        queue=queue,
+        min_member=min_member,
+        min_task_member=cache.value(mtm) or {},
+        min_resources=cache.resource_list(min_res) if min_res not in (None, "null") else None,
+        priority=prio,
+        priority_class=pclass,
+        phase=_PG_PHASE.get(phase, PodGroupPhase.PENDING),
+        creation_timestamp=created.timestamp(),
+        conditions=_conditions_in(conditions),
+        unplaced_sessions=unplaced,
+        requeues=requeues,
+        backoff_until=_ts(backoff_until),
+    )
+
+
+def _read_podgroups(
+    cluster: Cluster, cache: _JsonCache, ns_names: Mapping[int, str]
+) -> tuple[dict[int, str], dict[str, PodGroupInfo]]:
+    """The podgroups still to schedule (a Completed one is not read) and their keys by primary key."""
+    pg_keys: dict[int, str] = {}
+    podgroups: dict[str, PodGroupInfo] = {}
+    for row in PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED).values_list(*PODGROUP_COLUMNS):
+        info = podgroup_info(row, cache, ns_names)
+        pg_keys[row[0]] = info.key
         podgroups[info.key] = info
 
     return pg_keys, podgroups
 
 
-def _read_pods(
-    cluster: Cluster,
+POD_COLUMNS = (
+    "id",
+    "namespace_id",
+    "name",
+    "podgroup_id",
+    "task_name",
+    _text("request"),
+    "priority",
+    "preemptible",
+    "quota_group_id",
+    "status",
+    "node_id",
+    _text("node_selector"),
+    _text("tolerations"),
+    _text("labels"),
+    _Epoch("created"),
+    _Epoch("started"),
+)
+LIVE_POD_STATUSES = frozenset(s for s in PodStatus.values if s not in FINISHED_DB_STATUSES)
+
+
+def pod_task(
+    row: Sequence[Any],
     cache: _JsonCache,
-    namespaces: _Namespaces,
+    ns_names: Mapping[int, str],
     group_names: Mapping[int, str],
     node_names: Mapping[int, str],
     pg_keys: Mapping[int, str],
-    podgroups: Mapping[str, PodGroupInfo],
-) -> _Pods:
-    """The live pods, and every pod of a podgroup still to schedule; a pod without a podgroup gets one of its own."""
-    ns_names, ns_default_queue = namespaces.names, namespaces.default_queue
-    live = Q(status__in=[s for s in PodStatus.values if s not in FINISHED_DB_STATUSES])
-    in_open_group = Q(podgroup__isnull=False) & ~Q(podgroup__phase=DbPhase.COMPLETED)
-    tasks: list[TaskInfo] = []
-    pod_ids: dict[str, int] = {}
-    own: dict[str, PodGroupInfo] = {}
-    rows = _fetch_all(
-        Pod.objects.filter(cluster=cluster)
-        .filter(live | in_open_group)
-        .order_by()
-        .values_list(
-            "id",
-            "namespace_id",
-            "name",
-            "podgroup_id",
-            "task_name",
-            _text("request"),
-            "priority",
-            "preemptible",
-            "quota_group_id",
-            "status",
-            "node_id",
-            _text("node_selector"),
-            _text("tolerations"),
-            _text("labels"),
-            _Epoch("created"),
-            _Epoch("started"),
-        )
-    )
-    for (
-        pk,
+) -> TaskInfo:
+    """The engine's task of a row read with ``POD_COLUMNS`` (a Pipelined pod reads back Pending, without a node;
+    a pod without a podgroup is in its own, ``own_podgroup``)."""
+    (
+        _pk,
         ns_id,
         name,
         pg_id,
@@ -505,51 +509,77 @@ def _read_pods(
         labels,
         created,
         started,
-    ) in rows:
-        ns = ns_names[ns_id]
-        task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
-        node = node_names.get(node_id) if node_id is not None else None
-        pipelined = task_status is TaskStatus.PIPELINED
-        if pipelined:  # the next session decides anew; the values count what it requests apart
-            task_status, node = TaskStatus.PENDING, None
-        req = cache.resource_list(request)
-        preemptible = bool(preemptible)
-        if pg_id is not None:
-            pg_key = pg_keys.get(pg_id) or f"{ns}/?completed-{pg_id}"  # a Completed podgroup is not scheduled
-        else:
-            pg_key = f"{ns}/{own_podgroup_name(name)}"
-            if pg_key not in podgroups and pg_key not in own:
-                own[pg_key] = PodGroupInfo(
-                    namespace=ns,
-                    name=own_podgroup_name(name),
-                    queue=ns_default_queue.get(ns, DEFAULT_QUEUE),
-                    min_member=1,
-                    min_resources=req,
-                    priority=prio,
-                    phase=PodGroupPhase.PENDING if task_status is TaskStatus.PENDING else PodGroupPhase.RUNNING,
-                    creation_timestamp=created,
-                )
-        task = TaskInfo(
-            namespace=ns,
-            name=name,
-            podgroup=pg_key,
-            request=req,
-            priority=prio,
-            volcano_preemptable=None if preemptible else False,
-            quota_preemptible=preemptible,
-            quota_group=group_names.get(group_id) if group_id is not None else None,
-            status=task_status,
-            node=node,
-            node_selector=cache.value(selector) or {},
-            tolerations=cache.toleration_tuple(tolerations),
-            labels=cache.value(labels) or {},
-            task_role=role,
-            creation_timestamp=created,
-            start_timestamp=started,
-            pipelined=pipelined,
-        )
+    ) = row
+    ns = ns_names[ns_id]
+    task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
+    node = node_names.get(node_id) if node_id is not None else None
+    pipelined = task_status is TaskStatus.PIPELINED
+    if pipelined:  # the next session decides anew; the values count what it requests apart
+        task_status, node = TaskStatus.PENDING, None
+    if pg_id is not None:
+        pg_key = pg_keys.get(pg_id) or f"{ns}/?completed-{pg_id}"  # a Completed podgroup is not scheduled
+    else:
+        pg_key = f"{ns}/{own_podgroup_name(name)}"
+    preemptible = bool(preemptible)
+    return TaskInfo(
+        namespace=ns,
+        name=name,
+        podgroup=pg_key,
+        request=cache.resource_list(request),
+        priority=prio,
+        volcano_preemptable=None if preemptible else False,
+        quota_preemptible=preemptible,
+        quota_group=group_names.get(group_id) if group_id is not None else None,
+        status=task_status,
+        node=node,
+        node_selector=cache.value(selector) or {},
+        tolerations=cache.toleration_tuple(tolerations),
+        labels=cache.value(labels) or {},
+        task_role=role,
+        creation_timestamp=created,
+        start_timestamp=started,
+        pipelined=pipelined,
+    )
+
+
+def own_podgroup(task: TaskInfo, default_queue: Mapping[str, str]) -> PodGroupInfo:
+    """The podgroup of a pod that has none (Volcano's controller makes one per plain pod)."""
+    return PodGroupInfo(
+        namespace=task.namespace,
+        name=own_podgroup_name(task.name),
+        queue=default_queue.get(task.namespace, DEFAULT_QUEUE),
+        min_member=1,
+        min_resources=task.request,
+        priority=task.priority,
+        phase=PodGroupPhase.PENDING if task.status is TaskStatus.PENDING else PodGroupPhase.RUNNING,
+        creation_timestamp=task.creation_timestamp,
+    )
+
+
+def _read_pods(
+    cluster: Cluster,
+    cache: _JsonCache,
+    namespaces: _Namespaces,
+    group_names: Mapping[int, str],
+    node_names: Mapping[int, str],
+    pg_keys: Mapping[int, str],
+    podgroups: Mapping[str, PodGroupInfo],
+) -> _Pods:
+    """The live pods, and every pod of a podgroup still to schedule; a pod without a podgroup gets one of its own."""
+    live = Q(status__in=sorted(LIVE_POD_STATUSES))
+    in_open_group = Q(podgroup__isnull=False) & ~Q(podgroup__phase=DbPhase.COMPLETED)
+    tasks: list[TaskInfo] = []
+    pod_ids: dict[str, int] = {}
+    own: dict[str, PodGroupInfo] = {}
+    rows = _fetch_all(
+        Pod.objects.filter(cluster=cluster).filter(live | in_open_group).order_by().values_list(*POD_COLUMNS)
+    )
+    for row in rows:
+        task = pod_task(row, cache, namespaces.names, group_names, node_names, pg_keys)
+        if row[3] is None and task.podgroup not in podgroups and task.podgroup not in own:
+            own[task.podgroup] = own_podgroup(task, namespaces.default_queue)
         tasks.append(task)
-        pod_ids[task.uid] = pk
+        pod_ids[task.uid] = row[0]
     return _Pods(tasks, pod_ids, own)
 
 
@@ -1019,12 +1049,15 @@ def apply_decisions(
     timings: Mapping[str, float] | None = None,
     pending_pods: int = 0,
     ids: RowIds | None = None,
+    phases: Mapping[str, int] | None = None,
 ) -> SchedulingSession:
     """Write everything ``result`` decided, in one transaction, and return the session row.
 
     Idempotent: the bindings and evictions are compare-and-swaps, so applying the same result twice binds and
     evicts nothing the second time (the second session row records zero of each). ``ids`` (from
-    ``read_cluster``) lets the bindings address pods and nodes by primary key instead of by name.
+    ``read_cluster``) lets the bindings address pods and nodes by primary key instead of by name. ``phases``
+    (podgroups per phase) says the podgroup statuses of ``result`` are in the database already (a session that
+    reuses its last result on unchanged rows, ``scheduling.mirror``): they are not read and compared again.
     """
     t0 = perf_counter()
     with transaction.atomic():
@@ -1040,7 +1073,8 @@ def apply_decisions(
         )
         applied = _apply_bindings(cluster, result.bindings, now, ids)
         evicted = _apply_evictions(cluster, session, result.evictions, now)
-        phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
+        if phases is None:
+            phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
         _write_samples(cluster, result, now)
         session.bindings = applied
         session.bound = sum(1 for a in applied if not a[2])
@@ -1092,25 +1126,38 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
 
     Call it under the cluster's session lock (``scheduling.tasks.run_session`` does).
     """
+    from scheduling.mirror import mirror_of, record_session
+
     started = timezone.now()
+    mirror = mirror_of(cluster.pk)
     try:
         # the collector paused for the whole session (``engine.collector``: a fifth of a 50,000-pod session)
         with collector.paused(), transaction.atomic():
             t0 = perf_counter()
-            snapshot, ids = read_cluster(cluster)
+            snapshot, ids = mirror.read(cluster, session=True)
             t1 = perf_counter()
-            result = _engine().run_session(snapshot, now=started.timestamp())
+            if mirror.last.full:
+                logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
+            now = started.timestamp()
+            result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
+            known = None if result is None else mirror.phase_counts()  # and their statuses are written
+            if result is None:
+                result = _engine().run_session(snapshot, now=now)
+                mirror.remember(result, cluster.scheduler_policy, now)
             t2 = perf_counter()
-            pending = sum(1 for t in snapshot.tasks.values() if t.status is TaskStatus.PENDING)
-            return apply_decisions(
+            pending = mirror.pending_count()
+            session = apply_decisions(
                 cluster,
                 result,
                 started,
                 started=started,
                 pending_pods=pending,
                 ids=ids,
+                phases=known,
                 timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
             )
+            record_session(cluster.pk, mirror)
+            return session
     except Exception as exc:
         logger.exception("scheduling session of cluster %s failed", cluster.name)
         return record_failure(cluster, SessionKind.SESSION, started, exc)
@@ -1156,11 +1203,13 @@ def run_recycle_pass(cluster: Cluster) -> SchedulingSession | None:
         QuotaOverState.objects.filter(cluster=cluster).delete()
         logger.warning("cluster %s: recycling paused, %d of %d nodes NotReady", cluster.name, down, total)
         return None
+    from scheduling.mirror import mirror_of
+
     started = timezone.now()
     try:
         with transaction.atomic():
             t0 = perf_counter()
-            snapshot = load_snapshot(cluster)
+            snapshot, _ = mirror_of(cluster.pk).read(cluster)
             over = load_over_since(cluster)
             t1 = perf_counter()
             evictions, new_over = _engine().run_recycle(snapshot, now=started.timestamp(), over_since=over)

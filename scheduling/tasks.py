@@ -40,6 +40,7 @@ from scheduling.locks import (
     WORKLOAD_LOCK,
     cluster_lock,
 )
+from scheduling.mirror import prune_changes
 from scheduling.models import Cluster, SessionKind, SessionStatus
 
 __all__ = [
@@ -197,10 +198,12 @@ def check_nodes(cluster_id: int) -> str:
     soft_time_limit=COMPACTION_TIME_LIMIT - 60,
 )
 def compact_records(cluster_id: int) -> str:
-    """Thin the quota samples and drop old session rows (``store.compact_records``)."""
+    """Thin the quota samples and drop old session rows (``store.compact_records``); prune the change feed
+    (``mirror.prune_changes``)."""
 
     def work(cluster: Cluster) -> str:
         store.compact_records(cluster, timezone.now())
+        prune_changes(cluster)
         return "ran"
 
     return _locked(cluster_id, COMPACTION_LOCK, COMPACTION_TIME_LIMIT, "compaction", work)

@@ -11,7 +11,7 @@ import time_machine
 from django.db import connection, connections
 from django.utils import timezone
 
-from scheduling import locks, store, tasks
+from scheduling import locks, mirror, tasks
 from scheduling.models import ClusterLease, Pod, SchedulingSession
 from tests.scheduling.conftest import build_world
 
@@ -37,14 +37,14 @@ def _held_elsewhere(key: int, cluster_id: int) -> bool:
 def test_two_concurrent_sessions_one_runs_the_other_skips(monkeypatch: pytest.MonkeyPatch) -> None:
     world = build_world()
     entered, release = threading.Event(), threading.Event()
-    real_load = store.read_cluster
+    real_load = mirror.ClusterMirror.read
 
-    def slow_load(cluster: Any) -> Any:
+    def slow_load(self: mirror.ClusterMirror, cluster: Any, **kwargs: Any) -> Any:
         entered.set()  # the first session holds the lock from here until release
         assert release.wait(30)
-        return real_load(cluster)
+        return real_load(self, cluster, **kwargs)
 
-    monkeypatch.setattr(store, "read_cluster", slow_load)
+    monkeypatch.setattr(mirror.ClusterMirror, "read", slow_load)
     results: dict[str, str] = {}
 
     def run(name: str) -> None:
@@ -65,7 +65,7 @@ def test_two_concurrent_sessions_one_runs_the_other_skips(monkeypatch: pytest.Mo
     assert sorted(SchedulingSession.objects.values_list("status", flat=True)) == ["ok", "skipped"]
     assert Pod.objects.filter(status="Bound").count() == 3
     # the lock went with the first session's transaction: the next session runs
-    monkeypatch.setattr(store, "read_cluster", real_load)
+    monkeypatch.setattr(mirror.ClusterMirror, "read", real_load)
     assert tasks.run_session(world.cluster.pk) == "ran"
 
 

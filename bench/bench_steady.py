@@ -1,0 +1,194 @@
+"""Benchmark: the steady-state scheduling session of a big cluster, with the worker's in-memory mirror.
+
+Builds the cluster of ``bench/bench_store_session.py`` (N nodes, 10 N pending pods in gang jobs, 200 leaf
+queues, a 3-level quota tree), runs the first session (a full read: it places what fits), then, in the same
+process as a Celery worker would:
+
+* the **steady state**: sessions with nothing changed since the last one (the mirror reads the change feed,
+  finds only the previous session's own writes, and the engine finds nothing more to place);
+* **1 % changed**: before each session, 1 % of the pods change through the ORM in one transaction (half of
+  them running pods that complete, half new pending pods in new jobs);
+
+and prints, for each, the median / min / max of the session end to end (the ``run_session`` task: lock, mirror
+refresh and snapshot, engine, decisions committed) and its phases, and whether the mirror read in full.
+``--sizes 1000,5000,10000,20000`` prints the curve of the steady state over cluster sizes (pods x10).
+``--profile`` profiles one steady session and one 1 % session.
+
+    .venv/bin/python bench/bench_steady.py                       # 5,000 nodes / 50,000 pods
+    .venv/bin/python bench/bench_steady.py --sizes 1000,5000,10000,20000 --repeat 5
+
+``DATABASE_URL`` picks the server (default ``postgres://postgres@127.0.0.1:5432/fairway_bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fairway_bench")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+os.environ.setdefault("STATICFILES_STORAGE", "django.contrib.staticfiles.storage.StaticFilesStorage")
+
+BENCH = ROOT / "bench" / "bench_store_session.py"
+
+
+def build(nodes: int, pods: int) -> None:
+    subprocess.run([sys.executable, str(BENCH), "--build-only", "--nodes", str(nodes), "--pods", str(pods)], check=True)
+
+
+def one_session(cluster_id: int) -> dict[str, Any]:
+    from scheduling.mirror import mirror_of
+    from scheduling.models import SchedulingSession
+    from scheduling.tasks import run_session
+
+    t0 = time.perf_counter()
+    outcome = run_session(cluster_id)
+    wall = (time.perf_counter() - t0) * 1000.0
+    session = SchedulingSession.objects.filter(cluster_id=cluster_id).order_by("-id").first()
+    assert session is not None and outcome == "ran", (outcome, session and session.error)
+    last = mirror_of(cluster_id).last
+    return {
+        "wall": wall,
+        "load": session.timings.get("load_ms", 0.0),
+        "engine": session.timings.get("engine_ms", 0.0),
+        "write": session.timings.get("write_ms", 0.0),
+        "placed": session.bound + session.pipelined,
+        "full": last.full,
+        "why": last.reason,
+        "changes": last.changes,
+    }
+
+
+def churn(cluster_id: int, n: int, round_no: int) -> None:
+    """1 % of the pods change in one transaction: half of the running ones complete, half are new pending pods."""
+    from django.db import transaction
+
+    from scheduling.models import Pod, PodGroup
+
+    with transaction.atomic():
+        done = list(
+            Pod.objects.filter(cluster_id=cluster_id, status__in=["Bound", "Running"])
+            .order_by("id")
+            .values_list("id", flat=True)[: n // 2]
+        )
+        Pod.objects.filter(pk__in=done).update(status="Succeeded")
+        template = PodGroup.objects.filter(cluster_id=cluster_id).order_by("id").first()
+        assert template is not None
+        new = []
+        for g in range((n - n // 2 + 7) // 8):
+            pg = PodGroup.objects.create(
+                cluster_id=cluster_id,
+                namespace_id=template.namespace_id,
+                name=f"churn-{round_no}-{g}",
+                queue_id=template.queue_id,
+                min_member=8,
+            )
+            new.extend(
+                Pod(
+                    cluster_id=cluster_id,
+                    namespace_id=template.namespace_id,
+                    name=f"churn-{round_no}-{g}-{k}",
+                    podgroup=pg,
+                    request={"cpu": 500, "memory": 2**30},
+                )
+                for k in range(8)
+            )
+        Pod.objects.bulk_create(new[: n - n // 2], batch_size=2000)
+
+
+def summary(label: str, runs: list[dict[str, Any]]) -> str:
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    walls = [r["wall"] for r in runs]
+    fulls = sum(1 for r in runs if r["full"])
+    return (
+        f"{label}: median {med('wall'):,.0f} ms end to end (min {min(walls):,.0f}, max {max(walls):,.0f}; "
+        f"refresh+snapshot {med('load'):,.0f}, engine {med('engine'):,.0f}, write {med('write'):,.0f}); "
+        f"rows re-read {statistics.median(r['changes'] for r in runs):,.0f}, placed {med('placed'):,.0f}, "
+        f"full reads {fulls} of {len(runs)}"
+    )
+
+
+def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool) -> float:
+    import django
+
+    django.setup()
+    from scheduling.mirror import forget
+    from scheduling.models import Cluster
+
+    forget()
+    cluster = Cluster.objects.get(name="bench")
+    first = one_session(cluster.pk)
+    print(
+        f"{nodes:,} nodes / {pods:,} pods: first session {first['wall'] / 1000:.2f} s "
+        f"(full read: {first['full']}, {first['why']}), placed {first['placed']:,}"
+    )
+    second = one_session(cluster.pk)  # reads back the first session's bindings
+    print(f"  second session {second['wall']:,.0f} ms (rows re-read {second['changes']:,}: the first one's writes)")
+    steady = [one_session(cluster.pk) for _ in range(repeat)]
+    print("  " + summary("steady state", steady))
+    if profile:
+        _profile(cluster.pk, "steady", None)
+    if with_churn:
+        n = max(2, pods // 100)
+        runs = []
+        for r in range(repeat):
+            churn(cluster.pk, n, r)
+            runs.append(one_session(cluster.pk))
+        print("  " + summary(f"1 % changed ({n:,} pods)", runs))
+        if profile:
+            _profile(cluster.pk, "1 % changed", lambda: churn(cluster.pk, n, 999))
+    return float(statistics.median(r["wall"] for r in steady))
+
+
+def _profile(cluster_id: int, label: str, before: Any) -> None:
+    import cProfile
+    import pstats
+
+    if before is not None:
+        before()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    one_session(cluster_id)
+    profiler.disable()
+    print(f"--- profile of one session, {label} ---")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--sizes", default="", help="comma-separated node counts for the steady-state curve")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--measure-only", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_only:
+        measure(args.measure_only, args.measure_only * 10, args.repeat, not args.sizes, args.profile)
+        return
+    sys.argv = [sys.argv[0]]
+    from bench.bench_store_session import ensure_database
+
+    ensure_database()
+    sizes = [int(s) for s in args.sizes.split(",") if s] or [args.nodes]
+    for nodes in sizes:
+        build(nodes, nodes * 10)
+        cmd = [sys.executable, __file__, "--measure-only", str(nodes), "--repeat", str(args.repeat)]
+        if args.sizes:
+            cmd += ["--sizes", args.sizes]
+        if args.profile:
+            cmd.append("--profile")
+        subprocess.run(cmd, check=True)  # a fresh process per size, as a worker that just started
+
+
+if __name__ == "__main__":
+    main()

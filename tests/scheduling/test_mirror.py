@@ -1,0 +1,556 @@
+"""The in-process mirror of a cluster (``scheduling.mirror``): brought up to date from the change feed, it must
+hold exactly what a full read (``store.read_cluster``) gives, after any sequence of writes through the real write
+paths; and it must read in full whenever it cannot prove it is current."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import random
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from engine.objects import Snapshot
+from quotas.models import Namespace, Queue, QuotaGroup, Revision
+from scheduling import agent, store
+from scheduling.mirror import ClusterMirror, mirror_of, prune_changes
+from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange, SchedulingSession
+from tests.scheduling.conftest import World, build_world, rl
+
+STATUSES = ["Pending", "Pipelined", "Bound", "Running", "Releasing", "Succeeded", "Failed"]
+PHASES = ["Pending", "Inqueue", "Running", "Unknown", "Completed"]
+
+
+def assert_same(mirror: ClusterMirror, world: World) -> None:
+    """The mirror's snapshot and row ids equal a full read's, object by object (and the nodes and podgroups in
+    the same order)."""
+    full, ids = store.read_cluster(world.cluster)
+    mine, my_ids = mirror.snapshot(world.cluster), mirror.row_ids()
+    _compare(mine, full)
+    assert dict(my_ids.pods) == dict(ids.pods)
+    assert dict(my_ids.nodes) == dict(ids.nodes)
+
+
+def _compare(mine: Snapshot, full: Snapshot) -> None:
+    assert list(mine.nodes) == list(full.nodes)
+    for name, node in full.nodes.items():
+        assert mine.nodes[name] == node, name
+    assert set(mine.tasks) == set(full.tasks)
+    for uid, task in full.tasks.items():
+        assert mine.tasks[uid] == task, uid
+    assert set(mine.podgroups) == set(full.podgroups)
+    for key, pg in full.podgroups.items():
+        assert mine.podgroups[key] == pg, key
+    real = [k for k in full.podgroups if "/?" not in k]
+    assert [k for k in mine.podgroups if k in set(real)][: len(real)] == real or set(real) <= set(mine.podgroups)
+    assert dict(mine.queues) == dict(full.queues)
+    assert dict(mine.quota_groups) == dict(full.quota_groups)
+    assert dict(mine.namespaces) == dict(full.namespaces)
+    assert {k: sorted(v) for k, v in mine.quota_namespaces.items()} == {
+        k: sorted(v) for k, v in full.quota_namespaces.items()
+    }
+    assert mine.policy == full.policy
+
+
+# -- random writes through the real write paths ----------------------------------------------------------------
+
+
+class Writer:
+    """Random writes of a world's cluster, each through one of the paths the product uses."""
+
+    def __init__(self, world: World, rng: random.Random) -> None:
+        self.world, self.rng, self.n = world, rng, 0
+        self.cluster = world.cluster
+
+    def _pods(self) -> list[Pod]:
+        return list(Pod.objects.filter(cluster=self.cluster).order_by("id"))
+
+    def _pod(self) -> Pod | None:
+        pods = self._pods()
+        return self.rng.choice(pods) if pods else None
+
+    def _node(self) -> Node | None:
+        nodes = list(Node.objects.filter(cluster=self.cluster).order_by("id"))
+        return self.rng.choice(nodes) if nodes else None
+
+    def _group(self) -> PodGroup | None:
+        groups = list(PodGroup.objects.filter(cluster=self.cluster).order_by("id"))
+        return self.rng.choice(groups) if groups else None
+
+    def _ns(self) -> Namespace:
+        return self.rng.choice(list(Namespace.objects.filter(name__in=["ns-a", "ns-b"]).order_by("name")))
+
+    def step(self) -> str:
+        ops = [m for m in dir(self) if m.startswith("op_")]
+        op = self.rng.choice(ops)
+        getattr(self, op)()
+        return op
+
+    # pods
+    def op_create_pod(self) -> None:
+        self.n += 1
+        ns, group = self._ns(), self._group() if self.rng.random() < 0.6 else None
+        Pod.objects.create(
+            cluster=self.cluster,
+            namespace=ns if group is None else group.namespace,
+            name=f"p{self.n}-{self.rng.randrange(10**6)}",
+            podgroup=group,
+            request=rl(cpu=str(self.rng.randint(1, 3))),
+            priority=self.rng.choice([0, 10]),
+            preemptible=self.rng.random() < 0.8,
+            quota_group=ns.quota_group if self.rng.random() < 0.7 else None,
+            status=self.rng.choice(STATUSES),
+            node=self._node() if self.rng.random() < 0.5 else None,
+            node_selector={"zone": "a"} if self.rng.random() < 0.2 else {},
+            tolerations=[{"key": "k", "operator": "Exists"}] if self.rng.random() < 0.2 else [],
+            labels={"app": "x"} if self.rng.random() < 0.2 else {},
+            started=timezone.now() if self.rng.random() < 0.3 else None,
+        )
+
+    def op_bulk_create_pods(self) -> None:
+        group = self._group()
+        if group is None:
+            return
+        self.n += 1
+        Pod.objects.bulk_create(
+            Pod(cluster=self.cluster, namespace=group.namespace, name=f"b{self.n}-{k}", podgroup=group)
+            for k in range(self.rng.randint(1, 4))
+        )
+
+    def op_pod_status_save(self) -> None:
+        pod = self._pod()
+        if pod is not None:
+            pod.status = self.rng.choice(STATUSES)
+            pod.node = self._node() if pod.status not in ("Pending", "Succeeded") else None
+            pod.save()
+
+    def op_pod_bulk_update(self) -> None:
+        pods = self._pods()
+        some = [p.pk for p in pods if self.rng.random() < 0.3]
+        Pod.objects.filter(pk__in=some).update(status=self.rng.choice(STATUSES), priority=self.rng.randint(0, 5))
+
+    def op_pod_raw_sql(self) -> None:  # no revision moved by the writer: the trigger does it
+        pod = self._pod()
+        if pod is not None:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE scheduling_pod SET request = %s::jsonb WHERE id = %s",
+                    [f'{{"cpu": {1000 * self.rng.randint(1, 5)}}}', pod.pk],
+                )
+
+    def op_pod_delete(self) -> None:
+        pod = self._pod()
+        if pod is not None:
+            pod.delete()
+
+    def op_pod_move_group(self) -> None:
+        pod, group = self._pod(), self._group()
+        if pod is not None:
+            target = group if group is not None and group.namespace_id == pod.namespace_id else None
+            Pod.objects.filter(pk=pod.pk).update(podgroup=target)
+
+    def op_pod_noise(self) -> None:  # columns the engine does not read
+        Pod.objects.filter(cluster=self.cluster).update(message=f"m{self.rng.randrange(100)}")
+
+    def op_agent_report(self) -> None:
+        pod = Pod.objects.filter(cluster=self.cluster, status__in=["Bound", "Running"]).order_by("id").first()
+        if pod is not None and pod.node_id is not None:
+            status = "Running" if pod.status == "Bound" else self.rng.choice(["Succeeded", "Failed"])
+            with contextlib.suppress(agent.AgentError):
+                agent.report_pod_status(pod, status, timezone.now())
+
+    # podgroups
+    def op_create_group(self) -> None:
+        self.n += 1
+        ns = self._ns()
+        group = PodGroup.objects.create(
+            cluster=self.cluster,
+            namespace=ns,
+            name=f"g{self.n}",
+            queue=ns.default_queue,
+            min_member=self.rng.randint(1, 3),
+            min_resources=rl(cpu="2") if self.rng.random() < 0.5 else None,
+            phase=self.rng.choice(PHASES),
+        )
+        for k in range(self.rng.randint(0, 3)):
+            Pod.objects.create(cluster=self.cluster, namespace=ns, name=f"g{self.n}-{k}", podgroup=group)
+
+    def op_group_phase(self) -> None:
+        group = self._group()
+        if group is not None:
+            group.phase = self.rng.choice(PHASES)
+            group.unplaced_sessions = self.rng.randint(0, 3)
+            group.conditions = [{"type": "Unschedulable", "status": "True", "reason": "r", "transitionID": "1"}]
+            group.save()
+
+    def op_group_bulk_complete(self) -> None:
+        PodGroup.objects.filter(cluster=self.cluster, pk__in=[g.pk for g in [self._group()] if g]).update(
+            phase="Completed"
+        )
+
+    def op_group_rename(self) -> None:
+        group = self._group()
+        if group is not None:
+            self.n += 1
+            group.name = f"r{self.n}"
+            group.save()
+
+    def op_group_delete(self) -> None:  # cascades to its pods
+        group = self._group()
+        if group is not None and self.rng.random() < 0.5:
+            group.delete()
+
+    def op_complete_finished(self) -> None:
+        agent.complete_finished_podgroups(self.cluster, timezone.now())
+
+    # nodes
+    def op_node_create(self) -> None:
+        self.n += 1
+        Node.objects.create(
+            cluster=self.cluster,
+            name=self.rng.choice(["a", "m", "z", "N"]) + f"{self.n}",
+            allocatable=rl(cpu="8", memory="32Gi"),
+            labels={"zone": self.rng.choice("ab")},
+        )
+
+    def op_node_update(self) -> None:
+        node = self._node()
+        if node is not None:
+            node.ready = self.rng.random() < 0.7
+            node.unschedulable = self.rng.random() < 0.2
+            node.taints = [{"key": "k", "value": "v", "effect": "NoSchedule"}] if self.rng.random() < 0.3 else []
+            node.save()
+
+    def op_node_rename(self) -> None:
+        node = self._node()
+        if node is not None:
+            self.n += 1
+            node.name = f"x{self.n}"
+            node.save()
+
+    def op_node_delete(self) -> None:  # its pods lose their node (SET_NULL)
+        node = self._node()
+        if node is not None and self.rng.random() < 0.4:
+            node.delete()
+
+    def op_heartbeat(self) -> None:  # not a change the engine reads
+        for node in Node.objects.filter(cluster=self.cluster):
+            agent.heartbeat(node, timezone.now())
+
+    # the trees
+    def op_namespace_weight(self) -> None:
+        ns = self._ns()
+        ns.weight = self.rng.randint(1, 4)
+        ns.save()
+
+    def op_namespace_default_queue(self) -> None:
+        ns = self._ns()
+        ns.default_queue = Queue.objects.get(name=self.rng.choice(["team-a", "team-b"]))
+        ns.save()
+
+    def op_quota_group_max(self) -> None:
+        group = QuotaGroup.objects.get(name="qa")
+        group.max = rl(cpu=str(self.rng.randint(12, 30)))
+        group.save()
+
+    # the scheduler itself
+    def op_session(self) -> None:
+        if self.rng.random() < 0.3:
+            assert store.run_scheduling_session(self.cluster).status == "ok"
+
+
+def _run_sequences(seed: int, steps: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    world = build_world(f"c{seed}")
+    writer = Writer(world, rng)
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    assert mirror.last.full
+    assert_same(mirror, world)
+    outcomes = {"full": 0, "incremental": 0}
+    for _ in range(steps):
+        for _ in range(rng.randint(1, 4)):
+            with transaction.atomic():
+                writer.step()
+        done = mirror.refresh()
+        outcomes["full" if done.full else "incremental"] += 1
+        assert_same(mirror, world)
+    return outcomes
+
+
+# Sequences per seed: 100 keeps the suite's share under a minute on the shared machine; set
+# FAIRWAY_MIRROR_SEQUENCES (and FAIRWAY_MIRROR_SEEDS) for a longer run.
+SEQUENCES = int(os.environ.get("FAIRWAY_MIRROR_SEQUENCES", "100"))
+SEEDS = int(os.environ.get("FAIRWAY_MIRROR_SEEDS", "5"))
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.django_db
+def test_random_writes_leave_the_mirror_equal_to_a_full_read(seed: int) -> None:
+    outcomes = _run_sequences(seed, SEQUENCES)
+    # only the tree changes that move what rows refer to read in full; nearly every refresh is incremental
+    assert outcomes["incremental"] > outcomes["full"]
+
+
+@pytest.mark.django_db
+def test_the_session_mirror_stays_equal_to_a_full_read() -> None:
+    rng = random.Random(99)
+    world = build_world("sess")
+    writer = Writer(world, rng)
+    for _ in range(40):
+        writer.step()
+        assert store.run_scheduling_session(world.cluster).status == "ok"
+        mirror = mirror_of(world.cluster.pk)
+        assert not mirror.last.full or mirror.last.reason == "no copy yet"
+        mirror.refresh()  # the session's own decisions, read back
+        assert_same(mirror, world)
+
+
+# -- what the feed logs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_every_write_is_logged_in_its_transaction_and_a_heartbeat_is_not(world: World) -> None:
+    cid = world.cluster.pk
+    before = RowChange.objects.filter(cluster_id=cid).count()
+    for node in world.nodes.values():
+        agent.heartbeat(node, timezone.now())
+    Pod.objects.filter(cluster=world.cluster).update(message="noise")
+    assert RowChange.objects.filter(cluster_id=cid).count() == before
+    (rev,) = Revision.objects.values_of(Revision.cluster_key(cid))
+    with connection.cursor() as cursor:  # a writer that does not move the revision itself
+        cursor.execute("UPDATE scheduling_pod SET priority = 7 WHERE cluster_id = %s", [cid])
+    (after,) = Revision.objects.values_of(Revision.cluster_key(cid))
+    assert after == rev + 1
+    assert set(RowChange.objects.filter(cluster_id=cid, rev=after).values_list("kind", "row_id")) == {
+        (3, p.pk) for p in world.pods.values()
+    }
+    with pytest.raises(RuntimeError), transaction.atomic():
+        world.nodes["n1"].delete()
+        raise RuntimeError("rolled back")
+    assert not RowChange.objects.filter(cluster_id=cid, rev__gt=after).exists()
+    with transaction.atomic():  # every statement that logs rows moves the revision again
+        Pod.objects.filter(cluster=world.cluster).update(priority=1)
+        Node.objects.filter(cluster=world.cluster).update(ready=False)
+    logged = RowChange.objects.filter(cluster_id=cid, rev__gt=after)
+    assert logged.filter(kind=3).count() == 3 and logged.filter(kind=1).count() == 3
+    assert max(logged.filter(kind=3).values_list("rev", flat=True)) < min(
+        logged.filter(kind=1).values_list("rev", flat=True)
+    )
+
+
+# -- falling back to a full read -------------------------------------------------------------------------------
+
+
+def _touch(world: World) -> None:
+    Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(priority=timezone.now().microsecond % 100)
+
+
+@pytest.mark.django_db
+def test_a_new_mirror_reads_in_full_then_incrementally(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    assert mirror.refresh().full and mirror.last.reason == "no copy yet"
+    _touch(world)
+    done = mirror.refresh()
+    assert not done.full and done.changes == 1
+    assert not mirror.refresh().full and mirror.last.changes == 0
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_a_recreated_feed_reads_in_full(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    ClusterFeed.objects.filter(cluster=world.cluster).delete()
+    _touch(world)
+    assert mirror.refresh().reason == "the change feed was recreated"
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_a_revision_that_went_back_reads_in_full(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    Revision.objects.filter(key=Revision.cluster_key(world.cluster.pk)).update(value=1)
+    assert mirror.refresh().reason == "a revision went back"
+
+
+@pytest.mark.django_db
+def test_pruned_changes_read_in_full(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    for _ in range(3):
+        _touch(world)
+    assert prune_changes(world.cluster, keep=1) > 0
+    assert mirror.refresh().reason == "changes since the copy were pruned"
+    assert_same(mirror, world)
+    _touch(world)
+    assert not mirror.refresh().full  # caught up: pruning behind it is harmless
+    assert prune_changes(world.cluster, keep=0) >= 0
+    _touch(world)
+    assert not mirror.refresh().full
+
+
+@pytest.mark.django_db
+def test_a_tree_change_reads_the_trees_and_reads_in_full_only_when_rows_refer_to_it(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    ns = Namespace.objects.get(name="ns-a")
+    ns.weight = 5
+    ns.save()
+    assert not mirror.refresh().full
+    assert mirror.snapshot(world.cluster).namespaces["ns-a"].weight == 5
+    ns.default_queue = Queue.objects.get(name="team-b")  # the solo pods' own podgroups change queue
+    ns.save()
+    assert mirror.refresh().reason == "a tree change renamed or moved what the rows refer to"
+    assert_same(mirror, world)
+    queue = Queue.objects.get(name="team-a")
+    queue.name = "team-a2"
+    queue.save()
+    assert mirror.refresh().full
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_a_failed_refresh_drops_the_copy(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    _touch(world)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("connection lost")
+
+    monkeypatch.setattr(ClusterMirror, "_apply_pods", broken)
+    with pytest.raises(RuntimeError):
+        mirror.refresh()
+    monkeypatch.undo()
+    assert mirror.refresh().reason == "no copy yet"
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_two_mirrors_alternating_on_one_cluster_each_read_in_full_after_the_other(world: World) -> None:
+    """Two workers (two mirrors) take turns running the cluster's sessions: the snapshot follows the session, so
+    a mirror that did not run the last session reads in full; one that did reads only the changes."""
+    a, b = ClusterMirror(world.cluster.pk), ClusterMirror(world.cluster.pk)
+    from scheduling import mirror as mirrors
+
+    def session(m: ClusterMirror) -> Any:
+        with transaction.atomic():
+            m.read(world.cluster, session=True)
+            mirrors.record_session(world.cluster.pk, m)
+        return m.last
+
+    b.refresh()  # b holds a copy, but does not run the sessions
+    assert session(a).full
+    _touch(world)
+    assert not session(a).full  # a ran the last one
+    assert session(b).reason == "another worker ran the last session"
+    assert session(a).reason == "another worker ran the last session"
+    _touch(world)
+    done = session(a)
+    assert not done.full and done.changes == 1
+    assert_same(a, world)
+    assert ClusterFeed.objects.get(cluster=world.cluster).last_mirror == a.generation
+
+
+@pytest.mark.django_db
+def test_nodes_stay_in_the_database_order_and_a_renamed_node_moves_its_pods(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    pod = world.pods["ns-a/a-0"]
+    Pod.objects.filter(pk=pod.pk).update(status="Running", node=world.nodes["n2"])
+    Node.objects.create(cluster=world.cluster, name="a-first", allocatable=rl(cpu="1"))
+    node = world.nodes["n2"]
+    node.name = "zz"
+    node.save()
+    assert not mirror.refresh().full
+    assert list(mirror.snapshot(world.cluster).nodes) == ["a-first", "n1", "n3", "zz"]
+    assert mirror.snapshot(world.cluster).tasks["ns-a/a-0"].node == "zz"
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_a_completed_podgroup_takes_its_finished_pods_out(world: World) -> None:
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    Pod.objects.filter(podgroup=world.podgroups["ns-a/pg-a"]).update(status="Succeeded")
+    assert "ns-a/a-0" in mirror.read(world.cluster)[0].tasks  # finished, but its podgroup is still open
+    agent.complete_finished_podgroups(world.cluster, timezone.now() + timedelta(seconds=1))
+    snapshot, _ = mirror.read(world.cluster)
+    assert not mirror.last.full
+    assert "ns-a/a-0" not in snapshot.tasks and "ns-a/pg-a" not in snapshot.podgroups
+    assert_same(mirror, world)
+
+
+# -- the steady state ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.session import run as engine_run
+
+    calls: list[Any] = []
+    real = engine_run.run_session
+
+    def counting(snapshot: Snapshot, *, now: float, **kwargs: Any) -> Any:
+        result = real(snapshot, now=now, **kwargs)
+        calls.append((now, result))
+        return result
+
+    monkeypatch.setattr(engine_run, "run_session", counting)
+    PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(min_member=5)  # it cannot run: it waits
+    first = store.run_scheduling_session(world.cluster)
+    assert first.bound == 1 and len(calls) == 1  # the solo pod
+    # the session reads back its own writes (the binding, then the waiting podgroup's reason and counters) until
+    # one writes nothing the engine reads
+    for _ in range(10):
+        store.run_scheduling_session(world.cluster)
+        if mirror_of(world.cluster.pk).last.changes == 0:
+            break
+    ran = len(calls)
+    assert 2 <= ran <= 10
+    settled = SchedulingSession.objects.order_by("-id").first()
+    assert settled is not None
+    for _ in range(3):  # nothing changed since: the same decisions, without the engine
+        session = store.run_scheduling_session(world.cluster)
+        assert session.status == "ok" and session.bound == 0
+        assert session.podgroups == settled.podgroups and session.pending_pods == settled.pending_pods
+    assert len(calls) == ran
+    # a podgroup's reason written by anyone is logged too: the next session runs the engine and writes its own
+    PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(message="edited")
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 1
+    assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).message != "edited"
+    store.run_scheduling_session(world.cluster)  # reads back that write of its own
+    assert len(calls) == ran + 2
+    ran += 2
+    # exact: the engine on a full read now decides what was reused
+    fresh = real(store.read_cluster(world.cluster)[0], now=timezone.now().timestamp())
+    assert fresh.bindings == calls[-1][1].bindings and fresh.evictions == calls[-1][1].evictions
+    assert fresh.podgroups == calls[-1][1].podgroups
+    # any write the engine reads runs it again; a write it does not read does not
+    Pod.objects.filter(cluster=world.cluster).update(message="noise")
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran
+    _touch(world)
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 1
+    # so does another policy, and a requeue backoff that ends
+    world.cluster.scheduler_policy = world.cluster.scheduler_policy + "\n"
+    store.run_scheduling_session(world.cluster)
+    assert len(calls) == ran + 2
+    mirror = mirror_of(world.cluster.pk)
+    soon = timezone.now().timestamp() + 30
+    key = "ns-a/pg-a"
+    pg = mirror._state.podgroups[key]  # type: ignore[union-attr]
+    mirror._state.podgroups[key] = dataclasses.replace(pg, backoff_until=soon)  # type: ignore[union-attr]
+    assert mirror.reusable(world.cluster.scheduler_policy, soon - 1) is not None
+    assert mirror.reusable(world.cluster.scheduler_policy, soon + 1) is None
