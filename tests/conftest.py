@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,6 +17,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     slow_modules = {item.module for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.module not in slow_modules)  # stable: collection order within each group
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing() -> Iterator[None]:
+    """Passwords hashed with MD5 in the test process (and the live servers it runs in threads).
+
+    The product's hasher, PBKDF2 at Django's 1,000,000 iterations, costs about a second of CPU per user made and
+    per login: the suite makes and logs in users by the thousand. Servers the tests start as subprocesses keep the
+    product's hashers, and hash the passwords of the users they make themselves."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(api: Any, settings: Any) -> dict[str, Any]:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def demo(api: Any) -> dict[str, Any]:
     call_command("load_demo", stdout=StringIO())
     users = get_user_model().objects
     admin = users.create_user("boss", is_staff=True)

@@ -156,9 +156,3 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[GreedyEngine]:
     engine = GreedyEngine()
     monkeypatch.setattr(store, "_engine", lambda: engine)
     yield engine
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
-    """Users are created by the dozen here; the default PBKDF2 rounds cost ~0.5 s each."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from engine.objects import Snapshot
@@ -348,7 +349,8 @@ def test_every_write_is_logged_in_its_transaction_and_a_heartbeat_is_not(world: 
 
 
 def _touch(world: World) -> None:
-    Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(priority=timezone.now().microsecond % 100)
+    """One real change of one pod (its priority moves on every call: an update to the same value logs nothing)."""
+    Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(priority=(F("priority") + 1) % 100)
 
 
 @pytest.mark.django_db
