@@ -1,5 +1,6 @@
-"""``/metrics`` for Prometheus: every tree node's values per resource, the waiting jobs, the nodes' heartbeats, and the
-web process' own request metrics (django-prometheus).
+"""``/metrics`` for Prometheus: every tree node's values per resource, the waiting jobs, the nodes' heartbeats, every
+cluster's session counters and what blocks admission now, and the web process' own request metrics
+(django-prometheus).
 
 The tree figures are computed at scrape time from the values the pages show (``planning.valuecache``: the same
 ``compute_values`` as the tree page, the API and the scheduler), so a scrape and a page never disagree and every
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -22,7 +24,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
@@ -32,7 +34,8 @@ from engine.objects import PodGroupPhase
 from engine.resources import ResourceList, is_unlimited, milli_scale
 from planning import valuecache
 from quotas.access import is_admin
-from scheduling.models import Cluster, Node
+from scheduling.counters import cumulative
+from scheduling.models import Cluster, ClusterCounters, Node, PodGroup
 
 QUEUE_LABELS = ("cluster", "queue", "parent", "resource")
 GROUP_LABELS = ("cluster", "quota_group", "parent", "resource")
@@ -174,8 +177,68 @@ def _node_families() -> Iterator[GaugeMetricFamily]:
     yield ready
 
 
+class SessionCollector(Collector):
+    """Every cluster's session counters (``scheduling.counters``, cumulative in the database, so every web process
+    answers the same whichever worker ran the sessions) and the jobs refused admission now, by what blocks them."""
+
+    def collect(self) -> Iterator[Any]:
+        sessions = CounterMetricFamily(
+            "fairway_sessions",
+            "Scheduling sessions and recycling passes by outcome (ok, skipped: another worker held the lock, failed)",
+            labels=("cluster", "kind", "status"),
+        )
+        duration = HistogramMetricFamily(
+            "fairway_session_duration_seconds",
+            "How long each session took, end to end (read, engine, writes), by kind",
+            labels=("cluster", "kind"),
+        )
+        binds = CounterMetricFamily("fairway_binds", "Pods bound to a node by the sessions", labels=("cluster",))
+        pipelined = CounterMetricFamily(
+            "fairway_pipelined", "Pods placed on resources still being released (pipelined)", labels=("cluster",)
+        )
+        evictions = CounterMetricFamily(
+            "fairway_evictions",
+            "Pods evicted, by action (reclaim, preempt, recycle, node-lost)",
+            labels=("cluster", "action"),
+        )
+        rows = ClusterCounters.objects.order_by("cluster__name").values_list("cluster__name", "counts")
+        for cluster, counts in rows:
+            for key, n in sorted((counts.get("sessions") or {}).items()):
+                kind, _, status = key.partition(":")
+                sessions.add_metric((cluster, kind, status), n)
+            for kind, histogram in sorted((counts.get("duration") or {}).items()):
+                duration.add_metric(
+                    (cluster, kind), cumulative(histogram["buckets"]), sum_value=histogram.get("sum", 0.0)
+                )
+            binds.add_metric((cluster,), counts.get("binds", 0))
+            pipelined.add_metric((cluster,), counts.get("pipelined", 0))
+            for action, n in sorted((counts.get("evictions") or {}).items()):
+                evictions.add_metric((cluster, action), n)
+        yield from (sessions, duration, binds, pipelined, evictions)
+        yield _blocked_family()
+
+
+def _blocked_family() -> GaugeMetricFamily:
+    blocked = GaugeMetricFamily(
+        "fairway_admission_blocked_jobs",
+        "Jobs waiting now because a tree node or the cluster's capacity refuses them, by that node and resource",
+        labels=("cluster", "blocker_kind", "blocker", "resource"),
+    )
+    counts: Counter[tuple[str, str, str, str]] = Counter()
+    waiting = PodGroup.objects.filter(phase__in=[str(p) for p in WAITING], blocker__isnull=False)
+    for cluster, blocker in waiting.values_list("cluster__name", "blocker"):
+        if isinstance(blocker, dict) and blocker.get("kind"):
+            kind = str(blocker["kind"])
+            name = str(blocker.get("name") or (cluster if kind == "cluster" else ""))  # the cluster: its capacity
+            counts[(cluster, kind, name, str(blocker.get("resource") or ""))] += 1
+    for labels, n in sorted(counts.items()):
+        blocked.add_metric(labels, n)
+    return blocked
+
+
 _TREES = CollectorRegistry(auto_describe=False)
 _TREES.register(TreeCollector())
+_TREES.register(SessionCollector())
 
 
 def _process_registry() -> CollectorRegistry:

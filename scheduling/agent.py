@@ -69,6 +69,7 @@ from engine.resources import ResourceList
 from quotas import services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
+from scheduling import counters
 from scheduling.choices import PodGroupPhase, PodStatus
 from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup
 
@@ -237,6 +238,8 @@ def evict_lost_nodes(cluster: Cluster, now: datetime) -> dict[str, int]:
                 )
             )
     Eviction.objects.bulk_create(rows)
+    if rows:
+        counters.add(cluster.pk, evictions={EvictionAction.NODE_LOST: len(rows)})
     replaced = 0
     if cluster.simulated:
         replaced = replace_members([p for p in lost if p.podgroup_id is not None])

@@ -526,3 +526,19 @@ class ClusterFeed(models.Model):
 
     def __str__(self) -> str:
         return f"feed of {self.cluster_id} (pruned through {self.pruned_through})"
+
+
+class ClusterCounters(models.Model):
+    """What a cluster's sessions did since the cluster was created, for ``/metrics``: cumulative counts that only
+    grow (``scheduling.counters``), written in the transaction of what they count. The session and eviction rows
+    they count are pruned after a week; these are not, so a Prometheus counter read from them never goes back.
+
+    ``counts`` holds ``{"sessions": {"<kind>:<status>": n}, "duration": {"<kind>": {"buckets": [n per bound of
+    counters.BUCKETS, then +Inf], "sum": seconds}}, "binds": n, "pipelined": n, "evictions": {"<action>": n}}``.
+    """
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="counters")
+    counts = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"counters of {self.cluster_id}"

@@ -77,6 +77,7 @@ from engine.objects import (
 from engine.resources import ResourceList
 from engine.session import decisions
 from quotas.models import Namespace, Queue, QuotaGroup, Revision
+from scheduling import counters
 from scheduling.agent import cluster_disrupted
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
@@ -744,10 +745,11 @@ def _find_pods(cluster: Cluster, uids: Iterable[str], statuses: Sequence[str]) -
 
 def _apply_evictions(
     cluster: Cluster, session: SchedulingSession | None, evictions: Sequence[decisions.Eviction], now: datetime
-) -> int:
-    """CAS each victim from an allocated status to Releasing; an Eviction row for each one that changed."""
+) -> Counter[str]:
+    """CAS each victim from an allocated status to Releasing; an Eviction row for each one that changed. Returns
+    how many per action."""
     if not evictions:
-        return 0
+        return Counter()
     found = _find_pods(cluster, (e.task for e in evictions), ALLOCATED_DB_STATUSES)
     rows: list[Eviction] = []
     done: set[str] = set()
@@ -779,7 +781,7 @@ def _apply_evictions(
             )
         )
     Eviction.objects.bulk_create(rows, batch_size=_BATCH)
-    return len(rows)
+    return Counter(str(row.action) for row in rows)
 
 
 def _conditions_out(
@@ -1079,40 +1081,54 @@ def apply_decisions(
         session.bindings = applied
         session.bound = sum(1 for a in applied if not a[2])
         session.pipelined = len(applied) - session.bound
-        session.evicted = evicted
+        session.evicted = evicted.total()
         session.podgroups = phases
         session.finished = timezone.now()
         write_ms = (perf_counter() - t0) * 1000.0
         session.timings = {**(timings or {}), "write_ms": round(write_ms, 3)}
         session.duration_ms = round(sum(v for k, v in session.timings.items() if k.endswith("_ms")), 3)
         session.save()
+        counters.add(
+            cluster.pk,
+            kind=kind,
+            status=SessionStatus.OK,
+            seconds=session.duration_ms / 1000.0,
+            binds=session.bound,
+            pipelined=session.pipelined,
+            evictions=evicted,
+        )
     return session
 
 
 def record_skipped(cluster_id: int, kind: str = SessionKind.SESSION, *, why: str = "") -> SchedulingSession:
     """A session row for a run that found the cluster locked by another worker."""
     now = timezone.now()
-    return SchedulingSession.objects.create(
-        cluster_id=cluster_id,
-        kind=kind,
-        status=SessionStatus.SKIPPED,
-        started=now,
-        finished=now,
-        error=why or "another worker holds this cluster's lock",
-    )
+    with transaction.atomic():
+        counters.add(cluster_id, kind=kind, status=SessionStatus.SKIPPED)
+        return SchedulingSession.objects.create(
+            cluster_id=cluster_id,
+            kind=kind,
+            status=SessionStatus.SKIPPED,
+            started=now,
+            finished=now,
+            error=why or "another worker holds this cluster's lock",
+        )
 
 
 def record_failure(cluster: Cluster, kind: str, started: datetime, exc: BaseException) -> SchedulingSession:
     """A session row for a run that raised (its other writes were rolled back)."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return SchedulingSession.objects.create(
-        cluster=cluster,
-        kind=kind,
-        status=SessionStatus.FAILED,
-        started=started,
-        finished=timezone.now(),
-        error=text[:4000],
-    )
+    finished = timezone.now()
+    with transaction.atomic():
+        counters.add(cluster.pk, kind=kind, status=SessionStatus.FAILED, seconds=(finished - started).total_seconds())
+        return SchedulingSession.objects.create(
+            cluster=cluster,
+            kind=kind,
+            status=SessionStatus.FAILED,
+            started=started,
+            finished=finished,
+            error=text[:4000],
+        )
 
 
 def _engine() -> Any:

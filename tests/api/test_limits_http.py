@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import requests
 
 from tests.acceptance import manifests as m
 from tests.api.live import Live, errors
+from tests.support.ports import free_port
 
 BOMB = "[" * 100_000 + "]" * 100_000  # 200 KB: segfaulted a web worker through simulate
 JSON = {"Content-Type": "application/json"}
@@ -183,16 +183,10 @@ def test_simulations_beyond_the_per_process_cap_are_a_503_with_retry_after(live:
 
 
 # -- the database ------------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server_without_database(tmp_path: Path) -> Iterator[str]:
     """gunicorn serving Fairway with its database on a port where nothing listens."""
-    port, dead = _free_port(), _free_port()
+    port, dead = free_port(), free_port()
     env = {
         **os.environ,
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/fairway",

@@ -113,3 +113,75 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist() -> None:
             assert name in exported, (name, query)
             used = {part.split("=")[0].strip() for part in labels.split(",") if part.strip()}
             assert used <= exported[name], (name, used - exported[name])
+
+
+def test_session_counters_count_what_the_sessions_did_and_survive_their_rows(client: Any, make_user: Any) -> None:
+    """A session that binds, a skip, a failure and a lost node, then every session row deleted (retention): the
+    counters, the duration histogram and the evictions by action still say what happened; a rolled-back session
+    counts nothing."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from scheduling import agent, store
+    from scheduling.models import Node, Pod, SchedulingSession
+    from tests.scheduling.conftest import build_world
+
+    world = build_world(nodes=6)
+    cluster = world.cluster
+    ran = store.run_scheduling_session(cluster)
+    assert ran.bound > 0
+    store.record_skipped(cluster.pk)
+    store.record_failure(cluster, "session", timezone.now() - timedelta(seconds=2), RuntimeError("boom"))
+    try:
+        with transaction.atomic():
+            store.run_scheduling_session(cluster)
+            raise RuntimeError("rolled back after the session")
+    except RuntimeError:
+        pass
+    node = Node.objects.get(cluster=cluster, name=Pod.objects.filter(cluster=cluster).exclude(node=None)[0].node.name)
+    on_node = Pod.objects.filter(node=node).count()
+    Node.objects.filter(pk=node.pk).update(ready=False, not_ready_since=timezone.now() - timedelta(hours=1))
+    assert agent.evict_lost_nodes(cluster, timezone.now())["lost"] == on_node > 0
+    SchedulingSession.objects.filter(cluster=cluster).delete()
+
+    admin = make_user("admin", staff=True)
+    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    c = {"cluster": "c1"}
+    assert value(metrics, "fairway_sessions_total", **c, kind="session", status="ok") == 1.0
+    assert value(metrics, "fairway_sessions_total", **c, kind="session", status="skipped") == 1.0
+    assert value(metrics, "fairway_sessions_total", **c, kind="session", status="failed") == 1.0
+    assert value(metrics, "fairway_binds_total", **c) == ran.bound
+    assert value(metrics, "fairway_pipelined_total", **c) == ran.pipelined
+    assert value(metrics, "fairway_evictions_total", **c, action="node-lost") == on_node
+    # the session that ran and the one that failed (after 2 s) have a duration; the skip has none
+    assert value(metrics, "fairway_session_duration_seconds_count", **c, kind="session") == 2.0
+    assert value(metrics, "fairway_session_duration_seconds_bucket", **c, kind="session", le="+Inf") == 2.0
+    assert value(metrics, "fairway_session_duration_seconds_bucket", **c, kind="session", le="1.0") == 1.0
+    total = value(metrics, "fairway_session_duration_seconds_sum", **c, kind="session")
+    assert total is not None and 2.0 <= total < 2.0 + ran.duration_ms / 1000 + 0.5
+
+
+def test_jobs_refused_admission_are_counted_by_what_blocks_them(client: Any, make_user: Any) -> None:
+    from scheduling import store
+    from scheduling.models import PodGroup
+    from tests.scheduling.conftest import build_world
+
+    world = build_world(nodes=1, node_cpu="1")  # the gang of two 2-cpu pods cannot fit on one 1-cpu node
+    store.run_scheduling_session(world.cluster)
+    waiting = PodGroup.objects.get(cluster=world.cluster, name="pg-a")
+    assert waiting.blocker and waiting.blocker["kind"] == "cluster", waiting.blocker
+    admin = make_user("admin", staff=True)
+    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    assert (
+        value(
+            metrics,
+            "fairway_admission_blocked_jobs",
+            cluster="c1",
+            blocker_kind="cluster",
+            blocker="c1",
+            resource="cpu",
+        )
+        == 1.0
+    )

@@ -82,9 +82,12 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[SimpleNamespace]:
     queue = f"fairway-test-{uuid.uuid4().hex[:10]}"
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(pause_marker: Path | None = None) -> subprocess.Popen[bytes]:
+    def start(
+        pause_marker: Path | None = None, *, pool: tuple[str, ...] = ("--pool", "solo"), **extra: str
+    ) -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
+            **extra,
             "DATABASE_URL": _database_url(),
             "CELERY_BROKER_URL": redis_url,
             "CELERY_RESULT_BACKEND": redis_url,
@@ -98,8 +101,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[SimpleNamespace]:
                 "-A",
                 "controlplane",
                 "worker",
-                "--pool",
-                "solo",
+                *pool,
                 "-Q",
                 queue,
                 "--include",
@@ -205,3 +207,34 @@ def test_a_worker_killed_mid_session_loses_nothing(on_redis: Any, workers: Simpl
         assert used <= node.allocatable["cpu"]
     assert run_session.apply_async(args=[world.cluster.pk], queue=workers.queue).get(timeout=120) == "ran"
     assert SchedulingSession.objects.filter(cluster=world.cluster).order_by("-id").first().bound == 0
+
+
+def test_a_prefork_worker_serves_the_metrics_of_its_children(on_redis: Any, workers: SimpleNamespace) -> None:
+    """``FAIRWAY_WORKER_METRICS_PORT``: the worker's main process serves what its pool's child processes counted."""
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.support.ports import free_port
+
+    world = build_world()
+    port = free_port()
+    workers.start(pool=("--pool", "prefork", "--concurrency", "2"), FAIRWAY_WORKER_METRICS_PORT=str(port))
+    for _ in range(3):
+        assert run_session.apply_async(args=[world.cluster.pk], queue=workers.queue).get(timeout=120) == "ran"
+
+    def scrape() -> dict[str, float]:
+        try:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        except requests.ConnectionError:
+            return {}
+        return {
+            f"{s.name}{sorted(s.labels.items())}": s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+
+    task = "scheduling.tasks.run_session"
+    ran = f"fairway_worker_tasks_total{sorted({'task': task, 'outcome': 'ran'}.items())}"
+    _wait_for(lambda: scrape().get(ran) == 3.0, 60, f"three sessions counted on :{port}\n" + _logs(workers))
+    count = f"fairway_worker_task_duration_seconds_count{sorted({'task': task}.items())}"
+    assert scrape()[count] == 3.0

@@ -10,7 +10,6 @@ import os
 import pty
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,18 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 600.0  # the first start migrates a fresh SQLite database and collects the static files
 STOP_TIMEOUT = 100.0  # above the supervisor's own (75 s)
 WORKER_READY = " ready."  # the Celery worker's last start-up line ("worker@host ready.")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def descendants(root: int) -> set[int]:
