@@ -15,6 +15,10 @@ and revisions increase in the order the transactions commit. A reader reads in o
 refresh is one transaction): the commits it sees are a prefix of that order, so once it sees revision ``R`` it
 sees every change at ``R`` or below, and a change it does not see is logged above ``R``. A writer rolled back
 takes its revisions and its log rows with it.
+
+A later migration that makes Django rebuild one of these tables on SQLite (it copies the table into a new one and
+drops the old, triggers included) must install its triggers again (``install_triggers``); until then the mirror,
+which checks that all of them exist (``scheduling.mirror.supported``), reads in full.
 """
 
 from django.db import migrations
@@ -86,10 +90,25 @@ def remove_triggers(apps, schema_editor):
         schema_editor.execute(f"DROP TRIGGER IF EXISTS {name};")
 
 
+def create_feeds(apps, schema_editor):
+    """Every cluster's ``ClusterFeed`` row (new clusters get theirs when they are saved), so that a mirror that only
+    reads, a page's, never has to create it: on SQLite a read-only request does not take the write lock."""
+    Cluster = apps.get_model("scheduling", "Cluster")
+    ClusterFeed = apps.get_model("scheduling", "ClusterFeed")
+    db = schema_editor.connection.alias
+    have = set(ClusterFeed.objects.using(db).values_list("cluster_id", flat=True))
+    ClusterFeed.objects.using(db).bulk_create(
+        [ClusterFeed(cluster_id=pk) for pk in Cluster.objects.using(db).values_list("pk", flat=True) if pk not in have]
+    )
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
         ("scheduling", "0010_change_feed_triggers"),
     ]
 
-    operations = [migrations.RunPython(install_triggers, remove_triggers)]
+    operations = [
+        migrations.RunPython(install_triggers, remove_triggers),
+        migrations.RunPython(create_feeds, migrations.RunPython.noop),
+    ]

@@ -369,6 +369,14 @@ def test_a_new_mirror_reads_in_full_then_incrementally(world: World) -> None:
 
 
 @pytest.mark.django_db
+def test_a_new_cluster_has_its_feed_row_so_that_a_reader_never_writes_it(world: World) -> None:
+    feed = ClusterFeed.objects.get(cluster=world.cluster)  # made with the cluster, before any mirror read
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    assert ClusterFeed.objects.get(cluster=world.cluster).epoch == feed.epoch
+
+
+@pytest.mark.django_db
 def test_a_recreated_feed_reads_in_full(world: World) -> None:
     mirror = ClusterMirror(world.cluster.pk)
     mirror.refresh()
