@@ -63,6 +63,7 @@ class SQLiteReadsMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method not in self.SAFE_METHODS or connection.vendor != "sqlite":
             return self.get_response(request)
+        connection.ensure_connection()  # connecting sets the mode from the settings
         mode = connection.transaction_mode
         connection.transaction_mode = "DEFERRED"
         try:
