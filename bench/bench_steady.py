@@ -17,7 +17,8 @@ refresh and snapshot, engine, decisions committed) and its phases, and whether t
     .venv/bin/python bench/bench_steady.py                       # 5,000 nodes / 50,000 pods
     .venv/bin/python bench/bench_steady.py --sizes 1000,5000,10000,20000 --repeat 5
 
-``DATABASE_URL`` picks the server (default ``postgres://postgres@127.0.0.1:5432/fairway_bench``).
+``DATABASE_URL`` picks the server (default ``postgres://postgres@127.0.0.1:5432/fairway_bench``), or the embedded
+SQLite (``sqlite:////tmp/bench.sqlite3``: a file, migrated when new).
 """
 
 from __future__ import annotations

@@ -68,8 +68,15 @@ def ensure_database() -> None:
     import psycopg
 
     url = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+    if url["ENGINE"] == "django.db.backends.sqlite3":  # the embedded default (a file, made by migrate)
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", verbosity=0)
+        return
     if url["ENGINE"] != "django.db.backends.postgresql":
-        raise SystemExit("this benchmark needs PostgreSQL (DATABASE_URL=postgres://...)")
+        raise SystemExit("this benchmark needs PostgreSQL or SQLite (DATABASE_URL=postgres://... or sqlite:///...)")
     admin = psycopg.connect(
         dbname="postgres",
         user=url["USER"],

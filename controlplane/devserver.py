@@ -58,7 +58,25 @@ def setup_commands(python: str, demo_size: str = "small") -> list[list[str]]:
     ]
 
 
-def server_commands(python: str, var: Path, host: str, port: int) -> dict[str, list[str]]:
+def embedded_sqlite() -> bool:
+    """Whether the settings will use the embedded SQLite: no ``DATABASE_URL`` in the environment or in ``.env``
+    (read as the settings read it), or a ``sqlite://`` one."""
+    import environ
+
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+    url = os.environ.get("DATABASE_URL", "")
+    return not url or url.startswith("sqlite")
+
+
+def worker_concurrency(sqlite: bool) -> int:
+    """One worker process on SQLite, two otherwise. SQLite has one writer at a time and every task writes, so a
+    second process only waits for the first one's lock; and one process keeps running the cluster's sessions, so
+    its in-memory copy of the cluster stays current (``scheduling.mirror``: a session that another process ran
+    last makes the next one read the whole cluster again)."""
+    return 1 if sqlite else 2
+
+
+def server_commands(python: str, var: Path, host: str, port: int, concurrency: int = 2) -> dict[str, list[str]]:
     """The three long-running children, every file they write under ``var``."""
     run = var / "run"
     bindir = Path(python).parent
@@ -72,7 +90,7 @@ def server_commands(python: str, var: Path, host: str, port: int) -> dict[str, l
             "--loglevel",
             "INFO",
             "--concurrency",
-            "2",
+            str(concurrency),
             "--hostname",
             "worker@%h",
             "--pidfile",
@@ -302,7 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0 if sup.stop_signal is not None else 1
         where = f"http://{args.host}:{args.port}/"
         sup.say(f"Fairway is starting on {where}  (API docs: {where}api/docs/, admin: {where}admin/); Ctrl-C stops it")
-        return sup.serve(server_commands(python, var, args.host, args.port))
+        concurrency = worker_concurrency(embedded_sqlite())
+        return sup.serve(server_commands(python, var, args.host, args.port, concurrency))
     finally:
         terminal.give_back()
 

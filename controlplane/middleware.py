@@ -10,6 +10,10 @@
   thousand nodes, hundreds of thousands of objects that all live until the answer, and with the collector on the
   older generations were walked again and again (half of the tree page's time after a change). What a request
   leaves is collected by the first automatic collection after it.
+* ``SQLiteReadsMiddleware`` (the embedded SQLite only): the transaction of a GET, HEAD or OPTIONS request
+  (``ATOMIC_REQUESTS``) begins ``DEFERRED`` instead of the settings' ``IMMEDIATE``, so a page reads in WAL's
+  snapshot without the database's write lock: it neither waits behind a scheduling session (whose transaction holds
+  that lock from its read to its commit) nor holds up the worker.
 * ``DatabaseUnavailableMiddleware``: a view that cannot reach the database (``OperationalError`` /
   ``InterfaceError``, the transaction of ``ATOMIC_REQUESTS`` included) answers 503 with ``Retry-After``; one raised
   by a middleware reaches ``controlplane.errors.server_error``, which answers the same.
@@ -20,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
@@ -41,6 +46,30 @@ class CollectorPausedMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         with collector.paused():
             return self.get_response(request)
+
+
+class SQLiteReadsMiddleware:
+    """On SQLite, a request with a safe method opens its transaction ``DEFERRED``: it takes a read snapshot and no
+    lock (WAL), so it never waits for the worker's session, however long that runs. A write in such a request
+    (rare: none of the pages or the API's reads write) takes the write lock when it comes; if another writer
+    committed since the request began reading, SQLite refuses it ("database is locked": a 503 with
+    ``Retry-After``). Writes (POST, PUT, PATCH, DELETE) keep ``IMMEDIATE``: they wait for the lock at ``BEGIN``."""
+
+    SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method not in self.SAFE_METHODS or connection.vendor != "sqlite":
+            return self.get_response(request)
+        connection.ensure_connection()  # connecting sets the mode from the settings
+        mode = connection.transaction_mode
+        connection.transaction_mode = "DEFERRED"
+        try:
+            return self.get_response(request)
+        finally:
+            connection.transaction_mode = mode
 
 
 class RequestLimitsMiddleware:

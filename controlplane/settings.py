@@ -127,6 +127,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+    # ... but a page's transaction (ATOMIC_REQUESTS) only reads: it begins DEFERRED and waits for no writer
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("controlplane.middleware.CollectorPausedMiddleware") + 1,
+        "controlplane.middleware.SQLiteReadsMiddleware",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -4,7 +4,7 @@ Reading a 5,000-node / 50,000-pod cluster takes about a second (``store.read_clu
 cannot afford it when almost nothing changed. A ``ClusterMirror`` keeps, per cluster, the rows the engine reads
 as the engine's objects (nodes, podgroups, pods, the trees) and, before each use, reads only what changed since:
 
-* **The change feed.** PostgreSQL triggers (migration ``scheduling.0008``) log every insert, delete and relevant
+* **The change feed.** Database triggers (``scheduling.0010``; SQLite: ``0011``) log every insert, delete and relevant
   update of a node, podgroup or pod as a ``RowChange`` (cluster, revision, kind, primary key) in the transaction
   of the write, whoever writes: services, API, node agents, bulk querysets, raw SQL, the session's own decisions,
   the admin, management commands, cascades. Each change carries the cluster revision of its transaction
@@ -22,7 +22,7 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
   restart), a different feed epoch (the feed row was recreated: the database was emptied or the cluster
   recreated), a revision lower than the mirror's, changes pruned beyond the mirror's revision (a gap), for a
   session another mirror generation ran the cluster's last session (``ClusterFeed.last_mirror``: the snapshot
-  follows the session lock), a tree change it cannot apply, a database other than PostgreSQL (no triggers),
+  follows the session lock), a tree change it cannot apply, a database without the triggers,
   or an error while refreshing (the mirror is dropped).
 
 **The steady state.** When nothing the engine reads changed since the mirror's last session (no row written,
@@ -64,9 +64,29 @@ KEEP_REVISIONS = 2000  # changes kept behind the cluster's revision (about half 
 _BATCH = 20_000  # primary keys per ``IN`` list
 
 
+# The SQLite triggers of migration ``scheduling.0011``: a later migration that rebuilds one of these tables on SQLite
+# (Django copies it into a new table) drops its triggers, and then every read is a full read again.
+_SQLITE_TRIGGERS = tuple(
+    f"fairway_feed_scheduling_{table}_{op}"
+    for table in ("node", "podgroup", "pod")
+    for op in ("insert", "update", "delete")
+)
+
+
 def supported() -> bool:
-    """True where the change feed exists (PostgreSQL); elsewhere every read is a full read."""
-    return connection.vendor == "postgresql"
+    """True where the change feed exists: PostgreSQL (migration ``0010``) and SQLite when all the triggers of
+    migration ``0011`` are there; elsewhere every read is a full read."""
+    if connection.vendor == "postgresql":
+        return True
+    if connection.vendor != "sqlite":
+        return False
+    marks = ", ".join(["%s"] * len(_SQLITE_TRIGGERS))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({marks})", _SQLITE_TRIGGERS
+        )
+        (found,) = cursor.fetchone()
+    return bool(found == len(_SQLITE_TRIGGERS))
 
 
 class _Stale(Exception):

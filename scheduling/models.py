@@ -110,9 +110,12 @@ class Cluster(models.Model):
         cluster's revision with the write (``ClusterRow``)."""
         self.clean()
         with transaction.atomic(using=kwargs.get("using")):
+            adding = self._state.adding
             if self.pk is not None:
                 Revision.objects.bump(Revision.cluster_key(self.pk))
             super().save(*args, **kwargs)
+            if adding:  # its change feed's state, made with it (a mirror that reads never has to write it)
+                ClusterFeed.objects.using(self._state.db).get_or_create(cluster=self)
 
     @property
     def policy(self) -> Policy:

@@ -234,3 +234,20 @@ def test_ctrl_c_on_the_terminal_stops_make_run_with_status_0(sandbox: Sandbox) -
     check_stopped(procs, sandbox, text)
     assert "devserver: SIGINT: stopping worker, beat, web" in text
     assert "make: ***" not in text
+
+
+@pytest.mark.parametrize(
+    ("url", "processes"), [("", 1), ("sqlite:////tmp/x.sqlite3", 1), ("postgres://u@127.0.0.1:5432/db", 2)]
+)
+def test_the_worker_runs_one_process_on_the_embedded_sqlite(
+    monkeypatch: pytest.MonkeyPatch, url: str, processes: int
+) -> None:
+    """SQLite has one writer at a time: a second worker process would only wait for the lock, and sessions moving
+    between two processes would read the whole cluster each time (``scheduling.mirror``)."""
+    from controlplane import devserver
+
+    monkeypatch.setenv("DATABASE_URL", url)
+    concurrency = devserver.worker_concurrency(devserver.embedded_sqlite())
+    assert concurrency == processes
+    worker = devserver.server_commands(sys.executable, Path("/tmp/v"), "127.0.0.1", 8000, concurrency)["worker"]
+    assert worker[worker.index("--concurrency") + 1] == str(processes)

@@ -66,3 +66,54 @@ def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
     assert report["sessions"][0][1] > 0 and report["running"] > 0
     assert report["leases"] == 0  # every lease released
     assert report["replay"] == 0
+
+
+READS_SCRIPT = """
+import json, sqlite3, time
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from rest_framework.authtoken.models import Token
+user = get_user_model().objects.create_user("reader", password="pw-reader-1234", is_staff=True)
+auth = {"HTTP_AUTHORIZATION": "Token " + Token.objects.create(user=user).key}
+client = Client(HTTP_HOST="localhost")
+client.force_login(user)
+worker = sqlite3.connect(settings.DATABASES["default"]["NAME"], isolation_level=None)
+worker.execute("BEGIN IMMEDIATE")  # a session holding the write lock
+worker.execute("UPDATE scheduling_pod SET priority = priority")
+out = {}
+for path in ("/api/v1/queues/", "/api/v1/pods/?page_size=5", "/", "/nodes/"):
+    connection.close()  # as a server thread's first request: the middleware runs before anything connects
+    t0 = time.perf_counter()
+    status = client.get(path, **auth).status_code
+    out[path] = [status, round(time.perf_counter() - t0, 2)]
+worker.execute("ROLLBACK")
+print(json.dumps(out))
+"""
+
+
+def test_pages_read_while_a_session_holds_the_write_lock(tmp_path: Path) -> None:
+    """SQLite's write lock is held by the worker's session from its read to its commit. A GET's transaction
+    (``ATOMIC_REQUESTS``) begins DEFERRED (``SQLiteReadsMiddleware``): it reads WAL's snapshot at once instead of
+    waiting for that lock (60 s busy timeout, then a 503)."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")},
+        "FAIRWAY_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'fairway.sqlite3'}",
+        "STATICFILES_STORAGE": "django.contrib.staticfiles.storage.StaticFilesStorage",
+    }
+    manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+
+    def run(*args: str) -> str:
+        done = subprocess.run([*manage, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+        return done.stdout
+
+    run("migrate", "--noinput", "-v", "0")
+    run("load_demo")
+    import json
+
+    report = json.loads(run("shell", "-c", READS_SCRIPT).strip().splitlines()[-1])
+    for status, seconds in report.values():
+        assert status in (200, 302) and seconds < 10, report
