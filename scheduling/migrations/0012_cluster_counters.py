@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scheduling", "0010_change_feed_triggers"),
+        ("scheduling", "0011_change_feed_sqlite"),
     ]
 
     operations = [
