@@ -1,0 +1,305 @@
+"""Borrowing and lending limits on queues and quota groups, with Kueue's meaning (issue 13).
+
+``borrowingLimit`` bounds what a node may take beyond its own entitlement (a queue's deserved, a quota group's min);
+``lendingLimit`` bounds how much of its unused entitlement others may take, the rest staying reserved for it. The
+numbers are those of Kueue's documentation (``site/content/en/docs/concepts/cluster_queue.md`` "Borrowing example"
+and "BorrowingLimit", ``cohort.md`` "Configuring Quotas", KEP-1224's lending limit): two cohort members with nominal
+quotas 9 and 12 cpu; with the second lending at most 1, the first reaches 10 and the second 21; with the first
+borrowing at most 1, the first reaches 10 and the second 12+9=21; without limits the first reaches 12+9=21 cpu and
+48+36=84Gi. A ClusterQueue with nominal 0 in a Cohort holding 12 may use those 12.
+
+A cohort is mapped onto an inner queue whose deserved and capability are the sum of its members' nominal quotas (a
+quota group's parent whose runtime is their sum), as the Kueue importer does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes, effective_max
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.resources import ResourceList
+
+CPU = 1000  # millicores
+GI = 1024**3
+
+
+def rl(**quantities: Any) -> ResourceList:
+    return ResourceList.parse(dict(quantities))
+
+
+def running(queue: str, request: ResourceList, name: str = "j") -> JobUsage:
+    return JobUsage(
+        queue=queue,
+        namespace="ns",
+        request=request,
+        allocated=request,
+        phase="Running",
+        min_member=1,
+        allocated_tasks=1,
+        name=name,
+    )
+
+
+def cohort(*members: QueueSpec, extra: str = "0") -> list[QueueSpec]:
+    """Root, a cohort ``ab`` with the members' deserved summed (plus ``extra`` cpu of its own), the members."""
+    total: dict[str, int] = {}
+    for m in members:
+        for r, v in m.deserved.items():
+            total[r] = total.get(r, 0) + v
+    total["cpu"] = total.get("cpu", 0) + ResourceList.parse({"cpu": extra})["cpu"]
+    size = ResourceList(total)
+    return [
+        QueueSpec("root", parent=None, reclaimable=False),
+        QueueSpec("ab", deserved=size, capability=size),
+        *members,
+    ]
+
+
+# -- queues, hierarchical capacity -----------------------------------------------------------------------------
+
+
+def test_lending_limit_kueue_example_hierarchy() -> None:
+    queues = cohort(
+        QueueSpec("a", parent="ab", deserved=rl(cpu="9")),
+        QueueSpec("b", parent="ab", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
+    )
+    result = compute_capacity(queues, [], rl(cpu="100"), hierarchy=True)
+    assert result["a"].real_capability["cpu"] == 10 * CPU
+    assert result["b"].real_capability["cpu"] == 21 * CPU
+    assert not result.problems
+    steps = [str(s) for s in result.explain("a").for_quantity("realCapability", "cpu")]
+    assert steps == [
+        "realCapability[cpu] = 10 (rc.tree.kept): (parent ab realCapability 21 - siblings' guarantees and "
+        "lending-limit reserves 11)+ + own reserve 0"
+    ]
+    assert not result.allocatable("a", rl(cpu="11"))
+    assert result.allocatable("a", rl(cpu="10"))
+    assert result.allocatable("b", rl(cpu="21"))
+
+
+def test_lending_limit_reserve_is_not_available_to_any_sibling() -> None:
+    """With a third member, the two others together cannot eat into what b keeps (11 of its 12)."""
+    queues = cohort(
+        QueueSpec("a", parent="ab", deserved=rl(cpu="9")),
+        QueueSpec("b", parent="ab", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
+        QueueSpec("c", parent="ab", deserved=rl(cpu="5")),
+    )
+    result = compute_capacity(queues, [running("a", rl(cpu="10"))], rl(cpu="100"), hierarchy=True)
+    # c alone could reach 26 - 11 = 15, but a already holds 10 of the 15 others may share
+    assert result["c"].real_capability["cpu"] == 15 * CPU
+    verdict = result.allocatable("c", rl(cpu="6"))
+    assert not verdict
+    assert str(verdict) == (
+        "queue ab lendingLimit: insufficient cpu, requested 6, available 5 = 26 realCapability − 10 allocated "
+        "− 11 kept for b by its lending limit"
+    )
+    assert result.allocatable("c", rl(cpu="5"))
+    assert not result.fits("c", {"cpu": 6 * CPU})
+    assert result.fits("c", {"cpu": 5 * CPU})
+    # b itself may use its reserve and what is left
+    assert result.allocatable("b", rl(cpu="16"))
+    # as b uses its reserve, the reserve left to keep shrinks: after b takes 11, c may take 5 still, not more
+    result.on_allocate("b", {"cpu": 11 * CPU})
+    assert result.allocatable("c", rl(cpu="5"))
+    assert not result.allocatable("c", rl(cpu="6"))
+
+
+def test_lending_limit_binds_enqueue() -> None:
+    queues = cohort(
+        QueueSpec("a", parent="ab", deserved=rl(cpu="9")),
+        QueueSpec("b", parent="ab", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
+        QueueSpec("c", parent="ab", deserved=rl(cpu="5")),
+    )
+    held = JobUsage(
+        "a", "ns", rl(cpu="10"), rl(cpu="10"), min_resources=rl(cpu="10"), phase="Running", min_member=1, name="held"
+    )
+    result = compute_capacity(queues, [held], rl(cpu="100"), hierarchy=True)
+    job = JobUsage("c", "ns", rl(cpu="6"), ResourceList(), min_resources=rl(cpu="6"), name="big")
+    verdict = result.enqueueable(job)
+    assert not verdict and verdict.reason is not None and verdict.reason.check == "lendingLimit"
+    small = JobUsage("c", "ns", rl(cpu="5"), ResourceList(), min_resources=rl(cpu="5"), name="small")
+    assert result.enqueueable(small)
+
+
+def test_borrowing_limit_kueue_example_hierarchy() -> None:
+    queues = cohort(
+        QueueSpec("a", parent="ab", deserved=rl(cpu="9"), borrowing_limit=rl(cpu="1")),
+        QueueSpec("b", parent="ab", deserved=rl(cpu="12")),
+    )
+    result = compute_capacity(queues, [running("a", rl(cpu="10"))], rl(cpu="100"), hierarchy=True)
+    assert result["a"].real_capability["cpu"] == 10 * CPU
+    assert result["b"].real_capability["cpu"] == 21 * CPU
+    verdict = result.allocatable("a", rl(cpu="1"))
+    assert str(verdict) == (
+        "queue a realCapability: insufficient cpu, requested 1, available 0 = 9 deserved + 1 borrowing limit "
+        "− 10 allocated"
+    )
+    assert [str(s) for s in result.explain("a").for_quantity("realCapability", "cpu")][-1] == (
+        "realCapability[cpu] = 10 (rc.borrowing.deserved): capped by deserved 9 + borrowing limit 1"
+    )
+
+
+def test_no_limits_kueue_borrowing_example() -> None:
+    queues = cohort(
+        QueueSpec("a", parent="ab", deserved=rl(cpu="9", memory="36Gi")),
+        QueueSpec("b", parent="ab", deserved=rl(cpu="12", memory="48Gi")),
+    )
+    result = compute_capacity(queues, [], rl(cpu="100", memory="1000Gi"), hierarchy=True)
+    assert result["a"].real_capability["cpu"] == 21 * CPU
+    assert result["a"].real_capability["memory"] == 84 * GI
+
+
+def test_cohort_quota_shared_by_member_with_nominal_zero() -> None:
+    queues = cohort(QueueSpec("a", parent="ab", deserved=rl(cpu="0")), extra="12")
+    result = compute_capacity(queues, [], rl(cpu="100"), hierarchy=True)
+    assert result["a"].real_capability["cpu"] == 12 * CPU
+
+
+def test_borrowing_limit_on_a_cohort_bounds_its_subtree() -> None:
+    """A cohort with a parent may take at most its deserved + borrowing limit from outside its subtree."""
+    queues = [
+        QueueSpec("root", parent=None, reclaimable=False, capability=rl(cpu="30")),
+        QueueSpec("org", deserved=rl(cpu="10"), borrowing_limit=rl(cpu="5")),
+        QueueSpec("team", parent="org", deserved=rl(cpu="10")),
+        QueueSpec("other", deserved=rl(cpu="20")),
+    ]
+    result = compute_capacity(queues, [running("team", rl(cpu="15"))], rl(cpu="100"), hierarchy=True)
+    assert result["org"].real_capability["cpu"] == 15 * CPU
+    assert result["team"].real_capability["cpu"] == 15 * CPU  # what its parent may reach
+    assert result["other"].real_capability["cpu"] == 30 * CPU
+    assert not result.allocatable("team", rl(cpu="1"))
+    assert result.explain("org").for_quantity("realCapability", "cpu")[-1].rule == "rc.borrowing.deserved"
+
+
+# -- queues, flat capacity and proportion --------------------------------------------------------------------------
+
+
+def test_lending_limit_kueue_example_flat() -> None:
+    queues = [
+        QueueSpec("a", deserved=rl(cpu="9")),
+        QueueSpec("b", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
+        QueueSpec("c", deserved=rl(cpu="0")),
+    ]
+    result = compute_capacity(queues, [running("a", rl(cpu="10"))], rl(cpu="21"))
+    assert result["a"].real_capability["cpu"] == 10 * CPU
+    assert result["b"].real_capability["cpu"] == 21 * CPU
+    # c could reach 10 too, but a holds all that b lends: nothing is left for c
+    verdict = result.allocatable("c", rl(cpu="1"))
+    assert str(verdict) == (
+        "queue c lendingLimit: insufficient cpu, requested 1, available 0 = 21 cluster − 10 allocated "
+        "− 11 kept for b by its lending limit"
+    )
+    refusal = result.allocatable("a", rl(cpu="1")).reason
+    assert refusal is not None
+    assert refusal.breakdown == "10 capability (after 11 kept by other queues' lending limits) − 10 allocated"
+
+
+def test_borrowing_limit_flat_capacity() -> None:
+    queues = [QueueSpec("a", deserved=rl(cpu="9"), borrowing_limit=rl(cpu="1")), QueueSpec("b", deserved=rl(cpu="12"))]
+    result = compute_capacity(queues, [], rl(cpu="21"))
+    assert result["a"].real_capability["cpu"] == 10 * CPU
+    assert result["b"].real_capability["cpu"] == 21 * CPU
+
+
+def test_borrowing_limit_proportion_is_measured_against_the_guarantee() -> None:
+    queues = [
+        QueueSpec("a", guarantee=rl(cpu="2"), borrowing_limit=rl(cpu="3")),
+        QueueSpec("b"),
+    ]
+    jobs = [
+        running("a", rl(cpu="1")),
+        JobUsage("a", "ns", rl(cpu="20"), ResourceList(), name="w"),
+        running("b", rl(cpu="1")),
+    ]
+    result = compute_proportion(queues, jobs, rl(cpu="20"))
+    assert result["a"].real_capability["cpu"] == 5 * CPU
+    assert result["a"].deserved["cpu"] == 5 * CPU  # the water-filling stops at realCapability
+    steps = [str(s) for s in result.explain("a").for_quantity("realCapability", "cpu")]
+    assert steps[-1] == "realCapability[cpu] = 5 (rc.borrowing.guarantee): capped by guarantee 2 + borrowing limit 3"
+
+
+def test_lent_is_bounded_by_the_lending_limit() -> None:
+    queues = [
+        QueueSpec("a", deserved=rl(cpu="4")),
+        QueueSpec("b", deserved=rl(cpu="6"), lending_limit=rl(cpu="2")),
+        QueueSpec("c", deserved=rl(cpu="6")),
+    ]
+    jobs = [running("a", rl(cpu="10")), running("b", rl(cpu="1")), running("c", rl(cpu="1"))]
+    result = compute_capacity(queues, jobs, rl(cpu="16"))
+    assert result["a"].borrowed["cpu"] == 6 * CPU
+    # b's unused 5 is lendable up to 2; c's unused 5 in full: 6 borrowed split 2/5 → b 2 (capped share), c 4
+    assert result["b"].lent["cpu"] + result["c"].lent["cpu"] == 6 * CPU
+    assert result["b"].lent["cpu"] <= 2 * CPU
+
+
+def test_lender_short_of_its_reserve_reclaims_from_a_queue_above_its_real_capability() -> None:
+    """b's lending limit was set while a held 15 (within a's deserved 15, above its realCapability 21 - 11 = 10):
+    b may take back what a holds beyond 10, though a is not above its deserved."""
+    queues = [
+        QueueSpec("a", deserved=rl(cpu="15")),
+        QueueSpec("b", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
+    ]
+    result = compute_capacity(queues, [running("a", rl(cpu="15"))], rl(cpu="21"))
+    assert result["a"].real_capability["cpu"] == 10 * CPU
+    reclaimer = TaskRef("b-0", "b", rl(cpu="5"))
+    victims = [TaskRef(f"a-{i}", "a", rl(cpu="1")) for i in range(3)]
+    selection = result.reclaimable(reclaimer, victims)
+    assert [t.name for t in selection.victims] == ["a-0", "a-1", "a-2"]
+    # without the lending limit a is within its deserved and nothing may be taken
+    plain = compute_capacity(
+        [QueueSpec("a", deserved=rl(cpu="15")), QueueSpec("b", deserved=rl(cpu="12"))],
+        [running("a", rl(cpu="15"))],
+        rl(cpu="21"),
+    )
+    assert plain.reclaimable(reclaimer, victims).victims == ()
+
+
+# -- quota groups (elastic quota) ----------------------------------------------------------------------------------
+
+
+def groups(a: dict[str, Any], b: dict[str, Any]) -> list[QuotaGroupSpec]:
+    big = rl(cpu="100")
+    return [QuotaGroupSpec("a", min=rl(cpu="9"), max=big, **a), QuotaGroupSpec("b", min=rl(cpu="12"), max=big, **b)]
+
+
+def test_elastic_lending_limit_kueue_example() -> None:
+    specs = groups({}, {"lending_limit": rl(cpu="1")})
+    alone_a = compute_runtimes(specs, {"a": rl(cpu="30")}, rl(cpu="21"))
+    assert alone_a["a"].runtime["cpu"] == 10 * CPU
+    assert alone_a["b"].runtime["cpu"] == 11 * CPU  # kept, though its pods ask nothing
+    alone_b = compute_runtimes(specs, {"b": rl(cpu="30")}, rl(cpu="21"))
+    assert alone_b["b"].runtime["cpu"] == 21 * CPU
+    text = alone_a.explain("b")["resources"]["cpu"]["text"]
+    assert "keeps 11 of its min 12 by its lending limit 1" in text
+
+
+def test_elastic_borrowing_limit_kueue_example() -> None:
+    specs = groups({"borrowing_limit": rl(cpu="1")}, {})
+    alone_a = compute_runtimes(specs, {"a": rl(cpu="30")}, rl(cpu="21"))
+    assert alone_a["a"].runtime["cpu"] == 10 * CPU
+    alone_b = compute_runtimes(specs, {"b": rl(cpu="30")}, rl(cpu="21"))
+    assert alone_b["b"].runtime["cpu"] == 21 * CPU
+    text = alone_a.explain("a")["resources"]["cpu"]["text"]
+    assert text.endswith("runtime 10, bound by its borrowing limit (min 9 + borrowing limit 1 = 10)")
+    assert effective_max(specs[0])["cpu"] == 10 * CPU
+
+
+def test_elastic_lent_is_bounded_by_the_lending_limit() -> None:
+    specs = groups({}, {"lending_limit": rl(cpu="1")})
+    result = compute_runtimes(specs, {"a": rl(cpu="30")}, rl(cpu="21"), used={"a": rl(cpu="10")})
+    assert result["a"].borrowed["cpu"] == 1 * CPU
+    assert result["b"].lent["cpu"] == 1 * CPU
+    over = compute_runtimes(specs, {"a": rl(cpu="30")}, rl(cpu="21"), used={"a": rl(cpu="13")})
+    assert over["b"].lent["cpu"] == 1 * CPU  # never more than its limit, whatever a uses
+
+
+def test_elastic_limits_absent_change_nothing() -> None:
+    specs = groups({}, {})
+    limited = groups({"borrowing_limit": rl(memory="1Gi")}, {"lending_limit": rl(memory="1Gi")})
+    requests = {"a": rl(cpu="30"), "b": rl(cpu="5")}
+    plain, other = compute_runtimes(specs, requests, rl(cpu="21")), compute_runtimes(limited, requests, rl(cpu="21"))
+    for name in ("a", "b"):
+        assert plain[name] == other[name]  # limits on a resource the max does not govern are ignored
