@@ -60,6 +60,9 @@ PLUGINS_QUOTA_GROUP = "scheduling.x-k8s.io"  # scheduler-plugins' ElasticQuota A
 
 FAIRWAY_PRIORITY = "fairway.io/priority"
 FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
+# Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
+FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
+FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -463,6 +466,18 @@ def _go_bool(text: str) -> bool | None:
     if text in _GO_FALSE:
         return False
     return None
+
+
+def _limit_annotations(annotations: Mapping[str, str], max_depth: int) -> tuple[ResourceList, ResourceList]:
+    """The borrowing and lending limits of ``fairway.io/borrowing-limit`` and ``fairway.io/lending-limit`` (JSON
+    resource lists, ``{"cpu": "2", "nvidia.com/gpu": 1}``; a resource left out is unlimited)."""
+    out = []
+    for key in (FAIRWAY_BORROWING_LIMIT, FAIRWAY_LENDING_LIMIT):
+        value = _json_annotation(annotations, key, max_depth)
+        if value is not None and not isinstance(value, dict):
+            raise _FieldError(f"metadata.annotations[{key}]: expected a JSON object of resource quantities")
+        out.append(_rl(value, f"metadata.annotations[{key}]"))
+    return out[0], out[1]
 
 
 def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -> Any:
