@@ -303,3 +303,52 @@ def test_elastic_limits_absent_change_nothing() -> None:
     plain, other = compute_runtimes(specs, requests, rl(cpu="21")), compute_runtimes(limited, requests, rl(cpu="21"))
     for name in ("a", "b"):
         assert plain[name] == other[name]  # limits on a resource the max does not govern are ignored
+
+
+# -- rules ---------------------------------------------------------------------------------------------------------
+
+
+def test_rules_refuse_limits_that_cannot_mean_anything() -> None:
+    from engine import rules
+
+    queue = QueueSpec("a", deserved=rl(cpu="4"), lending_limit=rl(cpu="5"), borrowing_limit=rl(memory="1Gi"))
+    errors = {e.field: e.message for e in rules.queue_field_errors(queue)}
+    assert errors == {
+        "lending_limit.cpu": "queue a: lending limit cpu 5 must be <= deserved cpu 4 (it cannot lend more than it is "
+        "entitled to)",
+        "borrowing_limit.memory": "queue a: borrowing limit memory 1Gi is set but deserved does not set memory; a limit "
+        "is measured against the deserved, so set deserved memory (0 is allowed) or drop the limit",
+    }
+    root = QueueSpec("root", parent=None, borrowing_limit=rl(cpu="1"))
+    assert [e.message for e in rules.queue_field_errors(root)] == [
+        "queue root: the root queue has no borrowing or lending limit"
+    ]
+    group = QuotaGroupSpec(
+        "g", min=rl(cpu="4"), max=rl(cpu="8"), lending_limit=rl(cpu="4"), borrowing_limit=rl(cpu="0")
+    )
+    assert rules.group_field_errors(group) == []
+    tree_root = QuotaGroupSpec(
+        "t", parent=None, tree_id="t", min=rl(cpu="4"), max=rl(cpu="8"), lending_limit=rl(cpu="1")
+    )
+    assert [e.message for e in rules.group_field_errors(tree_root)] == [
+        "quota group t: a tree root has no borrowing or lending limit"
+    ]
+
+
+def test_lendable_now_is_bounded_by_the_lending_limit() -> None:
+    """``engine.lending``'s "lendable now" (metrics, pages) never passes a lending limit."""
+    from types import SimpleNamespace
+
+    from engine.lending import lendable_groups, lendable_queues
+
+    queues = [QueueSpec("a", deserved=rl(cpu="9")), QueueSpec("b", deserved=rl(cpu="12"), lending_limit=rl(cpu="1"))]
+    book = compute_capacity(queues, [running("a", rl(cpu="2"))], rl(cpu="21"))
+    specs = {g.name: g for g in groups({}, {"lending_limit": rl(cpu="1")})}
+    values: Any = SimpleNamespace(
+        queues=book,
+        quotas=compute_runtimes(list(specs.values()), {}, rl(cpu="21")),
+        reservations=SimpleNamespace(amounts={}),
+    )
+    assert (lendable_queues(values)["a"]["cpu"], lendable_queues(values)["b"]["cpu"]) == (7 * CPU, 1 * CPU)
+    lendable = lendable_groups(values, specs)
+    assert (lendable["a"]["cpu"], lendable["b"]["cpu"]) == (9 * CPU, 1 * CPU)
