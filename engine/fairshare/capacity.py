@@ -177,7 +177,8 @@ class CapacityResult(QueueBook):
     ) -> None:
         super().__init__(states, total, resources, hierarchy=hierarchy, problems=problems, warnings=warnings)
         self.ancestor_reclaim_level = max(0, ancestor_reclaim_level)
-        self._keepers = tuple(st for st in states.values() if st.keep)  # queues with a lending-limit reserve
+        # the queues with a lending-limit reserve, by name (a session's copy of the book has accounts of its own)
+        self._keepers = tuple(sorted(name for name, st in states.items() if st.keep))
 
     # -- structure ---------------------------------------------------------------------------------------------
     def is_leaf(self, queue: str) -> bool:
@@ -298,7 +299,7 @@ class CapacityResult(QueueBook):
                 if kept:
                     out.append((node, _less_kept(node.real_capability, kept), "realCapability", kept))
             return out
-        kept = _unused_reserves(k for k in self._keepers if k is not st)
+        kept = _unused_reserves(self._states[k] for k in self._keepers if k != st.name)
         if not kept:
             return []
         cluster = QueueAccount(spec=st.spec)

@@ -155,3 +155,85 @@ def test_bad_limit_annotation_names_the_field(tmp_path: Path, capsys: Any) -> No
     text = NODES + CAPACITY.replace("""'{"cpu": "1"}'""", """'{"cpu": "lots"}'""")
     code, _, err = simulate(tmp_path, capsys, text)
     assert code == 2 and "fairway.io/lending-limit" in err and "Queue" in err
+
+
+def reclaim_snapshot(lending_limit: bool) -> str:
+    """21 one-cpu nodes; queue a (deserved 15) runs 15 preemptable pods; b (deserved 12) waits with 11."""
+    annotation = '\n  annotations: {fairway.io/lending-limit: \'{"cpu": "1"}\'}' if lending_limit else ""
+    head = f"""---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: volcano-scheduler-configmap, namespace: volcano-system}}
+data:
+  volcano-scheduler.conf: |
+    actions: "enqueue, allocate, reclaim"
+    tiers:
+    - plugins:
+      - name: priority
+      - name: gang
+      - name: conformance
+      - name: capacity
+    - plugins:
+      - name: predicates
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {{name: a}}
+spec: {{deserved: {{cpu: "15"}}}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: b{annotation}
+spec: {{deserved: {{cpu: "12"}}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {{name: tb, annotations: {{scheduling.volcano.sh/queue-name: b}}}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {{name: ajob, namespace: ta}}
+spec: {{minMember: 1, queue: a}}
+status: {{phase: Running}}
+"""
+    running = "".join(
+        f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: a{i}, namespace: ta, annotations: {{scheduling.k8s.io/group-name: ajob}}}}
+spec: {{nodeName: n{i}, containers: [{{name: c, resources: {{requests: {{cpu: "1"}}}}}}]}}
+status: {{phase: Running}}
+"""
+        for i in range(15)
+    )
+    return NODES + head + running + pods("b", "tb", 11)
+
+
+def test_a_lender_takes_back_what_it_lent_beyond_its_new_limit(tmp_path: Path, capsys: Any) -> None:
+    """b's lending limit (1 of its 12) was set while a held 15 (its deserved, 5 above the realCapability the limit now
+    gives it): b reclaims those 5; without the limit a keeps them."""
+    code, doc, err = simulate(tmp_path, capsys, reclaim_snapshot(lending_limit=True))
+    assert code == 0, err
+    assert doc["queues"]["a"]["realCapability"]["cpu"] == "10"
+    assert len(doc["evictions"]) == 5 and all(v.startswith("ta/a") for v in doc["evictions"])
+    assert len(doc["pipelined"]) == 5
+    code, doc, err = simulate(tmp_path, capsys, reclaim_snapshot(lending_limit=False))
+    assert code == 0, err
+    assert doc["evictions"] == [] and doc["queues"]["a"]["realCapability"]["cpu"] == "21"
+
+
+def test_the_reclaim_says_whose_lending_limit_it_serves() -> None:
+    from engine.manifests import load_manifests
+    from engine.session.run import run_session
+
+    loaded = load_manifests([("snap.yaml", reclaim_snapshot(lending_limit=True))])
+    result = run_session(loaded.snapshot, now=0.0)
+    messages = {e.task: e.message for e in result.evictions}
+    assert len(messages) == 5
+    # flat capacity caps a's deserved at its realCapability, which b's reserve lowered to 10
+    assert messages["ta/a0"].endswith(
+        "queue a holds 15 cpu, above its deserved 10 (11 kept by other queues' lending limits)"
+    )
+    blocker = next(e.blocker for e in result.evictions if e.task == "ta/a0")
+    assert blocker is not None and (blocker.limit, blocker.available) == ("deserved", 10_000)

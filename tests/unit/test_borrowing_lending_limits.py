@@ -236,14 +236,15 @@ def test_lent_is_bounded_by_the_lending_limit() -> None:
 
 
 def test_lender_short_of_its_reserve_reclaims_from_a_queue_above_its_real_capability() -> None:
-    """b's lending limit was set while a held 15 (within a's deserved 15, above its realCapability 21 - 11 = 10):
-    b may take back what a holds beyond 10, though a is not above its deserved."""
+    """b's lending limit was set while a held 15 (a's deserved 15 as set): flat capacity caps a's deserved at its
+    realCapability, which b's reserve lowers to 21 - 11 = 10, so b may take back what a holds beyond 10."""
     queues = [
         QueueSpec("a", deserved=rl(cpu="15")),
         QueueSpec("b", deserved=rl(cpu="12"), lending_limit=rl(cpu="1")),
     ]
     result = compute_capacity(queues, [running("a", rl(cpu="15"))], rl(cpu="21"))
     assert result["a"].real_capability["cpu"] == 10 * CPU
+    assert result["a"].deserved["cpu"] == 10 * CPU
     reclaimer = TaskRef("b-0", "b", rl(cpu="5"))
     victims = [TaskRef(f"a-{i}", "a", rl(cpu="1")) for i in range(3)]
     selection = result.reclaimable(reclaimer, victims)
@@ -253,6 +254,35 @@ def test_lender_short_of_its_reserve_reclaims_from_a_queue_above_its_real_capabi
         [QueueSpec("a", deserved=rl(cpu="15")), QueueSpec("b", deserved=rl(cpu="12"))],
         [running("a", rl(cpu="15"))],
         rl(cpu="21"),
+    )
+    assert plain.reclaimable(reclaimer, victims).victims == ()
+
+
+def test_lender_short_of_its_reserve_reclaims_in_a_hierarchy() -> None:
+    """In a hierarchy deserved is not capped by realCapability. Cohort ab (capability 21) has a (deserved 15) and b
+    (deserved 12, lending at most 1: it keeps 11); a holds 13, within its deserved but above its realCapability 10:
+    b takes back the 3 beyond 10, and no more; without the limit nothing is taken."""
+    members = [
+        QueueSpec("root", parent=None, reclaimable=False),
+        QueueSpec("ab", deserved=rl(cpu="27"), capability=rl(cpu="21")),
+        QueueSpec("a", parent="ab", deserved=rl(cpu="15")),
+    ]
+    lender = QueueSpec("b", parent="ab", deserved=rl(cpu="12"), lending_limit=rl(cpu="1"))
+    result = compute_capacity([*members, lender], [running("a", rl(cpu="13"))], rl(cpu="100"), hierarchy=True)
+    assert not result.problems
+    assert (result["a"].real_capability["cpu"], result["a"].deserved["cpu"]) == (10 * CPU, 15 * CPU)
+    reclaimer = TaskRef("b-0", "b", rl(cpu="4"))
+    victims = [TaskRef(f"a-{i}", "a", rl(cpu="1")) for i in range(5)]
+    selection = result.reclaimable(reclaimer, victims)
+    assert [t.name for t in selection.victims] == ["a-0", "a-1", "a-2"]
+    assert [reason for _, reason in selection.skipped] == [
+        "queue a is not above its deserved on what the task uses"
+    ] * 2
+    plain = compute_capacity(
+        [*members, QueueSpec("b", parent="ab", deserved=rl(cpu="12"))],
+        [running("a", rl(cpu="13"))],
+        rl(cpu="100"),
+        hierarchy=True,
     )
     assert plain.reclaimable(reclaimer, victims).victims == ()
 
