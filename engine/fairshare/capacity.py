@@ -179,6 +179,7 @@ class CapacityResult(QueueBook):
         self.ancestor_reclaim_level = max(0, ancestor_reclaim_level)
         # the queues with a lending-limit reserve, by name (a session's copy of the book has accounts of its own)
         self._keepers = tuple(sorted(name for name, st in states.items() if st.keep))
+        self._keeper_parents = frozenset(states[k].parent for k in self._keepers)  # hierarchy: where reserves sit
 
     # -- structure ---------------------------------------------------------------------------------------------
     def is_leaf(self, queue: str) -> bool:
@@ -274,8 +275,8 @@ class CapacityResult(QueueBook):
         limits: list[tuple[QueueAccount, Mapping[str, int]]] = [
             (node, node.real_capability) for node in self.chain(st.name)
         ]
-        for node, limit, _, _ in self._reserve_checks(st):
-            limits.append((node, limit))
+        if self._keepers:
+            limits.extend((node, limit) for node, limit, _, _ in self._reserve_checks(st))
         return limits
 
     # -- lending limits -------------------------------------------------------------------------------------------
@@ -295,6 +296,8 @@ class CapacityResult(QueueBook):
         if self.hierarchy:
             chain = self.chain(st.name)
             for below, node in itertools.pairwise(chain):
+                if node.name not in self._keeper_parents:
+                    continue
                 kept = _unused_reserves(self._states[c] for c in node.children if c != below.name)
                 if kept:
                     out.append((node, _less_kept(node.real_capability, kept), "realCapability", kept))
@@ -836,6 +839,7 @@ def _real_capability(
     borrowing limit, the result is at most ``deserved + borrowingLimit``."""
     rc: dict[str, int] = {}
     rule = "rc.tree.kept" if kept else "rc.tree"
+    borrowing = bool(child.spec.borrowing_limit)
     for r in resources:
         parent_rc = node.real_capability[r]
         sg = sum_guarantee.get(r, 0)
@@ -847,7 +851,7 @@ def _real_capability(
         child.trace.append(("realCapability", r, base, rule, 0, (node.name, parent_rc, sg, g)))
         if value < base:
             child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
-        if child.spec.borrowing_limit:
+        if borrowing:
             value = cap_by_borrowing(child, r, value, child.deserved)
         rc[r] = value
     child.real_capability = rc

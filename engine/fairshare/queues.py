@@ -607,6 +607,12 @@ def decompose(st: QueueAccount, check: str, limit: int, resource: str, *, reserv
     if check == "realCapability" and bound is not None and bound[0] + bound[1] == limit:
         # the borrowing limit is what binds: say so, with its numbers
         parts = [f"{fmt(bound[0], resource)} {bound[2]} + {fmt(bound[1], resource)} borrowing limit"]
+    elif check == "deserved" and bound is not None and bound[0] + bound[1] == limit:
+        # proportion: the water-filling stopped at a realCapability the borrowing limit set
+        parts = [
+            f"{fmt(limit, resource)} deserved (capped by {fmt(bound[0], resource)} {bound[2]} + "
+            f"{fmt(bound[1], resource)} borrowing limit)"
+        ]
     elif check == "realCapability" and st.kept_off.get(resource, 0) > 0 and limit == st.real_capability.get(resource):
         kept = fmt(st.kept_off[resource], resource)
         parts = [f"{fmt(limit, resource)} {label} (after {kept} kept by other queues' lending limits)"]

@@ -130,3 +130,37 @@ def test_whatif_lending_limit_keeps_the_reserve(cluster: Any) -> None:
     )
     assert after["g3"]["runtime"] == {"cpu": "3"}
     assert (after["g1"]["runtime"], after["g2"]["runtime"]) == ({"cpu": "6500m"}, {"cpu": "6500m"})
+
+
+def test_explain_names_a_binding_limit(cluster: Any) -> None:
+    r = cluster.patch("/api/v1/quota-groups/g2/", {"borrowing_limit": {"cpu": "1"}}, format="json")
+    assert r.status_code == 200, r.json()
+    body = cluster.get("/api/v1/quota-groups/g2/explain/").json()
+    assert body["values"]["runtime"] == {"cpu": "5"}
+    texts = [e["text"] for e in body["explain"]["resources"].values()]
+    assert len(texts) == 1 and texts[0].startswith("cpu: floor 4 (its min), asks 5;")
+    assert texts[0].endswith("runtime 5, bound by its borrowing limit (min 4 + borrowing limit 1 = 5)")
+
+
+def test_queue_explain_and_reason_name_a_binding_borrowing_limit(admin_api: Any) -> None:
+    """Under the cluster's default policy (proportion) a borrowing limit is measured against the guarantee: the
+    realCapability stops at guarantee + limit, and so does the water-filled deserved; the pod that does not fit says
+    why with the numbers."""
+    a = admin_api
+    a.post("/api/v1/nodes/", {"name": "n1", "allocatable": {"cpu": "16", "memory": "64Gi"}}, format="json")
+    body = {"name": "q", "deserved": {"cpu": "2"}, "guarantee": {"cpu": "2"}, "borrowing_limit": {"cpu": "3"}}
+    assert a.post("/api/v1/queues/", body, format="json").status_code == 201
+    a.post("/api/v1/namespaces/", {"name": "ns-q", "default_queue": "q"}, format="json")
+    a.post("/api/v1/podgroups/", {"namespace": "ns-q", "name": "job", "min_member": 1}, format="json")
+    for i in range(8):
+        r = a.post(
+            "/api/v1/pods/",
+            {"namespace": "ns-q", "name": f"p{i}", "podgroup": "job", "request": {"cpu": "1"}},
+            format="json",
+        )
+        assert r.status_code == 201, r.json()
+    explain = a.get("/api/v1/queues/q/explain/").json()
+    assert explain["values"]["real_capability"]["cpu"] == "5"
+    steps = [s for s in explain["steps"] if s["quantity"] == "realCapability" and s["resource"] == "cpu"]
+    assert steps[-1]["rule"] == "rc.borrowing.guarantee"
+    assert steps[-1]["detail"] == "capped by guarantee 2 + borrowing limit 3"

@@ -219,6 +219,11 @@ def test_borrowing_limit_proportion_is_measured_against_the_guarantee() -> None:
     assert result["a"].deserved["cpu"] == 5 * CPU  # the water-filling stops at realCapability
     steps = [str(s) for s in result.explain("a").for_quantity("realCapability", "cpu")]
     assert steps[-1] == "realCapability[cpu] = 5 (rc.borrowing.guarantee): capped by guarantee 2 + borrowing limit 3"
+    result.on_allocate("a", {"cpu": 4 * CPU})
+    assert str(result.allocatable("a", rl(cpu="1"))) == (
+        "queue a deserved: insufficient cpu, requested 1, available 0 = 5 deserved (capped by 2 guarantee + 3 "
+        "borrowing limit) − 5 allocated"
+    )
 
 
 def test_lent_is_bounded_by_the_lending_limit() -> None:
