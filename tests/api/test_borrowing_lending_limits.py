@@ -164,3 +164,15 @@ def test_queue_explain_and_reason_name_a_binding_borrowing_limit(admin_api: Any)
     steps = [s for s in explain["steps"] if s["quantity"] == "realCapability" and s["resource"] == "cpu"]
     assert steps[-1]["rule"] == "rc.borrowing.guarantee"
     assert steps[-1]["detail"] == "capped by guarantee 2 + borrowing limit 3"
+
+
+def test_metrics_carry_the_limits_and_lendable_within_them(cluster: Any) -> None:
+    from tests.api.test_metrics import scrape, value
+
+    r = cluster.patch("/api/v1/quota-groups/g3/", {"lending_limit": {"cpu": "1"}}, format="json")
+    assert r.status_code == 200, r.json()
+    metrics = scrape(cluster)
+    assert value(metrics, "fairway_quota_group_lending_limit", quota_group="g3", resource="cpu") == 1.0
+    assert value(metrics, "fairway_quota_group_lending_limit", quota_group="g1", resource="cpu") is None
+    # g3 asks nothing: it keeps 3 of its min 4 and could lend 1, not 4
+    assert value(metrics, "fairway_quota_group_lendable_resources", quota_group="g3", resource="cpu") == 1.0
