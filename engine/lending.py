@@ -41,9 +41,13 @@ def _unused(
 def lendable_queues(values: QuotaValues) -> dict[str, ResourceList]:
     """Per queue, what it could lend now (resources with nothing to lend left out)."""
     book = values.queues
+    honoured = book.honours_lending_limits
     return {
         name: _unused(
-            book[name].deserved, book[name].allocated, book[name].inqueue, limit=book.spec(name).lending_limit or None
+            book[name].deserved,
+            book[name].allocated,
+            book[name].inqueue,
+            limit=(book.spec(name).lending_limit or None) if honoured else None,
         )
         for name in book
     }

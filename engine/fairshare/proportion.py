@@ -71,6 +71,7 @@ class ProportionResult(QueueBook):
     """``result[name] -> QueueQuota`` plus the proportion plugin's gates (see the module docstring)."""
 
     policy = "proportion"
+    honours_lending_limits = False
 
     def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved, drop_zero=True)

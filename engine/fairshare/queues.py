@@ -831,9 +831,10 @@ def fmt(amount: int | float, resource: str) -> str:
 
 
 def borrowed_and_lent(
-    members: Sequence[QueueAccount], pool: Mapping[str, int]
+    members: Sequence[QueueAccount], pool: Mapping[str, int], *, lending_limits: bool = True
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    """Borrowed and lent amounts within one sibling set (see the module docstring for the definition)."""
+    """Borrowed and lent amounts within one sibling set (see the module docstring for the definition); with
+    ``lending_limits`` a member lends at most its lending limit of its unused deserved."""
     borrowed: dict[str, dict[str, int]] = {m.name: {} for m in members}
     lent: dict[str, dict[str, int]] = {m.name: {} for m in members}
     names: set[str] = set()
@@ -856,7 +857,9 @@ def borrowed_and_lent(
                 unused.append(0)
             else:
                 # a lending limit bounds what of the unused part others may take
-                lendable = min(d - a, m.spec.lending_limit[r]) if r in m.spec.lending_limit else d - a
+                lendable = d - a
+                if lending_limits and r in m.spec.lending_limit:
+                    lendable = min(lendable, m.spec.lending_limit[r])
                 unused.append(lendable)
                 sum_unused += lendable
         if not sum_borrowed or not sum_unused:
@@ -1053,6 +1056,7 @@ class QueueBook(Mapping[str, QueueQuota]):
     """
 
     policy = "queues"
+    honours_lending_limits = True  # proportion: False (a guarantee is never lent; deserved is computed)
 
     def __init__(
         self,
@@ -1124,7 +1128,7 @@ class QueueBook(Mapping[str, QueueQuota]):
             borrowed: dict[str, dict[str, int]] = {}
             lent: dict[str, dict[str, int]] = {}
             for members, pool in self._sibling_sets():
-                b, lt = borrowed_and_lent(members, pool)
+                b, lt = borrowed_and_lent(members, pool, lending_limits=self.honours_lending_limits)
                 borrowed.update(b)
                 lent.update(lt)
             self._flows = (borrowed, lent)
