@@ -14,6 +14,7 @@ quota group's parent whose runtime is their sum), as the Kueue importer does.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from engine.fairshare.capacity import compute_capacity
@@ -387,3 +388,15 @@ def test_lendable_now_is_bounded_by_the_lending_limit() -> None:
     assert (lendable_queues(values)["a"]["cpu"], lendable_queues(values)["b"]["cpu"]) == (7 * CPU, 1 * CPU)
     lendable = lendable_groups(values, specs)
     assert (lendable["a"]["cpu"], lendable["b"]["cpu"]) == (9 * CPU, 1 * CPU)
+
+
+def test_a_lending_limit_under_proportion_is_said_to_have_no_effect() -> None:
+    from engine import rules
+
+    old = QueueSpec("a", deserved=rl(cpu="8"))
+    new = replace(old, lending_limit=rl(cpu="1"))
+    tree = {"root": QueueSpec("root", parent=None), "a": new}
+    found = rules.queue_warnings(tree, new, old, total={"cpu": 64_000}, policy="proportion")
+    assert [(w.field, w.code) for w in found] == [("lending_limit", "no_effect")]
+    assert "lending_limit has no effect under the cluster's proportion policy" in found[0].message
+    assert rules.queue_warnings(tree, new, old, total={"cpu": 64_000}, policy="capacity") == []
