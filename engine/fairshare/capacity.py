@@ -327,9 +327,17 @@ class CapacityResult(QueueBook):
             out = []
             rr = raw(request)
             for r in insufficient_resources(used, limit, request):
-                whole = limit.get(r, 0) + sum(a for _, a in kept.get(r, ()))
+                whole = (raw(self.total) if label == "cluster" else node.real_capability).get(r, 0)
                 available = max(0, limit.get(r, 0) - base.get(r, 0))
-                parts = [f"{fmt(whole, r)} {label}", f"{MINUS} {fmt(base.get(r, 0), r)} allocated"]
+                parts = [f"{fmt(whole, r)} {label}"]
+                for amount, word in (
+                    (node.allocated.get(r, 0), "allocated"),
+                    (node.inqueue.get(r, 0) if reserved else 0, "reserved"),
+                ):
+                    if amount:
+                        parts.append(f"{MINUS} {fmt(amount, r)} {word}")
+                if reserved and node.elastic.get(r, 0):
+                    parts.append(f"+ {fmt(node.elastic[r], r)} elastic")
                 holders = kept.get(r, [])
                 for holder, amount in holders[:3]:
                     parts.append(f"{MINUS} {fmt(amount, r)} kept for {holder} by its lending limit")

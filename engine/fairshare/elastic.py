@@ -1005,7 +1005,8 @@ class ElasticQuotaTree:
         for k, b in g.borrowing_limit.items():
             r = self._kidx.get(k)
             if r is not None and self._hm[r, i]:
-                self._mx[r, i] = min(int(self._mx[r, i]), int(self._mn[r, i]) + _checked(b, "borrowing_limit", k))
+                cap = min(int(self._mn[r, i]) + _checked(b, "borrowing_limit", k), UNLIMITED_INT64)
+                self._mx[r, i] = min(int(self._mx[r, i]), cap)
         for k, v in g.lending_limit.items():
             r = self._kidx.get(k)
             if r is not None and self._hm[r, i]:

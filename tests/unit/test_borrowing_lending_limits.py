@@ -121,6 +121,10 @@ def test_lending_limit_binds_enqueue() -> None:
     job = JobUsage("c", "ns", rl(cpu="6"), ResourceList(), min_resources=rl(cpu="6"), name="big")
     verdict = result.enqueueable(job)
     assert not verdict and verdict.reason is not None and verdict.reason.check == "lendingLimit"
+    assert str(verdict) == (
+        "queue ab lendingLimit: insufficient cpu, requested 6, available 5 = 26 realCapability − 10 allocated "
+        "− 11 kept for b by its lending limit"
+    )
     small = JobUsage("c", "ns", rl(cpu="5"), ResourceList(), min_resources=rl(cpu="5"), name="small")
     assert result.enqueueable(small)
 
@@ -400,3 +404,24 @@ def test_a_lending_limit_under_proportion_is_said_to_have_no_effect() -> None:
     assert [(w.field, w.code) for w in found] == [("lending_limit", "no_effect")]
     assert "lending_limit has no effect under the cluster's proportion policy" in found[0].message
     assert rules.queue_warnings(tree, new, old, total={"cpu": 64_000}, policy="capacity") == []
+
+
+def test_elastic_tree_follows_limit_changes_incrementally() -> None:
+    from engine.fairshare.elastic import ElasticQuotaTree
+
+    specs = groups({}, {})
+    requests = {"a": rl(cpu="30"), "b": rl(cpu="2")}
+    tree = ElasticQuotaTree(specs, rl(cpu="21"), requests=requests)
+    assert tree.result()["a"].runtime["cpu"] == 19 * CPU  # b lends what it does not ask
+    limited = replace(specs[1], lending_limit=rl(cpu="1"))
+    tree.update_group(limited)
+    after = tree.result()
+    fresh = compute_runtimes([specs[0], limited], requests, rl(cpu="21"))
+    assert after["a"] == fresh["a"] and after["b"] == fresh["b"]
+    assert (after["a"].runtime["cpu"], after["b"].runtime["cpu"]) == (10 * CPU, 11 * CPU)
+    borrowing = replace(specs[0], borrowing_limit=rl(cpu="0"))
+    tree.update_group(borrowing)
+    assert tree.result()["a"].runtime["cpu"] == 9 * CPU
+    tree.update_group(specs[0])
+    tree.update_group(specs[1])
+    assert tree.result()["a"].runtime["cpu"] == 19 * CPU  # limits removed: the first numbers again
