@@ -619,7 +619,7 @@ def compute_capacity(
             for spec in specs.values():
                 add_into(total_guarantee, spec.guarantee)
         if kept:
-            note_kept_off(states.values(), total_guarantee)
+            note_kept_off(states.values())
         for st in states.values():
             set_flat_limits(st, total_raw, total_guarantee, resources, nominals.get(st.name), kept=kept)
             _flat_deserved(st)
@@ -759,7 +759,7 @@ def _derive_tree_values(states: dict[str, QueueAccount], resources: tuple[str, .
                 kept = kept or bool(child.keep)
         sum_reserve = total_reserve(kids) if kept else sum_guarantee
         if kept:
-            note_kept_off(kids, sum_reserve)
+            note_kept_off(kids)
         for child in kids:
             _real_capability(node, child, sum_reserve, resources, kept=kept)
         for label, own, summed in (

@@ -938,9 +938,9 @@ def total_reserve(states: Iterable[QueueAccount]) -> dict[str, int]:
     return out
 
 
-def note_kept_off(members: Iterable[QueueAccount], reserves: Mapping[str, int]) -> None:
+def note_kept_off(members: Iterable[QueueAccount]) -> None:
     """Per member and resource, how much the other members' lending-limit reserves beyond their guarantees took off
-    its realCapability (``kept_off``, for the reasons' wording); ``reserves`` is ``total_reserve(members)``."""
+    its realCapability (``kept_off``, for the reasons' wording)."""
     members = list(members)
     extra: dict[str, int] = {}
     for st in members:
@@ -951,7 +951,7 @@ def note_kept_off(members: Iterable[QueueAccount], reserves: Mapping[str, int]) 
     for st in members:
         for r, x in extra.items():
             own = reserve_of(st, r) - st.guarantee.get(r, 0)
-            if x - own > 0 and reserves.get(r, 0) > 0:
+            if x - own > 0:
                 st.kept_off[r] = x - own
 
 

@@ -425,3 +425,17 @@ def test_elastic_tree_follows_limit_changes_incrementally() -> None:
     tree.update_group(specs[0])
     tree.update_group(specs[1])
     assert tree.result()["a"].runtime["cpu"] == 19 * CPU  # limits removed: the first numbers again
+
+
+def test_limits_survive_export_and_reading_back() -> None:
+    """``fairway export`` writes the limits as the annotations ``simulate`` reads (a zero lending limit included)."""
+    from engine.manifests import load_manifests
+    from engine.objects import Snapshot
+    from tests.support.manifest_dump import dump_yaml
+
+    base = Snapshot()
+    queue = QueueSpec("a", deserved=rl(cpu="4"), lending_limit=rl(cpu="0"), borrowing_limit=rl(cpu="2"))
+    group = QuotaGroupSpec("g", min=rl(cpu="4"), max=rl(cpu="8"), lending_limit=rl(cpu="1"))
+    snap = base.replace(queues={**base.queues, "a": queue}, quota_groups={**base.quota_groups, "g": group})
+    back = load_manifests([("export.yaml", dump_yaml(snap))]).snapshot
+    assert back.queues["a"] == queue and back.quota_groups["g"] == group
