@@ -39,8 +39,9 @@ from engine.values import QuotaValues
 
 __all__ = ["ProposalError", "apply_changes", "as_quantities", "compare", "node_values"]
 
-QUEUE_RESOURCES = ("capability", "deserved", "guarantee")
-GROUP_RESOURCES = ("min", "max", "shared_weight")
+QUEUE_RESOURCES = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
+GROUP_RESOURCES = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
+_NULL_IS_EMPTY = frozenset({"borrowing_limit", "lending_limit"})  # null: no limit
 QUEUE_SCALARS = {"weight": int, "priority": int, "reclaimable": bool}
 GROUP_SCALARS = {"is_parent": bool, "allow_lent": bool, "tree_id": str, "min_scale_exempt": bool}
 MAX_CHANGES = 200
@@ -95,7 +96,10 @@ def _spec_changes(i: int, spec: Any, resources: Sequence[str], scalars: Mapping[
     out: dict[str, Any] = {}
     for key in resources:
         if key in spec:
-            out[key] = None if spec[key] is None and key == "shared_weight" else _resources(i, spec, key)
+            if spec[key] is None and key in _NULL_IS_EMPTY:
+                out[key] = ResourceList()
+            else:
+                out[key] = None if spec[key] is None and key == "shared_weight" else _resources(i, spec, key)
     for key, typ in scalars.items():
         if key in spec:
             out[key] = _typed(i, spec, key, typ)
@@ -352,8 +356,8 @@ def _check_pods_added(changes: Any, limits: Limits) -> None:
 
 # The resource lists of each kind's spec that may only name known resources (a node's allocatable introduces names).
 _NAMED_LISTS = {
-    "queue": ("capability", "deserved", "guarantee"),
-    "quota_group": ("min", "max", "shared_weight"),
+    "queue": ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"),
+    "quota_group": ("min", "max", "shared_weight", "borrowing_limit", "lending_limit"),
     "podgroup": ("request", "min_resources"),
 }
 

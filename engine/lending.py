@@ -9,6 +9,8 @@ the metrics (``fairway_queue_lendable_resources``) and the pages read it from he
 * a quota group: ``(min - used - reserved)+`` per resource when it lends (``allow_lent``, Koordinator's
   ``allow-lent-resource``), nothing when it does not (its unused min stays its own).
 
+A lending limit (on a queue or a quota group, per resource) bounds both: no more than the limit is lendable.
+
 The amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
 """
 
@@ -23,10 +25,14 @@ from engine.values import QuotaValues
 __all__ = ["lendable_groups", "lendable_queues"]
 
 
-def _unused(entitled: Mapping[str, int], *held: Mapping[str, int]) -> ResourceList:
+def _unused(
+    entitled: Mapping[str, int], *held: Mapping[str, int], limit: Mapping[str, int] | None = None
+) -> ResourceList:
     out = {}
     for name, amount in entitled.items():
         left = amount - sum(h.get(name, 0) for h in held)
+        if limit is not None and name in limit:
+            left = min(left, limit[name])
         if left > 0:
             out[name] = left
     return ResourceList(out)
@@ -35,7 +41,16 @@ def _unused(entitled: Mapping[str, int], *held: Mapping[str, int]) -> ResourceLi
 def lendable_queues(values: QuotaValues) -> dict[str, ResourceList]:
     """Per queue, what it could lend now (resources with nothing to lend left out)."""
     book = values.queues
-    return {name: _unused(book[name].deserved, book[name].allocated, book[name].inqueue) for name in book}
+    honoured = book.honours_lending_limits
+    return {
+        name: _unused(
+            book[name].deserved,
+            book[name].allocated,
+            book[name].inqueue,
+            limit=(book.spec(name).lending_limit or None) if honoured else None,
+        )
+        for name in book
+    }
 
 
 def lendable_groups(values: QuotaValues, specs: Mapping[str, QuotaGroupSpec]) -> dict[str, ResourceList]:
@@ -46,5 +61,5 @@ def lendable_groups(values: QuotaValues, specs: Mapping[str, QuotaGroupSpec]) ->
         if name not in values.quotas or not spec.allow_lent:
             out[name] = ResourceList()
             continue
-        out[name] = _unused(spec.min, values.quotas[name].used, held.get(name, {}))
+        out[name] = _unused(spec.min, values.quotas[name].used, held.get(name, {}), limit=spec.lending_limit or None)
     return out

@@ -54,6 +54,12 @@ def rl(values: Mapping[str, int] | None) -> dict[str, str | None]:
     return out
 
 
+def limits_rl(values: Mapping[str, int]) -> dict[str, str | None]:
+    """A borrowing or lending limit in the contract's form: every resource it names, zeros included (a lending limit
+    of 0 lends nothing); a resource left out has no limit, so an empty object means unlimited."""
+    return {name: _quantity(name, amount) for name, amount in sorted(values.items())}
+
+
 # Formatted amounts: a document of ten thousand groups prints the same few hundred amounts again and again.
 _QUANTITIES: dict[tuple[str, int], str | None] = {}
 
@@ -146,6 +152,8 @@ def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
             "share": round(q.share, 6) if q else 0.0,
             "reserved": rl(q.inqueue if q else None),
             "reservedJobs": q.reserved_jobs if q else 0,
+            "borrowingLimit": limits_rl(spec.borrowing_limit),
+            "lendingLimit": limits_rl(spec.lending_limit),
         }
     return out
 
@@ -183,6 +191,8 @@ def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
             "runtime": rl(runtime.get(name)),
             "reserved": rl(reserved.get(name)),
             "reservedJobs": reserved_jobs.get(name, 0),
+            "borrowingLimit": limits_rl(spec.borrowing_limit),
+            "lendingLimit": limits_rl(spec.lending_limit),
         }
     return out
 

@@ -20,8 +20,8 @@ from engine.resources import QuantityError, ResourceList, format_quantity, parse
 from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
-QUEUE_LISTS = ("capability", "deserved", "guarantee")
-GROUP_LISTS = ("min", "max", "shared_weight")
+QUEUE_LISTS = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
+GROUP_LISTS = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
 LIST_LABELS = {
     "capability": "Capability",
     "deserved": "Deserved",
@@ -29,7 +29,10 @@ LIST_LABELS = {
     "min": "Min",
     "max": "Max",
     "shared_weight": "Shared weight",
+    "borrowing_limit": "Borrowing limit",
+    "lending_limit": "Lending limit",
 }
+OPTIONAL_LISTS = frozenset({"shared_weight", "borrowing_limit", "lending_limit"})  # a blank column: None
 EXTRA = "__new__"
 
 
@@ -149,7 +152,7 @@ class TreeNodeForm(forms.Form):
                 self._attach(exc.field, exc.message, extra)
             bad = {exc.field.partition(".")[2] for exc in problems}
             kept = ResourceList({r: v for r, v in parsed.items() if r not in bad})
-            out[lst] = kept if raw or lst != "shared_weight" else None
+            out[lst] = kept if raw or lst not in OPTIONAL_LISTS else None
         return out
 
     def _attach(self, field: str, message: str, extra: str = "") -> None:

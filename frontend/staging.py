@@ -26,8 +26,8 @@ from quotas.models import Namespace
 
 SESSION_KEY = "fairway_staged"
 MAX_STAGED = 50
-QUEUE_RESOURCES = ("capability", "deserved", "guarantee")
-GROUP_RESOURCES = ("min", "max", "shared_weight")
+QUEUE_RESOURCES = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
+GROUP_RESOURCES = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
 WHATIF_KIND = {"queue": "queue", "quota": "quota_group", "namespace": "namespace"}
 
 

@@ -49,7 +49,9 @@ QUEUE_GAUGES = {
     "reserved": "What the queue's admitted jobs reserve for their gangs, not yet allocated",
     "borrowed": "What the queue uses beyond what it deserves",
     "lent": "What of the queue's deserved its siblings use now",
-    "lendable_resources": "What the queue could lend now: deserved minus allocated and reserved",
+    "lendable_resources": "What the queue could lend now: deserved minus allocated and reserved, at most its lending limit",
+    "borrowing_limit": "The most the queue may use beyond its deserved (absent when unlimited)",
+    "lending_limit": "The most of its unused deserved others may take (absent when unlimited)",
     "pending_demand": "What the queue's jobs ask and do not hold: request minus allocated",
 }
 GROUP_GAUGES = {
@@ -60,7 +62,11 @@ GROUP_GAUGES = {
     "reserved": "What admitted jobs with pods in the group reserve",
     "borrowed": "What the quota group uses beyond its min",
     "lent": "What of the quota group's min others use now",
-    "lendable_resources": "What the quota group could lend now: min minus used and reserved (0 unless it lends)",
+    "lendable_resources": (
+        "What the quota group could lend now: min minus used and reserved, at most its lending limit (0 unless it lends)"
+    ),
+    "borrowing_limit": "The most the quota group may use beyond its min (absent when unlimited)",
+    "lending_limit": "The most of its unused min others may take (absent when unlimited)",
     "pending_demand": "What the quota group's pods ask and do not hold: request minus used",
 }
 
@@ -115,6 +121,8 @@ class TreeCollector(Collector):
                 "lent": q.lent,
                 "lendable_resources": lendable.get(name, ResourceList()),
                 "pending_demand": _minus(q.request, q.allocated),
+                "borrowing_limit": book.spec(name).borrowing_limit,
+                "lending_limit": book.spec(name).lending_limit,
             }
             _add(families, figures, (cluster, name, parent))
 
@@ -137,6 +145,8 @@ class TreeCollector(Collector):
                 "lent": g.lent,
                 "lendable_resources": lendable.get(name, ResourceList()),
                 "pending_demand": _minus(g.request, g.used),
+                "borrowing_limit": spec.borrowing_limit,
+                "lending_limit": spec.lending_limit,
             }
             _add(families, figures, (cluster, name, spec.parent or ""))
 

@@ -176,6 +176,9 @@ class Queue(VersionedModel):
     capability = ResourceListField(default=dict, blank=True)
     deserved = ResourceListField(default=dict, blank=True)
     guarantee = ResourceListField(default=dict, blank=True)
+    # Kueue's levers, per resource (null, or a resource left out: unlimited); measured against deserved
+    borrowing_limit = ResourceListField(null=True, blank=True)
+    lending_limit = ResourceListField(null=True, blank=True)
     reclaimable = models.BooleanField(default=True)
     priority = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
@@ -210,6 +213,8 @@ class Queue(VersionedModel):
             reclaimable=self.reclaimable,
             priority=self.priority,
             state=self.state,
+            borrowing_limit=self.borrowing_limit or ResourceList(),
+            lending_limit=self.lending_limit or ResourceList(),
         )
 
 
@@ -224,6 +229,9 @@ class QuotaGroup(VersionedModel):
     min = ResourceListField(default=dict, blank=True)
     max = ResourceListField(default=dict, blank=True)
     shared_weight = ResourceListField(null=True, blank=True)
+    # Kueue's levers, per resource (null, or a resource left out: unlimited); measured against min
+    borrowing_limit = ResourceListField(null=True, blank=True)
+    lending_limit = ResourceListField(null=True, blank=True)
     allow_lent = models.BooleanField(default=True)
     tree_id = models.CharField(max_length=63, blank=True, default="")
     min_scale_exempt = models.BooleanField(default=False)
@@ -257,6 +265,8 @@ class QuotaGroup(VersionedModel):
             allow_lent=self.allow_lent,
             tree_id=self.tree_id,
             min_scale_exempt=self.min_scale_exempt,
+            borrowing_limit=self.borrowing_limit or ResourceList(),
+            lending_limit=self.lending_limit or ResourceList(),
         )
 
 

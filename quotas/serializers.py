@@ -102,6 +102,16 @@ class AllProblemsAtOnce:
             raise serializers.ValidationError(merged) from exc
 
 
+BORROWING_HELP = (
+    "Per resource, the most this node may use beyond its own deserved (queue) or min (quota group), taken from "
+    "outside its subtree (Kueue's borrowingLimit); null or a resource left out: unlimited."
+)
+LENDING_HELP = (
+    "Per resource, the most of its unused deserved (queue) or min (quota group) others may take; the rest stays "
+    "reserved for it (Kueue's lendingLimit); null or a resource left out: unlimited."
+)
+
+
 class QueueStatusSerializer(serializers.Serializer):
     pending = serializers.IntegerField()
     inqueue = serializers.IntegerField()
@@ -123,6 +133,8 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     capability = ResourceListField(required=False, allow_null=True)
     deserved = ResourceListField(required=False, allow_null=True)
     guarantee = ResourceListField(required=False, allow_null=True)
+    borrowing_limit = ResourceListField(required=False, allow_null=True, help_text=BORROWING_HELP)
+    lending_limit = ResourceListField(required=False, allow_null=True, help_text=LENDING_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     state = serializers.CharField(read_only=True)
@@ -142,6 +154,8 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "capability",
             "deserved",
             "guarantee",
+            "borrowing_limit",
+            "lending_limit",
             "reclaimable",
             "priority",
             "state",
@@ -201,6 +215,8 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     min = ResourceListField(required=False, allow_null=True)
     max = ResourceListField(required=False, allow_null=True)
     shared_weight = ResourceListField(required=False, allow_null=True)
+    borrowing_limit = ResourceListField(required=False, allow_null=True, help_text=BORROWING_HELP)
+    lending_limit = ResourceListField(required=False, allow_null=True, help_text=LENDING_HELP)
     namespaces = serializers.ListField(
         child=serializers.CharField(max_length=63),
         required=False,
@@ -221,6 +237,8 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "min",
             "max",
             "shared_weight",
+            "borrowing_limit",
+            "lending_limit",
             "allow_lent",
             "tree_id",
             "min_scale_exempt",

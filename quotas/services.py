@@ -18,8 +18,27 @@ from engine.objects import OCCUPYING_STATUSES, TaskStatus
 from engine.resources import ResourceList
 from quotas.models import Namespace, Queue, QuotaGroup
 
-QUEUE_FIELDS = ("weight", "capability", "deserved", "guarantee", "reclaimable", "priority")
-GROUP_FIELDS = ("is_parent", "min", "max", "shared_weight", "allow_lent", "tree_id", "min_scale_exempt")
+QUEUE_FIELDS = (
+    "weight",
+    "capability",
+    "deserved",
+    "guarantee",
+    "reclaimable",
+    "priority",
+    "borrowing_limit",
+    "lending_limit",
+)
+GROUP_FIELDS = (
+    "is_parent",
+    "min",
+    "max",
+    "shared_weight",
+    "allow_lent",
+    "tree_id",
+    "min_scale_exempt",
+    "borrowing_limit",
+    "lending_limit",
+)
 
 # The pods a queue counts as allocated in the rules' facts: those that hold resources on a node or are about to
 # (pipelined), including the ones still releasing them.
@@ -79,6 +98,14 @@ def _max_depth() -> int:
     return int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
 
 
+LIMIT_FIELDS = frozenset({"borrowing_limit", "lending_limit"})
+
+
+def _stored(key: str, value: Any) -> Any:
+    """A field's value as the row keeps it: a borrowing or lending limit naming no resource is null (unlimited)."""
+    return (value or None) if key in LIMIT_FIELDS else value
+
+
 def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
     """Validate a create (``instance`` None) or an update of a queue; return the resulting spec or raise."""
     tree = queue_specs()
@@ -89,7 +116,7 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
     changes = {k: data[k] for k in (*QUEUE_FIELDS, "name", "parent") if k in data}
     if "parent" not in changes and old is None:
         changes["parent"] = "root" if changes.get("name") != "root" else None
-    for key in ("capability", "deserved", "guarantee"):
+    for key in ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"):
         if key in changes and changes[key] is None:
             changes[key] = ResourceList()
     new = replace(base, **changes)
@@ -151,7 +178,7 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     queue.name = spec.name
     queue.parent = Queue.objects.get(name=spec.parent) if spec.parent else None
     for key in QUEUE_FIELDS:
-        setattr(queue, key, getattr(spec, key))
+        setattr(queue, key, _stored(key, getattr(spec, key)))
     if "teams" in data:
         queue.save()
         queue.teams.set(data["teams"])
@@ -230,7 +257,7 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
     changes = {k: data[k] for k in (*GROUP_FIELDS, "name", "parent") if k in data}
     if "parent" not in changes and old is None:
         changes["parent"] = "root"
-    for key in ("min", "max"):
+    for key in ("min", "max", "borrowing_limit", "lending_limit"):
         if key in changes and changes[key] is None:
             changes[key] = ResourceList()
     new = replace(base, **changes)
@@ -274,7 +301,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
     group.name = spec.name
     group.parent = QuotaGroup.objects.get(name=spec.parent) if spec.parent else None
     for key in GROUP_FIELDS:
-        setattr(group, key, getattr(spec, key))
+        setattr(group, key, _stored(key, getattr(spec, key)))
     group.save()
     if "namespaces" in data:
         Namespace.objects.filter(quota_group=group).exclude(name__in=data["namespaces"]).update(quota_group=None)

@@ -311,8 +311,10 @@ def _read_queues() -> list[QueueSpec]:
             reclaimable=reclaimable,
             priority=priority,
             state=state,
+            borrowing_limit=borrowing or ResourceList(),
+            lending_limit=lending or ResourceList(),
         )
-        for name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state in (
+        for name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending in (
             Queue.objects.values_list(
                 "name",
                 "parent__name",
@@ -323,6 +325,8 @@ def _read_queues() -> list[QueueSpec]:
                 "reclaimable",
                 "priority",
                 "state",
+                "borrowing_limit",
+                "lending_limit",
             )
         )
     ]
@@ -331,7 +335,20 @@ def _read_queues() -> list[QueueSpec]:
 def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
     group_names: dict[int, str] = {}
     groups: list[QuotaGroupSpec] = []
-    for pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt in QuotaGroup.objects.values_list(
+    for (
+        pk,
+        name,
+        parent,
+        is_parent,
+        mn,
+        mx,
+        shared,
+        lent,
+        tree,
+        exempt,
+        borrowing,
+        lending,
+    ) in QuotaGroup.objects.values_list(
         "id",
         "name",
         "parent__name",
@@ -342,6 +359,8 @@ def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
         "allow_lent",
         "tree_id",
         "min_scale_exempt",
+        "borrowing_limit",
+        "lending_limit",
     ):
         group_names[pk] = name
         groups.append(
@@ -355,6 +374,8 @@ def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
                 allow_lent=lent,
                 tree_id=tree,
                 min_scale_exempt=exempt,
+                borrowing_limit=borrowing or ResourceList(),
+                lending_limit=lending or ResourceList(),
             )
         )
 

@@ -11,6 +11,7 @@ from controlplane.cli.output import (
     emit,
     emit_list,
     fmt_resources,
+    limit_lines,
     parse_resources,
     print_tree,
     table,
@@ -55,6 +56,14 @@ def _fields(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capability", help="the most it may use, e.g. cpu=8,memory=16Gi")
     p.add_argument("--deserved", help="what it deserves (capacity policy), e.g. cpu=4")
     p.add_argument("--guarantee", help="what is reserved for it whatever the others do")
+    p.add_argument(
+        "--borrowing-limit",
+        help="the most it may take beyond its deserved from outside its subtree, e.g. cpu=2 ('' for unlimited)",
+    )
+    p.add_argument(
+        "--lending-limit",
+        help="the most of its unused deserved others may take; the rest stays reserved for it ('' for unlimited)",
+    )
     p.add_argument("--priority", type=int, help="its priority among its siblings")
     p.add_argument("--reclaimable", choices=("true", "false"), help="may others reclaim what it borrowed")
     p.add_argument("--teams", help="teams (Django groups) that may read it, comma-separated ('' for none)")
@@ -67,8 +76,8 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
         body["weight"] = args.weight
     if args.parent is not None:
         body["parent"] = args.parent
-    for key in ("capability", "deserved", "guarantee"):
-        value = parse_resources(getattr(args, key), f"--{key}")
+    for key in ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"):
+        value = parse_resources(getattr(args, key), "--" + key.replace("_", "-"))
         if value is not None:
             body[key] = value
     if args.priority is not None:
@@ -113,6 +122,7 @@ def print_queue_detail(q: dict[str, Any]) -> None:
             ("Capability", fmt_resources(q.get("capability"))),
             ("Deserved", fmt_resources(q.get("deserved"))),
             ("Guarantee", fmt_resources(q.get("guarantee"))),
+            *limit_lines(q),
             ("Priority", q.get("priority", 0)),
             ("Reclaimable", str(q.get("reclaimable", True)).lower()),
             ("Children", ", ".join(q.get("children") or []) or "-"),

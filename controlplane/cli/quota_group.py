@@ -6,7 +6,16 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import details, emit, emit_list, fmt_resources, parse_resources, print_tree, warn
+from controlplane.cli.output import (
+    details,
+    emit,
+    emit_list,
+    fmt_resources,
+    limit_lines,
+    parse_resources,
+    print_tree,
+    warn,
+)
 
 LIST_COLUMNS = ("Name", "Parent", "Parent group", "Min", "Max", "Allow lent", "Namespaces")
 BOOL = ("true", "false")
@@ -35,6 +44,14 @@ def _fields(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min", help="guaranteed amounts, e.g. cpu=8,memory=32Gi")
     p.add_argument("--max", help="the most it may use, borrowing included")
     p.add_argument("--shared-weight", help="its weight when spare capacity is shared (default: max)")
+    p.add_argument(
+        "--borrowing-limit",
+        help="the most it may take beyond its min from outside its subtree, e.g. cpu=2 ('' for unlimited)",
+    )
+    p.add_argument(
+        "--lending-limit",
+        help="the most of its unused min others may take; the rest stays reserved for it ('' for unlimited)",
+    )
     p.add_argument("--is-parent", choices=BOOL, help="a parent group holds groups, not pods")
     p.add_argument("--allow-lent", choices=BOOL, help="lend its unused min to its siblings (default true)")
     p.add_argument("--tree-id", help="the quota tree it belongs to")
@@ -47,7 +64,13 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if args.parent is not None:
         body["parent"] = args.parent
-    for flag, key in (("min", "min"), ("max", "max"), ("shared_weight", "shared_weight")):
+    for flag, key in (
+        ("min", "min"),
+        ("max", "max"),
+        ("shared_weight", "shared_weight"),
+        ("borrowing_limit", "borrowing_limit"),
+        ("lending_limit", "lending_limit"),
+    ):
         value = parse_resources(getattr(args, flag), "--" + flag.replace("_", "-"))
         if value is not None:
             body[key] = value
@@ -83,6 +106,7 @@ def print_group_detail(g: dict[str, Any]) -> None:
             ("Min", fmt_resources(g.get("min"))),
             ("Max", fmt_resources(g.get("max"))),
             ("Shared weight", fmt_resources(g.get("shared_weight"))),
+            *limit_lines(g),
             ("Allow lent", str(g.get("allow_lent", True)).lower()),
             ("Min scale exempt", str(g.get("min_scale_exempt", False)).lower()),
             ("Tree", g.get("tree_id") or "-"),

@@ -234,11 +234,14 @@ def waterfill(
 
 
 def lend_and_borrow(
-    total: I64, auto_mins: I64, used: I64, lends: BOOL, seg: I64, starts: I64, counts: I64
+    total: I64, auto_mins: I64, used: I64, lends: BOOL, seg: I64, starts: I64, counts: I64, caps: I64 | None = None
 ) -> tuple[I64, I64]:
-    """Borrowed and lent amounts of a level (see :func:`elastic_sets.lend_and_borrow`)."""
+    """Borrowed and lent amounts of a level (see :func:`elastic_sets.lend_and_borrow`); ``caps``: the lending
+    limits (what each group may lend at most of its unused guarantee)."""
     borrowed = np.maximum(used - auto_mins, 0)
     unused = np.where(lends, np.maximum(auto_mins - used, 0), 0)
+    if caps is not None:
+        unused = np.minimum(unused, caps)
     lent = np.zeros(used.shape, np.int64)
     b_sum, b_big = segsum(borrowed, starts, counts)
     u_sum, u_big = segsum(unused, starts, counts)
@@ -253,6 +256,7 @@ def lend_and_borrow(
             [int(v) for v in auto_mins[a : a + k]],
             [int(v) for v in used[a : a + k]],
             [bool(v) for v in lends[a : a + k]],
+            None if caps is None else [int(v) for v in caps[a : a + k]],
         )
         lent[a : a + k] = part
     need = (consumed > 0) & ~slow

@@ -59,16 +59,22 @@ Gates (both modes)
   level 1..L where the victim's ancestor is not root and differs from the reclaimer's, that ancestor must be
   immediate or exceeding as well.
 * ``overused`` is not registered by capacity: always False.
+
+Borrowing and lending limits (see ``queues``): a reclaimer whose queue is short of its lending-limit reserve may also
+take tasks of a queue that holds more than its realCapability on what the task uses, though that queue is within its
+deserved (the reserve was lent before the limit was set).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from engine.fairshare.queues import (
     ALLOWED,
+    MINUS,
     ROOT_QUEUE,
     STANDARD_RESOURCES,
     ZERO,
@@ -83,17 +89,23 @@ from engine.fairshare.queues import (
     VictimSelection,
     add_into,
     apply_jobs,
+    cap_by_borrowing,
     collect_resources,
     fmt,
     greater_partly_with_relevant_dimensions,
     index_specs,
+    insufficient_resources,
     intersection,
     is_empty,
     less_equal,
     less_equal_partly_with_dimension_zero_filtered,
+    note_kept_off,
     raw,
     refuse,
+    reserve_of,
     set_flat_limits,
+    set_keep,
+    total_reserve,
     unknown_queue_warnings,
 )
 from engine.fairshare.queues import T as _T
@@ -165,6 +177,9 @@ class CapacityResult(QueueBook):
     ) -> None:
         super().__init__(states, total, resources, hierarchy=hierarchy, problems=problems, warnings=warnings)
         self.ancestor_reclaim_level = max(0, ancestor_reclaim_level)
+        # the queues with a lending-limit reserve, by name (a session's copy of the book has accounts of its own)
+        self._keepers = tuple(sorted(name for name, st in states.items() if st.keep))
+        self._keeper_parents = frozenset(states[k].parent for k in self._keepers)  # hierarchy: where reserves sit
 
     # -- structure ---------------------------------------------------------------------------------------------
     def is_leaf(self, queue: str) -> bool:
@@ -257,7 +272,88 @@ class CapacityResult(QueueBook):
     def _allocation_limits(self, st: QueueAccount) -> Sequence[tuple[QueueAccount, Mapping[str, int]]] | None:
         if not st.is_open or not self.ready_to_schedule or (self.hierarchy and st.children):
             return None
-        return [(node, node.real_capability) for node in self.chain(st.name)]
+        limits: list[tuple[QueueAccount, Mapping[str, int]]] = [
+            (node, node.real_capability) for node in self.chain(st.name)
+        ]
+        if self._keepers:
+            limits.extend((node, limit) for node, limit, _, _ in self._reserve_checks(st))
+        return limits
+
+    # -- lending limits -------------------------------------------------------------------------------------------
+    def _reserve_checks(
+        self, st: QueueAccount
+    ) -> list[tuple[QueueAccount, dict[str, int], str, dict[str, list[tuple[str, int]]]]]:
+        """The checks lending limits add for an allocation in ``st``: what other queues keep by their lending limit
+        and do not use, ``(keep - allocated)+``, is not available to ``st``. In a hierarchy, at each ancestor, for
+        the reserves of the siblings of the path's child; flat, for every other queue against the cluster.
+
+        Each check is ``(node, limit, label, kept)``: the node whose ``allocated + request`` is compared, its
+        realCapability (or the cluster total) less the reserves, the label of that amount, and the reserves per
+        resource by holder. Empty when no queue has a lending-limit reserve (every number is Volcano's then)."""
+        if not self._keepers:
+            return []
+        out: list[tuple[QueueAccount, dict[str, int], str, dict[str, list[tuple[str, int]]]]] = []
+        if self.hierarchy:
+            chain = self.chain(st.name)
+            for below, node in itertools.pairwise(chain):
+                if node.name not in self._keeper_parents:
+                    continue
+                kept = _unused_reserves(self._states[c] for c in node.children if c != below.name)
+                if kept:
+                    out.append((node, _less_kept(node.real_capability, kept), "realCapability", kept))
+            return out
+        kept = _unused_reserves(self._states[k] for k in self._keepers if k != st.name)
+        if not kept:
+            return []
+        cluster = QueueAccount(spec=st.spec)
+        for other in self._states.values():
+            add_into(cluster.allocated, other.allocated)
+            add_into(cluster.inqueue, other.inqueue)
+            add_into(cluster.elastic, other.elastic)
+        out.append((cluster, _less_kept(raw(self.total), kept), "cluster", kept))
+        return out
+
+    def _reserve_refusals(
+        self, st: QueueAccount, request: Mapping[str, int], *, reserved: bool = False
+    ) -> list[Refusal]:
+        """Refusals of ``_reserve_checks``, each saying whose lending limit keeps what (check ``lendingLimit``)."""
+        for node, limit, label, kept in self._reserve_checks(st):
+            base = dict(node.allocated)
+            if reserved:
+                add_into(base, node.inqueue)
+                add_into(base, node.elastic, -1)
+            used = dict(base)
+            add_into(used, request)
+            out = []
+            rr = raw(request)
+            for r in insufficient_resources(used, limit, request):
+                whole = (raw(self.total) if label == "cluster" else node.real_capability).get(r, 0)
+                available = max(0, limit.get(r, 0) - base.get(r, 0))
+                parts = [f"{fmt(whole, r)} {label}"]
+                for amount, word in (
+                    (node.allocated.get(r, 0), "allocated"),
+                    (node.inqueue.get(r, 0) if reserved else 0, "reserved"),
+                ):
+                    if amount:
+                        parts.append(f"{MINUS} {fmt(amount, r)} {word}")
+                if reserved and node.elastic.get(r, 0):
+                    parts.append(f"+ {fmt(node.elastic[r], r)} elastic")
+                holders = kept.get(r, [])
+                for holder, amount in holders[:3]:
+                    parts.append(f"{MINUS} {fmt(amount, r)} kept for {holder} by its lending limit")
+                if len(holders) > 3:
+                    rest = sum(a for _, a in holders[3:])
+                    parts.append(
+                        f"{MINUS} {fmt(rest, r)} kept for {len(holders) - 3} more queues by their lending limits"
+                    )
+                text = " ".join(parts)
+                if whole - base.get(r, 0) - sum(a for _, a in holders) < 0:
+                    text = f"max(0, {text})"
+                name = node.name if self.hierarchy else st.name
+                out.append(Refusal(name, "lendingLimit", r, rr.get(r, 0), available, breakdown=text))
+            if out:
+                return out
+        return []
 
     def allocatable(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May a task with this request be allocated in ``queue``? (``allocated + req <= realCapability``)"""
@@ -276,7 +372,8 @@ class CapacityResult(QueueBook):
             )
             if reasons:
                 return refuse(*reasons)
-        return ALLOWED
+        reasons = self._reserve_refusals(found, request)
+        return refuse(*reasons) if reasons else ALLOWED
 
     def enqueueable(self, job: JobUsage) -> Verdict:
         """May this job leave Pending? (``minResources + allocated + inqueue - elastic <= realCapability``)"""
@@ -300,7 +397,8 @@ class CapacityResult(QueueBook):
             )
             if reasons:
                 return refuse(*reasons)
-        return ALLOWED
+        reasons = self._reserve_refusals(found, job.min_resources, reserved=True)
+        return refuse(*reasons) if reasons else ALLOWED
 
     def preemptive(self, queue: str, request: Mapping[str, int]) -> Verdict:
         """May ``queue`` reclaim for tasks with this total request?"""
@@ -374,6 +472,16 @@ class CapacityResult(QueueBook):
             refusal = Refusal(reclaimer.queue, "unknown", message="no such queue in this computation")
             return VictimSelection((), tuple((t, str(refusal)) for t in reclaimees), refusal)
         level_limit = self.ancestor_reclaim_level if self.hierarchy else 0
+        short = {r: k - rst.allocated.get(r, 0) for r, k in rst.keep.items() if k > rst.allocated.get(r, 0)}
+
+        def holds_reserve(st: QueueAccount, allocated: Mapping[str, int], request: Mapping[str, int]) -> bool:
+            """The reclaimer's queue is short of its lending-limit reserve on a resource the task uses, and the
+            task's queue holds more than its realCapability there: what it holds beyond is the lender's own."""
+            return any(
+                r in short and allocated.get(r, 0) > st.real_capability.get(r, 0)
+                for r, v in raw(request).items()
+                if v > 0
+            )
 
         def decide(task: _T, allocations: dict[str, dict[str, int]]) -> str | None:
             st = self._states[task.queue]
@@ -396,7 +504,7 @@ class CapacityResult(QueueBook):
                     return "no real contention under a shared ancestor (neither leaf deserves what is asked)"
             else:
                 exceeds, _ = greater_partly_with_relevant_dimensions(allocated, st.deserved, task.request)
-                if not exceeds:
+                if not exceeds and not holds_reserve(st, allocated, task.request):
                     return f"queue {task.queue} is not above its deserved on what the task uses"
             checked: list[dict[str, int]] = []
             for level in range(1, level_limit + 1):
@@ -423,6 +531,26 @@ class CapacityResult(QueueBook):
         return self._selection(reclaimer, reclaimees, decide)
 
 
+def _unused_reserves(queues: Iterable[QueueAccount]) -> dict[str, list[tuple[str, int]]]:
+    """Per resource, the queues whose lending-limit reserve is not used up, and by how much: ``(keep -
+    allocated)+`` (a reserve below the guarantee counts too: the guarantee itself is Volcano's, checked statically)."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for q in sorted(queues, key=lambda q: q.name):
+        for r, k in q.keep.items():
+            left = k - q.allocated.get(r, 0)
+            if left > 0:
+                out.setdefault(r, []).append((q.name, left))
+    return out
+
+
+def _less_kept(limit: Mapping[str, int], kept: Mapping[str, list[tuple[str, int]]]) -> dict[str, int]:
+    out = dict(raw(limit))
+    for r, holders in kept.items():
+        if r in out and not is_unlimited(out[r]):
+            out[r] = max(0, out[r] - sum(a for _, a in holders))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------------------
 # Computation
 # ------------------------------------------------------------------------------------------------------------
@@ -443,10 +571,10 @@ def _flat_deserved(st: QueueAccount) -> None:
     st.deserved = deserved
 
 
-def _raise_to_guarantee(st: QueueAccount, deserved: dict[str, int]) -> None:
+def _raise_to_guarantee(st: QueueAccount, deserved: dict[str, int], *, trace: bool = True) -> None:
     for r, g in st.guarantee.items():
         if r not in deserved or g > deserved[r]:
-            if g > deserved.get(r, 0):
+            if trace and g > deserved.get(r, 0):
                 st.trace.append(("deserved", r, g, "des.raised", 0, (g,)))
             deserved[r] = max(g, deserved.get(r, 0))
 
@@ -476,11 +604,24 @@ def compute_capacity(
     total_raw = raw(total)
 
     if not hierarchy:
-        total_guarantee: dict[str, int] = {}
-        for spec in specs.values():
-            add_into(total_guarantee, spec.guarantee)
+        nominals: dict[str, dict[str, int]] = {}
         for st in states.values():
-            set_flat_limits(st, total_raw, total_guarantee, resources)
+            if st.spec.lending_limit or st.spec.borrowing_limit:
+                nominal = dict(raw(st.spec.deserved))
+                _raise_to_guarantee(st, nominal, trace=False)
+                nominals[st.name] = nominal
+                set_keep(st, nominal)
+        kept = any(st.keep for st in states.values())
+        total_guarantee: dict[str, int] = {}
+        if kept:
+            total_guarantee = total_reserve(states.values())
+        else:
+            for spec in specs.values():
+                add_into(total_guarantee, spec.guarantee)
+        if kept:
+            note_kept_off(states.values())
+        for st in states.values():
+            set_flat_limits(st, total_raw, total_guarantee, resources, nominals.get(st.name), kept=kept)
             _flat_deserved(st)
         result = CapacityResult(states, total_raw, resources, hierarchy=False, warnings=warnings)
         for st in states.values():
@@ -611,8 +752,16 @@ def _derive_tree_values(states: dict[str, QueueAccount], resources: tuple[str, .
                 node.trace.append(("guarantee", r, v, "g.sum", 0, ()))
             for r, v in sorted(sum_deserved.items()):
                 node.trace.append(("deserved", r, v, "des.sum", 0, ()))
+        kept = False
         for child in kids:
-            _real_capability(node, child, sum_guarantee, resources)
+            if child.spec.lending_limit:
+                set_keep(child, child.deserved)
+                kept = kept or bool(child.keep)
+        sum_reserve = total_reserve(kids) if kept else sum_guarantee
+        if kept:
+            note_kept_off(kids)
+        for child in kids:
+            _real_capability(node, child, sum_reserve, resources, kept=kept)
         for label, own, summed in (
             ("deserved", node.deserved, sum_deserved),
             ("guarantee", node.guarantee, sum_guarantee),
@@ -685,23 +834,34 @@ def _children_limits(
 
 
 def _real_capability(
-    node: QueueAccount, child: QueueAccount, sum_guarantee: Mapping[str, int], resources: tuple[str, ...]
+    node: QueueAccount,
+    child: QueueAccount,
+    sum_guarantee: Mapping[str, int],
+    resources: tuple[str, ...],
+    *,
+    kept: bool = False,
 ) -> None:
     """A child's real capability: what its parent's real capability leaves beyond its siblings' guarantees, plus
-    its own guarantee, at most its capability (Volcano's capacity plugin)."""
+    its own guarantee, at most its capability (Volcano's capacity plugin). With lending limits among the siblings
+    (``kept``), a sibling's lending-limit reserve counts where it is above its guarantee (``reserve_of``); with a
+    borrowing limit, the result is at most ``deserved + borrowingLimit``."""
     rc: dict[str, int] = {}
+    rule = "rc.tree.kept" if kept else "rc.tree"
+    borrowing = bool(child.spec.borrowing_limit)
     for r in resources:
         parent_rc = node.real_capability[r]
         sg = sum_guarantee.get(r, 0)
-        g = child.guarantee.get(r, 0)
+        g = reserve_of(child, r)
         base = max(0, parent_rc - sg) + g
         if is_unlimited(base):
             base = UNLIMITED
         value = min(base, child.capability[r])
-        rc[r] = value
-        child.trace.append(("realCapability", r, base, "rc.tree", 0, (node.name, parent_rc, sg, g)))
+        child.trace.append(("realCapability", r, base, rule, 0, (node.name, parent_rc, sg, g)))
         if value < base:
             child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
+        if borrowing:
+            value = cap_by_borrowing(child, r, value, child.deserved)
+        rc[r] = value
     child.real_capability = rc
 
 

@@ -44,6 +44,13 @@ The model, per resource, for a forest of quota groups (one tree per root; ``root
   remainder in proportion to their unused guarantee. So ``sum lent <= sum borrowed`` in every sibling set and no
   group lends more than it leaves unused. A tree root neither borrows nor lends.
 
+**Borrowing and lending limits** (Kueue's meaning, per resource the group's max governs; a resource left out is
+unlimited; a tree root ignores them). ``borrowing_limit``: the group is computed as if its max were ``min(max, min +
+limit)``, so its limited request and runtime never pass ``min + limit`` (``effective_max`` is that bound, for the
+gates when runtime quotas are off). ``lending_limit``: a lender's request is at least ``keep = (min - limit)+`` (it
+keeps that part of its min unasked, as a group that does not lend keeps all of it), and it lends at most ``limit``.
+The explanations name a binding limit with its numbers.
+
 Reported values of a group are restricted to the resources its ``max`` names (Koordinator masks the runtime the
 same way: a resource the max leaves out is not governed); a tree root reports every resource of its tree.
 Used is aggregated like request (own + children's), without capping. Amounts are exact ints (at most 2**62 on
@@ -80,6 +87,7 @@ __all__ = [
     "QuotaGroupSpec",
     "check_ancestors",
     "compute_runtimes",
+    "effective_max",
     "fits_ancestors",
     "fits_non_preemptible",
     "fits_runtime",
@@ -104,7 +112,22 @@ _ARRAY_FIELDS = {
     "lent": "_lent",
 }
 _EMPTY = ResourceList()
-_STATE = ("_mn", "_mx", "_hm", "_w", "_sreq", "_sused", "_lend", "_exempt", "_creq", *_ARRAY_FIELDS.values())
+_STATE = (
+    "_mn",
+    "_mx",
+    "_smx",
+    "_keep",
+    "_lcap",
+    "_hm",
+    "_w",
+    "_sreq",
+    "_sused",
+    "_lend",
+    "_exempt",
+    "_creq",
+    *_ARRAY_FIELDS.values(),
+)
+_UNLIMITED_FILL = frozenset({"_mx", "_smx", "_lcap"})  # arrays whose missing entries are unlimited
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,9 @@ class QuotaGroupSpec:
     allow_lent: bool = True
     tree_id: str = ""
     min_scale_exempt: bool = False
+    # Kueue's levers, per resource; a resource left out is unlimited (see the module docstring)
+    borrowing_limit: ResourceList = field(default_factory=ResourceList)
+    lending_limit: ResourceList = field(default_factory=ResourceList)
 
 
 @dataclass(frozen=True)
@@ -514,6 +540,15 @@ def _explained_values(s: _Snapshot, r: int, i: int) -> dict[str, Any]:
     e["request_from"] = "own pods and children's limited requests" if lay.ce[i] > lay.cs[i] else "own pods"
     e["raised_to_min"] = (not a["lend"][i]) and int(lay.parent[i]) >= 0 and e["request"] > e["child_request"]
     e["limited_by"] = "max" if e["max"] is not None and e["request"] > e["max"] else "request"
+    cap = int(a["effective_max"][r, i])
+    borrowing = e["max"] is not None and cap < e["max"]
+    e["borrowing_limit"] = cap - e["min"] if borrowing else None
+    if borrowing and e["request"] > cap:
+        e["limited_by"] = "borrowing limit"
+    lending = int(a["lending_limit"][r, i])
+    e["lending_limit"] = lending if lending < MAX_AMOUNT else None
+    e["kept_by_lending_limit"] = int(a["keep"][r, i])
+    e["raised_to_keep"] = bool(a["lend"][i]) and e["kept_by_lending_limit"] > 0 and e["request"] > e["child_request"]
     return e
 
 
@@ -571,7 +606,7 @@ def _explain_state(e: dict[str, Any], lends: bool) -> None:
         return
     e["state"] = "hungry"
     if e["runtime"] >= e["limited_request"]:
-        e["bound_by"] = e["limited_by"] if e["limited_by"] == "max" else "request"
+        e["bound_by"] = e["limited_by"] if e["limited_by"] in ("max", "borrowing limit") else "request"
     elif e["weight"] <= 0:
         e["bound_by"] = "weight 0"
     else:
@@ -586,6 +621,11 @@ def _explain_text(key: str, e: dict[str, Any], *, exempt: bool) -> str:
     if scaled:
         text += f"; parent runtime {_fmt(e['parent_runtime'], key)} < sum of mins {_fmt(e['sum_min'], key)}"
     text += ")"
+    if e.get("raised_to_keep"):
+        text += (
+            f", keeps {_fmt(e['kept_by_lending_limit'], key)} of its min {_fmt(e['min'], key)} by its lending limit "
+            f"{_fmt(e['lending_limit'] or 0, key)} (its pods ask {_fmt(e['child_request'], key)})"
+        )
     if e["state"] == "hungry":
         got = sum(rd["share"] for rd in e["rounds"])
         text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {len(e['rounds'])} round(s) of sharing"
@@ -595,7 +635,14 @@ def _explain_text(key: str, e: dict[str, Any], *, exempt: bool) -> str:
         text += f", asks only {_fmt(q, key)} and lends the rest"
     else:
         text += f", asks {_fmt(q, key)} but keeps its floor (does not lend)"
-    return f"{text}; runtime {_fmt(e['runtime'], key)}, bound by {e['bound_by']}"
+    bound = e["bound_by"]
+    if bound == "borrowing limit":
+        limit = e["borrowing_limit"] or 0
+        bound = (
+            f"its borrowing limit (min {_fmt(e['min'], key)} + borrowing limit {_fmt(limit, key)} = "
+            f"{_fmt(e['min'] + limit, key)})"
+        )
+    return f"{text}; runtime {_fmt(e['runtime'], key)}, bound by {bound}"
 
 
 # -- the engine ---------------------------------------------------------------------------------------------------
@@ -612,7 +659,10 @@ class ElasticQuotaTree:
 
     # (resource, group) int64 arrays in layout order; see _fill and _recompute_all
     _mn: I64
-    _mx: I64
+    _mx: I64  # max, lowered to min + borrowing limit where that is smaller: what the computation caps at
+    _smx: I64  # max as set (for the explanations)
+    _keep: I64  # what a lending limit keeps of the min, (min - lending limit)+; 0 without one
+    _lcap: I64  # the lending limit (what others may take of the unused min), UNLIMITED_INT64 without one
     _hm: BOOL
     _w: I64
     _sreq: I64
@@ -799,7 +849,10 @@ class ElasticQuotaTree:
             "child_request": self._creq,
             "own_request": self._sreq,
             "min": self._mn,
-            "max": self._mx,
+            "max": self._smx,
+            "effective_max": self._mx,
+            "keep": self._keep,
+            "lending_limit": self._lcap,
             "has_max": self._hm,
             "weight": self._w,
             "lend": self._lend,
@@ -867,6 +920,7 @@ class ElasticQuotaTree:
         for row in mx_c:
             row[:] = [UNLIMITED_INT64] * n
         requests, used = self._requests, self._used_in
+        limit_rows: list[tuple[int, QuotaGroupSpec]] = []
         for i, nm in enumerate(names):
             g = self._specs[nm]
             mx = g.max
@@ -890,6 +944,8 @@ class ElasticQuotaTree:
                             dst[r][i] = v
             lend[i] = g.allow_lent or g.parent is None
             exempt[i] = g.min_scale_exempt
+            if (g.borrowing_limit or g.lending_limit) and not is_root:
+                limit_rows.append((i, g))
         what = {"mn": "min", "mx": "max", "w": "shared_weight", "sreq": "request", "sused": "used"}
         self._hm = np.array(hm, dtype=np.bool_).reshape(nk, n)
         for a, lists in cols.items():
@@ -902,6 +958,11 @@ class ElasticQuotaTree:
             setattr(self, f"_{a}", arr)
         self._lend = np.array(lend, dtype=np.bool_)
         self._exempt = np.array(exempt, dtype=np.bool_)
+        self._smx = self._mx.copy()
+        self._keep = np.zeros((nk, n), np.int64)
+        self._lcap = np.full((nk, n), UNLIMITED_INT64, np.int64)
+        for i, g in limit_rows:
+            self._write_limits(i, g)
         for attr in ("_creq", *_ARRAY_FIELDS.values()):
             setattr(self, attr, np.zeros((nk, n), np.int64))
         self._shared = set()
@@ -929,6 +990,28 @@ class ElasticQuotaTree:
         self._sused[:, i] = _vector(self._masked(used, g.name), kidx, f"used of {g.name}") if used else 0
         self._lend[i] = g.allow_lent or g.parent is None
         self._exempt[i] = g.min_scale_exempt
+        self._smx[:, i] = self._mx[:, i]
+        self._write_limits(i, g)
+
+    def _write_limits(self, i: int, g: QuotaGroupSpec) -> None:
+        """Group ``i``'s borrowing and lending limits (Kueue's meaning), on the resources its max governs: the
+        computation caps it at ``min + borrowing limit`` where that is below its max, and it keeps
+        ``(min - lending limit)+`` of its min even unasked (a group that does not lend keeps all of it anyway).
+        A tree root has neither: it has nothing to borrow from and no one to lend to."""
+        self._keep[:, i] = 0
+        self._lcap[:, i] = UNLIMITED_INT64
+        if g.parent is None:
+            return
+        for k, b in g.borrowing_limit.items():
+            r = self._kidx.get(k)
+            if r is not None and self._hm[r, i]:
+                cap = min(int(self._mn[r, i]) + _checked(b, "borrowing_limit", k), UNLIMITED_INT64)
+                self._mx[r, i] = min(int(self._mx[r, i]), cap)
+        for k, v in g.lending_limit.items():
+            r = self._kidx.get(k)
+            if r is not None and self._hm[r, i]:
+                self._lcap[r, i] = _checked(v, "lending_limit", k)
+                self._keep[r, i] = max(0, int(self._mn[r, i]) - v)
 
     def _relayout(self, changed: str | None, old_parent: str | None) -> None:
         """Re-order after a structural change, keeping every computed value; then fix the touched paths."""
@@ -943,7 +1026,7 @@ class ElasticQuotaTree:
                 new = np.ones(len(lay.names), np.bool_) if attr == "_lend" else np.zeros(len(lay.names), old.dtype)
                 new[have] = old[take]
             else:
-                fill = UNLIMITED_INT64 if attr == "_mx" else 0
+                fill = UNLIMITED_INT64 if attr in _UNLIMITED_FILL else 0
                 new = np.full((old.shape[0], len(lay.names)), fill, old.dtype)
                 new[:, have] = old[:, take]
             setattr(self, attr, new)
@@ -992,7 +1075,7 @@ class ElasticQuotaTree:
         while i >= 0:
             creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
             p = int(par[i])
-            req = creq if (self._lend[i] or p < 0) else np.maximum(creq, self._mn[:, i])
+            req = creq if p < 0 else np.maximum(creq, self._keep[:, i] if self._lend[i] else self._mn[:, i])
             lim = np.minimum(req, self._mx[:, i])
             changed = not np.array_equal(lim, self._lim[:, i])
             self._creq[:, i] = creq
@@ -1083,7 +1166,7 @@ class ElasticQuotaTree:
         for d in range(len(lay.levels) - 1, -1, -1):
             lo, hi = lay.levels[d]
             cr = self._creq[:, lo:hi]
-            req = np.where(self._lend[lo:hi], cr, np.maximum(cr, self._mn[:, lo:hi]))
+            req = np.maximum(cr, np.where(self._lend[lo:hi], self._keep[:, lo:hi], self._mn[:, lo:hi]))
             self._req[:, lo:hi] = req
             self._lim[:, lo:hi] = np.minimum(req, self._mx[:, lo:hi])
             if d == 0 or nk == 0:
@@ -1147,7 +1230,10 @@ class ElasticQuotaTree:
             if whole:
                 runtime = _from_units(runtime, unit)
             runtime = runtime.reshape(nk, m)
-        bor, lent = kern.lend_and_borrow(total, asm, used, lend, seg, starts, cnts)
+        caps = self._lcap[:, cols].ravel()
+        if whole:
+            caps = np.where(caps >= UNLIMITED_INT64, caps, caps // unit)  # a lending limit lends whole units
+        bor, lent = kern.lend_and_borrow(total, asm, used, lend, seg, starts, cnts, caps)
         if whole:
             bor, lent = _from_units(bor, unit), _from_units(lent, unit)
         self._bor[:, cols] = bor.reshape(nk, m)
@@ -1226,6 +1312,18 @@ def compute_runtimes(
 
 def _limit_of(group: GroupQuota | Mapping[str, int]) -> Mapping[str, int]:
     return group.runtime if isinstance(group, GroupQuota) else group
+
+
+def effective_max(spec: QuotaGroupSpec) -> Mapping[str, int]:
+    """The group's max, lowered to ``min + borrowing limit`` on the resources where that is smaller: the most it may
+    use when runtime quotas are off (with them on, its runtime is never above it)."""
+    if not spec.borrowing_limit:
+        return spec.max
+    out = dict(spec.max.items())
+    for k, b in spec.borrowing_limit.items():
+        if k in out:
+            out[k] = min(out[k], spec.min[k] + b)
+    return out
 
 
 def runtime_excess(

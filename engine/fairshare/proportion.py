@@ -71,6 +71,7 @@ class ProportionResult(QueueBook):
     """``result[name] -> QueueQuota`` plus the proportion plugin's gates (see the module docstring)."""
 
     policy = "proportion"
+    honours_lending_limits = False
 
     def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved, drop_zero=True)
@@ -163,7 +164,10 @@ def compute_proportion(
     for spec in specs.values():
         add_into(total_guarantee, spec.guarantee)
     for st in states.values():
-        set_flat_limits(st, total_raw, total_guarantee, resources)
+        # deserved is computed here, so a borrowing limit is measured against the guarantee (and a lending limit
+        # changes nothing: a guarantee is never lent under proportion)
+        nominal = st.guarantee if st.spec.borrowing_limit else None
+        set_flat_limits(st, total_raw, total_guarantee, resources, nominal, label="guarantee")
 
     participants = sorted(name for name, st in states.items() if st.participating)
     members = [states[n] for n in participants]

@@ -30,6 +30,17 @@ From these a policy computes per queue (``QueueQuota``), all in exact integer ba
   ``min((sum of borrowed - free)+, sum of unused)``, is split among the lenders in proportion to their unused
   entitlement by largest remainder (name ascending breaks ties), so it adds up exactly.
 
+Borrowing and lending limits (Kueue's meaning, optional per resource, a resource left out is unlimited)
+------------------------------------------------------------------------------------------------------
+They are measured against a queue's *nominal* amount: its deserved raised to its guarantee (capacity) or its
+guarantee (proportion, where deserved is computed). ``borrowing_limit``: realCapability is at most ``nominal +
+limit`` (a binding limit is traced and named in the refusals: ``9 deserved + 1 borrowing limit - 10 allocated``).
+``lending_limit``: ``keep = (nominal - limit)+`` stays the queue's own; where it is above the guarantee it replaces
+the guarantee in the realCapability formulas (the siblings' realCapability shrinks by it), and while the queue does
+not use it, no other queue may count on it: the capacity gates check each ancestor (flat: the cluster) against its
+realCapability less the siblings' unused reserves (refusal check ``lendingLimit``). ``lent`` never passes the
+limit. Without limits every value is Volcano's.
+
 Amounts in ``capability`` and ``real_capability``: a resource *missing* from the exported list is unlimited;
 an explicit ``0`` means none. Internally "unlimited" is the integer sentinel ``UNLIMITED``.
 
@@ -135,6 +146,9 @@ class QueueSpec:
     reclaimable: bool = True
     priority: int = 0
     state: str = "Open"  # Open | Closing | Closed | Unknown
+    # Kueue's levers, per resource; a resource left out is unlimited (see ``set_keep``)
+    borrowing_limit: ResourceList = field(default_factory=ResourceList)
+    lending_limit: ResourceList = field(default_factory=ResourceList)
 
 
 @dataclass(frozen=True)
@@ -589,6 +603,19 @@ def decompose(st: QueueAccount, check: str, limit: int, resource: str, *, reserv
     label = _LIMIT_LABELS.get(check, check)
     allocated = st.allocated.get(resource, 0)
     parts = [f"{fmt(limit, resource)} {label}"]
+    bound = st.borrow_bound.get(resource)
+    if check == "realCapability" and bound is not None and bound[0] + bound[1] == limit:
+        # the borrowing limit is what binds: say so, with its numbers
+        parts = [f"{fmt(bound[0], resource)} {bound[2]} + {fmt(bound[1], resource)} borrowing limit"]
+    elif check == "deserved" and bound is not None and bound[0] + bound[1] == limit:
+        # proportion: the water-filling stopped at a realCapability the borrowing limit set
+        parts = [
+            f"{fmt(limit, resource)} deserved (capped by {fmt(bound[0], resource)} {bound[2]} + "
+            f"{fmt(bound[1], resource)} borrowing limit)"
+        ]
+    elif check == "realCapability" and st.kept_off.get(resource, 0) > 0 and limit == st.real_capability.get(resource):
+        kept = fmt(st.kept_off[resource], resource)
+        parts = [f"{fmt(limit, resource)} {label} (after {kept} kept by other queues' lending limits)"]
     rest = limit - allocated
     if allocated:
         parts.append(f"{MINUS} {fmt(allocated, resource)} allocated")
@@ -636,6 +663,12 @@ class QueueAccount:
     ancestors: tuple[str, ...] = ()  # root first, not including the queue itself
     children: list[str] = field(default_factory=list)
     trace: list[TraceEntry] = field(default_factory=list)
+    # lending limit: per resource, the part of its entitlement nobody else may take, ``(nominal - limit)+``
+    keep: dict[str, int] = field(default_factory=dict)
+    # borrowing limit: per resource whose realCapability it bounds, (nominal, limit)
+    borrow_bound: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    # per resource, how much other queues' lending-limit reserves (beyond their guarantees) took off realCapability
+    kept_off: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -798,9 +831,10 @@ def fmt(amount: int | float, resource: str) -> str:
 
 
 def borrowed_and_lent(
-    members: Sequence[QueueAccount], pool: Mapping[str, int]
+    members: Sequence[QueueAccount], pool: Mapping[str, int], *, lending_limits: bool = True
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    """Borrowed and lent amounts within one sibling set (see the module docstring for the definition)."""
+    """Borrowed and lent amounts within one sibling set (see the module docstring for the definition); with
+    ``lending_limits`` a member lends at most its lending limit of its unused deserved."""
     borrowed: dict[str, dict[str, int]] = {m.name: {} for m in members}
     lent: dict[str, dict[str, int]] = {m.name: {} for m in members}
     names: set[str] = set()
@@ -822,8 +856,12 @@ def borrowed_and_lent(
                 sum_borrowed += a - d
                 unused.append(0)
             else:
-                unused.append(d - a)
-                sum_unused += d - a
+                # a lending limit bounds what of the unused part others may take
+                lendable = d - a
+                if lending_limits and r in m.spec.lending_limit:
+                    lendable = min(lendable, m.spec.lending_limit[r])
+                unused.append(lendable)
+                sum_unused += lendable
         if not sum_borrowed or not sum_unused:
             continue
         free = max(0, pool.get(r, 0) - sum_deserved)
@@ -840,6 +878,11 @@ _RULES: dict[str, str] = {
     # realCapability
     "rc.cluster": "(cluster {0} - all queues' guarantees {1})+ + own guarantee {2}",
     "rc.capability": "capped by capability {0}",
+    "rc.cluster.kept": "(cluster {0} - all queues' guarantees and lending-limit reserves {1})+ + own reserve {2}",
+    "rc.tree.kept": "(parent {0} realCapability {1} - siblings' guarantees and lending-limit reserves {2})+ "
+    "+ own reserve {3}",
+    "rc.borrowing.deserved": "capped by deserved {0} + borrowing limit {1}",
+    "rc.borrowing.guarantee": "capped by guarantee {0} + borrowing limit {1}",
     "rc.tree": "(parent {0} realCapability {1} - siblings' guarantees {2})+ + own guarantee {3}",
     "rc.root": "root: its capability (unlimited where unset; not limited by the cluster size)",
     "rc.detached": "not attached to root: its capability",
@@ -871,8 +914,74 @@ _RULES: dict[str, str] = {
 }
 
 
+def set_keep(st: QueueAccount, nominal: Mapping[str, int]) -> None:
+    """The lending limit's reserve (Kueue's meaning): per resource the limit names, ``(nominal - lendingLimit)+``
+    of the queue's entitlement stays its own, unused or not; ``nominal`` is what the policy measures the limits
+    against (capacity: deserved raised to the guarantee; proportion: the guarantee, which is never lent anyway)."""
+    nr = raw(nominal)
+    st.keep = {r: max(0, nr.get(r, 0) - v) for r, v in raw(st.spec.lending_limit).items()}
+
+
+def reserve_of(st: QueueAccount, resource: str) -> int:
+    """What no other queue may count on: the guarantee, or the lending limit's reserve when that is larger."""
+    g = st.guarantee.get(resource, 0)
+    k = st.keep.get(resource, 0)
+    return k if k > g else g
+
+
+def total_reserve(states: Iterable[QueueAccount]) -> dict[str, int]:
+    """Per resource, the sum of ``reserve_of`` over ``states`` (the guarantees when no queue has a lending limit)."""
+    out: dict[str, int] = {}
+    for st in states:
+        for r in set(st.guarantee) | set(st.keep):
+            out[r] = out.get(r, 0) + reserve_of(st, r)
+    return out
+
+
+def note_kept_off(members: Iterable[QueueAccount]) -> None:
+    """Per member and resource, how much the other members' lending-limit reserves beyond their guarantees took off
+    its realCapability (``kept_off``, for the reasons' wording)."""
+    members = list(members)
+    extra: dict[str, int] = {}
+    for st in members:
+        for r in st.keep:
+            more = reserve_of(st, r) - st.guarantee.get(r, 0)
+            if more > 0:
+                extra[r] = extra.get(r, 0) + more
+    for st in members:
+        for r, x in extra.items():
+            own = reserve_of(st, r) - st.guarantee.get(r, 0)
+            if x - own > 0:
+                st.kept_off[r] = x - own
+
+
+def cap_by_borrowing(
+    st: QueueAccount, resource: str, value: int, nominal: Mapping[str, int], label: str = "deserved"
+) -> int:
+    """``value`` (a realCapability) at most ``nominal + borrowingLimit`` when the queue has a borrowing limit on
+    ``resource``; a binding limit is traced and remembered for the reasons' wording (``borrow_bound``). ``label``
+    names the nominal amount: ``deserved`` (capacity) or ``guarantee`` (proportion)."""
+    limits = raw(st.spec.borrowing_limit)
+    if resource not in limits:
+        return value
+    n = raw(nominal).get(resource, 0)
+    cap = n + limits[resource]
+    if cap < value:
+        st.trace.append(("realCapability", resource, cap, f"rc.borrowing.{label}", 0, (n, limits[resource])))
+        st.borrow_bound[resource] = (n, limits[resource], label)
+        return cap
+    return value
+
+
 def set_flat_limits(
-    st: QueueAccount, total: Mapping[str, int], total_guarantee: Mapping[str, int], resources: Iterable[str]
+    st: QueueAccount,
+    total: Mapping[str, int],
+    total_guarantee: Mapping[str, int],
+    resources: Iterable[str],
+    nominal: Mapping[str, int] | None = None,
+    *,
+    kept: bool = False,
+    label: str = "deserved",
 ) -> None:
     """Capability and realCapability of a queue outside a hierarchy (proportion, flat capacity).
 
@@ -881,12 +990,17 @@ def set_flat_limits(
     realCapability = (total - guarantees of *all* queues)+ + own guarantee, capped by the capability. A resource
     the cluster does not have is 0 here: Volcano reads a missing dimension of realCapability as 0 in the
     quota checks (it keeps an uncapped deserved for it, which changes no outcome since nothing can use it).
+
+    Borrowing and lending limits: ``total_guarantee`` is then the sum of every queue's ``reserve_of`` (``kept``
+    says some queue has a lending limit), the queue's own reserve replaces its guarantee, and the result is at
+    most ``nominal + borrowingLimit`` (``cap_by_borrowing``).
     """
     spec_cap = raw(st.spec.capability)
-    tr, tgr, gr = raw(total), raw(total_guarantee), st.guarantee
+    tr, tgr = raw(total), raw(total_guarantee)
     cap: dict[str, int] = {}
     rc: dict[str, int] = {}
     trace = st.trace
+    rule = "rc.cluster.kept" if kept else "rc.cluster"
     for r in resources:
         limit = spec_cap.get(r)
         if limit is None:
@@ -897,13 +1011,16 @@ def set_flat_limits(
         else:
             cap[r] = limit
             trace.append(("capability", r, limit, "cap.spec", 0, ()))
-        t, tg, g = tr.get(r, 0), tgr.get(r, 0), gr.get(r, 0)
+        t, tg, g = tr.get(r, 0), tgr.get(r, 0), reserve_of(st, r)
         base = max(0, t - tg) + g
         value = min(base, cap[r])
-        rc[r] = value
-        trace.append(("realCapability", r, base, "rc.cluster", 0, (t, tg, g)))
+
+        trace.append(("realCapability", r, base, rule, 0, (t, tg, g)))
         if value < base:
             trace.append(("realCapability", r, value, "rc.capability", 0, (cap[r],)))
+        if nominal is not None:
+            value = cap_by_borrowing(st, r, value, nominal, label)
+        rc[r] = value
     st.capability = cap
     st.real_capability = rc
 
@@ -939,6 +1056,7 @@ class QueueBook(Mapping[str, QueueQuota]):
     """
 
     policy = "queues"
+    honours_lending_limits = True  # proportion: False (a guarantee is never lent; deserved is computed)
 
     def __init__(
         self,
@@ -1010,7 +1128,7 @@ class QueueBook(Mapping[str, QueueQuota]):
             borrowed: dict[str, dict[str, int]] = {}
             lent: dict[str, dict[str, int]] = {}
             for members, pool in self._sibling_sets():
-                b, lt = borrowed_and_lent(members, pool)
+                b, lt = borrowed_and_lent(members, pool, lending_limits=self.honours_lending_limits)
                 borrowed.update(b)
                 lent.update(lt)
             self._flows = (borrowed, lent)

@@ -2,7 +2,7 @@
 
 One module per source: ``core`` (PriorityClass, Namespace, ResourceQuota, Pod, Node), ``volcano`` (Queue,
 PodGroup, vcjob), ``koordinator`` (ElasticQuota tree, the plugin's arguments), ``scheduler_plugins`` (the flat
-ElasticQuota); ``common`` holds the errors, the result, documents and field readers, ``builder`` reads the kinds
+ElasticQuota), ``kueue`` (Cohort, ClusterQueue, LocalQueue, ResourceFlavor, labelled batch Jobs); ``common`` holds the errors, the result, documents and field readers, ``builder`` reads the kinds
 in order (ConfigMaps: the Volcano scheduler configuration or a KubeSchedulerConfiguration), and ``yamlload`` reads
 the YAML texts as PyYAML's safe loader does, in about 0.6 of its time.
 
@@ -24,9 +24,12 @@ kind                                                becomes
 ``batch.volcano.sh Job`` (vcjob)                    a PodGroup and its task pods, as Volcano's job controller does
 ``KubeSchedulerConfiguration`` (bare or in a        Koordinator ``ElasticQuotaArgs`` (the ``ElasticQuota`` plugin's
 ConfigMap)                                          ``pluginConfig``)
+``kueue.x-k8s.io`` Cohort, ClusterQueue,            queues (``kueue``: cohorts are inner queues, ClusterQueues
+LocalQueue, ResourceFlavor; ``batch/v1 Job``        leaves); labelled pods and Jobs join their LocalQueue's
+labelled ``kueue.x-k8s.io/queue-name``              ClusterQueue
 ==================================================  ==============================================================
 
-Anything else (Deployments, Kueue and YuniKorn objects, CRDs, documents without a ``kind``) is skipped with a
+Anything else (Deployments, YuniKorn objects, Kueue's other kinds, CRDs, documents without a ``kind``) is skipped with a
 warning naming the file, the document, the kind and the name. Computed values found on input (a queue's
 ``status.allocated``, Koordinator's ``runtime``/``request`` annotations, ``status.used``) are ignored, never
 trusted. A document whose ``apiVersion`` is missing is read by its kind when the kind is one of the above (an

@@ -21,6 +21,7 @@ from engine.manifests.common import (
 from engine.manifests.koordinator import (
     KoordinatorReaders,
 )
+from engine.manifests.kueue import KUEUE_POLICY, KueueReaders
 from engine.manifests.scheduler_plugins import SchedulerPluginsReaders
 from engine.manifests.volcano import (
     VolcanoReaders,
@@ -32,7 +33,7 @@ from engine.objects import (
 from engine.session.policy import Policy, PolicyError
 
 
-class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
+class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPluginsReaders):
     """Reads the documents kind by kind, in the order the later kinds need the earlier ones."""
 
     def build(self) -> LoadResult:
@@ -76,6 +77,7 @@ class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
         for doc in self.docs("Queue"):
             self._run(doc, self._queue)
         self._apply_queue_hierarchy()
+        self._read_kueue()
         for doc in self.docs("ElasticQuota"):
             self._run(doc, self._flat_elastic_quota if doc.group == PLUGINS_QUOTA_GROUP else self._elastic_quota)
         self._inherit_tree_ids()
@@ -87,6 +89,8 @@ class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
             self._run(doc, self._pod)
         for doc in self.docs("VolcanoJob"):
             self._run(doc, self._volcano_job)
+        for doc in self.docs("BatchJob"):
+            self._run(doc, self._batch_job)
         for key, pg in self.auto_podgroups.items():
             self.podgroups.setdefault(key, pg)
 
@@ -95,6 +99,11 @@ class _Builder(VolcanoReaders, KoordinatorReaders, SchedulerPluginsReaders):
             self._run(doc, self._configmap)
         for doc in self.docs("KubeSchedulerConfiguration"):
             self._run(doc, self._kube_scheduler_configuration)
+        if self.kueue_objects and self.policy_source is None:
+            self.policy = KUEUE_POLICY
+            self.warnings.append(
+                "Kueue objects and no scheduler policy: capacity with enableHierarchy used in place of proportion"
+            )
 
     def _configmap(self, doc: _Doc) -> None:
         data = _map(doc.obj.get("data"), "data")

@@ -60,6 +60,10 @@ PLUGINS_QUOTA_GROUP = "scheduling.x-k8s.io"  # scheduler-plugins' ElasticQuota A
 
 FAIRWAY_PRIORITY = "fairway.io/priority"
 FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
+# Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
+FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
+FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -183,6 +187,11 @@ _HANDLED: dict[tuple[str, str], str] = {
     ("scheduling.sigs.k8s.io", "ElasticQuota"): "ElasticQuota",
     (PLUGINS_QUOTA_GROUP, "ElasticQuota"): "ElasticQuota",
     ("batch.volcano.sh", "Job"): "VolcanoJob",
+    ("batch", "Job"): "BatchJob",
+    ("kueue.x-k8s.io", "ClusterQueue"): "ClusterQueue",
+    ("kueue.x-k8s.io", "Cohort"): "Cohort",
+    ("kueue.x-k8s.io", "LocalQueue"): "LocalQueue",
+    ("kueue.x-k8s.io", "ResourceFlavor"): "ResourceFlavor",
     ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration"): "KubeSchedulerConfiguration",
 }
 # The group a kind is read as when apiVersion is missing (Job is ambiguous: batch/v1 or Volcano's, so it is not).
@@ -194,7 +203,18 @@ _INFERRED_GROUP: dict[str, str] = {
     "ElasticQuota": "scheduling.sigs.k8s.io",
     "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io",
 }
-_CLUSTER_SCOPED = frozenset({"Node", "Namespace", "Queue", "PriorityClass", "KubeSchedulerConfiguration"})
+_CLUSTER_SCOPED = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "Queue",
+        "PriorityClass",
+        "KubeSchedulerConfiguration",
+        "ClusterQueue",
+        "Cohort",
+        "ResourceFlavor",
+    }
+)
 
 
 def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int, object]]:
@@ -465,6 +485,18 @@ def _go_bool(text: str) -> bool | None:
     return None
 
 
+def _limit_annotations(annotations: Mapping[str, str], max_depth: int) -> tuple[ResourceList, ResourceList]:
+    """The borrowing and lending limits of ``fairway.io/borrowing-limit`` and ``fairway.io/lending-limit`` (JSON
+    resource lists, ``{"cpu": "2", "nvidia.com/gpu": 1}``; a resource left out is unlimited)."""
+    out = []
+    for key in (FAIRWAY_BORROWING_LIMIT, FAIRWAY_LENDING_LIMIT):
+        value = _json_annotation(annotations, key, max_depth)
+        if value is not None and not isinstance(value, dict):
+            raise _FieldError(f"metadata.annotations[{key}]: expected a JSON object of resource quantities")
+        out.append(_rl(value, f"metadata.annotations[{key}]"))
+    return out[0], out[1]
+
+
 def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -> Any:
     text = annotations.get(key)
     if text is None or text.strip() == "":
@@ -543,6 +575,8 @@ class _BuilderBase:
         self.policy: Policy = DEFAULT_POLICY
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None
+        self.local_queues: dict[tuple[str, str], str] = {}  # Kueue: (namespace, LocalQueue) -> ClusterQueue
+        self.kueue_objects = False  # the input has Kueue's objects (then capacity with hierarchy is the default policy)
 
     @staticmethod
     def _key(doc: _Doc) -> str:
@@ -595,6 +629,20 @@ class _BuilderBase:
             self.origins.setdefault((kind, key), where)
         else:
             self.origins[(kind, key)] = where
+
+    def _kueue_queue(self, doc: _Doc, namespace: str, labels: Mapping[str, str]) -> str | None:
+        """The queue of a pod or Job labelled ``kueue.x-k8s.io/queue-name``: its LocalQueue's ClusterQueue."""
+        lq = labels.get(KUEUE_QUEUE_LABEL)
+        if not lq:
+            return None
+        cq = self.local_queues.get((namespace, lq))
+        if cq is None:
+            self.warnings.append(
+                f"{doc.where}: label {KUEUE_QUEUE_LABEL}={lq}: no LocalQueue {namespace}/{lq} in the input; "
+                f"queue {DEFAULT_QUEUE} used"
+            )
+            return DEFAULT_QUEUE
+        return cq
 
     def _queue_for(self, namespace: str, queue: str) -> str:
         # Volcano's PodGroup mutating webhook, for the podgroups Fairway creates as Volcano's controllers would

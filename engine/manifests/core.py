@@ -221,7 +221,8 @@ class CoreReaders(_BuilderBase):
         self.auto_podgroups[key] = PodGroupInfo(
             namespace=task.namespace,
             name=pg_name,
-            queue=self._queue_for(task.namespace, annotations.get(QUEUE_NAME_ANNOTATION, "")),
+            queue=self._kueue_queue(doc, task.namespace, task.labels)
+            or self._queue_for(task.namespace, annotations.get(QUEUE_NAME_ANNOTATION, "")),
             min_member=1,
             min_resources=task.request,
             priority=self._class_priority(doc, task.priority_class, "spec.priorityClassName")[0],

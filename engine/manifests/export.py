@@ -27,6 +27,8 @@ from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import ROOT_QUEUE, QueueSpec
 from engine.manifests.common import (
     _TO_KOORD,
+    FAIRWAY_BORROWING_LIMIT,
+    FAIRWAY_LENDING_LIMIT,
     FAIRWAY_MIN_SCALE_EXEMPT,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
@@ -71,11 +73,12 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
     if queue.priority:
         spec["priority"] = queue.priority
     meta: dict[str, Any] = {"name": queue.name}
+    annotations: dict[str, str] = _limit_annotations(queue.borrowing_limit, queue.lending_limit)
     if hierarchy is not None:
-        meta["annotations"] = {
-            HIERARCHY_ANNOTATION: "/".join(hierarchy.path),
-            HIERARCHY_WEIGHTS_ANNOTATION: "/".join(_format_weight(w) for w in hierarchy.weights),
-        }
+        annotations[HIERARCHY_ANNOTATION] = "/".join(hierarchy.path)
+        annotations[HIERARCHY_WEIGHTS_ANNOTATION] = "/".join(_format_weight(w) for w in hierarchy.weights)
+    if annotations:
+        meta["annotations"] = annotations
     return {
         "apiVersion": VOLCANO_QUEUE_API,
         "kind": "Queue",
@@ -83,6 +86,15 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
         "spec": spec,
         "status": {"state": queue.state},
     }
+
+
+def _limit_annotations(borrowing: ResourceList, lending: ResourceList) -> dict[str, str]:
+    """The borrowing and lending limits as Fairway's annotations (zeros kept: a lending limit of 0 lends nothing)."""
+    out: dict[str, str] = {}
+    for key, limits in ((FAIRWAY_BORROWING_LIMIT, borrowing), (FAIRWAY_LENDING_LIMIT, lending)):
+        if limits:
+            out[key] = json.dumps({name: format_quantity(amount, name) for name, amount in sorted(limits.items())})
+    return out
 
 
 def _format_weight(weight: float) -> str:
@@ -128,7 +140,7 @@ def quota_group_manifest(
         labels[KOORD_IS_ROOT] = "true"
     if group.tree_id or group.parent not in (None, ROOT_GROUP):
         labels[KOORD_TREE_ID] = group.tree_id  # written even when empty, so that nothing is inherited on reading
-    annotations: dict[str, str] = {}
+    annotations: dict[str, str] = _limit_annotations(group.borrowing_limit, group.lending_limit)
     if group.shared_weight is not None:
         annotations[KOORD_SHARED_WEIGHT] = json.dumps(group.shared_weight.to_quantities())
     if namespaces:

@@ -21,6 +21,7 @@ from engine.manifests.common import (
     _Doc,
     _FieldError,
     _json_annotation,
+    _limit_annotations,
     _list,
     _map,
     _rl,
@@ -57,6 +58,7 @@ class KoordinatorReaders(_BuilderBase):
             if not isinstance(ns_raw, list) or not all(isinstance(n, str) for n in ns_raw):
                 raise _FieldError(f"metadata.annotations[{KOORD_NAMESPACES}]: expected a JSON list of namespace names")
             namespaces = tuple(ns_raw)
+        borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
         if KOORD_TREE_ID in labels:
             self.tree_id_given.add(name)
         else:
@@ -72,6 +74,8 @@ class KoordinatorReaders(_BuilderBase):
             allow_lent=(allow_lent_label != "false") if allow_lent_label is not None else not is_root,
             tree_id=labels.get(KOORD_TREE_ID, ""),
             min_scale_exempt=annotations.get(FAIRWAY_MIN_SCALE_EXEMPT) == "true",
+            borrowing_limit=borrowing,
+            lending_limit=lending,
         )
         self._add_group(spec_obj, namespaces)
 

@@ -18,6 +18,7 @@ from engine.manifests.common import (
     _Doc,
     _FieldError,
     _int,
+    _limit_annotations,
     _list,
     _map,
     _parse_int_text,
@@ -65,6 +66,8 @@ class VolcanoReaders(CoreReaders):
         else:
             self.explicit_parent.discard(doc.name)
         self._origin("Queue", doc.name)
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
         self.queues[doc.name] = QueueSpec(
             name=doc.name,
             parent=parent,
@@ -75,8 +78,9 @@ class VolcanoReaders(CoreReaders):
             reclaimable=_bool(spec.get("reclaimable"), "spec.reclaimable", True),
             priority=_int(spec.get("priority"), "spec.priority", 0, minimum=0, maximum=2**31 - 1),
             state=state,
+            borrowing_limit=borrowing,
+            lending_limit=lending,
         )
-        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
         hierarchy = _queue_hierarchy(annotations)
         if hierarchy is not None:
             self.hierarchy[doc.name] = hierarchy

@@ -23,6 +23,7 @@ from engine.rules.common import (
     validate_dns_label,
 )
 from engine.rules.tree import (
+    _borrowing_lending_errors,
     _dedupe,
     _negative_errors,
     _sum_errors,
@@ -157,7 +158,10 @@ def _queue_limit_errors(new: QueueSpec) -> list[FieldError]:
                     "deserved_exceeds_capability",
                 )
             )
-    return errors
+    top = "the root queue" if new.name == ROOT_QUEUE else ""
+    return errors + _borrowing_lending_errors(
+        obj, "deserved", new.deserved, new.borrowing_limit, new.lending_limit, top=top
+    )
 
 
 def queue_field_errors(new: QueueSpec) -> list[FieldError]:

@@ -20,6 +20,7 @@ from engine.rules.common import (
     validate_dns_subdomain,
 )
 from engine.rules.tree import (
+    _borrowing_lending_errors,
     _dedupe,
     _negative_errors,
     _sum_errors,
@@ -141,7 +142,10 @@ def _group_self_errors(new: QuotaGroupSpec) -> list[FieldError]:
                     "min_exceeds_max",
                 )
             )
-    return errors
+    top = ""
+    if new.parent is None or new.name in (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP):
+        top = "a tree root" if new.name != ROOT_GROUP and new.parent is None else f"the {new.name} quota group"
+    return errors + _borrowing_lending_errors(obj, "min", new.min, new.borrowing_limit, new.lending_limit, top=top)
 
 
 def group_field_errors(new: QuotaGroupSpec) -> list[FieldError]:

@@ -81,6 +81,50 @@ def _negative_errors(obj: str, field_prefix: str, resources: Mapping[str, int]) 
     ]
 
 
+def _borrowing_lending_errors(
+    obj: str,
+    entitlement_label: str,
+    entitlement: Mapping[str, int],
+    borrowing: Mapping[str, int],
+    lending: Mapping[str, int],
+    *,
+    top: str = "",
+) -> list[FieldError]:
+    """Borrowing and lending limits (Kueue's meaning): values >= 0; each limit on a resource the node's entitlement
+    (``entitlement_label``: a queue's deserved, a quota group's min) sets, since a limit is measured against it; a
+    lending limit at most the entitlement (it cannot lend what it does not have). ``top`` (not empty) names why the
+    node can have no limit at all (the root: nothing above it to borrow from, no sibling to lend to)."""
+    errors = _negative_errors(obj, "borrowing_limit", borrowing) + _negative_errors(obj, "lending_limit", lending)
+    if top and (borrowing or lending):
+        field = "borrowing_limit" if borrowing else "lending_limit"
+        return [*errors, FieldError(field, f"{obj}: {top} has no borrowing or lending limit", "protected")]
+    for field, words, limits in (
+        ("borrowing_limit", "borrowing limit", borrowing),
+        ("lending_limit", "lending limit", lending),
+    ):
+        for name, amount in sorted(limits.items()):
+            if name not in entitlement:
+                errors.append(
+                    FieldError(
+                        f"{field}.{name}",
+                        f"{obj}: {words} {name} {_q(amount, name)} is set but {entitlement_label} does not set "
+                        f"{name}; a limit is measured against the {entitlement_label}, so set {entitlement_label} "
+                        f"{name} (0 is allowed) or drop the limit",
+                        "limit_without_entitlement",
+                    )
+                )
+            elif field == "lending_limit" and amount > entitlement[name]:
+                errors.append(
+                    FieldError(
+                        f"{field}.{name}",
+                        f"{obj}: lending limit {name} {_q(amount, name)} must be <= {entitlement_label} {name} "
+                        f"{_q(entitlement[name], name)} (it cannot lend more than it is entitled to)",
+                        "lending_exceeds_entitlement",
+                    )
+                )
+    return errors
+
+
 def _sum_errors(
     owner: str,
     owner_limits: Mapping[str, int],

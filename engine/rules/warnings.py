@@ -5,8 +5,9 @@
   only by the cluster, which changes as nodes come and go, so this is a warning (as in Volcano, whose webhook
   does not compare queues with the cluster either), not a refusal.
 * **No effect under the policy**: a queue's weight counts only under the ``proportion`` policy (the ``capacity``
-  plugin gives each queue its deserved), and its deserved only under ``capacity`` (``proportion`` computes the
-  deserved share from the weights). Setting or changing one where it does not count is accepted and said.
+  plugin gives each queue its deserved), and its deserved and lending limit only under ``capacity``
+  (``proportion`` computes the deserved share from the weights and never lends a guarantee). Setting or changing
+  one where it does not count is accepted and said.
 
 Each warning is a ``FieldError`` (field path, message, code ``overcommitted`` or ``no_effect``), like the rules'
 errors, so writers show them at the same fields.
@@ -90,6 +91,15 @@ def queue_warnings(
                 "deserved",
                 f"{obj}: deserved has no effect under the {where}'s {policy} policy, which computes each queue's "
                 "deserved share from the weights; it counts only under the capacity policy",
+                "no_effect",
+            )
+        )
+    if not capacity and _changed(new.lending_limit, old.lending_limit if old else None) and new.lending_limit:
+        out.append(
+            FieldError(
+                "lending_limit",
+                f"{obj}: lending_limit has no effect under the {where}'s {policy} policy, which never lends a "
+                "guarantee and computes deserved from the weights; it counts only under the capacity policy",
                 "no_effect",
             )
         )

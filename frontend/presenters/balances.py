@@ -21,6 +21,16 @@ def balance(node: trees.TreeNode, r: str, *, unit: bool = True) -> dict[str, Any
     }
 
 
+def limits_text(node: trees.TreeNode, r: str, *, unit: bool = True) -> str:
+    """The node's borrowing and lending limits on ``r`` in words (``borrows ≤ 2 · lends ≤ 1``), empty when none."""
+    parts = []
+    for key, word in (("borrowing_limit", "borrows"), ("lending_limit", "lends")):
+        amount = (node.extra.get(key) or {}).get(r)
+        if amount is not None:
+            parts.append(f"{word} ≤ {units.human(amount, r, unit=unit)}")
+    return " · ".join(parts)
+
+
 def loan_rows(items: Sequence[Loan], borrowing: bool, kind: str, visible: set[str] | None) -> list[dict[str, Any]]:
     """Loans as rows: the other party (linked when the user may open it), the resource and the amount."""
     rows = []
@@ -59,6 +69,7 @@ def resource_rows(tree: trees.Tree, node: trees.TreeNode, resources: Sequence[st
                 "effective_cap": units.human(trees.effective_cap(tree, node.name, r), r),
                 "request": units.human(node.request.get(r, 0), r),
                 "extra": units.human(extra, r) if extra is not None else "—",
+                "limits": limits_text(node, r),
                 **balance(node, r),
                 **details.holding(node, r),
             }

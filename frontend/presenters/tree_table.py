@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontend.presenters import trees, units
-from frontend.presenters.balances import balance
+from frontend.presenters.balances import balance, limits_text
 
 
 def tree_rows(tree: trees.Tree, r: str, urls: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -26,6 +26,7 @@ def tree_rows(tree: trees.Tree, r: str, urls: Mapping[str, str]) -> list[dict[st
                 "weight": node.weight,
                 "cap": units.human(cap, r, unit=False) if cap is not None else "unlimited",
                 "floor": units.human(node.floor.get(r, 0), r, unit=False),
+                "limits": limits_text(node, r, unit=False),
                 "entitled": units.human(node.entitled.get(r, 0), r, unit=False),
                 "used": units.human(node.used.get(r, 0), r, unit=False),
                 "request": units.human(node.request.get(r, 0), r, unit=False),

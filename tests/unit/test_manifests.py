@@ -786,8 +786,9 @@ def test_unused_kinds_are_skipped_with_a_warning() -> None:
     result = load(deployment, k8s_job, no_kind, queue("q"), file="mix.yaml")
     assert result.warnings == [
         "mix.yaml: document 1 (Deployment prod/web): kind apps/v1 Deployment is not used; skipped",
-        "mix.yaml: document 2 (Job once): kind batch/v1 Job is not used; skipped",
         "mix.yaml: document 3: no kind, not a Kubernetes object; skipped",
+        # a batch/v1 Job is read when it carries Kueue's queue-name label (said once the jobs are read)
+        "mix.yaml: document 2 (Job default/once): a Job without the label kueue.x-k8s.io/queue-name; skipped",
     ]
     assert "q" in result.snapshot.queues
 

@@ -40,7 +40,18 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
         allocated, deserved = st.allocated.get(r, 0), st.deserved.get(r, 0)
         if allocated > deserved:
             text = f"queue {queue} holds {qty(allocated, r)} {r}, above its deserved {qty(deserved, r)}"
+            if st.kept_off.get(r, 0) > 0:
+                text += f" ({qty(st.kept_off[r], r)} kept by other queues' lending limits)"
             return Blocker("queue", queue, r, allocated, deserved, "deserved"), text
+    for r in sorted_resources(victim.req):
+        allocated, real = st.allocated.get(r, 0), st.real_capability.get(r, 0)
+        if allocated > real and st.kept_off.get(r, 0) > 0:
+            # within its deserved, but holding what another queue's lending limit keeps (set after it was lent)
+            text = (
+                f"queue {queue} holds {qty(allocated, r)} {r}, above its realCapability {qty(real, r)} "
+                f"({qty(st.kept_off[r], r)} kept by other queues' lending limits)"
+            )
+            return Blocker("queue", queue, r, allocated, real, "realCapability"), text
     first = next(iter(sorted_resources(victim.req)), None)
     if first is None:
         return Blocker("queue", queue, limit="deserved"), f"queue {queue}"

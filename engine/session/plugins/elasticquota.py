@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult
+from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max
 from engine.fairshare.queues import MINUS, plural
 from engine.objects import ALLOCATED_STATUSES, TaskStatus
 from engine.session.framework import GateRefusal, Plugin, qty
@@ -82,7 +82,20 @@ class ElasticQuotaPlugin(Plugin):
         if self.args.enable_runtime_quota:
             return self.result[group].runtime
         spec = self.session.quota_spec(group)
-        return spec.max if spec is not None else {}
+        return effective_max(spec) if spec is not None else {}  # max, or min + borrowing limit where lower
+
+    def _bound(self, group: str, resource: str) -> str:
+        """Words for a borrowing limit that binds the group's max (runtime quotas off), else nothing."""
+        spec = self.session.quota_spec(group)
+        if self.args.enable_runtime_quota or spec is None or resource not in spec.borrowing_limit:
+            return ""
+        cap = spec.min[resource] + spec.borrowing_limit[resource]
+        if resource not in spec.max or cap >= spec.max[resource]:
+            return ""
+        return (
+            f"max {qty(spec.max[resource], resource)} lowered to min {qty(spec.min[resource], resource)} + "
+            f"borrowing limit {qty(spec.borrowing_limit[resource], resource)}"
+        )
 
     def allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
         result = self.result
@@ -94,7 +107,9 @@ class ElasticQuotaPlugin(Plugin):
         check = "runtime" if self.args.enable_runtime_quota else "max"
         for r in sorted_resources(task.req):
             if r in limit and used.get(r, 0) + task.req[r] > limit[r]:
-                return GateRefusal("quota", g, check, r, task.req[r], max(0, limit[r] - used.get(r, 0)))
+                return GateRefusal(
+                    "quota", g, check, r, task.req[r], max(0, limit[r] - used.get(r, 0)), message=self._bound(g, r)
+                )
         if not task.quota_preemptible:
             spec = self.session.quota_spec(g)
             if spec is not None:
