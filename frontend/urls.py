@@ -2,7 +2,21 @@
 
 from django.urls import path
 
-from frontend.views import delete, editor, history, job, jobs, node, node_form, nodes, overview, team, tree, whatif
+from frontend.views import (
+    audit,
+    delete,
+    editor,
+    history,
+    job,
+    jobs,
+    node,
+    node_form,
+    nodes,
+    overview,
+    team,
+    tree,
+    whatif,
+)
 
 app_name = "frontend"
 urlpatterns = [
@@ -30,6 +44,8 @@ urlpatterns = [
     path("jobs/", jobs.jobs, name="jobs"),
     path("jobs/filter-names/", jobs.job_filter_names, name="job-filter-names"),
     path("jobs/<str:namespace>/<str:name>/", job.job, name="job"),
+    path("audit/", audit.audit_page, name="audit"),
+    path("audit/stage/", audit.stage_suggestion, name="audit-stage"),
     path("history/", history.recent, name="history-recent"),
     path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),
 ]

@@ -4,6 +4,7 @@ explain actions share)."""
 from django.urls import path
 from rest_framework.routers import APIRootView, SimpleRouter
 
+from planning.audit import AuditView
 from planning.export import ExportView
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import QueueValuesViewSet, QuotaGroupValuesViewSet
@@ -21,15 +22,16 @@ def _collections() -> dict[str, str]:
 
 
 class ApiRootView(APIRootView):
-    """The collections of the API, the what-if, simulate and export endpoints."""
+    """The collections of the API, the what-if, simulate, export and audit endpoints."""
 
 
-ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate", "export": "export"}
+ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate", "export": "export", "audit": "audit"}
 
 urlpatterns = [
     path("", ApiRootView.as_view(api_root_dict=ROOT), name="api-root"),
     path("whatif/", WhatIfView.as_view(), name="whatif"),
     path("simulate/", SimulateView.as_view(), name="simulate"),
     path("export/", ExportView.as_view(), name="export"),
+    path("audit/", AuditView.as_view(), name="audit"),
     *router.urls,
 ]

@@ -127,6 +127,8 @@ EXPECTED: dict[str, str] = {
     "v1_simulate_create":                "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     # --- export: the whole organisation, admins only ------------------------------------------------------
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # --- audit: every team against every other, admins only ------------------------------------------------
+    "v1_audit_retrieve":                 "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
 }
 # fmt: on
 

@@ -1,0 +1,127 @@
+"""The fairness audit page: who is starved and who borrows from the same parent, who lends and what could be lent
+now, which guarantees sat idle over the window (with a what-if that frees them), and each node's use against its
+share over the window (``engine.audit`` through ``planning.audit``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from engine.audit import QUEUE
+from engine.resources import ResourceList
+from frontend import staging
+from frontend.presenters.units import human
+from frontend.views.common import admin_required, state
+from planning.audit import MAX_DAYS, run
+from quotas.models import Queue, QuotaGroup
+
+WINDOWS = (1, 7, 14, 30)
+
+
+def _node_url(tree: str, name: str) -> str:
+    return reverse("frontend:queue" if tree == QUEUE else "frontend:quota", args=[name])
+
+
+def _ratio(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{ratio:.2f}\u00d7"
+
+
+@admin_required
+def audit_page(request: HttpRequest) -> HttpResponse:
+    st = state(request)
+    try:
+        days = min(MAX_DAYS, max(1, int(request.GET.get("days", "7"))))
+    except ValueError:
+        days = 7
+    context: dict[str, Any] = {"nav": "audit", "days": days, "windows": WINDOWS, "cluster": st.cluster}
+    if st.cluster is None:
+        return render(request, "frontend/audit.html", context)
+    _, result = run(st.cluster, days)
+
+    def node(tree: str, name: str) -> dict[str, str]:
+        return {"tree": "queue" if tree == QUEUE else "quota group", "name": name, "url": _node_url(tree, name)}
+
+    context["starved"] = [
+        {
+            **node(s.tree, s.name),
+            "resource": s.resource,
+            "waiting": human(s.waiting, s.resource),
+            "held": human(s.held, s.resource),
+            "entitled": human(s.entitled, s.resource),
+            "borrowers": [
+                {"name": n, "url": _node_url(s.tree, n), "amount": human(v, s.resource)} for n, v in s.borrowers
+            ],
+        }
+        for s in result.starved
+    ]
+    context["lending"] = [
+        {
+            **node(x.tree, x.name),
+            "resource": x.resource,
+            "lent": human(x.lent, x.resource),
+            "lendable": human(x.lendable, x.resource),
+        }
+        for x in result.lending
+    ]
+    context["idle"] = [
+        {
+            **node(i.tree, i.name),
+            "kind": "queue" if i.tree == QUEUE else "quota",
+            "field": "guarantee" if i.tree == QUEUE else "min",
+            "resource_name": i.resource,
+            "resource": i.resource,
+            "guaranteed": human(i.guaranteed, i.resource),
+            "average": human(i.average, i.resource),
+            "peak": human(i.peak, i.resource),
+            "freeable": human(i.freeable, i.resource),
+            "to": i.peak,
+            "to_text": human(i.peak, i.resource),
+            "hours": round(i.covered / 3600.0, 1),
+        }
+        for i in result.idle
+    ]
+    context["usage"] = [
+        {
+            **node(u.tree, u.name),
+            "resource": u.resource,
+            "average": human(u.average, u.resource),
+            "entitled": human(u.entitled, u.resource),
+            "ratio": _ratio(u.ratio),
+            "over": u.ratio is not None and u.ratio > 1.0,
+            "hours": round(u.covered / 3600.0, 1),
+        }
+        for u in result.usage
+    ]
+    return render(request, "frontend/audit.html", context)
+
+
+@admin_required
+@require_POST
+def stage_suggestion(request: HttpRequest) -> HttpResponse:
+    """Stage the audit's suggestion for an idle guarantee (lower it to the peak use of the window), then open the
+    what-if page with it."""
+    kind, name, resource = request.POST.get("kind"), request.POST.get("name", ""), request.POST.get("resource", "")
+    try:
+        amount = int(request.POST.get("to", ""))
+    except ValueError:
+        raise Http404("no such suggestion") from None
+    if kind == "queue":
+        instance: Any = Queue.objects.filter(name=name).first()
+        field = "guarantee"
+    elif kind == "quota":
+        instance = QuotaGroup.objects.filter(name=name).first()
+        field = "min"
+    else:
+        raise Http404("no such suggestion")
+    current = getattr(instance, field, None) if instance is not None else None
+    if instance is None or not current or resource not in current or amount < 0:
+        raise Http404("no such suggestion")
+    lowered = ResourceList({**current, resource: amount})
+    staging.add(request, staging.node_entry(kind, instance, {field: lowered}))
+    messages.info(request, f"Staged: {field} of {name} lowered to its peak use. Check the what-if, then apply.")
+    return redirect("frontend:whatif")

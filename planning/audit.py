@@ -1,0 +1,154 @@
+"""``GET /api/v1/audit/``: the fairness audit (``engine.audit``) of a cluster's trees, now and over a window.
+
+The values now come from the value cache (the same as every page); the history from the samples the sessions
+record per tree node (``QuotaSample``: a queue's allocated and deserved, a quota group's used and runtime). Admins
+only: the audit compares every team with every other. Amounts are quantities as people write them (``4``,
+``16Gi``, whole GPUs); a ratio of use to entitlement is a plain number.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from engine.audit import QUEUE, QUOTA, Audit, Sample, audit
+from engine.limits import brief
+from engine.resources import format_quantity
+from planning.export import AdminsOnly
+from planning.values_api import cached_values
+from scheduling.models import Cluster, QuotaSample, SampleKind
+
+MAX_DAYS = 31
+
+
+class AuditQuerySerializer(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="The cluster (default: the default cluster)")
+    days = serializers.IntegerField(
+        required=False, default=7, min_value=1, max_value=MAX_DAYS, help_text="The window of the history, in days"
+    )
+
+
+def history(cluster: Cluster, since: Any) -> dict[tuple[str, str], list[Sample]]:
+    """Every tree node's samples recorded since ``since``, oldest first, each led by its last sample before
+    ``since`` (the state at the window's start). A session writes every node's sample at one time, so the last
+    samples before the window share a handful of times: one query finds them, one reads them."""
+    samples = QuotaSample.objects.filter(cluster=cluster)
+    columns = ("kind", "name", "time", "allocated", "deserved")
+    before = samples.filter(time__lt=since).values("kind", "name").annotate(last=Max("time")).order_by()
+    last = {(row["kind"], row["name"]): row["last"] for row in before}
+    out: dict[tuple[str, str], list[Sample]] = {}
+
+    def keep(kind: str, name: str, time: Any, used: Any, entitled: Any) -> None:
+        tree = QUEUE if kind == SampleKind.QUEUE else QUOTA
+        out.setdefault((tree, name), []).append(Sample(time.timestamp(), used or {}, entitled or {}))
+
+    if last:
+        for kind, name, time, used, entitled in samples.filter(time__in=set(last.values())).values_list(*columns):
+            if last.get((kind, name)) == time:
+                keep(kind, name, time, used, entitled)
+                last.pop((kind, name))  # one per node, should two share a time
+    for row in samples.filter(time__gte=since).order_by("time", "id").values_list(*columns).iterator(chunk_size=5000):
+        keep(*row)
+    return out
+
+
+def run(cluster: Cluster, days: int) -> tuple[Any, Audit]:
+    """The cluster's snapshot and its audit over the last ``days``."""
+    snapshot, values = cached_values(cluster.name)
+    now = timezone.now()
+    found = history(cluster, now - timedelta(days=days))
+    return snapshot, audit(values, snapshot.quota_groups, found, now=now.timestamp(), window=days * 86400.0)
+
+
+def _q(amount: int, resource: str) -> str:
+    return format_quantity(amount, resource)
+
+
+def as_json(result: Audit) -> dict[str, Any]:
+    return {
+        "window_days": round(result.window / 86400.0, 3),
+        "starved": [
+            {
+                "tree": s.tree,
+                "name": s.name,
+                "parent": s.parent,
+                "resource": s.resource,
+                "waiting": _q(s.waiting, s.resource),
+                "held": _q(s.held, s.resource),
+                "entitled": _q(s.entitled, s.resource),
+                "shortfall": _q(s.shortfall, s.resource),
+                "borrowers": [{"name": n, "borrowed": _q(v, s.resource)} for n, v in s.borrowers],
+            }
+            for s in result.starved
+        ],
+        "lending": [
+            {
+                "tree": x.tree,
+                "name": x.name,
+                "resource": x.resource,
+                "lent": _q(x.lent, x.resource),
+                "lendable_now": _q(x.lendable, x.resource),
+            }
+            for x in result.lending
+        ],
+        "idle_guarantees": [
+            {
+                "tree": i.tree,
+                "name": i.name,
+                "resource": i.resource,
+                "guaranteed": _q(i.guaranteed, i.resource),
+                "average_used": _q(i.average, i.resource),
+                "peak_used": _q(i.peak, i.resource),
+                "freeable": _q(i.freeable, i.resource),
+                "covered_hours": round(i.covered / 3600.0, 2),
+            }
+            for i in result.idle
+        ],
+        "usage_over_time": [
+            {
+                "tree": u.tree,
+                "name": u.name,
+                "resource": u.resource,
+                "average_used": _q(u.average, u.resource),
+                "average_entitled": _q(u.entitled, u.resource),
+                "ratio": None if u.ratio is None else round(u.ratio, 3),
+                "covered_hours": round(u.covered / 3600.0, 2),
+            }
+            for u in result.usage
+        ],
+    }
+
+
+class AuditView(APIView):
+    """Who is starved and who borrows from the same parent, who lends and what could be lent now, which guarantees
+    sat idle over the window, and each node's use against its share over the window."""
+
+    permission_classes = [AdminsOnly]
+
+    @extend_schema(
+        tags=["audit"],
+        parameters=[
+            OpenApiParameter("cluster", str, required=False),
+            OpenApiParameter("days", int, required=False, description=f"1 to {MAX_DAYS}, default 7"),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        query = AuditQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        name = query.validated_data.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"]
+        cluster = Cluster.objects.filter(name=name).first()
+        if cluster is None:
+            raise serializers.ValidationError({"cluster": [f"cluster {brief(name)} does not exist"]})
+        _, result = run(cluster, query.validated_data["days"])
+        return Response(as_json(result))

@@ -1,0 +1,130 @@
+"""The fairness audit (issue 13, item 4): ``GET /api/v1/audit/`` and the ``/audit/`` page answer "who is starved,
+who borrows, who lends, where can I reclaim" with numbers, for admins only; an idle guarantee's suggestion stages a
+what-if."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from scheduling.models import QuotaSample
+from tests.frontend import builders as b
+
+pytestmark = pytest.mark.django_db
+
+
+def starving() -> None:
+    """Quota groups a and b share 100 cpu (min 50 each): a runs 10 cpu and waits for 40 more, b runs 90 — it
+    borrows 40 of a's min. Queues qa and qb (weight 1 each) likewise."""
+    b.node("n1", cpu="100", memory="400Gi")
+    b.group("a", min={"cpu": "50"}, max={"cpu": "100"})
+    b.group("b", min={"cpu": "50"}, max={"cpu": "100"})
+    b.queue("qa", weight=1)
+    b.queue("qb", weight=1)
+    b.namespace("a-ns", queue_name="qa", group_name="a")
+    b.namespace("b-ns", queue_name="qb", group_name="b")
+    b.job("a-ns", "small", "qa", 1, {"cpu": "10"}, running=1, on="n1", group_name="a")
+    b.job("a-ns", "waits", "qa", 1, {"cpu": "40"}, group_name="a", reason="NotEnoughResources")
+    b.job("b-ns", "big", "qb", 9, {"cpu": "10"}, running=9, on="n1", group_name="b")
+
+
+def _sample(kind: str, name: str, hours_ago: float, used: int, entitled: int) -> None:
+    QuotaSample.objects.create(
+        cluster=b.cluster(),
+        time=timezone.now() - timedelta(hours=hours_ago),
+        kind=kind,
+        name=name,
+        allocated={"cpu": used},
+        deserved={"cpu": entitled},
+    )
+
+
+@pytest.fixture
+def admin_token(make_user: Any) -> str:
+    return Token.objects.create(user=make_user("boss", staff=True)).key
+
+
+def test_the_starved_team_is_named_next_to_the_sibling_that_borrows_its_share(client: Any, admin_token: str) -> None:
+    starving()
+    body = client.get("/api/v1/audit/", headers={"Authorization": f"Token {admin_token}"}).json()
+    starved = {(s["tree"], s["name"], s["resource"]): s for s in body["starved"]}
+    group = starved[("quota", "a", "cpu")]
+    assert (group["waiting"], group["held"], group["entitled"], group["shortfall"]) == ("40", "10", "50", "40")
+    assert group["borrowers"] == [{"name": "b", "borrowed": "40"}]
+    queue = starved[("queue", "qa", "cpu")]
+    assert queue["waiting"] == "40" and queue["held"] == "10"
+    assert [x["name"] for x in queue["borrowers"]] == ["qb"]
+    assert ("quota", "b", "cpu") not in starved  # it holds more than its min
+    lending = {(x["tree"], x["name"], x["resource"]): x for x in body["lending"]}
+    assert lending[("quota", "a", "cpu")]["lent"] == "40"
+
+
+def test_an_idle_guarantee_is_measured_against_the_peak_of_the_window(client: Any, admin_token: str) -> None:
+    """a's min is 50: it used 90 cpu ten days ago, 10 from eight days ago (the state when the 7-day window opens),
+    20 for the last two days; each sample stands until the next. b used 90 of a 50 share for the last three days."""
+    starving()
+    _sample("quota", "a", 24 * 10, 90_000, 50_000)  # superseded before the window opens: no part of it
+    _sample("quota", "a", 24 * 8, 10_000, 50_000)
+    _sample("quota", "a", 48, 20_000, 50_000)
+    _sample("quota", "b", 72, 90_000, 50_000)
+    auth = {"Authorization": f"Token {admin_token}"}
+    body = client.get("/api/v1/audit/?days=7", headers=auth).json()
+    assert body["window_days"] == 7
+    idle = {(i["tree"], i["name"], i["resource"]): i for i in body["idle_guarantees"]}
+    a = idle[("quota", "a", "cpu")]
+    assert (a["guaranteed"], a["peak_used"], a["freeable"]) == ("50", "20", "30")
+    assert a["average_used"] == "12857m"  # (10 cpu for 120 h + 20 cpu for 48 h) / 168 h
+    assert 167.9 < a["covered_hours"] <= 168.1
+    assert ("quota", "b", "cpu") not in idle  # it used more than its min
+    usage = {(u["tree"], u["name"], u["resource"]): u for u in body["usage_over_time"]}
+    assert usage[("quota", "b", "cpu")]["ratio"] == 1.8
+    assert usage[("quota", "a", "cpu")]["ratio"] == pytest.approx(0.257, abs=0.001)
+    assert body["usage_over_time"][0]["name"] == "b"  # the most over its share first
+    one_day = client.get("/api/v1/audit/?days=1", headers=auth).json()
+    a1 = {i["name"]: i for i in one_day["idle_guarantees"]}["a"]
+    assert (a1["peak_used"], a1["average_used"]) == ("20", "20") and 23.9 < a1["covered_hours"] <= 24.1
+
+
+def test_bad_parameters_name_the_field(client: Any, admin_token: str) -> None:
+    b.cluster()
+    auth = {"Authorization": f"Token {admin_token}"}
+    for query, field in (("days=0", "days"), ("days=400", "days"), ("days=x", "days"), ("cluster=nope", "cluster")):
+        response = client.get(f"/api/v1/audit/?{query}", headers=auth)
+        assert response.status_code == 400, query
+        assert [e["attr"] for e in response.json()["errors"]] == [field], query
+
+
+def test_only_admins_see_the_audit(client: Any, make_user: Any, admin_token: str) -> None:
+    starving()
+    lead = make_user("lead", groups=("a-team",))
+    token = Token.objects.create(user=lead).key
+    assert client.get("/api/v1/audit/", headers={"Authorization": f"Token {token}"}).status_code == 403
+    assert client.get("/api/v1/audit/").status_code == 401
+    client.force_login(lead)
+    assert client.get("/audit/").status_code == 403
+    assert client.post("/audit/stage/", {"kind": "quota", "name": "a", "resource": "cpu", "to": "0"}).status_code == 403
+
+
+def test_the_page_answers_in_one_screen_and_stages_the_suggestion(client: Any, make_user: Any) -> None:
+    starving()
+    _sample("quota", "a", 72, 10_000, 50_000)
+    _sample("quota", "a", 24, 20_000, 50_000)
+    client.force_login(make_user("boss", staff=True))
+    page = client.get("/audit/").content.decode()
+    for heading in ("Starved now", "Lending now", "Idle guarantees", "Use over time"):
+        assert heading in page
+    assert "10 cores" in page and "▲ 40 cores" in page and "30 cores" in page
+    assert 'href="/quotas/a/"' in page and 'href="/quotas/b/"' in page
+    response = client.post("/audit/stage/", {"kind": "quota", "name": "a", "resource": "cpu", "to": "20000"})
+    assert response.status_code == 302 and response["Location"] == "/whatif/"
+    staged = client.session["fairway_staged"]
+    assert len(staged) == 1 and staged[0]["change"]["spec"] == {"min": {"cpu": "20"}}
+    whatif = client.get("/whatif/").content.decode()
+    assert "min cpu=20" in whatif
+    assert (
+        client.post("/audit/stage/", {"kind": "quota", "name": "nope", "resource": "cpu", "to": "1"}).status_code == 404
+    )
