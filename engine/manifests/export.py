@@ -1,6 +1,6 @@
 """The trees of a snapshot as the peers' manifests: what ``fairway export`` and ``GET /api/v1/export/`` write.
 
-Two formats, each the inverse of what ``load_manifests`` reads (so that ``fairway simulate`` on an export gives
+Three formats, each the inverse of what ``load_manifests`` reads (so that ``fairway simulate`` on an export gives
 back the same trees, and the same values on the same cluster):
 
 * ``volcano``: the queue tree as ``scheduling.volcano.sh/v1beta1`` Queues (``spec.parent``, ``weight``,
@@ -12,6 +12,15 @@ back the same trees, and the same values on the same cluster):
 * ``koordinator``: the quota trees as ``scheduling.sigs.k8s.io/v1alpha1`` ElasticQuotas with Koordinator's labels
   (parent, is-parent, allow-lent-resource, tree-id, is-root) and annotations (shared-weight, namespaces); the
   built-in ``root``/``system``/``default`` groups under Koordinator's names.
+* ``kueue``: the queue tree as ``kueue.x-k8s.io/v1beta2`` objects (the inverse of ``engine.manifests.kueue``): one
+  ``ResourceFlavor`` (``default-flavor``) holding every quota; an inner queue is a ``Cohort`` (``spec.parentName``),
+  with its own ``resourceGroups`` quota where it deserves more than its children (Kueue's cohort quota is its own
+  plus its children's); a leaf is a ``ClusterQueue`` (``spec.cohortName``, one resource group covering the resources
+  it has quota or limits for: ``nominalQuota`` = deserved, ``borrowingLimit``, ``lendingLimit``;
+  ``fairSharing.weight``; ``stopPolicy: Hold`` when Closed or Closing; every namespace may use it); a namespace on a
+  ClusterQueue gets a ``LocalQueue`` named ``default`` pointing at it (Kueue's default LocalQueue of a namespace).
+  What Kueue cannot hold is said by ``export_notes`` (guarantee, a capability other than deserved plus the borrowing
+  limit, the limits of a top-level queue, priority, reclaimable, namespace weights and hard limits, quota groups, …).
 
 Built-in queues and groups are written only where they differ from the built-ins (or carry namespaces or a
 hierarchy). The documents are plain ``dict`` s, in tree order (a parent before its children), ready for YAML or JSON.
@@ -24,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import ROOT_QUEUE, QueueSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.manifests.common import (
     _TO_KOORD,
     FAIRWAY_BORROWING_LIMIT,
@@ -49,6 +58,7 @@ from engine.resources import ResourceList, format_quantity
 
 __all__ = [
     "FORMATS",
+    "export_notes",
     "export_trees",
     "namespace_manifests",
     "queue_manifest",
@@ -57,6 +67,9 @@ __all__ = [
 
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 ELASTIC_QUOTA_API = "scheduling.sigs.k8s.io/v1alpha1"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+KUEUE_FLAVOR = "default-flavor"
+KUEUE_LOCAL_QUEUE = "default"  # the LocalQueue Kueue uses for a namespace's jobs without a queue-name label
 
 
 def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) -> dict[str, Any]:
@@ -198,7 +211,181 @@ def _koordinator(snapshot: Snapshot) -> list[dict[str, Any]]:
     return docs
 
 
-FORMATS: dict[str, Callable[[Snapshot], list[dict[str, Any]]]] = {"volcano": _volcano, "koordinator": _koordinator}
+def _kueue_group(resources: list[str], rows: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One resource group covering ``resources`` in the one flavor (no group when there is nothing to cover)."""
+    if not resources:
+        return []
+    flavor = {"name": KUEUE_FLAVOR, "resources": [{"name": r, **rows[r]} for r in resources]}
+    return [{"coveredResources": resources, "flavors": [flavor]}]
+
+
+def _kueue_rows(nominal: Mapping[str, int], queue: QueueSpec, top: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The covered resources (those with quota or limits) and each one's quota row, in Kueue's quantities."""
+    limits = () if top else ((queue.borrowing_limit, "borrowingLimit"), (queue.lending_limit, "lendingLimit"))
+    names = sorted(set(nominal).union(*(lim for lim, _ in limits)))
+    rows: dict[str, dict[str, Any]] = {}
+    for r in names:
+        row: dict[str, Any] = {"nominalQuota": format_quantity(nominal.get(r, 0), r)}
+        for lim, key in limits:
+            if r in lim:
+                row[key] = format_quantity(lim[r], r)
+        rows[r] = row
+    return names, rows
+
+
+def _amount(resource: str, amount: int) -> str:
+    return f"{resource} {format_quantity(amount, resource)}"
+
+
+def _kueue_queue_notes(queue: QueueSpec, top: bool, inner: bool, snapshot: Snapshot) -> list[str]:
+    """What Kueue cannot hold of one exported queue."""
+    name, notes = queue.name, []
+    what = "cohort" if inner else "ClusterQueue"
+    if queue.guarantee:
+        rl = ", ".join(_amount(r, v) for r, v in sorted(queue.guarantee.items()))
+        notes.append(f"queue {name}: guarantee ({rl}) has no Kueue counterpart (a lending limit keeps quota)")
+    if top and (queue.borrowing_limit or queue.lending_limit):
+        notes.append(
+            f"queue {name}: borrowing and lending limits dropped: a {what} without a parent has no one to borrow "
+            "from or lend to"
+        )
+    if top:
+        free = sorted(
+            r for r in set(queue.deserved) | set(queue.capability) if queue.capability.get(r) != queue.deserved.get(r)
+        )
+        if free or not queue.deserved:
+            notes.append(
+                f"queue {name}: at the top of a Kueue tree it uses at most its nominal quota (Fairway lets it borrow "
+                "the cluster's idle resources up to its capability)"
+            )
+    else:
+        lost = []
+        for r, cap in sorted(queue.capability.items()):
+            reach = queue.deserved.get(r, 0) + queue.borrowing_limit[r] if r in queue.borrowing_limit else None
+            if reach is None or cap < reach:
+                lost.append((r, cap, max(cap - queue.deserved.get(r, 0), 0)))
+        if lost:
+            caps = ", ".join(_amount(r, cap) for r, cap, _ in lost)
+            fix = ", ".join(_amount(r, room) for r, _, room in lost)
+            notes.append(
+                f"queue {name}: capability ({caps}) is not deserved plus a borrowing limit, the only cap Kueue has "
+                f"(a borrowing limit of {fix} would keep it)"
+            )
+    if queue.state != "Open":
+        if inner:
+            notes.append(f"queue {name}: {queue.state}, and a Kueue cohort cannot be stopped")
+        elif queue.state == "Closing":
+            notes.append(f"queue {name}: Closing written as stopPolicy Hold, which Fairway reads back as Closed")
+        elif queue.state != "Closed":
+            notes.append(f"queue {name}: state {queue.state} written as Open")
+    if queue.priority:
+        notes.append(f"queue {name}: priority {queue.priority} has no Kueue counterpart")
+    if not queue.reclaimable:
+        notes.append(f"queue {name}: not reclaimable, which Kueue cannot say of a queue (its lending limit can)")
+    if name in snapshot.queue_hierarchy:
+        notes.append(f"queue {name}: Volcano's hierarchy annotations are not written (the tree is the cohorts)")
+    return notes
+
+
+def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
+    queues = snapshot.queues
+    notes: list[str] = []
+    for builtin in (ROOT_QUEUE, DEFAULT_QUEUE):
+        if builtin in queues and queues[builtin] != BUILTIN_QUEUES[builtin]:
+            notes.append(f"queue {builtin}: Fairway's built-in; its settings have no Kueue counterpart")
+    children: dict[str, list[str]] = {}
+    for name, queue in queues.items():
+        if queue.parent is not None and name != ROOT_QUEUE:
+            children.setdefault(queue.parent, []).append(name)
+    for name in sorted(children.get(DEFAULT_QUEUE, ())):
+        notes.append(f"queue {name}: under the built-in default queue, which is not written; it is put at the top")
+    cohorts: list[dict[str, Any]] = []
+    members: list[dict[str, Any]] = []
+    for name in _tree_order({n: q.parent for n, q in queues.items()}):
+        if name in (ROOT_QUEUE, DEFAULT_QUEUE):
+            continue
+        queue = queues[name]
+        parent = queue.parent if queue.parent not in (None, ROOT_QUEUE, DEFAULT_QUEUE) else None
+        top = parent is None
+        inner = name in children
+        notes.extend(_kueue_queue_notes(queue, top, inner, snapshot))
+        spec: dict[str, Any] = {}
+        if inner:
+            # Kueue's cohort quota is its own plus its children's: the own part is what the queue deserves beyond them
+            below: dict[str, int] = {}
+            for child in children[name]:
+                for r, v in queues[child].deserved.items():
+                    below[r] = below.get(r, 0) + v
+            own: dict[str, int] = {}
+            for r in sorted(set(below) | set(queue.deserved)):
+                mine, theirs = queue.deserved.get(r, 0), below.get(r, 0)
+                if mine < theirs or (r not in queue.deserved and theirs):
+                    notes.append(
+                        f"queue {name}: deserves {_amount(r, mine)}, less than its children's {_amount(r, theirs)}; "
+                        f"a Kueue cohort holds at least its children's quota ({_amount(r, theirs)})"
+                    )
+                elif mine > theirs or (r in queue.deserved and not theirs):
+                    own[r] = mine - theirs
+            if parent is not None:
+                spec["parentName"] = parent
+            covered, rows = _kueue_rows(own, queue, top)
+        else:
+            if parent is not None:
+                spec["cohortName"] = parent
+            spec["namespaceSelector"] = {}  # every namespace, as a Fairway queue takes any namespace's jobs
+            covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
+        groups = _kueue_group(covered, rows)
+        if groups:
+            spec["resourceGroups"] = groups
+        spec["fairSharing"] = {"weight": queue.weight}
+        if not inner and queue.state in ("Closed", "Closing"):
+            spec["stopPolicy"] = "Hold"  # admitted workloads run on, nothing new is admitted
+        doc = {"apiVersion": KUEUE_API, "kind": "Cohort" if inner else "ClusterQueue", "metadata": {"name": name}}
+        (cohorts if inner else members).append({**doc, "spec": spec})
+    local: list[dict[str, Any]] = []
+    leaves = {d["metadata"]["name"] for d in members}
+    unplaced: list[str] = []
+    for ns_name in sorted(snapshot.namespaces):
+        ns = snapshot.namespaces[ns_name]
+        if ns.weight != 1 or ns.hard:
+            notes.append(f"namespace {ns_name}: its weight and ResourceQuota hard limits are not written")
+        if ns.queue in leaves:
+            local.append(
+                {
+                    "apiVersion": KUEUE_API,
+                    "kind": "LocalQueue",
+                    "metadata": {"name": KUEUE_LOCAL_QUEUE, "namespace": ns_name},
+                    "spec": {"clusterQueue": ns.queue},
+                }
+            )
+        elif ns.queue and ns.queue in queues and ns.queue not in (DEFAULT_QUEUE, ROOT_QUEUE):
+            notes.append(f"namespace {ns_name}: its queue {ns.queue} is a cohort, which no LocalQueue can point at")
+        else:
+            unplaced.append(ns_name)
+    if unplaced and (cohorts or members):
+        notes.append(
+            f"namespaces {', '.join(unplaced)}: on the default queue: no LocalQueue (Kueue leaves their jobs alone)"
+        )
+    groups_written = [n for n, g in snapshot.quota_groups.items() if BUILTIN_QUOTA_GROUPS.get(n) != g]
+    if groups_written:
+        notes.append(
+            f"quota groups ({len(groups_written)}): Koordinator's tree has no Kueue counterpart "
+            "(export them with --format koordinator)"
+        )
+    flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_FLAVOR}, "spec": {}}
+    docs = [flavor, *cohorts, *members, *local] if cohorts or members else []
+    return docs, notes
+
+
+def _kueue(snapshot: Snapshot) -> list[dict[str, Any]]:
+    return _kueue_export(snapshot)[0]
+
+
+FORMATS: dict[str, Callable[[Snapshot], list[dict[str, Any]]]] = {
+    "volcano": _volcano,
+    "koordinator": _koordinator,
+    "kueue": _kueue,
+}
 
 
 def export_trees(snapshot: Snapshot, fmt: str) -> list[dict[str, Any]]:
@@ -208,3 +395,11 @@ def export_trees(snapshot: Snapshot, fmt: str) -> list[dict[str, Any]]:
     except KeyError:
         raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}") from None
     return write(snapshot)
+
+
+def export_notes(snapshot: Snapshot, fmt: str) -> list[str]:
+    """What the manifests of ``fmt`` cannot express of ``snapshot``'s trees, one line each (Volcano's and
+    Koordinator's formats hold their trees whole: no lines)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    return _kueue_export(snapshot)[1] if fmt == "kueue" else []

@@ -9,6 +9,7 @@ The mapping (the README states it too):
   (Kueue's "subtree quota"); ``borrowingLimit`` and ``lendingLimit`` are the queue's limits (Kueue's meaning, the
   engine's own); a ClusterQueue without a cohort, and a cohort without a parent, cannot borrow: their
   **capability** is their deserved, as Kueue admits nothing beyond the quota of a tree;
+* a ClusterQueue's ``spec.stopPolicy`` ``Hold`` or ``HoldAndDrain`` makes its queue Closed (nothing new is admitted);
 * ``spec.fairSharing.weight`` is the queue's weight (a whole number at least 1; a fraction is rounded, with a
   warning);
 * a ``ResourceFlavor`` is one flavor per resource: a resource given quota in several flavors (``on-demand`` and
@@ -48,7 +49,7 @@ from engine.manifests.core import CoreReaders
 from engine.objects import PodGroupInfo
 from engine.resources import ResourceList
 from engine.session.policy import Policy
-from engine.vocabulary import PodGroupPhase
+from engine.vocabulary import PodGroupPhase, QueueState
 
 # Volcano's default policy with capacity (hierarchical) in place of proportion: Kueue's quota tree
 KUEUE_POLICY: Policy = Policy.from_dict(
@@ -112,6 +113,10 @@ class KueueReaders(CoreReaders):
             specs[name]["weight"] = self._weight(doc)
         for name, (doc, _, _) in members.items():
             specs[name]["weight"] = self._weight(doc)
+            stop = _str(doc.spec.get("stopPolicy"), "spec.stopPolicy") or "None"
+            if stop not in ("None", "Hold", "HoldAndDrain"):
+                raise doc.error(f"spec.stopPolicy: {stop!r} is not one of None, Hold, HoldAndDrain")
+            specs[name]["state"] = QueueState.OPEN.value if stop == "None" else QueueState.CLOSED.value
         for spec in specs.values():
             parent = spec["parent"]
             if parent is not None and parent not in specs:
@@ -143,6 +148,7 @@ class KueueReaders(CoreReaders):
                 capability=deserved if spec["parent"] is None else ResourceList(),
                 borrowing_limit=ResourceList(spec["borrowing"]),
                 lending_limit=ResourceList(spec["lending"]),
+                state=spec.get("state", QueueState.OPEN.value),
             )
             self._origin("Queue", name)
 

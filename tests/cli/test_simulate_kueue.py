@@ -250,3 +250,19 @@ def test_shared_quota_setup_skips_the_two_cpu_flavors(tmp_path: Path, capsys: An
     assert code == 0, err
     assert "resource cpu has quota in several flavors (on-demand, spot)" in err
     assert doc["queues"]["team-cluster-queue"]["deserved"] == {"cpu_credits": "14"}
+
+
+def test_a_stop_policy_closes_the_cluster_queue(tmp_path: Path, capsys: Any) -> None:
+    """``fairway export --format kueue`` writes a Closed leaf as ``stopPolicy: Hold``; Hold and HoldAndDrain read back
+    as Closed, and a stop policy Kueue does not know is named."""
+    text = (
+        cluster_queue("team-a", "ab", "9")
+        + cluster_queue("team-b", "ab", "3").replace("namespaceSelector: {}", "stopPolicy: Hold")
+        + cluster_queue("team-c", "ab", "3").replace("namespaceSelector: {}", "stopPolicy: HoldAndDrain")
+    )
+    code, doc, err = simulate(tmp_path, capsys, NODES + FLAVOR + text)
+    assert code == 0, err
+    assert [doc["queues"][q]["state"] for q in ("team-a", "team-b", "team-c")] == ["Open", "Closed", "Closed"]
+    bad = cluster_queue("team-d", "ab", "3").replace("namespaceSelector: {}", "stopPolicy: Pause")
+    code, _, err = simulate(tmp_path, capsys, NODES + FLAVOR + bad)
+    assert code == 2 and "ClusterQueue team-d" in err and "spec.stopPolicy: 'Pause' is not one of" in err, err
