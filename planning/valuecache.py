@@ -9,7 +9,7 @@ stale at once rather than wrong for long: the values are kept for exactly as lon
 The cache lives in the process (one entry per cluster); what the pages derive from the values, their presenters keep.
 The snapshot comes from the process's mirror of the cluster (``scheduling.mirror``), which reads only the rows
 changed since its last use, so the first request after a change pays for those rows and the values, not for
-reading the whole cluster again.
+reading the whole cluster again; after a change of the trees alone, the values also reuse the pods' aggregates.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def current(cluster: Cluster) -> tuple[Any, Any]:
             return entry.snapshot, entry.values
     fresh = Cluster.objects.get(pk=cluster.pk)  # the settings as they are at ``fp`` or later
     snapshot, _ = mirror_of(cluster.pk).read(fresh)
-    entry = _Entry(fp, snapshot, compute_values(snapshot))
+    # After a change of the trees only, the mirror hands back the same pods and podgroups: their aggregates are
+    # reused (``compute_values`` checks that they are the very same dictionaries).
+    entry = _Entry(fp, snapshot, compute_values(snapshot, base=entry.values if entry is not None else None))
     with _lock:
         _entries[cluster.pk] = entry
     return entry.snapshot, entry.values

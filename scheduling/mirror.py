@@ -171,6 +171,8 @@ class ClusterMirror:
         self._state: _State | None = None
         self._lock = threading.RLock()
         self.version = 0  # moves whenever what the mirror holds changes
+        self._rows = 0  # moves whenever the cluster's rows it holds change (not for a tree change)
+        self._copies: tuple[int, dict[str, TaskInfo], dict[str, PodGroupInfo]] | None = None
         self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
         self._local = threading.local()
         self._pending: tuple[int, int] | None = None
@@ -195,6 +197,7 @@ class ClusterMirror:
             except BaseException:
                 self._state = None  # half-applied: the next use reads in full
                 self.version += 1
+                self._rows += 1
                 raise
             self.last = Refresh(done.full, done.reason, done.changes, round((perf_counter() - t0) * 1000.0, 3))
             return self.last
@@ -205,12 +208,17 @@ class ClusterMirror:
             st = self._state
             if st is None:
                 raise RuntimeError("the mirror has not been read yet (call refresh first)")
-            podgroups = dict(st.podgroups)
-            for key, info in st.own.items():
-                podgroups.setdefault(key, info)
+            # The same copies of the pods and podgroups while those rows are unchanged: after a tree change the
+            # values reuse their pod aggregates (``compute_values(base=...)`` checks the dictionaries' identity).
+            if self._copies is None or self._copies[0] != self._rows:
+                podgroups = dict(st.podgroups)
+                for key, info in st.own.items():
+                    podgroups.setdefault(key, info)
+                self._copies = (self._rows, dict(st.tasks), podgroups)
+            _, tasks, podgroups = self._copies
             return Snapshot(
                 nodes=dict(st.nodes),
-                tasks=dict(st.tasks),
+                tasks=tasks,
                 podgroups=podgroups,
                 queues={q.name: q for q in st.trees.queues},
                 quota_groups={g.name: g for g in st.trees.groups},
@@ -345,12 +353,14 @@ class ClusterMirror:
             st.cluster_rev = rev
             if changes:
                 self.version += 1
+                self._rows += 1
         return Refresh(False, "", changes)
 
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
         self._state = None
         self.version += 1
+        self._rows += 1
         self.generation = uuid.uuid4().hex
         cache = store._JsonCache()
         st = _State(epoch=epoch, trees_rev=trees_rev, cluster_rev=rev, trees=_read_trees(cache))

@@ -127,3 +127,25 @@ def test_a_cluster_write_leaves_the_other_clusters_cached(cluster: Cluster) -> N
     assert valuecache.current(other)[1] is values
     trees, own = Revision.objects.values_of(Revision.TREES, Revision.cluster_key(cluster.pk))
     assert trees > 0 and own > 0
+
+
+def test_a_tree_change_reuses_the_pods_aggregates_and_a_pod_change_does_not(cluster: Cluster) -> None:
+    """After an edit of the trees only, the values are recomputed on the same pods and podgroups (the mirror hands
+    back the very same dictionaries) and reuse their aggregates; the numbers equal a computation from scratch. A pod
+    write brings new ones."""
+    from engine.values import compute_values
+
+    snap0, values0 = valuecache.current(cluster)
+    Queue.objects.filter(name="team-a").update(weight=3)
+    snap1, values1 = valuecache.current(cluster)
+    assert values1 is not values0
+    assert snap1.tasks is snap0.tasks and snap1.podgroups is snap0.podgroups
+    assert values1.aggregates is not None and values0.aggregates is not None
+    assert values1.aggregates.jobs is values0.aggregates.jobs  # reused, not recomputed
+    fresh = compute_values(snap1)
+    assert dict(values1.queues) == dict(fresh.queues) and dict(values1.quotas) == dict(fresh.quotas)
+    Pod.objects.filter(name="train-1").update(status="Bound", node=Node.objects.get(name="n1"))
+    snap2, values2 = valuecache.current(cluster)
+    assert snap2.tasks is not snap1.tasks
+    assert values2.aggregates is not None and values2.aggregates.jobs is not values1.aggregates.jobs
+    assert values2.queues["team-a"].allocated == parse_resource_list({"cpu": "2"})
