@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,9 @@ print(json.dumps({
 """
 
 
-def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
+def _embedded(tmp_path: Path) -> Callable[..., str]:
+    """``run(*args)``: ``manage.py`` on the embedded default (a SQLite file under ``tmp_path``), migrated and with
+    the demo loaded; returns its output."""
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")},
         "FAIRWAY_VAR_DIR": str(tmp_path),
@@ -53,6 +56,11 @@ def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
 
     run("migrate", "--noinput", "-v", "0")
     run("load_demo")
+    return run
+
+
+def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
+    run = _embedded(tmp_path)
     assert "cluster default (simulated): 6 of 6 periodic tasks enabled" in run(
         "ensure_schedules", "--simulated", "default"
     )
@@ -97,21 +105,7 @@ def test_pages_read_while_a_session_holds_the_write_lock(tmp_path: Path) -> None
     """SQLite's write lock is held by the worker's session from its read to its commit. A GET's transaction
     (``ATOMIC_REQUESTS``) begins DEFERRED (``SQLiteReadsMiddleware``): it reads WAL's snapshot at once instead of
     waiting for that lock (60 s busy timeout, then a 503)."""
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")},
-        "FAIRWAY_VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'fairway.sqlite3'}",
-        "STATICFILES_STORAGE": "django.contrib.staticfiles.storage.StaticFilesStorage",
-    }
-    manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
-
-    def run(*args: str) -> str:
-        done = subprocess.run([*manage, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-        return done.stdout
-
-    run("migrate", "--noinput", "-v", "0")
-    run("load_demo")
+    run = _embedded(tmp_path)
     import json
 
     report = json.loads(run("shell", "-c", READS_SCRIPT).strip().splitlines()[-1])
