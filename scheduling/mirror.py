@@ -53,6 +53,7 @@ from django.db import connection, transaction
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
+from engine.session.carry import SessionCarry
 from quotas.models import Queue, Revision
 from scheduling import store
 from scheduling.choices import PodGroupPhase as DbPhase
@@ -154,6 +155,8 @@ class ClusterMirror:
         self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
         self._local = threading.local()
         self._pending: tuple[int, int] | None = None
+        # the state the engine's last session of this cluster opened with (used under the session lock only)
+        self.carry = SessionCarry()
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -174,6 +177,7 @@ class ClusterMirror:
                     done = self._refresh(session)
             except BaseException:
                 self._state = None  # half-applied: the next use reads in full
+                self.carry.clear()
                 self.version += 1
                 raise
             self.last = Refresh(done.full, done.reason, done.changes, round((perf_counter() - t0) * 1000.0, 3))
@@ -259,6 +263,7 @@ class ClusterMirror:
         """Forget the copy (the next use reads in full)."""
         with self._lock:
             self._state = None
+            self.carry.clear()
 
     # -- refreshing ---------------------------------------------------------------------------------------------
 
@@ -330,6 +335,7 @@ class ClusterMirror:
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
         self._state = None
+        self.carry.clear()  # every object is new: the next session builds its state in full
         self.version += 1
         self.generation = uuid.uuid4().hex
         cache = store._JsonCache()

@@ -1142,7 +1142,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
             if result is None:
-                result = _engine().run_session(snapshot, now=now)
+                # the engine's state kept from the last session, brought up to date (``engine.session.carry``)
+                result = _engine().run_session(snapshot, now=now, carry=mirror.carry)
                 mirror.remember(result, cluster.scheduler_policy, now)
             t2 = perf_counter()
             pending = mirror.pending_count()
