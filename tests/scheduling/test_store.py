@@ -337,7 +337,7 @@ def test_run_scheduling_session_times_each_phase(world: World, fake_engine: Any)
 
 
 def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engine: Any, monkeypatch: Any) -> None:
-    def broken(snapshot: Any, *, now: float, policy: Any = None) -> Any:
+    def broken(snapshot: Any, *, now: float, policy: Any = None, carry: Any = None) -> Any:
         raise ValueError("poison podgroup ns-a/pg-a")
 
     monkeypatch.setattr(fake_engine, "run_session", broken)
