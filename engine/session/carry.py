@@ -71,7 +71,11 @@ class _Kept:
     snapshot_resources: tuple[str, ...]
     has_pods: bool
     table: NodeTable
+    infos: Mapping[str, TaskInfo]  # the last snapshot's tasks
     order: list[str]  # task uids in snapshot order
+    rank: dict[str, int]  # task uid -> a number that grows in snapshot order
+    quota_of: dict[str, str]  # task uid -> quota group, in snapshot order (``Snapshot.task_quota_groups``)
+    next_rank: int
     states: dict[str, TaskState]  # snapshot order
     members: dict[str, list[TaskState]]  # podgroup key -> its pods in snapshot order (a key without podgroup too)
     groups: dict[str, _GroupSums]  # quota group -> what its pods add up to
@@ -144,7 +148,11 @@ class SessionCarry:
             snapshot_resources=snap.resource_names,
             has_pods=has_pods,
             table=table,
+            infos=snap.tasks,
             order=list(tasks),
+            rank={uid: i for i, uid in enumerate(tasks)},
+            quota_of={uid: t.quota_group for uid, t in tasks.items()},
+            next_rank=len(tasks),
             states=tasks,
             members=members,
             groups=groups,
@@ -153,33 +161,27 @@ class SessionCarry:
         )
         self._kept = kept
         self.last = f"full build: {why}"
-        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, set(members), True, None)
+        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, set(members), True)
 
     # -- the update --------------------------------------------------------------------------------------------
 
     def _update(self, kept: _Kept, snap: Snapshot) -> Opened:
         states = kept.states
         infos = snap.tasks
-        changed: list[TaskInfo] = []  # new pods and pods whose info changed
-        fresh: set[str] = set()  # of those, the new ones
-        for uid, info in infos.items():
-            state = states.get(uid)
-            if state is None:
-                changed.append(info)
-                fresh.add(uid)
-            elif state.info is not info:
-                changed.append(info)
+        before = kept.infos.get
+        changed = [info for uid, info in infos.items() if before(uid) is not info]  # new pods, changed pods
+        fresh = {info.uid for info in changed if info.uid not in states}  # of those, the new ones
         gone = len(states) - (len(infos) - len(fresh))
         removed = [uid for uid in states if uid not in infos] if gone else []
         if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
             return self._full(snap, f"{len(changed) + len(removed)} of {len(infos)} pods changed")
         order = list(infos)
-        if fresh or removed:
-            left = set(removed)
-            same = [u for u in order if u not in fresh] == [u for u in kept.order if u not in left]
-        else:
-            same = order == kept.order
-        if not same:
+        left = set(removed)
+        kept_order = [u for u in kept.order if u not in left] if removed else kept.order
+        surviving = len(order) - len(fresh)
+        at_end = not fresh or set(order[surviving:]) == fresh  # new pods only after the others (the usual case)
+        rest = order[:surviving] if at_end else [u for u in order if u not in fresh]
+        if rest != kept_order:
             return self._full(snap, "the pods' order moved")
         task_resources = dict(kept.task_resources)
         for uid in removed:
@@ -204,6 +206,7 @@ class SessionCarry:
             dirty_jobs.add(old.job)
             groups[old.quota_group].add(old.info, -1)
         added: list[TaskState] = []
+        new_group = False
         for info in changed:
             old = states.get(info.uid)
             if old is not None:
@@ -220,15 +223,34 @@ class SessionCarry:
             sums = groups.get(task.quota_group)
             if sums is None:
                 sums = groups[task.quota_group] = _GroupSums()
+                new_group = True
             sums.add(info, 1)
             added.append(task)
-        tasks = {uid: states[uid] for uid in order} if (changed or removed) else states
-        pos = {uid: i for i, uid in enumerate(order)} if added else {}
+        quota_of, rank = kept.quota_of, kept.rank
+        # the quota groups' order (that of their first pods) may have moved
+        regrouped = bool(removed) or not at_end or new_group
+        if at_end:  # updated in place, new pods appended: still in snapshot order
+            tasks = states
+            for uid in removed:
+                del quota_of[uid], rank[uid]
+            for task in added:
+                regrouped = regrouped or quota_of.get(task.uid, task.quota_group) != task.quota_group
+                quota_of[task.uid] = task.quota_group
+                if task.uid in fresh:
+                    rank[task.uid] = kept.next_rank
+                    kept.next_rank += 1
+        else:
+            tasks = {uid: states[uid] for uid in order}
+            quota_of = kept.quota_of = {uid: t.quota_group for uid, t in tasks.items()}
+            rank = kept.rank = {uid: i for i, uid in enumerate(order)}
+            kept.next_rank = len(order)
+        pos = rank
         for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
             kept.table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
         _regroup(kept.members, dirty_jobs, tasks, added, pos)
         for group in [g for g, sums in groups.items() if not sums.pods]:
             del groups[group]
+            regrouped = True
 
         # podgroups: a new JobState for a new or changed podgroup; recounted when a member changed
         old_jobs = kept.jobs
@@ -267,6 +289,7 @@ class SessionCarry:
             job.reopen()
 
         kept.nodes = snap.nodes
+        kept.infos = snap.tasks
         kept.task_resources = task_resources
         kept.order = order
         kept.states = tasks
@@ -274,30 +297,25 @@ class SessionCarry:
         self.last = (
             f"update: {len(changed)} pods new or changed, {len(removed)} gone, {len(recount)} podgroups recounted"
         )
-        aggregates = self._aggregates(kept, snap, dirty_jobs, bool(changed or removed), pos or None)
+        aggregates = self._aggregates(kept, snap, dirty_jobs, regrouped)
         return table.clone(), tasks, jobs, kept.has_pods, aggregates
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
-    def _aggregates(
-        self, kept: _Kept, snap: Snapshot, dirty_jobs: set[str], moved: bool, pos: dict[str, int] | None
-    ) -> Aggregates:
+    def _aggregates(self, kept: _Kept, snap: Snapshot, dirty_jobs: set[str], regrouped: bool) -> Aggregates:
         """The aggregates ``compute_values`` starts from, and the snapshot's indexes the session reads (the ones a
         full build would compute by walking every pod), in the snapshot's orders."""
-        tasks = kept.states
         if dirty_jobs:  # podgroup keys in the order of their first pod, as ``Snapshot``'s grouping gives
-            if pos is None:
-                pos = {uid: i for i, uid in enumerate(kept.order)}
-            first = pos.__getitem__
+            first = kept.rank.__getitem__
             kept.members = dict(sorted(kept.members.items(), key=lambda item: first(item[1][0].uid)))
-        if moved:  # quota groups likewise
-            kept.groups = {group: kept.groups[group] for group in dict.fromkeys(t.quota_group for t in tasks.values())}
+        if regrouped:  # quota groups likewise
+            kept.groups = {group: kept.groups[group] for group in dict.fromkeys(kept.quota_of.values())}
         for key, ours in kept.members.items():
             if key not in kept.by_podgroup:
                 kept.by_podgroup[key] = tuple(t.info for t in ours)
         cache = snap._cache  # the snapshot's own indexes, as it would compute them
         cache.setdefault("resource_names", kept.snapshot_resources)
-        cache.setdefault("task_quota_groups", {uid: t.quota_group for uid, t in tasks.items()})
+        cache.setdefault("task_quota_groups", dict(kept.quota_of))
         cache.setdefault("tasks_by_podgroup", {key: kept.by_podgroup[key] for key in kept.members})
         totals: dict[str, GroupTotals] = {}
         for group, sums in kept.groups.items():

@@ -995,7 +995,8 @@ def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     if c[S.RUNNING] and unschedulable:
         return PodGroupPhase.UNKNOWN
     scheduled = c[S.RUNNING] + c[S.BOUND] + c[S.BINDING] + c[S.SUCCEEDED]
-    scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
+    if c[S.RELEASING]:
+        scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
     if scheduled >= job.min_member:
         live = len(job.tasks) - c[S.SUCCEEDED] - c[S.FAILED]
         return PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING
