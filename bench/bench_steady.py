@@ -51,6 +51,7 @@ def one_session(cluster_id: int) -> dict[str, Any]:
     from scheduling.models import SchedulingSession
     from scheduling.tasks import run_session
 
+    opened = mirror_of(cluster_id).carry.opened
     t0 = time.perf_counter()
     outcome = run_session(cluster_id)
     wall = (time.perf_counter() - t0) * 1000.0
@@ -67,7 +68,8 @@ def one_session(cluster_id: int) -> dict[str, Any]:
         "full": last.full,
         "why": last.reason,
         "changes": last.changes,
-        "kept": mirror.carry.last.startswith("update"),  # the engine updated the state it kept (no full build)
+        "ran": mirror.carry.opened > opened,  # the engine ran (its last result was not reused)
+        "kept": mirror.carry.last.startswith("update"),  # and updated the state it kept (no full build)
     }
 
 
@@ -114,8 +116,8 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
 
     walls = [r["wall"] for r in runs]
     fulls = sum(1 for r in runs if r["full"])
-    kept = sum(1 for r in runs if r["kept"] and r["engine"] > 0.5)
-    ran = sum(1 for r in runs if r["engine"] > 0.5)
+    ran = sum(1 for r in runs if r["ran"])
+    kept = sum(1 for r in runs if r["ran"] and r["kept"])
     return (
         f"{label}: median {med('wall'):,.0f} ms end to end (min {min(walls):,.0f}, max {max(walls):,.0f}; "
         f"refresh+snapshot {med('load'):,.0f}, engine {med('engine'):,.0f}, write {med('write'):,.0f}); "

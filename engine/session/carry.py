@@ -22,7 +22,7 @@ no global state) and, for the next snapshot, redoes only what changed:
   columns changed, or more than a quarter of the pods changed (a full build is then as fast). An error while
   updating drops the kept state, so the next session builds in full.
 
-``last`` says what the last ``open`` did (for benchmarks and tests). The randomized test
+``last`` says what the last ``open`` did and ``opened`` counts them (for benchmarks and tests). The randomized test
 ``tests/unit/test_session_carry.py`` compares, over many random change sequences, the decisions and values of
 sessions opened through a carry with sessions built from scratch.
 """
@@ -95,6 +95,7 @@ class SessionCarry:
         self._kept: _Kept | None = None
         self._touched: list[TaskState] = []
         self.last = "nothing kept yet"
+        self.opened = 0  # sessions opened through this carry
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
@@ -104,6 +105,7 @@ class SessionCarry:
     def open(self, snapshot: Snapshot, touched: list[TaskState]) -> Opened:
         """The node table (a copy the session may change), tasks, jobs, pod-slot flag and aggregates a session on
         ``snapshot`` opens with; ``touched`` is the session's list of tasks whose status it changes."""
+        self.opened += 1
         for task in self._touched:  # undo what the last session did to the kept tasks
             task.status = task.orig_status
             task.node = task.orig_node
