@@ -32,6 +32,11 @@ state over every pod. Its podgroup statuses are in the database already (the fee
 message and blocker, so their silence proves it), so only the rest is written: the compare-and-swaps that find
 nothing to do, the quota samples, the session row with the podgroups per phase (``phase_counts``).
 
+When rows did change, the engine still does not start from nothing: the mirror holds the engine's
+``SessionCarry`` (``engine.session.carry``), the state the last session opened with, which the next session
+brings up to date for the pods, podgroups and nodes whose objects changed (the mirror keeps the same object for
+every unchanged row, which is what lets the engine find the changes by identity). A full read empties it.
+
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
 creation, pods by primary key. The values cache (``planning.valuecache``) and the sessions share the process's

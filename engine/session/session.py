@@ -7,6 +7,9 @@ A session (Volcano ``framework/session.go``) opens on a ``Snapshot``:
 * every node becomes a row of ``NodeTable``'s int64 arrays: ``alloc``, ``idle`` (allocatable minus what its
   allocated and releasing pods hold), ``releasing`` and ``pipelined``; ``FutureIdle = idle + releasing -
   pipelined``, as in Volcano. When any node offers ``pods``, every pod needs one (the pod-count predicate);
+* a caller running one cluster's sessions in a row passes a ``SessionCarry`` (``engine.session.carry``): the
+  tasks, jobs, node table and pod aggregates are then the ones the last session opened with, brought up to date
+  for the objects that changed, the same as building them here;
 * the policy's plugins are built (``Framework``); the quota plugins compute the quota values once, here:
   queue values (proportion or capacity), namespace shares (seed 000) and elastic runtimes (seed 001);
 * the policy's actions then run in order; each changes the session only through a ``Statement``
