@@ -174,7 +174,7 @@ class SessionCarry:
         changed = [info for uid, info in infos.items() if before(uid) is not info]  # new pods, changed pods
         fresh = {info.uid for info in changed if info.uid not in states}  # of those, the new ones
         gone = len(states) - (len(infos) - len(fresh))
-        removed = [uid for uid in states if uid not in infos] if gone else []
+        removed = list(states.keys() - infos.keys()) if gone else []  # in any order: uncounting commutes
         if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
             return self._full(snap, f"{len(changed) + len(removed)} of {len(infos)} pods changed")
         order = list(infos)
