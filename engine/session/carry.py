@@ -16,8 +16,10 @@ no global state) and, for the next snapshot, redoes only what changed:
 * **What the last session changed** is undone: every ``TaskState`` whose status changed is put back as it opened
   (``Session.touched``), every ``JobState`` reopens from its counters at open (``JobState.reopen``), and the
   session works on a copy of the node table (``NodeTable.clone``).
-* **A full build** (``build_state``) whenever equivalence cannot be shown cheaply: no state yet, a node added,
-  gone or changed (rows and resource columns move), the quota groups' names or the namespaces they list changed
+* **A changed node** (allocatable, labels, taints, cordon, readiness) keeps its row: its allocatable row is
+  replaced and its idle row moves by the same amount (idle is allocatable minus what its pods hold).
+* **A full build** (``build_state``) whenever equivalence cannot be shown cheaply: no state yet, a node added or
+  gone (rows move), the pod slots appearing or going, the quota groups' names or the namespaces they list changed
   (the pods' quota groups move), the snapshot's task order moved (beyond appended and removed pods), the resource
   columns changed, or more than a quarter of the pods changed (a full build is then as fast). An error while
   updating drops the kept state, so the next session builds in full.
@@ -32,10 +34,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from engine.fairshare.queues import JobUsage
+from engine.fairshare.queues import JobUsage, raw
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.session import (
+    PODS,
     JobState,
     NodeTable,
     TaskState,
@@ -52,6 +55,7 @@ from engine.values import (
     group_usage_of,
     job_usage,
 )
+from engine.wording import plural
 
 __all__ = ["SessionCarry"]
 
@@ -193,12 +197,21 @@ class SessionCarry:
             if old is not None:
                 _count_names(task_resources, old.info, -1)
             _count_names(task_resources, info, 1)
-        names = tuple(sorted(kept.node_resources | {n for n, c in task_resources.items() if c > 0}))
+        nodes = _changed_nodes(kept, snap)
+        node_resources = kept.node_resources
+        if nodes:
+            node_resources = frozenset(name for n in snap.nodes.values() for name in n.allocatable)
+            if any(PODS in raw(n.allocatable) for n in snap.nodes.values()) != kept.has_pods:
+                return self._full(snap, "the pod slots changed")
+        names = tuple(sorted(node_resources | {n for n, c in task_resources.items() if c > 0}))
         if names != kept.snapshot_resources:
             return self._full(snap, "the resource columns changed")
 
         # from here on the kept state changes (an error drops it: ``open``)
         table = kept.table
+        if nodes:
+            table.renew(nodes)
+            kept.node_resources = node_resources
         dirty_jobs: set[str] = set()
         new_rows: set[int] = set()
         groups = kept.groups
@@ -298,6 +311,7 @@ class SessionCarry:
         kept.jobs = jobs
         self.last = (
             f"update: {len(changed)} pods new or changed, {len(removed)} gone, {len(recount)} podgroups recounted"
+            + (f", {plural(len(nodes), 'node')} changed" if nodes else "")
         )
         aggregates = self._aggregates(kept, snap, dirty_jobs, regrouped)
         return table.clone(), tasks, jobs, kept.has_pods, aggregates
@@ -393,16 +407,19 @@ class _GroupSums:
 def _why_full(kept: _Kept, snap: Snapshot) -> str:
     """Why the kept state cannot be updated to ``snap`` ('' when it can)."""
     nodes = snap.nodes
-    if nodes is not kept.nodes:
-        if len(nodes) != len(kept.nodes):
-            return "nodes were added or removed"
-        for name, info in nodes.items():
-            old = kept.nodes.get(name)
-            if old is not info and old != info:
-                return "a node changed"
+    if nodes is not kept.nodes and (len(nodes) != len(kept.nodes) or nodes.keys() != kept.nodes.keys()):
+        return "nodes were added or removed"
     if frozenset(snap.quota_groups) != kept.quota_names or snap.quota_namespaces != kept.quota_namespaces:
         return "the quota groups changed"
     return ""
+
+
+def _changed_nodes(kept: _Kept, snap: Snapshot) -> list[NodeInfo]:
+    """The nodes whose info changed (the same names as the kept ones: ``_why_full``); an equal copy is no change."""
+    if snap.nodes is kept.nodes:
+        return []
+    before = kept.nodes
+    return [info for name, info in snap.nodes.items() if before[name] is not info and before[name] != info]
 
 
 def _count_names(counts: dict[str, int], info: TaskInfo, sign: int) -> None:

@@ -62,7 +62,7 @@ from engine.wording import plural
 if TYPE_CHECKING:
     from engine.session.carry import SessionCarry
 
-__all__ = ["JobState", "NodeTable", "Placement", "Session", "TaskState"]
+__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -373,6 +373,23 @@ class NodeTable:
         out.future_ops = self.future_ops
         out._labels = self._labels
         return out
+
+    def renew(self, nodes: Iterable[NodeInfo]) -> None:
+        """Take these changed nodes (already rows of the table, same resource columns): allocatable, readiness,
+        labels and taints replaced, idle moved by the allocatable's change (what the pods hold stays)."""
+        self.infos = list(self.infos)
+        self.alloc, self.idle, self.ready = self.alloc.copy(), self.idle.copy(), self.ready.copy()
+        for node in nodes:
+            row = self.index[node.name]
+            self.infos[row] = node
+            vec: I64 = np.zeros(len(self.resources), dtype=np.int64)
+            for name, amount in raw(node.allocatable).items():
+                if amount:
+                    vec[self.col[name]] = amount
+            self.idle[row] += vec - self.alloc[row]
+            self.alloc[row] = vec
+            self.ready[row] = node.ready
+        self._labels = {}
 
     def own_row(self, row: int) -> dict[str, TaskState]:
         """Row ``row``'s task dict, to change (copied first when still shared with the table this one cloned)."""
