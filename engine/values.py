@@ -31,7 +31,7 @@ disagree on a number. The counting rules, in one place:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,17 +41,23 @@ from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult,
 from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueBook, summarize_jobs
-from engine.objects import ALLOCATED_STATUSES, PodGroupPhase, Snapshot, TaskStatus
+from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import Policy
 
 __all__ = [
+    "Aggregates",
+    "GroupTotals",
     "GroupUsage",
     "QuotaValues",
     "Reservations",
+    "aggregates_of",
     "compute_quotas",
     "compute_values",
+    "group_totals",
     "group_usage",
+    "group_usage_of",
+    "job_usage",
     "job_usages",
     "podgroup_demand",
     "podgroup_usages",
@@ -89,7 +95,7 @@ class Reservations:
 
 
 @dataclass(frozen=True)
-class _Aggregates:
+class Aggregates:
     """What the pods add up to, tied to the task and podgroup mappings it was computed from."""
 
     tasks: Mapping[str, Any]
@@ -113,7 +119,7 @@ class QuotaValues:
     releasing: Mapping[str, ResourceList] = field(default_factory=dict)
     # per quota group: reserved by admitted podgroups and held by pipelined pods (see the module docstring)
     reservations: Reservations = field(default_factory=Reservations)
-    aggregates: _Aggregates | None = field(default=None, repr=False, compare=False)
+    aggregates: Aggregates | None = field(default=None, repr=False, compare=False)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -129,46 +135,46 @@ def queue_policy_of(policy: Policy) -> tuple[str, bool, int]:
 def job_usages(snapshot: Snapshot) -> list[JobUsage]:
     """Each podgroup's aggregate, in the snapshot's podgroup order: what its pending and allocated tasks request
     and what its allocated tasks hold (Volcano's ``request`` and ``allocated`` of a job)."""
-    out: list[JobUsage] = []
     by_pg = snapshot.tasks_by_podgroup
+    return [job_usage(pg, by_pg.get(key, ())) for key, pg in snapshot.podgroups.items()]
+
+
+def job_usage(pg: PodGroupInfo, tasks: Iterable[TaskInfo]) -> JobUsage:
+    """One podgroup's aggregate (``job_usages``) from its tasks in snapshot order."""
     trusted = ResourceList.trusted
-    for key, pg in snapshot.podgroups.items():
-        request: dict[str, int] = {}
-        allocated: dict[str, int] = {}
-        pipelined: dict[str, int] | None = None
-        n_alloc = n_pipelined = 0
-        for task in by_pg.get(key, ()):
-            status = task.status
-            if task.pipelined or status == TaskStatus.PIPELINED:
-                n_pipelined += 1
-                pipelined = {} if pipelined is None else pipelined
-                for name, amount in task.request.raw.items():
-                    pipelined[name] = pipelined.get(name, 0) + amount
-            if status not in _REQUESTING:
-                continue
-            amounts = task.request.raw
+    request: dict[str, int] = {}
+    allocated: dict[str, int] = {}
+    pipelined: dict[str, int] | None = None
+    n_alloc = n_pipelined = 0
+    for task in tasks:
+        status = task.status
+        if task.pipelined or status == TaskStatus.PIPELINED:
+            n_pipelined += 1
+            pipelined = {} if pipelined is None else pipelined
+            for name, amount in task.request.raw.items():
+                pipelined[name] = pipelined.get(name, 0) + amount
+        if status not in _REQUESTING:
+            continue
+        amounts = task.request.raw
+        for name, amount in amounts.items():
+            request[name] = request.get(name, 0) + amount
+        if status in ALLOCATED_STATUSES:
+            n_alloc += 1
             for name, amount in amounts.items():
-                request[name] = request.get(name, 0) + amount
-            if status in ALLOCATED_STATUSES:
-                n_alloc += 1
-                for name, amount in amounts.items():
-                    allocated[name] = allocated.get(name, 0) + amount
-        out.append(
-            JobUsage(
-                queue=pg.queue,
-                namespace=pg.namespace,
-                request=trusted(request),
-                allocated=trusted(allocated),
-                min_resources=pg.min_resources,
-                phase=str(pg.phase),
-                min_member=pg.min_member,
-                allocated_tasks=n_alloc,
-                name=pg.name,
-                pipelined=None if pipelined is None else trusted(pipelined),
-                pipelined_tasks=n_pipelined,
-            )
-        )
-    return out
+                allocated[name] = allocated.get(name, 0) + amount
+    return JobUsage(
+        queue=pg.queue,
+        namespace=pg.namespace,
+        request=trusted(request),
+        allocated=trusted(allocated),
+        min_resources=pg.min_resources,
+        phase=str(pg.phase),
+        min_member=pg.min_member,
+        allocated_tasks=n_alloc,
+        name=pg.name,
+        pipelined=None if pipelined is None else trusted(pipelined),
+        pipelined_tasks=n_pipelined,
+    )
 
 
 def podgroup_usages(values: QuotaValues) -> dict[str, JobUsage]:
@@ -181,38 +187,59 @@ def podgroup_usages(values: QuotaValues) -> dict[str, JobUsage]:
 
 def group_usage(snapshot: Snapshot) -> GroupUsage:
     """Per quota group: request, used and releasing (see ``GroupUsage``)."""
+    return group_usage_of({group: group_totals(tasks) for group, tasks in snapshot.tasks_by_quota_group.items()})
+
+
+GroupTotals = tuple[ResourceList, ResourceList, ResourceList | None, ResourceList | None, int]
+
+
+def group_totals(tasks: Iterable[TaskInfo]) -> GroupTotals:
+    """One quota group's (request, used, releasing, pipelined, pipelined pods) from its tasks in snapshot order;
+    releasing and pipelined None when there are none."""
+    req: dict[str, int] = {}
+    use: dict[str, int] = {}
+    leaving: dict[str, int] = {}
+    waiting: dict[str, int] = {}
+    n_waiting = 0
+    for task in tasks:
+        status = task.status
+        if status in _DONE:
+            continue
+        if task.pipelined or status == TaskStatus.PIPELINED:
+            n_waiting += 1
+            for name, amount in task.request.raw.items():
+                waiting[name] = waiting.get(name, 0) + amount
+        amounts = task.request.raw
+        for name, amount in amounts.items():
+            req[name] = req.get(name, 0) + amount
+        into = use if status in ALLOCATED_STATUSES else leaving if status == TaskStatus.RELEASING else None
+        if into is not None:
+            for name, amount in amounts.items():
+                into[name] = into.get(name, 0) + amount
+    trusted = ResourceList.trusted
+    return (
+        trusted(req),
+        trusted(use),
+        trusted(leaving) if leaving else None,
+        trusted(waiting) if n_waiting else None,
+        n_waiting,
+    )
+
+
+def group_usage_of(totals: Mapping[str, GroupTotals]) -> GroupUsage:
+    """``GroupUsage`` from each quota group's ``group_totals`` (in the order of ``Snapshot.tasks_by_quota_group``)."""
     requests: dict[str, ResourceList] = {}
     used: dict[str, ResourceList] = {}
     releasing: dict[str, ResourceList] = {}
     pipelined: dict[str, ResourceList] = {}
     pipelined_pods: dict[str, int] = {}
-    for group, tasks in snapshot.tasks_by_quota_group.items():
-        req: dict[str, int] = {}
-        use: dict[str, int] = {}
-        leaving: dict[str, int] = {}
-        waiting: dict[str, int] = {}
-        n_waiting = 0
-        for task in tasks:
-            status = task.status
-            if status in _DONE:
-                continue
-            if task.pipelined or status == TaskStatus.PIPELINED:
-                n_waiting += 1
-                for name, amount in task.request.raw.items():
-                    waiting[name] = waiting.get(name, 0) + amount
-            amounts = task.request.raw
-            for name, amount in amounts.items():
-                req[name] = req.get(name, 0) + amount
-            into = use if status in ALLOCATED_STATUSES else leaving if status == TaskStatus.RELEASING else None
-            if into is not None:
-                for name, amount in amounts.items():
-                    into[name] = into.get(name, 0) + amount
-        requests[group] = ResourceList.trusted(req)
-        used[group] = ResourceList.trusted(use)
-        if leaving:
-            releasing[group] = ResourceList.trusted(leaving)
-        if n_waiting:
-            pipelined[group] = ResourceList.trusted(waiting)
+    for group, (req, use, leaving, waiting, n_waiting) in totals.items():
+        requests[group] = req
+        used[group] = use
+        if leaving is not None:
+            releasing[group] = leaving
+        if waiting is not None:
+            pipelined[group] = waiting
             pipelined_pods[group] = n_waiting
     return GroupUsage(requests, used, releasing, pipelined, pipelined_pods)
 
@@ -307,7 +334,14 @@ def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: Grou
     )
 
 
-def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
+def aggregates_of(snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage) -> Aggregates:
+    """The aggregates of ``snapshot`` from its ``job_usages`` and ``group_usage`` computed by the caller (a session
+    carry that keeps them between sessions), for ``compute_values(aggregates=...)``."""
+    quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
+    return Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), groups)
+
+
+def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> Aggregates:
     quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
     old = base.aggregates if base is not None else None
     if old is not None and old.tasks is snapshot.tasks and old.podgroups is snapshot.podgroups:
@@ -315,18 +349,25 @@ def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> _Aggregates:
             return old
         return dataclasses.replace(old, quota_key=quota_key, groups=group_usage(snapshot))
     jobs = job_usages(snapshot)
-    return _Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), group_usage(snapshot))
+    return Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), group_usage(snapshot))
 
 
 @paused_during
-def compute_values(snapshot: Snapshot, policy: Policy | None = None, *, base: QuotaValues | None = None) -> QuotaValues:
+def compute_values(
+    snapshot: Snapshot,
+    policy: Policy | None = None,
+    *,
+    base: QuotaValues | None = None,
+    aggregates: Aggregates | None = None,
+) -> QuotaValues:
     """Every tree node's values for ``snapshot`` under ``policy`` (default: the snapshot's).
 
     ``base``: values of an earlier snapshot whose pod aggregates may be reused (see the module docstring).
+    ``aggregates``: the snapshot's aggregates, computed by the caller (``aggregates_of``).
     """
     policy = policy or snapshot.policy
     total = snapshot.total_allocatable
-    agg = _aggregates(snapshot, base)
+    agg = aggregates if aggregates is not None else _aggregates(snapshot, base)
     name, hierarchy, level = queue_policy_of(policy)
     queues = list(snapshot.queues.values())
     if name == "capacity":

@@ -32,6 +32,11 @@ state over every pod. Its podgroup statuses are in the database already (the fee
 message and blocker, so their silence proves it), so only the rest is written: the compare-and-swaps that find
 nothing to do, the quota samples, the session row with the podgroups per phase (``phase_counts``).
 
+When rows did change, the engine still does not start from nothing: the mirror holds the engine's
+``SessionCarry`` (``engine.session.carry``), the state the last session opened with, which the next session
+brings up to date for the pods, podgroups and nodes whose objects changed (the mirror keeps the same object for
+every unchanged row, which is what lets the engine find the changes by identity). A full read empties it.
+
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
 creation, pods by primary key. The values cache (``planning.valuecache``) and the sessions share the process's
@@ -53,6 +58,7 @@ from django.db import connection, transaction
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
+from engine.session.carry import SessionCarry
 from quotas.models import Queue, Revision
 from scheduling import store
 from scheduling.choices import PodGroupPhase as DbPhase
@@ -176,6 +182,8 @@ class ClusterMirror:
         self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
         self._local = threading.local()
         self._pending: tuple[int, int] | None = None
+        # the state the engine's last session of this cluster opened with (used under the session lock only)
+        self.carry = SessionCarry()
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -196,6 +204,7 @@ class ClusterMirror:
                     done = self._refresh(session)
             except BaseException:
                 self._state = None  # half-applied: the next use reads in full
+                self.carry.clear()
                 self.version += 1
                 self._rows += 1
                 raise
@@ -287,6 +296,7 @@ class ClusterMirror:
         """Forget the copy (the next use reads in full)."""
         with self._lock:
             self._state = None
+            self.carry.clear()
 
     # -- refreshing ---------------------------------------------------------------------------------------------
 
@@ -359,6 +369,7 @@ class ClusterMirror:
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
         self._state = None
+        self.carry.clear()  # every object is new: the next session builds its state in full
         self.version += 1
         self._rows += 1
         self.generation = uuid.uuid4().hex

@@ -1024,41 +1024,57 @@ def _amounts(value: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in sorted(value.items())}
 
 
+_SAMPLE_COLUMNS = ("cluster", "time", "kind", "name", "request", "allocated", "deserved", "borrowed", "lent")
+
+
 def _write_samples(cluster: Cluster, result: decisions.SessionResult, now: datetime) -> int:
-    rows: list[QuotaSample] = []
+    """One ``QuotaSample`` per queue and per quota group of ``result``. On PostgreSQL the rows go in with one
+    ``COPY`` (a few milliseconds for hundreds of rows, where building and inserting model instances took a tenth
+    of a second at 5,000 nodes); the rows are the same either way."""
+    rows: list[tuple[str, str, dict[str, int], dict[str, int], dict[str, int], dict[str, int], dict[str, int]]] = []
     if result.queue_values is not None:
         for name in result.queue_values:
             q = result.queue_values[name]
             rows.append(
-                QuotaSample(
-                    cluster=cluster,
-                    time=now,
-                    kind=SampleKind.QUEUE,
-                    name=name,
-                    request=_amounts(q.request),
-                    allocated=_amounts(q.allocated),
-                    deserved=_amounts(q.deserved),
-                    borrowed=_amounts(q.borrowed),
-                    lent=_amounts(q.lent),
+                (
+                    SampleKind.QUEUE,
+                    name,
+                    _amounts(q.request),
+                    _amounts(q.allocated),
+                    _amounts(q.deserved),
+                    _amounts(q.borrowed),
+                    _amounts(q.lent),
                 )
             )
     if result.quota_values is not None:
         for name in result.quota_values:
             g = result.quota_values[name]
             rows.append(
-                QuotaSample(
-                    cluster=cluster,
-                    time=now,
-                    kind=SampleKind.QUOTA,
-                    name=name,
-                    request=_amounts(g.request),
-                    allocated=_amounts(g.used),
-                    deserved=_amounts(g.runtime),
-                    borrowed=_amounts(g.borrowed),
-                    lent=_amounts(g.lent),
+                (
+                    SampleKind.QUOTA,
+                    name,
+                    _amounts(g.request),
+                    _amounts(g.used),
+                    _amounts(g.runtime),
+                    _amounts(g.borrowed),
+                    _amounts(g.lent),
                 )
             )
-    QuotaSample.objects.bulk_create(rows, batch_size=_BATCH)
+    if not rows:
+        return 0
+    if connection.vendor != "postgresql":
+        fields = _SAMPLE_COLUMNS[2:]
+        QuotaSample.objects.bulk_create(
+            [QuotaSample(cluster=cluster, time=now, **dict(zip(fields, row, strict=True))) for row in rows],
+            batch_size=_BATCH,
+        )
+        return len(rows)
+    meta = QuotaSample._meta
+    columns = ", ".join(connection.ops.quote_name(meta.get_field(f).column) for f in _SAMPLE_COLUMNS)
+    sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for kind, name, *amounts in rows:
+            copy.write_row((cluster.pk, now, str(kind), name, *(json.dumps(a) for a in amounts)))
     return len(rows)
 
 
@@ -1179,7 +1195,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
             if result is None:
-                result = _engine().run_session(snapshot, now=now)
+                # the engine's state kept from the last session, brought up to date (``engine.session.carry``)
+                result = _engine().run_session(snapshot, now=now, carry=mirror.carry)
                 mirror.remember(result, cluster.scheduler_policy, now)
             t2 = perf_counter()
             pending = mirror.pending_count()

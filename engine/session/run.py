@@ -22,12 +22,13 @@ from engine.objects import (
     TaskStatus,
 )
 from engine.session.actions import ACTIONS
+from engine.session.carry import SessionCarry
 from engine.session.decisions import Eviction, SessionResult
 from engine.session.policy import Policy
 from engine.session.recycle import recycle
 from engine.session.session import Session
 
-__all__ = ["apply_result", "run_actions", "run_recycle", "run_session"]
+__all__ = ["SessionCarry", "apply_result", "run_actions", "run_recycle", "run_session"]
 
 # as ``session.podgroup_phase`` counts them: a Failed (evicted) pod is not scheduled
 _SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED})
@@ -36,13 +37,20 @@ _FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 
 @paused_during
 def run_session(
-    snapshot: Snapshot, *, now: float, policy: Policy | None = None, checkpoint: Callable[[], None] | None = None
+    snapshot: Snapshot,
+    *,
+    now: float,
+    policy: Policy | None = None,
+    checkpoint: Callable[[], None] | None = None,
+    carry: SessionCarry | None = None,
 ) -> SessionResult:
     """Open a session on the snapshot (policy defaults to ``snapshot.policy``), run the policy's actions in order,
     close it and return the decisions: bindings, evictions, podgroup statuses with reasons, and the quota values
     computed at open (``queue_values``, ``namespace_values``, ``quota_values``). ``checkpoint`` is called between
-    podgroups (a budget's check: whatever it raises stops the session and propagates)."""
-    session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint)
+    podgroups (a budget's check: whatever it raises stops the session and propagates). ``carry``: the state the
+    last session of the same cluster opened with, kept by the caller (``engine.session.carry``); the session opens
+    on it brought up to date instead of building everything, and decides exactly the same."""
+    session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint, carry)
     run_actions(session)
     return session.close()
 

@@ -7,6 +7,9 @@ A session (Volcano ``framework/session.go``) opens on a ``Snapshot``:
 * every node becomes a row of ``NodeTable``'s int64 arrays: ``alloc``, ``idle`` (allocatable minus what its
   allocated and releasing pods hold), ``releasing`` and ``pipelined``; ``FutureIdle = idle + releasing -
   pipelined``, as in Volcano. When any node offers ``pods``, every pod needs one (the pod-count predicate);
+* a caller running one cluster's sessions in a row passes a ``SessionCarry`` (``engine.session.carry``): the
+  tasks, jobs, node table and pod aggregates are then the ones the last session opened with, brought up to date
+  for the objects that changed, the same as building them here;
 * the policy's plugins are built (``Framework``); the quota plugins compute the quota values once, here:
   queue values (proportion or capacity), namespace shares (seed 000) and elastic runtimes (seed 001);
 * the policy's actions then run in order; each changes the session only through a ``Statement``
@@ -33,7 +36,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,10 +56,13 @@ from engine.objects import (
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework, GateRefusal, qty
 from engine.session.policy import Policy
-from engine.values import QuotaValues, compute_values, podgroup_usages
+from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages
 from engine.wording import plural
 
-__all__ = ["JobState", "NodeTable", "Placement", "Session", "TaskState"]
+if TYPE_CHECKING:
+    from engine.session.carry import SessionCarry
+
+__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -172,6 +178,7 @@ class JobState:
         "allocate_refusal",
         "allocated",
         "backing_off",
+        "base",
         "counts",
         "creation",
         "enqueue_refusal",
@@ -211,12 +218,23 @@ class JobState:
         self.min_resources: dict[str, int] | None = (
             None if info.min_resources is None else dict(raw(info.min_resources))
         )
-        self.phase: str = str(info.phase)
         self.creation = info.creation_timestamp
         self.tasks: list[TaskState] = []
+        self.base: tuple[dict[TaskStatus, int], int, dict[str, int]] | None = None  # kept by a ``SessionCarry``
         self.counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
         self.pending_be = 0
         self.allocated: dict[str, int] = {}  # event-based, as drf's job attribute
+        self.reopen()
+
+    def reopen(self) -> None:
+        """The state the job opens a session with: its aggregates at open (``base``, when a ``SessionCarry`` keeps
+        the job between sessions) and every per-session field cleared."""
+        if self.base is not None:
+            counts, pending_be, allocated = self.base
+            self.counts = dict(counts)
+            self.pending_be = pending_be
+            self.allocated = dict(allocated)
+        self.phase: str = str(self.info.phase)
         self.usage: JobUsage | None = None
         self.enqueued_now = False
         self.enqueue_refusal: GateRefusal | None = None
@@ -336,9 +354,71 @@ class NodeTable:
         self.log: list[int] = []  # rows changed, in order (Placement rescoring)
         self.future_ops = 0  # > 0 once any node has releasing or pipelined amounts
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
+        self._shared: set[int] = set()  # rows whose task dict belongs to another table (``clone``)
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def clone(self) -> NodeTable:
+        """A copy a session may change while this one stays as it is (the node infos and label columns shared)."""
+        out = NodeTable.__new__(NodeTable)
+        out.infos, out.names, out.index = self.infos, self.names, self.index
+        out.resources, out.col, out.ready = self.resources, self.col, self.ready
+        out.alloc = self.alloc
+        out.idle, out.releasing = self.idle.copy(), self.releasing.copy()
+        out.pipelined, out.evictable = self.pipelined.copy(), self.evictable.copy()
+        out.tasks = list(self.tasks)  # each row's dict shared until the copy changes it (``own_row``)
+        out._shared = set(range(len(out.tasks)))
+        out.log = []
+        out.future_ops = self.future_ops
+        out._labels = self._labels
+        return out
+
+    def renew(self, nodes: Iterable[NodeInfo]) -> None:
+        """Take these changed nodes (already rows of the table, same resource columns): allocatable, readiness,
+        labels and taints replaced, idle moved by the allocatable's change (what the pods hold stays)."""
+        self.infos = list(self.infos)
+        self.alloc, self.idle, self.ready = self.alloc.copy(), self.idle.copy(), self.ready.copy()
+        for node in nodes:
+            row = self.index[node.name]
+            self.infos[row] = node
+            vec: I64 = np.zeros(len(self.resources), dtype=np.int64)
+            for name, amount in raw(node.allocatable).items():
+                if amount:
+                    vec[self.col[name]] = amount
+            self.idle[row] += vec - self.alloc[row]
+            self.alloc[row] = vec
+            self.ready[row] = node.ready
+        self._labels = {}
+
+    def own_row(self, row: int) -> dict[str, TaskState]:
+        """Row ``row``'s task dict, to change (copied first when still shared with the table this one cloned)."""
+        if row in self._shared:
+            self._shared.discard(row)
+            self.tasks[row] = self.tasks[row].copy()
+        return self.tasks[row]
+
+    def place(self, task: TaskState, sign: int) -> None:
+        """Count (``sign`` 1) or uncount (-1) what ``task`` holds on its node as the session opens with it."""
+        row, status = task.orig_node, task.orig_status
+        if row < 0 or status in _TERMINAL:
+            return
+        if sign > 0:
+            self.own_row(row)[task.uid] = task
+        else:
+            del self.own_row(row)[task.uid]
+        vec = task.vec if sign > 0 else -task.vec
+        if status in ALLOCATED_STATUSES:
+            self.idle[row] -= vec
+            if status in (S.RUNNING, S.BOUND) and task.preemptable:
+                self.evictable[row] += vec
+        elif status == S.RELEASING:
+            self.idle[row] -= vec
+            self.releasing[row] += vec
+            self.future_ops += sign
+        elif status == S.PIPELINED:
+            self.pipelined[row] += vec
+            self.future_ops += sign
 
     def future_idle(self, row: int) -> I64:
         out: I64 = self.idle[row] + self.releasing[row] - self.pipelined[row]
@@ -377,6 +457,8 @@ class Placement:
         self.table = session.nodes
         self._static: dict[tuple[Any, ...], BOOL] = {}
         self._classes: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        # (signature, request) -> (node table generation, refusal): ``failure`` again only after a node changed
+        self._failures: dict[tuple[Any, ...], tuple[int, GateRefusal]] = {}
         fw = session.framework
         self._predicates = fw.hook_plugins("node_predicate")
         self._scorers = fw.hook_plugins("node_scores")
@@ -518,7 +600,18 @@ class Placement:
 
     # -- why not --------------------------------------------------------------------------------------------------
     def failure(self, task: TaskState) -> GateRefusal:
-        """Why no node can take ``task``, with the numbers (the largest idle amount among usable nodes)."""
+        """Why no node can take ``task``, with the numbers (the largest idle amount among usable nodes). The same
+        for every task of the same class until a node changes (the table's change log grows), so it is kept."""
+        key = (task.sig, task.vkey)
+        generation = len(self.table.log)
+        kept = self._failures.get(key)
+        if kept is not None and kept[0] == generation:
+            return kept[1]
+        refusal = self._failure(task)
+        self._failures[key] = (generation, refusal)
+        return refusal
+
+    def _failure(self, task: TaskState) -> GateRefusal:
         t = self.table
         static = self.static_mask(task.sig)
         usable = int(static.sum())
@@ -561,6 +654,81 @@ class Placement:
 
 
 # ------------------------------------------------------------------------------------------------------------
+# Building the state a session opens with
+# ------------------------------------------------------------------------------------------------------------
+
+
+def table_columns(snapshot: Snapshot) -> tuple[tuple[str, ...], bool]:
+    """The node table's resource columns and whether every pod needs a pod slot (some node offers ``pods``)."""
+    resources = list(snapshot.resource_names)
+    has_pods = any(PODS in raw(n.allocatable) for n in snapshot.nodes.values())
+    if has_pods and PODS not in resources:
+        resources.append(PODS)
+        resources.sort()
+    return tuple(resources), has_pods
+
+
+def task_vector(info: TaskInfo, table: NodeTable, has_pods: bool) -> I64:
+    """A pod's request over the table's columns (a row of ``Snapshot.request_matrix``, with the pod slot)."""
+    vec: I64 = np.zeros(len(table.resources), dtype=np.int64)
+    col = table.col
+    for name, amount in raw(info.request).items():
+        if amount:
+            vec[col[name]] = amount
+    if has_pods:
+        vec[col[PODS]] = ONE_POD
+    return vec
+
+
+def count_job(job: JobState, members: Iterable[TaskState]) -> None:
+    """A job's task list and counters from its tasks in snapshot order (as the session opens)."""
+    tasks = job.tasks
+    counts = job.counts
+    for task in members:
+        tasks.append(task)
+        status = task.orig_status
+        counts[status] += 1
+        if status == S.PENDING and task.best_effort:
+            job.pending_be += 1
+        if status in _EVENT_ALLOCATED:
+            add_into(job.allocated, task.req)
+    tasks.sort(key=lambda t: t.fallback_key)
+
+
+def build_state(snap: Snapshot, table: NodeTable, has_pods: bool) -> tuple[dict[str, TaskState], dict[str, JobState]]:
+    """Every pod as a ``TaskState`` and every podgroup as a ``JobState`` (snapshot order), each pod counted on its
+    node in ``table``."""
+    jobs: dict[str, JobState] = {key: JobState(pg) for key, pg in snap.podgroups.items()}
+    uids, matrix = snap.request_matrix()
+    names = snap.resource_names
+    if tuple(names) != table.resources:
+        # add the pods column the matrix lacks
+        vecs: I64 = np.zeros((len(uids), len(table.resources)), dtype=np.int64)
+        for j, name in enumerate(names):
+            vecs[:, table.col[name]] = matrix[:, j]
+    else:
+        vecs = matrix.copy()
+    if has_pods:
+        vecs[:, table.col[PODS]] = ONE_POD
+    quota_of = snap.task_quota_groups
+    tasks: dict[str, TaskState] = {}
+    members: dict[str, list[TaskState]] = {}
+    index = table.index
+    for i, uid in enumerate(uids):
+        info = snap.tasks[uid]
+        pg = jobs.get(info.podgroup)
+        row = index.get(info.node, -1) if info.node is not None else -1
+        task = TaskState(info, pg, vecs[i], row, quota_of[uid])
+        tasks[uid] = task
+        if pg is not None:
+            members.setdefault(pg.key, []).append(task)
+        table.place(task, 1)
+    for key, group in members.items():
+        count_job(jobs[key], group)
+    return tasks, jobs
+
+
+# ------------------------------------------------------------------------------------------------------------
 # The session
 # ------------------------------------------------------------------------------------------------------------
 
@@ -577,7 +745,12 @@ class Session:
     and the session stops there; the engine itself never reads the clock for it."""
 
     def __init__(
-        self, snapshot: Snapshot, policy: Policy, now: float, checkpoint: Callable[[], None] | None = None
+        self,
+        snapshot: Snapshot,
+        policy: Policy,
+        now: float,
+        checkpoint: Callable[[], None] | None = None,
+        carry: SessionCarry | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.policy = policy
@@ -588,13 +761,16 @@ class Session:
         self.bindings: list[Binding] = []
         self.evictions: list[Eviction] = []
 
-        resources = list(snapshot.resource_names)
-        self.has_pods = any(PODS in raw(n.allocatable) for n in snapshot.nodes.values())
-        if self.has_pods and PODS not in resources:
-            resources.append(PODS)
-            resources.sort()
-        self.nodes = NodeTable(snapshot.nodes.values(), tuple(resources))
-        self._build_state()
+        self.touched: list[TaskState] = []  # every task whose status changed in this session (with repeats)
+        self._aggregates: Aggregates | None = None
+        if carry is not None:
+            # the state the carry kept from the last session of this cluster, brought up to date (or built in full)
+            opened = carry.open(snapshot, self.touched)
+            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates = opened
+        else:
+            resources, self.has_pods = table_columns(snapshot)
+            self.nodes = NodeTable(snapshot.nodes.values(), resources)
+            self._build_state()
         self.ns_allocated: dict[str, dict[str, int]] = {}
         for job in self.jobs.values():
             if job.allocated:
@@ -624,58 +800,14 @@ class Session:
 
     # -- building ---------------------------------------------------------------------------------------------
     def _build_state(self) -> None:
-        snap = self.snapshot
-        table = self.nodes
-        self.jobs: dict[str, JobState] = {key: JobState(pg) for key, pg in snap.podgroups.items()}
-        uids, matrix = snap.request_matrix()
-        names = snap.resource_names
-        if tuple(names) != table.resources:
-            # add the pods column the matrix lacks
-            vecs: I64 = np.zeros((len(uids), len(table.resources)), dtype=np.int64)
-            for j, name in enumerate(names):
-                vecs[:, table.col[name]] = matrix[:, j]
-        else:
-            vecs = matrix.copy()
-        if self.has_pods:
-            vecs[:, table.col[PODS]] = ONE_POD
-        quota_of = snap.task_quota_groups
-        self.tasks: dict[str, TaskState] = {}
-        for i, uid in enumerate(uids):
-            info = snap.tasks[uid]
-            pg = self.jobs.get(info.podgroup)
-            row = table.index.get(info.node, -1) if info.node is not None else -1
-            task = TaskState(info, pg, vecs[i], row, quota_of[uid])
-            self.tasks[uid] = task
-            status = info.status
-            if pg is not None:
-                pg.tasks.append(task)
-                pg.counts[status] += 1
-                if status == S.PENDING and task.best_effort:
-                    pg.pending_be += 1
-                if status in _EVENT_ALLOCATED:
-                    add_into(pg.allocated, task.req)
-            if row >= 0 and status not in _TERMINAL:
-                table.tasks[row][uid] = task
-                if status in ALLOCATED_STATUSES:
-                    table.idle[row] -= task.vec
-                    if status in (S.RUNNING, S.BOUND) and task.preemptable:
-                        table.evictable[row] += task.vec
-                elif status == S.RELEASING:
-                    table.idle[row] -= task.vec
-                    table.releasing[row] += task.vec
-                    table.future_ops += 1
-                elif status == S.PIPELINED:
-                    table.pipelined[row] += task.vec
-                    table.future_ops += 1
-        for job in self.jobs.values():
-            job.tasks.sort(key=lambda t: t.fallback_key)
+        self.tasks, self.jobs = build_state(self.snapshot, self.nodes, self.has_pods)
 
     def _open_values(self) -> QuotaValues:
         """``compute_values`` of the snapshot under the session's policy. A quota tree that is not a tree leaves
         the elastic values out (with a warning) rather than the session unopened."""
         self._quota_error: str | None = None
         try:
-            return compute_values(self.snapshot, self.policy)
+            return compute_values(self.snapshot, self.policy, aggregates=self._aggregates)
         except ValueError as exc:
             self._quota_error = f"elastic quota values not computed: {exc}"
             self.warnings.append(self._quota_error)
@@ -709,6 +841,7 @@ class Session:
     def _set_status(self, task: TaskState, status: TaskStatus) -> None:
         old = task.status
         task.status = status
+        self.touched.append(task)
         job = task.pg
         if job is not None:
             job.counts[old] -= 1
@@ -739,7 +872,7 @@ class Session:
         self._set_status(task, S.ALLOCATED)
         task.node = row
         t.idle[row] -= task.vec
-        t.tasks[row][task.uid] = task
+        t.own_row(row)[task.uid] = task
         t.log.append(row)
         self._event_allocate(task)
 
@@ -748,7 +881,7 @@ class Session:
         row = task.node
         self._set_status(task, S.PENDING)
         t.idle[row] += task.vec
-        t.tasks[row].pop(task.uid, None)
+        t.own_row(row).pop(task.uid, None)
         t.log.append(row)
         task.node = -1
         self._event_deallocate(task)
@@ -760,7 +893,7 @@ class Session:
         task.node = row
         t.pipelined[row] += task.vec
         t.future_ops += 1
-        t.tasks[row][task.uid] = task
+        t.own_row(row)[task.uid] = task
         t.log.append(row)
         self._event_allocate(task)
 
@@ -770,7 +903,7 @@ class Session:
         self._set_status(task, S.PENDING)
         t.pipelined[row] -= task.vec
         t.future_ops -= 1
-        t.tasks[row].pop(task.uid, None)
+        t.own_row(row).pop(task.uid, None)
         t.log.append(row)
         task.node = -1
         self._event_deallocate(task)
@@ -882,7 +1015,8 @@ def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     if c[S.RUNNING] and unschedulable:
         return PodGroupPhase.UNKNOWN
     scheduled = c[S.RUNNING] + c[S.BOUND] + c[S.BINDING] + c[S.SUCCEEDED]
-    scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
+    if c[S.RELEASING]:
+        scheduled += sum(1 for t in job.tasks if t.status == S.RELEASING and t.node >= 0)
     if scheduled >= job.min_member:
         live = len(job.tasks) - c[S.SUCCEEDED] - c[S.FAILED]
         return PodGroupPhase.COMPLETED if live == 0 else PodGroupPhase.RUNNING

@@ -113,7 +113,7 @@ class GreedyEngine:
         self.recycle_calls: list[Mapping[str, float]] = []
         self.recycle_answer: Callable[..., Any] | None = None
 
-    def run_session(self, snapshot: Any, *, now: float, policy: Any = None) -> Any:
+    def run_session(self, snapshot: Any, *, now: float, policy: Any = None, carry: Any = None) -> Any:
         from engine.objects import TaskStatus
         from engine.session.decisions import Binding, PodGroupStatus, SessionResult
 

@@ -572,6 +572,42 @@ def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
     assert mirror.reusable(world.cluster.scheduler_policy, soon + 1) is None
 
 
+@pytest.mark.django_db
+def test_sessions_on_the_kept_engine_state_decide_as_a_full_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine keeps its opened state in the mirror between sessions (``engine.session.carry``) and updates it
+    from the objects that changed: after random writes through the real write paths, each session decides what
+    the engine decides from scratch on a fresh copy of the same snapshot."""
+    from engine.session import run as engine_run
+
+    real = engine_run.run_session
+    updates: list[str] = []
+
+    def checked(snapshot: Snapshot, *, now: float, carry: Any = None, **kwargs: Any) -> Any:
+        result = real(snapshot, now=now, carry=carry, **kwargs)
+        fresh = real(dataclasses.replace(snapshot), now=now, **kwargs)
+        assert result.bindings == fresh.bindings and result.evictions == fresh.evictions
+        assert list(result.podgroups.items()) == list(fresh.podgroups.items())
+        assert (result.queue_values, result.namespace_values, result.quota_values) == (
+            fresh.queue_values,
+            fresh.namespace_values,
+            fresh.quota_values,
+        )
+        assert carry is not None
+        updates.append(carry.last)
+        return result
+
+    monkeypatch.setattr(engine_run, "run_session", checked)
+    rng = random.Random(5)
+    world = build_world("carry")
+    writer = Writer(world, rng)
+    for _ in range(40):
+        for _ in range(rng.randint(1, 3)):
+            with transaction.atomic():
+                writer.step()
+        assert store.run_scheduling_session(world.cluster).status == "ok"
+    assert sum(1 for u in updates if u.startswith("update")) > len(updates) // 2, updates
+
+
 # -- the embedded default ----------------------------------------------------------------------------------------
 
 

@@ -315,6 +315,20 @@ def test_quota_samples_per_tree_node_in_base_units(world: World) -> None:
     assert (g.name, g.allocated, g.deserved, g.lent) == ("qa", {"cpu": 2000}, {"cpu": 12000}, {"cpu": 10000})
 
 
+def test_quota_samples_keep_any_name_and_every_amount(world: World) -> None:
+    """The samples go in with one COPY: names and amounts come back as written, whatever their characters."""
+    big = {"cpu": str(2**40), "memory": "3Ei", "example.com/weird": "7"}
+    queue = SimpleNamespace(request=rl(**big), allocated=rl(), deserved=rl(cpu="1"), borrowed=rl(), lent=rl())
+    names = ["plain", 'we\\ird\t"name"\nwith lines', "ünïcode-队列"]
+    result = _result(queue_values=dict.fromkeys(names, queue), quota_values=None)
+    now = timezone.now()
+    store.apply_decisions(world.cluster, result, now)
+    rows = QuotaSample.objects.filter(cluster=world.cluster).order_by("id")
+    assert [(r.name, r.kind, r.time) for r in rows] == [(n, "queue", now) for n in names]
+    assert all(r.request == {k: v for k, v in sorted(rl(**big).items())} for r in rows)
+    assert all(r.deserved == {"cpu": 1000} and r.lent == {} for r in rows)
+
+
 def test_apply_is_one_transaction(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> int:
         raise RuntimeError("disk full")
@@ -337,7 +351,7 @@ def test_run_scheduling_session_times_each_phase(world: World, fake_engine: Any)
 
 
 def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engine: Any, monkeypatch: Any) -> None:
-    def broken(snapshot: Any, *, now: float, policy: Any = None) -> Any:
+    def broken(snapshot: Any, *, now: float, policy: Any = None, carry: Any = None) -> Any:
         raise ValueError("poison podgroup ns-a/pg-a")
 
     monkeypatch.setattr(fake_engine, "run_session", broken)

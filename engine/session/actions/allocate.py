@@ -46,6 +46,8 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
         if job.queue not in ssn.snapshot.queues:
             job.skip_refusal = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
             continue
+        if not job.counts[TaskStatus.PENDING]:
+            continue
         tasks = [t for t in job.tasks if t.status == TaskStatus.PENDING and not t.best_effort]
         if not tasks:
             continue

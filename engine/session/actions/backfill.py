@@ -24,6 +24,8 @@ def backfill(ssn: Session) -> None:
         job = ssn.jobs[key]
         if job.is_pending() or fw.job_valid(job) is not None or job.queue not in ssn.snapshot.queues:
             continue
+        if not (job.counts[TaskStatus.PENDING] or job.counts[TaskStatus.PIPELINED]):
+            continue
         tasks: list[TaskState] = []
         for t in job.tasks:
             if not t.best_effort:

@@ -1,0 +1,451 @@
+"""The state a scheduling session opens with, kept between the sessions of one cluster and brought up to date.
+
+Opening a session on 50,000 pods builds a ``TaskState`` per pod, a ``JobState`` per podgroup, the node table and
+the pod aggregates the quota values start from (per podgroup and per quota group), and that is most of a
+session's time when only a few pods changed since the last one. A ``SessionCarry`` keeps that state as it was
+when the last session opened (the caller holds it, one per cluster: ``scheduling.mirror`` does; the engine keeps
+no global state) and, for the next snapshot, redoes only what changed:
+
+* **What changed** is found by identity: snapshot objects are immutable, and a caller that keeps a cluster in
+  memory hands the same ``TaskInfo`` / ``PodGroupInfo`` object for what did not change. A pod whose info is a
+  different object (or that is new, or gone) is uncounted from its node row, its podgroup and its quota group with
+  its old info and counted with its new one; a podgroup whose info changed gets a new ``JobState``. Podgroups
+  and quota groups with a changed member are recounted over their members in snapshot order, with the same
+  functions as a full build (``session.count_job``, ``values.job_usage``, ``values.group_totals``), so every sum,
+  list order and dict order is the one a full build gives. Node rows are exact integer sums.
+* **What the last session changed** is undone: every ``TaskState`` whose status changed is put back as it opened
+  (``Session.touched``), every ``JobState`` reopens from its counters at open (``JobState.reopen``), and the
+  session works on a copy of the node table (``NodeTable.clone``).
+* **A changed node** (allocatable, labels, taints, cordon, readiness) keeps its row: its allocatable row is
+  replaced and its idle row moves by the same amount (idle is allocatable minus what its pods hold).
+* **A full build** (``build_state``) whenever equivalence cannot be shown cheaply: no state yet, a node added or
+  gone (rows move), the pod slots appearing or going, the quota groups' names or the namespaces they list changed
+  (the pods' quota groups move), the snapshot's task order moved (beyond appended and removed pods), the resource
+  columns changed, or more than a quarter of the pods changed (a full build is then as fast). An error while
+  updating drops the kept state, so the next session builds in full.
+
+``last`` says what the last ``open`` did and ``opened`` counts them (for benchmarks and tests). The randomized test
+``tests/unit/test_session_carry.py`` compares, over many random change sequences, the decisions and values of
+sessions opened through a carry with sessions built from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine.fairshare.queues import JobUsage, raw
+from engine.objects import ALLOCATED_STATUSES, NodeInfo, Snapshot, TaskInfo, TaskStatus
+from engine.resources import ResourceList
+from engine.session.session import (
+    PODS,
+    JobState,
+    NodeTable,
+    TaskState,
+    build_state,
+    count_job,
+    table_columns,
+    task_vector,
+)
+from engine.values import (
+    Aggregates,
+    GroupTotals,
+    aggregates_of,
+    group_totals,
+    group_usage_of,
+    job_usage,
+)
+from engine.wording import plural
+
+__all__ = ["SessionCarry"]
+
+FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
+_DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+
+
+@dataclass
+class _Kept:
+    """The state as the last session opened with it (before any action ran)."""
+
+    nodes: Mapping[str, NodeInfo]
+    quota_names: frozenset[str]
+    quota_namespaces: Mapping[str, tuple[str, ...]]
+    node_resources: frozenset[str]
+    task_resources: dict[str, int]  # resource name -> number of pods whose request names it
+    snapshot_resources: tuple[str, ...]
+    has_pods: bool
+    table: NodeTable
+    infos: Mapping[str, TaskInfo]  # the last snapshot's tasks
+    order: list[str]  # task uids in snapshot order
+    rank: dict[str, int]  # task uid -> a number that grows in snapshot order
+    quota_of: dict[str, str]  # task uid -> quota group, in snapshot order (``Snapshot.task_quota_groups``)
+    next_rank: int
+    states: dict[str, TaskState]  # snapshot order
+    members: dict[str, list[TaskState]]  # podgroup key -> its pods in snapshot order (a key without podgroup too)
+    groups: dict[str, _GroupSums]  # quota group -> what its pods add up to
+    jobs: dict[str, JobState]  # snapshot podgroup order
+    usages: dict[str, JobUsage]
+    by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
+
+
+Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
+
+
+class SessionCarry:
+    """The session state kept between the sessions of one cluster (see the module docstring). Not thread-safe:
+    one session of a cluster at a time uses it (the caller's session lock)."""
+
+    def __init__(self) -> None:
+        self._kept: _Kept | None = None
+        self._touched: list[TaskState] = []
+        self.last = "nothing kept yet"
+        self.opened = 0  # sessions opened through this carry
+
+    def clear(self) -> None:
+        """Forget the kept state (the next session builds in full)."""
+        self._kept = None
+        self._touched = []
+
+    def open(self, snapshot: Snapshot, touched: list[TaskState]) -> Opened:
+        """The node table (a copy the session may change), tasks, jobs, pod-slot flag and aggregates a session on
+        ``snapshot`` opens with; ``touched`` is the session's list of tasks whose status it changes."""
+        self.opened += 1
+        for task in self._touched:  # undo what the last session did to the kept tasks
+            task.status = task.orig_status
+            task.node = task.orig_node
+        self._touched = touched
+        try:
+            kept = self._kept
+            why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
+            if kept is None or why:
+                return self._full(snapshot, why)
+            return self._update(kept, snapshot)
+        except BaseException:
+            self.clear()
+            raise
+
+    # -- the full build ------------------------------------------------------------------------------------------
+
+    def _full(self, snap: Snapshot, why: str) -> Opened:
+        self._kept = None
+        resources, has_pods = table_columns(snap)
+        table = NodeTable(snap.nodes.values(), resources)
+        tasks, jobs = build_state(snap, table, has_pods)
+        members: dict[str, list[TaskState]] = {}
+        groups: dict[str, _GroupSums] = {}
+        task_resources: dict[str, int] = {}
+        for task in tasks.values():
+            members.setdefault(task.job, []).append(task)
+            sums = groups.get(task.quota_group)
+            if sums is None:
+                sums = groups[task.quota_group] = _GroupSums()
+            sums.add(task.info, 1)
+            for name in task.info.request:
+                task_resources[name] = task_resources.get(name, 0) + 1
+        for job in jobs.values():
+            job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+        usages = {key: job_usage(pg, [t.info for t in members.get(key, ())]) for key, pg in snap.podgroups.items()}
+        kept = _Kept(
+            nodes=snap.nodes,
+            quota_names=frozenset(snap.quota_groups),
+            quota_namespaces=snap.quota_namespaces,
+            node_resources=frozenset(name for n in snap.nodes.values() for name in n.allocatable),
+            task_resources=task_resources,
+            snapshot_resources=snap.resource_names,
+            has_pods=has_pods,
+            table=table,
+            infos=snap.tasks,
+            order=list(tasks),
+            rank={uid: i for i, uid in enumerate(tasks)},
+            quota_of={uid: t.quota_group for uid, t in tasks.items()},
+            next_rank=len(tasks),
+            states=tasks,
+            members=members,
+            groups=groups,
+            jobs=jobs,
+            usages=usages,
+        )
+        self._kept = kept
+        self.last = f"full build: {why}"
+        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, set(members), True)
+
+    # -- the update --------------------------------------------------------------------------------------------
+
+    def _update(self, kept: _Kept, snap: Snapshot) -> Opened:
+        states = kept.states
+        infos = snap.tasks
+        before = kept.infos.get
+        changed = [info for uid, info in infos.items() if before(uid) is not info]  # new pods, changed pods
+        fresh = {info.uid for info in changed if info.uid not in states}  # of those, the new ones
+        gone = len(states) - (len(infos) - len(fresh))
+        removed = list(states.keys() - infos.keys()) if gone else []  # in any order: uncounting commutes
+        if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
+            return self._full(snap, f"{len(changed) + len(removed)} of {len(infos)} pods changed")
+        order = list(infos)
+        left = set(removed)
+        kept_order = [u for u in kept.order if u not in left] if removed else kept.order
+        surviving = len(order) - len(fresh)
+        at_end = not fresh or set(order[surviving:]) == fresh  # new pods only after the others (the usual case)
+        rest = order[:surviving] if at_end else [u for u in order if u not in fresh]
+        if rest != kept_order:
+            return self._full(snap, "the pods' order moved")
+        task_resources = dict(kept.task_resources)
+        for uid in removed:
+            _count_names(task_resources, states[uid].info, -1)
+        for info in changed:
+            old = states.get(info.uid)
+            if old is not None:
+                _count_names(task_resources, old.info, -1)
+            _count_names(task_resources, info, 1)
+        nodes = _changed_nodes(kept, snap)
+        node_resources = kept.node_resources
+        if nodes:
+            node_resources = frozenset(name for n in snap.nodes.values() for name in n.allocatable)
+            if any(PODS in raw(n.allocatable) for n in snap.nodes.values()) != kept.has_pods:
+                return self._full(snap, "the pod slots changed")
+        names = tuple(sorted(node_resources | {n for n, c in task_resources.items() if c > 0}))
+        if names != kept.snapshot_resources:
+            return self._full(snap, "the resource columns changed")
+
+        # from here on the kept state changes (an error drops it: ``open``)
+        table = kept.table
+        if nodes:
+            table.renew(nodes)
+            kept.node_resources = node_resources
+        dirty_jobs: set[str] = set()
+        new_rows: set[int] = set()
+        groups = kept.groups
+        for uid in removed:
+            old = states.pop(uid)
+            table.place(old, -1)
+            dirty_jobs.add(old.job)
+            groups[old.quota_group].add(old.info, -1)
+        added: list[TaskState] = []
+        new_group = False
+        for info in changed:
+            old = states.get(info.uid)
+            if old is not None:
+                table.place(old, -1)
+                dirty_jobs.add(old.job)
+                groups[old.quota_group].add(old.info, -1)
+            row = table.index.get(info.node, -1) if info.node is not None else -1
+            task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
+            states[info.uid] = task
+            table.place(task, 1)
+            if task.orig_node >= 0:
+                new_rows.add(task.orig_node)
+            dirty_jobs.add(task.job)
+            sums = groups.get(task.quota_group)
+            if sums is None:
+                sums = groups[task.quota_group] = _GroupSums()
+                new_group = True
+            sums.add(info, 1)
+            added.append(task)
+        quota_of, rank = kept.quota_of, kept.rank
+        # the quota groups' order (that of their first pods) may have moved
+        regrouped = bool(removed) or not at_end or new_group
+        if at_end:  # updated in place, new pods appended: still in snapshot order
+            tasks = states
+            for uid in removed:
+                del quota_of[uid], rank[uid]
+            for task in added:
+                regrouped = regrouped or quota_of.get(task.uid, task.quota_group) != task.quota_group
+                quota_of[task.uid] = task.quota_group
+                if task.uid in fresh:
+                    rank[task.uid] = kept.next_rank
+                    kept.next_rank += 1
+        else:
+            tasks = {uid: states[uid] for uid in order}
+            quota_of = kept.quota_of = {uid: t.quota_group for uid, t in tasks.items()}
+            rank = kept.rank = {uid: i for i, uid in enumerate(order)}
+            kept.next_rank = len(order)
+        pos = rank
+        for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
+            kept.table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
+        _regroup(kept.members, dirty_jobs, tasks, added, pos)
+        for group in [g for g, sums in groups.items() if not sums.pods]:
+            del groups[group]
+            regrouped = True
+
+        # podgroups: a new JobState for a new or changed podgroup; recounted when a member changed
+        old_jobs = kept.jobs
+        jobs: dict[str, JobState] = {}
+        recount: set[str] = set()
+        for key, pg in snap.podgroups.items():
+            job = old_jobs.get(key)
+            if job is None or job.info is not pg:
+                job = JobState(pg)
+                recount.add(key)
+            elif key in dirty_jobs:
+                job.tasks = []
+                recount.add(key)
+            jobs[key] = job
+        if len(jobs) != len(old_jobs) or recount:
+            for key in old_jobs.keys() - jobs.keys():  # a podgroup gone: its pods are orphans now
+                for task in kept.members.get(key, ()):
+                    task.pg = None
+        for key in recount:
+            job = jobs[key]
+            job.base = None
+            job.counts = dict.fromkeys(job.counts, 0)
+            job.pending_be = 0
+            job.allocated = {}
+            ours = kept.members.get(key, [])
+            for task in ours:
+                task.pg = job
+            count_job(job, ours)
+            job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+            kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+            kept.by_podgroup.pop(key, None)
+        for key in dirty_jobs - recount:  # pods of a key without podgroup
+            kept.by_podgroup.pop(key, None)
+        kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
+        for job in jobs.values():
+            job.reopen()
+
+        kept.nodes = snap.nodes
+        kept.infos = snap.tasks
+        kept.task_resources = task_resources
+        kept.order = order
+        kept.states = tasks
+        kept.jobs = jobs
+        self.last = (
+            f"update: {len(changed)} pods new or changed, {len(removed)} gone, {len(recount)} podgroups recounted"
+            + (f", {plural(len(nodes), 'node')} changed" if nodes else "")
+        )
+        aggregates = self._aggregates(kept, snap, dirty_jobs, regrouped)
+        return table.clone(), tasks, jobs, kept.has_pods, aggregates
+
+    # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
+
+    def _aggregates(self, kept: _Kept, snap: Snapshot, dirty_jobs: set[str], regrouped: bool) -> Aggregates:
+        """The aggregates ``compute_values`` starts from, and the snapshot's indexes the session reads (the ones a
+        full build would compute by walking every pod), in the snapshot's orders."""
+        if dirty_jobs:  # podgroup keys in the order of their first pod, as ``Snapshot``'s grouping gives
+            first = kept.rank.__getitem__
+            kept.members = dict(sorted(kept.members.items(), key=lambda item: first(item[1][0].uid)))
+        if regrouped:  # quota groups likewise
+            kept.groups = {group: kept.groups[group] for group in dict.fromkeys(kept.quota_of.values())}
+        for key, ours in kept.members.items():
+            if key not in kept.by_podgroup:
+                kept.by_podgroup[key] = tuple(t.info for t in ours)
+        cache = snap._cache  # the snapshot's own indexes, as it would compute them
+        cache.setdefault("resource_names", kept.snapshot_resources)
+        cache.setdefault("task_quota_groups", dict(kept.quota_of))
+        cache.setdefault("tasks_by_podgroup", {key: kept.by_podgroup[key] for key in kept.members})
+        totals: dict[str, GroupTotals] = {}
+        for group, sums in kept.groups.items():
+            made = sums.totals()
+            totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
+        return aggregates_of(snap, list(kept.usages.values()), group_usage_of(totals))
+
+
+class _GroupSums:
+    """What the pods of one quota group add up to (``values.group_totals``), kept by adding and removing pods.
+
+    ``group_totals`` builds its dicts in the order resource names first appear among the group's pods. When the
+    requests' name orders (their *shapes*) of a class of pods are all prefixes of the longest one, that order is
+    the longest shape whatever the pods' order, so the sums can be kept by delta; otherwise (``totals`` None) the
+    group is added up again from its pods."""
+
+    __slots__ = ("pods", "shapes", "sums")
+
+    def __init__(self) -> None:
+        self.pods = 0  # every pod of the group, finished ones too (the group is in the snapshot's grouping)
+        # per class (live, used, releasing, pipelined): shape -> pods, resource -> amount
+        self.shapes: tuple[dict[tuple[str, ...], int], ...] = ({}, {}, {}, {})
+        self.sums: tuple[dict[str, int], ...] = ({}, {}, {}, {})
+
+    def add(self, info: TaskInfo, sign: int) -> None:
+        self.pods += sign
+        status = info.status
+        if status in _DONE:
+            return
+        amounts = info.request.raw
+        shape = tuple(amounts)
+        self._add(0, shape, amounts, sign)
+        if info.pipelined or status == TaskStatus.PIPELINED:
+            self._add(3, shape, amounts, sign)
+        if status in ALLOCATED_STATUSES:
+            self._add(1, shape, amounts, sign)
+        elif status == TaskStatus.RELEASING:
+            self._add(2, shape, amounts, sign)
+
+    def _add(self, i: int, shape: tuple[str, ...], amounts: Mapping[str, int], sign: int) -> None:
+        shapes = self.shapes[i]
+        n = shapes.get(shape, 0) + sign
+        if n:
+            shapes[shape] = n
+        else:
+            del shapes[shape]
+        sums = self.sums[i]
+        for name, amount in amounts.items():
+            sums[name] = sums.get(name, 0) + sign * amount
+
+    def totals(self) -> GroupTotals | None:
+        made: list[dict[str, int]] = []
+        for shapes, sums in zip(self.shapes, self.sums, strict=True):
+            if not shapes:
+                made.append({})
+                continue
+            longest = max(shapes, key=len)
+            if any(shape != longest[: len(shape)] for shape in shapes):
+                return None
+            made.append({name: sums[name] for name in longest})
+        live, used, leaving, waiting = made
+        trusted = ResourceList.trusted
+        n_waiting = sum(self.shapes[3].values())
+        return (
+            trusted(live),
+            trusted(used),
+            trusted(leaving) if leaving else None,
+            trusted(waiting) if n_waiting else None,
+            n_waiting,
+        )
+
+
+def _why_full(kept: _Kept, snap: Snapshot) -> str:
+    """Why the kept state cannot be updated to ``snap`` ('' when it can)."""
+    nodes = snap.nodes
+    if nodes is not kept.nodes and (len(nodes) != len(kept.nodes) or nodes.keys() != kept.nodes.keys()):
+        return "nodes were added or removed"
+    if frozenset(snap.quota_groups) != kept.quota_names or snap.quota_namespaces != kept.quota_namespaces:
+        return "the quota groups changed"
+    return ""
+
+
+def _changed_nodes(kept: _Kept, snap: Snapshot) -> list[NodeInfo]:
+    """The nodes whose info changed (the same names as the kept ones: ``_why_full``); an equal copy is no change."""
+    if snap.nodes is kept.nodes:
+        return []
+    before = kept.nodes
+    return [info for name, info in snap.nodes.items() if before[name] is not info and before[name] != info]
+
+
+def _count_names(counts: dict[str, int], info: TaskInfo, sign: int) -> None:
+    for name in info.request:
+        counts[name] = counts.get(name, 0) + sign
+
+
+def _regroup(
+    lists: dict[str, list[TaskState]],
+    dirty: set[str],
+    tasks: Mapping[str, TaskState],
+    added: list[TaskState],
+    pos: dict[str, int],
+) -> None:
+    """The dirty podgroups' member lists without the pods that left or changed, with the new ones, in snapshot
+    order."""
+    for key in dirty:
+        ours = lists.get(key)
+        if ours is not None:
+            lists[key] = [t for t in ours if tasks.get(t.uid) is t]
+    grown: set[str] = set()
+    for task in added:
+        lists.setdefault(task.job, []).append(task)
+        grown.add(task.job)
+    for key in grown:
+        lists[key].sort(key=lambda t: pos[t.uid])
+    for key in dirty:
+        if not lists.get(key, True):
+            del lists[key]

@@ -1,0 +1,429 @@
+"""Sessions opened through a ``SessionCarry`` (the state kept from the last session of a cluster, brought up to
+date) decide exactly what sessions built from scratch decide.
+
+Each case is a random cluster and a random sequence of changes to it, made the way a caller that keeps a cluster
+in memory makes them: unchanged pods, podgroups and nodes keep their objects, changed ones are new objects. The
+changes: pods that start, finish, fail, are released, pipelined or bound elsewhere; new pods (new podgroups, or
+joining one, some of them in the middle of the snapshot's order), pods gone; podgroups whose phase, minMember or
+queue changes, new podgroups, podgroups gone (their pods orphaned); requests with resource names in different
+orders, zero amounts, new resource names; now and then a node or the quota groups change, or the whole result of
+the last session is applied. After every change, the opened state (tasks, jobs, node rows, their orders, the
+snapshot indexes, the quota values) and the session's result (bindings, evictions, podgroup statuses in order,
+queue / namespace / quota values, warnings) are compared with a session on a fresh copy of the snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from typing import Any
+
+import pytest
+
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import QueueSpec
+from engine.objects import (
+    NamespaceInfo,
+    NodeInfo,
+    PodGroupInfo,
+    PodGroupPhase,
+    Snapshot,
+    Taint,
+    TaskInfo,
+    TaskStatus,
+    Toleration,
+)
+from engine.resources import ResourceList
+from engine.session.carry import SessionCarry
+from engine.session.policy import Policy
+from engine.session.run import apply_result, run_actions
+from engine.session.session import Placement, Session
+
+GiB = 2**30
+S = TaskStatus
+
+POLICIES = [
+    (
+        "enqueue, allocate, backfill",
+        ["priority", "gang", "conformance"],
+        ["drf", "predicates", "proportion", "nodeorder"],
+    ),
+    (
+        "enqueue, allocate, backfill, reclaim, preempt",
+        ["priority", "gang", "conformance"],
+        ["overcommit", "drf", "predicates", "proportion", "binpack"],
+    ),
+    ("allocate, backfill, preempt", ["priority", "gang"], ["predicates", "capacity", "nodeorder", "elasticquota"]),
+    ("enqueue, allocate, reclaim", ["priority", "gang"], ["drf", "proportion", "elasticquota"]),
+]
+SHAPES = [
+    {"cpu": 500, "memory": GiB},
+    {"cpu": 1000, "memory": 2 * GiB},
+    {"memory": GiB, "cpu": 250},  # the names in the other order
+    {"cpu": 2000},
+    {"cpu": 1000, "memory": 0},  # a zero amount
+    {"cpu": 1000, "memory": 2 * GiB, "nvidia.com/gpu": 1000},
+    {},  # best effort
+]
+STATUSES = [S.PENDING, S.PENDING, S.RUNNING, S.RUNNING, S.BOUND, S.RELEASING, S.SUCCEEDED, S.FAILED, S.PIPELINED]
+
+
+def _policy(rng: random.Random) -> Policy:
+    actions, first, second = POLICIES[rng.randrange(len(POLICIES))]
+    tiers: list[dict[str, Any]] = [
+        {"plugins": [{"name": n} for n in first]},
+        {
+            "plugins": [
+                {"name": n, **({"enableNamespaceOrder": True} if n == "drf" and rng.random() < 0.5 else {})}
+                for n in second
+            ]
+        },
+    ]
+    return Policy.from_dict({"actions": actions, "tiers": tiers})
+
+
+def _node(rng: random.Random, i: int) -> NodeInfo:
+    alloc = {"cpu": rng.choice([2000, 4000, 8000]), "memory": rng.choice([4, 8, 16]) * GiB}
+    if rng.random() < 0.5:
+        alloc["pods"] = rng.choice([3000, 8000, 110_000])
+    if i == 0:
+        alloc["nvidia.com/gpu"] = 2000
+    return NodeInfo(
+        name=f"n{i:02d}",
+        allocatable=ResourceList(alloc),
+        labels={"zone": rng.choice(["a", "b"])},
+        taints=(Taint("gpu", "yes"),) if i == 0 and rng.random() < 0.5 else (),
+        unschedulable=rng.random() < 0.05,
+        ready=rng.random() > 0.05,
+    )
+
+
+class World:
+    """A random cluster and the random changes made to it."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = rng = random.Random(seed)
+        self.n = 0
+        nodes = [_node(rng, i) for i in range(rng.randint(2, 6))]
+        queues = [QueueSpec(name="root", parent=None, reclaimable=False)]
+        for i in range(rng.randint(1, 4)):
+            queues.append(
+                QueueSpec(
+                    name=f"q{i}",
+                    weight=rng.randint(1, 3),
+                    deserved=ResourceList({"cpu": rng.choice([1000, 4000]), "memory": 4 * GiB}),
+                    capability=ResourceList({"cpu": 8000}) if rng.random() < 0.3 else ResourceList(),
+                    reclaimable=rng.random() < 0.7,
+                )
+            )
+        self.queues = [q.name for q in queues if q.name != "root"] + ["missing"]
+        groups = [
+            QuotaGroupSpec(
+                name="eq-a",
+                min=ResourceList({"cpu": 2000, "memory": 4 * GiB}),
+                max=ResourceList({"cpu": 8000, "memory": 16 * GiB}),
+            ),
+            QuotaGroupSpec(
+                name="eq-b", min=ResourceList({"cpu": 1000}), max=ResourceList({"cpu": 4000, "memory": 8 * GiB})
+            ),
+        ]
+        self.snap = Snapshot.build(
+            nodes=nodes,
+            queues=queues,
+            quota_groups=groups if rng.random() < 0.7 else (),
+            namespaces=[NamespaceInfo(name=f"ns{i}", weight=rng.randint(1, 3)) for i in range(3)],
+            policy=_policy(rng),
+            quota_namespaces={"eq-a": ["ns0"]} if rng.random() < 0.5 else None,
+        )
+        for _ in range(rng.randint(1, 6)):
+            self.add_podgroup()
+
+    # -- objects ---------------------------------------------------------------------------------------------
+    def podgroup(self, ns: str, name: str) -> PodGroupInfo:
+        rng = self.rng
+        min_member = rng.randint(0, 3)
+        roles = {"worker": 1} if rng.random() < 0.2 else {}
+        return PodGroupInfo(
+            namespace=ns,
+            name=name,
+            queue=rng.choice(self.queues) if rng.random() < 0.9 else "missing",
+            min_member=min_member,
+            min_task_member=roles,
+            min_resources=ResourceList({"cpu": 500 * min_member}) if rng.random() < 0.5 else None,
+            priority=rng.choice([0, 0, 10]),
+            phase=rng.choice([PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING]),
+            creation_timestamp=float(rng.randint(0, 5)),
+            requeues=rng.choice([0, 0, 1]),
+            backoff_until=rng.choice([None, None, 3.0]),
+        )
+
+    def task(self, ns: str, podgroup: str, name: str) -> TaskInfo:
+        rng = self.rng
+        status = rng.choice(STATUSES)
+        nodes = list(self.snap.nodes)
+        node = rng.choice(nodes) if status not in (S.PENDING,) or rng.random() < 0.1 else None
+        if status == S.PIPELINED and node is None:
+            node = nodes[0]
+        shape = dict(rng.choice(SHAPES))
+        if rng.random() < 0.03:
+            shape["example.com/fpga"] = 1000  # a resource name no other pod asks for
+        return TaskInfo(
+            namespace=ns,
+            name=name,
+            podgroup=podgroup,
+            request=ResourceList(shape),
+            priority=rng.choice([0, 0, 5, 20]),
+            volcano_preemptable=rng.choice([None, None, False]),
+            quota_preemptible=rng.random() < 0.9,
+            quota_group=rng.choice([None, None, "eq-a", "eq-b", "nope"]),
+            status=status,
+            node=node,
+            node_selector={"zone": "a"} if rng.random() < 0.15 else {},
+            tolerations=(Toleration(key="gpu", operator="Exists"),) if rng.random() < 0.2 else (),
+            task_role="worker" if rng.random() < 0.3 else "",
+            creation_timestamp=float(rng.randint(0, 5)),
+            pipelined=status == S.PENDING and rng.random() < 0.1,
+        )
+
+    def fresh_name(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}-{self.n}"
+
+    # -- changes ---------------------------------------------------------------------------------------------
+    def add_podgroup(self) -> None:
+        rng = self.rng
+        ns = f"ns{rng.randrange(3)}"
+        pg = self.podgroup(ns, self.fresh_name("j"))
+        tasks = [self.task(ns, pg.key, f"{pg.name}-{k}") for k in range(rng.randint(0, 4))]
+        snap = self.snap.with_podgroups([pg]) if rng.random() < 0.95 else self.snap  # else: pods without podgroup
+        self.snap = snap.with_tasks(tasks)
+
+    def change(self) -> None:
+        rng = self.rng
+        snap = self.snap
+        kind = rng.choices(
+            ["status", "add", "join", "insert", "remove", "pg", "pg-gone", "node", "node-gone", "quota", "apply"],
+            weights=[30, 10, 8, 4, 8, 8, 3, 6, 1, 2, 8],
+        )[0]
+        tasks = list(snap.tasks.values())
+        if kind == "status" and tasks:
+            picked = rng.sample(tasks, min(len(tasks), rng.randint(1, 4)))
+            changed = []
+            for t in picked:
+                status = rng.choice(STATUSES)
+                node = t.node or rng.choice(list(snap.nodes)) if status != S.PENDING else None
+                changed.append(
+                    dataclasses.replace(
+                        t, status=status, node=node, pipelined=status == S.PENDING and rng.random() < 0.2
+                    )
+                )
+            self.snap = snap.with_tasks(changed)
+        elif kind == "add":
+            self.add_podgroup()
+        elif kind == "join" and snap.podgroups:
+            pg = rng.choice(list(snap.podgroups.values()))
+            self.snap = snap.with_tasks([self.task(pg.namespace, pg.key, self.fresh_name(f"{pg.name}-x"))])
+        elif kind == "insert" and tasks:
+            pg = rng.choice(list(snap.podgroups.values())) if snap.podgroups else None
+            if pg is not None:
+                new = self.task(pg.namespace, pg.key, self.fresh_name(f"{pg.name}-i"))
+                at = rng.randrange(len(tasks) + 1)
+                order = [*tasks[:at], new, *tasks[at:]]  # a pod in the middle of the order
+                self.snap = snap.replace(tasks={t.uid: t for t in order})
+        elif kind == "remove" and tasks:
+            self.snap = snap.without_tasks(t.uid for t in rng.sample(tasks, min(len(tasks), rng.randint(1, 3))))
+        elif kind == "pg" and snap.podgroups:
+            pg = rng.choice(list(snap.podgroups.values()))
+            fields: dict[str, Any] = rng.choice(
+                [
+                    {"phase": rng.choice(list(PodGroupPhase))},
+                    {"min_member": rng.randint(0, 4)},
+                    {"queue": rng.choice(self.queues)},
+                    {"unplaced_sessions": pg.unplaced_sessions + 1},
+                ]
+            )
+            self.snap = snap.with_podgroups([dataclasses.replace(pg, **fields)])
+        elif kind == "pg-gone" and snap.podgroups:
+            self.snap = snap.without_podgroups([rng.choice(list(snap.podgroups))])
+        elif kind == "node":
+            old = rng.choice(list(snap.nodes.values()))
+            alloc = dict(old.allocatable.raw)
+            if "pods" in alloc:
+                alloc["pods"] = rng.choice([3000, 8000])
+            fields = rng.choice(
+                [
+                    {"ready": not old.ready},
+                    {"unschedulable": not old.unschedulable},
+                    {"allocatable": ResourceList({**alloc, "cpu": rng.choice([1000, 2000, 8000])})},
+                    {"allocatable": ResourceList({**alloc, "memory": 0})},
+                    {"labels": {"zone": "b" if old.labels.get("zone") == "a" else "a"}},
+                    {"taints": () if old.taints else (Taint("gpu", "yes"),)},
+                    {},  # an equal copy: not a change
+                ]
+            )
+            self.snap = snap.with_nodes([dataclasses.replace(old, **fields)])
+        elif kind == "node-gone" and len(snap.nodes) > 1:
+            self.snap = snap.without_nodes([rng.choice(list(snap.nodes))])
+        elif kind == "quota":
+            groups = list(snap.quota_groups.values())
+            if groups and rng.random() < 0.5:
+                self.snap = snap.without_quota_groups([groups[0].name])
+            else:
+                self.snap = snap.with_quota_groups(
+                    [QuotaGroupSpec(name=f"ns{rng.randrange(3)}", max=ResourceList({"cpu": 4000}))]
+                )
+
+    def apply(self, result: Any, now: float) -> None:
+        """The session's decisions taken effect, with unchanged objects kept (as the mirror keeps them)."""
+        after = apply_result(self.snap, result, now=now)
+        podgroups = {
+            key: old
+            if (old := self.snap.podgroups[key]).phase == pg.phase and old.unplaced_sessions == pg.unplaced_sessions
+            else pg
+            for key, pg in after.podgroups.items()
+        }
+        self.snap = after.replace(podgroups=podgroups)
+
+
+def _state(ssn: Session) -> dict[str, Any]:
+    """Everything a session opens with, orders included."""
+    t = ssn.nodes
+    return {
+        "tasks": [
+            (u, x.status, x.node, x.job, x.pg.key if x.pg else None, x.quota_group, x.vec.tolist(), x.vkey)
+            for u, x in ssn.tasks.items()
+        ],
+        "jobs": [
+            (k, j.phase, sorted(j.counts.items()), j.pending_be, list(j.allocated.items()), [x.uid for x in j.tasks])
+            for k, j in ssn.jobs.items()
+        ],
+        "rows": [list(d) for d in t.tasks],
+        "arrays": [a.tolist() for a in (t.alloc, t.idle, t.releasing, t.pipelined, t.evictable, t.ready)],
+        "table": (t.names, t.resources, t.future_ops, ssn.has_pods),
+        "ns_allocated": [(ns, list(a.items())) for ns, a in ssn.ns_allocated.items()],
+        "values": ssn.values,
+        "jobs_usage": [repr(j) for j in ssn.values.aggregates.jobs] if ssn.values.aggregates else None,
+        "groups": repr(ssn.values.aggregates.groups) if ssn.values.aggregates else None,
+        "reservations": repr(ssn.values.reservations),
+    }
+
+
+_INDEXES = ("resource_names", "task_quota_groups", "tasks_by_podgroup", "tasks_by_quota_group")
+
+
+def _compare(world: World, carry: SessionCarry, now: float) -> Any:
+    snap = world.snap
+    plain = Session(dataclasses.replace(snap), snap.policy, now)
+    kept_snap = dataclasses.replace(snap)
+    kept = Session(kept_snap, snap.policy, now, carry=carry)
+    assert _state(kept) == _state(plain), carry.last
+    for key in _INDEXES:  # what the carry put in the snapshot's caches is what the snapshot computes
+        ours = kept_snap._cache.get(key)
+        if ours is not None:
+            theirs = getattr(dataclasses.replace(snap), key)
+            assert list(ours.items()) == list(theirs.items()) if isinstance(ours, dict) else ours == theirs, key
+    run_actions(plain)
+    run_actions(kept)
+    a, b = plain.close(), kept.close()
+    assert b.bindings == a.bindings
+    assert b.evictions == a.evictions
+    assert list(b.podgroups.items()) == list(a.podgroups.items())
+    assert (b.queue_values, b.namespace_values, b.quota_values) == (a.queue_values, a.namespace_values, a.quota_values)
+    assert b.warnings == a.warnings
+    return a
+
+
+# 60 clusters of 25 changes each keep this file near ten seconds; FAIRWAY_CARRY_SEEDS / FAIRWAY_CARRY_STEPS for more
+SEEDS = int(os.environ.get("FAIRWAY_CARRY_SEEDS", "60"))
+STEPS = int(os.environ.get("FAIRWAY_CARRY_STEPS", "25"))
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_carried_sessions_decide_as_fresh_ones(seed: int) -> None:
+    world = World(seed)
+    carry = SessionCarry()
+    updates = 0
+    for step in range(STEPS):
+        result = _compare(world, carry, now=float(step))
+        updates += carry.last.startswith("update")
+        if world.rng.random() < 0.25:
+            world.apply(result, now=float(step))
+        for _ in range(world.rng.randint(1, 3)):
+            world.change()
+    assert updates > STEPS // 5  # the incremental path was exercised, not only full builds
+
+
+def test_a_session_that_raised_leaves_nothing_behind() -> None:
+    """A session stopped half-way (a budget's checkpoint) changed kept tasks; the next one opens as if it had not."""
+    world = World(7)
+    for _ in range(6):
+        world.add_podgroup()
+    carry = SessionCarry()
+
+    class Stop(Exception):
+        pass
+
+    calls = 0
+
+    def checkpoint() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise Stop
+
+    ssn = Session(dataclasses.replace(world.snap), world.snap.policy, 0.0, checkpoint, carry=carry)
+    with pytest.raises(Stop):
+        run_actions(ssn)
+    world.change()
+    _compare(world, carry, now=1.0)
+    _compare(world, carry, now=2.0)
+
+
+def test_full_build_when_it_cannot_prove_equivalence() -> None:
+    world = World(3)
+    carry = SessionCarry()
+    _compare(world, carry, 0.0)
+    assert carry.last == "full build: nothing kept yet"
+    _compare(world, carry, 1.0)
+    assert carry.last.startswith("update: 0 pods")
+    node = next(iter(world.snap.nodes.values()))
+    world.snap = world.snap.with_nodes([dataclasses.replace(node, ready=not node.ready)])
+    _compare(world, carry, 2.0)
+    assert carry.last.endswith("1 node changed")  # a changed node keeps its row
+    world.snap = world.snap.without_nodes([node.name])
+    _compare(world, carry, 2.5)
+    assert carry.last == "full build: nodes were added or removed"
+    world.snap = world.snap.with_quota_groups([QuotaGroupSpec(name="ns1")])
+    _compare(world, carry, 3.0)
+    assert carry.last == "full build: the quota groups changed"
+    tasks = list(world.snap.tasks.values())
+    world.snap = world.snap.replace(tasks={t.uid: t for t in reversed(tasks)})
+    _compare(world, carry, 4.0)
+    assert carry.last in (
+        "full build: the pods' order moved",
+        "update: 0 pods new or changed, 0 gone, 0 podgroups recounted",
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_kept_fit_failures_are_the_ones_computed_again(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Placement.failure`` keeps its answer per pod class until a node changes: the same statuses as computing it
+    for every pod."""
+    world = World(seed)
+    for _ in range(8):
+        world.add_podgroup()
+    for step in range(4):
+        snap = world.snap
+        kept = Session(dataclasses.replace(snap), snap.policy, float(step))
+        run_actions(kept)
+        with monkeypatch.context() as m:
+            m.setattr(Placement, "failure", Placement._failure)
+            again = Session(dataclasses.replace(snap), snap.policy, float(step))
+            run_actions(again)
+            expected = again.close()
+        result = kept.close()
+        assert list(result.podgroups.items()) == list(expected.podgroups.items())
+        assert result.bindings == expected.bindings
+        world.apply(result, float(step))
+        world.change()
