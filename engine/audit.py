@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
+from engine.fairshare.queues import ROOT_QUEUE
 from engine.lending import lendable_groups, lendable_queues
 from engine.resources import ResourceList
 from engine.values import QuotaValues
@@ -167,12 +168,14 @@ def audit(
     book = values.queues
     parents = {name: book.spec(name).parent or "" for name in book}
     for name in sorted(book):
+        if name == ROOT_QUEUE:
+            continue  # the whole cluster: what it lacks is capacity, not a share
         q = book[name]
         held = ResourceList({r: q.allocated.get(r, 0) + q.inqueue.get(r, 0) for r in set(q.allocated) | set(q.inqueue)})
         siblings = [s for s in book if s != name and parents[s] == parents[name]]
         starved.extend(_starved(QUEUE, name, parents[name], q.request, held, q.deserved, siblings, book))
     for name in sorted(groups):
-        if name not in values.quotas:
+        if name not in values.quotas or name in (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP):
             continue
         g, spec = values.quotas[name], groups[name]
         parent = spec.parent or ""

@@ -40,6 +40,7 @@ from scheduling.models import Cluster, ClusterCounters, Node, PodGroup
 QUEUE_LABELS = ("cluster", "queue", "parent", "resource")
 GROUP_LABELS = ("cluster", "quota_group", "parent", "resource")
 WAITING = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
+TREE_BLOCKERS = ("queue", "quota", "namespace")  # blockers named by a tree node
 
 QUEUE_GAUGES = {
     "guarantee": "What is reserved for the queue whatever the others do",
@@ -239,7 +240,12 @@ def _blocked_family() -> GaugeMetricFamily:
     for cluster, blocker in waiting.values_list("cluster__name", "blocker"):
         if isinstance(blocker, dict) and blocker.get("kind"):
             kind = str(blocker["kind"])
-            name = str(blocker.get("name") or (cluster if kind == "cluster" else ""))  # the cluster: its capacity
+            if kind in TREE_BLOCKERS:
+                name = str(blocker.get("name") or "")
+            elif kind == "cluster":
+                name = cluster  # its capacity
+            else:  # the job itself (its gang, the enqueue policy): the rule, never the job (a label per job)
+                name = str(blocker.get("limit") or "")
             counts[(cluster, kind, name, str(blocker.get("resource") or ""))] += 1
     for labels, n in sorted(counts.items()):
         blocked.add_metric(labels, n)

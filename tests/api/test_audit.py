@@ -59,6 +59,7 @@ def test_the_starved_team_is_named_next_to_the_sibling_that_borrows_its_share(cl
     assert queue["waiting"] == "40" and queue["held"] == "10"
     assert [x["name"] for x in queue["borrowers"]] == ["qb"]
     assert ("quota", "b", "cpu") not in starved  # it holds more than its min
+    assert not any(s["name"] == "root" for s in body["starved"])  # the whole cluster lacks capacity, not a share
     lending = {(x["tree"], x["name"], x["resource"]): x for x in body["lending"]}
     assert lending[("quota", "a", "cpu")]["lent"] == "40"
 

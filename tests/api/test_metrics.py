@@ -185,3 +185,19 @@ def test_jobs_refused_admission_are_counted_by_what_blocks_them(client: Any, mak
         )
         == 1.0
     )
+
+
+def test_a_job_refused_by_its_own_rule_is_counted_under_the_rule_not_its_name(client: Any, make_user: Any) -> None:
+    """A gang or enqueue-policy blocker names the job itself: the metric labels it by the rule, so that the number of
+    series stays the number of rules, not of jobs."""
+    from scheduling.models import PodGroup
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    PodGroup.objects.filter(cluster=world.cluster, name="pg-a").update(
+        phase="Pending", blocker={"kind": "gang", "name": "ns-a/pg-a", "limit": "minMember"}
+    )
+    admin = make_user("admin", staff=True)
+    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    labels = {dict(k).get("blocker") for k in metrics["fairway_admission_blocked_jobs"]}
+    assert labels == {"minMember"}
