@@ -28,12 +28,13 @@ from typing import Any
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import ROOT_QUEUE
 from engine.lending import lendable_groups, lendable_queues
-from engine.resources import ResourceList
+from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
 
 __all__ = ["Audit", "IdleGuarantee", "Lending", "Sample", "Starved", "UsageShare", "audit"]
 
 QUEUE, QUOTA = "queue", "quota"
+_TREE_ROOTS = {(QUEUE, ROOT_QUEUE), (QUOTA, ROOT_GROUP), (QUOTA, SYSTEM_GROUP), (QUOTA, DEFAULT_GROUP)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +169,14 @@ def audit(
     book = values.queues
     parents = {name: book.spec(name).parent or "" for name in book}
     for name in sorted(book):
-        if name == ROOT_QUEUE:
+        if (QUEUE, name) in _TREE_ROOTS:
             continue  # the whole cluster: what it lacks is capacity, not a share
         q = book[name]
         held = ResourceList({r: q.allocated.get(r, 0) + q.inqueue.get(r, 0) for r in set(q.allocated) | set(q.inqueue)})
         siblings = [s for s in book if s != name and parents[s] == parents[name]]
         starved.extend(_starved(QUEUE, name, parents[name], q.request, held, q.deserved, siblings, book))
     for name in sorted(groups):
-        if name not in values.quotas or name in (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP):
+        if name not in values.quotas or (QUOTA, name) in _TREE_ROOTS:
             continue
         g, spec = values.quotas[name], groups[name]
         parent = spec.parent or ""
@@ -199,14 +200,18 @@ def audit(
     guaranteed.update({(QUOTA, n): groups[n].min for n in groups if n in values.quotas})
     for key, samples in sorted(history.items()):
         tree, name = key
+        if key in _TREE_ROOTS:
+            continue  # the cluster itself, or Koordinator's system and default groups: not a team's share
         average, entitled, peak, covered = _over_window(samples, start, now)
         if covered <= 0:
             continue
         for r in sorted(set(average) | set(entitled), key=_resource_rank):
+            if is_unlimited(entitled.get(r, 0)) or is_unlimited(average.get(r, 0)):
+                continue
             if entitled.get(r, 0) > 0 or average.get(r, 0) > 0:
                 usage.append(UsageShare(tree, name, r, average.get(r, 0), entitled.get(r, 0), covered))
         for r, amount in (guaranteed.get(key) or {}).items():
-            if amount > 0 and amount > peak.get(r, 0):
+            if amount > 0 and not is_unlimited(amount) and amount > peak.get(r, 0):
                 idle.append(IdleGuarantee(tree, name, r, amount, average.get(r, 0), peak.get(r, 0), covered))
 
     starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))

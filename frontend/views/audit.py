@@ -21,6 +21,7 @@ from planning.audit import MAX_DAYS, run
 from quotas.models import Queue, QuotaGroup
 
 WINDOWS = (1, 7, 14, 30)
+ROWS = 10  # per table, the first (most pressing) ones; ``?all=1`` shows every row
 
 
 def _node_url(tree: str, name: str) -> str:
@@ -97,6 +98,12 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         }
         for u in result.usage
     ]
+    show_all = request.GET.get("all") == "1"
+    for key in ("starved", "lending", "idle", "usage"):
+        context[f"{key}_count"] = len(context[key])
+        if not show_all:
+            context[key] = context[key][:ROWS]
+    context["show_all"] = show_all
     return render(request, "frontend/audit.html", context)
 
 

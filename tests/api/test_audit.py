@@ -129,3 +129,33 @@ def test_the_page_answers_in_one_screen_and_stages_the_suggestion(client: Any, m
     assert (
         client.post("/audit/stage/", {"kind": "quota", "name": "nope", "resource": "cpu", "to": "1"}).status_code == 404
     )
+
+
+def test_the_tree_roots_are_left_out_and_long_tables_are_cut(
+    client: Any, make_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster's roots (queue root; quota groups root, system, default: unlimited or not a team's) have no row;
+    each table shows its first rows with a link to all of them."""
+    from frontend.views import audit as page
+
+    starving()
+    for kind, name in (("queue", "root"), ("quota", "root"), ("quota", "system"), ("quota", "default")):
+        _sample(kind, name, 24, 1_000, 2**62)
+    _sample("quota", "a", 24, 10_000, 50_000)
+    client.force_login(make_user("boss", staff=True))
+    body = client.get("/api/v1/audit/").json()
+    named = {
+        (row["tree"], row["name"]) for key in ("starved", "idle_guarantees", "usage_over_time") for row in body[key]
+    }
+    assert not named & {("queue", "root"), ("quota", "root"), ("quota", "system"), ("quota", "default")}
+    assert "unlimited" not in client.get("/audit/").content.decode()
+    monkeypatch.setattr(page, "ROWS", 1)
+
+    def starved_rows(html: str) -> int:
+        section = html[html.index('data-testid="audit-starved"') : html.index('data-testid="audit-lending"')]
+        return section.split("<tbody>", 1)[1].count("<tr>")
+
+    cut = client.get("/audit/").content.decode()
+    assert 'data-testid="all-starved"' in cut and "all 2 rows" in cut and starved_rows(cut) == 1
+    full = client.get("/audit/?all=1").content.decode()
+    assert 'data-testid="all-starved"' not in full and starved_rows(full) == 2
