@@ -53,7 +53,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
         except ProposalError as exc:
             context["errors"] = whatif_rows.errors(exc, entries)
         else:
-            after_values = compute_values(after_snap)
+            after_values = compute_values(after_snap, base=st.values)  # the pods are the same: their aggregates too
             diff = compare(st.values, after_values)["diff"]
             before, after = node_values(st.values), node_values(after_values)
             resources = units.resource_order(set(st.values.total) | set(after_values.total)) or ["cpu"]
