@@ -495,6 +495,7 @@ def generate_workload(
             amounts[r] = amounts.get(r, 0) + int((request or {}).get(r, 0))
     queues = {q.name: q for q in Queue.objects.filter(name__in=list(by_queue))}
     submitted = refused = pods = 0
+    asked: dict[int, ResourceList] = {}
     for beat in range(ticks):
         t = now.timestamp() - 2.0 * (ticks - 1 - beat)
         rng = random.Random(f"{seed}:{cluster.pk}:{int(t)}")
@@ -516,13 +517,21 @@ def generate_workload(
             min_resources = ResourceList({k: v * size for k, v in request.items()})
             name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
             with transaction.atomic():
-                others = ResourceList.total(
-                    mr
-                    for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
-                        "min_resources", flat=True
+                # What the namespace's other podgroups ask (only where a ResourceQuota bounds it): read once per
+                # call, then counted on as this call submits (a generator's beats follow each other in one process).
+                others = asked.get(ns.pk)
+                if others is None:
+                    others = asked[ns.pk] = (
+                        ResourceList.total(
+                            mr
+                            for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
+                                "min_resources", flat=True
+                            )
+                            if mr
+                        )
+                        if ns.hard
+                        else ResourceList()
                     )
-                    if mr
-                )
                 errors = rules.validate_podgroup(
                     specs,
                     queue,
@@ -560,6 +569,8 @@ def generate_workload(
                 )
             submitted += 1
             pods += size
+            if ns.hard:
+                asked[ns.pk] = ResourceList.total((others, min_resources))
             waiting[queue] = waiting.get(queue, 0) + size
             amounts = backlog.setdefault(queue, {})
             for r in ("cpu", _GPU):
