@@ -14,7 +14,6 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -129,6 +128,54 @@ def as_json(result: Audit) -> dict[str, Any]:
     }
 
 
+class _BorrowerSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    borrowed = serializers.CharField(help_text="A quantity (40, 16Gi, 2 for GPUs)")
+
+
+class _NodeSerializer(serializers.Serializer):
+    tree = serializers.ChoiceField(choices=[QUEUE, QUOTA], help_text="queue, or quota (a quota group)")
+    name = serializers.CharField()
+    resource = serializers.CharField()
+
+
+class _StarvedSerializer(_NodeSerializer):
+    parent = serializers.CharField()
+    waiting = serializers.CharField(help_text="What its jobs ask beyond what it holds")
+    held = serializers.CharField(help_text="What it holds: allocated and reserved")
+    entitled = serializers.CharField(help_text="A queue's deserved, a quota group's min")
+    shortfall = serializers.CharField()
+    borrowers = _BorrowerSerializer(many=True, help_text="Siblings borrowing the resource now, most first")
+
+
+class _LendingSerializer(_NodeSerializer):
+    lent = serializers.CharField()
+    lendable_now = serializers.CharField()
+
+
+class _IdleSerializer(_NodeSerializer):
+    guaranteed = serializers.CharField(help_text="A queue's guarantee, a quota group's min")
+    average_used = serializers.CharField()
+    peak_used = serializers.CharField()
+    freeable = serializers.CharField(help_text="guaranteed - peak_used")
+    covered_hours = serializers.FloatField(help_text="Hours of the window the recorded samples cover")
+
+
+class _UsageSerializer(_NodeSerializer):
+    average_used = serializers.CharField()
+    average_entitled = serializers.CharField()
+    ratio = serializers.FloatField(allow_null=True, help_text="average_used / average_entitled; null when entitled 0")
+    covered_hours = serializers.FloatField()
+
+
+class AuditSerializer(serializers.Serializer):
+    window_days = serializers.FloatField()
+    starved = _StarvedSerializer(many=True)
+    lending = _LendingSerializer(many=True)
+    idle_guarantees = _IdleSerializer(many=True)
+    usage_over_time = _UsageSerializer(many=True)
+
+
 class AuditView(APIView):
     """Who is starved and who borrows from the same parent, who lends and what could be lent now, which guarantees
     sat idle over the window, and each node's use against its share over the window."""
@@ -141,7 +188,7 @@ class AuditView(APIView):
             OpenApiParameter("cluster", str, required=False),
             OpenApiParameter("days", int, required=False, description=f"1 to {MAX_DAYS}, default 7"),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: AuditSerializer},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         query = AuditQuerySerializer(data=request.query_params)

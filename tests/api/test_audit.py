@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from planning.audit import AuditSerializer
 from scheduling.models import QuotaSample
 from tests.frontend import builders as b
 
@@ -51,6 +52,8 @@ def admin_token(make_user: Any) -> str:
 def test_the_starved_team_is_named_next_to_the_sibling_that_borrows_its_share(client: Any, admin_token: str) -> None:
     starving()
     body = client.get("/api/v1/audit/", headers={"Authorization": f"Token {admin_token}"}).json()
+    AuditSerializer(data=body).is_valid(raise_exception=True)  # the answer is what the OpenAPI schema says
+    assert set(body) == set(AuditSerializer().fields)
     starved = {(s["tree"], s["name"], s["resource"]): s for s in body["starved"]}
     group = starved[("quota", "a", "cpu")]
     assert (group["waiting"], group["held"], group["entitled"], group["shortfall"]) == ("40", "10", "50", "40")
