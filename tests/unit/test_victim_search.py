@@ -178,9 +178,14 @@ def _everything(self: common.VictimRoom, scope: Any, candidates: Any, preemptor:
     return np.full_like(self.ssn.nodes.idle, 2**40)
 
 
+def _pairwise(self: Framework, preemptor: TaskState) -> Any:
+    """Victims sorted pair by pair, every time."""
+    return lambda victims: self._sort_victims_pairwise(victims, preemptor)
+
+
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(common.VictimRoom, "room", _everything)
-    monkeypatch.setattr(Framework, "sort_victims", Framework._sort_victims_pairwise)
+    monkeypatch.setattr(Framework, "victim_sorter", _pairwise)
 
 
 def _decisions(snap: Snapshot, sessions: int = 2) -> list[Any]:
