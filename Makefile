@@ -65,6 +65,7 @@ bench: install
 	$(BIN)/python bench/bench_elastic.py
 	$(BIN)/python bench/bench_queues.py
 	$(BIN)/python bench/bench_session.py
+	$(BIN)/python bench/bench_reclaim.py
 	$(BIN)/python bench/bench_whatif.py
 	$(BIN)/python bench/bench_store_session.py
 	$(BIN)/python bench/bench_steady.py --sizes 1000,5000,10000,20000

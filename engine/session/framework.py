@@ -31,7 +31,10 @@ How answers are combined, hook by hook (Volcano ``framework/session_plugins.go``
   not reproduced here: an empty intersection ends the tier.
 * **Victim order**: Volcano's ``BuildVictimsPriorityQueue`` (same job: reverse task order; different queues:
   the victim-queue order of the first plugin that has one, else the reverse queue order; same queue: reverse
-  job order, then reverse task order).
+  job order, then reverse task order), sorted on per-victim keys when the queues present rank consistently.
+* **Victim bounds** (Fairway, for speed): a plugin may give, per preemptor, a test every pod it could return as a
+  victim passes (``Plugin.victim_bound``); reclaim and preempt skip the nodes where even every pod that passes
+  the tests could not make room. Decisions are those of trying every node (``tests/unit/test_victim_search.py``).
 * **Events** (``on_allocate`` / ``on_deallocate``) go to every plugin that listens, whatever its switches.
 
 Refusals are ``GateRefusal`` values naming the tree node, the check, the resource and the numbers; the session
@@ -41,7 +44,7 @@ turns the first one that stopped a podgroup into its status message and ``Blocke
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -64,6 +67,7 @@ __all__ = [
     "Framework",
     "GateRefusal",
     "Plugin",
+    "VictimTest",
     "refusal_from_verdict",
 ]
 
@@ -128,6 +132,31 @@ class GateRefusal:
             available=self.available,
             limit=self.check,
         )
+
+
+# a test on one pod, with the key naming what of the preemptor it reads (``Plugin.victim_bound``)
+VictimTest = tuple[Hashable, Callable[["TaskState"], bool]]
+
+
+def _nobody(task: TaskState) -> bool:
+    return False
+
+
+def _anybody(task: TaskState) -> bool:
+    return True
+
+
+def _all_of(tests: list[Callable[[TaskState], bool]]) -> Callable[[TaskState], bool]:
+    """A test passed when every one of ``tests`` is (the common small cases spelled out: it runs per pod)."""
+    if len(tests) == 1:
+        return tests[0]
+    if len(tests) == 2:
+        a, b = tests
+        return lambda t: a(t) and b(t)
+    if len(tests) == 3:
+        a, b, c = tests
+        return lambda t: a(t) and b(t) and c(t)
+    return lambda t: all(f(t) for f in tests)
 
 
 def refusal_from_verdict(verdict: Verdict, queue: str) -> GateRefusal | None:
@@ -261,6 +290,18 @@ class Plugin:
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         raise NotImplementedError
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        """For this plugin's victim hook ``hook`` (``reclaimable`` or ``preemptable``): a test that every pod of
+        *another job* than ``preemptor``'s that the hook may return for ``preemptor`` passes, whatever list it is
+        given, in the session's present state (a test of each pod alone: one a running total could refuse passes).
+        The test is used at once, before anything changes, so it may remember what it found. Giving one promises
+        the hook never abstains (never returns None) for this preemptor. The key names everything of the preemptor
+        the test reads (plugin, queue, request, priority, ...): preemptors with equal keys get the same test, so the
+        actions reuse its answers while the session is unchanged. None (the default): no test. The actions only
+        skip the nodes where even every pod that passes could not make room, so a test that lets too much through
+        costs time, never a decision."""
+        return None
 
     # -- nodes -------------------------------------------------------------------------------------------------
     def node_predicate(self, table: NodeTable, signature: Any) -> npt.NDArray[np.bool_]:
@@ -516,6 +557,32 @@ class Framework:
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState]:
         return self._victims("preemptable", lambda p: p.preemptable(preemptor, preemptees))
 
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest:
+        """A test every victim that ``reclaimable`` / ``preemptable`` (``hook``) may return for ``preemptor`` among
+        pods of other jobs passes, with its key (``Plugin.victim_bound``). The victims come from the first tier whose
+        plugins agree on some, so each passes, in some tier, the tests of every plugin of that tier that has one (a
+        tier where none has a test lets any pod through); a tier without the hook never decides."""
+        keys: list[tuple[Hashable, ...]] = []
+        tiers: list[list[Callable[[TaskState], bool]]] = []
+        for tier in self._tier_hooks[hook]:
+            if not tier:
+                continue
+            bounds = [b for b in (p.victim_bound(hook, preemptor) for p in tier) if b is not None]
+            if not bounds:
+                return ("any",), _anybody
+            keys.append(tuple(k for k, _ in bounds))
+            tiers.append([f for _, f in bounds])
+        if not tiers:
+            return ("none",), _nobody
+        if len(tiers) == 1:
+            return tuple(keys), _all_of(tiers[0])
+        each = [_all_of(tests) for tests in tiers]
+
+        def test(task: TaskState) -> bool:
+            return any(f(task) for f in each)
+
+        return tuple(keys), test
+
     def victim_queue_order(self, preemptor_queue: str, left: str, right: str) -> int:
         for p in self._hooks["victim_queue_order"]:
             c = p.victim_queue_order(preemptor_queue, left, right)
@@ -526,7 +593,79 @@ class Framework:
         return 0 if lk == rk else (1 if lk < rk else -1)
 
     def sort_victims(self, victims: Sequence[TaskState], preemptor: TaskState) -> list[TaskState]:
-        """Victims in eviction order (Volcano ``BuildVictimsPriorityQueue``)."""
+        """Victims in eviction order (Volcano ``BuildVictimsPriorityQueue``): the victim queue order between queues,
+        then reverse job order, then reverse task order; ties keep the order given."""
+        return self.victim_sorter(preemptor)(victims)
+
+    def victim_sorter(self, preemptor: TaskState) -> Callable[[Sequence[TaskState]], list[TaskState]]:
+        """``sort_victims`` for ``preemptor``, taking each victim's keys and each set of queues' ranks once: for
+        several lists sorted while the session is unchanged (the keys follow the session's state).
+
+        When the victim queue order ranks the queues present consistently (Fairway's plugins do), the comparison is
+        a lexicographic one on per-victim keys, so the victims are sorted on keys; otherwise (or with an orphan pod,
+        which compares by task alone) pair by pair, as Volcano does."""
+        task_keys: dict[int, tuple[Any, ...]] = {}
+        job_keys: dict[int, tuple[Any, ...]] = {}
+        ranks: dict[tuple[str, ...], dict[str, int] | None] = {}
+
+        def task_key(v: TaskState) -> tuple[Any, ...]:
+            key = task_keys.get(id(v))
+            if key is None:
+                key = task_keys[id(v)] = self.task_key(v)
+            return key
+
+        def job_key(v: TaskState) -> tuple[Any, ...]:
+            key = job_keys.get(id(v.pg))
+            if key is None:
+                assert v.pg is not None
+                key = job_keys[id(v.pg)] = self.job_plugin_key(v.pg)
+            return key
+
+        def sort(victims: Sequence[TaskState]) -> list[TaskState]:
+            if len(victims) < 2:
+                return list(victims)
+            queues: set[str] = set()
+            for v in victims:
+                if v.pg is None:
+                    return self._sort_victims_pairwise(victims, preemptor)
+                queues.add(v.pg.queue)
+            rank: dict[str, int] | None = {}
+            if len(queues) > 1:
+                names = tuple(sorted(queues))
+                if names not in ranks:
+                    ranks[names] = self._victim_queue_ranks(preemptor.queue, list(names))
+                rank = ranks[names]
+                if rank is None:
+                    return self._sort_victims_pairwise(victims, preemptor)
+            # stable sorts from the least significant key up: the lexicographic order, ties in the order given
+            out = sorted(victims, key=task_key, reverse=True)
+            out.sort(key=job_key, reverse=True)
+            if rank:
+                order = rank
+                out.sort(key=lambda v: order[v.queue])
+            return out
+
+        return sort
+
+    def _victim_queue_ranks(self, preemptor_queue: str, queues: list[str]) -> dict[str, int] | None:
+        """Each queue's place in the victim queue order for ``preemptor_queue``; None when that order does not rank
+        them consistently (two queues compare equal, or a pair compares against the ranks)."""
+
+        def order(left: str, right: str) -> int:
+            return self.victim_queue_order(preemptor_queue, left, right)
+
+        ranked = sorted(queues, key=functools.cmp_to_key(order))
+        rank = {q: i for i, q in enumerate(ranked)}
+        for a in queues:
+            for b in queues:
+                if a == b:
+                    continue
+                c = order(a, b)
+                if c == 0 or (c < 0) != (rank[a] < rank[b]):
+                    return None
+        return rank
+
+    def _sort_victims_pairwise(self, victims: Sequence[TaskState], preemptor: TaskState) -> list[TaskState]:
         pq = preemptor.queue
 
         def cmp(lv: TaskState, rv: TaskState) -> int:

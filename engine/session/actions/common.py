@@ -79,3 +79,85 @@ def rows_with_room(ssn: Session, task: TaskState, extra: I64) -> list[int]:
 def attempt_key(task: TaskState) -> tuple[Any, ...]:
     """What a victim search depends on besides the session state (the plugins read these of the preemptor)."""
     return (task.sig, task.vkey, task.priority, task.quota_group, task.quota_preemptible, task.best_effort, task.job)
+
+
+class VictimRoom:
+    """Per node, what the pods that could be victims of a preemptor request: the sum over the candidates of
+    ``scope`` that pass the framework's victim test (``Framework.victim_bound``) for the preemptor. No set of
+    victims the plugins choose on a node frees more, so a node where the future idle plus this cannot hold the pod
+    is one the action would pass over; skipping it changes no decision.
+
+    One per action run; candidates are the scope's pods in ``statuses``. The sums are kept per (scope, test key)
+    while the session is unchanged (every change to pods, nodes and the plugins' state goes through the session's
+    status changes, which log the node), and computed again once it has changed, over the pods that were
+    candidates (or Releasing) when the scope was first asked for: no other pod becomes Bound or Running during an
+    action. An action that discards a statement (which puts the session back as it was when the statement
+    began) says so with ``mark`` / ``restored``, and the sums of that state serve again."""
+
+    def __init__(self, ssn: Session, hook: str, statuses: frozenset[TaskStatus]) -> None:
+        self.ssn = ssn
+        self.hook = hook
+        self.statuses = statuses
+        self._version = -1  # the length of the session's change log the sums are for
+        self._sums: dict[tuple[Any, ...], I64] = {}
+        self._marked: tuple[int, dict[tuple[Any, ...], I64]] = (-1, {})
+        self._pods: dict[Any, tuple[list[TaskState], I64, I64]] = {}
+
+    def mark(self) -> int:
+        """Remember the present state's sums (computed so far or later, until the session changes)."""
+        version = len(self.ssn.nodes.log)
+        if version != self._version:
+            self._version, self._sums = version, {}
+        self._marked = (version, self._sums)
+        return version
+
+    def restored(self, mark: int) -> None:
+        """The session is back in the state it had at ``mark`` (everything since was discarded)."""
+        version, sums = self._marked
+        if version == mark:
+            self._version, self._sums = len(self.ssn.nodes.log), sums
+
+    def _scope(self, scope: Any, pods: Callable[[], Iterable[TaskState]]) -> tuple[list[TaskState], I64, I64]:
+        found = self._pods.get(scope)
+        if found is None:
+            keep = self.statuses | {TaskStatus.RELEASING}  # an evicted pod comes back when its statement is discarded
+            listed = [t for t in pods() if t.status in keep and t.node >= 0]
+            rows: I64 = np.fromiter((t.node for t in listed), np.int64, len(listed))
+            vecs: I64 = (
+                np.stack([t.vec for t in listed]) if listed else np.zeros((0, self.ssn.nodes.idle.shape[1]), np.int64)
+            )
+            found = self._pods[scope] = (listed, rows, vecs)
+        return found
+
+    def room(
+        self,
+        scope: Any,
+        pods: Callable[[], Iterable[TaskState]],
+        preemptor: TaskState,
+        without: Iterable[TaskState] = (),
+    ) -> I64:
+        """Per node (rows), the requests of the candidates among ``pods()`` (the same pods for the same ``scope``;
+        asked for once) that pass the victim test for ``preemptor``, less those of ``without`` (some of those pods,
+        that this preemptor may not take) that are candidates and pass it."""
+        ssn = self.ssn
+        version = len(ssn.nodes.log)
+        if version != self._version:
+            self._version, self._sums = version, {}
+        key, test = ssn.framework.victim_bound(self.hook, preemptor)
+        cache_key = (scope, key)
+        sums = self._sums.get(cache_key)
+        statuses = self.statuses
+        if sums is None:
+            listed, rows, vecs = self._scope(scope, pods)
+            sums = np.zeros_like(ssn.nodes.idle)
+            if listed:
+                passing = np.fromiter((t.status in statuses and test(t) for t in listed), np.bool_, len(listed))
+                np.add.at(sums, rows[passing], vecs[passing])
+            self._sums[cache_key] = sums
+        out = sums
+        for t in without:
+            if t.status in statuses and t.node >= 0 and test(t):
+                if out is sums:
+                    out = sums.copy()
+                out[t.node] -= t.vec
+        return out

@@ -14,23 +14,27 @@ Taken part: starving jobs that are not Pending, valid, in an existing queue. Que
   the first failure ends that job; its successes are committed when the job is pipelined (Volcano commits each
   at once, see the comment in ``preempt``).
 
-A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts.
+A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
+even every candidate the plugins' victim tests let through could not make room are skipped without asking the
+plugins (``actions.common.VictimRoom``; the decisions are those of trying them).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 
 import numpy as np
+import numpy.typing as npt
 
 from engine.objects import TaskStatus
-from engine.session.actions.common import KeyedHeap, attempt_key, evictable_of, fits, rows_with_room
+from engine.session.actions.common import KeyedHeap, VictimRoom, attempt_key, evictable_of, fits, rows_with_room
 from engine.session.decisions import Blocker
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
 
 _PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+I64 = npt.NDArray[np.int64]
 
 
 def _fits_on_node(ssn: Session, queue: str, task: TaskState, row: int) -> bool:
@@ -45,9 +49,10 @@ def _preempt(
     stmt: Statement,
     task: TaskState,
     keep: Callable[[TaskState], bool],
-    owners: Sequence[JobState],
+    extra: Callable[[], I64],
 ) -> bool:
-    """Find a node for ``task`` by evicting pods that ``keep`` accepts (pods of ``owners``' jobs)."""
+    """Find a node for ``task`` by evicting pods that ``keep`` accepts; ``extra()``: per node, at least what the
+    victims the plugins could choose among them request (nodes where even that leaves no room are passed over)."""
     if task.info.preemption_policy == "Never":
         return False
     job = task.pg
@@ -55,16 +60,15 @@ def _preempt(
     fw = ssn.framework
     table = ssn.nodes
     mask = np.zeros(len(table), dtype=np.bool_)
-    mask[rows_with_room(ssn, task, evictable_of(ssn, owners, _PREEMPTABLE))] = True
+    mask[rows_with_room(ssn, task, extra())] = True
     rows = ssn.placement.candidates_by_score(task, mask)
     if not rows:
         return False
     queue_ok = fw.allocatable(job.queue, task) is None  # evictions on a node change it; nothing else does
+    sort_victims = fw.victim_sorter(task)  # taken again after a node's evictions are undone
     for row in rows:
         # in victim order, as for reclaim (Volcano: map order)
-        preemptees = fw.sort_victims(
-            sorted((t for t in table.tasks[row].values() if keep(t)), key=lambda t: t.uid), task
-        )
+        preemptees = sort_victims(sorted((t for t in table.tasks[row].values() if keep(t)), key=lambda t: t.uid))
         victims = fw.preemptable(task, preemptees)
         total = table.future_idle(row)
         for v in victims:
@@ -73,7 +77,7 @@ def _preempt(
             continue
         node_stmt = Statement(ssn)
         ok = queue_ok and fits(task, table.future_idle(row))
-        for victim in fw.sort_victims(victims, task):
+        for victim in sort_victims(victims):
             if ok:
                 break
             vjob = victim.pg
@@ -95,13 +99,16 @@ def _preempt(
             node_stmt.pipeline(task, row)
             stmt.merge(node_stmt)
             return True
-        node_stmt.discard()
+        if node_stmt.ops:
+            node_stmt.discard()
+            sort_victims = fw.victim_sorter(task)
     return False
 
 
 def preempt(ssn: Session) -> None:
     """Run the preempt action (see the module docstring)."""
     fw = ssn.framework
+    room = VictimRoom(ssn, "preemptable", _PREEMPTABLE)
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     under_request: dict[str, list[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
@@ -120,7 +127,7 @@ def preempt(ssn: Session) -> None:
         jobs = preemptors[queue]
         while jobs:
             ssn.checkpoint()
-            _preempt_between_jobs(ssn, jobs.pop(), tasks, queue)
+            _preempt_between_jobs(ssn, jobs.pop(), tasks, queue, room)
         for job in under_request[queue]:
             ssn.checkpoint()
             _preempt_within_job(ssn, job)
@@ -130,13 +137,25 @@ def _pending_tasks(ssn: Session, job: JobState) -> list[TaskState]:
     return sorted((t for t in job.tasks if t.status == TaskStatus.PENDING), key=ssn.framework.task_key)
 
 
-def _preempt_between_jobs(ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str) -> None:
+def _queue_candidates(jobs: list[JobState], best_effort: bool) -> Iterator[TaskState]:
+    """The pods of ``jobs`` a pod (best-effort or not) may preempt, status and plugins aside: preemptable,
+    best-effort ones only for a best-effort pod."""
+    for job in jobs:
+        for t in job.tasks:
+            if t.preemptable and (t.best_effort or not best_effort):
+                yield t
+
+
+def _preempt_between_jobs(
+    ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str, room: VictimRoom
+) -> None:
     """The first phase for one starving job: its pending pods take from other jobs of its queue, while it starves;
     committed only if the job is then pipelined."""
     fw = ssn.framework
+    mark = room.mark()
     stmt = Statement(ssn)
     todo = tasks[pjob.key]
-    owners = [j for j in ssn.jobs_by_queue.get(queue, ()) if j is not pjob]
+    jobs = ssn.jobs_by_queue.get(queue, [])
     failed: dict[tuple[object, ...], int] = {}
     while fw.job_starving(pjob) and todo:
         task = todo.popleft()
@@ -154,12 +173,23 @@ def _preempt_between_jobs(ssn: Session, pjob: JobState, tasks: dict[str, deque[T
                 and t.pg is not pjob
             )
 
-        if not _preempt(ssn, stmt, task, between, owners):
+        def extra(task: TaskState = task) -> I64:
+            # the queue's candidates (cached while nothing changes) less the job's own
+            be = task.best_effort
+            return room.room(
+                (queue, be),
+                lambda: _queue_candidates(jobs, be),
+                task,
+                without=_queue_candidates([pjob], be),
+            )
+
+        if not _preempt(ssn, stmt, task, between, extra):
             failed[attempt] = ssn.epoch
     if fw.job_pipelined(pjob):
         stmt.commit()
     else:
         stmt.discard()
+        room.restored(mark)
 
 
 def _preempt_within_job(ssn: Session, job: JobState) -> None:
@@ -176,7 +206,7 @@ def _preempt_within_job(ssn: Session, job: JobState) -> None:
                 t.status in _PREEMPTABLE and (t.best_effort or not task.best_effort) and t.preemptable and t.pg is job
             )
 
-        if not _preempt(ssn, stmt, task, within, [job]):
+        if not _preempt(ssn, stmt, task, within, lambda: evictable_of(ssn, [job], _PREEMPTABLE)):
             break
     if ssn.framework.job_pipelined(job):
         stmt.commit()

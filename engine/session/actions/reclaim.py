@@ -7,7 +7,8 @@ queue order, overused ones skipped; for each starving job of the queue, one stat
 its next pending pod (a pod with ``preemptionPolicy: Never`` is skipped) must pass the queue's ``preemptive``
 gate (proportion: within deserved; capacity: within realCapability and some requested resource within
 deserved); then, node by node (in name order, among the nodes that pass the predicates and could hold it with
-what eviction can free), the candidates are the Running, preemptable pods of *other* queues whose queue is
+what evicting every pod the plugins' victim tests let through would free: ``actions.common.VictimRoom``), the
+candidates are the Running, preemptable pods of *other* queues whose queue is
 ``reclaimable`` (``reclaimable: false`` protects a queue); the plugins choose the victims (``reclaimable``:
 gang keeps its minimum, conformance spares critical pods, proportion / capacity take only from queues above
 their deserved, never below a guarantee); the node must then hold the pod with its future idle plus the victims;
@@ -19,9 +20,10 @@ committed when the job is pipelined, else discarded.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 
 from engine.objects import TaskStatus
-from engine.session.actions.common import KeyedHeap, attempt_key, evictable_of, fits, rows_with_room
+from engine.session.actions.common import KeyedHeap, VictimRoom, attempt_key, fits, rows_with_room
 from engine.session.decisions import Blocker
 from engine.session.framework import qty
 from engine.session.plugins.proportion import sorted_resources
@@ -60,15 +62,27 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
     return Blocker("queue", queue, first, allocated, deserved, "deserved"), text
 
 
-def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobState) -> bool:
+def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:
+    """The pods a reclaimer of ``queue`` may consider, status aside (the victims are Running): preemptable, of a
+    job of another queue that exists and is reclaimable."""
+    queues = ssn.snapshot.queues
+    for name, jobs in ssn.jobs_by_queue.items():
+        if name == queue or name not in queues or not queues[name].reclaimable:
+            continue
+        for job in jobs:
+            for t in job.tasks:
+                if t.preemptable:
+                    yield t
+
+
+def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobState, room: VictimRoom) -> bool:
     fw = ssn.framework
     table = ssn.nodes
     queues = ssn.snapshot.queues
-    # only nodes where the future idle plus the other queues' running pods could hold the pod
-    others = table.evictable - evictable_of(
-        ssn, ssn.jobs_by_queue.get(job.queue, ()), frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
-    )
-    for row in rows_with_room(ssn, task, others):
+    # only nodes where the future idle plus every pod the plugins could choose there might hold the pod
+    extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
+    sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
+    for row in rows_with_room(ssn, task, extra):
         reclaimees = [
             t
             for t in table.tasks[row].values()
@@ -84,7 +98,7 @@ def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobSt
         # Volcano hands the plugins the node's pods in map order (random); the plugins walk them with running
         # totals (gang's minimum, proportion's allocated), so the order decides who is chosen. Fairway hands
         # them over in victim order, so the least important candidates are the ones chosen.
-        reclaimees = fw.sort_victims(sorted(reclaimees, key=lambda t: t.uid), task)
+        reclaimees = sort_victims(sorted(reclaimees, key=lambda t: t.uid))
         victims = fw.reclaimable(task, reclaimees)
         available = table.future_idle(row)
         total = available.copy()
@@ -93,7 +107,7 @@ def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobSt
         if not fits(task, total):
             continue
         node_stmt = Statement(ssn)
-        for victim in fw.sort_victims(victims, task):
+        for victim in sort_victims(victims):
             if fits(task, available):
                 break
             blocker, why = victim_blocker(ssn, victim)
@@ -118,6 +132,7 @@ def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobSt
 def reclaim(ssn: Session) -> None:
     """Run the reclaim action (see the module docstring)."""
     fw = ssn.framework
+    room = VictimRoom(ssn, "reclaimable", frozenset({TaskStatus.RUNNING}))
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
     with_jobs: set[str] = set()
@@ -142,6 +157,7 @@ def reclaim(ssn: Session) -> None:
         while jobs:
             ssn.checkpoint()
             job = jobs.pop()
+            mark = room.mark()
             stmt = Statement(ssn)
             todo = tasks[job.key]
             failed: dict[tuple[object, ...], int] = {}
@@ -157,9 +173,10 @@ def reclaim(ssn: Session) -> None:
                     job.allocate_refusal = job.allocate_refusal or refusal
                     failed[attempt] = ssn.epoch
                     continue
-                if not _reclaim_for_task(ssn, stmt, task, job):
+                if not _reclaim_for_task(ssn, stmt, task, job, room):
                     failed[attempt] = ssn.epoch
             if fw.job_pipelined(job):
                 stmt.commit()
             else:
                 stmt.discard()
+                room.restored(mark)

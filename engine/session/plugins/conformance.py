@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.session.framework import Plugin
+from engine.session.framework import Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import TaskState
+
+
+def _not_critical(task: TaskState) -> bool:
+    return not task.critical
 
 
 @register
@@ -26,3 +30,6 @@ class ConformancePlugin(Plugin):
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         return self._evictable(preemptees)
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        return ("conformance",), _not_critical

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max
 from engine.fairshare.queues import MINUS, plural
 from engine.objects import ALLOCATED_STATUSES, TaskStatus
-from engine.session.framework import GateRefusal, Plugin, qty
+from engine.session.framework import GateRefusal, Plugin, VictimTest, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.policy import PluginOption
 from engine.session.registry import register
@@ -40,6 +40,10 @@ from engine.session.session import JobState, Session, TaskState, add_into
 from engine.values import podgroup_demand
 
 _FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+
+
+def _nobody(task: TaskState) -> bool:
+    return False
 
 
 @register
@@ -280,6 +284,19 @@ class ElasticQuotaPlugin(Plugin):
         if self.args.disable_default_quota_preemption and g == DEFAULT_GROUP:
             return []
         return [t for t in preemptees if t.quota_group == g and t.priority < preemptor.priority and t.quota_preemptible]
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        if hook != "preemptable":
+            return None
+        g = preemptor.quota_group
+        if self.args.disable_default_quota_preemption and g == DEFAULT_GROUP:
+            return ("elasticquota", None), _nobody
+        priority = preemptor.priority
+
+        def same_group_lower(t: TaskState) -> bool:
+            return t.quota_group == g and t.priority < priority and t.quota_preemptible
+
+        return ("elasticquota", g, priority), same_group_lower
 
     def _move(self, task: TaskState, sign: int) -> None:
         if self.result is None or task.quota_group not in self.result:

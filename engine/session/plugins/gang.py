@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin
+from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 from engine.wording import plural
@@ -68,6 +68,22 @@ class GangPlugin(Plugin):
 
     def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
         return self._keep_minimum(reclaimees)
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        # the running count only goes down: a pod is a victim only if its job has more than minMember ready now
+        # (asked once per job: the test is used at once, in the state it was made in)
+        above: dict[int, bool] = {}
+
+        def above_minimum(t: TaskState) -> bool:
+            job = t.pg
+            if job is None:
+                return False
+            hit = above.get(id(job))
+            if hit is None:
+                hit = above[id(job)] = job.ready_num() > job.min_member
+            return hit
+
+        return ("gang",), above_minimum
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         return self._keep_minimum(preemptees)

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.session.framework import Plugin
+from engine.session.framework import Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
+
+
+def _nobody(task: TaskState) -> bool:
+    return False
 
 
 @register
@@ -41,6 +45,19 @@ class PriorityPlugin(Plugin):
             elif t.priority < preemptor.priority:
                 victims.append(t)
         return victims
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        if hook != "preemptable":
+            return None
+        pj = preemptor.pg
+        if pj is None:
+            return ("priority", None), _nobody
+        priority = pj.priority
+
+        def lower(t: TaskState) -> bool:  # a pod of another job: its job's priority is strictly lower
+            return t.pg is not None and t.pg.priority < priority
+
+        return ("priority", priority), lower
 
     def job_starving(self, job: JobState) -> bool:
         return job.ready_num() + job.waiting_num() < len(job.tasks)

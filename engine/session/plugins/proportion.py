@@ -22,7 +22,7 @@ from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
 from engine.fairshare.queues import QueueBook
 from engine.resources import ResourceList, is_unlimited
-from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, qty, refusal_from_verdict
+from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, VictimTest, qty, refusal_from_verdict
 from engine.session.policy import PluginOption
 from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState
@@ -97,6 +97,24 @@ class QueueGates(Plugin):
     def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
         selection = self.book.reclaimable(reclaimer, reclaimees)
         return list(selection.victims)
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        """Reclaim: the book's own decision for the pod alone. Walking a list, the running allocated of each queue
+        (and ancestor) only goes down, and every test (above deserved, guarantee kept) only gets harder, so a pod
+        the book refuses alone it refuses in any list. The answer depends on the pod's queue and request only."""
+        if hook != "reclaimable":
+            return None
+        book = self.book
+        answers: dict[tuple[object, ...], bool] = {}
+
+        def alone(t: TaskState) -> bool:
+            key = (t.queue, t.vkey) if "pods" not in t.req else (t.queue, tuple(sorted(t.req.items())))
+            hit = answers.get(key)
+            if hit is None:
+                hit = answers[key] = bool(book.reclaimable(preemptor, (t,)).victims)
+            return hit
+
+        return (self.name, id(self), preemptor.queue, tuple(sorted(preemptor.req.items()))), alone
 
     def on_allocate(self, task: TaskState) -> None:
         if task.pg is not None and task.pg.queue in self.book:
