@@ -1,10 +1,11 @@
 """``engine.manifests.export``: the trees written as the peers' manifests read back to the same trees and give the
 same values (on random snapshots of the golden corpus' generator), and every document is valid against the peer's
-own CRD schema (when the peers' manifests are beside the repository). Kueue's format keeps what Kueue can hold
+own CRD schema (kept in tests/fixtures/crds). Kueue's format keeps what Kueue can hold
 (deserved, the limits, weights, the hierarchy, closed leaves) and names the rest."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,6 @@ from engine.manifests.export import FORMATS, export_notes, export_trees
 from engine.objects import BUILTIN_QUEUES, BUILTIN_QUOTA_GROUPS, NamespaceInfo, Snapshot
 from engine.resources import ResourceList
 from engine.values import compute_values
-from tests.acceptance.manifests import PEER_MANIFESTS, needs_peer_manifests
 from tests.support import corpus
 from tests.support.manifest_dump import dump_snapshot
 
@@ -78,23 +78,24 @@ def test_an_unknown_format_is_named() -> None:
     assert set(FORMATS) == {"volcano", "koordinator", "kueue"}
 
 
+# The peers' CRDs, kept in the repository (tests/fixtures/crds/SOURCES.txt says where each comes from).
+CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
+
+
 def _schema(crd_file: str, version: str) -> dict[str, Any]:
-    crd = yaml.safe_load((PEER_MANIFESTS / crd_file).read_text())
+    crd = yaml.safe_load((CRDS / crd_file).read_text())
     for v in crd["spec"]["versions"]:
         if v["name"] == version:
             return v["schema"]["openAPIV3Schema"]  # type: ignore[no-any-return]
     raise AssertionError(f"{crd_file} has no version {version}")
 
 
-@needs_peer_manifests
 @pytest.mark.parametrize("seed", range(10))
 def test_every_exported_tree_object_is_valid_against_the_peers_crd(seed: int) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     schemas = {
-        "Queue": _schema("volcano/config__crd__volcano__bases__scheduling.volcano.sh_queues.yaml", "v1beta1"),
-        "ElasticQuota": _schema(
-            "koordinator/config__crd__bases__scheduling.sigs.k8s.io_elasticquotas.yaml", "v1alpha1"
-        ),
+        "Queue": _schema("scheduling.volcano.sh_queues.yaml", "v1beta1"),
+        "ElasticQuota": _schema("scheduling.sigs.k8s.io_elasticquotas.yaml", "v1alpha1"),
     }
     validators = {kind: jsonschema.Draft7Validator(schema) for kind, schema in schemas.items()}
     snap = drawn(seed)
@@ -109,7 +110,6 @@ def test_every_exported_tree_object_is_valid_against_the_peers_crd(seed: int) ->
 
 
 # -- kueue ------------------------------------------------------------------------------------------------------------
-KUEUE_CRDS = PEER_MANIFESTS / "kueue"
 KUEUE_KINDS = {
     "ClusterQueue": "clusterqueues",
     "Cohort": "cohorts",
@@ -119,13 +119,8 @@ KUEUE_KINDS = {
 
 
 def _kueue_crd(plural: str) -> str:
-    return f"kueue/config__components__crd__bases__kueue.x-k8s.io_{plural}.yaml"
+    return f"kueue.x-k8s.io_{plural}.yaml"
 
-
-needs_kueue_crds = pytest.mark.skipif(
-    not all((PEER_MANIFESTS / _kueue_crd(p)).is_file() for p in KUEUE_KINDS.values()),
-    reason=f"Kueue's CRDs are absent ({PEER_MANIFESTS / _kueue_crd('<kind>')}): they live beside the repository",
-)
 
 KEPT = ("deserved", "borrowing_limit", "lending_limit", "weight")
 
@@ -268,7 +263,6 @@ def test_what_kueue_cannot_hold_is_named() -> None:
     assert export_trees(Snapshot(), "kueue") == []
 
 
-@needs_kueue_crds
 @pytest.mark.parametrize("seed", [None, *range(6)])
 def test_every_kueue_object_is_valid_against_kueues_crd(seed: int | None) -> None:
     jsonschema = pytest.importorskip("jsonschema")
