@@ -105,6 +105,10 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist() -> None:
     exported = {f"fairway_queue_{k}": set(QUEUE_LABELS) for k in QUEUE_GAUGES}
     exported |= {f"fairway_quota_group_{k}": set(GROUP_LABELS) for k in GROUP_GAUGES}
     exported["fairway_queue_waiting_jobs"] = {"cluster", "queue", "phase"}
+    exported["fairway_session_duration_seconds_bucket"] = {"cluster", "kind", "le"}
+    exported["fairway_sessions_total"] = {"cluster", "kind", "status"}
+    exported["fairway_evictions_total"] = {"cluster", "action"}
+    exported["fairway_admission_blocked_jobs"] = {"cluster", "blocker_kind", "blocker", "resource"}
     queries = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     queries += [v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)]
     assert len(queries) >= 20
