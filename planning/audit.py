@@ -12,7 +12,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import F, Max, Window
+from django.db.models.functions import RowNumber, TruncMinute
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -25,6 +26,7 @@ from engine.limits import brief
 from engine.resources import format_quantity
 from planning.export import AdminsOnly
 from planning.values_api import cached_values
+from scheduling import store
 from scheduling.models import Cluster, QuotaSample, SampleKind
 
 MAX_DAYS = 31
@@ -39,7 +41,9 @@ class AuditQuerySerializer(serializers.Serializer):
 
 def history(cluster: Cluster, since: Any) -> dict[tuple[str, str], list[Sample]]:
     """Every tree node's samples recorded since ``since``, oldest first, each led by its last sample before
-    ``since`` (the state at the window's start). A session writes every node's sample at one time, so the last
+    ``since`` (the state at the window's start), at most one a minute: the samples of the last hour, which
+    compaction has not thinned yet (a session a second), are read as the latest of each minute, as compaction keeps
+    them afterwards (``store.compact_records``). A session writes every node's sample at one time, so the last
     samples before the window share a handful of times: one query finds them, one reads them."""
     samples = QuotaSample.objects.filter(cluster=cluster)
     columns = ("kind", "name", "time", "allocated", "deserved")
@@ -56,8 +60,22 @@ def history(cluster: Cluster, since: Any) -> dict[tuple[str, str], list[Sample]]
             if last.get((kind, name)) == time:
                 keep(kind, name, time, used, entitled)
                 last.pop((kind, name))  # one per node, should two share a time
-    for row in samples.filter(time__gte=since).order_by("time", "id").values_list(*columns).iterator(chunk_size=5000):
-        keep(*row)
+    recent = max(since, timezone.now() - store.SAMPLE_FULL_RESOLUTION)
+    older = samples.filter(time__gte=since, time__lt=recent)
+    latest_of_minute = (
+        samples.filter(time__gte=recent)
+        .annotate(
+            rank=Window(
+                RowNumber(),
+                partition_by=[F("kind"), F("name"), TruncMinute("time")],
+                order_by=[F("time").desc(), F("id").desc()],
+            )
+        )
+        .filter(rank=1)
+    )
+    for part in (older, latest_of_minute):
+        for row in part.order_by("time", "id").values_list(*columns).iterator(chunk_size=5000):
+            keep(*row)
     return out
 
 

@@ -162,3 +162,25 @@ def test_the_tree_roots_are_left_out_and_long_tables_are_cut(
     assert 'data-testid="all-starved"' in cut and "all 2 rows" in cut and starved_rows(cut) == 1
     full = client.get("/audit/?all=1").content.decode()
     assert 'data-testid="all-starved"' not in full and starved_rows(full) == 2
+
+
+def test_the_last_hour_is_read_a_sample_a_minute(client: Any, admin_token: str) -> None:
+    """A session a second leaves 60 samples a minute for the last hour (compaction thins them later): the audit reads
+    the latest of each minute, as compaction keeps them, so a spike inside a minute that did not last to its end is
+    not its peak; samples older than the hour are read as compaction left them."""
+    starving()
+    base = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=30)
+    for second in range(0, 60, 5):  # one minute, half an hour ago: a spike to 45 cpu, then 15 at its end
+        QuotaSample.objects.create(
+            cluster=b.cluster(),
+            time=base + timedelta(seconds=second),
+            kind="quota",
+            name="a",
+            allocated={"cpu": 45_000 if second < 55 else 15_000},
+            deserved={"cpu": 50_000},
+        )
+    _sample("quota", "a", 3, 10_000, 50_000)  # three hours ago, before the last hour
+    body = client.get("/api/v1/audit/?days=1", headers={"Authorization": f"Token {admin_token}"}).json()
+    a = {i["name"]: i for i in body["idle_guarantees"]}["a"]
+    assert a["peak_used"] == "15"  # the minute's latest sample, not its spike
+    assert 2.9 < a["covered_hours"] < 3.1
