@@ -2,7 +2,7 @@
 
 Builds in memory the cluster of ``manage.py load_demo --size large`` (3 departments and 8 teams as a capacity
 queue tree and an elastic quota tree, quotas x200; 3,334 CPU and 1,666 GPU nodes; 900 copies of the 8 demo jobs:
-7,200 podgroups of 49,500 pods) under the demo's policy (``ensure_schedules.DEMO_POLICY``: reclaim and preempt on,
+7,200 podgroups of 49,500 pods) under the demo's policy (``scheduling.demo_data.DEMO_POLICY``: reclaim and preempt on,
 hierarchical capacity, elastic quota), runs the first session (it places what fits), starts the placed pods as
 the simulated agent does, lets a seeded 1 % of them finish, and times the next session, action by action:
 
@@ -52,92 +52,10 @@ from engine.session.decisions import SessionResult
 from engine.session.policy import Policy
 from engine.session.run import apply_result, run_session
 from engine.session.session import Session
+from scheduling.demo_data import CPU_NODE, DEMO_POLICY, GPU_NODE, JOBS, ORG, SIZES
 
-FACTOR = 200
-CPU_NODES, GPU_NODES, COPIES = 3334, 1666, 900
-
-# the demo's policy (scheduling/management/commands/ensure_schedules.py DEMO_POLICY)
-DEMO_POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: capacity
-    enableHierarchy: true
-  - name: elasticquota
-    arguments:
-      monitorAllQuotas: true
-      delayEvictTime: 30s
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: nodeorder
-"""
-
-# department -> (deserved, guarantee, capability, weight, teams); team -> (deserved, guarantee, weight), as the demo
-ORG: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str], int, dict[str, Any]]] = {
-    "research": (
-        {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "40"},
-        {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "8"},
-        {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "64"},
-        4,
-        {
-            "ml-research": (
-                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
-                {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"},
-                3,
-            ),
-            "nlp": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
-                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
-                2,
-            ),
-            "vision": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
-                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
-                2,
-            ),
-        },
-    ),
-    "engineering": (
-        {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "16"},
-        {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "0"},
-        {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "32"},
-        4,
-        {
-            "platform": ({"cpu": "160", "memory": "960Gi", "nvidia.com/gpu": "4"}, {"cpu": "48", "memory": "288Gi"}, 2),
-            "data-eng": ({"cpu": "140", "memory": "840Gi", "nvidia.com/gpu": "4"}, {"cpu": "24", "memory": "144Gi"}, 2),
-            "search": ({"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"}, {"cpu": "24", "memory": "144Gi"}, 1),
-        },
-    ),
-    "operations": (
-        {"cpu": "224", "memory": "1344Gi", "nvidia.com/gpu": "8"},
-        {"cpu": "32", "memory": "192Gi", "nvidia.com/gpu": "0"},
-        {"cpu": "512", "memory": "3072Gi", "nvidia.com/gpu": "16"},
-        2,
-        {
-            "analytics": ({"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"}, {"cpu": "16", "memory": "96Gi"}, 2),
-            "batch-etl": ({"cpu": "100", "memory": "600Gi"}, {"cpu": "16", "memory": "96Gi"}, 1),
-        },
-    ),
-}
-
-# (team, job, pods, per-pod request, priority), as the demo
-JOBS = [
-    ("ml-research", "llm-pretrain", 8, {"cpu": "16", "memory": "96Gi", "nvidia.com/gpu": "4"}, 100),
-    ("ml-research", "hparam-sweep", 16, {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"}, 10),
-    ("nlp", "tokenizer-train", 4, {"cpu": "8", "memory": "32Gi"}, 10),
-    ("vision", "detector-finetune", 2, {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "2"}, 50),
-    ("platform", "ci-batch", 12, {"cpu": "4", "memory": "8Gi"}, 0),
-    ("data-eng", "nightly-etl", 6, {"cpu": "8", "memory": "32Gi"}, 20),
-    ("search", "index-rebuild", 3, {"cpu": "16", "memory": "64Gi"}, 30),
-    ("analytics", "weekly-report", 4, {"cpu": "4", "memory": "16Gi"}, 0),
-]
+LARGE = SIZES["large"]
+FACTOR, CPU_NODES, GPU_NODES, COPIES = LARGE.factor, LARGE.cpu_nodes, LARGE.gpu_nodes, LARGE.copies
 
 
 def _rl(amounts: dict[str, str], factor: int = 1) -> ResourceList:
@@ -150,7 +68,13 @@ def build_snapshot(seed: int, *, elastic: bool = False) -> Snapshot:
     queues = [QueueSpec(name="root", parent=None, reclaimable=False)]
     groups: list[QuotaGroupSpec] = []
     namespaces: list[NamespaceInfo] = []
-    for dept, (deserved, guarantee, capability, weight, teams) in ORG.items():
+    for dept, spec in ORG.items():
+        deserved, guarantee, capability, weight = (
+            spec["deserved"],
+            spec["guarantee"],
+            spec["capability"],
+            spec["weight"],
+        )
         queues.append(
             QueueSpec(
                 name=dept,
@@ -161,7 +85,7 @@ def build_snapshot(seed: int, *, elastic: bool = False) -> Snapshot:
             )
         )
         groups.append(QuotaGroupSpec(name=dept, is_parent=True, min=_rl(deserved, FACTOR), max=_rl(capability, FACTOR)))
-        for team, (t_deserved, t_guarantee, t_weight) in teams.items():
+        for team, (t_deserved, t_guarantee, t_weight, _ns_weight) in spec["teams"].items():
             queues.append(
                 QueueSpec(
                     name=team,
@@ -175,8 +99,7 @@ def build_snapshot(seed: int, *, elastic: bool = False) -> Snapshot:
                 QuotaGroupSpec(name=team, parent=dept, min=_rl(t_deserved, FACTOR), max=_rl(t_deserved, 2 * FACTOR))
             )
             namespaces.append(NamespaceInfo(name=team, weight=t_weight, queue=team))
-    cpu = ResourceList({"cpu": 32_000, "memory": 128 * 2**30, "pods": 110_000})
-    gpu = ResourceList({"cpu": 64_000, "memory": 512 * 2**30, "nvidia.com/gpu": 8_000, "pods": 110_000})
+    cpu, gpu = _rl(CPU_NODE), _rl(GPU_NODE)
     taint = Taint("nvidia.com/gpu", "present", "NoSchedule")
     nodes = [
         NodeInfo(name=f"cpu-{i + 1:04d}", allocatable=cpu, labels={"zone": f"zone-{i % 3 + 1}"})

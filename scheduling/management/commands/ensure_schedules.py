@@ -12,30 +12,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from scheduling.demo_data import DEMO_POLICY
 from scheduling.models import Cluster, default_scheduler_policy
 from scheduling.tasks import ensure_schedules
-
-DEMO_POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: capacity
-    enableHierarchy: true
-  - name: elasticquota
-    arguments:
-      monitorAllQuotas: true
-      delayEvictTime: 30s
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: nodeorder
-"""
 
 
 class Command(BaseCommand):

@@ -1,0 +1,144 @@
+"""The demo's organisation, cluster and jobs (``load_demo``) and its scheduler policy (``ensure_schedules``), as
+plain data: no Django here, so the benchmarks build the same cluster in memory (``bench/bench_reclaim.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# department -> (deserved, guarantee, capability, weight), teams -> (deserved, guarantee, weight, ns weight)
+ORG: dict[str, dict[str, Any]] = {
+    "research": {
+        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "40"},
+        "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "8"},
+        "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "64"},
+        "weight": 4,
+        "teams": {
+            "ml-research": (
+                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
+                {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"},
+                3,
+                2,
+            ),
+            "nlp": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
+                2,
+                1,
+            ),
+            "vision": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
+                2,
+                1,
+            ),
+        },
+    },
+    "engineering": {
+        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "16"},
+        "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "0"},
+        "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "32"},
+        "weight": 4,
+        "teams": {
+            "platform": (
+                {"cpu": "160", "memory": "960Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "48", "memory": "288Gi"},
+                2,
+                1,
+            ),
+            "data-eng": (
+                {"cpu": "140", "memory": "840Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "24", "memory": "144Gi"},
+                2,
+                2,
+            ),
+            "search": (
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "24", "memory": "144Gi"},
+                1,
+                1,
+            ),
+        },
+    },
+    "operations": {
+        "deserved": {"cpu": "224", "memory": "1344Gi", "nvidia.com/gpu": "8"},
+        "guarantee": {"cpu": "32", "memory": "192Gi", "nvidia.com/gpu": "0"},
+        "capability": {"cpu": "512", "memory": "3072Gi", "nvidia.com/gpu": "16"},
+        "weight": 2,
+        "teams": {
+            "analytics": (
+                {"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "16", "memory": "96Gi"},
+                2,
+                3,
+            ),
+            "batch-etl": ({"cpu": "100", "memory": "600Gi"}, {"cpu": "16", "memory": "96Gi"}, 1, 1),
+        },
+    },
+}
+
+CPU_NODE = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+GPU_NODE = {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
+
+# (team, job name, pods, per-pod request, priority)
+JOBS = [
+    ("ml-research", "llm-pretrain", 8, {"cpu": "16", "memory": "96Gi", "nvidia.com/gpu": "4"}, 100),
+    ("ml-research", "hparam-sweep", 16, {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"}, 10),
+    ("nlp", "tokenizer-train", 4, {"cpu": "8", "memory": "32Gi"}, 10),
+    ("vision", "detector-finetune", 2, {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "2"}, 50),
+    ("platform", "ci-batch", 12, {"cpu": "4", "memory": "8Gi"}, 0),
+    ("data-eng", "nightly-etl", 6, {"cpu": "8", "memory": "32Gi"}, 20),
+    ("search", "index-rebuild", 3, {"cpu": "16", "memory": "64Gi"}, 30),
+    ("analytics", "weekly-report", 4, {"cpu": "4", "memory": "16Gi"}, 0),
+]
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a demo: quotas multiplied by ``factor``, ``cpu_nodes`` + ``gpu_nodes`` machines, ``copies`` of each
+    job of ``JOBS``."""
+
+    factor: int
+    cpu_nodes: int
+    gpu_nodes: int
+    copies: int
+
+    @property
+    def nodes(self) -> int:
+        return self.cpu_nodes + self.gpu_nodes
+
+    @property
+    def jobs(self) -> int:
+        return len(JOBS) * self.copies
+
+    @property
+    def pods(self) -> int:
+        return sum(size for _, _, size, _, _ in JOBS) * self.copies
+
+
+SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
+
+# The policy ``ensure_schedules --simulated`` gives the demo's cluster: reclaim and preempt on, hierarchical
+# capacity, Koordinator's elastic quota with the overuse monitor on and a 30 s eviction delay; every victim filter in
+# the first tier.
+DEMO_POLICY = """\
+actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+  - name: capacity
+    enableHierarchy: true
+  - name: elasticquota
+    arguments:
+      monitorAllQuotas: true
+      delayEvictTime: 30s
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: nodeorder
+"""
