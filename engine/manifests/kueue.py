@@ -48,27 +48,11 @@ from engine.manifests.common import (
 from engine.manifests.core import CoreReaders
 from engine.objects import PodGroupInfo
 from engine.resources import ResourceList
-from engine.session.policy import Policy
+from engine.session.policy import Policy, default_policy_with
 from engine.vocabulary import PodGroupPhase, QueueState
 
 # Volcano's default policy with capacity (hierarchical) in place of proportion: Kueue's quota tree
-KUEUE_POLICY: Policy = Policy.from_dict(
-    {
-        "actions": "enqueue, allocate, backfill",
-        "tiers": [
-            {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-            {
-                "plugins": [
-                    {"name": "overcommit"},
-                    {"name": "drf"},
-                    {"name": "predicates"},
-                    {"name": "capacity", "enableHierarchy": True},
-                    {"name": "nodeorder"},
-                ]
-            },
-        ],
-    }
-)
+KUEUE_POLICY: Policy = default_policy_with({"name": "capacity", "enableHierarchy": True})
 
 _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resource -> flavor -> (path, n, b, l)
 

@@ -438,20 +438,26 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return str(problem)
 
 
-DEFAULT_POLICY: Policy = Policy.from_dict(
-    {
-        "actions": "enqueue, allocate, backfill",
-        "tiers": [
-            {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-            {
-                "plugins": [
-                    {"name": "overcommit"},
-                    {"name": "drf"},
-                    {"name": "predicates"},
-                    {"name": "proportion"},
-                    {"name": "nodeorder"},
-                ]
-            },
-        ],
-    }
-)
+def default_policy_with(queue_plugin: Mapping[str, Any]) -> Policy:
+    """Volcano's default policy (no policy file, no ConfigMap) with ``queue_plugin`` where it has ``proportion``: the
+    plugin that shares the cluster among the queues."""
+    return Policy.from_dict(
+        {
+            "actions": "enqueue, allocate, backfill",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                {
+                    "plugins": [
+                        {"name": "overcommit"},
+                        {"name": "drf"},
+                        {"name": "predicates"},
+                        dict(queue_plugin),
+                        {"name": "nodeorder"},
+                    ]
+                },
+            ],
+        }
+    )
+
+
+DEFAULT_POLICY: Policy = default_policy_with({"name": "proportion"})
