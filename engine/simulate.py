@@ -247,7 +247,8 @@ def simulate(
             started = time.perf_counter()
             result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
             result.duration_ms = (time.perf_counter() - started) * 1000
-            values = compute_values(snapshot, policy)  # the values when this (the last) session opened
+            # the values when this (the last) session opened: the session's own (one computation)
+            values = result.values_at_open or compute_values(snapshot, policy)
             for b in result.bindings:
                 (document["pipelined"] if b.pipelined else document["bindings"])[b.task] = b.node
             document["evictions"].extend(e.task for e in result.evictions)

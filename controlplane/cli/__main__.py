@@ -1,5 +1,3 @@
-import sys
+from controlplane.cli import entry
 
-from controlplane.cli import main
-
-sys.exit(main())
+entry()

@@ -86,6 +86,9 @@ class SessionResult:
     queue_values: Any = None  # engine.fairshare QueueBook (proportion or capacity result) or None
     namespace_values: Any = None  # dict[(queue, namespace), NamespaceQuota] or None
     quota_values: Any = None  # engine.fairshare.elastic.ElasticResult or None
+    # engine.values.QuotaValues the session opened on: ``compute_values(snapshot, policy)`` exactly (None when the
+    # quota tree could not be computed and the session opened without it)
+    values_at_open: Any = None
     duration_ms: float = 0.0
     warnings: list[str] = field(default_factory=list)
 

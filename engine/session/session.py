@@ -962,6 +962,7 @@ class Session:
             queue_values=self.queue_values_at_open,
             namespace_values=self.namespace_values,
             quota_values=self.elastic,
+            values_at_open=self.values if self._quota_error is None else None,
             warnings=list(dict.fromkeys(self.warnings)),
         )
 
