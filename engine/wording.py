@@ -1,8 +1,9 @@
-"""Words for people: a count with its noun in the right number (used by the engine's messages and the pages)."""
+"""Words for people: a count with its noun in the right number, a length of time (used by the engine's messages
+and the pages)."""
 
 from __future__ import annotations
 
-__all__ = ["plural"]
+__all__ = ["duration", "plural"]
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -14,3 +15,15 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     if many is None:
         many = word + "es" if word.endswith(("s", "x", "ch", "sh")) else word + "s"
     return f"{count} {many}"
+
+
+def duration(seconds: float) -> str:
+    """A length of time as a person says it, in its two largest units: "45 s", "12 min", "4 min 10 s",
+    "3 h 20 min", "2 d 4 h" (whole units, rounded down; under a second is "0 s")."""
+    left = max(0, int(seconds))
+    for big, big_name, small, small_name in ((86400, "d", 3600, "h"), (3600, "h", 60, "min"), (60, "min", 1, "s")):
+        if left >= big:
+            first, rest = divmod(left, big)
+            second = rest // small
+            return f"{first} {big_name} {second} {small_name}" if second else f"{first} {big_name}"
+    return f"{left} s"

@@ -66,6 +66,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from engine import rules
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
 from engine.resources import ResourceList
+from engine.wording import duration as say_duration
 from quotas import services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
@@ -179,14 +180,6 @@ def cluster_disrupted(cluster: Cluster) -> tuple[int, int]:
     return 0, n
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    minutes, secs = divmod(seconds, 60)
-    if minutes and secs:
-        return f"{minutes} min {secs} s"
-    return f"{minutes} min" if minutes else f"{secs} s"
-
-
 @transaction.atomic
 def evict_lost_nodes(cluster: Cluster, now: datetime) -> dict[str, int]:
     """Pods of nodes NotReady for longer than the cluster's ``pod_eviction_timeout`` become Failed (NodeLost), with
@@ -207,13 +200,13 @@ def evict_lost_nodes(cluster: Cluster, now: datetime) -> dict[str, int]:
     )
     if not nodes:
         return {"lost": 0, "replaced": 0, "nodes": 0}
-    limit = _duration(cluster.pod_eviction_timeout)
+    limit = say_duration(cluster.pod_eviction_timeout)
     lost: list[Pod] = []
     rows: list[Eviction] = []
     for node in nodes:
         assert node.not_ready_since is not None
         message = (
-            f"node {node.name} has been NotReady for {_duration((now - node.not_ready_since).total_seconds())} "
+            f"node {node.name} has been NotReady for {say_duration((now - node.not_ready_since).total_seconds())} "
             f"(pod eviction timeout {limit}); the pod is considered lost"
         )
         pods = list(Pod.objects.filter(node=node, status__in=_ON_NODE).select_related("namespace"))

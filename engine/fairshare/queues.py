@@ -28,7 +28,8 @@ From these a policy computes per queue (``QueueQuota``), all in exact integer ba
   ``free = (pool - sum of the siblings' deserved)+`` where ``pool`` is the cluster total (flat, and the
   children of ``root``) or the parent's deserved; what they borrow beyond that,
   ``min((sum of borrowed - free)+, sum of unused)``, is split among the lenders in proportion to their unused
-  entitlement by largest remainder (name ascending breaks ties), so it adds up exactly.
+  entitlement by largest remainder (name ascending breaks ties), so it adds up exactly; in whole units of a
+  resource that comes whole (GPUs, pods) when the amounts are whole units (``engine.resources.split_unit``).
 
 Borrowing and lending limits (Kueue's meaning, optional per resource, a resource left out is unlimited)
 ------------------------------------------------------------------------------------------------------
@@ -75,7 +76,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
-from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited
+from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
 from engine.vocabulary import PodGroupPhase
 
 __all__ = [
@@ -867,11 +868,21 @@ def borrowed_and_lent(
         free = max(0, pool.get(r, 0) - sum_deserved)
         consumed = min(max(0, sum_borrowed - free), sum_unused)
         if consumed:
-            parts = hamilton(consumed, unused, [m.name for m in ordered])
+            parts = _split_lent(r, consumed, unused, [m.name for m in ordered])
             for m, part in zip(ordered, parts, strict=True):
                 if part:
                     lent[m.name][r] = part
     return borrowed, lent
+
+
+def _split_lent(resource: str, consumed: int, unused: list[int], names: list[str]) -> list[int]:
+    """``consumed`` split among the lenders by largest remainder in proportion to ``unused``: in whole units of a
+    resource that comes whole (a GPU) when the amounts are whole units, so no lender is said to lend 0.4 GPUs
+    (each part is still at most its lender's unused amount); in base units otherwise (fractional entitlements)."""
+    unit = split_unit(resource)
+    if unit > 1 and consumed % unit == 0 and all(u % unit == 0 for u in unused):
+        return [part * unit for part in hamilton(consumed // unit, [u // unit for u in unused], names)]
+    return hamilton(consumed, unused, names)
 
 
 _RULES: dict[str, str] = {

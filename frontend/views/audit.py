@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from engine.audit import QUEUE
 from engine.resources import ResourceList
+from engine.wording import duration
 from frontend import staging
 from frontend.presenters.units import human
 from frontend.views.common import admin_required, state
@@ -82,7 +83,7 @@ def audit_page(request: HttpRequest) -> HttpResponse:
             "freeable": human(i.freeable, i.resource),
             "to": i.peak,
             "to_text": human(i.peak, i.resource),
-            "hours": round(i.covered / 3600.0, 1),
+            "covered": duration(i.covered),
         }
         for i in result.idle
     ]
@@ -94,7 +95,7 @@ def audit_page(request: HttpRequest) -> HttpResponse:
             "entitled": human(u.entitled, u.resource),
             "ratio": _ratio(u.ratio),
             "over": u.ratio is not None and u.ratio > 1.0,
-            "hours": round(u.covered / 3600.0, 1),
+            "covered": duration(u.covered),
         }
         for u in result.usage
     ]

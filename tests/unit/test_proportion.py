@@ -689,6 +689,29 @@ def test_borrowed_and_lent_after_a_backfill() -> None:
     assert sum(result[q].lent.get("cpu", 0) for q in "abc") == result["a"].borrowed["cpu"]
 
 
+def test_whole_gpus_are_lent_in_whole_gpus() -> None:
+    """A borrowed GPU comes out of the lenders' unused GPUs whole: never "0.4 GPUs lent" (the cpu case above keeps
+    its milli split)."""
+    gpu = "nvidia.com/gpu"
+    queues = [QueueSpec("a"), QueueSpec("b"), QueueSpec("c")]
+    jobs = [job(q, rl(**{"cpu": "1", gpu: "6"})) for q in "abc"]
+    result = compute_proportion(queues, jobs, rl(**{"cpu": "3", gpu: "6"}))
+    assert [result[q].deserved[gpu] for q in "abc"] == [2000, 2000, 2000]
+    result.on_allocate("a", rl(**{gpu: "3"}))
+    result.on_allocate("b", rl(**{gpu: "1"}))
+    # a borrows 1 GPU; b has 1 unused, c 2: in proportion 1/3 and 2/3 of one GPU, so the whole GPU goes to c (the
+    # largest remainder), never 333m and 667m
+    assert result["b"].lent == rl()
+    assert result["c"].lent == rl(**{gpu: "1"})
+    # an entitlement that is not whole GPUs (water-filled) keeps the exact split in base units
+    jobs = [job(q, rl(**{gpu: "6"})) for q in "abc"]
+    result = compute_proportion(queues, jobs, rl(**{gpu: "5"}))
+    assert result["a"].deserved[gpu] % 1000 != 0
+    result.on_allocate("a", rl(**{gpu: "3"}))
+    lent = [result[q].lent.get(gpu, 0) for q in "bc"]
+    assert sum(lent) == result["a"].borrowed[gpu] and any(x % 1000 for x in lent)
+
+
 def test_explain_names_every_step() -> None:
     queues = [QueueSpec("q1", weight=1, capability=rl(cpu="3")), QueueSpec("q2", weight=3)]
     result = compute_proportion(queues, [job("q1", rl(cpu="15")), job("q2", rl(cpu="12"))], rl(cpu="16"))
