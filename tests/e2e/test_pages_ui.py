@@ -108,6 +108,24 @@ def test_dark_theme_follows_the_browser(site: str, browser: Any) -> None:
         ctx.close()
 
 
+def test_team_cards_show_every_column_at_1440(site: str, page: Any) -> None:
+    """Five columns (resource, deserved, using, borrowing, lending) with a GPU row fit each card at 1440 px: the
+    lending column is not cut off behind a sideways scroll."""
+    _world(gpus=True)
+    # GPU rows with borrowing and lending on both cards: the widest a card's table gets
+    b.job("x-ns", "gpu-train", "xq", 2, {"cpu": "1", "nvidia.com/gpu": "8"}, running=2, on="gpu-0", group_name="x")
+    b.job("y-ns", "gpu-serve", "yq", 1, {"cpu": "1", "nvidia.com/gpu": "2"}, running=1, on="gpu-1", group_name="y")
+    login(page, site, "boss", b.PASSWORD)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{site}/team/")
+    assert "nvidia.com/gpu" in page.locator(".team-cards").inner_text()
+    wraps = page.locator(".team-card .table-wrap")
+    assert wraps.count() >= 2
+    for i in range(wraps.count()):
+        assert wraps.nth(i).evaluate("el => el.scrollWidth <= el.clientWidth + 1"), i
+    shot(page, "pages-team-cards-1440")
+
+
 def test_admin_team_cards_and_live_pause(site: str, page: Any) -> None:
     _world(gpus=False)
     login(page, site, "boss", b.PASSWORD)
