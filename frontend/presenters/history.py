@@ -14,9 +14,12 @@ SKIP = {"created", "updated", "version"}
 
 
 def show(value: Any) -> str:
-    """A recorded field value as the page prints it: resource lists as quantities, a team list as names."""
+    """A recorded field value as the page prints it: resource lists as quantities, a team list as names, a flag as
+    yes or no."""
     if value is None or value == "" or value == [] or value == {}:
         return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, Mapping):
         return ", ".join(f"{r}={units.quantity(int(v), r)}" for r, v in sorted(value.items()))
     if isinstance(value, list):  # a many-to-many field: the rows of its through table
@@ -24,6 +27,11 @@ def show(value: Any) -> str:
         names = dict(Group.objects.filter(pk__in=[i for i in ids if i is not None]).values_list("pk", "name"))
         return ", ".join(sorted(names.get(i, f"#{i}") for i in ids)) or "—"
     return str(value)
+
+
+def label(field: Any) -> str:
+    """A field as people name it: its verbose name ("closed by parent", not ``closed_by_parent``)."""
+    return str(getattr(field, "verbose_name", field.name))
 
 
 def related_name(field: Any, pk: Any) -> str | None:
@@ -47,15 +55,17 @@ def changes(record: Any, previous: Any) -> list[dict[str, str]]:
             if value in (None, "", {}, []):
                 continue
             shown = related_name(f, value) if f.name in foreign else value
-            out.append({"field": f.name, "old": "", "new": show(shown)})
+            out.append({"field": label(f), "old": "", "new": show(shown)})
         return out
     delta = record.diff_against(previous, excluded_fields=list(SKIP))
+    fields = {f.name: f for f in model._meta.get_fields()}
     out = []
     for change in delta.changes:
         old, new = change.old, change.new
         if change.field in foreign:
             old, new = related_name(foreign[change.field], old), related_name(foreign[change.field], new)
-        out.append({"field": change.field, "old": show(old), "new": show(new)})
+        field = fields.get(change.field)
+        out.append({"field": label(field) if field is not None else change.field, "old": show(old), "new": show(new)})
     return out
 
 

@@ -25,7 +25,11 @@ WRONG_PLURALS = re.compile(
     r"(?<![\d.,])1 (pods|jobs|nodes|queues|child queues|child groups|quota groups|namespaces|podgroups|tasks|"
     r"sessions|changes|problems|rounds|seconds|minutes|hours|children|waiting jobs)\b"
 )
-INTERNAL = re.compile(r"\bseed \d{3}\b|\(seed|\bissue \d+|\bissue #\d+|SIMULATE\.md|ARCHITECTURE\.md|STYLE\.md")
+INTERNAL = re.compile(
+    r"\bseed \d{3}\b|\(seed|\bissue \d+|\bissue #\d+|SIMULATE\.md|ARCHITECTURE\.md|STYLE\.md"
+    # Python's spelling of a flag or a field where a person reads: "reclaimable: True", "closed_by_parent"
+    r"|: (?:True|False)\b|\b(?:closed_by_parent|allow_lent|min_scale_exempt|is_parent|shared_weight)\b"
+)
 
 
 @pytest.mark.parametrize(
