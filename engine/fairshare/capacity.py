@@ -128,12 +128,12 @@ class QueueOrderKey:
 
     __slots__ = ("head", "path")
 
-    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int], ...]) -> None:
+    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int, float], ...]) -> None:
         self.head = head
         self.path = path
 
-    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int], tuple[float, int]] | None:
-        """The (share, best effort) of both paths at the first step naming different queues, if any."""
+    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int, float], tuple[float, int, float]] | None:
+        """The (share, best effort, past-usage ratio) of both paths at the first step naming different queues, if any."""
         for mine, theirs in zip(self.path, other.path, strict=False):
             if mine[0] != theirs[0]:
                 return mine[1:], theirs[1:]
@@ -214,8 +214,9 @@ class CapacityResult(QueueBook):
             level = i
         return level
 
-    def _share_step(self, st: QueueAccount) -> tuple[str, float, int]:
-        return (st.name, st.share, 1 if is_empty(st.deserved) else 0)
+    def _share_step(self, st: QueueAccount) -> tuple[str, float, int, float]:
+        # the last element: fairness over time's clamped past-usage ratio (1.0 when off), less past usage first
+        return (st.name, st.share, 1 if is_empty(st.deserved) else 0, float(self.past_ratio(st.name)))
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
         """Volcano's QueueOrderFn as a sort key, taken from the current shares (see ``QueueOrderKey``).
