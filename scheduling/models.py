@@ -464,6 +464,25 @@ class QuotaOverState(models.Model):
         return f"{self.name} over since {self.over_since:%H:%M:%S}"
 
 
+class UsageHistory(models.Model):
+    """Fairness over time: each tree node's decayed past usage in a cluster, ONE row per cluster (``engine.usage``).
+
+    ``nodes`` maps a node key (``queue/<name>``, ``quota/<name>``) to ``[used, deserved]``, two decayed integrals of
+    dominant shares (millionths of the cluster x seconds); ``updated`` is when the session that wrote them ran. Read
+    into the session's snapshot and written in the session's transaction, only while a policy turns it on."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="usage_history")
+    updated = models.DateTimeField(help_text="When the session that wrote the integrals ran.")
+    nodes = models.JSONField(default=dict, help_text="Node key -> [used, deserved] (decayed integrals).")
+
+    class Meta:
+        ordering = ["cluster_id"]
+        verbose_name_plural = "usage histories"
+
+    def __str__(self) -> str:
+        return f"past usage of {len(self.nodes)} tree nodes @ {self.updated:%Y-%m-%d %H:%M:%S}"
+
+
 class ClusterLease(models.Model):
     """A lock held until ``expires`` (the SQLite fallback of the advisory locks; see ``scheduling/locks.py``)."""
 
