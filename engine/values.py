@@ -136,6 +136,8 @@ class QuotaValues:
     # per quota group: reserved by admitted podgroups and held by pipelined pods (see the module docstring)
     reservations: Reservations = field(default_factory=Reservations)
     aggregates: Aggregates | None = field(default=None, repr=False, compare=False)
+    # fairness over time: what the past usage did to each node (``queue/<name>``, ``quota/<name>``); empty when off
+    past: Mapping[str, PastShare] = field(default_factory=dict)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -531,7 +533,7 @@ def compute_values(
     quotas = compute_quotas(snapshot, policy, agg.groups)
     reserved = reservations(snapshot, quotas, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
-    return QuotaValues(
+    values = QuotaValues(
         queue_policy=policy_name,
         queues=book,
         namespaces=namespaces,
@@ -541,3 +543,6 @@ def compute_values(
         reservations=reserved,
         aggregates=agg,
     )
+    if ratios is not None or policy.quota_fairness(snapshot.elastic_quota_args).enabled:
+        values = dataclasses.replace(values, past=past_shares(snapshot, values, policy))
+    return values
