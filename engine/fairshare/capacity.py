@@ -62,7 +62,9 @@ Gates (both modes)
 
 Borrowing and lending limits (see ``queues``): a reclaimer whose queue is short of its lending-limit reserve may also
 take tasks of a queue that holds more than its realCapability on what the task uses, though that queue is within its
-deserved (the reserve was lent before the limit was set).
+deserved (the reserve was lent before the limit was set); and it takes from such queues *first* (the victim queue
+order, flat or hierarchical, puts them before every other queue: a lender reclaims what it lent beyond its limit
+first).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from engine.fairshare.queues import (
     ALLOWED,
@@ -243,7 +245,14 @@ class CapacityResult(QueueBook):
         return 1 if rk < lk else 0
 
     def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
-        """Hierarchy: victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
+        """A lender short of its lending-limit reserve takes back first from the queues holding more than their
+        realCapability on a resource it is short of (what they hold beyond it is the part lent beyond the limit);
+        then, in a hierarchy, victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
+        beyond = self._beyond_reserve(preemptor)
+        if beyond is not None:
+            lb, rb = beyond(left), beyond(right)
+            if lb != rb:
+                return -1 if lb else 1
         if not self.hierarchy:
             return 0
         p = self._states[preemptor]
@@ -252,6 +261,23 @@ class CapacityResult(QueueBook):
         if llevel == rlevel:
             return 0
         return -1 if llevel > rlevel else 1
+
+    def _beyond_reserve(self, preemptor: str) -> Callable[[str], bool] | None:
+        """When ``preemptor``'s queue is short of its lending-limit reserve: whether a queue holds more than its
+        realCapability on a resource it is short of (None when it is not short, or has no reserve)."""
+        p = self._states.get(preemptor)
+        if p is None or not p.keep:
+            return None
+        short = [r for r, k in p.keep.items() if k > p.allocated.get(r, 0)]
+        if not short:
+            return None
+        states = self._states
+
+        def beyond(queue: str) -> bool:
+            st = states[queue]
+            return any(st.allocated.get(r, 0) > st.real_capability.get(r, 0) for r in short)
+
+        return beyond
 
     def sorted_victim_queues(self, preemptor: str, queues: Sequence[str]) -> list[str]:
         """``queues`` in victim order for ``preemptor`` (ties by name)."""

@@ -33,7 +33,7 @@ from engine.usage import (
     node_key,
 )
 from engine.values import compute_values, past_shares, usage_now
-from tests.unit.test_session_support import group, node, pod, podgroup, policy, queue, rl, running, snapshot
+from tests.unit.test_session_support import evicted, group, node, pod, podgroup, policy, queue, rl, running, snapshot
 
 CPU = "cpu"
 HOUR = 3600.0
@@ -370,3 +370,35 @@ def test_simulate_reads_the_recorded_past_usage_annotation() -> None:
     assert "pastUsage" not in off["queues"]["a"]
     with pytest.raises(ManifestError, match=r"fairway\.io/past-usage-ratio.*expected a number"):
         load_manifests([("t.yaml", _manifests("lots", fair=True))])
+
+
+@pytest.mark.parametrize(("more_past_usage", "victims"), [("b1", ["b1/x-3", "b1/x-2"]), ("b2", ["b2/y-3", "b2/y-2"])])
+def test_reclaim_takes_from_the_queue_with_more_past_usage_first(more_past_usage: str, victims: list[str]) -> None:
+    """Flat capacity (no weighted split): b1 and b2 hold 4 each of 10 cpu against a deserved of 2 (equal shares);
+    l (deserved 6) needs 4 and reclaims 2: from the queue that used more over the window."""
+    pol = policy(
+        "enqueue, allocate, reclaim",
+        ["priority", "gang", "conformance"],
+        [{"name": "capacity", "arguments": {"fairnessOverTime": True}}, "predicates"],
+    )
+    snap = snapshot(
+        nodes=[node("n1", "10", "64Gi")],
+        queues=[queue("l", deserved=rl("6")), queue("b1", deserved=rl("2")), queue("b2", deserved=rl("2"))],
+        podgroups=[
+            podgroup("b1", "x", "b1", 1, phase="Running"),
+            podgroup("b2", "y", "b2", 1, phase="Running"),
+            podgroup("l", "z", "l", 1, phase="Inqueue"),
+        ],
+        pods=[running("b1", f"x-{i}", "x", "n1", "1") for i in range(4)]
+        + [running("b2", f"y-{i}", "y", "n1", "1") for i in range(4)]
+        + [pod("l", "z-0", "z", "4")],
+        policy=pol,
+    )
+    recorded = {"queue/b1": Fraction(1, 2), "queue/b2": Fraction(1, 2), f"queue/{more_past_usage}": Fraction(3)}
+    result = run_session(snap.replace(past_usage=UsageHistory(recorded=recorded)), now=0.0)
+    assert evicted(result) == victims
+    shares = past_shares(snap.replace(past_usage=UsageHistory(recorded=recorded)), compute_values(snap))
+    assert shares[f"queue/{more_past_usage}"].text() == (
+        "past usage 3\u00d7 its share over 7 days \u2192 among queues of equal share, less past usage goes first "
+        "and more is reclaimed first"
+    )
