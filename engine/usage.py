@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from engine.resources import format_amount
 from engine.session.arguments.fairness import FairnessArgs, format_days
 
 __all__ = [
@@ -219,7 +220,10 @@ class PastShare:
                 past += f" (counted as {_number(clamp(self.ratio))}\u00d7)"
         if self.surplus_share is None:
             return f"{past} \u2192 among queues of equal share, less past usage goes first and more is reclaimed first"
-        weight = f"weight {self.weight}" if self.resource is None else f"{self.resource} weight {self.weight}"
+        if self.resource is None:
+            weight = f"weight {self.weight}"
+        else:  # a quota group's shared weight is an amount of the resource: as a person reads it
+            weight = f"{self.resource} weight {format_amount(self.weight, self.resource)}"
         return f"{weight}, {past} \u2192 surplus share {_number(self.surplus_share)}"
 
     def to_dict(self) -> dict[str, Any]:

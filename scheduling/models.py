@@ -11,6 +11,8 @@ Records written by ``scheduling/store.py`` (the only bridge between these rows a
   units; compacted over time (full resolution for an hour, one per minute for a day, then one per hour).
 * ``QuotaOverState``: since when each quota group has been over its runtime (the recycling debounce survives a
   worker restart because it lives here).
+* ``UsageHistory``: fairness over time's decayed past usage of every tree node, one row per cluster (``engine.usage``),
+  written only while the cluster's policy turns it on.
 * ``ClusterLease``: the lock of the SQLite fallback (``scheduling/locks.py``); PostgreSQL uses advisory locks.
 
 And the change feed that keeps a worker's in-memory copy of a cluster current (``scheduling/mirror.py``):

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from engine.session.policy import default_policy_with
+from engine.session.policy import Policy, default_policy_with
 from scheduling.models import Cluster, UsageHistory
 from tests.api.test_whatif import cluster  # noqa: F401  (the fixture: q1, q2 each asking 10 of 16 cpu)
 
@@ -75,3 +75,21 @@ def test_the_node_page_shows_the_line_under_the_time_series(cluster: Any, switch
     explain = cluster.get("/api/v1/queues/q1/explain/").json()
     assert explain["values"]["deserved"] == ({"cpu": "6"} if switch_on else {"cpu": "8"})
     assert any(s["quantity"] == "pastUsage" for s in explain["steps"]) is switch_on
+
+
+def test_the_quota_group_explain_says_it_too(cluster: Any) -> None:  # noqa: F811
+    default = Cluster.objects.get(name="default")
+    policy = default_policy_with(FAIR).to_dict()
+    policy["tiers"][1]["plugins"].append({"name": "elasticquota", "arguments": {"fairnessOverTime": True}})
+    default.scheduler_policy = Policy.from_dict(policy).to_yaml()
+    default.save()
+    UsageHistory.objects.create(
+        cluster=default, updated=timezone.now(), nodes={"quota/g1": [18, 10], "quota/g2": [5, 10]}
+    )
+    g1 = cluster.get("/api/v1/quota-groups/g1/explain/").json()
+    # shared weights (max 16 each) x 0.5 / 1.8 and x 0.5 / 0.5: 4444 against 16000 share the 8 cpu above the mins
+    assert g1["explain"]["past_usage"]["text"] == (
+        "cpu weight 16, past usage 1.8\u00d7 its share over 7 days \u2192 surplus share 0.22"
+    )
+    assert g1["values"]["runtime"] == {"cpu": "6"}  # g2 reaches its request of 10 first; min 4 kept either way
+    assert cluster.get("/api/v1/quota-groups/g2/explain/").json()["values"]["runtime"] == {"cpu": "10"}

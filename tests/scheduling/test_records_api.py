@@ -221,7 +221,15 @@ def test_admin_pages_of_the_records_render(client: Any, history: dict[str, Any])
 
     get_user_model().objects.create_superuser("root-admin", password="pw")
     client.login(username="root-admin", password="pw")
-    for model in ("schedulingsession", "eviction", "podgroupreason", "quotasample", "quotaoverstate", "clusterlease"):
+    for model in (
+        "schedulingsession",
+        "eviction",
+        "podgroupreason",
+        "quotasample",
+        "quotaoverstate",
+        "usagehistory",
+        "clusterlease",
+    ):
         assert client.get(f"/admin/scheduling/{model}/").status_code == 200, model
     assert client.get(f"/admin/scheduling/schedulingsession/{history['first'].pk}/change/").status_code == 200
     assert client.get("/admin/scheduling/cluster/").status_code == 200
