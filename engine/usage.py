@@ -70,6 +70,7 @@ __all__ = [
     "dominant_share",
     "node_key",
     "parse_ratio",
+    "past_text",
 ]
 
 QUEUE = "queue"
@@ -212,12 +213,7 @@ class PastShare:
 
     def text(self) -> str:
         """``weight 2, past usage 1.8x its share over 7 days -> surplus share 0.41``."""
-        if self.ratio is None:
-            past = f"no past usage recorded over {format_days(self.window)}"
-        else:
-            past = f"past usage {_number(self.ratio)}\u00d7 its share over {format_days(self.window)}"
-            if clamp(self.ratio) != self.ratio:
-                past += f" (counted as {_number(clamp(self.ratio))}\u00d7)"
+        past = past_text(self.ratio, self.window)
         if self.surplus_share is None:
             return f"{past} \u2192 among queues of equal share, less past usage goes first and more is reclaimed first"
         if self.resource is None:
@@ -239,6 +235,16 @@ class PastShare:
         }
 
 
+def past_text(ratio: Fraction | None, window: float) -> str:
+    """``past usage 1.8x its share over 7 days`` (a clamped ratio says what it counts as; None: no record)."""
+    if ratio is None:
+        return f"no past usage recorded over {format_days(window)}"
+    text = f"past usage {_number(ratio)}\u00d7 its share over {format_days(window)}"
+    if clamp(ratio) != ratio:
+        text += f" (counted as {_number(clamp(ratio))}\u00d7)"
+    return text
+
+
 def _number(value: Fraction) -> str:
     """Two decimals at most, no trailing zeros: ``1.8``, ``0.41``, ``10``."""
     return f"{round(float(value), 2):g}"
@@ -247,23 +253,24 @@ def _number(value: Fraction) -> str:
 def describe(
     kind: str,
     weights: Mapping[str, int],
-    siblings: Mapping[str, Sequence[str]],
+    sets: Iterable[Sequence[str]],
     history: UsageHistory,
     args: FairnessArgs,
     resource: str | None = None,
     scale: Fraction | int = SCALE,
 ) -> dict[str, PastShare]:
-    """``PastShare`` of every node of ``weights`` (name -> its weight); ``siblings``: the claimants each node shares
-    the surplus with (itself included; a node missing from it is alone). ``scale`` as ``adjusted_weights``'."""
-    ratios = {name: history.ratio(kind, name) for name in weights}
+    """``PastShare`` of every node of ``weights`` (name -> its weight), by the disjoint ``sets`` of claimants that
+    share a surplus (each node of ``weights`` in one of them); ``scale`` as ``adjusted_weights``'. One pass per set."""
     out: dict[str, PastShare] = {}
-    for name, w in weights.items():
-        group = [n for n in siblings.get(name, (name,)) if n in weights]
-        effective = adjusted_weights({n: weights[n] for n in group}, ratios, scale)
+    for members in sets:
+        group = {n: weights[n] for n in members if n in weights}
+        ratios = {n: history.ratio(kind, n) for n in group}
+        effective = adjusted_weights(group, ratios, scale)
         total = sum(max(0, v) for v in effective.values())
-        mine = effective.get(name, w)
-        share = Fraction(max(0, mine), total) if total > 0 else Fraction(0)
-        out[name] = PastShare(w, ratios[name], mine, share, args.window, resource)
+        for name, w in group.items():
+            mine = effective[name]
+            share = Fraction(max(0, mine), total) if total > 0 else Fraction(0)
+            out[name] = PastShare(w, ratios[name], mine, share, args.window, resource)
     return out
 
 

@@ -453,7 +453,7 @@ def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None =
         if values.queue_policy == "proportion":
             taking = [n for n, _, _ in nodes if values.queues[n].participating]
             weights = {n: w for n, _, w in nodes if n in taking}
-            for name, share in describe(QUEUE, weights, dict.fromkeys(taking, taking), history, queue_args).items():
+            for name, share in describe(QUEUE, weights, [taking], history, queue_args).items():
                 out[node_key(QUEUE, name)] = share
         else:
             for name, _, weight in nodes:
@@ -462,20 +462,20 @@ def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None =
     quota_args = policy.quota_fairness(snapshot.elastic_quota_args)
     if quota_args.enabled:
         for members in _quota_siblings(snapshot.quota_groups.values()).values():
-            names = [g.name for g in members]
-            scale = min(clamp(history.ratio(QUOTA, n)) for n in names)
-            by_resource: dict[str, dict[str, int]] = {}
-            for g in members:
-                for r, w in _group_weights(g).raw.items():
-                    by_resource.setdefault(r, {})[g.name] = w
+            scale = min(clamp(history.ratio(QUOTA, g.name)) for g in members)
+            by_resource: dict[str, dict[str, int]] = {}  # the siblings' weights of each resource
+            first_of: dict[str, list[str]] = {}  # the groups each resource describes (their first: cpu first)
             for g in members:
                 weights_of = _group_weights(g).raw
+                for r, w in weights_of.items():
+                    by_resource.setdefault(r, {})[g.name] = w
                 first = next((r for r in ("cpu", "memory", *sorted(weights_of)) if r in weights_of), None)
-                if first is None:
-                    continue
-                having = by_resource[first]
-                shares = describe(QUOTA, having, {g.name: list(having)}, history, quota_args, first, scale)
-                out[node_key(QUOTA, g.name)] = shares[g.name]
+                if first is not None:
+                    first_of.setdefault(first, []).append(g.name)
+            for r, described in first_of.items():
+                shares = describe(QUOTA, by_resource[r], [list(by_resource[r])], history, quota_args, r, scale)
+                for name in described:
+                    out[node_key(QUOTA, name)] = shares[name]
     return out
 
 

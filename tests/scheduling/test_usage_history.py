@@ -87,3 +87,25 @@ def test_a_malformed_row_fails_the_session_with_a_clear_error(world: World) -> N
     assert session.status == SessionStatus.FAILED
     assert "node 'queue/team-a' must be [used, deserved]" in session.error
     assert UsageHistory.from_json({"updated": 1.0, "nodes": {}}) == UsageHistory(updated=1.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_why_a_job_waits_shows_each_nodes_past_usage(world: World) -> None:
+    from django.contrib.auth import get_user_model
+
+    from scheduling.why import why_podgroup
+
+    admin = get_user_model().objects.create_superuser("why-admin", password="pw")
+    pg = world.podgroups["ns-a/pg-a"]
+    assert "past_usage" not in why_podgroup(pg, admin)["queue_path"][-1]  # off: nothing read, nothing said
+    _switch_on(world)
+    nodes = {"queue/team-a": [36, 20], "queue/dept": [5, 10], "quota/qa": [1, 10]}
+    UsageRow.objects.create(cluster=world.cluster, updated=timezone.now(), nodes=nodes)
+    pg.refresh_from_db()
+    why = why_podgroup(pg, admin)
+    path = {entry["name"]: entry for entry in why["queue_path"]}
+    assert path["team-a"]["past_usage"] == "past usage 1.8\u00d7 its share over 7 days"
+    assert path["team-a"]["past_usage_ratio"] == 1.8
+    assert path["dept"]["past_usage"] == "past usage 0.5\u00d7 its share over 7 days"
+    # the quota tree's switch is off in this policy (only proportion has it): the quota path says nothing
+    assert all("past_usage" not in entry for chain in why["quota_paths"] for entry in chain)
