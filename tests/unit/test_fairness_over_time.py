@@ -402,3 +402,41 @@ def test_reclaim_takes_from_the_queue_with_more_past_usage_first(more_past_usage
         "past usage 3\u00d7 its share over 7 days \u2192 among queues of equal share, less past usage goes first "
         "and more is reclaimed first"
     )
+
+
+def test_hierarchies_are_measured_by_parent_in_both_trees() -> None:
+    """Capacity with enableHierarchy and elastic quota both on: an inner node is measured against its siblings with
+    its subtree's usage, a leaf against its own siblings; the built-in quota groups are not teams."""
+    pol = policy(
+        "enqueue, allocate",
+        ["priority", "gang"],
+        [
+            {"name": "capacity", "enableHierarchy": True, "arguments": {"fairnessOverTime": True}},
+            {"name": "elasticquota", "arguments": {"fairnessOverTime": True}},
+            "predicates",
+        ],
+    )
+    snap = snapshot(
+        nodes=[node("n1", "8", "64Gi")],
+        queues=[
+            queue("dept", deserved=rl("8")),
+            queue("x", parent="dept", deserved=rl("4")),
+            queue("y", parent="dept", deserved=rl("4")),
+        ],
+        groups=[group("gx", min=rl("4"), max=rl("8")), group("gy", min=rl("4"), max=rl("8"))],
+        podgroups=[podgroup("x", "jx", "x", 1, phase="Running")],
+        pods=[running("x", f"jx-{i}", "jx", "n1", "1", quota="gx") for i in range(4)],
+        policy=pol,
+    )
+    first = run_session(snap, now=0.0)
+    second = run_session(apply_result(snap, first, now=0.0), now=HOUR).usage_history
+    assert second is not None
+    assert set(second.nodes) == {"queue/dept", "queue/x", "queue/y", "quota/gx", "quota/gy"}
+    # x held 4 of 8 cpu (a dominant share of 1/2) where it deserved half of what dept's children held: 2x
+    assert second.ratio(QUEUE, "x") == pytest.approx(2, rel=1e-6)
+    assert second.ratio(QUEUE, "y") == 0
+    assert second.ratio(QUEUE, "dept") == pytest.approx(1, rel=1e-6)  # alone under root
+    assert second.ratio(QUOTA, "gx") == pytest.approx(2, rel=1e-6)
+    values = compute_values(snap.replace(past_usage=second))
+    assert values.queues.past_ratio("y") == Fraction(1, 10)
+    assert values.queues.past_ratio("x") == pytest.approx(2, rel=1e-6)
