@@ -243,7 +243,7 @@ def _trees(draw: Any) -> tuple[Snapshot, UsageHistory]:
     return snap, UsageHistory(recorded=recorded)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees())
 def test_guarantees_and_mins_are_untouched_under_any_past_usage(tree: tuple[Snapshot, UsageHistory]) -> None:
     snap, history = tree
@@ -255,12 +255,12 @@ def test_guarantees_and_mins_are_untouched_under_any_past_usage(tree: tuple[Snap
         if q0 is None or q1 is None or not q1.participating:
             continue
         assert q1.real_capability == q0.real_capability
-        for r, g in q1.guarantee.items():
-            assert q1.deserved.get(r, 0) >= min(g, q0.deserved.get(r, 0)) or q1.deserved.get(r, 0) >= g
+        for r, g in q1.guarantee.items():  # the guarantee is the floor with and without past usage
+            assert q1.deserved.get(r, 0) >= g and q0.deserved.get(r, 0) >= g
         split_before += q0.deserved.get(CPU, 0)
         split_after += q1.deserved.get(CPU, 0)
     assert split_after == split_before  # only who gets the surplus changes, not how much is shared
-    for name in (f"g{i}" for i in range(len(snap.queues) - 2)):
+    for name in (g for g in snap.quota_groups if g.startswith("g")):  # the teams' groups, not the built-ins
         g0, g1 = before.quotas[name], after.quotas[name]
         floor = g0.auto_scaled_min.get(CPU, 0)
         assert min(g1.runtime.get(CPU, 0), floor) == min(g0.runtime.get(CPU, 0), floor)
