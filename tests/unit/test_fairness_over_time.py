@@ -440,3 +440,33 @@ def test_hierarchies_are_measured_by_parent_in_both_trees() -> None:
     values = compute_values(snap.replace(past_usage=second))
     assert values.queues.past_ratio("y") == Fraction(1, 10)
     assert values.queues.past_ratio("x") == pytest.approx(2, rel=1e-6)
+
+
+@pytest.mark.parametrize("more_past_usage", ["b1", "b2"])
+def test_proportion_reclaims_from_the_queue_with_more_past_usage(more_past_usage: str) -> None:
+    """Proportion, 12 cpu, three equal weights: b1 and b2 hold 6 each, l waits with 4 pods. The queue that used 3x its
+    share deserves 2 (effective weight 1000/3 against 2000 and 1000), the other 6: reclaim takes from the former."""
+    pol = policy(
+        "enqueue, allocate, reclaim",
+        ["priority", "gang", "conformance"],
+        [{"name": "proportion", "arguments": {"fairnessOverTime": True}}, "predicates"],
+    )
+    snap = snapshot(
+        nodes=[node("n1", "12", "64Gi")],
+        queues=[queue("l"), queue("b1"), queue("b2")],
+        podgroups=[
+            podgroup("b1", "x", "b1", 1, phase="Running"),
+            podgroup("b2", "y", "b2", 1, phase="Running"),
+            podgroup("l", "z", "l", 1, phase="Inqueue"),
+        ],
+        pods=[running("b1", f"x-{i}", "x", "n1", "1") for i in range(6)]
+        + [running("b2", f"y-{i}", "y", "n1", "1") for i in range(6)]
+        + [pod("l", f"z-{i}", "z", "1") for i in range(4)],
+        policy=pol,
+    )
+    other = "b2" if more_past_usage == "b1" else "b1"
+    recorded = {f"queue/{more_past_usage}": Fraction(3), f"queue/{other}": Fraction(1, 2), "queue/l": Fraction(1)}
+    result = run_session(snap.replace(past_usage=UsageHistory(recorded=recorded)), now=0.0)
+    deserved = {q: result.queue_values[q].deserved[CPU] for q in ("l", more_past_usage, other)}
+    assert deserved == {"l": 4000, more_past_usage: 2000, other: 6000}
+    assert evicted(result) and all(v.startswith(f"{more_past_usage}/") for v in evicted(result))
