@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,6 +38,8 @@ from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueSpec, summarize_jobs
 from engine.resources import ResourceList
+from engine.session.arguments.fairness import FairnessArgs
+from engine.usage import QUEUE, TreeUsage, UsageHistory, UsageNow, advance, dominant_share
 
 GI = 2**30
 UNIT = {"cpu": 1000, "memory": GI, "nvidia.com/gpu": 1000, "ephemeral-storage": 10 * GI}
@@ -188,6 +191,15 @@ def main() -> None:
     rnd = random.Random(3)
     probes = [(rnd.choice(fj), ResourceList(_amounts(rnd, 1, 4))) for _ in range(1000)]
 
+    # fairness over time: a past-usage ratio per queue (0.05 to 12, some clamped), and the record brought forward
+    ratios = {q.name: Fraction(rnd.randint(1, 240), 20) for q in fq}
+    fair_args = FairnessArgs(enabled=True)
+    total = dict(ft.raw)
+    fair_nodes = [
+        UsageNow(q.name, None, max(1, q.weight), dominant_share(proportion[q.name].allocated.raw, total)) for q in fq
+    ]
+    record = advance(UsageHistory(updated=0.0), [TreeUsage(QUEUE, fair_args, fair_nodes)], 1.0)
+
     def gates() -> None:
         for job, req in probes:
             proportion.allocatable(job.queue, req)
@@ -200,6 +212,8 @@ def main() -> None:
 
     rows = [
         ("compute_proportion (flat)", lambda: compute_proportion(fq, fj, ft)),
+        ("  fairness over time (ratios)", lambda: compute_proportion(fq, fj, ft, past_ratios=ratios)),
+        ("  usage record brought forward", lambda: advance(record, [TreeUsage(QUEUE, fair_args, fair_nodes)], 2.0)),
         ("compute_capacity (flat)", lambda: compute_capacity(fq, fj, ft)),
         ("compute_capacity (3-level)", lambda: compute_capacity(hq, hj, ht, hierarchy=True)),
         ("compute_namespace_shares", lambda: compute_namespace_shares(deserved, fj, weights, ft)),

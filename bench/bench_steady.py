@@ -15,6 +15,8 @@ refresh and snapshot, engine, decisions committed) and its phases, whether the m
 many of the sessions that ran the engine it updated its kept state instead of building it in full.
 ``--sizes 1000,5000,10000,20000`` prints the curve of the steady state over cluster sizes (pods x10).
 ``--profile`` profiles one steady session and one 1 % session (by cumulative and by own time).
+``--fairness`` turns fairness over time on (``fairnessOverTime: true`` on the policy's queue plugin and
+``elasticquota``): every session then runs the engine (the past usage moves) and writes the usage record.
 
     .venv/bin/python bench/bench_steady.py                       # 5,000 nodes / 50,000 pods
     .venv/bin/python bench/bench_steady.py --sizes 1000,5000,10000,20000 --repeat 5
@@ -130,7 +132,19 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
     )
 
 
-def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool) -> float:
+def with_fairness(policy: Any) -> str:
+    """``policy`` (a ``Policy``) as YAML, with fairness over time on for both trees."""
+    from engine.session.policy import Policy
+
+    data = policy.to_dict()
+    for tier in data["tiers"]:
+        for plugin in tier["plugins"]:
+            if plugin["name"] in ("proportion", "capacity", "elasticquota"):
+                plugin.setdefault("arguments", {})["fairnessOverTime"] = True
+    return Policy.from_dict(data).to_yaml()
+
+
+def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool, fairness: bool = False) -> float:
     import django
 
     django.setup()
@@ -139,6 +153,10 @@ def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool)
 
     forget()
     cluster = Cluster.objects.get(name="bench")
+    if fairness:
+        cluster.scheduler_policy = with_fairness(cluster.policy)
+        cluster.save(update_fields=["scheduler_policy"])
+        print("fairness over time on")
     first = one_session(cluster.pk)
     print(
         f"{nodes:,} nodes / {pods:,} pods: first session {first['wall'] / 1000:.2f} s "
@@ -184,10 +202,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="", help="comma-separated node counts for the steady-state curve")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--fairness", action="store_true", help="fairness over time on")
     parser.add_argument("--measure-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
-        measure(args.measure_only, args.measure_only * 10, args.repeat, not args.sizes, args.profile)
+        measure(args.measure_only, args.measure_only * 10, args.repeat, not args.sizes, args.profile, args.fairness)
         return
     sys.argv = [sys.argv[0]]
     from bench.bench_store_session import ensure_database
@@ -201,6 +220,8 @@ def main() -> None:
             cmd += ["--sizes", args.sizes]
         if args.profile:
             cmd.append("--profile")
+        if args.fairness:
+            cmd.append("--fairness")
         subprocess.run(cmd, check=True)  # a fresh process per size, as a worker that just started
 
 

@@ -46,6 +46,7 @@ from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, Qu
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
+from engine.usage import UsageHistory
 from engine.vocabulary import (  # re-exported: the snapshot's words
     ALLOCATED_STATUSES as ALLOCATED_STATUSES,
 )
@@ -365,6 +366,8 @@ class Snapshot:
     queue_hierarchy: Mapping[str, QueueHierarchy] = field(default_factory=dict)
     # Koordinator ElasticQuotaArgs found in a KubeSchedulerConfiguration (None when none was given).
     elastic_quota_args: ElasticQuotaArgs | None = None
+    # fairness over time (``engine.usage``): each tree node's decayed past usage, read by the store (None: none)
+    past_usage: UsageHistory | None = None
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -393,6 +396,7 @@ class Snapshot:
         quota_namespaces: Mapping[str, Iterable[str]] | None = None,
         queue_hierarchy: Mapping[str, QueueHierarchy] | None = None,
         elastic_quota_args: ElasticQuotaArgs | None = None,
+        past_usage: UsageHistory | None = None,
     ) -> Snapshot:
         """Build a snapshot from sequences, keying each object by its name; a duplicate key is a ``ValueError``."""
         return cls(
@@ -407,6 +411,7 @@ class Snapshot:
             quota_namespaces={k: tuple(v) for k, v in (quota_namespaces or {}).items()},
             queue_hierarchy=dict(queue_hierarchy or {}),
             elastic_quota_args=elastic_quota_args,
+            past_usage=past_usage,
         )
 
     def replace(self, **changes: Any) -> Snapshot:

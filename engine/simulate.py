@@ -18,7 +18,8 @@ from engine.limits import ENV_VARS, Deadline, Limits
 from engine.objects import Snapshot
 from engine.resources import ResourceNames, format_amount, format_quantity, is_unlimited, parse_quantity
 from engine.session.policy import Policy
-from engine.values import QuotaValues, compute_values
+from engine.usage import QUEUE
+from engine.values import QuotaValues, compute_values, past_shares
 
 __all__ = ["SimulationError", "SimulationResult", "render_table", "simulate"]
 
@@ -312,6 +313,16 @@ def _value_sections(document: dict[str, Any], snapshot: Snapshot, values: QuotaV
     for name, entry in document["quotas"].items():
         if name in used_after:
             entry["used"] = rl(used_after[name])
+    # fairness over time (only when a tree has it on: the contract only grows): each node's past usage and share
+    for key, share in past_shares(snapshot, values).items():
+        kind, name = key.split("/", 1)
+        entry = document["queues" if kind == QUEUE else "quotas"].get(name)
+        if entry is not None:
+            entry["pastUsage"] = {
+                "ratio": None if share.ratio is None else round(float(share.ratio), 6),
+                "surplusShare": None if share.surplus_share is None else round(float(share.surplus_share), 6),
+                "text": share.text(),
+            }
 
 
 def _rl_text(values: Mapping[str, str | None]) -> str:

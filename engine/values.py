@@ -37,13 +37,26 @@ from typing import Any
 
 from engine.collector import paused_during
 from engine.fairshare.capacity import compute_capacity
-from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, compute_runtimes
+from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, QuotaGroupSpec, compute_runtimes
 from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, summarize_jobs
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, JobUsage, QueueBook, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import Policy
+from engine.usage import (
+    QUEUE,
+    QUOTA,
+    PastShare,
+    TreeUsage,
+    UsageHistory,
+    UsageNow,
+    adjusted_weights,
+    clamp,
+    describe,
+    dominant_share,
+    node_key,
+)
 
 __all__ = [
     "Aggregates",
@@ -54,14 +67,17 @@ __all__ = [
     "aggregates_of",
     "compute_quotas",
     "compute_values",
+    "fair_quota_groups",
     "group_totals",
     "group_usage",
     "group_usage_of",
     "job_usage",
     "job_usages",
+    "past_shares",
     "podgroup_demand",
     "podgroup_usages",
     "queue_policy_of",
+    "usage_now",
 ]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
@@ -120,6 +136,8 @@ class QuotaValues:
     # per quota group: reserved by admitted podgroups and held by pipelined pods (see the module docstring)
     reservations: Reservations = field(default_factory=Reservations)
     aggregates: Aggregates | None = field(default=None, repr=False, compare=False)
+    # fairness over time: what the past usage did to each node (``queue/<name>``, ``quota/<name>``); empty when off
+    past: Mapping[str, PastShare] = field(default_factory=dict)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -323,8 +341,11 @@ def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: Grou
     policy = policy or snapshot.policy
     usage = usage if usage is not None else group_usage(snapshot)
     args = policy.elastic_quota_args(snapshot.elastic_quota_args)
+    groups = list(snapshot.quota_groups.values())
+    if args.fairness.enabled:
+        groups = fair_quota_groups(groups, snapshot.past_usage or _NO_HISTORY)
     return compute_runtimes(
-        list(snapshot.quota_groups.values()),
+        groups,
         usage.requests,
         snapshot.total_allocatable,
         used=usage.used,
@@ -332,6 +353,130 @@ def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: Grou
         default_used=usage.used.get(DEFAULT_GROUP, _EMPTY),
         enable_min_scale=args.enable_min_quota_scale,
     )
+
+
+_NO_HISTORY = UsageHistory()
+_BUILTIN_GROUPS = frozenset({SYSTEM_GROUP, DEFAULT_GROUP})
+
+
+def _group_weights(spec: QuotaGroupSpec) -> ResourceList:
+    """The shared weight the runtime split uses (Koordinator: max when none is given)."""
+    return spec.shared_weight if spec.shared_weight else spec.max
+
+
+def _quota_siblings(groups: Iterable[QuotaGroupSpec]) -> dict[str | None, list[QuotaGroupSpec]]:
+    """The quota groups fairness over time weighs, by parent (the built-in system and default groups are not teams:
+    left out, their weights untouched)."""
+    out: dict[str | None, list[QuotaGroupSpec]] = {}
+    for g in groups:
+        if g.name in _BUILTIN_GROUPS or g.parent is None:
+            continue
+        out.setdefault(g.parent, []).append(g)
+    return out
+
+
+def fair_quota_groups(groups: list[QuotaGroupSpec], history: UsageHistory) -> list[QuotaGroupSpec]:
+    """The quota groups with fairness over time's effective shared weights (``engine.usage.adjusted_weights``, per
+    resource, scaled by the siblings' smallest ratio so that no weight grows); min and max untouched."""
+    changed: dict[str, QuotaGroupSpec] = {}
+    for members in _quota_siblings(groups).values():
+        ratios = {g.name: history.ratio(QUOTA, g.name) for g in members}
+        scale = min(clamp(r) for r in ratios.values())
+        weights = {g.name: _group_weights(g).raw for g in members}
+        resources = sorted({r for w in weights.values() for r in w})
+        adjusted: dict[str, dict[str, int]] = {g.name: {} for g in members}
+        for r in resources:
+            having = {name: w[r] for name, w in weights.items() if r in w}
+            for name, value in adjusted_weights(having, ratios, scale).items():
+                adjusted[name][r] = value
+        for g in members:
+            if adjusted[g.name] != dict(weights[g.name]):
+                changed[g.name] = dataclasses.replace(g, shared_weight=ResourceList.trusted(adjusted[g.name]))
+    return [changed.get(g.name, g) for g in groups] if changed else groups
+
+
+def _queue_nodes(snapshot: Snapshot, values: QuotaValues) -> list[tuple[str, str | None, int]]:
+    """The queues fairness over time weighs: (name, parent in the split, weight). Flat (proportion, flat capacity)
+    every queue but root shares with every other; a capacity hierarchy by parent. The built-in default queue
+    counts only while it holds something or has a record."""
+    hierarchy = values.queue_policy == "capacity-hierarchy"
+    history = snapshot.past_usage or _NO_HISTORY
+    out: list[tuple[str, str | None, int]] = []
+    for name, spec in snapshot.queues.items():
+        if name == ROOT_QUEUE or name not in values.queues:
+            continue
+        if name == DEFAULT_QUEUE and not values.queues[name].allocated and node_key(QUEUE, name) not in history.nodes:
+            continue
+        out.append((name, spec.parent if hierarchy else None, max(1, spec.weight)))
+    return out
+
+
+def usage_now(snapshot: Snapshot, values: QuotaValues, policy: Policy | None = None) -> list[TreeUsage]:
+    """Each tree whose fairness over time is on, as ``engine.usage.advance`` brings it forward: every node's
+    parent, weight and dominant share of the cluster now (``engine.usage``'s module docstring says which weight)."""
+    policy = policy or snapshot.policy
+    total = values.total.raw
+    trees: list[TreeUsage] = []
+    queue_args = policy.queue_fairness()
+    if queue_args.enabled:
+        capacity = values.queue_policy != "proportion"
+        nodes = []
+        for name, parent, weight in _queue_nodes(snapshot, values):
+            quota = values.queues[name]
+            if capacity:
+                weight = dominant_share(quota.deserved.raw, total)
+            nodes.append(UsageNow(name, parent, weight, dominant_share(quota.allocated.raw, total)))
+        trees.append(TreeUsage(QUEUE, queue_args, nodes))
+    quota_args = policy.quota_fairness(snapshot.elastic_quota_args)
+    if quota_args.enabled:
+        nodes = []
+        for parent, members in _quota_siblings(snapshot.quota_groups.values()).items():
+            for g in members:
+                used = values.quotas[g.name].used.raw if g.name in values.quotas else {}
+                weight = dominant_share(_group_weights(g).raw, total)
+                nodes.append(UsageNow(g.name, parent, weight, dominant_share(used, total)))
+        trees.append(TreeUsage(QUOTA, quota_args, nodes))
+    return trees
+
+
+def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None = None) -> dict[str, PastShare]:
+    """What fairness over time did to each node (``queue/<name>``, ``quota/<name>``), for the explain; empty when
+    it is off. Proportion: each participating queue's weight, ratio and share of the surplus among the
+    participating queues; capacity: the ratio alone (it orders queues and reclaim); a quota group: its weight of
+    its first resource (cpu first) among its siblings."""
+    policy = policy or snapshot.policy
+    history = snapshot.past_usage or _NO_HISTORY
+    out: dict[str, PastShare] = {}
+    queue_args = policy.queue_fairness()
+    if queue_args.enabled:
+        nodes = _queue_nodes(snapshot, values)
+        if values.queue_policy == "proportion":
+            taking = [n for n, _, _ in nodes if values.queues[n].participating]
+            weights = {n: w for n, _, w in nodes if n in taking}
+            for name, share in describe(QUEUE, weights, [taking], history, queue_args).items():
+                out[node_key(QUEUE, name)] = share
+        else:
+            for name, _, weight in nodes:
+                ratio = history.ratio(QUEUE, name)
+                out[node_key(QUEUE, name)] = PastShare(weight, ratio, weight, None, queue_args.window)
+    quota_args = policy.quota_fairness(snapshot.elastic_quota_args)
+    if quota_args.enabled:
+        for members in _quota_siblings(snapshot.quota_groups.values()).values():
+            scale = min(clamp(history.ratio(QUOTA, g.name)) for g in members)
+            by_resource: dict[str, dict[str, int]] = {}  # the siblings' weights of each resource
+            first_of: dict[str, list[str]] = {}  # the groups each resource describes (their first: cpu first)
+            for g in members:
+                weights_of = _group_weights(g).raw
+                for r, w in weights_of.items():
+                    by_resource.setdefault(r, {})[g.name] = w
+                first = next((r for r in ("cpu", "memory", *sorted(weights_of)) if r in weights_of), None)
+                if first is not None:
+                    first_of.setdefault(first, []).append(g.name)
+            for r, described in first_of.items():
+                shares = describe(QUOTA, by_resource[r], [list(by_resource[r])], history, quota_args, r, scale)
+                for name in described:
+                    out[node_key(QUOTA, name)] = shares[name]
+    return out
 
 
 def aggregates_of(snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage) -> Aggregates:
@@ -370,19 +515,25 @@ def compute_values(
     agg = aggregates if aggregates is not None else _aggregates(snapshot, base)
     name, hierarchy, level = queue_policy_of(policy)
     queues = list(snapshot.queues.values())
+    ratios = None
+    if policy.queue_fairness().enabled:  # fairness over time (``engine.usage``)
+        history = snapshot.past_usage or _NO_HISTORY
+        ratios = {q: history.ratio(QUEUE, q) for q in snapshot.queues}
     if name == "capacity":
         book: QueueBook = compute_capacity(
             queues, agg.summary, total, hierarchy=hierarchy, ancestor_reclaim_level=level
         )
+        if ratios is not None:  # capacity splits no surplus by weight: the ratios order the queues (and reclaim)
+            book.past_ratios = {q: clamp(r) for q, r in ratios.items()}
     else:
-        book = compute_proportion(queues, agg.summary, total)
+        book = compute_proportion(queues, agg.summary, total, past_ratios=ratios)
     deserved = {q: book[q].deserved for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
     namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
     quotas = compute_quotas(snapshot, policy, agg.groups)
     reserved = reservations(snapshot, quotas, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
-    return QuotaValues(
+    values = QuotaValues(
         queue_policy=policy_name,
         queues=book,
         namespaces=namespaces,
@@ -392,3 +543,6 @@ def compute_values(
         reservations=reserved,
         aggregates=agg,
     )
+    if ratios is not None or policy.quota_fairness(snapshot.elastic_quota_args).enabled:
+        values = dataclasses.replace(values, past=past_shares(snapshot, values, policy))
+    return values

@@ -25,6 +25,7 @@ from controlplane.errors import Busy
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import ENV_VARS, Deadline
+from engine.usage import QUEUE, QUOTA, node_key
 from engine.values import QuotaValues, compute_values
 from planning import valuecache, whatif_access
 from quotas.permissions import AdminOrTeamSubmits
@@ -274,11 +275,29 @@ class SimulateView(APIView):
 
 
 def explain_queue(values: QuotaValues, name: str) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(step) for step in values.queues.explain(name).steps]
+    steps = [dataclasses.asdict(step) for step in values.queues.explain(name).steps]
+    past = values.past.get(node_key(QUEUE, name))
+    if past is not None:  # fairness over time: how the past usage moved the queue's weight, with its numbers
+        ratio = None if past.ratio is None else round(float(past.ratio), 4)
+        steps.append(
+            {
+                "quantity": "pastUsage",
+                "resource": None,
+                "value": ratio,
+                "rule": "past.usage",
+                "round": 0,
+                "detail": past.text(),
+            }
+        )
+    return steps
 
 
 def explain_group(values: QuotaValues, name: str) -> dict[str, Any]:
-    return values.quotas.explain(name)
+    explained = values.quotas.explain(name)
+    past = values.past.get(node_key(QUOTA, name))
+    if past is not None:  # fairness over time: how the past usage moved the group's shared weight
+        explained = {**explained, "past_usage": past.to_dict()}
+    return explained
 
 
 EXPLAIN_PARAMS = [OpenApiParameter("cluster", str, description="Cluster name (default: the default cluster).")]

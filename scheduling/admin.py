@@ -15,6 +15,7 @@ from scheduling.models import (
     QuotaOverState,
     QuotaSample,
     SchedulingSession,
+    UsageHistory,
 )
 
 
@@ -106,6 +107,11 @@ class QuotaSampleAdmin(_ReadOnlyAdmin):
 @admin.register(QuotaOverState)
 class QuotaOverStateAdmin(_ReadOnlyAdmin):
     list_display = ("cluster", "name", "over_since")
+
+
+@admin.register(UsageHistory)
+class UsageHistoryAdmin(_ReadOnlyAdmin):
+    list_display = ("cluster", "updated")
 
 
 @admin.register(ClusterLease)

@@ -234,6 +234,7 @@ class ClusterMirror:
                 namespaces={n.name: n for n in st.trees.namespaces},
                 policy=cluster.policy,
                 quota_namespaces={k: tuple(v) for k, v in st.trees.quota_namespaces.items()},
+                past_usage=store.read_past_usage(cluster),  # fairness over time: None (no query) when off
             )
 
     def row_ids(self) -> store.RowIds:

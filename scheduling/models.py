@@ -11,6 +11,8 @@ Records written by ``scheduling/store.py`` (the only bridge between these rows a
   units; compacted over time (full resolution for an hour, one per minute for a day, then one per hour).
 * ``QuotaOverState``: since when each quota group has been over its runtime (the recycling debounce survives a
   worker restart because it lives here).
+* ``UsageHistory``: fairness over time's decayed past usage of every tree node, one row per cluster (``engine.usage``),
+  written only while the cluster's policy turns it on.
 * ``ClusterLease``: the lock of the SQLite fallback (``scheduling/locks.py``); PostgreSQL uses advisory locks.
 
 And the change feed that keeps a worker's in-memory copy of a cluster current (``scheduling/mirror.py``):
@@ -462,6 +464,25 @@ class QuotaOverState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} over since {self.over_since:%H:%M:%S}"
+
+
+class UsageHistory(models.Model):
+    """Fairness over time: each tree node's decayed past usage in a cluster, ONE row per cluster (``engine.usage``).
+
+    ``nodes`` maps a node key (``queue/<name>``, ``quota/<name>``) to ``[used, deserved]``, two decayed integrals of
+    dominant shares (millionths of the cluster x seconds); ``updated`` is when the session that wrote them ran. Read
+    into the session's snapshot and written in the session's transaction, only while a policy turns it on."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="usage_history")
+    updated = models.DateTimeField(help_text="When the session that wrote the integrals ran.")
+    nodes = models.JSONField(default=dict, help_text="Node key -> [used, deserved] (decayed integrals).")
+
+    class Meta:
+        ordering = ["cluster_id"]
+        verbose_name_plural = "usage histories"
+
+    def __str__(self) -> str:
+        return f"past usage of {len(self.nodes)} tree nodes @ {self.updated:%Y-%m-%d %H:%M:%S}"
 
 
 class ClusterLease(models.Model):

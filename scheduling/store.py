@@ -76,6 +76,8 @@ from engine.objects import (
 )
 from engine.resources import ResourceList
 from engine.session import decisions
+from engine.session.policy import Policy
+from engine.usage import UsageHistory as PastUsage
 from quotas.models import Namespace, Queue, QuotaGroup, Revision
 from scheduling import counters
 from scheduling.agent import cluster_disrupted
@@ -94,6 +96,7 @@ from scheduling.models import (
     SchedulingSession,
     SessionKind,
     SessionStatus,
+    UsageHistory,
 )
 
 __all__ = [
@@ -275,8 +278,36 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         namespaces=namespaces.infos,
         policy=cluster.policy,
         quota_namespaces=namespaces.by_quota_group,
+        past_usage=read_past_usage(cluster),
     )
     return snapshot, RowIds(pods=pods.ids, nodes=node_ids)
+
+
+# -- fairness over time ----------------------------------------------------------------------------------------
+
+
+def fairness_on(policy: Policy) -> bool:
+    """Whether the policy turns fairness over time on for either tree (``engine.usage``)."""
+    return policy.queue_fairness().enabled or policy.quota_fairness().enabled
+
+
+def read_past_usage(cluster: Cluster) -> PastUsage | None:
+    """The cluster's recorded past usage for its snapshot (one query), or None when its policy has fairness over time
+    off (the row is then neither read nor written). No row yet: an empty record (the first session starts it)."""
+    if not fairness_on(cluster.policy):
+        return None
+    row = UsageHistory.objects.filter(cluster=cluster).values_list("updated", "nodes").first()
+    if row is None:
+        return PastUsage()
+    updated, nodes = row
+    return PastUsage.from_json({"updated": updated.timestamp(), "nodes": nodes})
+
+
+def save_past_usage(cluster: Cluster, history: PastUsage) -> None:
+    """Keep the record a session brought forward: ONE row per cluster, written in the caller's transaction."""
+    stored = history.to_json()
+    updated = datetime.fromtimestamp(history.updated if history.updated is not None else 0.0, tz=UTC)
+    UsageHistory.objects.update_or_create(cluster=cluster, defaults={"updated": updated, "nodes": stored["nodes"]})
 
 
 def _read_namespaces(cache: _JsonCache) -> _Namespaces:
@@ -1192,12 +1223,20 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             if mirror.last.full:
                 logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
             now = started.timestamp()
-            result = mirror.reusable(cluster.scheduler_policy, now)  # nothing changed: the same decisions
+            # The past usage (fairness over time) is an input of the engine too: with it on, the key names the
+            # record the result was computed from, and since every session writes a new one, a result is never
+            # reused then (the carry still spares rebuilding the state).
+            key = cluster.scheduler_policy
+            if snapshot.past_usage is not None:
+                key += f"\n# past usage as of {snapshot.past_usage.updated!r}"
+            result = mirror.reusable(key, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
             if result is None:
                 # the engine's state kept from the last session, brought up to date (``engine.session.carry``)
                 result = _engine().run_session(snapshot, now=now, carry=mirror.carry)
-                mirror.remember(result, cluster.scheduler_policy, now)
+                mirror.remember(result, key, now)
+            if result.usage_history is not None:
+                save_past_usage(cluster, result.usage_history)
             t2 = perf_counter()
             pending = mirror.pending_count()
             session = apply_decisions(

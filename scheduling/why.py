@@ -14,9 +14,11 @@ from typing import Any
 from django.db.models import Count, Q
 
 from controlplane.fields import ResourceListField
+from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Eviction, Pod, PodGroup
+from scheduling.store import read_past_usage
 
 EVICTIONS_SHOWN = 20
 QUEUE_BLOCKERS = ("queue", "ancestor")
@@ -93,6 +95,15 @@ def why_podgroup(pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN) -> d
         for gid in sorted(group_ids, key=lambda i: groups[i].name):
             quota_paths.append([_group_entry(g, groups_visible, blocking_group) for g in _chain(groups, groups[gid])])
 
+    history = read_past_usage(pg.cluster)  # fairness over time: None (no query) when the policy has it off
+    if history is not None:
+        policy = pg.cluster.policy
+        if policy.queue_fairness().enabled:
+            _add_past_usage(queue_path, QUEUE, history, policy.queue_fairness().window)
+        if policy.quota_fairness().enabled:
+            for path in quota_paths:
+                _add_past_usage(path, QUOTA, history, policy.quota_fairness().window)
+
     ns = pg.namespace
     namespace = {
         "name": ns.name,
@@ -127,6 +138,17 @@ def why_podgroup(pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN) -> d
         "namespace_detail": namespace,
         "evictions": _evictions(Eviction.objects.filter(pod__podgroup=pg).order_by("-created", "-id")[:evictions]),
     }
+
+
+def _add_past_usage(path: list[dict[str, Any]], kind: str, history: UsageHistory, window: float) -> None:
+    """Each readable node's recorded past usage against its share, in words (``past usage 1.8x its share over 7
+    days``), and the ratio (None without a record)."""
+    for entry in path:
+        if entry.get("hidden"):
+            continue
+        ratio = history.ratio(kind, entry["name"])
+        entry["past_usage_ratio"] = None if ratio is None else round(float(ratio), 4)
+        entry["past_usage"] = past_text(ratio, window)
 
 
 def _evictions(rows: Iterable[Eviction]) -> list[dict[str, Any]]:

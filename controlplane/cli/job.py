@@ -162,6 +162,8 @@ def _path_line(entry: dict[str, Any]) -> str:
             parts.append(f"{key}={fmt_resources(entry[key])}")
     if "weight" in entry and entry.get("kind") == "queue":
         parts.insert(0, f"weight={entry['weight']}")
+    if entry.get("past_usage"):  # fairness over time, when the cluster's policy turns it on
+        parts.append(f"({entry['past_usage']})")
     mark = "  <- blocks this job" if entry.get("blocking") else ""
     return f"{entry['name']}  {' '.join(parts)}".rstrip() + mark
 

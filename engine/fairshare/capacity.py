@@ -62,7 +62,9 @@ Gates (both modes)
 
 Borrowing and lending limits (see ``queues``): a reclaimer whose queue is short of its lending-limit reserve may also
 take tasks of a queue that holds more than its realCapability on what the task uses, though that queue is within its
-deserved (the reserve was lent before the limit was set).
+deserved (the reserve was lent before the limit was set); and it takes from such queues *first* (the victim queue
+order, flat or hierarchical, puts them before every other queue: a lender reclaims what it lent beyond its limit
+first).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from engine.fairshare.queues import (
     ALLOWED,
@@ -128,12 +130,12 @@ class QueueOrderKey:
 
     __slots__ = ("head", "path")
 
-    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int], ...]) -> None:
+    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int, float], ...]) -> None:
         self.head = head
         self.path = path
 
-    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int], tuple[float, int]] | None:
-        """The (share, best effort) of both paths at the first step naming different queues, if any."""
+    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int, float], tuple[float, int, float]] | None:
+        """The (share, best effort, past-usage ratio) of both paths at the first step naming different queues, if any."""
         for mine, theirs in zip(self.path, other.path, strict=False):
             if mine[0] != theirs[0]:
                 return mine[1:], theirs[1:]
@@ -214,8 +216,9 @@ class CapacityResult(QueueBook):
             level = i
         return level
 
-    def _share_step(self, st: QueueAccount) -> tuple[str, float, int]:
-        return (st.name, st.share, 1 if is_empty(st.deserved) else 0)
+    def _share_step(self, st: QueueAccount) -> tuple[str, float, int, float]:
+        # the last element: fairness over time's clamped past-usage ratio (1.0 when off), less past usage first
+        return (st.name, st.share, 1 if is_empty(st.deserved) else 0, float(self.past_ratio(st.name)))
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
         """Volcano's QueueOrderFn as a sort key, taken from the current shares (see ``QueueOrderKey``).
@@ -242,7 +245,14 @@ class CapacityResult(QueueBook):
         return 1 if rk < lk else 0
 
     def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
-        """Hierarchy: victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
+        """A lender short of its lending-limit reserve takes back first from the queues holding more than their
+        realCapability on a resource it is short of (what they hold beyond it is the part lent beyond the limit);
+        then, in a hierarchy, victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
+        beyond = self._beyond_reserve(preemptor)
+        if beyond is not None:
+            lb, rb = beyond(left), beyond(right)
+            if lb != rb:
+                return -1 if lb else 1
         if not self.hierarchy:
             return 0
         p = self._states[preemptor]
@@ -251,6 +261,23 @@ class CapacityResult(QueueBook):
         if llevel == rlevel:
             return 0
         return -1 if llevel > rlevel else 1
+
+    def _beyond_reserve(self, preemptor: str) -> Callable[[str], bool] | None:
+        """When ``preemptor``'s queue is short of its lending-limit reserve: whether a queue holds more than its
+        realCapability on a resource it is short of (None when it is not short, or has no reserve)."""
+        p = self._states.get(preemptor)
+        if p is None or not p.keep:
+            return None
+        short = [r for r, k in p.keep.items() if k > p.allocated.get(r, 0)]
+        if not short:
+            return None
+        states = self._states
+
+        def beyond(queue: str) -> bool:
+            st = states[queue]
+            return any(st.allocated.get(r, 0) > st.real_capability.get(r, 0) for r in short)
+
+        return beyond
 
     def sorted_victim_queues(self, preemptor: str, queues: Sequence[str]) -> list[str]:
         """``queues`` in victim order for ``preemptor`` (ties by name)."""

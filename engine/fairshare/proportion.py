@@ -37,6 +37,7 @@ The gates (what ``OnSessionOpen`` registers)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from engine.fairshare.queues import (
     ALLOWED,
@@ -63,6 +64,7 @@ from engine.fairshare.queues import (
 from engine.fairshare.queues import T as _T
 from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, water_fill
 from engine.resources import ResourceList
+from engine.usage import SCALE, adjusted_weights, clamp
 
 __all__ = ["ProportionResult", "compute_proportion"]
 
@@ -82,7 +84,9 @@ class ProportionResult(QueueBook):
         if ls.spec.priority != rs.spec.priority:
             return rs.spec.priority - ls.spec.priority
         if ls.share == rs.share:
-            return 0
+            # fairness over time (off: every ratio is 1): less past usage first
+            lr, rr = self.past_ratio(left), self.past_ratio(right)
+            return 0 if lr == rr else (-1 if lr < rr else 1)
         return -1 if ls.share < rs.share else 1
 
     # -- gates ---------------------------------------------------------------------------------------------
@@ -145,13 +149,20 @@ class ProportionResult(QueueBook):
 
 
 def compute_proportion(
-    queues: Sequence[QueueSpec], jobs: Sequence[JobUsage] | JobSummary, total: ResourceList
+    queues: Sequence[QueueSpec],
+    jobs: Sequence[JobUsage] | JobSummary,
+    total: ResourceList,
+    *,
+    past_ratios: Mapping[str, Fraction | None] | None = None,
 ) -> ProportionResult:
     """Compute every queue's realCapability, deserved and share under Volcano's proportion policy.
 
     ``queues`` may include queues without jobs (reported with ``participating=False`` and nothing deserved);
     jobs naming an unknown queue are ignored and listed in ``result.warnings``. ``jobs`` may be a
     ``summarize_jobs`` summary, to sum the jobs once for several what-ifs.
+
+    ``past_ratios``: fairness over time (``engine.usage``), each queue's past-usage ratio; the water-filling then
+    runs on the effective weights ``weight x 1000 / ratio`` (guarantees stay its floors). None: Volcano's numbers.
     """
     specs = index_specs(queues)
     states = {name: QueueAccount(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
@@ -173,6 +184,12 @@ def compute_proportion(
     members = [states[n] for n in participants]
     # Volcano's webhook turns a weight of 0 into 1 and the CRD's minimum is 1
     weights = [max(1, st.spec.weight) for st in members]
+    labels = [str(w) for w in weights]
+    if past_ratios is not None:
+        effective = adjusted_weights(dict(zip(participants, weights, strict=True)), past_ratios)
+        if list(effective.values()) != weights:  # the trace shows the effective weight as a person reads it
+            weights = [effective[n] for n in participants]
+            labels = [f"{w / SCALE:.2f}" for w in weights]
     total_weight = sum(weights)
     for r in resources:
         amount = total_raw.get(r, 0)
@@ -204,12 +221,15 @@ def compute_proportion(
                 st.trace.append(("deserved", r, value, "des.floor", rnd, (floors[i],)))
             else:
                 budget, open_weight = fill.level or (amount, total_weight)
-                st.trace.append(("deserved", r, value, "des.fill", rnd, (str(weights[i]), str(open_weight), budget)))
+                shown = str(open_weight) if labels[i] == str(weights[i]) else f"{open_weight / SCALE:.2f}"
+                st.trace.append(("deserved", r, value, "des.fill", rnd, (labels[i], shown, budget)))
     for st in states.values():
         if not st.participating:
             st.trace.append(("deserved", None, None, "des.absent", 0, ()))
 
     result = ProportionResult(states, total_raw, resources, warnings=warnings)
+    if past_ratios is not None:
+        result.past_ratios = {name: clamp(past_ratios.get(name)) for name in states}
     for st in states.values():
         result._update_share(st)
     return result

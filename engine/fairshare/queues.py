@@ -73,6 +73,7 @@ import copy
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from engine.fairshare.waterfill import hamilton
@@ -126,6 +127,7 @@ IGNORED_SCALARS = frozenset({"pods"})
 
 Default = Literal["zero", "infinity"]
 ZERO: Default = "zero"
+_ONE = Fraction(1)
 INFINITY: Default = "infinity"
 
 
@@ -1089,6 +1091,13 @@ class QueueBook(Mapping[str, QueueQuota]):
         self._snapshots: dict[str, QueueQuota] = {}  # built on first read, per queue
         self._flows: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
         self._chains: dict[str, tuple[QueueAccount, ...]] = {}  # built on first use, per queue
+        # fairness over time (``engine.usage``): each queue's clamped past-usage ratio; empty when it is off
+        self.past_ratios: dict[str, Fraction] = {}
+
+    def past_ratio(self, queue: str) -> Fraction:
+        """The queue's clamped past-usage ratio (1 without fairness over time or a record): the queue orders'
+        last tie-break, less past usage first, so reclaim (the reverse order) takes from more past usage first."""
+        return self.past_ratios.get(queue, _ONE)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> QueueBook:
         """A copy whose mutable state is its own (a session copies the values it opened with before moving them).

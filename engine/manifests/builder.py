@@ -31,6 +31,7 @@ from engine.objects import (
     Snapshot,
 )
 from engine.session.policy import Policy, PolicyError
+from engine.usage import UsageHistory
 
 
 class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPluginsReaders):
@@ -58,6 +59,7 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             quota_namespaces=self.quota_namespaces,
             queue_hierarchy=self.hierarchy,
             elastic_quota_args=self.eq_args,
+            past_usage=UsageHistory(recorded=dict(self.past_ratios)) if self.past_ratios else None,
         )
         self.warnings.extend(snapshot.problems())
         return LoadResult(

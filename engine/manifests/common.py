@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 import yaml
@@ -25,6 +26,7 @@ from engine.objects import (
 )
 from engine.resources import QuantityError, ResourceList, parse_resource_list
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
+from engine.usage import node_key, parse_ratio
 
 # -- well-known keys -----------------------------------------------------------------------------------------
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -64,6 +66,8 @@ FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
 FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
+# fairness over time (``engine.usage``): a node's recorded past-usage ratio, e.g. "1.8" (simulate's input)
+FAIRWAY_PAST_USAGE_RATIO = "fairway.io/past-usage-ratio"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -485,6 +489,19 @@ def _go_bool(text: str) -> bool | None:
     return None
 
 
+def _past_usage_annotation(annotations: Mapping[str, str], kind: str, name: str, into: dict[str, Fraction]) -> None:
+    """The node's ``fairway.io/past-usage-ratio`` annotation into ``into`` (kept out when absent)."""
+    key = node_key(kind, name)
+    text = annotations.get(FAIRWAY_PAST_USAGE_RATIO)
+    if text is None:
+        into.pop(key, None)
+        return
+    try:
+        into[key] = parse_ratio(text, f"metadata.annotations[{FAIRWAY_PAST_USAGE_RATIO}]")
+    except ValueError as exc:
+        raise _FieldError(str(exc)) from None
+
+
 def _limit_annotations(annotations: Mapping[str, str], max_depth: int) -> tuple[ResourceList, ResourceList]:
     """The borrowing and lending limits of ``fairway.io/borrowing-limit`` and ``fairway.io/lending-limit`` (JSON
     resource lists, ``{"cpu": "2", "nvidia.com/gpu": 1}``; a resource left out is unlimited)."""
@@ -565,6 +582,7 @@ class _BuilderBase:
         self.hierarchy_docs: dict[str, _Doc] = {}  # queue -> the document whose annotations gave its hierarchy
         self.explicit_parent: set[str] = set()  # queues whose spec.parent is set
         self.groups: dict[str, QuotaGroupSpec] = {}
+        self.past_ratios: dict[str, Fraction] = {}  # node key (``engine.usage.node_key``) -> recorded ratio
         self.quota_namespaces: dict[str, tuple[str, ...]] = {}
         self.tree_id_given: set[str] = set()
         self.podgroups: dict[str, PodGroupInfo] = {}

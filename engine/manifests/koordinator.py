@@ -24,11 +24,13 @@ from engine.manifests.common import (
     _limit_annotations,
     _list,
     _map,
+    _past_usage_annotation,
     _rl,
     _string_map,
 )
 from engine.resources import ResourceList
 from engine.session.policy import PolicyError, parse_elastic_quota_args
+from engine.usage import QUOTA
 
 
 class KoordinatorReaders(_BuilderBase):
@@ -59,6 +61,7 @@ class KoordinatorReaders(_BuilderBase):
                 raise _FieldError(f"metadata.annotations[{KOORD_NAMESPACES}]: expected a JSON list of namespace names")
             namespaces = tuple(ns_raw)
         borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
+        _past_usage_annotation(annotations, QUOTA, name, self.past_ratios)
         if KOORD_TREE_ID in labels:
             self.tree_id_given.add(name)
         else:

@@ -22,6 +22,7 @@ from engine.manifests.common import (
     _list,
     _map,
     _parse_int_text,
+    _past_usage_annotation,
     _rl,
     _str,
     _string_map,
@@ -40,6 +41,7 @@ from engine.objects import (
     TaskInfo,
 )
 from engine.resources import ResourceList
+from engine.usage import QUEUE
 
 _Role = tuple[str, int, int, Mapping[str, Any], str]  # name, replicas, minAvailable, pod template, path
 
@@ -68,6 +70,7 @@ class VolcanoReaders(CoreReaders):
         self._origin("Queue", doc.name)
         annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
         borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
+        _past_usage_annotation(annotations, QUEUE, doc.name, self.past_ratios)
         self.queues[doc.name] = QueueSpec(
             name=doc.name,
             parent=parent,

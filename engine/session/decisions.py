@@ -91,6 +91,9 @@ class SessionResult:
     values_at_open: Any = None
     duration_ms: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    # fairness over time: the past usage brought forward to this session (engine.usage.UsageHistory), for the
+    # caller to keep; None when the policy has it off
+    usage_history: Any = None
 
     @property
     def bound(self) -> int:

@@ -61,8 +61,10 @@ from engine.session.arguments.binpack import BinpackWeights, read_binpack_weight
 from engine.session.arguments.capacity import CapacityArgs, read_capacity_args
 from engine.session.arguments.elasticquota import ElasticQuotaArgs, parse_elastic_quota_args
 from engine.session.arguments.enqueue import EnqueueArgs, parse_enqueue_args
+from engine.session.arguments.fairness import FairnessArgs
 from engine.session.arguments.nodeorder import NodeOrderWeights, read_nodeorder_weights
 from engine.session.arguments.overcommit import read_overcommit_factor
+from engine.session.arguments.proportion import read_proportion_args
 
 __all__ = [
     "ACTIONS",
@@ -73,6 +75,7 @@ __all__ = [
     "CapacityArgs",
     "ElasticQuotaArgs",
     "EnqueueArgs",
+    "FairnessArgs",
     "NodeOrderWeights",
     "PluginOption",
     "Policy",
@@ -368,6 +371,17 @@ class Policy:
     def elastic_quota_args(self, base: ElasticQuotaArgs | None = None) -> ElasticQuotaArgs:
         """The ``elasticquota`` plugin's arguments over ``base`` (Koordinator's defaults when None)."""
         return parse_elastic_quota_args(self._arguments("elasticquota"), base)
+
+    def queue_fairness(self) -> FairnessArgs:
+        """Fairness over time of the queue tree: the arguments of the queue plugin the values follow (``capacity``
+        when the policy has it, else ``proportion``); off when neither is enabled."""
+        if self.has_plugin("capacity"):
+            return self.capacity_args().fairness
+        return read_proportion_args(self._arguments("proportion"))
+
+    def quota_fairness(self, base: ElasticQuotaArgs | None = None) -> FairnessArgs:
+        """Fairness over time of the quota tree (the ``elasticquota`` plugin's arguments over ``base``)."""
+        return self.elastic_quota_args(base).fairness
 
     def with_actions(self, *actions: str) -> Policy:
         """A copy running ``actions`` instead (validated)."""

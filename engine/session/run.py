@@ -65,7 +65,8 @@ def run_actions(session: Session) -> None:
 def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Snapshot:
     """The snapshot after the decisions took effect, for the next session (SIMULATE.md ``--sessions``): bound and
     pipelined pods Running on their node (``start_timestamp = now``), evicted pods gone, podgroup phases updated
-    (Running once ``minMember`` pods are scheduled) with the session's reason as their condition."""
+    (Running once ``minMember`` pods are scheduled) with the session's reason as their condition, and the past usage
+    the session brought forward (fairness over time)."""
     changed: dict[str, TaskInfo] = {}
     for binding in result.bindings:
         task = snapshot.tasks.get(binding.task)
@@ -110,6 +111,8 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
             requeues=status.requeues,
             backoff_until=status.backoff_until,
         )
+    if result.usage_history is not None:  # fairness over time: the past usage brought forward by the session
+        return snapshot.replace(tasks=tasks, podgroups=podgroups, past_usage=result.usage_history)
     return snapshot.replace(tasks=tasks, podgroups=podgroups)
 
 

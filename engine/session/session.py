@@ -56,7 +56,8 @@ from engine.objects import (
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework, GateRefusal, qty
 from engine.session.policy import Policy
-from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages
+from engine.usage import advance
+from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages, usage_now
 from engine.wording import plural
 
 if TYPE_CHECKING:
@@ -955,6 +956,7 @@ class Session:
             # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
             phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase
             statuses[key] = requeue.status(job, phase)
+        trees = usage_now(self.snapshot, self.values, self.policy)  # fairness over time: empty when it is off
         return SessionResult(
             bindings=list(self.bindings),
             evictions=list(self.evictions),
@@ -964,6 +966,7 @@ class Session:
             quota_values=self.elastic,
             values_at_open=self.values if self._quota_error is None else None,
             warnings=list(dict.fromkeys(self.warnings)),
+            usage_history=advance(self.snapshot.past_usage, trees, self.now) if trees else None,
         )
 
 

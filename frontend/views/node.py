@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 
+from engine.usage import node_key
 from frontend import figures
 from frontend.presenters import balances, details, jobs, trees, units
 from frontend.presenters.links import node_url, node_urls
@@ -67,6 +68,8 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         **jobs.of_subtree(st.cluster, kind, full.subtree(name)),
         "jobs_caption": "Jobs in this subtree" if node.children else "Jobs",
         "explain": details.explain(st.values, kind, name),
+        # fairness over time (only when the policy turns it on): the line under the time series
+        "past_usage": st.values.past.get(node_key(kind, name)) if st.values is not None else None,
         "is_admin": is_admin(request.user),
         "version": details.version(kind, name),
         "history_url": reverse("frontend:history", args=[PATH_OF_KIND[kind], name]),

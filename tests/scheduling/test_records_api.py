@@ -186,6 +186,11 @@ def test_cluster_policy_through_the_api(world: World, admin_api: Any, member: An
         ('actions: "enqueue, teleport"', "teleport"),
         ("actions: [unclosed", "YAML"),
         ("- just a list", "mapping"),
+        (  # fairness over time's arguments are checked, naming the plugin and the key
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: proportion\n'
+            "    arguments: {fairnessOverTime: true, usageWindow: 1h}\n",
+            "proportion argument usageWindow: 1 hour is shorter than usageHalfLife (4 hours)",
+        ),
     ):
         r = admin_api.patch("/api/v1/clusters/c1/", {"scheduler_policy": bad}, format="json")
         assert r.status_code == 400 and words in error_attrs(r)["scheduler_policy"], r.json()
@@ -221,7 +226,15 @@ def test_admin_pages_of_the_records_render(client: Any, history: dict[str, Any])
 
     get_user_model().objects.create_superuser("root-admin", password="pw")
     client.login(username="root-admin", password="pw")
-    for model in ("schedulingsession", "eviction", "podgroupreason", "quotasample", "quotaoverstate", "clusterlease"):
+    for model in (
+        "schedulingsession",
+        "eviction",
+        "podgroupreason",
+        "quotasample",
+        "quotaoverstate",
+        "usagehistory",
+        "clusterlease",
+    ):
         assert client.get(f"/admin/scheduling/{model}/").status_code == 200, model
     assert client.get(f"/admin/scheduling/schedulingsession/{history['first'].pk}/change/").status_code == 200
     assert client.get("/admin/scheduling/cluster/").status_code == 200

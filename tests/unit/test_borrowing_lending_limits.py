@@ -22,6 +22,10 @@ from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes, effective
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
 from engine.resources import ResourceList
+from engine.session.run import run_session
+from tests.unit.test_session_support import evicted, node, pipelined, plugin, pod, podgroup, policy, queue, snapshot
+from tests.unit.test_session_support import rl as cpu
+from tests.unit.test_session_support import running as placed
 
 CPU = 1000  # millicores
 GI = 1024**3
@@ -439,3 +443,37 @@ def test_limits_survive_export_and_reading_back() -> None:
     snap = base.replace(queues={**base.queues, "a": queue}, quota_groups={**base.quota_groups, "g": group})
     back = load_manifests([("export.yaml", dump_yaml(snap))]).snapshot
     assert back.queues["a"] == queue and back.quota_groups["g"] == group
+
+
+def test_a_lender_reclaims_what_it_lent_beyond_its_limit_first() -> None:
+    """Flat capacity, 20 cpu. l (deserved 4, lending at most 1) keeps a reserve of 3; b1 (deserved 10) holds 18, one
+    beyond its realCapability 20 - 3 = 17; b2 (deserved 1) holds 2. By share alone b2 (2/1) is reclaimed before b1
+    (18/10); l short of its reserve takes its 3 cpu from b1, the queue holding what was lent beyond the limit."""
+
+    def session(lending_limit: ResourceList) -> tuple[list[str], dict[str, str]]:
+        snap = snapshot(
+            nodes=[node("n1", "20", "256Gi")],
+            queues=[
+                replace(queue("l", deserved=cpu("4")), lending_limit=lending_limit),
+                queue("b1", deserved=cpu("10")),
+                queue("b2", deserved=cpu("1")),
+            ],
+            podgroups=[
+                podgroup("b1", "x", "b1", 1, phase="Running"),
+                podgroup("b2", "y", "b2", 1, phase="Running"),
+                podgroup("l", "z", "l", 1, phase="Inqueue"),
+            ],
+            pods=[placed("b1", f"x-{i}", "x", "n1", "1") for i in range(18)]
+            + [placed("b2", f"y-{i}", "y", "n1", "1") for i in range(2)]
+            + [pod("l", "z-0", "z", "3")],
+            policy=policy(
+                "enqueue, allocate, reclaim", ["priority", "gang", "conformance"], [plugin("capacity"), "predicates"]
+            ),
+        )
+        result = run_session(snap, now=0.0)
+        assert result.queue_values["b1"].real_capability["cpu"] == (17 if lending_limit else 20) * CPU
+        return evicted(result), pipelined(result)
+
+    assert session(rl(cpu="1")) == (["b1/x-17", "b1/x-16", "b1/x-15"], {"l/z-0": "n1"})
+    # without the lending limit nothing is held beyond a realCapability: the share order, b2 first
+    assert session(ResourceList()) == (["b2/y-1", "b1/x-17", "b1/x-16"], {"l/z-0": "n1"})

@@ -97,7 +97,9 @@ BAD_ARGUMENT = {
     "nodeorder": ({"leastrequested.weight": 1.5}, "nodeorder: argument leastrequested.weight=1.5 is not an integer"),
     "binpack": ({"binpack.cpu": "x"}, "binpack: argument binpack.cpu='x' is not an integer"),
     "elasticquota": ({"monitorAllQuotas": "yes"}, "elasticquota argument monitorAllQuotas: expected true or false"),
+    "proportion": ({"fairnessOverTime": "yes"}, "proportion argument fairnessOverTime: expected true or false"),
 }
+STRICT = frozenset({"elasticquota", "proportion"})  # decoded strictly: an error, not a warning
 
 
 def test_the_argument_modules_declare_every_plugin_and_import_no_session() -> None:
@@ -113,7 +115,7 @@ def test_the_argument_modules_declare_every_plugin_and_import_no_session() -> No
 def test_reading_a_policy_asks_each_plugin_to_read_its_arguments(name: str) -> None:
     arguments, message = BAD_ARGUMENT[name]
     data = {"actions": "allocate", "tiers": [{"plugins": [{"name": name, "arguments": arguments}]}]}
-    if name == "elasticquota":  # Koordinator's decoder is strict: an error, not a warning
+    if name in STRICT:  # Koordinator's decoder is strict, and so are Fairway's own keys: an error, not a warning
         with pytest.raises(PolicyError, match=message):
             Policy.from_dict(data)
         return

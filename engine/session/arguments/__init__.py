@@ -19,6 +19,7 @@ from engine.session.arguments import capacity  # noqa: F401
 from engine.session.arguments import nodeorder  # noqa: F401
 from engine.session.arguments import binpack  # noqa: F401
 from engine.session.arguments import elasticquota  # noqa: F401
+from engine.session.arguments import proportion  # noqa: F401
 from engine.session.arguments import plain  # noqa: F401
 
 # isort: on

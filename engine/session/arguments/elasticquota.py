@@ -4,10 +4,11 @@ configuration decoder does (a bad value is a ``PolicyError``, not a warning)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from engine.session.arguments.base import PolicyError, declare, format_duration, parse_duration
+from engine.session.arguments.fairness import FairnessArgs, parse_fairness_args
 
 __all__ = ["ElasticQuotaArgs", "parse_elastic_quota_args", "read_elastic_quota_args"]
 
@@ -23,6 +24,8 @@ class ElasticQuotaArgs:
     delay_evict_time: float = 120.0
     revoke_pod_interval: float = 1.0
     disable_default_quota_preemption: bool = True
+    # Fairway's fairness over time (``engine.session.arguments.fairness``), not a Koordinator key
+    fairness: FairnessArgs = field(default_factory=FairnessArgs)
 
     KEYS: ClassVar[dict[str, str]] = {
         "enableRuntimeQuota": "enable_runtime_quota",
@@ -40,6 +43,7 @@ class ElasticQuotaArgs:
         for key, attr in self.KEYS.items():
             value = getattr(self, attr)
             out[key] = format_duration(value) if isinstance(value, float) else value
+        out.update(self.fairness.to_arguments())  # nothing unless fairness over time is configured
         return out
 
 
@@ -70,6 +74,8 @@ def parse_elastic_quota_args(
             values[attr] = parse_duration(raw, f"elasticquota argument {key}")
         else:
             values[attr] = _strict_bool(raw, key)
+    if any(key in arguments for key in FairnessArgs.KEYS):
+        values["fairness"] = parse_fairness_args(arguments, "elasticquota")
     return ElasticQuotaArgs(**values)
 
 

@@ -4,5 +4,5 @@ from __future__ import annotations
 
 from engine.session.arguments.base import declare
 
-for _name in ("priority", "gang", "conformance", "drf", "predicates", "proportion"):
+for _name in ("priority", "gang", "conformance", "drf", "predicates"):
     declare(_name)

@@ -10,8 +10,9 @@
 * Allocatable / job enqueueable: against realCapability, for the queue and (hierarchy) every ancestor.
 * Preemptive: within realCapability and some requested resource still within deserved (``ancestorReclaimLevel``).
 * Reclaimable: guarantee kept, immediate or exceeding victims only (``CapacityResult.reclaimable``).
-* Victim queue order (hierarchy): victims from the queue sharing the deepest common ancestor with the
-  reclaimer or preemptor come first: siblings before cousins (seed 004's story 4).
+* Victim queue order: a reclaimer short of its lending-limit reserve takes first from the queues holding beyond their
+  realCapability (the part lent beyond its lending limit); then (hierarchy) victims from the queue sharing the
+  deepest common ancestor with the reclaimer or preemptor come first: siblings before cousins (seed 004's story 4).
 """
 
 from __future__ import annotations
@@ -51,6 +52,6 @@ class CapacityPlugin(QueueGates):
         return self.book.queue_order_key(queue)
 
     def victim_queue_order(self, preemptor_queue: str, left: str, right: str) -> int:
-        if not self.book.hierarchy or any(q not in self.book for q in (preemptor_queue, left, right)):
+        if any(q not in self.book for q in (preemptor_queue, left, right)):
             return 0
         return self.book.victim_queue_order(preemptor_queue, left, right)

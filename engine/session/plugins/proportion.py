@@ -140,11 +140,12 @@ class ProportionPlugin(QueueGates):
             self.book = compute_proportion(list(snap.queues.values()), session.job_usages(), snap.total_allocatable)
         session.warnings.extend(self.book.warnings)
 
-    def queue_order_key(self, queue: str) -> tuple[int, float]:
+    def queue_order_key(self, queue: str) -> tuple[int, float, float]:
         if queue not in self.book:
-            return (0, 0.0)
+            return (0, 0.0, 1.0)
         st = self.book.state(queue)
-        return (-st.spec.priority, st.share)
+        # the last element: fairness over time's clamped past-usage ratio (1.0 when off), less past usage first
+        return (-st.spec.priority, st.share, float(self.book.past_ratio(queue)))
 
     def overused(self, queue: str) -> GateRefusal | None:
         if queue not in self.book or not self.book.overused(queue):
