@@ -3,9 +3,10 @@ stands ("2 jobs ahead of it in queue team-a").
 
 Not a second ordering: a session is opened on the snapshot as ``engine.session.run.run_session`` opens it, and its
 framework's key decides — ``Framework.job_key``, Volcano's JobOrderFn: the job order keys of the policy's plugins in
-tier order, then creation time, then the key. Jobs wait in a queue while Pending (not admitted yet) or Inqueue
-(admitted, their minResources reserved, pods not placed yet); the actions walk each queue's waiting jobs in that
-order. No action runs: this is the order the session starts from, before any of its decisions moves a share.
+tier order, then creation time, then the key. A job waits in its queue while Pending (not admitted yet), Inqueue
+(admitted, its minResources reserved, pods not placed yet) or while any of its pods is still to be placed (a gang
+partly running, or a job whose pods were evicted: ``allocate`` walks it again); the actions walk each queue's waiting
+jobs in that order. No action runs: this is the order the session starts from, before any of its decisions moves a share.
 
 Two things keep it cheap enough for a page (a full session at open costs about a second on a 1,000-queue tree):
 
@@ -24,16 +25,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import engine.session.plugins  # noqa: F401  (registers the plugins a policy may name)
-from engine.objects import PodGroupPhase, Snapshot
+from engine.objects import PodGroupPhase, Snapshot, TaskStatus
 from engine.session.framework import Plugin
 from engine.session.policy import Policy
 from engine.session.registry import PLUGINS
 from engine.session.session import Session
 from engine.values import QuotaValues
 
-__all__ = ["WAITING_PHASES", "JobOrder", "job_order", "ordering_policy"]
+__all__ = ["JobOrder", "job_order", "ordering_policy"]
 
-WAITING_PHASES = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, ""})
+# The phases of a job that the enqueue and allocate actions walk whatever its pods (no phase yet reads as Pending).
+_BEFORE_PLACEMENT = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, ""})
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,9 @@ def job_order(
     fw = session.framework
     out: dict[str, tuple[str, ...]] = {}
     for queue, jobs in session.jobs_by_queue.items():
-        waiting = sorted((job for job in jobs if job.phase in WAITING_PHASES), key=fw.job_key)
+        waiting = sorted(
+            (job for job in jobs if job.phase in _BEFORE_PLACEMENT or job.counts[TaskStatus.PENDING]), key=fw.job_key
+        )
         if waiting and queue in snapshot.queues:
             out[queue] = tuple(job.key for job in waiting)
     return JobOrder(out)

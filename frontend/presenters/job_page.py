@@ -312,15 +312,14 @@ def place_in_queue(
 ) -> dict[str, Any] | None:
     """Where the job stands in its queue: the waiting jobs the next session serves before it (the engine's
     order), what they ask in all, and how many of them are admitted (their reservations held). ``None`` when the job
-    is not waiting or the cluster has no snapshot. ``can_open``: the queues whose jobs the user may open."""
+    has no pod left to place (it is not in the order) or the cluster has no snapshot. ``can_open``: the queues whose jobs the user may open."""
     key = f"{podgroup.namespace.name}/{podgroup.name}"
-    if (
-        snapshot is None
-        or podgroup.phase not in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
-        or key not in snapshot.podgroups
-    ):
+    if snapshot is None or key not in snapshot.podgroups:
         return None
-    ahead = order_of(cluster, snapshot, values).ahead_of(podgroup.queue.name, key)
+    order = order_of(cluster, snapshot, values)
+    if key not in order.of(podgroup.queue.name):
+        return None
+    ahead = order.ahead_of(podgroup.queue.name, key)
     asks = _asks(snapshot, ahead)
     total: dict[str, int] = {}
     for amounts_of in asks.values():

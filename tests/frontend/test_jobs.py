@@ -70,6 +70,16 @@ def test_the_place_in_the_queue_follows_the_engines_order(admin_client: Any, len
     assert admin_client.get("/jobs/x-ns/train/").context["place"] is None  # running: not in the order
 
 
+def test_a_gang_running_in_part_has_a_place_in_its_queue(admin_client: Any, lending: None) -> None:
+    """A gang with one pod running and one to place (Unknown) is walked again by allocate: the page gives its place
+    instead of "not known yet"."""
+    b.job("x-ns", "half", "xq", 2, {"cpu": "5"}, running=1, on="n1", phase="Unknown")
+    response = admin_client.get("/jobs/x-ns/half/")
+    place = response.context["place"]
+    assert place is not None and [r["key"] for r in place["rows"]] == ["x-ns/eval"]
+    assert "not known yet" not in response.content.decode()
+
+
 def test_a_waiting_job_sees_the_reservations_held_in_its_queue(admin_client: Any, lending: None) -> None:
     held = b.job("x-ns", "admitted", "xq", 2, {"cpu": "4"}, phase="Inqueue")
     PodGroup.objects.filter(pk=held.pk).update(min_resources={"cpu": 8000})

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.objects import PodGroupPhase
+from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.order import job_order, ordering_policy
 from engine.session.policy import DEFAULT_POLICY, Policy
 from engine.session.session import Session
 from engine.values import compute_values
 from tests.unit.test_session_support import node, pod, podgroup, queue, running, snapshot
 
-P, Q, R = PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING
+P, Q, R, U = PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN
 DRF_FIRST = Policy.from_yaml(
     """
 actions: "enqueue, allocate, backfill"
@@ -73,7 +73,11 @@ def test_the_order_is_the_full_sessions(policy: Policy) -> None:
     full = Session(snap, policy, 10.0)
     expected = {
         q: tuple(
-            j.key for j in sorted((j for j in jobs if j.phase in ("Pending", "Inqueue")), key=full.framework.job_key)
+            j.key
+            for j in sorted(
+                (j for j in jobs if j.phase in ("Pending", "Inqueue") or j.counts[TaskStatus.PENDING]),
+                key=full.framework.job_key,
+            )
         )
         for q, jobs in full.jobs_by_queue.items()
     }
@@ -81,3 +85,29 @@ def test_the_order_is_the_full_sessions(policy: Policy) -> None:
     assert dict(job_order(snap, now=10.0, values=compute_values(snap)).queues) == expected
     kept = [p.name for tier in ordering_policy(policy).tiers for p in tier]
     assert set(kept) <= {"drf", "priority", "gang"} and ordering_policy(policy).actions == ()
+
+
+def test_a_gang_partly_placed_or_with_evicted_pods_still_waits_in_its_queue() -> None:
+    """A job whose gang runs in part (Unknown) or runs with pods still to place is walked again by allocate: it has
+    a place in the order; a running job with every pod placed has none."""
+    snap = snapshot(
+        nodes=[node("n1", cpu="16")],
+        queues=[queue("q")],
+        podgroups=[
+            podgroup("ns", "part", "q", 2, phase=U, created=1.0),
+            podgroup("ns", "fresh", "q", phase=P, created=2.0),
+            podgroup("ns", "done", "q", phase=R, created=0.5),
+            podgroup("ns", "more", "q", 1, phase=R, created=3.0),
+        ],
+        pods=[
+            running("ns", "part-0", "part", "n1"),
+            pod("ns", "part-1", "part"),
+            pod("ns", "fresh-0", "fresh"),
+            running("ns", "done-0", "done", "n1"),
+            running("ns", "more-0", "more", "n1"),
+            pod("ns", "more-1", "more"),
+        ],
+    )
+    order = job_order(snap, now=10.0)
+    assert set(order.of("q")) == {"ns/part", "ns/fresh", "ns/more"}
+    assert "ns/done" not in order.of("q")
