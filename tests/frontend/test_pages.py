@@ -291,3 +291,28 @@ def test_pages_without_a_cluster_still_render(admin_client: Any) -> None:
         response = admin_client.get(path)
         assert response.status_code == 200
     assert json.dumps(admin_client.get("/trees/queues/").context["figures"]["tree"])
+
+
+def test_the_team_page_says_when_a_min_was_scaled_down(client: Any, db: Any) -> None:
+    """Two groups whose mins (80 + 80) claim more than the cluster's 100 cpu are scaled to 50 each: x uses 60 and
+    borrows 10 above its scaled min, and its page says the min it reads was scaled (it would not add up to 80)."""
+    b.node("n1", cpu="100", memory="400Gi")
+    b.group("x", min={"cpu": "80"}, max={"cpu": "100"})
+    b.group("y", min={"cpu": "80"}, max={"cpu": "100"})
+    b.queue("xq")
+    b.namespace("x-ns", queue_name="xq", group_name="x")
+    b.job("x-ns", "train", "xq", 6, {"cpu": "10"}, running=6, on="n1", group_name="x")
+    b.team("x-team", queues=["xq"], groups=["x"])
+    b.user("lead-x", teams=["x-team"])
+    page = login(client, "lead-x").get("/team/x-team/")
+    quota = next(s for s in page.context["sections"] if s["kind"] == "quota")
+    cpu = next(r for r in quota["resource_rows"] if r["resource"] == "cpu")
+    assert (cpu["floor"], cpu["floor_scaled"], cpu["used"], cpu["borrowed"]) == (
+        "80 cores",
+        "scaled to 50 cores",
+        "60 cores",
+        "10 cores",
+    )
+    assert "scaled to 50 cores" in page.content.decode()
+    queue = next(s for s in page.context["sections"] if s["kind"] == "queue")
+    assert all(not r["floor_scaled"] for r in queue["resource_rows"])
