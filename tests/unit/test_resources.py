@@ -132,3 +132,25 @@ def test_every_form_of_unlimited_reads_unlimited(amount: int | None) -> None:
 @given(st.integers(min_value=0, max_value=MAX_AMOUNT - 1))
 def test_every_accepted_amount_below_the_ceiling_is_limited(amount: int) -> None:
     assert not is_unlimited(amount)
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"),
+    [
+        (2400128783, "≈2.235Gi"),  # a pro-rata share of memory: never ten digits of bytes
+        (2 * 10**9, "≈1.863Gi"),  # not "1953125Ki"
+        (123456789, "≈117.738Mi"),
+        (3 * 2**29, "1.5Gi"),
+        (3000 * 2**20, "3000Mi"),
+        (100 * 10**6, "100M"),
+        (1000, "1k"),  # below a MiB: the canonical quantity
+    ],
+)
+def test_byte_amounts_read_in_gi_or_mi(amount: int, text: str) -> None:
+    assert format_amount(amount, "memory") == text
+
+
+
+def test_milli_units_are_never_approximated() -> None:
+    assert format_amount(2400128783, "cpu") == "2400128.783"
+    assert format_amount(2400128783, "nvidia.com/gpu") == "2400128.783"
