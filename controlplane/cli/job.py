@@ -217,7 +217,9 @@ def print_why(data: dict[str, Any]) -> None:
     if why.get("evictions"):
         print(f"\nLatest evictions of its pods ({len(why['evictions'])}):")
         for e in why["evictions"]:
-            print(f"  {_time(e['time'])}  {e['pod']}  {e['action']} by {_taker(e)}: {e.get('message') or ''}")
+            taker = _taker(e)
+            by = f" by {taker}" if taker != "-" else ""
+            print(f"  {_time(e['time'])}  {e['pod']}  {e['action']}{by}: {e.get('message') or ''}")
 
 
 def run(args: argparse.Namespace, client: Client) -> int:

@@ -65,6 +65,17 @@ def jobs(world: None) -> dict[str, Any]:
         preemptor="vision/train-0",
         created=timezone.now() - timedelta(minutes=1),
     )
+    Eviction.objects.create(
+        cluster=cluster,
+        pod=big.pods.get(name="big-1"),
+        pod_uid="nlp/big-1",
+        namespace="nlp",
+        node="cpu-02",
+        action="recycle",
+        reason="Recycled",
+        message="quota group nlp uses 21 cpu, above its runtime 16",
+        created=timezone.now() - timedelta(minutes=2),
+    )
     return {"big": big.pk}
 
 
@@ -117,6 +128,7 @@ def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict
     assert "capability=cpu=16" in path[3]
     assert "Quota group path:" in out and "Namespace: nlp (weight 1)" in out
     assert "reclaim by vision/train (queue vision)" in out
+    assert "nlp/big-1  recycle: quota group nlp uses 21 cpu" in out  # nobody took it: no "by -"
 
     code, out, _ = cli("job", "why", "nlp/small")
     assert code == 0 and "The job runs" in out and "<- blocks" not in out
