@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
+from controlplane import tree_owner
 from engine import rules
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
@@ -172,6 +173,7 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
 def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     """Create or update a queue. ``instance`` is saved by compare-and-swap on the version it was read at
     (``VersionConflict`` when it changed since)."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     spec = check_queue(instance, data)
     queue = instance or Queue()
@@ -189,6 +191,7 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 @transaction.atomic
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
     """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
@@ -204,6 +207,7 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
 @transaction.atomic
 def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
     """Open or close a queue with the hierarchical rules; returns every queue whose state changed."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     rows = {q.name: q for q in Queue.objects.select_for_update(of=("self",)).select_related("parent")}
     tree = {name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for name, q in rows.items()}
@@ -295,6 +299,7 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
 def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroup:
     """Create or update a quota group (and the namespaces it lists); ``instance`` is saved by compare-and-swap
     on the version it was read at (``VersionConflict`` when it changed since)."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     spec = check_quota_group(instance, data)
     group = instance or QuotaGroup()
@@ -316,6 +321,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
 
 @transaction.atomic
 def delete_quota_group(group: QuotaGroup) -> None:
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
@@ -327,6 +333,7 @@ def delete_quota_group(group: QuotaGroup) -> None:
 def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
     """Set a namespace's weight (an integer >= 1); ``namespace`` is saved by compare-and-swap on the version it
     was read at (``VersionConflict`` when it changed since)."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
     if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
         _raise(
@@ -412,6 +419,7 @@ def apply_writes(writes: Sequence[Write]) -> None:
     """Apply ``writes`` in order, all in one transaction under the tree write lock: every target's version is
     checked first (``StaleWrite``), then each write runs through the service above and its rules
     (``WriteRefused`` names the write); on either error nothing is written."""
+    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()  # the versions checked are the ones the writes replace
     check_versions(writes)
     for i, w in enumerate(writes):
