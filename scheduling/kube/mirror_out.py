@@ -37,7 +37,7 @@ from kubernetes import client as k8s
 
 from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD
 from engine.manifests.export import export_trees
-from engine.resources import ResourceList
+from engine.resources import ResourceList, is_unlimited
 from quotas.models import Queue
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
@@ -49,8 +49,6 @@ from scheduling.models import (
     KubeObjectProblem,
     Pod,
     PodGroup,
-    QuotaSample,
-    SampleKind,
 )
 
 __all__ = ["CONFLICT_RETRIES", "Sender"]
@@ -75,6 +73,18 @@ class Sender:
         self.core, self.custom = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api)
         self.cluster, self.caches, self.now = cluster, caches, now
         self.counts: dict[str, int] = {}
+        self._values: Any = None
+
+    def values(self) -> Any:
+        """The tree values now (``engine.values.compute_values`` on the cluster's mirror, as the pages compute
+        them): what each queue has allocated and each quota group uses and may use (runtime), after the last
+        session's bindings and evictions."""
+        if self._values is None:
+            from engine.values import compute_values
+            from scheduling.mirror import mirror_of
+
+            self._values = compute_values(mirror_of(self.cluster.pk).read(self.cluster)[0])
+        return self._values
 
     def send_all(self) -> dict[str, int]:
         for step in (self.send_bindings, self.send_evictions, self.write_podgroup_status, self.write_queue_status,
@@ -209,10 +219,10 @@ class Sender:
         kind = KIND_BY_PATH[("scheduling.volcano.sh", "queues")]
         objects = self.objects(kind.group, kind.plural)
         phases = _queue_phases(self.cluster)
-        allocated = latest_samples(self.cluster, SampleKind.QUEUE)
         for queue in Queue.objects.filter(name__in=[n for _, n in objects]):
             counts = phases.get(queue.pk, {})
-            used = allocated.get(queue.name, ({}, {}))[0]
+            book = self.values().queues
+            used = book[queue.name].allocated if queue.name in book else {}
             desired: dict[str, Any] = {"state": queue.state, "allocated": _quantities(used)}
             for phase in ("pending", "inqueue", "running", "completed", "unknown"):
                 desired[phase] = counts.get(phase, 0)
@@ -220,27 +230,38 @@ class Sender:
                 self._count("queue_status")
 
     def write_elastic_quotas(self) -> None:
-        samples = latest_samples(self.cluster, SampleKind.QUOTA)
         koord = KIND_BY_PATH[("scheduling.sigs.k8s.io", "elasticquotas")]
         for (ns, name), obj in self.objects(koord.group, koord.plural).items():
-            used, runtime = samples.get(_FROM_KOORD.get(name, name), ({}, {}))
-            self._runtime_annotation(koord, ns, name, obj, runtime)
-            if self.write_status(koord, obj, {"used": _quantities(used)}):
+            group = self._group(_FROM_KOORD.get(name, name))
+            if group is None:
+                continue
+            obj = self._runtime_annotation(koord, ns, name, obj, group.runtime)
+            if self.write_status(koord, obj, {"used": _quantities(group.used)}):
                 self._count("elastic_quota_status")
         plugins = KIND_BY_PATH[("scheduling.x-k8s.io", "elasticquotas")]
         for (ns, _), obj in self.objects(plugins.group, plugins.plural).items():
-            if self.write_status(plugins, obj, {"used": _quantities(samples.get(ns, ({}, {}))[0])}):
+            group = self._group(ns)
+            if group is not None and self.write_status(plugins, obj, {"used": _quantities(group.used)}):
                 self._count("elastic_quota_status")
 
-    def _runtime_annotation(self, kind: Kind, ns: str, name: str, obj: Mapping[str, Any], runtime: Any) -> None:
+    def _group(self, name: str) -> Any:
+        quotas = self.values().quotas
+        return quotas[name] if name in quotas else None
+
+    def _runtime_annotation(
+        self, kind: Kind, ns: str, name: str, obj: Mapping[str, Any], runtime: Any
+    ) -> Mapping[str, Any]:
+        """Koordinator's runtime annotation (JSON quantities; an unlimited amount left out); returns the object as
+        the patch left it, whose resourceVersion the status write must carry."""
         text = json.dumps(_quantities(runtime), sort_keys=True)
         if ((obj.get("metadata") or {}).get("annotations") or {}).get(KOORD_RUNTIME) == text:
-            return
+            return obj
         patch = {"metadata": {"annotations": {KOORD_RUNTIME: text}}}
-        self.custom.patch_namespaced_custom_object(
+        patched = self.custom.patch_namespaced_custom_object(
             kind.group, kind.version, ns, kind.plural, name, patch, _content_type="application/merge-patch+json"
         )
         self._count("elastic_quota_runtime")
+        return patched if isinstance(patched, Mapping) else obj
 
     # -- trees and events -----------------------------------------------------------------------------------
 
@@ -345,18 +366,11 @@ def _differs(current: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
 
 
 def _quantities(amounts: Any) -> dict[str, str]:
-    return ResourceList({str(k): int(v) for k, v in dict(amounts or {}).items()}).to_quantities()
+    """Kubernetes quantities of a resource list; an unlimited amount (a built-in group's runtime) is left out."""
+    kept = {str(k): int(v) for k, v in dict(amounts or {}).items() if not is_unlimited(int(v))}
+    return ResourceList(kept).to_quantities()
 
 
-def latest_samples(cluster: Cluster, kind: str) -> dict[str, tuple[Any, Any]]:
-    """Each tree node's ``(allocated or used, deserved or runtime)`` from the cluster's last session's samples."""
-    last = QuotaSample.objects.filter(cluster=cluster, kind=kind).order_by("-time").values_list("time", flat=True)
-    moment = last.first()
-    if moment is None:
-        return {}
-    rows = QuotaSample.objects.filter(cluster=cluster, kind=kind, time=moment)
-    return {name: (allocated, deserved) for name, allocated, deserved in rows.values_list("name", "allocated",
-                                                                                              "deserved")}  # fmt: skip
 
 
 def _pod_counts(cluster: Cluster) -> dict[int, tuple[int, int, int]]:
