@@ -79,7 +79,8 @@ class Adapter:
             thread.join(5)
 
     def synced(self) -> bool:
-        return all(i.listed for i in self.informers)
+        """Every kind listed once (a kind listing again after a 410 keeps its cache meanwhile)."""
+        return all(i.lists > 0 for i in self.informers)
 
     def objects(self) -> list[dict[str, Any]]:
         """Every cached object, kinds in ``KINDS`` order (the readers want priority classes and namespaces first)."""

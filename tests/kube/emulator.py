@@ -115,6 +115,15 @@ class Emulator(kmock.KubernetesEmulator):
             self.changed.notify_all()
         return obj
 
+    def put_quietly(self, key: Key, obj: dict[str, Any] | None) -> None:
+        """Change an object without a watch event (as if its event were compacted away): only a list shows it."""
+        self.rv += 1
+        if obj is None:
+            self.store.pop(key, None)
+            return
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        self.store[key] = obj
+
     def compact(self) -> int:
         """Forget the log up to now: a watch resuming from an older version gets 410 Gone."""
         self.floor = self.rv + 1
@@ -206,7 +215,10 @@ class Emulator(kmock.KubernetesEmulator):
 
     async def _create(self, request: rendering.Request, group: str, plural: str, ns: str) -> Any:
         body = dict(request.data or {})
-        name = (body.get("metadata") or {}).get("name")
+        meta = body.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+        name = meta.get("name")
         key = (group, plural, ns or (body.get("metadata") or {}).get("namespace") or "", name or "")
         if not name:
             raise kmock.KubernetesError(status=422, reason="Invalid", message="metadata.name: Required value")
@@ -400,7 +412,19 @@ class EmulatorThread:
 
     def requests(self) -> Iterator[tuple[str, str, str, str]]:
         """Every request served: (HTTP method, API group, resource plural, subresource)."""
+        for verb, group, plural, sub, _ in self.verbs():
+            method = {"get": "GET", "list": "GET", "watch": "GET", "create": "POST", "update": "PUT"}.get(verb, verb)
+            yield method.upper(), group, plural, sub
+
+    def verbs(self) -> Iterator[tuple[str, str, str, str, dict[str, str]]]:
+        """Every request served as RBAC sees it: (verb, API group, resource, subresource, query parameters)."""
         assert self.emulator is not None
         for r in self.call(lambda: list(self.emulator._requests)):  # type: ignore[union-attr]
-            if r.resource is not None:
-                yield str(r.method.value).upper(), r.resource.group or "", r.resource.plural or "", r.subresource or ""
+            if r.resource is None:
+                continue
+            method = str(r.method.value).upper()
+            if method == "GET":
+                verb = "watch" if r.params.get("watch") in ("true", "1") else ("get" if r.name else "list")
+            else:
+                verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]
+            yield verb, r.resource.group or "", r.resource.plural or "", r.subresource or "", dict(r.params)
