@@ -12,8 +12,8 @@ class SchedulingConfig(AppConfig):
         from controlplane import cluster_facts, resource_names, tree_owner
         from scheduling import signals
         from scheduling.cluster_facts import cluster_facts as read_cluster_facts
-        from scheduling.resource_names import offered_names
         from scheduling.cluster_facts import tree_owning_cluster
+        from scheduling.resource_names import offered_names
 
         signals.connect()
         resource_names.register(offered_names)

@@ -9,11 +9,11 @@ import yaml
 from engine.limits import Limits, load_yaml
 from engine.manifests.common import (
     PLUGINS_QUOTA_GROUP,
-    InvalidObject,
-    ManifestError,
     SCHEDULER_CONF_KEY,
     SCHEDULER_CONFIGMAP,
+    InvalidObject,
     LoadResult,
+    ManifestError,
     _Doc,
     _FieldError,
     _make_doc,

@@ -328,10 +328,10 @@ class _References:
     @classmethod
     def read(cls, cluster: Cluster) -> _References:
         namespaces = list(Namespace.objects.values_list("name", "id", "quota_group_id"))
+        podgroups = PodGroup.objects.filter(cluster=cluster).values_list("namespace__name", "name", "id")
         return cls(
             nodes=dict(Node.objects.filter(cluster=cluster).values_list("name", "id")),
-            podgroups={f"{ns}/{n}": pk for ns, n, pk in PodGroup.objects.filter(cluster=cluster).values_list(
-                "namespace__name", "name", "id")},  # fmt: skip
+            podgroups={f"{ns}/{n}": pk for ns, n, pk in podgroups},
             groups={n: (pk, parent) for n, pk, parent in QuotaGroup.objects.values_list("name", "id", "is_parent")},
             ns_ids={n: pk for n, pk, _ in namespaces},
             ns_groups={n: g for n, _, g in namespaces},
@@ -408,7 +408,7 @@ def _status_change(row: Pod, task: TaskInfo, node_id: int | None, now: datetime)
             return {}
         return {"status": k8s.value, "finished": now, "node_id": node_id or row.node_id}
     if k8s is TaskStatus.PENDING:
-        if db in _FINISHED or db == PodStatus.RELEASING and row.node_id is None:
+        if db in _FINISHED or (db == PodStatus.RELEASING and row.node_id is None):
             # a pod of the same name made again: a new incarnation waits
             return {"status": PodStatus.PENDING, "node_id": None, "reason": "", "message": "", "started": None,
                     "finished": None}  # fmt: skip

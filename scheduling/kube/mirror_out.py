@@ -38,7 +38,7 @@ from kubernetes import client as k8s
 from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD
 from engine.manifests.export import export_trees
 from engine.resources import ResourceList, is_unlimited
-from quotas.models import Queue
+from quotas.models import Namespace, Queue
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
 from scheduling.kube.client import KIND_BY_PATH, Kind, error_status
@@ -239,14 +239,14 @@ class Sender:
             if self.write_status(koord, obj, {"used": _quantities(group.used)}):
                 self._count("elastic_quota_status")
         plugins = KIND_BY_PATH[("scheduling.x-k8s.io", "elasticquotas")]
+        homes = dict(Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"))
         for (ns, _), obj in self.objects(plugins.group, plugins.plural).items():
-            group = self._group(ns)
+            group = self._group(homes.get(ns, ns))  # the namespace's quota group (read from it: the namespace)
             if group is not None and self.write_status(plugins, obj, {"used": _quantities(group.used)}):
                 self._count("elastic_quota_status")
 
     def _group(self, name: str) -> Any:
-        quotas = self.values().quotas
-        return quotas[name] if name in quotas else None
+        return self.values().quotas.get(name)
 
     def _runtime_annotation(
         self, kind: Kind, ns: str, name: str, obj: Mapping[str, Any], runtime: Any

@@ -13,7 +13,7 @@ parsing, request log and ``Status`` errors) with the semantics the adapter relie
   …/status`` replaces only the status; ``PATCH`` applies a JSON merge patch (or a JSON patch);
 * ``POST pods/{name}/binding`` sets ``spec.nodeName`` (409 when the pod already has a node);
   ``POST pods/{name}/eviction`` (policy/v1) deletes the pod, or answers 429 when a ``PodDisruptionBudget`` of its
-  namespace selects it and allows no disruption (healthy pods it selects − ``minAvailable`` ≤ 0).
+  namespace selects it and allows no disruption (healthy pods it selects - ``minAvailable`` ≤ 0).
 
 ``EmulatorThread`` runs it on a free localhost port in a thread of its own (its own event loop), for synchronous
 tests; its helpers run in that loop.
