@@ -5,9 +5,9 @@ from django.http import HttpRequest
 
 from scheduling.models import (
     Cluster,
-    KubeObjectProblem,
     ClusterLease,
     Eviction,
+    KubeObjectProblem,
     Node,
     NodeAgentBinding,
     Pod,
