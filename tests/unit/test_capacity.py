@@ -320,8 +320,7 @@ def test_enqueue_refusal_names_the_numbers() -> None:
     pg5 = _pending("q1", rl(cpu="1", memory="1G"), "pg5")
     result = compute_capacity(ENQ_QUEUES, [*ENQ_RUNNING, pg5], ENQ_TOTAL)
     assert str(result.enqueueable(pg5)) == (
-        "queue q1 realCapability: insufficient memory, requested 1G, available 0"
-        " = max(0, 1953125Ki capability − 3G allocated)"
+        "queue q1 realCapability: insufficient memory, requested 1G, available 0 = max(0, 2G capability − 3G allocated)"
     )
 
 
