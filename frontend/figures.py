@@ -16,7 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from engine.fairshare.queues import plural
+from engine.wording import plural
 from frontend.presenters import units
 from frontend.presenters.trees import TERMS, Tree, TreeNode, depth_below, sizes
 

@@ -93,6 +93,7 @@ from engine.fairshare.queues import (
     apply_jobs,
     cap_by_borrowing,
     collect_resources,
+    decompose,
     fmt,
     greater_partly_with_relevant_dimensions,
     index_specs,
@@ -468,6 +469,7 @@ class CapacityResult(QueueBook):
                 r,
                 rr[r],
                 max(0, found.deserved.get(r, 0) - found.allocated.get(r, 0)),
+                breakdown=decompose(found, "deserved", found.deserved.get(r, 0), r, reserved=False),
             )
             for r in sorted(rr)
             if rr[r] > 0 and r != "pods"

@@ -79,6 +79,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from engine.fairshare.waterfill import hamilton
 from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
 from engine.vocabulary import PodGroupPhase
+from engine.wording import plural
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -591,11 +592,6 @@ def _count_reservation(st: QueueAccount, amounts: Mapping[str, int], sign: int) 
 
 _LIMIT_LABELS = {"realCapability": "capability"}
 MINUS = "\u2212"  # the minus sign of the reasons' decompositions
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 job``, ``3 jobs``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def decompose(st: QueueAccount, check: str, limit: int, resource: str, *, reserved: bool) -> str:

@@ -864,7 +864,7 @@ def test_root_is_never_consulted_for_ancestor_reclaim() -> None:
     result = hier(queues, [waiting("a", rl(cpu="2"))], rl(cpu="8"), level=1)
     assert result["root"].deserved == rl(cpu="4")
     verdict = result.preemptive("a", rl(cpu="2"))
-    assert str(verdict) == "queue a deserved: insufficient cpu, requested 2, available 0"
+    assert str(verdict) == "queue a deserved: insufficient cpu, requested 2, available 0 = 0 deserved"
 
 
 def test_lent_counts_only_borrowing_beyond_the_free_capacity() -> None:
