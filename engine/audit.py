@@ -161,11 +161,19 @@ def audit(
     seconds before ``now``. A sample older than the window counts only as the state at its start (the last one
     before it; older ones stand for nothing in the window)."""
     start = now - window
-    starved: list[Starved] = []
-    lending: list[Lending] = []
-    idle: list[IdleGuarantee] = []
-    usage: list[UsageShare] = []
+    starved = _starved_queues(values) + _starved_groups(values, groups)
+    lending = _lending(values, groups)
+    idle, usage = _over_history(values, groups, history, start, now)
+    starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))
+    idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
+    usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
+    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage))
 
+
+def _starved_queues(values: QuotaValues) -> list[Starved]:
+    """The queues holding less of a resource than they deserve while more of it waits (held: allocated and in
+    queue), each with the siblings that borrow it now."""
+    starved: list[Starved] = []
     book = values.queues
     parents = {name: book.spec(name).parent or "" for name in book}
     for name in sorted(book):
@@ -175,6 +183,13 @@ def audit(
         held = ResourceList({r: q.allocated.get(r, 0) + q.inqueue.get(r, 0) for r in set(q.allocated) | set(q.inqueue)})
         siblings = [s for s in book if s != name and parents[s] == parents[name]]
         starved.extend(_starved(QUEUE, name, parents[name], q.request, held, q.deserved, siblings, book))
+    return starved
+
+
+def _starved_groups(values: QuotaValues, groups: Mapping[str, QuotaGroupSpec]) -> list[Starved]:
+    """The quota groups holding less of a resource than their min while more of it waits (held: used and
+    reserved), each with the siblings that borrow it now."""
+    starved: list[Starved] = []
     for name in sorted(groups):
         if name not in values.quotas or (QUOTA, name) in _TREE_ROOTS:
             continue
@@ -184,7 +199,13 @@ def audit(
         held_g = values.reservations.amounts.get(name, {})
         held = ResourceList({r: g.used.get(r, 0) + held_g.get(r, 0) for r in set(g.used) | set(held_g)})
         starved.extend(_starved(QUOTA, name, parent, g.request, held, spec.min, siblings, values.quotas))
+    return starved
 
+
+def _lending(values: QuotaValues, groups: Mapping[str, QuotaGroupSpec]) -> list[Lending]:
+    """Every node of both trees that lends now, per resource: what it lent and what it could lend."""
+    book = values.queues
+    lending: list[Lending] = []
     lenders: list[tuple[str, Mapping[str, ResourceList], Mapping[str, ResourceList]]] = [
         (QUEUE, lendable_queues(values), {n: book[n].lent for n in book}),
         (QUOTA, lendable_groups(values, groups), {n: values.quotas[n].lent for n in groups if n in values.quotas}),
@@ -195,14 +216,28 @@ def audit(
             for r in sorted(lent, key=_resource_rank):
                 if lent[r] > 0:
                     lending.append(Lending(tree, name, r, lent[r], could.get(r, 0)))
+    return lending
 
+
+def _over_history(
+    values: QuotaValues,
+    groups: Mapping[str, QuotaGroupSpec],
+    history: Mapping[tuple[str, str], Sequence[Sample]],
+    start: float,
+    end: float,
+) -> tuple[list[IdleGuarantee], list[UsageShare]]:
+    """From each node's samples over [start, end]: the guarantees (a queue's guarantee, a quota group's min) above
+    its peak use, and its average use against its average entitlement."""
+    book = values.queues
+    idle: list[IdleGuarantee] = []
+    usage: list[UsageShare] = []
     guaranteed: dict[tuple[str, str], Mapping[str, int]] = {(QUEUE, n): book[n].guarantee for n in book}
     guaranteed.update({(QUOTA, n): groups[n].min for n in groups if n in values.quotas})
     for key, samples in sorted(history.items()):
         tree, name = key
         if key in _TREE_ROOTS:
             continue  # the cluster itself, or Koordinator's system and default groups: not a team's share
-        average, entitled, peak, covered = _over_window(samples, start, now)
+        average, entitled, peak, covered = _over_window(samples, start, end)
         if covered <= 0:
             continue
         for r in sorted(set(average) | set(entitled), key=_resource_rank):
@@ -213,11 +248,7 @@ def audit(
         for r, amount in (guaranteed.get(key) or {}).items():
             if amount > 0 and not is_unlimited(amount) and amount > peak.get(r, 0):
                 idle.append(IdleGuarantee(tree, name, r, amount, average.get(r, 0), peak.get(r, 0), covered))
-
-    starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))
-    idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
-    usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
-    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage))
+    return idle, usage
 
 
 def _starved(

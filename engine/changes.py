@@ -447,23 +447,8 @@ def node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def _node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
-    queues = {
-        name: {
-            "request": _rl(q.request),
-            "allocated": _rl(q.allocated),
-            "deserved": _rl(q.deserved),
-            "guarantee": _rl(q.guarantee),
-            "real_capability": _rl(q.real_capability),
-            "share": round(q.share, 6),
-            "borrowed": _rl(q.borrowed),
-            "lent": _rl(q.lent),
-            "reserved": _rl(q.inqueue),
-            "reserved_jobs": q.reserved_jobs,
-            "pipelined": _rl(q.pipelined),
-            "pipelined_pods": q.pipelined_pods,
-        }
-        for name, q in ((n, values.queues[n]) for n in values.queues)
-    }
+    book = values.queues
+    queues = {name: book.plain_values(name) for name in book}
     held = values.reservations
     groups = {
         name: {

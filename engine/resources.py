@@ -245,7 +245,8 @@ _MIB = 2**20
 def format_amount(amount: int | None, resource: str = "cpu") -> str:
     """An amount for people: cores and every milli-unit resource in whole units with a decimal fraction only when
     there is one (``2``, ``2.5``, ``0.25``: a GPU reads ``3``, and ``3.2`` only when it truly is fractional), bytes in
-    ``Gi`` from one GiB up (``168Gi``, ``1.5Gi``), other byte amounts by their canonical quantity (``512Mi``, ``2G``),
+    ``Gi`` from one GiB up (``168Gi``, ``1.5Gi``), other byte amounts by the shorter of their binary and decimal
+    quantities (``512Mi``, ``2G`` rather than ``1953125Ki``),
     and ``unlimited`` for an unlimited amount (:func:`is_unlimited`). Exact, but for a byte count from one MiB up that
     no suffix shows in five digits (a pro-rata share of memory): it reads to three decimals of ``Gi`` or ``Mi`` with
     ``≈`` (``≈2.235Gi``), never as ten digits of bytes."""
@@ -263,7 +264,12 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
             return f"{whole}Gi"
         return f"{whole}.{rest * 1000 // _GIB:03d}".rstrip("0") + "Gi"
     exact = format_quantity(amount, resource)
-    if resource not in _BYTE_RESOURCES or amount < _MIB or len(exact.rstrip("KMGTPEi")) <= 5:
+    if resource not in _BYTE_RESOURCES:
+        return exact
+    decimal = _decimal_suffix(amount)
+    if len(decimal) < len(exact):  # 2G, not 1953125Ki
+        exact = decimal
+    if amount < _MIB or len(exact.rstrip("kKMGTPEi")) <= 5:
         return exact
     unit, factor = ("Gi", _GIB) if amount >= _GIB else ("Mi", _MIB)
     return "\u2248" + f"{amount / factor:.3f}".rstrip("0").rstrip(".") + unit

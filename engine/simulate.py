@@ -225,7 +225,6 @@ def simulate(
     ``deadline`` is checked before each session and between podgroups inside it, and raises ``BudgetExceeded``
     when spent: the simulation stops there."""
     _check_limits(snapshot, sessions, limits or Limits())
-    checkpoint = deadline.check if deadline is not None else None
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
     warnings += unoffered_requests(snapshot)
@@ -240,46 +239,73 @@ def simulate(
         warnings.append("the session engine is not installed: podgroups, bindings, pipelined and evictions are empty")
         values = compute_values(snapshot, policy)
     else:
-        for i in range(sessions):
-            if deadline is not None:
-                deadline.progress = f"in session {i + 1} of {sessions}"
-                deadline.check()
-            t = start + i
-            started = time.perf_counter()
-            result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
-            result.duration_ms = (time.perf_counter() - started) * 1000
-            # the values when this (the last) session opened: the session's own (one computation)
-            values = result.values_at_open or compute_values(snapshot, policy)
-            for b in result.bindings:
-                (document["pipelined"] if b.pipelined else document["bindings"])[b.task] = b.node
-            document["evictions"].extend(e.task for e in result.evictions)
-            document["sessions"].append(
-                {"duration_ms": round(result.duration_ms, 3), "bound": result.bound, "evicted": result.evicted}
-            )
-            warnings.extend(result.warnings)
-            snapshot = engine.apply_result(snapshot, result, now=t)
-            document["podgroups"] = {
-                key: {
-                    "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
-                    "phase": status.phase,
-                    "reason": status.reason,
-                    "message": status.message,
-                }
-                for key, status in sorted(result.podgroups.items())
-            }
+        snapshot, values = _run_sessions(engine, snapshot, policy, sessions, start, deadline, document, warnings)
         if recycle:
-            if deadline is not None:
-                deadline.progress = "before the recycling pass"
-                deadline.check()
-            over_since = {name: float("-inf") for name in snapshot.quota_groups}
-            evictions, _ = engine.run_recycle(snapshot, now=start + sessions, over_since=over_since, delay=0.0)
-            document["evictions"].extend(e.task for e in evictions)
-            snapshot = snapshot.without_tasks(e.task for e in evictions)
+            snapshot = _recycle(engine, snapshot, start + sessions, deadline, document)
     assert values is not None
     _value_sections(document, snapshot, values, compute_values(snapshot, policy))
     document["evictions"] = sorted(set(document["evictions"]))
     notes = [] if snapshot.nodes else [NO_NODES_NOTE]
     return SimulationResult(document=document, warnings=warnings, notes=notes)
+
+
+def _run_sessions(
+    engine: Any,
+    snapshot: Snapshot,
+    policy: Policy,
+    sessions: int,
+    start: float,
+    deadline: Deadline | None,
+    document: dict[str, Any],
+    warnings: list[str],
+) -> tuple[Snapshot, QuotaValues | None]:
+    """Run the sessions one after another (session ``i`` at ``start + i``), each on the snapshot the one before
+    left, recording in ``document`` their bindings, evictions and durations and the last one's podgroups. Returns
+    the snapshot after them and the values the last session opened with."""
+    checkpoint = deadline.check if deadline is not None else None
+    values = None
+    for i in range(sessions):
+        if deadline is not None:
+            deadline.progress = f"in session {i + 1} of {sessions}"
+            deadline.check()
+        t = start + i
+        started = time.perf_counter()
+        result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
+        result.duration_ms = (time.perf_counter() - started) * 1000
+        # the values when this (the last) session opened: the session's own (one computation)
+        values = result.values_at_open or compute_values(snapshot, policy)
+        for b in result.bindings:
+            (document["pipelined"] if b.pipelined else document["bindings"])[b.task] = b.node
+        document["evictions"].extend(e.task for e in result.evictions)
+        document["sessions"].append(
+            {"duration_ms": round(result.duration_ms, 3), "bound": result.bound, "evicted": result.evicted}
+        )
+        warnings.extend(result.warnings)
+        snapshot = engine.apply_result(snapshot, result, now=t)
+        document["podgroups"] = {
+            key: {
+                "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
+                "phase": status.phase,
+                "reason": status.reason,
+                "message": status.message,
+            }
+            for key, status in sorted(result.podgroups.items())
+        }
+    return snapshot, values
+
+
+def _recycle(
+    engine: Any, snapshot: Snapshot, now: float, deadline: Deadline | None, document: dict[str, Any]
+) -> Snapshot:
+    """The recycling pass after the sessions, with every quota group over its quota since ever (no delay): its
+    evictions go into ``document`` and the evicted pods leave the snapshot."""
+    if deadline is not None:
+        deadline.progress = "before the recycling pass"
+        deadline.check()
+    over_since = {name: float("-inf") for name in snapshot.quota_groups}
+    evictions, _ = engine.run_recycle(snapshot, now=now, over_since=over_since, delay=0.0)
+    document["evictions"].extend(e.task for e in evictions)
+    return snapshot.without_tasks(e.task for e in evictions)
 
 
 def _check_limits(snapshot: Snapshot, sessions: int, limits: Limits) -> None:

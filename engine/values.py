@@ -527,7 +527,7 @@ def compute_values(
             book.past_ratios = {q: clamp(r) for q, r in ratios.items()}
     else:
         book = compute_proportion(queues, agg.summary, total, past_ratios=ratios)
-    deserved = {q: book[q].deserved for q in book}
+    deserved = {q: book.deserved_of(q) for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
     namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
     quotas = compute_quotas(snapshot, policy, agg.groups)

@@ -9,7 +9,10 @@ stale at once rather than wrong for long: the values are kept for exactly as lon
 The cache lives in the process (one entry per cluster); what the pages derive from the values, their presenters keep.
 The snapshot comes from the process's mirror of the cluster (``scheduling.mirror``), which reads only the rows
 changed since its last use, so the first request after a change pays for those rows and the values, not for
-reading the whole cluster again; after a change of the trees alone, the values also reuse the pods' aggregates.
+reading the whole cluster again; after a change of the trees alone, the values also reuse the pods' aggregates,
+and after a change of some pods the aggregates are brought up to date for those pods only, by the same
+``SessionCarry`` a worker keeps between sessions (one per cluster here, apart from any session's). One request
+per cluster refreshes at a time; the others that arrive meanwhile wait for its values instead of computing their own.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from engine.values import compute_values
+from engine.session.carry import SessionCarry
+from engine.values import QuotaValues, compute_values
 from quotas.models import Revision
 from scheduling.mirror import forget, mirror_of
 from scheduling.models import Cluster
 
 _lock = threading.Lock()
 _entries: dict[int, _Entry] = {}
+_refreshing: dict[int, threading.Lock] = {}  # cluster id -> held while its values are refreshed
+_carries: dict[int, SessionCarry] = {}  # cluster id -> the pods' aggregates kept between refreshes
 
 
 @dataclass
@@ -46,18 +52,39 @@ def current(cluster: Cluster) -> tuple[Any, Any]:
         entry = _entries.get(cluster.pk)
         if entry is not None and entry.fingerprint == fp:
             return entry.snapshot, entry.values
-    fresh = Cluster.objects.get(pk=cluster.pk)  # the settings as they are at ``fp`` or later
-    snapshot, _ = mirror_of(cluster.pk).read(fresh)
-    # After a change of the trees only, the mirror hands back the same pods and podgroups: their aggregates are
-    # reused (``compute_values`` checks that they are the very same dictionaries).
-    entry = _Entry(fp, snapshot, compute_values(snapshot, base=entry.values if entry is not None else None))
-    with _lock:
-        _entries[cluster.pk] = entry
+        refreshing = _refreshing.setdefault(cluster.pk, threading.Lock())
+    with refreshing:
+        with _lock:  # another request may have refreshed them while this one waited
+            entry = _entries.get(cluster.pk)
+            if entry is not None and entry.fingerprint == fp:
+                return entry.snapshot, entry.values
+        fresh = Cluster.objects.get(pk=cluster.pk)  # the settings as they are at ``fp`` or later
+        snapshot, _ = mirror_of(cluster.pk).read(fresh)
+        entry = _Entry(fp, snapshot, _values(cluster.pk, snapshot, entry))
+        with _lock:
+            _entries[cluster.pk] = entry
     return entry.snapshot, entry.values
+
+
+def _values(cluster_id: int, snapshot: Any, before: _Entry | None) -> QuotaValues:
+    """The values of ``snapshot``. After a change of the trees only, the mirror hands back the same pods and
+    podgroups and their aggregates are reused (``compute_values`` checks that they are the very same dictionaries);
+    otherwise the cluster's carry brings the aggregates up to date for the pods that changed (or builds them in
+    full, e.g. the first time)."""
+    if (
+        before is not None
+        and before.snapshot.tasks is snapshot.tasks
+        and before.snapshot.podgroups is snapshot.podgroups
+    ):
+        return compute_values(snapshot, base=before.values)
+    carry = _carries.setdefault(cluster_id, SessionCarry())
+    *_, aggregates = carry.open(snapshot, [])
+    return compute_values(snapshot, aggregates=aggregates)
 
 
 def clear() -> None:
     """Forget every cached value and mirror (tests call it between cases)."""
     with _lock:
         _entries.clear()
+        _carries.clear()
     forget()

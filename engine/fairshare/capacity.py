@@ -93,6 +93,7 @@ from engine.fairshare.queues import (
     apply_jobs,
     cap_by_borrowing,
     collect_resources,
+    decompose,
     fmt,
     greater_partly_with_relevant_dimensions,
     index_specs,
@@ -159,6 +160,10 @@ class QueueOrderKey:
 
     def __repr__(self) -> str:
         return f"QueueOrderKey({self.head!r}, {self.path!r})"
+
+
+# whether a reclaimee may be evicted (None) or why not, given the running allocated of the queues
+_Decide = Callable[[TaskLike, dict[str, dict[str, int]]], str | None]
 
 
 class CapacityResult(QueueBook):
@@ -464,6 +469,7 @@ class CapacityResult(QueueBook):
                 r,
                 rr[r],
                 max(0, found.deserved.get(r, 0) - found.allocated.get(r, 0)),
+                breakdown=decompose(found, "deserved", found.deserved.get(r, 0), r, reserved=False),
             )
             for r in sorted(rr)
             if rr[r] > 0 and r != "pods"
@@ -498,19 +504,16 @@ class CapacityResult(QueueBook):
         if rst is None:
             refusal = Refusal(reclaimer.queue, "unknown", message="no such queue in this computation")
             return VictimSelection((), tuple((t, str(refusal)) for t in reclaimees), refusal)
+        return self._selection(reclaimer, reclaimees, self._reclaim_decision(reclaimer, rst))
+
+    def _reclaim_decision(self, reclaimer: TaskLike, rst: QueueAccount) -> _Decide:
+        """The test ``_selection`` puts each reclaimee to: None when the task may be evicted for ``reclaimer``
+        (whose queue is ``rst``), and its request is then taken off the running allocated of its queue and of the
+        ancestors checked; otherwise why not."""
         level_limit = self.ancestor_reclaim_level if self.hierarchy else 0
         short = {r: k - rst.allocated.get(r, 0) for r, k in rst.keep.items() if k > rst.allocated.get(r, 0)}
 
-        def holds_reserve(st: QueueAccount, allocated: Mapping[str, int], request: Mapping[str, int]) -> bool:
-            """The reclaimer's queue is short of its lending-limit reserve on a resource the task uses, and the
-            task's queue holds more than its realCapability there: what it holds beyond is the lender's own."""
-            return any(
-                r in short and allocated.get(r, 0) > st.real_capability.get(r, 0)
-                for r, v in raw(request).items()
-                if v > 0
-            )
-
-        def decide(task: _T, allocations: dict[str, dict[str, int]]) -> str | None:
+        def decide(task: TaskLike, allocations: dict[str, dict[str, int]]) -> str | None:
             st = self._states[task.queue]
             if not intersection(task.request, reclaimer.request, ignore_pods=True):
                 return "shares no resource with the reclaimer"
@@ -531,7 +534,7 @@ class CapacityResult(QueueBook):
                     return "no real contention under a shared ancestor (neither leaf deserves what is asked)"
             else:
                 exceeds, _ = greater_partly_with_relevant_dimensions(allocated, st.deserved, task.request)
-                if not exceeds and not holds_reserve(st, allocated, task.request):
+                if not exceeds and not _holds_reserve(short, st, allocated, task.request):
                     return f"queue {task.queue} is not above its deserved on what the task uses"
             checked: list[dict[str, int]] = []
             for level in range(1, level_limit + 1):
@@ -555,7 +558,17 @@ class CapacityResult(QueueBook):
                 add_into(ancestor_allocated, task.request, -1)
             return None
 
-        return self._selection(reclaimer, reclaimees, decide)
+        return decide
+
+
+def _holds_reserve(
+    short: Mapping[str, int], st: QueueAccount, allocated: Mapping[str, int], request: Mapping[str, int]
+) -> bool:
+    """The reclaimer's queue is ``short`` of its lending-limit reserve on a resource the task uses, and the task's
+    queue holds more than its realCapability there: what it holds beyond is the lender's own."""
+    return any(
+        r in short and allocated.get(r, 0) > st.real_capability.get(r, 0) for r, v in raw(request).items() if v > 0
+    )
 
 
 def _unused_reserves(queues: Iterable[QueueAccount]) -> dict[str, list[tuple[str, int]]]:
@@ -631,29 +644,7 @@ def compute_capacity(
     total_raw = raw(total)
 
     if not hierarchy:
-        nominals: dict[str, dict[str, int]] = {}
-        for st in states.values():
-            if st.spec.lending_limit or st.spec.borrowing_limit:
-                nominal = dict(raw(st.spec.deserved))
-                _raise_to_guarantee(st, nominal, trace=False)
-                nominals[st.name] = nominal
-                set_keep(st, nominal)
-        kept = any(st.keep for st in states.values())
-        total_guarantee: dict[str, int] = {}
-        if kept:
-            total_guarantee = total_reserve(states.values())
-        else:
-            for spec in specs.values():
-                add_into(total_guarantee, spec.guarantee)
-        if kept:
-            note_kept_off(states.values())
-        for st in states.values():
-            set_flat_limits(st, total_raw, total_guarantee, resources, nominals.get(st.name), kept=kept)
-            _flat_deserved(st)
-        result = CapacityResult(states, total_raw, resources, hierarchy=False, warnings=warnings)
-        for st in states.values():
-            result._update_share(st)
-        return result
+        return _flat_capacity(specs, states, total_raw, resources, warnings)
 
     problems = _build_tree(states)
     _check_jobs_in_leaves(states, summary, problems)
@@ -668,6 +659,41 @@ def compute_capacity(
         problems=problems,
         warnings=warnings,
     )
+    for st in states.values():
+        result._update_share(st)
+    return result
+
+
+def _flat_capacity(
+    specs: Mapping[str, QueueSpec],
+    states: dict[str, QueueAccount],
+    total_raw: Mapping[str, int],
+    resources: tuple[str, ...],
+    warnings: list[str],
+) -> CapacityResult:
+    """The values outside a hierarchy: each queue's limits against the guarantees of all queues (or, when some
+    queue has a lending or borrowing limit, against the reserves nobody else may take), and its deserved from its
+    spec."""
+    nominals: dict[str, dict[str, int]] = {}
+    for st in states.values():
+        if st.spec.lending_limit or st.spec.borrowing_limit:
+            nominal = dict(raw(st.spec.deserved))
+            _raise_to_guarantee(st, nominal, trace=False)
+            nominals[st.name] = nominal
+            set_keep(st, nominal)
+    kept = any(st.keep for st in states.values())
+    total_guarantee: dict[str, int] = {}
+    if kept:
+        total_guarantee = total_reserve(states.values())
+    else:
+        for spec in specs.values():
+            add_into(total_guarantee, spec.guarantee)
+    if kept:
+        note_kept_off(states.values())
+    for st in states.values():
+        set_flat_limits(st, total_raw, total_guarantee, resources, nominals.get(st.name), kept=kept)
+        _flat_deserved(st)
+    result = CapacityResult(states, total_raw, resources, hierarchy=False, warnings=warnings)
     for st in states.values():
         result._update_share(st)
     return result

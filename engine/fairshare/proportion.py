@@ -62,7 +62,7 @@ from engine.fairshare.queues import (
     unknown_queue_warnings,
 )
 from engine.fairshare.queues import T as _T
-from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, water_fill
+from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, FillResult, water_fill
 from engine.resources import ResourceList
 from engine.usage import SCALE, adjusted_weights, clamp
 
@@ -171,6 +171,31 @@ def compute_proportion(
 
     resources = collect_resources(total, specs.values(), states.values())
     total_raw = raw(total)
+    _set_limits(specs, states, total_raw, resources)
+
+    participants = sorted(name for name, st in states.items() if st.participating)
+    members = [states[n] for n in participants]
+    weights, labels = _fill_weights(participants, members, past_ratios)
+    _fill_deserved(resources, total_raw, participants, members, weights, labels)
+    for st in states.values():
+        if not st.participating:
+            st.trace.append(("deserved", None, None, "des.absent", 0, ()))
+
+    result = ProportionResult(states, total_raw, resources, warnings=warnings)
+    if past_ratios is not None:
+        result.past_ratios = {name: clamp(past_ratios.get(name)) for name in states}
+    for st in states.values():
+        result._update_share(st)
+    return result
+
+
+def _set_limits(
+    specs: Mapping[str, QueueSpec],
+    states: Mapping[str, QueueAccount],
+    total_raw: Mapping[str, int],
+    resources: Sequence[str],
+) -> None:
+    """Every queue's capability and realCapability, against the guarantees of all queues."""
     total_guarantee: dict[str, int] = {}
     for spec in specs.values():
         add_into(total_guarantee, spec.guarantee)
@@ -180,16 +205,33 @@ def compute_proportion(
         nominal = st.guarantee if st.spec.borrowing_limit else None
         set_flat_limits(st, total_raw, total_guarantee, resources, nominal, label="guarantee")
 
-    participants = sorted(name for name, st in states.items() if st.participating)
-    members = [states[n] for n in participants]
+
+def _fill_weights(
+    participants: Sequence[str], members: Sequence[QueueAccount], past_ratios: Mapping[str, Fraction | None] | None
+) -> tuple[list[int], list[str]]:
+    """The weights the water-filling shares by, and each as the trace shows it: the queues' own weights, or with
+    fairness over time the effective weights (shown as a person reads them) when the past ratios move them."""
     # Volcano's webhook turns a weight of 0 into 1 and the CRD's minimum is 1
     weights = [max(1, st.spec.weight) for st in members]
     labels = [str(w) for w in weights]
     if past_ratios is not None:
         effective = adjusted_weights(dict(zip(participants, weights, strict=True)), past_ratios)
-        if list(effective.values()) != weights:  # the trace shows the effective weight as a person reads it
+        if list(effective.values()) != weights:
             weights = [effective[n] for n in participants]
             labels = [f"{w / SCALE:.2f}" for w in weights]
+    return weights, labels
+
+
+def _fill_deserved(
+    resources: Sequence[str],
+    total_raw: Mapping[str, int],
+    participants: Sequence[str],
+    members: Sequence[QueueAccount],
+    weights: Sequence[int],
+    labels: Sequence[str],
+) -> None:
+    """Each participating queue's deserved, resource by resource: the weighted water-filling of the total, each
+    queue held at its guarantee and capped by the lesser of its request and its realCapability."""
     total_weight = sum(weights)
     for r in resources:
         amount = total_raw.get(r, 0)
@@ -205,31 +247,38 @@ def compute_proportion(
             from_request.append(req <= rc)
             floors.append(st.guarantee.get(r, 0))
         fill = water_fill(amount, participants, weights, caps, floors)
-        for i, st in enumerate(members):
-            value = fill.values[i]
-            st.deserved[r] = value
-            how = fill.settled[i]
-            rnd = fill.settled_round[i]
-            if how == SETTLED_CAP:
-                if floors[i] >= (caps[i] or 0) and floors[i] > 0:
-                    st.trace.append(("deserved", r, value, "des.floor", rnd, (floors[i],)))
-                elif from_request[i]:
-                    st.trace.append(("deserved", r, value, "des.cap.request", rnd, (caps[i] or 0,)))
-                else:
-                    st.trace.append(("deserved", r, value, "des.cap.rc", rnd, (caps[i] or 0,)))
-            elif how == SETTLED_FLOOR:
-                st.trace.append(("deserved", r, value, "des.floor", rnd, (floors[i],)))
-            else:
-                budget, open_weight = fill.level or (amount, total_weight)
-                shown = str(open_weight) if labels[i] == str(weights[i]) else f"{open_weight / SCALE:.2f}"
-                st.trace.append(("deserved", r, value, "des.fill", rnd, (labels[i], shown, budget)))
-    for st in states.values():
-        if not st.participating:
-            st.trace.append(("deserved", None, None, "des.absent", 0, ()))
+        _trace_fill(r, members, fill, caps, floors, from_request, weights, labels, (amount, total_weight))
 
-    result = ProportionResult(states, total_raw, resources, warnings=warnings)
-    if past_ratios is not None:
-        result.past_ratios = {name: clamp(past_ratios.get(name)) for name in states}
-    for st in states.values():
-        result._update_share(st)
-    return result
+
+def _trace_fill(
+    r: str,
+    members: Sequence[QueueAccount],
+    fill: FillResult,
+    caps: Sequence[int | None],
+    floors: Sequence[int],
+    from_request: Sequence[bool],
+    weights: Sequence[int],
+    labels: Sequence[str],
+    whole: tuple[int, int],
+) -> None:
+    """Set each queue's deserved of ``r`` from the water-filling, with the trace step saying how it settled: held
+    at its guarantee, stopped at its request or realCapability, or its weighted share of the final level (of
+    ``whole``, the amount and the total weight, when the filling has no level)."""
+    for i, st in enumerate(members):
+        value = fill.values[i]
+        st.deserved[r] = value
+        how = fill.settled[i]
+        rnd = fill.settled_round[i]
+        if how == SETTLED_CAP:
+            if floors[i] >= (caps[i] or 0) and floors[i] > 0:
+                st.trace.append(("deserved", r, value, "des.floor", rnd, (floors[i],)))
+            elif from_request[i]:
+                st.trace.append(("deserved", r, value, "des.cap.request", rnd, (caps[i] or 0,)))
+            else:
+                st.trace.append(("deserved", r, value, "des.cap.rc", rnd, (caps[i] or 0,)))
+        elif how == SETTLED_FLOOR:
+            st.trace.append(("deserved", r, value, "des.floor", rnd, (floors[i],)))
+        else:
+            budget, open_weight = fill.level or whole
+            shown = str(open_weight) if labels[i] == str(weights[i]) else f"{open_weight / SCALE:.2f}"
+            st.trace.append(("deserved", r, value, "des.fill", rnd, (labels[i], shown, budget)))

@@ -79,6 +79,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from engine.fairshare.waterfill import hamilton
 from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
 from engine.vocabulary import PodGroupPhase
+from engine.wording import plural
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -371,6 +372,11 @@ def trusted_resource_list(data: dict[str, int]) -> ResourceList:
     return out
 
 
+def _plain(amounts: Mapping[str, int]) -> dict[str, int]:
+    """``to_resource_list(amounts, drop_zero=True)``'s entries as a plain dict."""
+    return {n: a for n, a in raw(amounts).items() if a and a < MAX_AMOUNT}
+
+
 def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
     """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
     # ``is_unlimited`` spelled out: this runs for every amount of every queue snapshot
@@ -591,11 +597,6 @@ def _count_reservation(st: QueueAccount, amounts: Mapping[str, int], sign: int) 
 
 _LIMIT_LABELS = {"realCapability": "capability"}
 MINUS = "\u2212"  # the minus sign of the reasons' decompositions
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 job``, ``3 jobs``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def decompose(st: QueueAccount, check: str, limit: int, resource: str, *, reserved: bool) -> str:
@@ -1164,6 +1165,31 @@ class QueueBook(Mapping[str, QueueQuota]):
 
     def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved)
+
+    def plain_values(self, name: str) -> dict[str, Any]:
+        """``self[name]``'s amounts as plain dictionaries without zeros or unlimited entries, plus its share and
+        counts (what a what-if compares), read from the queue's account without building its ``QueueQuota``."""
+        st = self._states[name]
+        borrowed, lent = self._borrowed_and_lent()
+        return {
+            "request": _plain(st.request),
+            "allocated": _plain(st.allocated),
+            "deserved": _plain(st.deserved),
+            "guarantee": _plain(st.guarantee),
+            "real_capability": _plain(st.real_capability),
+            "share": round(st.share, 6),
+            "borrowed": _plain(borrowed.get(name, {})),
+            "lent": _plain(lent.get(name, {})),
+            "reserved": _plain(st.inqueue),
+            "reserved_jobs": st.reserved_jobs,
+            "pipelined": _plain(st.pipelined),
+            "pipelined_pods": st.pipelined_pods,
+        }
+
+    def deserved_of(self, name: str) -> ResourceList:
+        """``self[name].deserved`` without building the queue's other values (namespace shares need only this)."""
+        snap = self._snapshots.get(name)
+        return snap.deserved if snap is not None else self._export_deserved(self._states[name])
 
     def _snapshot(self, st: QueueAccount, borrowed: dict[str, int], lent: dict[str, int]) -> QueueQuota:
         return QueueQuota(

@@ -287,9 +287,9 @@ def _kueue_queue_notes(queue: QueueSpec, top: bool, inner: bool, snapshot: Snaps
     return notes
 
 
-def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
-    queues = snapshot.queues
-    notes: list[str] = []
+def _kueue_children(queues: Mapping[str, QueueSpec], notes: list[str]) -> dict[str, list[str]]:
+    """Each queue's children (the cohorts of the Kueue tree are the queues that have some), noting the built-in
+    queues Kueue cannot hold and the queues moved to the top from under the default queue."""
     for builtin in (ROOT_QUEUE, DEFAULT_QUEUE):
         if builtin in queues and queues[builtin] != BUILTIN_QUEUES[builtin]:
             notes.append(f"queue {builtin}: Fairway's built-in; its settings have no Kueue counterpart")
@@ -299,51 +299,67 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
             children.setdefault(queue.parent, []).append(name)
     for name in sorted(children.get(DEFAULT_QUEUE, ())):
         notes.append(f"queue {name}: under the built-in default queue, which is not written; it is put at the top")
-    cohorts: list[dict[str, Any]] = []
-    members: list[dict[str, Any]] = []
-    for name in _tree_order({n: q.parent for n, q in queues.items()}):
-        if name in (ROOT_QUEUE, DEFAULT_QUEUE):
-            continue
-        queue = queues[name]
-        parent = queue.parent if queue.parent not in (None, ROOT_QUEUE, DEFAULT_QUEUE) else None
-        top = parent is None
-        inner = name in children
-        notes.extend(_kueue_queue_notes(queue, top, inner, snapshot))
-        spec: dict[str, Any] = {}
-        if inner:
-            # Kueue's cohort quota is its own plus its children's: the own part is what the queue deserves beyond them
-            below: dict[str, int] = {}
-            for child in children[name]:
-                for r, v in queues[child].deserved.items():
-                    below[r] = below.get(r, 0) + v
-            own: dict[str, int] = {}
-            for r in sorted(set(below) | set(queue.deserved)):
-                mine, theirs = queue.deserved.get(r, 0), below.get(r, 0)
-                if mine < theirs or (r not in queue.deserved and theirs):
-                    notes.append(
-                        f"queue {name}: deserves {_amount(r, mine)}, less than its children's {_amount(r, theirs)}; "
-                        f"a Kueue cohort holds at least its children's quota ({_amount(r, theirs)})"
-                    )
-                elif mine > theirs or (r in queue.deserved and not theirs):
-                    own[r] = mine - theirs
-            if parent is not None:
-                spec["parentName"] = parent
-            covered, rows = _kueue_rows(own, queue, top)
-        else:
-            if parent is not None:
-                spec["cohortName"] = parent
-            spec["namespaceSelector"] = {}  # every namespace, as a Fairway queue takes any namespace's jobs
-            covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
-        groups = _kueue_group(covered, rows)
-        if groups:
-            spec["resourceGroups"] = groups
-        spec["fairSharing"] = {"weight": queue.weight}
-        if not inner and queue.state in ("Closed", "Closing"):
-            spec["stopPolicy"] = "Hold"  # admitted workloads run on, nothing new is admitted
-        doc = {"apiVersion": KUEUE_API, "kind": "Cohort" if inner else "ClusterQueue", "metadata": {"name": name}}
-        (cohorts if inner else members).append({**doc, "spec": spec})
+    return children
+
+
+def _kueue_own_quota(
+    name: str, queue: QueueSpec, children: list[str], queues: Mapping[str, QueueSpec], notes: list[str]
+) -> dict[str, int]:
+    """A cohort's own quota: what the queue deserves beyond its children, since Kueue's cohort quota is its own
+    plus its children's (noted where the queue deserves less than its children together)."""
+    below: dict[str, int] = {}
+    for child in children:
+        for r, v in queues[child].deserved.items():
+            below[r] = below.get(r, 0) + v
+    own: dict[str, int] = {}
+    for r in sorted(set(below) | set(queue.deserved)):
+        mine, theirs = queue.deserved.get(r, 0), below.get(r, 0)
+        if mine < theirs or (r not in queue.deserved and theirs):
+            notes.append(
+                f"queue {name}: deserves {_amount(r, mine)}, less than its children's {_amount(r, theirs)}; "
+                f"a Kueue cohort holds at least its children's quota ({_amount(r, theirs)})"
+            )
+        elif mine > theirs or (r in queue.deserved and not theirs):
+            own[r] = mine - theirs
+    return own
+
+
+def _kueue_queue(name: str, children: Mapping[str, list[str]], snapshot: Snapshot, notes: list[str]) -> dict[str, Any]:
+    """One queue as a Kueue ``Cohort`` (a queue with children) or ``ClusterQueue`` (a leaf), noting what Kueue
+    cannot hold of it."""
+    queue = snapshot.queues[name]
+    parent = queue.parent if queue.parent not in (None, ROOT_QUEUE, DEFAULT_QUEUE) else None
+    top = parent is None
+    inner = name in children
+    notes.extend(_kueue_queue_notes(queue, top, inner, snapshot))
+    spec: dict[str, Any] = {}
+    if inner:
+        own = _kueue_own_quota(name, queue, children[name], snapshot.queues, notes)
+        if parent is not None:
+            spec["parentName"] = parent
+        covered, rows = _kueue_rows(own, queue, top)
+    else:
+        if parent is not None:
+            spec["cohortName"] = parent
+        spec["namespaceSelector"] = {}  # every namespace, as a Fairway queue takes any namespace's jobs
+        covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
+    groups = _kueue_group(covered, rows)
+    if groups:
+        spec["resourceGroups"] = groups
+    spec["fairSharing"] = {"weight": queue.weight}
+    if not inner and queue.state in ("Closed", "Closing"):
+        spec["stopPolicy"] = "Hold"  # admitted workloads run on, nothing new is admitted
+    doc = {"apiVersion": KUEUE_API, "kind": "Cohort" if inner else "ClusterQueue", "metadata": {"name": name}}
+    return {**doc, "spec": spec}
+
+
+def _kueue_local_queues(
+    snapshot: Snapshot, leaves: set[str], notes: list[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The ``default`` LocalQueue of each namespace whose queue is a ClusterQueue, and the namespaces left on the
+    default queue (noting the namespace settings Kueue cannot hold and the namespaces on a cohort)."""
+    queues = snapshot.queues
     local: list[dict[str, Any]] = []
-    leaves = {d["metadata"]["name"] for d in members}
     unplaced: list[str] = []
     for ns_name in sorted(snapshot.namespaces):
         ns = snapshot.namespaces[ns_name]
@@ -362,6 +378,23 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
             notes.append(f"namespace {ns_name}: its queue {ns.queue} is a cohort, which no LocalQueue can point at")
         else:
             unplaced.append(ns_name)
+    return local, unplaced
+
+
+def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
+    """The Kueue documents of ``snapshot``'s queue tree (none without a queue to write) and what Kueue cannot hold
+    of it, one note each, in the tree's order."""
+    queues = snapshot.queues
+    notes: list[str] = []
+    children = _kueue_children(queues, notes)
+    cohorts: list[dict[str, Any]] = []
+    members: list[dict[str, Any]] = []
+    for name in _tree_order({n: q.parent for n, q in queues.items()}):
+        if name in (ROOT_QUEUE, DEFAULT_QUEUE):
+            continue
+        (cohorts if name in children else members).append(_kueue_queue(name, children, snapshot, notes))
+    leaves = {d["metadata"]["name"] for d in members}
+    local, unplaced = _kueue_local_queues(snapshot, leaves, notes)
     if unplaced and (cohorts or members):
         notes.append(
             f"namespaces {', '.join(unplaced)}: on the default queue: no LocalQueue (Kueue leaves their jobs alone)"

@@ -55,6 +55,7 @@ from engine.vocabulary import PodGroupPhase, QueueState
 KUEUE_POLICY: Policy = default_policy_with({"name": "capacity", "enableHierarchy": True})
 
 _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resource -> flavor -> (path, n, b, l)
+_Node = tuple[_Doc, str | None, _Quotas]  # a Cohort or ClusterQueue: its document, parent and quotas
 
 
 class KueueReaders(CoreReaders):
@@ -62,9 +63,11 @@ class KueueReaders(CoreReaders):
 
     # -- the tree -------------------------------------------------------------------------------------------------
     def _read_kueue(self) -> None:
+        """Kueue's Cohorts and ClusterQueues as queues of the tree (after the Volcano queues: their names are taken),
+        and the LocalQueues that point at them."""
         flavors = {doc.name for doc in self.docs("ResourceFlavor")}
-        cohorts: dict[str, tuple[_Doc, str | None, _Quotas]] = {}
-        members: dict[str, tuple[_Doc, str | None, _Quotas]] = {}
+        cohorts: dict[str, _Node] = {}
+        members: dict[str, _Node] = {}
         for doc in self.docs("Cohort"):
             self._run(doc, lambda d: cohorts.__setitem__(d.name, self._kueue_node(d, "parentName", "parent")))
         for doc in self.docs("ClusterQueue"):
@@ -76,6 +79,15 @@ class KueueReaders(CoreReaders):
         self.kueue_objects = True
         skipped = self._several_flavors({**{f"c/{n}": v for n, v in cohorts.items()}, **members}, flavors)
         implicit = sorted({p for _, p, _ in members.values() if p is not None and p not in cohorts})
+        self._check_kueue_names(cohorts, members, implicit)
+        specs = self._kueue_specs(cohorts, members, implicit, skipped)
+        self._add_kueue_queues(specs, _kueue_depths(specs))
+
+    def _check_kueue_names(
+        self, cohorts: Mapping[str, _Node], members: Mapping[str, _Node], implicit: list[str]
+    ) -> None:
+        """Cohorts and ClusterQueues are queues: their names, and those of the cohorts only named by ClusterQueues,
+        must be free (not a queue of the input, a built-in queue, or each other's)."""
         names: dict[str, _Doc] = {}
         for table in (cohorts, members):
             for name, (doc, _, _) in table.items():
@@ -88,6 +100,12 @@ class KueueReaders(CoreReaders):
                 raise members[sorted(m for m, v in members.items() if v[1] == name)[0]][0].error(
                     f"spec.cohortName: {name!r} is a queue or ClusterQueue already: cohorts and ClusterQueues are queues"
                 )
+
+    def _kueue_specs(
+        self, cohorts: Mapping[str, _Node], members: Mapping[str, _Node], implicit: list[str], skipped: set[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Each queue's settings as Kueue gives them (its document, parent, quota, limits, weight, and a
+        ClusterQueue's state from its stop policy), cohorts first; an implicit cohort has none of its own."""
         specs: dict[str, dict[str, Any]] = {}
         for name, (doc, parent, quotas) in [*cohorts.items(), *members.items()]:
             specs[name] = {"doc": doc, "parent": parent, **self._levers(quotas, skipped)}
@@ -101,20 +119,11 @@ class KueueReaders(CoreReaders):
             if stop not in ("None", "Hold", "HoldAndDrain"):
                 raise doc.error(f"spec.stopPolicy: {stop!r} is not one of None, Hold, HoldAndDrain")
             specs[name]["state"] = QueueState.OPEN.value if stop == "None" else QueueState.CLOSED.value
-        for spec in specs.values():
-            parent = spec["parent"]
-            if parent is not None and parent not in specs:
-                raise spec["doc"].error(f"spec.parentName: cohort {parent!r} does not exist")
-        # a cohort deserves its own quota plus its children's (deepest first)
-        depth: dict[str, int] = {}
-        for name in specs:
-            seen, cur, d = {name}, specs[name]["parent"], 0
-            while cur is not None:
-                if cur in seen:
-                    raise specs[name]["doc"].error(f"spec.parentName: cohorts form a cycle through {cur!r}")
-                seen.add(cur)
-                cur, d = specs[cur]["parent"], d + 1
-            depth[name] = d
+        return specs
+
+    def _add_kueue_queues(self, specs: Mapping[str, dict[str, Any]], depth: Mapping[str, int]) -> None:
+        """The queues, parents first: a cohort deserves its own quota plus its children's (summed deepest first),
+        and a queue at the top of a tree can use no more than it deserves."""
         subtree = {name: dict(spec["deserved"]) for name, spec in specs.items()}
         for name in sorted(specs, key=lambda n: -depth[n]):
             parent = specs[name]["parent"]
@@ -271,6 +280,24 @@ class KueueReaders(CoreReaders):
             phase=PodGroupPhase.PENDING,
             creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
         )
+
+
+def _kueue_depths(specs: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+    """Each queue's depth below root, once every parent is known to exist and no cohorts form a cycle."""
+    for spec in specs.values():
+        parent = spec["parent"]
+        if parent is not None and parent not in specs:
+            raise spec["doc"].error(f"spec.parentName: cohort {parent!r} does not exist")
+    depth: dict[str, int] = {}
+    for name in specs:
+        seen, cur, d = {name}, specs[name]["parent"], 0
+        while cur is not None:
+            if cur in seen:
+                raise specs[name]["doc"].error(f"spec.parentName: cohorts form a cycle through {cur!r}")
+            seen.add(cur)
+            cur, d = specs[cur]["parent"], d + 1
+        depth[name] = d
+    return depth
 
 
 __all__ = ["KUEUE_POLICY", "KueueReaders"]

@@ -103,6 +103,21 @@ class VolcanoReaders(CoreReaders):
         ``spec.parent`` names a queue other than root keeps that parent (the annotations are ignored, with a warning).
         A level made here deserves and guarantees what its children do together; it has no capability of its own.
         """
+        made: dict[str, tuple[str, str]] = {}  # inner queue -> (the queue whose annotations made it, its weight text)
+        created: dict[str, int] = {}  # the levels made here, with their depth
+        for path, name in self._hierarchy_paths().items():
+            self._hang_by_hierarchy(path, name, made, created)
+        # The rules want the children's deserved and guarantee within the parent's (HDRF itself reads only weights).
+        for inner in sorted(created, key=lambda n: -created[n]):
+            children = [q for q in self.queues.values() if q.parent == inner]
+            self.queues[inner] = dataclasses.replace(
+                self.queues[inner],
+                deserved=ResourceList.total(q.deserved for q in children),
+                guarantee=ResourceList.total(q.guarantee for q in children),
+            )
+
+    def _hierarchy_paths(self) -> dict[tuple[str, ...], str]:
+        """The annotated queues by their paths, in the order of the paths; a path that lies on another's is an error."""
         at: dict[tuple[str, ...], str] = {}
         for name in sorted(self.hierarchy, key=lambda n: self.hierarchy[n].path):
             if name not in self.queues or name in (ROOT_QUEUE, DEFAULT_QUEUE):
@@ -115,49 +130,43 @@ class VolcanoReaders(CoreReaders):
                         f"queue {other} ({'/'.join(other_path)!r}); a queue cannot be in the sub path of another"
                     )
             at[path] = name
-        made: dict[str, tuple[str, str]] = {}  # inner queue -> (the queue whose annotations made it, its weight text)
-        created: dict[str, int] = {}  # the levels made here, with their depth
-        for path, name in at.items():
-            doc, weights = self.hierarchy_docs[name], self.hierarchy[name].weights
-            if name in self.explicit_parent:
-                if self.queues[name].parent == ("-".join(path[1:-1]) or ROOT_QUEUE):
-                    continue  # the tree already says it (a snapshot written back as manifests): nothing to do
-                self.warnings.append(
-                    f"{doc.where}: spec.parent is set; the {HIERARCHY_ANNOTATION} annotations are ignored"
-                )
-                continue
-            parent = ROOT_QUEUE
-            for depth in range(1, len(path) - 1):
-                inner = "-".join(path[1 : depth + 1])
-                if inner in made:
-                    first, text = made[inner]
-                    if text != str(weights[depth]):
-                        self.warnings.append(
-                            f"{doc.where}: weight {_weight_text(weights[depth])} for {inner} differs from "
-                            f"{_weight_text(float(text))} given by queue {first}; the first is kept"
-                        )
-                elif inner not in self.queues:
-                    self.current = doc
-                    self._origin("Queue", inner)
-                    weight = self._hierarchy_weight(doc, weights[depth], inner)
-                    self.queues[inner] = QueueSpec(name=inner, parent=parent, weight=weight)
-                    made[inner] = (name, str(weights[depth]))
-                    created[inner] = depth
-                elif inner not in self.explicit_parent and inner not in self.hierarchy:
-                    self.queues[inner] = dataclasses.replace(self.queues[inner], parent=parent)
-                    made[inner] = (name, str(weights[depth]))
-                parent = inner
-            self.queues[name] = dataclasses.replace(
-                self.queues[name], parent=parent, weight=self._hierarchy_weight(doc, weights[-1], name)
-            )
-        # The rules want the children's deserved and guarantee within the parent's (HDRF itself reads only weights).
-        for inner in sorted(created, key=lambda n: -created[n]):
-            children = [q for q in self.queues.values() if q.parent == inner]
-            self.queues[inner] = dataclasses.replace(
-                self.queues[inner],
-                deserved=ResourceList.total(q.deserved for q in children),
-                guarantee=ResourceList.total(q.guarantee for q in children),
-            )
+        return at
+
+    def _hang_by_hierarchy(
+        self, path: tuple[str, ...], name: str, made: dict[str, tuple[str, str]], created: dict[str, int]
+    ) -> None:
+        """Hang queue ``name`` at ``path``: under each inner level in turn, making the levels the input lacks (noted
+        in ``made`` and ``created``), unless its ``spec.parent`` already places it."""
+        doc, weights = self.hierarchy_docs[name], self.hierarchy[name].weights
+        if name in self.explicit_parent:
+            if self.queues[name].parent == ("-".join(path[1:-1]) or ROOT_QUEUE):
+                return  # the tree already says it (a snapshot written back as manifests): nothing to do
+            self.warnings.append(f"{doc.where}: spec.parent is set; the {HIERARCHY_ANNOTATION} annotations are ignored")
+            return
+        parent = ROOT_QUEUE
+        for depth in range(1, len(path) - 1):
+            inner = "-".join(path[1 : depth + 1])
+            if inner in made:
+                first, text = made[inner]
+                if text != str(weights[depth]):
+                    self.warnings.append(
+                        f"{doc.where}: weight {_weight_text(weights[depth])} for {inner} differs from "
+                        f"{_weight_text(float(text))} given by queue {first}; the first is kept"
+                    )
+            elif inner not in self.queues:
+                self.current = doc
+                self._origin("Queue", inner)
+                weight = self._hierarchy_weight(doc, weights[depth], inner)
+                self.queues[inner] = QueueSpec(name=inner, parent=parent, weight=weight)
+                made[inner] = (name, str(weights[depth]))
+                created[inner] = depth
+            elif inner not in self.explicit_parent and inner not in self.hierarchy:
+                self.queues[inner] = dataclasses.replace(self.queues[inner], parent=parent)
+                made[inner] = (name, str(weights[depth]))
+            parent = inner
+        self.queues[name] = dataclasses.replace(
+            self.queues[name], parent=parent, weight=self._hierarchy_weight(doc, weights[-1], name)
+        )
 
     def _hierarchy_weight(self, doc: _Doc, weight: float, level: str) -> int:
         whole = max(1, min(65535, int(weight + 0.5)))

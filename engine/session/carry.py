@@ -172,146 +172,38 @@ class SessionCarry:
     # -- the update --------------------------------------------------------------------------------------------
 
     def _update(self, kept: _Kept, snap: Snapshot) -> Opened:
-        states = kept.states
-        infos = snap.tasks
-        before = kept.infos.get
-        changed = [info for uid, info in infos.items() if before(uid) is not info]  # new pods, changed pods
-        fresh = {info.uid for info in changed if info.uid not in states}  # of those, the new ones
-        gone = len(states) - (len(infos) - len(fresh))
-        removed = list(states.keys() - infos.keys()) if gone else []  # in any order: uncounting commutes
-        if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
-            return self._full(snap, f"{len(changed) + len(removed)} of {len(infos)} pods changed")
-        order = list(infos)
-        left = set(removed)
-        kept_order = [u for u in kept.order if u not in left] if removed else kept.order
-        surviving = len(order) - len(fresh)
-        at_end = not fresh or set(order[surviving:]) == fresh  # new pods only after the others (the usual case)
-        rest = order[:surviving] if at_end else [u for u in order if u not in fresh]
-        if rest != kept_order:
-            return self._full(snap, "the pods' order moved")
-        task_resources = dict(kept.task_resources)
-        for uid in removed:
-            _count_names(task_resources, states[uid].info, -1)
-        for info in changed:
-            old = states.get(info.uid)
-            if old is not None:
-                _count_names(task_resources, old.info, -1)
-            _count_names(task_resources, info, 1)
-        nodes = _changed_nodes(kept, snap)
-        node_resources = kept.node_resources
-        if nodes:
-            node_resources = frozenset(name for n in snap.nodes.values() for name in n.allocatable)
-            if any(PODS in raw(n.allocatable) for n in snap.nodes.values()) != kept.has_pods:
-                return self._full(snap, "the pod slots changed")
-        names = tuple(sorted(node_resources | {n for n, c in task_resources.items() if c > 0}))
-        if names != kept.snapshot_resources:
-            return self._full(snap, "the resource columns changed")
-
+        """Bring the kept state up to ``snap`` by redoing only what changed, or build in full when the changes
+        cannot be shown equivalent cheaply (checked before the kept state is touched)."""
+        ch = _changes(kept, snap)
+        if isinstance(ch, str):
+            return self._full(snap, ch)
         # from here on the kept state changes (an error drops it: ``open``)
         table = kept.table
-        if nodes:
-            table.renew(nodes)
-            kept.node_resources = node_resources
-        dirty_jobs: set[str] = set()
-        new_rows: set[int] = set()
-        groups = kept.groups
-        for uid in removed:
-            old = states.pop(uid)
-            table.place(old, -1)
-            dirty_jobs.add(old.job)
-            groups[old.quota_group].add(old.info, -1)
-        added: list[TaskState] = []
-        new_group = False
-        for info in changed:
-            old = states.get(info.uid)
-            if old is not None:
-                table.place(old, -1)
-                dirty_jobs.add(old.job)
-                groups[old.quota_group].add(old.info, -1)
-            row = table.index.get(info.node, -1) if info.node is not None else -1
-            task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
-            states[info.uid] = task
-            table.place(task, 1)
-            if task.orig_node >= 0:
-                new_rows.add(task.orig_node)
-            dirty_jobs.add(task.job)
-            sums = groups.get(task.quota_group)
-            if sums is None:
-                sums = groups[task.quota_group] = _GroupSums()
-                new_group = True
-            sums.add(info, 1)
-            added.append(task)
-        quota_of, rank = kept.quota_of, kept.rank
-        # the quota groups' order (that of their first pods) may have moved
-        regrouped = bool(removed) or not at_end or new_group
-        if at_end:  # updated in place, new pods appended: still in snapshot order
-            tasks = states
-            for uid in removed:
-                del quota_of[uid], rank[uid]
-            for task in added:
-                regrouped = regrouped or quota_of.get(task.uid, task.quota_group) != task.quota_group
-                quota_of[task.uid] = task.quota_group
-                if task.uid in fresh:
-                    rank[task.uid] = kept.next_rank
-                    kept.next_rank += 1
-        else:
-            tasks = {uid: states[uid] for uid in order}
-            quota_of = kept.quota_of = {uid: t.quota_group for uid, t in tasks.items()}
-            rank = kept.rank = {uid: i for i, uid in enumerate(order)}
-            kept.next_rank = len(order)
-        pos = rank
+        if ch.nodes:
+            table.renew(ch.nodes)
+            kept.node_resources = ch.node_resources
+        added, dirty_jobs, new_rows, new_group = _replace_tasks(kept, snap, ch.removed, ch.changed)
+        tasks, regrouped = _reorder(kept, ch, added, new_group)
+        pos = kept.rank
         for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
-            kept.table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
+            table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
         _regroup(kept.members, dirty_jobs, tasks, added, pos)
+        groups = kept.groups
         for group in [g for g, sums in groups.items() if not sums.pods]:
             del groups[group]
             regrouped = True
-
-        # podgroups: a new JobState for a new or changed podgroup; recounted when a member changed
-        old_jobs = kept.jobs
-        jobs: dict[str, JobState] = {}
-        recount: set[str] = set()
-        for key, pg in snap.podgroups.items():
-            job = old_jobs.get(key)
-            if job is None or job.info is not pg:
-                job = JobState(pg)
-                recount.add(key)
-            elif key in dirty_jobs:
-                job.tasks = []
-                recount.add(key)
-            jobs[key] = job
-        if len(jobs) != len(old_jobs) or recount:
-            for key in old_jobs.keys() - jobs.keys():  # a podgroup gone: its pods are orphans now
-                for task in kept.members.get(key, ()):
-                    task.pg = None
-        for key in recount:
-            job = jobs[key]
-            job.base = None
-            job.counts = dict.fromkeys(job.counts, 0)
-            job.pending_be = 0
-            job.allocated = {}
-            ours = kept.members.get(key, [])
-            for task in ours:
-                task.pg = job
-            count_job(job, ours)
-            job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
-            kept.usages[key] = job_usage(job.info, [t.info for t in ours])
-            kept.by_podgroup.pop(key, None)
-        for key in dirty_jobs - recount:  # pods of a key without podgroup
-            kept.by_podgroup.pop(key, None)
-        kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
-        for job in jobs.values():
-            job.reopen()
+        jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
+        _recount_jobs(kept, jobs, recount, dirty_jobs)
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
-        kept.task_resources = task_resources
-        kept.order = order
+        kept.task_resources = ch.task_resources
+        kept.order = ch.order
         kept.states = tasks
         kept.jobs = jobs
         self.last = (
-            f"update: {len(changed)} pods new or changed, {len(removed)} gone, {len(recount)} podgroups recounted"
-            + (f", {plural(len(nodes), 'node')} changed" if nodes else "")
+            f"update: {len(ch.changed)} pods new or changed, {len(ch.removed)} gone, "
+            f"{len(recount)} podgroups recounted" + (f", {plural(len(ch.nodes), 'node')} changed" if ch.nodes else "")
         )
         aggregates = self._aggregates(kept, snap, dirty_jobs, regrouped)
         return table.clone(), tasks, jobs, kept.has_pods, aggregates
@@ -425,6 +317,187 @@ def _changed_nodes(kept: _Kept, snap: Snapshot) -> list[NodeInfo]:
 def _count_names(counts: dict[str, int], info: TaskInfo, sign: int) -> None:
     for name in info.request:
         counts[name] = counts.get(name, 0) + sign
+
+
+@dataclass(slots=True)
+class _Changes:
+    """What changed between the kept state and a snapshot it can be brought up to."""
+
+    changed: list[TaskInfo]  # new pods and changed pods, in snapshot order
+    fresh: set[str]  # of those, the new ones
+    removed: list[str]  # pods gone, in any order (uncounting commutes)
+    order: list[str]  # task uids in snapshot order
+    at_end: bool  # the new pods all come after the others (the usual case)
+    task_resources: dict[str, int]
+    nodes: list[NodeInfo]  # the nodes whose info changed
+    node_resources: frozenset[str]
+
+
+def _changes(kept: _Kept, snap: Snapshot) -> _Changes | str:
+    """What changed since the kept state, or why a full build is needed instead: too many pods changed, the pods'
+    order moved, the pod slots or the resource columns changed."""
+    states = kept.states
+    infos = snap.tasks
+    before = kept.infos.get
+    changed = [info for uid, info in infos.items() if before(uid) is not info]
+    fresh = {info.uid for info in changed if info.uid not in states}
+    gone = len(states) - (len(infos) - len(fresh))
+    removed = list(states.keys() - infos.keys()) if gone else []
+    if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
+        return f"{len(changed) + len(removed)} of {len(infos)} pods changed"
+    order = list(infos)
+    at_end = _new_pods_at_end(kept, order, fresh, removed)
+    if at_end is None:
+        return "the pods' order moved"
+    task_resources = _task_resources(kept, removed, changed)
+    nodes = _changed_nodes(kept, snap)
+    node_resources = kept.node_resources
+    if nodes:
+        node_resources = frozenset(name for n in snap.nodes.values() for name in n.allocatable)
+        if any(PODS in raw(n.allocatable) for n in snap.nodes.values()) != kept.has_pods:
+            return "the pod slots changed"
+    names = tuple(sorted(node_resources | {n for n, c in task_resources.items() if c > 0}))
+    if names != kept.snapshot_resources:
+        return "the resource columns changed"
+    return _Changes(changed, fresh, removed, order, at_end, task_resources, nodes, node_resources)
+
+
+def _new_pods_at_end(kept: _Kept, order: list[str], fresh: set[str], removed: list[str]) -> bool | None:
+    """Whether the new pods all come after the others in ``order``; None when the pods that stay are no longer in
+    their kept order (the kept rows and lists could not be updated in place)."""
+    left = set(removed)
+    kept_order = [u for u in kept.order if u not in left] if removed else kept.order
+    surviving = len(order) - len(fresh)
+    at_end = not fresh or set(order[surviving:]) == fresh
+    rest = order[:surviving] if at_end else [u for u in order if u not in fresh]
+    return at_end if rest == kept_order else None
+
+
+def _task_resources(kept: _Kept, removed: list[str], changed: list[TaskInfo]) -> dict[str, int]:
+    """How many pods name each resource in their request, with the removed and changed pods counted again: the
+    resource columns a full build would find."""
+    states = kept.states
+    task_resources = dict(kept.task_resources)
+    for uid in removed:
+        _count_names(task_resources, states[uid].info, -1)
+    for info in changed:
+        old = states.get(info.uid)
+        if old is not None:
+            _count_names(task_resources, old.info, -1)
+        _count_names(task_resources, info, 1)
+    return task_resources
+
+
+def _replace_tasks(
+    kept: _Kept, snap: Snapshot, removed: list[str], changed: list[TaskInfo]
+) -> tuple[list[TaskState], set[str], set[int], bool]:
+    """Uncount the removed and changed pods from their node rows and quota groups, and count a new ``TaskState``
+    for each changed or new pod. Returns the new states, the podgroup keys whose members changed, the node rows
+    that gained a pod, and whether a quota group appeared."""
+    states = kept.states
+    table = kept.table
+    groups = kept.groups
+    dirty_jobs: set[str] = set()
+    new_rows: set[int] = set()
+    for uid in removed:
+        gone = states.pop(uid)
+        table.place(gone, -1)
+        dirty_jobs.add(gone.job)
+        groups[gone.quota_group].add(gone.info, -1)
+    added: list[TaskState] = []
+    new_group = False
+    for info in changed:
+        old = states.get(info.uid)
+        if old is not None:
+            table.place(old, -1)
+            dirty_jobs.add(old.job)
+            groups[old.quota_group].add(old.info, -1)
+        row = table.index.get(info.node, -1) if info.node is not None else -1
+        task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
+        states[info.uid] = task
+        table.place(task, 1)
+        if task.orig_node >= 0:
+            new_rows.add(task.orig_node)
+        dirty_jobs.add(task.job)
+        sums = groups.get(task.quota_group)
+        if sums is None:
+            sums = groups[task.quota_group] = _GroupSums()
+            new_group = True
+        sums.add(info, 1)
+        added.append(task)
+    return added, dirty_jobs, new_rows, new_group
+
+
+def _reorder(kept: _Kept, ch: _Changes, added: list[TaskState], new_group: bool) -> tuple[dict[str, TaskState], bool]:
+    """The tasks in snapshot order, with the kept quota groups and ranks of the pods brought up to date (in place
+    when the new pods were appended, rebuilt otherwise), and whether the quota groups' order (that of their first
+    pods) may have moved."""
+    quota_of, rank = kept.quota_of, kept.rank
+    removed, fresh, order = ch.removed, ch.fresh, ch.order
+    regrouped = bool(removed) or not ch.at_end or new_group
+    if ch.at_end:
+        tasks = kept.states
+        for uid in removed:
+            del quota_of[uid], rank[uid]
+        for task in added:
+            regrouped = regrouped or quota_of.get(task.uid, task.quota_group) != task.quota_group
+            quota_of[task.uid] = task.quota_group
+            if task.uid in fresh:
+                rank[task.uid] = kept.next_rank
+                kept.next_rank += 1
+    else:
+        states = kept.states
+        tasks = {uid: states[uid] for uid in order}
+        kept.quota_of = {uid: t.quota_group for uid, t in tasks.items()}
+        kept.rank = {uid: i for i, uid in enumerate(order)}
+        kept.next_rank = len(order)
+    return tasks, regrouped
+
+
+def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict[str, JobState], set[str]]:
+    """The podgroups' states in snapshot order: a new ``JobState`` for a new or changed podgroup, the kept one
+    otherwise; and the keys to recount (new, changed, or with a member changed). The pods of a podgroup that is
+    gone become orphans."""
+    old_jobs = kept.jobs
+    jobs: dict[str, JobState] = {}
+    recount: set[str] = set()
+    for key, pg in snap.podgroups.items():
+        job = old_jobs.get(key)
+        if job is None or job.info is not pg:
+            job = JobState(pg)
+            recount.add(key)
+        elif key in dirty_jobs:
+            job.tasks = []
+            recount.add(key)
+        jobs[key] = job
+    if len(jobs) != len(old_jobs) or recount:
+        for key in old_jobs.keys() - jobs.keys():
+            for task in kept.members.get(key, ()):
+                task.pg = None
+    return jobs, recount
+
+
+def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str]) -> None:
+    """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
+    the member indexes of every dirty key, and reopen every podgroup from its counters at open."""
+    for key in recount:
+        job = jobs[key]
+        job.base = None
+        job.counts = dict.fromkeys(job.counts, 0)
+        job.pending_be = 0
+        job.allocated = {}
+        ours = kept.members.get(key, [])
+        for task in ours:
+            task.pg = job
+        count_job(job, ours)
+        job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+        kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+        kept.by_podgroup.pop(key, None)
+    for key in dirty_jobs - recount:  # pods of a key without podgroup
+        kept.by_podgroup.pop(key, None)
+    kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
+    for job in jobs.values():
+        job.reopen()
 
 
 def _regroup(

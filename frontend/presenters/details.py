@@ -9,8 +9,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from engine.fairshare.queues import plural
 from engine.values import QuotaValues
+from engine.wording import plural
 from frontend import figures
 from frontend.presenters import trees, units
 from quotas.models import Namespace, Queue, QuotaGroup

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from engine.session.order import JobOrder, job_order
 from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
+from engine.wording import plural
 from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
@@ -44,11 +45,6 @@ def amounts(rl: Mapping[str, int] | None) -> str:
         return "—"
     names = units.resource_order(rl)
     return ", ".join(units.human(rl[name], name) for name in names) or "—"
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 pod``, ``2 pods``."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def find(cluster: Cluster | None, namespace: str, name: str) -> PodGroup | None:

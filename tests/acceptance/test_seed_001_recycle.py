@@ -90,6 +90,6 @@ def test_non_preemptible_pods_only_use_min() -> None:
     status = result.podgroups["team-a/job-5"]
     assert status.message == (
         "gang: 0 of minMember 1 tasks could be placed; quota group a min: insufficient cpu, requested 10, "
-        "available 0 (non-preemptible pods are held to the group's min)"
+        "available 0 = 50 min − 50 used by non-preemptible pods (non-preemptible pods are held to the group's min)"
     )
     assert status.blocker is not None and (status.blocker.kind, status.blocker.limit) == ("quota", "min")

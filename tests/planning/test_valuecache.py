@@ -149,3 +149,26 @@ def test_a_tree_change_reuses_the_pods_aggregates_and_a_pod_change_does_not(clus
     assert snap2.tasks is not snap1.tasks
     assert values2.aggregates is not None and values2.aggregates.jobs is not values1.aggregates.jobs
     assert values2.queues["team-a"].allocated == parse_resource_list({"cpu": "2"})
+
+
+def test_after_pod_writes_the_values_equal_a_computation_from_scratch(cluster: Cluster) -> None:
+    """After writes of some pods the aggregates are brought up to date for those pods only (the cache's carry);
+    every value equals ``compute_values`` of the same snapshot from scratch, write after write."""
+    from engine.changes import node_values
+    from engine.values import compute_values
+
+    valuecache.current(cluster)
+    builders.job("ns-a", "eval", "team-a", 3, {"cpu": "2"})
+    n1 = Node.objects.get(name="n1")
+    writes: list[Callable[[], object]] = [
+        lambda: Pod.objects.filter(name="train-1").update(status="Bound", node=n1),
+        lambda: Pod.objects.filter(name="eval-0").update(status="Running", node=n1),
+        lambda: Pod.objects.filter(name="train-0").update(status="Succeeded"),
+        lambda: Pod.objects.filter(name="eval-2").delete(),
+        lambda: Pod.objects.filter(name="eval-1").update(priority=5),
+    ]
+    for write in writes:
+        write()
+        snap, values = valuecache.current(cluster)
+        assert node_values(values) == node_values(compute_values(snap))
+    assert valuecache._carries[cluster.pk].last.startswith("update")

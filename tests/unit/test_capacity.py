@@ -320,8 +320,7 @@ def test_enqueue_refusal_names_the_numbers() -> None:
     pg5 = _pending("q1", rl(cpu="1", memory="1G"), "pg5")
     result = compute_capacity(ENQ_QUEUES, [*ENQ_RUNNING, pg5], ENQ_TOTAL)
     assert str(result.enqueueable(pg5)) == (
-        "queue q1 realCapability: insufficient memory, requested 1G, available 0"
-        " = max(0, 1953125Ki capability − 3G allocated)"
+        "queue q1 realCapability: insufficient memory, requested 1G, available 0 = max(0, 2G capability − 3G allocated)"
     )
 
 
@@ -865,7 +864,7 @@ def test_root_is_never_consulted_for_ancestor_reclaim() -> None:
     result = hier(queues, [waiting("a", rl(cpu="2"))], rl(cpu="8"), level=1)
     assert result["root"].deserved == rl(cpu="4")
     verdict = result.preemptive("a", rl(cpu="2"))
-    assert str(verdict) == "queue a deserved: insufficient cpu, requested 2, available 0"
+    assert str(verdict) == "queue a deserved: insufficient cpu, requested 2, available 0 = 0 deserved"
 
 
 def test_lent_counts_only_borrowing_beyond_the_free_capacity() -> None:

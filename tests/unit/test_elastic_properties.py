@@ -344,6 +344,11 @@ def test_lent_never_exceeds_borrowed(case: Case) -> None:
 @FAST
 @given(cases(valid=True), st.integers(0, 1000), st.integers(1, 500))
 def test_raising_shared_weight_never_lowers_runtime(case: Case, pick: int, extra: int) -> None:
+    """Monotone up to rounding: the exact split by weights never gives less to a heavier group, but no integer
+    apportionment that stays within one unit of the exact shares is free of the population paradox (Balinski and
+    Young): raising a weight may move a largest remainder to a sibling. Found by this test: under a parent of 45
+    bytes, b (weight 2) and c (weight 69 -> 70) share the last byte, which goes from c to b. So the runtime may drop
+    by at most one base unit per level of rounding (the group's depth), never more."""
     members = [g for g in case.groups if g.parent is not None and g.max]
     if not members:
         return
@@ -354,7 +359,11 @@ def test_raising_shared_weight_never_lowers_runtime(case: Case, pick: int, extra
     groups = [heavier if x.name == g.name else x for x in case.groups]
     before = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())
     after = compute_runtimes(groups, case.requests, case.total, **case.kwargs())
-    assert after[g.name].runtime[k] >= before[g.name].runtime[k]
+    parents = {x.name: x.parent for x in case.groups}
+    depth, node = 0, g.name
+    while node in parents and parents[node] is not None:
+        depth, node = depth + 1, parents[node]
+    assert after[g.name].runtime[k] >= before[g.name].runtime[k] - depth
 
 
 @settings(max_examples=100, deadline=None)

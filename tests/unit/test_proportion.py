@@ -417,8 +417,7 @@ def test_enqalloc_case2_exceeds_capability_cannot_enqueue() -> None:
     assert not verdict
     assert [(r.node, r.check, r.resource) for r in verdict.reasons] == [("q1", "realCapability", "memory")]
     assert str(verdict.reason) == (
-        "queue q1 realCapability: insufficient memory, requested 1G, available 0"
-        " = 1953125Ki capability − 1953125Ki allocated"
+        "queue q1 realCapability: insufficient memory, requested 1G, available 0 = 2G capability − 2G allocated"
     )
 
 
@@ -430,7 +429,7 @@ def test_enqalloc_case3_exceeds_deserved_cannot_allocate() -> None:
     verdict = result.allocatable("q1", rl(cpu="1", memory="1G"))
     assert not verdict
     assert str(verdict) == (
-        "queue q1 deserved: insufficient memory, requested 1G, available 0 = 1953125Ki deserved − 1953125Ki allocated"
+        "queue q1 deserved: insufficient memory, requested 1G, available 0 = 2G deserved − 2G allocated"
     )
 
 

@@ -138,7 +138,8 @@ def test_every_accepted_amount_below_the_ceiling_is_limited(amount: int) -> None
     ("amount", "text"),
     [
         (2400128783, "≈2.235Gi"),  # a pro-rata share of memory: never ten digits of bytes
-        (2 * 10**9, "≈1.863Gi"),  # not "1953125Ki"
+        (2 * 10**9, "2G"),  # not "1953125Ki"
+        (2 * 10**9 + 2**20, "≈1.864Gi"),
         (123456789, "≈117.738Mi"),
         (3 * 2**29, "1.5Gi"),
         (3000 * 2**20, "3000Mi"),
@@ -148,7 +149,6 @@ def test_every_accepted_amount_below_the_ceiling_is_limited(amount: int) -> None
 )
 def test_byte_amounts_read_in_gi_or_mi(amount: int, text: str) -> None:
     assert format_amount(amount, "memory") == text
-
 
 
 def test_milli_units_are_never_approximated() -> None:

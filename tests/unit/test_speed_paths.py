@@ -15,6 +15,7 @@ from engine import collector
 from engine.changes import apply_changes, as_quantities, compare, node_values
 from engine.fairshare.elastic import compute_runtimes
 from engine.objects import Snapshot
+from engine.session.policy import default_policy_with
 from engine.values import compute_values
 from tests.unit.test_session_properties import clusters
 from tests.unit.test_session_support import group, rl
@@ -96,3 +97,32 @@ def test_whatif_prints_every_node_as_printing_it_afresh_would(snap: Snapshot) ->
     result = compare(before, after)
     assert result["after"] == as_quantities(node_values(after))
     assert result["before"] == as_quantities(node_values(before))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_a_queues_plain_values_are_its_exported_values(snap: Snapshot) -> None:
+    """``QueueBook.plain_values`` (what a what-if compares, read from the accounts) holds the amounts of the queue's
+    exported ``QueueQuota`` without zeros or unlimited entries, under both queue policies."""
+    capacity = default_policy_with({"name": "capacity", "enableHierarchy": True})
+    for values in (compute_values(snap), compute_values(snap, capacity)):
+        book = values.queues
+        for name in book:
+            q = book[name]
+            plain = {
+                key: {r: v for r, v in amounts.raw.items() if v}
+                for key, amounts in (
+                    ("request", q.request),
+                    ("allocated", q.allocated),
+                    ("deserved", q.deserved),
+                    ("guarantee", q.guarantee),
+                    ("real_capability", q.real_capability),
+                    ("borrowed", q.borrowed),
+                    ("lent", q.lent),
+                    ("reserved", q.inqueue),
+                    ("pipelined", q.pipelined),
+                )
+            }
+            plain.update(share=round(q.share, 6), reserved_jobs=q.reserved_jobs, pipelined_pods=q.pipelined_pods)
+            assert book.plain_values(name) == plain
+            assert book.deserved_of(name) == q.deserved

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max
-from engine.fairshare.queues import MINUS, plural
+from engine.fairshare.queues import MINUS
 from engine.objects import ALLOCATED_STATUSES, TaskStatus
 from engine.session.framework import GateRefusal, Plugin, VictimTest, qty
 from engine.session.plugins.proportion import sorted_resources
@@ -38,6 +38,7 @@ from engine.session.policy import PluginOption
 from engine.session.registry import register
 from engine.session.session import JobState, Session, TaskState, add_into
 from engine.values import podgroup_demand
+from engine.wording import plural
 
 _FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
@@ -112,7 +113,14 @@ class ElasticQuotaPlugin(Plugin):
         for r in sorted_resources(task.req):
             if r in limit and used.get(r, 0) + task.req[r] > limit[r]:
                 return GateRefusal(
-                    "quota", g, check, r, task.req[r], max(0, limit[r] - used.get(r, 0)), message=self._bound(g, r)
+                    "quota",
+                    g,
+                    check,
+                    r,
+                    task.req[r],
+                    max(0, limit[r] - used.get(r, 0)),
+                    message=self._bound(g, r),
+                    breakdown=_less_used(limit[r], check, used.get(r, 0), r),
                 )
         if not task.quota_preemptible:
             spec = self.session.quota_spec(g)
@@ -128,6 +136,9 @@ class ElasticQuotaPlugin(Plugin):
                             task.req[r],
                             max(0, spec.min[r] - np_used.get(r, 0)),
                             message="non-preemptible pods are held to the group's min",
+                            breakdown=_less_used(
+                                spec.min[r], "min", np_used.get(r, 0), r, "used by non-preemptible pods"
+                            ),
                         )
         if self.args.enable_check_parent_quota:
             masked = {r: v for r, v in task.req.items() if r in limit}
@@ -146,6 +157,7 @@ class ElasticQuotaPlugin(Plugin):
                             masked[r],
                             max(0, runtime[r] - a_used.get(r, 0)),
                             message=f"parent of quota group {g} (enableCheckParentQuota)",
+                            breakdown=_less_used(runtime[r], "runtime", a_used.get(r, 0), r),
                         )
         return None
 
@@ -311,3 +323,9 @@ class ElasticQuotaPlugin(Plugin):
 
     def on_deallocate(self, task: TaskState) -> None:
         self._move(task, -1)
+
+
+def _less_used(limit: int, check: str, used: int, r: str, what: str = "used") -> str:
+    """How an allocation gate's ``available`` was reached: ``13 runtime - 13 used`` (``max(0, …)`` below zero)."""
+    text = f"{qty(limit, r)} {check} {MINUS} {qty(used, r)} {what}" if used else f"{qty(limit, r)} {check}"
+    return text if used <= limit else f"max(0, {text})"
