@@ -112,8 +112,10 @@ class Sender:
         rows = Pod.objects.filter(cluster=self.cluster, status=PodStatus.BOUND, node__isnull=False)
         for ns, name, node in rows.values_list("namespace__name", "name", "node__name"):
             obj = pods.get((ns, name))
-            if obj is None or (obj.get("spec") or {}).get("nodeName") or (obj.get("metadata") or {}).get(
-                "deletionTimestamp"
+            if (
+                obj is None
+                or (obj.get("spec") or {}).get("nodeName")
+                or (obj.get("metadata") or {}).get("deletionTimestamp")
             ):
                 continue
             body = k8s.V1Binding(
@@ -371,8 +373,6 @@ def _quantities(amounts: Any) -> dict[str, str]:
     return ResourceList(kept).to_quantities()
 
 
-
-
 def _pod_counts(cluster: Cluster) -> dict[int, tuple[int, int, int]]:
     running = (PodStatus.BOUND, PodStatus.RUNNING)
     rows = (
@@ -394,4 +394,3 @@ def _queue_phases(cluster: Cluster) -> dict[int, dict[str, int]]:
     for queue_id, phase, n in rows:
         out.setdefault(queue_id, {})[phase.lower()] = n
     return out
-

@@ -223,9 +223,7 @@ class Emulator(kmock.KubernetesEmulator):
         if not name:
             raise kmock.KubernetesError(status=422, reason="Invalid", message="metadata.name: Required value")
         if key in self.store:
-            raise kmock.KubernetesError(
-                status=409, reason="AlreadyExists", message=f'{plural} "{name}" already exists'
-            )
+            raise kmock.KubernetesError(status=409, reason="AlreadyExists", message=f'{plural} "{name}" already exists')
         body.setdefault("metadata", {}).pop("resourceVersion", None)
         return aiohttp.web.json_response(await self.write(key, "ADDED", body), status=201)
 

@@ -40,8 +40,15 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
 
     services.save_queue(None, {"name": "ml", "deserved": parse_resource_list({"cpu": "8"})})
     services.save_queue(None, {"name": "gone", "weight": 1})
-    services.save_quota_group(None, {"name": "qml", "min": parse_resource_list({"cpu": "1"}),
-                                     "max": parse_resource_list({"cpu": "4"}), "namespaces": ["team-ml"]})
+    services.save_quota_group(
+        None,
+        {
+            "name": "qml",
+            "min": parse_resource_list({"cpu": "1"}),
+            "max": parse_resource_list({"cpu": "4"}),
+            "namespaces": ["team-ml"],
+        },
+    )
     services.save_quota_group(None, {"name": "qgone", "max": parse_resource_list({"cpu": "1"})})
     seed.namespace("team-ml", queue_name="ml")
     seed.node(node("n1"))
@@ -64,7 +71,9 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     services.delete_queue(services.Queue.objects.get(name="gone"))
     services.delete_quota_group(services.QuotaGroup.objects.get(name="qgone"))
     wait_for(lambda: "gone" in next(i for i in adapter.informers if i.kind.plural == "queues").cache)
-    wait_for(lambda: "default/qgone" in next(i for i in adapter.informers if i.kind.group.endswith("sigs.k8s.io")).cache)
+    wait_for(
+        lambda: "default/qgone" in next(i for i in adapter.informers if i.kind.group.endswith("sigs.k8s.io")).cache
+    )
     adapter.reconcile()
     used = set()
     for verb, group, plural, sub, _ in emulator.verbs():

@@ -42,5 +42,7 @@ class Command(BaseCommand):
             )
         except ConfigException as exc:
             raise CommandError(f"cluster {cluster.name}: cannot connect: {exc}") from exc
-        self.stdout.write(f"adapter {adapter.identity} of cluster {cluster.name}: watching {', '.join(adapter.kinds())}")
+        self.stdout.write(
+            f"adapter {adapter.identity} of cluster {cluster.name}: watching {', '.join(adapter.kinds())}"
+        )
         adapter.run(interval=options["interval"])
