@@ -5,6 +5,10 @@ every tree write of Fairway's own is refused with the cluster's name, and only t
 The scheduling app, which keeps the clusters, registers the provider when it is ready (``scheduling.apps``), as it
 does for ``controlplane.cluster_facts``; the trees' writers (``quotas.services``, the tree endpoints, the editor)
 ask ``check_writable``. The adapter writes inside ``from_cluster()``.
+
+The services ask under the tree write lock (``quotas.services.lock_tree_writes``), and a cluster takes the trees
+under the same lock (``Cluster.clean``), so a write either finished before the cluster took the trees or is
+refused. The endpoints and pages also ask before (for an early answer, no form offered); ``owner()`` is one query.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["TreesOwnedByCluster", "check_writable", "from_cluster", "owner", "register"]
+__all__ = ["TreesOwnedByCluster", "check_writable", "editing_sentence", "from_cluster", "owner", "register"]
 
 _provider: Callable[[], str | None] | None = None
 _from_cluster: contextvars.ContextVar[bool] = contextvars.ContextVar("fairway_tree_write_from_cluster", default=False)
@@ -29,6 +33,15 @@ class TreesOwnedByCluster(Exception):
             f"so they are edited as Volcano Queues and Koordinator ElasticQuotas in that cluster and mirrored into "
             f"Fairway by its adapter"
         )
+
+
+def editing_sentence(cluster: str) -> str:
+    """What an editing page (the dashboard's editor, the admin) says instead of its forms while ``cluster`` owns
+    the trees."""
+    return (
+        f"The trees are owned by cluster {cluster}: edit its Volcano Queues / Koordinator ElasticQuotas in "
+        "Kubernetes; Fairway mirrors them."
+    )
 
 
 def register(provider: Callable[[], str | None]) -> None:

@@ -173,8 +173,8 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
 def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     """Create or update a queue. ``instance`` is saved by compare-and-swap on the version it was read at
     (``VersionConflict`` when it changed since)."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     spec = check_queue(instance, data)
     queue = instance or Queue()
     queue.name = spec.name
@@ -191,8 +191,8 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 @transaction.atomic
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
     """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
@@ -207,8 +207,8 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
 @transaction.atomic
 def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
     """Open or close a queue with the hierarchical rules; returns every queue whose state changed."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     rows = {q.name: q for q in Queue.objects.select_for_update(of=("self",)).select_related("parent")}
     tree = {name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for name, q in rows.items()}
     states = {name: q.state for name, q in rows.items()}
@@ -299,8 +299,8 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
 def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> QuotaGroup:
     """Create or update a quota group (and the namespaces it lists); ``instance`` is saved by compare-and-swap
     on the version it was read at (``VersionConflict`` when it changed since)."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     spec = check_quota_group(instance, data)
     group = instance or QuotaGroup()
     group.name = spec.name
@@ -321,8 +321,8 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
 
 @transaction.atomic
 def delete_quota_group(group: QuotaGroup) -> None:
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
     group.delete()
@@ -333,8 +333,8 @@ def delete_quota_group(group: QuotaGroup) -> None:
 def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
     """Set a namespace's weight (an integer >= 1); ``namespace`` is saved by compare-and-swap on the version it
     was read at (``VersionConflict`` when it changed since)."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
         _raise(
             [rules.FieldError("weight", f"namespace {namespace.name}: weight must be an integer >= 1, got {weight!r}")]
@@ -419,8 +419,8 @@ def apply_writes(writes: Sequence[Write]) -> None:
     """Apply ``writes`` in order, all in one transaction under the tree write lock: every target's version is
     checked first (``StaleWrite``), then each write runs through the service above and its rules
     (``WriteRefused`` names the write); on either error nothing is written."""
-    tree_owner.check_writable()  # a cluster that owns the trees refuses Fairway's own edits
     lock_tree_writes()  # the versions checked are the ones the writes replace
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     check_versions(writes)
     for i, w in enumerate(writes):
         try:

@@ -167,11 +167,15 @@ class Cluster(models.Model):
             parse_scheduler_policy(self.scheduler_policy or "")
         except PolicyError as exc:
             raise ValidationError({"scheduler_policy": str(exc)}, code="invalid") from exc
-        self._clean_tree_source()
+        self.clean_tree_source()
 
-    def _clean_tree_source(self) -> None:
+    def clean_tree_source(self) -> None:
         """The trees are global (one queue tree, one quota tree for every cluster), so at most one cluster may
-        take them from its API server; and only a cluster the adapter mirrors has one."""
+        take them from its API server; and only a cluster the adapter mirrors has one.
+
+        Inside a transaction (a request's, the admin's) the claim is checked under the tree write lock
+        (``quotas.services.lock_tree_writes``), held until the save commits: two clusters cannot take the trees
+        at once, and a tree write of Fairway's own either finished before or sees the owner (``tree_owner``)."""
         if self.tree_source != TreeSource.KUBERNETES:
             return
         if self.source != ClusterSource.KUBERNETES:
@@ -179,6 +183,10 @@ class Cluster(models.Model):
                 {"tree_source": "only a cluster with source=kubernetes can own the trees from its API server"},
                 code="invalid",
             )
+        if transaction.get_connection().in_atomic_block:
+            from quotas.services import lock_tree_writes
+
+            lock_tree_writes()
         other = (
             Cluster.objects.filter(tree_source=TreeSource.KUBERNETES, source=ClusterSource.KUBERNETES)
             .exclude(pk=self.pk)
