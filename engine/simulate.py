@@ -6,7 +6,6 @@ from the session engine (``engine.session.run``), so what simulate prints is wha
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from engine.fairshare.elastic import ROOT_GROUP
 from engine.limits import ENV_VARS, Deadline, Limits
 from engine.objects import Snapshot
 from engine.resources import ResourceNames, format_amount, format_quantity, is_unlimited, parse_quantity
+from engine.session import run
 from engine.session.policy import Policy
 from engine.usage import QUEUE
 from engine.values import QuotaValues, compute_values, past_shares
@@ -198,16 +198,6 @@ def _quotas_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
     return out
 
 
-def _session_engine() -> Any:
-    """The session engine's entry points, when that part of the engine is installed."""
-    try:
-        return importlib.import_module("engine.session.run")
-    except ModuleNotFoundError as exc:
-        if exc.name != "engine.session.run":
-            raise
-        return None
-
-
 def simulate(
     snapshot: Snapshot,
     *,
@@ -232,17 +222,11 @@ def simulate(
     snapshot = snapshot.with_policy(policy)
     validate_snapshot(snapshot, origins)
     start = time.time() if now is None else now
-    engine = _session_engine()
     document: dict[str, Any] = {"podgroups": {}, "bindings": {}, "pipelined": {}, "evictions": [], "sessions": []}
-    values = None
-    if engine is None:
-        warnings.append("the session engine is not installed: podgroups, bindings, pipelined and evictions are empty")
-        values = compute_values(snapshot, policy)
-    else:
-        snapshot, values = _run_sessions(engine, snapshot, policy, sessions, start, deadline, document, warnings)
-        if recycle:
-            snapshot = _recycle(engine, snapshot, start + sessions, deadline, document)
-    assert values is not None
+    snapshot, values = _run_sessions(run, snapshot, policy, sessions, start, deadline, document, warnings)
+    if recycle:
+        snapshot = _recycle(run, snapshot, start + sessions, deadline, document)
+    assert values is not None  # every run has at least one session
     _value_sections(document, snapshot, values, compute_values(snapshot, policy))
     document["evictions"] = sorted(set(document["evictions"]))
     notes = [] if snapshot.nodes else [NO_NODES_NOTE]

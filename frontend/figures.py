@@ -9,12 +9,14 @@ the same numbers in a table beside the chart.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from engine.wording import plural
 from frontend.presenters import units
@@ -107,7 +109,6 @@ def to_json(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
     already is."""
     if isinstance(fig, dict):
         return fig
-    import json
 
     return json.loads(fig.to_json())
 
@@ -318,7 +319,6 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
     rows = list(resources)
     if not rows:
         return _empty("This node names no resource yet.")
-    from plotly.subplots import make_subplots
 
     t = TERMS[node.kind]
     order = ("floor", "entitled", "used", "cap")
@@ -432,7 +432,6 @@ def borrow_lend_figure(
     if not items or not rows:
         return _empty(f"{title + ': n' if title else 'N'}obody borrows or lends here right now.", height=160)
     names = [name for name, _, _ in items]
-    from plotly.subplots import make_subplots
 
     fig = make_subplots(
         rows=1,
@@ -507,7 +506,6 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
     """Entitlement, usage and request over time (top) and borrowed / lent (bottom, lent below zero)."""
     if not points:
         return _empty("No session has sampled this node in the selected window yet.", height=300)
-    from plotly.subplots import make_subplots
 
     t = TERMS[kind]
     xs = [p.time.isoformat() for p in points]
@@ -580,7 +578,6 @@ def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str
         return _empty("No namespace has jobs in this queue.", height=160)
     res = [r for r in resources if any(row["deserved"].get(r, 0) or row["request"].get(r, 0) for row in rows)]
     res = res or list(resources[:1])
-    from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=len(res), shared_yaxes=True, subplot_titles=[units.label(r) for r in res])
     labels = [f"{row['namespace']} (weight {row['weight']})" for row in rows]

@@ -28,6 +28,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+from rest_framework.authtoken.models import Token
 
 from engine.lending import lendable_groups, lendable_queues
 from engine.objects import PodGroupPhase
@@ -273,8 +274,6 @@ def _allowed(request: HttpRequest) -> bool:
     if token and header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :], token):
         return True
     if header.startswith("Token "):
-        from rest_framework.authtoken.models import Token
-
         found = Token.objects.select_related("user").filter(key=header[len("Token ") :].strip()).first()
         return found is not None and found.user.is_active and is_admin(found.user)
     return bool(request.user.is_authenticated and is_admin(request.user))

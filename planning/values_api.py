@@ -25,6 +25,10 @@ from controlplane.errors import Busy
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import ENV_VARS, Deadline
+from engine.manifests import ManifestError, load_manifests
+from engine.session import run
+from engine.session.policy import Policy, PolicyError
+from engine.simulate import SimulationError, simulate
 from engine.usage import QUEUE, QUOTA, node_key
 from engine.values import QuotaValues, compute_values
 from planning import valuecache, whatif_access
@@ -88,23 +92,19 @@ def heavy_work() -> Iterator[Deadline]:
         slots.release()
 
 
-def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any] | None:
+def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any]:
     """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions.
 
     ``checkpoint`` is called between podgroups; without one, the two sessions get a budget of their own
     (``FAIRWAY_REQUEST_BUDGET_SECONDS``), so that no caller (the what-if page included) runs them unbounded."""
-    from engine.simulate import _session_engine
 
-    engine = _session_engine()
-    if engine is None:
-        return None
     if checkpoint is None:
         deadline = Deadline(settings.FAIRWAY_LIMITS.request_budget_seconds, ENV_VARS["request_budget_seconds"])
         deadline.progress = "in the sessions before and after the proposal"
         checkpoint = deadline.check
     now = time.time()
-    rb = engine.run_session(before, now=now, checkpoint=checkpoint)
-    ra = engine.run_session(after, now=now, checkpoint=checkpoint)
+    rb = run.run_session(before, now=now, checkpoint=checkpoint)
+    ra = run.run_session(after, now=now, checkpoint=checkpoint)
     pb, pa = _placed_per_podgroup(before, rb), _placed_per_podgroup(after, ra)
     changed: dict[str, Any] = {}
     for key in sorted(set(rb.podgroups) | set(ra.podgroups)):
@@ -240,9 +240,6 @@ class SimulateView(APIView):
         ),
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        from engine.manifests import ManifestError, load_manifests
-        from engine.session.policy import Policy, PolicyError
-        from engine.simulate import SimulationError, simulate
 
         body = SimulateSerializer(data=request.data)
         body.is_valid(raise_exception=True)

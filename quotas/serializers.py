@@ -14,6 +14,7 @@ from controlplane.fields import NameField, ResourceListField
 from engine import rules
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.selectors import queue_phase_counts
 
 NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
 
@@ -173,8 +174,6 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     def get_status(self, obj: Queue) -> dict[str, int]:
         counts = getattr(obj, "phase_counts", None)
         if counts is None:
-            from quotas.selectors import queue_phase_counts
-
             counts = queue_phase_counts([obj.pk]).get(obj.pk, {})
         return {k: counts.get(k, 0) for k in ("pending", "inqueue", "running", "unknown", "completed")}
 

@@ -35,6 +35,7 @@ from django.core.validators import MinValueValidator
 from django.db import models, transaction
 from django.utils import timezone
 
+from engine.session.policy import DEFAULT_POLICY, Policy, PolicyError
 from quotas.fields import ResourceListField
 from quotas.models import Namespace, Queue, QuotaGroup, RevisedQuerySet, Revision
 from scheduling.choices import PodGroupPhase, PodStatus
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 def default_scheduler_policy() -> str:
     """Volcano's default scheduler configuration (``engine.session.policy.DEFAULT_POLICY``) as YAML."""
-    from engine.session.policy import DEFAULT_POLICY
 
     return DEFAULT_POLICY.to_yaml()
 
@@ -56,7 +56,6 @@ def parse_scheduler_policy(text: str) -> Policy:
 
     Raises ``engine.session.policy.PolicyError``.
     """
-    from engine.session.policy import DEFAULT_POLICY, Policy
 
     return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
 
@@ -161,7 +160,6 @@ class Cluster(models.Model):
         return parse_scheduler_policy(self.scheduler_policy or "")
 
     def clean(self) -> None:
-        from engine.session.policy import PolicyError
 
         try:
             parse_scheduler_policy(self.scheduler_policy or "")

@@ -18,6 +18,7 @@ from controlplane.fields import NameField, ResourceListField
 from engine import rules
 from engine.fairshare.elastic import DEFAULT_GROUP
 from engine.resources import ResourceList, null_unbounded
+from engine.session.policy import PolicyError
 from quotas import services
 from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -160,7 +161,6 @@ class ClusterSerializer(serializers.ModelSerializer):
 
     def validate_scheduler_policy(self, value: str) -> str:
         """Volcano's scheduler configuration; it must parse (``Policy.from_yaml``)."""
-        from engine.session.policy import PolicyError
 
         try:
             parse_scheduler_policy(value or "")

@@ -30,7 +30,7 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling import agent, store
+from scheduling import agent, sessions, store
 from scheduling.locks import (
     AGENT_TICK_LOCK,
     COMPACTION_LOCK,
@@ -126,7 +126,7 @@ def run_session(cluster_id: int) -> str:
     """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``)."""
 
     def work(cluster: Cluster) -> str:
-        session = store.run_scheduling_session(cluster)
+        session = sessions.run_scheduling_session(cluster)
         return "ran" if session.status == SessionStatus.OK else "failed"
 
     return _locked(
@@ -144,7 +144,7 @@ def recycle(cluster_id: int) -> str:
     """One overuse-revoke pass (Koordinator's recycling) with its debounce state in the database."""
 
     def work(cluster: Cluster) -> str:
-        session = store.run_recycle_pass(cluster)
+        session = sessions.run_recycle_pass(cluster)
         return "failed" if session is not None and session.status == SessionStatus.FAILED else "ran"
 
     return _locked(cluster_id, RECYCLE_LOCK, SESSION_TIME_LIMIT, "recycling", work)

@@ -12,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -47,6 +48,7 @@ from scheduling.serializers import (
     SchedulingSessionSerializer,
 )
 from scheduling.store import session_decisions
+from scheduling.why import why_podgroup
 
 
 class NodeAgentOrAdmin(permissions.BasePermission):
@@ -155,8 +157,6 @@ class NodeViewSet(viewsets.ModelViewSet):
         if not nodes:
             raise Http404
         if len(nodes) > 1:
-            from rest_framework.exceptions import ValidationError
-
             raise ValidationError({"cluster": ["node name exists in several clusters; pass ?cluster="]})
         self.check_object_permissions(self.request, nodes[0])
         return nodes[0]
@@ -237,7 +237,6 @@ class PodGroupViewSet(_JobViewSet):
         """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the
         queue path root first, its pods' quota groups, its namespace) with the blocking one marked, and the latest
         evictions of its pods with the job and queue that took the resources (``scheduling.why``)."""
-        from scheduling.why import why_podgroup
 
         return Response(why_podgroup(self.get_object(), request.user))
 

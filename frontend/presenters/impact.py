@@ -17,10 +17,7 @@ from planning.values_api import session_impact
 
 def impact(before: Snapshot, after: Snapshot) -> dict[str, Any]:
     """The impact rows for the what-if page: one session on each snapshot, their podgroups and evictions compared."""
-    result = session_impact(before, after)
-    if result is None:  # the session engine ships with the engine package
-        raise RuntimeError("the session engine is not installed")
-    return _from_session(result)
+    return _from_session(session_impact(before, after))
 
 
 def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import TextField
 from django.db.models.functions import Cast
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
@@ -257,7 +258,6 @@ def meter_html(cell: Mapping[str, Any]) -> str:
 
 def url_prefixes() -> dict[str, str]:
     """The addresses the rows link to, with ``__name__`` for the name (one ``reverse`` each per page, not per link)."""
-    from django.urls import reverse
 
     return {
         "queue": reverse("frontend:queue", args=["__name__"]),

@@ -6,11 +6,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Count
+
 from engine.vocabulary import WAITING_PHASES
 from frontend import figures
 from frontend.presenters import details, trees, units
 from frontend.presenters.balances import loan_rows, resource_rows
 from frontend.presenters.links import node_url
+from quotas.models import Queue, QuotaGroup
+from scheduling.models import Pod, PodGroup
 
 
 @dataclass
@@ -124,7 +128,6 @@ def team_cards(
 
 def owned_nodes(teams: Sequence[Any]) -> dict[int, dict[trees.Kind, list[str]]]:
     """team id -> kind -> the names of the queues and quota groups linked to it (two queries for all teams)."""
-    from quotas.models import Queue, QuotaGroup
 
     ids = [t.id for t in teams]
     out: dict[int, dict[trees.Kind, list[str]]] = {i: {"queue": [], "quota": []} for i in ids}
@@ -136,9 +139,6 @@ def owned_nodes(teams: Sequence[Any]) -> dict[int, dict[trees.Kind, list[str]]]:
 
 def waiting_counts(cluster: Any) -> dict[trees.Kind, dict[str, int]]:
     """Waiting jobs (Pending, Inqueue, Unknown) per queue, and per quota group their pods count in (two queries)."""
-    from django.db.models import Count
-
-    from scheduling.models import Pod, PodGroup
 
     if cluster is None:
         return {"queue": {}, "quota": {}}

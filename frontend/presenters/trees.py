@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.objects import ALLOCATED_STATUSES, TaskStatus
 from frontend.presenters import units
 from frontend.presenters.ledger import Loan, attribute
 
@@ -379,7 +380,6 @@ def node_loans(tree: Tree, name: str) -> tuple[list[Loan], list[Loan]]:
 def cluster_usage(snapshot: Any) -> tuple[dict[str, int], dict[str, int]]:
     """(allocated, requested) over the snapshot's live pods, per resource: what running pods hold and what
     every pod that is not finished asks for."""
-    from engine.objects import ALLOCATED_STATUSES, TaskStatus
 
     done = {TaskStatus.SUCCEEDED, TaskStatus.FAILED}
     allocated: dict[str, int] = {}

@@ -128,19 +128,19 @@ def test_session_counters_count_what_the_sessions_did_and_survive_their_rows(cli
     from django.db import transaction
     from django.utils import timezone
 
-    from scheduling import agent, store
+    from scheduling import agent, sessions, store
     from scheduling.models import Node, Pod, SchedulingSession
     from tests.scheduling.conftest import build_world
 
     world = build_world(nodes=6)
     cluster = world.cluster
-    ran = store.run_scheduling_session(cluster)
+    ran = sessions.run_scheduling_session(cluster)
     assert ran.bound > 0
     store.record_skipped(cluster.pk)
     store.record_failure(cluster, "session", timezone.now() - timedelta(seconds=2), RuntimeError("boom"))
     try:
         with transaction.atomic():
-            store.run_scheduling_session(cluster)
+            sessions.run_scheduling_session(cluster)
             raise RuntimeError("rolled back after the session")
     except RuntimeError:
         pass
@@ -168,12 +168,12 @@ def test_session_counters_count_what_the_sessions_did_and_survive_their_rows(cli
 
 
 def test_jobs_refused_admission_are_counted_by_what_blocks_them(client: Any, make_user: Any) -> None:
-    from scheduling import store
+    from scheduling import sessions
     from scheduling.models import PodGroup
     from tests.scheduling.conftest import build_world
 
     world = build_world(nodes=1, node_cpu="1")  # the gang of two 2-cpu pods cannot fit on one 1-cpu node
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     waiting = PodGroup.objects.get(cluster=world.cluster, name="pg-a")
     assert waiting.blocker and waiting.blocker["kind"] == "cluster", waiting.blocker
     admin = make_user("admin", staff=True)

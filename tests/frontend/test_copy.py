@@ -16,7 +16,7 @@ from django.template import Context, Template
 from engine.wording import plural
 from frontend.templatetags.fairway import plural as plural_filter
 from quotas.models import Queue, QuotaGroup
-from scheduling import store
+from scheduling import sessions
 from scheduling.models import Cluster, Node
 from tests.frontend import builders as b
 
@@ -91,8 +91,8 @@ def _visible_text(html: str) -> str:
 def test_every_page_of_the_demo_reads_right(client: Any, db: Any) -> None:
     call_command("load_demo", stdout=StringIO())
     cluster = Cluster.objects.get(name="default")
-    store.run_scheduling_session(cluster)  # reasons and messages as the pages show them
-    store.run_scheduling_session(cluster)
+    sessions.run_scheduling_session(cluster)  # reasons and messages as the pages show them
+    sessions.run_scheduling_session(cluster)
     admin = get_user_model().objects.create_user("copy-admin", password="x", is_staff=True)
     client.force_login(admin)
     problems = []

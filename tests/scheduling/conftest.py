@@ -151,8 +151,8 @@ class GreedyEngine:
 
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[GreedyEngine]:
-    from scheduling import store
+    from scheduling import sessions
 
     engine = GreedyEngine()
-    monkeypatch.setattr(store, "_engine", lambda: engine)
+    monkeypatch.setattr(sessions, "run", engine)
     yield engine

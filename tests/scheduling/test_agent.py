@@ -11,7 +11,7 @@ import time_machine
 from django.core.management import call_command
 from django.utils import timezone
 
-from scheduling import agent, store, tasks
+from scheduling import agent, sessions, store, tasks
 from scheduling.models import Cluster, Node, Pod, PodGroup
 from tests.scheduling.conftest import World, rl
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _bind_all(world: World) -> None:
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
 
 
 @pytest.mark.parametrize(

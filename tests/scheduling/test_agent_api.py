@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quotas.models import Queue
-from scheduling import store
+from scheduling import sessions
 from scheduling.models import Node, NodeAgentBinding, Pod
 from tests.conftest import error_attrs
 from tests.scheduling.conftest import World
@@ -41,7 +41,7 @@ def clients(world: World, api: Any, make_user: Any) -> dict[str, Any]:
 
 
 def _bound(world: World) -> None:
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
 
 
 AGENT_CALLS = [

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
-from scheduling import store
+from scheduling import sessions
 from scheduling.models import Cluster, Node, NodeAgentBinding, Pod
 from tests.scheduling.conftest import World
 
@@ -37,7 +37,7 @@ def _detail(response: Any) -> str:
 def placed(world: World) -> World:
     """The world's pods bound to nodes by one session; a-0 and a-1 end up on different nodes or not, the tests
     look the nodes up."""
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     return world
 
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from engine.objects import Snapshot
 from quotas.models import Namespace, Queue, QuotaGroup, Revision
-from scheduling import agent, store
+from scheduling import agent, sessions, store
 from scheduling.mirror import ClusterMirror, mirror_of, prune_changes
 from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange, SchedulingSession
 from tests.scheduling.conftest import World, build_world, rl
@@ -266,7 +266,7 @@ class Writer:
     # the scheduler itself
     def op_session(self) -> None:
         if self.rng.random() < 0.3:
-            assert store.run_scheduling_session(self.cluster).status == "ok"
+            assert sessions.run_scheduling_session(self.cluster).status == "ok"
 
 
 def _run_sequences(seed: int, steps: int) -> dict[str, int]:
@@ -309,7 +309,7 @@ def test_the_session_mirror_stays_equal_to_a_full_read() -> None:
     writer = Writer(world, rng)
     for _ in range(40):
         writer.step()
-        assert store.run_scheduling_session(world.cluster).status == "ok"
+        assert sessions.run_scheduling_session(world.cluster).status == "ok"
         mirror = mirror_of(world.cluster.pk)
         assert not mirror.last.full or mirror.last.reason == "no copy yet"
         mirror.refresh()  # the session's own decisions, read back
@@ -523,12 +523,12 @@ def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
 
     monkeypatch.setattr(engine_run, "run_session", counting)
     PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(min_member=5)  # it cannot run: it waits
-    first = store.run_scheduling_session(world.cluster)
+    first = sessions.run_scheduling_session(world.cluster)
     assert first.bound == 1 and len(calls) == 1  # the solo pod
     # the session reads back its own writes (the binding, then the waiting podgroup's reason and counters) until
     # one writes nothing the engine reads
     for _ in range(10):
-        store.run_scheduling_session(world.cluster)
+        sessions.run_scheduling_session(world.cluster)
         if mirror_of(world.cluster.pk).last.changes == 0:
             break
     ran = len(calls)
@@ -536,16 +536,16 @@ def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
     settled = SchedulingSession.objects.order_by("-id").first()
     assert settled is not None
     for _ in range(3):  # nothing changed since: the same decisions, without the engine
-        session = store.run_scheduling_session(world.cluster)
+        session = sessions.run_scheduling_session(world.cluster)
         assert session.status == "ok" and session.bound == 0
         assert session.podgroups == settled.podgroups and session.pending_pods == settled.pending_pods
     assert len(calls) == ran
     # a podgroup's reason written by anyone is logged too: the next session runs the engine and writes its own
     PodGroup.objects.filter(pk=world.podgroups["ns-a/pg-a"].pk).update(message="edited")
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     assert len(calls) == ran + 1
     assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).message != "edited"
-    store.run_scheduling_session(world.cluster)  # reads back that write of its own
+    sessions.run_scheduling_session(world.cluster)  # reads back that write of its own
     assert len(calls) == ran + 2
     ran += 2
     # exact: the engine on a full read now decides what was reused
@@ -554,14 +554,14 @@ def test_a_session_with_nothing_changed_reuses_the_engines_last_result(
     assert fresh.podgroups == calls[-1][1].podgroups
     # any write the engine reads runs it again; a write it does not read does not
     Pod.objects.filter(cluster=world.cluster).update(message="noise")
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     assert len(calls) == ran
     _touch(world)
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     assert len(calls) == ran + 1
     # so does another policy, and a requeue backoff that ends
     world.cluster.scheduler_policy = world.cluster.scheduler_policy + "\n"
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     assert len(calls) == ran + 2
     mirror = mirror_of(world.cluster.pk)
     soon = timezone.now().timestamp() + 30
@@ -604,7 +604,7 @@ def test_sessions_on_the_kept_engine_state_decide_as_a_full_build(monkeypatch: p
         for _ in range(rng.randint(1, 3)):
             with transaction.atomic():
                 writer.step()
-        assert store.run_scheduling_session(world.cluster).status == "ok"
+        assert sessions.run_scheduling_session(world.cluster).status == "ok"
     assert sum(1 for u in updates if u.startswith("update")) > len(updates) // 2, updates
 
 

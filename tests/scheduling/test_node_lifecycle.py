@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from scheduling import agent, store, tasks
+from scheduling import agent, sessions, store, tasks
 from scheduling.models import Cluster, Eviction, Node, Pod, PodGroup
 from tests.scheduling.conftest import World, build_world
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def _running_on(world: World, node: str) -> list[str]:
     """Binds the world's pods, starts them, and returns the uids of those the session put on ``node``."""
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     Pod.objects.filter(cluster=world.cluster, status="Bound").update(status="Running", started=timezone.now())
     return sorted(
         f"{ns}/{name}"
@@ -76,7 +76,7 @@ def test_a_simulated_cluster_replaces_the_lost_gang_members() -> None:
         replacement = world.pod(uid + "-r1")
         assert (replacement.status, replacement.node) == ("Pending", None)
     # the gang is waiting again, not Completed, and the garbage collector leaves it alone
-    store.run_scheduling_session(world.cluster)
+    sessions.run_scheduling_session(world.cluster)
     assert PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk).phase != "Completed"
 
 

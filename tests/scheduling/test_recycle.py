@@ -11,7 +11,7 @@ import time_machine
 from django.utils import timezone
 
 from quotas.models import Namespace
-from scheduling import store, tasks
+from scheduling import sessions, tasks
 from scheduling.models import Eviction, Pod, QuotaOverState, SchedulingSession
 from tests.scheduling.conftest import World, build_world, rl
 
@@ -100,12 +100,12 @@ def test_a_restarted_worker_keeps_the_debounce(fake_engine: Any) -> None:
 
     fake_engine.recycle_answer = answer
     with time_machine.travel(T0, tick=False) as clock:
-        store.run_recycle_pass(world.cluster)
+        sessions.run_recycle_pass(world.cluster)
         clock.shift(timedelta(seconds=30))
-        store.run_recycle_pass(world.cluster)
+        sessions.run_recycle_pass(world.cluster)
     assert fake_engine.recycle_calls == [{}, {"qa": T0.timestamp()}]
     fake_engine.recycle_answer = lambda snapshot, now, over: ([], {})  # qa no longer over: the row goes
-    store.run_recycle_pass(world.cluster)
+    sessions.run_recycle_pass(world.cluster)
     assert not QuotaOverState.objects.exists()
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.policy import DEFAULT_POLICY
-from scheduling import store
+from scheduling import sessions, store
 from scheduling.models import (
     Eviction as EvictionRow,
 )
@@ -342,12 +342,12 @@ def test_apply_is_one_transaction(world: World, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_run_scheduling_session_times_each_phase(world: World, fake_engine: Any) -> None:
-    session = store.run_scheduling_session(world.cluster)
+    session = sessions.run_scheduling_session(world.cluster)
     assert session.status == "ok" and session.bound == 3 and session.pending_pods == 3
     assert set(session.timings) == {"load_ms", "engine_ms", "write_ms"}
     assert session.duration_ms == pytest.approx(sum(session.timings.values()), abs=0.01)
     assert fake_engine.calls == [pytest.approx(session.started.timestamp())]
-    assert store.run_scheduling_session(world.cluster).bound == 0
+    assert sessions.run_scheduling_session(world.cluster).bound == 0
 
 
 def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engine: Any, monkeypatch: Any) -> None:
@@ -355,7 +355,7 @@ def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engi
         raise ValueError("poison podgroup ns-a/pg-a")
 
     monkeypatch.setattr(fake_engine, "run_session", broken)
-    session = store.run_scheduling_session(world.cluster)
+    session = sessions.run_scheduling_session(world.cluster)
     assert session.status == "failed" and "poison podgroup" in session.error
     assert set(Pod.objects.values_list("status", flat=True)) == {"Pending"}
 

@@ -14,7 +14,7 @@ from engine.session.policy import default_policy_with
 from engine.session.run import run_session
 from engine.usage import QUEUE, UsageHistory, node_key
 from planning import valuecache
-from scheduling import store
+from scheduling import sessions, store
 from scheduling.mirror import forget
 from scheduling.models import SessionStatus
 from scheduling.models import UsageHistory as UsageRow
@@ -39,12 +39,12 @@ def test_sessions_keep_the_past_usage_and_a_restart_reads_it_back(world: World) 
     cluster = world.cluster
     start = timezone.now().replace(microsecond=0)
     with time_machine.travel(start, tick=False) as clock:
-        first = store.run_scheduling_session(cluster)
+        first = sessions.run_scheduling_session(cluster)
         assert first.status == SessionStatus.OK
         row = UsageRow.objects.get(cluster=cluster)
         assert row.updated == start and row.nodes == {}  # the first session starts the record
         clock.shift(timedelta(hours=1))
-        assert store.run_scheduling_session(cluster).status == SessionStatus.OK
+        assert sessions.run_scheduling_session(cluster).status == SessionStatus.OK
         assert UsageRow.objects.filter(cluster=cluster).count() == 1  # one row, updated in place
         kept = store.read_past_usage(cluster)
         assert kept is not None and kept.updated == (start + timedelta(hours=1)).timestamp()
@@ -59,13 +59,13 @@ def test_sessions_keep_the_past_usage_and_a_restart_reads_it_back(world: World) 
         snapshot = store.load_snapshot(cluster)
         assert snapshot.past_usage == kept
         expected = run_session(snapshot, now=timezone.now().timestamp()).usage_history
-        assert store.run_scheduling_session(cluster).status == SessionStatus.OK
+        assert sessions.run_scheduling_session(cluster).status == SessionStatus.OK
         again = store.read_past_usage(cluster)
         assert again is not None and again.nodes == expected.nodes
         assert again.updated == pytest.approx(expected.updated)
         # the steady state is not reused with the switch on: the record moved, so the engine ran again
         clock.shift(timedelta(minutes=30))
-        assert store.run_scheduling_session(cluster).status == SessionStatus.OK
+        assert sessions.run_scheduling_session(cluster).status == SessionStatus.OK
         latest = store.read_past_usage(cluster)
         assert latest is not None and latest.updated == pytest.approx(expected.updated + 1800.0)
         assert latest.nodes[node_key(QUEUE, "team-a")] != again.nodes[node_key(QUEUE, "team-a")]
@@ -75,7 +75,7 @@ def test_sessions_keep_the_past_usage_and_a_restart_reads_it_back(world: World) 
 def test_with_the_switch_off_nothing_is_read_or_written(world: World) -> None:
     assert store.read_past_usage(world.cluster) is None
     assert store.load_snapshot(world.cluster).past_usage is None
-    assert store.run_scheduling_session(world.cluster).status == SessionStatus.OK
+    assert sessions.run_scheduling_session(world.cluster).status == SessionStatus.OK
     assert not UsageRow.objects.exists()
 
 
@@ -83,7 +83,7 @@ def test_with_the_switch_off_nothing_is_read_or_written(world: World) -> None:
 def test_a_malformed_row_fails_the_session_with_a_clear_error(world: World) -> None:
     _switch_on(world)
     UsageRow.objects.create(cluster=world.cluster, updated=timezone.now(), nodes={"queue/team-a": "lots"})
-    session = store.run_scheduling_session(world.cluster)
+    session = sessions.run_scheduling_session(world.cluster)
     assert session.status == SessionStatus.FAILED
     assert "node 'queue/team-a' must be [used, deserved]" in session.error
     assert UsageHistory.from_json({"updated": 1.0, "nodes": {}}) == UsageHistory(updated=1.0)

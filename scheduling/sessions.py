@@ -1,0 +1,141 @@
+"""A scheduling session and a recycling pass of one cluster, end to end: the cluster read through the process's
+mirror of it (``scheduling.mirror``: the snapshot ``store.read_cluster`` gives, brought up to date from the rows
+changed since), the engine run on it (``engine.session.run``), its decisions written by ``store.apply_decisions``
+in the same transaction. The Celery tasks (``scheduling.tasks``) call these while they hold the cluster's lock; a
+failure is recorded as a failed session row (``store.record_failure``) and rolls back everything else it did.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from time import perf_counter
+
+from django.db import transaction
+from django.utils import timezone
+
+from engine import collector
+from engine.session import decisions, run
+from scheduling.agent import cluster_disrupted
+from scheduling.mirror import mirror_of, record_session
+from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
+from scheduling.store import apply_decisions, record_failure, save_past_usage
+
+__all__ = ["load_over_since", "run_recycle_pass", "run_scheduling_session", "save_over_since"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
+    """Load the snapshot, run the engine's session, write its decisions; a failure becomes a failed session row.
+
+    Call it under the cluster's session lock (``scheduling.tasks.run_session`` does).
+    """
+    started = timezone.now()
+    mirror = mirror_of(cluster.pk)
+    try:
+        # the collector paused for the whole session (``engine.collector``: a fifth of a 50,000-pod session)
+        with collector.paused(), transaction.atomic():
+            t0 = perf_counter()
+            snapshot, ids = mirror.read(cluster, session=True)
+            t1 = perf_counter()
+            if mirror.last.full:
+                logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
+            now = started.timestamp()
+            # The past usage (fairness over time) is an input of the engine too: with it on, the key names the
+            # record the result was computed from, and since every session writes a new one, a result is never
+            # reused then (the carry still spares rebuilding the state).
+            key = cluster.scheduler_policy
+            if snapshot.past_usage is not None:
+                key += f"\n# past usage as of {snapshot.past_usage.updated!r}"
+            result = mirror.reusable(key, now)  # nothing changed: the same decisions
+            known = None if result is None else mirror.phase_counts()  # and their statuses are written
+            if result is None:
+                # the engine's state kept from the last session, brought up to date (``engine.session.carry``)
+                result = run.run_session(snapshot, now=now, carry=mirror.carry)
+                mirror.remember(result, key, now)
+            if result.usage_history is not None:
+                save_past_usage(cluster, result.usage_history)
+            t2 = perf_counter()
+            pending = mirror.pending_count()
+            session = apply_decisions(
+                cluster,
+                result,
+                started,
+                started=started,
+                pending_pods=pending,
+                ids=ids,
+                phases=known,
+                timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
+            )
+            record_session(cluster.pk, mirror)
+            return session
+    except Exception as exc:
+        logger.exception("scheduling session of cluster %s failed", cluster.name)
+        return record_failure(cluster, SessionKind.SESSION, started, exc)
+
+
+def load_over_since(cluster: Cluster) -> dict[str, float]:
+    """The recycling debounce state: quota group -> since when it has been over its runtime (epoch seconds)."""
+    return {
+        name: ts.timestamp()
+        for name, ts in QuotaOverState.objects.filter(cluster=cluster).values_list("name", "over_since")
+    }
+
+
+def save_over_since(cluster: Cluster, over_since: Mapping[str, float]) -> None:
+    """Replace the debounce state with ``over_since`` (rows for groups no longer over are deleted)."""
+    existing = dict(QuotaOverState.objects.filter(cluster=cluster).values_list("name", "over_since"))
+    QuotaOverState.objects.filter(cluster=cluster).exclude(name__in=list(over_since)).delete()
+    for name, ts in over_since.items():
+        moment = datetime.fromtimestamp(ts, tz=UTC)
+        if name not in existing:
+            QuotaOverState.objects.create(cluster=cluster, name=name, over_since=moment)
+        elif existing[name] != moment:
+            QuotaOverState.objects.filter(cluster=cluster, name=name).update(over_since=moment)
+
+
+def run_recycle_pass(cluster: Cluster) -> SchedulingSession | None:
+    """One overuse-revoke pass (Koordinator's recycling, seed 001) with the debounce state kept in the database.
+
+    Runs only when the cluster's policy enables the ``elasticquota`` plugin with ``monitorAllQuotas: true``
+    (Koordinator's controller is off by default) and the cluster is not disrupted (``agent.cluster_disrupted``:
+    most nodes NotReady); otherwise it clears the state and returns None. Returns a
+    ``recycle`` session row when pods were evicted (or the pass failed), else None: a pass that finds nothing
+    to do every second leaves no row.
+    """
+    args = cluster.policy.elastic_quota_args()
+    if not args.monitor_all_quotas:
+        QuotaOverState.objects.filter(cluster=cluster).delete()
+        return None
+    down, total = cluster_disrupted(cluster)
+    if down:
+        # Most nodes are NotReady: the runtimes shrank with the capacity that left, but evicting what still runs
+        # would only add to the outage (as Kubernetes stops evicting in a disrupted zone). The debounce restarts.
+        QuotaOverState.objects.filter(cluster=cluster).delete()
+        logger.warning("cluster %s: recycling paused, %d of %d nodes NotReady", cluster.name, down, total)
+        return None
+    started = timezone.now()
+    try:
+        with transaction.atomic():
+            t0 = perf_counter()
+            snapshot, _ = mirror_of(cluster.pk).read(cluster)
+            over = load_over_since(cluster)
+            t1 = perf_counter()
+            evictions, new_over = run.run_recycle(snapshot, now=started.timestamp(), over_since=over)
+            t2 = perf_counter()
+            save_over_since(cluster, new_over)
+            if not evictions:
+                return None
+            return apply_decisions(
+                cluster,
+                decisions.SessionResult(evictions=list(evictions)),
+                started,
+                kind=SessionKind.RECYCLE,
+                started=started,
+                timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
+            )
+    except Exception as exc:
+        logger.exception("recycling pass of cluster %s failed", cluster.name)
+        return record_failure(cluster, SessionKind.RECYCLE, started, exc)
