@@ -17,6 +17,7 @@ from django.views import defaults
 from drf_standardized_errors.handler import ExceptionHandler as StandardExceptionHandler
 from rest_framework import exceptions, status
 
+from controlplane.tree_owner import TreesOwnedByCluster
 from engine.limits import BudgetExceeded, LimitExceeded
 
 # What a client is told to wait before it retries when the database cannot be reached (or the server is busy).
@@ -115,6 +116,14 @@ class OverBudget(exceptions.APIException):
     default_code = "budget_exceeded"
 
 
+class TreesReadOnly(exceptions.APIException):
+    """A tree write while a Kubernetes cluster owns the trees (``controlplane.tree_owner``): 409, naming it."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The trees are owned by a Kubernetes cluster."
+    default_code = "trees_owned_by_cluster"
+
+
 class ExceptionHandler(StandardExceptionHandler):
     """drf-standardized-errors' handler, with the failures that are not the server's fault mapped to their status:
     an unreachable database (503, ``Retry-After``), a body over the limit (413), a limit or a budget (400, 422)."""
@@ -126,6 +135,8 @@ class ExceptionHandler(StandardExceptionHandler):
             return RequestTooLarge()
         if isinstance(exc, BudgetExceeded):
             return OverBudget(f"{exc}; ask for less (fewer sessions, a smaller snapshot or proposal)")
+        if isinstance(exc, TreesOwnedByCluster):
+            return TreesReadOnly(str(exc))
         if isinstance(exc, LimitExceeded):
             return exceptions.ValidationError({exc.field or "non_field_errors": [exc.message]})
         return super().convert_known_exceptions(exc)

@@ -6,10 +6,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
+from controlplane import tree_owner
 from engine import rules
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -28,7 +30,7 @@ class QueueAdminForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if self.errors:
+        if self.errors or "parent" not in self.fields:  # read-only tree fields (a cluster owns the trees)
             return data
         payload = {k: v for k, v in data.items() if k in (*services.QUEUE_FIELDS, "name")}
         payload["parent"] = data["parent"].name if data.get("parent") else None
@@ -46,7 +48,7 @@ class QuotaGroupAdminForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if self.errors:
+        if self.errors or "parent" not in self.fields:  # read-only tree fields (a cluster owns the trees)
             return data
         payload = {k: v for k, v in data.items() if k in (*services.GROUP_FIELDS, "name")}
         payload["parent"] = data["parent"].name if data.get("parent") else None
@@ -74,6 +76,57 @@ class _TreeWriteLockMixin:
             return super().changeform_view(request, *args, **kwargs)  # type: ignore[misc]
 
 
+class _OwnedByClusterMixin:
+    """While a Kubernetes cluster owns the trees (``controlplane.tree_owner``) nothing of them is added, deleted or
+    changed here; only the teams linked to a queue or a quota group (Fairway's own, not the cluster's) stay
+    editable. The owner is read once per request."""
+
+    def _owner(self, request: HttpRequest) -> str | None:
+        if not hasattr(request, "_fairway_trees_owner"):
+            request._fairway_trees_owner = tree_owner.owner()  # type: ignore[attr-defined]
+        return request._fairway_trees_owner  # type: ignore[no-any-return]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._owner(request) is None and super().has_add_permission(request)  # type: ignore[misc]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request) is None and super().has_delete_permission(request, obj)  # type: ignore[misc]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if self._owner(request) is not None and not self._editable_while_owned():
+            return False
+        return super().has_change_permission(request, obj)  # type: ignore[misc,no-any-return]
+
+    def _editable_while_owned(self) -> bool:
+        return any(f.name == "teams" for f in self.model._meta.many_to_many)  # type: ignore[attr-defined]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = super().get_readonly_fields(request, obj)  # type: ignore[misc]
+        if self._owner(request) is None:
+            return fields
+        tree = [f.name for f in self.model._meta.fields if f.editable and f.name not in fields]  # type: ignore[attr-defined]
+        return (*fields, *tree)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        owner = self._owner(request)
+        if owner is not None:
+            messages.info(
+                request,
+                f"{tree_owner.editing_sentence(owner)} Only the teams linked to a queue or a quota group change here.",
+            )
+        return super().changelist_view(request, extra_context)  # type: ignore[misc]
+
+    def revert_disabled(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request) is not None or super().revert_disabled(request, obj)  # type: ignore[misc,no-any-return]
+
+    def history_form_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        """Reverting to an old version would write every field of it."""
+        owner = self._owner(request)
+        if owner is not None and request.method == "POST":
+            raise PermissionDenied(tree_owner.editing_sentence(owner))
+        return super().history_form_view(request, *args, **kwargs)  # type: ignore[misc]
+
+
 class _ProtectedDeleteMixin:
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         try:
@@ -88,7 +141,7 @@ class _ProtectedDeleteMixin:
 
 
 @admin.register(Queue)
-class QueueAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QueueAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
     form = QueueAdminForm
     list_display = ("name", "parent", "weight", "state", "priority", "reclaimable")
     list_filter = ("state", "reclaimable")
@@ -102,7 +155,7 @@ class QueueAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin)
 
 
 @admin.register(QuotaGroup)
-class QuotaGroupAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QuotaGroupAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
     form = QuotaGroupAdminForm
     list_display = ("name", "parent", "is_parent", "allow_lent", "tree_id")
     list_filter = ("is_parent", "allow_lent", "tree_id")
@@ -116,7 +169,7 @@ class QuotaGroupAdmin(_TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryA
 
 
 @admin.register(Namespace)
-class NamespaceAdmin(_TreeWriteLockMixin, SimpleHistoryAdmin):
+class NamespaceAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, SimpleHistoryAdmin):
     list_display = ("name", "weight", "default_queue", "quota_group")
     search_fields = ("name",)
     readonly_fields = ("version", "created", "updated")

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
+from controlplane import tree_owner
 from engine import rules
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
@@ -173,6 +174,7 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     """Create or update a queue. ``instance`` is saved by compare-and-swap on the version it was read at
     (``VersionConflict`` when it changed since)."""
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     spec = check_queue(instance, data)
     queue = instance or Queue()
     queue.name = spec.name
@@ -190,6 +192,7 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
     """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
@@ -205,6 +208,7 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
 def queue_action(queue: Queue, action: str) -> dict[str, tuple[str, bool]]:
     """Open or close a queue with the hierarchical rules; returns every queue whose state changed."""
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     rows = {q.name: q for q in Queue.objects.select_for_update(of=("self",)).select_related("parent")}
     tree = {name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for name, q in rows.items()}
     states = {name: q.state for name, q in rows.items()}
@@ -296,6 +300,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
     """Create or update a quota group (and the namespaces it lists); ``instance`` is saved by compare-and-swap
     on the version it was read at (``VersionConflict`` when it changed since)."""
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     spec = check_quota_group(instance, data)
     group = instance or QuotaGroup()
     group.name = spec.name
@@ -317,6 +322,7 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
 @transaction.atomic
 def delete_quota_group(group: QuotaGroup) -> None:
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     _raise(rules.validate_quota_group_delete(group_specs(), group.name, facts=group_facts()))
     Namespace.objects.filter(quota_group=group).update(quota_group=None)
     group.delete()
@@ -328,6 +334,7 @@ def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
     """Set a namespace's weight (an integer >= 1); ``namespace`` is saved by compare-and-swap on the version it
     was read at (``VersionConflict`` when it changed since)."""
     lock_tree_writes()
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
         _raise(
             [rules.FieldError("weight", f"namespace {namespace.name}: weight must be an integer >= 1, got {weight!r}")]
@@ -413,6 +420,7 @@ def apply_writes(writes: Sequence[Write]) -> None:
     checked first (``StaleWrite``), then each write runs through the service above and its rules
     (``WriteRefused`` names the write); on either error nothing is written."""
     lock_tree_writes()  # the versions checked are the ones the writes replace
+    tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     check_versions(writes)
     for i, w in enumerate(writes):
         try:

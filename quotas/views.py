@@ -13,6 +13,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane import tree_owner
 from controlplane.api import ETagMixin, rule_errors_to_validation_error
 from engine import rules
 from quotas import services
@@ -41,6 +42,12 @@ class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
 
     visible_ids: Any  # each tree says which of its nodes a user may read (None: all)
     write_lock = staticmethod(services.lock_tree_writes)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """A write is refused (409, naming the cluster) while a Kubernetes cluster owns the trees."""
+        super().initial(request, *args, **kwargs)
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            tree_owner.check_writable()
 
     def get_queryset(self) -> QuerySet[Any]:
         qs = super().get_queryset()

@@ -7,6 +7,7 @@ from scheduling.models import (
     Cluster,
     ClusterLease,
     Eviction,
+    KubeObjectProblem,
     Node,
     NodeAgentBinding,
     Pod,
@@ -117,3 +118,12 @@ class UsageHistoryAdmin(_ReadOnlyAdmin):
 @admin.register(ClusterLease)
 class ClusterLeaseAdmin(_ReadOnlyAdmin):
     list_display = ("cluster", "key", "owner", "expires")
+
+
+@admin.register(KubeObjectProblem)
+class KubeObjectProblemAdmin(_ReadOnlyAdmin):
+    """Objects of a source=kubernetes cluster the adapter could not apply, with the reason (read-only)."""
+
+    list_display = ("cluster", "kind", "namespace", "name", "message", "first_seen", "last_seen")
+    list_filter = ("cluster", "kind")
+    search_fields = ("name", "namespace", "message")

@@ -9,11 +9,13 @@ class SchedulingConfig(AppConfig):
     def ready(self) -> None:
         """Connect this app's signal receivers and tell the trees which resource names the nodes offer and
         what each cluster has (for the warnings of a tree write)."""
-        from controlplane import cluster_facts, resource_names
+        from controlplane import cluster_facts, resource_names, tree_owner
         from scheduling import signals
         from scheduling.cluster_facts import cluster_facts as read_cluster_facts
+        from scheduling.cluster_facts import tree_owning_cluster
         from scheduling.resource_names import offered_names
 
         signals.connect()
         resource_names.register(offered_names)
         cluster_facts.register(read_cluster_facts)
+        tree_owner.register(tree_owning_cluster)

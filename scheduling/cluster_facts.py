@@ -25,3 +25,14 @@ def cluster_facts() -> list[ClusterFacts]:
         policy = "capacity-hierarchy" if hierarchy else name
         out.append(ClusterFacts(cluster.name, dict(ResourceList.total(totals.get(cluster.id, []))), policy))
     return out
+
+
+def tree_owning_cluster() -> str | None:
+    """The name of the cluster whose API server owns the trees (``Cluster.tree_source = kubernetes``), if any."""
+    from scheduling.models import Cluster, ClusterSource, TreeSource
+
+    return (
+        Cluster.objects.filter(source=ClusterSource.KUBERNETES, tree_source=TreeSource.KUBERNETES)
+        .values_list("name", flat=True)
+        .first()
+    )

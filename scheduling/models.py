@@ -60,6 +60,16 @@ def parse_scheduler_policy(text: str) -> Policy:
     return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
 
 
+class ClusterSource(models.TextChoices):
+    AGENT = "agent", "node agents (REST API)"
+    KUBERNETES = "kubernetes", "Kubernetes API server (the adapter)"
+
+
+class TreeSource(models.TextChoices):
+    FAIRWAY = "fairway", "Fairway (written to the cluster)"
+    KUBERNETES = "kubernetes", "Kubernetes (read from the cluster)"
+
+
 class Cluster(models.Model):
     """One cluster with its own nodes, scheduler policy and scheduling sessions.
 
@@ -89,6 +99,32 @@ class Cluster(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Seconds a node may stay NotReady before its pods are marked Failed (NodeLost) and their usage is "
         "released (Kubernetes' default toleration of not-ready nodes).",
+    )
+    source = models.CharField(
+        max_length=10,
+        choices=ClusterSource.choices,
+        default=ClusterSource.AGENT,
+        help_text="Who feeds the cluster's nodes and pods: node agents through the API, or the Kubernetes adapter "
+        "(manage.py kube_adapter) mirroring an API server.",
+    )
+    kubeconfig = models.TextField(
+        blank=True,
+        default="",
+        help_text="source=kubernetes: the kubeconfig (YAML) the adapter connects with; blank means the in-cluster "
+        "service account.",
+    )
+    scheduler_name = models.CharField(
+        max_length=63,
+        default="fairway",
+        help_text="source=kubernetes: the adapter mirrors and binds the pods whose spec.schedulerName is this.",
+    )
+    tree_source = models.CharField(
+        max_length=10,
+        choices=TreeSource.choices,
+        default=TreeSource.FAIRWAY,
+        help_text="source=kubernetes: who owns the queue and quota trees. fairway: Fairway's edits are written to the "
+        "cluster as Volcano Queues and Koordinator ElasticQuotas. kubernetes: the cluster's objects are the truth "
+        "and Fairway's tree editor and API are read-only.",
     )
     nodes_checked_at = models.DateTimeField(
         null=True, blank=True, editable=False, help_text="When the node heartbeat check last ran."
@@ -129,6 +165,45 @@ class Cluster(models.Model):
             parse_scheduler_policy(self.scheduler_policy or "")
         except PolicyError as exc:
             raise ValidationError({"scheduler_policy": str(exc)}, code="invalid") from exc
+        self.clean_tree_source()
+
+    def clean_tree_source(self) -> None:
+        """The trees are global (one queue tree, one quota tree for every cluster), so at most one cluster may
+        take them from its API server; and only a cluster the adapter mirrors has one.
+
+        Inside a transaction (a request's, the admin's) the claim is checked under the tree write lock
+        (``quotas.services.lock_tree_writes``), held until the save commits: two clusters cannot take the trees
+        at once, and a tree write of Fairway's own either finished before or sees the owner (``tree_owner``)."""
+        if self.tree_source != TreeSource.KUBERNETES:
+            return
+        if self.source != ClusterSource.KUBERNETES:
+            raise ValidationError(
+                {"tree_source": "only a cluster with source=kubernetes can own the trees from its API server"},
+                code="invalid",
+            )
+        if transaction.get_connection().in_atomic_block:
+            from quotas.services import lock_tree_writes
+
+            lock_tree_writes()
+        other = (
+            Cluster.objects.filter(tree_source=TreeSource.KUBERNETES, source=ClusterSource.KUBERNETES)
+            .exclude(pk=self.pk)
+            .values_list("name", flat=True)
+            .first()
+        )
+        if other is not None:
+            raise ValidationError(
+                {
+                    "tree_source": f"cluster {other} already owns the trees from its API server; the queue and quota "
+                    "trees are global (shared by every cluster), so only one cluster can take them from Kubernetes"
+                },
+                code="invalid",
+            )
+
+    @property
+    def owns_trees(self) -> bool:
+        """Its API server's Queues and ElasticQuotas are the trees (and Fairway's editor is read-only)."""
+        return self.source == ClusterSource.KUBERNETES and self.tree_source == TreeSource.KUBERNETES
 
 
 class ClusterRowQuerySet(RevisedQuerySet):
@@ -372,6 +447,12 @@ class EvictionAction(models.TextChoices):
     NODE_LOST = "node-lost", "node lost"
 
 
+class EvictionApiStatus(models.TextChoices):
+    PENDING = "pending"
+    REFUSED = "refused"
+    DONE = "done"
+
+
 class Eviction(models.Model):
     """A pod the scheduler evicted: which action, why (with numbers) and for whom."""
 
@@ -389,6 +470,19 @@ class Eviction(models.Model):
     preemptor = models.CharField(max_length=520, blank=True, default="")
     blocker = models.JSONField(null=True, blank=True)
     created = models.DateTimeField()
+    # source=kubernetes: the Eviction API call that carries it out (``scheduling.kube.mirror_out``)
+    api_status = models.CharField(
+        max_length=10,
+        choices=EvictionApiStatus.choices,
+        blank=True,
+        default="",
+        help_text="source=kubernetes: where the policy/v1 Eviction of the pod stands.",
+    )
+    api_attempts = models.PositiveIntegerField(default=0, help_text="Eviction API calls made for it.")
+    api_refusal = models.TextField(
+        blank=True, default="", help_text="Why the API server refused the eviction last (e.g. a PodDisruptionBudget)."
+    )
+    api_retry_at = models.DateTimeField(null=True, blank=True, help_text="When a refused eviction is tried again.")
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -564,3 +658,33 @@ class ClusterCounters(models.Model):
 
     def __str__(self) -> str:
         return f"counters of {self.cluster_id}"
+
+
+# -- the Kubernetes adapter -------------------------------------------------------------------------------------
+
+
+class KubeObjectProblem(models.Model):
+    """An object of a ``source=kubernetes`` cluster that the adapter could not apply (a bad field, or a tree rule
+    it breaks), with the reason. Nothing of such an object is written: the rows keep what the last valid version
+    made of them. The row goes when the object is fixed or deleted; a Kubernetes Event with the same reason is
+    created on the object."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_problems")
+    kind = models.CharField(max_length=63)
+    namespace = models.CharField(max_length=63, blank=True, default="")
+    name = models.CharField(max_length=253)
+    message = models.TextField()
+    resource_version = models.CharField(max_length=63, blank=True, default="")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    event_sent = models.BooleanField(default=False, help_text="A Kubernetes Event was created for this message.")
+
+    class Meta:
+        ordering = ["cluster_id", "kind", "namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "kind", "namespace", "name"], name="kube_problem_unique")
+        ]
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.kind} {where}: {self.message}"

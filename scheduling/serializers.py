@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
@@ -41,11 +45,58 @@ def default_cluster() -> Cluster:
     return cluster
 
 
+def kubeconfig_problem(text: str) -> str:
+    """Why ``text`` is not a kubeconfig the adapter can load, or "" (blank is fine: the in-cluster service account).
+    Only where the problem is, never the text (it holds credentials)."""
+    if not text.strip():
+        return ""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return f"the kubeconfig is not valid YAML{where}"
+    if not isinstance(data, Mapping):
+        return "the kubeconfig must be a YAML mapping (apiVersion: v1, kind: Config, clusters, users, contexts)"
+    for key in ("clusters", "contexts"):
+        items = data.get(key)
+        if not isinstance(items, list) or not items:
+            return f"the kubeconfig has no {key}: it needs at least one"
+    contexts = {str(c.get("name")) for c in data["contexts"] if isinstance(c, Mapping)}
+    current = data.get("current-context")
+    if not current:
+        return "the kubeconfig has no current-context: the adapter connects with it"
+    if str(current) not in contexts:
+        return f"the kubeconfig's current-context {str(current)[:63]!r} is not one of its contexts"
+    return ""
+
+
 _REPORTED = ", ".join(AGENT_REPORTED_STATUSES[:-1]) + f" or {AGENT_REPORTED_STATUSES[-1]}"  # "Running, ... or Failed"
 
 
+KUBECONFIG_MAX_CHARS = 131_072  # a kubeconfig with a few embedded certificates is some kilobytes
+
+
 class ClusterSerializer(serializers.ModelSerializer):
+    """A cluster; ``source``, ``scheduler_name``, ``tree_source`` and ``kubeconfig`` set up the Kubernetes adapter
+    (README, "Pointing Fairway at a Kubernetes cluster"). ``kubeconfig`` holds credentials: it is written, never
+    read back (``kubeconfig_set`` says whether there is one)."""
+
     node_heartbeat_timeout = serializers.IntegerField(required=False, min_value=1, max_value=86_400)
+    kubeconfig = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=KUBECONFIG_MAX_CHARS,
+        style={"input_type": "password"},
+        help_text="Write-only: never returned in any response (kubeconfig_set says whether one is stored). "
+        "source=kubernetes: the kubeconfig (YAML) the adapter connects with, its current-context naming one of its "
+        "contexts; blank means the adapter's in-cluster service account.",
+    )
+    kubeconfig_set = serializers.SerializerMethodField(
+        help_text="Whether a kubeconfig is stored (the kubeconfig itself is write-only)."
+    )
 
     class Meta:
         model = Cluster
@@ -56,9 +107,51 @@ class ClusterSerializer(serializers.ModelSerializer):
             "simulated",
             "node_heartbeat_timeout",
             "pod_eviction_timeout",
+            "source",
+            "scheduler_name",
+            "tree_source",
+            "kubeconfig",
+            "kubeconfig_set",
             "created",
         ]
         read_only_fields = ["created"]
+
+    def get_kubeconfig_set(self, obj: Cluster) -> bool:
+        return bool(obj.kubeconfig.strip())
+
+    def validate_scheduler_name(self, value: str) -> str:
+        """The pods' ``spec.schedulerName`` the adapter takes: Kubernetes wants a DNS-1123 subdomain."""
+        errors = rules.validate_dns_subdomain(value, what="scheduler name", field="scheduler_name", max_length=63)
+        if errors:
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        return value
+
+    def validate_kubeconfig(self, value: str) -> str:
+        """A kubeconfig the adapter can load (``scheduling.kube.client.api_client``), or blank. The messages never
+        quote it: it holds credentials."""
+        problem = kubeconfig_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem, code="invalid")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The model's rule of ``tree_source`` (``Cluster.clean_tree_source``: only a ``source=kubernetes``
+        cluster, and only one cluster, owns the trees), on the cluster as it would be saved."""
+        if self.instance is not None and "source" not in attrs and "tree_source" not in attrs:
+            return attrs
+        candidate = copy.copy(self.instance) if self.instance is not None else Cluster()
+        for key in ("name", "source", "tree_source"):
+            if key in attrs:
+                setattr(candidate, key, attrs[key])
+        try:
+            candidate.clean_tree_source()
+        except DjangoValidationError as exc:
+            sent = self.initial_data if isinstance(self.initial_data, Mapping) else {}
+            # the rule is about the pair: name the field the request changed when it did not send tree_source
+            field = "source" if "tree_source" not in sent and "source" in sent else "tree_source"
+            messages = [m for ms in exc.message_dict.values() for m in ms]
+            raise serializers.ValidationError({field: messages}, code="invalid") from exc
+        return attrs
 
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_label(value, what="cluster name")

@@ -165,8 +165,9 @@ def test_pages_need_login_and_show_the_team_subtree(client: Any, make_user: Any)
 
 
 def test_docker_compose_file_runs_the_stack_with_the_same_variables() -> None:
-    """postgres, redis, web (gunicorn), worker and beat, all app services with the same settings; and, where a
-    compose binary is installed, `docker compose config` accepts the file."""
+    """postgres, redis, web (gunicorn), worker and beat, all app services with the same settings (the Kubernetes
+    adapter's too, behind its own profile, with the name of its cluster besides); and, where a compose binary is
+    installed, `docker compose config` accepts the file."""
     import os
     import shutil
     import subprocess
@@ -177,15 +178,18 @@ def test_docker_compose_file_runs_the_stack_with_the_same_variables() -> None:
     root = Path(__file__).resolve().parents[1]
     compose = yaml.safe_load((root / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    assert set(services) == {"postgres", "redis", "web", "worker", "beat", "adapter"}
+    adapter = services["adapter"]
+    assert adapter["profiles"] == ["kubernetes"] and "kube_adapter --cluster" in adapter["command"]
     assert "gunicorn" in services["web"]["command"]
     assert "worker" in services["worker"]["command"] and "beat" in services["beat"]["command"]
     envs = [services[s]["environment"] for s in ("web", "worker", "beat")]
     worker_only = {"FAIRWAY_WORKER_METRICS_PORT", "FAIRWAY_WORKER_METRICS_ADDRESS"}  # the worker's own endpoint
     assert worker_only <= set(envs[1])
     assert envs[0] == {k: v for k, v in envs[1].items() if k not in worker_only} == envs[2]
+    assert {k: v for k, v in adapter["environment"].items() if k != "FAIRWAY_KUBE_CLUSTER"} == envs[0]
     documented = (root / ".env.example").read_text()
-    for variable in envs[0]:
+    for variable in adapter["environment"]:
         assert variable in documented, variable
     for binary in (["docker-compose"], ["docker", "compose"]):
         if shutil.which(binary[0]):

@@ -78,7 +78,7 @@ task statuses (Allocated, Binding, Pipelined) have no manifest form: they are wr
 
 from __future__ import annotations
 
-from engine.manifests.builder import load_manifests
-from engine.manifests.common import LoadResult, ManifestError
+from engine.manifests.builder import load_manifests, load_objects
+from engine.manifests.common import InvalidObject, LoadResult, ManifestError
 
-__all__ = ["LoadResult", "ManifestError", "load_manifests"]
+__all__ = ["InvalidObject", "LoadResult", "ManifestError", "load_manifests", "load_objects"]

@@ -11,9 +11,12 @@ from engine.manifests.common import (
     PLUGINS_QUOTA_GROUP,
     SCHEDULER_CONF_KEY,
     SCHEDULER_CONFIGMAP,
+    InvalidObject,
     LoadResult,
+    ManifestError,
     _Doc,
     _FieldError,
+    _make_doc,
     _map,
     _split_documents,
     _yaml_problem,
@@ -151,3 +154,48 @@ def load_manifests(
     warnings: list[str] = []
     docs = _split_documents(sources, warnings, limits)
     return _Builder(docs, warnings, limits, checkpoint).build()
+
+
+class _TolerantBuilder(_Builder):
+    """The builder for the objects of a live API server (``load_objects``): an object that cannot be read is set
+    aside in ``invalid`` with its reason, and the others are read as ``load_manifests`` reads them."""
+
+    def __init__(self, docs: list[_Doc], warnings: list[str], limits: Limits, invalid: list[InvalidObject]) -> None:
+        super().__init__(docs, warnings, limits)
+        self.invalid = invalid
+
+    def _run(self, doc: _Doc, fn: Callable[[_Doc], None]) -> None:
+        try:
+            super()._run(doc, fn)
+        except ManifestError as exc:
+            self.invalid.append(InvalidObject(doc.kind, doc.namespace, doc.name, exc.message, doc.index))
+
+    def _apply_queue_hierarchy(self) -> None:
+        try:
+            super()._apply_queue_hierarchy()
+        except ManifestError as exc:
+            self.invalid.append(InvalidObject(exc.kind or "Queue", "", exc.name or "", exc.message, exc.index))
+
+
+def load_objects(
+    objects: Sequence[Mapping[str, object]], *, source: str = "cluster", limits: Limits | None = None
+) -> tuple[LoadResult, list[InvalidObject]]:
+    """Read Kubernetes objects (as the API server serves them, each with its ``apiVersion`` and ``kind``) into a
+    ``Snapshot`` with the readers ``load_manifests`` uses, one difference aside: an object that cannot be read is
+    returned in the second list (kind, namespace, name, the reason, its 1-based position in ``objects``) and left
+    out, instead of stopping the read. ``LoadResult.origins`` names ``source`` and each object's position."""
+    limits = limits or Limits()
+    warnings: list[str] = []
+    invalid: list[InvalidObject] = []
+    docs: list[_Doc] = []
+    for index, obj in enumerate(objects, start=1):
+        try:
+            doc = _make_doc(source, index, None, obj, warnings)
+        except ManifestError as exc:
+            meta = obj.get("metadata")
+            ns = str(meta.get("namespace") or "") if isinstance(meta, Mapping) else ""
+            invalid.append(InvalidObject(str(obj.get("kind") or ""), ns, exc.name or "", exc.message, index))
+            continue
+        if doc is not None:
+            docs.append(doc)
+    return _TolerantBuilder(docs, warnings, limits, invalid).build(), invalid

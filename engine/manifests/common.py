@@ -134,6 +134,17 @@ class LoadResult:
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class InvalidObject:
+    """An object ``load_objects`` could not read: its kind, namespace, name, the reason and its 1-based position."""
+
+    kind: str
+    namespace: str
+    name: str
+    message: str
+    index: int
+
+
 class _FieldError(ValueError):
     """A bad field inside one object; the caller adds the document's location."""
 

@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from controlplane import tree_owner
 from frontend import figures
 from frontend.presenters import trees
 from planning import valuecache
@@ -164,6 +165,45 @@ def admin_required(view: View) -> View:
                 status=403,
             )
         return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def trees_owner(request: HttpRequest) -> str | None:
+    """The name of the cluster that owns the trees (``Cluster.tree_source = kubernetes``), or None when Fairway does:
+    one query, cached on the request. The services check again under the tree write lock, so a cluster that took
+    the trees during the request still refuses the write (``TreesOwnedByCluster``)."""
+    if not hasattr(request, "_fairway_trees_owner"):
+        request._fairway_trees_owner = tree_owner.owner()  # type: ignore[attr-defined]
+    return request._fairway_trees_owner  # type: ignore[no-any-return]
+
+
+def owned_sentence(cluster: str) -> str:
+    """What the editing pages say instead of their forms while ``cluster`` owns the trees."""
+    return tree_owner.editing_sentence(cluster)
+
+
+def owned_page(request: HttpRequest, cluster: str, *, status: int) -> HttpResponse:
+    """The page an editing page shows instead of its form (GET, 200) or a refused edit gets (POST, 409)."""
+    context = {"nav": "edit", "owned": owned_sentence(cluster), "refused": request.method == "POST"}
+    return render(request, "frontend/trees_owned.html", context, status=status)
+
+
+def tree_editor(view: View) -> View:
+    """An editing page of the trees (an admin's): while a cluster owns them it offers no form but says so
+    (``owned_sentence``), and a POST is refused with that sentence (409), also when the cluster took the trees
+    after the page's own check (the services refuse it under the tree write lock)."""
+
+    @admin_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        owner = trees_owner(request)
+        if owner is not None:
+            return owned_page(request, owner, status=409 if request.method == "POST" else 200)
+        try:
+            return view(request, *args, **kwargs)
+        except tree_owner.TreesOwnedByCluster as exc:
+            return owned_page(request, exc.cluster, status=409)
 
     return wrapper
 

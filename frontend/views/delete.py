@@ -17,7 +17,7 @@ from frontend.forms import DeleteForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters import trees
 from frontend.presenters.links import node_url
-from frontend.views.common import admin_required
+from frontend.views.common import tree_editor
 from quotas import services
 from quotas.models import Queue, QuotaGroup
 
@@ -25,7 +25,7 @@ MODELS: dict[str, Any] = {"queue": Queue, "quota": QuotaGroup}
 KIND_OF_PATH = {"queues": "queue", "quotas": "quota"}
 
 
-@admin_required
+@tree_editor
 def delete(request: HttpRequest, kind_path: str, name: str) -> HttpResponse:
     """Confirm, then delete (or stage the deletion of) a queue or a quota group."""
     kind = KIND_OF_PATH.get(kind_path)

@@ -16,14 +16,16 @@ from frontend import staging
 from frontend.forms import NamespaceWeightForm, VersionForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters.links import node_url
-from frontend.views.common import admin_required, safe_next
+from frontend.views.common import admin_required, owned_sentence, safe_next, tree_editor, trees_owner
 from quotas import services
 from quotas.models import Namespace, Queue
 
 
 @admin_required
 def index(request: HttpRequest) -> HttpResponse:
-    """Both trees with their actions, and the namespaces with their weights."""
+    """Both trees with their actions, and the namespaces with their weights; while a cluster owns the trees, the
+    trees and weights without an action or a form, and the sentence that says where they are edited."""
+    owner = trees_owner(request)
     namespaces = list(Namespace.objects.select_related("default_queue", "quota_group").order_by("name"))
     context = {
         "nav": "edit",
@@ -33,11 +35,12 @@ def index(request: HttpRequest) -> HttpResponse:
             {"obj": ns, "form": NamespaceWeightForm(instance=ns, prefix=f"ns-{ns.pk}")} for ns in namespaces
         ],
         "staged": staging.staged(request),
+        "owned": owned_sentence(owner) if owner is not None else "",
     }
     return render(request, "frontend/editor.html", context)
 
 
-@admin_required
+@tree_editor
 def queue_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
     """Open or close a queue (POST) with the hierarchical state rules; children follow as the rules say."""
     if request.method != "POST" or action not in ("open", "close"):
@@ -65,7 +68,7 @@ def queue_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
     return redirect(back)
 
 
-@admin_required
+@tree_editor
 def namespace_weight(request: HttpRequest, name: str) -> HttpResponse:
     """Set a namespace's weight (POST from the editor or a queue page), or stage it for the what-if page."""
     ns = get_object_or_404(Namespace, name=name)

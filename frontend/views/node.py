@@ -13,9 +13,11 @@ from frontend.presenters.links import node_url, node_urls
 from frontend.views.common import (
     Page,
     can_see,
+    owned_sentence,
     pick,
     render_page,
     state,
+    trees_owner,
     viewer_required,
     visible_names,
 )
@@ -42,6 +44,8 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
     children = [full.nodes[c] for c in node.children if visible is None or c in visible]
     ns_rows = details.namespace_rows(st.values, name) if kind == "queue" else []
     effective = {x: trees.effective_cap(full, name, x) for x in resources}
+    admin = is_admin(request.user)
+    owner = trees_owner(request) if admin else None  # only an admin is offered the editing buttons
     crumbs = [
         {"name": a, "url": node_url(kind, a) if visible is None or a in visible else ""} for a in full.ancestors(name)
     ]
@@ -70,7 +74,8 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         "explain": details.explain(st.values, kind, name),
         # fairness over time (only when the policy turns it on): the line under the time series
         "past_usage": st.values.past.get(node_key(kind, name)) if st.values is not None else None,
-        "is_admin": is_admin(request.user),
+        "is_admin": admin,
+        "owned": owned_sentence(owner) if owner is not None else "",
         "version": details.version(kind, name),
         "history_url": reverse("frontend:history", args=[PATH_OF_KIND[kind], name]),
         "edit_url": reverse("frontend:edit-" + kind, args=[name]),

@@ -24,7 +24,7 @@ from frontend.forms import QueueForm, QuotaGroupForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters import trees
 from frontend.presenters.links import node_url
-from frontend.views.common import admin_required
+from frontend.views.common import tree_editor
 from planning.values_api import current_snapshot
 from quotas import services
 from quotas.models import Queue, QuotaGroup
@@ -129,25 +129,25 @@ def _edit(request: HttpRequest, kind: str, name: str | None) -> HttpResponse:
     return redirect(node_url(kind, saved.name))
 
 
-@admin_required
+@tree_editor
 def edit_queue(request: HttpRequest, name: str) -> HttpResponse:
     """Edit (or move, or rename) a queue."""
     return _edit(request, "queue", name)
 
 
-@admin_required
+@tree_editor
 def new_queue(request: HttpRequest) -> HttpResponse:
     """Create a queue (``?parent=`` preselects its parent)."""
     return _edit(request, "queue", None)
 
 
-@admin_required
+@tree_editor
 def edit_quota(request: HttpRequest, name: str) -> HttpResponse:
     """Edit (or move, or rename) a quota group."""
     return _edit(request, "quota", name)
 
 
-@admin_required
+@tree_editor
 def new_quota(request: HttpRequest) -> HttpResponse:
     """Create a quota group."""
     return _edit(request, "quota", None)

@@ -19,7 +19,7 @@ from engine.values import compute_values
 from frontend import figures, staging
 from frontend.presenters import impact, units
 from frontend.presenters import whatif as whatif_rows
-from frontend.views.common import Page, admin_required, render_page, state
+from frontend.views.common import Page, admin_required, owned_sentence, render_page, state, tree_editor, trees_owner
 
 
 def fingerprint(entries: Sequence[Mapping[str, Any]]) -> str:
@@ -32,8 +32,10 @@ def whatif(request: HttpRequest) -> HttpResponse:
     """The staged edits, before/after per node, the impact on jobs, and Apply / Discard."""
     entries = staging.staged(request)
     st = state(request)
+    owner = trees_owner(request)
     context: dict[str, Any] = {
         "nav": "whatif",
+        "owned": owned_sentence(owner) if owner is not None else "",  # then nothing staged can be applied
         "entries": [{**e, "index": i} for i, e in enumerate(entries)],
         "fingerprint": fingerprint(entries),
         "cluster": st.cluster,
@@ -77,7 +79,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
     return render_page(request, page)
 
 
-@admin_required
+@tree_editor
 def apply(request: HttpRequest) -> HttpResponse:
     """Apply every staged edit in one transaction (POST); all or nothing."""
     if request.method != "POST":

@@ -1,0 +1,87 @@
+"""The API client of a ``source=kubernetes`` cluster, and the kinds the adapter reads.
+
+``api_client`` builds the official client's ``ApiClient`` from the cluster's kubeconfig text (``Cluster.kubeconfig``)
+or, when that is blank, from the pod's service account (in-cluster config). ``KINDS`` lists every kind the adapter
+lists and watches, with the path it uses; ``deploy/kubernetes/rbac.yaml`` grants exactly these plus the writes of
+``mirror_out`` and ``leader`` (``tests/kube/test_rbac.py`` checks the manifest against the requests the adapter
+sends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+__all__ = ["KINDS", "Kind", "api_client", "error_status"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind the adapter mirrors: its API group, version, plural, kind and the objects it keeps."""
+
+    kind: str
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+    field_selector: str = ""  # ``{scheduler}`` is the cluster's scheduler name
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self) -> str:
+        """The cluster-wide collection path (every namespace for a namespaced kind)."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/{self.plural}"
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
+    Kind("Namespace", "", "v1", "namespaces", False),
+    Kind("ResourceQuota", "", "v1", "resourcequotas", True),
+    Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False),
+    Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True),
+    Kind("ElasticQuota", "scheduling.x-k8s.io", "v1alpha1", "elasticquotas", True),
+    Kind("Node", "", "v1", "nodes", False),
+    Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True),
+    Kind("Pod", "", "v1", "pods", True, field_selector="spec.schedulerName={scheduler}"),
+)
+KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}
+
+
+def api_client(kubeconfig: str, *, context: str | None = None) -> k8s.ApiClient:
+    """An ``ApiClient`` for a kubeconfig text (YAML), or for the pod's service account when it is blank.
+
+    Raises ``kubernetes.config.ConfigException`` (or ``yaml.YAMLError``) for a kubeconfig that cannot be used."""
+    configuration = k8s.Configuration()
+    if kubeconfig.strip():
+        data = yaml.safe_load(kubeconfig)
+        if not isinstance(data, Mapping):
+            raise k8s_config.ConfigException("the kubeconfig is not a YAML mapping")
+        k8s_config.load_kube_config_from_dict(
+            dict(data), context=context, client_configuration=configuration, persist_config=False
+        )
+    else:
+        k8s_config.load_incluster_config(client_configuration=configuration)
+    return k8s.ApiClient(configuration)
+
+
+def error_status(exc: BaseException) -> tuple[int, str, Any]:
+    """(HTTP status, message, the Status body's details) of an ``ApiException``; (0, text, None) otherwise."""
+    status = getattr(exc, "status", None)
+    if not isinstance(status, int):
+        return 0, str(exc), None
+    body = getattr(exc, "body", None)
+    try:
+        parsed = yaml.safe_load(body) if body else None
+    except yaml.YAMLError:
+        parsed = None
+    if isinstance(parsed, Mapping):
+        return status, str(parsed.get("message") or getattr(exc, "reason", "")), parsed.get("details")
+    return status, str(getattr(exc, "reason", "") or body or ""), None

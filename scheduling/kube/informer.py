@@ -1,0 +1,181 @@
+"""List and watch one kind of the API server into an in-memory cache, as client-go's reflector does.
+
+* **List** the whole collection (``GET …?fieldSelector=``) and remember the list's ``metadata.resourceVersion``.
+* **Watch** from that version (``?watch=true&resourceVersion=&allowWatchBookmarks=true&timeoutSeconds=``): each
+  ``ADDED`` / ``MODIFIED`` / ``DELETED`` event updates the cache and the version; a ``BOOKMARK`` only moves the
+  version, so a watch that saw nothing of its own kind still resumes near the head. When the server ends the watch
+  (its timeout), the next one resumes from the last version: nothing is listed again.
+* **410 Gone** (an ``ERROR`` event with code 410, or the HTTP status, when the version was compacted away) lists the
+  collection again: the cache is replaced by the list, so an object deleted meanwhile disappears and nothing
+  changed meanwhile is missed.
+* **A dropped connection** (or any other error) is retried from the last version after a backoff that doubles from
+  ``backoff`` up to ``max_backoff`` and resets after a watch that worked.
+
+Only HTTP happens here (no database): the caches are read by the adapter's thread, under ``lock``. ``generation``
+moves whenever the cache changes, so the adapter knows when to mirror again.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from kubernetes import client as k8s
+from kubernetes.watch.watch import iter_resp_lines
+
+from scheduling.kube.client import Kind
+
+__all__ = ["Gone", "Informer", "object_key"]
+
+logger = logging.getLogger(__name__)
+
+
+class Gone(Exception):
+    """The watch's resource version is too old (410): list again."""
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+class Informer:
+    """The cache of one kind (see the module docstring); ``run`` is its thread's body."""
+
+    def __init__(
+        self,
+        api: k8s.ApiClient,
+        kind: Kind,
+        *,
+        scheduler: str = "fairway",
+        watch_seconds: int = 60,
+        backoff: float = 0.1,
+        max_backoff: float = 5.0,
+    ) -> None:
+        self.api, self.kind = api, kind
+        self.field_selector = kind.field_selector.format(scheduler=scheduler)
+        self.watch_seconds, self.backoff, self.max_backoff = watch_seconds, backoff, max_backoff
+        self.cache: dict[str, dict[str, Any]] = {}
+        self.resource_version = ""
+        self.listed = False
+        self.generation = 0
+        self.lists = self.watches = self.reconnects = 0
+        self.lock = threading.Lock()
+        self.changed: Callable[[], None] = lambda: None  # set by the adapter: wake it up
+
+    # -- the calls ------------------------------------------------------------------------------------------
+
+    def _request(self, params: dict[str, Any], timeout: Any) -> Any:
+        query = [(k, v) for k, v in params.items() if v not in (None, "")]
+        if self.field_selector:
+            query.append(("fieldSelector", self.field_selector))
+        return self.api.call_api(
+            *self.api.param_serialize(
+                method="GET", resource_path=self.kind.path(), query_params=query, auth_settings=["BearerToken"]
+            ),
+            _request_timeout=timeout,
+        )
+
+    def list(self) -> None:
+        """Replace the cache with a fresh list (the starting point of the watches)."""
+        response = self._request({}, 30)
+        if not 200 <= response.status <= 299:
+            self._raise(response.status, response.read())
+        data = json.loads(response.read())
+        items = {}
+        for obj in data.get("items") or []:
+            obj.setdefault("apiVersion", self.kind.api_version)
+            obj.setdefault("kind", self.kind.kind)
+            items[object_key(obj)] = obj
+        with self.lock:
+            self.cache = items
+            self.resource_version = str((data.get("metadata") or {}).get("resourceVersion") or "")
+            self.listed = True
+            self.generation += 1
+        self.lists += 1
+        self.changed()
+
+    def watch(self, stop: threading.Event | None = None) -> None:
+        """One watch from the current version until the server ends it (or ``stop`` is set)."""
+        params = {"watch": "true", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
+                  "timeoutSeconds": str(self.watch_seconds)}  # fmt: skip
+        response = self._request(params, (10, self.watch_seconds + 10))
+        self.watches += 1
+        try:
+            if response.status == 410:
+                raise Gone(f"{self.kind.kind}: 410 Gone")
+            if not 200 <= response.status <= 299:
+                self._raise(response.status, response.read())
+            for event in self._events(response.response):
+                self.apply(event)
+                if stop is not None and stop.is_set():
+                    return
+        finally:
+            response.response.release_conn()
+
+    @staticmethod
+    def _events(raw: Any) -> Iterator[dict[str, Any]]:
+        for line in iter_resp_lines(raw):
+            if line.strip():
+                yield json.loads(line)
+
+    def _raise(self, status: int, body: bytes) -> None:
+        raise k8s.ApiException(status=status, reason=body.decode(errors="replace")[:500])
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """One watch event into the cache."""
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            code = obj.get("code")
+            if code == 410:
+                raise Gone(f"{self.kind.kind}: {obj.get('message', '410 Gone')}")
+            raise k8s.ApiException(status=code or 500, reason=str(obj.get("message", "")))
+        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        with self.lock:
+            if kind in ("ADDED", "MODIFIED"):
+                obj.setdefault("apiVersion", self.kind.api_version)
+                obj.setdefault("kind", self.kind.kind)
+                self.cache[object_key(obj)] = obj
+                self.generation += 1
+            elif kind == "DELETED":
+                self.cache.pop(object_key(obj), None)
+                self.generation += 1
+            if version:
+                self.resource_version = version
+        if kind != "BOOKMARK":
+            self.changed()
+
+    # -- the loop -------------------------------------------------------------------------------------------
+
+    def step(self, stop: threading.Event | None = None) -> None:
+        """List when needed, then watch once; a 410 makes the next step list again."""
+        if not self.listed:
+            self.list()
+        try:
+            self.watch(stop)
+        except Gone as exc:
+            logger.info("%s; listing again", exc)
+            self.listed = False
+
+    def run(self, stop: threading.Event) -> None:
+        """Step until ``stop``; errors (a dropped connection, the server down) wait a doubling backoff."""
+        delay = self.backoff
+        while not stop.is_set():
+            try:
+                self.step(stop)
+                delay = self.backoff
+            except Exception as exc:  # a dropped connection is urllib3's ProtocolError; any other error alike
+                self.reconnects += 1
+                logger.warning("watch of %s failed (%s); retrying in %.1f s", self.kind.plural, exc, delay)
+                stop.wait(delay)
+                delay = min(delay * 2, self.max_backoff)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """A copy of the cached objects, in key order."""
+        with self.lock:
+            return [copy.deepcopy(self.cache[k]) for k in sorted(self.cache)]

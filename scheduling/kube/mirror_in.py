@@ -1,0 +1,469 @@
+"""The API server's objects -> Fairway's rows, through the same readers and write paths as everything else.
+
+The informers' caches (every kind of ``client.KINDS``) are read by ``engine.manifests.load_objects``, the readers
+``fairway simulate`` uses (quantities, Volcano Queue and PodGroup fields, Koordinator's labels and annotations, a
+pod's queue and quota group, priority classes), into a ``Snapshot``; then each object is written as one write of its
+own, checked by the same rules as the API's:
+
+* **trees** (only when the cluster owns them, ``tree_source=kubernetes``): queues and quota groups through
+  ``quotas.services`` (``engine.rules``: guarantee <= deserved <= capability, children within parents, cycles, ...),
+  parents first, deleted children first; namespaces' weight, hard limits and default queue. Otherwise only the
+  namespaces the pods need are created;
+* **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted);
+* **podgroups** (Volcano PodGroups): queue, minMember, minTaskMember, minResources, priority, checked with
+  ``engine.rules.validate_podgroup`` when created or when their queue or minimum changes; the phase, reasons and
+  conditions are the sessions' (they are written back, not read);
+* **pods** with the cluster's ``schedulerName``: request, priority, preemptible, quota group, placement constraints;
+  their status follows what the cluster reports, as a node agent's reports do (``scheduling.agent``): a node name
+  with phase Pending is Bound, Running, Succeeded, Failed; a ``deletionTimestamp`` is Releasing; a pod gone from the
+  API server is deleted, or, when it was being evicted, confirmed gone (Failed, Evicted). What the last session
+  decided and the adapter has not sent yet (a pod Bound here and not yet there, an eviction not yet done) is kept.
+
+**An object that cannot be applied** (a field the readers refuse, a rule it breaks, a pod naming a podgroup or a
+quota group that is not there) writes nothing — the rows keep what its last valid version made of them — and is
+recorded as a ``KubeObjectProblem`` row with the reason (``mirror_out.send_problem_events`` then creates a
+Kubernetes Event on the object); the row goes when the object is fixed or deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from controlplane import tree_owner
+from engine import rules
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.manifests import load_objects
+from engine.objects import PodGroupInfo, Snapshot, TaskInfo, TaskStatus, own_podgroup_name
+from engine.resources import ResourceList
+from quotas import services
+from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone
+from scheduling.choices import PodStatus
+from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup
+
+__all__ = ["Report", "mirror"]
+
+logger = logging.getLogger(__name__)
+
+ProblemKey = tuple[str, str, str]  # kind, namespace, name
+_FINISHED = (PodStatus.SUCCEEDED, PodStatus.FAILED)
+_ON_NODE = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING)
+_PLACED_BY_SESSION = (PodStatus.BOUND, PodStatus.PIPELINED, PodStatus.ALLOCATED, PodStatus.BINDING)
+
+
+@dataclass
+class Report:
+    """What one mirror pass did: rows written per kind and the objects it could not apply."""
+
+    written: Counter[str] = field(default_factory=Counter)
+    deleted: Counter[str] = field(default_factory=Counter)
+    problems: dict[ProblemKey, str] = field(default_factory=dict)
+
+
+def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime) -> Report:
+    """Apply the cluster's objects (every kind the informers watch) to the rows; see the module docstring."""
+    result, invalid = load_objects(objects, source=f"cluster {cluster.name}")
+    snap = result.snapshot
+    report = Report()
+    for bad in invalid:
+        report.problems[(bad.kind, bad.namespace, bad.name)] = bad.message
+    versions = {_key_of(o): str((o.get("metadata") or {}).get("resourceVersion") or "") for o in objects}
+    if cluster.owns_trees:
+        with tree_owner.from_cluster():
+            _sync_queues(snap, report)
+            _sync_quota_groups(snap, report)
+            _sync_namespaces(snap, report)
+    _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
+    _sync_nodes(cluster, snap, report)
+    pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
+    _sync_podgroups(cluster, snap, pg_docs, report)
+    _sync_pods(cluster, snap, report, now)
+    _record_problems(cluster, report.problems, versions, now)
+    return report
+
+
+def _key_of(obj: Mapping[str, Any]) -> ProblemKey:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _auto_podgroups(snap: Snapshot) -> list[str]:
+    """The podgroups a plain pod gets (``podgroup-<pod>``): rows of no podgroup (the store makes them again)."""
+    return [t.podgroup for t in snap.tasks.values() if t.podgroup == f"{t.namespace}/{own_podgroup_name(t.name)}"]
+
+
+# -- trees --------------------------------------------------------------------------------------------------
+
+
+def _parents_first(specs: Mapping[str, Any]) -> list[str]:
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in seen or name in path or name not in specs:
+            return
+        parent = specs[name].parent
+        if parent is not None:
+            visit(parent, (*path, name))
+        seen.add(name)
+        order.append(name)
+
+    for name in sorted(specs):
+        visit(name, ())
+    return order
+
+
+def _refused(report: Report, key: ProblemKey, exc: Exception) -> None:
+    errors = getattr(exc, "errors", None)
+    report.problems[key] = "; ".join(e.message for e in errors) if errors else str(exc)
+
+
+def _sync_queues(snap: Snapshot, report: Report) -> None:
+    current = services.queue_specs()
+    for name in _parents_first(snap.queues):
+        spec = snap.queues[name]
+        if name == ROOT_QUEUE or (name in current and _same_queue(current[name], spec)):
+            continue
+        data = {k: getattr(spec, k) for k in (*services.QUEUE_FIELDS, "name", "parent")}
+        try:
+            services.save_queue(Queue.objects.filter(name=name).first(), data)
+            report.written["Queue"] += 1
+        except (rules.RuleViolation, Queue.DoesNotExist) as exc:
+            _refused(report, ("Queue", "", name), exc)
+    gone = [n for n in reversed(_parents_first(current)) if n not in snap.queues and n not in Queue.BUILTIN]
+    for name in gone:
+        try:
+            services.delete_queue(Queue.objects.get(name=name))
+            report.deleted["Queue"] += 1
+        except rules.RuleViolation as exc:
+            _refused(report, ("Queue", "", name), exc)
+
+
+def _same_queue(a: QueueSpec, b: QueueSpec) -> bool:
+    return all(getattr(a, k) == getattr(b, k) for k in (*services.QUEUE_FIELDS, "parent"))
+
+
+def _sync_quota_groups(snap: Snapshot, report: Report) -> None:
+    current = services.group_specs()
+    members = dict(Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"))
+    for name in _parents_first(snap.quota_groups):
+        spec = snap.quota_groups[name]
+        namespaces = sorted(snap.quota_namespaces.get(name, ()))
+        if name in QuotaGroup.BUILTIN:
+            continue
+        if name in current and _same_group(current[name], spec, namespaces, members):
+            continue
+        data: dict[str, Any] = {k: getattr(spec, k) for k in (*services.GROUP_FIELDS, "name", "parent")}
+        data["namespaces"] = namespaces
+        try:
+            services.save_quota_group(QuotaGroup.objects.filter(name=name).first(), data)
+            report.written["ElasticQuota"] += 1
+        except (rules.RuleViolation, QuotaGroup.DoesNotExist) as exc:
+            _refused(report, ("ElasticQuota", "", name), exc)
+    gone = [n for n in reversed(_parents_first(current)) if n not in snap.quota_groups]
+    for name in gone:
+        if name in QuotaGroup.BUILTIN:
+            continue
+        try:
+            services.delete_quota_group(QuotaGroup.objects.get(name=name))
+            report.deleted["ElasticQuota"] += 1
+        except rules.RuleViolation as exc:
+            _refused(report, ("ElasticQuota", "", name), exc)
+
+
+def _same_group(a: QuotaGroupSpec, b: QuotaGroupSpec, namespaces: list[str], members: Mapping[str, str]) -> bool:
+    fields = ("is_parent", "min", "max", "allow_lent", "tree_id", "min_scale_exempt", "borrowing_limit")
+    if any(getattr(a, k) != getattr(b, k) for k in (*fields, "lending_limit", "parent")):
+        return False
+    if b.shared_weight is not None and a.shared_weight != b.shared_weight:
+        return False
+    return sorted(ns for ns, g in members.items() if g == a.name) == namespaces
+
+
+@transaction.atomic
+def _sync_namespaces(snap: Snapshot, report: Report) -> None:
+    """Namespaces' weight (``volcano.sh/namespace.weight``), hard limits and default queue, from the cluster."""
+    services.lock_tree_writes()
+    queues = dict(Queue.objects.values_list("name", "id"))
+    for name, info in sorted(snap.namespaces.items()):
+        row, _ = Namespace.objects.get_or_create(name=name)
+        queue_id = queues.get(info.queue) if info.queue else None
+        if info.queue and queue_id is None:
+            report.problems[("Namespace", "", name)] = f"annotation queue-name: queue {info.queue} does not exist"
+        changes = {"weight": info.weight, "hard": info.hard or None, "default_queue_id": queue_id}
+        if any(getattr(row, k) != v for k, v in changes.items()):
+            for k, v in changes.items():
+                setattr(row, k, v)
+            row.save()
+            report.written["Namespace"] += 1
+
+
+def _ensure_namespaces(names: Iterable[str]) -> None:
+    missing = set(names) - set(Namespace.objects.filter(name__in=set(names)).values_list("name", flat=True))
+    if not missing:
+        return
+    with transaction.atomic():
+        services.lock_tree_writes()
+        for name in sorted(missing):
+            Namespace.objects.get_or_create(name=name)
+
+
+# -- nodes, podgroups, pods -----------------------------------------------------------------------------------
+
+
+def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> None:
+    rows = {n.name: n for n in Node.objects.filter(cluster=cluster)}
+    for name, info in snap.nodes.items():
+        values = {
+            "allocatable": info.allocatable,
+            "labels": dict(info.labels),
+            "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in info.taints],
+            "unschedulable": info.unschedulable,
+            "ready": info.ready,
+        }
+        row = rows.get(name)
+        if row is None:
+            Node(cluster=cluster, name=name, **values).save()
+        elif any(getattr(row, k) != v for k, v in values.items()):
+            for k, v in values.items():
+                setattr(row, k, v)
+            row.save()
+        else:
+            continue
+        report.written["Node"] += 1
+    for name in set(rows) - set(snap.nodes):
+        rows[name].delete()
+        report.deleted["Node"] += 1
+
+
+def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Report) -> None:
+    rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
+        "namespace", "queue")}  # fmt: skip
+    specs = services.queue_specs()
+    for key in sorted(keys):
+        info = snap.podgroups[key]
+        row = rows.get(key)
+        changed = row is None or _changed(row, info)
+        try:
+            _write_podgroup(cluster, info, row, specs)
+        except rules.RuleViolation as exc:
+            _refused(report, ("PodGroup", info.namespace, info.name), exc)
+            continue
+        report.written["PodGroup"] += int(changed)
+    for key in set(rows) - keys:
+        rows[key].delete()
+        report.deleted["PodGroup"] += 1
+
+
+def _changed(row: PodGroup, info: PodGroupInfo) -> bool:
+    return (row.queue.name, row.min_member, row.min_resources, row.priority) != (
+        info.queue, info.min_member, info.min_resources, info.priority)  # fmt: skip
+
+
+@transaction.atomic
+def _write_podgroup(cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, specs: Mapping[str, Any]) -> None:
+    """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum."""
+    if row is not None and not _changed(row, info) and row.min_task_member == dict(info.min_task_member):
+        return
+    if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
+        ns = Namespace.objects.get(name=info.namespace)
+        others = PodGroup.objects.filter(namespace=ns).exclude(pk=getattr(row, "pk", None))
+        rules.check(
+            rules.validate_podgroup(
+                specs, info.queue, min_member=info.min_member, min_resources=info.min_resources or ResourceList(),
+                namespace=info.namespace, namespace_hard=ns.hard, name=info.name,
+                other_min_resources=ResourceList.total(m for m in others.values_list("min_resources", flat=True) if m),
+            )
+        )  # fmt: skip
+    values = {
+        "queue": Queue.objects.get(name=info.queue or DEFAULT_QUEUE),
+        "min_member": info.min_member,
+        "min_task_member": dict(info.min_task_member),
+        "min_resources": info.min_resources,
+        "priority": info.priority,
+        "priority_class_name": info.priority_class,
+    }
+    if row is None:
+        row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)
+    for k, v in values.items():
+        setattr(row, k, v)
+    row.save()
+
+
+def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime) -> None:
+    rows = {f"{p.namespace.name}/{p.name}": p for p in Pod.objects.filter(cluster=cluster).select_related(
+        "namespace", "node", "podgroup", "quota_group")}  # fmt: skip
+    refs = _References.read(cluster)
+    for uid, task in sorted(snap.tasks.items()):
+        try:
+            values = refs.pod_values(task)
+        except ValueError as exc:
+            report.problems[("Pod", task.namespace, task.name)] = str(exc)
+            continue
+        if _write_pod(cluster, task, rows.get(uid), values, refs, now):
+            report.written["Pod"] += 1
+    for uid in set(rows) - set(snap.tasks):
+        if _pod_gone(rows[uid], now):
+            report.deleted["Pod"] += 1
+
+
+@dataclass
+class _References:
+    """The rows a pod points at, by name (read once per pass)."""
+
+    nodes: dict[str, int]
+    podgroups: dict[str, int]
+    groups: dict[str, tuple[int, bool]]  # name -> (id, is_parent)
+    ns_ids: dict[str, int]
+    ns_groups: dict[str, int | None]
+
+    @classmethod
+    def read(cls, cluster: Cluster) -> _References:
+        namespaces = list(Namespace.objects.values_list("name", "id", "quota_group_id"))
+        podgroups = PodGroup.objects.filter(cluster=cluster).values_list("namespace__name", "name", "id")
+        return cls(
+            nodes=dict(Node.objects.filter(cluster=cluster).values_list("name", "id")),
+            podgroups={f"{ns}/{n}": pk for ns, n, pk in podgroups},
+            groups={n: (pk, parent) for n, pk, parent in QuotaGroup.objects.values_list("name", "id", "is_parent")},
+            ns_ids={n: pk for n, pk, _ in namespaces},
+            ns_groups={n: g for n, _, g in namespaces},
+        )
+
+    def pod_values(self, task: TaskInfo) -> dict[str, Any]:
+        """The pod's row fields but its status; ``ValueError`` naming what it refers to and is not there."""
+        podgroup_id = None
+        if task.podgroup != f"{task.namespace}/{own_podgroup_name(task.name)}":
+            podgroup_id = self.podgroups.get(task.podgroup)
+            if podgroup_id is None:
+                raise ValueError(f"annotation scheduling.k8s.io/group-name: podgroup {task.podgroup} is not mirrored")
+        group_id = self.ns_groups.get(task.namespace)
+        if task.quota_group is not None:
+            found = self.groups.get(task.quota_group)
+            if found is None or found[1]:
+                why = "does not exist" if found is None else "is a parent group; pods go to leaf groups"
+                raise ValueError(f"label quota.scheduling.koordinator.sh/name: quota group {task.quota_group} {why}")
+            group_id = found[0]
+        return {
+            "namespace_id": self.ns_ids[task.namespace],
+            "podgroup_id": podgroup_id,
+            "task_name": task.task_role[:63],
+            "request": task.request,
+            "priority": task.priority,
+            "preemptible": task.volcano_preemptable is not False and task.quota_preemptible,
+            "quota_group_id": group_id,
+            "node_selector": dict(task.node_selector),
+            "tolerations": [_toleration(t) for t in task.tolerations],
+            "labels": dict(task.labels),
+        }
+
+
+def _toleration(t: Any) -> dict[str, Any]:
+    out = {"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect}
+    if t.toleration_seconds is not None:
+        out["toleration_seconds"] = t.toleration_seconds
+    return out
+
+
+def _write_pod(
+    cluster: Cluster, task: TaskInfo, row: Pod | None, values: dict[str, Any], refs: _References, now: datetime
+) -> bool:
+    """Create or update one pod row; returns whether it wrote."""
+    node_id = refs.nodes.get(task.node) if task.node else None
+    if row is None:
+        status, node = _initial_status(task, node_id)
+        Pod(cluster=cluster, name=task.name, status=status, node_id=node, started=now if status == PodStatus.RUNNING
+            else None, finished=now if status in _FINISHED else None, **values).save()  # fmt: skip
+        return True
+    changes = {k: v for k, v in values.items() if getattr(row, k) != v}
+    changes.update(_status_change(row, task, node_id, now))
+    if not changes:
+        return False
+    changes["updated"] = now
+    return bool(Pod.objects.filter(pk=row.pk, status=row.status).update(**changes))
+
+
+def _initial_status(task: TaskInfo, node_id: int | None) -> tuple[str, int | None]:
+    if task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+        return task.status.value, node_id
+    if task.node is None or node_id is None:
+        return PodStatus.PENDING, None
+    if task.status is TaskStatus.RELEASING:
+        return PodStatus.RELEASING, node_id
+    return (PodStatus.BOUND if task.status is TaskStatus.BOUND else PodStatus.RUNNING), node_id
+
+
+def _status_change(row: Pod, task: TaskInfo, node_id: int | None, now: datetime) -> dict[str, Any]:
+    """What the cluster's report of a pod changes in its row (see the module docstring)."""
+    k8s, db = task.status, row.status
+    if k8s in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+        if db in _FINISHED:
+            return {}
+        return {"status": k8s.value, "finished": now, "node_id": node_id or row.node_id}
+    if k8s is TaskStatus.PENDING:
+        if db in _FINISHED or (db == PodStatus.RELEASING and row.node_id is None):
+            # a pod of the same name made again: a new incarnation waits
+            return {"status": PodStatus.PENDING, "node_id": None, "reason": "", "message": "", "started": None,
+                    "finished": None}  # fmt: skip
+        return {}  # Pending there: a binding not yet sent (Bound here) or nothing to do
+    if node_id is None:
+        return {}  # on a node Fairway does not know (yet)
+    if k8s is TaskStatus.RELEASING:
+        return {"status": PodStatus.RELEASING, "node_id": node_id} if db in _ON_NODE or db == PodStatus.PENDING else {}
+    if db == PodStatus.RELEASING or db in _FINISHED:
+        return {}  # an eviction under way, or finished here
+    target = PodStatus.RUNNING if k8s is TaskStatus.RUNNING else PodStatus.BOUND
+    if db == target and row.node_id == node_id:
+        return {}
+    if db == PodStatus.RUNNING and target == PodStatus.BOUND:
+        return {} if row.node_id == node_id else {"node_id": node_id}
+    change: dict[str, Any] = {"status": target, "node_id": node_id}
+    if target == PodStatus.RUNNING and row.started is None:
+        change["started"] = now
+    return change
+
+
+def _pod_gone(row: Pod, now: datetime) -> bool:
+    """A pod the API server no longer has: confirmed gone when it was being evicted, kept when it was evicted or
+    lost before (its history), deleted otherwise. Returns whether the row changed."""
+    if row.status == PodStatus.RELEASING:
+        confirm_gone(row, now)
+        return True
+    if row.status == PodStatus.FAILED and row.reason in (EVICTED_REASON, NODE_LOST_REASON):
+        return False
+    row.delete()
+    return True
+
+
+# -- problems -----------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def _record_problems(
+    cluster: Cluster, problems: Mapping[ProblemKey, str], versions: Mapping[ProblemKey, str], now: datetime
+) -> None:
+    """One row per object that could not be applied; rows of objects now fine (or gone) are deleted."""
+    rows = {(p.kind, p.namespace, p.name): p for p in KubeObjectProblem.objects.filter(cluster=cluster)}
+    for key, message in problems.items():
+        row = rows.get(key)
+        if row is None:
+            KubeObjectProblem.objects.create(
+                cluster=cluster, kind=key[0], namespace=key[1], name=key[2], message=message,
+                resource_version=versions.get(key, ""), first_seen=now, last_seen=now,
+            )  # fmt: skip
+            logger.warning("cluster %s: %s %s/%s not applied: %s", cluster.name, *key, message)
+            continue
+        row.last_seen, row.resource_version = now, versions.get(key, row.resource_version)
+        if row.message != message:
+            row.message, row.event_sent = message, False
+        row.save()
+    stale = [row.pk for key, row in rows.items() if key not in problems]
+    if stale:
+        KubeObjectProblem.objects.filter(pk__in=stale).delete()

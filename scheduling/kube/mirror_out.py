@@ -1,0 +1,396 @@
+"""The sessions' decisions -> the API server. Everything here reads rows the normal scheduling session
+(``scheduling.tasks.run_session``) wrote and the informers' caches, and sends what the cluster does not have yet:
+
+* **bindings**: a pod Bound here whose object has no ``spec.nodeName`` gets ``POST pods/{name}/binding``
+  (a 409 means it is bound already: the watch brings where, and the mirror follows);
+* **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
+  policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
+  eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
+  (2 s doubling, at most 60 s); the pod stays Releasing, holding its node, meanwhile;
+* **PodGroup status** as Volcano writes it: ``phase``, ``conditions`` (Scheduled / Unschedulable with reason,
+  message, transitionID, lastTransitionTime), and the ``running`` / ``succeeded`` / ``failed`` counts;
+* **Queue status** as Volcano's queue controller writes it: ``state``, the podgroups ``pending`` / ``inqueue`` /
+  ``running`` / ``completed`` / ``unknown``, and ``allocated`` (the last session's sample);
+* **ElasticQuota**: Koordinator's ``quota.scheduling.koordinator.sh/runtime`` annotation (a JSON resource list) and
+  ``status.used`` (the last session's sample); a scheduler-plugins ElasticQuota gets ``status.used``;
+* **the trees**, when Fairway owns them (``tree_source=fairway``): every queue and quota group as the Volcano Queue
+  and Koordinator ElasticQuota ``engine.manifests.export`` builds, created or replaced when they differ (labelled
+  ``app.kubernetes.io/managed-by: fairway``; one that Fairway made and no longer has is deleted);
+* **problems**: a ``KubeObjectProblem`` not yet told gets a Warning ``Event`` on its object (reason
+  ``FairwayInvalid``).
+
+Status writes replace the ``status`` subresource with the ``resourceVersion`` they were read at; a 409 Conflict (the
+object changed meanwhile) is retried on a fresh read, up to ``CONFLICT_RETRIES`` times.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Q
+from kubernetes import client as k8s
+
+from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD
+from engine.manifests.export import export_trees
+from engine.resources import ResourceList, is_unlimited
+from quotas.models import Namespace, Queue
+from scheduling.agent import confirm_gone
+from scheduling.choices import PodStatus
+from scheduling.kube.client import KIND_BY_PATH, Kind, error_status
+from scheduling.models import (
+    Cluster,
+    Eviction,
+    EvictionApiStatus,
+    KubeObjectProblem,
+    Pod,
+    PodGroup,
+)
+
+__all__ = ["CONFLICT_RETRIES", "Sender"]
+
+logger = logging.getLogger(__name__)
+
+CONFLICT_RETRIES = 5
+KOORD_RUNTIME = KOORD + "runtime"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+RETRY_BASE_SECONDS, RETRY_MAX_SECONDS = 2, 60
+Cache = Mapping[str, list[dict[str, Any]]]  # "group/plural" -> objects
+
+
+def cache_key(group: str, plural: str) -> str:
+    return f"{group}/{plural}"
+
+
+class Sender:
+    """Sends one cluster's decisions (see the module docstring); ``caches`` are the informers' objects."""
+
+    def __init__(self, api: k8s.ApiClient, cluster: Cluster, caches: Cache, now: datetime) -> None:
+        self.core, self.custom = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api)
+        self.cluster, self.caches, self.now = cluster, caches, now
+        self.counts: dict[str, int] = {}
+        self._values: Any = None
+
+    def values(self) -> Any:
+        """The tree values now (``engine.values.compute_values`` on the cluster's mirror, as the pages compute
+        them): what each queue has allocated and each quota group uses and may use (runtime), after the last
+        session's bindings and evictions."""
+        if self._values is None:
+            from engine.values import compute_values
+            from scheduling.mirror import mirror_of
+
+            self._values = compute_values(mirror_of(self.cluster.pk).read(self.cluster)[0])
+        return self._values
+
+    def send_all(self) -> dict[str, int]:
+        for step in (self.send_bindings, self.send_evictions, self.write_podgroup_status, self.write_queue_status,
+                     self.write_elastic_quotas, self.write_trees, self.send_problem_events):  # fmt: skip
+            try:
+                step()
+            except k8s.ApiException as exc:  # one failed kind does not stop the others; the next pass retries
+                logger.warning("cluster %s: %s failed: %s", self.cluster.name, step.__name__, exc)
+        return self.counts
+
+    def _count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def objects(self, group: str, plural: str) -> dict[tuple[str, str], dict[str, Any]]:
+        out = {}
+        for obj in self.caches.get(cache_key(group, plural), []):
+            meta = obj.get("metadata") or {}
+            out[(meta.get("namespace") or "", meta.get("name") or "")] = obj
+        return out
+
+    # -- pods -----------------------------------------------------------------------------------------------
+
+    def send_bindings(self) -> None:
+        pods = self.objects("", "pods")
+        rows = Pod.objects.filter(cluster=self.cluster, status=PodStatus.BOUND, node__isnull=False)
+        for ns, name, node in rows.values_list("namespace__name", "name", "node__name"):
+            obj = pods.get((ns, name))
+            if (
+                obj is None
+                or (obj.get("spec") or {}).get("nodeName")
+                or (obj.get("metadata") or {}).get("deletionTimestamp")
+            ):
+                continue
+            body = k8s.V1Binding(
+                metadata=k8s.V1ObjectMeta(name=name, namespace=ns),
+                target=k8s.V1ObjectReference(api_version="v1", kind="Node", name=node),
+            )
+            try:  # the server answers a Status, not the Binding the generated method expects: read it raw
+                self.core.create_namespaced_pod_binding(name, ns, body, _preload_content=False)
+                self._count("bound")
+            except k8s.ApiException as exc:
+                status, message, _ = error_status(exc)
+                logger.info("binding %s/%s to %s: %s %s", ns, name, node, status, message)
+
+    def send_evictions(self) -> None:
+        pods = self.objects("", "pods")
+        rows = Pod.objects.filter(cluster=self.cluster, status=PodStatus.RELEASING).select_related("namespace")
+        for pod in rows:
+            obj = pods.get((pod.namespace.name, pod.name))
+            if obj is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
+                continue  # gone (the mirror confirms it) or being deleted already
+            eviction = Eviction.objects.filter(pod=pod).order_by("-created", "-id").first()
+            if eviction is not None and eviction.api_retry_at is not None and eviction.api_retry_at > self.now:
+                continue
+            self._evict(pod, eviction)
+
+    def _evict(self, pod: Pod, eviction: Eviction | None) -> None:
+        ns, name = pod.namespace.name, pod.name
+        body = k8s.V1Eviction(metadata=k8s.V1ObjectMeta(name=name, namespace=ns))
+        attempts = (eviction.api_attempts if eviction else 0) + 1
+        update: dict[str, Any] = {"api_attempts": attempts}
+        try:
+            self.core.create_namespaced_pod_eviction(name, ns, body, _preload_content=False)
+            update.update(api_status=EvictionApiStatus.DONE, api_retry_at=None)
+            self._count("evicted")
+        except k8s.ApiException as exc:
+            status, message, details = error_status(exc)
+            if status == 404:
+                confirm_gone(pod, self.now)
+                update.update(api_status=EvictionApiStatus.DONE, api_retry_at=None)
+            else:
+                causes = [c.get("message", "") for c in (details or {}).get("causes") or [] if isinstance(c, dict)]
+                delay = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempts - 1))
+                update.update(
+                    api_status=EvictionApiStatus.REFUSED,
+                    api_refusal=" ".join([f"{status}:", message, *causes])[:2000],
+                    api_retry_at=self.now + timedelta(seconds=delay),
+                )
+                self._count("eviction_refused")
+                logger.info("eviction of %s/%s refused (%s): %s", ns, name, status, message)
+        if eviction is not None:
+            Eviction.objects.filter(pk=eviction.pk).update(**update)
+
+    # -- statuses -------------------------------------------------------------------------------------------
+
+    def write_status(self, kind: Kind, obj: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+        """Merge ``desired`` into the object's status when it differs; a 409 is retried on a fresh read."""
+        meta = obj.get("metadata") or {}
+        ns, name = meta.get("namespace") or "", meta["name"]
+        current: dict[str, Any] = copy.deepcopy(dict(obj))
+        for _ in range(CONFLICT_RETRIES):
+            status = dict(current.get("status") or {})
+            if all(status.get(k) == v for k, v in desired.items()):
+                return False
+            current["status"] = {**status, **desired}
+            try:
+                self._replace_status(kind, ns, name, current)
+                return True
+            except k8s.ApiException as exc:
+                if exc.status != 409:
+                    raise
+                logger.info("%s %s: conflict on status, reading it again", kind.kind, name)
+                current = self._read(kind, ns, name)
+        raise k8s.ApiException(status=409, reason=f"{kind.kind} {name}: still conflicting after retries")
+
+    def _read(self, kind: Kind, ns: str, name: str) -> dict[str, Any]:
+        if ns:
+            got = self.custom.get_namespaced_custom_object(kind.group, kind.version, ns, kind.plural, name)
+        else:
+            got = self.custom.get_cluster_custom_object(kind.group, kind.version, kind.plural, name)
+        return dict(got)
+
+    def _replace_status(self, kind: Kind, ns: str, name: str, body: dict[str, Any]) -> None:
+        if ns:
+            self.custom.replace_namespaced_custom_object_status(kind.group, kind.version, ns, kind.plural, name, body)
+        else:
+            self.custom.replace_cluster_custom_object_status(kind.group, kind.version, kind.plural, name, body)
+
+    def write_podgroup_status(self) -> None:
+        kind = KIND_BY_PATH[("scheduling.volcano.sh", "podgroups")]
+        objects = self.objects(kind.group, kind.plural)
+        counts = _pod_counts(self.cluster)
+        for pg in PodGroup.objects.filter(cluster=self.cluster).select_related("namespace"):
+            obj = objects.get((pg.namespace.name, pg.name))
+            if obj is None:
+                continue
+            running, succeeded, failed = counts.get(pg.pk, (0, 0, 0))
+            desired = {"phase": pg.phase, "conditions": pg.conditions or [], "running": running,
+                       "succeeded": succeeded, "failed": failed}  # fmt: skip
+            if self.write_status(kind, obj, desired):
+                self._count("podgroup_status")
+
+    def write_queue_status(self) -> None:
+        kind = KIND_BY_PATH[("scheduling.volcano.sh", "queues")]
+        objects = self.objects(kind.group, kind.plural)
+        phases = _queue_phases(self.cluster)
+        for queue in Queue.objects.filter(name__in=[n for _, n in objects]):
+            counts = phases.get(queue.pk, {})
+            book = self.values().queues
+            used = book[queue.name].allocated if queue.name in book else {}
+            desired: dict[str, Any] = {"state": queue.state, "allocated": _quantities(used)}
+            for phase in ("pending", "inqueue", "running", "completed", "unknown"):
+                desired[phase] = counts.get(phase, 0)
+            if self.write_status(kind, objects[("", queue.name)], desired):
+                self._count("queue_status")
+
+    def write_elastic_quotas(self) -> None:
+        koord = KIND_BY_PATH[("scheduling.sigs.k8s.io", "elasticquotas")]
+        for (ns, name), obj in self.objects(koord.group, koord.plural).items():
+            group = self._group(_FROM_KOORD.get(name, name))
+            if group is None:
+                continue
+            obj = self._runtime_annotation(koord, ns, name, obj, group.runtime)
+            if self.write_status(koord, obj, {"used": _quantities(group.used)}):
+                self._count("elastic_quota_status")
+        plugins = KIND_BY_PATH[("scheduling.x-k8s.io", "elasticquotas")]
+        homes = dict(Namespace.objects.filter(quota_group__isnull=False).values_list("name", "quota_group__name"))
+        for (ns, _), obj in self.objects(plugins.group, plugins.plural).items():
+            group = self._group(homes.get(ns, ns))  # the namespace's quota group (read from it: the namespace)
+            if group is not None and self.write_status(plugins, obj, {"used": _quantities(group.used)}):
+                self._count("elastic_quota_status")
+
+    def _group(self, name: str) -> Any:
+        return self.values().quotas.get(name)
+
+    def _runtime_annotation(
+        self, kind: Kind, ns: str, name: str, obj: Mapping[str, Any], runtime: Any
+    ) -> Mapping[str, Any]:
+        """Koordinator's runtime annotation (JSON quantities; an unlimited amount left out); returns the object as
+        the patch left it, whose resourceVersion the status write must carry."""
+        text = json.dumps(_quantities(runtime), sort_keys=True)
+        if ((obj.get("metadata") or {}).get("annotations") or {}).get(KOORD_RUNTIME) == text:
+            return obj
+        patch = {"metadata": {"annotations": {KOORD_RUNTIME: text}}}
+        patched = self.custom.patch_namespaced_custom_object(
+            kind.group, kind.version, ns, kind.plural, name, patch, _content_type="application/merge-patch+json"
+        )
+        self._count("elastic_quota_runtime")
+        return patched if isinstance(patched, Mapping) else obj
+
+    # -- trees and events -----------------------------------------------------------------------------------
+
+    def write_trees(self) -> None:
+        """``tree_source=fairway``: the trees as Volcano Queues and Koordinator ElasticQuotas."""
+        if self.cluster.owns_trees:
+            return
+        from scheduling.store import read_cluster
+
+        snapshot = read_cluster(self.cluster)[0]
+        for fmt, kind_path in (("volcano", ("scheduling.volcano.sh", "queues")),
+                               ("koordinator", ("scheduling.sigs.k8s.io", "elasticquotas"))):  # fmt: skip
+            kind = KIND_BY_PATH[kind_path]
+            wanted = [d for d in export_trees(snapshot, fmt) if d["kind"] == kind.kind]
+            self._apply_desired(kind, wanted)
+
+    def _apply_desired(self, kind: Kind, wanted: list[dict[str, Any]]) -> None:
+        have = self.objects(kind.group, kind.plural)
+        keep = set()
+        for doc in wanted:
+            meta = doc["metadata"]
+            key = (meta.get("namespace") or "", meta["name"])
+            keep.add(key)
+            meta.setdefault("labels", {})[MANAGED_BY] = "fairway"
+            doc.pop("status", None)
+            current = have.get(key)
+            if current is None:
+                self._create(kind, key[0], doc)
+            elif _differs(current, doc):
+                self._replace(kind, key, current, doc)
+        for key, obj in have.items():
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if key not in keep and labels.get(MANAGED_BY) == "fairway":
+                self._delete(kind, key)
+
+    def _create(self, kind: Kind, ns: str, doc: dict[str, Any]) -> None:
+        if ns:
+            self.custom.create_namespaced_custom_object(kind.group, kind.version, ns, kind.plural, doc)
+        else:
+            self.custom.create_cluster_custom_object(kind.group, kind.version, kind.plural, doc)
+        self._count("tree_written")
+
+    def _replace(self, kind: Kind, key: tuple[str, str], current: Mapping[str, Any], doc: dict[str, Any]) -> None:
+        for _ in range(CONFLICT_RETRIES):
+            body = {**doc, "metadata": {**doc["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+            try:
+                if key[0]:
+                    self.custom.replace_namespaced_custom_object(kind.group, kind.version, key[0], kind.plural,
+                                                                 key[1], body)  # fmt: skip
+                else:
+                    self.custom.replace_cluster_custom_object(kind.group, kind.version, kind.plural, key[1], body)
+                self._count("tree_written")
+                return
+            except k8s.ApiException as exc:
+                if exc.status != 409:
+                    raise
+                current = self._read(kind, *key)
+
+    def _delete(self, kind: Kind, key: tuple[str, str]) -> None:
+        if key[0]:
+            self.custom.delete_namespaced_custom_object(kind.group, kind.version, key[0], kind.plural, key[1])
+        else:
+            self.custom.delete_cluster_custom_object(kind.group, kind.version, kind.plural, key[1])
+        self._count("tree_deleted")
+
+    def send_problem_events(self) -> None:
+        for problem in KubeObjectProblem.objects.filter(cluster=self.cluster, event_sent=False):
+            ref = self._involved(problem)
+            event = k8s.CoreV1Event(
+                metadata=k8s.V1ObjectMeta(generate_name=f"{problem.name}.", namespace=ref.namespace or "default"),
+                involved_object=ref, reason="FairwayInvalid", message=problem.message[:1024], type="Warning",
+                source=k8s.V1EventSource(component="fairway-adapter"), first_timestamp=self.now,
+                last_timestamp=self.now, count=1,
+            )  # fmt: skip
+            self.core.create_namespaced_event(ref.namespace or "default", event)
+            KubeObjectProblem.objects.filter(pk=problem.pk, message=problem.message).update(event_sent=True)
+            self._count("events")
+
+    def _involved(self, problem: KubeObjectProblem) -> k8s.V1ObjectReference:
+        for (group, plural), kind in KIND_BY_PATH.items():
+            if kind.kind != problem.kind:
+                continue
+            name = _TO_KOORD.get(problem.name, problem.name) if problem.kind == "ElasticQuota" else problem.name
+            for (ns, n), obj in self.objects(group, plural).items():
+                if n == name and (ns == problem.namespace or not problem.namespace):
+                    meta = obj.get("metadata") or {}
+                    return k8s.V1ObjectReference(api_version=kind.api_version, kind=kind.kind, name=n,
+                                                 namespace=ns or None, uid=meta.get("uid"),
+                                                 resource_version=meta.get("resourceVersion"))  # fmt: skip
+        return k8s.V1ObjectReference(kind=problem.kind, name=problem.name, namespace=problem.namespace or None)
+
+
+def _differs(current: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+    meta, want = current.get("metadata") or {}, doc["metadata"]
+    if current.get("spec") != doc.get("spec"):
+        return True
+    for part in ("labels", "annotations"):
+        have = meta.get(part) or {}
+        if any(have.get(k) != v for k, v in (want.get(part) or {}).items()):
+            return True
+    return False
+
+
+def _quantities(amounts: Any) -> dict[str, str]:
+    """Kubernetes quantities of a resource list; an unlimited amount (a built-in group's runtime) is left out."""
+    kept = {str(k): int(v) for k, v in dict(amounts or {}).items() if not is_unlimited(int(v))}
+    return ResourceList(kept).to_quantities()
+
+
+def _pod_counts(cluster: Cluster) -> dict[int, tuple[int, int, int]]:
+    running = (PodStatus.BOUND, PodStatus.RUNNING)
+    rows = (
+        Pod.objects.filter(cluster=cluster, podgroup__isnull=False)
+        .values("podgroup_id")
+        .annotate(
+            r=Count("id", filter=Q(status__in=running)),
+            s=Count("id", filter=Q(status=PodStatus.SUCCEEDED)),
+            f=Count("id", filter=Q(status=PodStatus.FAILED)),
+        )
+        .order_by()
+    )
+    return {row["podgroup_id"]: (row["r"], row["s"], row["f"]) for row in rows}
+
+
+def _queue_phases(cluster: Cluster) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    rows = PodGroup.objects.filter(cluster=cluster).values_list("queue_id", "phase").annotate(n=Count("id")).order_by()
+    for queue_id, phase, n in rows:
+        out.setdefault(queue_id, {})[phase.lower()] = n
+    return out
