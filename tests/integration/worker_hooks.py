@@ -23,9 +23,9 @@ def _pause_sessions(**kwargs: Any) -> None:
     global _patched
     if not _MARKER or _patched:
         return
-    from scheduling import store
+    from scheduling import sessions
 
-    real = store.apply_decisions
+    real = sessions.apply_decisions
 
     def paused(*args: Any, **kw: Any) -> Any:
         session = real(*args, **kw)  # every decision written, nothing committed yet
@@ -33,5 +33,5 @@ def _pause_sessions(**kwargs: Any) -> None:
         time.sleep(600)
         return session
 
-    store.apply_decisions = paused
+    sessions.apply_decisions = paused  # where the session looks it up
     _patched = True
