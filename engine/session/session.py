@@ -1068,7 +1068,8 @@ def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blo
         return "Unschedulable", f"{skip}; {counts}", skip.blocker()
     placed = job.placed_before_discard if job.placed_before_discard >= 0 else ready + waiting
     missing = max(1, m - placed)
-    if job.allocate_refusal is not None or job.fit_failure is not None:
+    failed = job.allocate_refusal is not None or job.fit_failure is not None
+    if failed and not (waiting and ready + waiting >= m):  # a gang pipelined by preempt or reclaim waits, not fails
         refusal = job.allocate_refusal if job.allocate_refusal is not None else job.fit_failure
         assert refusal is not None
         detail = str(refusal) if refusal is job.allocate_refusal else _fit_text(refusal, missing)

@@ -277,3 +277,59 @@ def test_fairway_owned_trees_are_written_to_the_cluster(
     wait_for(lambda: "eng" in _informer(adapter, "queues").cache)
     adapter.reconcile()
     assert emulator.get("scheduling.volcano.sh", "queues", "", "eng") is None
+
+
+def test_a_real_sessions_preemption_is_sent_through_the_eviction_api(
+    kcluster: Any, seed: Any, make_adapter: Any, emulator: Any
+) -> None:
+    """No row written by hand: a low-priority job fills the only node, a high-priority one of the same queue
+    arrives, a real session (with ``preempt``) evicts the low one, the adapter sends the eviction, the pod leaves the
+    API server and comes back as Failed/Evicted; the next session binds the high-priority pod through the API."""
+    from scheduling import tasks
+    from scheduling.models import Cluster, Eviction, Pod, PodGroup
+
+    Cluster.objects.filter(pk=kcluster.pk).update(
+        scheduler_policy='actions: "enqueue, allocate, preempt"\n'
+        "tiers:\n- plugins:\n  - name: priority\n  - name: gang\n    enablePreemptable: false\n  - name: conformance\n"
+        "- plugins:\n  - name: predicates\n  - name: nodeorder\n"
+    )
+    from quotas import services
+
+    services.save_queue(None, {"name": "ml"})  # Fairway's queue (tree_source=fairway, the default)
+    seed.namespace("team-ml", queue_name="ml")
+    seed.priority_class("low", 1)
+    seed.priority_class("high", 1000)
+    seed.node(node("n1", cpu="4"))
+    seed.podgroup(podgroup("team-ml", "batch", "ml", priorityClassName="low"))
+    seed.pod(pod("team-ml", "batch-0", cpu="4", group="batch", priorityClassName="low"))
+    adapter = make_adapter()
+    pods = _informer(adapter, "pods")
+    adapter.reconcile()
+    tasks.run_session(kcluster.pk)
+    adapter.reconcile()  # the binding goes out
+    wait_for(lambda: pods.cache["team-ml/batch-0"]["spec"].get("nodeName") == "n1", what="the binding")
+    emulator.call(_run_pod, emulator.emulator, "batch-0")
+    wait_for(lambda: pods.cache["team-ml/batch-0"]["status"]["phase"] == "Running", what="the pod to run")
+    adapter.reconcile()
+    seed.podgroup(podgroup("team-ml", "urgent", "ml", priorityClassName="high"))
+    seed.pod(pod("team-ml", "urgent-0", cpu="4", group="urgent", priorityClassName="high"))
+    wait_for(lambda: "team-ml/urgent-0" in pods.cache, what="the urgent pod")
+    adapter.reconcile()
+    tasks.run_session(kcluster.pk)
+    eviction = Eviction.objects.get(pod__name="batch-0")
+    assert eviction.action == "preempt" and "urgent" in eviction.message
+    assert Pod.objects.get(cluster=kcluster, name="batch-0").status == "Releasing"
+    urgent = PodGroup.objects.get(cluster=kcluster, name="urgent")
+    assert (
+        urgent.reason == "Pipelined" and "waiting for pods being evicted or released on 1 node (n1)" in urgent.message
+    )
+    out = adapter.reconcile()
+    assert out["sent"].get("evicted") == 1 and Eviction.objects.get(pk=eviction.pk).api_status == "done"
+    wait_for(lambda: "team-ml/batch-0" not in pods.cache, what="the evicted pod to leave the API server")
+    adapter.reconcile()
+    assert (lambda p: (p.status, p.reason))(Pod.objects.get(cluster=kcluster, name="batch-0")) == ("Failed", "Evicted")
+    tasks.run_session(kcluster.pk)
+    adapter.reconcile()
+    wait_for(lambda: pods.cache["team-ml/urgent-0"]["spec"].get("nodeName") == "n1", what="the urgent pod's binding")
+    evictions = [(v, s) for v, _, plural, s, _ in emulator.verbs() if plural == "pods" and s == "eviction"]
+    assert evictions == [("create", "eviction")]
