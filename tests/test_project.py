@@ -3,8 +3,8 @@ the demo loads through the rules, and the admin enforces the same rules as the A
 
 from __future__ import annotations
 
-from io import StringIO
 import re
+from io import StringIO
 from typing import Any
 
 import pytest
