@@ -14,6 +14,15 @@ are walked back from the most important and each one that still fits (``used + r
 only the rest are evicted. (Koordinator narrows ``used`` to the resources of the pod just removed while walking;
 Fairway keeps every resource of ``used``, which can only keep more pods.)
 
+Gangs (Fairway's ``revokeWholeGangs``, on unless the elasticquota arguments turn it off): Koordinator takes pods
+one by one, which can leave a gang below its ``minMember`` with its other pods still holding their nodes for a job
+that cannot run. Here a gang's pods above its minimum (Volcano's ready count: bound, binding, running, allocated
+and succeeded pods, wherever they run; and each role's ``minTaskMember``) may go alone; a pod that only its role's
+minimum holds waits at the end of the line while the gang has other pods to spare; the pod that would break the
+gang takes the gang's other pods in the group with it, unless one of them is non-preemptible (then the gang is
+left whole). Walking back, such a unit is kept or evicted whole, and a pod is kept only if its gang is whole with
+it. Podgroups of ``minMember`` 1 without role minimums are not gangs: their pods go as Koordinator's do.
+
 The runtimes are computed afresh from the snapshot by ``engine.values.compute_quotas``, the computation the pages
 and the session use (with the elasticquota arguments' ``enableMinQuotaScale``); ``used`` is the requests of the
 allocated pods (a Releasing pod is leaving and is not counted), ``request`` those of every pod not finished. A parent group owns no pods, so it never loses any directly: its children
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
@@ -32,8 +42,9 @@ from engine.session.framework import qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import add_into
 from engine.values import compute_quotas
+from engine.vocabulary import READY_STATUSES
 
-__all__ = ["recycle", "revoke_victims"]
+__all__ = ["Gang", "gangs_of", "recycle", "revoke_victims"]
 
 
 def _within(used: Mapping[str, int], runtime: Mapping[str, int]) -> bool:
@@ -45,27 +56,153 @@ def _least_important_first(task: TaskInfo) -> tuple[int, float, str]:
     return (task.priority, -start, task.uid)
 
 
-def revoke_victims(pods: Sequence[TaskInfo], used: Mapping[str, int], runtime: Mapping[str, int]) -> list[TaskInfo]:
-    """Koordinator's ``getToRevokePodList``: the pods to evict so that ``used <= runtime`` (see the module doc)."""
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """What a gang can lose before it breaks: its ready pods (Volcano's ``ReadyTaskNum``, wherever they run) and
+    its ``minMember`` and ``minTaskMember``."""
+
+    ready: int
+    min_member: int
+    ready_by_role: Mapping[str, int]
+    min_by_role: Mapping[str, int]
+
+
+class _Gangs:
+    """The ready counts of the gangs while pods are taken out and put back."""
+
+    def __init__(self, gangs: Mapping[str, Gang]) -> None:
+        self.gangs = gangs
+        self.ready = {k: g.ready for k, g in gangs.items()}
+        self.by_role = {k: dict(g.ready_by_role) for k, g in gangs.items()}
+
+    def spare(self, pod: TaskInfo) -> bool:
+        """Whether ``pod`` can go alone and leave its gang whole (a pod outside any gang always can)."""
+        gang = self.gangs.get(pod.podgroup)
+        if gang is None:
+            return True
+        need = gang.min_by_role.get(pod.task_role, 0)
+        return self.ready[pod.podgroup] > gang.min_member and self.by_role[pod.podgroup].get(pod.task_role, 0) > need
+
+    def held_by_role(self, pod: TaskInfo) -> bool:
+        """Whether only ``pod``'s role keeps it (its gang could spare a pod of another role)."""
+        gang = self.gangs.get(pod.podgroup)
+        return gang is not None and self.ready[pod.podgroup] > gang.min_member
+
+    def whole(self, pod: TaskInfo) -> bool:
+        """Whether ``pod``'s gang holds at least its minimum with ``pod`` back in it."""
+        gang = self.gangs.get(pod.podgroup)
+        return gang is None or (
+            self.ready[pod.podgroup] + 1 >= gang.min_member
+            and self.by_role[pod.podgroup].get(pod.task_role, 0) + 1 >= gang.min_by_role.get(pod.task_role, 0)
+        )
+
+    def move(self, unit: Sequence[TaskInfo], sign: int) -> None:
+        for pod in unit:
+            if pod.podgroup in self.gangs:
+                self.ready[pod.podgroup] += sign
+                roles = self.by_role[pod.podgroup]
+                roles[pod.task_role] = roles.get(pod.task_role, 0) + sign
+
+
+def _take(
+    pods: Sequence[TaskInfo], used: Mapping[str, int], runtime: Mapping[str, int], gangs: _Gangs
+) -> tuple[dict[str, int], list[tuple[TaskInfo, ...]]]:
+    """Take pods out, least important first, until ``used`` fits: a pod its gang can spare goes alone (one that
+    only its role's ``minTaskMember`` holds waits until the gang has no other pod to spare); the pod that would
+    break its gang takes the gang's other pods here with it, unless one of them may not be evicted (then the gang
+    stays as it is)."""
     remaining = dict(used)
-    removed: list[TaskInfo] = []
-    for pod in sorted(pods, key=_least_important_first):
+    taken: list[tuple[TaskInfo, ...]] = []
+    gone: set[str] = set()  # uids taken
+    kept: set[str] = set()  # gangs that hold a pod that may not be evicted: they cannot be broken
+    ordered = sorted(pods, key=_least_important_first)
+    mates: dict[str, list[TaskInfo]] = {}
+    for pod in ordered:
+        mates.setdefault(pod.podgroup, []).append(pod)
+    waiting: set[str] = set()  # pods put back at the end of the line because only their role held them
+    line = list(ordered)
+    for pod in line:
         if _within(remaining, runtime):
             break
-        if not pod.quota_preemptible:
+        if not pod.quota_preemptible or pod.uid in gone or pod.podgroup in kept:
             continue
-        add_into(remaining, pod.request, -1)
-        removed.append(pod)
+        unit: tuple[TaskInfo, ...] = (pod,)
+        if not gangs.spare(pod) and gangs.held_by_role(pod) and pod.uid not in waiting:
+            waiting.add(pod.uid)
+            line.append(pod)
+            continue
+        if not gangs.spare(pod):
+            unit = tuple(t for t in mates[pod.podgroup] if t.uid not in gone)
+            if not all(t.quota_preemptible for t in unit):
+                kept.add(pod.podgroup)
+                continue
+        for t in unit:
+            add_into(remaining, t.request, -1)
+            gone.add(t.uid)
+        gangs.move(unit, -1)
+        taken.append(unit)
+    return remaining, taken
+
+
+def revoke_victims(
+    pods: Sequence[TaskInfo],
+    used: Mapping[str, int],
+    runtime: Mapping[str, int],
+    gangs: Mapping[str, Gang] | None = None,
+) -> list[TaskInfo]:
+    """Koordinator's ``getToRevokePodList``: the pods to evict so that ``used <= runtime`` (see the module doc).
+    With ``gangs`` (podgroup key -> ``Gang``) no gang is left below its minimum: the pod that would break one
+    goes with the rest of its gang here, and a pod is put back only if its gang is whole with it."""
+    book = _Gangs(gangs or {})
+    remaining, taken = _take(pods, used, runtime, book)
     if not _within(remaining, runtime):
-        return removed
+        return [pod for unit in taken for pod in unit]
     evict: list[TaskInfo] = []
-    for pod in reversed(removed):
-        add_into(remaining, pod.request)
-        if not _within(remaining, runtime):
+    for unit in reversed(taken):
+        for pod in unit:
+            add_into(remaining, pod.request)
+        if _within(remaining, runtime) and (len(unit) > 1 or book.whole(unit[0])):
+            book.move(unit, 1)
+            continue
+        for pod in unit:
             add_into(remaining, pod.request, -1)
-            evict.append(pod)
+        evict.extend(reversed(unit))
     evict.reverse()
     return evict
+
+
+def gangs_of(snapshot: Snapshot) -> dict[str, Gang]:
+    """The gangs of ``snapshot`` (podgroups asking for more than one pod or for pods of given roles) with their
+    ready pods now."""
+    out: dict[str, Gang] = {}
+    by_podgroup = snapshot.tasks_by_podgroup
+    for key, pg in snapshot.podgroups.items():
+        if pg.min_member <= 1 and not any(pg.min_task_member.values()):
+            continue
+        ready = [t for t in by_podgroup.get(key, ()) if t.status in READY_STATUSES]
+        roles: dict[str, int] = {}
+        for t in ready:
+            roles[t.task_role] = roles.get(t.task_role, 0) + 1
+        out[key] = Gang(len(ready), pg.min_member, roles, {r: n for r, n in pg.min_task_member.items() if n})
+    return out
+
+
+def _broken_gangs(victims: Sequence[TaskInfo], gangs: Mapping[str, Gang] | None) -> dict[str, str]:
+    """podgroup key -> the words added to its pods' messages, for the gangs the victims leave below minMember."""
+    out: dict[str, str] = {}
+    if not gangs:
+        return out
+    counts: dict[str, int] = {}
+    for pod in victims:
+        counts[pod.podgroup] = counts.get(pod.podgroup, 0) + 1
+    for key, n in counts.items():
+        gang = gangs.get(key)
+        if gang is not None and gang.ready - n < gang.min_member:
+            out[key] = (
+                f"; evicted with its gang {key} ({n} of its {gang.ready} ready pods): fewer than minMember "
+                f"{gang.min_member} cannot run"
+            )
+    return out
 
 
 def _first_over(gq: GroupQuota) -> str:
@@ -83,6 +220,7 @@ def recycle(
     wait = args.delay_evict_time if delay is None else delay
     result = compute_quotas(snapshot)
     by_group = snapshot.tasks_by_quota_group
+    gangs = gangs_of(snapshot) if args.revoke_whole_gangs else None
     evictions: list[Eviction] = []
     since_map: dict[str, float] = {}
     for name in sorted(result):
@@ -99,8 +237,11 @@ def recycle(
         r = _first_over(gq)
         pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
         blocker = Blocker("quota", name, r, gq.used[r], gq.runtime[r], "runtime")
-        for pod in revoke_victims(pods, gq.used, gq.runtime):
+        victims = revoke_victims(pods, gq.used, gq.runtime, gangs)
+        broken = _broken_gangs(victims, gangs)
+        for pod in victims:
             start = "never started" if pod.start_timestamp is None else f"running for {now - pod.start_timestamp:.0f}s"
+            gang = broken.get(pod.podgroup, "")
             evictions.append(
                 Eviction(
                     task=pod.uid,
@@ -109,7 +250,7 @@ def recycle(
                     message=(
                         f"quota group {name} uses {qty(gq.used[r], r)} {r}, above its runtime "
                         f"{qty(gq.runtime[r], r)}, for {now - since:.1f}s (delayEvictTime {wait:g}s); "
-                        f"pod priority {pod.priority}, {start}"
+                        f"pod priority {pod.priority}, {start}{gang}"
                     ),
                     blocker=blocker,
                 )

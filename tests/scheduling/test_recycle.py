@@ -91,6 +91,27 @@ def test_debounce_then_least_important_pods_are_evicted() -> None:
         assert Eviction.objects.count() == 2
 
 
+def test_a_gang_is_recycled_whole_through_the_store() -> None:
+    """a-0..a-3 form one gang (minMember 4): evicting a-0 and a-1 alone would leave a-2 and a-3 holding 8 cpu for
+    a job that cannot run, so the four go together (qa then uses 4 cpu of its runtime 12)."""
+    from scheduling.models import PodGroup
+
+    world = _overused_world()
+    pg = world.podgroups["ns-a/pg-a"]
+    PodGroup.objects.filter(pk=pg.pk).update(min_member=4, min_resources=None, phase="Running")
+    Pod.objects.filter(cluster=world.cluster, name__in=[f"a-{k}" for k in range(4)]).update(podgroup=pg)
+    with time_machine.travel(T0, tick=False) as clock:
+        assert tasks.recycle(world.cluster.pk) == "ran"
+        clock.shift(timedelta(seconds=121))
+        assert tasks.recycle(world.cluster.pk) == "ran"
+    evicted = sorted(Eviction.objects.values_list("pod_uid", flat=True))
+    assert evicted == [f"ns-a/a-{k}" for k in range(4)]
+    assert "evicted with its gang ns-a/pg-a (4 of its 4 ready pods): fewer than minMember 4 cannot run" in (
+        Eviction.objects.get(pod_uid="ns-a/a-2").message
+    )
+    assert Pod.objects.get(name="a-4").status == "Running"
+
+
 def test_a_restarted_worker_keeps_the_debounce(fake_engine: Any) -> None:
     """The state handed to the engine is the one the previous pass stored, whatever process ran it."""
     world = _overused_world()

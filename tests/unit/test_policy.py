@@ -438,6 +438,7 @@ def test_elastic_quota_args_defaults_and_overrides() -> None:
         ({"enableRuntimeQuota": "true"}, "elasticquota argument enableRuntimeQuota: expected true or false"),
         ({"delayEvictTime": "two minutes"}, "elasticquota argument delayEvictTime: 'two minutes' is not a duration"),
         ({"revokePodInterval": "-1s"}, "elasticquota argument revokePodInterval: '-1s' must not be negative"),
+        ({"revokeWholeGangs": "no"}, "elasticquota argument revokeWholeGangs: expected true or false"),
     ],
 )
 def test_elastic_quota_args_are_strict(arguments: dict[str, Any], message: str) -> None:
@@ -448,6 +449,11 @@ def test_elastic_quota_args_are_strict(arguments: dict[str, Any], message: str) 
 def test_elastic_quota_args_round_trip_through_arguments() -> None:
     args = ElasticQuotaArgs(False, True, True, False, 90.5, 2.0, False)
     assert parse_elastic_quota_args(args.to_arguments()) == args
+    # Fairway's own key is written only when it differs from its default (Koordinator's files stay Koordinator's)
+    assert "revokeWholeGangs" not in args.to_arguments()
+    pod_by_pod = ElasticQuotaArgs(revoke_whole_gangs=False)
+    assert pod_by_pod.to_arguments()["revokeWholeGangs"] is False
+    assert parse_elastic_quota_args(pod_by_pod.to_arguments()) == pod_by_pod
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from engine.objects import Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.policy import ElasticQuotaArgs
-from engine.session.recycle import revoke_victims
+from engine.session.recycle import gangs_of, revoke_victims
 from engine.session.run import run_recycle
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, running, snapshot
 
@@ -150,6 +150,106 @@ def test_recycling_is_idempotent_once_applied() -> None:
     assert len(evictions) == 3
     after = snap.without_tasks(e.task for e in evictions)
     assert run_recycle(after, now=1.0, over_since=since, delay=0) == ([], {})
+
+
+# -- gangs stay whole (revokeWholeGangs) --------------------------------------------------------------------------
+
+
+def gang_pod(gang: str, i: int, cpu: int, *, priority: int = 0, role: str = "", preemptible: bool = True) -> TaskInfo:
+    return running(
+        "nsa", f"{gang}-{i}", gang, "n0", str(cpu), None, priority=priority, started=0.0, quota="a", role=role,
+        quota_preemptible=preemptible,
+    )  # fmt: skip
+
+
+def with_gangs(snap: Snapshot, *gangs: tuple[str, int], roles: dict[str, dict[str, int]] | None = None) -> Snapshot:
+    return snap.with_podgroups(
+        [podgroup("nsa", name, "default", m, phase="Running", min_task_member=(roles or {}).get(name))  # type: ignore[arg-type]
+         for name, m in gangs]
+    )  # fmt: skip
+
+
+def test_the_pod_that_would_break_a_gang_takes_the_gang_with_it() -> None:
+    # used 80 > runtime 50: the 8-pod gang (minMember 8, priority 0) is the least important; Koordinator would take
+    # three of its pods and leave five running that cannot work; Fairway takes the whole gang (40 cpu, used 40)
+    pods = [gang_pod("train", i, 5) for i in range(8)] + [gang_pod(f"solo{i}", 0, 10, priority=5) for i in range(4)]
+    snap = with_gangs(overused(*pods), ("train", 8), *((f"solo{i}", 1) for i in range(4)))
+    evictions, _ = run_recycle(snap, now=300.0, over_since={}, delay=0)
+    assert sorted(e.task for e in evictions) == [f"nsa/train-{i}" for i in range(8)]
+    assert evictions[0].message.endswith(
+        "evicted with its gang nsa/train (8 of its 8 ready pods): fewer than minMember 8 cannot run"
+    )
+    pod_by_pod = snap.replace(elastic_quota_args=ElasticQuotaArgs(revoke_whole_gangs=False))
+    assert len(run_recycle(pod_by_pod, now=300.0, over_since={}, delay=0)[0]) == 6  # 30 cpu of 5-cpu pods
+
+
+def test_a_gang_loses_its_pods_above_minmember_one_at_a_time() -> None:
+    # minMember 4 of 8 ready: four pods may go alone; 20 cpu over takes exactly four 5-cpu pods, the gang runs on
+    pods = [gang_pod("elastic", i, 5) for i in range(8)] + [gang_pod(f"solo{i}", 0, 10, priority=5) for i in range(3)]
+    snap = with_gangs(overused(*pods), ("elastic", 4), *((f"solo{i}", 1) for i in range(3)))
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert len(evictions) == 4 and all(e.task.startswith("nsa/elastic-") for e in evictions)
+    assert "evicted with its gang" not in evictions[0].message
+
+
+def test_a_pod_is_not_put_back_alone_when_its_gang_went() -> None:
+    # gang g: 3 pods of 4 cpu, minMember 2 (one spare); solo: 18 cpu, more important. used 30, runtime 24.
+    # g-0 is spare and goes alone (26); g-1 would break g, so it goes with g-2 (18). Walking back, g-1 and g-2 do
+    # not fit (26); g-0 would (22) but alone it cannot run, so it goes too. Pod by pod, g-0 and g-1 would go and
+    # g-2 would be left running alone.
+    pods = [gang_pod("g", i, 4) for i in range(3)] + [gang_pod("solo", 0, 18, priority=9)]
+    gangs = gangs_of(Snapshot.build(podgroups=[podgroup("nsa", "g", "default", 2)], tasks=pods))
+    victims = revoke_victims(pods, {"cpu": 30_000}, {"cpu": 24_000}, gangs)
+    assert sorted(p.name for p in victims) == ["g-0", "g-1", "g-2"]
+    assert sorted(p.name for p in revoke_victims(pods, {"cpu": 30_000}, {"cpu": 24_000})) == ["g-0", "g-1"]
+
+
+def test_a_gang_holding_a_non_preemptible_pod_is_never_broken() -> None:
+    pods = [gang_pod("g", 0, 10, preemptible=False), *(gang_pod("g", i, 10) for i in range(1, 4))]
+    pods += [gang_pod("other", 0, 30, priority=5)]
+    snap = with_gangs(overused(*pods), ("g", 3), ("other", 1))  # used 70, runtime 50
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    # one pod of g is spare (4 ready, minMember 3); the next would break g, which holds a pinned pod: "other" goes
+    assert sorted(e.task for e in evictions) == ["nsa/other-0"]
+
+
+def test_each_roles_minimum_is_kept() -> None:
+    # minMember 3 of 5 ready, but the ps role needs both its pods: only the workers are spare
+    pods = [gang_pod("job", i, 10, role="ps") for i in range(2)] + [
+        gang_pod("job", i, 10, priority=1, role="worker") for i in range(2, 5)
+    ]
+    pods += [gang_pod("other", 0, 20, priority=5)]
+    snap = with_gangs(overused(*pods), ("job", 3), ("other", 1), roles={"job": {"ps": 2, "worker": 1}})
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)  # used 70, runtime 50: 20 cpu over
+    assert sorted(e.task for e in evictions) == ["nsa/job-2", "nsa/job-3"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(0, 5), st.integers(1, 8), st.booleans()),
+             min_size=1, max_size=6),
+    st.integers(0, 80),
+)  # fmt: skip
+def test_no_gang_is_left_below_its_minimum(spec: list[tuple[int, int, int, int, bool]], runtime_cpu: int) -> None:
+    pods: list[TaskInfo] = []
+    podgroups = []
+    for g, (m, size, prio, cpu, pinned) in enumerate(spec):
+        podgroups.append(podgroup("ns", f"g{g}", "default", m))  # m > size: a gang already broken
+        pods += [
+            TaskInfo("ns", f"g{g}-{i}", f"ns/g{g}", request=ResourceList({"cpu": cpu * 1000}), priority=prio,
+                     quota_preemptible=not (pinned and i == 0), start_timestamp=0.0, status=TaskStatus.RUNNING, node="n")
+            for i in range(size)
+        ]  # fmt: skip
+    gangs = gangs_of(Snapshot.build(podgroups=podgroups, tasks=pods))
+    used = {"cpu": sum(p.request["cpu"] for p in pods)}
+    victims = revoke_victims(pods, used, {"cpu": runtime_cpu * 1000}, gangs)
+    assert len({p.uid for p in victims}) == len(victims) and all(p.quota_preemptible for p in victims)
+    if used["cpu"] <= runtime_cpu * 1000:
+        assert victims == []
+    for pg in podgroups:
+        mine = [p for p in pods if p.podgroup == pg.key]
+        gone = sum(1 for p in victims if p.podgroup == pg.key)
+        assert gone in (0, len(mine)) or len(mine) - gone >= pg.min_member, (pg.key, gone, len(mine))
 
 
 # -- properties of the victim choice ------------------------------------------------------------------------------

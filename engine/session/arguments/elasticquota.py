@@ -26,6 +26,10 @@ class ElasticQuotaArgs:
     disable_default_quota_preemption: bool = True
     # Fairway's fairness over time (``engine.session.arguments.fairness``), not a Koordinator key
     fairness: FairnessArgs = field(default_factory=FairnessArgs)
+    # Fairway's ``revokeWholeGangs``, not a Koordinator key: recycling never leaves a gang below its minMember (the
+    # pod that would break one takes the gang's other pods in the group with it); false revokes pod by pod, as
+    # Koordinator does
+    revoke_whole_gangs: bool = True
 
     KEYS: ClassVar[dict[str, str]] = {
         "enableRuntimeQuota": "enable_runtime_quota",
@@ -44,6 +48,8 @@ class ElasticQuotaArgs:
             value = getattr(self, attr)
             out[key] = format_duration(value) if isinstance(value, float) else value
         out.update(self.fairness.to_arguments())  # nothing unless fairness over time is configured
+        if not self.revoke_whole_gangs:  # written only when it differs from Fairway's default
+            out["revokeWholeGangs"] = False
         return out
 
 
@@ -74,6 +80,8 @@ def parse_elastic_quota_args(
             values[attr] = parse_duration(raw, f"elasticquota argument {key}")
         else:
             values[attr] = _strict_bool(raw, key)
+    if "revokeWholeGangs" in arguments:
+        values["revoke_whole_gangs"] = _strict_bool(arguments["revokeWholeGangs"], "revokeWholeGangs")
     if any(key in arguments for key in FairnessArgs.KEYS):
         values["fairness"] = parse_fairness_args(arguments, "elasticquota")
     return ElasticQuotaArgs(**values)
