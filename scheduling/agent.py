@@ -61,7 +61,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import BigIntegerField, Count, Exists, OuterRef, Q, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
 
 from engine import rules
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
@@ -454,6 +456,29 @@ def _job(rng: random.Random, gpu: bool, knobs: WorkloadSettings) -> tuple[int, d
     return size, request, priority, rng.randint(knobs.min_duration, knobs.max_duration)
 
 
+def _amount(resource: str) -> Any:
+    """The sum of one resource over the pods' requests, in the database (0 where none asks for it)."""
+    return Coalesce(Sum(Cast(KeyTextTransform(resource, "request"), BigIntegerField())), 0)
+
+
+def _pending_by_queue(cluster: Cluster, queues: list[str]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Per queue, its pending pods and the cpu and GPUs they ask for, summed by the database (the large demo keeps
+    tens of thousands of pods pending: reading every request every beat took a sixth of the worker's time)."""
+    waiting: dict[str, int] = {}
+    backlog: dict[str, dict[str, int]] = {}
+    rows = (
+        Pod.objects.filter(cluster=cluster, status=PodStatus.PENDING, podgroup__queue__name__in=queues)
+        .values("podgroup__queue__name")
+        .annotate(n=Count("pk"), cpu=_amount("cpu"), gpu=_amount(_GPU))
+        .order_by()
+    )
+    for row in rows:
+        queue = row["podgroup__queue__name"]
+        waiting[queue] = row["n"]
+        backlog[queue] = {"cpu": int(row["cpu"]), _GPU: int(row["gpu"])}
+    return waiting, backlog
+
+
 def generate_workload(
     cluster: Cluster,
     now: datetime,
@@ -477,15 +502,7 @@ def generate_workload(
     by_queue: dict[str, list[Namespace]] = {}
     for ns in Namespace.objects.filter(default_queue__name__in=leaves).select_related("default_queue"):
         by_queue.setdefault(ns.default_queue.name, []).append(ns)  # type: ignore[union-attr]
-    waiting: dict[str, int] = {}
-    backlog: dict[str, dict[str, int]] = {}
-    for queue, request in Pod.objects.filter(
-        cluster=cluster, status=PodStatus.PENDING, podgroup__queue__name__in=list(by_queue)
-    ).values_list("podgroup__queue__name", "request"):
-        waiting[queue] = waiting.get(queue, 0) + 1
-        amounts = backlog.setdefault(queue, {})
-        for r in ("cpu", _GPU):
-            amounts[r] = amounts.get(r, 0) + int((request or {}).get(r, 0))
+    waiting, backlog = _pending_by_queue(cluster, list(by_queue))
     queues = {q.name: q for q in Queue.objects.filter(name__in=list(by_queue))}
     submitted = refused = pods = 0
     asked: dict[int, ResourceList] = {}

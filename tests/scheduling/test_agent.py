@@ -245,6 +245,23 @@ def test_workload_generator_respects_the_backlog_cap_and_namespace_quota() -> No
     assert sum(c["submitted"] for c in counts) == 0 and sum(c["refused"] for c in counts) > 0
 
 
+def test_the_generator_counts_each_queues_pending_pods_and_what_they_ask_in_the_database() -> None:
+    call_command("load_demo", stdout=StringIO())
+    cluster = Cluster.objects.get(name="default")
+    pending = Pod.objects.filter(cluster=cluster, status="Pending").select_related("podgroup__queue")
+    expected_waiting: dict[str, int] = {}
+    expected: dict[str, dict[str, int]] = {}
+    for pod in pending:
+        queue = pod.podgroup.queue.name  # type: ignore[union-attr]
+        expected_waiting[queue] = expected_waiting.get(queue, 0) + 1
+        sums = expected.setdefault(queue, {"cpu": 0, "nvidia.com/gpu": 0})
+        for r in sums:
+            sums[r] += pod.request.get(r, 0)
+    assert any(s["nvidia.com/gpu"] for s in expected.values()) and any(s["cpu"] for s in expected.values())
+    waiting, backlog = agent._pending_by_queue(cluster, sorted(expected) + ["no-such-queue"])
+    assert (waiting, backlog) == (expected_waiting, expected)
+
+
 def test_demo_runs_live_sessions_agent_and_workload(monkeypatch: Any) -> None:
     """A few simulated seconds of ``make run``: sessions place, the agent runs and finishes, jobs keep coming."""
     call_command("load_demo", stdout=StringIO())
