@@ -34,7 +34,10 @@ How answers are combined, hook by hook (Volcano ``framework/session_plugins.go``
   job order, then reverse task order), sorted on per-victim keys when the queues present rank consistently.
 * **Victim bounds** (Fairway, for speed): a plugin may give, per preemptor, a test every pod it could return as a
   victim passes (``Plugin.victim_bound``); reclaim and preempt skip the nodes where even every pod that passes
-  the tests could not make room. Decisions are those of trying every node (``tests/unit/test_victim_search.py``).
+  the tests could not make room. A plugin whose test reads only the pod's job also gives it as a test of jobs
+  (``Plugin.victim_job_bound``: gang's minimum, priority's job priority), asked once per job, so the pod test is
+  asked only for the pods of the jobs that pass. Decisions are those of trying every node
+  (``tests/unit/test_victim_search.py``).
 * **Events** (``on_allocate`` / ``on_deallocate``) go to every plugin that listens, whatever its switches.
 
 Refusals are ``GateRefusal`` values naming the tree node, the check, the resource and the numbers; the session
@@ -46,7 +49,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from engine.fairshare.queues import QueueBook, Refusal, Verdict, equals
 from engine.resources import format_amount
@@ -146,7 +149,10 @@ def _anybody(task: TaskState) -> bool:
     return True
 
 
-def _all_of(tests: list[Callable[[TaskState], bool]]) -> Callable[[TaskState], bool]:
+_T = TypeVar("_T")
+
+
+def _all_of(tests: list[Callable[[_T], bool]]) -> Callable[[_T], bool]:
     """A test passed when every one of ``tests`` is (the common small cases spelled out: it runs per pod)."""
     if len(tests) == 1:
         return tests[0]
@@ -301,6 +307,12 @@ class Plugin:
         actions reuse its answers while the session is unchanged. None (the default): no test. The actions only
         skip the nodes where even every pod that passes could not make room, so a test that lets too much through
         costs time, never a decision."""
+        return None
+
+    def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        """A test of a job alone that the job of every pod passing this plugin's ``victim_bound`` test passes (the
+        pod test implies it): the actions ask it once per job and the pod test only for the pods of the jobs that
+        pass. Asked only when ``victim_bound`` gave a test, in the same state. None (the default): none."""
         return None
 
     # -- nodes -------------------------------------------------------------------------------------------------
@@ -556,6 +568,23 @@ class Framework:
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState]:
         return self._victims("preemptable", lambda p: p.preemptable(preemptor, preemptees))
+
+    def victim_job_test(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        """A test of jobs that the job of every pod passing ``victim_bound``'s test passes, in the same state: in
+        some tier, every job test of the tier's plugins that give a pod test (``Plugin.victim_job_bound``). None
+        when a tier lets every job through."""
+        tiers: list[Callable[[JobState], bool]] = []
+        for tier in self._tier_hooks[hook]:
+            if not tier:
+                continue
+            given = [p for p in tier if p.victim_bound(hook, preemptor) is not None]
+            jobs = [f for f in (p.victim_job_bound(hook, preemptor) for p in given) if f is not None]
+            if not jobs:
+                return None
+            tiers.append(_all_of(jobs))
+        if not tiers:
+            return None  # ``victim_bound`` lets nobody through: nothing to save
+        return tiers[0] if len(tiers) == 1 else (lambda job: any(f(job) for f in tiers))
 
     def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest:
         """A test every victim that ``reclaimable`` / ``preemptable`` (``hook``) may return for ``preemptor`` among

@@ -258,7 +258,7 @@ def test_the_generator_counts_each_queues_pending_pods_and_what_they_ask_in_the_
         for r in sums:
             sums[r] += pod.request.get(r, 0)
     assert any(s["nvidia.com/gpu"] for s in expected.values()) and any(s["cpu"] for s in expected.values())
-    waiting, backlog = agent._pending_by_queue(cluster, sorted(expected) + ["no-such-queue"])
+    waiting, backlog = agent._pending_by_queue(cluster, [*sorted(expected), "no-such-queue"])
     assert (waiting, backlog) == (expected_waiting, expected)
 
 

@@ -237,6 +237,35 @@ def test_the_random_clusters_exercise_the_victim_actions(monkeypatch: pytest.Mon
     assert skipped > tried > 0
 
 
+def test_a_pod_that_passes_the_victim_test_has_a_job_that_passes_the_job_test() -> None:
+    """The job tests (``Plugin.victim_job_bound``) let the search ask the pod test only for the pods of the jobs
+    that pass them; that is exact only if the pod test implies the job test, which every room computed here checks
+    over every candidate, in the state it is computed in."""
+    checked = passed = filtered = 0
+    real = common.VictimRoom._passing
+
+    def checking(self: common.VictimRoom, scope: Any, pods: Any, preemptor: TaskState, test: Any) -> Any:
+        nonlocal checked, passed, filtered
+        job_test = self.ssn.framework.victim_job_test(self.hook, preemptor)
+        listed, *_ = self._scope(scope, pods)
+        if job_test is not None:
+            for t in listed:
+                checked += 1
+                if test(t):
+                    passed += 1
+                    assert t.pg is None or job_test(t.pg), (self.hook, t.uid)
+                elif t.pg is not None and not job_test(t.pg):
+                    filtered += 1
+        return real(self, scope, pods, preemptor, test)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(common.VictimRoom, "_passing", checking)
+        for seed in range(30):
+            for name in sorted(POLICIES):
+                run_session(random_cluster(random.Random(seed), name), now=0.0)
+    assert checked and passed and filtered  # the job tests refuse some jobs, and some pods pass
+
+
 def test_sort_victims_keyed_matches_pairwise() -> None:
     """The keyed sort gives the pairwise order on every cluster's victims, from any starting order."""
     from engine.session.session import Session

@@ -101,7 +101,7 @@ class VictimRoom:
         self._version = -1  # the length of the session's change log the sums are for
         self._sums: dict[tuple[Any, ...], I64] = {}
         self._marked: tuple[int, dict[tuple[Any, ...], I64]] = (-1, {})
-        self._pods: dict[Any, tuple[list[TaskState], I64, I64]] = {}
+        self._pods: dict[Any, tuple[list[TaskState], I64, I64, I64, list[JobState]]] = {}
 
     def mark(self) -> int:
         """Remember the present state's sums (computed so far or later, until the session changes)."""
@@ -117,7 +117,11 @@ class VictimRoom:
         if version == mark:
             self._version, self._sums = len(self.ssn.nodes.log), sums
 
-    def _scope(self, scope: Any, pods: Callable[[], Iterable[TaskState]]) -> tuple[list[TaskState], I64, I64]:
+    def _scope(
+        self, scope: Any, pods: Callable[[], Iterable[TaskState]]
+    ) -> tuple[list[TaskState], I64, I64, I64, list[JobState]]:
+        """The scope's candidates, their rows and requests, and their jobs (each pod's index into the list of
+        jobs; -1 for a pod without a job)."""
         found = self._pods.get(scope)
         if found is None:
             keep = self.statuses | {TaskStatus.RELEASING}  # an evicted pod comes back when its statement is discarded
@@ -126,8 +130,37 @@ class VictimRoom:
             vecs: I64 = (
                 np.stack([t.vec for t in listed]) if listed else np.zeros((0, self.ssn.nodes.idle.shape[1]), np.int64)
             )
-            found = self._pods[scope] = (listed, rows, vecs)
+            index: dict[int, int] = {}
+            jobs: list[JobState] = []
+            for t in listed:
+                if t.pg is not None and id(t.pg) not in index:
+                    index[id(t.pg)] = len(jobs)
+                    jobs.append(t.pg)
+            job_of: I64 = np.fromiter((-1 if t.pg is None else index[id(t.pg)] for t in listed), np.int64, len(listed))
+            found = self._pods[scope] = (listed, rows, vecs, job_of, jobs)
         return found
+
+    def _passing(self, scope: Any, pods: Callable[[], Iterable[TaskState]], preemptor: TaskState, test: Any) -> I64:
+        """Per row, the requests of the scope's candidates that pass ``test``; the pod test is asked only for the
+        pods of the jobs that pass the framework's job test (``Framework.victim_job_test``)."""
+        ssn = self.ssn
+        listed, rows, vecs, job_of, jobs = self._scope(scope, pods)
+        sums = np.zeros_like(ssn.nodes.idle)
+        if not listed:
+            return sums
+        statuses = self.statuses
+        job_test = ssn.framework.victim_job_test(self.hook, preemptor)
+        if job_test is None:
+            asked: I64 = np.arange(len(listed))
+        else:
+            ok = np.fromiter((job_test(j) for j in jobs), np.bool_, len(jobs))
+            asked = np.flatnonzero(np.append(ok, True)[job_of])  # index -1: a pod without a job is asked
+        passing = np.fromiter(
+            (listed[i].status in statuses and test(listed[i]) for i in asked.tolist()), np.bool_, asked.size
+        )
+        chosen = asked[passing]
+        np.add.at(sums, rows[chosen], vecs[chosen])
+        return sums
 
     def room(
         self,
@@ -148,12 +181,7 @@ class VictimRoom:
         sums = self._sums.get(cache_key)
         statuses = self.statuses
         if sums is None:
-            listed, rows, vecs = self._scope(scope, pods)
-            sums = np.zeros_like(ssn.nodes.idle)
-            if listed:
-                passing = np.fromiter((t.status in statuses and test(t) for t in listed), np.bool_, len(listed))
-                np.add.at(sums, rows[passing], vecs[passing])
-            self._sums[cache_key] = sums
+            sums = self._sums[cache_key] = self._passing(scope, pods, preemptor, test)
         out = sums
         for t in without:
             if t.status in statuses and t.node >= 0 and test(t):

@@ -14,12 +14,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 from engine.wording import plural
+
+
+def _above_minimum(job: JobState) -> bool:
+    return job.ready_num() > job.min_member
 
 
 @register
@@ -84,6 +88,9 @@ class GangPlugin(Plugin):
             return hit
 
         return ("gang",), above_minimum
+
+    def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        return _above_minimum
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         return self._keep_minimum(preemptees)

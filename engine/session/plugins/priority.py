@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from engine.session.framework import Plugin, VictimTest
 from engine.session.registry import register
@@ -58,6 +58,13 @@ class PriorityPlugin(Plugin):
             return t.pg is not None and t.pg.priority < priority
 
         return ("priority", priority), lower
+
+    def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        pj = preemptor.pg
+        if hook != "preemptable" or pj is None:
+            return None
+        priority = pj.priority
+        return lambda job: job.priority < priority
 
     def job_starving(self, job: JobState) -> bool:
         return job.ready_num() + job.waiting_num() < len(job.tasks)
