@@ -220,7 +220,7 @@ def recycle(
     wait = args.delay_evict_time if delay is None else delay
     result = compute_quotas(snapshot)
     by_group = snapshot.tasks_by_quota_group
-    gangs = gangs_of(snapshot) if args.revoke_whole_gangs else None
+    gangs: dict[str, Gang] | None = None  # read at the first trigger: most passes find no group over for long
     evictions: list[Eviction] = []
     since_map: dict[str, float] = {}
     for name in sorted(result):
@@ -237,6 +237,8 @@ def recycle(
         r = _first_over(gq)
         pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
         blocker = Blocker("quota", name, r, gq.used[r], gq.runtime[r], "runtime")
+        if gangs is None and args.revoke_whole_gangs:
+            gangs = gangs_of(snapshot)
         victims = revoke_victims(pods, gq.used, gq.runtime, gangs)
         broken = _broken_gangs(victims, gangs)
         for pod in victims:
