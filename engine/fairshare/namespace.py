@@ -192,12 +192,7 @@ class _QueueSplit:
         self.weights = weights
         self.requests = requests
         self.amounts = amounts  # the queue's deserved (raw), None when the queue is unknown
-        resources: set[str] = set()
-        if amounts is not None:
-            resources.update(amounts)
-            for req in requests:
-                resources.update(req)
-        self.resources = tuple(sorted(resources))
+        self.resources = () if amounts is None else tuple(sorted(set(amounts).union(*requests)))
         self.values: list[list[int]] = []
         self._fills: tuple[tuple[str, FillResult], ...] | None = None
 
@@ -405,13 +400,10 @@ def compute_namespace_shares(
         members = by_queue[queue]
         names = sorted(members)
         entries = [members[ns] for ns in names]
-        ws = []
-        for ns in names:
-            w = ns_weight.get(ns)
-            if w is None:
-                given = weights.get(ns, DEFAULT_NAMESPACE_WEIGHT)
-                w = ns_weight[ns] = given if type(given) is int and given >= 1 else _clean_weight(given)
-            ws.append(w)
+        ws = [weights.get(ns, DEFAULT_NAMESPACE_WEIGHT) for ns in names]
+        if set(map(type, ws)) != {int} or min(ws) < 1:  # a weight to clean up: rare, so checked in bulk first
+            ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
+        ns_weight.update(zip(names, ws))
         requests = [e.request if type(e) is _Pair else raw(e.request) for e in entries]
         qd = queue_deserved.get(queue)
         splits.append(_QueueSplit(tuple(names), ws, requests, None if qd is None else raw(qd)))
@@ -435,28 +427,27 @@ def _split_queues(splits: list[_QueueSplit]) -> None:
     round, exactly as ``water_fill`` rounds them; Python integers when an amount is too large for int64."""
     caps: list[int] = []
     weights: list[int] = []
-    names: list[str] = []
     amounts: list[int] = []
     sizes: list[int] = []
     for split in splits:
         if split.amounts is None:
             continue
         k = len(split.members)
+        n = len(split.resources)
         caps.extend([req.get(r, 0) for r in split.resources for req in split.requests])
-        for r in split.resources:
-            weights.extend(split.weights)
-            names.extend(split.members)
-            amounts.append(split.amounts.get(r, 0))
-            sizes.append(k)
+        weights.extend(split.weights * n)
+        amounts.extend([split.amounts.get(r, 0) for r in split.resources])
+        sizes.extend([k] * n)
     if not sizes:
         for split in splits:
             split.values = [[0] * len(split.members) for _ in split.resources]
         return
     biggest = max(max(amounts), max(caps), 1)
     if biggest * max(max(weights), 1) * max(sizes) >= _INT64_SAFE:
+        names = [m for split in splits if split.amounts is not None for _ in split.resources for m in split.members]
         values = _fill_python(caps, weights, names, amounts, sizes)
     else:
-        values = _fill_numpy(caps, weights, names, amounts, sizes)
+        values = _fill_numpy(caps, weights, amounts, sizes)
     at = 0
     for split in splits:
         if split.amounts is None:
@@ -479,9 +470,7 @@ def _fill_python(
     return out
 
 
-def _fill_numpy(
-    caps: list[int], weights: list[int], names: list[str], amounts: list[int], sizes: list[int]
-) -> list[int]:
+def _fill_numpy(caps: list[int], weights: list[int], amounts: list[int], sizes: list[int]) -> list[int]:
     """``water_fill`` with caps (no floors, weights >= 1) of many groups at once: group g holds ``sizes[g]``
     consecutive claimants and shares ``amounts[g]``. The rounds are ``water_fill``'s: in each, the open claimants
     whose weighted share reaches their cap (``budget * w >= cap * open_weight``) settle at it; when none does, the
