@@ -130,9 +130,9 @@ class _Trees:
         )
 
 
-def _read_trees(cache: Any) -> _Trees:
+def _read_trees(cache: Any, memo: store.SpecMemo) -> _Trees:
     ns = store._read_namespaces(cache)
-    group_names, groups = store._read_quota_groups()
+    group_names, groups = store._read_quota_groups(cache, memo)
     return _Trees(
         ns.names,
         ns.default_queue,
@@ -140,7 +140,7 @@ def _read_trees(cache: Any) -> _Trees:
         ns.by_quota_group,
         group_names,
         groups,
-        store._read_queues(),
+        store._read_queues(cache, memo),
         dict(Queue.objects.values_list("id", "name")),
     )
 
@@ -182,6 +182,7 @@ class ClusterMirror:
         self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
         self._local = threading.local()
         self._pending: tuple[int, int] | None = None
+        self._specs = store.SpecMemo()  # the tree specs of the last read, reused for the rows that did not change
         # the state the engine's last session of this cluster opened with (used under the session lock only)
         self.carry = SessionCarry()
 
@@ -348,7 +349,7 @@ class ClusterMirror:
         assert st is not None
         cache = store._JsonCache()
         if trees_rev != st.trees_rev:
-            trees = _read_trees(cache)
+            trees = _read_trees(cache, self._specs)
             if not trees.same_references(st.trees):
                 self._full(epoch, trees_rev, rev)
                 return Refresh(True, "a tree change renamed or moved what the rows refer to")
@@ -375,7 +376,7 @@ class ClusterMirror:
         self._rows += 1
         self.generation = uuid.uuid4().hex
         cache = store._JsonCache()
-        st = _State(epoch=epoch, trees_rev=trees_rev, cluster_rev=rev, trees=_read_trees(cache))
+        st = _State(epoch=epoch, trees_rev=trees_rev, cluster_rev=rev, trees=_read_trees(cache, self._specs))
         nodes = Node.objects.filter(cluster_id=self.cluster_id).values_list(*store.NODE_COLUMNS)
         for row in nodes:
             _put_node(st, row, cache)

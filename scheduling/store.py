@@ -260,7 +260,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
     """``load_snapshot`` plus the primary keys of its pods and nodes (for ``apply_decisions(ids=...)``)."""
     cache = _JsonCache()
     namespaces = _read_namespaces(cache)
-    group_names, groups = _read_quota_groups()
+    group_names, groups = _read_quota_groups(cache)
     node_names, node_ids, nodes = _read_nodes(cluster, cache)
     pg_keys, podgroups = _read_podgroups(cluster, cache, namespaces.names)
     pods = _read_pods(cluster, cache, namespaces, group_names, node_names, pg_keys, podgroups)
@@ -268,7 +268,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         nodes=nodes,
         tasks=pods.tasks,
         podgroups=[*podgroups.values(), *pods.own.values()],
-        queues=_read_queues(),
+        queues=_read_queues(cache),
         quota_groups=groups,
         namespaces=namespaces.infos,
         policy=cluster.policy,
@@ -325,87 +325,100 @@ def _read_namespaces(cache: _JsonCache) -> _Namespaces:
     return _Namespaces(ns_names, ns_default_queue, namespaces, quota_namespaces)
 
 
-def _read_queues() -> list[QueueSpec]:
-    return [
-        QueueSpec(
-            name=name,
-            parent=parent,
-            weight=weight,
-            capability=capability or ResourceList(),
-            deserved=deserved or ResourceList(),
-            guarantee=guarantee or ResourceList(),
-            reclaimable=reclaimable,
-            priority=priority,
-            state=state,
-            borrowing_limit=borrowing or ResourceList(),
-            lending_limit=lending or ResourceList(),
-        )
-        for name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending in (
-            Queue.objects.values_list(
-                "name",
-                "parent__name",
-                "weight",
-                "capability",
-                "deserved",
-                "guarantee",
-                "reclaimable",
-                "priority",
-                "state",
-                "borrowing_limit",
-                "lending_limit",
+class SpecMemo:
+    """The tree specs of the last read, by the row each was built from: a row read again unchanged gives back the
+    same (frozen) spec without its JSON parsed again, so reading the trees after one node was edited costs the query
+    and the one new spec (a mirror keeps one; the rows of the last read only, so it never grows)."""
+
+    def __init__(self) -> None:
+        self.queues: dict[tuple[Any, ...], QueueSpec] = {}
+        self.groups: dict[tuple[Any, ...], tuple[int, QuotaGroupSpec]] = {}
+
+
+def _read_queues(cache: _JsonCache | None = None, memo: SpecMemo | None = None) -> list[QueueSpec]:
+    cache = cache or _JsonCache()
+    previous = memo.queues if memo is not None else {}
+    fresh: dict[tuple[Any, ...], QueueSpec] = {}
+    rows = Queue.objects.values_list(
+        "name",
+        "parent__name",
+        "weight",
+        _text("capability"),
+        _text("deserved"),
+        _text("guarantee"),
+        "reclaimable",
+        "priority",
+        "state",
+        _text("borrowing_limit"),
+        _text("lending_limit"),
+    )
+    for row in rows:
+        spec = previous.get(row)
+        if spec is None:
+            name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = row
+            spec = QueueSpec(
+                name=name,
+                parent=parent,
+                weight=weight,
+                capability=cache.resource_list(capability),
+                deserved=cache.resource_list(deserved),
+                guarantee=cache.resource_list(guarantee),
+                reclaimable=reclaimable,
+                priority=priority,
+                state=state,
+                borrowing_limit=cache.resource_list(borrowing),
+                lending_limit=cache.resource_list(lending),
             )
-        )
-    ]
+        fresh[row] = spec
+    if memo is not None:
+        memo.queues = fresh
+    return list(fresh.values())
 
 
-def _read_quota_groups() -> tuple[dict[int, str], list[QuotaGroupSpec]]:
-    group_names: dict[int, str] = {}
-    groups: list[QuotaGroupSpec] = []
-    for (
-        pk,
-        name,
-        parent,
-        is_parent,
-        mn,
-        mx,
-        shared,
-        lent,
-        tree,
-        exempt,
-        borrowing,
-        lending,
-    ) in QuotaGroup.objects.values_list(
+def _read_quota_groups(
+    cache: _JsonCache | None = None, memo: SpecMemo | None = None
+) -> tuple[dict[int, str], list[QuotaGroupSpec]]:
+    cache = cache or _JsonCache()
+    previous = memo.groups if memo is not None else {}
+    fresh: dict[tuple[Any, ...], tuple[int, QuotaGroupSpec]] = {}
+    rows = QuotaGroup.objects.values_list(
         "id",
         "name",
         "parent__name",
         "is_parent",
-        "min",
-        "max",
-        "shared_weight",
+        _text("min"),
+        _text("max"),
+        _text("shared_weight"),
         "allow_lent",
         "tree_id",
         "min_scale_exempt",
-        "borrowing_limit",
-        "lending_limit",
-    ):
-        group_names[pk] = name
-        groups.append(
-            QuotaGroupSpec(
-                name=name,
-                parent=parent,
-                is_parent=is_parent,
-                min=mn or ResourceList(),
-                max=mx or ResourceList(),
-                shared_weight=shared,
-                allow_lent=lent,
-                tree_id=tree,
-                min_scale_exempt=exempt,
-                borrowing_limit=borrowing or ResourceList(),
-                lending_limit=lending or ResourceList(),
+        _text("borrowing_limit"),
+        _text("lending_limit"),
+    )
+    for row in rows:
+        found = previous.get(row)
+        if found is None:
+            pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt, borrowing, lending = row
+            found = (
+                pk,
+                QuotaGroupSpec(
+                    name=name,
+                    parent=parent,
+                    is_parent=is_parent,
+                    min=cache.resource_list(mn),
+                    max=cache.resource_list(mx),
+                    shared_weight=None if shared is None else cache.resource_list(shared),
+                    allow_lent=lent,
+                    tree_id=tree,
+                    min_scale_exempt=exempt,
+                    borrowing_limit=cache.resource_list(borrowing),
+                    lending_limit=cache.resource_list(lending),
+                ),
             )
-        )
-
-    return group_names, groups
+        fresh[row] = found
+    if memo is not None:
+        memo.groups = fresh
+    return {pk: spec.name for pk, spec in fresh.values()}, [spec for _, spec in fresh.values()]
 
 
 NODE_COLUMNS = ("id", "name", _text("allocatable"), _text("labels"), _text("taints"), "unschedulable", "ready")
