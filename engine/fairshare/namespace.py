@@ -403,7 +403,7 @@ def compute_namespace_shares(
         ws = [weights.get(ns, DEFAULT_NAMESPACE_WEIGHT) for ns in names]
         if set(map(type, ws)) != {int} or min(ws) < 1:  # a weight to clean up: rare, so checked in bulk first
             ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
-        ns_weight.update(zip(names, ws))
+        ns_weight.update(zip(names, ws, strict=True))
         requests = [e.request if type(e) is _Pair else raw(e.request) for e in entries]
         qd = queue_deserved.get(queue)
         splits.append(_QueueSplit(tuple(names), ws, requests, None if qd is None else raw(qd)))

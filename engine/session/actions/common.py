@@ -76,9 +76,11 @@ def rows_with_room(ssn: Session, task: TaskState, extra: I64) -> list[int]:
     return rows
 
 
-def attempt_key(task: TaskState) -> tuple[Any, ...]:
-    """What a victim search depends on besides the session state (the plugins read these of the preemptor)."""
-    return (task.sig, task.vkey, task.priority, task.quota_group, task.quota_preemptible, task.best_effort, task.job)
+def attempt_key(task: TaskState, *, job: bool = True) -> tuple[Any, ...]:
+    """What a victim search depends on besides the session state (the plugins read these of the preemptor);
+    ``job=False`` for a search whose candidates never include the preemptor's job (reclaim's: other queues)."""
+    key = (task.sig, task.vkey, task.priority, task.quota_group, task.quota_preemptible, task.best_effort)
+    return (*key, task.job) if job else key
 
 
 class VictimRoom:

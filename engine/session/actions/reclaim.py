@@ -15,6 +15,10 @@ their deserved, never below a guarantee); the node must then hold the pod with i
 victims are evicted in victim order (capacity's hierarchy: siblings first, seed 004) until the pod fits, and the
 pod is pipelined there. A node that ends up unused keeps its pods (per-node statement). The job's statement is
 committed when the job is pipelined, else discarded.
+
+A pod identical to one of its queue that found nothing (same shape, priority, quota group; any job of the queue: the
+candidates are other queues' pods) is not searched again while the session has not changed since (Fairway, for
+speed: the same decisions).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Iterator
 from engine.objects import TaskStatus
 from engine.session.actions.common import KeyedHeap, VictimRoom, attempt_key, fits, rows_with_room
 from engine.session.decisions import Blocker
-from engine.session.framework import qty
+from engine.session.framework import GateRefusal, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
@@ -147,6 +151,9 @@ def reclaim(ssn: Session) -> None:
             pending.sort(key=fw.task_key)
             tasks[key] = deque(pending)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
+    # (queue, pod shape) -> the epoch at which an identical pod of that queue found nothing, and the gate's refusal
+    # if that was why: the candidates are other queues' pods, so a pod of another job of the queue finds the same
+    failed: dict[tuple[object, ...], tuple[int, GateRefusal | None]] = {}
     while order:
         queue = order.pop()
         if fw.overused(queue) is not None:
@@ -160,21 +167,23 @@ def reclaim(ssn: Session) -> None:
             mark = room.mark()
             stmt = Statement(ssn)
             todo = tasks[job.key]
-            failed: dict[tuple[object, ...], int] = {}
             while fw.job_starving(job) and todo:
                 task = todo.popleft()
                 if task.info.preemption_policy == "Never":
                     continue
-                attempt = attempt_key(task)
-                if failed.get(attempt) == ssn.epoch:
-                    continue  # an identical pod found nothing and nothing has changed since
+                attempt = (queue, *attempt_key(task, job=False))
+                found = failed.get(attempt)
+                if found is not None and found[0] == ssn.epoch:
+                    # an identical pod found nothing and nothing has changed since
+                    job.allocate_refusal = job.allocate_refusal or found[1]
+                    continue
                 refusal = fw.preemptive(queue, task)
                 if refusal is not None:
                     job.allocate_refusal = job.allocate_refusal or refusal
-                    failed[attempt] = ssn.epoch
+                    failed[attempt] = (ssn.epoch, refusal)
                     continue
                 if not _reclaim_for_task(ssn, stmt, task, job, room):
-                    failed[attempt] = ssn.epoch
+                    failed[attempt] = (ssn.epoch, None)
             if fw.job_pipelined(job):
                 stmt.commit()
             else:
