@@ -355,7 +355,9 @@ def _read_queues(cache: _JsonCache | None = None, memo: SpecMemo | None = None) 
     for row in rows:
         spec = previous.get(row)
         if spec is None:
-            name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = row
+            name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = (
+                row
+            )
             spec = QueueSpec(
                 name=name,
                 parent=parent,
