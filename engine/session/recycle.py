@@ -14,7 +14,7 @@ are walked back from the most important and each one that still fits (``used + r
 only the rest are evicted. (Koordinator narrows ``used`` to the resources of the pod just removed while walking;
 Fairway keeps every resource of ``used``, which can only keep more pods.)
 
-Gangs (Fairway's ``revokeWholeGangs``, on unless the elasticquota arguments turn it off): Koordinator takes pods
+Gangs (Fairway's ``revokeWholeGangs: true`` on the elasticquota arguments; off by default): Koordinator takes pods
 one by one, which can leave a gang below its ``minMember`` with its other pods still holding their nodes for a job
 that cannot run. Here a gang's pods above its minimum (Volcano's ready count: bound, binding, running, allocated
 and succeeded pods, wherever they run; and each role's ``minTaskMember``) may go alone; a pod that only its role's

@@ -96,7 +96,7 @@ def test_a_gang_is_recycled_whole_through_the_store() -> None:
     a job that cannot run, so the four go together (qa then uses 4 cpu of its runtime 12)."""
     from scheduling.models import PodGroup
 
-    world = _overused_world()
+    world = _overused_world(RECYCLING_POLICY + "      revokeWholeGangs: true\n")
     pg = world.podgroups["ns-a/pg-a"]
     PodGroup.objects.filter(pk=pg.pk).update(min_member=4, min_resources=None, phase="Running")
     Pod.objects.filter(cluster=world.cluster, name__in=[f"a-{k}" for k in range(4)]).update(podgroup=pg)

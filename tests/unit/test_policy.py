@@ -449,11 +449,12 @@ def test_elastic_quota_args_are_strict(arguments: dict[str, Any], message: str) 
 def test_elastic_quota_args_round_trip_through_arguments() -> None:
     args = ElasticQuotaArgs(False, True, True, False, 90.5, 2.0, False)
     assert parse_elastic_quota_args(args.to_arguments()) == args
-    # Fairway's own key is written only when it differs from its default (Koordinator's files stay Koordinator's)
+    # Fairway's own key is written only when turned on (Koordinator's files stay Koordinator's)
     assert "revokeWholeGangs" not in args.to_arguments()
-    pod_by_pod = ElasticQuotaArgs(revoke_whole_gangs=False)
-    assert pod_by_pod.to_arguments()["revokeWholeGangs"] is False
-    assert parse_elastic_quota_args(pod_by_pod.to_arguments()) == pod_by_pod
+    whole = ElasticQuotaArgs(revoke_whole_gangs=True)
+    assert whole.to_arguments()["revokeWholeGangs"] is True
+    assert parse_elastic_quota_args(whole.to_arguments()) == whole
+    assert parse_elastic_quota_args({"revokeWholeGangs": True}).revoke_whole_gangs
 
 
 @pytest.mark.parametrize(

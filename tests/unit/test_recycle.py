@@ -162,16 +162,21 @@ def gang_pod(gang: str, i: int, cpu: int, *, priority: int = 0, role: str = "", 
     )  # fmt: skip
 
 
+WHOLE_GANGS = ElasticQuotaArgs(revoke_whole_gangs=True)
+
+
 def with_gangs(snap: Snapshot, *gangs: tuple[str, int], roles: dict[str, dict[str, int]] | None = None) -> Snapshot:
+    """``snap`` with these gangs, and ``revokeWholeGangs: true``."""
     return snap.with_podgroups(
         [podgroup("nsa", name, "default", m, phase="Running", min_task_member=(roles or {}).get(name))  # type: ignore[arg-type]
          for name, m in gangs]
-    )  # fmt: skip
+    ).replace(elastic_quota_args=WHOLE_GANGS)  # fmt: skip
 
 
 def test_the_pod_that_would_break_a_gang_takes_the_gang_with_it() -> None:
-    # used 80 > runtime 50: the 8-pod gang (minMember 8, priority 0) is the least important; Koordinator would take
-    # three of its pods and leave five running that cannot work; Fairway takes the whole gang (40 cpu, used 40)
+    # used 80 > runtime 50: the 8-pod gang (minMember 8, priority 0) is the least important; Koordinator (and Fairway
+    # by default) takes six of its pods and leaves two running that cannot work; with revokeWholeGangs the whole
+    # gang goes (40 cpu, used 40)
     pods = [gang_pod("train", i, 5) for i in range(8)] + [gang_pod(f"solo{i}", 0, 10, priority=5) for i in range(4)]
     snap = with_gangs(overused(*pods), ("train", 8), *((f"solo{i}", 1) for i in range(4)))
     evictions, _ = run_recycle(snap, now=300.0, over_since={}, delay=0)
@@ -179,7 +184,7 @@ def test_the_pod_that_would_break_a_gang_takes_the_gang_with_it() -> None:
     assert evictions[0].message.endswith(
         "evicted with its gang nsa/train (8 of its 8 ready pods): fewer than minMember 8 cannot run"
     )
-    pod_by_pod = snap.replace(elastic_quota_args=ElasticQuotaArgs(revoke_whole_gangs=False))
+    pod_by_pod = snap.replace(elastic_quota_args=ElasticQuotaArgs())  # the default: Koordinator's revoke
     assert len(run_recycle(pod_by_pod, now=300.0, over_since={}, delay=0)[0]) == 6  # 30 cpu of 5-cpu pods
 
 

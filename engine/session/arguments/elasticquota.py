@@ -26,10 +26,10 @@ class ElasticQuotaArgs:
     disable_default_quota_preemption: bool = True
     # Fairway's fairness over time (``engine.session.arguments.fairness``), not a Koordinator key
     fairness: FairnessArgs = field(default_factory=FairnessArgs)
-    # Fairway's ``revokeWholeGangs``, not a Koordinator key: recycling never leaves a gang below its minMember (the
-    # pod that would break one takes the gang's other pods in the group with it); false revokes pod by pod, as
-    # Koordinator does
-    revoke_whole_gangs: bool = True
+    # Fairway's ``revokeWholeGangs``, not a Koordinator key: when true, recycling never leaves a gang below its
+    # minMember (the pod that would break one takes the gang's other pods in the group with it); off by default,
+    # as Koordinator revokes pod by pod (see ``engine.session.recycle``)
+    revoke_whole_gangs: bool = False
 
     KEYS: ClassVar[dict[str, str]] = {
         "enableRuntimeQuota": "enable_runtime_quota",
@@ -48,8 +48,8 @@ class ElasticQuotaArgs:
             value = getattr(self, attr)
             out[key] = format_duration(value) if isinstance(value, float) else value
         out.update(self.fairness.to_arguments())  # nothing unless fairness over time is configured
-        if not self.revoke_whole_gangs:  # written only when it differs from Fairway's default
-            out["revokeWholeGangs"] = False
+        if self.revoke_whole_gangs:  # written only when turned on: Koordinator's files stay Koordinator's
+            out["revokeWholeGangs"] = True
         return out
 
 
