@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from engine.fairshare.waterfill import hamilton
 from frontend.presenters import details, trees, units
 from frontend.presenters.ledger import POOL, Loan
 from frontend.presenters.links import node_url
@@ -31,20 +32,44 @@ def limits_text(node: trees.TreeNode, r: str, *, unit: bool = True) -> str:
     return " · ".join(parts)
 
 
+def _whole_amounts(items: Sequence[Loan]) -> dict[int, int]:
+    """For the loans of a resource that comes only whole (GPUs: anything read in whole units, not cores or bytes),
+    their pro-rata amounts rounded to whole units so that they still add up to the (whole) total: largest
+    remainder, by position in ``items``."""
+    out: dict[int, int] = {}
+    by_resource: dict[str, list[int]] = {}
+    for i, loan in enumerate(items):
+        if units.unit_of(loan.resource)[1] not in ("cores", "GiB"):
+            by_resource.setdefault(loan.resource, []).append(i)
+    for resource, positions in by_resource.items():
+        per_unit = int(units.unit_of(resource)[0])
+        weights = [round(items[i].amount) for i in positions]
+        whole = hamilton(round(sum(weights) / per_unit), weights)
+        out.update({i: n * per_unit for i, n in zip(positions, whole, strict=True)})
+    return out
+
+
 def loan_rows(items: Sequence[Loan], borrowing: bool, kind: str, visible: set[str] | None) -> list[dict[str, Any]]:
-    """Loans as rows: the other party (linked when the user may open it), the resource and the amount."""
+    """Loans as rows: the other party (linked when the user may open it), the resource and the amount (GPUs and
+    other resources that come whole in whole units, still adding up to the node's borrowed or lent)."""
     rows = []
     order = {r: i for i, r in enumerate(units.resource_order({x.resource for x in items}))}
-    for loan in sorted(items, key=lambda x: (order.get(x.resource, 99), -x.amount)):
+    ordered = sorted(items, key=lambda x: (order.get(x.resource, 99), -x.amount))
+    whole = _whole_amounts(ordered)
+    for i, loan in enumerate(ordered):
         if loan.resource in units.HIDDEN_RESOURCES:
             continue
         other = loan.lender if borrowing else loan.borrower
+        amount = whole.get(i, round(loan.amount))
+        text = "≈ " + units.human(amount, loan.resource)
+        if amount == 0 < loan.amount:
+            text = "< " + units.human(int(units.unit_of(loan.resource)[0]), loan.resource)
         rows.append(
             {
                 "other": other or "unreserved capacity",
                 "url": node_url(kind, other) if other != POOL and (visible is None or other in visible) else "",
                 "resource": loan.resource,
-                "amount": "≈ " + units.human(round(loan.amount), loan.resource),
+                "amount": text,
             }
         )
     return rows

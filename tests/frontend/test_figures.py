@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontend import figures
-from frontend.presenters import units
+from frontend.presenters import balances, units
 from frontend.presenters.ledger import POOL, attribute
 from frontend.presenters.trees import Tree, TreeNode, effective_cap, sizes
 
@@ -74,6 +74,27 @@ def test_borrowing_beyond_the_lenders_comes_from_the_unreserved_pool() -> None:
         ("b", "d"): 2.5,
         ("b", POOL): 10.0,
     }
+
+
+def test_gpu_loans_read_in_whole_gpus_that_add_up_to_what_was_borrowed() -> None:
+    # 13 GPUs borrowed: 9.29 from the pool and 3.71 from vision pro rata; a person reads 9 and 4 (still 13), while
+    # cores keep their decimals
+    gpu = "nvidia.com/gpu"
+    loans = attribute(
+        {"ml": {gpu: 13_000, "cpu": 3_000}}, {"vision": {gpu: 3_710}, "nlp": {"cpu": 2_260}}, ["ml", "vision", "nlp"]
+    )
+    rows = balances.loan_rows([x for x in loans if x.borrower == "ml"], True, "quota", None)
+    got = {(r["resource"], r["other"]): r["amount"] for r in rows}
+    assert got == {
+        (gpu, "unreserved capacity"): "≈ 9 GPUs",
+        (gpu, "vision"): "≈ 4 GPUs",
+        ("cpu", "nlp"): "≈ 2.26 cores",
+        ("cpu", "unreserved capacity"): "≈ 0.74 cores",
+    }
+    # a lender whose pro-rata part rounds to no whole GPU is still named
+    small = attribute({"ml": {gpu: 13_000}}, {"vision": {gpu: 400}}, ["ml", "vision"])
+    rows = balances.loan_rows(small, True, "quota", None)
+    assert [r["amount"] for r in rows] == ["≈ 13 GPUs", "< 1 GPU"]
 
 
 @settings(max_examples=200, deadline=None)
