@@ -365,6 +365,9 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                     text=[""] if used_stack else [text],
                     textposition="inside" if key == "cap" and clipped else "outside",
                     insidetextanchor="end",
+                    # the bars are thin: plotly would shrink a label to the bar's height, out of reading size
+                    constraintext="none",
+                    textfont={"size": 11},
                     cliponaxis=False,
                     legendgroup="used" if key == "used" else None,
                     showlegend=key == "used" and i == 1,
@@ -399,6 +402,8 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                     },
                     text=[" + ".join(parts)] if key == last_held else [""],
                     textposition="outside",
+                    constraintext="none",
+                    textfont={"size": 11},
                     cliponaxis=False,
                     legendgroup=key,
                     showlegend=i == 1,
