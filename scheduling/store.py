@@ -44,11 +44,11 @@ import json
 import logging
 import traceback
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from time import perf_counter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import connection, transaction
 from django.db.models import Case, F, FloatField, Func, Q, QuerySet, TextField, Value, When, Window
@@ -325,102 +325,108 @@ def _read_namespaces(cache: _JsonCache) -> _Namespaces:
     return _Namespaces(ns_names, ns_default_queue, namespaces, quota_namespaces)
 
 
+T = TypeVar("T")
+
+
 class SpecMemo:
     """The tree specs of the last read, by the row each was built from: a row read again unchanged gives back the
     same (frozen) spec without its JSON parsed again, so reading the trees after one node was edited costs the query
     and the one new spec (a mirror keeps one; the rows of the last read only, so it never grows)."""
 
     def __init__(self) -> None:
-        self.queues: dict[tuple[Any, ...], QueueSpec] = {}
-        self.groups: dict[tuple[Any, ...], tuple[int, QuotaGroupSpec]] = {}
+        self._tables: dict[str, dict[tuple[Any, ...], Any]] = {}
+
+    def specs(self, table: str, rows: Iterable[tuple[Any, ...]], build: Callable[[tuple[Any, ...]], T]) -> list[T]:
+        """``build(row)`` for each of ``rows``, or what it gave for the same row at the last read of ``table``."""
+        previous: dict[tuple[Any, ...], T] = self._tables.get(table, {})
+        fresh: dict[tuple[Any, ...], T] = {}
+        for row in rows:
+            spec = previous.get(row)
+            fresh[row] = build(row) if spec is None else spec
+        self._tables[table] = fresh
+        return list(fresh.values())
+
+
+QUEUE_COLUMNS = (
+    "name",
+    "parent__name",
+    "weight",
+    _text("capability"),
+    _text("deserved"),
+    _text("guarantee"),
+    "reclaimable",
+    "priority",
+    "state",
+    _text("borrowing_limit"),
+    _text("lending_limit"),
+)
+
+
+def _queue_spec(row: tuple[Any, ...], cache: _JsonCache) -> QueueSpec:
+    """The engine's queue of a row read with ``QUEUE_COLUMNS``."""
+    name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = row
+    return QueueSpec(
+        name=name,
+        parent=parent,
+        weight=weight,
+        capability=cache.resource_list(capability),
+        deserved=cache.resource_list(deserved),
+        guarantee=cache.resource_list(guarantee),
+        reclaimable=reclaimable,
+        priority=priority,
+        state=state,
+        borrowing_limit=cache.resource_list(borrowing),
+        lending_limit=cache.resource_list(lending),
+    )
 
 
 def _read_queues(cache: _JsonCache | None = None, memo: SpecMemo | None = None) -> list[QueueSpec]:
-    cache = cache or _JsonCache()
-    previous = memo.queues if memo is not None else {}
-    fresh: dict[tuple[Any, ...], QueueSpec] = {}
-    rows = Queue.objects.values_list(
-        "name",
-        "parent__name",
-        "weight",
-        _text("capability"),
-        _text("deserved"),
-        _text("guarantee"),
-        "reclaimable",
-        "priority",
-        "state",
-        _text("borrowing_limit"),
-        _text("lending_limit"),
+    texts = cache or _JsonCache()
+    rows = Queue.objects.values_list(*QUEUE_COLUMNS)
+    return (memo or SpecMemo()).specs("queues", rows, lambda row: _queue_spec(row, texts))
+
+
+GROUP_COLUMNS = (
+    "id",
+    "name",
+    "parent__name",
+    "is_parent",
+    _text("min"),
+    _text("max"),
+    _text("shared_weight"),
+    "allow_lent",
+    "tree_id",
+    "min_scale_exempt",
+    _text("borrowing_limit"),
+    _text("lending_limit"),
+)
+
+
+def _group_spec(row: tuple[Any, ...], cache: _JsonCache) -> tuple[int, QuotaGroupSpec]:
+    """(primary key, the engine's quota group) of a row read with ``GROUP_COLUMNS``."""
+    pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt, borrowing, lending = row
+    return pk, QuotaGroupSpec(
+        name=name,
+        parent=parent,
+        is_parent=is_parent,
+        min=cache.resource_list(mn),
+        max=cache.resource_list(mx),
+        shared_weight=None if shared is None else cache.resource_list(shared),
+        allow_lent=lent,
+        tree_id=tree,
+        min_scale_exempt=exempt,
+        borrowing_limit=cache.resource_list(borrowing),
+        lending_limit=cache.resource_list(lending),
     )
-    for row in rows:
-        spec = previous.get(row)
-        if spec is None:
-            name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = (
-                row
-            )
-            spec = QueueSpec(
-                name=name,
-                parent=parent,
-                weight=weight,
-                capability=cache.resource_list(capability),
-                deserved=cache.resource_list(deserved),
-                guarantee=cache.resource_list(guarantee),
-                reclaimable=reclaimable,
-                priority=priority,
-                state=state,
-                borrowing_limit=cache.resource_list(borrowing),
-                lending_limit=cache.resource_list(lending),
-            )
-        fresh[row] = spec
-    if memo is not None:
-        memo.queues = fresh
-    return list(fresh.values())
 
 
 def _read_quota_groups(
     cache: _JsonCache | None = None, memo: SpecMemo | None = None
 ) -> tuple[dict[int, str], list[QuotaGroupSpec]]:
-    cache = cache or _JsonCache()
-    previous = memo.groups if memo is not None else {}
-    fresh: dict[tuple[Any, ...], tuple[int, QuotaGroupSpec]] = {}
-    rows = QuotaGroup.objects.values_list(
-        "id",
-        "name",
-        "parent__name",
-        "is_parent",
-        _text("min"),
-        _text("max"),
-        _text("shared_weight"),
-        "allow_lent",
-        "tree_id",
-        "min_scale_exempt",
-        _text("borrowing_limit"),
-        _text("lending_limit"),
-    )
-    for row in rows:
-        found = previous.get(row)
-        if found is None:
-            pk, name, parent, is_parent, mn, mx, shared, lent, tree, exempt, borrowing, lending = row
-            found = (
-                pk,
-                QuotaGroupSpec(
-                    name=name,
-                    parent=parent,
-                    is_parent=is_parent,
-                    min=cache.resource_list(mn),
-                    max=cache.resource_list(mx),
-                    shared_weight=None if shared is None else cache.resource_list(shared),
-                    allow_lent=lent,
-                    tree_id=tree,
-                    min_scale_exempt=exempt,
-                    borrowing_limit=cache.resource_list(borrowing),
-                    lending_limit=cache.resource_list(lending),
-                ),
-            )
-        fresh[row] = found
-    if memo is not None:
-        memo.groups = fresh
-    return {pk: spec.name for pk, spec in fresh.values()}, [spec for _, spec in fresh.values()]
+    texts = cache or _JsonCache()
+    rows = QuotaGroup.objects.values_list(*GROUP_COLUMNS)
+    found = (memo or SpecMemo()).specs("groups", rows, lambda row: _group_spec(row, texts))
+    return {pk: spec.name for pk, spec in found}, [spec for _, spec in found]
 
 
 NODE_COLUMNS = ("id", "name", _text("allocatable"), _text("labels"), _text("taints"), "unschedulable", "ready")
