@@ -273,3 +273,7 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+
+# The Celery application, created with the settings so that every process that starts Django has it (before
+# prometheus-client is imported: see controlplane/worker_metrics.py); controlplane/__init__.py says why not there.
+from controlplane import celery as _celery  # noqa: E402, F401

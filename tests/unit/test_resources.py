@@ -45,6 +45,33 @@ def test_parse_quantity(text: object, resource: str, expected: int) -> None:
     assert parse_quantity(text, resource) == expected
 
 
+def _through_the_client(digits: str, suffix: str, resource: str) -> int | str:
+    """``parse_quantity`` of ``digits + suffix`` by the kubernetes client's parser alone (a ".0" makes it skip the
+    integer path without changing the amount); an error as its message."""
+    try:
+        return parse_quantity(f"{digits}.0{suffix}", resource, "f")
+    except QuantityError as error:
+        return str(error)
+
+
+@given(
+    digits=st.one_of(st.integers(0, 10**6).map(str), st.text("0123456789", min_size=1, max_size=30)),
+    suffix=st.sampled_from(["", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]),
+    resource=st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "pods", "hugepages-2Mi"]),
+)
+def test_whole_quantities_read_as_the_kubernetes_client_reads_them(digits: str, suffix: str, resource: str) -> None:
+    """The integer path for a whole number and a suffix gives the client's amount (rounded up), or the same
+    error, for every resource kind."""
+    try:
+        ours: int | str = parse_quantity(digits + suffix, resource, "f")
+    except QuantityError as error:
+        ours = str(error).replace(repr(digits + suffix), "X")
+    theirs = _through_the_client(digits, suffix, resource)
+    if isinstance(theirs, str):
+        theirs = theirs.replace(repr(f"{digits}.0{suffix}"), "X")
+    assert ours == theirs
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
