@@ -33,6 +33,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models, transaction
+from django.db.models.expressions import Col
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from engine.session.policy import DEFAULT_POLICY, Policy, PolicyError
@@ -213,8 +215,27 @@ class ClusterRowQuerySet(RevisedQuerySet):
         if objs is not None:
             ids = {obj.cluster_id for obj in objs}
         else:
-            ids = set(self.order_by().values_list("cluster_id", flat=True).distinct())
+            named = _filtered_cluster(self.query)
+            if named is not None:  # one cluster at most: does any row match? (stops at the first)
+                ids = {named} if self.exists() else set()
+            else:
+                ids = set(self.order_by().values_list("cluster_id", flat=True).distinct())
         return {Revision.cluster_key(i) for i in ids}
+
+
+def _filtered_cluster(query: Any) -> int | None:
+    """The cluster id that an ``AND``-ed top-level ``cluster=`` (or ``cluster_id=``) filter of ``query`` names, if it
+    has one: its rows are of that cluster only, and the bulk write's revision key needs no query of their
+    distinct clusters (which reads every matching row)."""
+    where = query.where
+    if where.connector != "AND" or where.negated:
+        return None
+    for child in where.children:
+        if isinstance(child, Exact) and isinstance(child.lhs, Col) and child.lhs.target.attname == "cluster_id":
+            value = getattr(child.rhs, "pk", child.rhs)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
 
 
 class ClusterRow(models.Model):

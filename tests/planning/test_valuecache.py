@@ -172,3 +172,24 @@ def test_after_pod_writes_the_values_equal_a_computation_from_scratch(cluster: C
         snap, values = valuecache.current(cluster)
         assert node_values(values) == node_values(compute_values(snap))
     assert valuecache._carries[cluster.pk].last.startswith("update")
+
+
+def test_a_bulk_write_filtered_by_cluster_moves_that_cluster_only_when_it_writes_a_row(cluster: Cluster) -> None:
+    """A bulk update that names its cluster (as the agent's and the store's do) moves that cluster's revision when
+    a row matches, without asking the rows' clusters, and leaves it when none does; one that names none asks."""
+    other = Cluster.objects.create(name="other")
+    key, other_key = Revision.cluster_key(cluster.pk), Revision.cluster_key(other.pk)
+
+    def revisions() -> tuple[int, int]:
+        own, theirs = Revision.objects.values_of(key, other_key)
+        return own, theirs
+
+    before = revisions()
+    assert Pod.objects.filter(cluster=other, status="Bound").update(status="Running") == 0
+    assert Pod.objects.filter(cluster=cluster, status="Succeeded").update(status="Running") == 0
+    assert revisions() == before
+    assert Pod.objects.filter(cluster=cluster, status="Bound").update(status="Running") == 1
+    after = revisions()
+    assert after[0] > before[0] and after[1] == before[1]
+    assert Pod.objects.filter(name="train-0").update(status="Bound") == 1  # no cluster named: its rows tell
+    assert revisions()[0] > after[0] and revisions()[1] == before[1]

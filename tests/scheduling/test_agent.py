@@ -184,6 +184,27 @@ def test_simulated_agent_runs_pods_to_completion(world: World) -> None:
         assert not Pod.objects.filter(cluster=world.cluster).exists()
 
 
+def test_a_node_with_its_plug_pulled_neither_starts_nor_finishes_its_pods(world: World) -> None:
+    """The agent plays every node but those labelled down: their Bound pods stay Bound, their Running pods run on
+    past their duration, while the other nodes' pods start and finish."""
+    _bind_all(world)
+    down = Pod.objects.filter(cluster=world.cluster, name="a-0").values_list("node__name", flat=True).get()
+    Node.objects.filter(cluster=world.cluster, name=down).update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
+    on_down = set(Pod.objects.filter(node__name=down).values_list("name", flat=True))
+    elsewhere = set(Pod.objects.filter(node__isnull=False).exclude(node__name=down).values_list("name", flat=True))
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        counts = agent.agent_tick(world.cluster, timezone.now())
+        assert counts["started"] == len(elsewhere)
+        assert set(Pod.objects.filter(name__in=on_down).values_list("status", flat=True)) == {"Bound"}
+        Pod.objects.filter(name__in=on_down).update(status="Running", started=start)
+        clock.shift(timedelta(seconds=3600))
+        agent.agent_tick(world.cluster, timezone.now())
+        assert set(Pod.objects.filter(name__in=on_down).values_list("status", flat=True)) == {"Running"}
+        finished = Pod.objects.filter(name__in=elsewhere, duration_seconds__isnull=False)
+        assert finished.exists() and set(finished.values_list("status", flat=True)) == {"Succeeded"}
+
+
 def test_workload_generator_is_seeded_and_follows_the_rules() -> None:
     call_command("load_demo", stdout=StringIO())
     cluster = Cluster.objects.get(name="default")
