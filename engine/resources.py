@@ -168,7 +168,7 @@ def _to_decimal(text: str, field: str) -> Decimal:
 # reads a manifest). Everything else (a fraction, an exponent, "n" or "u") goes through the client's parser;
 # tests/unit/test_resources.py holds the two equal.
 _SIMPLE_QUANTITY = re.compile(r"([0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?")
-_SUFFIX_FACTORS: dict[str | None, int] = {None: 1, **_DECIMAL_SUFFIXES, **_BINARY}
+_SUFFIX_FACTORS: dict[str, int] = {"": 1, **_DECIMAL_SUFFIXES, **_BINARY}
 
 
 def _simple_quantity(value: str, match: re.Match[str], resource: str, field: str) -> int:
@@ -178,7 +178,7 @@ def _simple_quantity(value: str, match: re.Match[str], resource: str, field: str
     if suffix == "m":
         base = -(-number * milli_scale(resource) // 1000)
     else:
-        base = number * _SUFFIX_FACTORS[suffix] * milli_scale(resource)
+        base = number * _SUFFIX_FACTORS[suffix or ""] * milli_scale(resource)
     if base > MAX_AMOUNT:
         raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
     return base
