@@ -52,7 +52,9 @@ def run_session(
     on it brought up to date instead of building everything, and decides exactly the same."""
     session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint, carry)
     run_actions(session)
-    return session.close()
+    result = session.close()
+    session.release(keep_state=carry is not None)
+    return result
 
 
 def run_actions(session: Session) -> None:

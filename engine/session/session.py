@@ -970,6 +970,20 @@ class Session:
         )
 
 
+    def release(self, *, keep_state: bool) -> None:
+        """Let go of the session once its result is out. A session is a web of reference cycles (each pod's state
+        points at its podgroup's and the podgroup's at its pods; the plugins at the session and the session at
+        them), so without this its hundreds of thousands of objects outlive it until the cyclic collector walks
+        them all (a quarter of a second after a 20,000-pod session). Here the cycles are cut and reference counting
+        frees them at once. ``keep_state``: a carry keeps the pods' and podgroups' states for the next session of
+        the cluster (``engine.session.carry``), so only the session's own references go. The session is unusable
+        afterwards."""
+        if not keep_state:
+            for job in self.jobs.values():
+                job.tasks = []
+        self.__dict__.clear()
+
+
 class RequeueRule:
     """Each podgroup's status at close, with Fairway's requeue rule (``actions.enqueue``): a podgroup that ends a
     session Inqueue with a reservation (``minResources``) and none of its pods placed in that session counts an

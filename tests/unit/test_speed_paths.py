@@ -126,3 +126,27 @@ def test_a_queues_plain_values_are_its_exported_values(snap: Snapshot) -> None:
             plain.update(share=round(q.share, 6), reserved_jobs=q.reserved_jobs, pipelined_pods=q.pipelined_pods)
             assert book.plain_values(name) == plain
             assert book.deserved_of(name) == q.deserved
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_a_finished_session_leaves_no_cycle_for_the_collector(snap: Snapshot) -> None:
+    """``Session.release`` cuts the session's cycles: once the result is out, reference counting has freed it all,
+    with or without a carry (whose kept state lives on), and the result is whole; the cyclic collector finds
+    nothing of the session to collect."""
+    from engine.session.run import SessionCarry, run_session
+
+    carry = SessionCarry()
+    gc.collect()
+    gc.disable()
+    try:
+        plain = run_session(snap, now=100.0)
+        assert gc.collect() == 0
+        carried = run_session(snap, now=100.0, carry=carry)
+        assert gc.collect() == 0
+        again = run_session(snap, now=101.0, carry=carry)  # opens on the kept state
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    assert plain.bindings == carried.bindings and plain.podgroups == carried.podgroups
+    assert [b.task for b in again.bindings] == [b.task for b in plain.bindings]
