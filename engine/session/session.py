@@ -969,7 +969,6 @@ class Session:
             usage_history=advance(self.snapshot.past_usage, trees, self.now) if trees else None,
         )
 
-
     def release(self, *, keep_state: bool) -> None:
         """Let go of the session once its result is out. A session is a web of reference cycles (each pod's state
         points at its podgroup's and the podgroup's at its pods; the plugins at the session and the session at
