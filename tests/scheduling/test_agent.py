@@ -322,3 +322,20 @@ def test_an_evicted_gang_member_is_replaced_and_its_gang_queues_again(world: Wor
     Pod.objects.filter(pk=again.pk).update(status="Releasing")
     assert agent.agent_tick(world.cluster, timezone.now())["replaced"] == 1
     assert Pod.objects.filter(cluster=world.cluster, name="a-0-r2", status="Pending").exists()
+
+
+def test_a_podgroup_completes_when_every_pod_of_it_has_finished(world: World) -> None:
+    """Completed once it has pods and all of them finished (Succeeded or Failed); not with one live pod, not
+    without pods; an already Completed one is left as it is."""
+    pg = world.podgroups["ns-a/pg-a"]
+    empty = PodGroup.objects.create(
+        cluster=world.cluster, namespace=pg.namespace, name="empty", queue=pg.queue, min_member=1
+    )
+    now = timezone.now()
+    Pod.objects.filter(name="a-0").update(status="Succeeded")
+    assert agent.complete_finished_podgroups(world.cluster, now) == 0
+    Pod.objects.filter(name="a-1").update(status="Failed")
+    assert agent.complete_finished_podgroups(world.cluster, now) == 1
+    assert PodGroup.objects.get(pk=pg.pk).phase == "Completed"
+    assert PodGroup.objects.get(pk=empty.pk).phase != "Completed"
+    assert agent.complete_finished_podgroups(world.cluster, now) == 0
