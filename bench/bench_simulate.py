@@ -359,6 +359,14 @@ def main() -> None:
             f"{whole:.2f} s (medians; runs {', '.join(f'{t[k]:.2f}' for t in whole_times)}); ratio {whole / parse:.2f}; "
             f"target 1.5 x parse + 0.5 s = {target:.2f} s: {'met' if whole <= target else 'not met'}"
         )
+        # pair by pair (each run's parse right before its whole process): robust when the machine's speed drifts
+        margins = [w[k] - (1.5 * p[k] + 0.5) for p, w in zip(parse_times, whole_times, strict=True)]
+        ratios = [w[k] / p[k] for p, w in zip(parse_times, whole_times, strict=True)]
+        print(
+            f"      pair by pair: ratio median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max "
+            f"{max(ratios):.2f}); whole minus target median {statistics.median(margins):+.2f} s; "
+            f"met in {sum(m <= 0 for m in margins)} of {len(margins)} pairs"
+        )
     print(f"load average after the runs: {os.getloadavg()[0]:.2f}")
 
     phases = phase_split(path)
