@@ -37,6 +37,13 @@ And an admitted podgroup that still could not be placed after ``requeueAfterSess
 ``enqueue`` action's argument, default 3; 0 keeps Volcano's behaviour) goes back to Pending with its reason
 (``Session.close``) and is not admitted again before a backoff (``requeueBackoff``, 4 s, doubled per requeue up
 to ``requeueBackoffMax``, 60 s), so that its reservation frees the way for podgroups that fit meanwhile.
+
+**Identical podgroups are refused once** (speed). The gates read of a podgroup only its queue, namespace, gang size,
+minimum and its pods' shapes (status, quota group, request, placement constraints), and they answer the same until
+something is admitted (which is the only thing that moves what they read during the pass). So a podgroup whose
+``shape`` equals one refused since the last admission gets that refusal without asking again: a cluster whose
+thousands of waiting podgroups are copies of a few jobs asks the gates a few times per admission, not once per
+podgroup. ``tests/unit/test_enqueue_memo.py`` holds the decisions equal to asking every time.
 """
 
 from __future__ import annotations
@@ -191,6 +198,17 @@ def _clock(moment: float) -> str:
     return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
 
 
+def shape(job: JobState) -> tuple[Any, ...]:
+    """What the admission gates read of a podgroup (module docstring: identical podgroups are refused once)."""
+    return (
+        job.queue,
+        job.namespace,
+        job.min_member,
+        None if job.min_resources is None else tuple(job.min_resources.items()),
+        tuple((t.status, t.quota_group, t.best_effort, tuple(t.req.items()), t.sig) for t in job.tasks),
+    )
+
+
 def enqueue(ssn: Session) -> None:
     """Run the enqueue action (see the module docstring)."""
     fw = ssn.framework
@@ -209,6 +227,7 @@ def enqueue(ssn: Session) -> None:
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     ns_quotas = NamespaceQuotas(ssn)
     fit = NodeFit(ssn)
+    refused: dict[tuple[Any, ...], GateRefusal] = {}  # shape -> its refusal, since the last admission
     while order:
         ssn.checkpoint()
         queue = order.pop()
@@ -224,14 +243,23 @@ def enqueue(ssn: Session) -> None:
             continue
         admitted = job.min_resources is None
         if not admitted:
+            same = shape(job)
+            known = refused.get(same)
+            if known is not None:
+                job.enqueue_refusal = known
+                order.push(queue)
+                continue
             ok, refusal = fw.job_enqueueable(job)
             if ok:
                 refusal = ns_quotas.refusal(job) or fw.job_admissible(job) or fit.refusal(job)
                 ok = refusal is None
             admitted = ok
             if not ok:
-                job.enqueue_refusal = refusal or GateRefusal("policy", "", "enqueue", message="not admitted")
+                job.enqueue_refusal = refused[same] = refusal or GateRefusal(
+                    "policy", "", "enqueue", message="not admitted"
+                )
         if admitted:
+            refused.clear()
             fw.job_enqueued(job)
             ns_quotas.admit(job)
             job.phase = PodGroupPhase.INQUEUE
