@@ -36,7 +36,9 @@ How answers are combined, hook by hook (Volcano ``framework/session_plugins.go``
   victim passes (``Plugin.victim_bound``); reclaim and preempt skip the nodes where even every pod that passes
   the tests could not make room. A plugin whose test reads only the pod's job also gives it as a test of jobs
   (``Plugin.victim_job_bound``: gang's minimum, priority's job priority), asked once per job, so the pod test is
-  asked only for the pods of the jobs that pass. Decisions are those of trying every node
+  asked only for the pods of the jobs that pass. A plugin also says what its pod test reads of a pod besides its
+  job (``Plugin.victim_class``: queue and request, criticality, ...), so the test is asked once per class of pods
+  (``Framework.victim_factors`` gives the tests plugin by plugin). Decisions are those of trying every node
   (``tests/unit/test_victim_search.py``).
 * **Events** (``on_allocate`` / ``on_deallocate``) go to every plugin that listens, whatever its switches.
 
@@ -49,7 +51,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from engine.fairshare.queues import QueueBook, Refusal, Verdict, equals
 from engine.resources import format_amount
@@ -65,11 +67,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABSTAIN",
+    "ONE_CLASS",
     "PERMIT",
     "REJECT",
     "Framework",
     "GateRefusal",
     "Plugin",
+    "VictimFactor",
     "VictimTest",
     "refusal_from_verdict",
 ]
@@ -139,6 +143,24 @@ class GateRefusal:
 
 # a test on one pod, with the key naming what of the preemptor it reads (``Plugin.victim_bound``)
 VictimTest = tuple[Hashable, Callable[["TaskState"], bool]]
+
+
+def _one_class(task: TaskState) -> Hashable:
+    return None
+
+
+# ``Plugin.victim_class`` for a pod test that its job test decides: the pods of the jobs that pass are of one class
+ONE_CLASS: Callable[[TaskState], Hashable] = _one_class
+
+
+class VictimFactor(NamedTuple):
+    """One plugin's part of ``Framework.victim_bound``'s test: its pod test, its job test (``Plugin.victim_job_bound``)
+    and its pod class (``Plugin.victim_class``)."""
+
+    plugin: str
+    test: Callable[[TaskState], bool]
+    job_test: Callable[[JobState], bool] | None
+    pod_class: Callable[[TaskState], Hashable] | None
 
 
 def _nobody(task: TaskState) -> bool:
@@ -312,7 +334,20 @@ class Plugin:
     def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
         """A test of a job alone that the job of every pod passing this plugin's ``victim_bound`` test passes (the
         pod test implies it): the actions ask it once per job and the pod test only for the pods of the jobs that
-        pass. Asked only when ``victim_bound`` gave a test, in the same state. None (the default): none."""
+        pass. Asked only when ``victim_bound`` gave a test, in the same state. Its answer reads only the job's pod
+        counts by status and what of the job stays fixed through a session (minMember, priority), and of the
+        preemptor only what ``victim_bound``'s key names: the actions keep a job's answer for that key until one of
+        the job's pods changes status. None (the default): none."""
+        return None
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        """What this plugin's ``victim_bound`` tests for ``hook`` read of a pod besides its job: for any preemptor, in
+        any one state, two pods of the same class whose jobs pass the plugin's ``victim_job_bound`` test (any two
+        pods when it gives none) get the same answer. The class reads only what of a pod stays fixed through a
+        session (queue, request, priority, criticality, quota group), so the actions take it once per pod and ask
+        the test once per class present (``ONE_CLASS``: the job test decides). A wrong class would skip nodes the
+        search must try; ``tests/unit/test_victim_search.py`` checks the rooms against the pod-by-pod sums. None
+        (the default): the test is asked pod by pod."""
         return None
 
     # -- nodes -------------------------------------------------------------------------------------------------
@@ -585,6 +620,25 @@ class Framework:
         if not tiers:
             return None  # ``victim_bound`` lets nobody through: nothing to save
         return tiers[0] if len(tiers) == 1 else (lambda job: any(f(job) for f in tiers))
+
+    def victim_factors(self, hook: str, preemptor: TaskState) -> list[list[VictimFactor]] | None:
+        """``victim_bound``'s test in parts: per tier with the hook, one factor per plugin that gives a test (a pod
+        passes when, in some tier, it passes every factor). None when a tier lets any pod through; no tiers: nobody."""
+        tiers: list[list[VictimFactor]] = []
+        for tier in self._tier_hooks[hook]:
+            if not tier:
+                continue
+            factors = []
+            for p in tier:
+                bound = p.victim_bound(hook, preemptor)
+                if bound is not None:
+                    factors.append(
+                        VictimFactor(p.name, bound[1], p.victim_job_bound(hook, preemptor), p.victim_class(hook))
+                    )
+            if not factors:
+                return None
+            tiers.append(factors)
+        return tiers
 
     def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest:
         """A test every victim that ``reclaimable`` / ``preemptable`` (``hook``) may return for ``preemptor`` among

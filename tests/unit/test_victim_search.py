@@ -244,10 +244,11 @@ def test_a_pod_that_passes_the_victim_test_has_a_job_that_passes_the_job_test() 
     checked = passed = filtered = 0
     real = common.VictimRoom._passing
 
-    def checking(self: common.VictimRoom, scope: Any, pods: Any, preemptor: TaskState, test: Any) -> Any:
+    def checking(self: common.VictimRoom, scope: Any, pods: Any, preemptor: TaskState, key: Any) -> Any:
         nonlocal checked, passed, filtered
         job_test = self.ssn.framework.victim_job_test(self.hook, preemptor)
-        listed, *_ = self._scope(scope, pods)
+        _, test = self.ssn.framework.victim_bound(self.hook, preemptor)
+        listed = self._scope(scope, pods).listed
         if job_test is not None:
             for t in listed:
                 checked += 1
@@ -256,7 +257,7 @@ def test_a_pod_that_passes_the_victim_test_has_a_job_that_passes_the_job_test() 
                     assert t.pg is None or job_test(t.pg), (self.hook, t.uid)
                 elif t.pg is not None and not job_test(t.pg):
                     filtered += 1
-        return real(self, scope, pods, preemptor, test)
+        return real(self, scope, pods, preemptor, key)
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(common.VictimRoom, "_passing", checking)
@@ -264,6 +265,52 @@ def test_a_pod_that_passes_the_victim_test_has_a_job_that_passes_the_job_test() 
             for name in sorted(POLICIES):
                 run_session(random_cluster(random.Random(seed), name), now=0.0)
     assert checked and passed and filtered  # the job tests refuse some jobs, and some pods pass
+
+
+def _rooms_checked(m: pytest.MonkeyPatch, seeds: range) -> tuple[int, int]:
+    """Run sessions on random clusters under every policy with each room checked against the sum of the requests of
+    the candidates that pass the framework's whole victim test, asked pod by pod in the state the room is for."""
+    checked = nonzero = 0
+    real = common.VictimRoom._passing
+
+    def checking(self: common.VictimRoom, scope: Any, pods: Any, preemptor: TaskState, key: Any) -> Any:
+        nonlocal checked, nonzero
+        sums = real(self, scope, pods, preemptor, key)
+        _, test = self.ssn.framework.victim_bound(self.hook, preemptor)
+        expected = np.zeros_like(sums)
+        for t in self._scope(scope, pods).listed:
+            if t.status in self.statuses and test(t):
+                expected[t.node] += t.vec
+        assert (sums == expected).all(), (self.hook, preemptor.uid)
+        checked += 1
+        nonzero += bool(expected.any())
+        return sums
+
+    m.setattr(common.VictimRoom, "_passing", checking)
+    for seed in seeds:
+        for name in sorted(POLICIES):
+            snap = random_cluster(random.Random(seed), name)
+            for session in range(3):
+                result = run_session(snap, now=float(session))
+                snap = apply_result(snap, result, now=float(session))
+    return checked, nonzero
+
+
+@pytest.mark.parametrize("per_pod", ["none", "capacity", "conformance"])
+def test_rooms_asked_in_parts_are_the_pod_by_pod_sums(per_pod: str) -> None:
+    """``VictimRoom`` asks the job tests once per job whose pods changed status since they were last asked for the
+    key, and the pod tests once per pod class present (``Plugin.victim_class``); the sums must be those of asking
+    every candidate the whole test. A class that leaves out something a test reads (the request, the queue, the
+    criticality, the quota group), a job answer kept after one of the job's pods changed status, or a candidate's
+    status read stale, gives other sums on these clusters. ``per_pod``: that plugin has no class (asked pod by
+    pod), mixing both ways in one tier."""
+    with pytest.MonkeyPatch.context() as m:
+        if per_pod != "none":
+            from engine.session.registry import PLUGINS
+
+            m.setattr(PLUGINS[per_pod], "victim_class", lambda self, hook: None)
+        checked, nonzero = _rooms_checked(m, range(40 if per_pod == "none" else 10))
+    assert checked > 1000 and nonzero > 500
 
 
 def test_sort_victims_keyed_matches_pairwise() -> None:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from engine.objects import TaskStatus
+from engine.session.framework import ONE_CLASS, VictimFactor
 from engine.session.session import JobState, Session, TaskState
 
 T = TypeVar("T")
 I64 = npt.NDArray[np.int64]
+BOOL = npt.NDArray[np.bool_]
 
 
 class KeyedHeap(Generic[T]):
@@ -83,6 +85,88 @@ def attempt_key(task: TaskState, *, job: bool = True) -> tuple[Any, ...]:
     return (*key, task.job) if job else key
 
 
+class _Candidates:
+    """A scope's candidates (the pods in the room's statuses or Releasing when the scope was first asked for: no other
+    pod becomes Bound or Running during an action), their rows, requests and jobs (each pod's index into ``jobs``;
+    -1 for a pod without a job), and whether each is in the room's statuses now (``ok``, kept current from the
+    session's log of status changes, ``Session.touched``, read up to ``pos``)."""
+
+    __slots__ = ("classes", "job_of", "job_where", "jobs", "listed", "ok", "pos", "rows", "vecs", "where")
+
+    def __init__(self, ssn: Session, listed: list[TaskState], statuses: frozenset[TaskStatus]) -> None:
+        self.listed = listed
+        self.rows: I64 = np.fromiter((t.node for t in listed), np.int64, len(listed))
+        self.vecs: I64 = (
+            np.stack([t.vec for t in listed]) if listed else np.zeros((0, ssn.nodes.idle.shape[1]), np.int64)
+        )
+        self.where: dict[int, int] = {id(t): i for i, t in enumerate(listed)}
+        self.job_where: dict[int, int] = {}
+        self.jobs: list[JobState] = []
+        for t in listed:
+            if t.pg is not None and id(t.pg) not in self.job_where:
+                self.job_where[id(t.pg)] = len(self.jobs)
+                self.jobs.append(t.pg)
+        where = self.job_where
+        self.job_of: I64 = np.fromiter((-1 if t.pg is None else where[id(t.pg)] for t in listed), np.int64, len(listed))
+        self.ok: BOOL = np.fromiter((t.status in statuses for t in listed), np.bool_, len(listed))
+        self.pos = len(ssn.touched)
+        self.classes: dict[str, tuple[I64, int]] = {}  # plugin -> each pod's class (numbered), how many classes
+
+    def catch_up(self, ssn: Session, statuses: frozenset[TaskStatus]) -> None:
+        """``ok`` for the present state: only the pods whose status changed since are looked at again."""
+        touched = ssn.touched
+        where = self.where
+        for t in touched[self.pos :]:
+            i = where.get(id(t))
+            if i is not None:
+                self.ok[i] = t.status in statuses
+        self.pos = len(touched)
+
+    def changed_jobs(self, ssn: Session, pos: int) -> set[int]:
+        """The jobs (indices) with a pod whose status changed since ``pos`` of the session's log (any of their
+        pods: the job tests read the counts of all)."""
+        where = self.job_where
+        return {where[id(t.pg)] for t in ssn.touched[pos:] if t.pg is not None and id(t.pg) in where}
+
+    def classes_of(self, factor: VictimFactor) -> tuple[I64, int]:
+        """Each pod's class under ``factor``'s plugin (``Plugin.victim_class``: fixed through a session), numbered."""
+        found = self.classes.get(factor.plugin)
+        if found is None:
+            assert factor.pod_class is not None
+            number: dict[Hashable, int] = {}
+            of = factor.pod_class
+            cls: I64 = np.fromiter(
+                (number.setdefault(of(t), len(number)) for t in self.listed), np.int64, len(self.listed)
+            )
+            found = self.classes[factor.plugin] = (cls, len(number))
+        return found
+
+
+def _ask_classes(c: _Candidates, factor: VictimFactor, eligible: BOOL) -> BOOL:
+    """Which of the ``eligible`` pods pass ``factor``'s test, asked once per class present among them, of its first
+    pod (``Plugin.victim_class``: every pod of the class answers the same); ``ONE_CLASS``: once in all."""
+    index = np.flatnonzero(eligible)
+    if not index.size:
+        return eligible
+    test = factor.test
+    if factor.pod_class is ONE_CLASS:
+        return eligible if test(c.listed[int(index[0])]) else np.zeros_like(eligible)
+    cls, count = c.classes_of(factor)
+    present, first = np.unique(cls[index], return_index=True)
+    answer = np.zeros(count, np.bool_)
+    answer[present] = [test(c.listed[i]) for i in index[first].tolist()]
+    return eligible & answer[cls]
+
+
+def _ask_each(c: _Candidates, factor: VictimFactor, eligible: BOOL) -> BOOL:
+    """Which of the ``eligible`` pods pass ``factor``'s test, asked pod by pod (a plugin without a pod class)."""
+    out = eligible.copy()
+    test, listed = factor.test, c.listed
+    for i in np.flatnonzero(eligible).tolist():
+        out[i] = test(listed[i])
+    return out
+
+
 class VictimRoom:
     """Per node, what the pods that could be victims of a preemptor request: the sum over the candidates of
     ``scope`` that pass the framework's victim test (``Framework.victim_bound``) for the preemptor. No set of
@@ -94,7 +178,12 @@ class VictimRoom:
     status changes, which log the node), and computed again once it has changed, over the pods that were
     candidates (or Releasing) when the scope was first asked for: no other pod becomes Bound or Running during an
     action. An action that discards a statement (which puts the session back as it was when the statement
-    began) says so with ``mark`` / ``restored``, and the sums of that state serve again."""
+    began) says so with ``mark`` / ``restored``, and the sums of that state serve again.
+
+    Computing them again asks the test in parts (``Framework.victim_factors``): each plugin's job test once per job
+    whose pods changed status since it was last asked for the key (it reads only the job's counts and fixed
+    fields, ``Plugin.victim_job_bound``), and its pod test once per pod class present (``Plugin.victim_class``), so
+    a session's worth of reclaimers does not ask the tests of every candidate each time one is placed."""
 
     def __init__(self, ssn: Session, hook: str, statuses: frozenset[TaskStatus]) -> None:
         self.ssn = ssn
@@ -103,7 +192,10 @@ class VictimRoom:
         self._version = -1  # the length of the session's change log the sums are for
         self._sums: dict[tuple[Any, ...], I64] = {}
         self._marked: tuple[int, dict[tuple[Any, ...], I64]] = (-1, {})
-        self._pods: dict[Any, tuple[list[TaskState], I64, I64, I64, list[JobState]]] = {}
+        self._pods: dict[Any, _Candidates] = {}
+        # (scope, test key, tier) -> the position of the session's log of status changes the answers are for, and
+        # each job's answer to the tier's job tests
+        self._jobs: dict[tuple[Any, ...], tuple[int, BOOL]] = {}
 
     def mark(self) -> int:
         """Remember the present state's sums (computed so far or later, until the session changes)."""
@@ -119,49 +211,62 @@ class VictimRoom:
         if version == mark:
             self._version, self._sums = len(self.ssn.nodes.log), sums
 
-    def _scope(
-        self, scope: Any, pods: Callable[[], Iterable[TaskState]]
-    ) -> tuple[list[TaskState], I64, I64, I64, list[JobState]]:
-        """The scope's candidates, their rows and requests, and their jobs (each pod's index into the list of
-        jobs; -1 for a pod without a job)."""
+    def _scope(self, scope: Any, pods: Callable[[], Iterable[TaskState]]) -> _Candidates:
+        """The scope's candidates, their status kept current."""
         found = self._pods.get(scope)
         if found is None:
             keep = self.statuses | {TaskStatus.RELEASING}  # an evicted pod comes back when its statement is discarded
             listed = [t for t in pods() if t.status in keep and t.node >= 0]
-            rows: I64 = np.fromiter((t.node for t in listed), np.int64, len(listed))
-            vecs: I64 = (
-                np.stack([t.vec for t in listed]) if listed else np.zeros((0, self.ssn.nodes.idle.shape[1]), np.int64)
-            )
-            index: dict[int, int] = {}
-            jobs: list[JobState] = []
-            for t in listed:
-                if t.pg is not None and id(t.pg) not in index:
-                    index[id(t.pg)] = len(jobs)
-                    jobs.append(t.pg)
-            job_of: I64 = np.fromiter((-1 if t.pg is None else index[id(t.pg)] for t in listed), np.int64, len(listed))
-            found = self._pods[scope] = (listed, rows, vecs, job_of, jobs)
+            found = self._pods[scope] = _Candidates(self.ssn, listed, self.statuses)
+        else:
+            found.catch_up(self.ssn, self.statuses)
         return found
 
-    def _passing(self, scope: Any, pods: Callable[[], Iterable[TaskState]], preemptor: TaskState, test: Any) -> I64:
-        """Per row, the requests of the scope's candidates that pass ``test``; the pod test is asked only for the
-        pods of the jobs that pass the framework's job test (``Framework.victim_job_test``)."""
-        ssn = self.ssn
-        listed, rows, vecs, job_of, jobs = self._scope(scope, pods)
-        sums = np.zeros_like(ssn.nodes.idle)
-        if not listed:
-            return sums
-        statuses = self.statuses
-        job_test = ssn.framework.victim_job_test(self.hook, preemptor)
-        if job_test is None:
-            asked: I64 = np.arange(len(listed))
+    def _job_answers(self, c: _Candidates, memo: tuple[Any, ...], tests: list[Callable[[JobState], bool]]) -> BOOL:
+        """Each job's answer to all of ``tests`` (a tier's job tests for one test key, ``memo``): the answers kept
+        for the key, asked again for the jobs whose pods changed status since (``Plugin.victim_job_bound``: a job
+        test reads only the job's counts and fixed fields, and of the preemptor what the key names)."""
+        test = _all_of_jobs(tests)
+        now = len(self.ssn.touched)
+        kept = self._jobs.get(memo)
+        if kept is None:
+            answers: BOOL = np.fromiter((test(j) for j in c.jobs), np.bool_, len(c.jobs))
         else:
-            ok = np.fromiter((job_test(j) for j in jobs), np.bool_, len(jobs))
-            asked = np.flatnonzero(np.append(ok, True)[job_of])  # index -1: a pod without a job is asked
-        passing = np.fromiter(
-            (listed[i].status in statuses and test(listed[i]) for i in asked.tolist()), np.bool_, asked.size
-        )
-        chosen = asked[passing]
-        np.add.at(sums, rows[chosen], vecs[chosen])
+            pos, answers = kept
+            jobs = c.jobs
+            for j in c.changed_jobs(self.ssn, pos):
+                answers[j] = test(jobs[j])
+        self._jobs[memo] = (now, answers)
+        return answers
+
+    def _passing(self, scope: Any, pods: Callable[[], Iterable[TaskState]], preemptor: TaskState, key: Any) -> I64:
+        """Per row, the requests of the scope's candidates that pass the framework's victim test, with the key
+        ``key``: in some tier, every factor (``Framework.victim_factors``), the job tests asked per job and the pod
+        tests per class; a pod without a job is asked the whole test."""
+        ssn = self.ssn
+        c = self._scope(scope, pods)
+        sums = np.zeros_like(ssn.nodes.idle)
+        if not c.listed:
+            return sums
+        tiers = ssn.framework.victim_factors(self.hook, preemptor)
+        if tiers is None:
+            chosen = c.ok
+        else:
+            with_job = c.ok & (c.job_of >= 0)
+            chosen = np.zeros_like(c.ok)
+            for n, factors in enumerate(tiers):
+                tests = [f.job_test for f in factors if f.job_test is not None]
+                eligible = with_job
+                if tests:
+                    eligible = eligible & self._job_answers(c, (scope, key, n), tests)[c.job_of]
+                for factor in sorted(factors, key=lambda f: f.pod_class is None):  # the pod-by-pod ones last
+                    eligible = (_ask_each if factor.pod_class is None else _ask_classes)(c, factor, eligible)
+                chosen = chosen | eligible
+            orphans = np.flatnonzero(c.ok & (c.job_of < 0)).tolist()
+            if orphans:
+                _, test = ssn.framework.victim_bound(self.hook, preemptor)
+                chosen[[i for i in orphans if test(c.listed[i])]] = True
+        np.add.at(sums, c.rows[chosen], c.vecs[chosen])
         return sums
 
     def room(
@@ -183,7 +288,7 @@ class VictimRoom:
         sums = self._sums.get(cache_key)
         statuses = self.statuses
         if sums is None:
-            sums = self._sums[cache_key] = self._passing(scope, pods, preemptor, test)
+            sums = self._sums[cache_key] = self._passing(scope, pods, preemptor, key)
         out = sums
         for t in without:
             if t.status in statuses and t.node >= 0 and test(t):
@@ -191,3 +296,9 @@ class VictimRoom:
                     out = sums.copy()
                 out[t.node] -= t.vec
         return out
+
+
+def _all_of_jobs(tests: list[Callable[[JobState], bool]]) -> Callable[[JobState], bool]:
+    if len(tests) == 1:
+        return tests[0]
+    return lambda job: all(f(job) for f in tests)

@@ -7,11 +7,15 @@ plugin always votes (it never abstains), so in a tier above the quota plugins it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from engine.session.framework import Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import TaskState
+
+
+def _critical(task: TaskState) -> Hashable:
+    return task.critical
 
 
 def _not_critical(task: TaskState) -> bool:
@@ -33,3 +37,6 @@ class ConformancePlugin(Plugin):
 
     def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
         return ("conformance",), _not_critical
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return _critical

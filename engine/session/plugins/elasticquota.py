@@ -27,7 +27,7 @@ pods (a group's used includes its subtree's, as Koordinator aggregates it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max
 from engine.fairshare.queues import MINUS
@@ -310,6 +310,9 @@ class ElasticQuotaPlugin(Plugin):
 
         return ("elasticquota", g, priority), same_group_lower
 
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return _group_priority_preemptible
+
     def _move(self, task: TaskState, sign: int) -> None:
         if self.result is None or task.quota_group not in self.result:
             return
@@ -323,6 +326,11 @@ class ElasticQuotaPlugin(Plugin):
 
     def on_deallocate(self, task: TaskState) -> None:
         self._move(task, -1)
+
+
+def _group_priority_preemptible(t: TaskState) -> Hashable:
+    """What ``victim_bound``'s test reads of a pod."""
+    return t.quota_group, t.priority, t.quota_preemptible
 
 
 def _less_used(limit: int, check: str, used: int, r: str, what: str = "used") -> str:

@@ -14,9 +14,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
-from engine.session.framework import PERMIT, REJECT, GateRefusal, Plugin, VictimTest
+from engine.session.framework import ONE_CLASS, PERMIT, REJECT, GateRefusal, Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 from engine.wording import plural
@@ -91,6 +91,9 @@ class GangPlugin(Plugin):
 
     def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
         return _above_minimum
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return ONE_CLASS  # the pod test is the job test of the pod's job
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         return self._keep_minimum(preemptees)

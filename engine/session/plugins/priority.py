@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
-from engine.session.framework import Plugin, VictimTest
+from engine.session.framework import ONE_CLASS, Plugin, VictimTest
 from engine.session.registry import register
 from engine.session.session import JobState, TaskState
 
@@ -65,6 +65,9 @@ class PriorityPlugin(Plugin):
             return None
         priority = pj.priority
         return lambda job: job.priority < priority
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return ONE_CLASS  # the pod test is the job test of the pod's job
 
     def job_starving(self, job: JobState) -> bool:
         return job.ready_num() + job.waiting_num() < len(job.tasks)

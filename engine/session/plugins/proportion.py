@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.proportion import ProportionResult, compute_proportion
@@ -33,6 +33,11 @@ _ORDER = {"cpu": 0, "memory": 1}
 def sorted_resources(names: Iterable[str]) -> list[str]:
     """cpu, memory, then the others by name (Volcano's order in messages); ``pods`` left out."""
     return sorted((n for n in names if n != "pods"), key=lambda n: (_ORDER.get(n, 2), n))
+
+
+def _queue_request(t: TaskState) -> Hashable:
+    """All the book's reclaim decision for a pod alone reads of it: its queue and its request."""
+    return (t.queue, t.vkey) if "pods" not in t.req else (t.queue, tuple(sorted(t.req.items())))
 
 
 class QueueGates(Plugin):
@@ -105,16 +110,19 @@ class QueueGates(Plugin):
         if hook != "reclaimable":
             return None
         book = self.book
-        answers: dict[tuple[object, ...], bool] = {}
+        answers: dict[Hashable, bool] = {}
 
         def alone(t: TaskState) -> bool:
-            key = (t.queue, t.vkey) if "pods" not in t.req else (t.queue, tuple(sorted(t.req.items())))
+            key = _queue_request(t)
             hit = answers.get(key)
             if hit is None:
                 hit = answers[key] = bool(book.reclaimable(preemptor, (t,)).victims)
             return hit
 
         return (self.name, id(self), preemptor.queue, tuple(sorted(preemptor.req.items()))), alone
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return _queue_request
 
     def on_allocate(self, task: TaskState) -> None:
         if task.pg is not None and task.pg.queue in self.book:
