@@ -51,8 +51,7 @@ from time import perf_counter
 from typing import Any, NamedTuple, TypeVar
 
 from django.db import connection, transaction
-from django.db.models import Case, F, FloatField, Func, Q, QuerySet, TextField, Value, When, Window
-from django.db.models.fields.json import JSONField
+from django.db.models import F, FloatField, Func, Q, QuerySet, TextField, Window
 from django.db.models.functions import Cast, RowNumber, TruncHour, TruncMinute
 from django.utils import timezone
 
@@ -1061,32 +1060,23 @@ def _update_podgroups_postgres(updates: Mapping[int, Mapping[str, Any]], now: da
 
 
 def _case_update_podgroups(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
-    """One UPDATE per batch with CASE expressions, never overwriting a podgroup that turned Completed meanwhile."""
-    pks = list(updates)
-    json_field = JSONField()
-    for i in range(0, len(pks), _BATCH):
-        batch = pks[i : i + _BATCH]
-        values: dict[str, Any] = {"updated": Value(now)}
-        for field in ("phase", "reason", "message", "unplaced_sessions", "requeues"):
-            values[field] = Case(*(When(pk=pk, then=Value(updates[pk][field])) for pk in batch))
-        values["backoff_until"] = Case(
-            *(When(pk=pk, then=Value(updates[pk]["backoff_until"])) for pk in batch),
-            output_field=PodGroup._meta.get_field("backoff_until"),
-        )
-        for field in ("blocker", "conditions"):
-            # SQL NULL for None (not JSON null); the cast types the CASE when every branch is NULL.
-            values[field] = Cast(
-                Case(
-                    *(
-                        When(pk=pk, then=Value(None) if v is None else Value(v, output_field=json_field))
-                        for pk in batch
-                        for v in (updates[pk][field],)
-                    ),
-                    output_field=json_field,
-                ),
-                output_field=json_field,
-            )
-        PodGroup.objects.filter(pk__in=batch).exclude(phase=DbPhase.COMPLETED).update(**values)
+    """SQLite and others: one prepared UPDATE per changed podgroup (``executemany``), never overwriting a podgroup
+    that turned Completed meanwhile. (One UPDATE per batch with a CASE per column costs the batch's size squared in
+    comparisons: 2.5 s for a thousand podgroups on the large demo's SQLite.)"""
+    fields = ("phase", "reason", "message", "blocker", "conditions", "unplaced_sessions", "requeues", "backoff_until")
+    columns = [PodGroup._meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in columns)
+    sql = (
+        f"UPDATE {connection.ops.quote_name(PodGroup._meta.db_table)} SET {assignments}, "
+        f"{connection.ops.quote_name('updated')} = %s WHERE id = %s AND phase <> %s"
+    )
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    rows = []
+    for pk, values in updates.items():
+        row = [None if values[f.name] is None else f.get_db_prep_save(values[f.name], connection) for f in columns]
+        rows.append([*row, stamp, pk, DbPhase.COMPLETED.value])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _amounts(value: Any) -> dict[str, int]:

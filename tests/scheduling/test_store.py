@@ -144,7 +144,7 @@ BIND_ALL = _result(
 )
 
 
-def test_round_trip_rows_snapshot_decisions_rows(world: World) -> None:
+def test_round_trip_rows_snapshot_decisions_rows(world: World, writers: str) -> None:
     now = timezone.now()
     session = store.apply_decisions(world.cluster, BIND_ALL, now, pending_pods=3)
     assert (session.status, session.bound, session.pipelined, session.evicted) == ("ok", 2, 1, 0)
@@ -169,7 +169,7 @@ def test_round_trip_rows_snapshot_decisions_rows(world: World) -> None:
     assert snap.node_used["n1"]["cpu"] == 2000
 
 
-def test_replaying_a_result_binds_nothing_twice(world: World) -> None:
+def test_replaying_a_result_binds_nothing_twice(world: World, writers: str) -> None:
     now = timezone.now()
     first = store.apply_decisions(world.cluster, BIND_ALL, now)
     bound_at = {uid: world.pod(uid).updated for uid in ("ns-a/a-0", "ns-a/a-1")}
@@ -245,7 +245,16 @@ def test_evictions_turn_pods_releasing_with_a_record_once(world: World) -> None:
     assert store.load_snapshot(world.cluster).tasks["ns-a/a-0"].status is TaskStatus.RELEASING
 
 
-def test_podgroup_reasons_conditions_and_history(world: World) -> None:
+@pytest.fixture(params=["native", "generic"])
+def writers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store's writers as PostgreSQL runs them, and the generic ones SQLite runs (prepared statements per row,
+    ``bulk_create``), exercised here on PostgreSQL."""
+    if request.param == "generic":
+        monkeypatch.setattr(store, "_is_postgres", lambda: False)
+    return str(request.param)
+
+
+def test_podgroup_reasons_conditions_and_history(world: World, writers: str) -> None:
     key = "ns-a/pg-a"
     pk = world.podgroups[key].pk
 
@@ -475,7 +484,7 @@ def test_array_literals_round_trip_through_postgresql() -> None:
     assert times == [moment, None]
 
 
-def test_reason_history_and_conditions_keep_awkward_text(world: World) -> None:
+def test_reason_history_and_conditions_keep_awkward_text(world: World, writers: str) -> None:
     key = "ns-a/pg-a"
     pk = world.podgroups[key].pk
     message = 'queue "team-a": insufficient cpu\\ {requested 4}, available 2, NULL'
