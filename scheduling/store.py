@@ -971,7 +971,7 @@ def _apply_podgroup_statuses(
         if _history_key(new_phase, new_reason, new_blocker) != _history_key(phase, reason, blocker):
             history.append((pk, new_phase, new_reason[:63], new_message, new_blocker))
     if updates:
-        (_update_podgroups_postgres if _is_postgres() else _case_update_podgroups)(updates, now)
+        (_update_podgroups_postgres if _is_postgres() else _update_podgroups_by_row)(updates, now)
     _write_history(session, history, now)
     return {phase: n for phase, n in sorted(counts.items()) if n > 0}
 
@@ -1059,7 +1059,7 @@ def _update_podgroups_postgres(updates: Mapping[int, Mapping[str, Any]], now: da
         )
 
 
-def _case_update_podgroups(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
+def _update_podgroups_by_row(updates: Mapping[int, Mapping[str, Any]], now: datetime) -> None:
     """SQLite and others: one prepared UPDATE per changed podgroup (``executemany``), never overwriting a podgroup
     that turned Completed meanwhile. (One UPDATE per batch with a CASE per column costs the batch's size squared in
     comparisons: 2.5 s for a thousand podgroups on the large demo's SQLite.)"""
