@@ -1232,7 +1232,9 @@ class ElasticQuotaTree:
             runtime = runtime.reshape(nk, m)
         caps = self._lcap[:, cols].ravel()
         if whole:
-            caps = np.where(caps >= UNLIMITED_INT64, caps, caps // unit)  # a lending limit lends whole units
+            # a lending limit is read in whole units like the min it limits (rounded up, ``Quantity.Value()``):
+            # a limit equal to the min lends all of it
+            caps = np.where(caps >= UNLIMITED_INT64, caps, _in_units(caps, unit))
         bor, lent = kern.lend_and_borrow(total, asm, used, lend, seg, starts, cnts, caps)
         if whole:
             bor, lent = _from_units(bor, unit), _from_units(lent, unit)

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.fairshare.capacity import compute_capacity
-from engine.fairshare.elastic import compute_runtimes
+from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes
 from engine.fairshare.elastic_sets import round_up
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueBook, QueueSpec
@@ -154,3 +154,34 @@ def test_elastic_limits_bound_runtime_and_lent(case: Case, limit: int) -> None:
             assert q.runtime[k] <= max(round_up(g.min[k] + limit, unit), q.auto_scaled_min[k])
             if k in g.lending_limit:
                 assert q.lent[k] <= round_up(g.lending_limit[k], unit)
+
+
+def test_a_lending_limit_equal_to_a_fractional_gpu_min_lends_what_the_min_lends() -> None:
+    """Found by the property above: a min of a thousandth of a GPU is one whole GPU to the split, and a lending
+    limit equal to it must lend that GPU too (it was read rounded down, so it lent nothing)."""
+    gpu = "nvidia.com/gpu"
+
+    def group(name: str, amount: int, *, lends: bool, limit: int | None = None) -> QuotaGroupSpec:
+        return QuotaGroupSpec(
+            name=name,
+            parent="root",
+            is_parent=False,
+            min=ResourceList({gpu: amount}),
+            max=ResourceList({gpu: amount}),
+            allow_lent=lends,
+            lending_limit=ResourceList({gpu: limit}) if limit is not None else ResourceList(),
+        )
+
+    zero = ResourceList({gpu: 0})
+    requests = {"a": zero, "b": zero}
+    used = {"a": zero, "b": ResourceList({gpu: 1})}
+    for limit, lent in ((None, 1000), (1, 1000), (1000, 1000), (0, 0)):
+        result = compute_runtimes(
+            [group("a", 1, lends=True, limit=limit), group("b", 0, lends=False)],
+            requests,
+            zero,
+            used=used,
+            enable_min_scale=False,
+        )
+        assert result["a"].lent[gpu] == lent, limit
+        assert result["b"].borrowed[gpu] == 1000
