@@ -19,7 +19,9 @@ Beside ``used``, every node carries what admitted, not yet fully allocated jobs 
 
 from __future__ import annotations
 
+import functools
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -237,27 +239,38 @@ def build(kind: Kind, snapshot: Any, values: Any, visible: set[str] | None = Non
     return queue_tree(snapshot, values, visible) if kind == "queue" else quota_tree(snapshot, values, visible)
 
 
-_BUILT_LOCK = threading.Lock()
-_BUILT: dict[tuple[Kind, int], tuple[Any, Tree]] = {}  # (kind, id(values)) -> (values, its whole tree)
-_BUILT_MAX = 8  # trees kept: a few clusters' worth of both kinds
+_BUILT_LOCK = threading.RLock()  # re-entrant: a values object may die, and its entry go, while the lock is held
+_BUILT: dict[tuple[Kind, int], tuple[weakref.ref[Any], Tree]] = {}  # (kind, id(values)) -> (values, its tree)
+_BUILT_MAX = 8  # trees kept at most: a few clusters' worth of both kinds
 
 
 def whole(kind: Kind, snapshot: Any, values: Any) -> Tree:
     """The whole tree of ``kind`` for ``values``, built once per values object: the value cache hands every
     request the same object while the database is unchanged, so a tree is built once per change. The trees are
-    kept here, in the presenter, keyed by the identity of the values object (held, so the identity cannot be
-    reused); the oldest is dropped beyond ``_BUILT_MAX``."""
+    kept here, in the presenter, keyed by the identity of the values object and for as long as it lives (a weak
+    reference: when the value cache lets go of the values after a change, their trees go with them at once, not
+    after the next trees pushed them out, which kept eight sets of values, 250,000 objects, for the cyclic
+    collector to walk again); at most ``_BUILT_MAX`` are kept."""
     key = (kind, id(values))
     with _BUILT_LOCK:
         hit = _BUILT.get(key)
-        if hit is not None and hit[0] is values:
+        if hit is not None and hit[0]() is values:
             return hit[1]
     tree = build(kind, snapshot, values)
+    ref = weakref.ref(values, functools.partial(_drop_built, key))
     with _BUILT_LOCK:
-        _BUILT[key] = (values, tree)
+        _BUILT[key] = (ref, tree)
         while len(_BUILT) > _BUILT_MAX:
             del _BUILT[next(iter(_BUILT))]
     return tree
+
+
+def _drop_built(key: tuple[Kind, int], ref: weakref.ref[Any]) -> None:
+    """The values behind ``ref`` are gone: their tree goes too (unless the key already holds a newer one)."""
+    with _BUILT_LOCK:
+        hit = _BUILT.get(key)
+        if hit is not None and hit[0] is ref:
+            del _BUILT[key]
 
 
 # -- derived readings -------------------------------------------------------------------------------------------
