@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.objects import ALLOCATED_STATUSES, TaskStatus
+from engine.resources import ResourceList
 from frontend.presenters import units
 from frontend.presenters.ledger import Loan, attribute
 
@@ -116,8 +117,14 @@ class Tree:
         return out[::-1]
 
 
-def _rl(value: Mapping[str, int] | None) -> dict[str, int]:
-    return {k: int(v) for k, v in (value or {}).items()}
+def _rl(value: Mapping[str, int] | None) -> Mapping[str, int]:
+    """``value`` as a plain mapping of ints: a ``ResourceList`` (immutable, ints) lends its own dict, read-only like
+    the node (a thousand-node tree reads thirteen lists per node after every change); anything else is copied."""
+    if value is None:
+        return {}
+    if type(value) is ResourceList:
+        return value.raw
+    return {k: int(v) for k, v in value.items()}
 
 
 def _layout(
