@@ -61,7 +61,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import BigIntegerField, Count, Exists, OuterRef, Q, Sum
+from django.db.models import BigIntegerField, Count, Exists, Max, OuterRef, Q, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
@@ -155,7 +155,13 @@ def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:
     """Nodes silent for longer than the cluster's heartbeat timeout turn NotReady; returns their names.
 
     When the previous check is older than ``CHECK_GAP_SECONDS`` (or there was none), the check itself could not
-    run: it records that it resumed now, and no node turns NotReady before a whole timeout has passed since."""
+    run: it records that it resumed now, and no node turns NotReady before a whole timeout has passed since.
+
+    On a simulated cluster the heartbeats are the control plane's own writes (``agent_tick`` beats every node it
+    plays up at once), so a node's silence is measured against the agent's last beat, the latest heartbeat of any
+    node: when the agent itself is late (its worker busy with a long session on a loaded machine, or stopped), no
+    node is blamed for it, while a node the simulation plays down still falls behind the others and turns
+    NotReady."""
     timeout = timedelta(seconds=cluster.node_heartbeat_timeout)
     last = cluster.nodes_checked_at
     grace_from = cluster.nodes_grace_from
@@ -166,6 +172,10 @@ def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:
     cutoff = now - timeout
     if grace_from is not None and grace_from > cutoff:
         return []  # the check was silent less than a timeout ago: missed heartbeats are not the nodes' fault
+    if cluster.simulated:
+        agent_beat = Node.objects.filter(cluster=cluster).aggregate(last=Max("last_heartbeat"))["last"]
+        if agent_beat is not None:
+            cutoff = min(cutoff, agent_beat - timeout)
     stale = Node.objects.filter(cluster=cluster, ready=True, last_heartbeat__isnull=False, last_heartbeat__lt=cutoff)
     names = sorted(stale.values_list("name", flat=True))
     if names:

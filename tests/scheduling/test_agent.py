@@ -341,3 +341,34 @@ def test_a_podgroup_completes_when_every_pod_of_it_has_finished(world: World) ->
     assert PodGroup.objects.get(pk=pg.pk).phase == "Completed"
     assert PodGroup.objects.get(pk=empty.pk).phase != "Completed"
     assert agent.complete_finished_podgroups(world.cluster, now) == 0
+
+
+def test_a_late_simulated_agent_condemns_no_node() -> None:
+    """On a simulated cluster the heartbeats are the agent's own: when its ticks are late (its worker busy on a
+    loaded machine) while the check runs on time, no node turns NotReady; a node the simulation plays down falls
+    behind the others' beats and does. A real cluster's nodes are judged against the clock."""
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    Cluster.objects.filter(pk=world.cluster.pk).update(simulated=True, node_heartbeat_timeout=6)
+    world.cluster.refresh_from_db()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        agent.agent_tick(world.cluster, timezone.now())
+        for _ in range(3):  # the check every 5 s, the agent's next tick only 10 s later
+            clock.shift(timedelta(seconds=5))
+            assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []
+        agent.agent_tick(world.cluster, timezone.now())
+        Node.objects.filter(cluster=world.cluster, name="n2").update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
+        stale: list[str] = []
+        for _ in range(4):
+            clock.shift(timedelta(seconds=4))
+            agent.agent_tick(world.cluster, timezone.now())
+            stale += agent.mark_stale_nodes(world.cluster, timezone.now())
+        assert stale == ["n2"]
+        Cluster.objects.filter(pk=world.cluster.pk).update(simulated=False)
+        world.cluster.refresh_from_db()
+        clock.shift(timedelta(seconds=4))
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []  # a beat 4 s old: within the timeout
+        clock.shift(timedelta(seconds=3))
+        assert agent.mark_stale_nodes(world.cluster, timezone.now()) == ["n1", "n3"]  # real nodes: the clock
