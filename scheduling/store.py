@@ -702,14 +702,26 @@ def _apply_bindings(
     return _bind_generic_by_id(cluster, bindings, now, ids) if ids else _bind_generic(cluster, bindings, now)
 
 
+def _nodes_still_there(cluster: Cluster, ids: RowIds) -> dict[str, int]:
+    """``ids.nodes`` without the nodes deleted since the read. The pod's node has no foreign key in the database
+    (``Pod.node``), so the by-key writers bind only to these. Read inside ``apply_decisions``'s transaction, after
+    it locked the cluster's revision: a node deleted by ``ClusterRow.delete`` (which takes that lock first, then
+    sets its pods' node to NULL, then deletes it) is either gone here already or waits for this commit. One query
+    of the cluster's node keys, not a join in the binding statement (planned on a fresh table's statistics, a join
+    with the nodes became a nested loop of minutes)."""
+    there = set(Node.objects.filter(cluster=cluster).values_list("id", flat=True))
+    return {name: pk for name, pk in ids.nodes.items() if pk in there}
+
+
 def _bind_postgres_by_id(
     cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime, ids: RowIds
 ) -> list[list[Any]]:
     # The snapshot's own primary keys: a plain join on the pod's primary key, whatever the table statistics.
     pod_col, node_col, status_col = [], [], []
     uid_of: dict[int, tuple[str, str, bool]] = {}
+    nodes = _nodes_still_there(cluster, ids)
     for b in bindings:
-        pk, node_pk = ids.pods.get(b.task), ids.nodes.get(b.node)
+        pk, node_pk = ids.pods.get(b.task), nodes.get(b.node)
         if pk is None or node_pk is None:
             continue
         pod_col.append(pk)
@@ -781,9 +793,10 @@ def _bind_generic_by_id(
         "WHERE id = %s AND cluster_id = %s AND status = %s"
     )
     applied: list[list[Any]] = []
+    nodes = _nodes_still_there(cluster, ids)
     with connection.cursor() as cursor:
         for b in bindings:
-            pk, node_pk = ids.pods.get(b.task), ids.nodes.get(b.node)
+            pk, node_pk = ids.pods.get(b.task), nodes.get(b.node)
             if pk is None or node_pk is None:
                 continue
             cursor.execute(sql, [pipelined if b.pipelined else bound, node_pk, stamp, pk, cluster.pk, pending])

@@ -458,6 +458,40 @@ def test_bindings_by_primary_key_from_the_read(world: World) -> None:
     assert again.bound == 0
 
 
+def test_bindings_by_primary_key_skip_a_node_deleted_since_the_read(world: World, writers: str) -> None:
+    """The pod's node has no foreign key in the database (``Pod.node``): a binding to a node deleted between the
+    read and the write is not made (the others are), and no pod is left naming the deleted node."""
+    _, ids = store.read_cluster(world.cluster)
+    gone = world.nodes["n2"].pk
+    world.nodes["n2"].delete()
+    session = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
+    assert sorted(map(tuple, session.bindings)) == [("ns-a/a-0", "n1", False), ("ns-b/solo", "n3", True)]
+    assert (world.pod("ns-a/a-1").status, world.pod("ns-a/a-1").node) == ("Pending", None)
+    assert not Pod.objects.filter(node_id=gone).exists()
+
+
+def test_bindings_by_primary_key_take_no_node_of_another_cluster(world: World, writers: str) -> None:
+    other = build_world("c2", nodes=1)
+    _, ids = store.read_cluster(world.cluster)
+    ids.nodes["n1"] = other.nodes["n1"].pk  # a key that is no node of this cluster
+    session = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
+    assert sorted(b[0] for b in session.bindings) == ["ns-a/a-1", "ns-b/solo"]
+    assert world.pod("ns-a/a-0").status == "Pending" and not other.nodes["n1"].pods.exists()
+
+
+def test_deleting_a_node_unsets_the_node_of_its_pods(world: World) -> None:
+    """Without a database constraint the ORM's ``on_delete=SET_NULL`` still runs, for a row and a queryset."""
+    store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
+    world.nodes["n1"].delete()
+    Node.objects.filter(pk=world.nodes["n3"].pk).delete()
+    assert [(world.pod(u).status, world.pod(u).node) for u in ("ns-a/a-0", "ns-b/solo")] == [
+        ("Bound", None),
+        ("Pipelined", None),
+    ]
+    assert world.pod("ns-a/a-1").node.name == "n2"
+    assert store.load_snapshot(world.cluster).tasks["ns-a/a-0"].node is None
+
+
 # -- array literals (the bulk statements' parameters) -------------------------------------------------------------
 
 AWKWARD = ["plain", "", "NULL", 'a "quoted" word', 'back\\slash \\" both', "comma, {braces}", "é ünïcode ✓", " pad "]
