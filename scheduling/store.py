@@ -44,7 +44,8 @@ import json
 import logging
 import traceback
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from time import perf_counter
@@ -713,6 +714,21 @@ def _nodes_still_there(cluster: Cluster, ids: RowIds) -> dict[str, int]:
     return {name: pk for name, pk in ids.nodes.items() if pk in there}
 
 
+# The pod table's change feed trigger (migration 0016) logs the rows of a statement run with this setting on
+# without comparing them with their old versions: only for a statement that changes a logged column of every row
+# it updates, as a binding's compare-and-swap from Pending does.
+_EVERY_ROW_CHANGED = "fairway.feed_every_row_changed"
+
+
+@contextmanager
+def _every_row_changed(cursor: Any) -> Iterator[None]:
+    """The statements run inside, on PostgreSQL, change a column the change feed logs in every row they update
+    (the setting is transaction-local: a failed statement's transaction, or savepoint, takes it back with it)."""
+    cursor.execute("SELECT set_config(%s, 'on', true)", [_EVERY_ROW_CHANGED])
+    yield
+    cursor.execute("SELECT set_config(%s, '', true)", [_EVERY_ROW_CHANGED])
+
+
 def _bind_postgres_by_id(
     cluster: Cluster, bindings: Sequence[decisions.Binding], now: datetime, ids: RowIds
 ) -> list[list[Any]]:
@@ -735,7 +751,7 @@ def _bind_postgres_by_id(
          WHERE p.id = v.id AND p.cluster_id = %s AND p.status = %s
         RETURNING p.id
     """
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, _every_row_changed(cursor):
         cursor.execute(
             sql,
             [now, _int_array(pod_col), _int_array(node_col), _array(status_col), cluster.pk, PodStatus.PENDING.value],
@@ -762,7 +778,7 @@ def _bind_postgres(cluster: Cluster, bindings: Sequence[decisions.Binding], now:
          WHERE p.cluster_id = %s AND p.namespace_id = ns.id AND p.name = v.name AND p.status = %s
         RETURNING ns.name, p.name, n.name, p.status
     """
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, _every_row_changed(cursor):
         cursor.execute(
             sql,
             [

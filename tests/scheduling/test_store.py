@@ -12,17 +12,20 @@ from django.utils import timezone
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.policy import DEFAULT_POLICY
+from quotas.models import Revision
 from scheduling import sessions, store
 from scheduling.models import (
-    Eviction as EvictionRow,
-)
-from scheduling.models import (
+    ChangeKind,
     Node,
     Pod,
     PodGroup,
     PodGroupReason,
     QuotaSample,
+    RowChange,
     SchedulingSession,
+)
+from scheduling.models import (
+    Eviction as EvictionRow,
 )
 from tests.scheduling.conftest import GIB, World, build_world, rl
 
@@ -490,6 +493,23 @@ def test_deleting_a_node_unsets_the_node_of_its_pods(world: World) -> None:
     ]
     assert world.pod("ns-a/a-1").node.name == "n2"
     assert store.load_snapshot(world.cluster).tasks["ns-a/a-0"].node is None
+
+
+@pytest.mark.parametrize("by_key", [True, False])
+def test_bindings_are_logged_in_the_change_feed_and_only_they(world: World, writers: str, by_key: bool) -> None:
+    """Every pod a binding changed is in the change feed (PostgreSQL's trigger takes the binding statement's word
+    that all its rows changed, migration 0016); the word does not outlive the statement: a later update that
+    changes no logged column logs nothing."""
+    cid = world.cluster.pk
+    ids = store.read_cluster(world.cluster)[1] if by_key else None
+    (before,) = Revision.objects.values_of(Revision.cluster_key(cid))
+    session = store.apply_decisions(world.cluster, BIND_ALL, timezone.now(), ids=ids)
+    assert session.bound + session.pipelined == 3
+    logged = RowChange.objects.filter(cluster_id=cid, kind=ChangeKind.POD, rev__gt=before)
+    assert set(logged.values_list("row_id", flat=True)) == {p.pk for p in world.pods.values()}
+    (after,) = Revision.objects.values_of(Revision.cluster_key(cid))
+    Pod.objects.filter(cluster=world.cluster).update(message="noise")
+    assert not RowChange.objects.filter(cluster_id=cid, rev__gt=after).exists()
 
 
 # -- array literals (the bulk statements' parameters) -------------------------------------------------------------
