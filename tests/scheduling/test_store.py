@@ -512,6 +512,16 @@ def test_bindings_are_logged_in_the_change_feed_and_only_they(world: World, writ
     assert not RowChange.objects.filter(cluster_id=cid, rev__gt=after).exists()
 
 
+def test_bindings_by_primary_key_are_reported_in_the_engines_order(world: World, writers: str) -> None:
+    """PostgreSQL's writer updates the rows in primary key order; the session row lists them as the engine
+    decided them."""
+    _, ids = store.read_cluster(world.cluster)
+    backwards = sorted(BIND_ALL.bindings, key=lambda b: -ids.pods[b.task])
+    session = store.apply_decisions(world.cluster, _result(bindings=backwards), timezone.now(), ids=ids)
+    assert session.bindings == [[b.task, b.node, b.pipelined] for b in backwards]
+    assert [world.pod(b.task).node.name for b in backwards] == [b.node for b in backwards]
+
+
 # -- array literals (the bulk statements' parameters) -------------------------------------------------------------
 
 AWKWARD = ["plain", "", "NULL", 'a "quoted" word', 'back\\slash \\" both', "comma, {braces}", "é ünïcode ✓", " pad "]
