@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine import collector
 from engine.values import QuotaValues, compute_values
 from frontend.presenters import trees
 from quotas.models import Queue
@@ -22,13 +23,8 @@ from tests.frontend import builders as b
 def collector_off() -> Iterator[None]:
     """Nothing in these tests may rely on the cyclic collector: it stays off, as inside a request."""
     gc.collect()
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _alive(kind: type) -> int:

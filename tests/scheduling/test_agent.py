@@ -120,6 +120,18 @@ def test_heartbeats_and_the_timeout() -> None:
         assert n1.ready and n1.not_ready_since is None  # back
 
 
+def _play_down(world: World, clock: Any, name: str, *, rounds: int, seconds: int) -> list[str]:
+    """The simulation plays node ``name`` down; then ``rounds`` times, ``seconds`` later, an agent tick and the
+    check: the nodes the check turned NotReady."""
+    Node.objects.filter(cluster=world.cluster, name=name).update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
+    stale: list[str] = []
+    for _ in range(rounds):
+        clock.shift(timedelta(seconds=seconds))
+        agent.agent_tick(world.cluster, timezone.now())
+        stale += agent.mark_stale_nodes(world.cluster, timezone.now())
+    return stale
+
+
 def test_the_check_does_not_condemn_nodes_for_its_own_silence() -> None:
     """A broker outage stops both the simulated agent's heartbeats and the check: when the check resumes, missed
     heartbeats are forgiven for one timeout, and the agent's next beats bring every node back."""
@@ -141,13 +153,7 @@ def test_the_check_does_not_condemn_nodes_for_its_own_silence() -> None:
         agent.agent_tick(world.cluster, timezone.now())
         assert set(Node.objects.filter(cluster=world.cluster).values_list("ready", flat=True)) == {True}
         # a node really silent after the grace is condemned
-        Node.objects.filter(cluster=world.cluster, name="n2").update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
-        stale: list[str] = []
-        for _ in range(10):
-            clock.shift(timedelta(seconds=5))
-            agent.agent_tick(world.cluster, timezone.now())
-            stale += agent.mark_stale_nodes(world.cluster, timezone.now())
-        assert stale == ["n2"]
+        assert _play_down(world, clock, "n2", rounds=10, seconds=5) == ["n2"]
 
 
 def test_a_simulated_agent_brings_notready_nodes_back() -> None:
@@ -359,13 +365,7 @@ def test_a_late_simulated_agent_condemns_no_node() -> None:
             clock.shift(timedelta(seconds=5))
             assert agent.mark_stale_nodes(world.cluster, timezone.now()) == []
         agent.agent_tick(world.cluster, timezone.now())
-        Node.objects.filter(cluster=world.cluster, name="n2").update(labels={agent.SIMULATE_DOWN_LABEL: "true"})
-        stale: list[str] = []
-        for _ in range(4):
-            clock.shift(timedelta(seconds=4))
-            agent.agent_tick(world.cluster, timezone.now())
-            stale += agent.mark_stale_nodes(world.cluster, timezone.now())
-        assert stale == ["n2"]
+        assert _play_down(world, clock, "n2", rounds=4, seconds=4) == ["n2"]
         Cluster.objects.filter(pk=world.cluster.pk).update(simulated=False)
         world.cluster.refresh_from_db()
         clock.shift(timedelta(seconds=4))
