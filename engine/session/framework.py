@@ -361,7 +361,8 @@ class Plugin:
 
     def node_score_one(self, alloc: list[int], idle: list[int], vec: list[int]) -> float | None:
         """The same score as ``node_scores`` for one node, from plain ints (allocatable, idle and the task's vector
-        over the table's columns); it must give exactly the value the vectorised version gives."""
+        over the table's columns); it must give exactly the value the vectorised version gives, and read nothing
+        else: the best-node search keeps the answers by (allocatable, idle) for each task class."""
         raise NotImplementedError
 
     # -- events -----------------------------------------------------------------------------------------------

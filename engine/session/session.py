@@ -36,7 +36,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -63,11 +63,12 @@ from engine.wording import plural
 if TYPE_CHECKING:
     from engine.session.carry import SessionCarry
 
-__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState"]
+__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState", "rows_of"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 BOOL = npt.NDArray[np.bool_]
+_Item = TypeVar("_Item", bound=np.generic)
 
 PODS = "pods"
 ONE_POD = 1000  # resources.py keeps "pods" in milli-units
@@ -434,8 +435,30 @@ class NodeTable:
         return column
 
 
+def rows_of(array: npt.NDArray[_Item], rows: Any) -> npt.NDArray[_Item]:
+    """``array[rows]`` for a slice or an index array of rows (``take``: a fraction of fancy indexing's cost, paid for
+    every batch of rows the best-node search rescores)."""
+    return array[rows] if isinstance(rows, slice) else array.take(rows, axis=0)
+
+
+def _allocatable_classes(alloc: I64) -> tuple[I64, list[int], list[list[int]]]:
+    """``alloc``, each row's class of allocatable amounts (rows with the same amounts share one) and each class's
+    amounts."""
+    number: dict[tuple[int, ...], int] = {}
+    amounts: list[list[int]] = []
+    classes: list[int] = []
+    for row in alloc.tolist():
+        key = tuple(row)
+        n = number.get(key)
+        if n is None:
+            n = number[key] = len(amounts)
+            amounts.append(row)
+        classes.append(n)
+    return alloc, classes, amounts
+
+
 class _Entry:
-    __slots__ = ("cols", "need", "pos", "scores", "static", "vec", "vec_cols", "vec_list")
+    __slots__ = ("cols", "need", "pos", "scored", "scores", "static", "usable", "vec", "vec_cols", "vec_list")
 
     def __init__(self, vec: I64, static: BOOL) -> None:
         self.vec = vec
@@ -444,8 +467,11 @@ class _Entry:
         self.vec_cols: I64 = vec[self.cols]
         self.need: list[tuple[int, int]] = [(int(c), int(vec[c])) for c in self.cols]
         self.static = static
+        self.usable: list[bool] = static.tolist()
         self.scores: F64 = np.empty(0)
         self.pos = 0
+        # (the row's allocatable class, its idle amounts) -> the scorers' sum (``Placement._compute_one``)
+        self.scored: dict[tuple[int, ...], float] = {}
 
 
 class Placement:
@@ -466,6 +492,10 @@ class Placement:
         scalar = fw.hook_plugins("node_score_one")
         # the scalar path is used only when every scorer provides it
         self._scalar = scalar if len(scalar) == len(self._scorers) else None
+        # for the scalar path: the allocatable array it was made from, each row's allocatable class, and each class's
+        # allocatable amounts (``_allocatable_classes``); made when first needed (a session never changes the
+        # allocatable amounts: ``NodeTable.renew`` replaces the array between sessions)
+        self._alloc_of: tuple[I64, list[int], list[list[int]]] | None = None
 
     # -- predicates -------------------------------------------------------------------------------------------
     def static_mask(self, sig: tuple[Any, ...]) -> BOOL:
@@ -495,29 +525,30 @@ class Placement:
 
     def _fits(self, e: _Entry, rows: Any) -> BOOL:
         t = self.table
+        static = rows_of(e.static, rows)
         if e.cols.size == 0:
-            fits: BOOL = e.static[rows].copy()
-            return fits
-        idle = t.idle[rows][:, e.cols]
-        fits = (idle >= e.vec_cols).all(axis=1)
+            return static.copy()
+        idle = rows_of(t.idle, rows)[:, e.cols]
+        fits: BOOL = np.all(idle >= e.vec_cols, axis=1)
         if t.future_ops:
-            future = idle + (t.releasing[rows][:, e.cols] - t.pipelined[rows][:, e.cols])
+            future = idle + (rows_of(t.releasing, rows)[:, e.cols] - rows_of(t.pipelined, rows)[:, e.cols])
             fits &= (future >= e.vec_cols).all(axis=1)
-        fits &= e.static[rows]
+        fits &= static
         return fits
 
     def _compute(self, e: _Entry, rows: Any) -> F64:
         fits = self._fits(e, rows)
-        out: F64 = np.full(fits.shape[0], -math.inf)
-        if fits.any():
-            scores = self.raw_scores(rows, e.vec)
-            out[fits] = scores[fits]
+        if not fits.any():
+            return np.full(fits.shape[0], -math.inf)
+        out: F64 = np.where(fits, self.raw_scores(rows, e.vec), -math.inf)
         return out
 
     def _compute_one(self, e: _Entry, row: int) -> float:
-        """``_compute`` for one row with plain ints (used when only a few rows changed)."""
+        """``_compute`` for one row with plain ints (used when only a few rows changed). A scalar score is a function
+        of the node's allocatable and idle alone (``Plugin.node_score_one``), and nodes of one shape pass through
+        the same states as pods of the same shapes land on them, so each class keeps its scores by state."""
         t = self.table
-        if not e.static[row]:
+        if not e.usable[row]:
             return -math.inf
         idle = t.idle[row].tolist()
         for c, v in e.need:
@@ -529,13 +560,20 @@ class Placement:
             for c, v in e.need:
                 if idle[c] + (rel[c] - pip[c]) < v:
                     return -math.inf
+        if self._alloc_of is None or self._alloc_of[0] is not t.alloc:
+            self._alloc_of = _allocatable_classes(t.alloc)
+        shape = self._alloc_of[1][row]
+        key = (shape, *idle)
+        total = e.scored.get(key)
+        if total is None:
+            total = e.scored[key] = self._score_one(self._alloc_of[2][shape], idle, e.vec_list)
+        return total
+
+    def _score_one(self, alloc: list[int], idle: list[int], vec: list[int]) -> float:
         assert self._scalar is not None
-        if not self._scalar:
-            return 0.0
-        alloc = t.alloc[row].tolist()
         total: float | None = None
         for p in self._scalar:
-            s = p.node_score_one(alloc, idle, e.vec_list)
+            s = p.node_score_one(alloc, idle, vec)
             if s is None:
                 continue
             total = s if total is None else total + s
@@ -561,7 +599,9 @@ class Placement:
                 e.scores = self._compute(e, slice(None))
             else:
                 unique = set(dirty)
-                if self._scalar is not None and len(unique) <= 6:
+                # a row rescored alone costs about what a batch of up to ~16 rows costs vectorised when its score
+                # is not kept yet, several times less when it is (``_compute_one``)
+                if self._scalar is not None and len(unique) <= 16:
                     scores = e.scores
                     for row in unique:
                         scores[row] = self._compute_one(e, row)
