@@ -514,7 +514,10 @@ class Framework:
         return None
 
     def job_ready(self, job: JobState) -> bool:
-        return all(f(job) for f in self._job_ready)
+        for f in self._job_ready:  # noqa: SIM110 - asked after every placement: a generator costs more than the test
+            if not f(job):
+                return False
+        return True
 
     def job_pipelined(self, job: JobState) -> bool:
         for tier in self._tier_hooks["job_pipelined"]:

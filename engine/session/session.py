@@ -76,6 +76,16 @@ PODS = "pods"
 ONE_POD = 1000  # resources.py keeps "pods" in milli-units
 
 S = TaskStatus
+# the statuses the per-pod paths read, as module names: an enum member looked up on its class costs several dict
+# reads, and the gang counters are read after every placement
+_BOUND, _BINDING, _RUNNING, _ALLOCATED, _SUCCEEDED, _PIPELINED = (
+    S.BOUND,
+    S.BINDING,
+    S.RUNNING,
+    S.ALLOCATED,
+    S.SUCCEEDED,
+    S.PIPELINED,
+)
 _READY = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED, S.SUCCEEDED)
 _ALLOC = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED)
 _VALID = (*_ALLOC, S.SUCCEEDED, S.PIPELINED, S.PENDING)
@@ -254,10 +264,10 @@ class JobState:
     # -- Volcano JobInfo counters ------------------------------------------------------------------------------
     def ready_num(self) -> int:
         c = self.counts
-        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED] + c[S.SUCCEEDED]
+        return c[_BOUND] + c[_BINDING] + c[_RUNNING] + c[_ALLOCATED] + c[_SUCCEEDED]
 
     def waiting_num(self) -> int:
-        return self.counts[S.PIPELINED]
+        return self.counts[_PIPELINED]
 
     def valid_num(self) -> int:
         c = self.counts
@@ -265,7 +275,7 @@ class JobState:
 
     def allocated_num(self) -> int:
         c = self.counts
-        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED]
+        return c[_BOUND] + c[_BINDING] + c[_RUNNING] + c[_ALLOCATED]
 
     def is_ready(self) -> bool:
         return self.ready_num() + self.pending_be >= self.min_member
@@ -962,7 +972,7 @@ class Session:
     def allocate_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Allocate``: Allocated on ``row``, idle goes down, plugins told."""
         t = self.nodes
-        self._set_status(task, S.ALLOCATED)
+        self._set_status(task, _ALLOCATED)
         task.node = row
         t.idle[row] -= task.vec
         t.own_row(row)[task.uid] = task
@@ -982,7 +992,7 @@ class Session:
     def pipeline_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Pipeline``: Pipelined on ``row`` (its future idle goes down)."""
         t = self.nodes
-        self._set_status(task, S.PIPELINED)
+        self._set_status(task, _PIPELINED)
         task.node = row
         t.pipelined[row] += task.vec
         t.future_ops += 1
@@ -1030,7 +1040,7 @@ class Session:
     def record_binding(self, task: TaskState, pipelined: bool) -> None:
         self.bindings.append(Binding(task.uid, self.nodes.names[task.node], pipelined))
         if not pipelined:
-            self._set_status(task, S.BINDING)
+            self._set_status(task, _BINDING)
 
     def record_eviction(self, eviction: Eviction) -> None:
         self.evictions.append(eviction)
