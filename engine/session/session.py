@@ -469,6 +469,9 @@ def _allocatable_classes(alloc: I64) -> tuple[I64, list[int], list[list[int]]]:
     return alloc, classes, amounts
 
 
+_SCORED_MAX = 1 << 16  # node states a shape keeps the scalar score of
+
+
 class _Shape:
     """A request vector's scores on every node, the predicates aside: the scorers' sum where the node's idle (and
     future idle) holds the request, -inf elsewhere; current up to position ``pos`` of the node change log. Shared by
@@ -506,7 +509,7 @@ class _Entry:
 class Placement:
     """Best-node search with per-request and per-class score arrays kept current from the node change log."""
 
-    MAX_CLASSES = 512
+    MAX_CLASSES = 512  # task classes kept, and as many request shapes (least recently used dropped first)
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -574,8 +577,9 @@ class Placement:
 
     def _compute_one(self, s: _Shape, row: int) -> float:
         """``_compute`` for one row with plain ints (used when only a few rows changed). A scalar score is a function
-        of the node's allocatable and idle alone (``Plugin.node_score_one``), and nodes of one shape pass through
-        the same states as pods of the same shapes land on them, so each shape keeps its scores by node state."""
+        of the node's allocatable and idle alone (``Plugin.node_score_one``), and nodes of one allocatable pass
+        through the same idle amounts as pods of the same requests land on them, so each shape keeps its scores by
+        (allocatable, idle): most are found there."""
         t = self.table
         idle = t.idle[row].tolist()
         for c, v in s.need:
@@ -593,6 +597,8 @@ class Placement:
         key = (node_class, *idle)
         total = s.scored.get(key)
         if total is None:
+            if len(s.scored) >= _SCORED_MAX:  # a bound on the memory, for clusters whose nodes never repeat a state
+                s.scored.clear()
             total = s.scored[key] = self._score_one(self._alloc_of[2][node_class], idle, s.vec_list)
         return total
 
@@ -640,7 +646,7 @@ class Placement:
             s.scores = self._compute(s, slice(None))
             s.pos = len(self.table.log)
             if len(self._shapes) > self.MAX_CLASSES:
-                self._shapes.popitem(last=False)  # its classes keep it while they live
+                self._shapes.popitem(last=False)  # the classes of that request keep it while they live
             return s
         self._shapes.move_to_end(task.vkey)
         self._refresh(s)
@@ -661,7 +667,8 @@ class Placement:
         log = self.table.log
         end = len(log)
         if e.pos < end:
-            # the shape is current: take its scores of the nodes that changed, where the predicates allow
+            # the shape is current: take its scores of the nodes that changed, where the predicates allow (one by one
+            # for a few: a copy of the whole array costs about what 32 rows one by one do)
             if end - e.pos > 32:
                 e.scores = np.where(e.static, s.scores, -math.inf)
             else:
