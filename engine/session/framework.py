@@ -361,7 +361,8 @@ class Plugin:
 
     def node_score_one(self, alloc: list[int], idle: list[int], vec: list[int]) -> float | None:
         """The same score as ``node_scores`` for one node, from plain ints (allocatable, idle and the task's vector
-        over the table's columns); it must give exactly the value the vectorised version gives."""
+        over the table's columns); it must give exactly the value the vectorised version gives, and read nothing
+        else: the best-node search keeps the answers by (allocatable, idle) for each task class."""
         raise NotImplementedError
 
     # -- events -----------------------------------------------------------------------------------------------
@@ -513,7 +514,10 @@ class Framework:
         return None
 
     def job_ready(self, job: JobState) -> bool:
-        return all(f(job) for f in self._job_ready)
+        for f in self._job_ready:  # noqa: SIM110 - asked after every placement: a generator costs more than the test
+            if not f(job):
+                return False
+        return True
 
     def job_pipelined(self, job: JobState) -> bool:
         for tier in self._tier_hooks["job_pipelined"]:

@@ -18,11 +18,13 @@ A session (Volcano ``framework/session.go``) opens on a ``Snapshot``:
   Running a reason with numbers and a ``Blocker``.
 
 Speed. The allocate loop asks "the best node for this task" tens of thousands of times. ``Placement`` keeps, per
-*task class* (the same predicate signature and the same request vector), an array of node scores with ``-inf``
-for nodes the class cannot use; nodes that changed since the class was last used (an append-only change log)
-are rescored in one vectorised call, so a placement costs an ``argmax`` plus the rescoring of the few nodes that
-moved. Predicate masks (node selector, taints, cordon) are computed once per signature. Ties between equally
-scored nodes go to the node whose name sorts first (Volcano picks one at random).
+request vector, an array of node scores with ``-inf`` for nodes whose idle cannot hold it, and per *task class*
+(the same predicate signature and the same request vector) that array with ``-inf`` also for the nodes the
+predicates rule out; nodes that changed since the request or the class was last used (an append-only change log)
+are rescored once per request (one vectorised call, or one by one when few moved), so a placement costs an
+``argmax`` plus the rescoring of the few nodes that moved. Predicate masks (node selector, taints, cordon) are
+computed once per signature. Ties between equally scored nodes go to the node whose name sorts first (Volcano
+picks one at random).
 
 Deliberate differences from Volcano are commented where they occur; the main ones: ties are broken by name,
 never at random; a podgroup whose pods were bound in this session counts them as scheduled when its phase is
@@ -36,7 +38,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -63,16 +65,27 @@ from engine.wording import plural
 if TYPE_CHECKING:
     from engine.session.carry import SessionCarry
 
-__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState"]
+__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState", "rows_of"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 BOOL = npt.NDArray[np.bool_]
+_Item = TypeVar("_Item", bound=np.generic)
 
 PODS = "pods"
 ONE_POD = 1000  # resources.py keeps "pods" in milli-units
 
 S = TaskStatus
+# the statuses the per-pod paths read, as module names: an enum member looked up on its class costs several dict
+# reads, and the gang counters are read after every placement
+_BOUND, _BINDING, _RUNNING, _ALLOCATED, _SUCCEEDED, _PIPELINED = (
+    S.BOUND,
+    S.BINDING,
+    S.RUNNING,
+    S.ALLOCATED,
+    S.SUCCEEDED,
+    S.PIPELINED,
+)
 _READY = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED, S.SUCCEEDED)
 _ALLOC = (S.BOUND, S.BINDING, S.RUNNING, S.ALLOCATED)
 _VALID = (*_ALLOC, S.SUCCEEDED, S.PIPELINED, S.PENDING)
@@ -251,10 +264,10 @@ class JobState:
     # -- Volcano JobInfo counters ------------------------------------------------------------------------------
     def ready_num(self) -> int:
         c = self.counts
-        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED] + c[S.SUCCEEDED]
+        return c[_BOUND] + c[_BINDING] + c[_RUNNING] + c[_ALLOCATED] + c[_SUCCEEDED]
 
     def waiting_num(self) -> int:
-        return self.counts[S.PIPELINED]
+        return self.counts[_PIPELINED]
 
     def valid_num(self) -> int:
         c = self.counts
@@ -262,7 +275,7 @@ class JobState:
 
     def allocated_num(self) -> int:
         c = self.counts
-        return c[S.BOUND] + c[S.BINDING] + c[S.RUNNING] + c[S.ALLOCATED]
+        return c[_BOUND] + c[_BINDING] + c[_RUNNING] + c[_ALLOCATED]
 
     def is_ready(self) -> bool:
         return self.ready_num() + self.pending_be >= self.min_member
@@ -434,30 +447,76 @@ class NodeTable:
         return column
 
 
-class _Entry:
-    __slots__ = ("cols", "need", "pos", "scores", "static", "vec", "vec_cols", "vec_list")
+def rows_of(array: npt.NDArray[_Item], rows: Any) -> npt.NDArray[_Item]:
+    """``array[rows]`` for a slice or an index array of rows (``take``: a fraction of fancy indexing's cost, paid for
+    every batch of rows the best-node search rescores)."""
+    return array[rows] if isinstance(rows, slice) else array.take(rows, axis=0)
 
-    def __init__(self, vec: I64, static: BOOL) -> None:
+
+def _allocatable_classes(alloc: I64) -> tuple[I64, list[int], list[list[int]]]:
+    """``alloc``, each row's class of allocatable amounts (rows with the same amounts share one) and each class's
+    amounts."""
+    number: dict[tuple[int, ...], int] = {}
+    amounts: list[list[int]] = []
+    classes: list[int] = []
+    for row in alloc.tolist():
+        key = tuple(row)
+        n = number.get(key)
+        if n is None:
+            n = number[key] = len(amounts)
+            amounts.append(row)
+        classes.append(n)
+    return alloc, classes, amounts
+
+
+_SCORED_MAX = 1 << 16  # node states a shape keeps the scalar score of
+
+
+class _Shape:
+    """A request vector's scores on every node, the predicates aside: the scorers' sum where the node's idle (and
+    future idle) holds the request, -inf elsewhere; current up to position ``pos`` of the node change log. Shared by
+    the task classes of that request (they differ by predicate signature only), so the nodes that changed are
+    rescored once per request, not once per class."""
+
+    __slots__ = ("cols", "need", "pos", "scored", "scores", "vec", "vec_cols", "vec_list")
+
+    def __init__(self, vec: I64) -> None:
         self.vec = vec
         self.vec_list: list[int] = vec.tolist()
         self.cols: I64 = np.flatnonzero(vec > 0)
         self.vec_cols: I64 = vec[self.cols]
         self.need: list[tuple[int, int]] = [(int(c), int(vec[c])) for c in self.cols]
-        self.static = static
         self.scores: F64 = np.empty(0)
         self.pos = 0
+        # (the row's allocatable class, its idle amounts) -> the scorers' sum (``Placement._compute_one``)
+        self.scored: dict[tuple[int, ...], float] = {}
+
+
+class _Entry:
+    """A task class (predicate signature and request): its shape's scores with -inf on the nodes the predicates rule
+    out (``static``), copied from the shape for the nodes that changed since position ``pos`` of the change log."""
+
+    __slots__ = ("pos", "scores", "shape", "static", "usable")
+
+    def __init__(self, shape: _Shape, static: BOOL, pos: int) -> None:
+        self.shape = shape
+        self.static = static
+        self.usable: list[bool] = static.tolist()
+        self.scores: F64 = np.where(static, shape.scores, -math.inf)
+        self.pos = pos
 
 
 class Placement:
-    """Best-node search with per-class score arrays kept current from the node change log."""
+    """Best-node search with per-request and per-class score arrays kept current from the node change log."""
 
-    MAX_CLASSES = 512
+    MAX_CLASSES = 512  # task classes kept, and as many request shapes (least recently used dropped first)
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.table = session.nodes
         self._static: dict[tuple[Any, ...], BOOL] = {}
         self._classes: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        self._shapes: OrderedDict[tuple[int, ...], _Shape] = OrderedDict()
         # (signature, request) -> (node table generation, refusal): ``failure`` again only after a node changed
         self._failures: dict[tuple[Any, ...], tuple[int, GateRefusal]] = {}
         fw = session.framework
@@ -466,6 +525,10 @@ class Placement:
         scalar = fw.hook_plugins("node_score_one")
         # the scalar path is used only when every scorer provides it
         self._scalar = scalar if len(scalar) == len(self._scorers) else None
+        # for the scalar path: the allocatable array it was made from, each row's allocatable class, and each class's
+        # allocatable amounts (``_allocatable_classes``); made when first needed (a session never changes the
+        # allocatable amounts: ``NodeTable.renew`` replaces the array between sessions)
+        self._alloc_of: tuple[I64, list[int], list[list[int]]] | None = None
 
     # -- predicates -------------------------------------------------------------------------------------------
     def static_mask(self, sig: tuple[Any, ...]) -> BOOL:
@@ -493,81 +556,126 @@ class Placement:
             return np.zeros(count, dtype=np.float64)
         return total
 
-    def _fits(self, e: _Entry, rows: Any) -> BOOL:
+    def _fits(self, s: _Shape, rows: Any) -> BOOL:
         t = self.table
-        if e.cols.size == 0:
-            fits: BOOL = e.static[rows].copy()
-            return fits
-        idle = t.idle[rows][:, e.cols]
-        fits = (idle >= e.vec_cols).all(axis=1)
+        if s.cols.size == 0:
+            return np.ones(len(t) if isinstance(rows, slice) else len(rows), dtype=np.bool_)
+        idle = rows_of(t.idle, rows)[:, s.cols]
+        fits: BOOL = np.all(idle >= s.vec_cols, axis=1)
         if t.future_ops:
-            future = idle + (t.releasing[rows][:, e.cols] - t.pipelined[rows][:, e.cols])
-            fits &= (future >= e.vec_cols).all(axis=1)
-        fits &= e.static[rows]
+            future = idle + (rows_of(t.releasing, rows)[:, s.cols] - rows_of(t.pipelined, rows)[:, s.cols])
+            fits &= (future >= s.vec_cols).all(axis=1)
         return fits
 
-    def _compute(self, e: _Entry, rows: Any) -> F64:
-        fits = self._fits(e, rows)
-        out: F64 = np.full(fits.shape[0], -math.inf)
-        if fits.any():
-            scores = self.raw_scores(rows, e.vec)
-            out[fits] = scores[fits]
+    def _compute(self, s: _Shape, rows: Any) -> F64:
+        """The shape's scores of ``rows`` (a slice or an index array), computed afresh."""
+        fits = self._fits(s, rows)
+        if not fits.any():
+            return np.full(fits.shape[0], -math.inf)
+        out: F64 = np.where(fits, self.raw_scores(rows, s.vec), -math.inf)
         return out
 
-    def _compute_one(self, e: _Entry, row: int) -> float:
-        """``_compute`` for one row with plain ints (used when only a few rows changed)."""
+    def _compute_one(self, s: _Shape, row: int) -> float:
+        """``_compute`` for one row with plain ints (used when only a few rows changed). A scalar score is a function
+        of the node's allocatable and idle alone (``Plugin.node_score_one``), and nodes of one allocatable pass
+        through the same idle amounts as pods of the same requests land on them, so each shape keeps its scores by
+        (allocatable, idle): most are found there."""
         t = self.table
-        if not e.static[row]:
-            return -math.inf
         idle = t.idle[row].tolist()
-        for c, v in e.need:
+        for c, v in s.need:
             if idle[c] < v:
                 return -math.inf
         if t.future_ops:
             rel = t.releasing[row].tolist()
             pip = t.pipelined[row].tolist()
-            for c, v in e.need:
+            for c, v in s.need:
                 if idle[c] + (rel[c] - pip[c]) < v:
                     return -math.inf
+        if self._alloc_of is None or self._alloc_of[0] is not t.alloc:
+            self._alloc_of = _allocatable_classes(t.alloc)
+        node_class = self._alloc_of[1][row]
+        key = (node_class, *idle)
+        total = s.scored.get(key)
+        if total is None:
+            if len(s.scored) >= _SCORED_MAX:  # a bound on the memory, for clusters whose nodes never repeat a state
+                s.scored.clear()
+            total = s.scored[key] = self._score_one(self._alloc_of[2][node_class], idle, s.vec_list)
+        return total
+
+    def _score_one(self, alloc: list[int], idle: list[int], vec: list[int]) -> float:
         assert self._scalar is not None
-        if not self._scalar:
-            return 0.0
-        alloc = t.alloc[row].tolist()
         total: float | None = None
         for p in self._scalar:
-            s = p.node_score_one(alloc, idle, e.vec_list)
+            s = p.node_score_one(alloc, idle, vec)
             if s is None:
                 continue
             total = s if total is None else total + s
         return 0.0 if total is None else total
 
+    def _refresh(self, s: _Shape) -> None:
+        """Rescore the nodes that changed since the shape was last brought up to date."""
+        log = self.table.log
+        end = len(log)
+        if s.pos == end:
+            return
+        if s.pos == end - 1 and self._scalar is not None:  # one change: the pod just placed, in a gang's turn
+            row = log[s.pos]
+            s.pos = end
+            s.scores[row] = self._compute_one(s, row)
+            return
+        dirty = log[s.pos :]
+        s.pos = end
+        if len(dirty) > max(16, len(self.table) // 8):
+            s.scores = self._compute(s, slice(None))
+            return
+        unique = set(dirty)
+        # a row rescored alone costs about what a batch of up to ~16 rows costs vectorised when its score is not
+        # kept yet, several times less when it is (``_compute_one``)
+        if self._scalar is not None and len(unique) <= 16:
+            scores = s.scores
+            for row in unique:
+                scores[row] = self._compute_one(s, row)
+        else:
+            rows = np.fromiter(unique, dtype=np.int64, count=len(unique))
+            s.scores[rows] = self._compute(s, rows)
+
+    def _shape(self, task: TaskState) -> _Shape:
+        s = self._shapes.get(task.vkey)
+        if s is None:
+            s = self._shapes[task.vkey] = _Shape(task.vec)
+            s.scores = self._compute(s, slice(None))
+            s.pos = len(self.table.log)
+            if len(self._shapes) > self.MAX_CLASSES:
+                self._shapes.popitem(last=False)  # the classes of that request keep it while they live
+            return s
+        self._shapes.move_to_end(task.vkey)
+        self._refresh(s)
+        return s
+
     def _entry(self, task: TaskState) -> _Entry:
         key = (task.sig, task.vkey)
         e = self._classes.get(key)
         if e is None:
-            e = _Entry(task.vec, self.static_mask(task.sig))
-            e.scores = self._compute(e, slice(None))
-            e.pos = len(self.table.log)
+            e = _Entry(self._shape(task), self.static_mask(task.sig), len(self.table.log))
             self._classes[key] = e
             if len(self._classes) > self.MAX_CLASSES:
                 self._classes.popitem(last=False)
             return e
         self._classes.move_to_end(key)
+        s = e.shape
+        self._refresh(s)
         log = self.table.log
-        if e.pos < len(log):
-            dirty = log[e.pos :]
-            e.pos = len(log)
-            if len(dirty) > max(16, len(self.table) // 8):
-                e.scores = self._compute(e, slice(None))
+        end = len(log)
+        if e.pos < end:
+            # the shape is current: take its scores of the nodes that changed, where the predicates allow (one by one
+            # for a few: a copy of the whole array costs about what 32 rows one by one do)
+            if end - e.pos > 32:
+                e.scores = np.where(e.static, s.scores, -math.inf)
             else:
-                unique = set(dirty)
-                if self._scalar is not None and len(unique) <= 6:
-                    scores = e.scores
-                    for row in unique:
-                        scores[row] = self._compute_one(e, row)
-                else:
-                    rows = np.fromiter(unique, dtype=np.int64, count=len(unique))
-                    e.scores[rows] = self._compute(e, rows)
+                scores, usable = e.scores, e.usable
+                for row in log[e.pos : end]:
+                    scores[row] = s.scores[row] if usable[row] else -math.inf
+            e.pos = end
         return e
 
     def best(self, task: TaskState) -> tuple[int, bool] | None:
@@ -579,14 +687,15 @@ class Placement:
             if e.scores[row] > -math.inf:
                 return row, False
         t = self.table
-        if not t.future_ops or e.cols.size == 0:
+        s = e.shape
+        if not t.future_ops or s.cols.size == 0:
             return None
-        future = t.idle[:, e.cols] + t.releasing[:, e.cols] - t.pipelined[:, e.cols]
-        fits = (future >= e.vec_cols).all(axis=1) & e.static
+        future = t.idle[:, s.cols] + t.releasing[:, s.cols] - t.pipelined[:, s.cols]
+        fits = (future >= s.vec_cols).all(axis=1) & e.static
         if not fits.any():
             return None
         rows = np.flatnonzero(fits)
-        scores = self.raw_scores(rows, e.vec)
+        scores = self.raw_scores(rows, s.vec)
         return int(rows[int(scores.argmax())]), True
 
     def candidates_by_score(self, task: TaskState, mask: BOOL) -> list[int]:
@@ -870,7 +979,7 @@ class Session:
     def allocate_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Allocate``: Allocated on ``row``, idle goes down, plugins told."""
         t = self.nodes
-        self._set_status(task, S.ALLOCATED)
+        self._set_status(task, _ALLOCATED)
         task.node = row
         t.idle[row] -= task.vec
         t.own_row(row)[task.uid] = task
@@ -890,7 +999,7 @@ class Session:
     def pipeline_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Pipeline``: Pipelined on ``row`` (its future idle goes down)."""
         t = self.nodes
-        self._set_status(task, S.PIPELINED)
+        self._set_status(task, _PIPELINED)
         task.node = row
         t.pipelined[row] += task.vec
         t.future_ops += 1
@@ -938,7 +1047,7 @@ class Session:
     def record_binding(self, task: TaskState, pipelined: bool) -> None:
         self.bindings.append(Binding(task.uid, self.nodes.names[task.node], pipelined))
         if not pipelined:
-            self._set_status(task, S.BINDING)
+            self._set_status(task, _BINDING)
 
     def record_eviction(self, eviction: Eviction) -> None:
         self.evictions.append(eviction)
