@@ -3,7 +3,7 @@
 A 15 MB snapshot takes libyaml's parser and PyYAML's composer over a second before the first object is built.
 rapidyaml (``ryml``, C++) parses the same text into its own tree and writes it out as JSON in about a quarter of
 that, and orjson reads the JSON back into ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``
-in half as much again. The two parsers agree on the structure of ordinary block YAML; they part on the meaning of
+in about as much again. The two parsers agree on the structure of ordinary block YAML; they part on the meaning of
 plain scalars, which PyYAML reads by YAML 1.1's implicit types (``yes`` is ``True``, ``0777`` is 511, ``1:30`` is
 90, ``2024-01-01`` a date) and rapidyaml's JSON by JSON's, and on a few texts one of them refuses. ``documents``
 gives PyYAML's documents only when it can show, from the text and the JSON, that every scalar means the same to
@@ -31,7 +31,7 @@ It never guesses:
   even when it looks like a JSON number (rapidyaml quotes every key; PyYAML reads a plain ``1:`` as the integer 1).
 
 **Errors stay PyYAML's**: rapidyaml reads some texts libyaml refuses, so libyaml's parser first runs over the text
-in C alone (``_libyaml_reads``: no Python object per event, about a tenth of PyYAML's reading); a text it refuses
+in C alone (``_libyaml_reads``: no Python object per event, about an eighth of PyYAML's reading); a text it refuses
 goes the usual way, to PyYAML's error with its line and column. rapidyaml's error handler prints its message on the standard error before it raises, so the parse runs with file
 descriptor 2 pointed at ``/dev/null``, and only where nothing else can write there meanwhile: in a process's
 main thread with no other thread alive (``fairway simulate``; a web or worker process reads the usual way). A text
@@ -216,7 +216,7 @@ def _doubted(json: str, text: str, data: bytes) -> bool:
 def _libyaml_reads(data: bytes) -> bool:
     """Whether libyaml parses the text without an error. rapidyaml reads some texts libyaml refuses (content after
     ``...`` without ``---``, a quoted scalar followed by more on its line, a plain scalar starting with ``]``); libyaml's
-    parser alone, without a Python object per event (``CParser.raw_parse``), takes about a tenth of PyYAML's
+    parser alone, without a Python object per event (``CParser.raw_parse``), takes about an eighth of PyYAML's
     reading, and a text it refuses goes the usual way, to PyYAML's error."""
     parser = CParser(data)
     try:
