@@ -273,7 +273,10 @@ def documents(text: str, *, force: bool = False) -> list[Any] | None:
         return None
     if not _libyaml_reads(data):
         return None
-    written = _json_stream(data)
+    try:
+        written = _json_stream(data)
+    except OSError:  # no standard error to point elsewhere (a daemon that closed it): the usual way
+        return None
     if written is None or _doubted(written[0], text, data):
         return None
     json, stream = written

@@ -273,8 +273,8 @@ TAKEN = [
     "a:\n- \n- x\n-\nb:\n",
     "a: 1\na: 2\nb:\n  x: 1\n  x: 3\n",
     # flow collections, and JSON in a quoted annotation (Koordinator's)
-    "a: [1, 'two', {three: 3, four: [x, y]}]\nb: {c: d, e: []}\nc: '{\"cpu\": \"3\", \"pods\": [\"a\"]}'\n",
-    "ns: '[\"team-72\",\n  \"team-73\"]'\nw: '{\"cpu\": \"3\", \"memory\": \"1Gi\",\n  \"pods\": \"2\"}'\n",
+    'a: [1, \'two\', {three: 3, four: [x, y]}]\nb: {c: d, e: []}\nc: \'{"cpu": "3", "pods": ["a"]}\'\n',
+    'ns: \'["team-72",\n  "team-73"]\'\nw: \'{"cpu": "3", "memory": "1Gi",\n  "pods": "2"}\'\n',
 ]
 
 DECLINED = [
@@ -411,6 +411,20 @@ def test_rapidyaml_refusing_a_text_prints_nothing(capfd: pytest.CaptureFixture[s
     assert fastyaml.documents("a: [1, 2\n", force=True) is None
     out = capfd.readouterr()
     assert out.err == "" and out.out == ""
+
+
+@needs_ryml
+def test_a_process_without_a_standard_error_reads_the_usual_way() -> None:
+    script = (
+        "import os\n"
+        "os.close(2)\n"
+        "from engine.manifests import fastyaml\n"
+        "print(fastyaml.documents('a: 1\\n', force=True))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2]
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "None"
 
 
 @needs_ryml
