@@ -111,7 +111,7 @@ def _declines(data: bytes) -> bool:
     """True for a text (its ASCII bytes) this path does not take (module docstring), judged at C speed."""
     if data.translate(None, _ALLOWED) or b"<<" in data or data.startswith(b"%") or b"\n%" in data:
         return True
-    if b"\\\n" in data:  # an escaped line break in a double-quoted scalar: the two fold a blank line after it apart
+    if b"\\\n" in data:  # an escaped line break in a double-quoted scalar: a blank line after it folds differently
         return True
     for indicator in (b"|", b">"):  # a block scalar that is a whole document (rapidyaml reads on past its end)
         at = data.find(indicator)
