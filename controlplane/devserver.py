@@ -5,7 +5,8 @@
 It migrates, collects the static files, loads the demo, creates the admin and the schedules, then starts the
 Celery worker, Celery beat and gunicorn, each in a process group of its own, so that a Ctrl-C or a TERM reaches
 them once, from here: on SIGINT, SIGTERM, SIGHUP or SIGQUIT every child gets one SIGTERM (warm shutdown), the
-supervisor waits for all of them (SIGKILL after ``STOP_TIMEOUT`` seconds for one that hangs) and exits 0. A
+supervisor waits for all of them (SIGKILL after ``STOP_TIMEOUT`` seconds for one that hangs, after
+``HOLDS_NO_WORK``'s shorter grace for beat, which counts as a clean stop) and exits 0. A
 repeated Ctrl-C while stopping only says what it still waits for. A child that dies on its own stops the others
 and the supervisor exits 1. Children also get SIGTERM if the supervisor itself is killed (Linux
 ``PR_SET_PDEATHSIG``).
@@ -36,6 +37,11 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # timeout (60 s, settings.py), since a child waiting for the database's write lock handles its TERM only when that
 # wait ends (beat, behind a long scheduling session on a loaded machine).
 STOP_TIMEOUT = 75.0
+# Children that hold no work, and the seconds they may take to stop after their TERM before they are killed; such a
+# kill is still a clean stop. Beat only sends due tasks (its schedule and last runs live in the database): its TERM
+# handler first saves the schedule, and if the database is locked that save can fail inside the handler, which the
+# scheduler's loop then swallows, and beat goes on sending tasks as if it had never been told to stop.
+HOLDS_NO_WORK = {"beat": 15.0}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _PR_SET_PDEATHSIG = 1
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; longer var paths run gunicorn without its control socket
@@ -175,6 +181,7 @@ class Supervisor:
         self.signalled: set[int] = set()  # pids already sent their one SIGTERM
         self.stop_signal: int | None = None
         self.stop_started = 0.0
+        self.killed_idle: set[str] = set()  # children of HOLDS_NO_WORK killed after their grace
 
     # -- signals ------------------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -231,11 +238,24 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.children[name].pid, signal.SIGKILL)
 
+    def _kill_idle(self, waited: float) -> None:
+        for name in self.running():
+            grace = HOLDS_NO_WORK.get(name)
+            if grace is not None and waited > grace and name not in self.killed_idle:
+                self.say(f"{name} did not stop within {grace:g}s of its TERM: killing it (it holds no work)")
+                self.killed_idle.add(name)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.children[name].pid, signal.SIGKILL)
+
     def wait_all(self) -> None:
-        """Wait until every child has exited, killing those that outlive the stop timeout."""
+        """Wait until every child has exited, killing those that outlive the stop timeout (``HOLDS_NO_WORK``: their
+        shorter grace)."""
         while self.running():
-            if self.stop_signal is not None and time.monotonic() - self.stop_started > STOP_TIMEOUT:
-                self._kill_stragglers()
+            if self.stop_signal is not None:
+                waited = time.monotonic() - self.stop_started
+                self._kill_idle(waited)
+                if waited > STOP_TIMEOUT:
+                    self._kill_stragglers()
             time.sleep(0.1)
 
     def run_setup(self, name: str, argv: Sequence[str]) -> bool:
@@ -280,7 +300,9 @@ class Supervisor:
         bad = {
             n: c.returncode
             for n, c in self.children.items()
-            if c.returncode != 0 and not (c.returncode == -signal.SIGTERM and c.pid in self.signalled)
+            if c.returncode != 0
+            and not (c.returncode == -signal.SIGTERM and c.pid in self.signalled)
+            and not (c.returncode == -signal.SIGKILL and n in self.killed_idle)
         }
         if bad:
             self.say("stopped, but not cleanly: " + ", ".join(f"{n} exit status {rc}" for n, rc in bad.items()))
