@@ -101,8 +101,7 @@ _INFINITY = re.compile(rb"[-+.]*(?:infinity|inf|nan)")
 # the bytes a text may hold: printable ASCII and line feeds, but not the anchor, alias and tag indicators
 _ALLOWED = bytes(range(32, 127)).translate(None, b"&*!") + b"\n"
 # what may stand right before a plain scalar: a blank, a line break, a flow indicator, or an indicator and its blank
-_MAY_PRECEDE = frozenset(" \n[{,:-?")
-_MAY_PRECEDE_BYTES = frozenset(b" \n[{,:-?")
+_MAY_PRECEDE = frozenset(b" \n[{,:-?")
 
 _PARSE_LOCK = threading.Lock()
 
@@ -127,19 +126,19 @@ def _declines(data: bytes) -> bool:
     return False
 
 
-def _alone(value: str, text: str) -> bool:
-    """Whether ``value`` could stand in the YAML text as a whole plain scalar: not right after a character a
-    plain scalar cannot start after (a quote, a letter, ...), and followed by the end of a scalar (blanks, then a
-    line break, a comment, a flow indicator, the end of the text, or a colon and a blank for a key). A space of the
-    value matches any run of blanks and line breaks (a plain scalar folded over lines). Each place the value's
-    first word stands is found by ``str.find`` (C speed); the rest is matched there."""
-    words = value.split(" ")
-    rest = re.compile(r"\s+".join(re.escape(word) for word in words) + r"(?=[ ]*(?:$|[\n#,\]}]|:(?:\s|$)))")
-    at = text.find(words[0])
+def _alone(value: str, data: bytes) -> bool:
+    """Whether ``value`` could stand in the YAML text (its ASCII bytes) as a whole plain scalar: not right after a
+    character a plain scalar cannot start after (a quote, a letter, ...), and followed by the end of a scalar (blanks,
+    then a line break, a comment, a flow indicator, the end of the text, or a colon and a blank for a key). A space
+    of the value matches any run of blanks and line breaks (a plain scalar folded over lines). Each place the value's
+    first word stands is found by ``bytes.find`` (C speed); the rest is matched there."""
+    words = value.encode("ascii").split(b" ")
+    rest = re.compile(rb"\s+".join(re.escape(word) for word in words) + rb"(?=[ ]*(?:$|[\n#,\]}]|:(?:\s|$)))")
+    at = data.find(words[0])
     while at != -1:
-        if (at == 0 or text[at - 1] in _MAY_PRECEDE) and rest.match(text, at) is not None:
+        if _starts_scalar(data, at) and rest.match(data, at) is not None:
             return True
-        at = text.find(words[0], at + 1)
+        at = data.find(words[0], at + 1)
     return False
 
 
@@ -155,7 +154,7 @@ def _scalar_ends(data: bytes, end: int) -> bool:
 
 
 def _starts_scalar(data: bytes, start: int) -> bool:
-    return start == 0 or data[start - 1] in _MAY_PRECEDE_BYTES
+    return start == 0 or data[start - 1] in _MAY_PRECEDE
 
 
 def _rewritten_or_bare_in_doubt(data: bytes) -> bool:
@@ -197,7 +196,7 @@ def _rewritten_or_bare_in_doubt(data: bytes) -> bool:
     return False
 
 
-def _doubted(json: str, text: str, data: bytes) -> bool:
+def _doubted(json: str, data: bytes) -> bool:
     """True when a scalar of the JSON may mean something else to PyYAML (module docstring)."""
     if _rewritten_or_bare_in_doubt(data):
         return True
@@ -208,7 +207,7 @@ def _doubted(json: str, text: str, data: bytes) -> bool:
             continue  # a string to PyYAML too
         if not colon and _JSON_LITERAL.fullmatch(value) is not None:
             continue  # a value in quotes: rapidyaml writes a plain one bare
-        if _alone(value, text):
+        if _alone(value, data):
             return True
     return False
 
@@ -277,7 +276,7 @@ def documents(text: str, *, force: bool = False) -> list[Any] | None:
         written = _json_stream(data)
     except OSError:  # no standard error to point elsewhere (a daemon that closed it): the usual way
         return None
-    if written is None or _doubted(written[0], text, data):
+    if written is None or _doubted(written[0], data):
         return None
     json, stream = written
     try:
