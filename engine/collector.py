@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
-__all__ = ["paused", "paused_during"]
+__all__ = ["collect_young", "paused", "paused_during"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -38,6 +38,13 @@ def paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def collect_young() -> None:
+    """Collect the youngest generation now, for a caller with time to spare inside a paused block (waiting on the
+    database): with the collector paused every object a computation allocated is still in it, so the first
+    allocation after the pause would otherwise walk them all at once (70 ms after a 50,000-pod session)."""
+    gc.collect(0)
 
 
 def paused_during(func: Callable[P, R]) -> Callable[P, R]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -158,9 +159,14 @@ class NodeInfo:
 # -- tasks (pods) --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TaskInfo:
-    """A pod. ``uid`` (``"namespace/name"``) and ``best_effort`` (empty request) are derived."""
+    """A pod. ``uid`` (``"namespace/name"``) and ``best_effort`` (empty request) are derived.
+
+    Frozen like every object of a snapshot, with a hand-written ``__init__`` (the fields' defaults are those of
+    the dataclass fields below): the generated one of a frozen dataclass sets each field through
+    ``object.__setattr__`` by name, 4.2 µs a pod, a fifth of reading a 50,000-pod cluster; this one sets the slots
+    through their descriptors directly, 1.6 µs. ``tests/unit/test_objects.py`` checks that it sets every field."""
 
     namespace: str
     name: str
@@ -186,9 +192,52 @@ class TaskInfo:
     uid: str = field(init=False, repr=False)
     best_effort: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "uid", f"{self.namespace}/{self.name}")
-        object.__setattr__(self, "best_effort", self.request.is_zero())
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        podgroup: str,
+        request: ResourceList | None = None,
+        priority: int = 0,
+        priority_class: str = "",
+        volcano_preemptable: bool | None = None,
+        quota_preemptible: bool = True,
+        quota_group: str | None = None,
+        status: TaskStatus = TaskStatus.PENDING,
+        node: str | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        tolerations: tuple[Toleration, ...] = (),
+        labels: Mapping[str, str] | None = None,
+        task_role: str = "",
+        creation_timestamp: float | None = None,
+        start_timestamp: float | None = None,
+        preemption_policy: str = "PreemptLowerPriority",
+        pipelined: bool = False,
+    ) -> None:
+        if request is None:
+            request = ResourceList()
+        s = _TASK_SLOTS
+        s.namespace(self, namespace)
+        s.name(self, name)
+        s.podgroup(self, podgroup)
+        s.request(self, request)
+        s.priority(self, priority)
+        s.priority_class(self, priority_class)
+        s.volcano_preemptable(self, volcano_preemptable)
+        s.quota_preemptible(self, quota_preemptible)
+        s.quota_group(self, quota_group)
+        s.status(self, status)
+        s.node(self, node)
+        s.node_selector(self, {} if node_selector is None else node_selector)
+        s.tolerations(self, tolerations)
+        s.labels(self, {} if labels is None else labels)
+        s.task_role(self, task_role)
+        s.creation_timestamp(self, creation_timestamp)
+        s.start_timestamp(self, start_timestamp)
+        s.preemption_policy(self, preemption_policy)
+        s.pipelined(self, pipelined)
+        s.uid(self, f"{namespace}/{name}")
+        s.best_effort(self, request.is_zero())
 
     @property
     def preemptable(self) -> bool:
@@ -201,6 +250,14 @@ class TaskInfo:
 
     def __hash__(self) -> int:
         return hash(self.uid)
+
+
+def _slot_setters(cls: type) -> Any:
+    """Each field's slot setter (its member descriptor's ``__set__``) as an attribute of one object."""
+    return SimpleNamespace(**{f.name: getattr(cls, f.name).__set__ for f in dataclasses.fields(cls)})
+
+
+_TASK_SLOTS = _slot_setters(TaskInfo)
 
 
 def own_podgroup_name(pod_name: str) -> str:

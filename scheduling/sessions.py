@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from time import perf_counter
 
@@ -20,7 +21,7 @@ from engine.session import decisions, run
 from scheduling.agent import cluster_disrupted
 from scheduling.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
-from scheduling.store import apply_decisions, record_failure, save_past_usage
+from scheduling.store import BindingStream, apply_decisions, record_failure, save_past_usage
 
 __all__ = ["load_over_since", "run_recycle_pass", "run_scheduling_session", "save_over_since"]
 
@@ -51,9 +52,14 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 key += f"\n# past usage as of {snapshot.past_usage.updated!r}"
             result = mirror.reusable(key, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
+            bound = None
             if result is None:
-                # the engine's state kept from the last session, brought up to date (``engine.session.carry``)
-                result = run.run_session(snapshot, now=now, carry=mirror.carry)
+                # the engine's state kept from the last session, brought up to date (``engine.session.carry``);
+                # on PostgreSQL its bindings are written while it runs (``store.BindingStream``)
+                stream = BindingStream(cluster, started, ids) if BindingStream.usable(ids) else None
+                with stream or nullcontext():
+                    result = run.run_session(snapshot, now=now, carry=mirror.carry, on_bindings=stream)
+                    bound = stream.finish() if stream is not None else None
                 mirror.remember(result, key, now)
             if result.usage_history is not None:
                 save_past_usage(cluster, result.usage_history)
@@ -67,6 +73,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 pending_pods=pending,
                 ids=ids,
                 phases=known,
+                bound=bound,
                 timings={"load_ms": round((t1 - t0) * 1000.0, 3), "engine_ms": round((t2 - t1) * 1000.0, 3)},
             )
             record_session(cluster.pk, mirror)

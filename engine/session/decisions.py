@@ -7,6 +7,7 @@ and the pages can tell a team why its job waits or why its pod was evicted.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,12 @@ class Binding:
     task: str
     node: str
     pipelined: bool = False
+
+
+# Called by a session with the bindings of each statement as it commits, in the session's order. A committed binding
+# is final (nothing later in the session takes it back, as Volcano dispatches a job's binds when its statement
+# commits), so a caller may start writing them while the session still runs; the result holds them all again.
+BindingSink = Callable[[Sequence[Binding]], None]
 
 
 @dataclass(frozen=True, slots=True)

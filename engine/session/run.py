@@ -23,7 +23,7 @@ from engine.objects import (
 )
 from engine.session.actions import ACTIONS
 from engine.session.carry import SessionCarry
-from engine.session.decisions import Eviction, SessionResult
+from engine.session.decisions import BindingSink, Eviction, SessionResult
 from engine.session.policy import Policy
 from engine.session.recycle import recycle
 from engine.session.session import Session
@@ -43,14 +43,18 @@ def run_session(
     policy: Policy | None = None,
     checkpoint: Callable[[], None] | None = None,
     carry: SessionCarry | None = None,
+    on_bindings: BindingSink | None = None,
 ) -> SessionResult:
     """Open a session on the snapshot (policy defaults to ``snapshot.policy``), run the policy's actions in order,
     close it and return the decisions: bindings, evictions, podgroup statuses with reasons, and the quota values
     computed at open (``queue_values``, ``namespace_values``, ``quota_values``). ``checkpoint`` is called between
     podgroups (a budget's check: whatever it raises stops the session and propagates). ``carry``: the state the
     last session of the same cluster opened with, kept by the caller (``engine.session.carry``); the session opens
-    on it brought up to date instead of building everything, and decides exactly the same."""
-    session = Session(snapshot, policy if policy is not None else snapshot.policy, now, checkpoint, carry)
+    on it brought up to date instead of building everything, and decides exactly the same. ``on_bindings`` is
+    given the bindings of each statement as it commits (``decisions.BindingSink``): the store writes them while the
+    session goes on."""
+    chosen = policy if policy is not None else snapshot.policy
+    session = Session(snapshot, chosen, now, checkpoint, carry, on_bindings)
     run_actions(session)
     result = session.close()
     session.release(keep_state=carry is not None)

@@ -55,7 +55,7 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
-from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
+from engine.session.decisions import Binding, BindingSink, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework, GateRefusal, qty
 from engine.session.policy import Policy
 from engine.usage import advance
@@ -861,6 +861,7 @@ class Session:
         now: float,
         checkpoint: Callable[[], None] | None = None,
         carry: SessionCarry | None = None,
+        on_bindings: BindingSink | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.policy = policy
@@ -869,6 +870,8 @@ class Session:
         self.warnings: list[str] = list(policy.warnings)
         self.total: dict[str, int] = dict(raw(snapshot.total_allocatable))
         self.bindings: list[Binding] = []
+        self._on_bindings = on_bindings
+        self._sent = 0  # bindings handed to ``on_bindings`` so far
         self.evictions: list[Eviction] = []
 
         self.touched: list[TaskState] = []  # every task whose status changed in this session (with repeats)
@@ -1048,6 +1051,13 @@ class Session:
         self.bindings.append(Binding(task.uid, self.nodes.names[task.node], pipelined))
         if not pipelined:
             self._set_status(task, _BINDING)
+
+    def send_bindings(self) -> None:
+        """Hand the bindings committed since the last call to the caller's ``on_bindings`` (``decisions.BindingSink``)."""
+        if self._on_bindings is not None and self._sent < len(self.bindings):
+            batch = self.bindings[self._sent :]
+            self._sent = len(self.bindings)
+            self._on_bindings(batch)
 
     def record_eviction(self, eviction: Eviction) -> None:
         self.evictions.append(eviction)

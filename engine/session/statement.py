@@ -121,3 +121,4 @@ class Statement:
             else:
                 ssn.record_binding(op.task, pipelined=op.kind == PIPELINE)
         self.ops = []
+        ssn.send_bindings()

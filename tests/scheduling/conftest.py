@@ -113,7 +113,9 @@ class GreedyEngine:
         self.recycle_calls: list[Mapping[str, float]] = []
         self.recycle_answer: Callable[..., Any] | None = None
 
-    def run_session(self, snapshot: Any, *, now: float, policy: Any = None, carry: Any = None) -> Any:
+    def run_session(
+        self, snapshot: Any, *, now: float, policy: Any = None, carry: Any = None, on_bindings: Any = None
+    ) -> Any:
         from engine.objects import TaskStatus
         from engine.session.decisions import Binding, PodGroupStatus, SessionResult
 
@@ -130,6 +132,8 @@ class GreedyEngine:
                 if free[node] >= task.request["cpu"]:
                     free[node] -= task.request["cpu"]
                     bindings.append(Binding(task=task.uid, node=node))
+                    if on_bindings is not None:  # as a session hands each committed job's bindings over
+                        on_bindings(bindings[-1:])
                     break
         placed = {b.task for b in bindings}
         statuses = {

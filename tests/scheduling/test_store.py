@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.policy import DEFAULT_POLICY
-from quotas.models import Revision
+from quotas.models import Namespace, Revision
 from scheduling import sessions, store
 from scheduling.models import (
     ChangeKind,
@@ -363,13 +366,156 @@ def test_run_scheduling_session_times_each_phase(world: World, fake_engine: Any)
 
 
 def test_a_failing_engine_is_recorded_and_writes_nothing(world: World, fake_engine: Any, monkeypatch: Any) -> None:
-    def broken(snapshot: Any, *, now: float, policy: Any = None, carry: Any = None) -> Any:
+    """Even what it handed over before it failed, which the session's writer had written already (PostgreSQL)."""
+    monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
+    written = _count_binding_statements(monkeypatch)
+
+    def broken(snapshot: Any, *, now: float, on_bindings: Any = None, **kwargs: Any) -> Any:
+        if on_bindings is not None:
+            on_bindings([Binding("ns-b/solo", "n1")])
+            deadline = time.monotonic() + 10
+            while not written and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert written == ["fairway-bindings"]
         raise ValueError("poison podgroup ns-a/pg-a")
 
     monkeypatch.setattr(fake_engine, "run_session", broken)
     session = sessions.run_scheduling_session(world.cluster)
     assert session.status == "failed" and "poison podgroup" in session.error
     assert set(Pod.objects.values_list("status", flat=True)) == {"Pending"}
+    assert not [t for t in threading.enumerate() if t.name == "fairway-bindings"]
+
+
+# -- bindings written while the engine runs (PostgreSQL) --------------------------------------------------------
+
+needs_postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="bindings are written while the engine runs on PostgreSQL only"
+)
+
+
+def _count_binding_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread of each by-key binding statement, as it completes."""
+    names: list[str] = []
+    real = store._bind_by_key
+
+    def counted(prepared: Any) -> Any:
+        applied = real(prepared)
+        names.append(threading.current_thread().name)
+        return applied
+
+    monkeypatch.setattr(store, "_bind_by_key", counted)
+    return names
+
+
+def _pace_the_engine(monkeypatch: pytest.MonkeyPatch, written: list[str]) -> None:
+    """The real engine, waiting after each handover of bindings until the writer has written it (``written``
+    grew: ``_count_binding_statements``), so that a session makes one statement per committed job."""
+    from engine.session import run as engine_run
+
+    real = engine_run.run_session
+
+    def paced(snapshot: Any, *, now: float, on_bindings: Any = None, **kwargs: Any) -> Any:
+        def forward(batch: Any) -> None:
+            before = len(written)
+            on_bindings(batch)
+            deadline = time.monotonic() + 10
+            while len(written) == before and time.monotonic() < deadline:
+                time.sleep(0.002)
+
+        return real(snapshot, now=now, on_bindings=forward if on_bindings else None, **kwargs)
+
+    monkeypatch.setattr(engine_run, "run_session", paced)
+
+
+def _more_pods(world: World, n: int) -> None:
+    ns = Namespace.objects.get(name="ns-b")
+    for i in range(n):
+        Pod.objects.create(
+            cluster=world.cluster, namespace=ns, name=f"p-{i}", request=rl(cpu="1"), quota_group=ns.quota_group
+        )
+
+
+def _pod_rows(world: World) -> list[tuple[str, str, str]]:
+    return sorted(
+        (f"{ns}/{name}", status, node or "")
+        for ns, name, status, node in Pod.objects.filter(cluster=world.cluster).values_list(
+            "namespace__name", "name", "status", "node__name"
+        )
+    )
+
+
+@needs_postgres
+def test_bindings_written_while_the_engine_runs_are_those_written_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same cluster twice: the session's bindings streamed a statement or two at a time on the writer's thread,
+    then all written after the engine; the same rows, the same session record, every bound pod in the feed."""
+    monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
+    threads = _count_binding_statements(monkeypatch)
+    _pace_the_engine(monkeypatch, threads)
+    streamed = build_world("streamed", nodes=2)
+    _more_pods(streamed, 7)
+    first = sessions.run_scheduling_session(streamed.cluster)
+    assert len(threads) >= 3 and set(threads) == {"fairway-bindings"}
+
+    threads.clear()
+    monkeypatch.setattr(store.BindingStream, "usable", staticmethod(lambda ids: False))
+    after = build_world("after", nodes=2)
+    _more_pods(after, 7)
+    second = sessions.run_scheduling_session(after.cluster)
+    assert threads == ["MainThread"]
+
+    assert first.status == second.status == "ok"
+    assert first.bound == second.bound == 10 and first.bindings == second.bindings
+    assert _pod_rows(streamed) == _pod_rows(after)
+    logged = set(
+        RowChange.objects.filter(cluster_id=streamed.cluster.pk, kind=ChangeKind.POD).values_list("row_id", flat=True)
+    )
+    assert set(Pod.objects.filter(cluster=streamed.cluster, status="Bound").values_list("id", flat=True)) <= logged
+
+
+@needs_postgres
+def test_the_writer_takes_what_has_come_in_batches_then_the_rest_at_once(world: World) -> None:
+    stream = store.BindingStream(world.cluster, timezone.now(), store.RowIds(pods={}, nodes={}))
+    stream.MIN_BATCH, stream.MAX_BATCH = 2, 2
+    b = [Binding(f"ns/p{i}", "n1") for i in range(6)]
+    stream._queue.put(b[:1])
+    stream._queue.put(b[1:4])
+    batches = stream._batches()
+    assert next(batches) == (b[:2], False)
+    assert next(batches) == (b[2:4], False)  # enough left over: no waiting
+    stream._queue.put(b[4:5])
+    stream._queue.put(store._END)
+    assert next(batches) == (b[4:5], True)
+    assert next(batches, None) is None
+
+
+@needs_postgres
+def test_a_failed_binding_statement_fails_the_session_and_writes_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL refuses the writer's second statement: the session is recorded as failed, its first statement is
+    rolled back with the rest, and the next session writes on the same connection."""
+    monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
+    written = _count_binding_statements(monkeypatch)
+    _pace_the_engine(monkeypatch, written)
+    real = store._by_key
+    calls: list[int] = []
+
+    def poisoned(*args: Any) -> Any:
+        prepared = real(*args)
+        calls.append(1)
+        if len(calls) == 2:
+            written.append("poisoned")  # the engine goes on at once (this statement fails)
+            prepared.params[2] = "{not-a-number}"  # the nodes' keys: invalid input for bigint
+        return prepared
+
+    monkeypatch.setattr(store, "_by_key", poisoned)
+    _more_pods(world, 2)
+    failed = sessions.run_scheduling_session(world.cluster)
+    assert written[0] == "fairway-bindings" and len(calls) == 2
+    assert failed.status == "failed" and "bigint" in failed.error
+    assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Pending"}
+    monkeypatch.setattr(store, "_by_key", real)
+    assert sessions.run_scheduling_session(world.cluster).bound == 5
 
 
 def test_session_decisions_by_kind_and_namespace(world: World) -> None:

@@ -170,8 +170,15 @@ def test_session_properties(snap: Snapshot) -> None:
             if v and r in limit:
                 assert final[q][r] <= limit[r], (q, r, final[q][r], limit[r])
 
-    # determinism
-    again = run_session(snap, now=0.0)
+    # bindings are final once handed over (``decisions.BindingSink``): the caller that writes them as the session
+    # runs gets exactly the result's, in its order, and nothing later evicts a pod bound in the session
+    assert not gone & {b.task for b in result.bindings}
+
+    # determinism (the second run hands its bindings over as they commit)
+    sent: list[list[Any]] = []
+    again = run_session(snap, now=0.0, on_bindings=lambda batch: sent.append(list(batch)))
+    assert all(sent)
+    assert [b for batch in sent for b in batch] == result.bindings
     assert again.bindings == result.bindings
     assert again.evictions == result.evictions
     assert again.podgroups == result.podgroups
