@@ -377,22 +377,22 @@ class ClusterMirror:
         self.generation = uuid.uuid4().hex
         cache = store._JsonCache()
         st = _State(epoch=epoch, trees_rev=trees_rev, cluster_rev=rev, trees=_read_trees(cache, self._specs))
-        nodes = Node.objects.filter(cluster_id=self.cluster_id).values_list(*store.NODE_COLUMNS)
-        for row in nodes:
-            _put_node(st, row, cache)
-        podgroups = (
+        nodes = list(Node.objects.filter(cluster_id=self.cluster_id).values_list(*store.NODE_COLUMNS))
+        podgroups = list(
             PodGroup.objects.filter(cluster_id=self.cluster_id)
             .exclude(phase=DbPhase.COMPLETED)
             .values_list(*store.PODGROUP_COLUMNS)
         )
-        for row in podgroups:
-            _put_podgroup(st, row, cache)
-        pods = store._fetch_all(
-            Pod.objects.filter(cluster_id=self.cluster_id).order_by("id").values_list(*store.POD_COLUMNS)
-        )
-        for row in pods:
-            if _included(st, row):
-                _put_pod(st, row, cache)
+        pods = Pod.objects.filter(cluster_id=self.cluster_id).order_by("id").values_list(*store.POD_COLUMNS)
+        with store.fetched_meanwhile(pods) as chunks:  # the pods come while the nodes and podgroups are made
+            for row in nodes:
+                _put_node(st, row, cache)
+            for row in podgroups:
+                _put_podgroup(st, row, cache)
+            for chunk in chunks:
+                for row in chunk:
+                    if _included(st, row):
+                        _put_pod(st, row, cache)
         self._state = st
 
     def _apply_changes(self, st: _State, cache: Any, rev: int) -> int:

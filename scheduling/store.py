@@ -242,6 +242,51 @@ def _fetch_all(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
+@contextmanager
+def fetched_meanwhile(qs: QuerySet[Any], chunk: int = 5000) -> Iterator[Iterator[list[tuple[Any, ...]]]]:
+    """The rows of a ``values_list`` queryset (as ``_fetch_all``), ``chunk`` at a time, fetched by a thread while
+    the caller works on the chunks already there: on PostgreSQL through a server-side cursor, so that the server
+    produces the next rows while the caller turns the last ones into objects (a full read of 50,000 pods waited
+    0.1 s for the query before it began). The thread uses the caller's connection and transaction; the caller must
+    not use that connection inside the block. Elsewhere, one ``fetchall``."""
+    if not _is_postgres():
+        yield iter([_fetch_all(qs)])
+        return
+    sql, params = qs.query.get_compiler(using=qs.db).as_sql()
+    shared = connections[DEFAULT_DB_ALIAS]
+    out: SimpleQueue[Any] = SimpleQueue()
+    stop = threading.Event()
+
+    def fetch() -> None:
+        try:
+            with shared.chunked_cursor() as cursor:
+                cursor.execute(sql, params)
+                while not stop.is_set():
+                    rows = cursor.fetchmany(chunk)
+                    if not rows:
+                        break
+                    out.put(rows)
+        except BaseException as exc:  # raised again in the caller's thread
+            out.put(exc)
+        out.put(_END)
+
+    def chunks() -> Iterator[list[tuple[Any, ...]]]:
+        while (item := out.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    shared.inc_thread_sharing()
+    thread = threading.Thread(target=fetch, name="fairway-read", daemon=True)
+    thread.start()
+    try:
+        yield chunks()
+    finally:
+        stop.set()
+        thread.join()
+        shared.dec_thread_sharing()
+
+
 def load_snapshot(cluster: Cluster) -> Snapshot:
     """The cluster as the engine sees it, read in six queries (see the module docstring for what goes in)."""
     return read_cluster(cluster)[0]
@@ -904,7 +949,7 @@ class BindingStream:
     """
 
     MIN_BATCH = 300  # bindings per statement at least, until the engine is done (a statement costs ~1 ms)
-    MAX_BATCH = 3000
+    MAX_BATCH = 6000
 
     def __init__(self, cluster: Cluster, now: datetime, ids: RowIds) -> None:
         self._cluster, self._now, self._ids = cluster, now, ids

@@ -736,3 +736,32 @@ def test_bindings_by_primary_key_take_only_pods_still_pending(world: World) -> N
     assert (solo.status, solo.node.name) == ("Pipelined", "n3")
     assert (a1.status, a1.node) == ("Failed", None)
     assert store._bind_generic_by_id(world.cluster, bindings[:1], now, ids) == []  # replayed: nothing twice
+
+
+# -- rows fetched while the caller works (PostgreSQL: a server-side cursor on a thread) ---------------------------
+
+
+def test_rows_fetched_meanwhile_are_the_querys_rows_in_chunks(world: World) -> None:
+    _more_pods(world, 11)
+    qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list(*store.POD_COLUMNS)
+    with store.fetched_meanwhile(qs, chunk=4) as chunks:
+        got = list(chunks)
+    assert [row for chunk in got for row in chunk] == store._fetch_all(qs)
+    if connection.vendor == "postgresql":
+        assert [len(c) for c in got] == [4, 4, 4, 2]
+    assert not [t for t in threading.enumerate() if t.name == "fairway-read"]
+
+
+@needs_postgres
+def test_leaving_early_or_a_failed_query_leaves_the_connection_usable(world: World) -> None:
+    _more_pods(world, 11)
+    qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list("id")
+    with pytest.raises(RuntimeError, match="caller"), store.fetched_meanwhile(qs, chunk=2) as chunks:
+        next(chunks)
+        raise RuntimeError("the caller stops at its first chunk")
+    assert not [t for t in threading.enumerate() if t.name == "fairway-read"]
+    assert Pod.objects.filter(cluster=world.cluster).count() == 14
+
+    broken = Pod.objects.filter(cluster=world.cluster).extra(where=["1 / (id - id) = 1"]).values_list("id")
+    with pytest.raises(Exception, match="division by zero"), store.fetched_meanwhile(broken) as chunks:
+        list(chunks)
