@@ -461,7 +461,14 @@ class SchedulingSession(models.Model):
     started = models.DateTimeField()
     finished = models.DateTimeField(null=True, blank=True)
     duration_ms = models.FloatField(default=0.0)
-    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per phase (load, engine, write).")
+    timings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Milliseconds per phase: load, engine, bindings_wait (the engine done, its last bindings still being "
+            "written), write."
+        ),
+    )
     bound = models.PositiveIntegerField(default=0)
     pipelined = models.PositiveIntegerField(default=0)
     evicted = models.PositiveIntegerField(default=0)
