@@ -242,6 +242,36 @@ def _fetch_all(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
+class _SharedConnectionThread:
+    """A thread that works on the starting thread's database connection, inside its open transaction (Django's
+    thread sharing, as its live-server tests use): its ORM and ``connection`` are the starter's. The starter must
+    not use the connection from ``start`` until ``join`` has returned; a PostgreSQL connection runs one statement
+    at a time, so the two take turns, the thread's statements running while the starter computes."""
+
+    def __init__(self, name: str, work: Callable[[], None]) -> None:
+        self._connection = connections[DEFAULT_DB_ALIAS]
+        self._work = work
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.joined = False
+
+    def start(self) -> None:
+        self._connection.inc_thread_sharing()
+        self._thread.start()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self) -> None:
+        if not self.joined:
+            self._thread.join()
+            self.joined = True
+            self._connection.dec_thread_sharing()
+
+    def _run(self) -> None:
+        connections[DEFAULT_DB_ALIAS] = self._connection
+        self._work()
+
+
 @contextmanager
 def fetched_meanwhile(qs: QuerySet[Any], chunk: int = 5000) -> Iterator[Iterator[list[tuple[Any, ...]]]]:
     """The rows of a ``values_list`` queryset (as ``_fetch_all``), ``chunk`` at a time, fetched by a thread while
@@ -253,13 +283,12 @@ def fetched_meanwhile(qs: QuerySet[Any], chunk: int = 5000) -> Iterator[Iterator
         yield iter([_fetch_all(qs)])
         return
     sql, params = qs.query.get_compiler(using=qs.db).as_sql()
-    shared = connections[DEFAULT_DB_ALIAS]
     out: SimpleQueue[Any] = SimpleQueue()
     stop = threading.Event()
 
     def fetch() -> None:
         try:
-            with shared.chunked_cursor() as cursor:
+            with connection.chunked_cursor() as cursor:
                 cursor.execute(sql, params)
                 while not stop.is_set():
                     rows = cursor.fetchmany(chunk)
@@ -276,15 +305,13 @@ def fetched_meanwhile(qs: QuerySet[Any], chunk: int = 5000) -> Iterator[Iterator
                 raise item
             yield item
 
-    shared.inc_thread_sharing()
-    thread = threading.Thread(target=fetch, name="fairway-read", daemon=True)
+    thread = _SharedConnectionThread("fairway-read", fetch)
     thread.start()
     try:
         yield chunks()
     finally:
         stop.set()
         thread.join()
-        shared.dec_thread_sharing()
 
 
 def load_snapshot(cluster: Cluster) -> Snapshot:
@@ -953,12 +980,10 @@ class BindingStream:
 
     def __init__(self, cluster: Cluster, now: datetime, ids: RowIds) -> None:
         self._cluster, self._now, self._ids = cluster, now, ids
-        self._connection = connections[DEFAULT_DB_ALIAS]
         self._queue: SimpleQueue[Any] = SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._thread: _SharedConnectionThread | None = None
         self._stopping = False
         self._ended = False
-        self._joined = False
         self._last_sent = threading.Event()
         self._error: BaseException | None = None
         self._applied: list[list[Any]] = []
@@ -977,8 +1002,7 @@ class BindingStream:
 
     def __call__(self, bindings: Sequence[decisions.Binding]) -> None:
         if self._thread is None:
-            self._connection.inc_thread_sharing()
-            self._thread = threading.Thread(target=self._write, name="fairway-bindings", daemon=True)
+            self._thread = _SharedConnectionThread("fairway-bindings", self._write)
             self._thread.start()
         self._queue.put(bindings)
 
@@ -1007,15 +1031,11 @@ class BindingStream:
 
     def _join(self) -> None:
         """End the thread (after what was handed over; when stopping, after the statement it is in) and wait."""
-        if self._thread is None or self._joined:
-            return
-        self._end()
-        self._thread.join()
-        self._joined = True
-        self._connection.dec_thread_sharing()
+        if self._thread is not None:
+            self._end()
+            self._thread.join()
 
     def _write(self) -> None:
-        connections[DEFAULT_DB_ALIAS] = self._connection  # this thread's ORM on the opening thread's connection
         try:
             cluster, now = self._cluster, self._now
             Revision.objects.bump(Revision.cluster_key(cluster.pk))
