@@ -1069,7 +1069,8 @@ class BindingStream:
                 else:
                     batch += item
             if end:
-                yield batch, True
+                if batch:
+                    yield batch, True
                 return
             if len(batch) >= self.MIN_BATCH:
                 yield batch[: self.MAX_BATCH], False

@@ -488,6 +488,14 @@ def test_the_writer_takes_what_has_come_in_batches_then_the_rest_at_once(world: 
     assert next(batches) == (b[4:5], True)
     assert next(batches, None) is None
 
+    stream = store.BindingStream(world.cluster, timezone.now(), store.RowIds(pods={}, nodes={}))
+    stream.MIN_BATCH = 2
+    stream._queue.put(b[:2])
+    batches = stream._batches()
+    assert next(batches) == (b[:2], False)
+    stream._queue.put(store._END)
+    assert next(batches, None) is None  # no empty last statement
+
 
 @needs_postgres
 def test_a_failed_binding_statement_fails_the_session_and_writes_nothing(
