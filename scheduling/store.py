@@ -278,8 +278,9 @@ def fetched_meanwhile(qs: QuerySet[Any], chunk: int = 5000) -> Iterator[Iterator
     the caller works on the chunks already there: on PostgreSQL through a server-side cursor, so that the server
     produces the next rows while the caller turns the last ones into objects (a full read of 50,000 pods waited
     0.1 s for the query before it began). The thread uses the caller's connection and transaction; the caller must
-    not use that connection inside the block. Elsewhere, one ``fetchall``."""
-    if not _is_postgres():
+    not use that connection inside the block. Elsewhere, or where server-side cursors are off (a transaction-mode
+    connection pooler: Django's ``DISABLE_SERVER_SIDE_CURSORS``), one ``fetchall``."""
+    if not _is_postgres() or connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
         yield iter([_fetch_all(qs)])
         return
     sql, params = qs.query.get_compiler(using=qs.db).as_sql()

@@ -774,3 +774,10 @@ def test_leaving_early_or_a_failed_query_leaves_the_connection_usable(world: Wor
     broken = Pod.objects.filter(cluster=world.cluster).extra(where=["1 / (id - id) = 1"]).values_list("id")
     with pytest.raises(Exception, match="division by zero"), store.fetched_meanwhile(broken) as chunks:
         list(chunks)
+
+
+def test_without_server_side_cursors_the_rows_come_in_one_fetch(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(connection.settings_dict, "DISABLE_SERVER_SIDE_CURSORS", True)
+    qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list("id")
+    with store.fetched_meanwhile(qs, chunk=1) as chunks:
+        assert list(chunks) == [store._fetch_all(qs)]
