@@ -386,8 +386,8 @@ def compute_namespace_shares(
         if set(map(type, ws)) != {int} or min(ws) < 1:  # a weight to clean up: rare, so checked in bulk first
             ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
         ns_weight.update(zip(names, ws, strict=True))
-        requests = [
-            e.request._data if type(e) is not _Pair and type(e.request) is ResourceList else _request_of(e)
+        requests = [  # ``_dict`` of each pair's request, its common case inline (20,000 calls saved)
+            e.request if type(e) is _Pair else e.request._data if type(e.request) is ResourceList else _dict(e.request)
             for e in entries
         ]
         qd = queue_deserved.get(queue)
@@ -427,16 +427,6 @@ def _group_jobs(jobs: Sequence[JobUsage]) -> tuple[dict[str, dict[str, Any]], di
                 held = ns_held[ns] = dict(raw(held.allocated))
             _add(held, raw(job.allocated))
     return by_queue, ns_held
-
-
-def _request_of(entry: Any) -> dict[str, int]:
-    """The request of a (queue, namespace) pair: its one job's (its ResourceList's own dict), or the summed one."""
-    if type(entry) is _Pair:
-        return entry.request
-    request = entry.request
-    if type(request) is ResourceList:
-        return request._data
-    return request if type(request) is dict else dict(request)
 
 
 def _add(into: dict[str, int], amounts: Mapping[str, int]) -> None:
