@@ -32,8 +32,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from typing import Any, Generic, Protocol, TypeVar
+from itertools import chain, repeat
+from operator import attrgetter
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -189,13 +190,15 @@ class _QueueSplit:
         weights: list[int],
         requests: list[dict[str, int]],
         amounts: Mapping[str, int] | None,
+        values: Mapping[str, list[int]],
     ) -> None:
         self.members = members
         self.weights = weights
         self.requests = requests
         self.amounts = amounts  # the queue's deserved (raw), None when the queue is unknown
         self.resources = () if amounts is None else tuple(sorted(set(amounts).union(*requests)))
-        self.values: list[list[int]] = []
+        zeros = [0] * len(members)  # a resource nobody could get a part of (the queue has none of it)
+        self.values = [values.get(r, zeros) for r in self.resources]
         self._fills: tuple[tuple[str, FillResult], ...] | None = None
 
     def deserved(self, i: int) -> dict[str, int]:
@@ -217,13 +220,44 @@ class _QueueSplit:
 
 
 class _Pair:
-    """The jobs of one (queue, namespace): the first one's amounts until a second job comes, then their sums."""
+    """The summed amounts of a (queue, namespace) with several jobs."""
 
     __slots__ = ("allocated", "request")
 
     def __init__(self, request: dict[str, int], allocated: dict[str, int]) -> None:
         self.request = request
         self.allocated = allocated
+
+
+@dataclass(slots=True)
+class _Pairs:
+    """The (queue, namespace) pairs that have jobs, in queue then namespace order. Pair ``p`` is named by its
+    first job, ``jobs[order[p]]``; queue ``b`` (``queues[b]``) holds pairs ``starts[b]`` to ``starts[b + 1]``,
+    its namespaces being ``members[b]``. A pair of several jobs has its sums in ``summed`` (by its first job's
+    index). A namespace's allocated over all its queues, for its share, is gathered when a first entry needs it
+    (``ns_allocated``): its one job's, or the sum of its jobs'."""
+
+    jobs: Sequence[JobUsage]
+    queues: list[str]
+    members: list[tuple[str, ...]]
+    starts: list[int]
+    order: list[int]
+    summed: dict[int, _Pair]
+    ns_held: dict[str, int | dict[str, int]] | None = None
+
+    def request(self, first: int) -> dict[str, int]:
+        pair = self.summed.get(first)
+        return pair.request if pair is not None else _dict(self.jobs[first].request)
+
+    def allocated(self, first: int) -> dict[str, int]:
+        pair = self.summed.get(first)
+        return pair.allocated if pair is not None else _dict(self.jobs[first].allocated)
+
+    def ns_allocated(self, ns: str) -> Mapping[str, int]:
+        if self.ns_held is None:
+            self.ns_held = _held_by_namespace(self.jobs)
+        held = self.ns_held[ns]
+        return held if type(held) is dict else raw(self.jobs[held].allocated)  # type: ignore[index]
 
 
 class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
@@ -233,22 +267,21 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
 
     def __init__(
         self,
-        queues: list[str],
-        splits: list[_QueueSplit],
-        pairs: list[list[Any]],
-        ns_allocated: Mapping[str, Any],
-        ns_weight: Mapping[str, int],
+        pairs: _Pairs,
+        amounts: list[Mapping[str, int] | None],
+        weights: _Ints,
+        values: dict[str, _Ints],
         total: Mapping[str, int],
     ) -> None:
-        self._queues = queues  # in name order, each with its split and its pairs (in namespace order)
-        self._splits = splits
         self._pairs = pairs
-        self._ns_allocated = ns_allocated
-        self._ns_weight = ns_weight
+        self._queues = pairs.queues  # in name order
+        self._amounts = amounts  # each queue's deserved (raw), None when the queue is unknown
+        self._weights = weights  # each pair's namespace weight, in pair order
+        self._values = values  # resource -> each pair's deserved amount, in pair order
         self._total = total
-        self._len = sum(len(split.members) for split in splits)
         self._block: dict[str, int] | None = None  # queue -> its index, on the first lookup by key
-        self._index: list[dict[str, int] | None] = [None] * len(queues)
+        self._index: list[dict[str, int] | None] = [None] * len(self._queues)
+        self._splits: list[_QueueSplit | None] = [None] * len(self._queues)
         self._dominant: dict[str, tuple[str, float]] = {}
         self._cache: dict[tuple[int, int], NamespaceQuota] = {}
 
@@ -267,19 +300,19 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
             raise KeyError(key) from None
         positions = self._index[block]
         if positions is None:
-            positions = self._index[block] = {n: i for i, n in enumerate(self._splits[block].members)}
+            positions = self._index[block] = {n: i for i, n in enumerate(self._pairs.members[block])}
         index = positions.get(ns)
         if index is None:
             raise KeyError(key)
         return block, index
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        for queue, split in zip(self._queues, self._splits, strict=True):
-            for ns in split.members:
+        for queue, members in zip(self._queues, self._pairs.members, strict=True):
+            for ns in members:
                 yield (queue, ns)
 
     def __len__(self) -> int:
-        return self._len
+        return len(self._pairs.order)
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -293,7 +326,7 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
 
     def _entries(self, block: int) -> Iterator[NamespaceQuota]:
         cache = self._cache
-        for index in range(len(self._splits[block].members)):
+        for index in range(len(self._pairs.members[block])):
             hit = cache.get((block, index))
             yield hit if hit is not None else self._entry(block, index)
 
@@ -306,23 +339,34 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
             for entry in self._entries(block):
                 yield (queue, entry.namespace), entry
 
-    def _entry(self, block: int, index: int) -> NamespaceQuota:
+    def _split(self, block: int) -> _QueueSplit:
         split = self._splits[block]
+        if split is None:
+            pairs = self._pairs
+            start, stop = pairs.starts[block], pairs.starts[block + 1]
+            split = self._splits[block] = _QueueSplit(
+                pairs.members[block],
+                _int_list(self._weights[start:stop]),
+                list(map(pairs.request, pairs.order[start:stop])),
+                self._amounts[block],
+                {r: _int_list(values[start:stop]) for r, values in self._values.items()},
+            )
+        return split
+
+    def _entry(self, block: int, index: int) -> NamespaceQuota:
+        split = self._split(block)
         ns = split.members[index]
         dominant = self._dominant.get(ns)
         if dominant is None:
-            dominant = self._dominant[ns] = dominant_share(_amounts(self._ns_allocated[ns]), self._total)
+            dominant = self._dominant[ns] = dominant_share(self._pairs.ns_allocated(ns), self._total)
         weight = split.weights[index]
-        pair = self._pairs[block][index]
-        request, allocated = (
-            (pair.request, pair.allocated) if type(pair) is _Pair else (_dict(pair.request), _dict(pair.allocated))
-        )
+        first = self._pairs.order[self._pairs.starts[block] + index]
         entry = NamespaceQuota(
             queue=self._queues[block],
             namespace=ns,
             weight=weight,
-            request=trusted_resource_list(request),
-            allocated=trusted_resource_list(allocated),
+            request=trusted_resource_list(split.requests[index]),
+            allocated=trusted_resource_list(self._pairs.allocated(first)),
             deserved=trusted_resource_list(split.deserved(index)),
             share=dominant[1] / weight,
             dominant_share=dominant[1],
@@ -346,11 +390,6 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
         return list(self._entries(block))
 
 
-def _amounts(held: Any) -> Mapping[str, int]:
-    """A namespace's allocated: its one job's, or the sum of its jobs'."""
-    return held if type(held) is dict else raw(held.allocated)
-
-
 def _dict(amounts: Mapping[str, int]) -> dict[str, int]:
     """A ResourceList's own dictionary (read, never written), or a copy of another mapping."""
     return amounts._data if type(amounts) is ResourceList else dict(amounts)
@@ -368,65 +407,73 @@ def compute_namespace_shares(
     ``weights`` maps namespace -> weight (missing or invalid: 1; see ``namespace_weight`` for the rule that
     reduces several ResourceQuotas to one weight). One entry per (queue, namespace) that has jobs.
 
-    Built for many namespaces (every job its own): one pass over the jobs that keeps a job's own amounts for a
-    pair or a namespace it is alone in, all the water-fillings in one numpy computation, and the entries built on
-    first access. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
-    the growing dictionaries of every job, 3.9 ms of a call with 20,000 one-job namespaces; one pass after the call
-    remains (2.3 ms)."""
-    by_queue, ns_held = _group_jobs(jobs)
+    Built for many namespaces (every job its own): one pass over the jobs groups them (a pair of one job keeps
+    that job's own amounts), the pairs' weights and requests are read in the jobs' own order (the order they lie
+    in memory), all the water-fillings run in one numpy computation, and the entries are built on first access,
+    with the namespaces' totals over their queues (for their shares) gathered for the first. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
+    the growing dictionaries of every job; one pass after the call remains."""
+    pairs = _pair_jobs(jobs)
+    amounts = [None if qd is None else raw(qd) for qd in map(queue_deserved.get, pairs.queues)]
+    pair_weights, values = _split_queues(pairs, weights, amounts)
+    return NamespaceShares(pairs, amounts, pair_weights, values, raw(total))
+
+
+def _pair_jobs(jobs: Sequence[JobUsage]) -> _Pairs:
+    """The jobs grouped into (queue, namespace) pairs, in queue then namespace order."""
+    by_queue, summed = _group_jobs(jobs)
     queues = sorted(by_queue)
-    splits: list[_QueueSplit] = []
-    pairs: list[list[Any]] = []
-    ns_weight: dict[str, int] = {}
+    members: list[tuple[str, ...]] = []
+    order: list[int] = []
+    starts = [0]
     for queue in queues:
-        members = by_queue[queue]
-        names = sorted(members)
-        entries = list(map(members.__getitem__, names))
-        ws = list(map(weights.get, names, repeat(DEFAULT_NAMESPACE_WEIGHT, len(names))))
-        if set(map(type, ws)) != {int} or min(ws) < 1:  # a weight to clean up: rare, so checked in bulk first
-            ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
-        ns_weight.update(zip(names, ws, strict=True))
-        requests = [  # ``_dict`` of each pair's request, its common case inline (20,000 calls saved)
-            e.request if type(e) is _Pair else e.request._data if type(e.request) is ResourceList else _dict(e.request)
-            for e in entries
-        ]
-        qd = queue_deserved.get(queue)
-        splits.append(_QueueSplit(tuple(names), ws, requests, None if qd is None else raw(qd)))
-        pairs.append(entries)
-    _split_queues(splits)
-    return NamespaceShares(queues, splits, pairs, ns_held, ns_weight, raw(total))
+        firsts = by_queue[queue]
+        names = sorted(firsts)
+        members.append(tuple(names))
+        order.extend(map(firsts.__getitem__, names))
+        starts.append(len(order))
+    return _Pairs(jobs, queues, members, starts, order, summed)
 
 
-def _group_jobs(jobs: Sequence[JobUsage]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """(queue -> namespace -> its first job, or a ``_Pair`` summing its jobs; namespace -> its first job, or the sum
-    of its jobs' allocated): one pass that keeps a job's own amounts for a pair or a namespace it is alone in."""
-    by_queue: dict[str, dict[str, Any]] = {}  # queue -> namespace -> its first job, or a _Pair once summed
-    ns_held: dict[str, Any] = {}  # namespace -> its first job, or the sum of its jobs' allocated
-    more: list[JobUsage] = []  # jobs after the first of their pair or of their namespace
-    in_queue, held_first, later = by_queue.get, ns_held.setdefault, more.append
-    for job in jobs:
+def _group_jobs(jobs: Sequence[JobUsage]) -> tuple[dict[str, dict[str, int]], dict[int, _Pair]]:
+    """(queue -> namespace -> the index of its first job; a pair's sums by its first job, where it has several): one
+    pass that keeps a job's own amounts for a pair it is alone in."""
+    by_queue: dict[str, dict[str, int]] = {}
+    more: list[int] = []  # jobs after the first of their pair
+    in_queue, later = by_queue.get, more.append
+    for i, job in enumerate(jobs):
         queue = job.queue
         members = in_queue(queue)
         if members is None:
             members = by_queue[queue] = {}
-        ns = job.namespace
-        if members.setdefault(ns, job) is not job or held_first(ns, job) is not job:
-            later(job)
-    for job in more:
-        members = by_queue[job.queue]
-        ns = job.namespace
-        pair = members[ns]
-        if pair is not job:
-            if type(pair) is not _Pair:
-                pair = members[ns] = _Pair(dict(raw(pair.request)), dict(raw(pair.allocated)))
-            _add(pair.request, raw(job.request))
-            _add(pair.allocated, raw(job.allocated))
-        held = ns_held[ns]
-        if held is not job:
-            if type(held) is not dict:
-                held = ns_held[ns] = dict(raw(held.allocated))
-            _add(held, raw(job.allocated))
-    return by_queue, ns_held
+        if members.setdefault(job.namespace, i) != i:
+            later(i)
+    summed: dict[int, _Pair] = {}
+    for i in more:
+        job = jobs[i]
+        first = by_queue[job.queue][job.namespace]
+        pair = summed.get(first)
+        if pair is None:
+            pair = summed[first] = _Pair(dict(raw(jobs[first].request)), dict(raw(jobs[first].allocated)))
+        _add(pair.request, raw(job.request))
+        _add(pair.allocated, raw(job.allocated))
+    return by_queue, summed
+
+
+def _held_by_namespace(jobs: Sequence[JobUsage]) -> dict[str, int | dict[str, int]]:
+    """Namespace -> the index of its one job, or the sum of its jobs' allocated (in every queue)."""
+    held: dict[str, int | dict[str, int]] = {}
+    more: list[int] = []
+    first, later = held.setdefault, more.append
+    for i, ns in enumerate(map(_NAMESPACE, jobs)):
+        if first(ns, i) != i:
+            later(i)
+    for i in more:
+        job = jobs[i]
+        sums = held[job.namespace]
+        if type(sums) is not dict:
+            sums = held[job.namespace] = dict(raw(jobs[sums].allocated))  # type: ignore[index]
+        _add(sums, raw(job.allocated))
+    return held
 
 
 def _add(into: dict[str, int], amounts: Mapping[str, int]) -> None:
@@ -434,73 +481,121 @@ def _add(into: dict[str, int], amounts: Mapping[str, int]) -> None:
         into[name] = into.get(name, 0) + amount
 
 
+# Per-pair integers: a numpy array from the numpy water-filling, a list from the Python one.
+_Ints = npt.NDArray[np.int64] | list[int]
+
+
+def _int_list(values: _Ints) -> list[int]:
+    return values.tolist() if isinstance(values, np.ndarray) else values
+
+
 # Exact integer arithmetic in int64 holds while every product below stays under this bound.
 _INT64_SAFE = 2**62
+_NAMESPACE = attrgetter("namespace")
 
 
-def _split_queues(splits: list[_QueueSplit]) -> None:
+def _split_queues(
+    pairs: _Pairs, weights: Mapping[str, int], amounts: list[Mapping[str, int] | None]
+) -> tuple[_Ints, dict[str, _Ints]]:
     """Every queue's deserved split among its namespaces by weight, each capped at its request, one water-filling
-    per (queue, resource) (``waterfill.water_fill`` with caps and no floors): all of them at once in numpy, round by
-    round, exactly as ``water_fill`` rounds them; Python integers when an amount is too large for int64."""
-    caps: list[int] = []
-    weights: list[int] = []
-    amounts: list[int] = []
-    sizes: list[int] = []
-    for split in splits:
-        if split.amounts is None:
-            continue
-        k = len(split.members)
-        n = len(split.resources)
-        for r in split.resources:  # C loops: some 80,000 lookups with 20,000 one-job namespaces
-            caps.extend(map(dict.get, split.requests, repeat(r, k), repeat(0, k)))
-        weights.extend(split.weights * n)
-        amounts.extend([split.amounts.get(r, 0) for r in split.resources])
-        sizes.extend([k] * n)
-    if not sizes:
-        for split in splits:
-            split.values = [[0] * len(split.members) for _ in split.resources]
-        return
-    biggest = max(max(amounts), max(caps), 1)
-    if biggest * max(max(weights), 1) * max(sizes) >= _INT64_SAFE:
-        names = [m for split in splits if split.amounts is not None for _ in split.resources for m in split.members]
-        values = _fill_python(caps, weights, names, amounts, sizes)
+    per (queue, resource) (``waterfill.water_fill`` with caps and no floors): (each pair's weight, resource -> each
+    pair's deserved amount), both in pair order. A resource no queue has any of is left out (its amounts are 0).
+
+    The water-fillings all run at once in numpy, and their values stay there until a queue's entries are read;
+    with Python integers when an amount is too large for int64."""
+    ws, requests, where = _read_pairs(pairs, weights)
+    n = len(ws)
+    resources = sorted({r for a in amounts if a is not None for r, v in a.items() if v > 0})
+    sizes = np.diff(np.array(pairs.starts, dtype=np.int64))
+    try:
+        w = np.array(ws, dtype=np.int64)[where]
+        lens = np.fromiter(map(len, requests), dtype=np.int64, count=n)
+        count = int(lens.sum())
+        index = {r: k for k, r in enumerate(resources)}
+        # each request read twice, for its names then its amounts, rather than once for every resource
+        keys = np.fromiter(
+            map(index.get, chain.from_iterable(requests), repeat(-1, count)), dtype=np.int64, count=count
+        )
+        amounts_read = np.fromiter(chain.from_iterable(map(dict.values, requests)), dtype=np.int64, count=count)
+        kept = keys >= 0
+        caps = np.zeros((len(resources), n), dtype=np.int64)
+        caps[keys[kept], np.repeat(np.arange(n), lens)[kept]] = amounts_read[kept]
+        caps = caps[:, where]
+        budget = np.array([[0 if a is None else a.get(r, 0) for a in amounts] for r in resources], dtype=np.int64)
+    except OverflowError:
+        exact = False
     else:
-        values = _fill_numpy(caps, weights, amounts, sizes)
-    at = 0
-    for split in splits:
-        if split.amounts is None:
-            split.values = [[0] * len(split.members) for _ in split.resources]
-            continue
-        k = len(split.members)
-        split.values = [values[at + j * k : at + (j + 1) * k] for j in range(len(split.resources))]
-        at += k * len(split.resources)
+        biggest = max(int(budget.max(initial=0)), int(caps.max(initial=0)), 1)
+        exact = biggest * int(w.max(initial=1)) * int(sizes.max(initial=1)) < _INT64_SAFE
+    if exact:
+        matrix = _fill_numpy(caps.ravel(), np.tile(w, len(resources)), budget.ravel(), np.tile(sizes, len(resources)))
+        return w, dict(zip(resources, matrix.reshape(len(resources), n), strict=True))
+    back = where.tolist()
+    in_order = [ws[i] for i in back]
+    return in_order, _fill_python(pairs, [requests[i] for i in back], in_order, amounts, resources)
+
+
+def _read_pairs(
+    pairs: _Pairs, weights: Mapping[str, int]
+) -> tuple[list[int], list[dict[str, int]], npt.NDArray[np.intp]]:
+    """(the weights and the requests of the pairs, in their first jobs' order; the position there of each pair of
+    the pair order). Read in the jobs' order, the order they lie in memory: read queue by queue and namespace by
+    namespace, the same jobs cost twice as much."""
+    firsts: Sequence[JobUsage] = pairs.jobs
+    where = np.fromiter(pairs.order, dtype=np.intp, count=len(pairs.order))
+    summed: list[tuple[int, _Pair]] = []  # a pair of several jobs: its position, and its sums
+    if len(where) < len(firsts):  # some pairs have several jobs (else pair p's first job is job where[p])
+        ascending = np.sort(where)
+        where = np.searchsorted(ascending, where)
+        firsts = list(map(firsts.__getitem__, ascending.tolist()))
+        at = np.searchsorted(ascending, np.fromiter(pairs.summed, dtype=np.intp, count=len(pairs.summed)))
+        summed = list(zip(at.tolist(), pairs.summed.values(), strict=True))
+    ws = list(map(weights.get, map(_NAMESPACE, firsts), repeat(DEFAULT_NAMESPACE_WEIGHT, len(firsts))))
+    if ws and (set(map(type, ws)) != {int} or min(ws) < 1):  # a weight to clean up: rare, so checked in bulk first
+        ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
+    requests = [r._data if type(r) is ResourceList else _dict(r) for r in [job.request for job in firsts]]
+    for i, pair in summed:
+        requests[i] = pair.request
+    return ws, requests, where
 
 
 def _fill_python(
-    caps: list[int], weights: list[int], names: list[str], amounts: list[int], sizes: list[int]
-) -> list[int]:
-    out: list[int] = []
-    at = 0
-    for amount, k in zip(amounts, sizes, strict=True):
-        fill = water_fill(amount, names[at : at + k], weights[at : at + k], caps[at : at + k])
-        out.extend(fill.values)
-        at += k
+    pairs: _Pairs,
+    requests: list[dict[str, int]],
+    weights: list[int],
+    amounts: list[Mapping[str, int] | None],
+    resources: list[str],
+) -> dict[str, _Ints]:
+    """``_split_queues``' water-fillings one by one with Python integers (amounts too large for int64)."""
+    out: dict[str, _Ints] = {}
+    for r in resources:
+        values: list[int] = []
+        out[r] = values
+        for block, members in enumerate(pairs.members):
+            start, stop = pairs.starts[block], pairs.starts[block + 1]
+            amount = amounts[block]
+            caps = [req.get(r, 0) for req in requests[start:stop]]
+            values.extend(
+                water_fill(0 if amount is None else amount.get(r, 0), members, weights[start:stop], caps).values
+            )
     return out
 
 
-def _fill_numpy(caps: list[int], weights: list[int], amounts: list[int], sizes: list[int]) -> list[int]:
-    """``water_fill`` with caps (no floors, weights >= 1) of many groups at once: group g holds ``sizes[g]``
-    consecutive claimants and shares ``amounts[g]``. The rounds are ``water_fill``'s: in each, the open claimants
-    whose weighted share reaches their cap (``budget * w >= cap * open_weight``) settle at it; when none does, the
-    budget left is split among the open ones by largest remainder, ties to the name that sorts first."""
-    # fromiter: the amounts are scattered over the jobs' dictionaries, and it reads them faster than array
-    cap = np.fromiter(caps, dtype=np.int64, count=len(caps))
-    w = np.fromiter(weights, dtype=np.int64, count=len(weights))
-    size = np.array(sizes, dtype=np.int64)
-    group = np.repeat(np.arange(len(sizes)), size)
-    budget = np.array(amounts, dtype=np.int64)
-    values = np.zeros(len(caps), dtype=np.int64)
-    idx = np.arange(len(caps))  # the open claimants of the groups still settling some, group by group
+def _fill_numpy(
+    cap: npt.NDArray[np.int64], w: npt.NDArray[np.int64], budget: npt.NDArray[np.int64], size: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """``water_fill`` with caps (no floors, weights >= 1) of many groups at once: group g holds ``size[g]``
+    consecutive claimants and shares ``budget[g]`` (a group with nothing to share gives zeros). The rounds are
+    ``water_fill``'s: in each, the open claimants whose weighted share reaches their cap (``budget * w >= cap *
+    open_weight``) settle at it; when none does, the budget left is split among the open ones by largest
+    remainder, ties to the name that sorts first."""
+    budget = budget.copy()
+    group = np.repeat(np.arange(size.size), size)
+    # a group whose caps add up to no more than its budget settles every claimant at its cap (some claimant
+    # reaches its cap in every round, as the caps left never exceed the budget left): at once
+    whole = np.add.reduceat(cap, np.cumsum(size) - size) <= budget
+    values = np.where(np.repeat(whole, size), cap, 0)
+    idx = np.flatnonzero(np.repeat((budget > 0) & ~whole, size))  # the open claimants of the groups still settling
     last: list[npt.NDArray[np.int64]] = []  # the open claimants of the groups whose last round has come
     while idx.size:
         g = group[idx]
@@ -510,7 +605,7 @@ def _fill_numpy(caps: list[int], weights: list[int], amounts: list[int], sizes: 
         settled = idx[capped]
         values[settled] = cap[settled]
         np.subtract.at(budget, group[settled], cap[settled])
-        moved = np.zeros(len(sizes), dtype=np.bool_)
+        moved = np.zeros(size.size, dtype=np.bool_)
         moved[group[settled]] = True
         last.append(idx[~capped & ~moved[g]])  # a round that caps nobody is the group's last
         idx = idx[~capped & moved[g]]
@@ -531,8 +626,7 @@ def _fill_numpy(caps: list[int], weights: list[int], amounts: list[int], sizes: 
         starts = np.flatnonzero(np.concatenate(([True], og[1:] != og[:-1])))
         position = np.arange(ordered.size) - np.repeat(starts, np.diff(np.append(starts, ordered.size)))
         values[ordered[position < left[og]]] += 1
-    out: list[int] = values.tolist()
-    return out
+    return values
 
 
 class NamespacedTask(Protocol):

@@ -300,3 +300,88 @@ def test_huge_amounts_are_split_with_python_integers() -> None:
     expected = _reference({"q": ResourceList({"memory": big})}, jobs, {"ns1": 3}, ResourceList({"memory": 4 * big}))
     assert {k: shares[k].deserved for k in shares} == {k: ResourceList(v[3]) for k, v in expected.items()}
     assert sum(shares[k].deserved["memory"] for k in shares) == big
+
+
+def _matches_the_plain_rule(
+    deserved: dict[str, ResourceList], jobs: list[JobUsage], weights: dict[str, Any], total: ResourceList
+) -> None:
+    shares = compute_namespace_shares(deserved, jobs, weights, total)
+    expected = _reference(deserved, jobs, weights, total)
+    assert list(shares) == list(expected)
+    for key, (weight, req, alloc, des, share, dominant) in expected.items():
+        entry = shares[key]
+        assert (entry.weight, entry.share, entry.dominant_resource) == (weight, share, dominant), key
+        assert entry.request == ResourceList(req) and entry.allocated == ResourceList(alloc), key
+        assert entry.deserved == ResourceList(des), key
+        for r, fill in entry.fills:
+            assert fill.values[entry.index] == des.get(r, 0)
+
+
+_EDGES: dict[str, tuple[dict[str, ResourceList], list[JobUsage], dict[str, Any]]] = {
+    "no jobs": ({"q": cpu(4)}, [], {}),
+    "an unknown queue only": ({}, [job("q", "a", cpu(2))], {}),
+    "a queue with none to share": ({"q": cpu(0)}, [job("q", "a", cpu(2)), job("q", "b", cpu(2))], {}),
+    "a request beyond int64": ({"q": cpu(3)}, [job("q", "a", ResourceList({"cpu": 2**70})), job("q", "b", cpu(2))], {}),
+    "beyond int64 in a resource no queue has": (
+        {"q": cpu(3)},
+        [job("q", "a", ResourceList({"cpu": 2000, "example.com/x": 2**70})), job("q", "b", cpu(2))],
+        {},
+    ),
+    "a weight beyond int64": ({"q": cpu(3)}, [job("q", "a", cpu(2)), job("q", "b", cpu(2))], {"a": 10**30}),
+    "a request that is a plain mapping": ({"q": cpu(3)}, [job("q", "a", {"cpu": 2000}), job("q", "b", cpu(2))], {}),  # type: ignore[arg-type]
+    "a namespace in two queues, twice in one": (
+        {"q": cpu(3), "r": cpu(5)},
+        [job("q", "a", cpu(2), cpu(1)), job("r", "a", cpu(2), cpu(2)), job("q", "a", cpu(1)), job("q", "b", cpu(2))],
+        {"a": "3"},
+    ),
+    "caps adding up to the amount exactly": (
+        {"q": cpu(6)},
+        [job("q", n, cpu(c)) for n, c in (("a", 1), ("b", 2), ("c", 3))],
+        {},
+    ),
+    "caps one over the amount": (
+        {"q": cpu(5)},
+        [job("q", n, cpu(c)) for n, c in (("a", 1), ("b", 2), ("c", 3))],
+        {"c": 2},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_EDGES))
+def test_edge_cases_match_the_plain_rule(case: str) -> None:
+    deserved, jobs, weights = _EDGES[case]
+    _matches_the_plain_rule(deserved, jobs, weights, ResourceList({"cpu": 16_000, "example.com/x": 2**80}))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_job_its_own_namespace_matches_the_plain_rule(seed: int) -> None:
+    """The common case the computation is built for (every pair one job, read in job order), at a size where most
+    queues' requests exceed their deserved and some do not."""
+    import random
+
+    rnd = random.Random(seed)
+    resources = ["cpu", "memory", "nvidia.com/gpu"]
+    queues = [f"q{i}" for i in range(25)]
+    jobs = [
+        job(
+            rnd.choice(queues),
+            f"own-{i}",
+            ResourceList({r: rnd.randint(1, 8) * 1000 for r in resources if rnd.random() < 0.7}),
+            ResourceList({"cpu": rnd.randint(0, 4) * 1000}),
+        )
+        for i in range(3000)
+    ]
+    deserved = {q: ResourceList({r: rnd.randint(0, 400) * 1000 for r in resources}) for q in queues[:-1]}
+    weights = {f"own-{i}": 1 + i % 5 for i in range(0, 3000, 3)}
+    _matches_the_plain_rule(deserved, jobs, weights, ResourceList({r: 10**7 for r in resources}))
+
+
+def test_entries_read_in_any_order_agree() -> None:
+    """Entries, the namespaces' totals and a queue's values are gathered when first read: any order gives the same."""
+    jobs = [job(f"q{i % 3}", f"ns{i % 7}", cpu(1 + i % 4), cpu(i % 2)) for i in range(60)]
+    deserved = {"q0": cpu(10), "q1": cpu(3), "q2": cpu(100)}
+    first = compute_namespace_shares(deserved, jobs, {"ns3": 4}, cpu(64))
+    second = compute_namespace_shares(deserved, jobs, {"ns3": 4}, cpu(64))
+    backwards = [(key, second[key]) for key in reversed(list(second))]
+    assert list(first.items()) == backwards[::-1]
+    assert first.in_queue("q1") == second.in_queue("q1")
