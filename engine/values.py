@@ -38,7 +38,7 @@ from typing import Any
 from engine.collector import paused_during
 from engine.fairshare.capacity import compute_capacity
 from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, QuotaGroupSpec, compute_runtimes
-from engine.fairshare.namespace import NamespaceQuota, compute_namespace_shares
+from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, JobUsage, QueueBook, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
@@ -128,7 +128,7 @@ class QuotaValues:
 
     queue_policy: str  # "proportion" | "capacity" | "capacity-hierarchy"
     queues: QueueBook
-    namespaces: Mapping[tuple[str, str], NamespaceQuota]
+    namespaces: NamespaceShares  # (queue, namespace) -> NamespaceQuota; ``in_queue`` reads one queue's alone
     quotas: ElasticResult
     total: ResourceList
     # per quota group, what its Releasing pods still hold (empty groups left out); never part of ``used``

@@ -138,12 +138,10 @@ def namespace_rows(values: QuotaValues | None, queue: str) -> list[dict[str, Any
     if values is None:
         return []
     rows = []
-    for (q, ns), v in sorted(values.namespaces.items()):
-        if q != queue:
-            continue
+    for v in values.namespaces.in_queue(queue):  # in name order; the other queues' entries are never built
         rows.append(
             {
-                "namespace": ns,
+                "namespace": v.namespace,
                 "weight": v.weight,
                 "request": dict(v.request),
                 "allocated": dict(v.allocated),
