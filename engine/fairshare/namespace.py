@@ -516,10 +516,10 @@ def _split_queues(
         keys = np.fromiter(
             map(index.get, chain.from_iterable(requests), repeat(-1, count)), dtype=np.int64, count=count
         )
-        amounts_read = np.fromiter(chain.from_iterable(map(dict.values, requests)), dtype=np.int64, count=count)
+        request_amounts = np.fromiter(chain.from_iterable(map(dict.values, requests)), dtype=np.int64, count=count)
         kept = keys >= 0
         caps = np.zeros((len(resources), n), dtype=np.int64)
-        caps[keys[kept], np.repeat(np.arange(n), lens)[kept]] = amounts_read[kept]
+        caps[keys[kept], np.repeat(np.arange(n), lens)[kept]] = request_amounts[kept]
         caps = caps[:, where]
         budget = np.array([[0 if a is None else a.get(r, 0) for a in amounts] for r in resources], dtype=np.int64)
     except OverflowError:
