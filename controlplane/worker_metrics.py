@@ -77,7 +77,7 @@ def _task_finished(task_id: str | None = None, task: Any = None, retval: Any = N
     if begun is not None:
         seconds.labels(task.name).observe(time.perf_counter() - begun)
     if state == "SUCCESS":
-        outcome = retval if isinstance(retval, str) and retval in ("ran", "skipped", "failed") else "done"
+        outcome = retval if isinstance(retval, str) and retval in ("ran", "skipped", "failed", "forwarded") else "done"
     else:
         outcome = {"FAILURE": "error", "RETRY": "retry"}.get(state, state.lower() or "unknown")
     tasks.labels(task.name, outcome).inc()

@@ -22,7 +22,8 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
   restart), a different feed epoch (the feed row was recreated: the database was emptied or the cluster
   recreated), a revision lower than the mirror's, changes pruned beyond the mirror's revision (a gap), for a
   session another mirror generation ran the cluster's last session (``ClusterFeed.last_mirror``: the snapshot
-  follows the session lock), a tree change it cannot apply, a database without the triggers,
+  follows the session lock; ``scheduling.affinity`` sends a cluster's sessions to the process that holds its copy),
+  a tree change it cannot apply, a database without the triggers,
   or an error while refreshing (the mirror is dropped).
 
 **The steady state.** When nothing the engine reads changed since the mirror's last session (no row written,
@@ -54,13 +55,14 @@ from time import perf_counter
 from typing import Any
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
 from engine.session.carry import SessionCarry
 from quotas.models import Queue, Revision
-from scheduling import store
+from scheduling import affinity, store
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.models import ChangeKind, Cluster, ClusterFeed, Node, Pod, PodGroup, RowChange
 
@@ -595,9 +597,13 @@ def forget(cluster_id: int | None = None) -> None:
 
 
 def record_session(cluster_id: int, mirror: ClusterMirror) -> None:
-    """In the session's transaction: this mirror generation ran the cluster's last session."""
+    """In the session's transaction: this mirror generation ran the cluster's last session, in this process (its
+    own queue, for ``scheduling.affinity``), now."""
     ClusterFeed.objects.filter(cluster_id=cluster_id).update(
-        last_mirror=mirror.generation, last_mirror_rev=mirror.cluster_rev or 0
+        last_mirror=mirror.generation,
+        last_mirror_rev=mirror.cluster_rev or 0,
+        last_queue=affinity.own_queue(),
+        last_session_at=timezone.now(),
     )
 
 

@@ -677,7 +677,9 @@ class ClusterFeed(models.Model):
     ``epoch`` is drawn when the row is created (a mirror built under another epoch, before the database was
     emptied or the cluster recreated, reads in full); ``pruned_through`` is the revision up to which changes were
     deleted (a mirror older than that reads in full); ``last_mirror`` is the mirror generation (worker process
-    and build) that ran the cluster's last scheduling session, at revision ``last_mirror_rev``.
+    and build) that ran the cluster's last scheduling session, at revision ``last_mirror_rev``. ``last_queue`` is
+    the queue of the worker process that ran it, when that process has one of its own, and ``last_session_at`` when
+    (``scheduling.affinity``: the next sessions are sent to that process, where the cluster's copy is current).
     """
 
     cluster = models.OneToOneField(Cluster, primary_key=True, on_delete=models.CASCADE, related_name="feed")
@@ -685,6 +687,8 @@ class ClusterFeed(models.Model):
     pruned_through = models.BigIntegerField(default=0)
     last_mirror = models.CharField(max_length=64, blank=True, default="")
     last_mirror_rev = models.BigIntegerField(default=0)
+    last_queue = models.CharField(max_length=200, blank=True, default="")
+    last_session_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"feed of {self.cluster_id} (pruned through {self.pruned_through})"

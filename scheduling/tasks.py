@@ -30,7 +30,7 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling import agent, sessions, store
+from scheduling import affinity, agent, sessions, store
 from scheduling.locks import (
     AGENT_TICK_LOCK,
     COMPACTION_LOCK,
@@ -122,8 +122,15 @@ _LONG = {"acks_late": True, "time_limit": SESSION_TIME_LIMIT, "soft_time_limit":
 
 
 @shared_task(name="scheduling.tasks.run_session", **_LONG)
-def run_session(cluster_id: int) -> str:
-    """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``)."""
+def run_session(cluster_id: int, forwarded: bool = False) -> str:
+    """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``). Sent on to the
+    worker process whose copy of the cluster is current when that is another one (``scheduling.affinity``;
+    ``"forwarded"``), unless it was sent on already."""
+    if not forwarded:
+        queue = affinity.warm_elsewhere(cluster_id)
+        if queue is not None:
+            run_session.apply_async((cluster_id,), {"forwarded": True}, queue=queue, expires=affinity.FORWARD_EXPIRES)
+            return "forwarded"
 
     def work(cluster: Cluster) -> str:
         session = sessions.run_scheduling_session(cluster)

@@ -238,3 +238,36 @@ def test_a_prefork_worker_serves_the_metrics_of_its_children(on_redis: Any, work
     _wait_for(lambda: scrape().get(ran) == 3.0, 60, f"three sessions counted on :{port}\n" + _logs(workers))
     count = f"fairway_worker_task_duration_seconds_count{sorted({'task': task}.items())}"
     assert scrape()[count] == 3.0
+
+
+def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, workers: SimpleNamespace) -> None:
+    """``scheduling.affinity``: each solo worker also consumes a queue of its own; a session that reaches another
+    worker than the one that ran the cluster's last session is sent on to that one, which runs it on its current
+    copy; once the holder is gone for ``WINDOW`` seconds, the worker that receives the session runs it itself."""
+    import socket
+
+    from scheduling import affinity
+    from scheduling.models import ClusterFeed
+
+    world = build_world()
+    pk = world.cluster.pk
+    holder = workers.start()
+    assert run_session.apply_async(args=[pk], queue=workers.queue).get(timeout=120) == "ran", _logs(workers)
+    own = [affinity.queue_of(f"{workers.queue}-{n}@{socket.gethostname()}") for n in (0, 1)]
+    assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[0]
+
+    workers.start()
+    # the second worker receives the cluster's session (on its own queue, to choose it): it sends it on
+    assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "forwarded", _logs(workers)
+    _wait_for(lambda: SchedulingSession.objects.filter(cluster_id=pk).count() == 2, 60, "the forwarded session")
+    assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[0]
+    logs = [(workers.logs / f"worker-{n}.log").read_text(errors="replace") for n in (0, 1)]
+    assert logs[0].count("full read") == 1 and "full read" not in logs[1], _logs(workers)
+
+    # the holder stops: after WINDOW seconds without its sessions, the second worker runs the session itself
+    os.killpg(holder.pid, signal.SIGTERM)
+    holder.wait(30)
+    time.sleep(affinity.WINDOW + 0.5)
+    assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "ran", _logs(workers)
+    assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[1]
+    assert "full read" in (workers.logs / "worker-1.log").read_text(errors="replace")
