@@ -15,8 +15,6 @@ from controlplane import worker_metrics  # noqa: E402 - its signal handlers; bef
 
 worker_metrics.prepare(sys.argv)
 
-from scheduling import affinity  # noqa: E402, F401 - its signal handler gives a worker a queue of its own
-
 app = Celery("controlplane")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

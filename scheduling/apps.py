@@ -8,9 +8,10 @@ class SchedulingConfig(AppConfig):
 
     def ready(self) -> None:
         """Connect this app's signal receivers and tell the trees which resource names the nodes offer and
-        what each cluster has (for the warnings of a tree write)."""
+        what each cluster has (for the warnings of a tree write). ``affinity`` connects the Celery worker's
+        handler that gives it a queue of its own."""
         from controlplane import cluster_facts, resource_names, tree_owner
-        from scheduling import signals
+        from scheduling import affinity, signals  # noqa: F401 - affinity: its Celery signal handler
         from scheduling.cluster_facts import cluster_facts as read_cluster_facts
         from scheduling.cluster_facts import tree_owning_cluster
         from scheduling.resource_names import offered_names
