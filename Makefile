@@ -12,7 +12,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 XDIST_WORKERS ?= 2
 
-.PHONY: install run test services migrate demo lint typecheck bench clean
+.PHONY: install run test services chromium kube-tools migrate demo lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,22 +33,26 @@ demo: migrate
 # 5,000-node demo into an empty database instead of the 24-node one. Ctrl-C or TERM stops all three,
 # each once, and exits 0; every runtime file (pid files, gunicorn's control socket, beat's schedule) is under var/.
 run: install
+	@scripts/services.sh "$${DATABASE_URL:-}" "$${CELERY_BROKER_URL:-}"
 	@$(BIN)/python -m controlplane.devserver --host $(HOST) --port $(PORT) --demo-size $(DEMO_SIZE)
 
-# Starts PostgreSQL and Redis where they are installed but stopped (CI has them running already).
+# PostgreSQL and Redis for the suite: installed from Debian's packages when absent and started on loopback with a
+# data folder outside the repository, unless a server already answers at the URL (scripts/services.sh).
 services:
-	@if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; then \
-	  echo "starting PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; \
-	  for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; fi
-	@if command -v redis-server >/dev/null && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then \
-	  echo "starting Redis"; mkdir -p /var/lib/redis /var/log/redis; \
-	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
-	    --dir /var/lib/redis --logfile /var/log/redis/fairway-test.log; \
-	  for i in $$(seq 1 30); do redis-cli ping >/dev/null 2>&1 && break; sleep 1; done; fi
+	@scripts/services.sh '$(TEST_DATABASE_URL)' '$(TEST_REDIS_URL)'
 
-test: install services
+# Debian's chromium for the browser tests (no browser download is possible on these machines).
+chromium:
 	@command -v chromium >/dev/null || (echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# etcd, kube-apiserver, kube-scheduler and kube-controller-manager at the versions pinned in tools/*/go.mod, built
+# once per machine from the Go module proxy into a cache outside the repository (FAIRWAY_TOOLS_CACHE, default
+# ~/.cache/fairway/tools); nothing to do when they are there. A cold build takes 20-30 minutes on two cores.
+kube-tools:
+	@scripts/kube-tools.sh
+
+test: install services chromium kube-tools
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
 	  $(BIN)/python -m pytest -n $(XDIST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)

@@ -3,17 +3,27 @@
 The contract is ``shared/SIMULATE.md``: exit 0 on success, exit 2 with one line on stderr naming the file, the
 document, the kind and the name for input that cannot be used; skipped kinds are warnings on stderr.
 
-The limits of ``engine.limits`` apply, read from the same ``FAIRWAY_*`` variables as the server: the manifests'
-total size and nesting, replicas, pods, podgroups, sessions, and a wall-clock budget (``FAIRWAY_CLI_BUDGET_SECONDS``,
-checked between sessions and between podgroups). Input over a limit is input that cannot be used: exit 2, one line.
+A size limit protects a server from its clients; on a local file it only stops its owner. So the input limits of
+``engine.limits`` that the server reads from ``FAIRWAY_MAX_*`` (the manifests' size, pods, podgroups, sessions) do not
+apply here unless asked for with their option (``LIFTABLE``: ``--max-manifest-bytes``, ``--max-pods``, ...); nor a
+wall-clock budget, unless ``--budget SECONDS`` (or ``FAIRWAY_CLI_BUDGET_SECONDS``) sets one. What protects the parser
+and the arithmetic stays on, from the same variables as the server: nesting depth and aliases
+(``FAIRWAY_MAX_YAML_DEPTH``), the replicas of one vcjob task (a few bytes that would expand into millions of pods;
+``--max-replicas`` lifts it), the nodes and what one node may offer (``FAIRWAY_MAX_NODES``,
+``FAIRWAY_MAX_NODE_AMOUNT``), the tree depths. Input over a limit is input that cannot be used: exit 2, one line,
+naming the option that lifts it. ``-f`` takes a regular file or ``-`` (standard input): a FIFO or a device is refused
+at once rather than read without end.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
+import os
 import re
+import stat
 import sys
 from typing import Any
 
@@ -22,6 +32,16 @@ import orjson
 from engine.limits import ENV_VARS, BudgetExceeded, Deadline, Limits
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+# The input limits the command applies only when asked: Limits field -> its option. Without the option the field is
+# UNLIMITED (a number no input reaches); refusals name the option instead of the server's variable.
+LIFTABLE = {
+    "max_manifest_bytes": "--max-manifest-bytes",
+    "max_pods": "--max-pods",
+    "max_podgroups": "--max-podgroups",
+    "max_sessions": "--max-sessions",
+}
+UNLIMITED = 2**62
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
@@ -44,8 +64,55 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
     p.add_argument("--policy", metavar="FILE", help="scheduler policy in Volcano's configuration format")
     p.add_argument("--sessions", type=int, default=1, metavar="N", help="consecutive sessions to run (default 1)")
     p.add_argument("--recycle", action="store_true", help="run one recycling pass after the sessions")
+    limits = p.add_argument_group(
+        "limits",
+        "A local run reads input of any size: the server's input limits (FAIRWAY_MAX_*) apply here only when given "
+        "as options. Nesting depth and aliases (FAIRWAY_MAX_YAML_DEPTH), nodes (FAIRWAY_MAX_NODES) and replicas "
+        "stay bounded.",
+    )
+    for option, what in (
+        ("--max-manifest-bytes", "bytes of all the -f files together"),
+        ("--max-pods", "pods of the snapshot (vcjobs expanded)"),
+        ("--max-podgroups", "podgroups of the snapshot (a pod without one counts as one)"),
+        ("--max-sessions", "--sessions"),
+    ):
+        limits.add_argument(
+            option, type=_positive_int, metavar="N", help=f"refuse more than N {what} (default: no limit)"
+        )
+    limits.add_argument(
+        "--max-replicas",
+        type=_positive_int,
+        metavar="N",
+        help=f"replicas of one vcjob task (default: {ENV_VARS['max_replicas']} or {Limits.max_replicas})",
+    )
+    limits.add_argument(
+        "--budget",
+        type=_positive_float,
+        metavar="SECONDS",
+        help=f"stop a run after SECONDS of wall clock (default: {ENV_VARS['cli_budget_seconds']} if set, else none)",
+    )
     if common is None:
         p.add_argument("-o", "--output", choices=("json", "table"), default="table")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds greater than 0")
+    return value
 
 
 class InputError(Exception):
@@ -53,18 +120,20 @@ class InputError(Exception):
 
 
 def _read(path: str, budget: int) -> tuple[str, str]:
-    """The file's text (``-``: stdin), refused when it is over ``budget`` bytes or not UTF-8."""
+    """The file's text (``-``: stdin), refused when it is over ``budget`` bytes or not UTF-8, or when it is neither
+    ``-`` nor a regular file (a FIFO, a device, a directory: reading one could block or never end)."""
     name = "<stdin>" if path == "-" else path
+    unlimited = budget >= UNLIMITED
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(budget + 1)
+            data = sys.stdin.buffer.read() if unlimited else sys.stdin.buffer.read(budget + 1)
         else:
-            with open(path, "rb") as fh:
-                data = fh.read(budget + 1)
+            with open(path, "rb", opener=_open_regular) as fh:
+                data = fh.read() if unlimited else fh.read(budget + 1)
     except OSError as exc:
         raise InputError(f"{name}: {exc.strerror or exc}") from None
     if len(data) > budget:
-        raise InputError(f"{name}: the input is larger than {budget} bytes in all ({ENV_VARS['max_manifest_bytes']})")
+        raise InputError(f"{name}: the input is larger than {budget} bytes in all ({LIFTABLE['max_manifest_bytes']})")
     try:
         return name, data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -165,13 +234,60 @@ def run(args: argparse.Namespace) -> int:
         collector.restore()
 
 
+def _open_regular(path: str, flags: int) -> int:
+    """``os.open`` that refuses anything but a regular file, judged on the open descriptor (no race with a rename);
+    ``O_NONBLOCK`` so that opening a FIFO with no writer does not wait for one."""
+    fd = os.open(path, flags | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a directory"
+                if stat.S_ISDIR(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "not a regular file"
+            )
+            raise OSError(0, f"{what}: -f takes a regular file, or - for standard input")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _cli_limits(args: argparse.Namespace) -> tuple[Limits, float | None]:
+    """The limits of this run: the server's variables for what protects the parser and the arithmetic, the options
+    for the input limits (``LIFTABLE``; unlimited without), and the budget in seconds (``None``: no budget).
+    ``ValueError`` for a variable that is not a number."""
+    limits = Limits.from_env()
+    values: dict[str, int] = {field: getattr(args, field, None) or UNLIMITED for field in LIFTABLE}
+    if getattr(args, "max_replicas", None):
+        values["max_replicas"] = args.max_replicas
+    budget = getattr(args, "budget", None)
+    if budget is None and os.environ.get(ENV_VARS["cli_budget_seconds"], "").strip():
+        budget = limits.cli_budget_seconds
+    return dataclasses.replace(limits, **values), budget
+
+
+def _named_options(message: str) -> str:
+    """A refusal as the command says it: the option that lifts a limit named in place of the server's variable."""
+    for field, option in LIFTABLE.items():
+        message = message.replace(f"({ENV_VARS[field]})", f"({option})")
+    return message
+
+
 def _run(args: argparse.Namespace, collector: _Collector) -> int:
     from engine.manifests import ManifestError, load_manifests
     from engine.session.policy import Policy, PolicyError
     from engine.simulate import SimulationError, render_table, simulate
 
     try:
-        limits = Limits.from_env()
+        limits, budget = _cli_limits(args)
     except ValueError as exc:
         print(f"fairway simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -181,24 +297,27 @@ def _run(args: argparse.Namespace, collector: _Collector) -> int:
     if args.sessions > limits.max_sessions:
         print(
             f"fairway simulate: --sessions {args.sessions} is more than {limits.max_sessions} "
-            f"({ENV_VARS['max_sessions']})",
+            f"({LIFTABLE['max_sessions']})",
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    deadline = Deadline(limits.cli_budget_seconds, ENV_VARS["cli_budget_seconds"])
+    setting = "--budget" if getattr(args, "budget", None) else ENV_VARS["cli_budget_seconds"]
+    deadline = Deadline(budget, setting) if budget is not None else None
     try:
         sources, left = [], limits.max_manifest_bytes
         for path in args.filename:
             sources.append(_read(path, left))
-            left -= len(sources[-1][1].encode("utf-8"))
+            if left < UNLIMITED:
+                left -= len(sources[-1][1].encode("utf-8"))
         policy_source = _read(args.policy, limits.max_manifest_bytes) if args.policy else None
     except InputError as exc:
         print(f"fairway simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        deadline.progress = "while reading the manifests"
+        if deadline is not None:
+            deadline.progress = "while reading the manifests"
         collector.reading()
-        loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check)
+        loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check if deadline is not None else None)
         collector.read()
         policy = None
         if policy_source is not None:
@@ -218,10 +337,13 @@ def _run(args: argparse.Namespace, collector: _Collector) -> int:
             deadline=deadline,
         )
     except ManifestError as exc:
-        print(str(exc), file=sys.stderr)
+        message = _named_options(str(exc))
+        if getattr(args, "max_replicas", None):  # the bound the option set (the server's variable's otherwise)
+            message = message.replace(f"({ENV_VARS['max_replicas']})", "(--max-replicas)")
+        print(message, file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as exc:
-        print(str(exc), file=sys.stderr)
+        print(_named_options(str(exc)), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BudgetExceeded as exc:
         print(f"fairway simulate: {exc}", file=sys.stderr)

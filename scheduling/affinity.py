@@ -8,12 +8,12 @@ Here, a worker process that keeps one memory for all its tasks (the solo or thre
 prefork's children each keep their own, and one queue cannot name a child) consumes a queue of its own besides the
 shared ones (``fairway.session.<node name>``, added when the worker starts). The session's transaction records that
 queue and the time in ``ClusterFeed`` (``last_queue``, ``last_session_at``). A process that receives a cluster's
-session while another process ran its last one less than ``WINDOW`` seconds ago sends the message on to that
+session while another process ran its last one less than ``window()`` seconds ago sends the message on to that
 process's queue (once: a forwarded message runs wherever it lands) and returns ``"forwarded"``. A worker that
-stopped, or fell so far behind that it ran none of the cluster's sessions for ``WINDOW`` seconds, no longer holds
+stopped, or fell so far behind that it ran none of the cluster's sessions for ``window()`` seconds, no longer holds
 the cluster: the next process that receives its session runs it, reading in full, and holds it from then on. A
 forwarded message expires like the beat's (``FORWARD_EXPIRES``), so sessions sent to a process that just died are
-dropped, not piled up; at most ``WINDOW`` seconds of a cluster's sessions are lost that way.
+dropped, not piled up; at most ``window()`` seconds of a cluster's sessions are lost that way.
 
 The embedded broker (``make run``'s filesystem transport, one worker process) has no queue per process: affinity is
 off there, as in any process without a queue of its own.
@@ -28,13 +28,20 @@ from typing import Any
 
 from celery import signals
 
-__all__ = ["ENV", "FORWARD_EXPIRES", "WINDOW", "own_queue", "queue_of", "warm_elsewhere"]
+__all__ = ["ENV", "FORWARD_EXPIRES", "own_queue", "queue_of", "warm_elsewhere", "window"]
 
 logger = logging.getLogger(__name__)
 
 ENV = "FAIRWAY_SESSION_QUEUE"  # this process's own queue (set in the worker's main process, inherited by its child)
-WINDOW = 3.0  # seconds: a process that ran a cluster's session that recently still holds the cluster
 FORWARD_EXPIRES = 1.0  # seconds, as the beat's one-second messages
+
+
+def window() -> float:
+    """Seconds: a process that ran a cluster's session that recently still holds the cluster
+    (``FAIRWAY_AFFINITY_WINDOW_SECONDS``, 3 by default: three of beat's one-second periods)."""
+    from django.conf import settings
+
+    return float(settings.FAIRWAY["AFFINITY_WINDOW_SECONDS"])
 
 
 def queue_of(nodename: str) -> str:
@@ -78,6 +85,6 @@ def warm_elsewhere(cluster_id: int) -> str | None:
     if row is None:
         return None
     queue, at = row
-    if not queue or queue == mine or at is None or at < timezone.now() - timedelta(seconds=WINDOW):
+    if not queue or queue == mine or at is None or at < timezone.now() - timedelta(seconds=window()):
         return None
     return str(queue)

@@ -14,6 +14,7 @@ import yaml
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, loads_json
+from engine.manifests.liststream import Unstreamable, list_items
 from engine.manifests.yamlload import load_manifest_documents
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -257,6 +258,8 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str], limits: Limits) -> list[_Doc]:
     docs: list[_Doc] = []
     for file, text in sources:
+        if _streamed_list(file, text, docs, warnings, limits):
+            continue
         for index, data in _iter_documents(file, text, limits):
             if data is None:
                 continue
@@ -282,6 +285,39 @@ def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str], li
             if doc is not None:
                 docs.append(doc)
     return docs
+
+
+def _streamed_list(file: str, text: str, docs: list[_Doc], warnings: list[str], limits: Limits) -> bool:
+    """A big ``kind: List`` read item by item (``engine.manifests.liststream``), its items' documents appended to
+    ``docs``: True when done, False when the text is to be read the usual way (nothing appended then). The first
+    error of an item is raised once every piece has been read, so that a YAML error anywhere comes first, as when
+    the text is read whole."""
+    found = list_items(text, limits.max_yaml_depth)
+    if found is None:
+        return False
+    kept_docs, kept_warnings = len(docs), len(warnings)
+    error: ManifestError | None = None
+    try:
+        for item_no, item in found[1]:
+            if item is None or error is not None:
+                continue
+            try:
+                if not isinstance(item, Mapping):
+                    raise ManifestError(
+                        file, 1, None, None, f"expected a Kubernetes object, got {_type_name(item)}", item_no
+                    )
+                doc = _make_doc(file, 1, item_no, item, warnings)
+            except ManifestError as exc:
+                error = exc
+                continue
+            if doc is not None:
+                docs.append(doc)
+    except Unstreamable:
+        del docs[kept_docs:], warnings[kept_warnings:]
+        return False
+    if error is not None:
+        raise error
+    return True
 
 
 def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], warnings: list[str]) -> _Doc | None:

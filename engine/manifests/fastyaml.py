@@ -202,14 +202,47 @@ def _doubted(json: str, data: bytes) -> bool:
         return True
     if '"":' in json:  # an empty key: PyYAML's null (or its error), rapidyaml's ""
         return True
+    plain: set[bytes] | None = None
     for value, colon in set(_CANDIDATE.findall(json)):
         if _IMPLICIT.fullmatch(value) is None:
             continue  # a string to PyYAML too
         if not colon and _JSON_LITERAL.fullmatch(value) is not None:
             continue  # a value in quotes: rapidyaml writes a plain one bare
-        if _alone(value, data):
+        if " " in value:  # a scalar of several words (rare): matched across the line breaks it may fold over
+            if _alone(value, data):
+                return True
+            continue
+        if plain is None:  # one pass over the text for every candidate, not one per candidate
+            plain = _plain_words(data)
+        if value.encode("ascii") in plain:
             return True
     return False
+
+
+# A word that may be a whole plain scalar where it stands (``_alone``'s rule for a value of one word): it starts the
+# text or follows a character a plain scalar may follow, and the end of a scalar follows it. Matched in a lookahead
+# so that every start is tried, also inside another word (after its "-" or ":"), as ``_alone`` tries them.
+def _plain_word_pattern(repeat: bytes) -> re.Pattern[bytes]:
+    return re.compile(
+        rb"(?:^|(?<=[ \n\[{,:\-?]))(?=([-+.0-9~=][-+.0-9_:xXbBoOa-fA-FtTzZiInN]"
+        + repeat
+        + rb"|"
+        + _WORDS.encode("ascii")
+        + rb")(?=[ ]*(?:$|[\n#,\]}]|:(?:\s|$))))",
+        re.MULTILINE,
+    )
+
+
+_LONGEST_PLAIN_WORD = _plain_word_pattern(rb"*")
+_SHORTEST_PLAIN_WORD = _plain_word_pattern(rb"*?")
+
+
+def _plain_words(data: bytes) -> set[bytes]:
+    """Every one-word value that ``_alone`` would find standing as a whole plain scalar in ``data``, in two passes
+    over the text. A start gives at most two such words, since the only character of a word that can also end a
+    scalar is a colon followed by a blank (``12: `` as a key, and ``12:`` before a blank and a line end): the
+    longest and the shortest match find both."""
+    return set(_LONGEST_PLAIN_WORD.findall(data)) | set(_SHORTEST_PLAIN_WORD.findall(data))
 
 
 def _libyaml_reads(data: bytes) -> bool:

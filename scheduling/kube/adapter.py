@@ -47,7 +47,7 @@ class Adapter:
         api: Any = None,
     ) -> None:
         self.cluster = cluster
-        self.api = api if api is not None else api_client(cluster.kubeconfig)
+        self.api = api if api is not None else api_client(cluster.read_kubeconfig())
         self.identity = identity or f"{socket.gethostname()}-{os.getpid()}"
         self.elector = LeaseElector(
             self.api, namespace=lease_namespace, name=f"fairway-adapter-{cluster.name}", identity=self.identity,
@@ -89,6 +89,14 @@ class Adapter:
             out.extend(informer.snapshot())
         return out
 
+    def missing(self) -> frozenset[str]:
+        """The kinds whose CRD is not installed (their informers say which, and run on without them)."""
+        return frozenset(mirror_out.cache_key(i.kind.group, i.kind.plural) for i in self.informers if i.missing)
+
+    def problems(self) -> list[str]:
+        """What the informers could not read, as sentences: a CRD not installed, a verb the server forbids."""
+        return [i.problem for i in self.informers if i.problem]
+
     def caches(self) -> dict[str, list[dict[str, Any]]]:
         return {mirror_out.cache_key(i.kind.group, i.kind.plural): i.snapshot() for i in self.informers}
 
@@ -106,8 +114,9 @@ class Adapter:
         if force or generations != self._mirrored_at:
             report = mirror_in.mirror(self.cluster, self.objects(), now)
             self._mirrored_at = generations
-        sent = mirror_out.Sender(self.api, self.cluster, self.caches(), now).send_all()
-        return {"mirrored": report, "sent": sent}
+        sender = mirror_out.Sender(self.api, self.cluster, self.caches(), now, missing=self.missing())
+        sent = sender.send_all()
+        return {"mirrored": report, "sent": sent, "problems": self.problems() + sender.problems}
 
     def run(self, *, interval: float = 1.0, stop_after: float | None = None) -> None:
         """The adapter's loop: informers in threads, a pass whenever a cache changes or every ``interval``."""

@@ -17,7 +17,10 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-__all__ = ["KINDS", "Kind", "api_client", "error_status"]
+__all__ = ["KINDS", "Kind", "api_client", "error_status", "refusal"]
+
+
+BUILT_IN_GROUPS = ("", "scheduling.k8s.io")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,16 @@ class Kind:
     plural: str
     namespaced: bool
     field_selector: str = ""  # ``{scheduler}`` is the cluster's scheduler name
+    # whether the kind's CRD serves a ``status`` subresource: where it does, a write of the main resource ignores
+    # ``status`` and ``…/status`` must be used; where it does not (Volcano's PodGroup and Koordinator's
+    # ElasticQuota declare ``subresources: {}`` or none), ``…/status`` is a 404 and the status is written with the
+    # object, as their own controllers do. ``tests/kube/test_kinds.py`` checks these against the peers' CRDs.
+    status_subresource: bool = True
+
+    @property
+    def crd(self) -> str:
+        """The name of the CustomResourceDefinition that serves the kind ('' for a built-in kind)."""
+        return "" if self.group in BUILT_IN_GROUPS else f"{self.plural}.{self.group}"
 
     @property
     def api_version(self) -> str:
@@ -46,10 +59,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("Namespace", "", "v1", "namespaces", False),
     Kind("ResourceQuota", "", "v1", "resourcequotas", True),
     Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False),
-    Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True),
+    Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True, status_subresource=False),
     Kind("ElasticQuota", "scheduling.x-k8s.io", "v1alpha1", "elasticquotas", True),
     Kind("Node", "", "v1", "nodes", False),
-    Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True),
+    Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True, status_subresource=False),
     Kind("Pod", "", "v1", "pods", True, field_selector="spec.schedulerName={scheduler}"),
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}
@@ -70,6 +83,17 @@ def api_client(kubeconfig: str, *, context: str | None = None) -> k8s.ApiClient:
     else:
         k8s_config.load_incluster_config(client_configuration=configuration)
     return k8s.ApiClient(configuration)
+
+
+def refusal(exc: BaseException, doing: str) -> str:
+    """One sentence for an API error met while ``doing`` something: a 403 quotes the server's message, which names
+    the user, the verb and the resource (``… cannot list resource "pods" in API group "" …``), and says where the
+    adapter's rights come from."""
+    status, message, _ = error_status(exc)
+    if status == 403:
+        return (f"the API server forbids it ({doing}): {message}; the adapter's ServiceAccount needs that verb "
+                "(deploy/kubernetes/rbac.yaml)")  # fmt: skip
+    return f"{doing}: {status or ''} {message}".replace(":  ", ": ")
 
 
 def error_status(exc: BaseException) -> tuple[int, str, Any]:

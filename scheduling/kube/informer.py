@@ -9,7 +9,13 @@
   collection again: the cache is replaced by the list, so an object deleted meanwhile disappears and nothing
   changed meanwhile is missed.
 * **A dropped connection** (or any other error) is retried from the last version after a backoff that doubles from
-  ``backoff`` up to ``max_backoff`` and resets after a watch that worked.
+  ``backoff`` up to ``max_backoff`` and resets after a watch that worked. A refusal (403: the ServiceAccount lacks
+  the verb) is logged as an error quoting the server's message, which names the verb and the resource, and kept in
+  ``problem``.
+* **A CRD that is not installed** (the list answers 404: a cluster without Koordinator, say) is not fatal: the kind
+  counts as listed and empty (``missing``), a warning names the CRD once, and the list is tried again every
+  ``missing_recheck`` seconds, so a CRD installed later is picked up. The adapter runs without that kind meanwhile
+  (every kind it reads is optional except the built-in ones, which a server always has).
 
 Only HTTP happens here (no database): the caches are read by the adapter's thread, under ``lock``. ``generation``
 moves whenever the cache changes, so the adapter knows when to mirror again.
@@ -27,7 +33,7 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.watch.watch import iter_resp_lines
 
-from scheduling.kube.client import Kind
+from scheduling.kube.client import Kind, refusal
 
 __all__ = ["Gone", "Informer", "object_key"]
 
@@ -56,15 +62,19 @@ class Informer:
         watch_seconds: int = 60,
         backoff: float = 0.1,
         max_backoff: float = 5.0,
+        missing_recheck: float = 30.0,
     ) -> None:
         self.api, self.kind = api, kind
         self.field_selector = kind.field_selector.format(scheduler=scheduler)
         self.watch_seconds, self.backoff, self.max_backoff = watch_seconds, backoff, max_backoff
+        self.missing_recheck = missing_recheck
+        self.missing = False  # the kind's CRD is not installed (its list answered 404)
+        self.problem = ""  # the last error, as a sentence ("" once a list works again)
         self.cache: dict[str, dict[str, Any]] = {}
         self.resource_version = ""
         self.listed = False
         self.generation = 0
-        self.lists = self.watches = self.reconnects = 0
+        self.lists = self.watches = self.reconnects = self.bookmarks = 0
         self.lock = threading.Lock()
         self.changed: Callable[[], None] = lambda: None  # set by the adapter: wake it up
 
@@ -84,9 +94,14 @@ class Informer:
     def list(self) -> None:
         """Replace the cache with a fresh list (the starting point of the watches)."""
         response = self._request({}, 30)
+        if response.status == 404 and self.kind.crd:
+            self._missing()
+            return
         if not 200 <= response.status <= 299:
             self._raise(response.status, response.read())
         data = json.loads(response.read())
+        if self.missing:
+            logger.warning("the CRD %s is installed now: the adapter reads its %ss", self.kind.crd, self.kind.kind)
         items = {}
         for obj in data.get("items") or []:
             obj.setdefault("apiVersion", self.kind.api_version)
@@ -97,6 +112,20 @@ class Informer:
             self.resource_version = str((data.get("metadata") or {}).get("resourceVersion") or "")
             self.listed = True
             self.generation += 1
+        self.lists += 1
+        self.missing, self.problem = False, ""
+        self.changed()
+
+    def _missing(self) -> None:
+        if not self.missing:
+            self.problem = (f"the CRD {self.kind.crd} is not installed (the API server serves no {self.kind.path()}): "
+                            f"the adapter runs without {self.kind.kind}s of {self.kind.group} and looks again every "
+                            f"{self.missing_recheck:g} s")  # fmt: skip
+            logger.warning("%s", self.problem)
+        with self.lock:
+            if self.cache or not self.missing:
+                self.generation += 1
+            self.cache, self.resource_version, self.listed, self.missing = {}, "", True, True
         self.lists += 1
         self.changed()
 
@@ -125,7 +154,9 @@ class Informer:
                 yield json.loads(line)
 
     def _raise(self, status: int, body: bytes) -> None:
-        raise k8s.ApiException(status=status, reason=body.decode(errors="replace")[:500])
+        exc = k8s.ApiException(status=status, reason=body.decode(errors="replace")[:500])
+        exc.body = body  # the Status: its message names what was refused (``client.error_status`` reads it)
+        raise exc
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """One watch event into the cache."""
@@ -147,7 +178,9 @@ class Informer:
                 self.generation += 1
             if version:
                 self.resource_version = version
-        if kind != "BOOKMARK":
+        if kind == "BOOKMARK":
+            self.bookmarks += 1
+        else:
             self.changed()
 
     # -- the loop -------------------------------------------------------------------------------------------
@@ -156,6 +189,10 @@ class Informer:
         """List when needed, then watch once; a 410 makes the next step list again."""
         if not self.listed:
             self.list()
+        if self.missing:  # no CRD, nothing to watch: list again after a while
+            (stop or threading.Event()).wait(self.missing_recheck)
+            self.listed = False
+            return
         try:
             self.watch(stop)
         except Gone as exc:
@@ -169,9 +206,15 @@ class Informer:
             try:
                 self.step(stop)
                 delay = self.backoff
+                if not self.missing:
+                    self.problem = ""  # it works again
             except Exception as exc:  # a dropped connection is urllib3's ProtocolError; any other error alike
                 self.reconnects += 1
-                logger.warning("watch of %s failed (%s); retrying in %.1f s", self.kind.plural, exc, delay)
+                self.problem = refusal(exc, f"list and watch {self.kind.path()}")
+                if getattr(exc, "status", None) == 403:
+                    logger.error("%s; retrying in %.1f s", self.problem, delay)
+                else:
+                    logger.warning("watch of %s failed (%s); retrying in %.1f s", self.kind.plural, exc, delay)
                 stop.wait(delay)
                 delay = min(delay * 2, self.max_backoff)
 

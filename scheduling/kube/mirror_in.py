@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -45,7 +45,7 @@ from engine.objects import PodGroupInfo, Snapshot, TaskInfo, TaskStatus, own_pod
 from engine.resources import ResourceList
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone
+from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
 from scheduling.choices import PodStatus
 from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup
 
@@ -66,6 +66,8 @@ class Report:
     written: Counter[str] = field(default_factory=Counter)
     deleted: Counter[str] = field(default_factory=Counter)
     problems: dict[ProblemKey, str] = field(default_factory=dict)
+    # objects applied but held to their queue's range of priority and preemptibility, with what was changed
+    held: dict[ProblemKey, str] = field(default_factory=dict)
 
 
 def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime) -> Report:
@@ -86,7 +88,7 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
     _sync_podgroups(cluster, snap, pg_docs, report)
     _sync_pods(cluster, snap, report, now)
-    _record_problems(cluster, report.problems, versions, now)
+    _record_problems(cluster, report.problems, versions, now, report.held)
     return report
 
 
@@ -104,20 +106,21 @@ def _auto_podgroups(snap: Snapshot) -> list[str]:
 
 
 def _parents_first(specs: Mapping[str, Any]) -> list[str]:
+    """The names with every parent before its children (a loop's members in the order reached), without recursion
+    and walking each chain once: a 20,000-level chain mirrored from a cluster is ordered, not a RecursionError."""
     order: list[str] = []
     seen: set[str] = set()
-
-    def visit(name: str, path: tuple[str, ...]) -> None:
-        if name in seen or name in path or name not in specs:
-            return
-        parent = specs[name].parent
-        if parent is not None:
-            visit(parent, (*path, name))
-        seen.add(name)
-        order.append(name)
-
-    for name in sorted(specs):
-        visit(name, ())
+    for start in sorted(specs):
+        path: list[str] = []
+        on_path: set[str] = set()
+        name: str | None = start
+        while name is not None and name in specs and name not in seen and name not in on_path:
+            path.append(name)
+            on_path.add(name)
+            name = specs[name].parent
+        for member in reversed(path):
+            seen.add(member)
+            order.append(member)
     return order
 
 
@@ -222,8 +225,15 @@ def _ensure_namespaces(names: Iterable[str]) -> None:
 def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> None:
     rows = {n.name: n for n in Node.objects.filter(cluster=cluster)}
     for name, info in snap.nodes.items():
+        # an allocatable above what one node may have sets the node aside (it offers nothing) with a problem row,
+        # hence a Kubernetes Event on the Node, until the cluster reports one within the bound
+        offered = Node(name=name, cluster=cluster)
+        offer(offered, info.allocatable, "the cluster")
+        if offered.set_aside:
+            report.problems[("Node", "", name)] = offered.set_aside
         values = {
-            "allocatable": info.allocatable,
+            "allocatable": offered.allocatable,
+            "set_aside": offered.set_aside,
             "labels": dict(info.labels),
             "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in info.taints],
             "unschedulable": info.unschedulable,
@@ -248,8 +258,9 @@ def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Re
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
+    ranges = services.priority_ranges()
     for key in sorted(keys):
-        info = snap.podgroups[key]
+        info, notes = _held_podgroup(snap.podgroups[key], ranges)
         row = rows.get(key)
         changed = row is None or _changed(row, info)
         try:
@@ -257,10 +268,21 @@ def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Re
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
+        if notes:
+            report.held[("PodGroup", info.namespace, info.name)] = "; ".join(notes)
         report.written["PodGroup"] += int(changed)
     for key in set(rows) - keys:
         rows[key].delete()
         report.deleted["PodGroup"] += 1
+
+
+def _held_podgroup(info: PodGroupInfo, ranges: Mapping[str, rules.PriorityRange]) -> tuple[PodGroupInfo, list[str]]:
+    """The podgroup with its priority held to its queue's range (``engine.rules.hold_to_range``), and what changed."""
+    rng = ranges.get(info.queue or DEFAULT_QUEUE)
+    if rng is None:
+        return info, []
+    priority, _, notes = rules.hold_to_range(f"podgroup {info.key}", rng, priority=info.priority)
+    return (replace(info, priority=priority) if notes else info), notes
 
 
 def _changed(row: PodGroup, info: PodGroupInfo) -> bool:
@@ -302,12 +324,21 @@ def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime) 
     rows = {f"{p.namespace.name}/{p.name}": p for p in Pod.objects.filter(cluster=cluster).select_related(
         "namespace", "node", "podgroup", "quota_group")}  # fmt: skip
     refs = _References.read(cluster)
+    ranges = services.priority_ranges()
     for uid, task in sorted(snap.tasks.items()):
         try:
             values = refs.pod_values(task)
         except ValueError as exc:
             report.problems[("Pod", task.namespace, task.name)] = str(exc)
             continue
+        pg = snap.podgroups.get(task.podgroup)
+        rng = ranges.get((pg.queue if pg is not None else "") or DEFAULT_QUEUE)
+        if rng is not None:
+            values["priority"], values["preemptible"], notes = rules.hold_to_range(
+                f"pod {uid}", rng, priority=values["priority"], preemptible=values["preemptible"]
+            )
+            if notes:
+                report.held[("Pod", task.namespace, task.name)] = "; ".join(notes)
         if _write_pod(cluster, task, rows.get(uid), values, refs, now):
             report.written["Pod"] += 1
     for uid in set(rows) - set(snap.tasks):
@@ -447,23 +478,31 @@ def _pod_gone(row: Pod, now: datetime) -> bool:
 
 @transaction.atomic
 def _record_problems(
-    cluster: Cluster, problems: Mapping[ProblemKey, str], versions: Mapping[ProblemKey, str], now: datetime
+    cluster: Cluster,
+    problems: Mapping[ProblemKey, str],
+    versions: Mapping[ProblemKey, str],
+    now: datetime,
+    held: Mapping[ProblemKey, str] | None = None,
 ) -> None:
-    """One row per object that could not be applied; rows of objects now fine (or gone) are deleted."""
+    """One row per object that could not be applied (reason ``FairwayInvalid``) or was held to its queue's range
+    (``FairwayHeldToRange``); rows of objects now fine (or gone) are deleted."""
     rows = {(p.kind, p.namespace, p.name): p for p in KubeObjectProblem.objects.filter(cluster=cluster)}
-    for key, message in problems.items():
+    notices = [(key, m, KubeObjectProblem.INVALID) for key, m in problems.items()]
+    notices += [(key, m, KubeObjectProblem.HELD_TO_RANGE) for key, m in (held or {}).items() if key not in problems]
+    for key, message, reason in notices:
         row = rows.get(key)
         if row is None:
             KubeObjectProblem.objects.create(
-                cluster=cluster, kind=key[0], namespace=key[1], name=key[2], message=message,
+                cluster=cluster, kind=key[0], namespace=key[1], name=key[2], message=message, reason=reason,
                 resource_version=versions.get(key, ""), first_seen=now, last_seen=now,
             )  # fmt: skip
-            logger.warning("cluster %s: %s %s/%s not applied: %s", cluster.name, *key, message)
+            what = "not applied" if reason == KubeObjectProblem.INVALID else "held to its queue's range"
+            logger.warning("cluster %s: %s %s/%s %s: %s", cluster.name, *key, what, message)
             continue
         row.last_seen, row.resource_version = now, versions.get(key, row.resource_version)
-        if row.message != message:
-            row.message, row.event_sent = message, False
+        if row.message != message or row.reason != reason:
+            row.message, row.reason, row.event_sent = message, reason, False
         row.save()
-    stale = [row.pk for key, row in rows.items() if key not in problems]
+    stale = [row.pk for key, row in rows.items() if key not in problems and key not in (held or {})]
     if stale:
         KubeObjectProblem.objects.filter(pk__in=stale).delete()

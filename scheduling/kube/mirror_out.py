@@ -19,8 +19,10 @@
 * **problems**: a ``KubeObjectProblem`` not yet told gets a Warning ``Event`` on its object (reason
   ``FairwayInvalid``).
 
-Status writes replace the ``status`` subresource with the ``resourceVersion`` they were read at; a 409 Conflict (the
-object changed meanwhile) is retried on a fresh read, up to ``CONFLICT_RETRIES`` times.
+Status writes replace the ``status`` subresource with the ``resourceVersion`` they were read at — or, for a kind whose
+CRD has no status subresource (Volcano's PodGroup, Koordinator's ElasticQuota: ``Kind.status_subresource``), the
+whole object as read with its new status, as Volcano's controllers update a PodGroup; a 409 Conflict (the object
+changed meanwhile) is retried on a fresh read, up to ``CONFLICT_RETRIES`` times.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from engine.resources import ResourceList, is_unlimited
 from quotas.models import Namespace, Queue
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
-from scheduling.kube.client import KIND_BY_PATH, Kind, error_status
+from scheduling.kube.client import KIND_BY_PATH, Kind, error_status, refusal
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -69,10 +71,20 @@ def cache_key(group: str, plural: str) -> str:
 class Sender:
     """Sends one cluster's decisions (see the module docstring); ``caches`` are the informers' objects."""
 
-    def __init__(self, api: k8s.ApiClient, cluster: Cluster, caches: Cache, now: datetime) -> None:
+    def __init__(
+        self,
+        api: k8s.ApiClient,
+        cluster: Cluster,
+        caches: Cache,
+        now: datetime,
+        *,
+        missing: frozenset[str] = frozenset(),
+    ) -> None:
         self.core, self.custom = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api)
         self.cluster, self.caches, self.now = cluster, caches, now
+        self.missing = missing  # the cache keys of the kinds whose CRD is not installed: nothing is written there
         self.counts: dict[str, int] = {}
+        self.problems: list[str] = []  # this pass's refusals, as sentences (also logged)
         self._values: Any = None
 
     def values(self) -> Any:
@@ -92,8 +104,13 @@ class Sender:
             try:
                 step()
             except k8s.ApiException as exc:  # one failed kind does not stop the others; the next pass retries
-                logger.warning("cluster %s: %s failed: %s", self.cluster.name, step.__name__, exc)
+                self._problem(exc, step.__name__.replace("_", " "))
         return self.counts
+
+    def _problem(self, exc: BaseException, doing: str) -> None:
+        sentence = f"cluster {self.cluster.name}: " + refusal(exc, doing)
+        self.problems.append(sentence)
+        logger.log(logging.ERROR if getattr(exc, "status", None) == 403 else logging.WARNING, "%s", sentence)
 
     def _count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -127,7 +144,10 @@ class Sender:
                 self._count("bound")
             except k8s.ApiException as exc:
                 status, message, _ = error_status(exc)
-                logger.info("binding %s/%s to %s: %s %s", ns, name, node, status, message)
+                if status == 409:  # bound already: the watch brings where
+                    logger.info("binding %s/%s to %s: %s %s", ns, name, node, status, message)
+                else:
+                    self._problem(exc, f"binding pod {ns}/{name} to {node}")
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -198,10 +218,16 @@ class Sender:
         return dict(got)
 
     def _replace_status(self, kind: Kind, ns: str, name: str, body: dict[str, Any]) -> None:
-        if ns:
-            self.custom.replace_namespaced_custom_object_status(kind.group, kind.version, ns, kind.plural, name, body)
+        """``PUT …/status`` where the kind's CRD serves that subresource, else ``PUT`` of the whole object (with
+        the spec as read: only the status differs)."""
+        args = (kind.group, kind.version, ns, kind.plural, name, body) if ns else (
+            kind.group, kind.version, kind.plural, name, body)  # fmt: skip
+        if kind.status_subresource:
+            write = (self.custom.replace_namespaced_custom_object_status if ns
+                     else self.custom.replace_cluster_custom_object_status)  # fmt: skip
         else:
-            self.custom.replace_cluster_custom_object_status(kind.group, kind.version, kind.plural, name, body)
+            write = self.custom.replace_namespaced_custom_object if ns else self.custom.replace_cluster_custom_object
+        write(*args)
 
     def write_podgroup_status(self) -> None:
         kind = KIND_BY_PATH[("scheduling.volcano.sh", "podgroups")]
@@ -277,6 +303,8 @@ class Sender:
         for fmt, kind_path in (("volcano", ("scheduling.volcano.sh", "queues")),
                                ("koordinator", ("scheduling.sigs.k8s.io", "elasticquotas"))):  # fmt: skip
             kind = KIND_BY_PATH[kind_path]
+            if cache_key(*kind_path) in self.missing:
+                continue  # the informer said which CRD is missing
             wanted = [d for d in export_trees(snapshot, fmt) if d["kind"] == kind.kind]
             self._apply_desired(kind, wanted)
 
@@ -334,7 +362,7 @@ class Sender:
             ref = self._involved(problem)
             event = k8s.CoreV1Event(
                 metadata=k8s.V1ObjectMeta(generate_name=f"{problem.name}.", namespace=ref.namespace or "default"),
-                involved_object=ref, reason="FairwayInvalid", message=problem.message[:1024], type="Warning",
+                involved_object=ref, reason=problem.reason, message=problem.message[:1024], type="Warning",
                 source=k8s.V1EventSource(component="fairway-adapter"), first_timestamp=self.now,
                 last_timestamp=self.now, count=1,
             )  # fmt: skip

@@ -74,24 +74,26 @@ def test_bad_policies_exit_2_with_one_line(tmp_path: Path, name: str, policy: by
     assert run.code == 2 and expected in run.stderr, run.stderr
 
 
-def test_limits_come_from_the_environment(tmp_path: Path) -> None:
+def test_limits_come_from_the_options(tmp_path: Path) -> None:
+    """A local run is not bound by the server's input limits (FAIRWAY_MAX_*); given as options they hold, and the
+    refusal names the option (tests/cli/test_simulate_big_input.py has the rest)."""
     path = tmp_path / "pods.yaml"
     path.write_text(m.dump(m.node("n1", cpu="8"), *(m.pod("ns1", f"p{i}", cpu="1") for i in range(30))))
-    run = run_simulate(["-f", str(path)], env={"FAIRWAY_MAX_PODS": "25"})
+    run = run_simulate(["-f", str(path), "--max-pods", "25"], env={"FAIRWAY_MAX_PODS": "1000"})
     assert run.code == 2, run.stderr
-    assert "the snapshot would hold 26 pods, more than 25 (FAIRWAY_MAX_PODS)" in run.stderr
+    assert "the snapshot would hold 26 pods, more than 25 (--max-pods)" in run.stderr
     assert "pods.yaml: document 27 (Pod ns1/p25)" in run.stderr
 
-    run = run_simulate(["-f", str(path), "--sessions", "21"])
-    assert run.code == 2 and "--sessions 21 is more than 20 (FAIRWAY_MAX_SESSIONS)" in run.stderr
+    run = run_simulate(["-f", str(path), "--sessions", "21", "--max-sessions", "20"])
+    assert run.code == 2 and "--sessions 21 is more than 20 (--max-sessions)" in run.stderr
 
-    run = run_simulate(["-f", str(path)], env={"FAIRWAY_MAX_MANIFEST_BYTES": "100"})
-    assert run.code == 2 and "the input is larger than 100 bytes in all (FAIRWAY_MAX_MANIFEST_BYTES)" in run.stderr
+    run = run_simulate(["-f", str(path), "--max-manifest-bytes", "100"])
+    assert run.code == 2 and "the input is larger than 100 bytes in all (--max-manifest-bytes)" in run.stderr
 
-    run = run_simulate(["-f", str(path)], env={"FAIRWAY_MAX_PODS": "lots"})
-    assert run.code == 2 and "FAIRWAY_MAX_PODS='lots': expected a whole number" in run.stderr
+    run = run_simulate(["-f", str(path)], env={"FAIRWAY_MAX_YAML_DEPTH": "lots"})
+    assert run.code == 2 and "FAIRWAY_MAX_YAML_DEPTH='lots': expected a whole number" in run.stderr
 
-    run = run_simulate(["-f", str(path), "-o", "json"])
+    run = run_simulate(["-f", str(path), "-o", "json"], env={"FAIRWAY_MAX_PODS": "25"})
     assert problems(run) == [] and run.code == 0, run.stderr
 
 

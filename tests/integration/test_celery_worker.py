@@ -10,6 +10,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from scheduling import locks
 from scheduling.models import Pod, SchedulingSession
@@ -243,7 +245,7 @@ def test_a_prefork_worker_serves_the_metrics_of_its_children(on_redis: Any, work
 def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, workers: SimpleNamespace) -> None:
     """``scheduling.affinity``: each solo worker also consumes a queue of its own; a session that reaches another
     worker than the one that ran the cluster's last session is sent on to that one, which runs it on its current
-    copy; once the holder is gone for ``WINDOW`` seconds, the worker that receives the session runs it itself."""
+    copy; once the holder is gone for the window (``FAIRWAY_AFFINITY_WINDOW_SECONDS``), the worker that receives the session runs it itself."""
     import socket
 
     from scheduling import affinity
@@ -251,12 +253,14 @@ def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, work
 
     world = build_world()
     pk = world.cluster.pk
-    holder = workers.start()
+    # A window far longer than a worker takes to start on a busy machine; its passing is simulated below.
+    window = {"FAIRWAY_AFFINITY_WINDOW_SECONDS": "600"}
+    holder = workers.start(**window)
     assert run_session.apply_async(args=[pk], queue=workers.queue).get(timeout=120) == "ran", _logs(workers)
     own = [affinity.queue_of(f"{workers.queue}-{n}@{socket.gethostname()}") for n in (0, 1)]
     assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[0]
 
-    workers.start()
+    workers.start(**window)
     # the second worker receives the cluster's session (on its own queue, to choose it): it sends it on
     assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "forwarded", _logs(workers)
     _wait_for(lambda: SchedulingSession.objects.filter(cluster_id=pk).count() == 2, 60, "the forwarded session")
@@ -264,10 +268,11 @@ def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, work
     logs = [(workers.logs / f"worker-{n}.log").read_text(errors="replace") for n in (0, 1)]
     assert logs[0].count("full read") == 1 and "full read" not in logs[1], _logs(workers)
 
-    # the holder stops: after WINDOW seconds without its sessions, the second worker runs the session itself
+    # the holder stops: once the window has passed without its sessions (its last one dated back past the window,
+    # as the clock would after 600 s), the second worker runs the session itself
     os.killpg(holder.pid, signal.SIGTERM)
     holder.wait(30)
-    time.sleep(affinity.WINDOW + 0.5)
+    ClusterFeed.objects.filter(cluster_id=pk).update(last_session_at=timezone.now() - timedelta(seconds=601))
     assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "ran", _logs(workers)
     assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[1]
     assert "full read" in (workers.logs / "worker-1.log").read_text(errors="replace")

@@ -10,7 +10,9 @@ parsing, request log and ``Status`` errors) with the semantics the adapter relie
   older than the compacted floor gets an ``ERROR`` event with code 410 (``compact()``), as the real server does;
   ``drop_watches()`` cuts every open watch connection mid-stream;
 * ``PUT`` (replace) with a ``resourceVersion`` that is not the current one is a 409 ``Conflict``; ``PUT
-  …/status`` replaces only the status; ``PATCH`` applies a JSON merge patch (or a JSON patch);
+  …/status`` replaces only the status, and a ``PUT`` of the object keeps its status — except for the kinds whose
+  CRD has no status subresource (``NO_STATUS_SUBRESOURCE``: there ``…/status`` is a 404, as on the real server,
+  and the object's ``PUT`` writes its status too); ``PATCH`` applies a JSON merge patch (or a JSON patch);
 * ``POST pods/{name}/binding`` sets ``spec.nodeName`` (409 when the pod already has a node);
   ``POST pods/{name}/eviction`` (policy/v1) deletes the pod, or answers 429 when a ``PodDisruptionBudget`` of its
   namespace selects it and allows no disruption (healthy pods it selects - ``minAvailable`` ≤ 0).
@@ -36,6 +38,8 @@ import kmock
 from kmock._internal import rendering
 
 Key = tuple[str, str, str, str]  # (group, plural, namespace or "", name)
+# Volcano's PodGroup CRD has ``subresources: {}``, Koordinator's ElasticQuota CRD none (tests/fixtures/crds)
+NO_STATUS_SUBRESOURCE = {("scheduling.volcano.sh", "podgroups"), ("scheduling.sigs.k8s.io", "elasticquotas")}
 
 
 def _now() -> str:
@@ -194,6 +198,9 @@ class Emulator(kmock.KubernetesEmulator):
             )
         if method == "GET":
             return aiohttp.web.json_response(self.store[key])
+        if method == "PUT" and sub == "status" and (group, plural) in NO_STATUS_SUBRESOURCE:
+            raise kmock.KubernetesObjectNotFoundError(reason="NotFound", message="the server could not find the "
+                                                      "requested resource")  # fmt: skip
         if method == "PUT":
             return await self._replace(request, key, status_only=sub == "status")
         if method == "PATCH":
@@ -244,7 +251,7 @@ class Emulator(kmock.KubernetesEmulator):
         else:
             keep = {k: current["metadata"][k] for k in ("uid", "creationTimestamp") if k in current["metadata"]}
             new = {**body, "metadata": {**(body.get("metadata") or {}), **keep}}
-            if "status" in current:
+            if "status" in current and (key[0], key[1]) not in NO_STATUS_SUBRESOURCE:
                 new["status"] = current["status"]
         return aiohttp.web.json_response(await self.write(key, "MODIFIED", new))
 

@@ -1,6 +1,6 @@
-"""The Kubernetes adapter end to end against the emulated API server (real HTTP, the official client): the first
-list mirrors every kind, watch events keep the mirror current, a real scheduling session's decisions are sent back
-as bindings, evictions and statuses."""
+"""The Kubernetes adapter against the emulated API server (real HTTP, the official client): the first list mirrors
+every kind (ResourceQuota weights, PriorityClasses, quota groups), watch events keep the mirror current. A session's
+bindings and the statuses written back run against a real kube-apiserver in ``tests/kube/real/``."""
 
 from __future__ import annotations
 
@@ -77,50 +77,3 @@ def test_watch_events_update_the_mirror(kcluster: Any, seed: Any, make_adapter: 
     wait_for(lambda: "late" not in str(adapter.informers[-1].cache), what="the deletion")
     adapter.reconcile()
     assert not Pod.objects.filter(cluster=kcluster, name="late").exists()
-
-
-def test_a_session_binds_through_the_api_and_writes_statuses(
-    kcluster: Any, seed: Any, make_adapter: Any, emulator: Any
-) -> None:
-    from scheduling import tasks
-    from scheduling.models import Pod, PodGroup
-
-    kcluster.tree_source = "kubernetes"
-    kcluster.save()
-    _world(seed)
-    adapter = make_adapter()
-    adapter.reconcile()
-    assert tasks.run_session(kcluster.pk) == "ran"  # the normal Celery session
-    bound = dict(Pod.objects.filter(cluster=kcluster, status="Bound").values_list("name", "node__name"))
-    assert sorted(bound) == ["train-0", "train-1"]
-    out = adapter.reconcile()
-    assert out["sent"]["bound"] == 2
-    for name, node_name in bound.items():
-        assert emulator.get("", "pods", "team-ml", name)["spec"]["nodeName"] == node_name
-    methods = {(m, p, s) for m, _, p, s in emulator.requests()}
-    assert ("POST", "pods", "binding") in methods
-    pg = PodGroup.objects.get(cluster=kcluster, name="train")
-    status = emulator.get("scheduling.volcano.sh", "podgroups", "team-ml", "train")["status"]
-    assert status["phase"] == pg.phase == "Running"
-    assert status["running"] == 2 and status["conditions"][0]["type"] == "Scheduled"
-    assert status["conditions"][0]["transitionID"] and status["conditions"][0]["lastTransitionTime"]
-    q = emulator.get("scheduling.volcano.sh", "queues", "", "ml")["status"]
-    assert (q["state"], q["running"], q["pending"], q["allocated"]) == ("Open", 1, 0, {"cpu": "2", "memory": "2Gi"})
-    eq = emulator.get("scheduling.sigs.k8s.io", "elasticquotas", "team-ml", "qml")
-    assert eq["status"]["used"] == {"cpu": "2"}  # Koordinator counts the resources its max names
-    runtime = eq["metadata"]["annotations"]["quota.scheduling.koordinator.sh/runtime"]
-    assert '"cpu": "' in runtime
-    # the kubelet starts them: the watch brings Running back
-    for name in bound:
-        emulator.call(_set_phase, emulator.emulator, name, "Running")
-    pods = adapter.informers[-1]
-    wait_for(lambda: all(pods.cache[f"team-ml/{n}"]["status"]["phase"] == "Running" for n in bound))
-    adapter.reconcile()
-    assert set(Pod.objects.filter(cluster=kcluster, name__in=bound).values_list("status", flat=True)) == {"Running"}
-
-
-async def _set_phase(emu: Any, name: str, phase: str) -> None:
-    key = ("", "pods", "team-ml", name)
-    obj = dict(emu.store[key])
-    obj["status"] = {**obj.get("status", {}), "phase": phase}
-    await emu.write(key, "MODIFIED", obj)

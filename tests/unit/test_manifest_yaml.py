@@ -478,3 +478,20 @@ def test_a_big_manifest_takes_the_fast_path_in_a_process_of_its_own(tmp_path: An
         runs[switch] = json.loads(done.stdout)
     assert runs["1"]["fast"] == [True] and runs["0"]["fast"] == [False]
     assert runs["1"]["docs"] == runs["0"]["docs"] == reference(text)
+
+
+_PLAIN_ALPHABET = "0123456789-+.:eE ,#\n[]{}?xab'\"yesnoYESNO~=tTzZ_"
+_ONE_WORD_VALUES = ["1", "12", "-5", "5", "1.5", "12:30", "2026-11-29T03:45:11Z", "2026-11-29", "yes", "no", "on",
+                    "0x1F", "1e3", "~", "=", "12:", "3:4", ".5", "+1", "5:"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_PLAIN_ALPHABET, max_size=40))
+def test_the_one_pass_plain_words_agree_with_the_search_per_value(text: str) -> None:
+    """``fastyaml._plain_words`` (one pass over the text for every candidate value) finds a one-word value exactly
+    where ``_alone`` (a search of the whole text per value, quadratic over a big snapshot's many distinct quoted
+    timestamps) finds it."""
+    data = text.encode()
+    words = fastyaml._plain_words(data)
+    for value in _ONE_WORD_VALUES:
+        assert (value.encode() in words) == fastyaml._alone(value, data), (text, value)

@@ -1,0 +1,41 @@
+"""``scheduling.kube.client.KINDS`` agrees with the peers' CRDs (``tests/fixtures/crds``, copied unchanged): each
+custom kind the adapter reads is served at the version it asks for, and it writes a status through ``…/status``
+exactly where that version declares the status subresource (elsewhere the real server answers 404 there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from scheduling.kube.client import KINDS, Kind
+
+CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
+
+
+def _served(kinds: list[Kind]) -> dict[tuple[str, str, str], bool]:
+    out = {}
+    for path in {CRDS / f"{k.group}_{k.plural}.yaml" for k in kinds}:  # the files are named as their CRDs
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") == "CustomResourceDefinition":
+                spec = doc["spec"]
+                for version in spec["versions"]:
+                    if version.get("served"):
+                        has = "status" in (version.get("subresources") or {})
+                        out[(spec["group"], spec["names"]["plural"], version["name"])] = has
+    return out
+
+
+def test_each_custom_kind_writes_its_status_where_its_crd_serves_it() -> None:
+    custom = [k for k in KINDS if k.group not in ("", "scheduling.k8s.io")]  # the built-in kinds are not CRDs
+    served = _served(custom)
+    assert {(k.group, k.plural) for k in custom} == {
+        ("scheduling.volcano.sh", "queues"), ("scheduling.volcano.sh", "podgroups"),
+        ("scheduling.sigs.k8s.io", "elasticquotas"), ("scheduling.x-k8s.io", "elasticquotas")}  # fmt: skip
+    for kind in custom:
+        key = (kind.group, kind.plural, kind.version)
+        assert key in served, f"{key} is not served by the CRDs in {CRDS}"
+        assert kind.status_subresource == served[key], key
+    by_path = {(k.group, k.plural): k.status_subresource for k in custom}
+    assert by_path[("scheduling.volcano.sh", "podgroups")] is False  # `subresources: {}` in Volcano's CRD
+    assert by_path[("scheduling.volcano.sh", "queues")] is True
