@@ -40,7 +40,6 @@ def recreate_database() -> None:
 
 def seed(rng: random.Random) -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from engine.resources import ResourceList
     from quotas.models import Namespace, Queue, QuotaGroup
@@ -116,7 +115,9 @@ def seed(rng: random.Random) -> str:
             )
     Pod.objects.bulk_create(pods, batch_size=5000)
     user = get_user_model().objects.create_superuser("bench", password="bench-password")
-    return Token.objects.create(user=user).key
+    from security.tokens import create_token
+
+    return create_token(user, "bench")[1]
 
 
 def main() -> None:

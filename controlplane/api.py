@@ -87,6 +87,14 @@ class ETagMixin:
             return super().destroy(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
 
 
+def bool_param(request: Request, name: str) -> bool:
+    """A true/false query parameter (``?force=true``; absent: false); anything else is a 400 naming it."""
+    value = request.query_params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0", "yes", "no"):
+        raise exceptions.ValidationError({name: [f"{name} must be true or false, got {value!r}"]})
+    return value in ("true", "1", "yes")
+
+
 def rule_errors_to_validation_error(errors: Iterable[Any]) -> exceptions.ValidationError:
     """Turn ``engine.rules.FieldError`` items into one DRF ValidationError keyed by field path."""
     detail: dict[str, list[exceptions.ErrorDetail]] = {}

@@ -28,3 +28,18 @@ def register(provider: Callable[[], list[ClusterFacts]]) -> None:
 def clusters() -> list[ClusterFacts]:
     """Every cluster's facts now (none when no provider is registered)."""
     return _provider() if _provider is not None else []
+
+
+_mirrored: Callable[[], set[str]] | None = None
+
+
+def register_mirrored(provider: Callable[[], set[str]]) -> None:
+    """Make ``provider`` the source of ``mirrored_clusters``."""
+    global _mirrored
+    _mirrored = provider
+
+
+def mirrored_clusters() -> set[str]:
+    """The names of the clusters mirrored from Kubernetes, whose nodes, podgroups and pods only their adapter writes
+    (``scheduling.ownership``): a tree write that would delete some of them (a forced queue delete) is refused."""
+    return _mirrored() if _mirrored is not None else set()

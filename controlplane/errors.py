@@ -69,6 +69,20 @@ def too_large(request: HttpRequest, detail: str) -> HttpResponse:
     return _plain_page("Request too large", detail, 413)
 
 
+REFERENCE_GONE = (
+    "Something this request refers to (its cluster, queue or podgroup) was deleted while the request ran; nothing "
+    "was written. Check that it still exists and try again."
+)
+
+
+def reference_gone(request: HttpRequest) -> HttpResponse:
+    """409 for a write whose row lost what it points to between the checks and the commit (a foreign key that the
+    database refused at commit): a concurrent delete won, not a server fault."""
+    if is_api(request):
+        return JsonResponse(envelope("client_error", "reference_deleted", REFERENCE_GONE), status=409)
+    return _plain_page("Deleted meanwhile", REFERENCE_GONE, 409)
+
+
 def over_budget(request: HttpRequest, detail: str) -> HttpResponse:
     if is_api(request):
         return JsonResponse(envelope("client_error", "budget_exceeded", detail), status=422)

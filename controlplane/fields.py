@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
 from controlplane.resource_names import check_known
+from engine.limits import node_amount_errors
 from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list_each
 
 
@@ -23,12 +25,16 @@ class ResourceListField(serializers.Field):
 
     default_error_messages = {"invalid": "Expected an object of resource name to quantity."}
 
-    def __init__(self, *, any_name: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, any_name: bool = False, per_node: bool = False, **kwargs: Any) -> None:
         self.any_name = any_name
+        self.per_node = per_node  # each amount within what one node may have (FAIRWAY_MAX_NODE_AMOUNT)
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> ResourceList:
         value, problems = parse_resource_list_each(data, self.field_name)
+        if self.per_node:
+            bound = settings.FAIRWAY_LIMITS.max_node_amount
+            problems.extend(QuantityError(e.field, e.message) for e in node_amount_errors(value, bound, self.field_name))
         if not self.any_name:
             for name in list(value):
                 try:
@@ -94,3 +100,15 @@ class NameField(serializers.SlugRelatedField):
                 what = queryset.model._meta.verbose_name
                 raise serializers.ValidationError(f"{what} {data} does not exist", code="does_not_exist") from None
             raise
+
+
+class ObjectNameField(serializers.CharField):
+    """The name of a queue, quota group, namespace, cluster, node, podgroup or pod: taken as sent, never trimmed, so
+    that ``"nlp "`` is refused by the name rules (``engine.rules.validate_dns_label`` / ``validate_dns_subdomain``,
+    which every writer runs) rather than silently becoming ``nlp``. Kubernetes names are DNS labels or subdomains:
+    no whitespace anywhere."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["trim_whitespace"] = False
+        kwargs.setdefault("max_length", 253)
+        super().__init__(**kwargs)

@@ -22,14 +22,23 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
-from controlplane.errors import DATABASE_ERRORS, bad_request, database_unavailable, over_budget, too_large
+from controlplane.errors import (
+    DATABASE_ERRORS,
+    bad_request,
+    database_unavailable,
+    over_budget,
+    reference_gone,
+    too_large,
+)
 from engine import collector
 from engine.limits import ENV_VARS, BudgetExceeded
 
@@ -90,11 +99,22 @@ class SQLiteReadsMiddleware:
             connection.transaction_mode = mode
 
 
+STARTED_ATTRIBUTE = "fairway_started"
+
+
+def request_started(request: Any) -> float | None:
+    """When the request came in (``time.monotonic()``, stamped by ``RequestLimitsMiddleware``), for budgets that
+    count the time spent reading and parsing it; ``None`` when no middleware stamped it (a test's bare request)."""
+    started = getattr(request, STARTED_ATTRIBUTE, None)
+    return started if isinstance(started, float) else None
+
+
 class RequestLimitsMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        setattr(request, STARTED_ATTRIBUTE, time.monotonic())  # the request budget counts from here
         if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
             # no name or filter can hold one (PostgreSQL text cannot): refused before any lookup reaches the database
             return bad_request(request, "A null character (%00) in the URL cannot match anything.")
@@ -157,4 +177,14 @@ class DatabaseUnavailableMiddleware:
             return database_unavailable(request)
         if isinstance(exception, BudgetExceeded):
             return over_budget(request, str(exception))
+        if isinstance(exception, IntegrityError) and _foreign_key_violation(exception):
+            return reference_gone(request)
         return None
+
+
+def _foreign_key_violation(exc: IntegrityError) -> bool:
+    """PostgreSQL's SQLSTATE 23503, or SQLite's message (it has no codes for constraints)."""
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) == "23503":
+        return True
+    return "FOREIGN KEY constraint failed" in str(exc)

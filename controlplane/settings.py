@@ -6,6 +6,7 @@ Production: ``DATABASE_URL=postgres://...`` and ``CELERY_BROKER_URL=redis://...`
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import environ
@@ -63,22 +64,24 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "drf_standardized_errors",
     "django_celery_beat",
     "simple_history",
+    "axes",
     "django_prometheus",
     "quotas",
     "scheduling",
     "planning",
     "frontend",
+    "security",
 ]
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",  # request counts and latencies for /metrics
+    "controlplane.health.HealthHostMiddleware",  # /healthz and /readyz for probes, whatever their Host header
     "django.middleware.security.SecurityMiddleware",
     "controlplane.middleware.RequestLimitsMiddleware",  # 413 before anything reads an oversized body
     "controlplane.middleware.CollectorPausedMiddleware",  # no cyclic garbage collection inside a request
@@ -92,6 +95,7 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     "controlplane.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not 500, without a database
     "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout answer (429)
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -138,6 +142,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# django-axes first: it refuses a login while its username + address is locked out (README, "Security")
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -148,7 +154,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+# The image collects the static files at build time into a folder of its own (STATIC_ROOT=/app/static), so that
+# the container can run with a read-only root file system and an empty var/.
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
@@ -168,12 +176,60 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # the security log (README, "Security"): logins, failures, lockouts, tokens, admin changes; INFO whatever LOG_LEVEL
+    "loggers": {"fairway.security": {"level": "INFO"}},
 }
+_SECURITY_LOG_FILE = env.str("FAIRWAY_SECURITY_LOG_FILE", default="")
+if _SECURITY_LOG_FILE:
+    LOGGING["handlers"]["security_file"] = {
+        "class": "logging.handlers.WatchedFileHandler",
+        "filename": _SECURITY_LOG_FILE,
+        "formatter": "plain",
+    }
+    LOGGING["loggers"]["fairway.security"]["handlers"] = ["security_file"]
+
+# The cache: the token-failure counters (security/throttle.py). Local memory counts per process; a Redis URL
+# (redis://host:6379/2) shares the counts between every web process.
+CACHES = {"default": env.cache("FAIRWAY_CACHE_URL", default="locmemcache://")}
+
+# --- Secrets, API tokens, login throttling (README, "Security") ----------------------------------------------
+# Fernet keys for the secrets kept encrypted at rest (the kubeconfigs): the first encrypts, any decrypts. Without
+# the variable a key is generated once into var/secret_keys (FAIRWAY_REQUIRE_SECRET_KEY=true refuses that).
+FAIRWAY_SECRET_KEYS = env.list("FAIRWAY_SECRET_KEYS", default=[])
+if not FAIRWAY_SECRET_KEYS:
+    if not DEBUG and env.bool("FAIRWAY_REQUIRE_SECRET_KEY", default=False):
+        raise ImproperlyConfigured("FAIRWAY_SECRET_KEYS must be set in production (FAIRWAY_REQUIRE_SECRET_KEY=true)")
+    _keys_file = VAR_DIR / "secret_keys"
+    if not _keys_file.exists():
+        from cryptography.fernet import Fernet
+
+        _keys_file.write_text(Fernet.generate_key().decode("ascii") + "\n")
+        _keys_file.chmod(0o600)
+    FAIRWAY_SECRET_KEYS = _keys_file.read_text().split()
+try:
+    from security.crypto import validate_keys
+
+    validate_keys(FAIRWAY_SECRET_KEYS)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+
+# django-axes: a username + client address locked out after this many failed logins, for the cool-off; a success
+# clears the count. The database handler shares the counts between processes; the admin lists them (Axes).
+AXES_FAILURE_LIMIT = env.int("FAIRWAY_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = dt.timedelta(seconds=env.int("FAIRWAY_LOGIN_COOLOFF_SECONDS", default=900))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "frontend/locked_out.html"  # the sentence and the cool-off, with a 429
+AXES_VERBOSE = False  # the security log has the events (security/events.py)
+AXES_COOLOFF_MESSAGE = (
+    f"Too many failed logins for this username from your address: try again in "
+    f"{max(1, int(AXES_COOLOFF_TIME.total_seconds()) // 60)} minutes."
+)
 
 # --- REST API -----------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "controlplane.auth.TokenAuthentication",
+        "security.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -230,12 +286,25 @@ SPECTACULAR_SETTINGS = {
 
 # --- Fairway ------------------------------------------------------------------------------------------------
 FAIRWAY = {
-    "MAX_QUEUE_DEPTH": env.int("FAIRWAY_MAX_QUEUE_DEPTH", default=5),
     "DEFAULT_CLUSTER": env.str("FAIRWAY_DEFAULT_CLUSTER", default="default"),
+    # seconds a worker process that ran a cluster's last session keeps receiving its sessions (scheduling.affinity)
+    "AFFINITY_WINDOW_SECONDS": env.float("FAIRWAY_AFFINITY_WINDOW_SECONDS", default=3.0),
     # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
     # /metrics answers a request bearing this token (a Prometheus scrape config's bearer token) besides admins.
     "METRICS_TOKEN": env.str("FAIRWAY_METRICS_TOKEN", default=""),
+    # What one team's namespaces may hold waiting (Pending or Pipelined pods; Pending or Inqueue podgroups) before
+    # the API refuses a team member more (429): one team's flood cannot slow every session. Admins are not limited.
+    "MAX_PENDING_PODS_PER_TEAM": env.int("FAIRWAY_MAX_PENDING_PODS_PER_TEAM", default=20_000),
+    "MAX_PENDING_PODGROUPS_PER_TEAM": env.int("FAIRWAY_MAX_PENDING_PODGROUPS_PER_TEAM", default=2_000),
+    # API tokens: the lifetime a new one gets unless its creator says otherwise, the longest it may ask, and how
+    # often its "last used" is written (security/tokens.py)
+    "TOKEN_LIFETIME_DAYS": env.int("FAIRWAY_TOKEN_LIFETIME_DAYS", default=90),
+    "TOKEN_MAX_LIFETIME_DAYS": env.int("FAIRWAY_TOKEN_MAX_LIFETIME_DAYS", default=365),
+    "TOKEN_LAST_USED_SECONDS": env.int("FAIRWAY_TOKEN_LAST_USED_SECONDS", default=60),
+    # failed token authentications per client address before it gets 429 for the rest of the window
+    "TOKEN_FAILURE_LIMIT": env.int("FAIRWAY_TOKEN_FAILURE_LIMIT", default=20),
+    "TOKEN_FAILURE_WINDOW_SECONDS": env.int("FAIRWAY_TOKEN_FAILURE_WINDOW_SECONDS", default=300),
 }
 
 # What one request may ask (engine/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
@@ -246,6 +315,9 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(FAIRWAY_LIMITS.max_body_bytes, FAIRWAY_LIMITS.simulate_max_body_bytes)
+# The trees' depth limits, read once with the other limits (fairway simulate reads the same variables)
+FAIRWAY["MAX_QUEUE_DEPTH"] = FAIRWAY_LIMITS.max_queue_depth
+FAIRWAY["MAX_QUOTA_GROUP_DEPTH"] = FAIRWAY_LIMITS.max_quota_group_depth
 
 # --- Celery -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
@@ -267,6 +339,32 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 elif CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "global_keyprefix": "fairway:"}
+
+# Where simulate and what-if count their slots (FAIRWAY_MAX_CONCURRENT_SIMULATIONS in the whole deployment;
+# planning/slots.py): a redis:// URL, "database" (PostgreSQL advisory locks) or "process" (this process only).
+# Default: the broker when it is Redis, else the database on PostgreSQL, else the process (embedded SQLite).
+FAIRWAY_SIMULATION_SLOTS = env.str("FAIRWAY_SIMULATION_SLOTS", default="") or (
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else "database"
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    else "process"
+)
+if not FAIRWAY_SIMULATION_SLOTS.startswith(("redis://", "rediss://", "unix://")) and FAIRWAY_SIMULATION_SLOTS not in (
+    "database",
+    "process",
+):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_SIMULATION_SLOTS={FAIRWAY_SIMULATION_SLOTS!r}: expected a redis:// URL, 'database' or 'process'"
+    )
+if FAIRWAY_SIMULATION_SLOTS == "database" and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("FAIRWAY_SIMULATION_SLOTS=database needs PostgreSQL (advisory locks)")
+if FAIRWAY_LIMITS.simulation_lease_seconds <= FAIRWAY_LIMITS.request_budget_seconds:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_SIMULATION_LEASE_SECONDS={FAIRWAY_LIMITS.simulation_lease_seconds:g} must be longer than "
+        f"FAIRWAY_REQUEST_BUDGET_SECONDS={FAIRWAY_LIMITS.request_budget_seconds:g}: a slot must outlive the "
+        "computation it counts"
+    )
 CELERY_TASK_SERIALIZER = CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True

@@ -18,14 +18,14 @@ Changes apply in order, each validated against the tree as the earlier ones left
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine import rules
 from engine.collector import paused_during
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
-from engine.limits import ENV_VARS, Limits, brief
+from engine.limits import ENV_VARS, Limits, brief, node_amount_errors
 from engine.objects import NodeInfo, PodGroupInfo, Snapshot, Taint, TaskInfo, TaskStatus
 from engine.resources import (
     QuantityError,
@@ -181,7 +181,7 @@ def _queue_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: 
     return out
 
 
-def _group_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
+def _group_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: int) -> Snapshot:
     op = change["op"]
     tree = dict(snap.quota_groups)
     facts = _group_facts(snap)
@@ -210,7 +210,7 @@ def _group_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot
     if old is None and new.name in tree:
         raise _err(i, "spec.name", f"quota group {new.name} already exists", "exists")
     new = rules.fill_quota_group_defaults(tree, new)
-    errors = rules.validate_quota_group(tree, new, old, facts=facts)
+    errors = rules.validate_quota_group(tree, new, old, facts=facts, max_depth=max_depth)
     if errors:
         raise _prefixed(i, errors)
     tree[new.name] = new
@@ -230,7 +230,14 @@ def _namespace_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snap
     return snap.with_namespaces([dataclasses.replace(info, weight=weight)])
 
 
-def _node_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
+def _within_node_bound(i: int, amounts: ResourceList, limits: Limits, field: str) -> None:
+    """What one node may have (``FAIRWAY_MAX_NODE_AMOUNT``): a node's allocatable, a pod's request."""
+    errors = node_amount_errors(amounts, limits.max_node_amount, field)
+    if errors:
+        raise ProposalError([rules.FieldError(f"changes.{i}.{e.field}", e.message, "limit") for e in errors])
+
+
+def _node_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: Limits) -> Snapshot:
     op = change["op"]
     if op == "add":
         spec = change.get("spec")
@@ -251,6 +258,15 @@ def _node_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
                 raise _err(i, f"spec.taints.{k}", "a taint needs a key")
             taints.append(Taint(key=t["key"], value=str(t.get("value", "")), effect=str(t.get("effect", "NoSchedule"))))
         allocatable = _resources(i, spec, "allocatable") if "allocatable" in spec else ResourceList()
+        _within_node_bound(i, allocatable, limits, "spec.allocatable")
+        if len(snap.nodes) >= limits.max_nodes:
+            raise _err(
+                i,
+                "spec.name",
+                f"the cluster would hold more than {limits.max_nodes:,} nodes, the most one cluster may have "
+                f"({ENV_VARS['max_nodes']})",
+                "limit",
+            )
         return snap.with_nodes(
             [NodeInfo(name=name, allocatable=allocatable, labels=dict(labels), taints=tuple(taints))]
         )
@@ -264,19 +280,8 @@ def _node_change(i: int, snap: Snapshot, change: Mapping[str, Any]) -> Snapshot:
     raise _err(i, "op", "nodes support op add, remove and drain")
 
 
-def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: Limits, added: list[int]) -> Snapshot:
-    """``added`` counts the pods the proposal added so far (one list shared by its changes)."""
-    if change["op"] != "add":
-        raise _err(i, "op", "podgroups support op add")
-    spec = change.get("spec")
-    if not isinstance(spec, Mapping):
-        raise _err(i, "spec", "spec must be an object")
-    ns, name = spec.get("namespace"), spec.get("name")
-    if not isinstance(ns, str) or not ns:
-        raise _err(i, "spec.namespace", "namespace is required")
-    if not isinstance(name, str) or not name:
-        raise _err(i, "spec.name", "name is required")
-    queue = spec.get("queue") or snap.namespace(ns).queue or "default"
+def _podgroup_numbers(i: int, spec: Mapping[str, Any], limits: Limits, added: list[int]) -> tuple[int, int, int]:
+    """A proposed podgroup's replicas, minMember and priority, checked; ``added[0]`` counts the replicas."""
     replicas = spec.get("replicas", 1)
     min_member = spec.get("min_member", replicas)
     priority = spec.get("priority", 0)
@@ -296,7 +301,25 @@ def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: 
             f"the proposal would add {added[0] + replicas} pods, more than {limits.max_pods} ({ENV_VARS['max_pods']})",
         )
     added[0] += replicas
+    return replicas, min_member, priority
+
+
+def _podgroup_change(i: int, snap: Snapshot, change: Mapping[str, Any], limits: Limits, added: list[int]) -> Snapshot:
+    """``added`` counts the pods the proposal added so far (one list shared by its changes)."""
+    if change["op"] != "add":
+        raise _err(i, "op", "podgroups support op add")
+    spec = change.get("spec")
+    if not isinstance(spec, Mapping):
+        raise _err(i, "spec", "spec must be an object")
+    ns, name = spec.get("namespace"), spec.get("name")
+    if not isinstance(ns, str) or not ns:
+        raise _err(i, "spec.namespace", "namespace is required")
+    if not isinstance(name, str) or not name:
+        raise _err(i, "spec.name", "name is required")
+    queue = spec.get("queue") or snap.namespace(ns).queue or "default"
+    replicas, min_member, priority = _podgroup_numbers(i, spec, limits, added)
     request = _resources(i, spec, "request") if "request" in spec else ResourceList()
+    _within_node_bound(i, request, limits, "spec.request")  # a pod fits on one node or on none
     min_resources = _resources(i, spec, "min_resources") if "min_resources" in spec else None
     key = f"{ns}/{name}"
     if key in snap.podgroups:
@@ -391,11 +414,14 @@ def apply_changes(
     max_depth: int = 5,
     limits: Limits | None = None,
     resource_names: ResourceNames | None = None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> Snapshot:
     """The snapshot after ``changes``, each validated in order; raises ``ProposalError``. ``limits`` (default
     ``Limits()``) bound the replicas of one podgroup and the pods the whole proposal adds (at most ``MAX_CHANGES``
-    changes, so at most that many podgroups). With ``resource_names`` (the control plane's, see
-    ``scheduling.resource_names``) a change may only name known resources or those a node added before it offers."""
+    changes, so at most that many podgroups) and the quota tree's depth (``max_quota_group_depth``; the queue tree's is
+    ``max_depth``). With ``resource_names`` (the control plane's, see ``scheduling.resource_names``) a change may only
+    name known resources or those a node added before it offers. ``checkpoint`` (a request's deadline) is called
+    before each change."""
     names = None
     if resource_names is not None:
         names = resource_names.with_offered(r for node in snapshot.nodes.values() for r in node.allocatable)
@@ -408,6 +434,8 @@ def apply_changes(
         raise ProposalError([rules.FieldError("changes", f"at most {MAX_CHANGES} changes per proposal")])
     snap = snapshot
     for i, change in enumerate(changes):
+        if checkpoint is not None:
+            checkpoint()
         if not isinstance(change, Mapping):
             raise _err(i, "", "each change must be an object with op and kind")
         kind, op = change.get("kind"), change.get("op")
@@ -418,11 +446,11 @@ def apply_changes(
         if kind == "queue":
             snap = _queue_change(i, snap, change, max_depth)
         elif kind == "quota_group":
-            snap = _group_change(i, snap, change)
+            snap = _group_change(i, snap, change, limits.max_quota_group_depth)
         elif kind == "namespace":
             snap = _namespace_change(i, snap, change)
         elif kind == "node":
-            snap = _node_change(i, snap, change)
+            snap = _node_change(i, snap, change, limits)
         else:
             snap = _podgroup_change(i, snap, change, limits, added)
         if names is not None:

@@ -28,7 +28,10 @@ from typing import Any, cast
 
 import yaml
 
+from engine.resources import MAX_AMOUNT, format_quantity, milli_scale
+
 __all__ = [
+    "DEFAULT_MAX_NODES",
     "ENV_VARS",
     "BudgetExceeded",
     "Deadline",
@@ -43,7 +46,14 @@ __all__ = [
     "load_yaml",
     "load_yaml_all",
     "loads_json",
+    "node_amount_errors",
+    "node_bound_text",
 ]
+
+# 20,000 nodes (four times Kubernetes' tested 5,000; this project's benchmarks go up to it) leave each node up to
+# 2**62 // 20,000 base units of every resource: 230 billion cores, 209 TiB of memory or ephemeral storage, 230 billion
+# GPUs; the largest machines sold hold 64 TiB of memory (IBM Power E1080) and 32 TiB in a cloud (AWS u7in-32tb).
+DEFAULT_MAX_NODES = 20_000
 
 
 @dataclass(frozen=True)
@@ -61,11 +71,29 @@ class Limits:
     max_sessions: int = 20  # sessions of one simulate request or run
     request_budget_seconds: float = 20.0  # wall clock of one simulate or what-if request over the API
     cli_budget_seconds: float = 600.0  # wall clock of one fairway simulate run
-    max_concurrent_simulations: int = 2  # simulate and what-if computations at once, per web process
+    max_concurrent_simulations: int = 2  # simulate and what-if computations at once, in the whole deployment
+    # how long a simulate or what-if slot is held at most (Redis): a web process killed while holding one frees it then
+    simulation_lease_seconds: float = 60.0
+    max_queue_depth: int = 5  # levels of the queue tree below root (Volcano's --max-queue-depth)
+    max_quota_group_depth: int = 10  # levels of a quota tree below its root
+    # nodes of one cluster, and what one node may offer of any resource (base units): chosen together so that a
+    # cluster's total stays below MAX_AMOUNT (2**62), the bound of every amount the engine computes with
+    max_nodes: int = DEFAULT_MAX_NODES
+    max_node_amount: int = MAX_AMOUNT // DEFAULT_MAX_NODES
+
+    def __post_init__(self) -> None:
+        if self.max_nodes * self.max_node_amount >= MAX_AMOUNT:
+            raise ValueError(
+                f"{ENV_VARS['max_nodes']}={self.max_nodes} times {ENV_VARS['max_node_amount']}={self.max_node_amount} "
+                f"reaches 2**62 base units, the largest total a cluster may have: lower one of them (set only one and "
+                f"the other follows)"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """The defaults, overridden by the ``FAIRWAY_*`` variables set in ``environ`` (default ``os.environ``)."""
+        """The defaults, overridden by the ``FAIRWAY_*`` variables set in ``environ`` (default ``os.environ``).
+        ``FAIRWAY_MAX_NODES`` and ``FAIRWAY_MAX_NODE_AMOUNT`` go together: set one and the other becomes the largest
+        that keeps a cluster's total below 2**62 base units; set both and their product must stay below it."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
@@ -82,6 +110,10 @@ class Limits:
             if value <= 0:
                 raise ValueError(f"{ENV_VARS[f.name]}={text!r}: must be greater than 0")
             values[f.name] = value
+        if "max_nodes" in values and "max_node_amount" not in values:
+            values["max_node_amount"] = (MAX_AMOUNT - 1) // values["max_nodes"]
+        elif "max_node_amount" in values and "max_nodes" not in values:
+            values["max_nodes"] = max(1, (MAX_AMOUNT - 1) // values["max_node_amount"])
         return cls(**values)
 
 
@@ -98,6 +130,11 @@ ENV_VARS: dict[str, str] = {
     "request_budget_seconds": "FAIRWAY_REQUEST_BUDGET_SECONDS",
     "cli_budget_seconds": "FAIRWAY_CLI_BUDGET_SECONDS",
     "max_concurrent_simulations": "FAIRWAY_MAX_CONCURRENT_SIMULATIONS",
+    "simulation_lease_seconds": "FAIRWAY_SIMULATION_LEASE_SECONDS",
+    "max_queue_depth": "FAIRWAY_MAX_QUEUE_DEPTH",
+    "max_quota_group_depth": "FAIRWAY_MAX_QUOTA_GROUP_DEPTH",
+    "max_nodes": "FAIRWAY_MAX_NODES",
+    "max_node_amount": "FAIRWAY_MAX_NODE_AMOUNT",
 }
 
 
@@ -113,6 +150,46 @@ class LimitExceeded(ValueError):
 
 class TooDeep(LimitExceeded):
     """Nesting deeper than the limit."""
+
+
+# -- what one node may offer ---------------------------------------------------------------------------------------
+_NUMBER_WORDS = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"))
+_BYTE_UNITS = ((2**60, "EiB"), (2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def node_bound_text(bound: int, resource: str) -> str:
+    """The per-node bound of ``resource`` as people read it, rounded down: "230 billion cores", "209 TiB",
+    "230 billion nvidia.com/gpu"."""
+    if milli_scale(resource) == 1:
+        for factor, unit in _BYTE_UNITS:
+            if bound >= factor:
+                return f"{bound // factor:,} {unit}"
+        return f"{bound:,} bytes"
+    whole = bound // 1000
+    noun = "cores" if resource == "cpu" else resource
+    for factor, word in _NUMBER_WORDS:
+        if whole >= factor:
+            return f"{whole // factor:,} {word} {noun}"
+    return f"{whole:,} {noun}"
+
+
+def node_amount_errors(amounts: Mapping[str, int], bound: int, field: str = "allocatable") -> list[LimitExceeded]:
+    """One error per resource of a node's ``amounts`` (base units) above ``bound`` (``Limits.max_node_amount``):
+    ``allocatable.cpu: 4611686018427387903m is more than one node may have (230 billion cores;
+    FAIRWAY_MAX_NODE_AMOUNT)``. Every writer of a node (API, admin, what-if, simulate, the Kubernetes adapter) asks
+    this, so that no cluster's total can reach 2**62 base units."""
+    setting = ENV_VARS["max_node_amount"]
+    out: list[LimitExceeded] = []
+    for name, amount in sorted(amounts.items()):
+        if amount > bound:
+            error = LimitExceeded(
+                f"{field}.{name}",
+                f"{format_quantity(amount, name)} is more than one node may have "
+                f"({node_bound_text(bound, name)}; {setting})",
+            )
+            error.setting = setting
+            out.append(error)
+    return out
 
 
 def brief(value: object, limit: int = 60) -> str:
@@ -354,11 +431,19 @@ class Deadline:
     as "session 3 of 20") says where the work was, for the message. The engine receives ``check`` as a callable and
     never reads the clock itself."""
 
-    def __init__(self, seconds: float, setting: str, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        setting: str,
+        clock: Callable[[], float] = time.monotonic,
+        started: float | None = None,
+    ) -> None:
+        """``started`` (a reading of ``clock``) dates the budget back, to when the request came in, say: the time
+        spent reading and parsing it counts too. Default: now."""
         self.seconds = seconds
         self.setting = setting
         self.clock = clock
-        self.end = clock() + seconds
+        self.end = (clock() if started is None else started) + seconds
         self.progress = ""
 
     def remaining(self) -> float:

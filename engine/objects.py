@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.limits import ENV_VARS, Limits, node_amount_errors
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.usage import UsageHistory
@@ -380,6 +381,32 @@ def _with_builtins(given: Mapping[str, Any], builtins: Mapping[str, Any]) -> dic
     return out
 
 
+def _set_aside(nodes: Iterable[NodeInfo], bound: int) -> dict[str, str]:
+    """``Snapshot.set_aside_nodes``."""
+    out: dict[str, str] = {}
+    kept: list[tuple[int, str, NodeInfo]] = []
+    for node in nodes:
+        if not node.schedulable:
+            continue
+        amounts = node.allocatable.raw
+        over = node_amount_errors(amounts, bound)
+        if over:
+            out[node.name] = f"node {node.name} set aside: {over[0]}"
+        else:
+            kept.append((max(amounts.values(), default=0), node.name, node))
+    if len(kept) * bound < MAX_AMOUNT:
+        return out  # no total can reach MAX_AMOUNT
+    total: dict[str, int] = {}
+    for _, name, node in sorted(kept, key=lambda k: (k[0], k[1])):
+        amounts = node.allocatable.raw
+        if any(total.get(r, 0) + a >= MAX_AMOUNT for r, a in amounts.items()):
+            out[name] = f"node {name} set aside: the cluster's total would reach 2**62 base units (more nodes than {ENV_VARS['max_nodes']})"
+            continue
+        for r, a in amounts.items():
+            total[r] = total.get(r, 0) + a
+    return out
+
+
 # -- the snapshot ------------------------------------------------------------------------------------------------
 
 _T = TypeVar("_T")
@@ -387,8 +414,9 @@ Int64Matrix = npt.NDArray[np.int64]
 
 # Which fields each cached index depends on: a copy that changes none of them keeps the index.
 _CACHE_DEPS: dict[str, frozenset[str]] = {
-    "total_allocatable": frozenset({"nodes"}),
-    "schedulable_nodes": frozenset({"nodes"}),
+    "total_allocatable": frozenset({"nodes", "node_bound"}),
+    "schedulable_nodes": frozenset({"nodes", "node_bound"}),
+    "set_aside_nodes": frozenset({"nodes", "node_bound"}),
     "tasks_by_podgroup": frozenset({"tasks"}),
     "tasks_by_node": frozenset({"tasks"}),
     "node_used": frozenset({"tasks"}),
@@ -425,6 +453,8 @@ class Snapshot:
     elastic_quota_args: ElasticQuotaArgs | None = None
     # fairness over time (``engine.usage``): each tree node's decayed past usage, read by the store (None: none)
     past_usage: UsageHistory | None = None
+    # what one node may offer of any resource (``Limits.max_node_amount``): a node above it is set aside
+    node_bound: int = Limits.max_node_amount
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -454,6 +484,7 @@ class Snapshot:
         queue_hierarchy: Mapping[str, QueueHierarchy] | None = None,
         elastic_quota_args: ElasticQuotaArgs | None = None,
         past_usage: UsageHistory | None = None,
+        node_bound: int = Limits.max_node_amount,
     ) -> Snapshot:
         """Build a snapshot from sequences, keying each object by its name; a duplicate key is a ``ValueError``."""
         return cls(
@@ -469,6 +500,7 @@ class Snapshot:
             queue_hierarchy=dict(queue_hierarchy or {}),
             elastic_quota_args=elastic_quota_args,
             past_usage=past_usage,
+            node_bound=node_bound,
         )
 
     def replace(self, **changes: Any) -> Snapshot:
@@ -545,8 +577,21 @@ class Snapshot:
     # -- nodes ----------------------------------------------------------------------------------------------
     @property
     def schedulable_nodes(self) -> tuple[NodeInfo, ...]:
-        """Nodes that are ready and not cordoned."""
-        return self._cached("schedulable_nodes", lambda: tuple(n for n in self.nodes.values() if n.schedulable))
+        """Nodes that are ready and not cordoned, but those set aside (``set_aside_nodes``)."""
+
+        def compute() -> tuple[NodeInfo, ...]:
+            aside = self.set_aside_nodes
+            return tuple(n for n in self.nodes.values() if n.schedulable and n.name not in aside)
+
+        return self._cached("schedulable_nodes", compute)
+
+    @property
+    def set_aside_nodes(self) -> Mapping[str, str]:
+        """Ready, uncordoned nodes left out of the cluster's total, with the reason: an amount above ``node_bound``,
+        or one that would bring the total to ``MAX_AMOUNT`` (only with more nodes than ``Limits.max_nodes``; the
+        smallest nodes are counted first). The writers refuse or set aside such nodes before they reach a snapshot:
+        this keeps one node's numbers from failing a session if one does."""
+        return self._cached("set_aside_nodes", lambda: _set_aside(self.nodes.values(), self.node_bound))
 
     @property
     def total_allocatable(self) -> ResourceList:

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import rules
-from engine.fairshare.elastic import ROOT_GROUP
-from engine.limits import ENV_VARS, Deadline, Limits
+from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
 from engine.resources import ResourceNames, format_amount, format_quantity, is_unlimited, parse_quantity
 from engine.session import run
@@ -104,35 +103,27 @@ def _locate(kind: str, name: str, origins: Mapping[tuple[str, str], Origin] | No
     return f"{where} ({kind} {name})"
 
 
-def _first_failing(
-    names: list[str], check: Callable[[str], list[rules.FieldError]]
-) -> tuple[str, list[rules.FieldError]] | None:
-    for name in names:
-        errors = check(name)
-        if errors:
-            return name, errors
-    return None
+def validate_snapshot(
+    snapshot: Snapshot,
+    origins: Mapping[tuple[str, str], Origin] | None = None,
+    limits: Limits | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> None:
+    """Refuse a snapshot whose trees break the rules, naming the first offending object (by name) and its document.
 
-
-def validate_snapshot(snapshot: Snapshot, origins: Mapping[tuple[str, str], Origin] | None = None) -> None:
-    """Refuse a snapshot whose trees break the rules, naming the first offending object (and its document)."""
-    queues = dict(snapshot.queues)
-    if rules.validate_queue_tree(queues):
-        found = _first_failing(
-            sorted(queues),
-            lambda n: rules.validate_queue(
-                {k: v for k, v in queues.items() if k != n}, queues[n], None, protect_root=False
-            ),
-        ) or ("", rules.validate_queue_tree(queues))
-        name, errors = found
+    Linear in the trees (``rules.queue_tree_errors``): a 20,000-level chain is refused at the first queue past the
+    depth limit (``limits.max_queue_depth``; quota groups ``limits.max_quota_group_depth``) in milliseconds.
+    ``checkpoint`` (a deadline's ``check``) is called as the rules go."""
+    limits = limits or Limits()
+    queue_errors = rules.queue_tree_errors(
+        dict(snapshot.queues), max_depth=limits.max_queue_depth, checkpoint=checkpoint
+    )
+    for name, errors in queue_errors:
         raise SimulationError(f"{_locate('Queue', name, origins)}: {errors[0].field}: {errors[0].message}")
-    groups = {k: v for k, v in snapshot.quota_groups.items()}
-    if rules.validate_quota_tree(groups):
-        found = _first_failing(
-            sorted(n for n in groups if n != ROOT_GROUP),
-            lambda n: rules.validate_quota_group({k: v for k, v in groups.items() if k != n}, groups[n], None),
-        ) or ("", rules.validate_quota_tree(groups))
-        name, errors = found
+    group_errors = rules.quota_tree_errors(
+        dict(snapshot.quota_groups), max_depth=limits.max_quota_group_depth, checkpoint=checkpoint
+    )
+    for name, errors in group_errors:
         raise SimulationError(f"{_locate('ElasticQuota', name, origins)}: {errors[0].field}: {errors[0].message}")
 
 
@@ -214,13 +205,19 @@ def simulate(
     ``limits`` (default ``Limits()``) bound the sessions, pods and podgroups (``SimulationError`` over them);
     ``deadline`` is checked before each session and between podgroups inside it, and raises ``BudgetExceeded``
     when spent: the simulation stops there."""
-    _check_limits(snapshot, sessions, limits or Limits())
+    limits = limits or Limits()
+    _check_limits(snapshot, sessions, limits)
+    _check_nodes(snapshot, limits, origins)
+    snapshot = snapshot.replace(node_bound=limits.max_node_amount)
+    if deadline is not None:
+        deadline.progress = "checking the queue and quota trees"
+        deadline.check()
+    validate_snapshot(snapshot, origins, limits, deadline.check if deadline is not None else None)
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
     warnings += unoffered_requests(snapshot)
     policy = policy or snapshot.policy
     snapshot = snapshot.with_policy(policy)
-    validate_snapshot(snapshot, origins)
     start = time.time() if now is None else now
     document: dict[str, Any] = {"podgroups": {}, "bindings": {}, "pipelined": {}, "evictions": [], "sessions": []}
     snapshot, values = _run_sessions(run, snapshot, policy, sessions, start, deadline, document, warnings)
@@ -304,6 +301,20 @@ def _check_limits(snapshot: Snapshot, sessions: int, limits: Limits) -> None:
     ):
         if count > most:
             raise SimulationError(f"the snapshot holds {count} {what}, more than {most} ({ENV_VARS[setting]})")
+
+
+def _check_nodes(snapshot: Snapshot, limits: Limits, origins: Mapping[tuple[str, str], Origin] | None) -> None:
+    """``SimulationError`` naming the first Node above what one node may have (``FAIRWAY_MAX_NODE_AMOUNT``), or a
+    snapshot of more nodes than one cluster may hold: with both bounds no cluster's total reaches 2**62 base units."""
+    if len(snapshot.nodes) > limits.max_nodes:
+        raise SimulationError(
+            f"the snapshot holds {len(snapshot.nodes):,} nodes, more than {limits.max_nodes:,} "
+            f"({ENV_VARS['max_nodes']})"
+        )
+    for name, node in sorted(snapshot.nodes.items()):
+        errors = node_amount_errors(node.allocatable, limits.max_node_amount, "status.allocatable")
+        if errors:
+            raise SimulationError(f"{_locate('Node', name, origins)}: {errors[0]}")
 
 
 def _value_sections(document: dict[str, Any], snapshot: Snapshot, values: QuotaValues, after: QuotaValues) -> None:

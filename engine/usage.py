@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
@@ -79,6 +80,8 @@ SCALE = 1000  # effective weights are weight x SCALE / ratio, as integers
 PPM = 1_000_000  # usage is counted as a dominant share of the cluster in millionths
 RATIO_FLOOR = Fraction(1, 10)
 RATIO_CEILING = Fraction(10)
+# the largest ratio an annotation may record (far above the ceiling the weights clamp to): "1e999" is a typo
+MAX_RECORDED_RATIO = 1000
 ONE = Fraction(1)
 
 
@@ -99,13 +102,30 @@ def parse_ratio(text: object, where: str) -> Fraction:
     ``where`` when it is not a number >= 0."""
     if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise ValueError(f"{where}: expected a number such as 1.8, got {text!r}")
-    try:
-        value = Fraction(str(text).strip())
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{where}: expected a number such as 1.8, got {text!r}") from None
-    if value < 0:
-        raise ValueError(f"{where}: a past-usage ratio must be >= 0, got {text!r}")
-    return value
+    shown = repr(text) if len(repr(text)) <= 40 else repr(text)[:39] + "…"
+    raw = str(text).strip()
+    try:  # a decimal first: its exponent is checked before any exact fraction of 10**999999999 is built
+        if "/" in raw and len(raw) <= 80:  # the stored form of an exact ratio, "9/5"
+            top, bottom = raw.split("/", 1)
+            number = Decimal(int(top)) / Decimal(int(bottom))
+            exact = Fraction(int(top), int(bottom))
+        else:
+            number = Decimal(raw)
+            exact = None
+    except (InvalidOperation, ValueError, ZeroDivisionError):
+        raise ValueError(f"{where}: expected a number such as 1.8, got {shown}") from None
+    if not number.is_finite():
+        raise ValueError(f"{where}: expected a number such as 1.8, got {shown}")
+    if number < 0:
+        raise ValueError(f"{where}: a past-usage ratio must be >= 0, got {shown}")
+    if number > MAX_RECORDED_RATIO:
+        raise ValueError(
+            f"{where}: a past-usage ratio must be at most {MAX_RECORDED_RATIO} (the weights use it within "
+            f"{float(RATIO_FLOOR):g}..{float(RATIO_CEILING):g}), got {shown}"
+        )
+    if number and number.adjusted() < -9:
+        raise ValueError(f"{where}: a past-usage ratio must be 0 or at least 0.000000001, got {shown}")
+    return exact if exact is not None else Fraction(number)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, JobUsage, QueueBook, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
-from engine.resources import ResourceList
+from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.policy import Policy
 from engine.usage import (
     QUEUE,
@@ -344,15 +344,25 @@ def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: Grou
     groups = list(snapshot.quota_groups.values())
     if args.fairness.enabled:
         groups = fair_quota_groups(groups, snapshot.past_usage or _NO_HISTORY)
+    used = _capped(usage.used)
     return compute_runtimes(
         groups,
-        usage.requests,
+        _capped(usage.requests),
         snapshot.total_allocatable,
-        used=usage.used,
-        system_used=usage.used.get(SYSTEM_GROUP, _EMPTY),
-        default_used=usage.used.get(DEFAULT_GROUP, _EMPTY),
+        used=used,
+        system_used=used.get(SYSTEM_GROUP, _EMPTY),
+        default_used=used.get(DEFAULT_GROUP, _EMPTY),
         enable_min_scale=args.enable_min_quota_scale,
     )
+
+
+def _capped(amounts: Mapping[str, ResourceList]) -> Mapping[str, ResourceList]:
+    """Each group's sum of requests (or uses) at ``MAX_AMOUNT`` at most, the bound of the elastic engine's inputs: a
+    sum that large is unlimited (``is_unlimited``) whatever it is exactly, and thousands of pods each asking what one
+    node may have must not fail the quota values (Koordinator caps a group's request at its max anyway)."""
+    if all(v < MAX_AMOUNT for rl in amounts.values() for v in rl.raw.values()):
+        return amounts
+    return {g: ResourceList.trusted({r: min(v, MAX_AMOUNT) for r, v in rl.raw.items()}) for g, rl in amounts.items()}
 
 
 _NO_HISTORY = UsageHistory()

@@ -14,6 +14,7 @@ from frontend.views import (
     nodes,
     overview,
     team,
+    tokens,
     tree,
     whatif,
 )
@@ -47,5 +48,7 @@ urlpatterns = [
     path("audit/", audit.audit_page, name="audit"),
     path("audit/stage/", audit.stage_suggestion, name="audit-stage"),
     path("history/", history.recent, name="history-recent"),
+    path("tokens/", tokens.tokens, name="tokens"),
+    path("tokens/<int:pk>/revoke/", tokens.revoke, name="token-revoke"),
     path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),
 ]

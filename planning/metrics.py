@@ -28,7 +28,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
-from rest_framework.authtoken.models import Token
 
 from engine.lending import lendable_groups, lendable_queues
 from engine.objects import PodGroupPhase
@@ -37,6 +36,8 @@ from planning import valuecache
 from quotas.access import is_admin
 from scheduling.counters import cumulative
 from scheduling.models import Cluster, ClusterCounters, Node, PodGroup
+from security.authentication import TokenThrottled, authenticate_key
+from security.tokens import TokenRefused
 
 QUEUE_LABELS = ("cluster", "queue", "parent", "resource")
 GROUP_LABELS = ("cluster", "quota_group", "parent", "resource")
@@ -210,7 +211,7 @@ class SessionCollector(Collector):
         )
         evictions = CounterMetricFamily(
             "fairway_evictions",
-            "Pods evicted, by action (reclaim, preempt, recycle, node-lost)",
+            "Pods evicted, by action (reclaim, preempt, recycle, node-lost, gang-release)",
             labels=("cluster", "action"),
         )
         rows = ClusterCounters.objects.order_by("cluster__name").values_list("cluster__name", "counts")
@@ -273,15 +274,25 @@ def _allowed(request: HttpRequest) -> bool:
     header = request.headers.get("Authorization", "")
     if token and header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :], token):
         return True
-    if header.startswith("Token "):
-        found = Token.objects.select_related("user").filter(key=header[len("Token ") :].strip()).first()
-        return found is not None and found.user.is_active and is_admin(found.user)
+    try:
+        found = authenticate_key(request, header)  # an API token: hashed, expiring, failures throttled and logged
+    except TokenRefused:
+        return False
+    if found is not None:
+        return is_admin(found[0])
     return bool(request.user.is_authenticated and is_admin(request.user))
 
 
 def metrics(request: HttpRequest) -> HttpResponse:
     """The Prometheus text exposition: the process' metrics, then the trees'."""
-    if not _allowed(request):
+    try:
+        allowed = _allowed(request)
+    except TokenThrottled as exc:
+        response = HttpResponse(f"metrics: {exc.detail}\n", status=429)
+        response["Retry-After"] = str(int(exc.wait or 1))
+        response["Content-Type"] = "text/plain; charset=utf-8"
+        return response
+    if not allowed:
         response = HttpResponse("metrics: an admin's login or token, or the metrics bearer token\n", status=401)
         response["WWW-Authenticate"] = 'Bearer realm="fairway-metrics"'
         response["Content-Type"] = "text/plain; charset=utf-8"

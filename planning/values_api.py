@@ -7,7 +7,7 @@ posted manifests, and writes nothing.
 from __future__ import annotations
 
 import dataclasses
-import threading
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from controlplane.api import rule_errors_to_validation_error
 from controlplane.errors import Busy
+from controlplane.middleware import request_started
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import ENV_VARS, Deadline
@@ -31,10 +32,12 @@ from engine.session.policy import Policy, PolicyError
 from engine.simulate import SimulationError, simulate
 from engine.usage import QUEUE, QUOTA, node_key
 from engine.values import QuotaValues, compute_values
-from planning import valuecache, whatif_access
+from planning import slots, valuecache, whatif_access
 from quotas.permissions import AdminOrTeamSubmits
 from scheduling.models import Cluster
 from scheduling.store import load_snapshot
+
+log = logging.getLogger(__name__)
 
 
 def _cluster_name(request: Request, data: Any = None) -> str:
@@ -68,28 +71,28 @@ def _placed_per_podgroup(snapshot: Any, result: Any) -> dict[str, int]:
     return placed
 
 
-_slots: tuple[int, threading.BoundedSemaphore] | None = None  # (the limit it was made for, the semaphore)
-_slots_lock = threading.Lock()
-
-
 @contextmanager
-def heavy_work() -> Iterator[Deadline]:
-    """A simulate or what-if computation: at most ``FAIRWAY_MAX_CONCURRENT_SIMULATIONS`` at once in this process (one
-    more is refused at once with 503 and ``Retry-After``, so that the rest of the API stays responsive), each within
-    ``FAIRWAY_REQUEST_BUDGET_SECONDS`` (the deadline it yields is checked between sessions and podgroups, and stops
-    the work with 422 once spent: nothing runs on after the answer)."""
-    global _slots
+def heavy_work(request: Request | None = None) -> Iterator[Deadline]:
+    """A simulate or what-if computation: at most ``FAIRWAY_MAX_CONCURRENT_SIMULATIONS`` at once in the whole
+    deployment (``planning.slots``: Redis or PostgreSQL count them; one more is refused at once with 503 and
+    ``Retry-After``, so that the rest of the API stays responsive), each within ``FAIRWAY_REQUEST_BUDGET_SECONDS``
+    counted from when the request came in (``RequestLimitsMiddleware`` stamps it): reading and parsing the body, the
+    tree rules and the engine all spend it. The deadline it yields is checked between those phases, inside the rules'
+    loops and between sessions and podgroups, and stops the work with 422 once spent: nothing runs on after the
+    answer."""
     limits = settings.FAIRWAY_LIMITS
-    with _slots_lock:
-        if _slots is None or _slots[0] != limits.max_concurrent_simulations:  # made anew when the setting changes
-            _slots = (limits.max_concurrent_simulations, threading.BoundedSemaphore(limits.max_concurrent_simulations))
-        slots = _slots[1]
-    if not slots.acquire(blocking=False):
-        raise Busy()
     try:
-        yield Deadline(limits.request_budget_seconds, ENV_VARS["request_budget_seconds"])
-    finally:
-        slots.release()
+        with slots.slot() as taken:
+            if not taken:
+                raise Busy()
+            started = request_started(request) if request is not None else None
+            yield Deadline(limits.request_budget_seconds, ENV_VARS["request_budget_seconds"], started=started)
+    except slots.SlotsUnavailable as exc:
+        log.warning("simulation slots: %s", exc)
+        raise Busy(
+            "The server cannot count its running simulations at the moment (its Redis or database is unreachable); "
+            "retry in a few seconds."
+        ) from exc
 
 
 def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -162,14 +165,19 @@ class WhatIfView(APIView):
         ),
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        body = WhatIfSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        try:
-            before_snap, before = cached_values(_cluster_name(request, request.data))
-        except Cluster.DoesNotExist:
-            raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
         scope = whatif_access.scope_of(request.user)  # None: an admin, who proposes anything and sees all
-        with heavy_work() as deadline:
+        with heavy_work(request) as deadline:
+            deadline.progress = "while reading the request"
+            body = WhatIfSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            deadline.check()
+            deadline.progress = "while reading the cluster"
+            try:
+                before_snap, before = cached_values(_cluster_name(request, request.data))
+            except Cluster.DoesNotExist:
+                raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
+            deadline.progress = "checking the proposed changes"
+            deadline.check()
             try:
                 changes = body.validated_data["changes"]
                 created = whatif_access.check_changes(before_snap, changes, scope) if scope is not None else set()
@@ -179,6 +187,7 @@ class WhatIfView(APIView):
                     max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
                     limits=settings.FAIRWAY_LIMITS,
                     resource_names=known_resource_names(),
+                    checkpoint=deadline.check,
                 )
             except ProposalError as exc:
                 raise rule_errors_to_validation_error(exc.errors) from exc
@@ -241,12 +250,14 @@ class SimulateView(APIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
 
-        body = SimulateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
         limits = settings.FAIRWAY_LIMITS
         try:
-            with heavy_work() as deadline:
+            with heavy_work(request) as deadline:
+                deadline.progress = "while reading the request"
+                body = SimulateSerializer(data=request.data)
+                body.is_valid(raise_exception=True)
+                data = body.validated_data
+                deadline.check()
                 deadline.progress = "while reading the manifests"
                 loaded = load_manifests([("manifests", data["manifests"])], limits=limits, checkpoint=deadline.check)
                 policy = (

@@ -23,7 +23,47 @@ def _apply_rule_errors(form: forms.ModelForm, errors: list[rules.FieldError]) ->
         form.add_error(field if field in form.fields else None, err.message)
 
 
-class QueueAdminForm(forms.ModelForm):
+class _VersionedAdminForm(forms.ModelForm):
+    """A change form carries the version of the row it was read at (``read_version``, hidden) and is refused, with
+    nothing written, when the row moved since: the rule of the editor and the staged what-if
+    (``quotas.services.check_versions``), checked under the tree write lock the admin's saves take
+    (``_TreeWriteLockMixin``), so the version compared is the one the save replaces."""
+
+    kind: services.WriteKind
+
+    read_version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            # the row's version now (not the instance's: a history revert's instance is an old copy without one)
+            current = type(self.instance).objects.filter(pk=self.instance.pk).values_list("version", flat=True)
+            self.fields["read_version"].initial = current.first()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.instance.pk is None:
+            return data
+        read = data.get("read_version")
+        if read is None:
+            self.add_error(None, "This form was sent without the version it was read at; reload the page.")
+            return data
+        try:
+            services.check_versions([services.Write(self.kind, self.instance.name, read)])
+        except services.StaleWrite as exc:
+            self.add_error(
+                None,
+                f"{exc}: it changed since this form was opened, so nothing was saved. Reload the page to see the "
+                "change, then make yours again.",
+            )
+            return data
+        self.instance.version = read  # the save's compare-and-swap replaces the version this form was read at
+        return data
+
+
+class QueueAdminForm(_VersionedAdminForm):
+    kind = "queue"
+
     class Meta:
         model = Queue
         fields = "__all__"
@@ -41,7 +81,9 @@ class QueueAdminForm(forms.ModelForm):
         return data
 
 
-class QuotaGroupAdminForm(forms.ModelForm):
+class QuotaGroupAdminForm(_VersionedAdminForm):
+    kind = "quota_group"
+
     class Meta:
         model = QuotaGroup
         fields = "__all__"
@@ -62,11 +104,18 @@ class QuotaGroupAdminForm(forms.ModelForm):
         return data
 
 
+class NamespaceAdminForm(_VersionedAdminForm):
+    kind = "namespace"
+
+    class Meta:
+        model = Namespace
+        fields = "__all__"
+
+
 class _TreeWriteLockMixin:
     """Admin saves take the tree write lock before the change form reads the row, as every other tree writer does
-    (``quotas.services.lock_tree_writes``): the form's rule check sees the tree the save changes, and the save never
-    replaces a version it did not read (the admin form has no version field: it overwrites what it showed, not a
-    change made while it was saving)."""
+    (``quotas.services.lock_tree_writes``): the form's rule check sees the tree the save changes, and the version the
+    form was read at (``_VersionedAdminForm``) is compared with the one the save replaces."""
 
     def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         if request.method != "POST":
@@ -78,8 +127,9 @@ class _TreeWriteLockMixin:
 
 class _OwnedByClusterMixin:
     """While a Kubernetes cluster owns the trees (``controlplane.tree_owner``) nothing of them is added, deleted or
-    changed here; only the teams linked to a queue or a quota group (Fairway's own, not the cluster's) stay
-    editable. The owner is read once per request."""
+    changed here; only the teams linked to a queue or a quota group and a queue's job priority range
+    (``max_priority``, ``allow_non_preemptible``: Fairway's own, not the cluster's) stay editable. The owner is read
+    once per request."""
 
     def _owner(self, request: HttpRequest) -> str | None:
         if not hasattr(request, "_fairway_trees_owner"):
@@ -104,7 +154,9 @@ class _OwnedByClusterMixin:
         fields = super().get_readonly_fields(request, obj)  # type: ignore[misc]
         if self._owner(request) is None:
             return fields
-        tree = [f.name for f in self.model._meta.fields if f.editable and f.name not in fields]  # type: ignore[attr-defined]
+        # the queues' job priority range is Fairway's admission policy, not the cluster's tree: editable too
+        policy = services.QUEUE_POLICY_FIELDS
+        tree = [f.name for f in self.model._meta.fields if f.editable and f.name not in (*fields, *policy)]  # type: ignore[attr-defined]
         return (*fields, *tree)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
@@ -170,6 +222,7 @@ class QuotaGroupAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDelet
 
 @admin.register(Namespace)
 class NamespaceAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, SimpleHistoryAdmin):
+    form = NamespaceAdminForm
     list_display = ("name", "weight", "default_queue", "quota_group")
     search_fields = ("name",)
     readonly_fields = ("version", "created", "updated")

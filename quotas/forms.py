@@ -29,6 +29,17 @@ class ResourceListFormField(forms.JSONField):
                 pass
         return super().prepare_value(value)
 
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        """Compare what was shown with what came back as amounts in base units (Django's ``JSONField`` compares
+        JSON texts, and a ``ResourceList`` is not JSON): ``{"cpu": "1"}`` and ``{"cpu": "1000m"}`` are the same list,
+        an explicit 0 is not the same as leaving the resource out, and an entry that does not parse is a change."""
+        if self.disabled:
+            return False
+        try:
+            return _base_units(initial) != _base_units(self.to_python(data))
+        except (forms.ValidationError, QuantityError, ValueError, TypeError):
+            return True
+
     def to_python(self, value: Any) -> Any:
         data = super().to_python(value)
         if data in (None, ""):
@@ -40,3 +51,15 @@ class ResourceListFormField(forms.JSONField):
             return value
         except QuantityError as exc:
             raise forms.ValidationError(exc.message) from exc
+
+
+def _base_units(value: Any) -> dict[str, int] | None:
+    """A resource list as ``{name: base units}`` (None for none), from a ``ResourceList``, a mapping of quantities or
+    the JSON text of one (a hidden initial value)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return _base_units(json.loads(value))
+    if isinstance(value, ResourceList):
+        return dict(value.to_dict())
+    return dict(parse_resource_list(value).to_dict())

@@ -181,6 +181,20 @@ class Queue(VersionedModel):
     lending_limit = ResourceListField(null=True, blank=True)
     reclaimable = models.BooleanField(default=True)
     priority = models.PositiveIntegerField(default=0)
+    # Fairway's range of the jobs' priority and preemptibility (admins set it; the strictest along the queue's path
+    # holds: ``engine.rules.priority_range``)
+    max_priority = models.IntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-(2**31)), MaxValueValidator(2**31 - 1)],
+        help_text="The highest priority a podgroup or pod of this queue (or of a queue below it) may have; "
+        "empty: no maximum. Set by admins; raising or lowering it does not change existing jobs.",
+    )
+    allow_non_preemptible = models.BooleanField(
+        default=True,
+        help_text="Whether pods of this queue (and of the queues below it) may be non-preemptible (they are still "
+        "held to their quota group's min).",
+    )
     state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
     closed_by_parent = models.BooleanField(default=False)
     teams = models.ManyToManyField(Group, blank=True, related_name="queues")

@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import NameField, ResourceListField
+from controlplane.fields import NameField, ObjectNameField, ResourceListField
 from engine import rules
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -123,7 +123,7 @@ class QueueStatusSerializer(serializers.Serializer):
 
 class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     KIND = "queue"
-    name = serializers.CharField(max_length=253, help_text=NAME_HELP)
+    name = ObjectNameField(help_text=NAME_HELP)
     parent = NameField(
         slug_field="name",
         queryset=Queue.objects.all(),
@@ -138,6 +138,19 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     lending_limit = ResourceListField(required=False, allow_null=True, help_text=LENDING_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    max_priority = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=-(2**31),
+        max_value=2**31 - 1,
+        help_text="The highest priority a podgroup or pod of this queue (or below it) may be created with; null: no "
+        "maximum. The strictest along the queue's path holds. Existing jobs keep theirs.",
+    )
+    allow_non_preemptible = serializers.BooleanField(
+        required=False,
+        help_text="Whether pods of this queue (and below it) may be created non-preemptible (still held to their "
+        "quota group's min).",
+    )
     state = serializers.CharField(read_only=True)
     closed_by_parent = serializers.BooleanField(read_only=True)
     children = NameField(slug_field="name", many=True, read_only=True)
@@ -159,6 +172,8 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "lending_limit",
             "reclaimable",
             "priority",
+            "max_priority",
+            "allow_non_preemptible",
             "state",
             "closed_by_parent",
             "children",
@@ -203,7 +218,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
 
 class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     KIND = "quota"
-    name = serializers.CharField(max_length=253)
+    name = ObjectNameField()
     parent = NameField(
         slug_field="name",
         queryset=QuotaGroup.objects.all(),
@@ -291,7 +306,7 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
 
 
 class NamespaceSerializer(serializers.ModelSerializer):
-    name = serializers.CharField(max_length=253, help_text=NAME_HELP)
+    name = ObjectNameField(help_text=NAME_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     default_queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True)
     quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)

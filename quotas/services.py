@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from controlplane import tree_owner
+from controlplane import cluster_facts, tree_owner
 from engine import rules
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
@@ -29,6 +29,8 @@ QUEUE_FIELDS = (
     "borrowing_limit",
     "lending_limit",
 )
+# Fairway's admission policy of a queue's jobs (``engine.rules.priority_range``): no part of the engine's tree
+QUEUE_POLICY_FIELDS = ("max_priority", "allow_non_preemptible")
 GROUP_FIELDS = (
     "is_parent",
     "min",
@@ -80,6 +82,27 @@ def queue_specs() -> dict[str, QueueSpec]:
     """The whole queue tree as engine specs, keyed by name (one query)."""
     rows = Queue.objects.select_related("parent").order_by("name")
     return {q.name: q.to_spec(parent_name=q.parent.name if q.parent_id else None) for q in rows}
+
+
+def priority_ranges() -> dict[str, rules.PriorityRange]:
+    """Per queue name, the range of priority and preemptibility its jobs may have: the strictest of the queue's and
+    its ancestors' ``max_priority`` and ``allow_non_preemptible`` (one query)."""
+    rows = {
+        pk: (parent, name, max_priority, allow)
+        for pk, parent, name, max_priority, allow in Queue.objects.values_list(
+            "id", "parent_id", "name", "max_priority", "allow_non_preemptible"
+        )
+    }
+    out: dict[str, rules.PriorityRange] = {}
+    for pk, (_, name, _, _) in rows.items():
+        path: list[tuple[str, int | None, bool]] = []
+        at: int | None = pk
+        while at is not None and at in rows and len(path) <= len(rows):  # a cycle cannot be stored; bounded anyway
+            parent, n, max_priority, allow = rows[at]
+            path.append((n, max_priority, allow))
+            at = parent
+        out[name] = rules.priority_range(name, path)
+    return out
 
 
 def queue_facts() -> dict[str, rules.QueueFacts]:
@@ -181,6 +204,9 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     queue.parent = Queue.objects.get(name=spec.parent) if spec.parent else None
     for key in QUEUE_FIELDS:
         setattr(queue, key, _stored(key, getattr(spec, key)))
+    for key in QUEUE_POLICY_FIELDS:
+        if key in data:
+            setattr(queue, key, data[key])
     if "teams" in data:
         queue.save()
         queue.teams.set(data["teams"])
@@ -196,12 +222,36 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
+    _raise(_mirrored_jobs(order) if force else [])
     queues = {q.name: q for q in Queue.objects.filter(name__in=order).select_for_update()}
     for name in order:
         queues[name].podgroups.all().delete()  # pods cascade with their podgroup
         Namespace.objects.filter(default_queue=queues[name]).update(default_queue=None)
         queues[name].delete()
     return order
+
+
+def _mirrored_jobs(queues: Sequence[str]) -> list[rules.FieldError]:
+    """A forced delete would delete the podgroups of ``queues``: those of a cluster mirrored from Kubernetes are its
+    adapter's to write (``controlplane.cluster_facts.mirrored_clusters``), not people's."""
+    mirrored = cluster_facts.mirrored_clusters()
+    if not mirrored:
+        return []
+    held = (
+        Queue.objects.filter(name__in=queues, podgroups__cluster__name__in=mirrored)
+        .values_list("name", "podgroups__cluster__name")
+        .distinct()
+        .order_by("name", "podgroups__cluster__name")
+    )
+    return [
+        rules.FieldError(
+            "force",
+            f"queue {name} holds podgroups of cluster {cluster}, which is mirrored from Kubernetes: delete them there "
+            "with kubectl; Fairway only reads them",
+            "cluster_mirrored_from_kubernetes",
+        )
+        for name, cluster in held
+    ]
 
 
 @transaction.atomic
@@ -291,7 +341,11 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
         )
         if old is not None and old.name != name:
             facts.pop(old.name, None)
-    _raise(rules.validate_quota_group(others, new, old, facts=facts))
+    _raise(
+        rules.validate_quota_group(
+            others, new, old, facts=facts, max_depth=int(settings.FAIRWAY["MAX_QUOTA_GROUP_DEPTH"])
+        )
+    )
     return new
 
 

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane import tree_owner
-from controlplane.api import ETagMixin, rule_errors_to_validation_error
+from controlplane.api import ETagMixin, bool_param, rule_errors_to_validation_error
 from engine import rules
 from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
@@ -23,13 +23,6 @@ from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.permissions import AdminWritesTeamsRead
 from quotas.selectors import queue_phase_counts
 from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
-
-
-def _bool_param(request: Request, name: str) -> bool:
-    value = request.query_params.get(name, "false").lower()
-    if value not in ("true", "false", "1", "0", "yes", "no"):
-        raise serializers.ValidationError({name: [f"{name} must be true or false, got {value!r}"]})
-    return value in ("true", "1", "yes")
 
 
 class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
@@ -97,7 +90,7 @@ class QueueViewSet(_TreeViewSet):
         ]
     )
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        cascade, force = _bool_param(request, "cascade"), _bool_param(request, "force")
+        cascade, force = bool_param(request, "cascade"), bool_param(request, "force")
         with transaction.atomic():
             queue = self.locked_object(request)
             self.perform_destroy_with_rules(services.delete_queue, queue, cascade=cascade, force=force)

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import BigIntegerField, Count, Exists, Max, OuterRef, Q, Sum
 from django.db.models.fields.json import KeyTextTransform
@@ -67,6 +68,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from engine import rules
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
+from engine.limits import node_amount_errors
 from engine.resources import ResourceList
 from engine.wording import duration as say_duration
 from quotas import services
@@ -134,12 +136,15 @@ def heartbeat(
     taints: Sequence[Mapping[str, Any]] | None = None,
     unschedulable: bool | None = None,
 ) -> Node:
-    """Record a heartbeat (the node is Ready again), with optional updates of what the node offers."""
+    """Record a heartbeat (the node is Ready again), with optional updates of what the node offers. An allocatable
+    above what one node may have sets the node aside (``offer``) rather than failing the heartbeat."""
     node.last_heartbeat = now
     node.ready = True
     fields = ["last_heartbeat", "ready", "updated"]
+    if allocatable is not None:
+        offer(node, allocatable, "the heartbeat")
+        fields += ["allocatable", "set_aside"]
     for name, value in (
-        ("allocatable", allocatable),
         ("labels", labels),
         ("taints", None if taints is None else [dict(t) for t in taints]),
         ("unschedulable", unschedulable),
@@ -149,6 +154,35 @@ def heartbeat(
             fields.append(name)
     node.save(update_fields=fields)
     return node
+
+
+def set_aside_reason(allocatable: Mapping[str, int], reporter: str) -> str:
+    """Why a node reporting ``allocatable`` is set aside, or "" when every amount is within what one node may have
+    (``FAIRWAY_MAX_NODE_AMOUNT``)."""
+    errors = node_amount_errors(allocatable, settings.FAIRWAY_LIMITS.max_node_amount)
+    if not errors:
+        return ""
+    names = " and ".join(e.field.split(".", 1)[1] for e in errors)
+    said = "; ".join(f"{e.field.split('.', 1)[1]} {e.message}" for e in errors)
+    return f"set aside: allocatable {names} above the per-node bound ({reporter} said {said})"
+
+
+def offer(node: Node, allocatable: ResourceList, reporter: str) -> None:
+    """Set what ``node`` offers (not saved): ``allocatable``, or — when an amount is above what one node may have —
+    nothing, with the reason in ``set_aside``, until a report within the bound comes. One node's numbers never
+    reach the cluster's total, so they cannot fail its sessions, pages or metrics; the change is logged."""
+    reason = set_aside_reason(allocatable, reporter)
+    if reason:
+        if node.set_aside != reason:
+            logger.warning("node %s (cluster %s) %s", node.name, node.cluster_id, reason)
+        node.allocatable = ResourceList()
+        node.set_aside = reason
+        return
+    if node.set_aside:
+        logger.warning("node %s (cluster %s) back within the per-node bound: no longer set aside", node.name,
+                       node.cluster_id)  # fmt: skip
+    node.allocatable = allocatable
+    node.set_aside = None
 
 
 def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:

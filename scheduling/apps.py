@@ -13,10 +13,11 @@ class SchedulingConfig(AppConfig):
         from controlplane import cluster_facts, resource_names, tree_owner
         from scheduling import affinity, signals  # noqa: F401 - affinity: its Celery signal handler
         from scheduling.cluster_facts import cluster_facts as read_cluster_facts
-        from scheduling.cluster_facts import tree_owning_cluster
+        from scheduling.cluster_facts import mirrored_cluster_names, tree_owning_cluster
         from scheduling.resource_names import offered_names
 
         signals.connect()
         resource_names.register(offered_names)
         cluster_facts.register(read_cluster_facts)
+        cluster_facts.register_mirrored(mirrored_cluster_names)
         tree_owner.register(tree_owning_cluster)

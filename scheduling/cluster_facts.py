@@ -36,3 +36,10 @@ def tree_owning_cluster() -> str | None:
         .values_list("name", flat=True)
         .first()
     )
+
+
+def mirrored_cluster_names() -> set[str]:
+    """The clusters whose nodes, podgroups and pods the Kubernetes adapter writes (``scheduling.ownership``)."""
+    from scheduling.models import Cluster, ClusterSource
+
+    return set(Cluster.objects.filter(source=ClusterSource.KUBERNETES).values_list("name", flat=True))

@@ -42,6 +42,7 @@ __all__ = [
     "NODE_CHECK_LOCK",
     "RECYCLE_LOCK",
     "SCHEDULING_SESSION_LOCK",
+    "SIMULATION_SLOT_LOCK",
     "WORKLOAD_LOCK",
     "cluster_lock",
     "uses_advisory_locks",
@@ -54,6 +55,9 @@ AGENT_TICK_LOCK = 0x4657_0003  # the simulated node agent
 WORKLOAD_LOCK = 0x4657_0004  # the simulated workload generator
 NODE_CHECK_LOCK = 0x4657_0005  # heartbeat timeouts
 COMPACTION_LOCK = 0x4657_0006  # sample compaction and record retention
+# Not a cluster's lock (so not in LOCK_NAMES, which deleting a cluster takes): the second int4 is a slot's number
+# (planning/slots.py, a session-level pg_try_advisory_lock on a connection of its own)
+SIMULATION_SLOT_LOCK = 0x4657_0007  # simulate and what-if computations at once in the deployment
 
 LOCK_NAMES: dict[int, str] = {
     SCHEDULING_SESSION_LOCK: "scheduling session",

@@ -46,6 +46,7 @@ mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections import Counter
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -181,7 +183,8 @@ class ClusterMirror:
         self.version = 0  # moves whenever what the mirror holds changes
         self._rows = 0  # moves whenever the cluster's rows it holds change (not for a tree change)
         self._copies: tuple[int, dict[str, TaskInfo], dict[str, PodGroupInfo]] | None = None
-        self._memo: tuple[int, str, float, Any] | None = None  # (version, policy, now, the engine's result)
+        # (version, policy, now, the engine's result, until when time alone changes nothing: ``clock.time_horizon``)
+        self._memo: tuple[int, str, float, Any, float] | None = None
         self._local = threading.local()
         self._pending: tuple[int, int] | None = None
         self._specs = store.SpecMemo()  # the tree specs of the last read, reused for the rows that did not change
@@ -238,6 +241,7 @@ class ClusterMirror:
                 policy=cluster.policy,
                 quota_namespaces={k: tuple(v) for k, v in st.trees.quota_namespaces.items()},
                 past_usage=store.read_past_usage(cluster),  # fairness over time: None (no query) when off
+                node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
             )
 
     def row_ids(self) -> store.RowIds:
@@ -247,20 +251,22 @@ class ClusterMirror:
                 raise RuntimeError("the mirror has not been read yet (call refresh first)")
             return store.RowIds(pods=dict(st.pod_ids), nodes=dict(st.node_ids))
 
-    def remember(self, result: Any, policy: str, now: float) -> None:
+    def remember(self, result: Any, policy: str, now: float, until: float = math.inf) -> None:
         """The engine's ``result`` on the snapshot this thread last ``read``, under ``policy`` (its text) at
-        ``now``."""
+        ``now``, good until ``until`` at most (``engine.session.clock.time_horizon``)."""
         with self._lock:
             version = getattr(self._local, "version", None)
-            self._memo = None if version is None else (version, policy, now, result)
+            self._memo = None if version is None else (version, policy, now, result, until)
 
     def reusable(self, policy: str, now: float) -> Any:
         """The remembered result when the engine would decide exactly the same now, else None.
 
-        The session engine is a pure function of the snapshot, the policy and ``now``, and ``now`` enters only
-        through the requeue backoff (a podgroup is not admitted before its ``backoff_until``). So when the mirror
+        The session engine is a pure function of the snapshot, the policy and ``now``, and ``now`` enters through
+        the requeue backoff (a podgroup is not admitted before its ``backoff_until``), a broken gang's repair time
+        and the victims' minimum runtime (``engine.session.clock.time_matters``). So when the mirror
         has not changed since the result was computed (no row written since, by anyone, the session's own decisions
-        included: they are read back as changes), the policy is the same text, and no backoff ended in between,
+        included: they are read back as changes), the policy is the same text, no backoff ended in between, and
+        ``now`` is before the horizon ``remember`` was given,
         running the engine again would return the same result: the steady state of a cluster with nothing to do.
         """
         with self._lock:
@@ -271,6 +277,8 @@ class ClusterMirror:
             for pg in st.podgroups.values():
                 if pg.backoff_until is not None and before < pg.backoff_until <= now:
                     return None
+            if now >= memo[4]:  # a broken gang's repair time ran out, a pod's minimum runtime ended
+                return None
             return memo[3]
 
     def phase_counts(self) -> dict[str, int]:

@@ -37,6 +37,7 @@ from django.db.models.expressions import Col
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from engine.limits import node_amount_errors
 from engine.session.policy import DEFAULT_POLICY, Policy, PolicyError
 from quotas.fields import ResourceListField
 from quotas.models import Namespace, Queue, QuotaGroup, RevisedQuerySet, Revision
@@ -109,11 +110,13 @@ class Cluster(models.Model):
         help_text="Who feeds the cluster's nodes and pods: node agents through the API, or the Kubernetes adapter "
         "(manage.py kube_adapter) mirroring an API server.",
     )
-    kubeconfig = models.TextField(
+    kubeconfig_encrypted = models.TextField(
         blank=True,
         default="",
-        help_text="source=kubernetes: the kubeconfig (YAML) the adapter connects with; blank means the in-cluster "
-        "service account.",
+        editable=False,
+        help_text="source=kubernetes: the kubeconfig (YAML) the adapter connects with, encrypted with the first key "
+        "of FAIRWAY_SECRET_KEYS (Fernet); blank means the in-cluster service account. Write it through "
+        "``kubeconfig`` and read it through ``read_kubeconfig()``.",
     )
     scheduler_name = models.CharField(
         max_length=63,
@@ -155,6 +158,29 @@ class Cluster(models.Model):
             super().save(*args, **kwargs)
             if adding:  # its change feed's state, made with it (a mirror that reads never has to write it)
                 ClusterFeed.objects.using(self._state.db).get_or_create(cluster=self)
+
+    @property
+    def kubeconfig(self) -> str:
+        """Write-only: reading it raises (use ``read_kubeconfig()``, the adapter's one accessor), so that no template,
+        form or serializer can show it; setting it (``Cluster(kubeconfig=...)``, a serializer's save) encrypts."""
+        raise AttributeError("the kubeconfig is write-only: read it with Cluster.read_kubeconfig()")
+
+    @kubeconfig.setter
+    def kubeconfig(self, text: str) -> None:
+        from security.crypto import encrypt
+
+        self.kubeconfig_encrypted = encrypt(text if text and text.strip() else "")
+
+    @property
+    def kubeconfig_set(self) -> bool:
+        """Whether a kubeconfig is stored (what the API and the admin show instead of it)."""
+        return bool(self.kubeconfig_encrypted)
+
+    def read_kubeconfig(self) -> str:
+        """The kubeconfig in clear ("" for the in-cluster service account): the only way to read it."""
+        from security.crypto import decrypt
+
+        return decrypt(self.kubeconfig_encrypted)
 
     @property
     def policy(self) -> Policy:
@@ -273,6 +299,14 @@ class Node(ClusterRow):
     not_ready_since = models.DateTimeField(
         null=True, blank=True, help_text="When it turned NotReady (cleared when it is Ready again)."
     )
+    # Null, not "", when unset: a column with a default makes Django rebuild the table on SQLite, which drops the
+    # change feed's triggers (scheduling/migrations/0011).
+    set_aside = models.TextField(  # noqa: DJ001 - see above
+        null=True,
+        blank=True,
+        help_text="Why the node is set aside (an agent or the cluster reported more than one node may have): it "
+        "offers nothing until a report within the bound comes. Empty when it is not.",
+    )
     pool = models.CharField(
         max_length=63,
         blank=True,
@@ -301,6 +335,21 @@ class Node(ClusterRow):
         if fields is not None and "ready" in fields and "not_ready_since" not in fields:
             kwargs["update_fields"] = [*fields, "not_ready_since"]
         super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        """The admin's form (the API's serializer checks the same): every amount within what one node may have, and
+        at most ``FAIRWAY_MAX_NODES`` nodes in a cluster, so that no cluster's total can reach 2**62 base units."""
+        limits = settings.FAIRWAY_LIMITS
+        errors = node_amount_errors(self.allocatable or {}, limits.max_node_amount)
+        if errors:
+            raise ValidationError({"allocatable": [str(e) for e in errors]})
+        if self.cluster_id is not None:
+            others = Node.objects.filter(cluster_id=self.cluster_id).exclude(pk=self.pk)
+            if others.count() >= limits.max_nodes:
+                raise ValidationError(
+                    {"cluster": f"this cluster holds {limits.max_nodes:,} nodes, the most one cluster may have "
+                     "(FAIRWAY_MAX_NODES)"}
+                )  # fmt: skip
 
 
 class NodeAgentBinding(models.Model):
@@ -365,6 +414,14 @@ class PodGroup(ClusterRow):
     backoff_until = models.DateTimeField(
         null=True, blank=True, help_text="After a requeue, it is not admitted again before this moment."
     )
+    gang_releases = models.PositiveIntegerField(
+        default=0, help_text="Times the gang was released whole after staying below its minimum too long."
+    )
+    idle_gpu_seconds = models.PositiveBigIntegerField(
+        default=0, help_text="GPU-seconds its pods held while the gang was below its minimum, over its releases."
+    )
+    released_at = models.DateTimeField(null=True, blank=True, help_text="When it was last released whole.")
+    release_reason = models.TextField(blank=True, default="", help_text="Why it was last released whole.")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -491,6 +548,7 @@ class EvictionAction(models.TextChoices):
     PREEMPT = "preempt"
     RECYCLE = "recycle"
     NODE_LOST = "node-lost", "node lost"
+    GANG_RELEASE = "gang-release", "gang released"
 
 
 class EvictionApiStatus(models.TextChoices):
@@ -717,13 +775,25 @@ class KubeObjectProblem(models.Model):
     """An object of a ``source=kubernetes`` cluster that the adapter could not apply (a bad field, or a tree rule
     it breaks), with the reason. Nothing of such an object is written: the rows keep what the last valid version
     made of them. The row goes when the object is fixed or deleted; a Kubernetes Event with the same reason is
-    created on the object."""
+    created on the object.
+
+    ``reason`` ``FairwayHeldToRange`` marks an object that was applied, but held to its queue's range of priority
+    and preemptibility (``engine.rules.priority_range``): the message says what Fairway schedules it with."""
+
+    INVALID = "FairwayInvalid"
+    HELD_TO_RANGE = "FairwayHeldToRange"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_problems")
     kind = models.CharField(max_length=63)
     namespace = models.CharField(max_length=63, blank=True, default="")
     name = models.CharField(max_length=253)
     message = models.TextField()
+    reason = models.CharField(
+        max_length=63,
+        default=INVALID,
+        help_text="The Event's reason: FairwayInvalid (not applied) or FairwayHeldToRange (applied, its priority or "
+        "preemptibility held to its queue's range).",
+    )
     resource_version = models.CharField(max_length=63, blank=True, default="")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()

@@ -11,16 +11,16 @@ from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import APIException, PermissionDenied
 
 from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import NameField, ResourceListField
+from controlplane.fields import NameField, ObjectNameField, ResourceListField
 from engine import rules
 from engine.fairshare.elastic import DEFAULT_GROUP
 from engine.resources import ResourceList, null_unbounded
 from engine.session.policy import PolicyError
 from quotas import services
-from quotas.access import submittable_queue_ids, usable_group_ids, visible_namespace_ids
+from quotas.access import is_admin, submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent_access
 from scheduling.choices import AGENT_REPORTED_STATUSES, PodStatus
@@ -115,9 +115,10 @@ class ClusterSerializer(serializers.ModelSerializer):
             "created",
         ]
         read_only_fields = ["created"]
+        extra_kwargs = {"name": {"trim_whitespace": False}}  # "west " is refused, not trimmed (ObjectNameField)
 
     def get_kubeconfig_set(self, obj: Cluster) -> bool:
-        return bool(obj.kubeconfig.strip())
+        return obj.kubeconfig_set
 
     def validate_scheduler_name(self, value: str) -> str:
         """The pods' ``spec.schedulerName`` the adapter takes: Kubernetes wants a DNS-1123 subdomain."""
@@ -199,7 +200,9 @@ class StringMapField(serializers.DictField):
 
 class NodeSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
-    allocatable = ResourceListField(required=False, any_name=True)  # nodes introduce resource names
+    name = ObjectNameField()
+    # nodes introduce resource names; each amount within what one node may have (FAIRWAY_MAX_NODE_AMOUNT)
+    allocatable = ResourceListField(required=False, any_name=True, per_node=True)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
 
@@ -216,10 +219,11 @@ class NodeSerializer(serializers.ModelSerializer):
             "not_ready_since",
             "last_heartbeat",
             "pool",
+            "set_aside",
             "created",
             "updated",
         ]
-        read_only_fields = ["last_heartbeat", "not_ready_since", "created", "updated"]
+        read_only_fields = ["last_heartbeat", "not_ready_since", "set_aside", "created", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
 
     def validate_name(self, value: str) -> str:
@@ -245,17 +249,119 @@ class NodeSerializer(serializers.ModelSerializer):
                 raise PermissionDenied(agent_access.refusal(user, attrs["name"], attrs["cluster"], pool))
             if Node.objects.filter(cluster=attrs["cluster"], name=attrs["name"]).exists():
                 raise serializers.ValidationError({"name": [f"node {attrs['name']} already exists"]}, code="unique")
+            _check_room(attrs["cluster"], "name")
         elif "name" in attrs or "cluster" in attrs:  # a rename (or a move) onto a taken name was a 500
+            if attrs.get("cluster", self.instance.cluster) != self.instance.cluster:
+                _check_room(attrs["cluster"], "cluster")
             cluster, name = attrs.get("cluster", self.instance.cluster), attrs.get("name", self.instance.name)
             if Node.objects.filter(cluster=cluster, name=name).exclude(pk=self.instance.pk).exists():
                 raise serializers.ValidationError(
                     {"name": [f"node {name} already exists in cluster {cluster.name}"]}, code="unique"
                 )
+        if "allocatable" in attrs:
+            attrs["set_aside"] = None  # within the bound (checked by the field): a set-aside node offers it again
         return attrs
+
+
+def _check_room(cluster: Cluster, field: str) -> None:
+    """A cluster takes at most ``FAIRWAY_MAX_NODES`` nodes (with ``FAIRWAY_MAX_NODE_AMOUNT`` per node, its total stays
+    below 2**62 base units). The cluster's row is locked for the rest of the request's transaction, so two agents
+    registering at once cannot both take the last place."""
+    most = settings.FAIRWAY_LIMITS.max_nodes
+    list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk", flat=True))
+    if Node.objects.filter(cluster=cluster).count() >= most:
+        raise serializers.ValidationError(
+            {field: [f"cluster {cluster.name} holds {most:,} nodes, the most one cluster may have (FAIRWAY_MAX_NODES)"]},
+            code="limit",
+        )
+
+
+class TooManyWaiting(APIException):
+    """429: a team already has as many waiting pods or podgroups as one team may (``FAIRWAY_MAX_PENDING_*``)."""
+
+    status_code = 429
+    default_code = "too_many_pending"
+    default_detail = "Your team has too many waiting jobs."
+
+
+_WAITING = {
+    # what waits for a place: what each session works through
+    "pods": ("MAX_PENDING_PODS_PER_TEAM", "FAIRWAY_MAX_PENDING_PODS_PER_TEAM", "status__in", ("Pending", "Pipelined")),
+    "podgroups": (
+        "MAX_PENDING_PODGROUPS_PER_TEAM",
+        "FAIRWAY_MAX_PENDING_PODGROUPS_PER_TEAM",
+        "phase__in",
+        ("Pending", "Inqueue"),
+    ),
+}
+
+
+def _check_waiting(user: Any, namespaces: set[int] | None, kind: str) -> None:
+    """A team member creates a pod (podgroup) only while its team's namespaces hold fewer waiting ones (Pending or
+    Pipelined pods; Pending or Inqueue podgroups) than the limit, so that one team's flood cannot slow every
+    cluster's sessions; 429 naming the limit otherwise. Admins (``namespaces`` None) are not limited."""
+    if namespaces is None:
+        return
+    key, variable, lookup, states = _WAITING[kind]
+    most = int(settings.FAIRWAY[key])
+    model = Pod if kind == "pods" else PodGroup
+    if model.objects.filter(namespace_id__in=namespaces, **{lookup: states}).count() >= most:
+        raise TooManyWaiting(
+            f"your team's namespaces already hold {most:,} waiting {kind}, the most one team may have ({variable}); "
+            f"wait until some are placed or delete some before creating more"
+        )
+
+
+def _queue_of_pod(podgroup: PodGroup | None, namespace: Namespace) -> Queue | None:
+    """The queue a pod runs under: its podgroup's, else its namespace's default queue, else ``default``."""
+    if podgroup is not None:
+        return podgroup.queue
+    return namespace.default_queue or Queue.objects.filter(name="default").first()
+
+
+def _check_priority_range(obj: str, queue: Queue | None, priority: int, preemptible: bool | None = None) -> None:
+    """400 naming the field and the limit when ``priority`` (``preemptible``) lies outside the range the job's queue
+    allows (``engine.rules.priority_range``)."""
+    if queue is None:
+        return
+    rng = services.priority_ranges().get(queue.name)
+    if rng is None:
+        return
+    errors = rules.validate_priority_range(obj, rng, priority=priority, preemptible=preemptible)
+    if errors:
+        raise rule_errors_to_validation_error(errors)
+
+
+def _admins_only(user: Any, obj: str, now: str) -> None:
+    """403: the priority and preemptibility of an existing job decide fairness (who is evicted for whom); they are set
+    at creation and only admins change them afterwards."""
+    if not is_admin(user):
+        raise PermissionDenied(
+            f"{obj}: priority and preemptible are set when a job is created and only admins may change them "
+            f"afterwards (it has {now}); a request that repeats the current values is accepted"
+        )
+
+
+def _check_move(obj: str, instance: PodGroup, queue: Queue, priority: int) -> None:
+    """A podgroup moved to another queue must fit that queue's range, with its pods (400 naming ``queue``)."""
+    rng = services.priority_ranges().get(queue.name)
+    if rng is None:
+        return
+    pods = Pod.objects.filter(podgroup=instance)
+    top = max(pods.values_list("priority", flat=True), default=priority)
+    errors = rules.validate_priority_range(
+        obj, rng, priority=max(priority, top), preemptible=not pods.filter(preemptible=False).exists()
+    )
+    if errors:
+        raise serializers.ValidationError(
+            {"queue": [f"{e.message} (with its pods); moving it to queue {queue.name} is refused" for e in errors]},
+            code=errors[0].code,
+        )
 
 
 class PodGroupSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
+    name = ObjectNameField()
     namespace = NameField(slug_field="name", queryset=Namespace.objects.all())
     queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False)
     min_member = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
@@ -282,10 +388,27 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "reason",
             "message",
             "blocker",
+            "gang_releases",
+            "idle_gpu_seconds",
+            "released_at",
+            "release_reason",
             "created",
             "updated",
         ]
-        read_only_fields = ["id", "phase", "conditions", "reason", "message", "blocker", "created", "updated"]
+        read_only_fields = [
+            "id",
+            "phase",
+            "conditions",
+            "reason",
+            "message",
+            "blocker",
+            "gang_releases",
+            "idle_gpu_seconds",
+            "released_at",
+            "release_reason",
+            "created",
+            "updated",
+        ]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
 
     def validate_name(self, value: str) -> str:
@@ -320,6 +443,16 @@ class PodGroupSerializer(serializers.ModelSerializer):
                 {"queue": [f"you may only submit to the leaf queues of your team's subtree; {queue.name} is not one"]},
                 code="permission_denied",
             )
+        obj = f"podgroup {namespace.name}/{name}"
+        if instance is None:
+            _check_waiting(user, namespaces, "podgroups")
+            _check_priority_range(obj, queue, attrs.get("priority", 0))
+        else:
+            if "priority" in attrs and attrs["priority"] != instance.priority:
+                _admins_only(user, obj, f"priority {instance.priority}")
+                _check_priority_range(obj, queue, attrs["priority"])
+            if queue != instance.queue:
+                _check_move(obj, instance, queue, attrs.get("priority", instance.priority))
         others = PodGroup.objects.filter(namespace=namespace, cluster=cluster).exclude(name=name)
         other_min = ResourceList.total(pg.min_resources for pg in others if pg.min_resources)
         if instance is None or "queue" in attrs or "min_resources" in attrs or "min_member" in attrs:
@@ -347,12 +480,13 @@ class PodGroupSerializer(serializers.ModelSerializer):
 class PodSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     namespace = NameField(slug_field="name", queryset=Namespace.objects.all())
+    name = ObjectNameField()
     podgroup = serializers.CharField(
         required=False, allow_null=True, help_text="Name of the pod's podgroup in the same namespace."
     )
     quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
     node = serializers.CharField(read_only=True, source="node.name", default=None)
-    request = ResourceListField(required=False)
+    request = ResourceListField(required=False, per_node=True)  # a pod fits on one node or on none
     labels = StringMapField(required=False)
     node_selector = StringMapField(required=False)
     tolerations = TolerationSerializer(many=True, required=False)
@@ -431,6 +565,16 @@ class PodSerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({k: [f"{k} cannot change after creation"] for k in immutable})
             if "quota_group" in attrs:
                 self._check_quota_group(attrs["quota_group"], instance.namespace, explicit=True)
+            changed = {k: attrs[k] for k in ("priority", "preemptible") if k in attrs and attrs[k] != getattr(instance, k)}
+            if changed:
+                obj = f"pod {instance.namespace.name}/{instance.name}"
+                _admins_only(user, obj, f"priority {instance.priority}, preemptible {str(instance.preemptible).lower()}")
+                _check_priority_range(
+                    obj,
+                    _queue_of_pod(instance.podgroup, instance.namespace),
+                    attrs.get("priority", instance.priority),
+                    attrs.get("preemptible", instance.preemptible),
+                )
             return attrs
         attrs.setdefault("cluster", default_cluster())
         namespace: Namespace = attrs["namespace"]
@@ -458,6 +602,13 @@ class PodSerializer(serializers.ModelSerializer):
                     {"podgroup": ["you may only submit pods to podgroups in the leaf queues of your team's subtree"]},
                     code="permission_denied",
                 )
+        _check_waiting(user, namespaces, "pods")
+        _check_priority_range(
+            f"pod {namespace.name}/{attrs['name']}",
+            _queue_of_pod(attrs.get("podgroup"), namespace),
+            attrs.get("priority", 0),
+            attrs.get("preemptible", True),
+        )
         explicit = attrs.get("quota_group") is not None
         group: QuotaGroup | None = attrs.get("quota_group")
         if group is None:
@@ -622,6 +773,12 @@ class EvictionSerializer(serializers.ModelSerializer):
             "preemptor",
             "blocker",
             "created",
+            # source=kubernetes: the policy/v1 Eviction call (a PodDisruptionBudget's 429 is ``refused``, with
+            # its reason, and tried again at ``api_retry_at``)
+            "api_status",
+            "api_attempts",
+            "api_refusal",
+            "api_retry_at",
         ]
         read_only_fields = fields
 

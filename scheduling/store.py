@@ -55,6 +55,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import F, FloatField, Func, Q, QuerySet, TextField, Window
 from django.db.models.functions import Cast, RowNumber, TruncHour, TruncMinute
@@ -352,6 +353,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         policy=cluster.policy,
         quota_namespaces=namespaces.by_quota_group,
         past_usage=read_past_usage(cluster),
+        node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
     return snapshot, RowIds(pods=pods.ids, nodes=node_ids)
 
@@ -1239,6 +1241,21 @@ def _apply_podgroup_statuses(
     return {phase: n for phase, n in sorted(counts.items()) if n > 0}
 
 
+def _record_gang_releases(cluster: Cluster, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime) -> None:
+    """Count each gang released whole (``engine.session.gangrepair``) on its podgroup, with the GPU-seconds it held
+    idle and why: its page and the API show them after its status has moved on."""
+    for key, st in statuses.items():
+        if st.released_idle_gpu_seconds is None:
+            continue
+        ns, name = _split_uid(key)
+        PodGroup.objects.filter(cluster=cluster, namespace__name=ns, name=name).update(
+            gang_releases=F("gang_releases") + 1,
+            idle_gpu_seconds=F("idle_gpu_seconds") + st.released_idle_gpu_seconds,
+            released_at=now,
+            release_reason=st.message,
+        )
+
+
 def _write_history(
     session: SchedulingSession, rows: Sequence[tuple[int, str, str, str, dict[str, Any] | None]], now: datetime
 ) -> None:
@@ -1442,6 +1459,7 @@ def apply_decisions(
         evicted = _apply_evictions(cluster, session, result.evictions, now)
         if phases is None:
             phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
+            _record_gang_releases(cluster, result.podgroups, now)
         _write_samples(cluster, result, now)
         session.bindings = applied
         session.bound = sum(1 for a in applied if not a[2])

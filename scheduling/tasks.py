@@ -30,7 +30,7 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling import affinity, agent, sessions, store
+from scheduling import affinity, agent, ownership, sessions, store
 from scheduling.locks import (
     AGENT_TICK_LOCK,
     COMPACTION_LOCK,
@@ -103,7 +103,11 @@ def _locked(
     simulated_only: bool = False,
     on_skip: Callable[[Cluster], None] | None = None,
 ) -> str:
-    """The common body of every task: find the cluster, take its lock for ``what``, run ``work`` under it."""
+    """The common body of every task: find the cluster, take its lock for ``what``, run ``work`` under it.
+
+    A cluster being deleted (``scheduling.ownership.delete_cluster`` holds every one of its locks until it commits) is
+    ``"gone"``: the task that got its lock after the delete finds no row any more, and a skipped one waits for the
+    delete before it records its skip (a record of a cluster that is no longer there could not commit)."""
     cluster = _cluster(cluster_id)
     if cluster is None:
         return "gone"
@@ -112,8 +116,12 @@ def _locked(
     with cluster_lock(lock, cluster.pk, ttl=ttl) as acquired:
         if not acquired:
             if on_skip is not None:
+                if not ownership.keep_cluster(cluster.pk):
+                    return "gone"
                 on_skip(cluster)
             return _skipped(cluster, what)
+        if _cluster(cluster_id) is None:
+            return "gone"
         return work(cluster)
 
 

@@ -10,17 +10,18 @@ from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import permissions, serializers, viewsets
+from rest_framework import exceptions, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.api import bool_param
 from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.services import lock_tree_writes, settle_closing_queues
-from scheduling import agent, agent_access
+from scheduling import agent, agent_access, ownership
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.choices import AGENT_LISTED_STATUSES, PodStatus
 from scheduling.filtersets import (
@@ -82,6 +83,48 @@ def _agent_error(exc: agent.AgentError) -> serializers.ValidationError:
     return serializers.ValidationError({exc.field: [exc.message]}, code=exc.code)
 
 
+class ClusterMirroredError(exceptions.APIException):
+    """A person's write of a node, podgroup or pod of a cluster mirrored from Kubernetes (``scheduling.ownership``)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The cluster is mirrored from Kubernetes: Fairway only reads its nodes, podgroups and pods."
+    default_code = "cluster_mirrored_from_kubernetes"
+
+
+class ClusterNotEmptyError(exceptions.APIException):
+    """Deleting a cluster that holds nodes, podgroups or pods without ``?force=true``."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The cluster holds nodes, podgroups or pods; delete it with ?force=true to delete them with it."
+    default_code = "cluster_not_empty"
+
+
+class _PeopleWriteNoMirroredCluster:
+    """Creates, changes and deletes of the rows of a cluster mirrored from Kubernetes are refused (409, the sentence
+    of ``scheduling.ownership``): checked on the row's cluster and on the one a change moves it to, before the
+    write. The node-agent actions check the node's or pod's cluster themselves."""
+
+    row_kind: ownership.Kind
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, ownership.MirroredCluster):
+            exc = ClusterMirroredError(str(exc))
+        return super().handle_exception(exc)  # type: ignore[misc,no-any-return]
+
+    def perform_create(self, serializer: Any) -> None:
+        ownership.check_people_may_write(serializer.validated_data.get("cluster"), self.row_kind, "create")
+        super().perform_create(serializer)  # type: ignore[misc]
+
+    def perform_update(self, serializer: Any) -> None:
+        ownership.check_people_may_write(serializer.instance.cluster, self.row_kind, "change")
+        ownership.check_people_may_write(serializer.validated_data.get("cluster"), self.row_kind, "change")
+        super().perform_update(serializer)  # type: ignore[misc]
+
+    def perform_destroy(self, instance: Any) -> None:
+        ownership.check_people_may_write(instance.cluster, self.row_kind, "delete")
+        super().perform_destroy(instance)  # type: ignore[misc]
+
+
 @extend_schema(tags=["cluster"])
 class ClusterViewSet(viewsets.ModelViewSet):
     queryset = Cluster.objects.all()
@@ -92,12 +135,39 @@ class ClusterViewSet(viewsets.ModelViewSet):
     ordering_fields = ["name", "created"]
     ordering = ["name"]
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "force",
+                OpenApiTypes.BOOL,
+                description="Also delete the nodes, podgroups and pods it holds (without it, a cluster that holds any "
+                "is refused with 409 cluster_not_empty).",
+            )
+        ]
+    )
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Delete the cluster with its nodes, podgroups, pods and session records; its running sessions finish first
+        and no new one starts (``scheduling.ownership.delete_cluster``)."""
+        force = bool_param(request, "force")
+        cluster = self.get_object()
+        try:
+            ownership.delete_cluster(cluster.pk, force=force)
+        except Cluster.DoesNotExist as exc:  # deleted by another request meanwhile
+            raise Http404 from exc
+        except ownership.ClusterNotEmpty as exc:
+            raise ClusterNotEmptyError(
+                f"{exc}; to delete them with it, confirm with force (DELETE /api/v1/clusters/{cluster.name}/?force=true, "
+                f"or fairway cluster delete {cluster.name} --force)"
+            ) from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 @extend_schema(tags=["cluster"])
-class NodeViewSet(viewsets.ModelViewSet):
+class NodeViewSet(_PeopleWriteNoMirroredCluster, viewsets.ModelViewSet):
     """Nodes, addressed by name (``?cluster=`` picks the cluster when names repeat across clusters)."""
 
     queryset = Node.objects.select_related("cluster")
+    row_kind = "node"
     serializer_class = NodeSerializer
     permission_classes = [AdminWritesTeamsRead]
     filterset_class = NodeFilterSet
@@ -122,6 +192,7 @@ class NodeViewSet(viewsets.ModelViewSet):
     def heartbeat(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """A node agent's heartbeat: the node is Ready; optional new allocatable, labels, taints, unschedulable."""
         node = self.get_object()
+        ownership.check_people_may_write(node.cluster, "node", "report")
         body = HeartbeatSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         agent.heartbeat(node, timezone.now(), **body.validated_data)
@@ -201,10 +272,11 @@ class _JobViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema(tags=["jobs"])
-class PodGroupViewSet(_JobViewSet):
+class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
     """Podgroups (gang jobs): submitted to a leaf queue; phase and conditions are set by the scheduler."""
 
     queryset = PodGroup.objects.select_related("cluster", "namespace", "queue")
+    row_kind = "podgroup"
     serializer_class = PodGroupSerializer
     filterset_class = PodGroupFilterSet
 
@@ -251,10 +323,11 @@ class PodGroupViewSet(_JobViewSet):
 
 
 @extend_schema(tags=["jobs"])
-class PodViewSet(_JobViewSet):
+class PodViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
     """Pods (tasks): their request, priority, quota group and placement."""
 
     queryset = Pod.objects.select_related("cluster", "namespace", "podgroup", "quota_group", "node")
+    row_kind = "pod"
     serializer_class = PodSerializer
     filterset_class = PodFilterSet
 
@@ -290,6 +363,7 @@ class PodViewSet(_JobViewSet):
     def report_status(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """A node agent reports the pod Running, Succeeded or Failed (Bound -> Running -> Succeeded | Failed)."""
         pod = self.get_object()
+        ownership.check_people_may_write(pod.cluster, "pod", "report")
         body = PodStatusReportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
@@ -306,6 +380,7 @@ class PodViewSet(_JobViewSet):
     def gone(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """A node agent confirms an evicted (Releasing) pod gone: it becomes Failed with reason Evicted."""
         pod = self.get_object()
+        ownership.check_people_may_write(pod.cluster, "pod", "report")
         try:
             pod = agent.confirm_gone(pod, timezone.now())
         except agent.AgentError as exc:

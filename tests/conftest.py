@@ -32,6 +32,36 @@ def _fast_password_hashing() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_login_lockout() -> Iterator[None]:
+    """django-axes off in the test process (its docs' advice: ``Client.login`` calls ``authenticate`` without a
+    request, which axes refuses), so that tests may log in and fail to as often as they like. The tests of the
+    lockout turn it back on (``tests/api/test_throttling.py``); servers run as subprocesses keep it on."""
+    from django.conf import settings
+
+    if not settings.configured:  # pure engine tests run without Django (-p no:django)
+        yield
+        return
+    from django.test import override_settings
+
+    with override_settings(AXES_ENABLED=False):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with an empty Django cache: no token-failure counts (``security.throttle``) carried over."""
+    from django.conf import settings
+
+    if not settings.configured:
+        yield
+        return
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def make_user(db: Any) -> Callable[..., Any]:
     from django.contrib.auth import get_user_model
@@ -51,14 +81,14 @@ def make_user(db: Any) -> Callable[..., Any]:
 @pytest.fixture
 def api(db: Any) -> Callable[[Any], Any]:
     """``api(user)`` returns an APIClient authenticated with that user's token (``None``: anonymous)."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from security.tokens import create_token
 
     def client_for(user: Any) -> APIClient:
         client = APIClient()
         if user is not None:
-            token, _ = Token.objects.get_or_create(user=user)
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            client.credentials(HTTP_AUTHORIZATION=f"Token {create_token(user, 'test')[1]}")
         return client
 
     return client_for

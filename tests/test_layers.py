@@ -19,6 +19,7 @@ NOT_LAYERS = {"tests"}  # the tests may import anything; nothing imports them (c
 FORBIDDEN: dict[str, set[str]] = {
     "quotas": {"scheduling", "planning", "frontend"},
     "scheduling": {"planning", "frontend"},
+    "security": {"quotas", "scheduling", "planning", "frontend"},  # tokens, secrets, the security log: below the apps
 }
 
 

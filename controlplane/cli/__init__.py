@@ -5,6 +5,7 @@
     fairway job list|view|why
     fairway whatif -f changes.yaml
     fairway namespace weight NAME [WEIGHT]
+    fairway cluster list|delete NAME [--force]
     fairway simulate -f cluster.yaml
 
 Global flags go anywhere on the line (``fairway -o json queue list`` = ``fairway queue list -o json``):
@@ -20,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from controlplane.cli import export, job, namespace, queue, quota_group, whatif
+from controlplane.cli import cluster, export, job, namespace, queue, quota_group, whatif
 from controlplane.cli.client import EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, ApiError, Client, UsageError
 from controlplane.cli.output import fmt_resources
 
@@ -34,6 +35,7 @@ GROUPS = {
     "job": job,
     "whatif": whatif,
     "namespace": namespace,
+    "cluster": cluster,
     "export": export,
 }
 

@@ -91,6 +91,7 @@ __all__ = [
     "fits_ancestors",
     "fits_non_preemptible",
     "fits_runtime",
+    "protected_non_preemptible",
     "runtime_excess",
 ]
 
@@ -1356,6 +1357,31 @@ def fits_non_preemptible(
     """A non-preemptible pod fits when ``non_preemptible_used + request <= min`` on min's keys (original min)."""
     limit = min_quota.min if isinstance(min_quota, QuotaGroupSpec) else min_quota
     return all(non_preemptible_used.get(k, 0) + request.get(k, 0) <= cap for k, cap in limit.items())
+
+
+NonPreemptiblePod = tuple[str, int, float | None, Mapping[str, int]]  # uid, priority, start time, request
+
+
+def protected_non_preemptible(min_quota: Mapping[str, int], pods: Iterable[NonPreemptiblePod]) -> set[str]:
+    """The uids of the allocated non-preemptible pods of one group that the label protects: the most important
+    ones (higher priority first; on equal priority the earliest started, a pod without a start time last; then by
+    uid) while together they stay within the group's (original) ``min`` on min's keys. The first that would pass
+    it and every less important one are not protected: recycling and the ``elasticquota`` victim choice treat them
+    as preemptible.
+
+    Koordinator checks ``non-preemptible used <= min`` only when a pod is placed, so a pod that became
+    non-preemptible after it was placed (or a min lowered since) could hold more than min for good; here the rule
+    holds whatever the order of events (README, "Priority and preemptibility")."""
+    ordered = sorted(pods, key=lambda p: (-p[1], p[2] if p[2] is not None else float("inf"), p[0]))
+    held: dict[str, int] = {}
+    out: set[str] = set()
+    for uid, _, _, request in ordered:
+        if not all(held.get(k, 0) + request.get(k, 0) <= cap for k, cap in min_quota.items()):
+            break
+        for k, v in request.items():
+            held[k] = held.get(k, 0) + v
+        out.add(uid)
+    return out
 
 
 def check_ancestors(

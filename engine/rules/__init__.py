@@ -29,6 +29,11 @@ Queues (Volcano semantics, ``pkg/webhooks/admission/queues/validate`` and ``pkg/
   guarantee a resource its parent leaves unset.
 * A capability key that is *present* limits, even at 0 (``ResourceList`` keeps explicit zeros). Volcano
   treats a 0 capability as "not set" because its ``api.Resource`` cannot tell them apart.
+* The whole-tree checks (``validate_queue_tree``, ``validate_quota_tree``, and ``queue_tree_errors`` /
+  ``quota_tree_errors`` node by node) are linear in the nodes: each parent chain is walked once (``_TreeView.place``
+  remembers every node's depth or why it never reaches the root), the capability bounds above and below a node are
+  memoised, and only the first node past the depth on a branch is reported (the ones below it are not checked), so a
+  20,000-level chain is refused in milliseconds. A ``checkpoint`` callable (a request's deadline) is called as they go.
 * Structural checks (self-parent, cycle, missing parent, depth, parent with podgroups) run on create, on
   rename and when the parent changes; the resource-hierarchy checks run on create, rename, parent change or
   a change of capability/deserved/guarantee (Volcano's ``needsValidateHierarchicalQueue``). A moved
@@ -53,7 +58,9 @@ Quota groups (Koordinator ``pkg/webhook/elasticquota``, seed 001 "Configuration 
   ``tree_id``; the min-sum checks skip tree roots (Koordinator rule 8).
 * Max keys must be a subset of the parent's max keys: Koordinator's relaxed key rule (feature gate
   ``ElasticQuotaEnableUpdateResourceKey``), chosen so a resource can be added to a tree top-down.
-* Re-parenting gets an explicit ancestry (cycle) check, which Koordinator lacks.
+* Re-parenting gets an explicit ancestry (cycle) check, which Koordinator lacks, and a depth bound
+  (``max_depth``, ``FAIRWAY_MAX_QUOTA_GROUP_DEPTH``, 10 by default), which Koordinator lacks too: a group created,
+  moved or renamed sits, with its subtree, at most that many levels below its tree's root.
 * Not reproduced: ``max-strict-check-resource-keys`` (max >= used), ``allow-force-update`` and the
   ``ElasticQuotaGuaranteeUsage`` guaranteed-min walk.
 
@@ -78,10 +85,12 @@ from engine.rules.common import (
     validate_dns_subdomain,
 )
 from engine.rules.podgroups import validate_podgroup
+from engine.rules.priority_range import PriorityRange, hold_to_range, priority_range, validate_priority_range
 from engine.rules.queues import (
     plan_queue_action,
     plan_queue_delete,
     queue_field_errors,
+    queue_tree_errors,
     settle_queue_state,
     validate_queue,
     validate_queue_action,
@@ -91,6 +100,7 @@ from engine.rules.queues import (
 from engine.rules.quota_groups import (
     fill_quota_group_defaults,
     group_field_errors,
+    quota_tree_errors,
     validate_pod_quota_group,
     validate_quota_group,
     validate_quota_group_delete,
@@ -105,21 +115,27 @@ __all__ = [
     "QUEUE_STATES",
     "FieldError",
     "GroupFacts",
+    "PriorityRange",
     "QueueFacts",
     "RuleViolation",
     "check",
     "fill_quota_group_defaults",
     "group_field_errors",
+    "hold_to_range",
     "plan_queue_action",
     "plan_queue_delete",
+    "priority_range",
     "queue_field_errors",
+    "queue_tree_errors",
     "queue_warnings",
     "quota_group_warnings",
+    "quota_tree_errors",
     "settle_queue_state",
     "validate_dns_label",
     "validate_dns_subdomain",
     "validate_pod_quota_group",
     "validate_podgroup",
+    "validate_priority_range",
     "validate_queue",
     "validate_queue_action",
     "validate_queue_delete",

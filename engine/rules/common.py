@@ -54,6 +54,7 @@ CODES: Final[Mapping[str, str]] = MappingProxyType(
         "root_queue": "podgroups cannot go to the root queue",
         "parent_group": "pods cannot point at a parent quota group",
         "exceeds_namespace_quota": "the namespace's podgroups' minResources exceed its ResourceQuota",
+        "non_preemptible_not_allowed": "the job's queue allows no non-preemptible pods (allow_non_preemptible)",
     }
 )
 
@@ -143,6 +144,16 @@ def _dns_errors(value: object, what: str, field_name: str, max_length: int, subd
         return [FieldError(field_name, f"{what} must be a string, got {type(value).__name__}", "invalid")]
     errors: list[FieldError] = []
     shown = value if len(value) <= 80 else value[:77] + "..."
+    if value != value.strip():
+        # names are DNS labels or subdomains, as in Kubernetes: refused, never trimmed into another name
+        return [
+            FieldError(
+                field_name,
+                f"{what} {shown!r} starts or ends with whitespace; names are DNS "
+                f"{'subdomains' if subdomain else 'labels'}: use only lowercase letters a-z, digits 0-9 and '-'",
+                "whitespace",
+            )
+        ]
     if len(value) > max_length:
         errors.append(
             FieldError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
@@ -23,6 +23,7 @@ from engine.rules.common import (
     validate_dns_label,
 )
 from engine.rules.tree import (
+    CHECKPOINT_EVERY,
     _borrowing_lending_errors,
     _dedupe,
     _negative_errors,
@@ -40,6 +41,8 @@ class _QueueView(_TreeView[QueueSpec]):
     def __init__(self, specs: dict[str, QueueSpec], alias: Mapping[str, str] | None = None) -> None:
         super().__init__(specs, alias)
         self._totals: dict[tuple[str, str], ResourceList] = {}
+        self._subtree_caps: dict[tuple[str, str], tuple[int, str] | None] = {}
+        self._nearest_caps: dict[tuple[str, str], tuple[int, str] | None] = {}
 
     def descendants(self, name: str) -> list[tuple[str, int]]:
         """Every descendant with its distance below ``name`` (cycle-safe), breadth first."""
@@ -59,23 +62,68 @@ class _QueueView(_TreeView[QueueSpec]):
 
     def subtree_capability(self, name: str, resource: str) -> tuple[int, str] | None:
         """Volcano's ``findSubtreeMaxCapability``: the queue's own capability if it sets ``resource``,
-        else the largest among its children's subtrees; ``(amount, queue that sets it)`` or ``None``."""
-        best: tuple[int, str] | None = None
-        stack = [name]
-        seen: set[str] = set()
+        else the largest among its children's subtrees; ``(amount, queue that sets it)`` or ``None``.
+
+        Memoised per (queue, resource) and computed children first without recursion, so asking it of every queue
+        of a whole tree visits each queue once per resource."""
+        memo = self._subtree_caps
+        key = (name, resource)
+        if key in memo:
+            return memo[key]
+        stack: list[tuple[str, bool]] = [(name, False)]
+        open_nodes: set[str] = set()  # entered, children not summed yet (a cycle's guard)
         while stack:
-            node = stack.pop()
-            if node in seen:
+            node, children_done = stack.pop()
+            if (node, resource) in memo:
                 continue
-            seen.add(node)
             capability = self.specs[node].capability
             if resource in capability:
-                found = (capability[resource], node)
-                if best is None or found[0] > best[0] or (found[0] == best[0] and found[1] < best[1]):
-                    best = found
+                memo[(node, resource)] = (capability[resource], node)
                 continue
-            stack.extend(self.children.get(node, ()))
-        return best
+            kids = self.children.get(node, ())
+            if not children_done:
+                open_nodes.add(node)
+                stack.append((node, True))
+                stack.extend((kid, False) for kid in kids if (kid, resource) not in memo and kid not in open_nodes)
+                continue
+            best: tuple[int, str] | None = None
+            for kid in kids:
+                found = memo.get((kid, resource))
+                if found is not None and (
+                    best is None or found[0] > best[0] or (found[0] == best[0] and found[1] < best[1])
+                ):
+                    best = found
+            memo[(node, resource)] = best
+            open_nodes.discard(node)
+        return memo[key]
+
+    def nearest_capability(self, name: str, resource: str) -> tuple[int, str] | None:
+        """The capability on ``resource`` of the nearest ancestor of ``name`` that sets it (root last, as Volcano
+        reads root's limits), as ``(amount, ancestor)``; ``None`` when none does. Memoised: a whole tree's checks
+        walk each chain once. Only for queues whose chain reaches root (``place(name).stop is None``)."""
+        memo = self._nearest_caps
+        path: list[str] = []
+        node = name
+        found: tuple[int, str] | None = None
+        while True:
+            if (node, resource) in memo:
+                found = memo[(node, resource)]
+                break
+            path.append(node)
+            parent = self.parent_of(node)
+            if parent is None or parent == ROOT_QUEUE or parent not in self.specs:
+                root = self.specs.get(ROOT_QUEUE)
+                if node != ROOT_QUEUE and root is not None and resource in root.capability:
+                    found = (root.capability[resource], ROOT_QUEUE)
+                break
+            capability = self.specs[parent].capability
+            if resource in capability:
+                found = (capability[resource], parent)
+                break
+            node = parent
+        for member in path:
+            memo[(member, resource)] = found
+        return found
 
     def state(self, name: str) -> str:
         spec = self.specs.get(name)
@@ -254,11 +302,14 @@ class _Placement:
 def _queue_placement_errors(
     view: _QueueView, new: QueueSpec, parent_name: str, *, max_depth: int, whole_tree: bool
 ) -> _Placement:
-    """A created, renamed or moved queue's parent chain: no cycle, every ancestor exists, the depth fits."""
+    """A created, renamed or moved queue's parent chain: no cycle, every ancestor exists, the depth fits.
+
+    In a whole-tree check only the first queue past the depth on its branch is refused (its descendants are left
+    out, their chains are not checked further): the answer names the queue where the tree goes too deep."""
     obj = f"queue {new.name}"
-    ancestors, stop = view.chain(new.name)
-    if stop == "cycle":
-        loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
+    place = view.place(new.name)
+    if place.stop == "cycle":
+        loop = view.loop_text(new.name, parent_name)
         error = FieldError(
             "parent",
             f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
@@ -266,26 +317,28 @@ def _queue_placement_errors(
             "cycle",
         )
         return _Placement([error], structure_ok=False)
-    if stop is not None and ancestors == []:
+    if place.stop is not None and place.orphan == new.name:
         error = FieldError("parent", f"{obj}: parent queue {parent_name} does not exist", "parent_not_found")
         return _Placement([error], structure_ok=False)
-    if stop is not None:
-        missing = stop.split(":", 1)[1]
+    if place.stop is not None:
+        missing = place.stop.split(":", 1)[1]
         error = FieldError(
             "parent",
-            f"{obj}: ancestor queue {missing} (parent of {ancestors[-1]}) does not exist",
+            f"{obj}: ancestor queue {missing} (parent of {place.orphan}) does not exist",
             "parent_not_found",
         )
         return _Placement([error], structure_ok=False)
-    depth = len(ancestors) + 1
-    below = 0 if whole_tree else max((dist for _, dist in view.descendants(new.name)), default=0)
+    depth = place.depth
     if depth > max_depth:
+        if whole_tree and depth > max_depth + 1:
+            return _Placement([], structure_ok=False)  # below the queue that is refused for its depth
         error = FieldError(
             "parent",
             f"{obj}: depth {depth} under parent {parent_name} exceeds the maximum allowed depth of {max_depth}",
             "depth",
         )
         return _Placement([error], structure_ok=True)
+    below = 0 if whole_tree else max((dist for _, dist in view.descendants(new.name)), default=0)
     if depth + below > max_depth:
         deepest = min(n for n, d in view.descendants(new.name) if d == below)
         error = FieldError(
@@ -302,9 +355,10 @@ def _parent_with_podgroups_errors(
     view: _QueueView, name: str, parent_name: str, facts: Mapping[str, QueueFacts]
 ) -> list[FieldError]:
     """A queue becomes a parent only while it has no podgroups and no allocated pods (checked for its first child)."""
-    siblings = [c for c in view.children.get(parent_name, ()) if c != name]
+    children = view.children.get(parent_name, ())
+    has_siblings = len(children) > (1 if name in view.specs and view.parent_of(name) == parent_name else 0)
     parent_facts = facts.get(parent_name, _NO_QUEUE_FACT)
-    if siblings or (parent_facts.podgroups == 0 and parent_facts.allocated_pods == 0):
+    if has_siblings or (parent_facts.podgroups == 0 and parent_facts.allocated_pods == 0):
         return []
     return [
         FieldError(
@@ -340,9 +394,6 @@ def _capability_vs_ancestors(view: _QueueView, new: QueueSpec, *, subtree: bool)
     """Capability <= the nearest ancestor that sets it, for the queue and (``subtree``) its whole subtree."""
     obj = f"queue {new.name}"
     errors: list[FieldError] = []
-    ancestors, _ = view.chain(new.name)
-    if view.specs.get(ROOT_QUEUE) is not None:
-        ancestors = [*ancestors, ROOT_QUEUE]
     resources = set(new.capability)
     if subtree:
         for descendant, _dist in view.descendants(new.name):
@@ -352,20 +403,17 @@ def _capability_vs_ancestors(view: _QueueView, new: QueueSpec, *, subtree: bool)
         if found is None:
             continue
         amount, holder = found
-        for ancestor in ancestors:
-            limit_caps = view.specs[ancestor].capability
-            if name in limit_caps:
-                if amount > limit_caps[name]:
-                    whose = "" if holder == new.name else f" of its descendant queue {holder}"
-                    errors.append(
-                        FieldError(
-                            f"capability.{name}",
-                            f"{obj}: capability {name} {_q(amount, name)}{whose} exceeds the capability {name} "
-                            f"{_q(limit_caps[name], name)} of its ancestor queue {ancestor}",
-                            "capability_exceeds_ancestor",
-                        )
-                    )
-                break
+        limit = view.nearest_capability(new.name, name)
+        if limit is not None and amount > limit[0]:
+            whose = "" if holder == new.name else f" of its descendant queue {holder}"
+            errors.append(
+                FieldError(
+                    f"capability.{name}",
+                    f"{obj}: capability {name} {_q(amount, name)}{whose} exceeds the capability {name} "
+                    f"{_q(limit[0], name)} of its ancestor queue {limit[1]}",
+                    "capability_exceeds_ancestor",
+                )
+            )
     return errors
 
 
@@ -439,21 +487,44 @@ def validate_queue_tree(
     *,
     facts: Mapping[str, QueueFacts] = _NO_QUEUE_FACTS,
     max_depth: int = 5,
+    checkpoint: Callable[[], None] | None = None,
 ) -> list[FieldError]:
     """Check a whole snapshot at once (importer, simulate): every queue as if created, cycles, missing parents.
 
-    A violation seen from several queues (a parent and each child) is reported once.
+    A violation seen from several queues (a parent and each child) is reported once. Linear in the queues (times
+    their resources): the depth is known from one walk of each chain, the largest capabilities below a queue and
+    above it are computed once per queue. ``checkpoint`` (a deadline's ``check``) is called every
+    ``CHECKPOINT_EVERY`` queues.
     """
-    errors: list[FieldError] = []
+    return _dedupe(
+        e
+        for _, errors in queue_tree_errors(queues, facts=facts, max_depth=max_depth, checkpoint=checkpoint)
+        for e in errors
+    )
+
+
+def queue_tree_errors(
+    queues: Mapping[str, QueueSpec],
+    *,
+    facts: Mapping[str, QueueFacts] = _NO_QUEUE_FACTS,
+    max_depth: int = 5,
+    checkpoint: Callable[[], None] | None = None,
+) -> Iterator[tuple[str, list[FieldError]]]:
+    """``validate_queue_tree``'s errors queue by queue, in name order, as ``(queue, its errors)`` for each queue that
+    has any; lazily, so a caller that wants the first offending queue stops checking there. Below a queue refused
+    for its depth, the queues are not checked (they are reported through it)."""
     for key, spec in sorted(queues.items()):
         if key != spec.name:
-            errors.append(FieldError("name", f"queue {spec.name} is listed under the name {key!r}", "invalid"))
+            yield key, [FieldError("name", f"queue {spec.name} is listed under the name {key!r}", "invalid")]
     view = _QueueView(dict(queues))
-    for name in sorted(queues):
+    for i, name in enumerate(sorted(queues)):
+        if checkpoint is not None and i % CHECKPOINT_EVERY == 0:
+            checkpoint()
         spec = queues[name]
-        errors += validate_dns_label(spec.name, what="queue name")
+        errors = validate_dns_label(spec.name, what="queue name")
         errors += _check_queue(view, spec, None, facts=facts, max_depth=max_depth, protect_root=False, whole_tree=True)
-    return _dedupe(errors)
+        if errors:
+            yield name, errors
 
 
 def validate_queue_delete(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Final
 
@@ -20,6 +20,7 @@ from engine.rules.common import (
     validate_dns_subdomain,
 )
 from engine.rules.tree import (
+    CHECKPOINT_EVERY,
     _borrowing_lending_errors,
     _dedupe,
     _negative_errors,
@@ -29,6 +30,7 @@ from engine.rules.tree import (
 from engine.wording import plural
 
 _BUILTIN_GROUPS: Final = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
+DEFAULT_MAX_DEPTH: Final = 10  # levels below root (a child of root, or a separate tree's root, is at 1)
 _DEFAULT_GROUP_EDITABLE: Final = ("min", "max", "shared_weight", "allow_lent", "min_scale_exempt")
 
 
@@ -40,6 +42,41 @@ class _GroupView(_TreeView[QuotaGroupSpec]):
     def __init__(self, specs: dict[str, QuotaGroupSpec], alias: Mapping[str, str] | None = None) -> None:
         super().__init__(specs, alias)
         self._min_totals: dict[str, ResourceList] = {}
+        self._owners: tuple[Mapping[str, GroupFacts], dict[str, list[str]]] | None = None
+        self._min_errors: dict[str, list[FieldError]] = {}
+
+    def deepest_below(self, name: str) -> tuple[int, str]:
+        """How many levels the subtree of ``name`` goes below it, and its deepest group (the first by name)."""
+        depth, deepest, level, seen = 0, "", [name], {name}
+        while True:
+            nxt = sorted(c for n in level for c in self.children.get(n, ()) if c not in seen)
+            if not nxt:
+                return depth, deepest
+            seen.update(nxt)
+            depth, deepest, level = depth + 1, nxt[0], nxt
+
+    def namespace_owners(self, facts: Mapping[str, GroupFacts]) -> dict[str, list[str]]:
+        """Namespace -> the groups of this tree that ``facts`` bind it to, by name (built once per ``facts``)."""
+        if self._owners is None or self._owners[0] is not facts:
+            index: dict[str, list[str]] = {}
+            for group in sorted(facts):
+                if group in self.specs:
+                    for namespace in facts[group].namespaces:
+                        index.setdefault(namespace, []).append(group)
+            self._owners = (facts, index)
+        return self._owners[1]
+
+    def children_min_errors(self, parent: str) -> list[FieldError]:
+        """The parent's min against its children's min added up (asked by the parent and by each child: once)."""
+        if parent not in self._min_errors:
+            self._min_errors[parent] = _sum_errors(
+                f"quota group {parent}",
+                self.specs[parent].min,
+                "min",
+                self.children_min(parent),
+                unset_is_unlimited=False,
+            )
+        return list(self._min_errors[parent])
 
     def children_min(self, parent: str) -> ResourceList:
         """Sum of the children's min (memoised for whole-tree checks)."""
@@ -124,7 +161,8 @@ def _group_self_errors(new: QuotaGroupSpec) -> list[FieldError]:
     errors = _negative_errors(obj, "min", new.min) + _negative_errors(obj, "max", new.max)
     if new.shared_weight is not None:
         errors += _negative_errors(obj, "shared_weight", new.shared_weight)
-    for name in sorted(new.min):
+    mx = new.max
+    for name in sorted([n for n, amount in new.min.items() if n not in mx or amount > mx[n]]):
         if name not in new.max:
             errors.append(
                 FieldError(
@@ -158,6 +196,9 @@ def _check_group(
     new: QuotaGroupSpec,
     old: QuotaGroupSpec | None,
     facts: Mapping[str, GroupFacts],
+    *,
+    max_depth: int,
+    whole_tree: bool = False,
 ) -> list[FieldError]:
     obj = f"quota group {new.name}"
     errors = _group_builtin_errors(new, old)
@@ -189,7 +230,8 @@ def _check_group(
                     "tree_id",
                 )
             )
-    placement = _group_placement_errors(obj, view, new)
+    moved = whole_tree or old is None or old.name != new.name or old.parent != new.parent
+    placement = _group_placement_errors(obj, view, new, max_depth, check_depth=moved, whole_tree=whole_tree)
     if placement is not None:
         return errors + placement
     if new.parent is not None and new.parent != ROOT_GROUP:  # placed: a parent chain up to a tree root
@@ -240,7 +282,7 @@ def _group_namespace_errors(obj: str, view: _GroupView, name: str, facts: Mappin
             errors.append(FieldError("namespaces", f"{obj}: namespace {namespace} is listed twice", "invalid"))
             continue
         seen_ns.add(namespace)
-        owners = sorted(g for g, f in facts.items() if g != name and g in view.specs and namespace in f.namespaces)
+        owners = [g for g in view.namespace_owners(facts).get(namespace, ()) if g != name]
         if owners:
             errors.append(
                 FieldError(
@@ -252,9 +294,14 @@ def _group_namespace_errors(obj: str, view: _GroupView, name: str, facts: Mappin
     return errors
 
 
-def _group_placement_errors(obj: str, view: _GroupView, new: QuotaGroupSpec) -> list[FieldError] | None:
-    """Where the group sits: ``None`` when it has a parent chain up to a tree root, else the errors that end its
-    checks (an empty list for a tree root that is fine: no parent, no min sums to check)."""
+def _group_placement_errors(
+    obj: str, view: _GroupView, new: QuotaGroupSpec, max_depth: int, *, check_depth: bool, whole_tree: bool
+) -> list[FieldError] | None:
+    """Where the group sits: ``None`` when it has a parent chain up to a tree root (within ``max_depth`` when
+    ``check_depth``: a group created, moved or renamed, or every group of a whole tree), else the errors that end its
+    checks (an empty list for a tree root that is fine: no parent, no min sums to check; and, in a whole-tree check,
+    for a group below the one refused for its depth, which is reported through that one). A tree root (no parent)
+    is at depth 1, as a child of ``root`` is."""
     parent_name = new.parent
     if parent_name is None:
         # The root of another quota tree (Koordinator's is-root groups): no parent, min sums not checked.
@@ -263,25 +310,47 @@ def _group_placement_errors(obj: str, view: _GroupView, new: QuotaGroupSpec) -> 
         return []
     if parent_name == new.name:
         return [FieldError("parent", f"{obj}: a quota group cannot use itself as its parent", "self_parent")]
-    ancestors, stop = view.chain(new.name)
-    if stop == "cycle":
-        loop = " -> ".join([new.name, *ancestors, str(view.parent_of(ancestors[-1]) if ancestors else parent_name)])
+    place = view.place(new.name)
+    if place.stop == "cycle":
         return [
             FieldError(
                 "parent",
-                f"{obj}: parent {parent_name} makes the parent chain loop ({loop}): "
+                f"{obj}: parent {parent_name} makes the parent chain loop ({view.loop_text(new.name, parent_name)}): "
                 "a quota group cannot be placed under its own descendant",
                 "cycle",
             )
         ]
-    if stop is not None and not ancestors:
+    if place.stop is not None and place.orphan == new.name:
         return [FieldError("parent", f"{obj}: parent quota group {parent_name} does not exist", "parent_not_found")]
-    if stop is not None:
+    if place.stop is not None:
         return [
             FieldError(
                 "parent",
-                f"{obj}: ancestor quota group {stop.split(':', 1)[1]} (parent of {ancestors[-1]}) does not exist",
+                f"{obj}: ancestor quota group {place.stop.split(':', 1)[1]} (parent of {place.orphan}) does not exist",
                 "parent_not_found",
+            )
+        ]
+    if not check_depth:
+        return None
+    if place.depth > max_depth:
+        if whole_tree and place.depth > max_depth + 1:
+            return []
+        return [
+            FieldError(
+                "parent",
+                f"{obj}: depth {place.depth} under parent {parent_name} exceeds the maximum allowed depth of "
+                f"{max_depth}",
+                "depth",
+            )
+        ]
+    below, deepest = (0, "") if whole_tree else view.deepest_below(new.name)
+    if place.depth + below > max_depth:
+        return [
+            FieldError(
+                "parent",
+                f"{obj}: under parent {parent_name} its descendant quota group {deepest} would be at depth "
+                f"{place.depth + below}, beyond the maximum allowed depth of {max_depth}",
+                "depth",
             )
         ]
     return None
@@ -308,8 +377,9 @@ def _group_parent_errors(obj: str, view: _GroupView, new: QuotaGroupSpec, parent
                 "tree_id",
             )
         )
-    extra = sorted(set(new.max) - set(parent.max))
-    if extra:
+    extra_keys = new.max.keys() - parent.max.keys()
+    if extra_keys:
+        extra = sorted(extra_keys)
         errors.append(
             FieldError(
                 f"max.{extra[0]}",
@@ -319,9 +389,7 @@ def _group_parent_errors(obj: str, view: _GroupView, new: QuotaGroupSpec, parent
             )
         )
     # Seed 001: the children's min add up to at most the parent's min, except directly under root.
-    return errors + _sum_errors(
-        f"quota group {parent_name}", parent.min, "min", view.children_min(parent_name), unset_is_unlimited=False
-    )
+    return errors + view.children_min_errors(parent_name)
 
 
 def _group_children_errors(
@@ -330,8 +398,9 @@ def _group_children_errors(
     """The group against its children: their max keys within its own, their min within its min."""
     errors: list[FieldError] = []
     for child in children:
-        extra = sorted(set(child.max) - set(new.max))
-        if extra:
+        extra_keys = child.max.keys() - new.max.keys()
+        if extra_keys:
+            extra = sorted(extra_keys)
             errors.append(
                 FieldError(
                     f"max.{extra[0]}",
@@ -342,7 +411,7 @@ def _group_children_errors(
             )
     if children:
         # Koordinator applies this one to first-level groups too.
-        errors += _sum_errors(obj, new.min, "min", view.children_min(new.name), unset_is_unlimited=False)
+        errors += view.children_min_errors(new.name)
     return errors
 
 
@@ -352,8 +421,13 @@ def validate_quota_group(
     old: QuotaGroupSpec | None,
     *,
     facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> list[FieldError]:
     """Check creating (``old=None``), updating or renaming a quota group against ``tree`` (before the change).
+
+    A group created, moved or renamed must sit, with its whole subtree, within ``max_depth`` levels of its tree's
+    root (``FAIRWAY_MAX_QUOTA_GROUP_DEPTH``; Koordinator sets no bound, a 20,000-level chain would cost every
+    computation on the tree).
 
     Pass ``new`` through ``fill_quota_group_defaults`` first, as Koordinator's mutating webhook does.
     ``facts[new.name].namespaces`` are the namespaces proposed for ``new``; other entries are the
@@ -377,25 +451,45 @@ def validate_quota_group(
     if any(e.code in ("exists", "protected") for e in errors):
         return errors + group_field_errors(new)  # the group's own fields still tell their problems
     view = _GroupView.after(tree, new, old)
-    return errors + _check_group(view, new, old, facts)
+    return errors + _check_group(view, new, old, facts, max_depth=max_depth)
 
 
 def validate_quota_tree(
     groups: Mapping[str, QuotaGroupSpec],
     *,
     facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    checkpoint: Callable[[], None] | None = None,
 ) -> list[FieldError]:
-    """Check a whole snapshot of quota groups at once: every group as if created, cycles, missing parents."""
-    errors: list[FieldError] = []
+    """Check a whole snapshot of quota groups at once: every group as if created, cycles, missing parents, depth.
+
+    Linear in the groups (times their resources and namespaces); ``checkpoint`` (a deadline's ``check``) is called
+    every ``CHECKPOINT_EVERY`` groups."""
+    found = quota_tree_errors(groups, facts=facts, max_depth=max_depth, checkpoint=checkpoint)
+    return _dedupe(e for _, errors in found for e in errors)
+
+
+def quota_tree_errors(
+    groups: Mapping[str, QuotaGroupSpec],
+    *,
+    facts: Mapping[str, GroupFacts] = _NO_GROUP_FACTS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    checkpoint: Callable[[], None] | None = None,
+) -> Iterator[tuple[str, list[FieldError]]]:
+    """``validate_quota_tree``'s errors group by group, in name order, as ``(group, its errors)`` for each group that
+    has any; lazily, so a caller that wants the first offending group stops checking there."""
     for key, spec in sorted(groups.items()):
         if key != spec.name:
-            errors.append(FieldError("name", f"quota group {spec.name} is listed under the name {key!r}", "invalid"))
+            yield key, [FieldError("name", f"quota group {spec.name} is listed under the name {key!r}", "invalid")]
     view = _GroupView(dict(groups))
-    for name in sorted(groups):
+    for i, name in enumerate(sorted(groups)):
+        if checkpoint is not None and i % CHECKPOINT_EVERY == 0:
+            checkpoint()
         spec = groups[name]
-        errors += validate_dns_subdomain(spec.name, what="quota group name")
-        errors += _check_group(view, spec, None, facts)
-    return _dedupe(errors)
+        errors = validate_dns_subdomain(spec.name, what="quota group name")
+        errors += _check_group(view, spec, None, facts, max_depth=max_depth, whole_tree=True)
+        if errors:
+            yield name, errors
 
 
 def validate_quota_group_delete(

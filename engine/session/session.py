@@ -57,6 +57,7 @@ from engine.objects import (
 )
 from engine.session.decisions import Binding, BindingSink, Blocker, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework, GateRefusal, qty
+from engine.session.gangrepair import gang_release
 from engine.session.policy import Policy
 from engine.usage import advance
 from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages, usage_now
@@ -868,6 +869,7 @@ class Session:
         self.now = now
         self.checkpoint: Callable[[], None] = checkpoint or _no_checkpoint
         self.warnings: list[str] = list(policy.warnings)
+        self.warnings.extend(snapshot.set_aside_nodes.values())  # left out of the total (one node's numbers)
         self.total: dict[str, int] = dict(raw(snapshot.total_allocatable))
         self.bindings: list[Binding] = []
         self._on_bindings = on_bindings
@@ -1064,13 +1066,18 @@ class Session:
 
     # -- closing --------------------------------------------------------------------------------------------------
     def close(self) -> SessionResult:
-        """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), the requeue of admitted
-        podgroups that could not be placed (``actions.enqueue``), then the result."""
+        """Podgroup phases and reasons (Volcano ``jobStatus`` + gang ``OnSessionClose``), the release of gangs
+        below their minimum for too long (``engine.session.gangrepair``), the requeue of admitted podgroups that
+        could not be placed (``actions.enqueue``), then the result."""
         requeue = RequeueRule(self)
         statuses: dict[str, PodGroupStatus] = {}
         queues = self.snapshot.queues
         for key in sorted(self.jobs):
             job = self.jobs[key]
+            released = gang_release(self, job, requeue.args.gang_repair_timeout) if job.queue in queues else None
+            if released is not None:  # below its minimum for too long: let go whole (``engine.session.gangrepair``)
+                statuses[key] = released
+                continue
             unschedulable = self.framework.job_unschedulable(job)
             # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
             phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase

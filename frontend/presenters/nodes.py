@@ -63,11 +63,14 @@ class NodeUse:
     waiting: int = 0  # reserved pods (bound, not running yet, or pipelined)
     queues: set[str] = field(default_factory=set)
     quota_groups: set[str] = field(default_factory=set)
+    set_aside: str | None = None  # why it offers nothing (a report above the per-node bound), None when it offers
 
     @property
     def state(self) -> str:
         if not self.ready:
             return "NotReady"
+        if self.set_aside:
+            return "set aside"
         return "cordoned" if self.unschedulable else "Ready"
 
     def share(self, resource: str) -> float:
@@ -111,7 +114,7 @@ def read(cluster: Cluster | None, names: Iterable[str] | None = None) -> list[No
     if names is not None:
         nodes_qs = nodes_qs.filter(name__in=list(names))
     rows = nodes_qs.annotate(a=_text("allocatable"), t=_text("taints"), lb=_text("labels")).values_list(
-        "id", "name", "a", "t", "ready", "unschedulable", "last_heartbeat", "pool", "lb"
+        "id", "name", "a", "t", "ready", "unschedulable", "last_heartbeat", "pool", "lb", "set_aside"
     )
     nodes = {
         pk: NodeUse(
@@ -124,8 +127,9 @@ def read(cluster: Cluster | None, names: Iterable[str] | None = None) -> list[No
             last_heartbeat=beat,
             pool=pool,
             labels=dict(load(labels) or {}),
+            set_aside=aside,
         )
-        for pk, name, alloc, taints, ready, cordoned, beat, pool, labels in rows
+        for pk, name, alloc, taints, ready, cordoned, beat, pool, labels, aside in rows
     }
     if not nodes:
         return []
@@ -164,7 +168,7 @@ def sorts(resource_names: Sequence[str]) -> list[str]:
 
 def _sort_key(key: str) -> Any:
     if key == "state":
-        return lambda n: ({"NotReady": 0, "cordoned": 1, "Ready": 2}[n.state], n.name)
+        return lambda n: ({"NotReady": 0, "set aside": 1, "cordoned": 2, "Ready": 3}[n.state], n.name)
     if key == "heartbeat":  # the longest silent first; never heard of first of all
         return lambda n: (n.last_heartbeat is not None, n.last_heartbeat or datetime.min, n.name)
     if key == "pods":
@@ -287,6 +291,7 @@ def row(
         "name": node.name,
         "url": links["node"].replace("__name__", node.name),
         "state": node.state,
+        "set_aside": node.set_aside or "",
         "pool": node.pool,
         "heartbeat": heartbeat(node.last_heartbeat, now),
         "pods": node.pods,

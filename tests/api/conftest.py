@@ -34,13 +34,14 @@ def live_demo(live_server: Any, transactional_db: Any, make_user: Any) -> Live:
 
 def _live(live_server: Any, make_user: Any, build: Any) -> Live:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from security.tokens import create_token
 
     build()
     admin = make_user("ops-admin", staff=True)
     member = get_user_model().objects.get(username="nlp-lead")
     return Live(
         url=live_server.url,
-        admin_token=Token.objects.get_or_create(user=admin)[0].key,
-        member_token=Token.objects.get_or_create(user=member)[0].key,
+        admin_token=create_token(admin, "test")[1],
+        member_token=create_token(member, "test")[1],
     )

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from planning.audit import AuditSerializer
 from scheduling.models import QuotaSample
+from security.tokens import create_token
 from tests.frontend import builders as b
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +46,7 @@ def _sample(kind: str, name: str, hours_ago: float, used: int, entitled: int) ->
 
 @pytest.fixture
 def admin_token(make_user: Any) -> str:
-    return Token.objects.create(user=make_user("boss", staff=True)).key
+    return create_token(make_user("boss", staff=True), "test")[1]
 
 
 def test_the_starved_team_is_named_next_to_the_sibling_that_borrows_its_share(client: Any, admin_token: str) -> None:
@@ -105,7 +105,7 @@ def test_bad_parameters_name_the_field(client: Any, admin_token: str) -> None:
 def test_only_admins_see_the_audit(client: Any, make_user: Any, admin_token: str) -> None:
     starving()
     lead = make_user("lead", groups=("a-team",))
-    token = Token.objects.create(user=lead).key
+    token = create_token(lead, "test")[1]
     assert client.get("/api/v1/audit/", headers={"Authorization": f"Token {token}"}).status_code == 403
     assert client.get("/api/v1/audit/").status_code == 401
     client.force_login(lead)

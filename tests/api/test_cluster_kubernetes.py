@@ -39,7 +39,7 @@ def test_an_admin_sets_the_adapter_up_and_reads_it_back_without_the_kubeconfig(a
         "fairway",
         True,
     )
-    assert Cluster.objects.get(name="east").kubeconfig == KUBECONFIG
+    assert Cluster.objects.get(name="east").read_kubeconfig() == KUBECONFIG
     r = admin_api.patch("/api/v1/clusters/east/", {"tree_source": "kubernetes"}, format="json")
     assert r.status_code == 200, r.json()
     assert r.json()["tree_source"] == "kubernetes" and "kubeconfig" not in r.json()
@@ -109,7 +109,7 @@ def test_team_members_read_the_settings_and_write_none(admin_api: Any, api: Any,
     assert r.status_code == 200, r.content
     assert r.json()["source"] == "kubernetes" and "kubeconfig" not in r.json() and SECRET not in r.content.decode()
     assert member.patch("/api/v1/clusters/east/", {"kubeconfig": ""}, format="json").status_code == 403
-    assert Cluster.objects.get(name="east").kubeconfig == KUBECONFIG
+    assert Cluster.objects.get(name="east").read_kubeconfig() == KUBECONFIG
 
 
 def _get_operations(schema: dict[str, Any]) -> list[str]:

@@ -29,11 +29,12 @@ TIMEOUT = 30
 @pytest.fixture
 def admin_token(transactional_db: Any) -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from security.tokens import create_token
 
     services.ensure_builtins()
     user = get_user_model().objects.create_user("racer", password="pw-racer-1", is_staff=True)
-    return Token.objects.create(user=user).key
+    return create_token(user, "test")[1]
 
 
 def _together(n: int, work: Callable[[int], Any]) -> list[Any]:

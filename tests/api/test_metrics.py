@@ -8,9 +8,9 @@ from typing import Any
 
 from django.test import override_settings
 from prometheus_client.parser import text_string_to_metric_families
-from rest_framework.authtoken.models import Token
 
 from engine.resources import parse_quantity
+from security.tokens import create_token
 from tests.frontend import builders as b
 
 
@@ -36,7 +36,7 @@ def test_a_teams_borrowed_and_lent_equal_the_tree_endpoints(api: Any, client: An
     b.lending()
     admin = make_user("admin", staff=True)
     admin_api = api(admin)
-    token = Token.objects.get_or_create(user=admin)[0].key
+    token = create_token(admin, "test")[1]
     metrics = scrape(client, Authorization=f"Token {token}")
     shown = {
         "quota_group": _flat(admin_api.get("/api/v1/quota-groups/tree/").json()),
@@ -76,7 +76,7 @@ def test_only_admins_and_the_bearer_token_may_scrape(client: Any, make_user: Any
     assert client.get("/metrics")["WWW-Authenticate"].startswith("Bearer")
     b.lending()
     lead = make_user("lead", groups=("x-team",))
-    lead_token = Token.objects.create(user=lead).key
+    lead_token = create_token(lead, "test")[1]
     assert client.get("/metrics", headers={"Authorization": f"Token {lead_token}"}).status_code == 401
     assert client.get("/metrics", headers={"Authorization": "Bearer anything"}).status_code == 401
     with override_settings(FAIRWAY={**_fairway(), "METRICS_TOKEN": "s3cret-scrape"}):
@@ -151,7 +151,7 @@ def test_session_counters_count_what_the_sessions_did_and_survive_their_rows(cli
     SchedulingSession.objects.filter(cluster=cluster).delete()
 
     admin = make_user("admin", staff=True)
-    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    metrics = scrape(client, Authorization=f"Token {create_token(admin, 'test')[1]}")
     c = {"cluster": "c1"}
     assert value(metrics, "fairway_sessions_total", **c, kind="session", status="ok") == 1.0
     assert value(metrics, "fairway_sessions_total", **c, kind="session", status="skipped") == 1.0
@@ -177,7 +177,7 @@ def test_jobs_refused_admission_are_counted_by_what_blocks_them(client: Any, mak
     waiting = PodGroup.objects.get(cluster=world.cluster, name="pg-a")
     assert waiting.blocker and waiting.blocker["kind"] == "cluster", waiting.blocker
     admin = make_user("admin", staff=True)
-    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    metrics = scrape(client, Authorization=f"Token {create_token(admin, 'test')[1]}")
     assert (
         value(
             metrics,
@@ -202,6 +202,6 @@ def test_a_job_refused_by_its_own_rule_is_counted_under_the_rule_not_its_name(cl
         phase="Pending", blocker={"kind": "gang", "name": "ns-a/pg-a", "limit": "minMember"}
     )
     admin = make_user("admin", staff=True)
-    metrics = scrape(client, Authorization=f"Token {Token.objects.create(user=admin).key}")
+    metrics = scrape(client, Authorization=f"Token {create_token(admin, 'test')[1]}")
     labels = {dict(k).get("blocker") for k in metrics["fairway_admission_blocked_jobs"]}
     assert labels == {"minMember"}

@@ -73,7 +73,13 @@ def test_require_secret_key_refuses_to_start_without_one(tmp_path: Path) -> None
     r = _settings_probe(
         {"FAIRWAY_REQUIRE_SECRET_KEY": "true", "SECRET_KEY": "k" * 50}, "print(settings.SECRET_KEY)", tmp_path
     )
+    assert r.returncode != 0 and "FAIRWAY_SECRET_KEYS must be set" in r.stderr  # the key of the secrets at rest too
+    fernet = "MTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTI="
+    required = {"FAIRWAY_REQUIRE_SECRET_KEY": "true", "SECRET_KEY": "k" * 50, "FAIRWAY_SECRET_KEYS": fernet}
+    r = _settings_probe(required, "print(settings.SECRET_KEY)", tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "k" * 50
+    r = _settings_probe({**required, "FAIRWAY_SECRET_KEYS": f"{fernet},not-a-key"}, "print(1)", tmp_path)
+    assert r.returncode != 0 and "FAIRWAY_SECRET_KEYS: key 2 is not a Fernet key" in r.stderr
 
 
 # -- HTTPS -------------------------------------------------------------------------------------------------------

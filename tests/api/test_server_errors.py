@@ -30,7 +30,7 @@ def test_creating_namespace_0_twice_is_a_400(live: Live) -> None:
 
 
 def _delete_default_cluster(live: Live) -> None:
-    r = live.admin.delete(f"{live.url}/api/v1/clusters/default/")
+    r = live.admin.delete(f"{live.url}/api/v1/clusters/default/", params={"force": "true"})  # it holds the demo
     assert r.status_code == 204, r.text
 
 
@@ -134,3 +134,37 @@ def test_patching_a_taint_without_its_key(live: Live) -> None:
     r = live.admin.patch(f"{live.url}/api/v1/pods/{r.json()['id']}/", json={"tolerations": [{"key": "gpu"}]})
     assert r.status_code == 200, r.text
     assert r.json()["tolerations"] == [{"key": "gpu", "operator": "Equal", "value": "", "effect": ""}]
+
+
+def test_a_write_whose_reference_was_deleted_meanwhile_is_a_409(transactional_db: None) -> None:
+    """A row that lost what it points to between the view's checks and the commit (a cluster force-deleted while a
+    pod was being created: the database checks the foreign key at commit) is a 409 saying so, not a 500. The
+    exception is PostgreSQL's own (the check made immediate inside a savepoint)."""
+    import json
+
+    from django.db import IntegrityError, connection, transaction
+    from django.test import RequestFactory
+
+    from controlplane.middleware import DatabaseUnavailableMiddleware
+    from scheduling.models import Pod
+
+    caught: IntegrityError | None = None
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        try:
+            with transaction.atomic():
+                Pod.objects.create(cluster_id=987654321, namespace_id=987654321, name="orphan")
+        except IntegrityError as exc:
+            caught = exc
+    assert caught is not None
+    middleware = DatabaseUnavailableMiddleware(lambda request: None)  # type: ignore[arg-type,return-value]
+    api = middleware.process_exception(RequestFactory().post("/api/v1/pods/"), caught)
+    assert api is not None and api.status_code == 409
+    body = json.loads(api.content)
+    assert body["errors"][0]["code"] == "reference_deleted"
+    assert "was deleted while the request ran; nothing was written" in body["errors"][0]["detail"]
+    page = middleware.process_exception(RequestFactory().post("/nodes/new/"), caught)
+    assert page is not None and page.status_code == 409
+    other = IntegrityError("duplicate key value violates unique constraint")
+    assert middleware.process_exception(RequestFactory().post("/api/v1/pods/"), other) is None

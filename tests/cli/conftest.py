@@ -16,12 +16,11 @@ Run = Callable[..., tuple[int, str, str]]
 def cli(live_server: Any, transactional_db: Any, make_user: Any, capsys: Any) -> Run:
     """``cli(*argv)`` -> (exit code, stdout, stderr), with ``--server`` and an admin's ``--token`` given first;
     ``cli(*argv, token=…)`` for another user, ``token=None`` for none."""
-    from rest_framework.authtoken.models import Token
-
     from quotas.services import ensure_builtins
+    from security.tokens import create_token
 
     ensure_builtins()
-    admin = Token.objects.create(user=make_user("ops", staff=True)).key
+    admin = create_token(make_user("ops", staff=True), "test")[1]
 
     def run(*argv: str, token: str | None = admin) -> tuple[int, str, str]:
         capsys.readouterr()

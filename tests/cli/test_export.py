@@ -60,14 +60,15 @@ def test_export_then_simulate_gives_the_values_of_the_control_plane(cli: Run, wo
 def test_export_is_for_admins_and_names_its_bad_parameters(cli: Run, world: None, live_server: Any) -> None:
     import requests
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from security.tokens import create_token
 
     User = get_user_model()
 
-    lead = Token.objects.create(user=User.objects.get(username="nlp-lead")).key
+    lead = create_token(User.objects.get(username="nlp-lead"), "test")[1]
     code, _, err = cli("export", "--format", "volcano", token=lead)
     assert code == 1 and "export volcano: only admins may export the trees" in err
-    admin = Token.objects.get(user__username="ops").key
+    admin = create_token(User.objects.get(username="ops"), "test")[1]
     headers = {"Authorization": f"Token {admin}"}
     r = requests.get(f"{live_server.url}/api/v1/export/", params={"format": "slurm"}, headers=headers, timeout=30)
     assert r.status_code == 400 and r.json()["errors"][0]["attr"] == "format"
@@ -133,13 +134,14 @@ def test_kueue_export_then_simulate_gives_the_trees_quota_limits_and_weights(
 def test_api_kueue_export_says_what_kueue_cannot_hold(cli: Run, world: None, live_server: Any) -> None:
     import requests
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from security.tokens import create_token
 
     url = f"{live_server.url}/api/v1/export/"
-    lead = Token.objects.create(user=get_user_model().objects.get(username="nlp-lead")).key
+    lead = create_token(get_user_model().objects.get(username="nlp-lead"), "test")[1]
     r = requests.get(url, params={"format": "kueue"}, headers={"Authorization": f"Token {lead}"}, timeout=30)
     assert r.status_code == 403
-    headers = {"Authorization": f"Token {Token.objects.get(user__username='ops').key}"}
+    headers = {"Authorization": f"Token {create_token(get_user_model().objects.get(username='ops'), 'test')[1]}"}
     r = requests.get(url, params={"format": "kueue"}, headers=headers, timeout=30)
     assert r.status_code == 200 and r.headers["Content-Type"].startswith("application/yaml")
     notes = json.loads(r.headers["Fairway-Export-Notes"])

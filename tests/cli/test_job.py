@@ -142,10 +142,11 @@ def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict
 def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, Any], live_server: Any) -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from rest_framework.authtoken.models import Token
+
+    from security.tokens import create_token
 
     def get(username: str) -> requests.Response:
-        token = Token.objects.get_or_create(user=get_user_model().objects.get(username=username))[0].key
+        token = create_token(get_user_model().objects.get(username=username), "test")[1]
         return requests.get(
             f"{live_server.url}/api/v1/podgroups/{jobs['big']}/why/",
             headers={"Authorization": f"Token {token}"},
@@ -159,5 +160,5 @@ def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, A
     assert path[-1]["name"] == "nlp" and path[-1]["capability"] == {"cpu": "16"}
     get_user_model().objects.create_user("vision-lead").groups.add(Group.objects.get(name="vision"))
     assert get("vision-lead").status_code == 404  # another team's job
-    code, _, err = cli("job", "why", "nlp/big", token=Token.objects.get(user__username="nlp-lead").key)
+    code, _, err = cli("job", "why", "nlp/big", token=create_token(get_user_model().objects.get(username="nlp-lead"), "test")[1])
     assert code == 0, err

@@ -77,9 +77,11 @@ def test_global_flags_go_before_or_after_the_command(cli: Run, live_server: Any)
     code, out, _ = cli("--output", "yaml", "queue", "view", "flags")
     assert yaml.safe_load(out)["name"] == "flags"
     # --server and --token after the command too (the fixture gives them first; here only after)
-    from rest_framework.authtoken.models import Token
+    from django.contrib.auth import get_user_model
 
-    token = Token.objects.get(user__username="ops").key
+    from security.tokens import create_token
+
+    token = create_token(get_user_model().objects.get(username="ops"), "test")[1]
     assert main(["queue", "view", "flags", "--server", live_server.url, "--token", token, "-o", "json"]) == 0
 
 

@@ -197,7 +197,10 @@ def test_the_django_admin_shows_the_trees_read_only_but_their_teams(client: Any,
     page = shown(client.get(f"/admin/quotas/queue/{nlp.pk}/change/"))
     assert 'name="teams"' in page and 'name="weight"' not in page and 'name="parent"' not in page
     team = Group.objects.create(name="nlp-team")
-    saved = client.post(f"/admin/quotas/queue/{nlp.pk}/change/", {"teams": [team.pk], "weight": "9"})
+    saved = client.post(
+        f"/admin/quotas/queue/{nlp.pk}/change/",
+        {"teams": [team.pk], "weight": "9", "read_version": str(nlp.version)},  # the version the form was read at
+    )
     assert saved.status_code == 302, shown(saved)[:3000]
     nlp.refresh_from_db()
     assert list(nlp.teams.values_list("name", flat=True)) == ["nlp-team"] and nlp.weight == 1

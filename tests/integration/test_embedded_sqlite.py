@@ -82,9 +82,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
-from rest_framework.authtoken.models import Token
+from security.tokens import create_token
 user = get_user_model().objects.create_user("reader", password="pw-reader-1234", is_staff=True)
-auth = {"HTTP_AUTHORIZATION": "Token " + Token.objects.create(user=user).key}
+auth = {"HTTP_AUTHORIZATION": "Token " + create_token(user, "test")[1]}
 client = Client(HTTP_HOST="localhost")
 client.force_login(user)
 worker = sqlite3.connect(settings.DATABASES["default"]["NAME"], isolation_level=None)

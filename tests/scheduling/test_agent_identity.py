@@ -13,10 +13,11 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
-from rest_framework.authtoken.models import Token
 
 from scheduling import sessions
 from scheduling.models import Cluster, Node, NodeAgentBinding, Pod
+from security.models import ApiToken
+from security.tokens import find_token
 from tests.scheduling.conftest import World
 
 pytestmark = pytest.mark.django_db
@@ -153,17 +154,22 @@ def test_create_node_agent_makes_a_bound_credential(world: World, api: Any) -> N
     call_command("create_node_agent", "agent-n1", "--node", "n1", "--cluster", "c1", stdout=out, stderr=err)
     token = out.getvalue().strip()
     user = get_user_model().objects.get(username="agent-n1")
-    assert Token.objects.get(user=user).key == token and not user.has_usable_password()
+    assert find_token(token).user == user and not user.has_usable_password()
+    assert [t.name for t in ApiToken.objects.filter(user=user)] == ["node agent"]
     assert user.groups.filter(name="node-agents").exists()
     assert "created node agent agent-n1 for node n1 (cluster c1)" in err.getvalue()
     client = api(None)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.post("/api/v1/nodes/n1/heartbeat/", {}, format="json").status_code == 200
     assert client.post("/api/v1/nodes/n2/heartbeat/", {}, format="json").status_code == 403
-    # again with a pool: one more binding, the same token
-    out2 = StringIO()
-    call_command("create_node_agent", "agent-n1", "--pool", "rack-9", "--cluster", "c1", stdout=out2, stderr=StringIO())
-    assert out2.getvalue().strip() == token
+    # again with a pool: one more binding; the token stays valid and is not printed again (only its hash is kept)
+    out2, err2 = StringIO(), StringIO()
+    call_command("create_node_agent", "agent-n1", "--pool", "rack-9", "--cluster", "c1", stdout=out2, stderr=err2)
+    assert out2.getvalue() == "" and "its token is unchanged" in err2.getvalue()
+    assert find_token(token).user == user
+    out3 = StringIO()
+    call_command("create_node_agent", "agent-n1", "--pool", "rack-9", "--cluster", "c1", "--new-token", stdout=out3, stderr=StringIO())
+    assert find_token(out3.getvalue().strip()).user == user and ApiToken.objects.filter(user=user).count() == 2
     assert set(NodeAgentBinding.objects.filter(user=user).values_list("node", "pool")) == {("n1", ""), ("", "rack-9")}
 
 

@@ -135,3 +135,22 @@ def test_recycling_is_off_unless_the_policy_monitors_quotas(fake_engine: Any) ->
     QuotaOverState.objects.create(cluster=world.cluster, name="qa", over_since=timezone.now())
     assert tasks.recycle(world.cluster.pk) == "ran"
     assert fake_engine.recycle_calls == [] and not QuotaOverState.objects.exists()
+
+
+def test_pods_an_admin_made_non_preemptible_above_min_are_still_recycled(admin_api: Any) -> None:
+    """Issue 25, item 3: qa borrowed with preemptible pods (20 cpu against a min and runtime of 12), then every pod
+    was made non-preemptible. A team member can no longer do that (tests/api/test_job_priority.py); an admin can,
+    and still only what fits within min is protected: the most important pods up to 12 cpu (a-3, a-2, then a-0,
+    the earliest started of priority 0) stay, and the borrowed 8 cpu is recycled when the lender needs it."""
+    world = _overused_world()
+    for pod in Pod.objects.filter(cluster=world.cluster, namespace__name="ns-a"):
+        r = admin_api.patch(f"/api/v1/pods/{pod.pk}/", {"preemptible": False}, format="json")
+        assert r.status_code == 200, r.content
+    assert not Pod.objects.filter(namespace__name="ns-a", preemptible=True).exists()
+    with time_machine.travel(T0, tick=False) as clock:
+        assert tasks.recycle(world.cluster.pk) == "ran"
+        clock.shift(timedelta(seconds=121))
+        assert tasks.recycle(world.cluster.pk) == "ran"
+    assert sorted(Eviction.objects.values_list("pod_uid", flat=True)) == ["ns-a/a-1", "ns-a/a-4"]
+    assert "non-preemptible, but above the group's min" in Eviction.objects.get(pod_uid="ns-a/a-4").message
+    assert set(Pod.objects.filter(status="Running").values_list("name", flat=True)) == {"a-0", "a-2", "a-3"}

@@ -104,7 +104,7 @@ def test_parent_quota_check() -> None:
     assert "parent of quota group c1 (enableCheckParentQuota)" in message
 
 
-def preemption(a_low_preemptible: bool = True, quota_label: bool = True) -> Snapshot:
+def preemption(a_low_preemptible: bool = True, quota_label: bool = True, a_min: str = "1") -> Snapshot:
     """2 cpu full: a-low (group a) and b-low (group b), priority 1; a-high (group a, priority 10) is pending.
 
     elasticquota sits in the first tier: victims are decided by the first tier whose plugins agree on some, so a
@@ -112,7 +112,7 @@ def preemption(a_low_preemptible: bool = True, quota_label: bool = True) -> Snap
     a = "a" if quota_label else None
     return snapshot(
         nodes=[node("n1", "2", "64Gi")],
-        groups=[group("a", min=rl("1"), max=rl("2")), group("b", min=rl("1"), max=rl("2"))],
+        groups=[group("a", min=rl(a_min), max=rl("2")), group("b", min=rl("1"), max=rl("2"))],
         podgroups=[
             podgroup("ns", "a-low", "default", 0, phase=Q.RUNNING, priority=1),
             podgroup("ns", "b-low", "default", 0, phase=Q.RUNNING, priority=1),
@@ -137,6 +137,14 @@ def test_preemption_only_inside_the_same_quota_group() -> None:
 
 def test_non_preemptible_pods_are_never_preempted() -> None:
     assert run_session(preemption(a_low_preemptible=False), now=0.0).evictions == []
+
+
+def test_non_preemptible_usage_above_min_is_preemptable() -> None:
+    """Issue 25: a pod flipped to non-preemptible after it was placed holds more than its group's min (here min 0):
+    the label protects only what fits within min, so the pod is a victim like a preemptible one."""
+    result = run_session(preemption(a_low_preemptible=False, a_min="0"), now=0.0)
+    assert evicted(result) == ["ns/a-low-0"]
+    assert pipelined(result) == {"ns/a-high-0": "n1"}
 
 
 def test_no_preemption_in_the_default_group() -> None:

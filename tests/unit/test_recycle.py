@@ -126,13 +126,29 @@ def test_pods_that_still_fit_are_added_back() -> None:
 
 
 def test_when_used_cannot_get_under_runtime_every_candidate_goes() -> None:
+    pods = [a_pod("pinned", 60, preemptible=False), a_pod("x", 10, priority=1), a_pod("y", 10, priority=2)]
+    victims = revoke_victims(pods, {"cpu": 80_000}, {"cpu": 50_000})  # every non-preemptible pod protected
+    assert [p.name for p in victims] == ["x", "y"]
+    # recycle() protects only the pinned pods within min (here given: as when the group's min is 60 or more)
+    victims = revoke_victims(pods, {"cpu": 80_000}, {"cpu": 50_000}, protected={"nsa/pinned"})
+    assert [p.name for p in victims] == ["x", "y"]
+
+
+def test_non_preemptible_usage_above_min_is_recycled() -> None:
+    """Issue 25's probe: the group borrowed with preemptible pods and then made them non-preemptible (90 cpu
+    against a min and runtime of 50). The most important pinned pods within min stay; the rest is recycled, least
+    important first, as preemptible pods would be."""
+    snap = overused(*(a_pod(f"a-{i}", 10, priority=i, preemptible=False) for i in range(9)))
+    evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
+    assert [e.task for e in evictions] == [f"nsa/a-{i}" for i in range(4)]  # 90 - 40 = 50
+    assert "non-preemptible, but above the group's min" in evictions[0].message
+    # within min nothing pinned goes: the preemptible pods do
     snap = overused(
-        a_pod("pinned", 60, preemptible=False),
-        a_pod("x", 10, priority=1),
-        a_pod("y", 10, priority=2),
+        *(a_pod(f"pin-{i}", 10, priority=0, preemptible=False) for i in range(5)),
+        *(a_pod(f"a-{i}", 10, priority=9) for i in range(2)),
     )
     evictions, _ = run_recycle(snap, now=0.0, over_since={}, delay=0)
-    assert [e.task for e in evictions] == ["nsa/x", "nsa/y"]
+    assert [e.task for e in evictions] == ["nsa/a-0", "nsa/a-1"]
 
 
 def test_pending_and_releasing_pods_are_not_candidates() -> None:

@@ -110,7 +110,7 @@ def test_every_emitted_code_is_documented() -> None:
         ("team-", "invalid", "start and end with a letter or digit"),
         ("team.a", "invalid", "use only lowercase letters"),
         ("team a", "invalid", "use only lowercase letters"),
-        ("team\n", "invalid", "use only lowercase letters"),
+        ("team\n", "whitespace", "starts or ends with whitespace; names are DNS labels"),  # refused, never trimmed
     ],
 )
 def test_queue_names_are_dns_labels(value: str, code: str | None, fragment: str | None) -> None:

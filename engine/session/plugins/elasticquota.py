@@ -10,7 +10,12 @@ pods (a group's used includes its subtree's, as Koordinator aggregates it).
   request <= min(g)``; with ``enableCheckParentQuota`` every ancestor below the tree root must pass the first
   test as well. Resources the limit does not name are not governed.
 * Preemptable (Koordinator's ``SelectVictimsOnNode``): only pods of the *same* quota group, of strictly lower
-  priority, never non-preemptible ones, and not in the default group while ``disableDefaultQuotaPreemption``.
+  priority, never protected non-preemptible ones, and not in the default group while
+  ``disableDefaultQuotaPreemption``. Protected are the most important non-preemptible pods that fit within the
+  group's min together (``engine.fairshare.elastic.protected_non_preemptible``, as the revoke pass counts them),
+  plus those this session placed (they passed the min test); non-preemptible usage above min, left by a pod flipped
+  after it was placed, is preemptable like any other (Fairway's difference: Koordinator checks min only at
+  placement).
   Whether the evictions make room within the runtime is the allocatable test above, which the preempt action
   re-runs after each eviction (``existUsed - preempted + preemptor <= runtime``).
 * No cross-group reclaim: borrowed quota is taken back by the revoke pass (``engine.session.recycle``).
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max
+from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max, protected_non_preemptible
 from engine.fairshare.queues import MINUS
 from engine.objects import ALLOCATED_STATUSES, TaskStatus
 from engine.session.framework import GateRefusal, Plugin, VictimTest, qty
@@ -58,6 +63,7 @@ class ElasticQuotaPlugin(Plugin):
         self.result: ElasticResult | None = session.quota_runtimes()
         self.used: dict[str, dict[str, int]] = {}
         self.np_used: dict[str, dict[str, int]] = {}
+        self.protected: set[str] = set()  # uids of the non-preemptible pods no victim choice may take
         self.reserved: dict[str, dict[str, int]] = {}
         self.reserving: dict[str, dict[str, int]] = {}  # per group and resource, how many podgroups reserve
         self._paths: dict[str, list[str]] = {}
@@ -66,9 +72,14 @@ class ElasticQuotaPlugin(Plugin):
             return
         for name in self.result:
             self.used[name] = dict(self.result[name].used)
+        non_preemptible: dict[str, list[tuple[str, int, float | None, dict[str, int]]]] = {}
         for t in session.tasks.values():
             if t.status in ALLOCATED_STATUSES and not t.quota_preemptible:
                 add_into(self.np_used.setdefault(t.quota_group, {}), t.req)
+                non_preemptible.setdefault(t.quota_group, []).append((t.uid, t.priority, t.start, t.req))
+        for g, pods in non_preemptible.items():
+            spec = session.quota_spec(g)
+            self.protected |= protected_non_preemptible(spec.min if spec is not None else {}, pods)
         # the reservations of the podgroups admitted before the session, as the values computed them
         opened = session.values.reservations
         self.reserved = {g: dict(v) for g, v in opened.amounts.items()}
@@ -293,7 +304,12 @@ class ElasticQuotaPlugin(Plugin):
         g = preemptor.quota_group
         if self.args.disable_default_quota_preemption and g == DEFAULT_GROUP:
             return []
-        return [t for t in preemptees if t.quota_group == g and t.priority < preemptor.priority and t.quota_preemptible]
+        protected = self.protected
+        return [
+            t
+            for t in preemptees
+            if t.quota_group == g and t.priority < preemptor.priority and (t.quota_preemptible or t.uid not in protected)
+        ]
 
     def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
         if hook != "preemptable":
@@ -302,14 +318,21 @@ class ElasticQuotaPlugin(Plugin):
         if self.args.disable_default_quota_preemption and g == DEFAULT_GROUP:
             return ("elasticquota", None), _nobody
         priority = preemptor.priority
+        protected = self.protected
 
         def same_group_lower(t: TaskState) -> bool:
-            return t.quota_group == g and t.priority < priority and t.quota_preemptible
+            return t.quota_group == g and t.priority < priority and (t.quota_preemptible or t.uid not in protected)
 
         return ("elasticquota", g, priority), same_group_lower
 
     def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
-        return _group_priority_preemptible
+        protected = self.protected
+
+        def group_priority_preemptible(t: TaskState) -> Hashable:
+            """What ``victim_bound``'s test reads of a pod."""
+            return t.quota_group, t.priority, t.quota_preemptible or t.uid not in protected
+
+        return group_priority_preemptible
 
     def _move(self, task: TaskState, sign: int) -> None:
         if self.result is None or task.quota_group not in self.result:
@@ -318,6 +341,8 @@ class ElasticQuotaPlugin(Plugin):
             add_into(self.used.setdefault(g, {}), task.req, sign)
         if not task.quota_preemptible:
             add_into(self.np_used.setdefault(task.quota_group, {}), task.req, sign)
+            if sign > 0:
+                self.protected.add(task.uid)  # placed past the min test this session
 
     def on_allocate(self, task: TaskState) -> None:
         self._move(task, 1)
@@ -333,11 +358,6 @@ def _first_over(amounts: Mapping[str, int], held: Mapping[str, int], limit: Mapp
     if not any(r != "pods" and r in limit and held.get(r, 0) + v > limit[r] for r, v in amounts.items()):
         return None
     return next(r for r in sorted_resources(amounts) if r in limit and held.get(r, 0) + amounts[r] > limit[r])
-
-
-def _group_priority_preemptible(t: TaskState) -> Hashable:
-    """What ``victim_bound``'s test reads of a pod."""
-    return t.quota_group, t.priority, t.quota_preemptible
 
 
 def _less_used(limit: int, check: str, used: int, r: str, what: str = "used") -> str:

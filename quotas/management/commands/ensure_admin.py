@@ -1,4 +1,7 @@
-"""Create the demo admin (once) and print its credentials and API token."""
+"""Create the demo admin (once) and print its credentials and API token.
+
+Only the token's hash is in the database; for ``make run`` the key is kept beside the password, in
+``var/admin-token`` (mode 0600), and a new token is made when that one is missing, revoked or expired."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from rest_framework.authtoken.models import Token
+
+from security.tokens import TokenRefused, create_token, find_token
 
 
 class Command(BaseCommand):
@@ -27,10 +31,24 @@ class Command(BaseCommand):
             password_file.write_text(password)
             password_file.chmod(0o600)
         password = password_file.read_text().strip() if password_file.exists() else "(set before; unchanged)"
-        token, _ = Token.objects.get_or_create(user=user)
+        key = self._token(user, settings.VAR_DIR / "admin-token")
         self.stdout.write(
             self.style.SUCCESS("Admin login: ")
             + f"username {username}  password {password}\n"
             + self.style.SUCCESS("API token:   ")
-            + f"{token.key}   (export FAIRWAY_TOKEN={token.key})"
+            + f"{key}   (export FAIRWAY_TOKEN={key})"
         )
+
+    @staticmethod
+    def _token(user: Any, token_file: Any) -> str:
+        """The key in ``token_file`` while it is a live token of ``user``, else a new one written there."""
+        if token_file.exists():
+            try:
+                if find_token(token_file.read_text().strip()).user_id == user.pk:
+                    return token_file.read_text().strip()
+            except TokenRefused:
+                pass
+        _, key = create_token(user, "make run")
+        token_file.write_text(key)
+        token_file.chmod(0o600)
+        return key

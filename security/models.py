@@ -1,0 +1,47 @@
+"""API tokens: only a short prefix (for lookup and display) and the SHA-256 of the whole key are stored."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+PREFIX_LENGTH = 12
+KEY_MARK = "fw_"  # every key starts so: recognisable (secret scanners), and never with a dash (a CLI flag)
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def live(self) -> ApiTokenQuerySet:
+        """Tokens that have not expired."""
+        return self.filter(expires__gt=timezone.now())
+
+
+class ApiToken(models.Model):
+    """One API key of a user, sent as ``Authorization: Token <key>``. The key itself is shown once, when it is
+    created (``security.tokens.create_token``); the database keeps its first characters and its SHA-256 digest."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for, as its owner named it.")
+    prefix = models.CharField(max_length=PREFIX_LENGTH, db_index=True, help_text="The key's first characters.")
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key (hex).")
+    read_only = models.BooleanField(default=False, help_text="Only safe methods (GET, HEAD, OPTIONS).")
+    created = models.DateTimeField(default=timezone.now)
+    expires = models.DateTimeField()
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user}"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires <= timezone.now()
+
+    @property
+    def scope(self) -> str:
+        return "read-only" if self.read_only else "read-write"
