@@ -120,9 +120,15 @@ SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
 
 # The policy ``ensure_schedules --simulated`` gives the demo's cluster: reclaim and preempt on, hierarchical
 # capacity, Koordinator's elastic quota with the overuse monitor on and a 30 s eviction delay; every victim filter in
-# the first tier.
+# the first tier. Fairway's own settings are on (README, "Recommended policy"): recycling chooses victims with gangs
+# in mind (revokeWholeGangs), and reclaim and preempt keep a pod for a minute after it starts (minRuntime).
 DEMO_POLICY = """\
 actions: "enqueue, allocate, backfill, reclaim, preempt"
+configurations:
+- name: reclaim
+  arguments: {minRuntime: 60s}
+- name: preempt
+  arguments: {minRuntime: 60s}
 tiers:
 - plugins:
   - name: priority
@@ -135,6 +141,7 @@ tiers:
     arguments:
       monitorAllQuotas: true
       delayEvictTime: 30s
+      revokeWholeGangs: true
 - plugins:
   - name: overcommit
   - name: drf

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from engine import collector
 from engine.session import decisions, run
+from engine.session.clock import time_horizon
 from scheduling.agent import cluster_disrupted
 from scheduling.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
@@ -63,7 +64,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                     done = perf_counter()
                     bound = stream.finish() if stream is not None else None
                     waited = perf_counter() - done
-                mirror.remember(result, key, now)
+                mirror.remember(result, key, now, time_horizon(snapshot, now))
             if result.usage_history is not None:
                 save_past_usage(cluster, result.usage_history)
             t2 = perf_counter()

@@ -153,6 +153,10 @@ class QueueSpec:
     # Kueue's levers, per resource; a resource left out is unlimited (see ``set_keep``)
     borrowing_limit: ResourceList = field(default_factory=ResourceList)
     lending_limit: ResourceList = field(default_factory=ResourceList)
+    # KAI's min-runtime: seconds a pod of this subtree is kept from reclaim and preempt after it starts, unless its
+    # evictor's priority is strictly higher (``engine.session.actions.common.MinRuntime``); None: the parent's,
+    # then the policy's ``minRuntime`` of the action
+    min_runtime: float | None = None
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,8 @@ class PodGroupStatus:
     unplaced_sessions: int = 0
     requeues: int = 0
     backoff_until: float | None = None
+    # a gang released whole this session (``engine.session.gangrepair``): the GPU-seconds it held idle, else None
+    released_idle_gpu_seconds: int | None = None
 
 
 @dataclass(slots=True)

@@ -62,6 +62,7 @@ from engine.session.arguments.capacity import CapacityArgs, read_capacity_args
 from engine.session.arguments.elasticquota import ElasticQuotaArgs, parse_elastic_quota_args
 from engine.session.arguments.enqueue import EnqueueArgs, parse_enqueue_args
 from engine.session.arguments.fairness import FairnessArgs
+from engine.session.arguments.minruntime import MIN_RUNTIME_ACTIONS, parse_min_runtime
 from engine.session.arguments.nodeorder import NodeOrderWeights, read_nodeorder_weights
 from engine.session.arguments.overcommit import read_overcommit_factor
 from engine.session.arguments.proportion import read_proportion_args
@@ -277,6 +278,8 @@ class Policy:
 
     def _check(self, warnings: list[str]) -> None:
         parse_enqueue_args(self.action_arguments("enqueue"))  # refuse a bad argument when the policy is read
+        for action in MIN_RUNTIME_ACTIONS:
+            parse_min_runtime(action, self.action_arguments(action))
         for tier in self.tiers:
             names = {p.name for p in tier}
             # Volcano's loader refuses this pair in one tier (scheduler/util.go UnmarshalSchedulerConf).
@@ -350,6 +353,10 @@ class Policy:
 
     def enqueue_args(self) -> EnqueueArgs:
         return parse_enqueue_args(self.action_arguments("enqueue"))
+
+    def min_runtime(self, action: str) -> float:
+        """Seconds of the ``reclaim`` / ``preempt`` action's ``minRuntime`` (0: off, Volcano's behaviour)."""
+        return parse_min_runtime(action, self.action_arguments(action))
 
     def _arguments(self, name: str) -> Mapping[str, Any] | None:
         plugin = self.plugin(name)

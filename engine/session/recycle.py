@@ -8,20 +8,26 @@ delay. ``over_since`` carries that state between passes (group -> the time it wa
 
 On a trigger, the group's own assigned pods are taken **least important first** (lower priority first; on equal
 priority the most recently started first, Kubernetes' ``MoreImportantPod`` reversed; a pod without a start time
-counts as just started; then by pod uid, for a deterministic order), skipping non-preemptible pods (label ``quota.scheduling.koordinator.sh/preemptible:
-"false"``), until ``used <= runtime``. If that never happens, every pod taken is evicted. Otherwise the pods taken
+counts as just started; then by pod uid, for a deterministic order), skipping the protected non-preemptible pods
+(label ``quota.scheduling.koordinator.sh/preemptible: "false"``), until ``used <= runtime``. Protected are only the
+most important non-preemptible pods that fit within the group's ``min`` together
+(``engine.fairshare.elastic.protected_non_preemptible``): Koordinator checks that rule only when a pod is placed, so a
+pod flipped to non-preemptible afterwards (or a min lowered since) would hold borrowed resources for good; here
+non-preemptible usage above min is taken back like any other (Fairway's difference). If that never happens, every pod taken is evicted. Otherwise the pods taken
 are walked back from the most important and each one that still fits (``used + request <= runtime``) is kept:
 only the rest are evicted. (Koordinator narrows ``used`` to the resources of the pod just removed while walking;
 Fairway keeps every resource of ``used``, which can only keep more pods.)
 
-Gangs (Fairway's ``revokeWholeGangs: true`` on the elasticquota arguments; off by default): Koordinator takes pods
-one by one, which can leave a gang below its ``minMember`` with its other pods still holding their nodes for a job
-that cannot run. Here a gang's pods above its minimum (Volcano's ready count: bound, binding, running, allocated
-and succeeded pods, wherever they run; and each role's ``minTaskMember``) may go alone; a pod that only its role's
-minimum holds waits at the end of the line while the gang has other pods to spare; the pod that would break the
-gang takes the gang's other pods in the group with it, unless one of them is non-preemptible (then the gang is
-left whole). Walking back, such a unit is kept or evicted whole, and a pod is kept only if its gang is whole with
-it. Podgroups of ``minMember`` 1 without role minimums are not gangs: their pods go as Koordinator's do.
+Gangs (Fairway's ``revokeWholeGangs: true`` on the elasticquota arguments; off by default, Koordinator's pod by
+pod): Koordinator takes pods one by one, which can leave a gang below its ``minMember`` with its other pods still
+holding their nodes for a job that cannot run. Here victims are chosen with gangs in mind, priority by priority
+from the lowest: at each priority, first the pods their gang can spare (above its minimum: Volcano's ready count —
+bound, binding, running, allocated and succeeded pods, wherever they run — and each role's ``minTaskMember``), one
+at a time, least important first; when that is not enough, whole gangs of that priority (a gang's priority is its
+most important pod's here), the least-waste cover of what is still over (``engine.session.gangcover``: exact up to
+12 gangs, else greedy by work lost per part of the need freed). A gang holding a protected pod is never broken.
+Walking back, a whole gang is kept or evicted whole, and a pod is kept only if its gang is whole with it. Podgroups
+of ``minMember`` 1 without role minimums are not gangs: their pods go as Koordinator's do.
 
 The runtimes are computed afresh from the snapshot by ``engine.values.compute_quotas``, the computation the pages
 and the session use (with the elasticquota arguments' ``enableMinQuotaScale``); ``used`` is the requests of the
@@ -32,13 +38,14 @@ are over whenever it is.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota
+from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, protected_non_preemptible
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
 from engine.session.decisions import Blocker, Eviction
 from engine.session.framework import qty
+from engine.session.gangcover import Unit, least_waste_cover, pod_work
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import add_into
 from engine.values import compute_quotas
@@ -83,10 +90,11 @@ class _Gangs:
         need = gang.min_by_role.get(pod.task_role, 0)
         return self.ready[pod.podgroup] > gang.min_member and self.by_role[pod.podgroup].get(pod.task_role, 0) > need
 
-    def held_by_role(self, pod: TaskInfo) -> bool:
-        """Whether only ``pod``'s role keeps it (its gang could spare a pod of another role)."""
-        gang = self.gangs.get(pod.podgroup)
-        return gang is not None and self.ready[pod.podgroup] > gang.min_member
+    def intact(self, key: str) -> bool:
+        """Whether gang ``key`` holds its minimum now (``minMember`` and each role's ``minTaskMember``)."""
+        gang = self.gangs[key]
+        roles = self.by_role[key]
+        return self.ready[key] >= gang.min_member and all(roles.get(r, 0) >= n for r, n in gang.min_by_role.items())
 
     def whole(self, pod: TaskInfo) -> bool:
         """Whether ``pod``'s gang holds at least its minimum with ``pod`` back in it."""
@@ -105,43 +113,77 @@ class _Gangs:
 
 
 def _take(
-    pods: Sequence[TaskInfo], used: Mapping[str, int], runtime: Mapping[str, int], gangs: _Gangs
+    pods: Sequence[TaskInfo],
+    used: Mapping[str, int],
+    runtime: Mapping[str, int],
+    gangs: _Gangs,
+    protected: Collection[str],
+    now: float | None,
 ) -> tuple[dict[str, int], list[tuple[TaskInfo, ...]]]:
-    """Take pods out, least important first, until ``used`` fits: a pod its gang can spare goes alone (one that
-    only its role's ``minTaskMember`` holds waits until the gang has no other pod to spare); the pod that would
-    break its gang takes the gang's other pods here with it, unless one of them may not be evicted (then the gang
-    stays as it is)."""
+    """Take pods out until ``used`` fits, priority by priority from the lowest: at each priority, the pods their
+    gang can spare (above its ``minMember`` and their role's ``minTaskMember``; every pod outside a gang) one at a
+    time, least important first; then, if that was not enough, whole gangs of that priority (a gang's priority is
+    its most important pod's), the least-waste cover of what is still over (``engine.session.gangcover``)."""
     remaining = dict(used)
     taken: list[tuple[TaskInfo, ...]] = []
-    gone: set[str] = set()  # uids taken
-    kept: set[str] = set()  # gangs that hold a pod that may not be evicted: they cannot be broken
     ordered = sorted(pods, key=_least_important_first)
-    mates: dict[str, list[TaskInfo]] = {}
-    for pod in ordered:
-        mates.setdefault(pod.podgroup, []).append(pod)
-    waiting: set[str] = set()  # pods put back at the end of the line because only their role held them
-    line = list(ordered)
-    for pod in line:
-        if _within(remaining, runtime):
-            break
-        if not pod.quota_preemptible or pod.uid in gone or pod.podgroup in kept:
-            continue
-        unit: tuple[TaskInfo, ...] = (pod,)
-        if not gangs.spare(pod) and gangs.held_by_role(pod) and pod.uid not in waiting:
-            waiting.add(pod.uid)
-            line.append(pod)
-            continue
-        if not gangs.spare(pod):
-            unit = tuple(t for t in mates[pod.podgroup] if t.uid not in gone)
-            if not all(t.quota_preemptible for t in unit):
-                kept.add(pod.podgroup)
+    for priority in sorted({p.priority for p in pods}):
+        for pod in ordered:
+            if _within(remaining, runtime):
+                return remaining, taken
+            if pod.priority != priority or pod.uid in protected or not gangs.spare(pod):
                 continue
-        for t in unit:
-            add_into(remaining, t.request, -1)
-            gone.add(t.uid)
-        gangs.move(unit, -1)
-        taken.append(unit)
+            add_into(remaining, pod.request, -1)
+            gangs.move((pod,), -1)
+            taken.append((pod,))
+        if not _within(remaining, runtime) and gangs.gangs:
+            _take_whole(ordered, remaining, runtime, taken, gangs, protected, now, priority)
     return remaining, taken
+
+
+def _whole_units(
+    pods: Sequence[TaskInfo], gone: Collection[str], gangs: _Gangs, protected: Collection[str], now: float | None
+) -> dict[str, tuple[Unit, tuple[TaskInfo, ...]]]:
+    """The gangs that could go whole: per podgroup, its pods here not taken yet (none of them protected), what
+    they free and the work they lose (none for a gang already below its minimum: it runs nothing)."""
+    mates: dict[str, list[TaskInfo]] = {}
+    for pod in pods:
+        if pod.podgroup in gangs.gangs and pod.uid not in gone:
+            mates.setdefault(pod.podgroup, []).append(pod)
+    out: dict[str, tuple[Unit, tuple[TaskInfo, ...]]] = {}
+    for key, members in mates.items():
+        if any(t.uid in protected for t in members):
+            continue
+        freed: dict[str, int] = {}
+        for t in members:
+            add_into(freed, t.request)
+        work = sum(pod_work(t.start_timestamp, now) for t in members) if gangs.intact(key) else 0
+        out[key] = (Unit(key, freed, work, max(t.priority for t in members)), tuple(members))
+    return out
+
+
+def _take_whole(
+    pods: Sequence[TaskInfo],
+    remaining: dict[str, int],
+    runtime: Mapping[str, int],
+    taken: list[tuple[TaskInfo, ...]],
+    gangs: _Gangs,
+    protected: Collection[str],
+    now: float | None,
+    priority: int,
+) -> None:
+    """When the spare pods were not enough: take whole gangs of ``priority``, the least-waste cover of what is
+    still over (``engine.session.gangcover``; all of them when they cannot cover it)."""
+    gone = {t.uid for unit in taken for t in unit}
+    units = {k: v for k, v in _whole_units(pods, gone, gangs, protected, now).items() if v[0].priority == priority}
+    need = {r: remaining.get(r, 0) - cap for r, cap in runtime.items() if remaining.get(r, 0) > cap}
+    chosen = least_waste_cover(need, [u for u, _ in units.values()])
+    for unit in sorted(chosen, key=lambda u: (u.priority, u.work, u.key)):
+        members = units[unit.key][1]
+        for t in members:
+            add_into(remaining, t.request, -1)
+        gangs.move(members, -1)
+        taken.append(members)
 
 
 def revoke_victims(
@@ -149,12 +191,18 @@ def revoke_victims(
     used: Mapping[str, int],
     runtime: Mapping[str, int],
     gangs: Mapping[str, Gang] | None = None,
+    protected: Collection[str] | None = None,
+    now: float | None = None,
 ) -> list[TaskInfo]:
     """Koordinator's ``getToRevokePodList``: the pods to evict so that ``used <= runtime`` (see the module doc).
-    With ``gangs`` (podgroup key -> ``Gang``) no gang is left below its minimum: the pod that would break one
-    goes with the rest of its gang here, and a pod is put back only if its gang is whole with it."""
+    With ``gangs`` (podgroup key -> ``Gang``) no gang is left below its minimum: the pods gangs can spare go
+    first, then whole gangs (the least-waste cover, work lost counted at ``now``), and a pod is put back only if
+    its gang is whole with it. ``protected``: the uids that may not be evicted (None: every non-preemptible pod,
+    Koordinator's rule)."""
+    if protected is None:
+        protected = {p.uid for p in pods if not p.quota_preemptible}
     book = _Gangs(gangs or {})
-    remaining, taken = _take(pods, used, runtime, book)
+    remaining, taken = _take(pods, used, runtime, book, protected, now)
     if not _within(remaining, runtime):
         return [pod for unit in taken for pod in unit]
     evict: list[TaskInfo] = []
@@ -239,11 +287,18 @@ def recycle(
         blocker = Blocker("quota", name, r, gq.used[r], gq.runtime[r], "runtime")
         if gangs is None and args.revoke_whole_gangs:
             gangs = gangs_of(snapshot)
-        victims = revoke_victims(pods, gq.used, gq.runtime, gangs)
+        spec = snapshot.quota_groups.get(name)
+        protected = protected_non_preemptible(
+            spec.min if spec is not None else {},
+            [(t.uid, t.priority, t.start_timestamp, t.request) for t in pods if not t.quota_preemptible],
+        )
+        victims = revoke_victims(pods, gq.used, gq.runtime, gangs, protected, now)
         broken = _broken_gangs(victims, gangs)
         for pod in victims:
             start = "never started" if pod.start_timestamp is None else f"running for {now - pod.start_timestamp:.0f}s"
             gang = broken.get(pod.podgroup, "")
+            if not pod.quota_preemptible:
+                gang += "; non-preemptible, but above the group's min with its more important non-preemptible pods"
             evictions.append(
                 Eviction(
                     task=pod.uid,

@@ -35,6 +35,7 @@ RULES = {
     "preempt": "a job of higher priority in its queue needed the room",
     "recycle": "its quota group used more than its runtime quota",
     "node-lost": "the node stopped answering for longer than the cluster's eviction timeout",
+    "gang-release": "its gang stayed below its minimum longer than the repair timeout, so all its pods were let go",
 }
 BLOCKER_KINDS = {"queue": "queue", "ancestor": "queue", "quota": "quota", "namespace": "namespace"}
 
@@ -390,6 +391,10 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "finished": finished,
         "requeues": podgroup.requeues,
         "backoff_until": podgroup.backoff_until,
+        "gang_releases": podgroup.gang_releases,
+        "idle_gpu_seconds": podgroup.idle_gpu_seconds,
+        "released_at": podgroup.released_at,
+        "release_reason": podgroup.release_reason,
     }
 
 

@@ -313,3 +313,23 @@ def test_after_a_real_session_the_blocking_node_is_the_one_the_engine_named(admi
     assert blocking == ["team"], (job["reason"], job["message"], job["blocker_text"])
     assert "team" in job["message"] and "cpu" in job["message"]
     assert [r["phase"] for r in response.context["reasons"]][:1] == [job["phase"]]
+
+
+def test_a_gang_released_whole_shows_why_and_the_gpu_seconds_it_held_idle(admin_client: Any, story: PodGroup) -> None:
+    # issue 26 item 2: on the job page and in the API
+    released = timezone.now()
+    PodGroup.objects.filter(pk=story.pk).update(
+        gang_releases=1, idle_gpu_seconds=168, released_at=released, release_reason="released whole: 168 GPU-seconds"
+    )
+    response = admin_client.get("/jobs/x-ns/eval/")
+    html = response.content.decode()
+    assert 'data-testid="job-gang-releases"' in html
+    assert "Released whole 1 time after staying below its minimum, holding 168 GPU-seconds idle" in html
+    api = admin_client.get(f"/api/v1/podgroups/{story.pk}/").json()
+    assert (api["gang_releases"], api["idle_gpu_seconds"], api["release_reason"]) == (
+        1,
+        168,
+        "released whole: 168 GPU-seconds",
+    )
+    PodGroup.objects.filter(pk=story.pk).update(gang_releases=0)
+    assert 'data-testid="job-gang-releases"' not in admin_client.get("/jobs/x-ns/eval/").content.decode()

@@ -781,3 +781,19 @@ def test_without_server_side_cursors_the_rows_come_in_one_fetch(world: World, mo
     qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list("id")
     with store.fetched_meanwhile(qs, chunk=1) as chunks:
         assert list(chunks) == [store._fetch_all(qs)]
+
+
+def test_a_gang_released_whole_is_counted_on_its_podgroup(world: World) -> None:
+    # issue 26 item 2: the reason and the GPU-seconds held idle stay on the podgroup after its status moves on
+    released = PodGroupStatus(
+        "ns-a/pg-a", "Pending", "GangReleased", "released whole and waiting again: 72 GPU-seconds held idle",
+        Blocker("gang", "ns-a/pg-a", limit="minMember"), 0, 0, None, 72,
+    )  # fmt: skip
+    now = timezone.now()
+    store.apply_decisions(world.cluster, _result(podgroups={"ns-a/pg-a": released}), now)
+    store.apply_decisions(world.cluster, _result(podgroups={"ns-a/pg-a": released}), now + timedelta(seconds=9))
+    pg = PodGroup.objects.get(pk=world.podgroups["ns-a/pg-a"].pk)
+    assert (pg.phase, pg.reason, pg.gang_releases, pg.idle_gpu_seconds) == ("Pending", "GangReleased", 2, 144)
+    assert pg.released_at == now + timedelta(seconds=9) and "72 GPU-seconds" in pg.release_reason
+    store.apply_decisions(world.cluster, _result(podgroups={"ns-a/pg-a": PodGroupStatus("ns-a/pg-a", "Running")}), now)
+    assert PodGroup.objects.get(pk=pg.pk).idle_gpu_seconds == 144  # kept once it runs again

@@ -302,3 +302,49 @@ def _all_of_jobs(tests: list[Callable[[JobState], bool]]) -> Callable[[JobState]
     if len(tests) == 1:
         return tests[0]
     return lambda job: all(f(job) for f in tests)
+
+
+class MinRuntime:
+    """KAI's min-runtime for one action (``reclaim`` or ``preempt``): a pod is kept from being a victim within its
+    queue's minimum runtime of starting (placed or pipelined; a pod without a start time counts as just placed),
+    unless its evictor's priority is strictly higher. The window is the victim's queue's ``min_runtime``, else its
+    nearest ancestor's, else the policy's ``minRuntime`` of the action (0: off). It never delays a reclaimer whose
+    queue, with the pod, stays within its guarantee (a lender taking back what it is guaranteed)."""
+
+    __slots__ = ("_windows", "action", "ssn")
+
+    def __init__(self, ssn: Session, action: str) -> None:
+        self.ssn = ssn
+        self.action = action
+        default = ssn.policy.min_runtime(action)
+        queues = ssn.snapshot.queues
+        self._windows: dict[str, float] = {}
+        for name in queues:
+            q: str | None = name
+            window = None
+            while q is not None and q in queues and window is None:
+                window = queues[q].min_runtime
+                q = queues[q].parent
+            self._windows[name] = default if window is None else window
+
+    @property
+    def active(self) -> bool:
+        return any(w > 0 for w in self._windows.values())
+
+    def within_guarantee(self, task: TaskState, queue: str) -> bool:
+        """Whether ``queue`` guarantees some of what ``task`` asks and holds, with ``task``, no more than its
+        guarantee on each resource it guarantees."""
+        spec = self.ssn.snapshot.queues.get(queue)
+        book = self.ssn.queue_book
+        if spec is None or book is None or queue not in book:
+            return False
+        held = book.state(queue).allocated
+        named = [(r, v, spec.guarantee[r]) for r, v in task.req.items() if r in spec.guarantee]
+        return bool(named) and all(held.get(r, 0) + v <= cap for r, v, cap in named)
+
+    def protects(self, victim: TaskState, evictor: TaskState) -> bool:
+        """Whether ``victim`` is within its minimum runtime and ``evictor`` may not cut it short."""
+        window = self._windows.get(victim.queue, 0.0)
+        if window <= 0 or evictor.priority > victim.priority:
+            return False
+        return victim.start is None or self.ssn.now - victim.start < window

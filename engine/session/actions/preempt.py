@@ -14,7 +14,8 @@ Taken part: starving jobs that are not Pending, valid, in an existing queue. Que
   the first failure ends that job; its successes are committed when the job is pipelined (Volcano commits each
   at once, see the comment in ``preempt``).
 
-A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
+With a minimum runtime (``minRuntime``, ``actions.common.MinRuntime``) a pod that started less than that long ago is
+not a victim unless the preemptor's priority is strictly higher. A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
 even every candidate the plugins' victim tests let through could not make room are skipped without asking the
 plugins (``actions.common.VictimRoom``; the decisions are those of trying them).
 """
@@ -28,7 +29,15 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.objects import TaskStatus
-from engine.session.actions.common import KeyedHeap, VictimRoom, attempt_key, evictable_of, fits, rows_with_room
+from engine.session.actions.common import (
+    KeyedHeap,
+    MinRuntime,
+    VictimRoom,
+    attempt_key,
+    evictable_of,
+    fits,
+    rows_with_room,
+)
 from engine.session.decisions import Blocker
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
@@ -109,6 +118,7 @@ def preempt(ssn: Session) -> None:
     """Run the preempt action (see the module docstring)."""
     fw = ssn.framework
     room = VictimRoom(ssn, "preemptable", _PREEMPTABLE)
+    guard = MinRuntime(ssn, "preempt")
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     under_request: dict[str, list[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
@@ -127,10 +137,10 @@ def preempt(ssn: Session) -> None:
         jobs = preemptors[queue]
         while jobs:
             ssn.checkpoint()
-            _preempt_between_jobs(ssn, jobs.pop(), tasks, queue, room)
+            _preempt_between_jobs(ssn, jobs.pop(), tasks, queue, room, guard)
         for job in under_request[queue]:
             ssn.checkpoint()
-            _preempt_within_job(ssn, job)
+            _preempt_within_job(ssn, job, guard)
 
 
 def _pending_tasks(ssn: Session, job: JobState) -> list[TaskState]:
@@ -147,7 +157,7 @@ def _queue_candidates(jobs: list[JobState], best_effort: bool) -> Iterator[TaskS
 
 
 def _preempt_between_jobs(
-    ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str, room: VictimRoom
+    ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str, room: VictimRoom, guard: MinRuntime
 ) -> None:
     """The first phase for one starving job: its pending pods take from other jobs of its queue, while it starves;
     committed only if the job is then pipelined."""
@@ -171,6 +181,7 @@ def _preempt_between_jobs(
                 and t.pg is not None
                 and t.pg.queue == pjob.queue
                 and t.pg is not pjob
+                and not guard.protects(t, task)
             )
 
         def extra(task: TaskState = task) -> I64:
@@ -192,7 +203,7 @@ def _preempt_between_jobs(
         room.restored(mark)
 
 
-def _preempt_within_job(ssn: Session, job: JobState) -> None:
+def _preempt_within_job(ssn: Session, job: JobState, guard: MinRuntime) -> None:
     """The second phase for one job under its request: its pending pods take from its own lower-priority pods.
     Volcano commits each success of this phase at once. A committed pipeline is a real decision in Fairway (the pod
     runs once its victims are gone), so the job's successes are gathered in one statement and committed only if the
@@ -203,7 +214,11 @@ def _preempt_within_job(ssn: Session, job: JobState) -> None:
 
         def within(t: TaskState, task: TaskState = task) -> bool:
             return (
-                t.status in _PREEMPTABLE and (t.best_effort or not task.best_effort) and t.preemptable and t.pg is job
+                t.status in _PREEMPTABLE
+                and (t.best_effort or not task.best_effort)
+                and t.preemptable
+                and t.pg is job
+                and not guard.protects(t, task)
             )
 
         if not _preempt(ssn, stmt, task, within, lambda: evictable_of(ssn, [job], _PREEMPTABLE)):

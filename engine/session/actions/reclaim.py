@@ -9,7 +9,9 @@ gate (proportion: within deserved; capacity: within realCapability and some requ
 deserved); then, node by node (in name order, among the nodes that pass the predicates and could hold it with
 what evicting every pod the plugins' victim tests let through would free: ``actions.common.VictimRoom``), the
 candidates are the Running, preemptable pods of *other* queues whose queue is
-``reclaimable`` (``reclaimable: false`` protects a queue); the plugins choose the victims (``reclaimable``:
+``reclaimable`` (``reclaimable: false`` protects a queue) and, with a minimum runtime (``minRuntime``, see
+``actions.common.MinRuntime``), that started at least that long ago or are of a lower priority than the pod
+(unless the reclaimer's queue stays within its guarantee with the pod); the plugins choose the victims (``reclaimable``:
 gang keeps its minimum, conformance spares critical pods, proportion / capacity take only from queues above
 their deserved, never below a guarantee); the node must then hold the pod with its future idle plus the victims;
 victims are evicted in victim order (capacity's hierarchy: siblings first, seed 004) until the pod fits, and the
@@ -27,7 +29,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from engine.objects import TaskStatus
-from engine.session.actions.common import KeyedHeap, VictimRoom, attempt_key, fits, rows_with_room
+from engine.session.actions.common import KeyedHeap, MinRuntime, VictimRoom, attempt_key, fits, rows_with_room
 from engine.session.decisions import Blocker
 from engine.session.framework import GateRefusal, qty
 from engine.session.plugins.proportion import sorted_resources
@@ -79,10 +81,14 @@ def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:
                     yield t
 
 
-def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobState, room: VictimRoom) -> bool:
+def _reclaim_for_task(
+    ssn: Session, stmt: Statement, task: TaskState, job: JobState, room: VictimRoom, guard: MinRuntime
+) -> bool:
     fw = ssn.framework
     table = ssn.nodes
     queues = ssn.snapshot.queues
+    # a lender taking back up to its guarantee is never delayed by the victims' minimum runtime
+    young_ok = not guard.active or guard.within_guarantee(task, job.queue)
     # only nodes where the future idle plus every pod the plugins could choose there might hold the pod
     extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
     sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
@@ -96,6 +102,7 @@ def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskState, job: JobSt
             and t.pg.queue != job.queue
             and t.pg.queue in queues
             and queues[t.pg.queue].reclaimable
+            and (young_ok or not guard.protects(t, task))
         ]
         if not reclaimees:
             continue
@@ -137,6 +144,7 @@ def reclaim(ssn: Session) -> None:
     """Run the reclaim action (see the module docstring)."""
     fw = ssn.framework
     room = VictimRoom(ssn, "reclaimable", frozenset({TaskStatus.RUNNING}))
+    guard = MinRuntime(ssn, "reclaim")
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
     with_jobs: set[str] = set()
@@ -182,7 +190,7 @@ def reclaim(ssn: Session) -> None:
                     job.allocate_refusal = job.allocate_refusal or refusal
                     failed[attempt] = (ssn.epoch, refusal)
                     continue
-                if not _reclaim_for_task(ssn, stmt, task, job, room):
+                if not _reclaim_for_task(ssn, stmt, task, job, room, guard):
                     failed[attempt] = (ssn.epoch, None)
             if fw.job_pipelined(job):
                 stmt.commit()

@@ -26,9 +26,9 @@ class ElasticQuotaArgs:
     disable_default_quota_preemption: bool = True
     # Fairway's fairness over time (``engine.session.arguments.fairness``), not a Koordinator key
     fairness: FairnessArgs = field(default_factory=FairnessArgs)
-    # Fairway's ``revokeWholeGangs``, not a Koordinator key: when true, recycling never leaves a gang below its
-    # minMember (the pod that would break one takes the gang's other pods in the group with it); off by default,
-    # as Koordinator revokes pod by pod (see ``engine.session.recycle``)
+    # Fairway's ``revokeWholeGangs``, not a Koordinator key: when true, recycling chooses victims with gangs in
+    # mind and never leaves a gang below its minMember (spare pods first, then the least-waste set of whole gangs);
+    # off by default, as Koordinator revokes pod by pod (see ``engine.session.recycle``)
     revoke_whole_gangs: bool = False
 
     KEYS: ClassVar[dict[str, str]] = {

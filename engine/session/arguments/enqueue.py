@@ -20,6 +20,9 @@ class EnqueueArgs:
     requeue_after_sessions: int = 3
     requeue_backoff: float = 4.0  # seconds before the first new admission attempt; doubles per requeue
     requeue_backoff_max: float = 60.0
+    # a gang below its minimum that holds pods is released whole after this long (``engine.session.gangrepair``);
+    # 0: never (Volcano's behaviour)
+    gang_repair_timeout: float = 5.0
 
     def backoff(self, requeues: int) -> float:
         """Seconds a podgroup requeued ``requeues`` times (>= 1) waits before it may be admitted again."""
@@ -39,4 +42,9 @@ def parse_enqueue_args(arguments: Mapping[str, Any]) -> EnqueueArgs:
     )
     if most < backoff:
         raise PolicyError(f"{where}: requeueBackoffMax ({format_duration(most)}) is below requeueBackoff")
-    return EnqueueArgs(requeue_after_sessions=sessions, requeue_backoff=backoff, requeue_backoff_max=most)
+    repair = parse_duration(
+        arguments.get("gangRepairTimeout", defaults.gang_repair_timeout), f"{where}: gangRepairTimeout"
+    )
+    return EnqueueArgs(
+        requeue_after_sessions=sessions, requeue_backoff=backoff, requeue_backoff_max=most, gang_repair_timeout=repair
+    )
