@@ -202,7 +202,7 @@ def _doubted(json: str, data: bytes) -> bool:
         return True
     if '"":' in json:  # an empty key: PyYAML's null (or its error), rapidyaml's ""
         return True
-    plain: set[bytes] | None = None
+    words: list[str] = []
     for value, colon in set(_CANDIDATE.findall(json)):
         if _IMPLICIT.fullmatch(value) is None:
             continue  # a string to PyYAML too
@@ -212,11 +212,15 @@ def _doubted(json: str, data: bytes) -> bool:
             if _alone(value, data):
                 return True
             continue
-        if plain is None:  # one pass over the text for every candidate, not one per candidate
-            plain = _plain_words(data)
-        if value.encode("ascii") in plain:
-            return True
-    return False
+        words.append(value)
+    if len(words) <= _SEARCHES:  # a few: a search of the text each (bytes.find) costs less than the two passes
+        return any(_alone(value, data) for value in words)
+    plain = _plain_words(data)  # many (a snapshot's distinct timestamps): one pass for all, not one each
+    return any(value.encode("ascii") in plain for value in words)
+
+
+# Up to this many one-word candidates are searched for one by one; more are looked up in ``_plain_words``.
+_SEARCHES = 16
 
 
 # A word that may be a whole plain scalar where it stands (``_alone``'s rule for a value of one word): it starts the
