@@ -359,6 +359,12 @@ def _check_move(obj: str, instance: PodGroup, queue: Queue, priority: int) -> No
         )
 
 
+
+# A podgroup's fields that sessions and the gang repair write: read-only to every client.
+PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_releases", "idle_gpu_seconds",
+                  "released_at", "release_reason")  # fmt: skip
+
+
 class PodGroupSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     name = ObjectNameField()
@@ -383,29 +389,13 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "min_resources",
             "priority",
             "priority_class_name",
-            "phase",
-            "conditions",
-            "reason",
-            "message",
-            "blocker",
-            "gang_releases",
-            "idle_gpu_seconds",
-            "released_at",
-            "release_reason",
+            *PODGROUP_STATE,
             "created",
             "updated",
         ]
         read_only_fields = [
             "id",
-            "phase",
-            "conditions",
-            "reason",
-            "message",
-            "blocker",
-            "gang_releases",
-            "idle_gpu_seconds",
-            "released_at",
-            "release_reason",
+            *PODGROUP_STATE,
             "created",
             "updated",
         ]
