@@ -38,9 +38,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # wait ends (beat, behind a long scheduling session on a loaded machine).
 STOP_TIMEOUT = 75.0
 # Children that hold no work, and the seconds they may take to stop after their TERM before they are killed; such a
-# kill is still a clean stop. Beat only sends due tasks (its schedule and last runs live in the database): its TERM
-# handler first saves the schedule, and if the database is locked that save can fail inside the handler, which the
-# scheduler's loop then swallows, and beat goes on sending tasks as if it had never been told to stop.
+# kill is still a clean stop. Beat only sends due tasks (its schedule and last runs live in the database); its
+# scheduler (controlplane/beat.py) stops at the next tick after its TERM, within 5 s, so this is a safety net.
 HOLDS_NO_WORK = {"beat": 15.0}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _PR_SET_PDEATHSIG = 1

@@ -372,7 +372,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULER = "controlplane.beat:Scheduler"  # django-celery-beat's, stopped between ticks
 CELERY_TIMEZONE = TIME_ZONE
 
 # The Celery application, created with the settings so that every process that starts Django has it (before

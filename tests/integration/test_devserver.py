@@ -10,6 +10,7 @@ import os
 import pty
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -251,3 +252,48 @@ def test_the_worker_runs_one_process_on_the_embedded_sqlite(
     assert concurrency == processes
     worker = devserver.server_commands(sys.executable, Path("/tmp/v"), "127.0.0.1", 8000, concurrency)["worker"]
     assert worker[worker.index("--concurrency") + 1] == str(processes)
+
+
+@pytest.mark.parametrize(("after", "locked"), [(0.5, True), (0.3, False), (1.5, False)],
+                         ids=["in-the-database", "first-tick", "asleep"])  # fmt: skip
+def test_beat_stops_cleanly_on_a_term_at_any_point_of_its_start(sandbox: Sandbox, after: float, locked: bool) -> None:
+    """Beat's TERM lands ``after`` seconds past its "beat: Starting..." line: while it waits for the database to
+    set up its entries (the test holds SQLite's write lock until after the TERM, as a long session does on a busy
+    machine), during its first tick, or while it sleeps. Each time it exits 0 without a traceback (celery's own
+    handler ran database work inside the signal handler: a traceback, or a beat that did not stop)."""
+    env = {**sandbox.env(), "PYTHONPATH": str(REPO)}
+    manage = [sys.executable, str(REPO / "manage.py")]
+    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=sandbox.cwd, env=env, check=True, timeout=600)
+    subprocess.run([*manage, "ensure_schedules", "--simulated", "default"], cwd=sandbox.cwd, env=env, check=True,
+                   timeout=300, stdout=subprocess.DEVNULL)  # fmt: skip
+    from controlplane import devserver
+
+    argv = devserver.server_commands(sys.executable, sandbox.var, "127.0.0.1", sandbox.port)["beat"]
+    (sandbox.var / "run").mkdir(exist_ok=True)
+    proc = subprocess.Popen(argv, cwd=sandbox.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    lines: list[str] = []
+    lock = sqlite3.connect(sandbox.var / "fairway.sqlite3", isolation_level=None)
+    try:
+        if locked:
+            lock.execute("BEGIN EXCLUSIVE")
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "beat: Starting..." in line:
+                break
+        assert lines and "beat: Starting..." in lines[-1], "".join(lines)[-4000:]
+        time.sleep(after)
+        proc.send_signal(signal.SIGTERM)
+        if locked:
+            time.sleep(0.5)
+            lock.execute("COMMIT")
+        rest, _ = proc.communicate(timeout=30)  # a tick's sleep is at most 5 s
+        log = "".join(lines) + rest
+        assert proc.returncode == 0, log[-4000:]
+        assert "Traceback" not in log, log[-4000:]
+    finally:
+        lock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -60,6 +60,10 @@ def _start(adapter: Any, kubelet: KubeletStandIn, ns: str, names: list[str]) -> 
     adapter.reconcile()
 
 
+def _taints(core: Any, name: str) -> set[tuple[str, str]]:
+    return {(t.key, t.effect) for t in _node(core, name).spec.taints or []}
+
+
 def test_a_node_whose_lease_lapses_goes_not_ready_and_loses_its_pods(
     db: Any, managed_plane: ControlPlane, managed_admin: k8s.ApiClient, tag: str, make_adapter: Any
 ) -> None:
@@ -91,9 +95,10 @@ def test_a_node_whose_lease_lapses_goes_not_ready_and_loses_its_pods(
         assert sorted(on) == [dying, live] and set(Pod.objects.values_list("status", flat=True)) == {"Running"}
 
         kubelet.down.add(dying)  # its kubelet dies: no more Lease renewals
-        wait_for(lambda: _ready(_node(core, dying)) == "Unknown", timeout=30, what="the node lifecycle controller")
-        taints = {(t.key, t.effect) for t in _node(core, dying).spec.taints or []}
-        assert ("node.kubernetes.io/unreachable", "NoSchedule") in taints
+        # The lifecycle controller writes the Unknown condition first and taints the node in a later pass of its own
+        wait_for(lambda: _ready(_node(core, dying)) == "Unknown", timeout=60, what="the node lifecycle controller")
+        wait_for(lambda: ("node.kubernetes.io/unreachable", "NoSchedule") in _taints(core, dying),
+                 timeout=60, what="the unreachable taint")  # fmt: skip
         assert _ready(_node(core, live)) == "True"  # the live one renews on
         nodes = next(i for i in adapter.informers if i.kind.plural == "nodes")
         wait_for(lambda: any(c.get("status") == "Unknown" for c in nodes.cache[dying]["status"]["conditions"]),
