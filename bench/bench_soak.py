@@ -3,7 +3,7 @@
 virtual seconds, with a dead GPU machine and a broker outage injected, every invariant checked after every
 session.
 
-    .venv/bin/python bench/bench_soak.py [--hours 6] [--step 10]
+    .venv/bin/python bench/bench_soak.py [--hours 6] [--step 10] [--seed 0] [--quiet] [--policy FILE]
 
 Needs PostgreSQL (``DATABASE_URL``, default ``postgres://postgres@127.0.0.1:5432/fairway_bench_soak``, created
 and migrated here, emptied first). Prints the figures as JSON; asserts nothing.
@@ -25,6 +25,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hours", type=float, default=6.0)
     parser.add_argument("--step", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0, help="the workload generator's seed")
+    parser.add_argument("--quiet", action="store_true", help="print the figures only (no violation lines)")
+    parser.add_argument(
+        "--policy", type=Path, help="a scheduler policy file for the demo cluster (default: the demo's)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fairway_bench_soak")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
@@ -42,10 +47,13 @@ def main() -> None:
         Fault(at=3600, kind="node-down", node="gpu-03", seconds=900),
         Fault(at=7200, kind="outage", seconds=60),
     )
-    report = Soak(hours=args.hours, step=args.step, faults=faults).run()
-    print(json.dumps({"hours": args.hours, "step_s": args.step, **report.summary()}, indent=1))
-    for line in report.violations[:20]:
-        print("violation:", line)
+    policy = args.policy.read_text() if args.policy else None
+    report = Soak(hours=args.hours, step=args.step, faults=faults, seed=args.seed, policy=policy).run()
+    summary = {"hours": args.hours, "step_s": args.step, "seed": args.seed, **report.summary()}
+    print(json.dumps(summary, indent=None if args.quiet else 1))
+    if not args.quiet:
+        for line in report.violations[:20]:
+            print("violation:", line)
 
 
 def _create_database(url: str) -> None:

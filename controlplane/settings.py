@@ -88,6 +88,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "security.records.SecurityEventsMiddleware",  # stores the request's security events after its transaction
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -305,7 +306,27 @@ FAIRWAY = {
     # failed token authentications per client address before it gets 429 for the rest of the window
     "TOKEN_FAILURE_LIMIT": env.int("FAIRWAY_TOKEN_FAILURE_LIMIT", default=20),
     "TOKEN_FAILURE_WINDOW_SECONDS": env.int("FAIRWAY_TOKEN_FAILURE_WINDOW_SECONDS", default=300),
+    # the security log's rows (security.records) older than this are deleted by the periodic compaction
+    "SECURITY_EVENT_RETENTION_DAYS": env.int("FAIRWAY_SECURITY_EVENT_RETENTION_DAYS", default=90),
+    # days the evictions of a removed job (and the record of its removal) are kept after the removal; an eviction
+    # whose pod is gone without its job being recorded, that long after it happened (scheduling/evictions.py)
+    "EVICTION_RETENTION_DAYS": env.int("FAIRWAY_EVICTION_RETENTION_DAYS", default=7),
 }
+if FAIRWAY["EVICTION_RETENTION_DAYS"] < 0:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_EVICTION_RETENTION_DAYS={FAIRWAY['EVICTION_RETENTION_DAYS']}: expected a number of days, 0 or more"
+    )
+
+if FAIRWAY["SECURITY_EVENT_RETENTION_DAYS"] < 1:
+    raise ImproperlyConfigured("FAIRWAY_SECURITY_EVENT_RETENTION_DAYS must be a whole number of days, at least 1")
+
+# An eviction (reclaim, preempt, recycle, gang release) of a pod that started less than this long before, or had not
+# started, counts as thrash in /metrics (scheduling/counters.py); the recommended policy's minRuntime is 60 s.
+FAIRWAY["THRASH_WINDOW_SECONDS"] = env.float("FAIRWAY_THRASH_WINDOW_SECONDS", default=60.0)
+if not 0 < FAIRWAY["THRASH_WINDOW_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_THRASH_WINDOW_SECONDS={FAIRWAY['THRASH_WINDOW_SECONDS']}: expected a number of seconds above 0"
+    )
 
 # What one request may ask (engine/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
 # podgroups, sessions, wall-clock budget. Django's own body limit is the largest route's; RequestLimitsMiddleware

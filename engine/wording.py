@@ -3,7 +3,13 @@ and the pages)."""
 
 from __future__ import annotations
 
-__all__ = ["duration", "plural"]
+import re
+
+from engine.resources import format_amount, is_unlimited, milli_scale
+
+__all__ = ["amount", "duration", "plural"]
+
+_SUFFIX = re.compile(r"^(\u2248?[0-9.]+)([KMGTPE]i|[kMGTPE])?$")
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -27,3 +33,25 @@ def duration(seconds: float) -> str:
             second = rest // small
             return f"{first} {big_name} {second} {small_name}" if second else f"{first} {big_name}"
     return f"{left} s"
+
+
+def amount(value: int | None, resource: str) -> str:
+    """An exact amount of ``resource`` (base units) in the words people use: "124 cores", "2.5 cores", "1 core",
+    "96 GiB", "512 MiB", "4 GPUs", "1 GPU", "3 pods", "2 example.com/fpga", "unlimited" (the number as
+    ``engine.resources.format_amount`` writes it, with its unit spelled out)."""
+    if is_unlimited(value):
+        return "unlimited"
+    assert value is not None
+    text = format_amount(value, resource)
+    if milli_scale(resource) == 1:  # bytes: 96Gi -> 96 GiB, 2G -> 2 GB, 512 -> 512 bytes
+        found = _SUFFIX.match(text)
+        if found is None:
+            return f"{text} bytes"
+        number, suffix = found.groups()
+        return f"{number} {suffix}B" if suffix else f"{number} bytes"
+    short = resource.rsplit("/", 1)[-1]
+    nouns = {"cpu": ("core", "cores"), "gpu": ("GPU", "GPUs"), "pods": ("pod", "pods")}
+    if resource == "cpu" or short == "gpu" or resource == "pods":
+        one, many = nouns["cpu" if resource == "cpu" else "gpu" if short == "gpu" else "pods"]
+        return f"{text} {one if text == '1' else many}"
+    return f"{text} {resource}"

@@ -14,6 +14,7 @@ from typing import Any
 
 from django import forms
 
+from controlplane.names import untrimmed
 from controlplane.resource_names import check_known
 from engine import rules
 from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list_each
@@ -60,7 +61,9 @@ class TreeNodeForm(forms.Form):
     """Common part of the queue and quota group forms: name, parent, version, and the resource matrix."""
 
     LISTS: tuple[str, ...] = ()
-    name = forms.CharField(max_length=253, help_text="Lowercase letters, digits and '-' (a DNS label).")
+    # kept as typed: a name with whitespace around it is refused at the field, never trimmed (controlplane.names)
+    name = forms.CharField(max_length=253, strip=False, help_text="Lowercase letters, digits and '-' (a DNS label).")
+    NAME: tuple[str, bool] = ("name", False)  # how the name is called in a refusal, and whether it is a subdomain
     parent = forms.ChoiceField(help_text="Moving a node moves its whole subtree.")
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
     extra_resource = forms.CharField(
@@ -86,6 +89,7 @@ class TreeNodeForm(forms.Form):
                 for r, amount in rl.items():
                     initial.setdefault(_cell(lst, r), format_quantity(amount, r))
         super().__init__(*args, initial=initial, **kwargs)
+        untrimmed(self.fields["name"], self.NAME[0], subdomain=self.NAME[1])
         self.fields["parent"].choices = [(p, p) for p in parents]
         for lst in self.LISTS:
             for r in [*self.resources, EXTRA]:
@@ -111,7 +115,7 @@ class TreeNodeForm(forms.Form):
             )
         return rows
 
-    MAIN_FIELDS = ("name", "parent", "weight", "priority", "tree_id", "namespaces")
+    MAIN_FIELDS = ("name", "parent", "weight", "priority", "min_runtime", "tree_id", "namespaces")
     FLAG_FIELDS = ("reclaimable", "is_parent", "allow_lent", "min_scale_exempt")
 
     def main_fields(self) -> list[Any]:
@@ -218,10 +222,17 @@ class QueueForm(TreeNodeForm):
     """Create or edit a queue (Volcano): weight, priority, reclaimable, capability / deserved / guarantee."""
 
     LISTS = QUEUE_LISTS
+    NAME = ("queue name", False)
     weight = forms.IntegerField(initial=1, help_text="1..65535: the queue's share among its siblings.")
     priority = forms.IntegerField(initial=0, min_value=0, help_text="Higher queues are served first.")
     reclaimable = forms.BooleanField(
         required=False, initial=True, help_text="Others may reclaim what it borrowed beyond its deserved."
+    )
+    min_runtime = forms.IntegerField(
+        required=False,
+        label="Minimum runtime (seconds)",
+        help_text="A pod is not reclaimed or preempted this long after it starts (unless by a higher priority); "
+        "empty: the parent's, else the policy's.",
     )
 
     def __init__(self, *args: Any, instance: Queue | None = None, **kwargs: Any) -> None:
@@ -231,6 +242,7 @@ class QueueForm(TreeNodeForm):
             initial.setdefault("weight", instance.weight)
             initial.setdefault("priority", instance.priority)
             initial.setdefault("reclaimable", instance.reclaimable)
+            initial.setdefault("min_runtime", instance.min_runtime)
         else:
             initial.setdefault("parent", "root")
         super().__init__(*args, instance=instance, parents=parents, **kwargs)
@@ -241,7 +253,7 @@ class QueueForm(TreeNodeForm):
     def service_data(self) -> dict[str, Any]:
         data = super().service_data()
         current = self.instance
-        for key, default in (("weight", 1), ("priority", 0), ("reclaimable", True)):
+        for key, default in (("weight", 1), ("priority", 0), ("reclaimable", True), ("min_runtime", None)):
             data[key] = self.cleaned(key, getattr(current, key) if current is not None else default)
         return data
 
@@ -250,6 +262,7 @@ class QuotaGroupForm(TreeNodeForm):
     """Create or edit an elastic quota group (Koordinator): min / max / shared weight, parent flag, lending."""
 
     LISTS = GROUP_LISTS
+    NAME = ("quota group name", True)
     is_parent = forms.BooleanField(required=False, label="Parent group", help_text="Has child groups, no pods.")
     allow_lent = forms.BooleanField(
         required=False,

@@ -13,6 +13,7 @@ from frontend.views import (
     node_form,
     nodes,
     overview,
+    security,
     team,
     tokens,
     tree,
@@ -50,5 +51,6 @@ urlpatterns = [
     path("history/", history.recent, name="history-recent"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:pk>/revoke/", tokens.revoke, name="token-revoke"),
+    path("security/", security.security_log, name="security"),
     path("history/<str:kind_path>/<str:name>/", history.node_history, name="history"),
 ]

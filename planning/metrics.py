@@ -43,6 +43,10 @@ QUEUE_LABELS = ("cluster", "queue", "parent", "resource")
 GROUP_LABELS = ("cluster", "quota_group", "parent", "resource")
 WAITING = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
 TREE_BLOCKERS = ("queue", "quota", "namespace")  # blockers named by a tree node
+THRASH_HELP = (
+    "Thrash: evictions (reclaim, preempt, recycle, gang-release) of pods that had run less than "
+    "FAIRWAY_THRASH_WINDOW_SECONDS since they started, or had not started"
+)
 
 QUEUE_GAUGES = {
     "guarantee": "What is reserved for the queue whatever the others do",
@@ -214,6 +218,7 @@ class SessionCollector(Collector):
             "Pods evicted, by action (reclaim, preempt, recycle, node-lost, gang-release)",
             labels=("cluster", "action"),
         )
+        by_node = _tree_eviction_families()
         rows = ClusterCounters.objects.order_by("cluster__name").values_list("cluster__name", "counts")
         for cluster, counts in rows:
             for key, n in sorted((counts.get("sessions") or {}).items()):
@@ -227,8 +232,30 @@ class SessionCollector(Collector):
             pipelined.add_metric((cluster,), counts.get("pipelined", 0))
             for action, n in sorted((counts.get("evictions") or {}).items()):
                 evictions.add_metric((cluster, action), n)
+            for (key, kind), family in by_node.items():
+                for name, actions in sorted(((counts.get(key) or {}).get(kind) or {}).items()):
+                    for action, n in sorted(actions.items()):
+                        family.add_metric((cluster, name, action), n)
         yield from (sessions, duration, binds, pipelined, evictions)
+        yield from by_node.values()
         yield _blocked_family()
+
+
+def _tree_eviction_families() -> dict[tuple[str, str], CounterMetricFamily]:
+    """The evictions and the thrash per tree node (``scheduling.counters``: ``tree_evictions`` / ``tree_thrash``
+    by ``queue`` / ``quota_group``, then node name, then action)."""
+    out = {}
+    for key, metric, what in (
+        ("tree_evictions", "evictions", "Pods evicted"),
+        ("tree_thrash", "thrash_evictions", THRASH_HELP),
+    ):
+        for kind, label in (("queue", "queue"), ("quota_group", "quota_group")):
+            out[(key, kind)] = CounterMetricFamily(
+                f"fairway_{kind}_{metric}",
+                f"{what}, by the {label.replace('_', ' ')} of the pod and the action",
+                labels=("cluster", label, "action"),
+            )
+    return out
 
 
 def _blocked_family() -> GaugeMetricFamily:

@@ -25,7 +25,14 @@ class ApiRootView(APIRootView):
     """The collections of the API, the what-if, simulate, export and audit endpoints."""
 
 
-ROOT = {**_collections(), "whatif": "whatif", "simulate": "simulate", "export": "export", "audit": "audit"}
+ROOT = {
+    **_collections(),
+    "whatif": "whatif",
+    "simulate": "simulate",
+    "export": "export",
+    "audit": "audit",
+    "security-events": "securityevent-list",
+}
 
 urlpatterns = [
     path("", ApiRootView.as_view(api_root_dict=ROOT), name="api-root"),

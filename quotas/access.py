@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 
 from quotas.models import Namespace, Queue, QuotaGroup
 
@@ -104,3 +106,32 @@ def may_change_job(user: AbstractBaseUser | AnonymousUser, queue_id: int | None,
     queues = visible_queue_ids(user) or set()
     namespaces = visible_namespace_ids(user) or set()
     return queue_id in queues and namespace_id in namespaces
+
+
+def may_read_team(user: AbstractBaseUser | AnonymousUser, team: Group) -> bool:
+    """Whether ``user`` may read the team ``team`` (its page, its evictions): admins, and its members."""
+    if is_admin(user):
+        return True
+    return bool(user.is_authenticated and user.groups.filter(pk=team.pk).exists())  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class TeamScope:
+    """Whose jobs are a team's: those of its queues and their subtrees (``kind`` "queue"), or, when it has no
+    queue, those whose pods count against its quota groups and their subtrees (``kind`` "quota"). ``names``: the
+    tree nodes of that kind (empty when the team owns no node)."""
+
+    kind: Literal["queue", "quota"]
+    names: frozenset[str]
+
+
+def team_scope(team: Group) -> TeamScope:
+    """The one definition of a team's jobs, used by the team page's jobs and evictions and by the evictions API's
+    ``team`` filter (three queries at most)."""
+    for kind, model in (("queue", Queue), ("quota", QuotaGroup)):
+        roots = set(model.objects.filter(teams=team).values_list("id", flat=True))  # type: ignore[attr-defined]
+        if roots:
+            rows = list(model.objects.values_list("id", "parent_id", "name"))  # type: ignore[attr-defined]
+            ids = _descendants(((pk, parent) for pk, parent, _ in rows), roots)
+            return TeamScope(kind, frozenset(name for pk, _, name in rows if pk in ids))  # type: ignore[arg-type]
+    return TeamScope("queue", frozenset())

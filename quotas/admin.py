@@ -1,4 +1,5 @@
-"""Django admin for the trees; every form runs the same rules as the API (``quotas.services.check_*``)."""
+"""Django admin for the trees; every form runs the same rules as the API (``quotas.services.check_*``), and names are
+refused, not trimmed, when whitespace surrounds them (``controlplane.names``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from controlplane import tree_owner
+from controlplane.names import UntrimmedNamesAdmin
 from engine import rules
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -193,9 +195,11 @@ class _ProtectedDeleteMixin:
 
 
 @admin.register(Queue)
-class QueueAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QueueAdmin(
+    UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin
+):
     form = QueueAdminForm
-    list_display = ("name", "parent", "weight", "state", "priority", "reclaimable")
+    list_display = ("name", "parent", "weight", "state", "priority", "reclaimable", "min_runtime")
     list_filter = ("state", "reclaimable")
     search_fields = ("name",)
     readonly_fields = ("state", "closed_by_parent", "version", "created", "updated")
@@ -207,7 +211,9 @@ class QueueAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixi
 
 
 @admin.register(QuotaGroup)
-class QuotaGroupAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin):
+class QuotaGroupAdmin(
+    UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin
+):
     form = QuotaGroupAdminForm
     list_display = ("name", "parent", "is_parent", "allow_lent", "tree_id")
     list_filter = ("is_parent", "allow_lent", "tree_id")
@@ -221,7 +227,7 @@ class QuotaGroupAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDelet
 
 
 @admin.register(Namespace)
-class NamespaceAdmin(_OwnedByClusterMixin, _TreeWriteLockMixin, SimpleHistoryAdmin):
+class NamespaceAdmin(UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMixin, SimpleHistoryAdmin):
     form = NamespaceAdminForm
     list_display = ("name", "weight", "default_queue", "quota_group")
     search_fields = ("name",)

@@ -195,6 +195,14 @@ class Queue(VersionedModel):
         help_text="Whether pods of this queue (and of the queues below it) may be non-preemptible (they are still "
         "held to their quota group's min).",
     )
+    # KAI's min-runtime for this queue's subtree (``QueueSpec.min_runtime``): whole seconds; null: unset
+    min_runtime = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Seconds a pod of this queue (or of a queue below it) is kept from reclaim and preempt after it "
+        "starts, unless its evictor's priority is strictly higher; empty: the nearest ancestor's, else the scheduler "
+        "policy's minRuntime; 0: none.",
+    )
     state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
     closed_by_parent = models.BooleanField(default=False)
     teams = models.ManyToManyField(Group, blank=True, related_name="queues")
@@ -229,6 +237,7 @@ class Queue(VersionedModel):
             state=self.state,
             borrowing_limit=self.borrowing_limit or ResourceList(),
             lending_limit=self.lending_limit or ResourceList(),
+            min_runtime=float(self.min_runtime) if self.min_runtime is not None else None,
         )
 
 

@@ -151,6 +151,14 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         help_text="Whether pods of this queue (and below it) may be created non-preemptible (still held to their "
         "quota group's min).",
     )
+    min_runtime = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        max_value=2**31 - 1,
+        help_text="Seconds (0 or more) a pod of this queue (or below it) is kept from reclaim and preempt after it "
+        "starts, unless its evictor's priority is strictly higher (KAI's min-runtime); null: the nearest ancestor's, "
+        "else the scheduler policy's minRuntime.",
+    )
     state = serializers.CharField(read_only=True)
     closed_by_parent = serializers.BooleanField(read_only=True)
     children = NameField(slug_field="name", many=True, read_only=True)
@@ -174,6 +182,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "priority",
             "max_priority",
             "allow_non_preemptible",
+            "min_runtime",
             "state",
             "closed_by_parent",
             "children",

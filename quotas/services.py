@@ -28,6 +28,7 @@ QUEUE_FIELDS = (
     "priority",
     "borrowing_limit",
     "lending_limit",
+    "min_runtime",
 )
 # Fairway's admission policy of a queue's jobs (``engine.rules.priority_range``): no part of the engine's tree
 QUEUE_POLICY_FIELDS = ("max_priority", "allow_non_preemptible")

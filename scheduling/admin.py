@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from controlplane.names import UntrimmedNamesAdmin
 from scheduling import ownership
 from scheduling.admin_forms import ClusterAdminForm
 from scheduling.models import (
@@ -25,7 +26,7 @@ from scheduling.models import (
 
 
 @admin.register(Cluster)
-class ClusterAdmin(admin.ModelAdmin):
+class ClusterAdmin(UntrimmedNamesAdmin, admin.ModelAdmin):
     """The scheduler policy is validated on save (``Cluster.clean``); the cluster's periodic tasks are under
     *Periodic Tasks* (django-celery-beat), named ``"<cluster>: <job>"``. The kubeconfig is write-only
     (``ClusterAdminForm``): the page says whether one is set and replaces it only when a new one is typed."""
@@ -93,7 +94,7 @@ class _MirroredReadOnlyMixin:
 
 
 @admin.register(Node)
-class NodeAdmin(_MirroredReadOnlyMixin, admin.ModelAdmin):
+class NodeAdmin(UntrimmedNamesAdmin, _MirroredReadOnlyMixin, admin.ModelAdmin):
     row_kind = "node"
     list_display = ("name", "cluster", "pool", "ready", "not_ready_since", "unschedulable", "last_heartbeat")
     list_filter = ("cluster", "pool", "ready", "unschedulable")
@@ -102,7 +103,7 @@ class NodeAdmin(_MirroredReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(NodeAgentBinding)
-class NodeAgentBindingAdmin(admin.ModelAdmin):
+class NodeAgentBindingAdmin(UntrimmedNamesAdmin, admin.ModelAdmin):
     """Which node (or pool of nodes) each node-agent credential may act for. The user must also be in the
     ``node-agents`` group; ``manage.py create_node_agent`` creates user, group membership, binding and token."""
 
@@ -113,7 +114,7 @@ class NodeAgentBindingAdmin(admin.ModelAdmin):
 
 
 @admin.register(PodGroup)
-class PodGroupAdmin(_MirroredReadOnlyMixin, admin.ModelAdmin):
+class PodGroupAdmin(UntrimmedNamesAdmin, _MirroredReadOnlyMixin, admin.ModelAdmin):
     row_kind = "podgroup"
     list_display = ("name", "namespace", "queue", "phase", "reason", "min_member", "priority", "created")
     list_filter = ("phase", "queue", "cluster")
@@ -122,7 +123,7 @@ class PodGroupAdmin(_MirroredReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(Pod)
-class PodAdmin(_MirroredReadOnlyMixin, admin.ModelAdmin):
+class PodAdmin(UntrimmedNamesAdmin, _MirroredReadOnlyMixin, admin.ModelAdmin):
     row_kind = "pod"
     list_display = ("name", "namespace", "podgroup", "status", "reason", "node", "priority", "quota_group")
     list_filter = ("status", "cluster")

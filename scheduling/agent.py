@@ -74,9 +74,9 @@ from engine.wording import duration as say_duration
 from quotas import services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
-from scheduling import counters
+from scheduling import counters, evictions
 from scheduling.choices import PodGroupPhase, PodStatus
-from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup
+from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup, RemovalCause
 
 __all__ = [
     "POD_TRANSITIONS",
@@ -276,9 +276,10 @@ def evict_lost_nodes(cluster: Cluster, now: datetime) -> dict[str, int]:
                     created=now,
                 )
             )
+    Eviction.stamp_owners(rows)
     Eviction.objects.bulk_create(rows)
     if rows:
-        counters.add(cluster.pk, evictions={EvictionAction.NODE_LOST: len(rows)})
+        counters.add(cluster.pk, evictions={EvictionAction.NODE_LOST: len(rows)}, evicted=rows)
     replaced = 0
     if cluster.simulated:
         replaced = replace_members([p for p in lost if p.podgroup_id is not None])
@@ -662,15 +663,14 @@ def _backlog_full(queued: Mapping[str, int], deserved: Mapping[str, int], gpu: b
 
 
 def collect_garbage(cluster: Cluster, now: datetime, ttl_seconds: int) -> int:
-    """Delete podgroups Completed more than ``ttl_seconds`` ago (their pods go with them), and finished pods
-    without a podgroup as old; returns how many podgroups went."""
+    """Delete podgroups Completed more than ``ttl_seconds`` ago (their pods go with them; each recorded as a removed
+    job with its evictions, ``scheduling.evictions``), and finished pods without a podgroup as old; returns how many
+    podgroups went."""
     cutoff = now - timedelta(seconds=ttl_seconds)
     live = Pod.objects.filter(podgroup=OuterRef("pk")).exclude(status__in=_FINISHED)
     old = PodGroup.objects.filter(cluster=cluster, phase=PodGroupPhase.COMPLETED, updated__lt=cutoff).exclude(
         Exists(live)
     )
-    n = old.count()
-    if n:
-        old.delete()
+    n = evictions.remove_podgroups(old, now, RemovalCause.GARBAGE_COLLECTED, evictions.gc_reason(ttl_seconds))
     Pod.objects.filter(cluster=cluster, podgroup__isnull=True, status__in=_FINISHED, finished__lt=cutoff).delete()
     return n

@@ -1,5 +1,7 @@
 """A cluster's cumulative session counters (``ClusterCounters``): every session, recycling pass, skip and failure
-counted, with its duration in a histogram, the binds and the evictions by action.
+counted, with its duration in a histogram, the binds and the evictions by action; and, per tree node (the evicted
+pod's queue and quota group), the evictions by action and the thrash among them (``THRASH_ACTIONS``: an eviction of
+a pod that had run for less than ``FAIRWAY_THRASH_WINDOW_SECONDS`` since it started, or had not started yet).
 
 ``add`` is called inside the transaction that writes what it counts (the session row, the evictions), so a
 rolled-back session counts nothing and a committed one counts once. It locks the cluster's counters row: sessions
@@ -9,12 +11,20 @@ commit of the session in flight.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
-from scheduling.models import ClusterCounters
+from quotas.models import Namespace
+from scheduling.models import ClusterCounters, Eviction, EvictionAction, Pod
+
+# The actions whose evictions may be thrash: the scheduler's own decisions (a node lost is not one).
+THRASH_ACTIONS = frozenset(
+    {EvictionAction.RECLAIM, EvictionAction.PREEMPT, EvictionAction.RECYCLE, EvictionAction.GANG_RELEASE}
+)
 
 # Upper bounds of the session duration histogram, in seconds (Prometheus' ``le``; +Inf after them).
 BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -29,8 +39,11 @@ def add(
     binds: int = 0,
     pipelined: int = 0,
     evictions: Mapping[str, int] | None = None,
+    evicted: Sequence[Eviction] = (),
 ) -> None:
-    """Count one session of ``kind`` ending in ``status`` (its duration when it ran), and what it did."""
+    """Count one session of ``kind`` ending in ``status`` (its duration when it ran), and what it did; ``evicted``:
+    eviction rows just written (their job, queue and quota group stamped), counted per tree node and as thrash."""
+    by_node = _by_node(evicted)
     with transaction.atomic():
         row, _ = ClusterCounters.objects.select_for_update().get_or_create(cluster_id=cluster_id)
         counts: dict[str, Any] = row.counts or {}
@@ -49,8 +62,49 @@ def add(
             if n:
                 by_action = counts.setdefault("evictions", {})
                 by_action[action] = by_action.get(action, 0) + n
+        for key, (node_kind, name, action) in by_node:
+            nodes = counts.setdefault(key, {}).setdefault(node_kind, {}).setdefault(name, {})
+            nodes[action] = nodes.get(action, 0) + 1
         row.counts = counts
         row.save(update_fields=["counts"])
+
+
+def thrash_window() -> timedelta:
+    """How soon after its start an eviction counts as thrash (``FAIRWAY_THRASH_WINDOW_SECONDS``)."""
+    return timedelta(seconds=float(settings.FAIRWAY["THRASH_WINDOW_SECONDS"]))
+
+
+def _by_node(rows: Sequence[Eviction]) -> list[tuple[str, tuple[str, str, str]]]:
+    """One entry per count to add: ("tree_evictions" or "tree_thrash", (node kind, node name, action)). A pod
+    without a podgroup counts in its namespace's default queue (as the engine places it); a row without a quota group
+    is not counted by quota group. Thrash: a ``THRASH_ACTIONS`` eviction of a pod that started less than the thrash
+    window before, or had not started (bound, not yet running: the minimum-runtime rule counts it as just placed).
+    One query for the pods' start times, one more only for pods without a podgroup."""
+    if not rows:
+        return []
+    ids = [r.pod_id for r in rows if r.pod_id is not None and r.action in THRASH_ACTIONS]
+    started = dict(Pod.objects.filter(pk__in=ids).values_list("id", "started")) if ids else {}
+    plain = {r.namespace for r in rows if not r.queue}
+    default_queue: dict[str, str] = {}
+    if plain:
+        default_queue = {
+            ns: q or "default"
+            for ns, q in Namespace.objects.filter(name__in=plain).values_list("name", "default_queue__name")
+        }
+    window = thrash_window()
+    out: list[tuple[str, tuple[str, str, str]]] = []
+    for row in rows:
+        action = str(row.action)
+        names = {"queue": row.queue or default_queue.get(row.namespace, "default"), "quota_group": row.quota_group}
+        when = started.get(row.pod_id) if row.pod_id is not None else None
+        thrash = action in THRASH_ACTIONS and (when is None or row.created - when < window)
+        for node_kind, name in names.items():
+            if not name:
+                continue
+            out.append(("tree_evictions", (node_kind, name, action)))
+            if thrash:
+                out.append(("tree_thrash", (node_kind, name, action)))
+    return out
 
 
 def _bucket(seconds: float) -> int:

@@ -121,14 +121,18 @@ SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
 # The policy ``ensure_schedules --simulated`` gives the demo's cluster: reclaim and preempt on, hierarchical
 # capacity, Koordinator's elastic quota with the overuse monitor on and a 30 s eviction delay; every victim filter in
 # the first tier. Fairway's own settings are on (README, "Recommended policy"): recycling chooses victims with gangs
-# in mind (revokeWholeGangs), and reclaim and preempt keep a pod for a minute after it starts (minRuntime).
+# in mind (revokeWholeGangs), and so does preempt (wholeGangs; not reclaim: measured, README "Reclaim and preempt with
+# gangs in mind"); reclaim and preempt keep a pod for a minute after it starts (minRuntime). Pods are packed onto
+# the fewest GPU machines (binpack, GPUs weighted 5): spread out (nodeorder alone), the small GPU jobs left no
+# machine with 4 free GPUs, and a released 8 x 4-GPU gang found 32 GPUs free and nowhere to run (GPUs 50 %
+# allocated; bench/bench_gangs.py, README "Gangs over an hour").
 DEMO_POLICY = """\
 actions: "enqueue, allocate, backfill, reclaim, preempt"
 configurations:
 - name: reclaim
   arguments: {minRuntime: 60s}
 - name: preempt
-  arguments: {minRuntime: 60s}
+  arguments: {minRuntime: 60s, wholeGangs: true}
 tiers:
 - plugins:
   - name: priority
@@ -148,4 +152,9 @@ tiers:
     enablePreemptable: false
   - name: predicates
   - name: nodeorder
+  - name: binpack
+    arguments:
+      binpack.weight: 10
+      binpack.resources: nvidia.com/gpu
+      binpack.resources.nvidia.com/gpu: 5
 """

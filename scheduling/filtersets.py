@@ -3,10 +3,13 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django_filters.fields import IsoDateTimeField
 
+from quotas.access import is_admin, may_read_team, team_scope
 from scheduling.choices import PodGroupPhase, PodStatus
+from scheduling.evictions import team_q
 from scheduling.models import (
     Eviction,
     EvictionAction,
@@ -104,6 +107,9 @@ class SchedulingSessionFilterSet(django_filters.FilterSet):
 
 
 class EvictionFilterSet(django_filters.FilterSet):
+    """``team`` is the team page's definition of a team's jobs (``quotas.access.team_scope``): a team you belong
+    to (admins: any team); another name is a 400 that says so, the same for a team that does not exist."""
+
     cluster = django_filters.CharFilter(field_name="cluster__name")
     session = IdFilter(field_name="session_id")
     action = django_filters.ChoiceFilter(choices=EvictionAction.choices)
@@ -112,10 +118,57 @@ class EvictionFilterSet(django_filters.FilterSet):
     preemptor = django_filters.CharFilter()
     since = UTCIsoDateTimeFilter(field_name="created", lookup_expr="gte")
     until = UTCIsoDateTimeFilter(field_name="created", lookup_expr="lt")
+    team = django_filters.CharFilter(
+        method="filter_team",
+        label="A team (Django group): the evictions of its jobs (its queues' subtrees, or its quota groups' when it "
+        "has no queue), as its team page lists them",
+    )
+    queue = django_filters.CharFilter(label="The job's queue (exactly this queue)")
+    quota_group = django_filters.CharFilter(label="The quota group the pod counted against (exactly this group)")
+    job = django_filters.CharFilter(label="The job (podgroup) name; with namespace, one job")
+    node = django_filters.CharFilter()
+    removed = django_filters.BooleanFilter(
+        field_name="removed_job", lookup_expr="isnull", exclude=True, label="true: of jobs since removed; false: not"
+    )
 
     class Meta:
         model = Eviction
-        fields = ["cluster", "session", "action", "namespace", "pod", "preemptor", "since", "until"]
+        fields = [
+            "cluster",
+            "session",
+            "action",
+            "namespace",
+            "pod",
+            "preemptor",
+            "since",
+            "until",
+            "team",
+            "queue",
+            "quota_group",
+            "job",
+            "node",
+            "removed",
+        ]
+
+    def is_valid(self) -> bool:
+        valid: bool = super().is_valid()
+        name = self.form.cleaned_data.get("team") if valid else None
+        if name:
+            team = Group.objects.filter(name=name).first()
+            user = getattr(self.request, "user", None)
+            if team is None or user is None or not may_read_team(user, team):
+                detail = (
+                    f"no team is named {name!r}"
+                    if user is not None and is_admin(user)
+                    else f"{name!r} is not one of your teams: you may list the evictions of your own teams only"
+                )
+                self.form.add_error("team", detail)
+                return False
+            self._team = team
+        return valid
+
+    def filter_team(self, queryset: Any, name: str, value: str) -> Any:
+        return queryset.filter(team_q(team_scope(self._team))) if value else queryset
 
 
 class QuotaSampleFilterSet(django_filters.FilterSet):

@@ -5,7 +5,10 @@ Records written by ``scheduling/store.py`` (the only bridge between these rows a
 
 * ``SchedulingSession``: one row per session or recycling pass that ran (or was skipped, or failed), with its
   counts, timings and the bindings it made.
-* ``Eviction``: one row per pod the scheduler evicted (reclaim, preempt, recycle), with the reason and numbers.
+* ``Eviction``: one row per pod the scheduler evicted (reclaim, preempt, recycle), with the reason and numbers,
+  and whose it was (job, queue, quota group by name).
+* ``RemovedJob``: a podgroup that was deleted (garbage-collected, deleted through the API or in Kubernetes): when
+  and why; its evictions point at it and go with it after the retention window (``scheduling.evictions``).
 * ``PodGroupReason``: a podgroup's phase and reason, written only when they change (its history).
 * ``QuotaSample``: per session, one row per tree node (queue or quota group) with its computed values in base
   units; compacted over time (full resolution for an hour, one per minute for a day, then one per hour).
@@ -26,6 +29,7 @@ And the change feed that keeps a worker's in-memory copy of a cluster current (`
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -557,8 +561,44 @@ class EvictionApiStatus(models.TextChoices):
     DONE = "done"
 
 
+class RemovalCause(models.TextChoices):
+    GARBAGE_COLLECTED = "garbage-collected", "finished and garbage-collected"
+    DELETED = "deleted", "deleted through the API"
+    KUBERNETES = "kubernetes", "deleted from its Kubernetes cluster"
+
+
+class RemovedJob(models.Model):
+    """A job (podgroup) that was deleted: whose it was, when and why it went. Its evictions point at it, so that
+    the job's page and the team's evictions still show them after the podgroup and pod rows are gone; kept
+    ``FAIRWAY_EVICTION_RETENTION_DAYS`` after the removal, then deleted with its evictions
+    (``scheduling.evictions``)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="removed_jobs")
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    queue = models.CharField(max_length=253, blank=True, default="")
+    quota_groups = models.JSONField(default=list, blank=True, help_text="The quota groups its pods counted against.")
+    phase = models.CharField(max_length=10, choices=PodGroupPhase.choices, help_text="Its phase when removed.")
+    submitted = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True, help_text="When its last pod finished, if any did.")
+    removed_at = models.DateTimeField(help_text="When its row was deleted (recorded in the deleting transaction).")
+    cause = models.CharField(max_length=20, choices=RemovalCause.choices)
+    reason = models.TextField(blank=True, default="", help_text="Why it was removed, in a sentence.")
+
+    class Meta:
+        ordering = ["-removed_at", "-id"]
+        indexes = [
+            models.Index(fields=["cluster", "namespace", "name", "removed_at"]),
+            models.Index(fields=["cluster", "removed_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name} (removed {self.removed_at:%Y-%m-%d %H:%M:%S})"
+
+
 class Eviction(models.Model):
-    """A pod the scheduler evicted: which action, why (with numbers) and for whom."""
+    """A pod the scheduler evicted: which action, why (with numbers) and for whom; and whose it was (job, queue,
+    quota group, by name, so that it still says so once the pod and its podgroup are deleted)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="evictions")
     session = models.ForeignKey(
@@ -587,13 +627,53 @@ class Eviction(models.Model):
         blank=True, default="", help_text="Why the API server refused the eviction last (e.g. a PodDisruptionBudget)."
     )
     api_retry_at = models.DateTimeField(null=True, blank=True, help_text="When a refused eviction is tried again.")
+    # whose it was, written with the row (``stamp_owners``)
+    job = models.CharField(max_length=253, blank=True, default="", help_text="Its pod's podgroup (the job), by name.")
+    queue = models.CharField(max_length=253, blank=True, default="", help_text="The job's queue, by name.")
+    quota_group = models.CharField(
+        max_length=253, blank=True, default="", help_text="The quota group its pod counted against, by name."
+    )
+    removed_job = models.ForeignKey(
+        RemovedJob,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="evictions",
+        help_text="The job once it was removed (the eviction goes with the record of its removal).",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]
-        indexes = [models.Index(fields=["cluster", "created"])]
+        indexes = [
+            models.Index(fields=["cluster", "created"]),
+            models.Index(fields=["queue", "created"]),
+            models.Index(fields=["quota_group", "created"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.action} {self.pod_uid}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self._state.adding and self.pod_id is not None and not self.job:
+            self.stamp_owners([self])
+        super().save(*args, **kwargs)
+
+    @staticmethod
+    def stamp_owners(rows: Sequence[Eviction]) -> None:
+        """Fill each row's ``job``, ``queue`` and ``quota_group`` from its pod (one query for all of them): the
+        pod's quota group, or its namespace's when it names none (as the pod counts)."""
+        ids = {row.pod_id for row in rows if row.pod_id is not None}
+        if not ids:
+            return
+        owners = {
+            pk: (job or "", queue or "", group or ns_group or "")
+            for pk, job, queue, group, ns_group in Pod.objects.filter(pk__in=ids).values_list(
+                "id", "podgroup__name", "podgroup__queue__name", "quota_group__name", "namespace__quota_group__name"
+            )
+        }
+        for row in rows:
+            if row.pod_id in owners:
+                row.job, row.queue, row.quota_group = owners[row.pod_id]
 
 
 class PodGroupReason(models.Model):
@@ -758,7 +838,8 @@ class ClusterCounters(models.Model):
     they count are pruned after a week; these are not, so a Prometheus counter read from them never goes back.
 
     ``counts`` holds ``{"sessions": {"<kind>:<status>": n}, "duration": {"<kind>": {"buckets": [n per bound of
-    counters.BUCKETS, then +Inf], "sum": seconds}}, "binds": n, "pipelined": n, "evictions": {"<action>": n}}``.
+    counters.BUCKETS, then +Inf], "sum": seconds}}, "binds": n, "pipelined": n, "evictions": {"<action>": n},
+    "tree_evictions": {"queue" | "quota_group": {"<node>": {"<action>": n}}}, "tree_thrash": the same}``.
     """
 
     cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="counters")

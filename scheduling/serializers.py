@@ -746,6 +746,12 @@ class EvictionSerializer(serializers.ModelSerializer):
     pod = serializers.CharField(source="pod_uid", read_only=True)
     action = serializers.CharField(read_only=True, help_text="reclaim, preempt or recycle")
     pod_id = serializers.IntegerField(read_only=True, allow_null=True)
+    job_removed_at = serializers.DateTimeField(
+        source="removed_job.removed_at",
+        read_only=True,
+        allow_null=True,
+        help_text="When its job was removed (garbage-collected or deleted); null while the job exists.",
+    )
 
     class Meta:
         model = Eviction
@@ -756,6 +762,10 @@ class EvictionSerializer(serializers.ModelSerializer):
             "pod",
             "pod_id",
             "namespace",
+            "job",
+            "queue",
+            "quota_group",
+            "job_removed_at",
             "node",
             "action",
             "reason",

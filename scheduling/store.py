@@ -85,6 +85,7 @@ from quotas.models import Namespace, Queue, QuotaGroup, Revision
 from scheduling import counters
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
+from scheduling.evictions import expire as expire_evictions
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -439,12 +440,14 @@ QUEUE_COLUMNS = (
     "state",
     _text("borrowing_limit"),
     _text("lending_limit"),
+    "min_runtime",
 )
 
 
 def _queue_spec(row: tuple[Any, ...], cache: _JsonCache) -> QueueSpec:
     """The engine's queue of a row read with ``QUEUE_COLUMNS``."""
-    name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = row
+    name, parent, weight, capability, deserved, guarantee, reclaimable, priority, state, borrowing, lending = row[:11]
+    window = row[11]  # min_runtime: whole seconds, or None (unset)
     return QueueSpec(
         name=name,
         parent=parent,
@@ -457,6 +460,7 @@ def _queue_spec(row: tuple[Any, ...], cache: _JsonCache) -> QueueSpec:
         state=state,
         borrowing_limit=cache.resource_list(borrowing),
         lending_limit=cache.resource_list(lending),
+        min_runtime=float(window) if window is not None else None,
     )
 
 
@@ -1136,7 +1140,10 @@ def _apply_evictions(
                 created=now,
             )
         )
+    Eviction.stamp_owners(rows)
     Eviction.objects.bulk_create(rows, batch_size=_BATCH)
+    if rows:  # per tree node and as thrash (the totals by action: apply_decisions)
+        counters.add(cluster.pk, evicted=rows)
     return Counter(str(row.action) for row in rows)
 
 
@@ -1560,8 +1567,9 @@ def _thin(qs: QuerySet[QuotaSample], bucket: Any) -> int:
 
 
 def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
-    """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day)
-    and drop old session rows (skipped or empty ones after an hour, every one after a week)."""
+    """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day),
+    drop old session rows (skipped or empty ones after an hour, every one after a week), and the removed jobs and
+    evictions past their retention (``scheduling.evictions.expire``)."""
     minute_cut, hour_cut = now - SAMPLE_FULL_RESOLUTION, now - SAMPLE_MINUTE_RESOLUTION
     samples = QuotaSample.objects.filter(cluster=cluster)
     by_minute = _thin(samples.filter(time__lt=minute_cut, time__gte=hour_cut), TruncMinute("time"))
@@ -1570,7 +1578,14 @@ def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
     empty = Q(status=SessionStatus.SKIPPED) | Q(status=SessionStatus.OK, bound=0, pipelined=0, evicted=0)
     dropped, _ = sessions.filter(empty, started__lt=now - EMPTY_SESSION_RETENTION).delete()
     old, _ = sessions.filter(started__lt=now - SESSION_RETENTION).delete()
-    return {"samples_by_minute": by_minute, "samples_by_hour": by_hour, "sessions": dropped + old}
+    expired = expire_evictions(cluster, now)
+    return {
+        "samples_by_minute": by_minute,
+        "samples_by_hour": by_hour,
+        "sessions": dropped + old,
+        "removed_jobs": expired["removed_jobs"],
+        "evictions": expired["evictions"],
+    }
 
 
 # -- reading the records --------------------------------------------------------------------------------------

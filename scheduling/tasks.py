@@ -42,6 +42,7 @@ from scheduling.locks import (
 )
 from scheduling.mirror import prune_changes
 from scheduling.models import Cluster, SessionKind, SessionStatus
+from security import records as security_records
 
 __all__ = [
     "CLUSTER_SCHEDULES",
@@ -214,11 +215,13 @@ def check_nodes(cluster_id: int) -> str:
 )
 def compact_records(cluster_id: int) -> str:
     """Thin the quota samples and drop old session rows (``store.compact_records``); prune the change feed
-    (``mirror.prune_changes``)."""
+    (``mirror.prune_changes``) and the security log's rows past their retention (``security.records.prune``: not a
+    cluster's, so every cluster's compaction deletes the same old rows, the first one finding them)."""
 
     def work(cluster: Cluster) -> str:
         store.compact_records(cluster, timezone.now())
         prune_changes(cluster)
+        security_records.prune(timezone.now())
         return "ran"
 
     return _locked(cluster_id, COMPACTION_LOCK, COMPACTION_TIME_LIMIT, "compaction", work)

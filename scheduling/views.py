@@ -21,7 +21,7 @@ from quotas.access import is_admin, may_change_job, visible_group_ids, visible_n
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.services import lock_tree_writes, settle_closing_queues
-from scheduling import agent, agent_access, ownership
+from scheduling import agent, agent_access, evictions, ownership
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.choices import AGENT_LISTED_STATUSES, PodStatus
 from scheduling.filtersets import (
@@ -32,7 +32,17 @@ from scheduling.filtersets import (
     QuotaSampleFilterSet,
     SchedulingSessionFilterSet,
 )
-from scheduling.models import Cluster, Eviction, Node, Pod, PodGroup, QuotaSample, SampleKind, SchedulingSession
+from scheduling.models import (
+    Cluster,
+    Eviction,
+    Node,
+    Pod,
+    PodGroup,
+    QuotaSample,
+    RemovalCause,
+    SampleKind,
+    SchedulingSession,
+)
 from scheduling.serializers import (
     AgentPodSerializer,
     ClusterSerializer,
@@ -308,17 +318,26 @@ class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
     def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the
         queue path root first, its pods' quota groups, its namespace) with the blocking one marked, and the latest
-        evictions of its pods with the job and queue that took the resources (``scheduling.why``)."""
+        evictions of its pods with the job and queue that took the resources (``scheduling.why``); and
+        ``recycling``: the recycling warnings that would take some of its pods unless its quota group's usage falls
+        (``scheduling.recycle_outlook``: how many pods, in how long, what usage must fall to)."""
 
-        return Response(why_podgroup(self.get_object(), request.user))
+        return Response(why_podgroup(self.get_object(), request.user, now=timezone.now()))
 
     def perform_destroy(self, instance: PodGroup) -> None:
         """Delete the podgroup, then settle the queues it may have kept Closing. The tree write lock comes first
         (as in ``quotas.services.delete_queue``), so that every writer of both a cluster's rows and the trees
-        takes the lock before the cluster's revision (``quotas.models.Revision``) and none waits for the other."""
+        takes the lock before the cluster's revision (``quotas.models.Revision``) and none waits for the other.
+        The job is recorded as removed, with its evictions (``scheduling.evictions``)."""
         with transaction.atomic():
             lock_tree_writes()
-            super().perform_destroy(instance)
+            ownership.check_people_may_write(instance.cluster, self.row_kind, "delete")
+            evictions.remove_podgroups(
+                PodGroup.objects.filter(pk=instance.pk),
+                timezone.now(),
+                RemovalCause.DELETED,
+                f"deleted through the API by {self.request.user.get_username()}",
+            )
             settle_closing_queues()
 
 
@@ -440,9 +459,11 @@ class SchedulingSessionViewSet(viewsets.ReadOnlyModelViewSet):
 
 @extend_schema(tags=["records"])
 class EvictionViewSet(viewsets.ReadOnlyModelViewSet):
-    """Pods the scheduler evicted (reclaim, preempt, recycle), with the reason and numbers, newest first."""
+    """Pods the scheduler evicted (reclaim, preempt, recycle, node lost, gang released), with the reason and
+    numbers and whose they were (job, queue, quota group), newest first; kept after their job is removed for
+    ``FAIRWAY_EVICTION_RETENTION_DAYS``. ``?team=`` lists a team's, as its team page does."""
 
-    queryset = Eviction.objects.select_related("cluster")
+    queryset = Eviction.objects.select_related("cluster", "removed_job")
     serializer_class = EvictionSerializer
     permission_classes = [AdminWritesTeamsRead]
     filterset_class = EvictionFilterSet

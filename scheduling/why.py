@@ -9,15 +9,18 @@ and its namespace. A node the reader may not read (an ancestor above a team's su
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from controlplane.fields import ResourceListField
 from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Eviction, Pod, PodGroup
+from scheduling.recycle_outlook import recycle_warnings
 from scheduling.store import read_past_usage
 
 EVICTIONS_SHOWN = 20
@@ -77,8 +80,12 @@ def _blocking_node(blocker: dict[str, Any] | None) -> dict[str, str] | None:
     return None
 
 
-def why_podgroup(pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN) -> dict[str, Any]:
-    """Everything ``fairway job why`` and a job page say about why ``pg`` is where it is (a handful of queries)."""
+def why_podgroup(
+    pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN, *, now: datetime | None = None
+) -> dict[str, Any]:
+    """Everything ``fairway job why`` and a job page say about why ``pg`` is where it is (a handful of queries), and
+    the recycling warnings that take some of its pods unless usage falls (``recycling``: ``recycle_outlook``, as
+    at ``now``)."""
     blocker = pg.blocker or None
     node = _blocking_node(blocker)
     blocking_queue = node["name"] if node and node["kind"] == "queue" else None
@@ -137,7 +144,14 @@ def why_podgroup(pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN) -> d
         "quota_paths": quota_paths,
         "namespace_detail": namespace,
         "evictions": _evictions(Eviction.objects.filter(pod__podgroup=pg).order_by("-created", "-id")[:evictions]),
+        "recycling": _recycling(pg, now or timezone.now()),
     }
+
+
+def _recycling(pg: PodGroup, now: datetime) -> list[dict[str, Any]]:
+    """The recycling warnings of ``pg``'s cluster that would take some of its pods (``job_pods`` of them)."""
+    job = {f"{pg.namespace.name}/{pg.name}"}
+    return [w.to_dict(jobs=job) for w in recycle_warnings(pg.cluster, now=now) if w.of_jobs(job)]
 
 
 def _add_past_usage(path: list[dict[str, Any]], kind: str, history: UsageHistory, window: float) -> None:

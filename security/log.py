@@ -1,4 +1,5 @@
-"""The security log: one line per event on the ``fairway.security`` logger (README, "Security").
+"""The security log: one line per event on the ``fairway.security`` logger (README, "Security"), and one row
+(``SecurityEvent``, ``security.records``) that admins list on the Security page and the API.
 
 Each line is ``<event> key=value …`` with the client address and the path when there is a request; the values are
 quoted when they hold spaces. No secret is ever passed here (a token appears as its prefix)."""
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+
+from security import records
 
 logger = logging.getLogger("fairway.security")
 
@@ -18,15 +21,12 @@ def client_ip(request: Any) -> str:
     return str(meta.get("REMOTE_ADDR") or "-")
 
 
-def _value(value: Any) -> str:
-    text = str(value)
-    return repr(text) if (not text or any(c.isspace() or c in "\"'=" for c in text)) else text
-
-
 def security_event(event: str, request: Any = None, **fields: Any) -> None:
-    """Writes one event to the security log."""
+    """Writes one event to the security log and stores it (``security.records.record``: after the request, and a
+    failed write is logged, never raised)."""
     if request is not None:
         fields = {"ip": client_ip(request), "path": getattr(request, "path", "-"), **fields}
-    line = " ".join([event, *(f"{key}={_value(value)}" for key, value in fields.items())])
+    line = " ".join([event, *(f"{key}={records.value_text(value)}" for key, value in fields.items())])
     level = logging.WARNING if event in WARNINGS else logging.INFO
     logger.log(level, line, extra={"security_event": event, "security_fields": fields})
+    records.record(event, request if request is not None else records.current_request(), fields)

@@ -1,10 +1,13 @@
-"""API tokens: only a short prefix (for lookup and display) and the SHA-256 of the whole key are stored."""
+"""API tokens (only a short prefix, for lookup and display, and the SHA-256 of the whole key are stored) and the
+security log's events."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from security.choices import SecurityEventKind, SecurityOutcome
 
 PREFIX_LENGTH = 12
 KEY_MARK = "fw_"  # every key starts so: recognisable (secret scanners), and never with a dash (a CLI flag)
@@ -45,3 +48,33 @@ class ApiToken(models.Model):
     @property
     def scope(self) -> str:
         return "read-only" if self.read_only else "read-write"
+
+
+class SecurityEvent(models.Model):
+    """One event of the security log (README, "Security"): a login, a failure, a lockout, a token made, refused or
+    revoked, an admin change. Written with its line on the ``fairway.security`` logger (``security.log``), kept
+    ``FAIRWAY_SECURITY_EVENT_RETENTION_DAYS``; never a password or a key (a token appears as its prefix)."""
+
+    time = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.CharField(
+        max_length=150, db_index=True, help_text="Who acted: a username, or 'anonymous' (not signed in)."
+    )
+    remote_address = models.CharField(
+        max_length=64, blank=True, default="", help_text="The client's address (REMOTE_ADDR); empty outside a request."
+    )
+    kind = models.CharField(max_length=32, choices=SecurityEventKind.choices, db_index=True)
+    target = models.CharField(
+        max_length=255,
+        blank=True,
+        default="",
+        help_text="What it was about: the username tried, the token, the admin's object, the path refused.",
+    )
+    outcome = models.CharField(max_length=16, choices=SecurityOutcome.choices)
+    detail = models.TextField(blank=True, default="", help_text="The rest of the log line (key=value ...).")
+
+    class Meta:
+        ordering = ["-time", "-id"]
+        indexes = [models.Index(fields=["kind", "-time"], name="security_event_kind_time")]
+
+    def __str__(self) -> str:
+        return f"{self.time:%Y-%m-%d %H:%M:%S} {self.kind} {self.actor} {self.target}".rstrip()

@@ -3,6 +3,7 @@
     fairway queue create|view|list|operate|delete|tree          (like ``vcctl queue``)
     fairway quota-group create|view|list|update|delete|tree
     fairway job list|view|why
+    fairway eviction list [--team T] [--namespace NS] [--job NS/NAME] [--since 2h]
     fairway whatif -f changes.yaml
     fairway namespace weight NAME [WEIGHT]
     fairway cluster list|delete NAME [--force]
@@ -21,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from controlplane.cli import cluster, export, job, namespace, queue, quota_group, whatif
+from controlplane.cli import cluster, eviction, export, job, namespace, queue, quota_group, whatif
 from controlplane.cli.client import EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, ApiError, Client, UsageError
 from controlplane.cli.output import fmt_resources
 
@@ -33,6 +34,7 @@ GROUPS = {
     "queue": queue,
     "quota-group": quota_group,
     "job": job,
+    "eviction": eviction,
     "whatif": whatif,
     "namespace": namespace,
     "cluster": cluster,

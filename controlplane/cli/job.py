@@ -202,6 +202,9 @@ def print_why(data: dict[str, Any]) -> None:
             # only the resource it lacks; absent is none of it (null, present, is an unbounded amount)
             shown = [(label, ({r: v[r]} if r in v else {}) if isinstance(v, dict) else v) for label, v in shown]
         details([(f"  {label}", fmt_resources(v) if isinstance(v, dict) else v) for label, v in shown])
+    for warning in why.get("recycling") or []:  # the server's sentence (scheduling.recycle_outlook), as the pages
+        mine = warning.get("job_pods", 0)
+        print(f"\nWarning: {warning['sentence']} ({mine} of them this job's): {warning['detail']}.")
     print("\nQueue path:")
     for depth, entry in enumerate(why["queue_path"]):
         print("  " + ("    " * (depth - 1) + "└── " if depth else "") + _path_line(entry))

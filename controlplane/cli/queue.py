@@ -66,6 +66,11 @@ def _fields(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--priority", type=int, help="its priority among its siblings")
     p.add_argument("--reclaimable", choices=("true", "false"), help="may others reclaim what it borrowed")
+    p.add_argument(
+        "--min-runtime",
+        help="seconds a pod of it is kept from reclaim and preempt after it starts, unless by a higher priority "
+        "('' for unset: the parent's, else the policy's minRuntime)",
+    )
     p.add_argument("--teams", help="teams (Django groups) that may read it, comma-separated ('' for none)")
 
 
@@ -84,9 +89,21 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
         body["priority"] = args.priority
     if args.reclaimable is not None:
         body["reclaimable"] = args.reclaimable == "true"
+    if getattr(args, "min_runtime", None) is not None:
+        body["min_runtime"] = _seconds(args.min_runtime)
     if args.teams is not None:
         body["teams"] = [t for t in (x.strip() for x in args.teams.split(",")) if t]
     return body
+
+
+def _seconds(text: str) -> int | None:
+    """``--min-runtime``: whole seconds, or '' for unset (the server checks the range)."""
+    if not text.strip():
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise UsageError(f"--min-runtime: {text!r} is not a whole number of seconds ('' for unset)") from None
 
 
 def _update(args: argparse.Namespace, client: Client, name: str, obj: str, usage: str) -> None:
@@ -125,6 +142,7 @@ def print_queue_detail(q: dict[str, Any]) -> None:
             *limit_lines(q),
             ("Priority", q.get("priority", 0)),
             ("Reclaimable", str(q.get("reclaimable", True)).lower()),
+            ("Min runtime", "unset" if q.get("min_runtime") is None else f"{q['min_runtime']} s"),
             ("Children", ", ".join(q.get("children") or []) or "-"),
             ("Teams", ", ".join(q.get("teams") or []) or "-"),
             ("Created", q.get("created", "")),

@@ -26,6 +26,7 @@ from engine.objects import (
     TaskInfo,
 )
 from engine.resources import QuantityError, ResourceList, parse_resource_list
+from engine.session.arguments.base import parse_duration
 from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
 from engine.usage import node_key, parse_ratio
 
@@ -69,6 +70,9 @@ FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
 FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 # fairness over time (``engine.usage``): a node's recorded past-usage ratio, e.g. "1.8" (simulate's input)
 FAIRWAY_PAST_USAGE_RATIO = "fairway.io/past-usage-ratio"
+# a Volcano Queue's minimum runtime (``QueueSpec.min_runtime``; KAI's min-runtime per queue), a Go duration of whole
+# seconds ("90s", "2m"); absent: unset (the parent's, else the policy's ``minRuntime``). Volcano's Queue has no such field
+FAIRWAY_MIN_RUNTIME = "fairway.io/min-runtime"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -559,6 +563,21 @@ def _limit_annotations(annotations: Mapping[str, str], max_depth: int) -> tuple[
             raise _FieldError(f"metadata.annotations[{key}]: expected a JSON object of resource quantities")
         out.append(_rl(value, f"metadata.annotations[{key}]"))
     return out[0], out[1]
+
+
+def _min_runtime_annotation(annotations: Mapping[str, str]) -> float | None:
+    """The seconds of ``fairway.io/min-runtime`` (None when absent): a Go duration of whole seconds, 0 or more."""
+    text = annotations.get(FAIRWAY_MIN_RUNTIME)
+    if text is None:
+        return None
+    where = f"metadata.annotations[{FAIRWAY_MIN_RUNTIME}]"
+    try:
+        seconds = parse_duration(text, where)
+    except PolicyError as exc:
+        raise _FieldError(str(exc)) from None
+    if seconds != int(seconds):
+        raise _FieldError(f"{where}: {text!r} must be whole seconds (such as 90s or 2m)")
+    return seconds
 
 
 def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -> Any:

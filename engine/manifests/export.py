@@ -5,7 +5,8 @@ back the same trees, and the same values on the same cluster):
 
 * ``volcano``: the queue tree as ``scheduling.volcano.sh/v1beta1`` Queues (``spec.parent``, ``weight``,
   ``capability``, ``deserved``, ``guarantee.resource``, ``reclaimable``, ``priority``; a Closed queue carries
-  ``status.state``, which Volcano keeps in the status), and the namespaces as ``v1`` Namespaces (their queue in the
+  ``status.state``, which Volcano keeps in the status; Fairway's borrowing / lending limits and minimum runtime in
+  its ``fairway.io/`` annotations), and the namespaces as ``v1`` Namespaces (their queue in the
   ``scheduling.volcano.sh/queue-name`` annotation, the ``volcano.sh/hierarchy`` annotations of Volcano's
   hierarchical DRF) with a ``ResourceQuota`` holding the namespace weight (``volcano.sh/namespace.weight``) and
   the hard limits.
@@ -38,6 +39,7 @@ from engine.manifests.common import (
     _TO_KOORD,
     FAIRWAY_BORROWING_LIMIT,
     FAIRWAY_LENDING_LIMIT,
+    FAIRWAY_MIN_RUNTIME,
     FAIRWAY_MIN_SCALE_EXEMPT,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
@@ -55,6 +57,7 @@ from engine.manifests.common import (
 from engine.manifests.core import _hard_base_resource
 from engine.objects import BUILTIN_QUEUES, BUILTIN_QUOTA_GROUPS, NamespaceInfo, QueueHierarchy, Snapshot
 from engine.resources import ResourceList, format_quantity
+from engine.session.arguments.base import format_duration
 
 __all__ = [
     "FORMATS",
@@ -87,6 +90,8 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
         spec["priority"] = queue.priority
     meta: dict[str, Any] = {"name": queue.name}
     annotations: dict[str, str] = _limit_annotations(queue.borrowing_limit, queue.lending_limit)
+    if queue.min_runtime is not None:
+        annotations[FAIRWAY_MIN_RUNTIME] = format_duration(queue.min_runtime)
     if hierarchy is not None:
         annotations[HIERARCHY_ANNOTATION] = "/".join(hierarchy.path)
         annotations[HIERARCHY_WEIGHTS_ANNOTATION] = "/".join(_format_weight(w) for w in hierarchy.weights)
@@ -282,6 +287,8 @@ def _kueue_queue_notes(queue: QueueSpec, top: bool, inner: bool, snapshot: Snaps
         notes.append(f"queue {name}: priority {queue.priority} has no Kueue counterpart")
     if not queue.reclaimable:
         notes.append(f"queue {name}: not reclaimable, which Kueue cannot say of a queue (its lending limit can)")
+    if queue.min_runtime is not None:
+        notes.append(f"queue {name}: min_runtime {queue.min_runtime:g} s has no Kueue counterpart")
     if name in snapshot.queue_hierarchy:
         notes.append(f"queue {name}: Volcano's hierarchy annotations are not written (the tree is the cohorts)")
     return notes

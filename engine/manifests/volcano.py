@@ -21,6 +21,7 @@ from engine.manifests.common import (
     _limit_annotations,
     _list,
     _map,
+    _min_runtime_annotation,
     _parse_int_text,
     _past_usage_annotation,
     _rl,
@@ -83,6 +84,7 @@ class VolcanoReaders(CoreReaders):
             state=state,
             borrowing_limit=borrowing,
             lending_limit=lending,
+            min_runtime=_min_runtime_annotation(annotations),
         )
         hierarchy = _queue_hierarchy(annotations)
         if hierarchy is not None:

@@ -81,6 +81,7 @@ from engine.rules.common import (
     QueueFacts,
     RuleViolation,
     check,
+    name_whitespace_error,
     validate_dns_label,
     validate_dns_subdomain,
 )
@@ -122,6 +123,7 @@ __all__ = [
     "fill_quota_group_defaults",
     "group_field_errors",
     "hold_to_range",
+    "name_whitespace_error",
     "plan_queue_action",
     "plan_queue_delete",
     "priority_range",

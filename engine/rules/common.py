@@ -137,6 +137,22 @@ _LABEL_RE: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN_RE: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+def name_whitespace_error(
+    value: object, *, what: str = "name", field: str = "name", subdomain: bool = False
+) -> FieldError | None:
+    """The one rule for a name with whitespace around it (``"nlp "``): refused, never trimmed into another name, by
+    the API, the admin's forms and the editor's (``controlplane.names``) and every rule that checks a name."""
+    if not isinstance(value, str) or value == value.strip():
+        return None
+    shown = value if len(value) <= 80 else value[:77] + "..."
+    return FieldError(
+        field,
+        f"{what} {shown!r} starts or ends with whitespace; names are DNS "
+        f"{'subdomains' if subdomain else 'labels'}: use only lowercase letters a-z, digits 0-9 and '-'",
+        "whitespace",
+    )
+
+
 def _dns_errors(value: object, what: str, field_name: str, max_length: int, subdomain: bool) -> list[FieldError]:
     if value is None or value == "":
         return [FieldError(field_name, f"{what} is required", "required")]
@@ -144,16 +160,10 @@ def _dns_errors(value: object, what: str, field_name: str, max_length: int, subd
         return [FieldError(field_name, f"{what} must be a string, got {type(value).__name__}", "invalid")]
     errors: list[FieldError] = []
     shown = value if len(value) <= 80 else value[:77] + "..."
-    if value != value.strip():
+    spaced = name_whitespace_error(value, what=what, field=field_name, subdomain=subdomain)
+    if spaced is not None:
         # names are DNS labels or subdomains, as in Kubernetes: refused, never trimmed into another name
-        return [
-            FieldError(
-                field_name,
-                f"{what} {shown!r} starts or ends with whitespace; names are DNS "
-                f"{'subdomains' if subdomain else 'labels'}: use only lowercase letters a-z, digits 0-9 and '-'",
-                "whitespace",
-            )
-        ]
+        return [spaced]
     if len(value) > max_length:
         errors.append(
             FieldError(

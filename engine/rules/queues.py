@@ -32,6 +32,8 @@ from engine.rules.tree import (
 )
 from engine.wording import plural
 
+_INF = float("inf")
+
 
 class _QueueView(_TreeView[QueueSpec]):
     """The queue tree as it would be after the change."""
@@ -165,7 +167,29 @@ def _queue_scalar_errors(new: QueueSpec) -> list[FieldError]:
                 "invalid_choice",
             )
         )
-    return errors
+    return errors + _min_runtime_errors(new)
+
+
+def _min_runtime_errors(new: QueueSpec) -> list[FieldError]:
+    """A queue's minimum runtime: unset (None: the nearest ancestor's, else the policy's ``minRuntime``) or whole
+    seconds, 0 or more (0: no minimum for this subtree)."""
+    value = new.min_runtime
+    if value is None:
+        return []
+    obj = f"queue {new.name}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value in (_INF, -_INF):
+        return [FieldError("min_runtime", f"{obj}: min_runtime must be a number of seconds, got {value!r}", "invalid")]
+    if value < 0:
+        return [
+            FieldError(
+                "min_runtime",
+                f"{obj}: min_runtime {value:g} s must be 0 or more seconds (leave it unset for the policy's minRuntime)",
+                "negative",
+            )
+        ]
+    if value != int(value):
+        return [FieldError("min_runtime", f"{obj}: min_runtime {value:g} s must be whole seconds", "invalid")]
+    return []
 
 
 def _queue_limit_errors(new: QueueSpec) -> list[FieldError]:

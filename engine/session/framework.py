@@ -49,7 +49,7 @@ turns the first one that stopped a podgroup into its status message and ``Blocke
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
@@ -579,10 +579,13 @@ class Framework:
         self,
         hook: str,
         call: Callable[[Plugin], list[TaskState] | None],
+        skip: Collection[str] = (),
     ) -> list[TaskState]:
         for tier in self._tier_hooks[hook]:
             victims: list[TaskState] | None = None
             for p in tier:
+                if p.name in skip:  # a plugin whose rule the caller applies itself (``gang`` under ``wholeGangs``)
+                    continue
                 candidates = call(p)
                 if candidates is None:  # abstain
                     continue
@@ -602,11 +605,17 @@ class Framework:
                 return victims
         return []
 
-    def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState]:
-        return self._victims("reclaimable", lambda p: p.reclaimable(reclaimer, reclaimees))
+    def reclaimable(
+        self, reclaimer: TaskState, reclaimees: Sequence[TaskState], skip: Collection[str] = ()
+    ) -> list[TaskState]:
+        """The victims the plugins choose among ``reclaimees``; the plugins named in ``skip`` are left out."""
+        return self._victims("reclaimable", lambda p: p.reclaimable(reclaimer, reclaimees), skip)
 
-    def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState]:
-        return self._victims("preemptable", lambda p: p.preemptable(preemptor, preemptees))
+    def preemptable(
+        self, preemptor: TaskState, preemptees: Sequence[TaskState], skip: Collection[str] = ()
+    ) -> list[TaskState]:
+        """The victims the plugins choose among ``preemptees``; the plugins named in ``skip`` are left out."""
+        return self._victims("preemptable", lambda p: p.preemptable(preemptor, preemptees), skip)
 
     def victim_job_test(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
         """A test of jobs that the job of every pod passing ``victim_bound``'s test passes, in the same state: in
@@ -625,11 +634,15 @@ class Framework:
             return None  # ``victim_bound`` lets nobody through: nothing to save
         return tiers[0] if len(tiers) == 1 else (lambda job: any(f(job) for f in tiers))
 
-    def victim_factors(self, hook: str, preemptor: TaskState) -> list[list[VictimFactor]] | None:
+    def victim_factors(
+        self, hook: str, preemptor: TaskState, skip: Collection[str] = ()
+    ) -> list[list[VictimFactor]] | None:
         """``victim_bound``'s test in parts: per tier with the hook, one factor per plugin that gives a test (a pod
-        passes when, in some tier, it passes every factor). None when a tier lets any pod through; no tiers: nobody."""
+        passes when, in some tier, it passes every factor). None when a tier lets any pod through; no tiers: nobody.
+        The plugins named in ``skip`` are left out."""
         tiers: list[list[VictimFactor]] = []
-        for tier in self._tier_hooks[hook]:
+        for whole in self._tier_hooks[hook]:
+            tier = [p for p in whole if p.name not in skip]
             if not tier:
                 continue
             factors = []
@@ -644,14 +657,16 @@ class Framework:
             tiers.append(factors)
         return tiers
 
-    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest:
+    def victim_bound(self, hook: str, preemptor: TaskState, skip: Collection[str] = ()) -> VictimTest:
         """A test every victim that ``reclaimable`` / ``preemptable`` (``hook``) may return for ``preemptor`` among
         pods of other jobs passes, with its key (``Plugin.victim_bound``). The victims come from the first tier whose
         plugins agree on some, so each passes, in some tier, the tests of every plugin of that tier that has one (a
-        tier where none has a test lets any pod through); a tier without the hook never decides."""
+        tier where none has a test lets any pod through); a tier without the hook never decides. The plugins named in
+        ``skip`` are left out, as ``reclaimable`` / ``preemptable`` leave them out."""
         keys: list[tuple[Hashable, ...]] = []
         tiers: list[list[Callable[[TaskState], bool]]] = []
-        for tier in self._tier_hooks[hook]:
+        for whole in self._tier_hooks[hook]:
+            tier = [p for p in whole if p.name not in skip]
             if not tier:
                 continue
             bounds = [b for b in (p.victim_bound(hook, preemptor) for p in tier) if b is not None]

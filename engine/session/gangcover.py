@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["EXACT_LIMIT", "Unit", "least_waste_cover", "pod_work"]
+__all__ = ["EXACT_LIMIT", "Gang", "GangBook", "Unit", "least_waste_cover", "pod_work"]
 
 EXACT_LIMIT = 12
 
@@ -42,6 +42,61 @@ class Unit:
     freed: Mapping[str, int]
     work: int
     priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """What a gang can lose before it breaks: its ready pods (Volcano's ``ReadyTaskNum``, wherever they run) and
+    its ``minMember`` and ``minTaskMember``."""
+
+    ready: int
+    min_member: int
+    ready_by_role: Mapping[str, int]
+    min_by_role: Mapping[str, int]
+
+
+class GangBook:
+    """The ready counts of the gangs (podgroup key -> ``Gang``) while pods are taken out and put back; a pod is
+    named by its podgroup key and its role. The one spare rule of recycling, reclaim and preempt."""
+
+    __slots__ = ("by_role", "gangs", "ready")
+
+    def __init__(self, gangs: Mapping[str, Gang]) -> None:
+        self.gangs = gangs
+        self.ready = {k: g.ready for k, g in gangs.items()}
+        self.by_role = {k: dict(g.ready_by_role) for k, g in gangs.items()}
+
+    def can_spare(self, key: str, role: str) -> bool:
+        """Whether a ready pod of ``role`` of podgroup ``key`` can go alone and leave its gang whole: the gang keeps
+        more than ``minMember`` ready pods and the role more than its ``minTaskMember`` (a pod outside any gang
+        always can)."""
+        gang = self.gangs.get(key)
+        if gang is None:
+            return True
+        need = gang.min_by_role.get(role, 0)
+        return self.ready[key] > gang.min_member and self.by_role[key].get(role, 0) > need
+
+    def intact(self, key: str) -> bool:
+        """Whether gang ``key`` holds its minimum now (``minMember`` and each role's ``minTaskMember``)."""
+        gang = self.gangs[key]
+        roles = self.by_role[key]
+        return self.ready[key] >= gang.min_member and all(roles.get(r, 0) >= n for r, n in gang.min_by_role.items())
+
+    def whole_with(self, key: str, role: str) -> bool:
+        """Whether gang ``key`` holds at least its minimum with a pod of ``role`` back in it."""
+        gang = self.gangs.get(key)
+        return gang is None or (
+            self.ready[key] + 1 >= gang.min_member
+            and self.by_role[key].get(role, 0) + 1 >= gang.min_by_role.get(role, 0)
+        )
+
+    def move(self, members: Iterable[tuple[str, str]], sign: int) -> None:
+        """Take out (``sign`` -1) or put back (+1) ready pods, each named ``(podgroup key, role)``."""
+        for key, role in members:
+            if key in self.gangs:
+                self.ready[key] += sign
+                roles = self.by_role[key]
+                roles[role] = roles.get(role, 0) + sign
 
 
 def pod_work(start: float | None, now: float | None) -> int:

@@ -62,7 +62,7 @@ from engine.session.arguments.capacity import CapacityArgs, read_capacity_args
 from engine.session.arguments.elasticquota import ElasticQuotaArgs, parse_elastic_quota_args
 from engine.session.arguments.enqueue import EnqueueArgs, parse_enqueue_args
 from engine.session.arguments.fairness import FairnessArgs
-from engine.session.arguments.minruntime import MIN_RUNTIME_ACTIONS, parse_min_runtime
+from engine.session.arguments.minruntime import MIN_RUNTIME_ACTIONS, parse_min_runtime, parse_whole_gangs
 from engine.session.arguments.nodeorder import NodeOrderWeights, read_nodeorder_weights
 from engine.session.arguments.overcommit import read_overcommit_factor
 from engine.session.arguments.proportion import read_proportion_args
@@ -280,6 +280,7 @@ class Policy:
         parse_enqueue_args(self.action_arguments("enqueue"))  # refuse a bad argument when the policy is read
         for action in MIN_RUNTIME_ACTIONS:
             parse_min_runtime(action, self.action_arguments(action))
+            parse_whole_gangs(action, self.action_arguments(action))
         for tier in self.tiers:
             names = {p.name for p in tier}
             # Volcano's loader refuses this pair in one tier (scheduler/util.go UnmarshalSchedulerConf).
@@ -357,6 +358,11 @@ class Policy:
     def min_runtime(self, action: str) -> float:
         """Seconds of the ``reclaim`` / ``preempt`` action's ``minRuntime`` (0: off, Volcano's behaviour)."""
         return parse_min_runtime(action, self.action_arguments(action))
+
+    def whole_gangs(self, action: str) -> bool:
+        """Whether the ``reclaim`` / ``preempt`` action chooses its victims with gangs in mind (``wholeGangs``;
+        false: pod by pod, Volcano's behaviour)."""
+        return parse_whole_gangs(action, self.action_arguments(action))
 
     def _arguments(self, name: str) -> Mapping[str, Any] | None:
         plugin = self.plugin(name)

@@ -33,25 +33,38 @@ The runtimes are computed afresh from the snapshot by ``engine.values.compute_qu
 and the session use (with the elasticquota arguments' ``enableMinQuotaScale``); ``used`` is the requests of the
 allocated pods (a Releasing pod is leaving and is not counted), ``request`` those of every pod not finished. A parent group owns no pods, so it never loses any directly: its children
 are over whenever it is.
+
+One victim choice, two callers: ``recycle_plan`` lists the groups over their runtime with the pods a pass at ``now``
+takes from each; ``recycle`` evicts those of the groups due, and ``recycle_outlook`` is the same plan for every group
+over, due or not, which the warnings before recycling show (``scheduling.recycle_outlook``: "3 pods will be recycled
+in about 20 s unless usage falls to 124 cores"), so a warning and the pass cannot disagree.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, protected_non_preemptible
+from engine.fairshare.elastic import (
+    DEFAULT_GROUP,
+    ROOT_GROUP,
+    SYSTEM_GROUP,
+    ElasticResult,
+    GroupQuota,
+    protected_non_preemptible,
+)
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
 from engine.session.decisions import Blocker, Eviction
 from engine.session.framework import qty
-from engine.session.gangcover import Unit, least_waste_cover, pod_work
+from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import add_into
 from engine.values import compute_quotas
 from engine.vocabulary import READY_STATUSES
 
-__all__ = ["Gang", "gangs_of", "recycle", "revoke_victims"]
+__all__ = ["Gang", "Overuse", "gangs_of", "recycle", "recycle_outlook", "recycle_plan", "revoke_victims"]
 
 
 def _within(used: Mapping[str, int], runtime: Mapping[str, int]) -> bool:
@@ -63,60 +76,15 @@ def _least_important_first(task: TaskInfo) -> tuple[int, float, str]:
     return (task.priority, -start, task.uid)
 
 
-@dataclass(frozen=True, slots=True)
-class Gang:
-    """What a gang can lose before it breaks: its ready pods (Volcano's ``ReadyTaskNum``, wherever they run) and
-    its ``minMember`` and ``minTaskMember``."""
-
-    ready: int
-    min_member: int
-    ready_by_role: Mapping[str, int]
-    min_by_role: Mapping[str, int]
-
-
-class _Gangs:
-    """The ready counts of the gangs while pods are taken out and put back."""
-
-    def __init__(self, gangs: Mapping[str, Gang]) -> None:
-        self.gangs = gangs
-        self.ready = {k: g.ready for k, g in gangs.items()}
-        self.by_role = {k: dict(g.ready_by_role) for k, g in gangs.items()}
-
-    def spare(self, pod: TaskInfo) -> bool:
-        """Whether ``pod`` can go alone and leave its gang whole (a pod outside any gang always can)."""
-        gang = self.gangs.get(pod.podgroup)
-        if gang is None:
-            return True
-        need = gang.min_by_role.get(pod.task_role, 0)
-        return self.ready[pod.podgroup] > gang.min_member and self.by_role[pod.podgroup].get(pod.task_role, 0) > need
-
-    def intact(self, key: str) -> bool:
-        """Whether gang ``key`` holds its minimum now (``minMember`` and each role's ``minTaskMember``)."""
-        gang = self.gangs[key]
-        roles = self.by_role[key]
-        return self.ready[key] >= gang.min_member and all(roles.get(r, 0) >= n for r, n in gang.min_by_role.items())
-
-    def whole(self, pod: TaskInfo) -> bool:
-        """Whether ``pod``'s gang holds at least its minimum with ``pod`` back in it."""
-        gang = self.gangs.get(pod.podgroup)
-        return gang is None or (
-            self.ready[pod.podgroup] + 1 >= gang.min_member
-            and self.by_role[pod.podgroup].get(pod.task_role, 0) + 1 >= gang.min_by_role.get(pod.task_role, 0)
-        )
-
-    def move(self, unit: Sequence[TaskInfo], sign: int) -> None:
-        for pod in unit:
-            if pod.podgroup in self.gangs:
-                self.ready[pod.podgroup] += sign
-                roles = self.by_role[pod.podgroup]
-                roles[pod.task_role] = roles.get(pod.task_role, 0) + sign
+def _named(pods: Sequence[TaskInfo]) -> list[tuple[str, str]]:
+    return [(p.podgroup, p.task_role) for p in pods]
 
 
 def _take(
     pods: Sequence[TaskInfo],
     used: Mapping[str, int],
     runtime: Mapping[str, int],
-    gangs: _Gangs,
+    gangs: GangBook,
     protected: Collection[str],
     now: float | None,
 ) -> tuple[dict[str, int], list[tuple[TaskInfo, ...]]]:
@@ -131,10 +99,10 @@ def _take(
         for pod in ordered:
             if _within(remaining, runtime):
                 return remaining, taken
-            if pod.priority != priority or pod.uid in protected or not gangs.spare(pod):
+            if pod.priority != priority or pod.uid in protected or not gangs.can_spare(pod.podgroup, pod.task_role):
                 continue
             add_into(remaining, pod.request, -1)
-            gangs.move((pod,), -1)
+            gangs.move(_named((pod,)), -1)
             taken.append((pod,))
         if not _within(remaining, runtime) and gangs.gangs:
             _take_whole(ordered, remaining, runtime, taken, gangs, protected, now, priority)
@@ -142,7 +110,7 @@ def _take(
 
 
 def _whole_units(
-    pods: Sequence[TaskInfo], gone: Collection[str], gangs: _Gangs, protected: Collection[str], now: float | None
+    pods: Sequence[TaskInfo], gone: Collection[str], gangs: GangBook, protected: Collection[str], now: float | None
 ) -> dict[str, tuple[Unit, tuple[TaskInfo, ...]]]:
     """The gangs that could go whole: per podgroup, its pods here not taken yet (none of them protected), what
     they free and the work they lose (none for a gang already below its minimum: it runs nothing)."""
@@ -167,7 +135,7 @@ def _take_whole(
     remaining: dict[str, int],
     runtime: Mapping[str, int],
     taken: list[tuple[TaskInfo, ...]],
-    gangs: _Gangs,
+    gangs: GangBook,
     protected: Collection[str],
     now: float | None,
     priority: int,
@@ -182,7 +150,7 @@ def _take_whole(
         members = units[unit.key][1]
         for t in members:
             add_into(remaining, t.request, -1)
-        gangs.move(members, -1)
+        gangs.move(_named(members), -1)
         taken.append(members)
 
 
@@ -201,7 +169,7 @@ def revoke_victims(
     Koordinator's rule)."""
     if protected is None:
         protected = {p.uid for p in pods if not p.quota_preemptible}
-    book = _Gangs(gangs or {})
+    book = GangBook(gangs or {})
     remaining, taken = _take(pods, used, runtime, book, protected, now)
     if not _within(remaining, runtime):
         return [pod for unit in taken for pod in unit]
@@ -209,8 +177,8 @@ def revoke_victims(
     for unit in reversed(taken):
         for pod in unit:
             add_into(remaining, pod.request)
-        if _within(remaining, runtime) and (len(unit) > 1 or book.whole(unit[0])):
-            book.move(unit, 1)
+        if _within(remaining, runtime) and (len(unit) > 1 or book.whole_with(unit[0].podgroup, unit[0].task_role)):
+            book.move(_named(unit), 1)
             continue
         for pod in unit:
             add_into(remaining, pod.request, -1)
@@ -260,17 +228,57 @@ def _first_over(gq: GroupQuota) -> str:
     return next(r for r in gq.runtime if gq.used[r] > gq.runtime[r])
 
 
-def recycle(
-    snapshot: Snapshot, *, now: float, over_since: Mapping[str, float], delay: float | None = None
-) -> tuple[list[Eviction], dict[str, float]]:
-    """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map."""
+@dataclass(frozen=True, slots=True)
+class Overuse:
+    """A quota group over its runtime and what recycling takes from it (:func:`recycle_plan`).
+
+    ``since``: since when it is over (the recorded time, ``now`` when no pass has seen it over yet); ``due``:
+    ``since + delay``, recycling takes ``victims`` at its first pass later than that (at once with ``delay`` 0).
+    ``over``: the resources it uses above its runtime (``resource``: the first of them, in the resource order, the
+    one its evictions name); ``runtime`` on those is what ``used`` must fall to. ``victims``: the pods recycling
+    would evict now, as :func:`revoke_victims` chooses them (``None`` when they were not asked for: a group not
+    due yet in a pass); ``broken``: podgroup -> the words a victim's message adds when its gang goes with it."""
+
+    group: str
+    used: Mapping[str, int]
+    runtime: Mapping[str, int]
+    over: tuple[str, ...]
+    resource: str
+    since: float
+    due: float
+    delay: float
+    victims: tuple[TaskInfo, ...] | None
+    broken: Mapping[str, str]
+
+    def is_due(self, now: float) -> bool:
+        """Whether a pass at ``now`` evicts (over for longer than the delay, Koordinator's strict comparison)."""
+        return not (self.delay > 0 and not now - self.since > self.delay)
+
+    def seconds_left(self, now: float) -> float:
+        """Seconds until the group is due (0 once it is)."""
+        return max(0.0, self.due - now)
+
+
+def recycle_plan(
+    snapshot: Snapshot,
+    *,
+    now: float,
+    over_since: Mapping[str, float],
+    delay: float | None = None,
+    quotas: ElasticResult | None = None,
+    due_only: bool = False,
+) -> list[Overuse]:
+    """Every quota group over its runtime in ``snapshot`` (but the root, ``system``, ``default`` and the tree roots),
+    by name, with the victims recycling would take from it at ``now`` (the one victim choice, used by
+    :func:`recycle` and by the warnings that pages show before it acts). ``quotas``: the snapshot's quota values
+    when the caller has them (``compute_quotas(snapshot)``); ``due_only``: choose victims only for the groups a pass
+    at ``now`` evicts (the others get ``victims=None``)."""
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
-    result = compute_quotas(snapshot)
+    result = compute_quotas(snapshot) if quotas is None else quotas
     by_group = snapshot.tasks_by_quota_group
-    gangs: dict[str, Gang] | None = None  # read at the first trigger: most passes find no group over for long
-    evictions: list[Eviction] = []
-    since_map: dict[str, float] = {}
+    gangs: dict[str, Gang] | None = None  # read at the first choice: most passes find no group over for long
+    plan: list[Overuse] = []
     for name in sorted(result):
         if name in (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP) or result.parent(name) is None:
             continue
@@ -278,13 +286,23 @@ def recycle(
         if _within(gq.used, gq.runtime):
             continue
         since = over_since.get(name, now)
-        if wait > 0 and not now - since > wait:
-            since_map[name] = since
+        over = tuple(r for r in sorted_resources(gq.runtime) if gq.used[r] > gq.runtime[r])
+        entry = Overuse(
+            group=name,
+            used=gq.used,
+            runtime=gq.runtime,
+            over=over,
+            resource=_first_over(gq),
+            since=since,
+            due=since + wait,
+            delay=wait,
+            victims=None,
+            broken={},
+        )
+        if due_only and not entry.is_due(now):
+            plan.append(entry)
             continue
-        since_map[name] = now  # Koordinator resets lastUnderUsedTime on a trigger
-        r = _first_over(gq)
         pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
-        blocker = Blocker("quota", name, r, gq.used[r], gq.runtime[r], "runtime")
         if gangs is None and args.revoke_whole_gangs:
             gangs = gangs_of(snapshot)
         spec = snapshot.quota_groups.get(name)
@@ -293,10 +311,41 @@ def recycle(
             [(t.uid, t.priority, t.start_timestamp, t.request) for t in pods if not t.quota_preemptible],
         )
         victims = revoke_victims(pods, gq.used, gq.runtime, gangs, protected, now)
-        broken = _broken_gangs(victims, gangs)
-        for pod in victims:
+        plan.append(dataclasses.replace(entry, victims=tuple(victims), broken=_broken_gangs(victims, gangs)))
+    return plan
+
+
+def recycle_outlook(
+    snapshot: Snapshot,
+    *,
+    now: float,
+    over_since: Mapping[str, float],
+    delay: float | None = None,
+    quotas: ElasticResult | None = None,
+) -> list[Overuse]:
+    """What recycling will do unless usage falls: :func:`recycle_plan` with the victims of every group over its
+    runtime, due or not (a dry run of the victim choice on ``snapshot``; nothing is evicted)."""
+    return recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, quotas=quotas)
+
+
+def recycle(
+    snapshot: Snapshot, *, now: float, over_since: Mapping[str, float], delay: float | None = None
+) -> tuple[list[Eviction], dict[str, float]]:
+    """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map."""
+    evictions: list[Eviction] = []
+    since_map: dict[str, float] = {}
+    for entry in recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, due_only=True):
+        name, since, wait = entry.group, entry.since, entry.delay
+        if not entry.is_due(now) or entry.victims is None:
+            since_map[name] = since
+            continue
+        since_map[name] = now  # Koordinator resets lastUnderUsedTime on a trigger
+        r = entry.resource
+        used, runtime = entry.used[r], entry.runtime[r]
+        blocker = Blocker("quota", name, r, used, runtime, "runtime")
+        for pod in entry.victims:
             start = "never started" if pod.start_timestamp is None else f"running for {now - pod.start_timestamp:.0f}s"
-            gang = broken.get(pod.podgroup, "")
+            gang = entry.broken.get(pod.podgroup, "")
             if not pod.quota_preemptible:
                 gang += "; non-preemptible, but above the group's min with its more important non-preemptible pods"
             evictions.append(
@@ -305,8 +354,8 @@ def recycle(
                     action="recycle",
                     reason="QuotaOverused",
                     message=(
-                        f"quota group {name} uses {qty(gq.used[r], r)} {r}, above its runtime "
-                        f"{qty(gq.runtime[r], r)}, for {now - since:.1f}s (delayEvictTime {wait:g}s); "
+                        f"quota group {name} uses {qty(used, r)} {r}, above its runtime "
+                        f"{qty(runtime, r)}, for {now - since:.1f}s (delayEvictTime {wait:g}s); "
                         f"pod priority {pod.priority}, {start}{gang}"
                     ),
                     blocker=blocker,

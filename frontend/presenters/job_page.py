@@ -127,7 +127,10 @@ def eviction_rows(
     (None: all); another team's job is named, not linked."""
     uids = [f"{p.namespace.name}/{p.name}" for p in pods]
     rows = list(
-        Eviction.objects.filter(Q(pod__podgroup=podgroup) | Q(pod_uid__in=uids), cluster=cluster)
+        # not those of an earlier job of the same name, removed since (``scheduling.evictions``)
+        Eviction.objects.filter(
+            Q(pod__podgroup=podgroup) | Q(pod_uid__in=uids, removed_job__isnull=True), cluster=cluster
+        )
         .order_by("-created", "-id")
         .values("created", "pod_uid", "node", "action", "reason", "message", "preemptor", "blocker")[:EVICTION_ROWS]
     )

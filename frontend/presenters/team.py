@@ -13,19 +13,18 @@ from frontend import figures
 from frontend.presenters import details, trees, units
 from frontend.presenters.balances import loan_rows, resource_rows
 from frontend.presenters.links import node_url
+from frontend.presenters.runtime_note import runtime_note
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Pod, PodGroup
 
 
 @dataclass
 class TeamView:
-    """What the team page shows: ``sections`` (quota groups first, then queues), their figures by section key,
-    and the subtrees whose jobs the page lists."""
+    """What the team page shows: ``sections`` (quota groups first, then queues) and their figures by section key.
+    (Whose jobs and evictions the page lists is ``quotas.access.team_scope``.)"""
 
     sections: list[dict[str, Any]] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
-    job_queues: set[str] = field(default_factory=set)
-    job_groups: set[str] = field(default_factory=set)
 
 
 def team_view(
@@ -42,7 +41,6 @@ def team_view(
             node = tree.nodes[name]
             resources = units.resources_of(node.cap, node.floor, node.entitled, node.used) or ["cpu"]
             borrows, lends = trees.node_loans(tree, name)
-            (out.job_queues if kind == "queue" else out.job_groups).update(tree.subtree(name))
             key = f"{kind}-{name}".replace(".", "-")
             out.figures[key] = figures.resources_figure(
                 node, resources, {x: trees.effective_cap(tree, name, x) for x in resources}
@@ -57,6 +55,7 @@ def team_view(
                     "terms": trees.TERMS[kind],
                     "resource_rows": resource_rows(tree, node, resources),
                     "holding_note": details.holding_note(node),
+                    "runtime_note": runtime_note(node, resources),
                     "borrows": loan_rows(borrows, True, kind, visible(kind)),
                     "lends": loan_rows(lends, False, kind, visible(kind)),
                     "children": len(node.children),

@@ -7,11 +7,13 @@ from django.contrib.auth.models import Group
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 
-from frontend.presenters import jobs
+from frontend.presenters import jobs, recycling
+from frontend.presenters.evictions import may_open, team_evictions
 from frontend.presenters.team import owned_nodes, team_cards, team_view, waiting_counts
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
-from quotas.access import is_admin
+from quotas.access import is_admin, may_read_team, team_scope
 
 
 def teams_of(request: HttpRequest) -> list[Group]:
@@ -40,7 +42,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
     """A team's subtrees: its runtime quota now, what it borrows and lends and from whom, its jobs and why
     each waits."""
     team_group = Group.objects.filter(name=group).first()
-    if team_group is None or not (is_admin(request.user) or request.user.groups.filter(pk=team_group.pk).exists()):
+    if team_group is None or not may_read_team(request.user, team_group):
         raise Http404("no such team")
     st = state(request)
     qtree, gtree = st.tree("queue"), st.tree("quota")
@@ -51,8 +53,10 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         ),
         lambda kind: visible_names(request, kind),
     )
-    # the jobs of the team's queues, or of its quota groups when it has no queue
-    jobs_of = ("queue", sorted(shown.job_queues)) if shown.job_queues else ("quota", sorted(shown.job_groups))
+    # the jobs of the team's queues, or of its quota groups when it has no queue; its evictions are theirs
+    scope = team_scope(team_group)
+    jobs_of = (scope.kind, sorted(scope.names))
+    can_open = may_open(visible_names(request, "queue"), visible_names(request, "quota"))
     context = {
         "nav": "team",
         "team": team_group,
@@ -60,6 +64,15 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         "cluster": st.cluster,
         **jobs.of_subtree(st.cluster, *jobs_of),
         "jobs_caption": "Your jobs, and why each waits",
+        # pods recycling will take unless usage falls (scheduling.recycle_outlook, as `fairway job why` says it)
+        "recycling": recycling.for_team(
+            recycling.warnings_of(st, timezone.now()),
+            gtree,
+            [s["name"] for s in shown.sections if s["kind"] == "quota"],
+            scope,
+            visible_names(request, "quota"),
+        ),
+        **team_evictions(st.cluster, team_group.name, scope, can_open),
     }
     return render_page(
         request,
@@ -67,6 +80,10 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
             "frontend/team.html",
             context,
             shown.figures,
-            {"frag-team": "frontend/partials/team_sections.html", "frag-jobs": "frontend/partials/jobs_table.html"},
+            {
+                "frag-team": "frontend/partials/team_sections.html",
+                "frag-jobs": "frontend/partials/jobs_table.html",
+                "frag-evictions": "frontend/partials/team_evictions.html",
+            },
         ),
     )

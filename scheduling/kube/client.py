@@ -17,7 +17,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-__all__ = ["KINDS", "Kind", "api_client", "error_status", "refusal"]
+__all__ = ["CONCURRENT_CALLS", "KINDS", "Kind", "api_client", "error_status", "refusal"]
 
 
 BUILT_IN_GROUPS = ("", "scheduling.k8s.io")
@@ -67,6 +67,10 @@ KINDS: tuple[Kind, ...] = (
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}
 
+# Calls the adapter sends at once (``mirror_out``: bindings, PodGroup statuses); the client's connection pool holds as
+# many kept-alive connections, beside one long-lived watch per kind.
+CONCURRENT_CALLS = 16
+
 
 def api_client(kubeconfig: str, *, context: str | None = None) -> k8s.ApiClient:
     """An ``ApiClient`` for a kubeconfig text (YAML), or for the pod's service account when it is blank.
@@ -82,6 +86,7 @@ def api_client(kubeconfig: str, *, context: str | None = None) -> k8s.ApiClient:
         )
     else:
         k8s_config.load_incluster_config(client_configuration=configuration)
+    configuration.connection_pool_maxsize = len(KINDS) + CONCURRENT_CALLS + 2
     return k8s.ApiClient(configuration)
 
 

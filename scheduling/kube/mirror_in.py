@@ -9,7 +9,10 @@ own, checked by the same rules as the API's:
   ``quotas.services`` (``engine.rules``: guarantee <= deserved <= capability, children within parents, cycles, ...),
   parents first, deleted children first; namespaces' weight, hard limits and default queue. Otherwise only the
   namespaces the pods need are created;
-* **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted);
+* **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted); an
+  allocatable above what one node may have sets the node aside (``scheduling.agent.offer``), and at most
+  ``FAIRWAY_MAX_NODES`` nodes are mirrored (those already mirrored first, then by name): the others are left out with
+  one problem that says how many and which, and their pods are not applied (``_within_node_cap``);
 * **podgroups** (Volcano PodGroups): queue, minMember, minTaskMember, minResources, priority, checked with
   ``engine.rules.validate_podgroup`` when created or when their queue or minimum changes; the phase, reasons and
   conditions are the sessions' (they are written back, not read);
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from controlplane import tree_owner
@@ -45,9 +49,10 @@ from engine.objects import PodGroupInfo, Snapshot, TaskInfo, TaskStatus, own_pod
 from engine.resources import ResourceList
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling import evictions
 from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
 from scheduling.choices import PodStatus
-from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup
+from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup, RemovalCause
 
 __all__ = ["Report", "mirror"]
 
@@ -57,6 +62,7 @@ ProblemKey = tuple[str, str, str]  # kind, namespace, name
 _FINISHED = (PodStatus.SUCCEEDED, PodStatus.FAILED)
 _ON_NODE = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING)
 _PLACED_BY_SESSION = (PodStatus.BOUND, PodStatus.PIPELINED, PodStatus.ALLOCATED, PodStatus.BINDING)
+NEW_PODS_BATCH = 2000  # new pod rows per INSERT
 
 
 @dataclass
@@ -84,10 +90,10 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
             _sync_quota_groups(snap, report)
             _sync_namespaces(snap, report)
     _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
-    _sync_nodes(cluster, snap, report)
+    left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
-    _sync_podgroups(cluster, snap, pg_docs, report)
-    _sync_pods(cluster, snap, report, now)
+    _sync_podgroups(cluster, snap, pg_docs, report, now)
+    _sync_pods(cluster, snap, report, now, left_out)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
 
@@ -222,9 +228,37 @@ def _ensure_namespaces(names: Iterable[str]) -> None:
 # -- nodes, podgroups, pods -----------------------------------------------------------------------------------
 
 
-def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> None:
+NODE_CAP_NAMES_SHOWN = 5  # the names a node-cap problem quotes
+
+
+def _within_node_cap(cluster: Cluster, names: Iterable[str], rows: Mapping[str, Node], report: Report) -> set[str]:
+    """The nodes beyond ``FAIRWAY_MAX_NODES`` (the nodes already mirrored are kept first, then the others by name), as
+    the agents' registrations are refused past it: with at most that many nodes of at most ``FAIRWAY_MAX_NODE_AMOUNT``
+    each, the cluster's total stays below 2**62. They are reported as one problem (on the first of them, hence one
+    Kubernetes Event, whatever their number) and logged; nothing of them is written."""
+    most = settings.FAIRWAY_LIMITS.max_nodes
+    ordered = sorted(names, key=lambda name: (name not in rows, name))
+    beyond = ordered[most:]
+    if not beyond:
+        return set()
+    shown = ", ".join(beyond[:NODE_CAP_NAMES_SHOWN]) + (", …" if len(beyond) > NODE_CAP_NAMES_SHOWN else "")
+    message = (
+        f"not mirrored: the cluster lists {len(ordered):,} nodes, more than the {most:,} one cluster may have "
+        f"(FAIRWAY_MAX_NODES); {len(beyond):,} are left out ({shown}) and offer nothing to Fairway, nor are their "
+        "pods applied, until the cluster lists fewer nodes or the limit is raised"
+    )
+    report.problems[("Node", "", beyond[0])] = message
+    logger.warning("cluster %s: %s", cluster.name, message)
+    return set(beyond)
+
+
+def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> set[str]:
+    """Write the nodes (see the module docstring); returns the names left out by the node cap."""
     rows = {n.name: n for n in Node.objects.filter(cluster=cluster)}
+    left_out = _within_node_cap(cluster, snap.nodes, rows, report)
     for name, info in snap.nodes.items():
+        if name in left_out:
+            continue
         # an allocatable above what one node may have sets the node aside (it offers nothing) with a problem row,
         # hence a Kubernetes Event on the Node, until the cluster reports one within the bound
         offered = Node(name=name, cluster=cluster)
@@ -249,12 +283,13 @@ def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> None:
         else:
             continue
         report.written["Node"] += 1
-    for name in set(rows) - set(snap.nodes):
+    for name in set(rows) - (set(snap.nodes) - left_out):
         rows[name].delete()
         report.deleted["Node"] += 1
+    return left_out
 
 
-def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Report) -> None:
+def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Report, now: datetime) -> None:
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
@@ -271,9 +306,14 @@ def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Re
         if notes:
             report.held[("PodGroup", info.namespace, info.name)] = "; ".join(notes)
         report.written["PodGroup"] += int(changed)
-    for key in set(rows) - keys:
-        rows[key].delete()
-        report.deleted["PodGroup"] += 1
+    gone = [rows[key].pk for key in set(rows) - keys]
+    if gone:  # recorded as removed jobs, with their evictions (``scheduling.evictions``)
+        report.deleted["PodGroup"] += evictions.remove_podgroups(
+            PodGroup.objects.filter(pk__in=gone),
+            now,
+            RemovalCause.KUBERNETES,
+            f"its PodGroup was deleted from the Kubernetes cluster {cluster.name}",
+        )
 
 
 def _held_podgroup(info: PodGroupInfo, ranges: Mapping[str, rules.PriorityRange]) -> tuple[PodGroupInfo, list[str]]:
@@ -320,12 +360,21 @@ def _write_podgroup(cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, 
     row.save()
 
 
-def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime) -> None:
-    rows = {f"{p.namespace.name}/{p.name}": p for p in Pod.objects.filter(cluster=cluster).select_related(
-        "namespace", "node", "podgroup", "quota_group")}  # fmt: skip
+def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime, left_out: set[str]) -> None:
+    # only the namespace, for the key: the rows are compared by their ids (node_id, podgroup_id, ...), and reading
+    # the other related rows with every pod is most of the pass at 10,000 pods
+    rows = {f"{p.namespace.name}/{p.name}": p for p in Pod.objects.filter(cluster=cluster).select_related("namespace")}
     refs = _References.read(cluster)
     ranges = services.priority_ranges()
+    new: list[Pod] = []
     for uid, task in sorted(snap.tasks.items()):
+        if task.node and task.node in left_out:
+            # left as it is: a pod the session saw pending here could be bound elsewhere while it runs there
+            report.problems[("Pod", task.namespace, task.name)] = (
+                f"not applied: it is on node {task.node}, which is not mirrored (the cluster lists more nodes than "
+                "FAIRWAY_MAX_NODES)"
+            )
+            continue
         try:
             values = refs.pod_values(task)
         except ValueError as exc:
@@ -339,8 +388,10 @@ def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime) 
             )
             if notes:
                 report.held[("Pod", task.namespace, task.name)] = "; ".join(notes)
-        if _write_pod(cluster, task, rows.get(uid), values, refs, now):
+        if _write_pod(cluster, task, rows.get(uid), values, refs, now, new):
             report.written["Pod"] += 1
+    if new:  # the pods new to Fairway in one statement per batch (thousands arrive at once when jobs are submitted)
+        Pod.objects.bulk_create(new, batch_size=NEW_PODS_BATCH)
     for uid in set(rows) - set(snap.tasks):
         if _pod_gone(rows[uid], now):
             report.deleted["Pod"] += 1
@@ -404,14 +455,20 @@ def _toleration(t: Any) -> dict[str, Any]:
 
 
 def _write_pod(
-    cluster: Cluster, task: TaskInfo, row: Pod | None, values: dict[str, Any], refs: _References, now: datetime
+    cluster: Cluster,
+    task: TaskInfo,
+    row: Pod | None,
+    values: dict[str, Any],
+    refs: _References,
+    now: datetime,
+    new: list[Pod],
 ) -> bool:
-    """Create or update one pod row; returns whether it wrote."""
+    """Update one pod row, or add a new one to ``new`` (created in bulk by the caller); returns whether it wrote."""
     node_id = refs.nodes.get(task.node) if task.node else None
     if row is None:
         status, node = _initial_status(task, node_id)
-        Pod(cluster=cluster, name=task.name, status=status, node_id=node, started=now if status == PodStatus.RUNNING
-            else None, finished=now if status in _FINISHED else None, **values).save()  # fmt: skip
+        new.append(Pod(cluster=cluster, name=task.name, status=status, node_id=node, started=now if status ==
+                       PodStatus.RUNNING else None, finished=now if status in _FINISHED else None, **values))  # fmt: skip
         return True
     changes = {k: v for k, v in values.items() if getattr(row, k) != v}
     changes.update(_status_change(row, task, node_id, now))

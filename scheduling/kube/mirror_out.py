@@ -2,7 +2,8 @@
 (``scheduling.tasks.run_session``) wrote and the informers' caches, and sends what the cluster does not have yet:
 
 * **bindings**: a pod Bound here whose object has no ``spec.nodeName`` gets ``POST pods/{name}/binding``
-  (a 409 means it is bound already: the watch brings where, and the mirror follows);
+  (a 409 means it is bound already: the watch brings where, and the mirror follows); ``client.CONCURRENT_CALLS`` at a
+  time on kept-alive connections, as are the PodGroup statuses that changed (a session places thousands at once);
 * **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
@@ -30,7 +31,8 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,7 +45,7 @@ from engine.resources import ResourceList, is_unlimited
 from quotas.models import Namespace, Queue
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
-from scheduling.kube.client import KIND_BY_PATH, Kind, error_status, refusal
+from scheduling.kube.client import CONCURRENT_CALLS, KIND_BY_PATH, Kind, error_status, refusal
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -125,8 +127,12 @@ class Sender:
     # -- pods -----------------------------------------------------------------------------------------------
 
     def send_bindings(self) -> None:
+        """The pods Bound here and not there, ``CONCURRENT_CALLS`` bindings in flight at once (each on a kept-alive
+        connection of the client's pool): a session binds thousands of pods at once, and one call at a time would
+        wait for each round trip in turn."""
         pods = self.objects("", "pods")
         rows = Pod.objects.filter(cluster=self.cluster, status=PodStatus.BOUND, node__isnull=False)
+        todo = []
         for ns, name, node in rows.values_list("namespace__name", "name", "node__name"):
             obj = pods.get((ns, name))
             if (
@@ -135,19 +141,29 @@ class Sender:
                 or (obj.get("metadata") or {}).get("deletionTimestamp")
             ):
                 continue
-            body = k8s.V1Binding(
-                metadata=k8s.V1ObjectMeta(name=name, namespace=ns),
-                target=k8s.V1ObjectReference(api_version="v1", kind="Node", name=node),
-            )
-            try:  # the server answers a Status, not the Binding the generated method expects: read it raw
-                self.core.create_namespaced_pod_binding(name, ns, body, _preload_content=False)
+            todo.append((ns, name, node))
+        for (ns, name, node), exc in zip(todo, _at_once(self._bind, todo), strict=True):
+            if exc is None:
                 self._count("bound")
-            except k8s.ApiException as exc:
-                status, message, _ = error_status(exc)
-                if status == 409:  # bound already: the watch brings where
-                    logger.info("binding %s/%s to %s: %s %s", ns, name, node, status, message)
-                else:
-                    self._problem(exc, f"binding pod {ns}/{name} to {node}")
+                continue
+            status, message, _ = error_status(exc)
+            if status == 409:  # bound already: the watch brings where
+                logger.info("binding %s/%s to %s: %s %s", ns, name, node, status, message)
+            else:
+                self._problem(exc, f"binding pod {ns}/{name} to {node}")
+
+    def _bind(self, pod: tuple[str, str, str]) -> k8s.ApiException | None:
+        """``POST pods/{name}/binding`` (HTTP only: it runs in the senders' threads); the refusal, if any."""
+        ns, name, node = pod
+        body = k8s.V1Binding(
+            metadata=k8s.V1ObjectMeta(name=name, namespace=ns),
+            target=k8s.V1ObjectReference(api_version="v1", kind="Node", name=node),
+        )
+        try:  # the server answers a Status, not the Binding the generated method expects: read it raw
+            _drain(self.core.create_namespaced_pod_binding(name, ns, body, _preload_content=False))
+        except k8s.ApiException as exc:
+            return exc
+        return None
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -167,7 +183,7 @@ class Sender:
         attempts = (eviction.api_attempts if eviction else 0) + 1
         update: dict[str, Any] = {"api_attempts": attempts}
         try:
-            self.core.create_namespaced_pod_eviction(name, ns, body, _preload_content=False)
+            _drain(self.core.create_namespaced_pod_eviction(name, ns, body, _preload_content=False))
             update.update(api_status=EvictionApiStatus.DONE, api_retry_at=None)
             self._count("evicted")
         except k8s.ApiException as exc:
@@ -233,6 +249,7 @@ class Sender:
         kind = KIND_BY_PATH[("scheduling.volcano.sh", "podgroups")]
         objects = self.objects(kind.group, kind.plural)
         counts = _pod_counts(self.cluster)
+        todo = []
         for pg in PodGroup.objects.filter(cluster=self.cluster).select_related("namespace"):
             obj = objects.get((pg.namespace.name, pg.name))
             if obj is None:
@@ -240,7 +257,12 @@ class Sender:
             running, succeeded, failed = counts.get(pg.pk, (0, 0, 0))
             desired = {"phase": pg.phase, "conditions": pg.conditions or [], "running": running,
                        "succeeded": succeeded, "failed": failed}  # fmt: skip
-            if self.write_status(kind, obj, desired):
+            status = obj.get("status") or {}
+            if any(status.get(k) != v for k, v in desired.items()):
+                todo.append((obj, desired))
+        # a session that admits a thousand gangs changes a thousand statuses: written CONCURRENT_CALLS at a time
+        for written in _at_once(lambda job: self.write_status(kind, *job), todo):
+            if written:
                 self._count("podgroup_status")
 
     def write_queue_status(self) -> None:
@@ -382,6 +404,23 @@ class Sender:
                                                  namespace=ns or None, uid=meta.get("uid"),
                                                  resource_version=meta.get("resourceVersion"))  # fmt: skip
         return k8s.V1ObjectReference(kind=problem.kind, name=problem.name, namespace=problem.namespace or None)
+
+
+def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
+    """``call(job)`` for every job, ``CONCURRENT_CALLS`` at a time, each on a kept-alive connection of the client's
+    pool; the results in the jobs' order (the first exception raised, once every call has ended). The calls are HTTP
+    only: the database is read before and written after, in the adapter's thread."""
+    if len(jobs) <= 1:
+        return [call(job) for job in jobs]
+    with ThreadPoolExecutor(min(CONCURRENT_CALLS, len(jobs)), thread_name_prefix="kube-send") as pool:
+        return list(pool.map(call, jobs))
+
+
+def _drain(response: Any) -> None:
+    """Read a raw answer (``_preload_content=False``) to its end, which hands its connection back to the client's
+    pool: left unread, the connection is lost and the next call opens (and TLS-handshakes) a new one."""
+    response.data  # noqa: B018 (reading the property reads the body)
+    response.release_conn()
 
 
 def _differs(current: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:

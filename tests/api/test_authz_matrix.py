@@ -43,6 +43,7 @@ from scheduling.models import (
     QuotaSample,
     SchedulingSession,
 )
+from security.models import SecurityEvent
 from security.tokens import create_token
 
 pytestmark = pytest.mark.django_db
@@ -129,6 +130,9 @@ EXPECTED: dict[str, str] = {
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- audit: every team against every other, admins only ------------------------------------------------
     "v1_audit_retrieve":                 "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # --- the security log: staff only, read-only ---------------------------------------------------------
+    "v1_security_events_list":           "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_security_events_retrieve":       "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
 }
 # fmt: on
 
@@ -203,6 +207,9 @@ def _build() -> World:
             name=ns[side].default_queue.name,  # type: ignore[union-attr]
         )
         ids.update({f"pg-{side}": pg.pk, f"pod-{side}": pod.pk, f"ev-{side}": eviction.pk, f"sample-{side}": sample.pk})
+        ids[f"security-{side}"] = SecurityEvent.objects.create(
+            actor=f"user-{side}", kind="login", outcome="success", target=f"user-{side}"
+        ).pk
     ids["session"] = SchedulingSession.objects.create(cluster=cluster, started=timezone.now()).pk
 
     User = get_user_model()
@@ -259,6 +266,7 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
         "evictions": ids[f"ev-{s}"],
         "samples": ids[f"sample-{s}"],
         "sessions": ids["session"],
+        "security-events": ids[f"security-{s}"],
     }
     if "{name}" in path:
         return {"name": names[resource]}

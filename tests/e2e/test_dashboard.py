@@ -120,6 +120,40 @@ def test_a_team_member_sees_their_runtime_quota_and_what_they_borrow(site: str, 
     assert [p for p in page.problems if "404" not in p] == []
 
 
+def test_the_team_page_warns_before_recycling(site: str, page: Any) -> None:
+    """y asks for its min back: x (runtime 50) uses 80 and a recycling pass recorded it over 20 s ago; the team
+    page says what recycling will take, and keeps saying it after a live refresh of its sections."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from scheduling.models import Cluster, QuotaOverState
+
+    b.lending()
+    b.job("y-ns", "burst", "yq", 4, {"cpu": "10"}, group_name="y")
+    cluster = Cluster.objects.get(name="default")
+    cluster.scheduler_policy = (
+        'actions: "enqueue, allocate, backfill, reclaim"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n'
+        "- plugins:\n  - name: predicates\n  - name: elasticquota\n"
+        "    arguments: {monitorAllQuotas: true, delayEvictTime: 120s}\n"
+    )
+    cluster.save()
+    QuotaOverState.objects.create(cluster=cluster, name="x", over_since=timezone.now() - timedelta(seconds=20))
+    b.team("x-team", queues=["xq"], groups=["x"])
+    b.user("lead-x", teams=["x-team"])
+    login(page, site, "lead-x", b.PASSWORD)
+    charts_ready(page)
+    warning = page.get_by_test_id("recycle-warning-x")
+    assert warning.is_visible()
+    text = warning.inner_text()
+    assert text.startswith("3 pods will be recycled in about 1 min ")  # 1 min 40 s less the seconds gone since
+    assert "unless usage falls to 50 cores" in text and "uses 80 cores, above its runtime 50 cores" in text
+    shot(page, "11b-team-x-recycling")
+    with page.expect_response(lambda r: "live=1" in r.url):  # the live refresh redraws the sections
+        pass
+    assert page.get_by_test_id("recycle-warning-x").is_visible()
+
+
 def test_an_admin_changes_a_weight_and_the_chart_follows(site: str, context: Any, page: Any) -> None:
     """Seed 000, table 2: q1 deserves 4 cpu, ns1 (weight 3) gets 3 and ns2 (weight 1) 1. With ns1's weight at 1
     they get 2 and 2: the open queue page redraws its chart on its own."""

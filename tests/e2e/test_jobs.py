@@ -31,6 +31,11 @@ def test_a_team_lead_clicks_a_waiting_job_and_sees_why_it_waits(site: str, page:
     b.job("x-ns", "sweep", "xq", 2, {"cpu": "5"}, priority=9)  # served before eval (higher priority)
     login(page, site, "lead-x", b.PASSWORD)
     assert page.get_by_role("heading", name="Team x-team").is_visible()
+    team_evictions = page.get_by_test_id("team-evictions")
+    assert team_evictions.get_by_role("heading", name="Your evictions").is_visible()
+    listed = team_evictions.inner_text()
+    assert "1 eviction kept" in listed and "x-ns/eval" in listed and "eval-0" in listed and "reclaimed" in listed
+    assert team_evictions.get_by_role("link", name="x-ns/eval").get_attribute("href") == "/jobs/x-ns/eval/"
     page.locator("#frag-jobs").get_by_role("link", name="x-ns/eval").click()
     page.wait_for_url("**/jobs/x-ns/eval/")
     assert page.get_by_role("heading", name="x-ns/eval").is_visible()

@@ -23,6 +23,10 @@ GPU = "nvidia.com/gpu"
 OCCUPYING = ("Allocated", "Binding", "Bound", "Running", "Releasing")
 FINISHED = ("Succeeded", "Failed")
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+# A policy without a gang repair timeout or a minimum runtime (Volcano's, or older code's) is measured with these:
+# the figures of two runs compare; a violation is only what the policy promised.
+MEASURED_GANG_REPAIR = 5.0
+MEASURED_MIN_RUNTIME = 60.0
 
 
 @dataclass(frozen=True)
@@ -55,14 +59,42 @@ class SoakReport:
     completed_jobs: int = 0
     max_unplaced_inqueue: int = 0  # the longest run of sessions a podgroup stayed Inqueue with nothing placed
     requeues: int = 0
+    rounds_seconds: int = 0  # virtual seconds covered by the rounds that ran
+    # Issue 26's figures. Gangs below their minimum while holding nodes: the GPU-seconds they held once past the
+    # bound (the policy's gangRepairTimeout plus one round to notice).
+    broken_gang_gpu_seconds: int = 0
+    stalled_pod_seconds: int = 0  # pod-seconds of running pods whose gang was below its minimum (no progress)
+    # Pods evicted by reclaim or preempt within the policy's minRuntime of being placed, by an evictor of no
+    # higher priority (thrash); and all reclaim/preempt evictions within minRuntime whatever the priorities.
+    thrash: int = 0
+    early_evictions: int = 0
+    # Per leaf-or-parent queue and resource (cpu, GPUs): rounds in which it asked for at least its deserved, and
+    # the sums of its allocated and deserved shares of the ready nodes in those rounds (time-averaged shares).
+    share_rounds: Counter[tuple[str, str]] = field(default_factory=Counter)
+    share_allocated: Counter[tuple[str, str]] = field(default_factory=Counter)
+    share_deserved: Counter[tuple[str, str]] = field(default_factory=Counter)
+    share_useful: Counter[tuple[str, str]] = field(default_factory=Counter)  # allocated, less broken gangs' holdings
     elapsed: float = 0.0  # wall-clock seconds
 
     @property
     def hours(self) -> int:
         return self.rounds and max(self.borrowing_hours | self.lending_hours | {0}) + 1
 
+    def share_gaps(self, useful: bool = False) -> dict[str, float]:
+        """Per "queue resource": its time-averaged allocated share (``useful``: less what its gangs below their
+        minimum held, which runs nothing) minus its deserved share (percentage points of the ready nodes), over the
+        rounds it asked for at least its deserved."""
+        out: dict[str, float] = {}
+        got = self.share_useful if useful else self.share_allocated
+        for key, n in sorted(self.share_rounds.items()):
+            gap = (got[key] - self.share_deserved[key]) / n * 100
+            out[f"{key[0]} {'GPUs' if key[1] == GPU else key[1]}"] = round(gap, 1)
+        return out
+
     def summary(self) -> dict[str, Any]:
         util = self.gpu_utilisation
+        hours = self.rounds_seconds / 3600 if self.rounds_seconds else 0
+        gaps = self.share_gaps()
         return {
             "rounds": self.rounds,
             "sessions": self.sessions,
@@ -79,6 +111,15 @@ class SoakReport:
             "longest_wait_job": self.longest_wait_job,
             "max_unplaced_inqueue_sessions": self.max_unplaced_inqueue,
             "requeues": self.requeues,
+            "evictions_per_bound_pod": round(sum(self.evictions.values()) / self.binds, 4) if self.binds else None,
+            "completed_jobs_per_hour": round(self.completed_jobs / hours, 1) if hours else None,
+            "broken_gang_gpu_seconds": self.broken_gang_gpu_seconds,
+            "stalled_pod_seconds": self.stalled_pod_seconds,
+            "thrash": self.thrash,
+            "early_evictions": self.early_evictions,
+            "worst_share_gap_pp": min(gaps.values(), default=0.0),
+            "worst_useful_share_gap_pp": min(self.share_gaps(useful=True).values(), default=0.0),
+            "share_gaps_pp": gaps,
             "violations": len(self.violations),
             "elapsed_s": round(self.elapsed, 1),
         }
@@ -107,6 +148,9 @@ class Soak:
         saturation_floor: float = 0.85,
         workload: Any = None,
         on_round: Callable[[Soak], None] | None = None,
+        seed: int = 0,
+        policy: str | None = None,
+        stall_broken_gangs: bool = True,
     ) -> None:
         from scheduling.agent import WorkloadSettings
 
@@ -116,7 +160,14 @@ class Soak:
         self.faults = faults
         self.floor = saturation_floor
         self.on_round = on_round
+        self.seed = seed
+        self.stall_broken_gangs = stall_broken_gangs
+        self.policy = policy  # the cluster's scheduler policy (YAML); None: the demo's
         self.report = SoakReport()
+        self._placed: dict[str, float] = {}  # pod uid -> virtual time of its latest placement
+        self._below_min: dict[int, float] = {}  # podgroup pk -> virtual time it was first seen below its minimum
+        self._last_eviction = 0
+        self._idle_held: Counter[tuple[str, str]] = Counter()
         self._bound: set[str] = set()
         self._live: set[int] = set()
         self._first_running: dict[int, float] = {}
@@ -143,7 +194,10 @@ class Soak:
         Cluster.objects.filter(name="default").update(
             node_heartbeat_timeout=max(40, 3 * self.step), pod_eviction_timeout=max(300, 5 * self.step)
         )
+        if self.policy is not None:
+            Cluster.objects.filter(name="default").update(scheduler_policy=self.policy)
         self.cluster = Cluster.objects.get(name="default")
+        self._read_policy()
         rounds = int(self.hours * 3600 / self.step)
         with time_machine.travel(START, tick=False) as clock:
             self.clock = clock
@@ -156,6 +210,7 @@ class Soak:
                 self._round(clock)
                 self._check(t)
                 self.report.rounds += 1
+                self.report.rounds_seconds += self.step
                 if self.on_round is not None:
                     self.on_round(self)
                 clock.shift(timedelta(seconds=self.step - self._spent))
@@ -192,7 +247,9 @@ class Soak:
         pk = self.cluster.pk
         self._spent = 0
         # the generator's beats of the round (every 2 s, as the beat schedule submits jobs), then the session
-        generate_workload(self.cluster, timezone.now(), settings=self.workload, ticks=max(1, self.step // 2))
+        generate_workload(
+            self.cluster, timezone.now(), seed=self.seed, settings=self.workload, ticks=max(1, self.step // 2)
+        )
         assert tasks.run_session(pk) == "ran", self._last_error()
         self.report.sessions += 1
         assert tasks.recycle(pk) == "ran", self._last_error()
@@ -203,6 +260,32 @@ class Soak:
         pk = self.cluster.pk
         assert tasks.agent_tick(pk) == "ran"
         assert tasks.check_nodes(pk) == "ran"
+        if self.stall_broken_gangs:
+            self._stall_broken_gangs()
+
+    def _stall_broken_gangs(self) -> None:
+        """A gang below its minimum makes no progress (its members wait for each other, as a distributed training
+        job does): its running pods' start moves on by the round, so they finish that much later. The simulated
+        agent finishes every pod after its duration whether or not its gang is whole, which would count a broken
+        gang's work as done and make breaking gangs look free."""
+        from django.db.models import Count, F, Q
+
+        from scheduling.models import Pod
+
+        broken = (
+            Pod.objects.filter(cluster=self.cluster, podgroup__min_member__gt=1)
+            .values("podgroup_id", "podgroup__min_member")
+            .annotate(
+                running=Count("id", filter=Q(status="Running")),
+                whole=Count("id", filter=Q(status__in=("Running", "Succeeded"))),
+            )
+            .filter(running__gt=0, whole__lt=F("podgroup__min_member"))
+            .values_list("podgroup_id", flat=True)
+        )
+        stalled = Pod.objects.filter(cluster=self.cluster, podgroup_id__in=list(broken), status="Running").update(
+            started=F("started") + timedelta(seconds=self.step)
+        )
+        self.report.stalled_pod_seconds += stalled * self.step
 
     def _last_error(self) -> str:
         from scheduling.models import SchedulingSession
@@ -215,39 +298,49 @@ class Soak:
         if len(self.report.violations) < 200:
             self.report.violations.append(f"t={t}s: {text}")
 
+    def _read_policy(self) -> None:
+        from engine.session.policy import Policy
+
+        policy = Policy.from_yaml(self.cluster.scheduler_policy) if self.cluster.scheduler_policy else None
+        # getattr: bench/bench_gangs.py runs this harness over older code too, which has neither setting. A policy
+        # without them is measured against the defaults (so that runs compare), and breaking them is a violation
+        # only where the policy promises them.
+        runtime = getattr(policy, "min_runtime", None)
+        promised = {a: runtime(a) if runtime else 0.0 for a in ("reclaim", "preempt")}
+        self.min_runtime = {a: v or MEASURED_MIN_RUNTIME for a, v in promised.items()}
+        self.runtime_promised = {a: v > 0 for a, v in promised.items()}
+        repair = getattr(policy.enqueue_args(), "gang_repair_timeout", 0.0) if policy else 0.0
+        # a gang found broken is released by the first session past the timeout: one round after it at most
+        self.gang_bound = (repair or MEASURED_GANG_REPAIR) + self.step
+        self.gang_promised = repair > 0
+
     def _check(self, t: int) -> None:
         """Right after the session (before the agent moves anything), then the agent and the node check run."""
         self._check_sessions(t)
         self._check_nodes_and_pods(t)
         self._check_podgroups(t)
+        self._check_gangs(t)
+        self._check_evictions(t)
         self._check_quotas(t)
+        self._check_shares(t)
         self._after_session()
 
     def _check_sessions(self, t: int) -> None:
-        from django.db.models import Count
-
-        from scheduling.models import Eviction, SchedulingSession
+        from scheduling.models import SchedulingSession
 
         for row in SchedulingSession.objects.filter(cluster=self.cluster, pk__gt=self._last_session).order_by("id"):
             self._last_session = row.pk
             if row.status == "failed":
                 self._violation(t, f"session {row.pk} failed: {row.error}")
+            at = row.started.timestamp()
             for uid, _node, pipelined in row.bindings:
+                self._placed[uid] = at  # placed or pipelined: the minimum runtime counts from either
                 if pipelined:
                     continue
                 if uid in self._bound:
                     self._violation(t, f"pod {uid} bound twice")
                 self._bound.add(uid)
                 self.report.binds += 1
-        since = START + timedelta(seconds=t - self.step)
-        for action, n in (
-            Eviction.objects.filter(cluster=self.cluster, created__gte=since)
-            .values_list("action")
-            .annotate(n=Count("id"))
-        ):
-            self.report.evictions[action] += n
-            if action == "reclaim":
-                self.report.reclaim_hours.add(t // 3600)
 
     def _check_nodes_and_pods(self, t: int) -> None:
         from scheduling.models import Node, Pod
@@ -340,3 +433,113 @@ class Soak:
                 self.report.borrowing_hours.add(hour)
             if any(v > 0 for v in (lent or {}).values()):
                 self.report.lending_hours.add(hour)
+
+    def _check_gangs(self, t: int) -> None:
+        """Gangs below their minimum while holding nodes: counted from when first seen so; past the bound (the
+        gang repair timeout plus a round), the GPUs they hold count as wasted, and it is a violation."""
+        from scheduling.models import Pod
+
+        now = (START + timedelta(seconds=t)).timestamp() + self._spent
+        holding: Counter[int] = Counter()
+        counted: Counter[int] = Counter()  # holding, pipelined or finished well: what makes the gang whole
+        gpus: Counter[int] = Counter()
+        held: dict[int, Counter[str]] = {}  # per podgroup: cpu and GPUs its pods hold
+        minimum: dict[int, int] = {}
+        queue_of: dict[int, str] = {}
+        for group, status, request, min_member, queue in Pod.objects.filter(
+            cluster=self.cluster, podgroup__min_member__gt=1
+        ).values_list("podgroup_id", "status", "request", "podgroup__min_member", "podgroup__queue__name"):
+            minimum[group], queue_of[group] = min_member, queue
+            if status in OCCUPYING:
+                holding[group] += 1
+                gpus[group] += request.get(GPU, 0)
+                held.setdefault(group, Counter()).update({r: request.get(r, 0) for r in ("cpu", GPU)})
+            if status in (*OCCUPYING, "Pipelined", "Succeeded"):
+                counted[group] += 1
+        broken = {g for g, n in holding.items() if n and counted[g] < minimum[g]}
+        # what broken gangs hold runs nothing: per queue and each of its ancestors, taken off its useful share
+        self._idle_held = Counter()
+        for group in broken:
+            for queue in self._lineage(queue_of[group]):
+                for r, v in held[group].items():
+                    self._idle_held[(queue, r)] += v
+        for group in list(self._below_min):
+            if group not in broken:
+                del self._below_min[group]
+        for group in broken:
+            since = self._below_min.setdefault(group, now)
+            if now - since > self.gang_bound:
+                self.report.broken_gang_gpu_seconds += gpus[group] * self.step // 1000
+                if self.gang_promised:
+                    self._violation(t, f"podgroup {group} below its minimum for {now - since:.0f}s, holding nodes")
+
+    def _lineage(self, queue: str | None) -> list[str]:
+        """``queue`` and its ancestors (names), from a map read once."""
+        if not hasattr(self, "_parents"):
+            from quotas.models import Queue
+
+            self._parents = dict(Queue.objects.values_list("name", "parent__name"))
+        out: list[str] = []
+        while queue and queue not in out:
+            out.append(queue)
+            queue = self._parents.get(queue)
+        return out
+
+    def _check_evictions(self, t: int) -> None:
+        """Every eviction counted once by action; reclaim and preempt evictions of pods placed less than the
+        action's minRuntime before (thrash unless the evictor's priority is strictly higher)."""
+        from scheduling.models import Eviction, Pod
+
+        rows = list(
+            Eviction.objects.filter(cluster=self.cluster, pk__gt=self._last_eviction)
+            .order_by("id")
+            .values_list("id", "action", "pod_uid", "preemptor", "created")
+        )
+        if not rows:
+            return
+        self._last_eviction = rows[-1][0]
+        uids = {r[2] for r in rows} | {r[3] for r in rows if r[3]}
+        priority: dict[str, int] = {}
+        for ns, name, prio in Pod.objects.filter(
+            cluster=self.cluster, name__in={u.split("/", 1)[-1] for u in uids}
+        ).values_list("namespace__name", "name", "priority"):
+            priority[f"{ns}/{name}"] = prio
+        for _pk, action, uid, preemptor, created in rows:
+            self.report.evictions[action] += 1  # each row once (by id: a time window counted a boundary's twice)
+            if action == "reclaim":
+                self.report.reclaim_hours.add(t // 3600)
+            window = self.min_runtime.get(action, 0.0)
+            placed = self._placed.get(uid)
+            if not window or placed is None or created.timestamp() - placed >= window:
+                continue
+            self.report.early_evictions += 1
+            if priority.get(preemptor, 0) > priority.get(uid, 0) and preemptor:
+                continue  # a strictly higher priority may evict within the window
+            self.report.thrash += 1
+            if self.runtime_promised[action]:
+                self._violation(t, f"{action} evicted {uid} {created.timestamp() - placed:.0f}s after it was placed")
+
+    def _check_shares(self, t: int) -> None:
+        """Each queue's allocated and deserved shares of the ready nodes (cpu and GPUs), in the rounds it asked for
+        at least its deserved."""
+        from scheduling.models import Node, QuotaSample
+
+        capacity: Counter[str] = Counter()
+        for alloc in Node.objects.filter(cluster=self.cluster, ready=True).values_list("allocatable", flat=True):
+            capacity.update({r: alloc.get(r, 0) for r in ("cpu", GPU)})
+        at = START + timedelta(seconds=t) + timedelta(seconds=self._spent)
+        for name, request, allocated, deserved in QuotaSample.objects.filter(
+            cluster=self.cluster, kind="queue", time__gte=at - timedelta(seconds=1)
+        ).values_list("name", "request", "allocated", "deserved"):
+            if name == "root":
+                continue
+            for r in ("cpu", GPU):
+                want, fair = (request or {}).get(r, 0), (deserved or {}).get(r, 0)
+                if not capacity[r] or fair <= 0 or want < fair:
+                    continue
+                key = (name, r)
+                self.report.share_rounds[key] += 1
+                got = (allocated or {}).get(r, 0)
+                self.report.share_allocated[key] += got / capacity[r]
+                self.report.share_useful[key] += max(0, got - self._idle_held[key]) / capacity[r]
+                self.report.share_deserved[key] += fair / capacity[r]

@@ -185,10 +185,13 @@ class VictimRoom:
     fields, ``Plugin.victim_job_bound``), and its pod test once per pod class present (``Plugin.victim_class``), so
     a session's worth of reclaimers does not ask the tests of every candidate each time one is placed."""
 
-    def __init__(self, ssn: Session, hook: str, statuses: frozenset[TaskStatus]) -> None:
+    def __init__(
+        self, ssn: Session, hook: str, statuses: frozenset[TaskStatus], skip: frozenset[str] = frozenset()
+    ) -> None:
         self.ssn = ssn
         self.hook = hook
         self.statuses = statuses
+        self.skip = skip  # plugins left out of the victim test (``gang`` when the action takes whole gangs)
         self._version = -1  # the length of the session's change log the sums are for
         self._sums: dict[tuple[Any, ...], I64] = {}
         self._marked: tuple[int, dict[tuple[Any, ...], I64]] = (-1, {})
@@ -248,7 +251,7 @@ class VictimRoom:
         sums = np.zeros_like(ssn.nodes.idle)
         if not c.listed:
             return sums
-        tiers = ssn.framework.victim_factors(self.hook, preemptor)
+        tiers = ssn.framework.victim_factors(self.hook, preemptor, self.skip)
         if tiers is None:
             chosen = c.ok
         else:
@@ -264,7 +267,7 @@ class VictimRoom:
                 chosen = chosen | eligible
             orphans = np.flatnonzero(c.ok & (c.job_of < 0)).tolist()
             if orphans:
-                _, test = ssn.framework.victim_bound(self.hook, preemptor)
+                _, test = ssn.framework.victim_bound(self.hook, preemptor, self.skip)
                 chosen[[i for i in orphans if test(c.listed[i])]] = True
         np.add.at(sums, c.rows[chosen], c.vecs[chosen])
         return sums
@@ -283,7 +286,7 @@ class VictimRoom:
         version = len(ssn.nodes.log)
         if version != self._version:
             self._version, self._sums = version, {}
-        key, test = ssn.framework.victim_bound(self.hook, preemptor)
+        key, test = ssn.framework.victim_bound(self.hook, preemptor, self.skip)
         cache_key = (scope, key)
         sums = self._sums.get(cache_key)
         statuses = self.statuses

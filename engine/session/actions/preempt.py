@@ -14,6 +14,11 @@ Taken part: starving jobs that are not Pending, valid, in an existing queue. Que
   the first failure ends that job; its successes are committed when the job is pipelined (Volcano commits each
   at once, see the comment in ``preempt``).
 
+With ``wholeGangs: true`` in the action's configuration the victims of the first phase are chosen with gangs in mind
+(``actions.gangvictims``: spare pods first, then the least-waste set of whole gangs; the ``gang`` plugin's victim
+rule is left out, every other filter stays), and the job's statement is committed only when its own gang minimum is
+met too. The second phase (a job's own pods) is unchanged.
+
 With a minimum runtime (``minRuntime``, ``actions.common.MinRuntime``) a pod that started less than that long ago is
 not a victim unless the preemptor's priority is strictly higher. A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
 even every candidate the plugins' victim tests let through could not make room are skipped without asking the
@@ -38,6 +43,14 @@ from engine.session.actions.common import (
     fits,
     rows_with_room,
 )
+from engine.session.actions.gangvictims import (
+    GANG_RULE,
+    GangVictims,
+    NodePlan,
+    free_first,
+    gang_met,
+    whole_gang_words,
+)
 from engine.session.decisions import Blocker
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
@@ -53,15 +66,50 @@ def _fits_on_node(ssn: Session, queue: str, task: TaskState, row: int) -> bool:
     return fits(task, ssn.nodes.future_idle(row))
 
 
+def _evict(stmt: Statement, task: TaskState, victim: TaskState, gang: str = "") -> None:
+    job = task.pg
+    assert job is not None
+    vjob = victim.pg
+    vprio = vjob.priority if vjob is not None else 0
+    stmt.evict(
+        victim,
+        action="preempt",
+        reason="Preempted",
+        message=(
+            f"preempted by {task.uid} (job {job.key} priority {job.priority}, pod priority "
+            f"{task.priority}) in queue {job.queue}; victim job priority {vprio}, pod priority "
+            f"{victim.priority}{gang}"
+        ),
+        preemptor=task.uid,
+        blocker=Blocker("queue", job.queue, limit="priority"),
+    )
+
+
+def _evict_gangs(stmt: Statement, task: TaskState, plan: NodePlan) -> None:
+    for whole in plan.gangs:
+        words = whole_gang_words(whole)
+        for victim in whole:
+            _evict(stmt, task, victim, words)
+
+
+def _could_fit(ssn: Session, task: TaskState, row: int, victims: list[TaskState]) -> bool:
+    total = ssn.nodes.future_idle(row)
+    for v in victims:
+        total += v.vec
+    return fits(task, total)
+
+
 def _preempt(
     ssn: Session,
     stmt: Statement,
     task: TaskState,
     keep: Callable[[TaskState], bool],
     extra: Callable[[], I64],
+    skip: frozenset[str] = frozenset(),
 ) -> bool:
     """Find a node for ``task`` by evicting pods that ``keep`` accepts; ``extra()``: per node, at least what the
-    victims the plugins could choose among them request (nodes where even that leaves no room are passed over)."""
+    victims the plugins could choose among them request (nodes where even that leaves no room are passed over).
+    ``skip``: ``GANG_RULE`` when victims are chosen with gangs in mind (``actions.gangvictims``)."""
     if task.info.preemption_policy == "Never":
         return False
     job = task.pg
@@ -75,34 +123,31 @@ def _preempt(
         return False
     queue_ok = fw.allocatable(job.queue, task) is None  # evictions on a node change it; nothing else does
     sort_victims = fw.victim_sorter(task)  # taken again after a node's evictions are undone
+    gangs = None
+    if skip:
+        gangs = GangVictims(ssn, task, _PREEMPTABLE, keep, lambda pods: fw.preemptable(task, pods, skip), sort_victims)
+        rows = free_first(ssn, task, rows)
     for row in rows:
         # in victim order, as for reclaim (Volcano: map order)
         preemptees = sort_victims(sorted((t for t in table.tasks[row].values() if keep(t)), key=lambda t: t.uid))
-        victims = fw.preemptable(task, preemptees)
-        total = table.future_idle(row)
-        for v in victims:
-            total += v.vec
-        if not fits(task, total):
-            continue
+        victims = fw.preemptable(task, preemptees, skip)
         node_stmt = Statement(ssn)
-        ok = queue_ok and fits(task, table.future_idle(row))
-        for victim in sort_victims(victims):
+        if gangs is not None:
+            plan = gangs.plan(row, sort_victims(victims))
+            if plan is None:
+                continue
+            _evict_gangs(node_stmt, task, plan)
+            ordered = list(plan.spare)
+            ok = _fits_on_node(ssn, job.queue, task, row)
+        else:
+            if not _could_fit(ssn, task, row, victims):
+                continue
+            ordered = sort_victims(victims)
+            ok = queue_ok and fits(task, table.future_idle(row))
+        for victim in ordered:
             if ok:
                 break
-            vjob = victim.pg
-            vprio = vjob.priority if vjob is not None else 0
-            node_stmt.evict(
-                victim,
-                action="preempt",
-                reason="Preempted",
-                message=(
-                    f"preempted by {task.uid} (job {job.key} priority {job.priority}, pod priority "
-                    f"{task.priority}) in queue {job.queue}; victim job priority {vprio}, pod priority "
-                    f"{victim.priority}"
-                ),
-                preemptor=task.uid,
-                blocker=Blocker("queue", job.queue, limit="priority"),
-            )
+            _evict(node_stmt, task, victim)
             ok = _fits_on_node(ssn, job.queue, task, row)
         if ok:
             node_stmt.pipeline(task, row)
@@ -111,13 +156,15 @@ def _preempt(
         if node_stmt.ops:
             node_stmt.discard()
             sort_victims = fw.victim_sorter(task)
+            if gangs is not None:
+                gangs.sort = sort_victims
     return False
 
 
 def preempt(ssn: Session) -> None:
     """Run the preempt action (see the module docstring)."""
     fw = ssn.framework
-    room = VictimRoom(ssn, "preemptable", _PREEMPTABLE)
+    room = VictimRoom(ssn, "preemptable", _PREEMPTABLE, GANG_RULE if ssn.policy.whole_gangs("preempt") else frozenset())
     guard = MinRuntime(ssn, "preempt")
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     under_request: dict[str, list[JobState]] = {}
@@ -194,9 +241,10 @@ def _preempt_between_jobs(
                 without=_queue_candidates([pjob], be),
             )
 
-        if not _preempt(ssn, stmt, task, between, extra):
+        if not _preempt(ssn, stmt, task, between, extra, room.skip):
             failed[attempt] = ssn.epoch
-    if fw.job_pipelined(pjob):
+    # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
+    if fw.job_pipelined(pjob) and (not room.skip or gang_met(pjob)):
         stmt.commit()
     else:
         stmt.discard()

@@ -18,6 +18,11 @@ victims are evicted in victim order (capacity's hierarchy: siblings first, seed 
 pod is pipelined there. A node that ends up unused keeps its pods (per-node statement). The job's statement is
 committed when the job is pipelined, else discarded.
 
+With ``wholeGangs: true`` in the action's configuration the victims on a node are chosen with gangs in mind
+(``actions.gangvictims``: spare pods first, then the least-waste set of whole gangs; the ``gang`` plugin's victim
+rule is left out, every other filter stays), and the job's statement is committed only when its own gang minimum is
+met too.
+
 A pod identical to one of its queue that found nothing (same shape, priority, quota group; any job of the queue: the
 candidates are other queues' pods) is not searched again while the session has not changed since (Fairway, for
 speed: the same decisions).
@@ -30,11 +35,14 @@ from collections.abc import Iterator
 
 from engine.objects import TaskStatus
 from engine.session.actions.common import KeyedHeap, MinRuntime, VictimRoom, attempt_key, fits, rows_with_room
+from engine.session.actions.gangvictims import GANG_RULE, GangVictims, free_first, gang_met, whole_gang_words
 from engine.session.decisions import Blocker
 from engine.session.framework import GateRefusal, qty
 from engine.session.plugins.proportion import sorted_resources
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
+
+_RUNNING = frozenset({TaskStatus.RUNNING})
 
 
 def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str]:
@@ -81,6 +89,40 @@ def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:
                     yield t
 
 
+def _evict(ssn: Session, stmt: Statement, task: TaskState, job: JobState, victim: TaskState, gang: str = "") -> None:
+    blocker, why = victim_blocker(ssn, victim)
+    stmt.evict(
+        victim,
+        action="reclaim",
+        reason="Reclaimed",
+        message=f"reclaimed for {task.uid} of queue {job.queue}: {why}{gang}",
+        preemptor=task.uid,
+        blocker=blocker,
+    )
+
+
+def _node_victims(
+    ssn: Session, node_stmt: Statement, task: TaskState, row: int, victims: list[TaskState], gangs: GangVictims | None
+) -> list[TaskState] | None:
+    """The victims on node ``row`` (in victim order) to evict until ``task`` fits; None when even all of them leave
+    no room. With gangs in mind (``gangs``), the whole gangs the plan takes are evicted into ``node_stmt`` first."""
+    if gangs is None:
+        total = ssn.nodes.future_idle(row)
+        for v in victims:
+            total += v.vec
+        return victims if fits(task, total) else None
+    plan = gangs.plan(row, victims)
+    if plan is None:
+        return None
+    job = task.pg
+    assert job is not None
+    for whole in plan.gangs:
+        words = whole_gang_words(whole)
+        for victim in whole:
+            _evict(ssn, node_stmt, task, job, victim, words)
+    return list(plan.spare)
+
+
 def _reclaim_for_task(
     ssn: Session, stmt: Statement, task: TaskState, job: JobState, room: VictimRoom, guard: MinRuntime
 ) -> bool:
@@ -92,44 +134,41 @@ def _reclaim_for_task(
     # only nodes where the future idle plus every pod the plugins could choose there might hold the pod
     extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
     sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
-    for row in rows_with_room(ssn, task, extra):
-        reclaimees = [
-            t
-            for t in table.tasks[row].values()
-            if t.status == TaskStatus.RUNNING
+    skip = room.skip  # the gang plugin's rule, when victims are chosen with gangs in mind (``wholeGangs``)
+
+    def holds(t: TaskState) -> bool:
+        return (
+            t.status == TaskStatus.RUNNING
             and t.preemptable
             and t.pg is not None
             and t.pg.queue != job.queue
             and t.pg.queue in queues
             and queues[t.pg.queue].reclaimable
             and (young_ok or not guard.protects(t, task))
-        ]
-        if not reclaimees:
+        )
+
+    gangs = None
+    if skip:
+        gangs = GangVictims(ssn, task, _RUNNING, holds, lambda pods: fw.reclaimable(task, pods, skip), sort_victims)
+    rows = rows_with_room(ssn, task, extra)
+    for row in rows if gangs is None else free_first(ssn, task, rows):
+        reclaimees = [t for t in table.tasks[row].values() if holds(t)]
+        if not reclaimees and (gangs is None or not fits(task, table.future_idle(row))):
             continue
         # Volcano hands the plugins the node's pods in map order (random); the plugins walk them with running
         # totals (gang's minimum, proportion's allocated), so the order decides who is chosen. Fairway hands
         # them over in victim order, so the least important candidates are the ones chosen.
         reclaimees = sort_victims(sorted(reclaimees, key=lambda t: t.uid))
-        victims = fw.reclaimable(task, reclaimees)
-        available = table.future_idle(row)
-        total = available.copy()
-        for v in victims:
-            total += v.vec
-        if not fits(task, total):
-            continue
+        victims = fw.reclaimable(task, reclaimees, skip)
         node_stmt = Statement(ssn)
-        for victim in sort_victims(victims):
+        ordered = _node_victims(ssn, node_stmt, task, row, sort_victims(victims), gangs)
+        if ordered is None:
+            continue
+        available = table.future_idle(row)
+        for victim in ordered:
             if fits(task, available):
                 break
-            blocker, why = victim_blocker(ssn, victim)
-            node_stmt.evict(
-                victim,
-                action="reclaim",
-                reason="Reclaimed",
-                message=f"reclaimed for {task.uid} of queue {job.queue}: {why}",
-                preemptor=task.uid,
-                blocker=blocker,
-            )
+            _evict(ssn, node_stmt, task, job, victim)
             available += victim.vec
         if not fits(task, available):
             node_stmt.discard()
@@ -143,7 +182,7 @@ def _reclaim_for_task(
 def reclaim(ssn: Session) -> None:
     """Run the reclaim action (see the module docstring)."""
     fw = ssn.framework
-    room = VictimRoom(ssn, "reclaimable", frozenset({TaskStatus.RUNNING}))
+    room = VictimRoom(ssn, "reclaimable", _RUNNING, GANG_RULE if ssn.policy.whole_gangs("reclaim") else frozenset())
     guard = MinRuntime(ssn, "reclaim")
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
@@ -192,7 +231,8 @@ def reclaim(ssn: Session) -> None:
                     continue
                 if not _reclaim_for_task(ssn, stmt, task, job, room, guard):
                     failed[attempt] = (ssn.epoch, None)
-            if fw.job_pipelined(job):
+            # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
+            if fw.job_pipelined(job) and (not room.skip or gang_met(job)):
                 stmt.commit()
             else:
                 stmt.discard()
