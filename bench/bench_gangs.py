@@ -39,6 +39,7 @@ FIGURES = (
     ("stalled_pod_seconds", "pod-seconds run by gangs below their minimum (no progress)"),
     ("thrash", "pods evicted within minRuntime by no higher priority"),
     ("early_evictions", "pods evicted within a minute of placement"),
+    ("evicted_twice_in_a_minute", "a job's task evicted again within a minute"),
     ("worst_share_gap_pp", "worst queue share gap (pp, allocated - deserved)"),
     ("worst_useful_share_gap_pp", "the same, less what gangs below their minimum hold"),
     ("longest_wait_s", "longest wait (s)"),

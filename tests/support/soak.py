@@ -13,6 +13,7 @@ Used by ``tests/integration/test_soak.py`` (the suite's soak) and ``bench/bench_
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ GPU = "nvidia.com/gpu"
 OCCUPYING = ("Allocated", "Binding", "Bound", "Running", "Releasing")
 FINISHED = ("Succeeded", "Failed")
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+RETRY = re.compile(r"(-r\d+)+$")  # the simulated job controller names a pod's replacements <name>-r<N>
 # A policy without a gang repair timeout or a minimum runtime (Volcano's, or older code's) is measured with these:
 # the figures of two runs compare; a violation is only what the policy promised.
 MEASURED_GANG_REPAIR = 5.0
@@ -67,6 +69,7 @@ class SoakReport:
     # Pods evicted by reclaim or preempt within the policy's minRuntime of being placed, by an evictor of no
     # higher priority (thrash); and all reclaim/preempt evictions within minRuntime whatever the priorities.
     thrash: int = 0
+    evicted_twice_in_a_minute: int = 0  # a job's task (its replacements included) evicted again within 60 s
     early_evictions: int = 0
     # Per leaf-or-parent queue and resource (cpu, GPUs): rounds in which it asked for at least its deserved, and
     # the sums of its allocated and deserved shares of the ready nodes in those rounds (time-averaged shares).
@@ -116,6 +119,7 @@ class SoakReport:
             "broken_gang_gpu_seconds": self.broken_gang_gpu_seconds,
             "stalled_pod_seconds": self.stalled_pod_seconds,
             "thrash": self.thrash,
+            "evicted_twice_in_a_minute": self.evicted_twice_in_a_minute,
             "early_evictions": self.early_evictions,
             "worst_share_gap_pp": min(gaps.values(), default=0.0),
             "worst_useful_share_gap_pp": min(self.share_gaps(useful=True).values(), default=0.0),
@@ -167,6 +171,7 @@ class Soak:
         self._placed: dict[str, float] = {}  # pod uid -> virtual time of its latest placement
         self._below_min: dict[int, float] = {}  # podgroup pk -> virtual time it was first seen below its minimum
         self._last_eviction = 0
+        self._task_evicted: dict[str, float] = {}  # a job's task -> when it was last evicted
         self._idle_held: Counter[tuple[str, str]] = Counter()
         self._bound: set[str] = set()
         self._live: set[int] = set()
@@ -506,6 +511,12 @@ class Soak:
             priority[f"{ns}/{name}"] = prio
         for _pk, action, uid, preemptor, created in rows:
             self.report.evictions[action] += 1  # each row once (by id: a time window counted a boundary's twice)
+            # the same task of a job (its replacements are <name>-r<N>) evicted twice within a minute
+            task, at = RETRY.sub("", uid), created.timestamp()
+            if action != "node-lost" and at - self._task_evicted.get(task, -1e18) < 60:
+                self.report.evicted_twice_in_a_minute += 1
+            if action != "node-lost":
+                self._task_evicted[task] = at
             if action == "reclaim":
                 self.report.reclaim_hours.add(t // 3600)
             window = self.min_runtime.get(action, 0.0)

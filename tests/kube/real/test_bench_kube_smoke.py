@@ -48,7 +48,7 @@ def test_the_bench_binds_every_pod_with_each_scheduler(built: None, transactiona
 
     bench = _bench()
     rows = bench.run(
-        ["--nodes", "20", "--pods", "100", "--gang", "8", "--timeout", "90",
+        ["--nodes", "20", "--pods", "100", "--gang", "8", "--timeout", "300",  # a bound on a busy machine
          "--schedulers", "fairway,kube-scheduler,fairway-gangs"],
         log=lambda _: None,
     )  # fmt: skip
