@@ -10,6 +10,7 @@ from engine.resources import format_amount, is_unlimited, milli_scale
 __all__ = ["amount", "duration", "plural"]
 
 _SUFFIX = re.compile(r"^(\u2248?[0-9.]+)([KMGTPE]i|[kMGTPE])?$")
+_NOUNS = {"cpu": ("core", "cores"), "gpu": ("GPU", "GPUs"), "pods": ("pod", "pods")}  # (one, many)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -49,9 +50,8 @@ def amount(value: int | None, resource: str) -> str:
             return f"{text} bytes"
         number, suffix = found.groups()
         return f"{number} {suffix}B" if suffix else f"{number} bytes"
-    short = resource.rsplit("/", 1)[-1]
-    nouns = {"cpu": ("core", "cores"), "gpu": ("GPU", "GPUs"), "pods": ("pod", "pods")}
-    if resource == "cpu" or short == "gpu" or resource == "pods":
-        one, many = nouns["cpu" if resource == "cpu" else "gpu" if short == "gpu" else "pods"]
-        return f"{text} {one if text == '1' else many}"
-    return f"{text} {resource}"
+    kind = "gpu" if resource.rsplit("/", 1)[-1] == "gpu" else resource  # nvidia.com/gpu, amd.com/gpu, ...
+    nouns = _NOUNS.get(kind)
+    if nouns is None:
+        return f"{text} {resource}"
+    return f"{text} {nouns[0] if text == '1' else nouns[1]}"
