@@ -20,6 +20,7 @@ COPY quotas quotas
 COPY scheduling scheduling
 COPY frontend frontend
 COPY security security
+COPY changerequests changerequests
 
 # The static files are collected while building (the key below exists only for that command), so that the
 # running container writes nothing outside its var/ volume.

@@ -12,7 +12,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 XDIST_WORKERS ?= 2
 
-.PHONY: install run test services chromium kube-tools migrate demo lint typecheck bench clean
+.PHONY: install run test services chromium kube-tools migrate demo lint typecheck docs bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,7 @@ chromium:
 kube-tools:
 	@scripts/kube-tools.sh
 
+# The suite includes the documentation site's strict build (tests/test_docs.py) and mypy (tests/test_typecheck.py).
 test: install services chromium kube-tools
 	DATABASE_URL=$(TEST_DATABASE_URL) FAIRWAY_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  STATICFILES_STORAGE=django.contrib.staticfiles.storage.StaticFilesStorage \
@@ -65,6 +66,11 @@ lint: install typecheck
 typecheck: install
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml, docs/) into site/, --strict: a broken link or anchor fails. The suite builds it
+# the same way (tests/test_docs.py), so `make test` fails on a broken page too.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: install
 	$(BIN)/python bench/bench_elastic.py
 	$(BIN)/python bench/bench_queues.py
@@ -77,4 +83,4 @@ bench: install
 	$(BIN)/python bench/bench_soak.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache site

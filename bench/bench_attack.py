@@ -58,13 +58,13 @@ TARGET_RATIO = 1.2
 WARM_UP = 3  # untimed steps before each run
 
 
-def own_database(url: str) -> str:
-    """The bench's own database next to ``url``'s (``<name>_attack``), dropped and created empty."""
+def own_database(url: str, suffix: str = "attack") -> str:
+    """The bench's own database next to ``url``'s (``<name>_<suffix>``), dropped and created empty."""
     import psycopg
 
     parts = urlsplit(url)
     name = parts.path.lstrip("/") or "fairway"
-    mine = f"{name}_attack"
+    mine = f"{name}_{suffix}"
     admin_url = urlunsplit(parts._replace(path="/postgres", scheme="postgresql"))
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{mine}" WITH (FORCE)')

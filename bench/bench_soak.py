@@ -1,4 +1,4 @@
-"""The soak's figures for the README: the demo cluster run by the real loop for hours of virtual time
+"""The soak's figures for docs/benchmarks.md: the demo cluster run by the real loop for hours of virtual time
 (``tests/support/soak.py``), a round (workload, session, recycling, simulated agent, node check) every ``--step``
 virtual seconds, with a dead GPU machine and a broker outage injected, every invariant checked after every
 session.
@@ -6,7 +6,7 @@ session.
     .venv/bin/python bench/bench_soak.py [--hours 6] [--step 10] [--seed 0] [--quiet] [--policy FILE]
 
 Needs PostgreSQL (``DATABASE_URL``, default ``postgres://postgres@127.0.0.1:5432/fairway_bench_soak``, created
-and migrated here, emptied first). Prints the figures as JSON; asserts nothing.
+afresh and migrated here). Prints the figures as JSON; asserts nothing.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    call_command("flush", "--noinput", verbosity=0)
     call_command("migrate", verbosity=0)
     from tests.support.soak import Fault, Soak
 
@@ -57,13 +56,14 @@ def main() -> None:
 
 
 def _create_database(url: str) -> None:
-    """Create the bench's database when it does not exist (PostgreSQL only)."""
+    """The bench's database afresh (PostgreSQL only): dropped and created, so that a database another version of
+    the code migrated (``bench_gangs.py`` runs an older checkout on the same name) never gets in the way."""
     import psycopg
 
     name = url.rsplit("/", 1)[1]
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":

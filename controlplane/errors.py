@@ -11,7 +11,9 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import Resolver404
 from django.utils.html import escape
 from django.views import defaults
 from drf_standardized_errors.handler import ExceptionHandler as StandardExceptionHandler
@@ -40,9 +42,17 @@ def _plain_page(title: str, detail: str, status_code: int) -> HttpResponse:
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """404: the API's envelope, or the dashboard's page (``404.html``), which says what was not found when the view
+    said it (``raise Http404("There is no queue named …")``): an unknown address has only the generic sentence."""
     if is_api(request):
         return JsonResponse(envelope("client_error", "not_found", "Not found."), status=404)
-    return defaults.page_not_found(request, exception)  # type: ignore[arg-type]
+    reason = ""
+    if isinstance(exception, Http404) and not isinstance(exception, Resolver404) and exception.args:
+        reason = exception.args[0] if isinstance(exception.args[0], str) else ""
+    try:
+        return render(request, "404.html", {"reason": reason, "request_path": request.path}, status=404)
+    except DATABASE_ERRORS:  # the page's menu reads the database: without it, the small page
+        return _plain_page("Not found", reason or "This page does not exist.", 404)
 
 
 def database_unavailable(request: HttpRequest) -> HttpResponse:

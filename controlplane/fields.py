@@ -8,11 +8,13 @@ from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from controlplane.resource_names import check_known
 from engine.limits import node_amount_errors
 from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list_each
+from engine.session.decisions import blocker_json
 
 
 class ResourceListField(serializers.Field):
@@ -81,6 +83,49 @@ class ResourceListFieldExtension(OpenApiSerializerFieldExtension):
             "example": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"},
             "description": description,
         }
+
+
+class _BlockerSchema(serializers.Serializer):
+    """Why a job waits or a pod was evicted: the tree node (or cluster part) that stops it, the resource it lacks and
+    the amounts, as Kubernetes quantities (``requested_quantity``, ``available_quantity``)."""
+
+    kind = serializers.CharField(help_text="queue, ancestor, quota, namespace, cluster, gang or policy")
+    name = serializers.CharField(help_text="The tree node (or cluster part) that stops the job")
+    resource = serializers.CharField(allow_null=True, help_text="The resource it lacks; null when not about amounts")
+    requested = serializers.IntegerField(
+        allow_null=True, help_text="Deprecated: base units (4000 for 4 GPUs); read requested_quantity."
+    )
+    available = serializers.IntegerField(allow_null=True, help_text="Deprecated: base units; read available_quantity.")
+    limit = serializers.CharField(help_text="Which limit bound it: realCapability, deserved, runtime, min, hard, idle")
+    requested_quantity = serializers.DictField(
+        child=serializers.CharField(allow_null=True),
+        allow_null=True,
+        help_text='What the job asks of the resource, as a Kubernetes quantity: {"nvidia.com/gpu": "4"}.',
+    )
+    available_quantity = serializers.DictField(
+        child=serializers.CharField(allow_null=True),
+        allow_null=True,
+        help_text="What the blocking node has left of the resource, as a Kubernetes quantity; null inside: unbounded.",
+    )
+
+
+_BlockerSchema = extend_schema_serializer(component_name="Blocker", deprecate_fields=["requested", "available"])(
+    _BlockerSchema
+)
+
+
+@extend_schema_field(_BlockerSchema(allow_null=True))
+class BlockerField(serializers.Field):
+    """Why a job waits or a pod was evicted, as recorded (``engine.session.decisions.Blocker``), with its amounts as
+    Kubernetes quantities beside the deprecated base-unit integers (``engine.session.decisions.blocker_json``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("read_only", True)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> dict[str, Any] | None:
+        return blocker_json(value)
 
 
 class NameField(serializers.SlugRelatedField):

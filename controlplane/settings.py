@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "planning",
     "frontend",
     "security",
+    "changerequests",
 ]
 
 MIDDLEWARE = [
@@ -143,7 +144,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# django-axes first: it refuses a login while its username + address is locked out (README, "Security")
+# django-axes first: it refuses a login while its username + address is locked out (docs/security.md)
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
@@ -177,7 +178,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    # the security log (README, "Security"): logins, failures, lockouts, tokens, admin changes; INFO whatever LOG_LEVEL
+    # the security log (docs/security.md): logins, failures, lockouts, tokens, admin changes; INFO whatever LOG_LEVEL
     "loggers": {"fairway.security": {"level": "INFO"}},
 }
 _SECURITY_LOG_FILE = env.str("FAIRWAY_SECURITY_LOG_FILE", default="")
@@ -193,7 +194,7 @@ if _SECURITY_LOG_FILE:
 # (redis://host:6379/2) shares the counts between every web process.
 CACHES = {"default": env.cache("FAIRWAY_CACHE_URL", default="locmemcache://")}
 
-# --- Secrets, API tokens, login throttling (README, "Security") ----------------------------------------------
+# --- Secrets, API tokens, login throttling (docs/security.md) ----------------------------------------------
 # Fernet keys for the secrets kept encrypted at rest (the kubeconfigs): the first encrypts, any decrypts. Without
 # the variable a key is generated once into var/secret_keys (FAIRWAY_REQUIRE_SECRET_KEY=true refuses that).
 FAIRWAY_SECRET_KEYS = env.list("FAIRWAY_SECRET_KEYS", default=[])
@@ -265,6 +266,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No request leaves the server: Swagger UI's default validator badge loads from validator.swagger.io, and
+    # ReDoc's fonts are the system's (controlplane.docs.RedocView).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {"fontFamily": "system-ui, sans-serif", "headings": {"fontFamily": "system-ui, sans-serif"}}
+        }
+    },
     "ENUM_NAME_OVERRIDES": {
         "ValidationErrorEnum": "drf_standardized_errors.openapi_serializers.ValidationErrorEnum.choices",
         "ClientErrorEnum": "drf_standardized_errors.openapi_serializers.ClientErrorEnum.choices",
@@ -294,6 +303,9 @@ FAIRWAY = {
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
     # /metrics answers a request bearing this token (a Prometheus scrape config's bearer token) besides admins.
     "METRICS_TOKEN": env.str("FAIRWAY_METRICS_TOKEN", default=""),
+    # /metrics counts a cluster's nodes by state; at most this many nodes per cluster that need attention (NotReady,
+    # set aside, silent) get series of their own, and the rest are counted as left out (planning/metrics.py).
+    "METRICS_NODE_SERIES_LIMIT": env.int("FAIRWAY_METRICS_NODE_SERIES_LIMIT", default=100),
     # What one team's namespaces may hold waiting (Pending or Pipelined pods; Pending or Inqueue podgroups) before
     # the API refuses a team member more (429): one team's flood cannot slow every session. Admins are not limited.
     "MAX_PENDING_PODS_PER_TEAM": env.int("FAIRWAY_MAX_PENDING_PODS_PER_TEAM", default=20_000),
@@ -311,7 +323,22 @@ FAIRWAY = {
     # days the evictions of a removed job (and the record of its removal) are kept after the removal; an eviction
     # whose pod is gone without its job being recorded, that long after it happened (scheduling/evictions.py)
     "EVICTION_RETENTION_DAYS": env.int("FAIRWAY_EVICTION_RETENTION_DAYS", default=7),
+    # Change requests (changerequests/notify.py): a JSON POST per event to this URL (empty: none), waiting at most
+    # this long; and where the dashboard is, for the links in the mails (empty: the links are paths)
+    "CHANGE_REQUEST_WEBHOOK_URL": env.str("FAIRWAY_CHANGE_REQUEST_WEBHOOK_URL", default=""),
+    "CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS": env.float("FAIRWAY_CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS", default=5.0),
+    "PUBLIC_URL": env.str("FAIRWAY_PUBLIC_URL", default=""),
 }
+if not 0 < FAIRWAY["CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS={FAIRWAY['CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS']}: expected "
+        "a number of seconds above 0"
+    )
+
+# Mail (change request notifications): Django's backends through one URL (django-environ), the console by default
+# (make run prints the mails); e.g. smtp+tls://user:password@mail.example.org:587
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="fairway@localhost")
 if FAIRWAY["EVICTION_RETENTION_DAYS"] < 0:
     raise ImproperlyConfigured(
         f"FAIRWAY_EVICTION_RETENTION_DAYS={FAIRWAY['EVICTION_RETENTION_DAYS']}: expected a number of days, 0 or more"
@@ -327,8 +354,13 @@ if not 0 < FAIRWAY["THRASH_WINDOW_SECONDS"] < float("inf"):
     raise ImproperlyConfigured(
         f"FAIRWAY_THRASH_WINDOW_SECONDS={FAIRWAY['THRASH_WINDOW_SECONDS']}: expected a number of seconds above 0"
     )
+if FAIRWAY["METRICS_NODE_SERIES_LIMIT"] < 0:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_METRICS_NODE_SERIES_LIMIT={FAIRWAY['METRICS_NODE_SERIES_LIMIT']}: expected a number of nodes, 0 "
+        "(counts only) or more"
+    )
 
-# What one request may ask (engine/limits.py; the README's "Limits" table): nesting depth, body size, replicas, pods,
+# What one request may ask (engine/limits.py; the table of docs/limits.md): nesting depth, body size, replicas, pods,
 # podgroups, sessions, wall-clock budget. Django's own body limit is the largest route's; RequestLimitsMiddleware
 # keeps every other route to FAIRWAY_MAX_BODY_BYTES.
 try:

@@ -15,6 +15,7 @@ urlpatterns = [
     re_path(r"^api/(?P<version>v1)/", include("quotas.urls")),
     re_path(r"^api/(?P<version>v1)/", include("scheduling.urls")),
     re_path(r"^api/(?P<version>v1)/", include("security.urls")),
+    re_path(r"^api/(?P<version>v1)/", include("changerequests.urls")),
     path("", include("planning.metrics_urls")),  # /metrics for Prometheus
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),

@@ -5,7 +5,7 @@ and one set of messages:
 
 * ``Limits``: the named limits with their defaults; ``Limits.from_env()`` reads the ``FAIRWAY_*`` variables of
   ``ENV_VARS`` (the Django settings expose the result as ``settings.FAIRWAY_LIMITS``; the CLI reads the environment
-  itself). The README's "Limits" table lists them.
+  itself). The table of docs/limits.md lists them.
 * Nesting depth is checked **before** a recursive parser runs: ``check_json_depth`` is one linear pass (strings cut
   out by a regular expression, then a running bracket count in numpy); ``check_yaml_depth`` first bounds the depth
   from the text (indentation and bracket counts, a few C-speed scans) and only when that bound is too high walks

@@ -190,6 +190,10 @@ class TaskInfo:
     # a Pending pod that the last session pipelined onto a node (waiting for resources being freed); the next
     # session decides anew, so it stays Pending here, but the values count what it requests apart (``pipelined``)
     pipelined: bool = False
+    # the node it was pipelined to (Kubernetes' nominatedNodeName): the next session holds the pod's request there
+    # against every other job until its own job's turn (``Session`` ``holds``), so the room its preemption freed is
+    # not taken by others first
+    nominated: str | None = None
     uid: str = field(init=False, repr=False)
     best_effort: bool = field(init=False, repr=False, compare=False)
 
@@ -214,6 +218,7 @@ class TaskInfo:
         start_timestamp: float | None = None,
         preemption_policy: str = "PreemptLowerPriority",
         pipelined: bool = False,
+        nominated: str | None = None,
     ) -> None:
         if request is None:
             request = ResourceList()
@@ -237,6 +242,7 @@ class TaskInfo:
         s.start_timestamp(self, start_timestamp)
         s.preemption_policy(self, preemption_policy)
         s.pipelined(self, pipelined)
+        s.nominated(self, nominated)
         s.uid(self, f"{namespace}/{name}")
         s.best_effort(self, request.is_zero())
 
@@ -300,10 +306,16 @@ class PodGroupInfo:
     unplaced_sessions: int = 0
     requeues: int = 0
     backoff_until: float | None = None
+    # Suspended by a person (a job action, as Kueue's and batch/v1's ``spec.suspend``): the session neither admits
+    # nor places it, and it stays Pending with reason ``Suspended`` until it is resumed. It reserves nothing: one
+    # read Inqueue (a manifest, a row written by a session that read it before the suspension) is Pending here.
+    suspended: bool = False
     key: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
+        if self.suspended and self.phase == PodGroupPhase.INQUEUE:
+            object.__setattr__(self, "phase", PodGroupPhase.PENDING)
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -399,8 +411,12 @@ def _set_aside(nodes: Iterable[NodeInfo], bound: int) -> dict[str, str]:
     total: dict[str, int] = {}
     for _, name, node in sorted(kept, key=lambda k: (k[0], k[1])):
         amounts = node.allocatable.raw
-        if any(total.get(r, 0) + a >= MAX_AMOUNT for r, a in amounts.items()):
-            out[name] = f"node {name} set aside: the cluster's total would reach 2**62 base units (more nodes than {ENV_VARS['max_nodes']})"
+        full = sorted(r for r, a in amounts.items() if total.get(r, 0) + a >= MAX_AMOUNT)
+        if full:
+            out[name] = (
+                f"node {name} set aside: with it the cluster's total {full[0]} would pass the most a cluster may hold "
+                f"(more nodes than {ENV_VARS['max_nodes']})"
+            )
             continue
         for r, a in amounts.items():
             total[r] = total.get(r, 0) + a

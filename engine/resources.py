@@ -22,22 +22,31 @@ from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation
 
 __all__ = [
     "MAX_AMOUNT",
+    "NOUNS",
     "STANDARD_RESOURCES",
     "UNLIMITED",
     "UNLIMITED_INT64",
     "QuantityError",
     "ResourceList",
     "ResourceNames",
+    "check_resource_name",
+    "display_factor",
     "format_amount",
+    "format_in_unit",
     "format_quantity",
+    "is_gpu",
     "is_standard_resource",
     "is_unlimited",
     "json_quantities",
     "milli_scale",
+    "nouns",
     "null_unbounded",
+    "parse_in_unit",
     "parse_quantity",
     "parse_resource_list",
     "split_unit",
+    "unit_decimal",
+    "unit_name",
 ]
 
 # "Unlimited" is one notion with one test, is_unlimited(): no bound at all (None) or an amount at or above MAX_AMOUNT.
@@ -73,6 +82,39 @@ def milli_scale(resource: str) -> int:
     if resource in _BYTE_RESOURCES or resource.startswith("hugepages-"):
         return 1
     return 1000
+
+
+# -- the units people read ---------------------------------------------------------------------------------------
+
+# The nouns of the resources people count, (one, many); a GPU is any resource named ``gpu`` (nvidia.com/gpu,
+# amd.com/gpu). The one table of them: ``engine.wording`` and the dashboard's ``frontend.presenters.units`` read it.
+NOUNS: dict[str, tuple[str, str]] = {"cpu": ("core", "cores"), "gpu": ("GPU", "GPUs"), "pods": ("pod", "pods")}
+
+
+def is_gpu(resource: str) -> bool:
+    """``nvidia.com/gpu``, ``amd.com/gpu``, ...: a resource counted in whole GPUs."""
+    return resource.rsplit("/", 1)[-1] == "gpu"
+
+
+def nouns(resource: str) -> tuple[str, str] | None:
+    """(one, many) of ``resource`` in the words people count it with (``("core", "cores")``, ``("GiB", "GiB")`` for
+    byte-like resources), or ``None`` for a resource without a noun of its own (``example.com/fpga``)."""
+    if milli_scale(resource) == 1:
+        return ("GiB", "GiB")
+    return NOUNS.get("gpu" if is_gpu(resource) else resource)
+
+
+def unit_name(resource: str) -> str:
+    """The display unit of ``resource`` as a column or an axis names it: ``cores``, ``GiB``, ``GPUs``, ``pods``, else
+    the resource's short name (``fpga`` for ``example.com/fpga``)."""
+    words = nouns(resource)
+    return words[1] if words else resource.rsplit("/", 1)[-1]
+
+
+def display_factor(resource: str) -> int:
+    """Base units of one display unit of ``resource``: a core (1000 millicores), a GiB (for bytes), one whole unit
+    (1000 milli-units) of every other resource."""
+    return _GIB if milli_scale(resource) == 1 else 1000
 
 
 def split_unit(resource: str) -> int:
@@ -143,7 +185,17 @@ class ResourceNames:
         return f"unknown resource {name!r}: no node offers it; known: {self.listing()}"
 
 
-def _to_decimal(text: str, field: str) -> Decimal:
+def _too_large(value: object, resource: str) -> str:
+    """The refusal of an amount above ``MAX_AMOUNT``, with the bound in the resource's unit (never in base units)."""
+    if milli_scale(resource) == 1:
+        most = "4 EiB"  # MAX_AMOUNT bytes
+    else:
+        many = (nouns(resource) or ("", resource))[1]
+        most = f"about {MAX_AMOUNT / 1000:.1e} {many}".replace("e+", "e")  # 4.6e15 cores
+    return f"{value} is too large (at most {most})"
+
+
+def _to_decimal(text: str, field: str, resource: str = "cpu") -> Decimal:
     # The kubernetes client's parser knows every suffix Kubernetes accepts; it is imported lazily
     # because the whole client costs ~0.3 s to import and most callers never parse text.
     from kubernetes.utils import parse_quantity as k8s_parse_quantity
@@ -155,7 +207,7 @@ def _to_decimal(text: str, field: str) -> Decimal:
             ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
             value: Decimal = k8s_parse_quantity(text)  # type: ignore[no-untyped-call]  # the client has no hints
     except Overflow:  # a suffix multiplied an exponent such as 1e999999999 past Decimal's range
-        raise QuantityError(field, f"{text!r} is too large (at most {MAX_AMOUNT} base units)") from None
+        raise QuantityError(field, _too_large(repr(text), resource)) from None
     except (ValueError, InvalidOperation, TypeError):
         raise QuantityError(field, f"{text!r} is not a valid quantity (examples: 500m, 2, 1.5, 4Gi, 1e3)") from None
     if not value.is_finite():
@@ -180,7 +232,7 @@ def _simple_quantity(value: str, match: re.Match[str], resource: str, field: str
     else:
         base = number * _SUFFIX_FACTORS[suffix or ""] * milli_scale(resource)
     if base > MAX_AMOUNT:
-        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+        raise QuantityError(field, _too_large(repr(value), resource))
     return base
 
 
@@ -208,7 +260,7 @@ def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int
         raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {value!r}")
     if isinstance(value, int):
         if value.bit_length() > 128:  # far above MAX_AMOUNT; refused before any conversion
-            raise QuantityError(field, f"{_shown(value)} is too large (at most {MAX_AMOUNT} base units)")
+            raise QuantityError(field, _too_large(_shown(value), resource))
         amount = Decimal(value)
     elif isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
@@ -225,18 +277,18 @@ def parse_quantity(value: object, resource: str = "cpu", field: str = "") -> int
         simple = _SIMPLE_QUANTITY.fullmatch(text)
         if simple is not None:
             return _simple_quantity(value, simple, resource, field)
-        amount = _to_decimal(text, field)
+        amount = _to_decimal(text, field, resource)
     else:
         raise QuantityError(field, f"expected a quantity such as '2' or '500m', got {type(value).__name__}")
     if amount < 0:
         raise QuantityError(field, f"{value!r} must be greater than or equal to 0")
     if amount and amount.adjusted() > _MAX_EXPONENT:
-        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+        raise QuantityError(field, _too_large(repr(value), resource))
     if amount and amount.adjusted() < -_MIN_EXPONENT:
         return 1  # a positive amount far below one base unit, rounded up as Kubernetes does
     base = (amount * milli_scale(resource)).to_integral_value(rounding=ROUND_CEILING)
     if base > MAX_AMOUNT:
-        raise QuantityError(field, f"{value!r} is too large (at most {MAX_AMOUNT} base units)")
+        raise QuantityError(field, _too_large(repr(value), resource))
     return int(base)
 
 
@@ -273,7 +325,8 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
     quantities (``512Mi``, ``2G`` rather than ``1953125Ki``),
     and ``unlimited`` for an unlimited amount (:func:`is_unlimited`). Exact, but for a byte count from one MiB up that
     no suffix shows in five digits (a pro-rata share of memory): it reads to three decimals of ``Gi`` or ``Mi`` with
-    ``≈`` (``≈2.235Gi``), never as ten digits of bytes."""
+    ``≈`` and the unit spelled out (``≈2.235 GiB``: no quantity, so nobody copies it as one), never as ten digits of
+    bytes."""
     if is_unlimited(amount):
         return "unlimited"
     assert amount is not None
@@ -295,8 +348,97 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
         exact = decimal
     if amount < _MIB or len(exact.rstrip("kKMGTPEi")) <= 5:
         return exact
-    unit, factor = ("Gi", _GIB) if amount >= _GIB else ("Mi", _MIB)
-    return "\u2248" + f"{amount / factor:.3f}".rstrip("0").rstrip(".") + unit
+    unit, factor = ("GiB", _GIB) if amount >= _GIB else ("MiB", _MIB)  # spelled out: it is no quantity
+    return "\u2248" + f"{amount / factor:.3f}".rstrip("0").rstrip(".") + " " + unit
+
+
+# -- amounts typed where the unit is known (the editor's cells) ----------------------------------------------------
+
+_IN_UNIT = re.compile(r"(?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(?P<unit>[A-Za-z]*)")
+_BYTE_WORDS = frozenset({"b", "byte", "bytes"})
+
+
+def _not_an_amount(text: str, resource: str) -> str:
+    if milli_scale(resource) == 1:
+        hint = "a number of GiB (600, 1.5) or a quantity with its unit (512Mi, 2Ti)"
+    elif resource == "cpu":
+        hint = "a number of cores (2, 0.5) or millicores (500m)"
+    elif is_gpu(resource):
+        hint = "a whole number of GPUs (4)"
+    else:
+        hint = f"a number of {(nouns(resource) or ('', resource))[1]} (4) or a quantity such as 500m"
+    return f"{text!r} is not an amount: write {hint}"
+
+
+def parse_in_unit(text: str, resource: str, field: str = "", *, whole_gpus: bool = True) -> int:
+    """Base units of an amount people typed where its unit is shown (a cell of the editor's column "memory GiB"): a
+    bare number is in the resource's display unit (``600`` of memory is 600 GiB, ``2`` of cpu 2 cores, ``4`` of a GPU
+    4 GPUs) and may be followed by that unit's name (``600 GiB``, ``2 cores``, ``1 GPU``); a quantity with its unit
+    written out reads as Kubernetes reads it (``600Mi``, ``500m``, ``1.5Ti``; for bytes also ``512MiB``, ``2 GB`` and
+    ``1001 bytes``). GPUs are whole: ``0.5`` or ``500m`` of a GPU is refused (unless ``whole_gpus`` is false: a
+    cell left as it was read, holding a fraction the API accepted). Errors name ``field``."""
+    field = field or resource
+    typed = text.strip()
+    found = _IN_UNIT.fullmatch(typed)
+    if found is None:
+        raise QuantityError(field, _not_an_amount(typed, resource))
+    number, unit = found["number"], found["unit"]
+    words = nouns(resource) or ()
+    if unit.lower() in {w.lower() for w in words}:
+        unit = ""  # "600 GiB", "2 cores", "1 GPU": the display unit itself
+    bytes_like = milli_scale(resource) == 1
+    if bytes_like and unit.lower() in _BYTE_WORDS:
+        amount = parse_quantity(number, resource, field)
+    elif unit:
+        if bytes_like and len(unit) > 1 and unit[-1] == "B":
+            unit = unit[:-1]  # 512MiB, 2GB: the quantity's suffix with its "B"
+        try:
+            amount = parse_quantity(number + unit, resource, field)
+        except QuantityError as exc:
+            if "too large" in exc.message or "greater than or equal" in exc.message:
+                raise
+            raise QuantityError(field, _not_an_amount(typed, resource)) from None
+    elif not bytes_like:
+        amount = parse_quantity(number, resource, field)  # a bare number is whole cores, GPUs, units already
+    else:
+        value = _to_decimal(number, field, resource)
+        if value < 0:
+            raise QuantityError(field, f"{typed!r} must be greater than or equal to 0")
+        if value and value.adjusted() > _MAX_EXPONENT:
+            raise QuantityError(field, _too_large(repr(typed), resource))
+        base = (value * _GIB).to_integral_value(rounding=ROUND_CEILING)
+        if base > MAX_AMOUNT:
+            raise QuantityError(field, _too_large(repr(typed), resource))
+        amount = int(base)
+    if whole_gpus and is_gpu(resource) and amount % 1000:
+        raise QuantityError(field, f"{typed!r} is not a whole number of GPUs: a GPU is not shared (write 0, 1, 2, ...)")
+    return amount
+
+
+def format_in_unit(amount: int | None, resource: str) -> str:
+    """``amount`` as an editor's cell shows it, read back exactly by :func:`parse_in_unit`: cores and other whole
+    units as a number (``2.5``, ``4``), bytes as a quantity with its unit (``96Gi``, ``1.5Gi``, ``512Mi``, ``2G``,
+    ``2400128783 bytes``); empty for an unlimited amount (a blank cell)."""
+    if is_unlimited(amount):
+        return ""
+    assert amount is not None
+    shown = format_amount(amount, resource)
+    if milli_scale(resource) == 1000 or not (shown.startswith("\u2248") or (shown.isdigit() and amount)):
+        return shown
+    return f"{amount} bytes"  # no suffix shows it exactly
+
+
+def unit_decimal(amount: int | None, resource: str, places: int = 3) -> str | None:
+    """The machine form of an average or a share (no Kubernetes quantity, which would write ``47976m`` GPUs): a
+    decimal string in the resource's display unit (:func:`display_factor`: cores, GiB, whole units of the rest),
+    rounded half-even to ``places`` decimals, trailing zeros dropped (``"47.976"``, ``"2.5"``, ``"4"``); ``None``
+    when unlimited."""
+    if is_unlimited(amount):
+        return None
+    assert amount is not None
+    value = (Decimal(amount) / display_factor(resource)).quantize(Decimal(1).scaleb(-places))
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def json_quantities(amounts: Mapping[str, int], *, drop_zero: bool = False) -> dict[str, str | None]:
@@ -326,6 +468,11 @@ def _decimal_suffix(amount: int) -> str:
         if amount % factor == 0:
             return f"{amount // factor}{suffix}"
     return str(amount)
+
+
+def check_resource_name(name: object, field: str) -> str:
+    """``name`` when it is a valid resource name, else ``QuantityError`` naming ``field``."""
+    return _check_name(name, field)
 
 
 def _check_name(name: object, field: str) -> str:

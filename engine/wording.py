@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 
-from engine.resources import format_amount, is_unlimited, milli_scale
+from engine.resources import format_amount, is_unlimited, milli_scale, nouns
 
 __all__ = ["amount", "duration", "plural"]
 
-_SUFFIX = re.compile(r"^(\u2248?[0-9.]+)([KMGTPE]i|[kMGTPE])?$")
-_NOUNS = {"cpu": ("core", "cores"), "gpu": ("GPU", "GPUs"), "pods": ("pod", "pods")}  # (one, many)
+_SUFFIX = re.compile(r"^([0-9.]+)([KMGTPE]i|[kMGTPE])?$")
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -44,14 +43,13 @@ def amount(value: int | None, resource: str) -> str:
         return "unlimited"
     assert value is not None
     text = format_amount(value, resource)
-    if milli_scale(resource) == 1:  # bytes: 96Gi -> 96 GiB, 2G -> 2 GB, 512 -> 512 bytes
+    if milli_scale(resource) == 1:  # bytes: 96Gi -> 96 GiB, 2G -> 2 GB, 512 -> 512 bytes; ≈2.235 GiB as it is
         found = _SUFFIX.match(text)
         if found is None:
-            return f"{text} bytes"
+            return text if text.startswith("\u2248") else f"{text} bytes"
         number, suffix = found.groups()
         return f"{number} {suffix}B" if suffix else f"{number} bytes"
-    kind = "gpu" if resource.rsplit("/", 1)[-1] == "gpu" else resource  # nvidia.com/gpu, amd.com/gpu, ...
-    nouns = _NOUNS.get(kind)
-    if nouns is None:
+    words = nouns(resource)  # the one table of nouns (engine.resources.NOUNS): cores, GPUs, pods
+    if words is None:
         return f"{text} {resource}"
-    return f"{text} {nouns[0] if text == '1' else nouns[1]}"
+    return f"{text} {words[0] if text == '1' else words[1]}"

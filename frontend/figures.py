@@ -254,24 +254,28 @@ def capacity_figure(
     rows = [r for r in resources if total.get(r, 0) > 0]
     if not rows:
         return _empty("The cluster has no ready node yet.")
-    fig = go.Figure(
-        layout=_layout(
-            90 + 44 * len(rows),
-            barmode="stack",
-            legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "traceorder": "normal"},
-            margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        )
-    )
 
     def waiting(r: str) -> int:
         return max(0, requested.get(r, 0) - allocated.get(r, 0))
+
+    widest = max(100.0, *(100.0 * (allocated.get(r, 0) + waiting(r)) / total[r] for r in rows))
+    # The legend sits at the top of the figure; the "cluster" label of the 100 % line (when requests go beyond it)
+    # gets its own band between the legend and the bars, so that the two never overlap (1280 px and up).
+    label_band = 22 if widest > 100.0 else 0
+    fig = go.Figure(
+        layout=_layout(
+            90 + 44 * len(rows) + label_band,
+            barmode="stack",
+            legend={**TOP_LEGEND, "x": 0, "xanchor": "left"},
+            margin={"l": 10, "r": 10, "t": 40 + label_band, "b": 10},
+        )
+    )
 
     parts = (
         ("allocated", SERIES["used"], lambda r: allocated.get(r, 0)),
         ("requested, waiting", BORROWED, waiting),
         ("not requested", "#e6e9ed", lambda r: max(0, total.get(r, 0) - allocated.get(r, 0) - waiting(r))),
     )
-    widest = max(100.0, *(100.0 * (allocated.get(r, 0) + waiting(r)) / total[r] for r in rows))
     for name, color, amount in parts:
         xs = [100.0 * amount(r) / total[r] for r in rows]
         fig.add_trace(

@@ -17,7 +17,7 @@ from django import forms
 from controlplane.names import untrimmed
 from controlplane.resource_names import check_known
 from engine import rules
-from engine.resources import QuantityError, ResourceList, format_quantity, parse_resource_list_each
+from engine.resources import QuantityError, ResourceList, check_resource_name, format_in_unit, parse_in_unit
 from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
@@ -87,7 +87,7 @@ class TreeNodeForm(forms.Form):
             initial.setdefault("version", instance.version)
             for lst, rl in lists.items():
                 for r, amount in rl.items():
-                    initial.setdefault(_cell(lst, r), format_quantity(amount, r))
+                    initial.setdefault(_cell(lst, r), format_in_unit(amount, r))  # read back as it shows
         super().__init__(*args, initial=initial, **kwargs)
         untrimmed(self.fields["name"], self.NAME[0], subdomain=self.NAME[1])
         self.fields["parent"].choices = [(p, p) for p in parents]
@@ -96,7 +96,9 @@ class TreeNodeForm(forms.Form):
                 self.fields[_cell(lst, r)] = forms.CharField(
                     required=False,
                     max_length=64,
-                    label=f"{LIST_LABELS[lst]} of {r if r != EXTRA else 'the new resource'}",
+                    label=f"{LIST_LABELS[lst]} of {r} ({units.unit_of(r)[1]})"
+                    if r != EXTRA
+                    else f"{LIST_LABELS[lst]} of the new resource",
                 )
         self.column_errors: dict[str, list[str]] = {}
 
@@ -117,6 +119,10 @@ class TreeNodeForm(forms.Form):
 
     MAIN_FIELDS = ("name", "parent", "weight", "priority", "min_runtime", "tree_id", "namespaces")
     FLAG_FIELDS = ("reclaimable", "is_parent", "allow_lent", "min_scale_exempt")
+
+    def problem_count(self) -> int:
+        """Every message the form shows (a field may show several), as the page counts its problems."""
+        return sum(len(messages) for messages in self.errors.values())
 
     def main_fields(self) -> list[Any]:
         """The bound fields shown in the form's grid (name, parent, scalars)."""
@@ -145,8 +151,8 @@ class TreeNodeForm(forms.Form):
                 self.add_error("extra_resource", "name the resource you are adding")
             elif extra and new_value:
                 raw[extra] = new_value
-            # every cell on its own, so that every bad quantity and unknown name is reported at once
-            parsed, problems = parse_resource_list_each(raw, lst)
+            # every cell on its own, so that every bad amount and unknown name is reported at once
+            parsed, problems = self._parse_cells(lst, raw, extra)
             for name in list(parsed):
                 try:
                     check_known([name], lst)  # only resources some node offers (or the standard ones)
@@ -158,6 +164,26 @@ class TreeNodeForm(forms.Form):
             kept = ResourceList({r: v for r, v in parsed.items() if r not in bad})
             out[lst] = kept if raw or lst not in OPTIONAL_LISTS else None
         return out
+
+    def _parse_cells(self, lst: str, raw: Mapping[str, str], extra: str) -> tuple[dict[str, int], list[QuantityError]]:
+        """The column's cells in base units (``engine.resources.parse_in_unit``: a bare number is in the row's unit,
+        600 of memory is 600 GiB), and one error per cell that does not read, naming the node and the cell."""
+        kind = self.NAME[0].removesuffix(" name")
+        node = (self.cleaned_data.get("name") or (self.instance.name if self.instance is not None else "")).strip()
+        where = f"{kind} {node}" if node else f"the new {kind}"
+        parsed: dict[str, int] = {}
+        problems: list[QuantityError] = []
+        for r, text in raw.items():
+            field = f"{lst}.{r}"
+            shown = self[_cell(lst, r if r in self.resources else EXTRA)].initial
+            try:
+                check_resource_name(r, field)
+                # a fractional GPU stays allowed in a cell left as it was read (the API may have set it)
+                parsed[r] = parse_in_unit(text, r, field, whole_gpus=text != (shown or "").strip())
+            except QuantityError as exc:
+                column = LIST_LABELS[lst].lower()
+                problems.append(QuantityError(exc.field, f"{where}, {column} {r}: {exc.message}"))
+        return parsed, problems
 
     def _attach(self, field: str, message: str, extra: str = "") -> None:
         head, _, rest = field.partition(".")

@@ -2,30 +2,37 @@
 
 The values now come from the value cache (the same as every page); the history from the samples the sessions
 record per tree node (``QuotaSample``: a queue's allocated and deserved, a quota group's used and runtime). Admins
-only: the audit compares every team with every other. Amounts are quantities as people write them (``4``,
-``16Gi``, whole GPUs); a ratio of use to entitlement is a plain number.
+read every node; a team member (a department lead above all) reads the audit of its own subtrees, the nodes it may
+read (``scope``): rows of other nodes are left out, and so are the borrowers it may not read. ``?team=`` narrows the
+audit to one team's subtrees (a team the caller may read: ``quotas.access.may_read_team``). Amounts are Kubernetes quantities (``4``, ``16Gi``, whole
+GPUs); averages are decimals in the resource's unit (``average_used_decimal``: ``47.976`` GPUs, beside the deprecated
+quantity ``47976m``); a ratio of use to entitlement is a plain number.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db.models import F, Max, Window
 from django.db.models.functions import RowNumber, TruncMinute
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import permissions, serializers
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from engine.audit import QUEUE, QUOTA, Audit, Sample, audit
 from engine.limits import brief
-from engine.resources import format_quantity
-from planning.export import AdminsOnly
+from engine.resources import format_quantity, unit_decimal, unit_name
 from planning.values_api import cached_values
+from quotas.access import is_admin, may_read_team, team_subtree_ids, visible_group_ids, visible_queue_ids
+from quotas.models import Queue, QuotaGroup
 from scheduling import store
 from scheduling.models import Cluster, QuotaSample, SampleKind
 
@@ -36,6 +43,10 @@ class AuditQuerySerializer(serializers.Serializer):
     cluster = serializers.CharField(required=False, help_text="The cluster (default: the default cluster)")
     days = serializers.IntegerField(
         required=False, default=7, min_value=1, max_value=MAX_DAYS, help_text="The window of the history, in days"
+    )
+    team = serializers.CharField(
+        required=False,
+        help_text="A team (Django group): only the subtrees of its queues and quota groups (a team you may read)",
     )
 
 
@@ -87,8 +98,74 @@ def run(cluster: Cluster, days: int) -> tuple[Any, Audit]:
     return snapshot, audit(values, snapshot.quota_groups, found, now=now.timestamp(), window=days * 86400.0)
 
 
+Scope = dict[str, set[str]]  # tree (QUEUE, QUOTA) -> the names of the nodes the audit keeps
+
+NOT_A_MEMBER = (
+    "Only admins and team members may read the fairness audit: a team member reads the audit of its own subtrees."
+)
+
+
+def not_yours(team: str) -> str:
+    return (
+        f"You may not read the audit of team {brief(team)}: you may read the audit of your own teams and of the "
+        "teams below them only."
+    )
+
+
+def _names(queue_ids: set[int], group_ids: set[int]) -> Scope:
+    return {
+        QUEUE: set(Queue.objects.filter(pk__in=queue_ids).values_list("name", flat=True)),
+        QUOTA: set(QuotaGroup.objects.filter(pk__in=group_ids).values_list("name", flat=True)),
+    }
+
+
+def scope(user: Any, team: str | None) -> Scope | None:
+    """The nodes whose rows ``user`` reads (None: every node, an admin's audit of the whole cluster): with ``team``,
+    the subtrees of that team's nodes (a team the user may read, else ``PermissionDenied`` saying so); without, an
+    admin's everything or a team member's readable subtrees (none: ``PermissionDenied``)."""
+    if team:
+        group = Group.objects.filter(name=team).first()
+        if group is None and is_admin(user):
+            raise serializers.ValidationError({"team": [f"no team is named {brief(team)}"]})
+        if group is None or not may_read_team(user, group):
+            raise PermissionDenied(not_yours(team))
+        return _names(*team_subtree_ids(group))
+    if is_admin(user):
+        return None
+    queues, groups = visible_queue_ids(user) or set(), visible_group_ids(user) or set()
+    if not queues and not groups:
+        raise PermissionDenied(NOT_A_MEMBER)
+    return _names(queues, groups)
+
+
+def within(result: Audit, nodes: Scope | None) -> Audit:
+    """``result`` with only the rows of ``nodes`` (and, of a starved node's borrowers, those in ``nodes``)."""
+    if nodes is None:
+        return result
+
+    def mine(tree: str, name: str) -> bool:
+        return name in nodes.get(tree, ())
+
+    return dataclasses.replace(
+        result,
+        starved=tuple(
+            dataclasses.replace(s, borrowers=tuple(b for b in s.borrowers if mine(s.tree, b[0])))
+            for s in result.starved
+            if mine(s.tree, s.name)
+        ),
+        lending=tuple(x for x in result.lending if mine(x.tree, x.name)),
+        idle=tuple(i for i in result.idle if mine(i.tree, i.name)),
+        usage=tuple(u for u in result.usage if mine(u.tree, u.name)),
+    )
+
+
 def _q(amount: int, resource: str) -> str:
     return format_quantity(amount, resource)
+
+
+def _d(amount: int, resource: str) -> str | None:
+    """An average as a decimal in the resource's unit (``47.976`` GPUs, never ``47976m``)."""
+    return unit_decimal(amount, resource)
 
 
 def as_json(result: Audit) -> dict[str, Any]:
@@ -123,8 +200,10 @@ def as_json(result: Audit) -> dict[str, Any]:
                 "tree": i.tree,
                 "name": i.name,
                 "resource": i.resource,
+                "unit": unit_name(i.resource),
                 "guaranteed": _q(i.guaranteed, i.resource),
                 "average_used": _q(i.average, i.resource),
+                "average_used_decimal": _d(i.average, i.resource),
                 "peak_used": _q(i.peak, i.resource),
                 "freeable": _q(i.freeable, i.resource),
                 "covered_hours": round(i.covered / 3600.0, 2),
@@ -136,8 +215,11 @@ def as_json(result: Audit) -> dict[str, Any]:
                 "tree": u.tree,
                 "name": u.name,
                 "resource": u.resource,
+                "unit": unit_name(u.resource),
                 "average_used": _q(u.average, u.resource),
                 "average_entitled": _q(u.entitled, u.resource),
+                "average_used_decimal": _d(u.average, u.resource),
+                "average_entitled_decimal": _d(u.entitled, u.resource),
                 "ratio": None if u.ratio is None else round(u.ratio, 3),
                 "covered_hours": round(u.covered / 3600.0, 2),
             }
@@ -171,17 +253,29 @@ class _LendingSerializer(_NodeSerializer):
     lendable_now = serializers.CharField()
 
 
+_DECIMAL = "An average as a decimal string in the resource's unit (cores, GiB, GPUs; see unit): 47.976"
+_DEPRECATED = "Deprecated: a Kubernetes quantity of an average (47976m for 47.976 GPUs); read {}"
+_UNIT = "The unit of the *_decimal fields: cores (cpu), GiB (byte resources), GPUs, pods, or the resource's short name"
+
+
+@extend_schema_serializer(deprecate_fields=["average_used"])
 class _IdleSerializer(_NodeSerializer):
+    unit = serializers.CharField(help_text=_UNIT)
     guaranteed = serializers.CharField(help_text="A queue's guarantee, a quota group's min")
-    average_used = serializers.CharField()
+    average_used = serializers.CharField(help_text=_DEPRECATED.format("average_used_decimal"))
+    average_used_decimal = serializers.CharField(allow_null=True, help_text=_DECIMAL)
     peak_used = serializers.CharField()
     freeable = serializers.CharField(help_text="guaranteed - peak_used")
     covered_hours = serializers.FloatField(help_text="Hours of the window the recorded samples cover")
 
 
+@extend_schema_serializer(deprecate_fields=["average_used", "average_entitled"])
 class _UsageSerializer(_NodeSerializer):
-    average_used = serializers.CharField()
-    average_entitled = serializers.CharField()
+    unit = serializers.CharField(help_text=_UNIT)
+    average_used = serializers.CharField(help_text=_DEPRECATED.format("average_used_decimal"))
+    average_entitled = serializers.CharField(help_text=_DEPRECATED.format("average_entitled_decimal"))
+    average_used_decimal = serializers.CharField(allow_null=True, help_text=_DECIMAL)
+    average_entitled_decimal = serializers.CharField(allow_null=True, help_text=_DECIMAL)
     ratio = serializers.FloatField(allow_null=True, help_text="average_used / average_entitled; null when entitled 0")
     covered_hours = serializers.FloatField()
 
@@ -196,24 +290,29 @@ class AuditSerializer(serializers.Serializer):
 
 class AuditView(APIView):
     """Who is starved and who borrows from the same parent, who lends and what could be lent now, which guarantees
-    sat idle over the window, and each node's use against its share over the window."""
+    sat idle over the window, and each node's use against its share over the window. Admins read every node; a team
+    member (a department lead) the nodes of its own subtrees; ``team`` narrows it to one team's subtrees."""
 
-    permission_classes = [AdminsOnly]
+    permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(
         tags=["audit"],
         parameters=[
             OpenApiParameter("cluster", str, required=False),
             OpenApiParameter("days", int, required=False, description=f"1 to {MAX_DAYS}, default 7"),
+            OpenApiParameter(
+                "team", str, required=False, description="Only this team's subtrees (a team you may read)"
+            ),
         ],
         responses={200: AuditSerializer},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         query = AuditQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        nodes = scope(request.user, query.validated_data.get("team"))
         name = query.validated_data.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"]
         cluster = Cluster.objects.filter(name=name).first()
         if cluster is None:
             raise serializers.ValidationError({"cluster": [f"cluster {brief(name)} does not exist"]})
         _, result = run(cluster, query.validated_data["days"])
-        return Response(as_json(result))
+        return Response(as_json(within(result, nodes)))

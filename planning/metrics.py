@@ -1,12 +1,27 @@
-"""``/metrics`` for Prometheus: every tree node's values per resource, the waiting jobs, the nodes' heartbeats, every
-cluster's session counters and what blocks admission now, and the web process' own request metrics
-(django-prometheus).
+"""``/metrics`` for Prometheus: every tree node's values per resource, the waiting jobs, every cluster's nodes by state
+(with series of their own only for the nodes that need attention), every cluster's session counters and what blocks
+admission now, and the web process' own request metrics (django-prometheus).
 
-The tree figures are computed at scrape time from the values the pages show (``planning.valuecache``: the same
-``compute_values`` as the tree page, the API and the scheduler), so a scrape and a page never disagree and every
-process answers the same. Amounts are in Prometheus' base units: cores, bytes, whole GPUs (``milli_scale``); a
-capability or max that is unlimited is left out rather than written as a huge number. Names echo Kueue's where they
-mean the same (``…_lendable_resources``, and ``…_borrowing_limit`` / ``…_lending_limit`` with issue 13's limits).
+The tree figures come from the values the pages show (``planning.valuecache``: the same ``compute_values`` as the tree
+page, the API and the scheduler), so a scrape and a page never disagree and every process answers the same. Amounts
+are in Prometheus' base units: cores, bytes, whole GPUs (``milli_scale``); a capability or max that is unlimited is
+left out rather than written as a huge number. Names echo Kueue's where they mean the same
+(``…_lendable_resources``, and ``…_borrowing_limit`` / ``…_lending_limit`` with issue 13's limits).
+
+**What a scrape costs** (issue 25: a hostile agent may register nodes up to ``FAIRWAY_MAX_NODES``). The text is made of
+one part per cluster and kind, each kept in the process with what it was built from and rebuilt only when that
+changed:
+
+* the trees, the waiting jobs and the jobs blocked from admission: rebuilt when the cluster's values are (the very
+  values object ``planning.valuecache`` hands back; a podgroup's blocker is in the change feed, so a blocker written
+  gives new values too);
+* the session counters: rebuilt when the cluster's ``ClusterCounters`` row differs from the one the text was built
+  from (the row is read at every scrape, so a counter is never behind the database);
+* the nodes: computed at every scrape, in the database (one aggregate query, and one more only when some node needs
+  attention), so that heartbeat ages and "silent" are those of the scrape's instant. Healthy nodes are counted,
+  never listed: the answer holds per cluster the counts by state and the oldest heartbeat, and series of their own
+  for at most ``FAIRWAY_METRICS_NODE_SERIES_LIMIT`` nodes that need attention (NotReady, set aside, silent: Ready
+  but not heard of for longer than the cluster's heartbeat timeout), with the number left out.
 
 Who may scrape: a request with ``Authorization: Bearer <FAIRWAY_METRICS_TOKEN>`` (when that setting is given: what
 a Prometheus scrape config sends), or an admin (session or API token); anyone else gets 401.
@@ -14,20 +29,25 @@ a Prometheus scrape config sends), or an admin (session or API token); anyone el
 
 from __future__ import annotations
 
+import functools
 import hmac
 import os
+import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Case, Count, F, IntegerField, Min, Q, Value, When
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
-from prometheus_client.registry import Collector
 
 from engine.lending import lendable_groups, lendable_queues
 from engine.objects import PodGroupPhase
@@ -82,80 +102,343 @@ def _amount(resource: str, amount: int) -> float:
     return amount / milli_scale(resource)
 
 
-class TreeCollector(Collector):
-    """The tree figures of every cluster, computed at each scrape from the cached values."""
+NODE_STATES = ("ready", "not_ready", "silent", "set_aside", "cordoned")
+# the states whose nodes get series of their own, in the order they are listed (then the longest silent first)
+ATTENTION = ("not_ready", "set_aside", "silent")
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        queue_families = {
-            k: GaugeMetricFamily(f"fairway_queue_{k}", v, labels=QUEUE_LABELS) for k, v in QUEUE_GAUGES.items()
-        }
-        group_families = {
-            k: GaugeMetricFamily(f"fairway_quota_group_{k}", v, labels=GROUP_LABELS) for k, v in GROUP_GAUGES.items()
-        }
-        waiting = GaugeMetricFamily(
-            "fairway_queue_waiting_jobs", "Jobs of the queue waiting, by phase", labels=("cluster", "queue", "phase")
+# Cluster texts built by this process, by part ("values": the trees, waiting and blocked jobs; "counters": the
+# session counters). The tests and ``bench/bench_metrics.py`` count rebuilds with it.
+BUILDS: Counter[str] = Counter()
+
+
+# -- the families -------------------------------------------------------------------------------------------------
+
+
+def _value_families() -> dict[str, Any]:
+    """The families built from a cluster's values, empty (the jobs blocked from admission are apart: they come last)."""
+    out: dict[str, Any] = {
+        f"queue_{k}": GaugeMetricFamily(f"fairway_queue_{k}", v, labels=QUEUE_LABELS) for k, v in QUEUE_GAUGES.items()
+    }
+    out |= {
+        f"group_{k}": GaugeMetricFamily(f"fairway_quota_group_{k}", v, labels=GROUP_LABELS)
+        for k, v in GROUP_GAUGES.items()
+    }
+    out["waiting"] = GaugeMetricFamily(
+        "fairway_queue_waiting_jobs", "Jobs of the queue waiting, by phase", labels=("cluster", "queue", "phase")
+    )
+    return out
+
+
+def _node_families() -> dict[str, Any]:
+    return {
+        "ready": GaugeMetricFamily("fairway_nodes", "Nodes of the cluster by readiness", labels=("cluster", "ready")),
+        "by_state": GaugeMetricFamily(
+            "fairway_nodes_by_state",
+            "Nodes of the cluster by state, each counted once: not_ready, set_aside (it reported more than one node "
+            "may have), silent (Ready but not heard of for longer than the cluster's heartbeat timeout), cordoned, "
+            "ready",
+            labels=("cluster", "state"),
+        ),
+        "oldest": GaugeMetricFamily(
+            "fairway_nodes_oldest_heartbeat_age_seconds",
+            "Seconds since the least recent heartbeat of the cluster's Ready nodes (absent when none has reported)",
+            labels=("cluster",),
+        ),
+        "age": GaugeMetricFamily(
+            "fairway_node_heartbeat_age_seconds",
+            "Seconds since the node's agent last reported, for the nodes that need attention only (NotReady, set "
+            "aside, silent; absent for a node that never reported)",
+            labels=("cluster", "node"),
+        ),
+        "attention": GaugeMetricFamily(
+            "fairway_node_needs_attention",
+            "1 for each node that needs attention, by why: not_ready, set_aside, silent (at most "
+            "FAIRWAY_METRICS_NODE_SERIES_LIMIT per cluster: NotReady first, then set aside, then the longest silent)",
+            labels=("cluster", "node", "state"),
+        ),
+        "omitted": GaugeMetricFamily(
+            "fairway_node_series_omitted",
+            "Nodes that need attention but have no series of their own (beyond FAIRWAY_METRICS_NODE_SERIES_LIMIT)",
+            labels=("cluster",),
+        ),
+    }
+
+
+def _counter_families() -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "sessions": CounterMetricFamily(
+            "fairway_sessions",
+            "Scheduling sessions and recycling passes by outcome (ok, skipped: another worker held the lock, failed)",
+            labels=("cluster", "kind", "status"),
+        ),
+        "duration": HistogramMetricFamily(
+            "fairway_session_duration_seconds",
+            "How long each session took, end to end (read, engine, writes), by kind",
+            labels=("cluster", "kind"),
+        ),
+        "binds": CounterMetricFamily("fairway_binds", "Pods bound to a node by the sessions", labels=("cluster",)),
+        "pipelined": CounterMetricFamily(
+            "fairway_pipelined", "Pods placed on resources still being released (pipelined)", labels=("cluster",)
+        ),
+        "evictions": CounterMetricFamily(
+            "fairway_evictions",
+            "Pods evicted, by action (reclaim, preempt, recycle, node-lost, gang-release, suspend, requeue)",
+            labels=("cluster", "action"),
+        ),
+    }
+    for (key, kind), family in _tree_eviction_families().items():
+        out[f"{key}:{kind}"] = family
+    return out
+
+
+def _blocked_family() -> GaugeMetricFamily:
+    return GaugeMetricFamily(
+        "fairway_admission_blocked_jobs",
+        "Jobs waiting now because a tree node or the cluster's capacity refuses them, by that node and resource",
+        labels=("cluster", "blocker_kind", "blocker", "resource"),
+    )
+
+
+def _all_families() -> list[Metric]:
+    """Every family /metrics writes after the process' own, empty, in the order they are written."""
+    return [
+        *_value_families().values(),
+        *_node_families().values(),
+        *_counter_families().values(),
+        _blocked_family(),
+    ]
+
+
+class _Families:
+    """Families as a collector, for ``generate_latest``."""
+
+    def __init__(self, families: Iterable[Metric]) -> None:
+        self._families = list(families)
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._families)
+
+
+def _split(families: Iterable[Metric]) -> list[tuple[str, bytes, bytes]]:
+    """(name, HELP and TYPE lines, sample lines) of each family, formatted by prometheus-client (its escaping, its
+    numbers). A sample line never starts with ``#``: a label value's newline is escaped."""
+    out: list[tuple[str, list[bytes], list[bytes]]] = []
+    for line in generate_latest(_Families(families)).splitlines(keepends=True):
+        if line.startswith(b"# HELP "):
+            out.append((line.split(b" ", 3)[2].decode(), [line], []))
+        elif line.startswith(b"# TYPE "):
+            out[-1][1].append(line)
+        else:
+            out[-1][2].append(line)
+    return [(name, b"".join(head), b"".join(samples)) for name, head, samples in out]
+
+
+def _samples(families: Iterable[Metric]) -> dict[str, bytes]:
+    """Each family's sample lines by name (what one cluster adds to it)."""
+    return {name: samples for name, _, samples in _split(families) if samples}
+
+
+@functools.cache
+def _headers() -> tuple[tuple[str, bytes], ...]:
+    """(name, HELP and TYPE lines) of every family, in order."""
+    return tuple((name, head) for name, head, _ in _split(_all_families()))
+
+
+# -- one cluster's parts, kept while what they were built from stays the same ------------------------------------
+
+
+@dataclass
+class _Part:
+    source: tuple[Any, ...]  # what the text was built from
+    samples: dict[str, bytes]
+
+
+_parts: dict[tuple[int, str], _Part] = {}
+_parts_lock = threading.Lock()
+
+
+def _kept(cluster_id: int, kind: str, same: Any) -> dict[str, bytes] | None:
+    with _parts_lock:
+        part = _parts.get((cluster_id, kind))
+    return part.samples if part is not None and same(part.source) else None
+
+
+def _keep(cluster_id: int, kind: str, source: tuple[Any, ...], samples: dict[str, bytes]) -> dict[str, bytes]:
+    BUILDS[kind] += 1
+    with _parts_lock:
+        _parts[(cluster_id, kind)] = _Part(source, samples)
+    return samples
+
+
+def clear() -> None:
+    """Forget every kept text (the next scrape builds them all)."""
+    with _parts_lock:
+        _parts.clear()
+
+
+def _values_part(cluster: Cluster) -> dict[str, bytes]:
+    """The trees, the waiting jobs and the jobs blocked from admission of ``cluster``: rebuilt when its values are
+    new (``valuecache`` keeps one values object for as long as nothing they are computed from changed)."""
+    snapshot, values = valuecache.current(cluster)
+    kept = _kept(cluster.pk, "values", lambda s: s[0] == cluster.name and s[1] is values)
+    if kept is not None:
+        return kept
+    families = _value_families()
+    _queues(cluster.name, snapshot, values, families)
+    _groups(cluster.name, snapshot, values, families)
+    counts: Counter[tuple[str, str]] = Counter()
+    for pg in snapshot.podgroups.values():
+        if pg.phase in WAITING:
+            counts[(pg.queue, str(pg.phase))] += 1
+    for name in sorted(snapshot.queues):
+        for phase in WAITING:
+            families["waiting"].add_metric((cluster.name, name, str(phase)), counts[(name, str(phase))])
+    blocked = _blocked(cluster)
+    return _keep(cluster.pk, "values", (cluster.name, values), _samples([*families.values(), blocked]))
+
+
+def _counters_part(cluster: Cluster, counts: Mapping[str, Any] | None) -> dict[str, bytes]:
+    """The session counters of ``cluster`` (its ``ClusterCounters`` row, read at this scrape): rebuilt when the row
+    differs from the one the text was made of."""
+    if counts is None:  # no session counted yet
+        return {}
+    kept = _kept(cluster.pk, "counters", lambda s: s == (cluster.name, counts))
+    if kept is not None:
+        return kept
+    families = _counter_families()
+    name = cluster.name
+    for key, n in sorted((counts.get("sessions") or {}).items()):
+        kind, _, status = key.partition(":")
+        families["sessions"].add_metric((name, kind, status), n)
+    duration = families["duration"]
+    assert isinstance(duration, HistogramMetricFamily)
+    for kind, histogram in sorted((counts.get("duration") or {}).items()):
+        duration.add_metric((name, kind), cumulative(histogram["buckets"]), sum_value=histogram.get("sum", 0.0))
+    families["binds"].add_metric((name,), counts.get("binds", 0))
+    families["pipelined"].add_metric((name,), counts.get("pipelined", 0))
+    for action, n in sorted((counts.get("evictions") or {}).items()):
+        families["evictions"].add_metric((name, action), n)
+    for key, kind in _tree_eviction_families():
+        family = families[f"{key}:{kind}"]
+        for node, actions in sorted(((counts.get(key) or {}).get(kind) or {}).items()):
+            for action, n in sorted(actions.items()):
+                family.add_metric((name, node, action), n)
+    return _keep(cluster.pk, "counters", (cluster.name, counts), _samples(families.values()))
+
+
+def _node_part(cluster: Cluster, now: datetime, limit: int) -> dict[str, bytes]:
+    """The nodes of ``cluster`` at ``now``: counted by state in the database (healthy nodes are never listed), and the
+    ``limit`` nodes that need attention most with a series of their own."""
+    cutoff = now - timedelta(seconds=cluster.node_heartbeat_timeout)
+    aside = Q(set_aside__isnull=False) & ~Q(set_aside="")
+    silent = Q(last_heartbeat__lt=cutoff)
+    nodes = Node.objects.filter(cluster_id=cluster.pk).order_by()
+    n = nodes.aggregate(  # (aliases apart from the fields' names: an alias would stand for its field in a filter)
+        n_total=Count("id"),
+        n_not_ready=Count("id", filter=Q(ready=False)),
+        n_set_aside=Count("id", filter=Q(ready=True) & aside),
+        n_silent=Count("id", filter=Q(ready=True) & ~aside & silent),
+        n_cordoned=Count("id", filter=Q(ready=True, unschedulable=True) & ~aside & ~silent),
+        oldest_beat=Min("last_heartbeat", filter=Q(ready=True)),
+    )
+    states = {state: n[f"n_{state}"] for state in (*ATTENTION, "cordoned")}
+    states["ready"] = n["n_total"] - sum(states.values())
+    families = _node_families()
+    name = cluster.name
+    families["ready"].add_metric((name, "true"), n["n_total"] - n["n_not_ready"])
+    families["ready"].add_metric((name, "false"), n["n_not_ready"])
+    for state in NODE_STATES:
+        families["by_state"].add_metric((name, state), states[state])
+    if n["oldest_beat"] is not None:
+        families["oldest"].add_metric((name,), _age(now, n["oldest_beat"]))
+    needing = sum(states[s] for s in ATTENTION)
+    listed = 0
+    if needing and limit > 0:
+        rank = Case(When(ready=False, then=Value(0)), When(aside, then=Value(1)), default=Value(2),
+                    output_field=IntegerField())  # fmt: skip
+        rows = (
+            nodes.filter(Q(ready=False) | aside | silent)
+            .annotate(attention_rank=rank)
+            .order_by("attention_rank", F("last_heartbeat").asc(nulls_first=True), "name")
+            .values_list("name", "attention_rank", "last_heartbeat")[:limit]
         )
-        for cluster in Cluster.objects.order_by("name"):
-            snapshot, values = valuecache.current(cluster)
-            self._queues(cluster.name, snapshot, values, queue_families)
-            self._groups(cluster.name, snapshot, values, group_families)
-            counts: dict[tuple[str, str], int] = {}
-            for pg in snapshot.podgroups.values():
-                if pg.phase in WAITING:
-                    counts[(pg.queue, str(pg.phase))] = counts.get((pg.queue, str(pg.phase)), 0) + 1
-            for name in sorted(snapshot.queues):
-                for phase in WAITING:
-                    waiting.add_metric((cluster.name, name, str(phase)), counts.get((name, str(phase)), 0))
-        yield from queue_families.values()
-        yield from group_families.values()
-        yield waiting
-        yield from _node_families()
+        for node, why, beat in rows:
+            listed += 1
+            families["attention"].add_metric((name, node, ATTENTION[why]), 1)
+            if beat is not None:
+                families["age"].add_metric((name, node), _age(now, beat))
+    families["omitted"].add_metric((name,), max(0, needing - listed))
+    return _samples(families.values())
 
-    @staticmethod
-    def _queues(cluster: str, snapshot: Any, values: Any, families: Mapping[str, GaugeMetricFamily]) -> None:
-        lendable = lendable_queues(values)
-        book = values.queues
-        for name in sorted(book):
-            q = book[name]
-            parent = (snapshot.queues[name].parent or "") if name in snapshot.queues else ""
-            figures: dict[str, Mapping[str, int]] = {
-                "guarantee": q.guarantee,
-                "deserved": q.deserved,
-                "capability": {r: v for r, v in q.real_capability.items() if not is_unlimited(v)},
-                "allocated": q.allocated,
-                "reserved": q.inqueue,
-                "borrowed": q.borrowed,
-                "lent": q.lent,
-                "lendable_resources": lendable.get(name, ResourceList()),
-                "pending_demand": _minus(q.request, q.allocated),
-                "borrowing_limit": book.spec(name).borrowing_limit,
-                "lending_limit": book.spec(name).lending_limit,
-            }
-            _add(families, figures, (cluster, name, parent))
 
-    @staticmethod
-    def _groups(cluster: str, snapshot: Any, values: Any, families: Mapping[str, GaugeMetricFamily]) -> None:
-        specs = snapshot.quota_groups
-        lendable = lendable_groups(values, specs)
-        held = values.reservations.amounts
-        for name in sorted(specs):
-            if name not in values.quotas:
-                continue
-            g, spec = values.quotas[name], specs[name]
-            figures: dict[str, Mapping[str, int]] = {
-                "min": spec.min,
-                "runtime": {r: v for r, v in g.runtime.items() if not is_unlimited(v)},
-                "max": {r: v for r, v in spec.max.items() if not is_unlimited(v)},
-                "used": g.used,
-                "reserved": held.get(name, {}),
-                "borrowed": g.borrowed,
-                "lent": g.lent,
-                "lendable_resources": lendable.get(name, ResourceList()),
-                "pending_demand": _minus(g.request, g.used),
-                "borrowing_limit": spec.borrowing_limit,
-                "lending_limit": spec.lending_limit,
-            }
-            _add(families, figures, (cluster, name, spec.parent or ""))
+def _age(now: datetime, beat: datetime) -> float:
+    return max(0.0, round((now - beat).total_seconds(), 3))
+
+
+def exposition() -> bytes:
+    """Every cluster's families after the process' own: each family's HELP and TYPE once, then each cluster's samples
+    (clusters by name)."""
+    now = timezone.now()
+    limit = int(settings.FAIRWAY["METRICS_NODE_SERIES_LIMIT"])
+    clusters = list(Cluster.objects.order_by("name"))
+    counters = dict(ClusterCounters.objects.values_list("cluster_id", "counts"))
+    parts: list[dict[str, bytes]] = []
+    for cluster in clusters:
+        part = dict(_values_part(cluster))
+        part.update(_counters_part(cluster, counters.get(cluster.pk)))
+        part.update(_node_part(cluster, now, limit))
+        parts.append(part)
+    there = {c.pk for c in clusters}
+    with _parts_lock:  # the texts of clusters deleted since
+        for key in [k for k in _parts if k[0] not in there]:
+            del _parts[key]
+    return b"".join(head + b"".join(p.get(name, b"") for p in parts) for name, head in _headers())
+
+
+def _queues(cluster: str, snapshot: Any, values: Any, families: Mapping[str, Any]) -> None:
+    lendable = lendable_queues(values)
+    book = values.queues
+    for name in sorted(book):
+        q = book[name]
+        parent = (snapshot.queues[name].parent or "") if name in snapshot.queues else ""
+        figures: dict[str, Mapping[str, int]] = {
+            "guarantee": q.guarantee,
+            "deserved": q.deserved,
+            "capability": {r: v for r, v in q.real_capability.items() if not is_unlimited(v)},
+            "allocated": q.allocated,
+            "reserved": q.inqueue,
+            "borrowed": q.borrowed,
+            "lent": q.lent,
+            "lendable_resources": lendable.get(name, ResourceList()),
+            "pending_demand": _minus(q.request, q.allocated),
+            "borrowing_limit": book.spec(name).borrowing_limit,
+            "lending_limit": book.spec(name).lending_limit,
+        }
+        _add(families, "queue_", figures, (cluster, name, parent))
+
+
+def _groups(cluster: str, snapshot: Any, values: Any, families: Mapping[str, Any]) -> None:
+    specs = snapshot.quota_groups
+    lendable = lendable_groups(values, specs)
+    held = values.reservations.amounts
+    for name in sorted(specs):
+        if name not in values.quotas:
+            continue
+        g, spec = values.quotas[name], specs[name]
+        figures: dict[str, Mapping[str, int]] = {
+            "min": spec.min,
+            "runtime": {r: v for r, v in g.runtime.items() if not is_unlimited(v)},
+            "max": {r: v for r, v in spec.max.items() if not is_unlimited(v)},
+            "used": g.used,
+            "reserved": held.get(name, {}),
+            "borrowed": g.borrowed,
+            "lent": g.lent,
+            "lendable_resources": lendable.get(name, ResourceList()),
+            "pending_demand": _minus(g.request, g.used),
+            "borrowing_limit": spec.borrowing_limit,
+            "lending_limit": spec.lending_limit,
+        }
+        _add(families, "group_", figures, (cluster, name, spec.parent or ""))
 
 
 def _minus(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
@@ -163,82 +446,12 @@ def _minus(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
 
 
 def _add(
-    families: Mapping[str, GaugeMetricFamily], figures: Mapping[str, Mapping[str, int]], labels: tuple[str, ...]
+    families: Mapping[str, Any], prefix: str, figures: Mapping[str, Mapping[str, int]], labels: tuple[str, ...]
 ) -> None:
     for key, amounts in figures.items():
-        family = families[key]
+        family = families[prefix + key]
         for resource in sorted(amounts):
             family.add_metric((*labels, resource), _amount(resource, amounts[resource]))
-
-
-def _node_families() -> Iterator[GaugeMetricFamily]:
-    age = GaugeMetricFamily(
-        "fairway_node_heartbeat_age_seconds",
-        "Seconds since the node's agent last reported (absent for a node that never did)",
-        labels=("cluster", "node"),
-    )
-    ready = GaugeMetricFamily("fairway_nodes", "Nodes of the cluster by readiness", labels=("cluster", "ready"))
-    now = timezone.now()
-    counts: dict[tuple[str, str], int] = {}
-    rows = Node.objects.order_by("cluster__name", "name").values_list(
-        "cluster__name", "name", "last_heartbeat", "ready"
-    )
-    for cluster, node, beat, is_ready in rows:
-        if beat is not None:
-            age.add_metric((cluster, node), max(0.0, (now - beat).total_seconds()))
-        key = (cluster, "true" if is_ready else "false")
-        counts[key] = counts.get(key, 0) + 1
-    for (cluster, flag), n in sorted(counts.items()):
-        ready.add_metric((cluster, flag), n)
-    yield age
-    yield ready
-
-
-class SessionCollector(Collector):
-    """Every cluster's session counters (``scheduling.counters``, cumulative in the database, so every web process
-    answers the same whichever worker ran the sessions) and the jobs refused admission now, by what blocks them."""
-
-    def collect(self) -> Iterator[Any]:
-        sessions = CounterMetricFamily(
-            "fairway_sessions",
-            "Scheduling sessions and recycling passes by outcome (ok, skipped: another worker held the lock, failed)",
-            labels=("cluster", "kind", "status"),
-        )
-        duration = HistogramMetricFamily(
-            "fairway_session_duration_seconds",
-            "How long each session took, end to end (read, engine, writes), by kind",
-            labels=("cluster", "kind"),
-        )
-        binds = CounterMetricFamily("fairway_binds", "Pods bound to a node by the sessions", labels=("cluster",))
-        pipelined = CounterMetricFamily(
-            "fairway_pipelined", "Pods placed on resources still being released (pipelined)", labels=("cluster",)
-        )
-        evictions = CounterMetricFamily(
-            "fairway_evictions",
-            "Pods evicted, by action (reclaim, preempt, recycle, node-lost, gang-release)",
-            labels=("cluster", "action"),
-        )
-        by_node = _tree_eviction_families()
-        rows = ClusterCounters.objects.order_by("cluster__name").values_list("cluster__name", "counts")
-        for cluster, counts in rows:
-            for key, n in sorted((counts.get("sessions") or {}).items()):
-                kind, _, status = key.partition(":")
-                sessions.add_metric((cluster, kind, status), n)
-            for kind, histogram in sorted((counts.get("duration") or {}).items()):
-                duration.add_metric(
-                    (cluster, kind), cumulative(histogram["buckets"]), sum_value=histogram.get("sum", 0.0)
-                )
-            binds.add_metric((cluster,), counts.get("binds", 0))
-            pipelined.add_metric((cluster,), counts.get("pipelined", 0))
-            for action, n in sorted((counts.get("evictions") or {}).items()):
-                evictions.add_metric((cluster, action), n)
-            for (key, kind), family in by_node.items():
-                for name, actions in sorted(((counts.get(key) or {}).get(kind) or {}).items()):
-                    for action, n in sorted(actions.items()):
-                        family.add_metric((cluster, name, action), n)
-        yield from (sessions, duration, binds, pipelined, evictions)
-        yield from by_node.values()
-        yield _blocked_family()
 
 
 def _tree_eviction_families() -> dict[tuple[str, str], CounterMetricFamily]:
@@ -258,32 +471,25 @@ def _tree_eviction_families() -> dict[tuple[str, str], CounterMetricFamily]:
     return out
 
 
-def _blocked_family() -> GaugeMetricFamily:
-    blocked = GaugeMetricFamily(
-        "fairway_admission_blocked_jobs",
-        "Jobs waiting now because a tree node or the cluster's capacity refuses them, by that node and resource",
-        labels=("cluster", "blocker_kind", "blocker", "resource"),
-    )
+def _blocked(cluster: Cluster) -> GaugeMetricFamily:
+    """The jobs of ``cluster`` waiting now, by what blocks them."""
+    blocked = _blocked_family()
     counts: Counter[tuple[str, str, str, str]] = Counter()
-    waiting = PodGroup.objects.filter(phase__in=[str(p) for p in WAITING], blocker__isnull=False)
-    for cluster, blocker in waiting.values_list("cluster__name", "blocker"):
+    waiting = PodGroup.objects.filter(cluster_id=cluster.pk, phase__in=[str(p) for p in WAITING],
+                                      blocker__isnull=False)  # fmt: skip
+    for blocker in waiting.values_list("blocker", flat=True):
         if isinstance(blocker, dict) and blocker.get("kind"):
             kind = str(blocker["kind"])
             if kind in TREE_BLOCKERS:
                 name = str(blocker.get("name") or "")
             elif kind == "cluster":
-                name = cluster  # its capacity
+                name = cluster.name  # its capacity
             else:  # the job itself (its gang, the enqueue policy): the rule, never the job (a label per job)
                 name = str(blocker.get("limit") or "")
-            counts[(cluster, kind, name, str(blocker.get("resource") or ""))] += 1
+            counts[(cluster.name, kind, name, str(blocker.get("resource") or ""))] += 1
     for labels, n in sorted(counts.items()):
         blocked.add_metric(labels, n)
     return blocked
-
-
-_TREES = CollectorRegistry(auto_describe=False)
-_TREES.register(TreeCollector())
-_TREES.register(SessionCollector())
 
 
 def _process_registry() -> CollectorRegistry:
@@ -324,5 +530,5 @@ def metrics(request: HttpRequest) -> HttpResponse:
         response["WWW-Authenticate"] = 'Bearer realm="fairway-metrics"'
         response["Content-Type"] = "text/plain; charset=utf-8"
         return response
-    body = generate_latest(_process_registry()) + generate_latest(_TREES)
+    body = generate_latest(_process_registry()) + exposition()
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

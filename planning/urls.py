@@ -5,6 +5,7 @@ from django.urls import path
 from rest_framework.routers import APIRootView, SimpleRouter
 
 from planning.audit import AuditView
+from planning.department import DepartmentView
 from planning.export import ExportView
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import QueueValuesViewSet, QuotaGroupValuesViewSet
@@ -32,6 +33,7 @@ ROOT = {
     "export": "export",
     "audit": "audit",
     "security-events": "securityevent-list",
+    "change-requests": "changerequest-list",
 }
 
 urlpatterns = [
@@ -40,5 +42,6 @@ urlpatterns = [
     path("simulate/", SimulateView.as_view(), name="simulate"),
     path("export/", ExportView.as_view(), name="export"),
     path("audit/", AuditView.as_view(), name="audit"),
+    path("teams/<str:name>/department/", DepartmentView.as_view(), name="team-department"),
     *router.urls,
 ]

@@ -13,6 +13,9 @@ reading the whole cluster again; after a change of the trees alone, the values a
 and after a change of some pods the aggregates are brought up to date for those pods only, by the same
 ``SessionCarry`` a worker keeps between sessions (one per cluster here, apart from any session's). One request
 per cluster refreshes at a time; the others that arrive meanwhile wait for its values instead of computing their own.
+When the revisions moved but the snapshot read equals the one the values were computed from (a node's heartbeat
+moves its cluster's revision without changing anything the engine reads), the values are kept as they are, under the
+new revisions: the same object, so that what is derived from it (``planning.metrics``) is kept too.
 """
 
 from __future__ import annotations
@@ -60,10 +63,22 @@ def current(cluster: Cluster) -> tuple[Any, Any]:
                 return entry.snapshot, entry.values
         fresh = Cluster.objects.get(pk=cluster.pk)  # the settings as they are at ``fp`` or later
         snapshot, _ = mirror_of(cluster.pk).read(fresh)
-        entry = _Entry(fp, snapshot, _values(cluster.pk, snapshot, entry))
+        if entry is not None and _same_inputs(entry.snapshot, snapshot):
+            entry = _Entry(fp, entry.snapshot, entry.values)  # e.g. heartbeats: the revision moved, nothing else
+        else:
+            entry = _Entry(fp, snapshot, _values(cluster.pk, snapshot, entry))
         with _lock:
             _entries[cluster.pk] = entry
     return entry.snapshot, entry.values
+
+
+def _same_inputs(before: Any, now: Any) -> bool:
+    """Whether the snapshot ``now`` equals ``before``, so that its values are those already computed (the engine is a
+    pure function of the snapshot). A heartbeat moves the cluster's revision but not the change feed: the mirror then
+    hands back the very same pods and podgroups (the identity test is what keeps this cheap: the same dictionaries
+    mean no row changed), and the rest (nodes, trees, policy, past usage, node bound) is compared, mostly by
+    identity too."""
+    return before.tasks is now.tasks and before.podgroups is now.podgroups and bool(before == now)
 
 
 def _values(cluster_id: int, snapshot: Any, before: _Entry | None) -> QuotaValues:

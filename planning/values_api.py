@@ -137,7 +137,7 @@ class WhatIfSerializer(serializers.Serializer):
         child=serializers.DictField(),
         allow_empty=False,
         max_length=200,
-        help_text="Proposed changes, applied in order (see the README's what-if section).",
+        help_text="Proposed changes, applied in order (see the what-if page of the docs, docs/whatif.md).",
     )
     session = serializers.BooleanField(
         default=False, help_text="Also run one scheduling session before and after and report the impact."

@@ -5,6 +5,9 @@
   the subtrees under their linked nodes and submit jobs to the leaf queues there, in the namespaces whose default
   queue or quota group lies there, with the leaf quota groups there (or their namespace's own group). They change
   and delete only jobs whose queue *and* namespace lie in their subtrees.
+* A department lead is such a member whose team is linked to an inner node (``research``): the teams whose nodes all
+  lie in its subtrees are the teams below it (``teams_below``); it reads their pages and evictions
+  (``may_read_team``), their side-by-side view and the fairness audit of its subtrees.
 * Everyone else is refused.
 """
 
@@ -108,11 +111,55 @@ def may_change_job(user: AbstractBaseUser | AnonymousUser, queue_id: int | None,
     return queue_id in queues and namespace_id in namespaces
 
 
+def _team_nodes(team: Group) -> tuple[set[int], set[int]]:
+    """The ids of the queues and of the quota groups linked to ``team``."""
+    return (
+        set(Queue.objects.filter(teams=team).values_list("id", flat=True)),
+        set(QuotaGroup.objects.filter(teams=team).values_list("id", flat=True)),
+    )
+
+
 def may_read_team(user: AbstractBaseUser | AnonymousUser, team: Group) -> bool:
-    """Whether ``user`` may read the team ``team`` (its page, its evictions): admins, and its members."""
+    """Whether ``user`` may read the team ``team`` (its page, its evictions): admins, its members, and the leads of
+    a team above it (a department lead: every queue and quota group of ``team`` lies in the subtrees it reads)."""
     if is_admin(user):
         return True
-    return bool(user.is_authenticated and user.groups.filter(pk=team.pk).exists())  # type: ignore[union-attr]
+    if not user.is_authenticated:
+        return False
+    if user.groups.filter(pk=team.pk).exists():  # type: ignore[union-attr]
+        return True
+    queues, groups = _team_nodes(team)
+    if not queues and not groups:
+        return False
+    return queues <= (visible_queue_ids(user) or set()) and groups <= (visible_group_ids(user) or set())
+
+
+def team_subtree_ids(team: Group) -> tuple[set[int], set[int]]:
+    """The ids of the queues and of the quota groups in the subtrees of ``team``'s nodes (its own nodes included)."""
+    queue_roots, group_roots = _team_nodes(team)
+    queues = _descendants(Queue.objects.values_list("id", "parent_id"), queue_roots) if queue_roots else set()
+    groups = _descendants(QuotaGroup.objects.values_list("id", "parent_id"), group_roots) if group_roots else set()
+    return queues, groups
+
+
+def teams_below(team: Group) -> list[Group]:
+    """The teams below ``team`` (a department's teams), by name: the other teams that own a tree node, all of whose
+    queues and quota groups lie in the subtrees of ``team``'s nodes, not all of them ``team``'s own nodes."""
+    queue_roots, group_roots = _team_nodes(team)
+    if not queue_roots and not group_roots:
+        return []
+    queues, groups = team_subtree_ids(team)
+    owned: dict[int, tuple[set[int], set[int]]] = {}
+    for team_id, pk in Queue.objects.filter(teams__isnull=False).values_list("teams__id", "id"):
+        owned.setdefault(team_id, (set(), set()))[0].add(pk)
+    for team_id, pk in QuotaGroup.objects.filter(teams__isnull=False).values_list("teams__id", "id"):
+        owned.setdefault(team_id, (set(), set()))[1].add(pk)
+    below = [
+        team_id
+        for team_id, (q, g) in owned.items()
+        if team_id != team.pk and q <= queues and g <= groups and not (q <= queue_roots and g <= group_roots)
+    ]
+    return list(Group.objects.filter(pk__in=below).order_by("name"))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The cluster's admin form: the kubeconfig is write-only there too (README, "Security")."""
+"""The cluster's admin form: the kubeconfig is write-only there too (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -120,12 +120,12 @@ SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
 
 # The policy ``ensure_schedules --simulated`` gives the demo's cluster: reclaim and preempt on, hierarchical
 # capacity, Koordinator's elastic quota with the overuse monitor on and a 30 s eviction delay; every victim filter in
-# the first tier. Fairway's own settings are on (README, "Recommended policy"): recycling chooses victims with gangs
-# in mind (revokeWholeGangs), and so does preempt (wholeGangs; not reclaim: measured, README "Reclaim and preempt with
-# gangs in mind"); reclaim and preempt keep a pod for a minute after it starts (minRuntime). Pods are packed onto
+# the first tier. Fairway's own settings are on (docs/sessions.md, "Recommended policy"): recycling chooses victims with gangs
+# in mind (revokeWholeGangs), and so does preempt (wholeGangs; not reclaim: measured, docs/recycling-and-gangs.md
+# "Reclaim and preempt with gangs in mind"); reclaim and preempt keep a pod for a minute after it starts (minRuntime). Pods are packed onto
 # the fewest GPU machines (binpack, GPUs weighted 5): spread out (nodeorder alone), the small GPU jobs left no
 # machine with 4 free GPUs, and a released 8 x 4-GPU gang found 32 GPUs free and nowhere to run (GPUs 50 %
-# allocated; bench/bench_gangs.py, README "Gangs over an hour").
+# allocated; bench/bench_gangs.py, docs/benchmarks.md).
 DEMO_POLICY = """\
 actions: "enqueue, allocate, backfill, reclaim, preempt"
 configurations:
@@ -158,3 +158,17 @@ tiers:
       binpack.resources: nvidia.com/gpu
       binpack.resources.nvidia.com/gpu: 5
 """
+
+# The demo's second cluster: the same organisation (the trees are shared by every cluster) on half the machines, with
+# fairness over time on in both trees (docs/fair-share.md, "Fairness over time"): the capacity queues are ordered, and
+# reclaimed from, by their past usage, and the quota groups' surplus is split by weights divided by it. The memory is
+# short so that the ratios move within minutes of ``make run`` (usage of an hour ago counts half). It starts without
+# jobs: the workload generator submits the teams' jobs as it does in the default cluster, which keeps its own policy.
+FAIR_CLUSTER = "lab"
+FAIR_CLUSTER_DESCRIPTION = "Demo: the same teams on half the machines, with fairness over time on"
+FAIR_SIZE = Size(1, 8, 4, 0)
+_CAPACITY = "  - name: capacity\n    enableHierarchy: true\n"
+_ELASTIC = "      revokeWholeGangs: true\n"
+FAIR_POLICY = DEMO_POLICY.replace(
+    _CAPACITY, _CAPACITY + "    arguments: {fairnessOverTime: true, usageHalfLife: 1h, usageWindow: 1d}\n"
+).replace(_ELASTIC, _ELASTIC + "      fairnessOverTime: true\n      usageHalfLife: 1h\n      usageWindow: 1d\n")

@@ -426,6 +426,33 @@ class PodGroup(ClusterRow):
     )
     released_at = models.DateTimeField(null=True, blank=True, help_text="When it was last released whole.")
     release_reason = models.TextField(blank=True, default="", help_text="Why it was last released whole.")
+    # job actions (``scheduling.job_actions``). Null, not "", when unset: a column with a default makes Django
+    # rebuild the table on SQLite, which drops the change feed's triggers (see ``Node.set_aside``).
+    suspended_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a person suspended it: the sessions neither admit nor place it until it is resumed. Null "
+        "when it is not suspended.",
+    )
+    suspended_by = models.CharField(  # noqa: DJ001 - see above
+        max_length=150, null=True, blank=True, help_text="Who suspended it (a user name)."
+    )
+    deletion_requested_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="source=kubernetes: when a person asked to delete it; the adapter deletes its PodGroup and pods "
+        "from the API server, and the row goes when the mirror sees them gone.",
+    )
+    deletion_requested_by = models.CharField(  # noqa: DJ001 - see above
+        max_length=150, null=True, blank=True, help_text="Who asked to delete it (a user name)."
+    )
+    kube_owner = models.CharField(  # noqa: DJ001 - see above
+        max_length=400,
+        null=True,
+        blank=True,
+        help_text="source=kubernetes: the controller that owns its PodGroup (its ownerReference with controller: "
+        "true), as 'Kind name (apiVersion)'; such a PodGroup is deleted through its owner, not by Fairway.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -553,6 +580,8 @@ class EvictionAction(models.TextChoices):
     RECYCLE = "recycle"
     NODE_LOST = "node-lost", "node lost"
     GANG_RELEASE = "gang-release", "gang released"
+    SUSPEND = "suspend", "suspended by a person"
+    REQUEUE = "requeue", "requeued by a person"
 
 
 class EvictionApiStatus(models.TextChoices):

@@ -14,15 +14,16 @@ from rest_framework import serializers
 from rest_framework.exceptions import APIException, PermissionDenied
 
 from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import NameField, ObjectNameField, ResourceListField
+from controlplane.fields import BlockerField, NameField, ObjectNameField, ResourceListField
 from engine import rules
 from engine.fairshare.elastic import DEFAULT_GROUP
 from engine.resources import ResourceList, null_unbounded
+from engine.session.decisions import blocker_json
 from engine.session.policy import PolicyError
 from quotas import services
 from quotas.access import is_admin, submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling import agent_access
+from scheduling import agent_access, node_use
 from scheduling.choices import AGENT_REPORTED_STATUSES, PodStatus
 from scheduling.models import (
     Cluster,
@@ -79,7 +80,7 @@ KUBECONFIG_MAX_CHARS = 131_072  # a kubeconfig with a few embedded certificates 
 
 class ClusterSerializer(serializers.ModelSerializer):
     """A cluster; ``source``, ``scheduler_name``, ``tree_source`` and ``kubeconfig`` set up the Kubernetes adapter
-    (README, "Pointing Fairway at a Kubernetes cluster"). ``kubeconfig`` holds credentials: it is written, never
+    (docs/kubernetes.md). ``kubeconfig`` holds credentials: it is written, never
     read back (``kubeconfig_set`` says whether there is one)."""
 
     node_heartbeat_timeout = serializers.IntegerField(required=False, min_value=1, max_value=86_400)
@@ -205,6 +206,13 @@ class NodeSerializer(serializers.ModelSerializer):
     allocatable = ResourceListField(required=False, any_name=True, per_node=True)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
+    allocated = serializers.SerializerMethodField(
+        help_text="What the pods running on the node ask (Running, and Releasing until gone): resource name to "
+        "canonical Kubernetes quantity."
+    )
+    reserved = serializers.SerializerMethodField(
+        help_text="What pods placed on the node but not running yet ask (Allocated, Binding, Bound, Pipelined)."
+    )
 
     class Meta:
         model = Node
@@ -212,6 +220,8 @@ class NodeSerializer(serializers.ModelSerializer):
             "cluster",
             "name",
             "allocatable",
+            "allocated",
+            "reserved",
             "labels",
             "taints",
             "unschedulable",
@@ -225,6 +235,22 @@ class NodeSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["last_heartbeat", "not_ready_since", "set_aside", "created", "updated"]
         validators: list[Any] = []  # uniqueness is checked in validate() with a message naming the object
+
+    def _take(self, obj: Node) -> node_use.NodeTake:
+        """What the pods take of ``obj``: from the view's one query for the page (``node_takes`` in the context),
+        else one query for this node (the answer to a write)."""
+        takes = self.context.get("node_takes")
+        if takes is None or obj.pk not in takes:
+            return node_use.of_nodes([obj.pk])[obj.pk]
+        return takes[obj.pk]  # type: ignore[no-any-return]
+
+    @extend_schema_field(ResourceListField())
+    def get_allocated(self, obj: Node) -> dict[str, str | None] | None:
+        return ResourceListField().to_representation(self._take(obj).allocated)
+
+    @extend_schema_field(ResourceListField())
+    def get_reserved(self, obj: Node) -> dict[str, str | None] | None:
+        return ResourceListField().to_representation(self._take(obj).reserved)
 
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_subdomain(value, what="node name")
@@ -362,7 +388,9 @@ def _check_move(obj: str, instance: PodGroup, queue: Queue, priority: int) -> No
 
 # A podgroup's fields that sessions and the gang repair write: read-only to every client.
 PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_releases", "idle_gpu_seconds",
-                  "released_at", "release_reason")  # fmt: skip
+                  "released_at", "release_reason",
+                  # job actions (scheduling.job_actions): written by POST …/suspend/, …/resume/, …/delete/ only
+                  "suspended_at", "suspended_by", "deletion_requested_at", "deletion_requested_by", "kube_owner")  # fmt: skip
 
 
 class PodGroupSerializer(serializers.ModelSerializer):
@@ -375,6 +403,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
         child=serializers.IntegerField(min_value=0, max_value=100_000), required=False
     )
     min_resources = ResourceListField(required=False, allow_null=True)
+    blocker = BlockerField()
 
     class Meta:
         model = PodGroup
@@ -715,7 +744,7 @@ class DecisionSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True)
     message = serializers.CharField(allow_blank=True)
     preemptor = serializers.CharField(allow_null=True)
-    blocker = serializers.DictField(allow_null=True)
+    blocker = BlockerField()
 
 
 class SchedulingSessionDetailSerializer(SchedulingSessionSerializer):
@@ -738,7 +767,7 @@ class SchedulingSessionDetailSerializer(SchedulingSessionSerializer):
     @extend_schema_field(DecisionSerializer(many=True))
     def get_decisions(self, obj: SchedulingSession) -> list[dict[str, Any]]:
         """The first 100 decisions (all of them at ``sessions/{id}/decisions/``)."""
-        return self._all(obj)[:100]
+        return [{**d, "blocker": blocker_json(d.get("blocker"))} for d in self._all(obj)[:100]]
 
 
 class EvictionSerializer(serializers.ModelSerializer):
@@ -752,6 +781,7 @@ class EvictionSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="When its job was removed (garbage-collected or deleted); null while the job exists.",
     )
+    blocker = BlockerField()
 
     class Meta:
         model = Eviction
@@ -783,7 +813,32 @@ class EvictionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class WhySerializer(serializers.Serializer):
+    """The schema of ``podgroups/{id}/why/`` (``scheduling.why.why_podgroup`` builds the answer)."""
+
+    id = serializers.IntegerField()
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    queue = serializers.CharField()
+    phase = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    message = serializers.CharField(allow_blank=True)
+    blocker = BlockerField()
+    blocking_node = serializers.DictField(child=serializers.CharField(), allow_null=True)
+    since = serializers.DateTimeField(allow_null=True)
+    min_member = serializers.IntegerField()
+    min_resources = ResourceListField(allow_null=True)
+    pods = serializers.DictField(child=serializers.IntegerField(), help_text="Pod status to count")
+    queue_path = serializers.ListField(child=serializers.DictField(), help_text="The queue and its ancestors, root first")
+    quota_paths = serializers.ListField(child=serializers.ListField(child=serializers.DictField()))
+    namespace_detail = serializers.DictField()
+    evictions = serializers.ListField(child=serializers.DictField())
+    recycling = serializers.ListField(child=serializers.DictField())
+
+
 class PodGroupReasonSerializer(serializers.ModelSerializer):
+    blocker = BlockerField()
+
     class Meta:
         model = PodGroupReason
         fields = ["time", "session", "phase", "reason", "message", "blocker"]

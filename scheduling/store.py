@@ -65,6 +65,7 @@ from engine import collector
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from engine.objects import (
+    BUILTIN_PRIORITY_CLASSES,
     NamespaceInfo,
     NodeInfo,
     PodGroupCondition,
@@ -108,6 +109,7 @@ __all__ = [
     "RowIds",
     "apply_decisions",
     "compact_records",
+    "job_infos",
     "load_snapshot",
     "read_cluster",
     "record_failure",
@@ -560,6 +562,7 @@ PODGROUP_COLUMNS = (
     "unplaced_sessions",
     "requeues",
     "backoff_until",
+    "suspended_at",
 )
 
 
@@ -581,6 +584,7 @@ def podgroup_info(row: Sequence[Any], cache: _JsonCache, ns_names: Mapping[int, 
         unplaced,
         requeues,
         backoff_until,
+        suspended_at,
     ) = row
     return PodGroupInfo(
         namespace=ns_names[ns_id],
@@ -597,6 +601,7 @@ def podgroup_info(row: Sequence[Any], cache: _JsonCache, ns_names: Mapping[int, 
         unplaced_sessions=unplaced,
         requeues=requeues,
         backoff_until=_ts(backoff_until),
+        suspended=suspended_at is not None,
     )
 
 
@@ -667,8 +672,9 @@ def pod_task(
     task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
     node = node_names.get(node_id) if node_id is not None else None
     pipelined = task_status is TaskStatus.PIPELINED
-    if pipelined:  # the next session decides anew; the values count what it requests apart
-        task_status, node = TaskStatus.PENDING, None
+    nominated = None
+    if pipelined:  # the next session decides anew (holding the node for it); the values count it apart
+        task_status, node, nominated = TaskStatus.PENDING, None, node
     if pg_id is not None:
         pg_key = pg_keys.get(pg_id) or f"{ns}/?completed-{pg_id}"  # a Completed podgroup is not scheduled
     else:
@@ -692,7 +698,25 @@ def pod_task(
         creation_timestamp=created,
         start_timestamp=started,
         pipelined=pipelined,
+        nominated=nominated,
     )
+
+
+def job_infos(podgroup: PodGroup) -> tuple[PodGroupInfo, list[TaskInfo], int | None]:
+    """One podgroup as the engine sees it, with all its pods (finished ones too) and the value of its priority
+    class when that is a built-in one (``scheduling.job_actions.manifests``; a Completed podgroup included)."""
+    cache = _JsonCache()
+    row = PodGroup.objects.filter(pk=podgroup.pk).values_list(*PODGROUP_COLUMNS).get()
+    pods = list(Pod.objects.filter(podgroup_id=podgroup.pk).order_by("name").values_list(*POD_COLUMNS))
+    ns_names = dict(Namespace.objects.filter(pk__in={row[1], *(p[1] for p in pods)}).values_list("id", "name"))
+    group_names = dict(
+        QuotaGroup.objects.filter(pk__in={p[8] for p in pods if p[8] is not None}).values_list("id", "name")
+    )
+    node_names = dict(Node.objects.filter(pk__in={p[10] for p in pods if p[10] is not None}).values_list("id", "name"))
+    info = podgroup_info(row, cache, ns_names)
+    tasks = [pod_task(p, cache, ns_names, group_names, node_names, {podgroup.pk: info.key}) for p in pods]
+    klass = BUILTIN_PRIORITY_CLASSES.get(info.priority_class)
+    return info, tasks, None if klass is None else klass.value
 
 
 def own_podgroup(task: TaskInfo, default_queue: Mapping[str, str]) -> PodGroupInfo:

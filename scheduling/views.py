@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from django.db import transaction
 from django.db.models import Q, QuerySet
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,11 +18,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.api import bool_param
+from engine.limits import brief
 from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.permissions import AdminOrTeamSubmits, AdminWritesTeamsRead
 from quotas.services import lock_tree_writes, settle_closing_queues
-from scheduling import agent, agent_access, evictions, ownership
+from scheduling import agent, agent_access, evictions, job_actions, node_use, ownership
 from scheduling.agent_access import NODE_AGENTS_GROUP, is_node_agent
 from scheduling.choices import AGENT_LISTED_STATUSES, PodStatus
 from scheduling.filtersets import (
@@ -57,6 +59,7 @@ from scheduling.serializers import (
     QuotaSampleSerializer,
     SchedulingSessionDetailSerializer,
     SchedulingSessionSerializer,
+    WhySerializer,
 )
 from scheduling.store import session_decisions
 from scheduling.why import why_podgroup
@@ -99,6 +102,24 @@ class ClusterMirroredError(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The cluster is mirrored from Kubernetes: Fairway only reads its nodes, podgroups and pods."
     default_code = "cluster_mirrored_from_kubernetes"
+
+
+class JobActionConflict(exceptions.APIException):
+    """A job action on a job not in a state it applies to (``scheduling.job_actions.JobActionRefused``)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The job is not in a state this action applies to."
+    default_code = "job_action_conflict"
+
+
+class JobActionSerializer(serializers.Serializer):
+    """What a job action did."""
+
+    action = serializers.CharField(help_text="suspend, resume, requeue or delete")
+    message = serializers.CharField(help_text="What was done, in a sentence.")
+    released = serializers.IntegerField(help_text="Pods holding nodes that were evicted.")
+    replaced = serializers.IntegerField(help_text="Pending replacements queued for them (clusters of node agents).")
+    pending = serializers.BooleanField(help_text="The Kubernetes adapter still has to carry it out (202).")
 
 
 class ClusterNotEmptyError(exceptions.APIException):
@@ -192,6 +213,15 @@ class NodeViewSet(_PeopleWriteNoMirroredCluster, viewsets.ModelViewSet):
         if self.action in self.agent_actions:
             return [NodeAgentOrAdmin()]
         return super().get_permissions()  # type: ignore[no-any-return]
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        """A page of nodes reads what their pods take in one query (``allocated``, ``reserved``)."""
+        if args and kwargs.get("many") and self.action == "list":
+            kwargs["context"] = {
+                **self.get_serializer_context(),
+                "node_takes": node_use.of_nodes(n.pk for n in args[0]),
+            }
+        return super().get_serializer(*args, **kwargs)
 
     @extend_schema(
         request=HeartbeatSerializer,
@@ -313,7 +343,7 @@ class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
         data = PodGroupReasonSerializer(page if page is not None else qs, many=True).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=WhySerializer)
     @action(detail=True, methods=["get"], filterset_class=None)
     def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the
@@ -323,6 +353,70 @@ class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
         (``scheduling.recycle_outlook``: how many pods, in how long, what usage must fall to)."""
 
         return Response(why_podgroup(self.get_object(), request.user, now=timezone.now()))
+
+    # -- job actions (``scheduling.job_actions``) ------------------------------------------------------------
+
+    def _act(self, request: Request, action: str) -> Response:
+        """Run a job action on the podgroup: 403 with a sentence for a user who is not an admin nor a member of the
+        job's team, 409 with a sentence for a job not in a state the action applies to; 200 with what it did, or
+        202 when the Kubernetes adapter carries it out."""
+        # 404 for a job the user cannot read; 403 with a sentence for one it may read but not change
+        # (``check_object_permissions``: ``quotas.access.may_change_job``, the rule of ``job_actions.may_act``)
+        podgroup = self.get_object()
+        try:
+            done = job_actions.perform(action, podgroup, request.user, timezone.now())
+        except job_actions.JobActionRefused as exc:
+            raise JobActionConflict(str(exc)) from exc
+        body = JobActionSerializer(done).data
+        return Response(body, status=status.HTTP_202_ACCEPTED if done.pending else status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses={200: JobActionSerializer, 409: None})
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def suspend(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Suspend the job: it is neither admitted nor placed until resumed; its pods that hold nodes are evicted
+        (reason ``Suspended``), its pending pods stay Pending. Admins and the job's team; 409 if suspended already."""
+        return self._act(request, "suspend")
+
+    @extend_schema(request=None, responses={200: JobActionSerializer, 409: None})
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def resume(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Resume a suspended job: it waits for admission again. 409 if it is not suspended."""
+        return self._act(request, "resume")
+
+    @extend_schema(request=None, responses={200: JobActionSerializer, 409: None})
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def requeue(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Release the job and let it wait for admission again: its pods that hold nodes are evicted (reason
+        ``Requeued``), it goes back to Pending and counts one more requeue. 409 if it is suspended or waiting
+        already."""
+        return self._act(request, "requeue")
+
+    @extend_schema(request=None, responses={200: JobActionSerializer, 202: JobActionSerializer, 409: None})
+    @action(detail=True, methods=["post"], url_path="delete", url_name="delete", filterset_class=None)
+    def delete_job(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Delete the job (recorded as a removed job, cause ``deleted``, with who did it). In a cluster mirrored from
+        Kubernetes the request is recorded and the adapter deletes the PodGroup and its pods there: 202."""
+        return self._act(request, "delete")
+
+    @extend_schema(
+        parameters=[OpenApiParameter("output", OpenApiTypes.STR, enum=["yaml", "json"], required=False)],
+        responses={(200, "application/yaml"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.ANY},
+    )
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def manifest(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+        """The job as manifests: its Volcano PodGroup and its pods, as ``fairway simulate`` reads them back. YAML by
+        default (one multi-document text), or a JSON list with ``output=json``."""
+        podgroup = self.get_object()
+        output = request.query_params.get("output") or "yaml"
+        if output not in ("yaml", "json"):
+            raise ValidationError({"output": [f"output must be yaml or json, not {brief(output)}"]})
+        docs = job_actions.manifests(podgroup)
+        if output == "json":
+            return Response(docs)
+        return HttpResponse(
+            yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False),
+            content_type="application/yaml; charset=utf-8",
+        )
 
     def perform_destroy(self, instance: PodGroup) -> None:
         """Delete the podgroup, then settle the queues it may have kept Closing. The tree write lock comes first

@@ -16,6 +16,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from controlplane.fields import ResourceListField
+from engine.session.decisions import blocker_json
 from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
@@ -134,7 +135,7 @@ def why_podgroup(
         "phase": pg.phase,
         "reason": pg.reason,
         "message": pg.message,
-        "blocker": blocker,
+        "blocker": blocker_json(blocker),  # with its amounts as Kubernetes quantities (requested_quantity, ...)
         "blocking_node": node,
         "since": since,
         "min_member": pg.min_member,

@@ -38,7 +38,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 @admin.register(SecurityEvent)
 class SecurityEventAdmin(admin.ModelAdmin):
-    """The security log's rows: read only (they are records), deleted by the retention (README, "Security")."""
+    """The security log's rows: read only (they are records), deleted by the retention (docs/security.md)."""
 
     list_display = ("time", "kind", "outcome", "actor", "remote_address", "target")
     list_filter = ("kind", "outcome")

@@ -2,7 +2,7 @@
 
 Fernet (AES-128-CBC with HMAC-SHA256, from ``cryptography``) through ``MultiFernet``: the first key encrypts, any
 key decrypts, so a key is rotated by putting a new one first, running ``manage.py rotate_secrets`` (every stored
-secret re-encrypted with the first key) and then removing the old key (README, "Security")."""
+secret re-encrypted with the first key) and then removing the old key (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The security log: one line per event on the ``fairway.security`` logger (README, "Security"), and one row
+"""The security log: one line per event on the ``fairway.security`` logger (docs/security.md), and one row
 (``SecurityEvent``, ``security.records``) that admins list on the Security page and the API.
 
 Each line is ``<event> key=value …`` with the client address and the path when there is a request; the values are

@@ -51,7 +51,7 @@ class ApiToken(models.Model):
 
 
 class SecurityEvent(models.Model):
-    """One event of the security log (README, "Security"): a login, a failure, a lockout, a token made, refused or
+    """One event of the security log (docs/security.md): a login, a failure, a lockout, a token made, refused or
     revoked, an admin change. Written with its line on the ``fairway.security`` logger (``security.log``), kept
     ``FAIRWAY_SECURITY_EVENT_RETENTION_DAYS``; never a password or a key (a token appears as its prefix)."""
 

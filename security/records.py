@@ -24,6 +24,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from engine.wording import plural
+
 logger = logging.getLogger("fairway.security")
 
 PENDING = "_fairway_security_events"  # the request attribute the middleware flushes
@@ -122,7 +124,7 @@ def write(rows: list[dict[str, Any]]) -> None:
         with transaction.atomic():
             SecurityEvent.objects.bulk_create([SecurityEvent(**row) for row in rows])
     except Exception:
-        logger.exception("%d security event(s) not stored (they are in this log)", len(rows))
+        logger.exception("%s not stored (they are in this log)", plural(len(rows), "security event"))
 
 
 def prune(now: dt.datetime) -> int:

@@ -17,9 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_LAYERS = {"tests"}  # the tests may import anything; nothing imports them (checked below)
 
 FORBIDDEN: dict[str, set[str]] = {
-    "quotas": {"scheduling", "planning", "frontend"},
-    "scheduling": {"planning", "frontend"},
-    "security": {"quotas", "scheduling", "planning", "frontend"},  # tokens, secrets, the security log: below the apps
+    "quotas": {"scheduling", "planning", "frontend", "changerequests"},
+    "scheduling": {"planning", "frontend", "changerequests"},
+    "planning": {"changerequests"},  # change requests use the what-if, never the other way round
+    # tokens, secrets, the security log: below the apps
+    "security": {"quotas", "scheduling", "planning", "frontend", "changerequests"},
+    "changerequests": {"frontend"},  # the pages show the requests; the requests know no page
 }
 
 

@@ -57,8 +57,13 @@ def test_demo_loads_through_the_rules_and_is_idempotent() -> None:
     assert Queue.objects.filter(parent__name="root").count() == 4  # default + 3 departments
     assert Queue.objects.filter(children__isnull=True).count() == 9  # 8 teams + default
     assert QuotaGroup.objects.filter(parent__name__in=["research", "engineering", "operations"]).count() == 8
-    assert Node.objects.count() == 24 and Node.objects.filter(allocatable__has_key="nvidia.com/gpu").count() == 8
+    default = Node.objects.filter(cluster__name="default")
+    assert default.count() == 24 and default.filter(allocatable__has_key="nvidia.com/gpu").count() == 8
     assert Namespace.objects.count() == 16 and PodGroup.objects.count() == 8
+    # and the second cluster, with fairness over time on: 12 machines (4 with GPUs), no job until the generator's
+    lab = Node.objects.filter(cluster__name="lab")
+    assert lab.count() == 12 and lab.filter(allocatable__has_key="nvidia.com/gpu").count() == 4
+    assert Node.objects.count() == 36
     call_command("load_demo", stdout=StringIO())
     assert Queue.objects.count() == 13
     with pytest.raises(CommandError, match="already loaded with 24 nodes; the large one needs an empty database"):

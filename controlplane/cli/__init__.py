@@ -6,7 +6,10 @@
     fairway eviction list [--team T] [--namespace NS] [--job NS/NAME] [--since 2h]
     fairway whatif -f changes.yaml
     fairway namespace weight NAME [WEIGHT]
-    fairway cluster list|delete NAME [--force]
+    fairway cluster list|show NAME|delete NAME [--force]
+    fairway node list [--cluster C] [--state S]|show NAME
+    fairway audit [--cluster C] [--days N]
+    fairway request create -f changes.yaml|list [--to-review]|show ID|approve ID|reject ID --comment C|withdraw ID
     fairway simulate -f cluster.yaml
 
 Global flags go anywhere on the line (``fairway -o json queue list`` = ``fairway queue list -o json``):
@@ -22,7 +25,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from controlplane.cli import cluster, eviction, export, job, namespace, queue, quota_group, whatif
+from controlplane.cli import (
+    audit,
+    cluster,
+    eviction,
+    export,
+    job,
+    namespace,
+    node,
+    queue,
+    quota_group,
+    request,
+    whatif,
+)
 from controlplane.cli.client import EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, ApiError, Client, UsageError
 from controlplane.cli.output import fmt_resources
 
@@ -38,6 +53,9 @@ GROUPS = {
     "whatif": whatif,
     "namespace": namespace,
     "cluster": cluster,
+    "node": node,
+    "audit": audit,
+    "request": request,
     "export": export,
 }
 

@@ -15,13 +15,15 @@ from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import emit, table
 from engine.wording import duration, plural
 
-ACTIONS = ("reclaim", "preempt", "recycle", "node-lost", "gang-release")
+ACTIONS = ("reclaim", "preempt", "recycle", "node-lost", "gang-release", "suspend", "requeue")
 WHAT = {
     "reclaim": "reclaimed",
     "preempt": "preempted",
     "recycle": "recycled",
     "node-lost": "lost with its node",
     "gang-release": "released with its gang",
+    "suspend": "released when its job was suspended",
+    "requeue": "released when its job was requeued",
 }
 DEFAULT_LIMIT = 100
 _SPAN = re.compile(r"^\s*(\d+)\s*(s|m|min|h|d|w)\s*$")

@@ -3,12 +3,18 @@
 fairway job list [--namespace NS] [--queue Q] [--quota-group G] [--phase PHASE]
 fairway job view NS/NAME
 fairway job why NS/NAME
+fairway job suspend|resume|requeue|delete NS/NAME   (or NAME --namespace NS)
+fairway job yaml NS/NAME                            (the job as manifests: its PodGroup and pods)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
+
+import yaml
 
 from controlplane.cli.client import EXIT_OK, ApiError, Client, UsageError
 from controlplane.cli.output import details, emit, fmt_resources, table
@@ -31,7 +37,11 @@ VALUE_FIELDS = (
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    job = sub.add_parser("job", help="jobs (podgroups): list, view, why one waits", parents=[common])
+    job = sub.add_parser(
+        "job",
+        help="jobs (podgroups): list, view, why one waits; suspend, resume, requeue, delete, yaml",
+        parents=[common],
+    )
     jsub = job.add_subparsers(dest="job_cmd", required=True, metavar="COMMAND")
     lst = jsub.add_parser("list", help="list jobs", parents=[common])
     lst.add_argument("--namespace", "-N")
@@ -46,6 +56,60 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     why = jsub.add_parser("why", help="why a job waits: the reason, its numbers, the blocking node", parents=[common])
     why.add_argument("job", metavar="NAMESPACE/NAME")
     why.add_argument("--cluster")
+    for name, text in ACTION_HELP.items():
+        act = jsub.add_parser(name, help=text, parents=[common])
+        act.add_argument("job", metavar="NAMESPACE/NAME", help="the job, or its NAME with --namespace")
+        act.add_argument("--namespace", "-N", help="the job's namespace, when the job is given by its NAME alone")
+        act.add_argument("--cluster")
+        if name == "delete":
+            act.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+ACTION_HELP = {
+    "suspend": "suspend a job: its running pods are released and nothing of it is placed until it is resumed",
+    "resume": "resume a suspended job: it waits for admission again",
+    "requeue": "release a job's pods and let it wait for admission again",
+    "delete": "delete a job (recorded as removed, with who did it)",
+    "yaml": "the job as manifests: its Volcano PodGroup and its pods, as fairway simulate reads them",
+}
+
+
+def _job_text(args: argparse.Namespace) -> str:
+    """``NS/NAME``, or ``NAME`` with ``--namespace NS``."""
+    text = str(args.job)
+    namespace = getattr(args, "namespace", None)
+    if namespace and "/" not in text:
+        return f"{namespace}/{text}"
+    if namespace and _split(text)[0] != namespace:
+        raise UsageError(f"--namespace {namespace} names another namespace than the job {text}")
+    return text
+
+
+def _act(args: argparse.Namespace, client: Client, cluster: str | None) -> int:
+    text = _job_text(args)
+    pg = find_job(client, text, cluster)
+    if args.job_cmd == "yaml":
+        docs = client.call("GET", f"podgroups/{pg['id']}/manifest/", params={"output": "json"}, obj=f'job "{text}"')
+        if args.output == "json":
+            print(json.dumps(docs, indent=2))
+        else:
+            sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False))
+        return EXIT_OK
+    if args.job_cmd == "delete" and not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"deleting job {text} needs confirmation: pass --yes")
+        answer = input(f"Delete job {text} and its pods? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Not deleted")
+            return EXIT_OK
+    done = client.call("POST", f"podgroups/{pg['id']}/{args.job_cmd}/", obj=f'job "{text}"')
+    emit(done, args.output, lambda d: print(_done_line(text, d)))
+    return EXIT_OK
+
+
+def _done_line(text: str, done: dict[str, Any]) -> str:
+    line = f"job {text}: {done['message']}"
+    return line + (" (the Kubernetes adapter carries it out)" if done.get("pending") else "")
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -248,6 +312,8 @@ def run(args: argparse.Namespace, client: Client) -> int:
             args.output,
             lambda d: table([_job_row(pg) for pg in d], ("Job", "Queue", "Phase", "Min", "Reason", "Created")),
         )
+    elif args.job_cmd in ACTION_HELP:
+        return _act(args, client, cluster)
     elif args.job_cmd in ("view", "get"):
         pg = find_job(client, args.job, cluster)
         pods = client.list_all(

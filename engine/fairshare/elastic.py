@@ -76,6 +76,7 @@ import numpy.typing as npt
 from engine.fairshare import _elastic_kernel as kern
 from engine.fairshare import elastic_sets as ref
 from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, format_amount, split_unit
+from engine.wording import plural
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -629,7 +630,7 @@ def _explain_text(key: str, e: dict[str, Any], *, exempt: bool) -> str:
         )
     if e["state"] == "hungry":
         got = sum(rd["share"] for rd in e["rounds"])
-        text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {len(e['rounds'])} round(s) of sharing"
+        text += f", asks {_fmt(q, key)}; received {_fmt(got, key)} in {plural(len(e['rounds']), 'round')} of sharing"
         if e["split_unit"] > 1:
             text += " (in whole units, as Koordinator splits every resource but cpu)"
     elif e["state"] == "lends":
@@ -1371,7 +1372,7 @@ def protected_non_preemptible(min_quota: Mapping[str, int], pods: Iterable[NonPr
 
     Koordinator checks ``non-preemptible used <= min`` only when a pod is placed, so a pod that became
     non-preemptible after it was placed (or a min lowered since) could hold more than min for good; here the rule
-    holds whatever the order of events (README, "Priority and preemptibility")."""
+    holds whatever the order of events (docs/model.md, "Priority and preemptibility")."""
     ordered = sorted(pods, key=lambda p: (-p[1], p[2] if p[2] is not None else float("inf"), p[0]))
     held: dict[str, int] = {}
     out: set[str] = set()

@@ -800,7 +800,7 @@ def apply_jobs(jobs: Iterable[JobUsage] | JobSummary, states: Mapping[str, Queue
 
 def unknown_queue_warnings(summary: JobSummary, states: Mapping[str, QueueAccount]) -> list[str]:
     return [
-        f"{t.jobs} job(s) name queue {q!r}, which does not exist; ignored"
+        f"{plural(t.jobs, 'job')} name{'s' if t.jobs == 1 else ''} queue {q!r}, which does not exist; ignored"
         for q, t in sorted(summary.totals.items())
         if q not in states
     ]

@@ -64,6 +64,8 @@ PLUGINS_QUOTA_GROUP = "scheduling.x-k8s.io"  # scheduler-plugins' ElasticQuota A
 
 FAIRWAY_PRIORITY = "fairway.io/priority"
 FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
+# a PodGroup suspended by a job action (``PodGroupInfo.suspended``): "true" holds it Pending, never admitted or placed
+FAIRWAY_SUSPENDED = "fairway.io/suspended"
 # Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"

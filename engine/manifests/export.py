@@ -30,7 +30,7 @@ hierarchy). The documents are plain ``dict`` s, in tree order (a parent before i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
@@ -41,6 +41,9 @@ from engine.manifests.common import (
     FAIRWAY_LENDING_LIMIT,
     FAIRWAY_MIN_RUNTIME,
     FAIRWAY_MIN_SCALE_EXEMPT,
+    FAIRWAY_PRIORITY,
+    FAIRWAY_SUSPENDED,
+    GROUP_NAME_ANNOTATION,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
     KOORD_ALLOW_LENT,
@@ -48,21 +51,37 @@ from engine.manifests.common import (
     KOORD_IS_ROOT,
     KOORD_NAMESPACES,
     KOORD_PARENT,
+    KOORD_PREEMPTIBLE,
+    KOORD_QUOTA_NAME,
     KOORD_ROOT,
     KOORD_SHARED_WEIGHT,
     KOORD_TREE_ID,
     NAMESPACE_WEIGHT_KEY,
+    PREEMPTABLE_KEY,
     QUEUE_NAME_ANNOTATION,
+    TASK_SPEC_ANNOTATION,
+    _format_time,
 )
 from engine.manifests.core import _hard_base_resource
-from engine.objects import BUILTIN_QUEUES, BUILTIN_QUOTA_GROUPS, NamespaceInfo, QueueHierarchy, Snapshot
+from engine.objects import (
+    BUILTIN_QUEUES,
+    BUILTIN_QUOTA_GROUPS,
+    NamespaceInfo,
+    PodGroupInfo,
+    QueueHierarchy,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
 from engine.resources import ResourceList, format_quantity
 from engine.session.arguments.base import format_duration
 
 __all__ = [
     "FORMATS",
+    "POD_PHASE",
     "export_notes",
     "export_trees",
+    "job_manifests",
     "namespace_manifests",
     "queue_manifest",
     "quota_group_manifest",
@@ -443,3 +462,121 @@ def export_notes(snapshot: Snapshot, fmt: str) -> list[str]:
     if fmt not in FORMATS:
         raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
     return _kueue_export(snapshot)[1] if fmt == "kueue" else []
+
+
+# -- one job ------------------------------------------------------------------------------------------------------
+
+# a pod's phase as its manifest says it (None: no status.phase, read back Pending)
+POD_PHASE: dict[TaskStatus, str | None] = {
+    TaskStatus.PENDING: None,
+    TaskStatus.PIPELINED: None,
+    TaskStatus.ALLOCATED: "Pending",
+    TaskStatus.BINDING: "Pending",
+    TaskStatus.BOUND: "Pending",
+    TaskStatus.RUNNING: "Running",
+    TaskStatus.RELEASING: "Running",
+    TaskStatus.SUCCEEDED: "Succeeded",
+    TaskStatus.FAILED: "Failed",
+    TaskStatus.UNKNOWN: "Unknown",
+}
+
+
+def job_manifests(
+    podgroup: PodGroupInfo, tasks: Sequence[TaskInfo], class_priority: int | None
+) -> list[dict[str, Any]]:
+    """One job as the manifests ``fairway simulate`` reads back to the same podgroup and pods (the job page's YAML,
+    ``GET /api/v1/podgroups/{id}/manifest/``): its Volcano ``PodGroup`` (queue, minMember, minTaskMember,
+    minResources, priority class; the priority in ``fairway.io/priority`` when it is not its class's
+    ``class_priority``; ``fairway.io/suspended`` when suspended; the phase and conditions in its status), then each
+    pod (``scheduling.k8s.io/group-name``, its role, quota group and preemptibility, requests, placement
+    constraints, node and phase), by name."""
+    meta: dict[str, Any] = {"name": podgroup.name, "namespace": podgroup.namespace}
+    if podgroup.creation_timestamp:
+        meta["creationTimestamp"] = _format_time(podgroup.creation_timestamp)
+    annotations: dict[str, str] = {}
+    if podgroup.priority != (class_priority or 0):
+        annotations[FAIRWAY_PRIORITY] = str(podgroup.priority)
+    if podgroup.suspended:
+        annotations[FAIRWAY_SUSPENDED] = "true"
+    if annotations:
+        meta["annotations"] = annotations
+    spec: dict[str, Any] = {"minMember": podgroup.min_member, "queue": podgroup.queue}
+    if podgroup.min_task_member:
+        spec["minTaskMember"] = dict(podgroup.min_task_member)
+    if podgroup.min_resources is not None:
+        spec["minResources"] = podgroup.min_resources.to_quantities()
+    if podgroup.priority_class:
+        spec["priorityClassName"] = podgroup.priority_class
+    status: dict[str, Any] = {"phase": podgroup.phase.value}
+    if podgroup.conditions:
+        status["conditions"] = [
+            {
+                "type": c.type,
+                "status": c.status,
+                **({"reason": c.reason} if c.reason else {}),
+                **({"message": c.message} if c.message else {}),
+                **({"transitionID": c.transition_id} if c.transition_id else {}),
+                **(
+                    {"lastTransitionTime": _format_time(c.last_transition_time)}
+                    if c.last_transition_time is not None
+                    else {}
+                ),
+            }
+            for c in podgroup.conditions
+        ]
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": VOLCANO_QUEUE_API, "kind": "PodGroup", "metadata": meta, "spec": spec, "status": status}
+    ]
+    docs.extend(_pod_manifest(task, podgroup.name) for task in sorted(tasks, key=lambda t: t.name))
+    return docs
+
+
+def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
+    labels = dict(task.labels)
+    if task.quota_group is not None:
+        labels[KOORD_QUOTA_NAME] = _TO_KOORD.get(task.quota_group, task.quota_group)
+    if not task.quota_preemptible:
+        labels[KOORD_PREEMPTIBLE] = "false"
+    annotations = {GROUP_NAME_ANNOTATION: group}
+    if task.task_role:
+        annotations[TASK_SPEC_ANNOTATION] = task.task_role
+    if task.volcano_preemptable is not None:
+        annotations[PREEMPTABLE_KEY] = "true" if task.volcano_preemptable else "false"
+    meta: dict[str, Any] = {"name": task.name, "namespace": task.namespace}
+    if labels:
+        meta["labels"] = labels
+    meta["annotations"] = annotations
+    if task.creation_timestamp is not None:
+        meta["creationTimestamp"] = _format_time(task.creation_timestamp)
+    spec: dict[str, Any] = {
+        "containers": [{"name": "main", "resources": {"requests": task.request.to_quantities()}}],
+        "priority": task.priority,
+    }
+    if task.priority_class:
+        spec["priorityClassName"] = task.priority_class
+    placed = task.node is not None and task.status not in (TaskStatus.PENDING, TaskStatus.PIPELINED)
+    if placed:
+        spec["nodeName"] = task.node
+    if task.node_selector:
+        spec["nodeSelector"] = dict(task.node_selector)
+    if task.tolerations:
+        spec["tolerations"] = [
+            {
+                "operator": t.operator,
+                **({"key": t.key} if t.key else {}),
+                **({"value": t.value} if t.value else {}),
+                **({"effect": t.effect} if t.effect else {}),
+                **({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {}),
+            }
+            for t in task.tolerations
+        ]
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    phase = POD_PHASE[task.status] if placed or task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED) else None
+    pod_status: dict[str, Any] = {}
+    if phase is not None:
+        pod_status["phase"] = phase
+    if task.start_timestamp is not None:
+        pod_status["startTime"] = _format_time(task.start_timestamp)
+    if pod_status:
+        doc["status"] = pod_status
+    return doc

@@ -1,6 +1,6 @@
 """Kueue's objects (``kueue.x-k8s.io``) onto the queue tree, and the pods and Jobs labelled with a LocalQueue.
 
-The mapping (the README states it too):
+The mapping (docs/simulate.md states it too):
 
 * a ``Cohort`` is an inner queue of its name, under its ``spec.parentName`` (v1beta1 ``parent``) or ``root``; a
   cohort that ClusterQueues name but no Cohort object defines exists without quota of its own, as in Kueue;

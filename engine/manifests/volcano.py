@@ -9,7 +9,9 @@ from typing import Any
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, brief
 from engine.manifests.common import (
+    _GO_TRUE,
     FAIRWAY_PRIORITY,
+    FAIRWAY_SUSPENDED,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
     PREEMPTABLE_KEY,
@@ -220,6 +222,7 @@ class VolcanoReaders(CoreReaders):
             phase=phase,
             creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
             conditions=conditions,
+            suspended=annotations.get(FAIRWAY_SUSPENDED, "") in _GO_TRUE,
         )
         for i, ref in enumerate(_list(doc.meta.get("ownerReferences"), "metadata.ownerReferences")):
             ref_map = _map(ref, f"metadata.ownerReferences[{i}]")

@@ -7,9 +7,11 @@ and the pages can tell a team why its job waits or why its pod was evicted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from engine.resources import format_quantity, is_unlimited, null_unbounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,25 @@ class Blocker:
             "available": self.available,
             "limit": self.limit,
         }
+
+
+def _quantity(resource: object, amount: object) -> dict[str, str | None] | None:
+    if not isinstance(resource, str) or not isinstance(amount, int) or isinstance(amount, bool):
+        return None
+    return {resource: None if is_unlimited(amount) else format_quantity(amount, resource)}
+
+
+def blocker_json(blocker: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A recorded blocker (``Blocker.to_dict``, as stored) for the API: as it was, plus ``requested_quantity`` and
+    ``available_quantity``, ``{resource: Kubernetes quantity}`` (``{"nvidia.com/gpu": "4"}``; ``null`` for an
+    unbounded amount; the whole field ``null`` when the blocker is not about an amount). ``requested`` and
+    ``available`` stay for the clients that read them: base units (4000 for 4 GPUs), deprecated."""
+    if not blocker:
+        return None
+    out: dict[str, Any] = dict(null_unbounded(dict(blocker)))  # type: ignore[call-overload]  # a mapping stays one
+    out["requested_quantity"] = _quantity(blocker.get("resource"), blocker.get("requested"))
+    out["available_quantity"] = _quantity(blocker.get("resource"), blocker.get("available"))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

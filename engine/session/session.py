@@ -12,6 +12,12 @@ A session (Volcano ``framework/session.go``) opens on a ``Snapshot``:
   for the objects that changed, the same as building them here;
 * the policy's plugins are built (``Framework``); the quota plugins compute the quota values once, here:
   queue values (proportion or capacity), namespace shares (seed 000) and elastic runtimes (seed 001);
+* a pod the last session pipelined holds its request on the node it was pipelined to (``TaskInfo.nominated``,
+  Kubernetes' nominated node) against every other job until its own job's turn in an action (``release_holds``):
+  the room a preemption freed for it is not taken by a job that comes first in queue order meanwhile. Kubernetes
+  lets a more important pod take a nominated pod's room; here no job does (measured on the demo: letting more
+  important jobs in fragmented the GPU machines, and 8-GPU gangs found no machine with room in 4 of 5 one-hour
+  soaks, against 1 of 5);
 * the policy's actions then run in order; each changes the session only through a ``Statement``
   (allocate, pipeline, evict), whose commit turns operations into decisions;
 * ``close()`` sets each podgroup's phase as Volcano's ``jobStatus`` does and gives every podgroup that is not
@@ -249,7 +255,8 @@ class JobState:
             self.counts = dict(counts)
             self.pending_be = pending_be
             self.allocated = dict(allocated)
-        self.phase: str = str(self.info.phase)
+        # a suspended podgroup is Pending (it holds no reservation) whatever its row says: every action skips it
+        self.phase: str = str(PodGroupPhase.PENDING if self.info.suspended else self.info.phase)
         self.usage: JobUsage | None = None
         self.enqueued_now = False
         self.enqueue_refusal: GateRefusal | None = None
@@ -905,15 +912,47 @@ class Session:
         self.namespace_values: Mapping[tuple[str, str], NamespaceQuota] | None = (
             self.values.namespaces if has_book else None
         )
-        self.placement = Placement(self)
+        self.holds: dict[str, list[tuple[TaskState, int]]] = {}  # per job, its pods holding their nominated rows
         self.jobs_by_queue: dict[str, list[JobState]] = {}
         for job in self.jobs.values():
             self.jobs_by_queue.setdefault(job.queue, []).append(job)
+            if job.counts[S.PENDING]:
+                self._hold_nominated(job)
+        self.placement = Placement(self)
         # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
         # nothing at some epoch finds nothing again for an identical task until the epoch moves
         self.epoch = 0
 
     # -- building ---------------------------------------------------------------------------------------------
+    def _hold_nominated(self, job: JobState) -> None:
+        """Hold what ``job``'s nominated pending pods request on their nominated nodes, where the node is still
+        there, ready, and its future idle still holds the pod (else the nomination is stale)."""
+        table = self.nodes
+        for task in job.tasks:
+            name = task.info.nominated
+            if name is None or task.status != S.PENDING:
+                continue
+            row = table.index.get(name, -1)
+            if row < 0 or not table.ready[row] or (task.vec > table.future_idle(row)).any():
+                continue
+            table.pipelined[row] += task.vec
+            table.future_ops += 1
+            self.holds.setdefault(job.key, []).append((task, row))
+
+    def release_holds(self, job: JobState) -> None:
+        """``job``'s turn (or the end of its chances in this session): what its pods held is free for anyone."""
+        held = self.holds.pop(job.key, None)
+        if held:
+            self._unhold(held)
+
+    def _unhold(self, held: list[tuple[TaskState, int]]) -> None:
+        table = self.nodes
+        for task, row in held:
+            table.pipelined[row] -= task.vec
+            table.future_ops -= 1
+            table.log.append(row)
+        self.epoch += 1  # more room: a search that found nothing may now find some
+
     def _build_state(self) -> None:
         self.tasks, self.jobs = build_state(self.snapshot, self.nodes, self.has_pods)
 
@@ -1074,6 +1113,9 @@ class Session:
         queues = self.snapshot.queues
         for key in sorted(self.jobs):
             job = self.jobs[key]
+            if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
+                statuses[key] = suspended_status(job)
+                continue
             released = gang_release(self, job, requeue.args.gang_repair_timeout) if job.queue in queues else None
             if released is not None:  # below its minimum for too long: let go whole (``engine.session.gangrepair``)
                 statuses[key] = released
@@ -1143,6 +1185,21 @@ class RequeueRule:
 
 def _clock(moment: float) -> str:
     return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
+SUSPENDED_REASON = "Suspended"
+
+
+def suspended_status(job: JobState) -> PodGroupStatus:
+    """The status of a suspended podgroup (``PodGroupInfo.suspended``): Pending, reason ``Suspended``, its requeue
+    state kept as it was."""
+    info = job.info
+    pending = job.counts[S.PENDING]
+    message = f"suspended: not admitted and none of its pods placed until it is resumed; {pending} pending"
+    blocker = Blocker("policy", job.key, limit="suspended")
+    return PodGroupStatus(
+        job.key, PodGroupPhase.PENDING, SUSPENDED_REASON, message, blocker, 0, info.requeues, info.backoff_until
+    )
 
 
 def podgroup_phase(job: JobState, unschedulable: bool) -> str:

@@ -74,8 +74,9 @@ def explain(values: QuotaValues | None, kind: str, name: str) -> dict[str, Any]:
                         "round": rd["round"],
                         "pool": units.quantity(rd["pool"], r),
                         "share": units.quantity(rd["share"], r),
-                        "weight": rd["weight"],
-                        "total_weight": rd["total_weight"],
+                        # a shared weight is an amount of the resource (max by default): 1200Gi, not its bytes
+                        "weight": units.quantity(rd["weight"], r),
+                        "total_weight": units.quantity(rd["total_weight"], r),
                         "capped": rd["capped"],
                     }
                     for rd in e.get("rounds", [])

@@ -34,6 +34,8 @@ ACTION_WORDS = {
     "recycle": "recycled",
     "node-lost": "lost with its node",
     "gang-release": "released with its gang",
+    "suspend": "released when its job was suspended",
+    "requeue": "released when its job was requeued",
 }
 
 

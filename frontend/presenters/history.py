@@ -81,6 +81,22 @@ def rows(records: list[Any], with_node: bool = False) -> list[dict[str, Any]]:
                 "what": TYPES.get(record.history_type, record.history_type),
                 "node": record.name if with_node else "",
                 "changes": changes(record, previous),
+                "why": record.history_change_reason or "",  # e.g. the change request that made it
             }
         )
     return rows
+
+
+def unrecorded(node: Any, kind: str) -> str:
+    """What the history page of a node without a record says instead of an empty table: a built-in node (``root``,
+    ``default``, ``system``) is made with the database, before the first audit record, and so is listed from its
+    first change on."""
+    if getattr(node, "is_builtin", False):
+        return (
+            f"No change to the built-in {kind} {node.name} has been recorded. Fairway created it with the database, "
+            "before any audit record; each change made to it from now on is listed here, with who made it."
+        )
+    return (
+        f"No change to the {kind} {node.name} has been recorded: it was created without an audit record (by a data "
+        "import or a migration). Each change made to it from now on is listed here, with who made it."
+    )

@@ -36,6 +36,8 @@ RULES = {
     "recycle": "its quota group used more than its runtime quota",
     "node-lost": "the node stopped answering for longer than the cluster's eviction timeout",
     "gang-release": "its gang stayed below its minimum longer than the repair timeout, so all its pods were let go",
+    "suspend": "a person suspended the job (a job action)",
+    "requeue": "a person requeued the job (a job action)",
 }
 BLOCKER_KINDS = {"queue": "queue", "ancestor": "queue", "quota": "quota", "namespace": "namespace"}
 

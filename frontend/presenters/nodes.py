@@ -1,6 +1,6 @@
 """The nodes pages: every node of a cluster with what its pods take of it, and one node with its pods.
 
-What a node's amounts mean (the same words on the pages, in the README and in the tests):
+What a node's amounts mean (the same words on the pages, in docs/dashboard.md and in the tests):
 
 * **allocatable** — what the node offers (its agent's report);
 * **allocated** — what the pods running on it ask: ``Running``, and ``Releasing`` until they are gone (a leaving pod

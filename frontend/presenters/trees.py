@@ -342,7 +342,10 @@ def sizes(tree: Tree, resource: str, size_by: str = "cap") -> dict[str, float]:
         own = out.get(name, 0.0)
         claims = {c: amount(tree.nodes[c]) for c in node.children}
         if size_by == "cap":
-            floor = MIN_SHARE * max(amount(node), sum(claims.values()))
+            # a sliver of the parent's sector; when neither the parent nor any child claims anything (a chain of
+            # unlimited nodes below a sliver), the children that claim nothing share the parent's sector equally,
+            # so that every level of the chain is drawn and can be zoomed into
+            floor = MIN_SHARE * max(amount(node), sum(claims.values())) or 1.0
             for c, value in claims.items():
                 child = tree.nodes[c]
                 if value <= 0 and own_cap(child) is None and not child.builtin_outside:

@@ -10,24 +10,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 
-from engine.resources import format_amount, milli_scale
+from engine.resources import display_factor, format_amount, nouns, unit_name
 from engine.resources import is_unlimited as is_unlimited  # re-exported: the presenters read units.is_unlimited
 
 HIDDEN_RESOURCES = frozenset({"pods"})
-_GIB = 2**30
 _ORDER = {"cpu": 0, "memory": 1}
 
 
 def unit_of(resource: str) -> tuple[float, str]:
-    """(base units per display unit, unit label) of ``resource``: cpu in cores, bytes in GiB, others whole."""
-    if resource == "cpu":
-        return 1000.0, "cores"
-    if milli_scale(resource) == 1:
-        return float(_GIB), "GiB"
-    short = resource.rsplit("/", 1)[-1]
-    if short == "gpu":
-        return 1000.0, "GPUs"
-    return 1000.0, "pods" if short == "pod" else short
+    """(base units per display unit, unit label) of ``resource``: cpu in cores, bytes in GiB, others whole (the
+    engine's one table of units and nouns, ``engine.resources.nouns``; a resource without a noun by its short name)."""
+    return float(display_factor(resource)), unit_name(resource)
 
 
 def to_display(amount: int | None, resource: str) -> float | None:
@@ -38,30 +31,44 @@ def to_display(amount: int | None, resource: str) -> float | None:
     return amount / unit_of(resource)[0]
 
 
-def _trim(value: float) -> str:
+def places(amount: int | None, resource: str) -> int:
+    """The decimals :func:`human` shows of ``amount``: 0 from 100 display units up, 1 from 10, else 2."""
+    if is_unlimited(amount):
+        return 0
+    magnitude = abs(to_display(amount, resource) or 0.0)
+    return 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+
+
+def _trim(value: float, decimals: int | None = None) -> str:
     if value == 0:
         return "0"
-    magnitude = abs(value)
-    text = f"{value:.0f}" if magnitude >= 100 else f"{value:.1f}" if magnitude >= 10 else f"{value:.2f}"
+    if decimals is None:
+        magnitude = abs(value)
+        decimals = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+    text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 @functools.lru_cache(maxsize=16384)
-def human(amount: int | None, resource: str, *, unit: bool = True, signed: bool = False) -> str:
-    """A short reading of ``amount`` (``12.5 cores``, ``96 GiB``, ``4 gpus``, ``unlimited``). Kept per argument:
-    a tree page reads some 9,000 amounts, most of them the same few (zeros, the same deserved and capabilities)."""
+def human(
+    amount: int | None, resource: str, *, unit: bool = True, signed: bool = False, decimals: int | None = None
+) -> str:
+    """A short reading of ``amount`` (``12.5 cores``, ``96 GiB``, ``4 GPUs``, ``unlimited``); ``decimals`` fixes the
+    rounding (at most that many decimals) so that numbers read side by side add up (``228.6 → 243 cores, +14.4``:
+    see :func:`places`). Kept per argument: a tree page reads some 9,000 amounts, most of them the same few."""
     if is_unlimited(amount):
         return "unlimited"
     assert amount is not None
     value = to_display(amount, resource) or 0.0
-    text = _trim(value)
+    text = _trim(value, decimals)
     if signed and amount > 0:
         text = "+" + text
     if not unit:
         return text
+    words = nouns(resource)
     name = unit_of(resource)[1]
-    if text.lstrip("+-") == "1" and name in ("cores", "GPUs", "pods"):
-        name = name[:-1]
+    if words is not None and text.lstrip("+-") == "1":
+        name = words[0]
     return f"{text} {name}"
 
 

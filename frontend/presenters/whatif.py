@@ -60,16 +60,20 @@ def diff_rows(before: Mapping[str, Any], after: Mapping[str, Any], diff: Mapping
                     for r in units.resource_order(set(old) | set(new)):
                         if old.get(r, 0) == new.get(r, 0):
                             continue
-                        delta = new.get(r, 0) - old.get(r, 0)
+                        was, now = old.get(r, 0), new.get(r, 0)
+                        delta = now - was
+                        # one rounding for the three numbers, so that they add up (228.6 → 243, +14.4)
+                        digits = max(units.places(was, r), units.places(now, r), units.places(delta, r))
+                        endless = units.is_unlimited(was) or units.is_unlimited(now)
                         rows.append(
                             {
                                 "section": title,
                                 "node": name,
                                 "url": url,
                                 "field": f"{FIELD_LABELS.get(field, field)} · {r}",
-                                "before": units.human(old.get(r, 0), r),
-                                "after": units.human(new.get(r, 0), r),
-                                "delta": units.human(delta, r, signed=True),
+                                "before": units.human(was, r, decimals=digits),
+                                "after": units.human(now, r, decimals=digits),
+                                "delta": "" if endless else units.human(delta, r, signed=True, decimals=digits),
                                 "css": "up" if delta > 0 else "down",
                             }
                         )

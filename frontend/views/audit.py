@@ -11,18 +11,24 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from rest_framework.exceptions import PermissionDenied, ValidationError
 
 from engine.audit import QUEUE
 from engine.resources import ResourceList
 from engine.wording import duration
 from frontend import staging
 from frontend.presenters.units import human
-from frontend.views.common import admin_required, state
-from planning.audit import MAX_DAYS, run
+from frontend.views.common import admin_required, state, viewer_required
+from planning.audit import MAX_DAYS, run, scope, within
+from quotas.access import is_admin
 from quotas.models import Queue, QuotaGroup
 
 WINDOWS = (1, 7, 14, 30)
 ROWS = 10  # per table, the first (most pressing) ones; ``?all=1`` shows every row
+SUGGESTION_GONE = (
+    "This suggestion no longer applies: the node, its guarantee or the resource changed since the audit was drawn. "
+    "Open the Audit page again for the current suggestions."
+)
 
 
 def _node_url(tree: str, name: str) -> str:
@@ -33,17 +39,35 @@ def _ratio(ratio: float | None) -> str:
     return "—" if ratio is None else f"{ratio:.2f}\u00d7"
 
 
-@admin_required
+@viewer_required
 def audit_page(request: HttpRequest) -> HttpResponse:
+    """Admins: the whole cluster (or ``?team=``'s subtrees); a team member, a department lead above all: its own
+    subtrees (``planning.audit.scope``), without the suggestions, which only an admin can apply."""
+    team = request.GET.get("team") or ""
+    try:
+        nodes = scope(request.user, team or None)
+    except PermissionDenied as refused:
+        return render(request, "frontend/forbidden.html", {"why": str(refused.detail)}, status=403)
+    except ValidationError:
+        raise Http404(f"There is no team named {team}.") from None
     st = state(request)
     try:
         days = min(MAX_DAYS, max(1, int(request.GET.get("days", "7"))))
     except ValueError:
         days = 7
-    context: dict[str, Any] = {"nav": "audit", "days": days, "windows": WINDOWS, "cluster": st.cluster}
+    context: dict[str, Any] = {
+        "nav": "audit",
+        "days": days,
+        "windows": WINDOWS,
+        "cluster": st.cluster,
+        "team": team,
+        "scoped": nodes is not None,
+        "may_stage": is_admin(request.user),
+    }
     if st.cluster is None:
         return render(request, "frontend/audit.html", context)
     _, result = run(st.cluster, days)
+    result = within(result, nodes)
 
     def node(tree: str, name: str) -> dict[str, str]:
         return {"tree": "queue" if tree == QUEUE else "quota group", "name": name, "url": _node_url(tree, name)}
@@ -117,7 +141,7 @@ def stage_suggestion(request: HttpRequest) -> HttpResponse:
     try:
         amount = int(request.POST.get("to", ""))
     except ValueError:
-        raise Http404("no such suggestion") from None
+        raise Http404(SUGGESTION_GONE) from None
     if kind == "queue":
         instance: Any = Queue.objects.filter(name=name).first()
         field = "guarantee"
@@ -125,10 +149,10 @@ def stage_suggestion(request: HttpRequest) -> HttpResponse:
         instance = QuotaGroup.objects.filter(name=name).first()
         field = "min"
     else:
-        raise Http404("no such suggestion")
+        raise Http404(SUGGESTION_GONE)
     current = getattr(instance, field, None) if instance is not None else None
     if instance is None or not current or resource not in current or amount < 0:
-        raise Http404("no such suggestion")
+        raise Http404(SUGGESTION_GONE)
     lowered = ResourceList({**current, resource: amount})
     staging.add(request, staging.node_entry(kind, instance, {field: lowered}))
     messages.info(request, f"Staged: {field} of {name} lowered to its peak use. Check the what-if, then apply.")

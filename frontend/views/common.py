@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -238,3 +238,20 @@ def render_page(request: HttpRequest, page: Page) -> HttpResponse:
         "updated": timezone.now(),
     }
     return render(request, page.template, context)
+
+
+def gone_node(what: str, name: str) -> str:
+    """The 404 page's sentence for a tree node that is not there (or not the user's to see): it may have been
+    renamed or deleted, which the latest changes show."""
+    return (
+        f"There is no {what} named {name}, or it is in a part of the trees your teams cannot see. It may have been "
+        "renamed or deleted: the latest changes list both."
+    )
+
+
+def named_or_404(model: Any, name: str, what: str) -> Any:
+    """The row of ``model`` named ``name``, or a 404 whose page says which node was not found."""
+    instance = model.objects.filter(name=name).first()
+    if instance is None:
+        raise Http404(gone_node(what, name))
+    return instance

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 
 from engine import rules
 from frontend import staging
@@ -17,7 +17,7 @@ from frontend.forms import DeleteForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters import trees
 from frontend.presenters.links import node_url
-from frontend.views.common import tree_editor
+from frontend.views.common import named_or_404, tree_editor
 from quotas import services
 from quotas.models import Queue, QuotaGroup
 
@@ -30,9 +30,9 @@ def delete(request: HttpRequest, kind_path: str, name: str) -> HttpResponse:
     """Confirm, then delete (or stage the deletion of) a queue or a quota group."""
     kind = KIND_OF_PATH.get(kind_path)
     if kind is None:
-        raise Http404("no such tree")
+        raise Http404(f"There is no tree named {kind_path}: the trees are queues and quotas.")
     model = MODELS[kind]
-    instance = get_object_or_404(model, name=name)
+    instance = named_or_404(model, name, "queue" if kind == "queue" else "quota group")
     children = list(instance.children.order_by("name").values_list("name", flat=True))
     context: dict[str, Any] = {
         "nav": "edit",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from engine import rules
@@ -16,7 +16,14 @@ from frontend import staging
 from frontend.forms import NamespaceWeightForm, VersionForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters.links import node_url
-from frontend.views.common import admin_required, owned_sentence, safe_next, tree_editor, trees_owner
+from frontend.views.common import (
+    admin_required,
+    named_or_404,
+    owned_sentence,
+    safe_next,
+    tree_editor,
+    trees_owner,
+)
 from quotas import services
 from quotas.models import Namespace, Queue
 
@@ -44,8 +51,8 @@ def index(request: HttpRequest) -> HttpResponse:
 def queue_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
     """Open or close a queue (POST) with the hierarchical state rules; children follow as the rules say."""
     if request.method != "POST" or action not in ("open", "close"):
-        raise Http404("use the buttons")
-    queue = get_object_or_404(Queue, name=name)
+        raise Http404("This address opens or closes a queue when its page's Open or Close button sends it.")
+    queue = named_or_404(Queue, name, "queue")
     form = VersionForm(request.POST)
     back = safe_next(request, node_url("queue", name))
     if not form.is_valid():
@@ -71,9 +78,9 @@ def queue_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
 @tree_editor
 def namespace_weight(request: HttpRequest, name: str) -> HttpResponse:
     """Set a namespace's weight (POST from the editor or a queue page), or stage it for the what-if page."""
-    ns = get_object_or_404(Namespace, name=name)
+    ns = named_or_404(Namespace, name, "namespace")
     if request.method != "POST":
-        raise Http404("use the form")
+        raise Http404("This address sets a namespace's weight when the editor's weight form sends it.")
     form = NamespaceWeightForm(request.POST, instance=ns, prefix=f"ns-{ns.pk}")
     back = safe_next(request, reverse("frontend:edit"))
     if not form.is_valid():

@@ -13,6 +13,7 @@ from frontend.presenters.links import node_url, node_urls
 from frontend.views.common import (
     Page,
     can_see,
+    gone_node,
     owned_sentence,
     pick,
     render_page,
@@ -29,11 +30,11 @@ PATH_OF_KIND = {"queue": "queues", "quota": "quotas"}
 def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpResponse:
     """The page of queue or quota group ``name``, restricted to what the user may read."""
     if not can_see(request, kind, name):
-        raise Http404(f"no {trees.TITLES[kind].lower()} {name}")
+        raise Http404(gone_node(trees.TITLES[kind].lower(), name))
     st = state(request)
     full = st.tree(kind)
     if name not in full.nodes:
-        raise Http404(f"no {trees.TITLES[kind].lower()} {name}")
+        raise Http404(gone_node(trees.TITLES[kind].lower(), name))
     visible = visible_names(request, kind)
     node = full.nodes[name]
     resources = units.resources_of(node.cap, node.floor, node.entitled, node.used, node.request) or ["cpu"]

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 
 from controlplane.resource_names import known_resource_names
 from engine import rules
@@ -24,13 +24,14 @@ from frontend.forms import QueueForm, QuotaGroupForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters import trees
 from frontend.presenters.links import node_url
-from frontend.views.common import tree_editor
+from frontend.views.common import named_or_404, tree_editor
 from planning.values_api import current_snapshot
 from quotas import services
 from quotas.models import Queue, QuotaGroup
 
 MODELS: dict[str, Any] = {"queue": Queue, "quota": QuotaGroup}
 FORMS: dict[str, Any] = {"queue": QueueForm, "quota": QuotaGroupForm}
+WHAT = {"queue": "queue", "quota": "quota group"}
 
 
 def _form_page(
@@ -87,7 +88,7 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
 
 def _edit(request: HttpRequest, kind: str, name: str | None) -> HttpResponse:
     model, form_class = MODELS[kind], FORMS[kind]
-    instance = get_object_or_404(model, name=name) if name is not None else None
+    instance = named_or_404(model, name, WHAT[kind]) if name is not None else None
     if request.method != "POST":
         initial = {"parent": request.GET["parent"]} if instance is None and request.GET.get("parent") else {}
         return _form_page(request, kind, form_class(instance=instance, initial=initial), instance)

@@ -56,7 +56,8 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
     cluster = current_cluster(request)
     found = presenter.read(cluster, [name])
     if cluster is None or not found:
-        raise Http404(f"no node {name}")
+        where = f"The cluster {cluster.name} has" if cluster is not None else "There is no cluster, so it has"
+        raise Http404(f"{where} no node named {name}: it may have been removed from the cluster.")
     node = found[0]
     resources = presenter.resources(found)
     visible = {"queue": visible_names(request, "queue"), "quota": visible_names(request, "quota")}

@@ -9,10 +9,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
+from engine.usage import node_key
 from frontend.presenters import jobs, recycling
+from frontend.presenters.department import department_rows
 from frontend.presenters.evictions import may_open, team_evictions
+from frontend.presenters.past_usage import half_life_of, sentence
 from frontend.presenters.team import owned_nodes, team_cards, team_view, waiting_counts
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
+from planning.department import department
 from quotas.access import is_admin, may_read_team, team_scope
 
 
@@ -43,7 +47,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
     each waits."""
     team_group = Group.objects.filter(name=group).first()
     if team_group is None or not may_read_team(request.user, team_group):
-        raise Http404("no such team")
+        raise Http404(f"There is no team named {group} whose page you may read.")
     st = state(request)
     qtree, gtree = st.tree("queue"), st.tree("quota")
     shown = team_view(
@@ -53,6 +57,15 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         ),
         lambda kind: visible_names(request, kind),
     )
+    # fairness over time (only when the policy turns it on): what the team's past usage does to its weight
+    member = request.user.groups.filter(pk=team_group.pk).exists()  # type: ignore[union-attr]
+    for s in shown.sections:
+        share = st.values.past.get(node_key(s["kind"], s["name"])) if st.values is not None else None
+        subject = "Your team" if member else f"Team {team_group.name}"
+        s["past_usage"] = sentence(share, subject, half_life_of(st.snapshot, s["kind"])) if share else ""
+        s["past_usage_ratio"] = share.to_dict()["past_usage_ratio"] if share else None
+    # a department lead's team: the teams below it side by side (planning.department)
+    below = department(team_group, st.cluster, st.snapshot, st.values) if st.cluster is not None else []
     # the jobs of the team's queues, or of its quota groups when it has no queue; its evictions are theirs
     scope = team_scope(team_group)
     jobs_of = (scope.kind, sorted(scope.names))
@@ -61,6 +74,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         "nav": "team",
         "team": team_group,
         "sections": shown.sections,
+        "department": department_rows(below, st.snapshot),
         "cluster": st.cluster,
         **jobs.of_subtree(st.cluster, *jobs_of),
         "jobs_caption": "Your jobs, and why each waits",
@@ -84,6 +98,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
                 "frag-team": "frontend/partials/team_sections.html",
                 "frag-jobs": "frontend/partials/jobs_table.html",
                 "frag-evictions": "frontend/partials/team_evictions.html",
+                **({"frag-department": "frontend/partials/team_department.html"} if below else {}),
             },
         ),
     )

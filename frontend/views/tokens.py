@@ -67,7 +67,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 def revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = ApiToken.objects.filter(user=request.user, pk=pk).select_related("user").first()
     if token is None:
-        raise Http404("no such token of yours")
+        raise Http404("You have no such API token: it may have been revoked and removed already.")
     name, prefix = token.name, token.prefix
     revoke_token(token, request=request)
     messages.success(request, f"Token {name} ({prefix}…) revoked: requests bearing it are refused from now on.")

@@ -41,7 +41,7 @@ def tree_page(request: HttpRequest, kind_path: str) -> HttpResponse:
     (``?root=``, with a breadcrumb back up); a click on a leaf opens the node."""
     kind = KIND_OF_PATH.get(kind_path)
     if kind is None:
-        raise Http404("no such tree")
+        raise Http404(f"There is no tree named {kind_path}: the trees are queues and quotas.")
     st = state(request)
     tree = st.tree(kind, visible_names(request, kind))
     r = resource_of(request, tree)

@@ -16,10 +16,13 @@ from django.shortcuts import redirect
 from controlplane.resource_names import known_resource_names
 from engine.changes import ProposalError, apply_changes, compare, node_values
 from engine.values import compute_values
+from engine.wording import plural
 from frontend import figures, staging
 from frontend.presenters import impact, units
 from frontend.presenters import whatif as whatif_rows
 from frontend.views.common import Page, admin_required, owned_sentence, render_page, state, tree_editor, trees_owner
+
+POST_ONLY = "This address acts when the What-if page's {button} button sends it; open the What-if page to use it."
 
 
 def fingerprint(entries: Sequence[Mapping[str, Any]]) -> str:
@@ -83,7 +86,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
 def apply(request: HttpRequest) -> HttpResponse:
     """Apply every staged edit in one transaction (POST); all or nothing."""
     if request.method != "POST":
-        raise Http404("use the Apply button")
+        raise Http404(POST_ONLY.format(button="Apply"))
     entries = staging.staged(request)
     if not entries:
         messages.info(request, "Nothing is staged.")
@@ -109,7 +112,7 @@ def apply(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"Nothing was applied: {exc}")
         return redirect("frontend:whatif")
     staging.save(request, [])
-    messages.success(request, f"Applied {done.count} change(s) in one transaction: " + "; ".join(done.summaries))
+    messages.success(request, f"Applied {plural(done.count, 'change')} in one transaction: " + "; ".join(done.summaries))
     return redirect("frontend:whatif")
 
 
@@ -117,10 +120,10 @@ def apply(request: HttpRequest) -> HttpResponse:
 def discard(request: HttpRequest) -> HttpResponse:
     """Forget every staged edit (POST)."""
     if request.method != "POST":
-        raise Http404("use the Discard button")
+        raise Http404(POST_ONLY.format(button="Discard"))
     n = len(staging.staged(request))
     staging.save(request, [])
-    messages.info(request, f"Discarded {n} staged change(s).")
+    messages.info(request, f"Discarded {plural(n, 'staged change')}.")
     return redirect("frontend:whatif")
 
 
@@ -128,7 +131,7 @@ def discard(request: HttpRequest) -> HttpResponse:
 def remove(request: HttpRequest, index: int) -> HttpResponse:
     """Forget one staged edit (POST)."""
     if request.method != "POST":
-        raise Http404("use the Remove button")
+        raise Http404(POST_ONLY.format(button="Remove"))
     entries = staging.staged(request)
     if 0 <= index < len(entries):
         gone = entries.pop(index)

@@ -92,7 +92,7 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
-    _sync_podgroups(cluster, snap, pg_docs, report, now)
+    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects))
     _sync_pods(cluster, snap, report, now, left_out)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
@@ -101,6 +101,22 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
 def _key_of(obj: Mapping[str, Any]) -> ProblemKey:
     meta = obj.get("metadata") or {}
     return str(obj.get("kind") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _controllers(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each PodGroup's controller (its ``ownerReference`` with ``controller: true``), as ``Kind name (apiVersion)``,
+    by ``namespace/name`` (``PodGroup.kube_owner``: such a PodGroup is deleted through its owner)."""
+    out = {}
+    for obj in objects:
+        if obj.get("kind") != "PodGroup":
+            continue
+        meta = obj.get("metadata") or {}
+        refs = meta.get("ownerReferences") or []
+        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller")), None)
+        if ref is not None:
+            key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+            out[key] = f"{ref.get('kind', '?')} {ref.get('name', '?')} ({ref.get('apiVersion', '?')})"[:400]
+    return out
 
 
 def _auto_podgroups(snap: Snapshot) -> list[str]:
@@ -289,7 +305,9 @@ def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> set[str]:
     return left_out
 
 
-def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Report, now: datetime) -> None:
+def _sync_podgroups(
+    cluster: Cluster, snap: Snapshot, keys: set[str], report: Report, now: datetime, owners: Mapping[str, str]
+) -> None:
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
@@ -299,17 +317,27 @@ def _sync_podgroups(cluster: Cluster, snap: Snapshot, keys: set[str], report: Re
         row = rows.get(key)
         changed = row is None or _changed(row, info)
         try:
-            _write_podgroup(cluster, info, row, specs)
+            _write_podgroup(cluster, info, row, specs, owners.get(key))
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
         if notes:
             report.held[("PodGroup", info.namespace, info.name)] = "; ".join(notes)
         report.written["PodGroup"] += int(changed)
-    gone = [rows[key].pk for key in set(rows) - keys]
-    if gone:  # recorded as removed jobs, with their evictions (``scheduling.evictions``)
+    gone = [rows[key] for key in sorted(set(rows) - keys)]
+    asked = [pg for pg in gone if pg.deletion_requested_at is not None]  # a person's job action (``job_actions``)
+    for pg in asked:
         report.deleted["PodGroup"] += evictions.remove_podgroups(
-            PodGroup.objects.filter(pk__in=gone),
+            PodGroup.objects.filter(pk=pg.pk),
+            now,
+            RemovalCause.DELETED,
+            f"deleted by {pg.deletion_requested_by or 'a person'} (job action), through the API server of the "
+            f"Kubernetes cluster {cluster.name}",
+        )
+    others = [pg.pk for pg in gone if pg.deletion_requested_at is None]
+    if others:  # recorded as removed jobs, with their evictions (``scheduling.evictions``)
+        report.deleted["PodGroup"] += evictions.remove_podgroups(
+            PodGroup.objects.filter(pk__in=others),
             now,
             RemovalCause.KUBERNETES,
             f"its PodGroup was deleted from the Kubernetes cluster {cluster.name}",
@@ -331,9 +359,16 @@ def _changed(row: PodGroup, info: PodGroupInfo) -> bool:
 
 
 @transaction.atomic
-def _write_podgroup(cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, specs: Mapping[str, Any]) -> None:
+def _write_podgroup(
+    cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, specs: Mapping[str, Any], owner: str | None
+) -> None:
     """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum."""
-    if row is not None and not _changed(row, info) and row.min_task_member == dict(info.min_task_member):
+    if (
+        row is not None
+        and not _changed(row, info)
+        and row.min_task_member == dict(info.min_task_member)
+        and row.kube_owner == owner
+    ):
         return
     if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
         ns = Namespace.objects.get(name=info.namespace)
@@ -352,12 +387,16 @@ def _write_podgroup(cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, 
         "min_resources": info.min_resources,
         "priority": info.priority,
         "priority_class_name": info.priority_class,
+        "kube_owner": owner,
     }
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)
+        fields = None
+    else:  # only what the object says: a person's job action meanwhile (``PodGroup.suspended_at``, ...) stays
+        fields = [*values, "updated"]
     for k, v in values.items():
         setattr(row, k, v)
-    row.save()
+    row.save(update_fields=fields)
 
 
 def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime, left_out: set[str]) -> None:

@@ -8,6 +8,8 @@
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
   (2 s doubling, at most 60 s); the pod stays Releasing, holding its node, meanwhile;
+* **deletions** a person asked for (``scheduling.job_actions.delete``): the job's pods, then its PodGroup, are
+  deleted (one a controller owns is left, with the reason on the job);
 * **PodGroup status** as Volcano writes it: ``phase``, ``conditions`` (Scheduled / Unschedulable with reason,
   message, transitionID, lastTransitionTime), and the ``running`` / ``succeeded`` / ``failed`` counts;
 * **Queue status** as Volcano's queue controller writes it: ``state``, the podgroups ``pending`` / ``inqueue`` /
@@ -36,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count, Q
 from kubernetes import client as k8s
 
@@ -53,6 +56,7 @@ from scheduling.models import (
     KubeObjectProblem,
     Pod,
     PodGroup,
+    PodGroupReason,
 )
 
 __all__ = ["CONFLICT_RETRIES", "Sender"]
@@ -101,8 +105,9 @@ class Sender:
         return self._values
 
     def send_all(self) -> dict[str, int]:
-        for step in (self.send_bindings, self.send_evictions, self.write_podgroup_status, self.write_queue_status,
-                     self.write_elastic_quotas, self.write_trees, self.send_problem_events):  # fmt: skip
+        for step in (self.send_bindings, self.send_evictions, self.send_deletions, self.write_podgroup_status,
+                     self.write_queue_status, self.write_elastic_quotas, self.write_trees,
+                     self.send_problem_events):  # fmt: skip
             try:
                 step()
             except k8s.ApiException as exc:  # one failed kind does not stop the others; the next pass retries
@@ -203,6 +208,59 @@ class Sender:
                 logger.info("eviction of %s/%s refused (%s): %s", ns, name, status, message)
         if eviction is not None:
             Eviction.objects.filter(pk=eviction.pk).update(**update)
+
+    def send_deletions(self) -> None:
+        """The jobs a person asked to delete (``scheduling.job_actions.delete``: ``PodGroup.deletion_requested_at``):
+        their pods, then their PodGroup, are deleted from the API server (a 404 is gone already); the mirror then sees
+        them gone and records the job as removed, cause ``deleted``. A PodGroup that a controller owns (a Volcano
+        Job, ...) is not deleted, since its controller would make it again: the request is dropped and the job's
+        reason history says to delete its owner instead."""
+        kind = KIND_BY_PATH[("scheduling.volcano.sh", "podgroups")]
+        objects = self.objects(kind.group, kind.plural)
+        asked = PodGroup.objects.filter(cluster=self.cluster, deletion_requested_at__isnull=False).select_related(
+            "namespace"
+        )
+        for pg in asked:
+            ns = pg.namespace.name
+            obj = objects.get((ns, pg.name))
+            if obj is None:
+                continue  # gone already: the mirror removes the row
+            owner = next(
+                (r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None
+            )
+            if owner is not None:
+                self._refuse_deletion(pg, owner)
+                continue
+            for pod in Pod.objects.filter(podgroup=pg).values_list("name", flat=True):
+                try:
+                    _drain(self.core.delete_namespaced_pod(pod, ns, _preload_content=False))
+                except k8s.ApiException as exc:
+                    if exc.status != 404:
+                        raise
+            try:
+                self.custom.delete_namespaced_custom_object(kind.group, kind.version, ns, kind.plural, pg.name)
+            except k8s.ApiException as exc:
+                if exc.status != 404:
+                    raise
+            self._count("jobs_deleted")
+
+    def _refuse_deletion(self, pg: PodGroup, owner: Mapping[str, Any]) -> None:
+        """An owner that came after the request (the API refuses a known one, ``job_actions.delete``)."""
+        from scheduling.job_actions import owned_refusal
+
+        what = f"{owner.get('kind', '?')} {owner.get('name', '?')} ({owner.get('apiVersion', '?')})"
+        message = owned_refusal(pg, what)
+        with transaction.atomic():
+            PodGroup.objects.filter(pk=pg.pk).update(
+                deletion_requested_at=None, deletion_requested_by=None, reason="DeleteRefused", message=message
+            )
+            PodGroupReason.objects.create(
+                podgroup=pg, time=self.now, phase=pg.phase, reason="DeleteRefused", message=message,
+                blocker={"kind": "policy", "name": f"{pg.namespace.name}/{pg.name}", "resource": None,
+                         "requested": None, "available": None, "limit": "owner"},
+            )  # fmt: skip
+        self.problems.append(f"cluster {self.cluster.name}: {message}")
+        self._count("deletions_refused")
 
     # -- statuses -------------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ def test_the_root_lists_every_collection_and_endpoint(admin_api: Any) -> None:
     links = response.json()
     expected = {
         "queues", "quota-groups", "namespaces", "clusters", "nodes", "podgroups", "pods", "sessions", "evictions",
-        "samples", "whatif", "simulate", "export", "audit", "security-events",
+        "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests",
     }  # fmt: skip
     assert set(links) == expected
     for name, url in links.items():

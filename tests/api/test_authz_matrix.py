@@ -30,6 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from changerequests import services as change_requests
 from engine.resources import parse_resource_list
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -65,6 +66,14 @@ EXPECTED: dict[str, str] = {
     "v1_queues_close_create":            "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_queues_explain_retrieve":        "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     "v1_queues_tree_list":               "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    # --- change requests: a team files within its subtree (elsewhere: 400 naming the node), sees its own; its
+    # requester never decides it (403), only the requester withdraws; an approver above it (here only admins) decides
+    "v1_change_requests_list":           "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_create":         "201 201 | 201 400 | 400 201 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_retrieve":       "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_approve_create": "200 200 | 403 404 | 404 403 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_reject_create":  "200 200 | 403 404 | 404 403 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_withdraw_create": "403 403 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     # --- quota groups ----------------------------------------------------------------------------------------
     "v1_quota_groups_list":              "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     "v1_quota_groups_create":            "201 201 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
@@ -106,6 +115,13 @@ EXPECTED: dict[str, str] = {
     "v1_podgroups_destroy":              "204 204 | 204 404 | 404 204 | 403 403 | 403 403 | 401 401",
     "v1_podgroups_history_list":         "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     "v1_podgroups_why_retrieve":         "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    # job actions (scheduling.job_actions): the job is Pending, its pod Releasing: not suspended (resume: 409),
+    # nothing of it placed (requeue: 409)
+    "v1_podgroups_suspend_create":       "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_podgroups_resume_create":        "409 409 | 409 404 | 404 409 | 403 403 | 403 403 | 401 401",
+    "v1_podgroups_requeue_create":       "409 409 | 409 404 | 404 409 | 403 403 | 403 403 | 401 401",
+    "v1_podgroups_delete_create":        "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_podgroups_manifest_retrieve":    "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     "v1_pods_list":                      "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     "v1_pods_create":                    "201 201 | 201 400 | 400 201 | 403 403 | 403 403 | 401 401",
     "v1_pods_retrieve":                  "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
@@ -128,8 +144,10 @@ EXPECTED: dict[str, str] = {
     "v1_simulate_create":                "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     # --- export: the whole organisation, admins only ------------------------------------------------------
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
-    # --- audit: every team against every other, admins only ------------------------------------------------
-    "v1_audit_retrieve":                 "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # --- audit: admins every node (or ?team='s subtrees), a member its own teams' subtrees only ---------------
+    "v1_audit_retrieve":                 "200 200 | 200 403 | 403 200 | 403 403 | 403 403 | 401 401",
+    # --- a team's department (the teams below it): admins, its members, the leads of a team above it ----------
+    "v1_teams_department_retrieve":      "200 200 | 200 404 | 404 200 | 404 404 | 404 404 | 401 401",
     # --- the security log: staff only, read-only ---------------------------------------------------------
     "v1_security_events_list":           "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_security_events_retrieve":       "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
@@ -229,6 +247,11 @@ def _build() -> World:
     users["elsewhere"].groups.add(team_b)
     users["agent"].groups.add(Group.objects.get_or_create(name="node-agents")[0])
     NodeAgentBinding.objects.create(user=users["agent"], cluster=cluster, pool="pool-a")
+    # a change request of each side, filed by its team member for its own queue (open: it can be decided)
+    for side, user in (("a", users["member"]), ("b", users["elsewhere"])):
+        queue = "team-a1" if side == "a" else "team-b"
+        change = {"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 3}}
+        ids[f"cr-{side}"] = change_requests.file_request(user, [change]).pk
     clients = {"anonymous": APIClient()}
     for role, user in users.items():
         clients[role] = APIClient()
@@ -259,6 +282,7 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
         "namespaces": f"ns-{s}",
         "clusters": "default",
         "nodes": f"n-{s}",
+        "teams": f"team-{s}",
     }
     numbers = {
         "podgroups": ids[f"pg-{s}"],
@@ -267,6 +291,7 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
         "samples": ids[f"sample-{s}"],
         "sessions": ids["session"],
         "security-events": ids[f"security-{s}"],
+        "change-requests": ids[f"cr-{s}"],
     }
     if "{name}" in path:
         return {"name": names[resource]}
@@ -304,7 +329,10 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         "v1_nodes_heartbeat_create": lambda: ({"allocatable": {"cpu": "9999"}}, ""),
         "v1_podgroups_create": lambda: ({"namespace": f"ns-{s}", "name": "new-pg", "queue": queue}, ""),
         # (not the priority: only admins change that of an existing job, test_job_priority.py)
-        "v1_podgroups_update": lambda: ({"namespace": f"ns-{s}", "name": f"pg-{s}", "queue": queue, "min_member": 1}, ""),
+        "v1_podgroups_update": lambda: (
+            {"namespace": f"ns-{s}", "name": f"pg-{s}", "queue": queue, "min_member": 1},
+            "",
+        ),
         "v1_podgroups_partial_update": lambda: ({"min_member": 1}, ""),
         "v1_pods_create": lambda: (
             {"namespace": f"ns-{s}", "name": "new-pod", "podgroup": f"pg-{s}", "request": {"cpu": "1"}},
@@ -320,6 +348,14 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         ),
         "v1_simulate_create": lambda: ({"manifests": MANIFEST}, ""),
         "v1_export_retrieve": lambda: (None, "?format=volcano"),
+        "v1_audit_retrieve": lambda: (None, f"?team=team-{s}"),
+        "v1_change_requests_create": lambda: (
+            {"changes": [{"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 4}}]},
+            "",
+        ),
+        "v1_change_requests_approve_create": lambda: ({"comment": "ok"}, ""),
+        "v1_change_requests_reject_create": lambda: ({"comment": "no"}, ""),
+        "v1_change_requests_withdraw_create": lambda: ({"comment": "never mind"}, ""),
     }
     return bodies[op]() if op in bodies else (None, "")
 
@@ -373,7 +409,7 @@ NOT_ABOUT_A_TEAM = {
     "v1_queues_list", "v1_queues_tree_list", "v1_quota_groups_list", "v1_quota_groups_tree_list",
     "v1_namespaces_list", "v1_clusters_list", "v1_clusters_retrieve", "v1_nodes_list", "v1_nodes_retrieve",
     "v1_podgroups_list", "v1_pods_list", "v1_sessions_list", "v1_sessions_retrieve", "v1_sessions_decisions_list",
-    "v1_evictions_list", "v1_samples_list", "v1_simulate_create",
+    "v1_evictions_list", "v1_samples_list", "v1_simulate_create", "v1_change_requests_list",
 }  # fmt: skip
 AGENT_API = {"v1_nodes_create", "v1_nodes_heartbeat_create", "v1_nodes_pods_list", "v1_pods_status_create",
              "v1_pods_gone_create"}  # fmt: skip

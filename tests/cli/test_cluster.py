@@ -44,3 +44,24 @@ def test_a_forced_queue_delete_leaves_a_mirrored_clusters_jobs_in_one_line(cli: 
         "Kubernetes: delete them there with kubectl; Fairway only reads them"
     ]
     assert PodGroup.objects.filter(cluster=prod, name="train").exists()
+
+
+def test_cluster_show_has_its_settings_and_its_nodes_totals_in_people_s_units(cli: Run) -> None:
+    from tests.support import factories as f
+
+    cluster = f.ClusterFactory(name="gpu", description="the A100 pool", node_heartbeat_timeout=90)
+    f.NodeFactory(cluster=cluster, name="g1", allocatable={"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"})
+    f.NodeFactory(cluster=cluster, name="g2", allocatable={"cpu": "64", "nvidia.com/gpu": "8"}, unschedulable=True)
+    pod = f.PodFactory(cluster=cluster, name="p", status="Running", request={"cpu": "30", "nvidia.com/gpu": "3"})
+    pod.node = cluster.nodes.get(name="g1")
+    pod.save()
+    code, out, err = cli("cluster", "show", "gpu")
+    assert (code, err) == (0, "")
+    lines = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in out.splitlines()) if sep}
+    assert lines["Description"] == "the A100 pool"
+    assert lines["Node heartbeat timeout"] == "1 min 30 s"
+    assert lines["Nodes"] == "2 nodes (1 Ready, 1 cordoned)"
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith(("cpu ", "nvidia"))}
+    assert rows["cpu"] == ["128", "cores", "30", "cores", "0", "cores", "98", "cores"]
+    assert rows["nvidia.com/gpu"] == ["16", "GPUs", "3", "GPUs", "0", "GPUs", "13", "GPUs"]
+    assert cli("cluster", "show", "nope")[2] == 'error: cluster "nope" not found\n'

@@ -225,7 +225,7 @@ def test_what_if_shows_the_diff_and_apply_persists_it(site: str, page: Any) -> N
     shot(page, "15-whatif")
     page.get_by_role("button", name="Apply 2 changes").click()
     page.wait_for_load_state()
-    assert "Applied 2 change(s) in one transaction" in page.content()
+    assert "Applied 2 changes in one transaction" in page.content()
     assert Namespace.objects.get(name="ns1").weight == 1 and Queue.objects.get(name="q2").weight == 1
     shot(page, "16-whatif-applied")
 

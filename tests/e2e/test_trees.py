@@ -127,7 +127,8 @@ def test_the_new_queue_form_shows_every_problem_at_once_then_a_warning(site: str
     page.click("#save")
     page.wait_for_selector("#form-errors")
     summary = page.locator("#form-errors").inner_text()
-    assert summary.startswith("Not saved: 5 problems."), summary  # five inputs, deserved memory twice
+    # five inputs, deserved memory twice: six messages, each counted
+    assert summary.startswith("Not saved: 6 problems."), summary
     for field in ("name", "weight", "priority", "capability__cpu", "deserved__memory"):
         assert page.locator(f"#id_{field}-errors").is_visible(), field
     assert "must be <= capability memory 1Gi" in page.locator("#id_deserved__memory-errors").inner_text()

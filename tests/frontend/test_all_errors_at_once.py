@@ -44,7 +44,9 @@ def test_the_new_queue_form_reports_every_problem_at_once(admin_client: Any, org
     assert any("must be >= guarantee memory 4Gi" in e for e in errors["deserved__memory"])
     assert any("deserved cpu" in e and "32" in e for e in errors.get("__all__", []) + errors.get("deserved__cpu", []))
     html = response.content.decode()
-    assert f"Not saved: {len(errors)} problems." in html
+    # every message counts, not every field: deserved__memory shows two (issue 30: "4 problems" over five messages)
+    assert len(errors["deserved__memory"]) > 1
+    assert f"Not saved: {sum(len(m) for m in errors.values())} problems." in html
     assert not Queue.objects.filter(name__iexact="bad_name").exists()
 
 

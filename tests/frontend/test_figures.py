@@ -168,6 +168,17 @@ def test_sizes_follow_caps_and_fit_in_the_parent() -> None:
     assert effective_cap(tree, "a1", "cpu") == 10 and effective_cap(tree, "b", "memory") == 0
 
 
+def test_a_chain_of_unlimited_nodes_that_claim_nothing_keeps_every_level() -> None:
+    """root > a (unlimited, claims nothing: a sliver) > b > c, each the only child and unlimited: every level has a
+    sector (b fills a's, c fills b's), so the figure zoomed into a or b still draws the levels below."""
+    tree = make_tree({"root": (None, None), "a": ("root", None), "b": ("a", None), "c": ("b", None), "d": ("root", 50)})
+    s = sizes(tree, "cpu")
+    assert s["a"] > 0 and s["b"] == pytest.approx(s["a"]) and s["c"] == pytest.approx(s["b"])
+    assert s["b"] < s["a"] and s["c"] < s["b"]  # within its parent (branchvalues="total")
+    zoomed = figures.tree_figure(tree, "cpu", {}, root="b")
+    assert isinstance(zoomed, dict) and list(zoomed["data"][0]["ids"]) == ["b", "c"]
+
+
 caps = st.one_of(st.none(), st.integers(0, 1_000))
 
 

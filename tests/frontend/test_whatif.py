@@ -66,7 +66,7 @@ def test_apply_writes_every_staged_change_in_one_go(admin_client: Any, table2: N
     admin_client.post("/edit/queues/q2/", {**queue_form("q2", q2.version, "root", 2), "action": "stage"})
     page = admin_client.get("/whatif/")
     applied = admin_client.post("/whatif/apply/", {"fingerprint": page.context["fingerprint"]}, follow=True)
-    assert "Applied 2 change(s) in one transaction" in applied.content.decode()
+    assert "Applied 2 changes in one transaction" in applied.content.decode()
     assert Namespace.objects.get(name="ns1").weight == 1
     assert Queue.objects.get(name="q2").weight == 2
     assert admin_client.get("/whatif/").context["entries"] == []

@@ -57,6 +57,8 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     seed.podgroup(podgroup("team-ml", "train", "ml"))
     seed.pod(pod("team-ml", "train-0", group="train"))
     seed.pod(pod("team-ml", "stray", group="missing"))  # an object Fairway cannot apply: an Event
+    seed.podgroup(podgroup("team-ml", "old", "ml"))  # a job a person deletes (job_actions): its pod, then itself
+    seed.pod(pod("team-ml", "old-0", group="old"))
     k8s.CustomObjectsApi(kube).create_namespaced_custom_object("scheduling.x-k8s.io", "v1alpha1", "team-ml",
         "elasticquotas", {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
                           "metadata": {"name": "team-ml"}, "spec": {"max": {"cpu": "4"}}})  # fmt: skip
@@ -68,6 +70,10 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     Pod.objects.filter(pk=row.pk).update(status="Releasing")
     Eviction.objects.create(cluster=kcluster, pod=row, pod_uid="team-ml/train-0", namespace="team-ml",
                             action="preempt", created=timezone.now())  # fmt: skip
+    from scheduling import job_actions
+    from scheduling.models import PodGroup
+
+    job_actions.delete(PodGroup.objects.get(cluster=kcluster, name="old"), None, timezone.now())
     services.delete_queue(services.Queue.objects.get(name="gone"))
     services.delete_quota_group(services.QuotaGroup.objects.get(name="qgone"))
     wait_for(lambda: "gone" in next(i for i in adapter.informers if i.kind.plural == "queues").cache)

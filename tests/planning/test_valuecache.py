@@ -68,8 +68,21 @@ def _delete_a_podgroup(cluster: Cluster, api: Any) -> None:
 
 
 def _change_the_cluster_settings(cluster: Cluster, api: Any) -> None:
+    cluster.scheduler_policy = (
+        'actions: "enqueue, allocate, backfill, reclaim"\n'
+        "tiers:\n- plugins: [{name: priority}, {name: gang}, {name: conformance}]\n"
+        "- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]\n"
+    )
+    cluster.save()
+
+
+def _change_a_setting_the_values_do_not_read(cluster: Cluster, api: Any) -> None:
     cluster.node_heartbeat_timeout += 1
     cluster.save()
+
+
+def _heartbeat_alone(cluster: Cluster, api: Any) -> None:
+    agent.heartbeat(Node.objects.get(name="n1"), timezone.now())
 
 
 def _commit_a_session(cluster: Cluster, api: Any) -> None:
@@ -85,7 +98,12 @@ WRITERS: dict[str, Callable[..., None]] = {
     "agent pod report": _report_a_pod_running,
     "podgroup delete": _delete_a_podgroup,
     "cluster settings": _change_the_cluster_settings,
-    "session commit": _commit_a_session,
+}
+# writes that move the cluster's revision without changing anything the values are computed from
+UNCHANGING: dict[str, Callable[..., None]] = {
+    "agent heartbeat alone": _heartbeat_alone,
+    "heartbeat timeout": _change_a_setting_the_values_do_not_read,
+    "session commit with no decision": _commit_a_session,
 }
 
 
@@ -97,6 +115,26 @@ def test_every_writer_invalidates_the_cached_values(cluster: Cluster, writer: st
     WRITERS[writer](cluster, admin_api)
     assert valuecache.fingerprint(cluster) != before
     assert valuecache.current(cluster)[1] is not values
+
+
+@pytest.mark.parametrize("writer", list(UNCHANGING), ids=list(UNCHANGING))
+def test_a_write_that_changes_nothing_the_values_read_keeps_them(cluster: Cluster, writer: str) -> None:
+    """The revision moves (a heartbeat does, every few seconds for each node of a live cluster), the snapshot read
+    again equals the one the values came from: the same values object is handed back, equal to a computation from
+    scratch, and the next real change still brings new ones."""
+    from engine.changes import node_values
+    from engine.values import compute_values
+
+    _, values = valuecache.current(cluster)
+    before = valuecache.fingerprint(cluster)
+    UNCHANGING[writer](cluster, None)
+    assert valuecache.fingerprint(cluster) != before
+    snapshot, kept = valuecache.current(cluster)
+    assert kept is values
+    assert node_values(kept) == node_values(compute_values(snapshot))
+    _heartbeat_with_more_cpu(cluster, None)
+    snapshot, fresh = valuecache.current(cluster)
+    assert fresh is not values and snapshot.nodes["n1"].allocatable["cpu"] == 16000
 
 
 def test_the_recomputed_values_show_the_write(cluster: Cluster) -> None:

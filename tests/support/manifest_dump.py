@@ -22,7 +22,7 @@ from engine.manifests.common import (
     TASK_SPEC_ANNOTATION,
     _format_time,
 )
-from engine.manifests.export import namespace_manifests, queue_manifest, quota_group_manifest
+from engine.manifests.export import POD_PHASE, namespace_manifests, queue_manifest, quota_group_manifest
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     BUILTIN_QUEUES,
@@ -150,20 +150,6 @@ def _dump_condition(c: PodGroupCondition) -> dict[str, Any]:
     return out
 
 
-_STATUS_PHASE: dict[TaskStatus, str | None] = {
-    TaskStatus.PENDING: None,
-    TaskStatus.PIPELINED: None,
-    TaskStatus.ALLOCATED: "Pending",
-    TaskStatus.BINDING: "Pending",
-    TaskStatus.BOUND: "Pending",
-    TaskStatus.RUNNING: "Running",
-    TaskStatus.RELEASING: "Running",
-    TaskStatus.SUCCEEDED: "Succeeded",
-    TaskStatus.FAILED: "Failed",
-    TaskStatus.UNKNOWN: "Unknown",
-}
-
-
 def _dump_task(task: TaskInfo) -> dict[str, Any]:
     labels = dict(task.labels)
     if task.quota_group is not None:
@@ -200,7 +186,7 @@ def _dump_task(task: TaskInfo) -> dict[str, Any]:
     if task.tolerations:
         spec["tolerations"] = [_dump_toleration(t) for t in task.tolerations]
     status: dict[str, Any] = {}
-    phase = _STATUS_PHASE[task.status]
+    phase = POD_PHASE[task.status]
     if task.status is TaskStatus.RUNNING and not has_node:
         phase = None  # a Running task without a node cannot be written; it reads back as Pending
     if phase is not None:

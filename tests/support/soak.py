@@ -8,7 +8,7 @@ round, so jobs arrive at ``make run``'s rate), the scheduling session, the recyc
 the node check. Faults can be injected at given virtual times: a node's plug pulled (and put back) and a control
 plane outage (nothing runs for a while, as with the broker down).
 
-Used by ``tests/integration/test_soak.py`` (the suite's soak) and ``bench/bench_soak.py`` (the README's figures).
+Used by ``tests/integration/test_soak.py`` (the suite's soak) and ``bench/bench_soak.py`` (the figures of docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def _gpu_pod(gang: str, i: int, gpu: int) -> TaskInfo:
 
 
 def test_the_readmes_worked_example() -> None:
-    # README, "Victims chosen with gangs in mind": runtime 36 GPUs, used 44, need 8
+    # docs/recycling-and-gangs.md, "Victims chosen with gangs in mind": runtime 36 GPUs, used 44, need 8
     def gang(name: str, n: int, gpu: int, ran: float) -> list[TaskInfo]:
         return [TaskInfo("ml", f"{name}-{i}", f"ml/{name}", request=ResourceList({GPU: gpu}), priority=100,
                          start_timestamp=1000.0 - ran, status=TaskStatus.RUNNING, node="n") for i in range(n)]  # fmt: skip

@@ -56,6 +56,7 @@ def test_every_field_is_set_from_its_argument() -> None:
         "start_timestamp": 2.5,
         "preemption_policy": "Never",
         "pipelined": True,
+        "nominated": "n2",
     }
     assert set(values) == {f.name for f in INIT_FIELDS}
     by_name = TaskInfo(**values)  # type: ignore[arg-type]

@@ -637,7 +637,7 @@ def test_scalar_missing_from_request_is_not_deserved() -> None:
 
 def test_unknown_queue_jobs_are_reported_and_ignored() -> None:
     result = compute_proportion([QueueSpec("q")], [job("q", rl(cpu="1")), job("ghost", rl(cpu="1"))], rl(cpu="4"))
-    assert result.warnings == ("1 job(s) name queue 'ghost', which does not exist; ignored",)
+    assert result.warnings == ("1 job names queue 'ghost', which does not exist; ignored",)  # no "(s)" (issue 30)
     assert not result.allocatable("ghost", rl(cpu="1"))
     assert result.allocatable("ghost", rl(cpu="1")).reason.check == "unknown"  # type: ignore[union-attr]
 

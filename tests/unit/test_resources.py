@@ -164,10 +164,10 @@ def test_every_accepted_amount_below_the_ceiling_is_limited(amount: int) -> None
 @pytest.mark.parametrize(
     ("amount", "text"),
     [
-        (2400128783, "≈2.235Gi"),  # a pro-rata share of memory: never ten digits of bytes
+        (2400128783, "≈2.235 GiB"),  # a pro-rata share of memory: never ten digits of bytes, nor a false quantity
         (2 * 10**9, "2G"),  # not "1953125Ki"
-        (2 * 10**9 + 2**20, "≈1.864Gi"),
-        (123456789, "≈117.738Mi"),
+        (2 * 10**9 + 2**20, "≈1.864 GiB"),
+        (123456789, "≈117.738 MiB"),
         (3 * 2**29, "1.5Gi"),
         (3000 * 2**20, "3000Mi"),
         (100 * 10**6, "100M"),

@@ -35,6 +35,8 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
     sheets: dict[str, deque[TaskState]] = {}
     for key in sorted(ssn.jobs):
         job = ssn.jobs[key]
+        if job.info.suspended:  # held until resumed (``PodGroupInfo.suspended``): none of its pods is placed
+            continue
         if job.is_pending():
             if enqueue_on:
                 continue
@@ -57,9 +59,11 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
 
 
 def allocate_job(ssn: Session, queue: str, job: JobState, tasks: deque[TaskState]) -> bool:
-    """One turn of a job: returns True when it was committed with pods left (put it back)."""
+    """One turn of a job: returns True when it was committed with pods left (put it back). What its own pods held
+    (their nominated nodes) is free for it first."""
     fw = ssn.framework
     placement = ssn.placement
+    ssn.release_holds(job)
     stmt = Statement(ssn)
     while tasks:
         task = tasks.popleft()
@@ -94,8 +98,9 @@ def allocate_job(ssn: Session, queue: str, job: JobState, tasks: deque[TaskState
     return False
 
 
-def _skip_all(jobs: KeyedHeap[JobState], refusal: GateRefusal) -> None:
+def _skip_all(ssn: Session, jobs: KeyedHeap[JobState], refusal: GateRefusal) -> None:
     for job in jobs.items():
+        ssn.release_holds(job)  # no turn for it in this action: the room it held goes to whoever can use it
         if job.skip_refusal is None:
             job.skip_refusal = refusal
 
@@ -104,6 +109,8 @@ def allocate(ssn: Session) -> None:
     """Run the allocate action (see the module docstring)."""
     fw = ssn.framework
     sheets = _worksheets(ssn)
+    for key in [k for k in ssn.holds if k not in sheets]:
+        ssn.release_holds(ssn.jobs[key])  # a job that takes no part holds nothing
     if fw.namespace_order_enabled:
         _by_namespace(ssn, sheets)
         return
@@ -118,7 +125,7 @@ def allocate(ssn: Session) -> None:
         jobs = by_queue[queue]
         overused = fw.overused(queue)
         if overused is not None:
-            _skip_all(jobs, overused)
+            _skip_all(ssn, jobs, overused)
             continue
         if not jobs:
             continue
@@ -147,7 +154,7 @@ def _by_namespace(ssn: Session, sheets: dict[str, deque[TaskState]]) -> None:
         overused = fw.overused(queue)
         if overused is not None:
             for jobs in namespaces.values():
-                _skip_all(jobs, overused)
+                _skip_all(ssn, jobs, overused)
             continue
         waiting = [ns for ns, jobs in namespaces.items() if jobs]
         if not waiting:

@@ -30,6 +30,9 @@ reservation that can never be placed starves everyone behind it, so before admit
 * whether any node could hold each of its pending pods at all (allocatable, not idle, on a ready node that passes
   the node predicates): a pod asking 4 GPUs on a cluster of 3-GPU nodes never runs, however long it waits.
 
+A **suspended** podgroup (``PodGroupInfo.suspended``, a person's job action) is never admitted: it stays Pending,
+reserving nothing, until it is resumed.
+
 Both apply to podgroups with ``minResources``, the ones that reserve; one without is admitted at once, as in
 Volcano (it holds nothing while it waits).
 
@@ -222,7 +225,7 @@ def enqueue(ssn: Session) -> None:
             job.skip_refusal = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
             continue
         with_jobs.add(job.queue)
-        if job.is_pending():
+        if job.is_pending() and not job.info.suspended:  # a suspended podgroup waits to be resumed, not admitted
             pending.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     ns_quotas = NamespaceQuotas(ssn)

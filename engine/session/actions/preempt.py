@@ -209,6 +209,7 @@ def _preempt_between_jobs(
     """The first phase for one starving job: its pending pods take from other jobs of its queue, while it starves;
     committed only if the job is then pipelined."""
     fw = ssn.framework
+    ssn.release_holds(pjob)
     mark = room.mark()
     stmt = Statement(ssn)
     todo = tasks[pjob.key]

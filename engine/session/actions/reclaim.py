@@ -179,11 +179,12 @@ def _reclaim_for_task(
     return False
 
 
-def reclaim(ssn: Session) -> None:
-    """Run the reclaim action (see the module docstring)."""
+def _starving(
+    ssn: Session,
+) -> tuple[dict[str, KeyedHeap[JobState]], dict[str, deque[TaskState]], set[str]]:
+    """The starving jobs by queue (in job order), each one's pending pods (in task order), and the queues with jobs
+    taking part (valid, not Pending, in an existing queue)."""
     fw = ssn.framework
-    room = VictimRoom(ssn, "reclaimable", _RUNNING, GANG_RULE if ssn.policy.whole_gangs("reclaim") else frozenset())
-    guard = MinRuntime(ssn, "reclaim")
     preemptors: dict[str, KeyedHeap[JobState]] = {}
     tasks: dict[str, deque[TaskState]] = {}
     with_jobs: set[str] = set()
@@ -194,9 +195,16 @@ def reclaim(ssn: Session) -> None:
         with_jobs.add(job.queue)
         if fw.job_starving(job):
             preemptors.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
-            pending = [t for t in job.tasks if t.status == TaskStatus.PENDING]
-            pending.sort(key=fw.task_key)
-            tasks[key] = deque(pending)
+            tasks[key] = deque(sorted((t for t in job.tasks if t.status == TaskStatus.PENDING), key=fw.task_key))
+    return preemptors, tasks, with_jobs
+
+
+def reclaim(ssn: Session) -> None:
+    """Run the reclaim action (see the module docstring)."""
+    fw = ssn.framework
+    room = VictimRoom(ssn, "reclaimable", _RUNNING, GANG_RULE if ssn.policy.whole_gangs("reclaim") else frozenset())
+    guard = MinRuntime(ssn, "reclaim")
+    preemptors, tasks, with_jobs = _starving(ssn)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     # (queue, pod shape) -> the epoch at which an identical pod of that queue found nothing, and the gate's refusal
     # if that was why: the candidates are other queues' pods, so a pod of another job of the queue finds the same
@@ -211,6 +219,7 @@ def reclaim(ssn: Session) -> None:
         while jobs:
             ssn.checkpoint()
             job = jobs.pop()
+            ssn.release_holds(job)
             mark = room.mark()
             stmt = Statement(ssn)
             todo = tasks[job.key]

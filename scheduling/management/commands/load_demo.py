@@ -7,6 +7,10 @@ rules) as the API. Idempotent: does nothing when the demo is already there.
 the first session places tens of thousands of pods and the ones after it run at the scale issue 12 measures
 (a busy cluster with a backlog). Nodes, jobs and pods go in with bulk inserts, which move the cluster's
 revision as every write does.
+
+The small demo has a second cluster, ``lab`` (``FAIR_CLUSTER``): the same teams on 12 machines (8 CPU and 4 GPU
+machines, half the default's), simulated, with fairness over time on in both trees (``FAIR_POLICY``) and no job at
+first (the workload generator submits them). The default cluster and its policy are as they were.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ from django.utils import timezone
 from engine.resources import ResourceList, parse_resource_list
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling.demo_data import CPU_NODE, GPU_NODE, JOBS, ORG, SIZES, Size
+from scheduling.demo_data import (
+    CPU_NODE,
+    FAIR_CLUSTER,
+    FAIR_CLUSTER_DESCRIPTION,
+    FAIR_POLICY,
+    FAIR_SIZE,
+    GPU_NODE,
+    JOBS,
+    ORG,
+    SIZES,
+    Size,
+)
 from scheduling.models import Cluster, Node, Pod, PodGroup
 
 
@@ -70,18 +85,34 @@ class Command(BaseCommand):
             return
         with transaction.atomic():
             self._load(size)
+            if options["size"] == "small":
+                self._fair_cluster()
         self.stdout.write(
             self.style.SUCCESS(
                 f"demo loaded: 3 departments, 8 teams, {size.nodes:,} nodes, {size.jobs:,} jobs of {size.pods:,} pods; "
                 "team logins <team>-lead / demo-<team>"
             )
         )
+        if options["size"] == "small":
+            self.stdout.write(
+                f"cluster {FAIR_CLUSTER}: {FAIR_SIZE.nodes} nodes with fairness over time on (switch clusters at the "
+                "top of any page)"
+            )
 
     def _load(self, size: Size) -> None:
         self._trees(size.factor)
         cluster = Cluster.objects.get(name="default")
         self._nodes(cluster, size)
         self._jobs(cluster, size)
+
+    def _fair_cluster(self) -> None:
+        """The second cluster: simulated, fairness over time on, its own machines, no job yet."""
+        if Cluster.objects.filter(name=FAIR_CLUSTER).exists():
+            return
+        cluster = Cluster.objects.create(
+            name=FAIR_CLUSTER, description=FAIR_CLUSTER_DESCRIPTION, scheduler_policy=FAIR_POLICY, simulated=True
+        )
+        self._nodes(cluster, FAIR_SIZE)
 
     def _trees(self, factor: int) -> None:
         User = get_user_model()

@@ -1,6 +1,6 @@
 """Re-encrypt every secret stored encrypted (the clusters' kubeconfigs) with the first key of FAIRWAY_SECRET_KEYS.
 
-Rotation (README, "Security"): put a new key first in FAIRWAY_SECRET_KEYS (keep the old ones after it), restart,
+Rotation (docs/security.md): put a new key first in FAIRWAY_SECRET_KEYS (keep the old ones after it), restart,
 run this, then remove the old keys."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ kube-controller-manager's node lifecycle and disruption controllers (``--node-mo
   taint off (nothing here takes it off by hand);
 * a node whose Lease lapses goes NotReady (the controller sets its Ready condition Unknown and taints it
   unreachable); the adapter mirrors it NotReady, and Fairway's dead-node handling (``agent.evict_lost_nodes``, the
-  README's *Dead nodes and outages*) marks its pods Failed/NodeLost once the cluster's ``pod_eviction_timeout`` has
+  docs' dead-nodes page) marks its pods Failed/NodeLost once the cluster's ``pod_eviction_timeout`` has
   passed, while the pods of the live node run on; the mirror keeps them lost though the server still shows them;
 * a PodDisruptionBudget whose allowance the disruption controller computed lets one eviction through and refuses
   the next (429), which Fairway records and retries.

@@ -1,0 +1,133 @@
+"""Watch a running deployment (``make run``) for a while and print issue 26's figures, in real time.
+
+    .venv/bin/python bench/watch_demo.py [--minutes 60] [--every 10] [--cluster default]
+
+Run from the checkout whose ``make run`` is running (it reads the same database, ``DATABASE_URL`` or the embedded
+SQLite file), beside it. Every ``--every`` seconds it samples the gangs: a podgroup with ``minMember`` above 1 whose
+placed pods (Bound, Running, or Succeeded: a gang finishing pod by pod is not broken) are fewer than its minimum
+while some hold GPUs is *broken*; the GPU-seconds it holds
+past the policy's ``gangRepairTimeout`` plus one sample are counted (the figure the gang repair must keep at 0). At
+the end it reads the evictions and sessions of the window: evictions by action, evictions per bound pod, a job's
+task (its replacements ``-r<N>`` included) evicted again within a minute, jobs removed as completed. Prints JSON;
+asserts nothing. The soak (``bench/bench_soak.py``) measures the same in virtual time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+RETRY = re.compile(r"-r\d+$")
+_HOLDING = ("Bound", "Running")  # pods that hold their GPUs
+_READY = (*_HOLDING, "Succeeded")  # a gang's pods that count toward its minimum (Volcano: finished ones too)
+
+
+def _gpus(request: object) -> int:
+    from engine.resources import ResourceList
+
+    if isinstance(request, ResourceList):
+        return int(request.raw.get("nvidia.com/gpu", 0)) // 1000
+    return 0
+
+
+def _sample(cluster: object, broken_since: dict[int, float], now: float, bound_s: float) -> tuple[int, int]:
+    """(GPUs held by broken gangs now, GPUs held by gangs broken for longer than ``bound_s``)."""
+    from scheduling.models import Pod, PodGroup
+
+    gangs = dict(PodGroup.objects.filter(cluster=cluster, min_member__gt=1).values_list("pk", "min_member"))
+    placed: dict[int, int] = {}
+    held: dict[int, int] = {}
+    for pg, status, request in Pod.objects.filter(
+        cluster=cluster, podgroup__in=list(gangs), status__in=_READY
+    ).values_list("podgroup_id", "status", "request"):
+        placed[pg] = placed.get(pg, 0) + 1
+        if status in _HOLDING:
+            held[pg] = held.get(pg, 0) + _gpus(request)
+    now_broken = {pg for pg, n in placed.items() if n < gangs[pg] and held.get(pg, 0)}
+    for pg in list(broken_since):
+        if pg not in now_broken:
+            del broken_since[pg]
+    for pg in now_broken:
+        broken_since.setdefault(pg, now)
+    late = sum(held[pg] for pg in now_broken if now - broken_since[pg] > bound_s)
+    return sum(held[pg] for pg in now_broken), late
+
+
+def _evictions(cluster: object, since: datetime) -> dict[str, object]:
+    from scheduling.models import Eviction, RemovedJob, SchedulingSession
+
+    rows = list(
+        Eviction.objects.filter(cluster=cluster, created__gte=since)
+        .order_by("created", "id")
+        .values_list("action", "pod_uid", "created")
+    )
+    by_action: dict[str, int] = {}
+    last: dict[str, float] = {}
+    twice = 0
+    for action, uid, created in rows:
+        by_action[action] = by_action.get(action, 0) + 1
+        if action == "node-lost":
+            continue
+        task, at = RETRY.sub("", uid), created.timestamp()
+        if at - last.get(task, -1e18) < 60:
+            twice += 1
+        last[task] = at
+    bound = sum(SchedulingSession.objects.filter(cluster=cluster, started__gte=since).values_list("bound", flat=True))
+    completed = RemovedJob.objects.filter(cluster=cluster, removed_at__gte=since, phase="Completed").count()
+    return {
+        "evictions": by_action,
+        "pods_bound": bound,
+        "evictions_per_bound_pod": round(len(rows) / bound, 4) if bound else None,
+        "evicted_twice_in_a_minute": twice,
+        "jobs_removed_completed": completed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--every", type=float, default=10.0)
+    parser.add_argument("--cluster", default="default")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    import django
+
+    django.setup()
+    from engine.session.policy import Policy
+    from scheduling.models import Cluster
+
+    cluster = Cluster.objects.get(name=args.cluster)
+    policy = Policy.from_yaml(cluster.scheduler_policy) if cluster.scheduler_policy else Policy.from_dict({})
+    bound_s = float(policy.enqueue_args().gang_repair_timeout) + args.every
+    since = datetime.now(UTC)
+    start = time.monotonic()
+    broken_since: dict[int, float] = {}
+    late_gpu_s = held_gpu_s = 0.0
+    samples = 0
+    while time.monotonic() - start < args.minutes * 60:
+        held, late = _sample(cluster, broken_since, time.monotonic(), bound_s)
+        held_gpu_s += held * args.every
+        late_gpu_s += late * args.every
+        samples += 1
+        time.sleep(args.every)
+    figures = {
+        "minutes": args.minutes,
+        "samples": samples,
+        "bound_s": bound_s,
+        "broken_gang_gpu_seconds": held_gpu_s,
+        "broken_gang_gpu_seconds_past_bound": late_gpu_s,
+        **_evictions(cluster, since),
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

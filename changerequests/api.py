@@ -1,0 +1,199 @@
+"""``/api/v1/change-requests/``: file, list, read, approve, reject and withdraw change requests
+(``changerequests.services`` does the work)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from changerequests import services
+from changerequests.choices import RequestStatus
+from changerequests.models import ChangeRequest
+from controlplane.api import rule_errors_to_validation_error
+from quotas.permissions import AdminOrTeamSubmits
+
+
+class NotOpenError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "not_open"
+
+
+class ChangeRequestSerializer(serializers.ModelSerializer):
+    # a plain string in the schema: another "status" enum (the pods') would collide with its name
+    status = serializers.CharField(read_only=True, help_text="open, applied, rejected, withdrawn or stale.")
+    requester = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    whatif = serializers.SerializerMethodField(
+        help_text="requested: per change, each field before and after, for people; values: the computed values that "
+        "change, per queue and quota group, before and after (Kubernetes quantities; only the nodes you may read)."
+    )
+    versions = serializers.JSONField(
+        source="base", read_only=True, help_text="Per node the request edits: its version when the request was filed."
+    )
+    may_review = serializers.SerializerMethodField(help_text="Whether you may approve or reject it.")
+    url = serializers.SerializerMethodField(help_text="The request's page in the dashboard.")
+
+    class Meta:
+        model = ChangeRequest
+        fields = [
+            "id",
+            "status",
+            "summary",
+            "reason",
+            "requester",
+            "cluster",
+            "changes",
+            "versions",
+            "trees_revision",
+            "whatif",
+            "needs_room",
+            "reviewer",
+            "comment",
+            "outcome",
+            "created",
+            "decided",
+            "may_review",
+            "url",
+        ]
+        read_only_fields = fields
+
+    def get_whatif(self, obj: ChangeRequest) -> dict[str, Any]:
+        return services.visible_whatif(self.context["request"].user, obj.whatif)
+
+    def get_may_review(self, obj: ChangeRequest) -> bool:
+        return obj.is_open and services.may_review(self.context["request"].user, obj)
+
+    def get_url(self, obj: ChangeRequest) -> str:
+        from changerequests.notify import link
+
+        return link(obj)
+
+
+class FileSerializer(serializers.Serializer):
+    changes = serializers.ListField(
+        child=serializers.DictField(),
+        allow_empty=False,
+        max_length=services.MAX_CHANGES,
+        help_text="The changes, in the what-if change language: update a queue or quota group in your subtree, or "
+        "create a child queue or quota group there (docs/change-requests.md).",
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+    cluster = serializers.CharField(required=False, help_text="The cluster of the what-if (default: the default).")
+
+
+class DecisionSerializer(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+class ApproveSerializer(DecisionSerializer):
+    changes = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        allow_empty=False,
+        max_length=services.MAX_CHANGES,
+        help_text="Approve an amended list instead of the request's (e.g. with the room made for it elsewhere in "
+        "your subtree); every change must be one you may approve.",
+    )
+
+
+class RejectSerializer(DecisionSerializer):
+    comment = serializers.CharField(max_length=4000, help_text="Why (required).")
+
+
+class ChangeRequestFilterSet(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
+    mine = django_filters.BooleanFilter(method="filter_mine", help_text="Only the requests you filed.")
+    to_review = django_filters.BooleanFilter(
+        method="filter_to_review", help_text="Only the open requests you may approve or reject."
+    )
+
+    class Meta:
+        model = ChangeRequest
+        fields = ["status", "mine", "to_review", "cluster"]
+
+    def filter_mine(self, qs: QuerySet[ChangeRequest], name: str, value: bool | None) -> QuerySet[ChangeRequest]:
+        user = self.request.user  # type: ignore[union-attr]
+        return qs.filter(requester=user) if value else qs.exclude(requester=user) if value is False else qs
+
+    def filter_to_review(self, qs: QuerySet[ChangeRequest], name: str, value: bool | None) -> QuerySet[ChangeRequest]:
+        if value is None:
+            return qs
+        chosen = services.to_review(self.request.user, qs)  # type: ignore[union-attr]
+        return chosen if value else qs.exclude(pk__in=chosen.values("pk"))
+
+
+def _invalid(exc: services.RequestInvalid) -> exceptions.ValidationError:
+    return rule_errors_to_validation_error(exc.errors)
+
+
+@extend_schema(tags=["change-requests"])
+class ChangeRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Change requests: a team lead proposes a change of its own subtree with its what-if; its department lead or
+    an admin approves (which applies it) or rejects it; the requester may withdraw it."""
+
+    queryset = ChangeRequest.objects.all()
+    serializer_class = ChangeRequestSerializer
+    filterset_class = ChangeRequestFilterSet
+    permission_classes = [AdminOrTeamSubmits]
+    lookup_value_regex = r"\d+"  # /change-requests/abc/ is a 404, not a failed lookup
+    ordering_fields = ["created", "decided", "id"]
+
+    def get_queryset(self) -> QuerySet[ChangeRequest]:
+        return services.readable_by(self.request.user).order_by("-created", "-id")
+
+    def _answer(self, obj: ChangeRequest, code: int = status.HTTP_200_OK) -> Response:
+        return Response(self.get_serializer(obj).data, status=code)
+
+    @extend_schema(request=FileSerializer, responses={201: ChangeRequestSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """File a request; its approvers are told (mail, webhook)."""
+        body = FileSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            obj = services.file_request(
+                request.user, data["changes"], reason=data["reason"], cluster=data.get("cluster")
+            )
+        except services.RequestInvalid as exc:
+            raise _invalid(exc) from exc
+        return self._answer(obj, status.HTTP_201_CREATED)
+
+    def _decide(self, request: Request, serializer: type[serializers.Serializer], decide: Any) -> Response:
+        obj = self.get_object()  # 404 for a request the user may not read
+        body = serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            decided = decide(obj.pk, request.user, **body.validated_data)
+        except services.RequestInvalid as exc:
+            raise _invalid(exc) from exc
+        except services.NotAllowed as exc:
+            raise exceptions.PermissionDenied(str(exc)) from exc
+        except services.NotOpen as exc:
+            raise NotOpenError(str(exc)) from exc
+        return self._answer(decided)
+
+    @extend_schema(request=ApproveSerializer, responses=ChangeRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Approve and apply the request in one transaction (``stale`` instead, writing nothing, when the tree moved
+        so that it no longer applies as asked). 400 when its changes do not pass the rules (it stays open)."""
+        return self._decide(request, ApproveSerializer, services.approve)
+
+    @extend_schema(request=RejectSerializer, responses=ChangeRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def reject(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Reject the request with a comment."""
+        return self._decide(request, RejectSerializer, services.reject)
+
+    @extend_schema(request=DecisionSerializer, responses=ChangeRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def withdraw(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Withdraw your own request."""
+        return self._decide(request, DecisionSerializer, services.withdraw)

@@ -1,0 +1,143 @@
+"""``fairway request create|list|show|approve|reject|withdraw``: change requests (``/api/v1/change-requests/``).
+
+``create -f changes.yaml`` files the changes (the what-if change language, as ``fairway whatif`` reads it) and prints
+what it asks for and what it would do; ``approve`` applies it (or reports it stale), ``reject`` needs a comment.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from controlplane.cli.client import EXIT_OK, Client, UsageError
+from controlplane.cli.output import details, emit, emit_list, table
+from controlplane.cli.whatif import _read
+from controlplane.cli.whatif import rows as value_rows
+from engine.wording import plural
+
+STATUSES = ("open", "applied", "rejected", "withdrawn", "stale")
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "request",
+        help="ask for a change of your subtree, and approve or reject the ones you review",
+        parents=[common],
+        description="Change requests: a team lead asks for a change of its own subtree (amounts, weights, limits, a "
+        "new child queue or quota group); its department lead or an admin approves (which applies it) or rejects it.",
+    )
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+    c = verbs.add_parser("create", help="file a change request", parents=[common])
+    c.add_argument("-f", "--filename", required=True, metavar="FILE", help="the changes, YAML or JSON ('-' is stdin)")
+    c.add_argument("--reason", default="", help="why you ask (your approver reads it)")
+    c.add_argument("--cluster", help="the cluster of the what-if (default: the default cluster)")
+    ls = verbs.add_parser("list", help="list the requests you filed or may review", parents=[common])
+    ls.add_argument("--status", choices=STATUSES)
+    ls.add_argument("--mine", action="store_true", help="only the ones you filed")
+    ls.add_argument("--to-review", action="store_true", help="only the open ones you may approve or reject")
+    show = verbs.add_parser("show", help="one request with its what-if", parents=[common])
+    show.add_argument("id", type=int)
+    a = verbs.add_parser("approve", help="approve and apply a request", parents=[common])
+    a.add_argument("id", type=int)
+    a.add_argument("--comment", default="")
+    a.add_argument(
+        "-f", "--filename", metavar="FILE", help="approve this amended list of changes instead (e.g. with room made)"
+    )
+    r = verbs.add_parser("reject", help="reject a request (a comment is required)", parents=[common])
+    r.add_argument("id", type=int)
+    r.add_argument("--comment", required=True)
+    w = verbs.add_parser("withdraw", help="withdraw your own request", parents=[common])
+    w.add_argument("id", type=int)
+    w.add_argument("--comment", default="")
+
+
+def _row(item: dict[str, Any]) -> list[Any]:
+    return [
+        f"#{item['id']}",
+        item["status"],
+        item.get("requester") or "-",
+        (item.get("created") or "")[:16].replace("T", " "),
+        item.get("reviewer") or "-",
+        item["summary"],
+    ]
+
+
+def print_request(item: dict[str, Any]) -> None:
+    pairs: list[tuple[str, Any]] = [
+        ("Request", f"#{item['id']}: {item['summary']}"),
+        ("Status", item["status"]),
+        ("Requested by", item.get("requester") or "-"),
+        ("Filed (UTC)", (item.get("created") or "")[:16].replace("T", " ")),
+    ]
+    if item.get("reason"):
+        pairs.append(("Why", item["reason"]))
+    if item.get("reviewer"):
+        pairs.append(("Decided by", item["reviewer"]))
+    if item.get("comment"):
+        pairs.append(("Comment", item["comment"]))
+    if item.get("outcome"):
+        pairs.append(("Outcome", item["outcome"]))
+    details(pairs)
+    for room in item.get("needs_room") or []:
+        print(f"does not fit yet: {room['message']}")
+    asked = [
+        [c["kind"].replace("_", "-"), c["name"], f["field"], f["before"] or "-", f["after"]]
+        for c in (item.get("whatif") or {}).get("requested", [])
+        for f in c["fields"]
+    ]
+    if asked:
+        print()
+        table(asked, ("Kind", "Name", "Field", "Now", "Asked"))
+    values = (item.get("whatif") or {}).get("values") or {}
+    diff = {
+        "diff": {
+            s: {n: {f: 0 for f in v} if not ("added" in v or "removed" in v) else v for n, v in nodes.items()}
+            for s, nodes in values.items()
+        },
+        "before": {
+            s: {n: {f: p["before"] for f, p in v.items() if isinstance(p, dict)} for n, v in nodes.items()}
+            for s, nodes in values.items()
+        },
+        "after": {
+            s: {n: {f: p["after"] for f, p in v.items() if isinstance(p, dict)} for n, v in nodes.items()}
+            for s, nodes in values.items()
+        },
+    }
+    changed = [r[:5] for r in value_rows(diff)]
+    if changed:
+        print()
+        table(changed, ("Kind", "Name", "Value", "Before", "After"))
+
+
+def run(args: argparse.Namespace, client: Client) -> int:
+    if args.verb == "create":
+        body: dict[str, Any] = {"changes": _read(args.filename)["changes"], "reason": args.reason}
+        if args.cluster:
+            body["cluster"] = args.cluster
+        item = client.call("POST", "change-requests/", body, obj=f"change request {args.filename}")
+        emit(item, args.output, print_request)
+        return EXIT_OK
+    if args.verb == "list":
+        params = {"status": args.status} if args.status else {}
+        if args.mine:
+            params["mine"] = "true"
+        if args.to_review:
+            params["to_review"] = "true"
+        items = client.list_all("change-requests/", params)
+        columns = ("ID", "Status", "Requested by", "Filed (UTC)", "Decided by", "Summary")
+        emit_list(items, args.output, "No change requests.", _row, columns)
+        if items and args.output == "table":
+            print(f"{plural(len(items), 'request')}.")
+        return EXIT_OK
+    obj = f"change request #{args.id}"
+    if args.verb == "show":
+        emit(client.call("GET", f"change-requests/{args.id}/", obj=obj), args.output, print_request)
+        return EXIT_OK
+    decision: dict[str, Any] = {"comment": args.comment}
+    if args.verb == "approve" and args.filename:
+        decision["changes"] = _read(args.filename)["changes"]
+    if args.verb == "reject" and not args.comment.strip():
+        raise UsageError("reject needs --comment: the requester reads why")
+    item = client.call("POST", f"change-requests/{args.id}/{args.verb}/", decision, obj=obj)
+    emit(item, args.output, print_request)
+    return EXIT_OK

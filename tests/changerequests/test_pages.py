@@ -1,0 +1,131 @@
+"""The change request pages: the form from the team page (pre-filled, the what-if before submitting), the list, the
+review page with approve and reject, and the node's history naming the requester and the approver."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from changerequests.models import ChangeRequest
+from quotas.models import Queue
+
+pytestmark = pytest.mark.django_db
+GPU = "nvidia.com/gpu"
+
+
+def login(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password="pw")
+    return client
+
+
+def form_values(html: str) -> dict[str, str]:
+    return dict(re.findall(r'name="([^"]+)" value="([^"]*)"', html))
+
+
+def test_request_from_the_team_page_preview_submit_review_approve(
+    people: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    lead = login("nlp-lead")
+    team = lead.get("/team/nlp/").content.decode()
+    assert 'href="/requests/new/?node=queue:nlp"' in team
+    page = lead.get("/requests/new/?node=queue:nlp")
+    assert page.status_code == 200
+    values = form_values(page.content.decode())
+    assert (
+        values[f"guarantee__{GPU}"] == "2" and values["deserved__cpu"] == "32" and values["deserved__memory"] == "128Gi"
+    )
+    assert "Submit request" not in page.content.decode()  # the what-if comes first
+
+    values.update({f"guarantee__{GPU}": "6", "reason": "two interns", "action": "preview"})
+    values.pop("csrfmiddlewaretoken", None)
+    preview = lead.post("/requests/new/", values)
+    html = preview.content.decode()
+    assert preview.status_code == 200, html
+    assert 'id="request-whatif"' in html and "Submit request" in html
+    assert re.search(r"queue nlp</td><td>guarantee</td><td>[^<]*2[^<]*</td><td>[^<]*6", html), html
+    assert ChangeRequest.objects.count() == 0
+
+    values.update({"action": "submit", "previewed": form_values(html)["previewed"]})
+    with django_capture_on_commit_callbacks(execute=True):
+        done = lead.post("/requests/new/", values)
+    req = ChangeRequest.objects.get()
+    assert done.status_code == 302 and done["Location"] == f"/requests/{req.pk}/"
+    assert req.changes == [{"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "6"}}}]
+    assert req.reason == "two interns" and len(mail.outbox) == 1
+    own = lead.get(f"/requests/{req.pk}/").content.decode()
+    assert 'id="withdraw"' in own and 'id="approve"' not in own
+
+    boss = login("research-lead")
+    listing = boss.get("/requests/").content.decode()
+    assert f'href="/requests/{req.pk}/"' in listing.split('id="open-requests"')[0]  # under "To review"
+    review = boss.get(f"/requests/{req.pk}/").content.decode()
+    assert 'id="approve"' in review and 'id="reject"' in review and "guarantee" in review
+    with django_capture_on_commit_callbacks(execute=True):
+        r = boss.post(f"/requests/{req.pk}/approve/", {"comment": "fine"})
+    assert r.status_code == 302
+    req.refresh_from_db()
+    assert req.status == "applied" and int(Queue.objects.get(name="nlp").guarantee[GPU]) == 6000
+    history = boss.get("/history/queues/nlp/").content.decode()
+    assert f"change request #{req.pk}: requested by nlp-lead, approved by research-lead" in history
+    steps = boss.get(f"/requests/{req.pk}/").content.decode().split('id="request-steps"')[1]
+    assert "filed by nlp-lead" in steps and "applied by research-lead" in steps
+
+
+def test_a_new_child_from_the_form(people: dict[str, Any]) -> None:
+    lead = login("nlp-lead")
+    values = {"node": "queue:nlp", "child": "nlp-interns", "deserved__cpu": "4", "weight": "1", "action": "preview"}
+    html = lead.post("/requests/new/", values).content.decode()
+    assert "queue nlp-interns" in html and "added" in html
+    values.update({"action": "submit", "previewed": form_values(html)["previewed"]})
+    lead.post("/requests/new/", values)
+    req = ChangeRequest.objects.get()
+    assert req.changes[0]["op"] == "create" and req.changes[0]["spec"]["parent"] == "nlp"
+
+
+def test_the_form_says_what_is_wrong(people: dict[str, Any]) -> None:
+    lead = login("nlp-lead")
+    r = lead.post("/requests/new/", {"node": "queue:nlp", f"guarantee__{GPU}": "0.5", "action": "preview"})
+    assert r.status_code == 400 and "whole" in r.content.decode().lower()
+    r = lead.post(
+        "/requests/new/",
+        {
+            "node": "queue:nlp",
+            "action": "preview",
+            f"guarantee__{GPU}": "2",
+            "deserved__cpu": "32",
+            "deserved__memory": "128Gi",
+            f"deserved__{GPU}": "8",
+            "weight": "1",
+        },
+    )
+    assert r.status_code == 400 and "Nothing differs" in r.content.decode()
+    # a submit without the preview of the same content only previews
+    values = form_values(lead.get("/requests/new/?node=queue:nlp").content.decode())
+    values.pop("csrfmiddlewaretoken", None)
+    values.update({f"guarantee__{GPU}": "6", "action": "submit", "previewed": "x"})
+    r = lead.post("/requests/new/", values)
+    assert r.status_code == 200 and 'id="request-whatif"' in r.content.decode() and ChangeRequest.objects.count() == 0
+    # a node outside the lead's subtree is not offered, and asking for it is a 404
+    assert "queue:vision" not in lead.get("/requests/new/").content.decode()
+    assert lead.get("/requests/new/?node=queue:vision").status_code == 404
+
+
+def test_others_cannot_open_or_decide(people: dict[str, Any], clients: dict[str, Any]) -> None:
+    from tests.changerequests.conftest import NLP_PLUS_4
+
+    filed = clients["nlp-lead"].post("/api/v1/change-requests/", {"changes": NLP_PLUS_4}, format="json").json()
+    other = login("operations-lead")
+    assert other.get(f"/requests/{filed['id']}/").status_code == 404
+    assert other.post(f"/requests/{filed['id']}/approve/", {}).status_code == 404
+    lead = login("nlp-lead")
+    lead.post(f"/requests/{filed['id']}/approve/", {})  # the requester's own: refused with a message
+    assert ChangeRequest.objects.get().status == "open"
+    r = login("research-lead").post(f"/requests/{filed['id']}/reject/", {"comment": ""})
+    assert r.status_code == 302 and ChangeRequest.objects.get().status == "open"  # a reason is required
+    login("research-lead").post(f"/requests/{filed['id']}/reject/", {"comment": "no"})
+    assert ChangeRequest.objects.get().status == "rejected"

@@ -1,0 +1,79 @@
+"""``fairway request`` against a live server: a lead files a request from a file and sees its what-if, the
+department lead lists what waits for it and approves, the tree changes; reject needs a comment; refusals exit 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.core import mail
+
+from tests.changerequests.conftest import NLP_PLUS_4, org
+from tests.cli.conftest import Run
+
+
+@pytest.fixture
+def tokens(cli: Run) -> dict[str, str]:
+    from security.tokens import create_token
+
+    people = org()
+    return {name: create_token(user, "test")[1] for name, user in people.items()}
+
+
+def test_file_list_approve(cli: Run, tokens: dict[str, str], tmp_path: Path) -> None:
+    from quotas.models import Queue
+
+    path = tmp_path / "more-gpus.yaml"
+    path.write_text(yaml.safe_dump(NLP_PLUS_4))
+    code, out, err = cli("request", "create", "-f", str(path), "--reason", "interns", token=tokens["nlp-lead"])
+    assert (code, err) == (0, ""), err
+    pk = out.split("#", 1)[1].split(":", 1)[0]
+    assert f"#{pk}: queue nlp: guarantee; quota group nlp: min" in out and ["Status:", "open"] in [
+        line.split() for line in out.splitlines()
+    ]
+    lines = [line.split() for line in out.splitlines()]
+    assert ["queue", "nlp", "guarantee", "nvidia.com/gpu", "2", "nvidia.com/gpu", "6"] in lines
+    assert any(line[:3] == ["queue", "nlp", "guarantee"] and len(line) == 3 + 4 for line in lines)
+    assert len(mail.outbox) == 1
+
+    code, out, _ = cli("request", "list", "--to-review", token=tokens["research-lead"])
+    assert code == 0 and f"#{pk}" in out and out.strip().endswith("1 request.")
+    code, out, _ = cli("request", "list", "--to-review", token=tokens["vision-lead"])
+    assert (code, out.strip()) == (0, "No change requests.")
+
+    code, _, err = cli("request", "approve", pk, token=tokens["nlp-lead"])
+    assert code == 1 and f"change request #{pk}:" in err and "never the requester" in err
+    code, out, err = cli("request", "approve", pk, "--comment", "ok", token=tokens["research-lead"])
+    assert (code, err) == (0, ""), err
+    lines = [line.split() for line in out.splitlines()]
+    assert ["Status:", "applied"] in lines and ["Decided", "by:", "research-lead"] in lines
+    assert int(Queue.objects.get(name="nlp").guarantee["nvidia.com/gpu"]) == 6000
+
+
+def test_reject_needs_a_comment_and_json_output(cli: Run, tokens: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('[{"op": "update", "kind": "queue", "name": "nlp", "spec": {"weight": 3}}]')
+    code, out, _ = cli("-o", "json", "request", "create", "-f", str(path), token=tokens["nlp-lead"])
+    assert code == 0 and json.loads(out)["status"] == "open"
+    pk = str(json.loads(out)["id"])
+    code, _, err = cli("request", "reject", pk, token=tokens["research-lead"])
+    assert code == 2 and "--comment" in err
+    code, out, err = cli("request", "reject", pk, "--comment", "not now", token=tokens["research-lead"])
+    assert code == 0 and "rejected" in out and "not now" in out
+    code, out, _ = cli("request", "list", "--status", "rejected", token=tokens["nlp-lead"])
+    assert f"#{pk}" in out and "rejected" in out
+
+
+def test_a_change_outside_the_subtree_is_refused(cli: Run, tokens: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump([{"op": "update", "kind": "queue", "name": "vision", "spec": {"weight": 3}}]))
+    code, _, err = cli("request", "create", "-f", str(path), token=tokens["nlp-lead"])
+    assert code == 1 and "changes.0.name: queue vision is not in your team's subtree" in err
+
+
+def test_show_of_an_unknown_request(cli: Run, tokens: dict[str, Any]) -> None:
+    code, _, err = cli("request", "show", "99", token=tokens["nlp-lead"])
+    assert (code, err.strip()) == (1, "error: change request #99 not found")
