@@ -7,7 +7,7 @@ import re
 
 from engine.resources import format_amount, is_unlimited, milli_scale, nouns
 
-__all__ = ["amount", "duration", "plural"]
+__all__ = ["EVICTED", "amount", "duration", "plural"]
 
 _SUFFIX = re.compile(r"^([0-9.]+)([KMGTPE]i|[kMGTPE])?$")
 
@@ -53,3 +53,15 @@ def amount(value: int | None, resource: str) -> str:
     if words is None:
         return f"{text} {resource}"
     return f"{text} {words[0] if text == '1' else words[1]}"
+
+
+# what happened to an evicted pod, by the eviction's action (the job page, the team page and ``fairway eviction``)
+EVICTED = {
+    "reclaim": "reclaimed",
+    "preempt": "preempted",
+    "recycle": "recycled",
+    "node-lost": "lost with its node",
+    "gang-release": "released with its gang",
+    "suspend": "released when its job was suspended",
+    "requeue": "released when its job was requeued",
+}

@@ -13,18 +13,9 @@ from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import emit, table
-from engine.wording import duration, plural
+from engine.wording import EVICTED, duration, plural
 
 ACTIONS = ("reclaim", "preempt", "recycle", "node-lost", "gang-release", "suspend", "requeue")
-WHAT = {
-    "reclaim": "reclaimed",
-    "preempt": "preempted",
-    "recycle": "recycled",
-    "node-lost": "lost with its node",
-    "gang-release": "released with its gang",
-    "suspend": "released when its job was suspended",
-    "requeue": "released when its job was requeued",
-}
 DEFAULT_LIMIT = 100
 _SPAN = re.compile(r"^\s*(\d+)\s*(s|m|min|h|d|w)\s*$")
 _SPAN_SECONDS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -131,7 +122,7 @@ def print_evictions(data: dict[str, Any], now: datetime) -> None:
                 _job(e),
                 e["pod"].partition("/")[2] or e["pod"],
                 e.get("node") or "-",
-                WHAT.get(e["action"], e["action"]),
+                EVICTED.get(e["action"], e["action"]),
                 e.get("message") or "-",
             ]
             for e in rows

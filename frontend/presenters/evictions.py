@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 from django.utils import timezone
 
-from engine.wording import duration, plural
+from engine.wording import EVICTED, duration, plural
 from frontend.presenters.job_page import RULES
 from frontend.presenters.links import job_url
 from quotas.access import TeamScope
@@ -27,15 +27,6 @@ REMOVED_WORDS = {
     RemovalCause.GARBAGE_COLLECTED: "finished and removed",
     RemovalCause.DELETED: "deleted",
     RemovalCause.KUBERNETES: "removed with its Kubernetes PodGroup",
-}
-ACTION_WORDS = {
-    "reclaim": "reclaimed",
-    "preempt": "preempted",
-    "recycle": "recycled",
-    "node-lost": "lost with its node",
-    "gang-release": "released with its gang",
-    "suspend": "released when its job was suspended",
-    "requeue": "released when its job was requeued",
 }
 
 
@@ -60,7 +51,7 @@ def eviction_row(e: Eviction, now: datetime, can_open: Any) -> dict[str, Any]:
         "pod": e.pod_uid.partition("/")[2] or e.pod_uid,
         "node": e.node,
         "action": e.action,
-        "what": ACTION_WORDS.get(e.action, e.action),
+        "what": EVICTED.get(e.action, e.action),
         "rule": RULES.get(e.action, ""),
         "message": e.message,
     }
