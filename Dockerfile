@@ -14,6 +14,7 @@ WORKDIR /app
 # Every package of the product, as pyproject.toml lists them (tests/test_packaging.py compares the two).
 COPY pyproject.toml README.md manage.py ./
 COPY engine engine
+COPY core core
 COPY planning planning
 COPY controlplane controlplane
 COPY quotas quotas
@@ -21,6 +22,7 @@ COPY scheduling scheduling
 COPY frontend frontend
 COPY security security
 COPY changerequests changerequests
+COPY identity identity
 
 # The static files are collected while building (the key below exists only for that command), so that the
 # running container writes nothing outside its var/ volume.

@@ -12,7 +12,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 XDIST_WORKERS ?= 2
 
-.PHONY: install run test services chromium kube-tools migrate demo lint typecheck docs bench clean
+.PHONY: install run test services chromium kube-tools migrate demo lint typecheck docs bench plotly clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,7 +80,14 @@ bench: install
 	$(BIN)/python bench/bench_store_session.py
 	$(BIN)/python bench/bench_steady.py --sizes 1000,5000,10000,20000
 	$(BIN)/python bench/bench_pages.py
+	$(BIN)/python bench/bench_paint.py
 	$(BIN)/python bench/bench_soak.py
+
+# The dashboard's partial plotly.js bundle (frontend/static/frontend/vendor/plotly-fairway.min.js, committed): only
+# the trace types the figures draw, built with the esbuild and plotly.js pinned in tools/plotly/package-lock.json.
+# Needs node and npm; run it after changing the trace types (tools/plotly/index.js) or the plotly.js version.
+plotly:
+	cd tools/plotly && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) var .pytest_cache site

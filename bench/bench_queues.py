@@ -33,12 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueSpec, summarize_jobs
+from engine.policy.fairness import FairnessArgs
 from engine.resources import ResourceList
-from engine.session.arguments.fairness import FairnessArgs
 from engine.usage import QUEUE, TreeUsage, UsageHistory, UsageNow, advance, dominant_share
 
 GI = 2**30

@@ -46,10 +46,10 @@ from engine.objects import (
     TaskStatus,
     Toleration,
 )
+from engine.policy.policy import Policy
 from engine.resources import ResourceList, parse_resource_list
 from engine.session.actions import ACTIONS
 from engine.session.decisions import SessionResult
-from engine.session.policy import Policy
 from engine.session.run import apply_result, run_session
 from engine.session.session import Session
 from scheduling.demo_data import CPU_NODE, DEMO_POLICY, GPU_NODE, JOBS, ORG, SIZES

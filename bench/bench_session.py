@@ -34,8 +34,8 @@ from engine.objects import (
     TaskInfo,
     Toleration,
 )
+from engine.policy.policy import Policy
 from engine.resources import ResourceList
-from engine.session.policy import Policy
 from engine.session.run import run_session
 
 GiB = 2**30

@@ -50,7 +50,7 @@ def build(nodes: int, pods: int) -> None:
 
 
 def one_session(cluster_id: int) -> dict[str, Any]:
-    from scheduling.mirror import mirror_of
+    from scheduling.feed.mirror import mirror_of
     from scheduling.models import SchedulingSession
     from scheduling.tasks import run_session
 
@@ -134,7 +134,7 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
 
 def with_fairness(policy: Any) -> str:
     """``policy`` (a ``Policy``) as YAML, with fairness over time on for both trees."""
-    from engine.session.policy import Policy
+    from engine.policy.policy import Policy
 
     data = policy.to_dict()
     for tier in data["tiers"]:
@@ -148,7 +148,7 @@ def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool,
     import django
 
     django.setup()
-    from scheduling.mirror import forget
+    from scheduling.feed.mirror import forget
     from scheduling.models import Cluster
 
     forget()

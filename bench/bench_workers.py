@@ -5,7 +5,7 @@ sharing one organisation's trees), starts 2 real Celery worker processes (``cele
 --concurrency 1``) on Redis, and plays the beat: every second, one ``run_session`` message per cluster, each
 expiring after a second as the django-celery-beat entries do. Each session runs on whichever worker takes its
 message and holds the cluster's lock; the worker's mirror of the cluster is current only if it ran the cluster's
-last session, else it reads in full (``scheduling.mirror``), and the workers log each full read.
+last session, else it reads in full (``scheduling.feed.mirror``), and the workers log each full read.
 
 After a warm-up (the first sessions place what fits), it measures for ``--seconds`` and prints, per cluster, the
 sessions that ran, the achieved session period (mean and largest gap between consecutive sessions' starts), the

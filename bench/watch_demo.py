@@ -101,7 +101,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from engine.session.policy import Policy
+    from engine.policy.policy import Policy
     from scheduling.models import Cluster
 
     cluster = Cluster.objects.get(name=args.cluster)

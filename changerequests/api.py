@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from changerequests import services
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
-from controlplane.api import rule_errors_to_validation_error
+from core.api import rule_errors_to_validation_error
 from quotas.permissions import AdminOrTeamSubmits
 
 

@@ -27,13 +27,12 @@ from django.utils import timezone
 from changerequests import notify
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
-from controlplane.resource_names import known_resource_names
-from engine import rules
-from engine.changes import ProposalError, apply_changes, compare
+from engine import rules, treefields
+from engine.changes import ProposalError, compare
 from engine.objects import Snapshot
 from engine.resources import ResourceList, format_amount
 from engine.values import QuotaValues, compute_values
-from planning import whatif_access
+from planning import whatif, whatif_access
 from planning.values_api import cached_values
 from quotas import services as tree_services
 from quotas.access import is_admin, visible_group_ids, visible_queue_ids
@@ -43,9 +42,15 @@ from scheduling.store import load_snapshot
 
 MAX_CHANGES = 50
 RESOURCE_FIELDS = {
-    "queue": ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"),
-    "quota_group": ("min", "max", "shared_weight", "borrowing_limit", "lending_limit"),
+    "queue": treefields.list_fields(treefields.QUEUE_FIELDS),
+    "quota_group": treefields.list_fields(treefields.QUOTA_GROUP_FIELDS),
 }
+# the lists whose empty value is said "unlimited" (a limit naming nothing; a shared weight left to follow max)
+_UNLIMITED_WHEN_EMPTY = frozenset(
+    f.name
+    for f in (*treefields.QUEUE_FIELDS, *treefields.QUOTA_GROUP_FIELDS)
+    if f.kind in (treefields.FieldKind.LIMITS, treefields.FieldKind.WEIGHTS)
+)
 SCALAR_FIELDS = {"queue": ("weight",), "quota_group": ("is_parent",)}
 WHAT = {"queue": "queue", "quota_group": "quota group"}
 # Rule codes that say "the parent has no room for this" rather than "this is malformed": a request held back only by
@@ -120,7 +125,7 @@ def people(field: str, value: Any) -> str:
     """A field's value for people: amounts in each resource's unit, "unlimited" for a limit that names nothing."""
     if isinstance(value, Mapping):
         if not value:
-            return "unlimited" if field in ("borrowing_limit", "lending_limit", "shared_weight") else "none"
+            return "unlimited" if field in _UNLIMITED_WHEN_EMPTY else "none"
         return ", ".join(f"{r} {format_amount(int(v), r)}" for r, v in sorted(value.items()))
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -212,16 +217,6 @@ class Evaluation:
         return bool(self.errors) and all(e.code in ROOM_CODES for e in self.errors)
 
 
-def _apply(snapshot: Snapshot, changes: list[dict[str, Any]]) -> Snapshot:
-    return apply_changes(
-        snapshot,
-        changes,
-        max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
-        limits=settings.FAIRWAY_LIMITS,
-        resource_names=known_resource_names(),
-    )
-
-
 def requested_fields(changes: Sequence[Mapping[str, Any]], trees: Mapping[str, Mapping[str, Any]]) -> list[dict]:
     """Per change, the fields it sets: before (the tree now; nothing for a creation) and after, for people."""
     out = []
@@ -271,11 +266,11 @@ def evaluate(snapshot: Snapshot, values: QuotaValues, changes: list[dict[str, An
     trees = _trees()
     summary: dict[str, Any] = {"requested": requested_fields(changes, trees), "values": {}}
     try:
-        after = _apply(snapshot, changes)
+        outcome = whatif.evaluate(snapshot, values, changes)
     except ProposalError as exc:
         return Evaluation(None, list(exc.errors), summary)
-    summary["values"] = _values_summary(values, compute_values(after, base=values))
-    return Evaluation(after, [], summary)
+    summary["values"] = _values_summary(values, outcome.values_after)
+    return Evaluation(outcome.after, [], summary)
 
 
 def _base(changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -489,17 +484,11 @@ def _writes(snapshot: Snapshot, changes: list[dict[str, Any]]) -> list[tree_serv
     what-if page applies staged edits) and the target's version as read under the tree write lock."""
     models = {"queue": Queue, "quota_group": QuotaGroup}
     out = []
-    snap = snapshot
-    for i, change in enumerate(changes):
-        try:
-            snap = _apply(snap, [change])
-        except ProposalError as exc:
-            raise RequestInvalid(
-                [
-                    rules.FieldError(f"changes.{i}" + e.field.removeprefix("changes.0"), e.message, e.code)
-                    for e in exc.errors
-                ]
-            ) from exc
+    try:
+        afters = list(whatif.apply_each(snapshot, changes))
+    except ProposalError as exc:
+        raise RequestInvalid(list(exc.errors)) from exc
+    for change, snap in zip(changes, afters, strict=True):
         kind = str(change["kind"])
         spec = change.get("spec") or {}
         target = None if change["op"] == "create" else str(change["name"])

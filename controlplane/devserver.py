@@ -76,7 +76,7 @@ def embedded_sqlite() -> bool:
 def worker_concurrency(sqlite: bool) -> int:
     """One worker process on SQLite, two otherwise. SQLite has one writer at a time and every task writes, so a
     second process only waits for the first one's lock; and one process keeps running the cluster's sessions, so
-    its in-memory copy of the cluster stays current (``scheduling.mirror``: a session that another process ran
+    its in-memory copy of the cluster stays current (``scheduling.feed.mirror``: a session that another process ran
     last makes the next one read the whole cluster again)."""
     return 1 if sqlite else 2
 

@@ -17,7 +17,7 @@
   that lock from its read to its commit) nor holds up the worker.
 * ``DatabaseUnavailableMiddleware``: a view that cannot reach the database (``OperationalError`` /
   ``InterfaceError``, the transaction of ``ATOMIC_REQUESTS`` included) answers 503 with ``Retry-After``; one raised
-  by a middleware reaches ``controlplane.errors.server_error``, which answers the same.
+  by a middleware reaches ``core.errors.server_error``, which answers the same.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from django.db import IntegrityError, connection
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
-from controlplane.errors import (
+from core.errors import (
     DATABASE_ERRORS,
     bad_request,
     database_unavailable,

@@ -72,12 +72,14 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "django_prometheus",
+    "core",
     "quotas",
     "scheduling",
     "planning",
     "frontend",
     "security",
     "changerequests",
+    "identity",
 ]
 
 MIDDLEWARE = [
@@ -115,6 +117,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "frontend.context.cluster_switch",
+                "identity.context.oidc_sign_in",  # the login page's "Sign in with <provider>" (docs/security.md)
             ],
         },
     },
@@ -145,7 +148,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 # django-axes first: it refuses a login while its username + address is locked out (docs/security.md)
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# OpenID Connect sign-in's backend answers only its own callback (identity/backends.py), and only when it is on.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "identity.backends.OidcBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -163,7 +171,6 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "frontend.finders.PlotlyFinder",  # plotly.min.js from the plotly wheel (no CDN)
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -228,6 +235,30 @@ AXES_COOLOFF_MESSAGE = (
     f"{max(1, int(AXES_COOLOFF_TIME.total_seconds()) // 60)} minutes."
 )
 
+# --- Sign-in with OpenID Connect (docs/security.md#sign-in-with-openid-connect) ------------------------------
+# Off unless FAIRWAY_OIDC_CLIENT_ID is set. The endpoints come from the issuer's discovery document unless given;
+# FAIRWAY_OIDC_GROUP_MAP maps the provider's groups (the GROUPS_CLAIM claim) to admin and to Fairway's teams
+# (identity/mapping.py); identity.apps checks all of it at start.
+FAIRWAY_OIDC = {
+    "CLIENT_ID": env.str("FAIRWAY_OIDC_CLIENT_ID", default=""),
+    "CLIENT_SECRET": env.str("FAIRWAY_OIDC_CLIENT_SECRET", default=""),
+    "ISSUER": env.str("FAIRWAY_OIDC_ISSUER", default=""),
+    "DISCOVERY_URL": env.str("FAIRWAY_OIDC_DISCOVERY_URL", default=""),
+    "AUTHORIZATION_ENDPOINT": env.str("FAIRWAY_OIDC_AUTHORIZATION_ENDPOINT", default=""),
+    "TOKEN_ENDPOINT": env.str("FAIRWAY_OIDC_TOKEN_ENDPOINT", default=""),
+    "USERINFO_ENDPOINT": env.str("FAIRWAY_OIDC_USERINFO_ENDPOINT", default=""),
+    "JWKS_URI": env.str("FAIRWAY_OIDC_JWKS_URI", default=""),
+    "SCOPES": env.str("FAIRWAY_OIDC_SCOPES", default="openid email profile"),
+    "GROUPS_CLAIM": env.str("FAIRWAY_OIDC_GROUPS_CLAIM", default="groups"),
+    "USERNAME_CLAIM": env.str("FAIRWAY_OIDC_USERNAME_CLAIM", default="preferred_username"),
+    "GROUP_MAP": env.str("FAIRWAY_OIDC_GROUP_MAP", default=""),
+    "PROVIDER_NAME": env.str("FAIRWAY_OIDC_PROVIDER_NAME", default="single sign-on"),
+    "SIGN_ALGO": env.str("FAIRWAY_OIDC_SIGN_ALGO", default="RS256"),
+    "USE_PKCE": env.bool("FAIRWAY_OIDC_USE_PKCE", default=True),
+    "TIMEOUT_SECONDS": env.int("FAIRWAY_OIDC_TIMEOUT_SECONDS", default=10),
+    "DISCOVERY_CACHE_SECONDS": env.int("FAIRWAY_OIDC_DISCOVERY_CACHE_SECONDS", default=3600),
+}
+
 # --- REST API -----------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -240,9 +271,9 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
         "rest_framework.filters.SearchFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "controlplane.api.OrderedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.OrderedLimitOffsetPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_PARSER_CLASSES": ["controlplane.parsers.JSONParser"],  # DRF's, behind the nesting limit
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],  # DRF's, behind the nesting limit
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.URLPathVersioning",
     "ALLOWED_VERSIONS": ["v1"],
@@ -254,7 +285,7 @@ REST_FRAMEWORK = {
 }
 DRF_STANDARDIZED_ERRORS = {
     "ENABLE_IN_DEBUG_FOR_UNHANDLED_EXCEPTIONS": True,
-    "EXCEPTION_HANDLER_CLASS": "controlplane.errors.ExceptionHandler",  # 503 / 413 / 422 for what is no bug
+    "EXCEPTION_HANDLER_CLASS": "core.errors.ExceptionHandler",  # 503 / 413 / 422 for what is no bug
 }
 
 SPECTACULAR_SETTINGS = {
@@ -297,8 +328,11 @@ SPECTACULAR_SETTINGS = {
 # --- Fairway ------------------------------------------------------------------------------------------------
 FAIRWAY = {
     "DEFAULT_CLUSTER": env.str("FAIRWAY_DEFAULT_CLUSTER", default="default"),
-    # seconds a worker process that ran a cluster's last session keeps receiving its sessions (scheduling.affinity)
+    # seconds a worker process that ran a cluster's last session keeps receiving its sessions (scheduling.feed.affinity)
     "AFFINITY_WINDOW_SECONDS": env.float("FAIRWAY_AFFINITY_WINDOW_SECONDS", default=3.0),
+    # the node heartbeat check (every 5 s by default) that finds its previous run older than this could not run in
+    # between (broker, database or workers down): it forgives missed heartbeats for one more timeout (scheduling.agent)
+    "NODE_CHECK_GAP_SECONDS": env.float("FAIRWAY_NODE_CHECK_GAP_SECONDS", default=15.0),
     # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
     # /metrics answers a request bearing this token (a Prometheus scrape config's bearer token) besides admins.
@@ -323,6 +357,9 @@ FAIRWAY = {
     # days the evictions of a removed job (and the record of its removal) are kept after the removal; an eviction
     # whose pod is gone without its job being recorded, that long after it happened (scheduling/evictions.py)
     "EVICTION_RETENTION_DAYS": env.int("FAIRWAY_EVICTION_RETENTION_DAYS", default=7),
+    # days a finished or removed job's history row (scheduling.history.JobRecord: what `fairway trace export`
+    # writes) is kept after it was submitted, whatever the garbage collection of podgroups removed meanwhile
+    "JOB_HISTORY_DAYS": env.int("FAIRWAY_JOB_HISTORY_DAYS", default=30),
     # Change requests (changerequests/notify.py): a JSON POST per event to this URL (empty: none), waiting at most
     # this long; and where the dashboard is, for the links in the mails (empty: the links are paths)
     "CHANGE_REQUEST_WEBHOOK_URL": env.str("FAIRWAY_CHANGE_REQUEST_WEBHOOK_URL", default=""),
@@ -344,6 +381,11 @@ if FAIRWAY["EVICTION_RETENTION_DAYS"] < 0:
         f"FAIRWAY_EVICTION_RETENTION_DAYS={FAIRWAY['EVICTION_RETENTION_DAYS']}: expected a number of days, 0 or more"
     )
 
+if FAIRWAY["JOB_HISTORY_DAYS"] < 1:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_JOB_HISTORY_DAYS={FAIRWAY['JOB_HISTORY_DAYS']}: expected a whole number of days, at least 1"
+    )
+
 if FAIRWAY["SECURITY_EVENT_RETENTION_DAYS"] < 1:
     raise ImproperlyConfigured("FAIRWAY_SECURITY_EVENT_RETENTION_DAYS must be a whole number of days, at least 1")
 
@@ -353,6 +395,10 @@ FAIRWAY["THRASH_WINDOW_SECONDS"] = env.float("FAIRWAY_THRASH_WINDOW_SECONDS", de
 if not 0 < FAIRWAY["THRASH_WINDOW_SECONDS"] < float("inf"):
     raise ImproperlyConfigured(
         f"FAIRWAY_THRASH_WINDOW_SECONDS={FAIRWAY['THRASH_WINDOW_SECONDS']}: expected a number of seconds above 0"
+    )
+if not 0 < FAIRWAY["NODE_CHECK_GAP_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_NODE_CHECK_GAP_SECONDS={FAIRWAY['NODE_CHECK_GAP_SECONDS']}: expected a number of seconds above 0"
     )
 if FAIRWAY["METRICS_NODE_SERIES_LIMIT"] < 0:
     raise ImproperlyConfigured(

@@ -283,7 +283,7 @@ def _named_options(message: str) -> str:
 
 def _run(args: argparse.Namespace, collector: _Collector) -> int:
     from engine.manifests import ManifestError, load_manifests
-    from engine.session.policy import Policy, PolicyError
+    from engine.policy.policy import Policy, PolicyError
     from engine.simulate import SimulationError, render_table, simulate
 
     try:

@@ -20,8 +20,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("oidc/", include("identity.urls")),  # sign-in with OpenID Connect: 404 unless configured
     path("", include("frontend.urls")),
 ]
 
-handler404 = "controlplane.errors.not_found"
-handler500 = "controlplane.errors.server_error"
+handler404 = "core.errors.not_found"
+handler500 = "core.errors.server_error"

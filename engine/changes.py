@@ -35,15 +35,13 @@ from engine.resources import (
     is_unlimited,
     parse_resource_list,
 )
+from engine.treefields import LIST_KINDS, QUEUE_FIELDS, QUOTA_GROUP_FIELDS, FieldKind, TreeField, list_fields
 from engine.values import QuotaValues
 
 __all__ = ["ProposalError", "apply_changes", "as_quantities", "compare", "node_values"]
 
-QUEUE_RESOURCES = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
-GROUP_RESOURCES = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
-_NULL_IS_EMPTY = frozenset({"borrowing_limit", "lending_limit"})  # null: no limit
-QUEUE_SCALARS = {"weight": int, "priority": int, "reclaimable": bool}
-GROUP_SCALARS = {"is_parent": bool, "allow_lent": bool, "tree_id": str, "min_scale_exempt": bool}
+# The scalar kinds of the tree fields (``engine.treefields``) and the type a change gives each
+_SCALAR_TYPES: Mapping[FieldKind, type] = {FieldKind.INT: int, FieldKind.BOOL: bool, FieldKind.TEXT: str}
 MAX_CHANGES = 200
 
 
@@ -86,23 +84,36 @@ def _resources(i: int, spec: Mapping[str, Any], key: str) -> ResourceList:
         raise _err(i, f"spec.{exc.field}", str(exc)) from None
 
 
-def _spec_changes(i: int, spec: Any, resources: Sequence[str], scalars: Mapping[str, type]) -> dict[str, Any]:
+def _seconds(i: int, spec: Mapping[str, Any], key: str) -> float | None:
+    value = spec[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _err(i, f"spec.{key}", f"{key} must be a number of seconds or null, got {value!r}")
+    return float(value)
+
+
+def _field_value(i: int, spec: Mapping[str, Any], f: TreeField) -> Any:
+    """A change's value of tree field ``f`` as the spec holds it (null: an empty list, or None where the kind keeps
+    None: weights that default, seconds unset)."""
+    if f.kind in LIST_KINDS:
+        if spec[f.name] is None:
+            return None if f.kind is FieldKind.WEIGHTS else ResourceList()
+        return _resources(i, spec, f.name)
+    if f.kind is FieldKind.SECONDS:
+        return _seconds(i, spec, f.name)
+    return _typed(i, spec, f.name, _SCALAR_TYPES[f.kind])
+
+
+def _spec_changes(i: int, spec: Any, table: Sequence[TreeField]) -> dict[str, Any]:
     if not isinstance(spec, Mapping):
         raise _err(i, "spec", "spec must be an object")
-    known = {"name", "parent", *resources, *scalars}
+    fields = [f for f in table if f.writable]
+    known = {"name", "parent", *(f.name for f in fields)}
     unknown = sorted(set(spec) - known - {"namespaces"})
     if unknown:
         raise _err(i, f"spec.{unknown[0]}", f"unknown field {unknown[0]!r} (known: {', '.join(sorted(known))})")
-    out: dict[str, Any] = {}
-    for key in resources:
-        if key in spec:
-            if spec[key] is None and key in _NULL_IS_EMPTY:
-                out[key] = ResourceList()
-            else:
-                out[key] = None if spec[key] is None and key == "shared_weight" else _resources(i, spec, key)
-    for key, typ in scalars.items():
-        if key in spec:
-            out[key] = _typed(i, spec, key, typ)
+    out: dict[str, Any] = {f.name: _field_value(i, spec, f) for f in fields if f.name in spec}
     if "parent" in spec:
         if spec["parent"] is not None and not isinstance(spec["parent"], str):
             raise _err(i, "spec.parent", "parent must be a name")
@@ -151,7 +162,7 @@ def _queue_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: 
         tasks = [t.uid for t in snap.tasks.values() if t.podgroup in set(pgs)]
         return snap.without_tasks(tasks).without_podgroups(pgs).without_queues(doomed)
     if op == "create":
-        data = _spec_changes(i, change.get("spec"), QUEUE_RESOURCES, QUEUE_SCALARS)
+        data = _spec_changes(i, change.get("spec"), QUEUE_FIELDS)
         if "name" not in data:
             raise _err(i, "spec.name", "name is required")
         old = None
@@ -159,10 +170,8 @@ def _queue_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: 
     else:
         name = _named(i, change, tree, "queue")
         old = tree[name]
-        if op == "move":
-            data = {"parent": change.get("parent")}
-        else:
-            data = _spec_changes(i, change.get("spec"), QUEUE_RESOURCES, QUEUE_SCALARS)
+        spec = change.get("spec")
+        data = {"parent": change.get("parent")} if op == "move" else _spec_changes(i, spec, QUEUE_FIELDS)
         new = dataclasses.replace(old, **data)
         del tree[name]
         if new.name != old.name:
@@ -192,7 +201,7 @@ def _group_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: 
             raise _prefixed(i, errors, base="")
         return snap.without_quota_groups([name])
     if op == "create":
-        data = _spec_changes(i, change.get("spec"), GROUP_RESOURCES, GROUP_SCALARS)
+        data = _spec_changes(i, change.get("spec"), QUOTA_GROUP_FIELDS)
         if "name" not in data:
             raise _err(i, "spec.name", "name is required")
         old = None
@@ -203,7 +212,7 @@ def _group_change(i: int, snap: Snapshot, change: Mapping[str, Any], max_depth: 
         data = (
             {"parent": change.get("parent")}
             if op == "move"
-            else _spec_changes(i, change.get("spec"), GROUP_RESOURCES, GROUP_SCALARS)
+            else _spec_changes(i, change.get("spec"), QUOTA_GROUP_FIELDS)
         )
         new = dataclasses.replace(old, **data)
         del tree[name]
@@ -379,8 +388,8 @@ def _check_pods_added(changes: Any, limits: Limits) -> None:
 
 # The resource lists of each kind's spec that may only name known resources (a node's allocatable introduces names).
 _NAMED_LISTS = {
-    "queue": ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"),
-    "quota_group": ("min", "max", "shared_weight", "borrowing_limit", "lending_limit"),
+    "queue": list_fields(QUEUE_FIELDS),
+    "quota_group": list_fields(QUOTA_GROUP_FIELDS),
     "podgroup": ("request", "min_resources"),
 }
 
@@ -419,7 +428,7 @@ def apply_changes(
     """The snapshot after ``changes``, each validated in order; raises ``ProposalError``. ``limits`` (default
     ``Limits()``) bound the replicas of one podgroup and the pods the whole proposal adds (at most ``MAX_CHANGES``
     changes, so at most that many podgroups) and the quota tree's depth (``max_quota_group_depth``; the queue tree's is
-    ``max_depth``). With ``resource_names`` (the control plane's, see ``scheduling.resource_names``) a change may only
+    ``max_depth``). With ``resource_names`` (the control plane's, see ``scheduling.facts``) a change may only
     name known resources or those a node added before it offers. ``checkpoint`` (a request's deadline) is called
     before each change."""
     names = None

@@ -9,7 +9,9 @@ the metrics (``fairway_queue_lendable_resources``) and the pages read it from he
 * a quota group: ``(min - used - reserved)+`` per resource when it lends (``allow_lent``, Koordinator's
   ``allow-lent-resource``), nothing when it does not (its unused min stays its own).
 
-A lending limit (on a queue or a quota group, per resource) bounds both: no more than the limit is lendable.
+A lending limit (on a queue or a quota group, per resource) bounds both: no more than the limit is lendable. In a
+hierarchy, what the lending limits below a queue keep and leave unused is its children's alone, so it is not lendable
+either (Kueue: a cohort lends only what its children lend it).
 
 The amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
 """
@@ -47,6 +49,7 @@ def lendable_queues(values: QuotaValues) -> dict[str, ResourceList]:
             book[name].deserved,
             book[name].allocated,
             book[name].inqueue,
+            book.kept_below(name) if honoured else {},
             limit=(book.spec(name).lending_limit or None) if honoured else None,
         )
         for name in book

@@ -2,7 +2,7 @@
 
 A ``Snapshot`` is what every caller hands to the engine: the scheduling session, the recycling pass, the
 what-if endpoints and ``fairway simulate``. ``engine/manifests/`` builds one from Kubernetes YAML and
-``scheduling/store.py`` from database rows, so nothing here knows about either: no Kubernetes object shapes,
+``scheduling/store/`` from database rows, so nothing here knows about either: no Kubernetes object shapes,
 no YAML, no ORM.
 
 The model follows Volcano's scheduler cache (``pkg/scheduler/api``):
@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
@@ -46,8 +47,8 @@ import numpy.typing as npt
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, Limits, node_amount_errors
+from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import MAX_AMOUNT, ResourceList
-from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.usage import UsageHistory
 from engine.vocabulary import (  # re-exported: the snapshot's words
     ALLOCATED_STATUSES as ALLOCATED_STATUSES,
@@ -91,6 +92,7 @@ __all__ = [
     "QUEUE_STATES",
     "READY_STATUSES",
     "SCHEDULED_STATUSES",
+    "KueueName",
     "NamespaceInfo",
     "NodeInfo",
     "PodGroupCondition",
@@ -359,6 +361,16 @@ class QueueHierarchy:
     weights: tuple[float, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class KueueName:
+    """The Kueue object a queue was read from, when the queue's identity is not that object's name: a Cohort or
+    ClusterQueue named like a built-in (``root``, ``default``), like another queue of the input, or not a queue name
+    (a DNS-1123 subdomain with dots, or longer than 63). ``kind`` is ``Cohort`` or ``ClusterQueue``."""
+
+    kind: str
+    name: str
+
+
 # -- built-ins ---------------------------------------------------------------------------------------------------
 
 # The built-in tree nodes carry the same values as the ones the Django side creates
@@ -465,6 +477,11 @@ class Snapshot:
     quota_namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Volcano's hierarchical-DRF annotations, per queue that has them.
     queue_hierarchy: Mapping[str, QueueHierarchy] = field(default_factory=dict)
+    # Kueue's names of the queues whose identity differs from them (``KueueName``), by queue identity
+    kueue_names: Mapping[str, KueueName] = field(default_factory=dict)
+    # Kueue's exact ``fairSharing.weight`` (a quantity: 0.75, 0) of the queues whose whole ``weight`` was scaled from
+    # it (their sibling set has a fraction: 0.75 and 0.25 are weights 3 and 1) or that Kueue reads as 0, by identity
+    kueue_weights: Mapping[str, Fraction] = field(default_factory=dict)
     # Koordinator ElasticQuotaArgs found in a KubeSchedulerConfiguration (None when none was given).
     elastic_quota_args: ElasticQuotaArgs | None = None
     # fairness over time (``engine.usage``): each tree node's decayed past usage, read by the store (None: none)

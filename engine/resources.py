@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation, Overflow, localcontext
+from fractions import Fraction
 
 __all__ = [
     "MAX_AMOUNT",
@@ -32,6 +33,7 @@ __all__ = [
     "check_resource_name",
     "display_factor",
     "format_amount",
+    "format_exact_quantity",
     "format_in_unit",
     "format_quantity",
     "is_gpu",
@@ -41,9 +43,12 @@ __all__ = [
     "milli_scale",
     "nouns",
     "null_unbounded",
+    "parse_exact_quantity",
     "parse_in_unit",
     "parse_quantity",
     "parse_resource_list",
+    "resource_sort_key",
+    "sorted_resources",
     "split_unit",
     "unit_decimal",
     "unit_name",
@@ -75,6 +80,20 @@ class QuantityError(ValueError):
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
         self.message = message
+
+
+_FIRST = {"cpu": 0, "memory": 1}
+
+
+def resource_sort_key(name: str) -> tuple[int, str]:
+    """The order resources are named in, everywhere: cpu, memory, then the others by name (Volcano's order in its
+    messages)."""
+    return (_FIRST.get(name, 2), name)
+
+
+def sorted_resources(names: Iterable[str]) -> list[str]:
+    """``names`` in ``resource_sort_key``'s order, ``pods`` left out (a count, not an amount)."""
+    return sorted((n for n in names if n != "pods"), key=resource_sort_key)
 
 
 def milli_scale(resource: str) -> int:
@@ -221,6 +240,28 @@ def _to_decimal(text: str, field: str, resource: str = "cpu") -> Decimal:
 # tests/unit/test_resources.py holds the two equal.
 _SIMPLE_QUANTITY = re.compile(r"([0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?")
 _SUFFIX_FACTORS: dict[str, int] = {"": 1, **_DECIMAL_SUFFIXES, **_BINARY}
+
+
+def parse_exact_quantity(text: str, field: str) -> Fraction:
+    """A Kubernetes quantity as an exact fraction (``"0.75"``, ``"750m"``, ``"1e-3"``), for numbers that are not
+    amounts of a resource (Kueue's ``fairSharing.weight``). Raises ``QuantityError`` naming ``field``."""
+    return Fraction(_to_decimal(text.strip(), field))
+
+
+def format_exact_quantity(value: Fraction) -> str:
+    """``value`` as a plain decimal quantity (``0.75``, ``2``): exact for every number ``parse_exact_quantity`` reads
+    (their decimals end); another fraction is cut at 9 decimals, Kubernetes' finest unit (nano)."""
+    rest = value.denominator
+    for p in (2, 5):
+        while rest % p == 0:
+            rest //= p
+    places = 0
+    while (value * 10**places).denominator != 1 and (rest == 1 or places < 9):
+        places += 1
+    digits = value.numerator * 10**places // value.denominator
+    sign, digits = ("-", -digits) if digits < 0 else ("", digits)
+    whole, frac = divmod(digits, 10**places)
+    return f"{sign}{whole}" + (f".{frac:0{places}d}".rstrip("0").rstrip(".") if places else "")
 
 
 def _simple_quantity(value: str, match: re.Match[str], resource: str, field: str) -> int:

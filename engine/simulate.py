@@ -14,9 +14,16 @@ from typing import Any
 from engine import rules
 from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
-from engine.resources import ResourceNames, format_amount, format_quantity, is_unlimited, parse_quantity
+from engine.policy.policy import Policy
+from engine.resources import (
+    ResourceNames,
+    format_amount,
+    format_exact_quantity,
+    format_quantity,
+    is_unlimited,
+    parse_quantity,
+)
 from engine.session import run
-from engine.session.policy import Policy
 from engine.usage import QUEUE
 from engine.values import QuotaValues, compute_values, past_shares
 
@@ -147,6 +154,14 @@ def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
             "borrowingLimit": limits_rl(spec.borrowing_limit),
             "lendingLimit": limits_rl(spec.lending_limit),
         }
+        kueue = snapshot.kueue_names.get(name)
+        if kueue is not None:
+            # a Kueue object keyed by an identity of its own (its name is a built-in's or another queue's)
+            out[name]["kueue"] = {"kind": kueue.kind, "name": kueue.name}
+        exact = snapshot.kueue_weights.get(name)
+        if exact is not None:
+            # Kueue's fairSharing.weight as given, where the whole weight was scaled from it (or it is 0)
+            out[name]["kueueWeight"] = format_exact_quantity(exact)
     return out
 
 
@@ -398,7 +413,7 @@ def _queues_table(queues: Mapping[str, Any]) -> list[str]:
     return _table(
         [
             [
-                n,
+                f"{n} (Kueue {q['kueue']['kind']} {q['kueue']['name']})" if "kueue" in q else n,
                 q["state"],
                 q["parent"] or "-",
                 str(q["weight"]),

@@ -2,7 +2,7 @@
 split of the surplus (issue 13; KAI's time-aware fairness and Slurm's decayed fair share are the models).
 
 Off unless a policy turns it on (``fairnessOverTime: true`` on ``proportion``, ``capacity`` or ``elasticquota``:
-``engine.session.arguments.fairness``); with it off nothing here runs and every number is the point-in-time one.
+``engine.policy.fairness``); with it off nothing here runs and every number is the point-in-time one.
 
 The record (``UsageHistory``, one per cluster; the store keeps it in one row)
 -------------------------------------------------------------------------------
@@ -50,8 +50,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
+from engine.policy.fairness import FairnessArgs, format_days
 from engine.resources import format_amount
-from engine.session.arguments.fairness import FairnessArgs, format_days
 
 __all__ = [
     "QUEUE",

@@ -36,14 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.collector import paused_during
-from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, QuotaGroupSpec, compute_runtimes
 from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, JobUsage, QueueBook, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
+from engine.policy.policy import Policy
 from engine.resources import MAX_AMOUNT, ResourceList
-from engine.session.policy import Policy
+from engine.session.plugins.capacity.arguments import CAPACITY
 from engine.usage import (
     QUEUE,
     QUOTA,
@@ -146,7 +147,7 @@ def queue_policy_of(policy: Policy) -> tuple[str, bool, int]:
     """Which queue plugin the policy runs: (name, hierarchy, ancestorReclaimLevel)."""
     capacity = policy.plugin("capacity")
     if capacity is not None:
-        return "capacity", bool(capacity.hierarchy), policy.capacity_args().ancestor_reclaim_level
+        return "capacity", bool(capacity.hierarchy), policy.arguments_of(CAPACITY).ancestor_reclaim_level
     return "proportion", False, 0
 
 

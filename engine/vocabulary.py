@@ -1,6 +1,6 @@
-"""The words of the cluster, each written once: task (pod) statuses, podgroup phases, queue states, and the sets of
-them the scheduler and the pages reason with (Volcano's names). A leaf module: it imports nothing of the engine, so
-every other module, the fair-share math included, can use it."""
+"""The words of the cluster, each written once: task (pod) statuses, podgroup phases, queue states, blocker kinds, and
+the sets of them the scheduler and the pages reason with (Volcano's names). A leaf module: it imports nothing of the
+engine, so every other module, the fair-share math included, can use it."""
 
 from __future__ import annotations
 
@@ -38,6 +38,17 @@ READY_STATUSES: frozenset[TaskStatus] = frozenset(
 )
 # Hold resources on their node (Volcano's node.Used: allocated tasks plus those still releasing).
 OCCUPYING_STATUSES: frozenset[TaskStatus] = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+# A pod in one of these is done: it holds nothing and is never scheduled again.
+FINISHED_STATUSES: frozenset[TaskStatus] = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+# On a node, as the node pages count it: a pod running or leaving uses its room (shown "allocated"); a pod placed but
+# not started yet reserves it (shown "reserved"). Not the scheduler's ALLOCATED_STATUSES, which counts both kinds.
+STARTED_ON_NODE: tuple[TaskStatus, ...] = (TaskStatus.RUNNING, TaskStatus.RELEASING)
+PLACED_NOT_STARTED: tuple[TaskStatus, ...] = (
+    TaskStatus.ALLOCATED,
+    TaskStatus.BINDING,
+    TaskStatus.BOUND,
+    TaskStatus.PIPELINED,
+)
 
 
 class QueueState(StrEnum):
@@ -68,3 +79,24 @@ class PodGroupPhase(StrEnum):
 ADMITTED_PHASES: frozenset[str] = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
 # A podgroup in one of these waits for something: admission, placement or its gang.
 WAITING_PHASES: tuple[str, ...] = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN)
+
+
+class BlockerKind(StrEnum):
+    """What stops a job (a ``Blocker``'s and a gate refusal's ``kind``; ``engine.session.reasons`` makes them)."""
+
+    QUEUE = "queue"
+    ANCESTOR = "ancestor"  # a parent queue
+    QUOTA = "quota"  # an elastic quota group
+    NAMESPACE = "namespace"  # its resource quota
+    CLUSTER = "cluster"  # idle resources, node predicates, pods being released
+    GANG = "gang"
+    POLICY = "policy"
+
+
+# The tree a blocker's node belongs to (the governing path marks it); the cluster, the gang and the policy are none.
+BLOCKER_TREE: dict[str, str] = {
+    BlockerKind.QUEUE: "queue",
+    BlockerKind.ANCESTOR: "queue",
+    BlockerKind.QUOTA: "quota",
+    BlockerKind.NAMESPACE: "namespace",
+}

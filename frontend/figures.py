@@ -1,4 +1,4 @@
-"""The dashboard's Plotly figures: pure functions of plain data that return a ``go.Figure``.
+"""The dashboard's Plotly figures: pure functions of plain data that return the figure as plain JSON data.
 
 Nothing here reads the database or the clock. Amounts come in base units and are plotted in each resource's
 display unit (``frontend.presenters.units``). Colours are colour-blind safe: the borrowed/lent scale is ColorBrewer's
@@ -13,9 +13,9 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.wording import plural
@@ -75,7 +75,7 @@ CONFIG = {"responsive": True, "displaylogo": False, "modeBarButtonsToRemove": ["
 
 def _layout(height: int, **extra: Any) -> dict[str, Any]:
     layout: dict[str, Any] = {
-        "template": go.layout.Template(),
+        "template": {},  # an empty template: none of plotly.py's default theme
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 44, "b": 10},
         "font": {"family": FONT, "size": 13, "color": INK},
@@ -94,8 +94,109 @@ def _axis(**extra: Any) -> dict[str, Any]:
     return axis
 
 
-def _empty(message: str, height: int = 220) -> go.Figure:
-    fig = go.Figure(layout=_layout(height))
+def _plain(value: Any) -> Any:
+    """``value`` as plotly.py would serialise it: dicts without their None entries, tuples as lists."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    """plotly.py's update: nested dicts merge, anything else replaces."""
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = value
+
+
+class Figure:
+    """The part of ``go.Figure``'s interface these builders use, on plain JSON data. plotly.py's object tree and
+    its validators took most of a chart page's server time (``make_subplots`` alone about 20 ms a call); this
+    builds the same JSON (tests/frontend/test_figures.py has plotly validate every figure), with the subplot
+    grid's layout computed by ``make_subplots`` once per shape (``subplots``)."""
+
+    def __init__(self, layout: Mapping[str, Any] | None = None, cols: int = 1, grid: bool = False) -> None:
+        self.data: list[dict[str, Any]] = []
+        self.layout: dict[str, Any] = _plain(layout or {})
+        self._cols, self._grid = cols, grid
+
+    def _cell(self, row: int, col: int) -> str:
+        index = (row - 1) * self._cols + col
+        return "" if index == 1 else str(index)
+
+    def add_trace(self, trace: Mapping[str, Any], row: int | None = None, col: int | None = None) -> None:
+        out = _plain(trace)
+        if self._grid and row is not None and col is not None:
+            out["xaxis"], out["yaxis"] = f"x{self._cell(row, col)}", f"y{self._cell(row, col)}"
+        self.data.append(out)
+
+    def update_layout(self, patch: Mapping[str, Any] | None = None, **more: Any) -> None:
+        _merge(self.layout, _plain({**(patch or {}), **more}))
+
+    def _update_axes(self, letter: str, patch: Mapping[str, Any], row: int | None, col: int | None) -> None:
+        if row is not None and col is not None:
+            names = [f"{letter}axis{self._cell(row, col)}"]
+        else:
+            names = [k for k in self.layout if (k[:5] == f"{letter}axis" and k[5:].isdigit()) or k == f"{letter}axis"]
+            names = names or [f"{letter}axis"]
+        for name in names:
+            _merge(self.layout.setdefault(name, {}), _plain(patch))
+
+    def update_xaxes(self, patch: Mapping[str, Any], row: int | None = None, col: int | None = None) -> None:
+        self._update_axes("x", patch, row, col)
+
+    def update_yaxes(self, patch: Mapping[str, Any], row: int | None = None, col: int | None = None) -> None:
+        self._update_axes("y", patch, row, col)
+
+    def update_annotations(self, **patch: Any) -> None:
+        for note in self.layout.get("annotations", []):
+            _merge(note, _plain(patch))
+
+    def add_annotation(self, **note: Any) -> None:
+        self.layout.setdefault("annotations", []).append(_plain(note))
+
+    def add_vline(self, x: float, line: Mapping[str, Any]) -> None:
+        shape = {
+            "line": _plain(line),
+            "type": "line",
+            "x0": x,
+            "x1": x,
+            "xref": "x",
+            "y0": 0,
+            "y1": 1,
+            "yref": "y domain",
+        }
+        self.layout.setdefault("shapes", []).append(shape)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data": self.data, "layout": self.layout}
+
+
+@lru_cache(maxsize=256)
+def _grid_layout(rows: int, cols: int, options: str) -> str:
+    return json.dumps(json.loads(make_subplots(rows=rows, cols=cols, **json.loads(options)).to_json())["layout"])
+
+
+def subplots(rows: int, cols: int, **options: Any) -> Figure:
+    """``make_subplots(rows, cols, **options)`` as a plain :class:`Figure` (its layout cached per shape)."""
+    layout = json.loads(_grid_layout(rows, cols, json.dumps(options, sort_keys=True)))
+    layout.pop("template", None)
+    return Figure(layout, cols=cols, grid=True)
+
+
+def bar(**trace: Any) -> dict[str, Any]:
+    return {**trace, "type": "bar"}
+
+
+def scatter(**trace: Any) -> dict[str, Any]:
+    return {**trace, "type": "scatter"}
+
+
+def _empty(message: str, height: int = 220) -> Figure:
+    fig = Figure(layout=_layout(height))
     fig.update_layout(
         xaxis={"visible": False},
         yaxis={"visible": False},
@@ -104,13 +205,9 @@ def _empty(message: str, height: int = 220) -> go.Figure:
     return fig
 
 
-def to_json(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
-    """The figure as plain JSON data for ``json_script`` (``data`` and ``layout``); a figure built as plain data
-    already is."""
-    if isinstance(fig, dict):
-        return fig
-
-    return json.loads(fig.to_json())
+def to_json(fig: Figure | dict[str, Any]) -> dict[str, Any]:
+    """The figure as plain JSON data for ``json_script`` (``data`` and ``layout``)."""
+    return fig if isinstance(fig, dict) else fig.to_dict()
 
 
 # -- trees --------------------------------------------------------------------------------------------------------
@@ -170,7 +267,7 @@ def tree_figure(
     highlight: Collection[str] = (),
     zoom: Mapping[str, str] | None = None,
     up: str = "",
-) -> go.Figure | dict[str, Any]:
+) -> dict[str, Any]:
     """The tree (or the subtree under ``root``) as a sunburst or icicle: sectors sized by ``size_by`` of
     ``resource`` (capability/max by default), coloured by borrowed minus lent relative to the node's entitlement;
     ``customdata`` is each node's page so a click can open it.
@@ -236,10 +333,9 @@ def tree_figure(
         "zoom": {n: url for n, url in (zoom or {}).items() if n in shown and n != root and n not in tops},
         "highlight": sorted(marked),
     }
-    # Plain JSON data, not a go.Figure: plotly's validators and its deep copy of every array took about 100 ms of a
-    # 1,000-node tree page; tests/frontend/test_figures.py has plotly validate what this builds.
+    # Plain JSON data: plotly's validators and its deep copy of every array took about 100 ms of a 1,000-node tree
+    # page; tests/frontend/test_figures.py has plotly validate what this builds.
     layout = _layout(height, margin={"l": 0, "r": 0, "t": 10, "b": 10}, meta=meta)
-    layout["template"] = {}  # an empty template, as go.layout.Template() is
     return {"data": [trace], "layout": layout}
 
 
@@ -248,7 +344,7 @@ def tree_figure(
 
 def capacity_figure(
     total: Mapping[str, int], allocated: Mapping[str, int], requested: Mapping[str, int], resources: Sequence[str]
-) -> go.Figure:
+) -> Figure:
     """Cluster capacity per resource: allocated, the rest of the requests (waiting) and what is idle, as
     percentages of the total, with the amounts in the hover text."""
     rows = [r for r in resources if total.get(r, 0) > 0]
@@ -262,7 +358,7 @@ def capacity_figure(
     # The legend sits at the top of the figure; the "cluster" label of the 100 % line (when requests go beyond it)
     # gets its own band between the legend and the bars, so that the two never overlap (1280 px and up).
     label_band = 22 if widest > 100.0 else 0
-    fig = go.Figure(
+    fig = Figure(
         layout=_layout(
             90 + 44 * len(rows) + label_band,
             barmode="stack",
@@ -279,7 +375,7 @@ def capacity_figure(
     for name, color, amount in parts:
         xs = [100.0 * amount(r) / total[r] for r in rows]
         fig.add_trace(
-            go.Bar(
+            bar(
                 name=name,
                 y=[units.label(r) for r in rows],
                 x=xs,
@@ -313,7 +409,7 @@ def _holding_hover(node: TreeNode, r: str, key: str, amount: int) -> str:
     return f"{TERMS[node.kind]['used']} of {r}: {what}"
 
 
-def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: Mapping[str, int]) -> go.Figure:
+def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: Mapping[str, int]) -> Figure:
     """Per resource, the node's floor, entitlement, usage and cap side by side: one small panel per resource,
     each on its own axis and unit. A cap the node does not set itself is drawn hatched at what it could reach;
     a cap far above the other bars is cut at the panel's edge and labelled with its value.
@@ -327,7 +423,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
     t = TERMS[node.kind]
     order = ("floor", "entitled", "used", "cap")
     holding = ("reserved", "pipelined")
-    fig = make_subplots(
+    fig = subplots(
         rows=len(rows), cols=1, subplot_titles=[units.label(r) for r in rows], vertical_spacing=0.32 / len(rows)
     )
     for i, r in enumerate(rows, start=1):
@@ -352,7 +448,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                 text = "→ " + text
             used_stack = key == "used" and last_held is not None
             fig.add_trace(
-                go.Bar(
+                bar(
                     name=t[key],
                     y=[t[key]],
                     x=[min(shown[key], top) if key == "cap" else shown[key]],
@@ -392,7 +488,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                 f"{units.human(extra[k], r, unit=False)} {k}" for k in holding if extra[k]
             ]
             fig.add_trace(
-                go.Bar(
+                bar(
                     name=label,
                     y=[t["used"]],
                     x=[stacked[key]],
@@ -434,7 +530,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
 
 def borrow_lend_figure(
     items: Sequence[tuple[str, Mapping[str, int], Mapping[str, int]]], resources: Sequence[str], *, title: str = ""
-) -> go.Figure:
+) -> Figure:
     """Diverging bars: what each item (a child, a top borrower) borrows to the right and lends to the left,
     one panel per resource, in each resource's unit."""
     rows = [r for r in resources if any(b.get(r, 0) or out.get(r, 0) for _, b, out in items)]
@@ -442,7 +538,7 @@ def borrow_lend_figure(
         return _empty(f"{title + ': n' if title else 'N'}obody borrows or lends here right now.", height=160)
     names = [name for name, _, _ in items]
 
-    fig = make_subplots(
+    fig = subplots(
         rows=1,
         cols=len(rows),
         shared_yaxes=True,
@@ -453,7 +549,7 @@ def borrow_lend_figure(
         borrowed_x = [units.to_display(b.get(r, 0), r) or 0.0 for _, b, _ in items]
         lent_x = [-(units.to_display(out.get(r, 0), r) or 0.0) for _, _, out in items]
         fig.add_trace(
-            go.Bar(
+            bar(
                 name="borrows",
                 y=names,
                 x=borrowed_x,
@@ -468,7 +564,7 @@ def borrow_lend_figure(
             col=col,
         )
         fig.add_trace(
-            go.Bar(
+            bar(
                 name="lends",
                 y=names,
                 x=lent_x,
@@ -511,7 +607,7 @@ class Point:
     lent: Mapping[str, int]
 
 
-def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.Figure:
+def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> Figure:
     """Entitlement, usage and request over time (top) and borrowed / lent (bottom, lent below zero)."""
     if not points:
         return _empty("No session has sampled this node in the selected window yet.", height=300)
@@ -522,10 +618,10 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
     def series(attr: str, sign: float = 1.0) -> list[float]:
         return [sign * (units.to_display(getattr(p, attr).get(resource, 0), resource) or 0.0) for p in points]
 
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.06)
+    fig = subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.06)
     for attr, name, dash in (("entitled", t["entitled"], "solid"), ("used", t["used"], "solid")):
         fig.add_trace(
-            go.Scatter(
+            scatter(
                 x=xs,
                 y=series(attr),
                 name=name,
@@ -536,7 +632,7 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
             col=1,
         )
     fig.add_trace(
-        go.Scatter(
+        scatter(
             x=xs,
             y=series("request"),
             name="request",
@@ -547,7 +643,7 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
         col=1,
     )
     fig.add_trace(
-        go.Scatter(
+        scatter(
             x=xs,
             y=series("borrowed"),
             name="borrowed",
@@ -559,7 +655,7 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
         col=1,
     )
     fig.add_trace(
-        go.Scatter(
+        scatter(
             x=xs,
             y=series("lent", -1.0),
             name="lent (below 0)",
@@ -581,14 +677,14 @@ def timeseries_figure(points: Sequence[Point], resource: str, kind: str) -> go.F
 # -- namespaces, sessions, what-if -------------------------------------------------------------------------------
 
 
-def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> go.Figure:
+def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> Figure:
     """Namespaces of one queue (seed 000): their weight and, per resource, deserved vs allocated vs request."""
     if not rows:
         return _empty("No namespace has jobs in this queue.", height=160)
     res = [r for r in resources if any(row["deserved"].get(r, 0) or row["request"].get(r, 0) for row in rows)]
     res = res or list(resources[:1])
 
-    fig = make_subplots(rows=1, cols=len(res), shared_yaxes=True, subplot_titles=[units.label(r) for r in res])
+    fig = subplots(rows=1, cols=len(res), shared_yaxes=True, subplot_titles=[units.label(r) for r in res])
     labels = [f"{row['namespace']} (weight {row['weight']})" for row in rows]
     for col, r in enumerate(res, start=1):
         for key, name, color in (
@@ -598,7 +694,7 @@ def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str
         ):
             amounts = [row[key].get(r, 0) for row in rows]
             fig.add_trace(
-                go.Bar(
+                bar(
                     name=name,
                     y=labels,
                     x=[units.to_display(a, r) or 0.0 for a in amounts],
@@ -620,20 +716,20 @@ def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str
     return fig
 
 
-def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> go.Figure:
+def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> Figure:
     """Recent scheduling sessions: duration (line) and decisions (bars: bound, pipelined, evicted)."""
     if not sessions:
         return _empty("No scheduling session has run yet.", height=200)
     xs = [s["started"].isoformat() for s in sessions]
-    fig = go.Figure(layout=_layout(240, barmode="stack", hovermode="x unified"))
+    fig = Figure(layout=_layout(240, barmode="stack", hovermode="x unified"))
     for key, name, color in (
         ("bound", "bound", SERIES["used"]),
         ("pipelined", "pipelined", SERIES["floor"]),
         ("evicted", "evicted", BORROWED),
     ):
-        fig.add_trace(go.Bar(x=xs, y=[s[key] for s in sessions], name=name, marker={"color": color}))
+        fig.add_trace(bar(x=xs, y=[s[key] for s in sessions], name=name, marker={"color": color}))
     fig.add_trace(
-        go.Scatter(
+        scatter(
             x=xs,
             y=[s["duration_ms"] for s in sessions],
             name="duration (ms)",
@@ -651,16 +747,16 @@ def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
-def whatif_figure(rows: Sequence[tuple[str, int, int]], resource: str, term: str) -> go.Figure:
+def whatif_figure(rows: Sequence[tuple[str, int, int]], resource: str, term: str) -> Figure:
     """Before and after of one value (``term``) of the nodes a proposal changes, as paired bars."""
     if not rows:
         return _empty("The staged changes move no value of this resource.", height=160)
     names = [name for name, _, _ in rows]
-    fig = go.Figure(layout=_layout(100 + 40 * len(rows), barmode="group"))
+    fig = Figure(layout=_layout(100 + 40 * len(rows), barmode="group"))
     for idx, (label, color, pattern) in enumerate((("before", SERIES["before"], "/"), ("after", SERIES["after"], ""))):
         amounts = [row[1 + idx] for row in rows]
         fig.add_trace(
-            go.Bar(
+            bar(
                 name=label,
                 y=names,
                 x=[units.to_display(a, resource) or 0.0 for a in amounts],

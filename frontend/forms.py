@@ -14,26 +14,22 @@ from typing import Any
 
 from django import forms
 
-from controlplane.names import untrimmed
-from controlplane.resource_names import check_known
-from engine import rules
+from core.facts import check_known
+from core.names import untrimmed
+from engine import rules, treefields
 from engine.resources import QuantityError, ResourceList, check_resource_name, format_in_unit, parse_in_unit
 from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
-QUEUE_LISTS = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
-GROUP_LISTS = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
-LIST_LABELS = {
-    "capability": "Capability",
-    "deserved": "Deserved",
-    "guarantee": "Guarantee",
-    "min": "Min",
-    "max": "Max",
-    "shared_weight": "Shared weight",
-    "borrowing_limit": "Borrowing limit",
-    "lending_limit": "Lending limit",
-}
-OPTIONAL_LISTS = frozenset({"shared_weight", "borrowing_limit", "lending_limit"})  # a blank column: None
+# The resource lists of each tree kind, their labels and which a blank column leaves None (``engine.treefields``)
+QUEUE_LISTS = treefields.list_fields(treefields.QUEUE_FIELDS)
+GROUP_LISTS = treefields.list_fields(treefields.QUOTA_GROUP_FIELDS)
+LIST_LABELS = {f.name: f.label for f in (*treefields.QUEUE_FIELDS, *treefields.QUOTA_GROUP_FIELDS)}
+OPTIONAL_LISTS = frozenset(
+    f.name
+    for f in (*treefields.QUEUE_FIELDS, *treefields.QUOTA_GROUP_FIELDS)
+    if f.kind in (treefields.FieldKind.LIMITS, treefields.FieldKind.WEIGHTS)
+)
 EXTRA = "__new__"
 
 
@@ -57,11 +53,23 @@ def _cell(lst: str, resource: str) -> str:
     return f"{lst}__{resource}"
 
 
+def _form_field(f: treefields.TreeField) -> forms.Field:
+    """The editor's input of a table field no form declares: its label and meaning from the table; every rule (a
+    text's length included) is checked by the services, whose message lands at the input."""
+    options: dict[str, Any] = {"required": False, "label": f.label, "help_text": f.meaning[:1].upper() + f.meaning[1:]}
+    if f.kind is treefields.FieldKind.BOOL:
+        return forms.BooleanField(initial=f.default, **options)
+    if f.kind in (treefields.FieldKind.INT, treefields.FieldKind.SECONDS):
+        return forms.IntegerField(initial=f.default, **options)
+    return forms.CharField(initial=f.default, widget=forms.Textarea(attrs={"rows": 2}), **options)
+
+
 class TreeNodeForm(forms.Form):
     """Common part of the queue and quota group forms: name, parent, version, and the resource matrix."""
 
     LISTS: tuple[str, ...] = ()
-    # kept as typed: a name with whitespace around it is refused at the field, never trimmed (controlplane.names)
+    TABLE: tuple[treefields.TreeField, ...] = ()  # the tree kind's fields (``engine.treefields``)
+    # kept as typed: a name with whitespace around it is refused at the field, never trimmed (core.names)
     name = forms.CharField(max_length=253, strip=False, help_text="Lowercase letters, digits and '-' (a DNS label).")
     NAME: tuple[str, bool] = ("name", False)  # how the name is called in a refusal, and whether it is a subdomain
     parent = forms.ChoiceField(help_text="Moving a node moves its whole subtree.")
@@ -85,11 +93,16 @@ class TreeNodeForm(forms.Form):
             initial.setdefault("name", instance.name)
             initial.setdefault("parent", instance.parent.name if instance.parent_id else "")
             initial.setdefault("version", instance.version)
+            for f in self._scalars():
+                initial.setdefault(f.name, getattr(instance, f.name))
             for lst, rl in lists.items():
                 for r, amount in rl.items():
                     initial.setdefault(_cell(lst, r), format_in_unit(amount, r))  # read back as it shows
         super().__init__(*args, initial=initial, **kwargs)
         untrimmed(self.fields["name"], self.NAME[0], subdomain=self.NAME[1])
+        self.generated = [f for f in self._scalars() if f.name not in self.fields]
+        for f in self.generated:
+            self.fields[f.name] = _form_field(f)
         self.fields["parent"].choices = [(p, p) for p in parents]
         for lst in self.LISTS:
             for r in [*self.resources, EXTRA]:
@@ -124,13 +137,22 @@ class TreeNodeForm(forms.Form):
         """Every message the form shows (a field may show several), as the page counts its problems."""
         return sum(len(messages) for messages in self.errors.values())
 
+    def _scalars(self) -> list[treefields.TreeField]:
+        """The table's fields an edit sets that are not resource lists (those are the matrix's columns)."""
+        return [f for f in self.TABLE if f.writable and f.kind not in treefields.LIST_KINDS]
+
     def main_fields(self) -> list[Any]:
-        """The bound fields shown in the form's grid (name, parent, scalars)."""
-        return [self[f] for f in self.MAIN_FIELDS if f in self.fields]
+        """The bound fields shown in the form's grid (name, parent, scalars; then the table's fields this form does
+        not declare)."""
+        named = [f for f in self.MAIN_FIELDS if f in self.fields]
+        return [self[f] for f in named] + [
+            self[f.name] for f in self.generated if f.kind is not treefields.FieldKind.BOOL
+        ]
 
     def flag_fields(self) -> list[Any]:
         """The bound checkboxes."""
-        return [self[f] for f in self.FLAG_FIELDS if f in self.fields]
+        named = [f for f in self.FLAG_FIELDS if f in self.fields]
+        return [self[f] for f in named] + [self[f.name] for f in self.generated if f.kind is treefields.FieldKind.BOOL]
 
     def list_labels(self) -> list[str]:
         return [LIST_LABELS[lst] for lst in self.LISTS]
@@ -241,6 +263,8 @@ class TreeNodeForm(forms.Form):
         parent_now = current.parent.name if current is not None and current.parent_id else "root"
         data: dict[str, Any] = {"name": name, "parent": self.cleaned("parent", parent_now) or None}
         data.update(self.resource_lists())
+        for f in self._scalars():
+            data[f.name] = self.cleaned(f.name, getattr(current, f.name) if current is not None else f.default)
         return data
 
 
@@ -248,6 +272,7 @@ class QueueForm(TreeNodeForm):
     """Create or edit a queue (Volcano): weight, priority, reclaimable, capability / deserved / guarantee."""
 
     LISTS = QUEUE_LISTS
+    TABLE = treefields.QUEUE_FIELDS
     NAME = ("queue name", False)
     weight = forms.IntegerField(initial=1, help_text="1..65535: the queue's share among its siblings.")
     priority = forms.IntegerField(initial=0, min_value=0, help_text="Higher queues are served first.")
@@ -263,31 +288,19 @@ class QueueForm(TreeNodeForm):
 
     def __init__(self, *args: Any, instance: Queue | None = None, **kwargs: Any) -> None:
         parents = list(Queue.objects.exclude(pk=instance.pk if instance else None).values_list("name", flat=True))
-        initial = kwargs.setdefault("initial", {})
-        if instance is not None:
-            initial.setdefault("weight", instance.weight)
-            initial.setdefault("priority", instance.priority)
-            initial.setdefault("reclaimable", instance.reclaimable)
-            initial.setdefault("min_runtime", instance.min_runtime)
-        else:
-            initial.setdefault("parent", "root")
+        if instance is None:
+            kwargs.setdefault("initial", {}).setdefault("parent", "root")
         super().__init__(*args, instance=instance, parents=parents, **kwargs)
         if instance is not None and instance.parent_id is None:
             self.fields["parent"].choices = [("", "(none: the root)")]
             self.fields["parent"].required = False
-
-    def service_data(self) -> dict[str, Any]:
-        data = super().service_data()
-        current = self.instance
-        for key, default in (("weight", 1), ("priority", 0), ("reclaimable", True), ("min_runtime", None)):
-            data[key] = self.cleaned(key, getattr(current, key) if current is not None else default)
-        return data
 
 
 class QuotaGroupForm(TreeNodeForm):
     """Create or edit an elastic quota group (Koordinator): min / max / shared weight, parent flag, lending."""
 
     LISTS = GROUP_LISTS
+    TABLE = treefields.QUOTA_GROUP_FIELDS
     NAME = ("quota group name", True)
     is_parent = forms.BooleanField(required=False, label="Parent group", help_text="Has child groups, no pods.")
     allow_lent = forms.BooleanField(
@@ -314,8 +327,6 @@ class QuotaGroupForm(TreeNodeForm):
         )
         initial = kwargs.setdefault("initial", {})
         if instance is not None:
-            for key in ("is_parent", "allow_lent", "min_scale_exempt", "tree_id"):
-                initial.setdefault(key, getattr(instance, key))
             initial.setdefault("namespaces", ", ".join(sorted(instance.namespaces.values_list("name", flat=True))))
         else:
             initial.setdefault("parent", "root")
@@ -337,8 +348,6 @@ class QuotaGroupForm(TreeNodeForm):
     def service_data(self) -> dict[str, Any]:
         data = super().service_data()
         instance = self.instance
-        for key, default in (("is_parent", False), ("allow_lent", True), ("min_scale_exempt", False), ("tree_id", "")):
-            data[key] = self.cleaned(key, getattr(instance, key) if instance is not None else default)
         current = sorted(instance.namespaces.values_list("name", flat=True)) if instance else []
         names = self.cleaned("namespaces", current)
         if names != current:

@@ -1,5 +1,6 @@
-"""Staged edits for the what-if page: kept in the user's session, evaluated with ``engine.changes`` and applied
-all together, in one transaction, through ``quotas.services`` (the same writers as the API).
+"""Staged edits for the what-if page: kept in the user's session, evaluated by the what-if service
+(``planning.whatif``) and applied all together, in one transaction, through ``quotas.services`` (the same writers
+as the API).
 
 A staged entry is ``{"change": <a what-if change>, "kind": "queue" | "quota" | "namespace", "name": <target>,
 "version": <the target's version when staged, None for a create>, "summary": <one line>}``. The change is
@@ -17,17 +18,18 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from engine import rules
-from engine.changes import ProposalError, apply_changes
+from engine import rules, treefields
+from engine.changes import ProposalError
 from engine.objects import Snapshot
-from engine.resources import ResourceList, ResourceNames, format_quantity
+from engine.resources import ResourceList, format_quantity
+from planning import whatif
 from quotas import services
 from quotas.models import Namespace
 
 SESSION_KEY = "fairway_staged"
 MAX_STAGED = 50
-QUEUE_RESOURCES = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
-GROUP_RESOURCES = ("min", "max", "shared_weight", "borrowing_limit", "lending_limit")
+QUEUE_RESOURCES = treefields.list_fields(treefields.QUEUE_FIELDS)
+GROUP_RESOURCES = treefields.list_fields(treefields.QUOTA_GROUP_FIELDS)
 WHATIF_KIND = {"queue": "queue", "quota": "quota_group", "namespace": "namespace"}
 
 
@@ -189,28 +191,12 @@ def _write(entry: Mapping[str, Any], after: Snapshot) -> services.Write:
     return services.Write(kind, target, entry["version"], data)
 
 
-def _renumbered(i: int, exc: ProposalError) -> ProposalError:
-    """``exc`` from applying change ``i`` alone, with its field paths as in the whole list (``changes.<i>.…``)."""
-    return ProposalError(
-        [rules.FieldError(f"changes.{i}" + e.field.removeprefix("changes.0"), e.message, e.code) for e in exc.errors]
-    )
-
-
-def writes(
-    snapshot: Snapshot, entries: Sequence[Mapping[str, Any]], *, max_depth: int, resource_names: ResourceNames | None
-) -> list[services.Write]:
+def writes(snapshot: Snapshot, entries: Sequence[Mapping[str, Any]]) -> list[services.Write]:
     """The services' writes of ``entries``: each change is applied to the snapshot the earlier ones left (the
-    same evaluation as the preview's) and its write takes its values from the result. Raises ``ProposalError``
-    with the paths of the whole list."""
-    out: list[services.Write] = []
-    snap = snapshot
-    for i, entry in enumerate(entries):
-        try:
-            snap = apply_changes(snap, [dict(entry["change"])], max_depth=max_depth, resource_names=resource_names)
-        except ProposalError as exc:
-            raise _renumbered(i, exc) from exc
-        out.append(_write(entry, snap))
-    return out
+    what-if service's evaluation, as the preview's) and its write takes its values from the result. Raises
+    ``ProposalError`` with the paths of the whole list."""
+    afters = whatif.apply_each(snapshot, [entry["change"] for entry in entries])
+    return [_write(entry, after) for entry, after in zip(entries, afters, strict=True)]
 
 
 def _bare(entry: Mapping[str, Any]) -> services.Write:
@@ -231,18 +217,12 @@ class Applied:
     summaries: list[str]
 
 
-def apply(
-    entries: Sequence[Mapping[str, Any]],
-    snapshot: Snapshot,
-    *,
-    max_depth: int,
-    resource_names: ResourceNames | None = None,
-) -> Applied:
+def apply(entries: Sequence[Mapping[str, Any]], snapshot: Snapshot) -> Applied:
     """Apply every entry in order in one transaction through ``quotas.services.apply_writes``; nothing is written
     when any target moved since it was staged (``Conflict``, checked first) or a change breaks a rule
     (``StagedRuleViolation``)."""
     try:
-        planned = writes(snapshot, entries, max_depth=max_depth, resource_names=resource_names)
+        planned = writes(snapshot, entries)
     except ProposalError as exc:
         try:
             services.check_versions([_bare(e) for e in entries])

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from engine.limits import brief
-from engine.resources import format_quantity, is_unlimited, unit_decimal, unit_name
+from engine.resources import format_quantity, is_unlimited, resource_sort_key, unit_decimal, unit_name
 from engine.usage import PastShare, node_key
 from engine.vocabulary import WAITING_PHASES
 from planning.values_api import cached_values
@@ -34,7 +34,6 @@ from scheduling.evictions import of_team
 from scheduling.models import Cluster, Pod, PodGroup
 
 AMOUNTS = ("entitled", "used", "borrowed", "lent")
-_ORDER = {"cpu": 0, "memory": 1}
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def team_line(team: Group, cluster: Cluster, snapshot: Any, values: Any) -> Team
                     continue
                 row = sums.setdefault(resource, dict.fromkeys(AMOUNTS, 0))
                 row[key] += amount
-    shown = {r: sums[r] for r in sorted(sums, key=lambda r: (_ORDER.get(r, 2), r)) if any(sums[r][k] for k in AMOUNTS)}
+    shown = {r: sums[r] for r in sorted(sums, key=resource_sort_key) if any(sums[r][k] for k in AMOUNTS)}
     past = {n: values.past[node_key(kind, n)] for n in tops if node_key(kind, n) in values.past}
     return TeamLine(
         team=team.name,

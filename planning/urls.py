@@ -7,8 +7,9 @@ from rest_framework.routers import APIRootView, SimpleRouter
 from planning.audit import AuditView
 from planning.department import DepartmentView
 from planning.export import ExportView
+from planning.trace import TraceView
 from planning.values_api import SimulateView, WhatIfView
-from planning.views import QueueValuesViewSet, QuotaGroupValuesViewSet
+from planning.views import PodGroupWhyViewSet, QueueValuesViewSet, QuotaGroupValuesViewSet
 from quotas.urls import router as trees
 from scheduling.urls import router as cluster
 
@@ -31,6 +32,7 @@ ROOT = {
     "whatif": "whatif",
     "simulate": "simulate",
     "export": "export",
+    "trace": "trace",
     "audit": "audit",
     "security-events": "securityevent-list",
     "change-requests": "changerequest-list",
@@ -41,7 +43,9 @@ urlpatterns = [
     path("whatif/", WhatIfView.as_view(), name="whatif"),
     path("simulate/", SimulateView.as_view(), name="simulate"),
     path("export/", ExportView.as_view(), name="export"),
+    path("trace/", TraceView.as_view(), name="trace"),
     path("audit/", AuditView.as_view(), name="audit"),
     path("teams/<str:name>/department/", DepartmentView.as_view(), name="team-department"),
+    path("podgroups/<str:pk>/why/", PodGroupWhyViewSet.as_view({"get": "why"}), name="podgroup-why"),
     *router.urls,
 ]

@@ -7,7 +7,7 @@ and ``cluster-<id>``), moved in the transaction of every write of those rows, bu
 session included. The counters are read before the rows, so a write that lands in between makes the entry
 stale at once rather than wrong for long: the values are kept for exactly as long as both counters stay the same.
 The cache lives in the process (one entry per cluster); what the pages derive from the values, their presenters keep.
-The snapshot comes from the process's mirror of the cluster (``scheduling.mirror``), which reads only the rows
+The snapshot comes from the process's mirror of the cluster (``scheduling.feed.mirror``), which reads only the rows
 changed since its last use, so the first request after a change pays for those rows and the values, not for
 reading the whole cluster again; after a change of the trees alone, the values also reuse the pods' aggregates,
 and after a change of some pods the aggregates are brought up to date for those pods only, by the same
@@ -27,7 +27,7 @@ from typing import Any
 from engine.session.carry import SessionCarry
 from engine.values import QuotaValues, compute_values
 from quotas.models import Revision
-from scheduling.mirror import forget, mirror_of
+from scheduling.feed.mirror import forget, mirror_of
 from scheduling.models import Cluster
 
 _lock = threading.Lock()

@@ -1,7 +1,7 @@
 """Computed values through the API: the tree nodes' values now, explanations, what-if and simulate.
 
-All of it runs the engine on a snapshot of the persisted state (``scheduling.store.load_snapshot``) or of
-posted manifests, and writes nothing.
+All of it runs the engine on a snapshot of the persisted state (``planning.valuecache``; the what-if through
+``planning.whatif``) or of posted manifests, and writes nothing.
 """
 
 from __future__ import annotations
@@ -20,46 +20,33 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from controlplane.api import rule_errors_to_validation_error
-from controlplane.errors import Busy
 from controlplane.middleware import request_started
-from controlplane.resource_names import known_resource_names
-from engine.changes import ProposalError, apply_changes, compare
+from core.api import rule_errors_to_validation_error
+from core.errors import Busy
+from engine.changes import ProposalError
 from engine.limits import ENV_VARS, Deadline
 from engine.manifests import ManifestError, load_manifests
+from engine.policy.policy import Policy, PolicyError
 from engine.session import run
-from engine.session.policy import Policy, PolicyError
 from engine.simulate import SimulationError, simulate
 from engine.usage import QUEUE, QUOTA, node_key
-from engine.values import QuotaValues, compute_values
-from planning import slots, valuecache, whatif_access
+from engine.values import QuotaValues
+from planning import slots, whatif, whatif_access
 from quotas.permissions import AdminOrTeamSubmits
 from scheduling.models import Cluster
-from scheduling.store import load_snapshot
 
 log = logging.getLogger(__name__)
 
 
-def _cluster_name(request: Request, data: Any = None) -> str:
+def _cluster_name(request: Request, data: Any = None) -> str | None:
     name = (data or {}).get("cluster") if isinstance(data, dict) else None
-    return str(name or request.query_params.get("cluster") or settings.FAIRWAY["DEFAULT_CLUSTER"])
-
-
-def current_snapshot(cluster: str) -> Any:
-    """The persisted state of ``cluster`` as an engine snapshot (404-able: raises ``Cluster.DoesNotExist``)."""
-    return load_snapshot(Cluster.objects.get(name=cluster))
-
-
-def current_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
-    """The snapshot and values of ``cluster`` now, computed afresh."""
-    snapshot = current_snapshot(cluster or settings.FAIRWAY["DEFAULT_CLUSTER"])
-    return snapshot, compute_values(snapshot)
+    return str(name or request.query_params.get("cluster") or "") or None
 
 
 def cached_values(cluster: str | None = None) -> tuple[Any, QuotaValues]:
-    """Like ``current_values``, but reused while the database is unchanged (``planning.valuecache``)."""
-    snapshot, values = valuecache.current(Cluster.objects.get(name=cluster or settings.FAIRWAY["DEFAULT_CLUSTER"]))
-    return snapshot, values
+    """The snapshot and values of ``cluster`` (default: the default cluster) now, reused while the database is
+    unchanged (``planning.valuecache``); raises ``Cluster.DoesNotExist``."""
+    return whatif.state_of(whatif.cluster_named(cluster))
 
 
 def _placed_per_podgroup(snapshot: Any, result: Any) -> dict[str, int]:
@@ -181,19 +168,11 @@ class WhatIfView(APIView):
             try:
                 changes = body.validated_data["changes"]
                 created = whatif_access.check_changes(before_snap, changes, scope) if scope is not None else set()
-                after_snap = apply_changes(
-                    before_snap,
-                    body.validated_data["changes"],
-                    max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
-                    limits=settings.FAIRWAY_LIMITS,
-                    resource_names=known_resource_names(),
-                    checkpoint=deadline.check,
-                )
+                outcome = whatif.evaluate(before_snap, before, changes, deadline=deadline)
             except ProposalError as exc:
                 raise rule_errors_to_validation_error(exc.errors) from exc
-            deadline.progress = "computing the values after the proposal"
-            deadline.check()
-            result = compare(before, compute_values(after_snap, base=before))
+            after_snap = outcome.after
+            result = outcome.comparison()
             deadline.progress = "in the sessions before and after the proposal"
             deadline.check()
             result["impact"] = (

@@ -1,5 +1,6 @@
 """The trees' computed values through the API: ``queues/tree/``, ``quota-groups/tree/`` (each node with its values
-now) and ``queues/{name}/explain/``, ``quota-groups/{name}/explain/`` (how a node's values were reached).
+now) and ``queues/{name}/explain/``, ``quota-groups/{name}/explain/`` (how a node's values were reached); and why a
+job waits, ``podgroups/{id}/why/`` (``planning.why``).
 
 They share their URLs with the trees' own endpoints (``quotas.views``) and read the same rows with the same
 visibility, but only read: the values come from ``planning.valuecache``.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -20,6 +22,7 @@ from engine.changes import as_quantities, node_values
 from engine.limits import brief
 from engine.resources import null_unbounded
 from planning.values_api import EXPLAIN_PARAMS, cached_values, explain_group, explain_queue
+from planning.why import why_podgroup
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.filtersets import QueueFilterSet, QuotaGroupFilterSet
 from quotas.models import Queue, QuotaGroup
@@ -27,6 +30,8 @@ from quotas.permissions import AdminWritesTeamsRead
 from quotas.selectors import build_tree, queue_phase_counts
 from quotas.serializers import QueueSerializer, QuotaGroupSerializer
 from scheduling.models import Cluster
+from scheduling.serializers import WhySerializer
+from scheduling.views import PodGroupViewSet
 
 
 def tree_values(request: Request, section: str) -> dict[str, Any]:
@@ -166,3 +171,19 @@ class QuotaGroupValuesViewSet(_TreeValuesViewSet):
                 "explain": null_unbounded(explain_group(values, group.name)) if group.name in values.quotas else {},
             }
         )
+
+
+class PodGroupWhyViewSet(PodGroupViewSet):
+    """``podgroups/{id}/why/``: the podgroups' endpoint's addressing, permissions and team scoping, one action."""
+
+    filterset_class = None
+
+    @extend_schema(responses=WhySerializer)
+    def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Why the job is where it is: its reason with the numbers, since when, its governing path (the queue path
+        root first, its pods' quota groups, its namespace, the cluster when it holds the job) with the blocking node
+        marked, and the latest evictions of its pods with the job and queue that took the resources
+        (``planning.why``); and ``recycling``: the recycling warnings that would take some of its pods unless its
+        quota group's usage falls (``scheduling.recycle_outlook``: how many pods, in how long, what usage must fall
+        to)."""
+        return Response(why_podgroup(self.get_object(), request.user, now=timezone.now()))

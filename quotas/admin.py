@@ -1,5 +1,5 @@
 """Django admin for the trees; every form runs the same rules as the API (``quotas.services.check_*``), and names are
-refused, not trimmed, when whitespace surrounds them (``controlplane.names``)."""
+refused, not trimmed, when whitespace surrounds them (``core.names``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
-from controlplane import tree_owner
-from controlplane.names import UntrimmedNamesAdmin
+from core import tree_owner
+from core.names import UntrimmedNamesAdmin
 from engine import rules
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -128,7 +128,7 @@ class _TreeWriteLockMixin:
 
 
 class _OwnedByClusterMixin:
-    """While a Kubernetes cluster owns the trees (``controlplane.tree_owner``) nothing of them is added, deleted or
+    """While a Kubernetes cluster owns the trees (``core.tree_owner``) nothing of them is added, deleted or
     changed here; only the teams linked to a queue or a quota group and a queue's job priority range
     (``max_priority``, ``allow_non_preemptible``: Fairway's own, not the cluster's) stay editable. The owner is read
     once per request."""

@@ -7,13 +7,13 @@ from typing import Any
 
 from django import forms
 
-from controlplane.resource_names import check_known
+from core.facts import check_known
 from engine.resources import QuantityError, ResourceList, parse_resource_list
 
 
 class ResourceListFormField(forms.JSONField):
     """A resource list in the admin: only known resource names, except where names are introduced (``any_name``:
-    a node's allocatable), as the API's ``controlplane.fields.ResourceListField``."""
+    a node's allocatable), as the API's ``core.fields.ResourceListSerializerField``."""
 
     def __init__(self, *, any_name: bool = False, **kwargs: Any) -> None:
         self.any_name = any_name

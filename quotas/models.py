@@ -15,9 +15,9 @@ from django.db import models, transaction
 from django.db.models import F
 from simple_history.models import HistoricalRecords
 
+from engine import treefields
 from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
-from engine.resources import ResourceList
 from quotas.choices import QueueState
 from quotas.fields import ResourceListField
 
@@ -205,6 +205,7 @@ class Queue(VersionedModel):
     )
     state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
     closed_by_parent = models.BooleanField(default=False)
+    description = models.TextField(blank=True, default="", help_text=treefields.DESCRIPTION_HELP)
     teams = models.ManyToManyField(Group, blank=True, related_name="queues")
     history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
 
@@ -228,16 +229,7 @@ class Queue(VersionedModel):
         return QueueSpec(
             name=self.name,
             parent=parent_name if parent_name is not None or self.parent_id is None else self.parent.name,
-            weight=self.weight,
-            capability=self.capability or ResourceList(),
-            deserved=self.deserved or ResourceList(),
-            guarantee=self.guarantee or ResourceList(),
-            reclaimable=self.reclaimable,
-            priority=self.priority,
-            state=self.state,
-            borrowing_limit=self.borrowing_limit or ResourceList(),
-            lending_limit=self.lending_limit or ResourceList(),
-            min_runtime=float(self.min_runtime) if self.min_runtime is not None else None,
+            **{f.name: treefields.from_stored(f, getattr(self, f.name)) for f in treefields.QUEUE_FIELDS},
         )
 
 
@@ -258,6 +250,7 @@ class QuotaGroup(VersionedModel):
     allow_lent = models.BooleanField(default=True)
     tree_id = models.CharField(max_length=63, blank=True, default="")
     min_scale_exempt = models.BooleanField(default=False)
+    description = models.TextField(blank=True, default="", help_text=treefields.DESCRIPTION_HELP)
     teams = models.ManyToManyField(Group, blank=True, related_name="quota_groups")
     history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
 
@@ -281,15 +274,7 @@ class QuotaGroup(VersionedModel):
         return QuotaGroupSpec(
             name=self.name,
             parent=parent_name if parent_name is not None or self.parent_id is None else self.parent.name,
-            is_parent=self.is_parent,
-            min=self.min or ResourceList(),
-            max=self.max or ResourceList(),
-            shared_weight=self.shared_weight,
-            allow_lent=self.allow_lent,
-            tree_id=self.tree_id,
-            min_scale_exempt=self.min_scale_exempt,
-            borrowing_limit=self.borrowing_limit or ResourceList(),
-            lending_limit=self.lending_limit or ResourceList(),
+            **{f.name: treefields.from_stored(f, getattr(self, f.name)) for f in treefields.QUOTA_GROUP_FIELDS},
         )
 
 

@@ -9,9 +9,9 @@ from django.contrib.auth.models import Group
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import NameField, ObjectNameField, ResourceListField
-from engine import rules
+from core.api import rule_errors_to_validation_error
+from core.fields import NameField, ObjectNameField, ResourceListSerializerField
+from engine import rules, treefields
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.selectors import queue_phase_counts
@@ -131,11 +131,11 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         allow_null=True,
         help_text="Parent queue name (default: root).",
     )
-    capability = ResourceListField(required=False, allow_null=True)
-    deserved = ResourceListField(required=False, allow_null=True)
-    guarantee = ResourceListField(required=False, allow_null=True)
-    borrowing_limit = ResourceListField(required=False, allow_null=True, help_text=BORROWING_HELP)
-    lending_limit = ResourceListField(required=False, allow_null=True, help_text=LENDING_HELP)
+    capability = ResourceListSerializerField(required=False, allow_null=True)
+    deserved = ResourceListSerializerField(required=False, allow_null=True)
+    guarantee = ResourceListSerializerField(required=False, allow_null=True)
+    borrowing_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=BORROWING_HELP)
+    lending_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=LENDING_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     max_priority = serializers.IntegerField(
@@ -172,18 +172,9 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         fields = [
             "name",
             "parent",
-            "weight",
-            "capability",
-            "deserved",
-            "guarantee",
-            "borrowing_limit",
-            "lending_limit",
-            "reclaimable",
-            "priority",
+            *(f.name for f in treefields.QUEUE_FIELDS),  # the engine's table of queue fields
             "max_priority",
             "allow_non_preemptible",
-            "min_runtime",
-            "state",
             "closed_by_parent",
             "children",
             "status",
@@ -235,11 +226,11 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         allow_null=True,
         help_text="Parent group name (default: root).",
     )
-    min = ResourceListField(required=False, allow_null=True)
-    max = ResourceListField(required=False, allow_null=True)
-    shared_weight = ResourceListField(required=False, allow_null=True)
-    borrowing_limit = ResourceListField(required=False, allow_null=True, help_text=BORROWING_HELP)
-    lending_limit = ResourceListField(required=False, allow_null=True, help_text=LENDING_HELP)
+    min = ResourceListSerializerField(required=False, allow_null=True)
+    max = ResourceListSerializerField(required=False, allow_null=True)
+    shared_weight = ResourceListSerializerField(required=False, allow_null=True)
+    borrowing_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=BORROWING_HELP)
+    lending_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=LENDING_HELP)
     namespaces = serializers.ListField(
         child=serializers.CharField(max_length=63),
         required=False,
@@ -256,15 +247,7 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
         fields = [
             "name",
             "parent",
-            "is_parent",
-            "min",
-            "max",
-            "shared_weight",
-            "borrowing_limit",
-            "lending_limit",
-            "allow_lent",
-            "tree_id",
-            "min_scale_exempt",
+            *(f.name for f in treefields.QUOTA_GROUP_FIELDS),  # the engine's table of quota group fields
             "namespaces",
             "children",
             "teams",
@@ -319,7 +302,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
     weight = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     default_queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True)
     quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
-    hard = ResourceListField(required=False, allow_null=True)
+    hard = ResourceListSerializerField(required=False, allow_null=True)
 
     class Meta:
         model = Namespace

@@ -11,38 +11,21 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from controlplane import cluster_facts, tree_owner
-from engine import rules
+from core import facts, tree_owner
+from core.locks import TREE_WRITE_LOCK
+from engine import rules, treefields
 from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.objects import OCCUPYING_STATUSES, TaskStatus
 from engine.resources import ResourceList
+from engine.treefields import FieldKind
 from quotas.models import Namespace, Queue, QuotaGroup
 
-QUEUE_FIELDS = (
-    "weight",
-    "capability",
-    "deserved",
-    "guarantee",
-    "reclaimable",
-    "priority",
-    "borrowing_limit",
-    "lending_limit",
-    "min_runtime",
-)
+# The fields an edit sets, from the engine's table of each tree kind (``engine.treefields``)
+QUEUE_FIELDS = treefields.editable(treefields.QUEUE_FIELDS)
 # Fairway's admission policy of a queue's jobs (``engine.rules.priority_range``): no part of the engine's tree
 QUEUE_POLICY_FIELDS = ("max_priority", "allow_non_preemptible")
-GROUP_FIELDS = (
-    "is_parent",
-    "min",
-    "max",
-    "shared_weight",
-    "allow_lent",
-    "tree_id",
-    "min_scale_exempt",
-    "borrowing_limit",
-    "lending_limit",
-)
+GROUP_FIELDS = treefields.editable(treefields.QUOTA_GROUP_FIELDS)
 
 # The pods a queue counts as allocated in the rules' facts: those that hold resources on a node or are about to
 # (pipelined), including the ones still releasing them.
@@ -55,7 +38,6 @@ def _raise(errors: list[rules.FieldError]) -> None:
 
 # The advisory-lock key of the tree writers (the first int4 of pg_advisory_xact_lock(int4, int4); the
 # scheduling locks of ``scheduling/locks.py`` use other keys of the same space).
-TREE_WRITE_LOCK = 0x4657_0100
 
 
 def lock_tree_writes() -> None:
@@ -123,12 +105,11 @@ def _max_depth() -> int:
     return int(settings.FAIRWAY["MAX_QUEUE_DEPTH"])
 
 
-LIMIT_FIELDS = frozenset({"borrowing_limit", "lending_limit"})
-
-
-def _stored(key: str, value: Any) -> Any:
-    """A field's value as the row keeps it: a borrowing or lending limit naming no resource is null (unlimited)."""
-    return (value or None) if key in LIMIT_FIELDS else value
+def _null_is_empty(table: Sequence[treefields.TreeField], changes: dict[str, Any]) -> None:
+    """A resource list sent as null means an empty one (a limit: unlimited); only a weights list keeps None."""
+    for f in table:
+        if f.name in changes and changes[f.name] is None and f.kind in (FieldKind.RESOURCES, FieldKind.LIMITS):
+            changes[f.name] = ResourceList()
 
 
 def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
@@ -141,9 +122,7 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
     changes = {k: data[k] for k in (*QUEUE_FIELDS, "name", "parent") if k in data}
     if "parent" not in changes and old is None:
         changes["parent"] = "root" if changes.get("name") != "root" else None
-    for key in ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"):
-        if key in changes and changes[key] is None:
-            changes[key] = ResourceList()
+    _null_is_empty(treefields.QUEUE_FIELDS, changes)
     new = replace(base, **changes)
     if new.name in tree and (old is None or new.name != old.name):
         exists = rules.FieldError("name", f"queue {new.name} already exists", "exists")
@@ -171,8 +150,6 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
     """The warnings (``engine.rules.warnings``) about a change the rules accept: deserved, guarantees or min adding
     up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores. Empty when the
     change breaks a rule (its errors say more). One warning per field and message, whatever the clusters."""
-    from controlplane import cluster_facts
-
     try:
         new: Any = (check_queue if kind == "queue" else check_quota_group)(instance, data)
     except rules.RuleViolation:
@@ -181,10 +158,10 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
     old = specs.get(instance.name) if instance is not None else None
     after = {k: v for k, v in specs.items() if old is None or k != old.name}
     after[new.name] = new
-    facts = cluster_facts.clusters()
+    clusters = facts.clusters()
     out: list[rules.FieldError] = []
-    for c in facts:
-        named = c.name if len(facts) > 1 else ""
+    for c in clusters:
+        named = c.name if len(clusters) > 1 else ""
         if kind == "queue":
             found = rules.queue_warnings(after, new, old, total=c.total, policy=c.queue_policy, cluster=named)
         else:
@@ -203,8 +180,9 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
     queue = instance or Queue()
     queue.name = spec.name
     queue.parent = Queue.objects.get(name=spec.parent) if spec.parent else None
-    for key in QUEUE_FIELDS:
-        setattr(queue, key, _stored(key, getattr(spec, key)))
+    for f in treefields.QUEUE_FIELDS:
+        if f.writable:
+            setattr(queue, f.name, treefields.stored(f, getattr(spec, f.name)))
     for key in QUEUE_POLICY_FIELDS:
         if key in data:
             setattr(queue, key, data[key])
@@ -234,8 +212,8 @@ def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) ->
 
 def _mirrored_jobs(queues: Sequence[str]) -> list[rules.FieldError]:
     """A forced delete would delete the podgroups of ``queues``: those of a cluster mirrored from Kubernetes are its
-    adapter's to write (``controlplane.cluster_facts.mirrored_clusters``), not people's."""
-    mirrored = cluster_facts.mirrored_clusters()
+    adapter's to write (``core.facts.mirrored_clusters``), not people's."""
+    mirrored = facts.mirrored_clusters()
     if not mirrored:
         return []
     held = (
@@ -312,9 +290,7 @@ def check_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Q
     changes = {k: data[k] for k in (*GROUP_FIELDS, "name", "parent") if k in data}
     if "parent" not in changes and old is None:
         changes["parent"] = "root"
-    for key in ("min", "max", "borrowing_limit", "lending_limit"):
-        if key in changes and changes[key] is None:
-            changes[key] = ResourceList()
+    _null_is_empty(treefields.QUOTA_GROUP_FIELDS, changes)
     new = replace(base, **changes)
     if new.parent is None and new.name != ROOT_GROUP:
         # The rules know other tree roots (Koordinator's multi-tree, in simulate); the database keeps one tree
@@ -360,8 +336,9 @@ def save_quota_group(instance: QuotaGroup | None, data: Mapping[str, Any]) -> Qu
     group = instance or QuotaGroup()
     group.name = spec.name
     group.parent = QuotaGroup.objects.get(name=spec.parent) if spec.parent else None
-    for key in GROUP_FIELDS:
-        setattr(group, key, _stored(key, getattr(spec, key)))
+    for f in treefields.QUOTA_GROUP_FIELDS:
+        if f.writable:
+            setattr(group, f.name, treefields.stored(f, getattr(spec, f.name)))
     group.save()
     if "namespaces" in data:
         Namespace.objects.filter(quota_group=group).exclude(name__in=data["namespaces"]).update(quota_group=None)

@@ -13,8 +13,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane import tree_owner
-from controlplane.api import ETagMixin, bool_param, rule_errors_to_validation_error
+from core import tree_owner
+from core.api import ETagMixin, bool_param, rule_errors_to_validation_error
 from engine import rules
 from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids

@@ -5,7 +5,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from controlplane.names import UntrimmedNamesAdmin
+from core.names import UntrimmedNamesAdmin
 from scheduling import ownership
 from scheduling.admin_forms import ClusterAdminForm
 from scheduling.models import (

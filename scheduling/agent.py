@@ -51,12 +51,9 @@ idle team's queue drains and lends), and the namespace quota rules of the API.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import re
-import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -69,6 +66,7 @@ from django.db.models.functions import Cast, Coalesce
 from engine import rules
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
 from engine.limits import node_amount_errors
+from engine.replay.workload import WorkloadSettings, backlog_full, busy, draw_job, fit_size
 from engine.resources import ResourceList
 from engine.wording import duration as say_duration
 from quotas import services
@@ -109,8 +107,6 @@ NODE_LOST_REASON = "NodeLost"
 _ON_NODE = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING, PodStatus.RELEASING)
 # Kubernetes' --unhealthy-zone-threshold: with this share of the nodes NotReady, nothing is evicted.
 DISRUPTION_THRESHOLD = 0.55
-# The node check runs every 5 s; a gap longer than this means it could not run.
-CHECK_GAP_SECONDS = 15.0
 SIMULATE_DOWN_LABEL = "fairway.dev/simulate-down"
 
 
@@ -188,7 +184,8 @@ def offer(node: Node, allocatable: ResourceList, reporter: str) -> None:
 def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:
     """Nodes silent for longer than the cluster's heartbeat timeout turn NotReady; returns their names.
 
-    When the previous check is older than ``CHECK_GAP_SECONDS`` (or there was none), the check itself could not
+    When the previous check is older than ``FAIRWAY["NODE_CHECK_GAP_SECONDS"]`` (the node check runs every 5 s; a
+    gap longer than this, 15 s by default, or half the timeout, or no previous check), the check itself could not
     run: it records that it resumed now, and no node turns NotReady before a whole timeout has passed since.
 
     On a simulated cluster the heartbeats are the control plane's own writes (``agent_tick`` beats every node it
@@ -199,7 +196,8 @@ def mark_stale_nodes(cluster: Cluster, now: datetime) -> list[str]:
     timeout = timedelta(seconds=cluster.node_heartbeat_timeout)
     last = cluster.nodes_checked_at
     grace_from = cluster.nodes_grace_from
-    if last is None or (now - last).total_seconds() > max(CHECK_GAP_SECONDS, timeout.total_seconds() / 2):
+    gap = max(settings.FAIRWAY["NODE_CHECK_GAP_SECONDS"], timeout.total_seconds() / 2)
+    if last is None or (now - last).total_seconds() > gap:
         grace_from = now
     Cluster.objects.filter(pk=cluster.pk).update(nodes_checked_at=now, nodes_grace_from=grace_from)
     cluster.nodes_checked_at, cluster.nodes_grace_from = now, grace_from
@@ -472,44 +470,10 @@ def replace_members(evicted: list[Pod]) -> int:
 # -- the workload generator ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WorkloadSettings:
-    """Knobs of the demo's workload (defaults keep 24 demo nodes busy without drowning them)."""
-
-    jobs_per_tick: float = 0.35  # expected new jobs per busy queue per call (a call every 2 s)
-    wave_seconds: float = 900.0  # one busy/idle cycle per team
-    max_pending_pods: int = 48  # no new job while a queue has this many pods waiting
-    max_backlog_share: float = 1.0  # nor while its waiting pods ask this share of its deserved (cpu, GPUs)
-    max_job_share: float = 0.5  # a job asks at most this share of its queue's deserved (fewer pods otherwise)
-    gpu_share: float = 0.6  # share of GPU jobs for teams whose queue deserves GPUs
-    min_duration: int = 20
-    max_duration: int = 240
-    ttl_after_finished: int = 300  # Completed podgroups are deleted after this many seconds
-
-
-_GIB = 2**30
+# The generator's draws and knobs are pure code, shared with its offline run (``engine.replay.workload``).
 _GPU = "nvidia.com/gpu"
-_GPU_TOLERATION = [{"key": _GPU, "operator": "Exists", "value": "", "effect": "NoSchedule"}]
-
-
-def _busy(queue: str, t: float, wave: float) -> float:
-    """0..1: how busy the team behind ``queue`` is at ``t`` (a sine wave with a per-team phase)."""
-    phase = (zlib.crc32(queue.encode()) % 1000) / 1000.0 * 2.0 * math.pi
-    return 0.5 + 0.5 * math.sin(2.0 * math.pi * t / wave + phase)
-
-
-def _job(rng: random.Random, gpu: bool, knobs: WorkloadSettings) -> tuple[int, dict[str, int], int, int]:
-    """(pods, per-pod request, priority, duration) of one job."""
-    if gpu:
-        size = rng.choice((1, 1, 2, 4))
-        gpus = rng.choice((1, 1, 2))
-        request = {"cpu": 8000 * gpus, "memory": 64 * _GIB * gpus, _GPU: 1000 * gpus}
-    else:
-        size = rng.choice((1, 1, 2, 4, 4, 8))
-        cores = rng.choice((1, 2, 4, 8))
-        request = {"cpu": 1000 * cores, "memory": 4 * _GIB * cores}
-    priority = rng.choice((0, 0, 10, 50))
-    return size, request, priority, rng.randint(knobs.min_duration, knobs.max_duration)
+_GPU_TOLERATION = [{"key": _GPU, "operator": "Exists", "value": "", "effect": "NoSchedule"}]  # GPU_TOLERATION's
+_busy, _job, _fit_size, _backlog_full = busy, draw_job, fit_size, backlog_full
 
 
 def _amount(resource: str) -> Any:
@@ -564,7 +528,7 @@ def generate_workload(
     asked: dict[int, ResourceList] = {}
     for beat in range(ticks):
         t = now.timestamp() - 2.0 * (ticks - 1 - beat)
-        rng = random.Random(f"{seed}:{cluster.pk}:{int(t)}")
+        rng = random.Random(f"{seed}:{cluster.name}:{int(t)}")
         for queue in sorted(by_queue):
             if waiting.get(queue, 0) >= knobs.max_pending_pods:
                 continue
@@ -643,23 +607,6 @@ def generate_workload(
                 amounts[r] = amounts.get(r, 0) + request.get(r, 0) * size
     collected = collect_garbage(cluster, now, knobs.ttl_after_finished)
     return {"submitted": submitted, "pods": pods, "refused": refused, "collected": collected}
-
-
-def _fit_size(size: int, request: Mapping[str, int], deserved: Mapping[str, int], share: float) -> int:
-    """Fewer pods (down to one) while the job would ask more than ``share`` of what its queue deserves: teams size
-    their jobs to their share, so a job is not refused by its own quota group's max."""
-    while size > 1 and any(
-        deserved.get(r, 0) > 0 and v * size > share * deserved[r] for r, v in request.items() if r in ("cpu", _GPU)
-    ):
-        size //= 2
-    return size
-
-
-def _backlog_full(queued: Mapping[str, int], deserved: Mapping[str, int], gpu: bool, share: float) -> bool:
-    """Is a team's waiting work already ``share`` of what its queue deserves (cpu; GPUs for a GPU job)? A bounded
-    backlog lets a team's queue drain when its wave is low, so that it lends, and fill when it is high."""
-    names = ("cpu", _GPU) if gpu else ("cpu",)
-    return any(deserved.get(r, 0) > 0 and queued.get(r, 0) >= share * deserved[r] for r in names)
 
 
 def collect_garbage(cluster: Cluster, now: datetime, ttl_seconds: int) -> int:

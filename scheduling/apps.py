@@ -7,17 +7,13 @@ class SchedulingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        """Connect this app's signal receivers and tell the trees which resource names the nodes offer and
-        what each cluster has (for the warnings of a tree write). ``affinity`` connects the Celery worker's
-        handler that gives it a queue of its own."""
-        from controlplane import cluster_facts, resource_names, tree_owner
-        from scheduling import affinity, signals  # noqa: F401 - affinity: its Celery signal handler
-        from scheduling.cluster_facts import cluster_facts as read_cluster_facts
-        from scheduling.cluster_facts import mirrored_cluster_names, tree_owning_cluster
-        from scheduling.resource_names import offered_names
+        """Connect this app's signal receivers and answer the lower apps' questions about the clusters
+        (``core.facts``: the resource names the nodes offer, each cluster's total, the mirrored clusters, the trees'
+        owner). ``affinity`` connects the Celery worker's handler that gives it a queue of its own."""
+        from core import facts
+        from scheduling import signals
+        from scheduling.facts import DatabaseFacts
+        from scheduling.feed import affinity  # noqa: F401 - its Celery signal handler
 
         signals.connect()
-        resource_names.register(offered_names)
-        cluster_facts.register(read_cluster_facts)
-        cluster_facts.register_mirrored(mirrored_cluster_names)
-        tree_owner.register(tree_owning_cluster)
+        facts.provide(DatabaseFacts())

@@ -30,6 +30,7 @@ from django.db.models import Max, Q, QuerySet
 
 from engine.wording import duration as say_duration
 from quotas.access import TeamScope
+from scheduling import history
 from scheduling.models import Cluster, Eviction, Pod, PodGroup, RemovalCause, RemovedJob
 
 __all__ = ["expire", "gc_reason", "of_team", "remove_podgroups", "removed_job", "retention", "team_q"]
@@ -67,6 +68,7 @@ def remove_podgroups(podgroups: QuerySet[PodGroup], now: datetime, cause: Remova
         if not rows:
             return 0
         ids = [row[0] for row in rows]
+        history.record_removed(ids)  # the job's history row (issue 29), kept longer than the podgroup
         groups: dict[int, set[str]] = {}
         finished: dict[int, datetime | None] = {}
         for i in range(0, len(ids), _CHUNK):

@@ -35,6 +35,17 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.locks import (
+    AGENT_TICK_LOCK,
+    CLUSTER_LOCK_NAMES,
+    COMPACTION_LOCK,
+    NODE_CHECK_LOCK,
+    RECYCLE_LOCK,
+    SCHEDULING_SESSION_LOCK,
+    SIMULATION_SLOT_LOCK,
+    WORKLOAD_LOCK,
+)
+
 __all__ = [
     "AGENT_TICK_LOCK",
     "COMPACTION_LOCK",
@@ -48,25 +59,9 @@ __all__ = [
     "uses_advisory_locks",
 ]
 
-# Named advisory-lock keys (the first int4 of pg_try_advisory_xact_lock(int4, int4); the second is the cluster).
-SCHEDULING_SESSION_LOCK = 0x4657_0001  # "FW" 1: run_session
-RECYCLE_LOCK = 0x4657_0002  # recycle (overuse revoke)
-AGENT_TICK_LOCK = 0x4657_0003  # the simulated node agent
-WORKLOAD_LOCK = 0x4657_0004  # the simulated workload generator
-NODE_CHECK_LOCK = 0x4657_0005  # heartbeat timeouts
-COMPACTION_LOCK = 0x4657_0006  # sample compaction and record retention
-# Not a cluster's lock (so not in LOCK_NAMES, which deleting a cluster takes): the second int4 is a slot's number
-# (planning/slots.py, a session-level pg_try_advisory_lock on a connection of its own)
-SIMULATION_SLOT_LOCK = 0x4657_0007  # simulate and what-if computations at once in the deployment
-
-LOCK_NAMES: dict[int, str] = {
-    SCHEDULING_SESSION_LOCK: "scheduling session",
-    RECYCLE_LOCK: "recycling",
-    AGENT_TICK_LOCK: "simulated agent",
-    WORKLOAD_LOCK: "workload generator",
-    NODE_CHECK_LOCK: "node heartbeat check",
-    COMPACTION_LOCK: "record compaction",
-}
+# The keys live with every other app's in one table (core.locks); LOCK_NAMES: a cluster's locks, in the order
+# deleting the cluster takes them.
+LOCK_NAMES = CLUSTER_LOCK_NAMES
 
 
 def uses_advisory_locks(using: str = DEFAULT_DB_ALIAS) -> bool:

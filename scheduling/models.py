@@ -1,7 +1,7 @@
 """The cluster the control plane is the system of record of: nodes, podgroups (jobs) and pods; and what the
 scheduler did to it: sessions, evictions, podgroup reasons over time, quota samples for the charts.
 
-Records written by ``scheduling/store.py`` (the only bridge between these rows and the engine):
+Records written by ``scheduling/store/`` (the only bridge between these rows and the engine):
 
 * ``SchedulingSession``: one row per session or recycling pass that ran (or was skipped, or failed), with its
   counts, timings and the bindings it made.
@@ -18,11 +18,11 @@ Records written by ``scheduling/store.py`` (the only bridge between these rows a
   written only while the cluster's policy turns it on.
 * ``ClusterLease``: the lock of the SQLite fallback (``scheduling/locks.py``); PostgreSQL uses advisory locks.
 
-And the change feed that keeps a worker's in-memory copy of a cluster current (``scheduling/mirror.py``):
+And the change feed that keeps a worker's in-memory copy of a cluster current (``scheduling/feed/mirror.py``):
 
 * ``RowChange``: one row per node, podgroup or pod written (inserted, updated in a column the engine reads, or
-  deleted), with the cluster revision of the transaction that wrote it; written by PostgreSQL triggers
-  (migration ``0008``), so every writer is covered, raw SQL and cascades included.
+  deleted), with the cluster revision of the transaction that wrote it; written by database triggers
+  (``scheduling/feed/triggers.py``), so every writer is covered, raw SQL and cascades included.
 * ``ClusterFeed``: per cluster, the feed's epoch, how far it was pruned, and which mirror ran the last session.
 """
 
@@ -42,17 +42,17 @@ from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from engine.limits import node_amount_errors
-from engine.session.policy import DEFAULT_POLICY, Policy, PolicyError
+from engine.policy.policy import DEFAULT_POLICY, Policy, PolicyError
 from quotas.fields import ResourceListField
 from quotas.models import Namespace, Queue, QuotaGroup, RevisedQuerySet, Revision
 from scheduling.choices import PodGroupPhase, PodStatus
 
 if TYPE_CHECKING:
-    from engine.session.policy import Policy
+    from engine.policy.policy import Policy
 
 
 def default_scheduler_policy() -> str:
-    """Volcano's default scheduler configuration (``engine.session.policy.DEFAULT_POLICY``) as YAML."""
+    """Volcano's default scheduler configuration (``engine.policy.policy.DEFAULT_POLICY``) as YAML."""
 
     return DEFAULT_POLICY.to_yaml()
 
@@ -61,7 +61,7 @@ def default_scheduler_policy() -> str:
 def parse_scheduler_policy(text: str) -> Policy:
     """The policy of a ``volcano-scheduler.conf`` text (cached by text; empty means Volcano's default).
 
-    Raises ``engine.session.policy.PolicyError``.
+    Raises ``engine.policy.policy.PolicyError``.
     """
 
     return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
@@ -304,7 +304,7 @@ class Node(ClusterRow):
         null=True, blank=True, help_text="When it turned NotReady (cleared when it is Ready again)."
     )
     # Null, not "", when unset: a column with a default makes Django rebuild the table on SQLite, which drops the
-    # change feed's triggers (scheduling/migrations/0011).
+    # change feed's triggers (scheduling/feed/triggers.py).
     set_aside = models.TextField(  # noqa: DJ001 - see above
         null=True,
         blank=True,
@@ -625,6 +625,45 @@ class RemovedJob(models.Model):
         return f"{self.namespace}/{self.name} (removed {self.removed_at:%Y-%m-%d %H:%M:%S})"
 
 
+class JobRecord(models.Model):
+    """A job's history row (issue 29), written when its podgroup is removed (garbage-collected, deleted): what a
+    trace needs of it (``scheduling.history``; ``fairway trace export``) once the podgroup and pod rows are gone. Kept
+    ``FAIRWAY_JOB_HISTORY_DAYS`` (default 30) after its submission. Compact: the pods are counted per role with one
+    request each (``roles``: ``[[role, pods, {resource: base units}], ...]``), about 200 bytes a job."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="job_records")
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    queue = models.CharField(max_length=253)
+    quota_group = models.CharField(max_length=253, blank=True, default="")
+    priority = models.IntegerField(default=0)
+    preemptible = models.BooleanField(default=True)
+    min_member = models.PositiveIntegerField(default=1)
+    roles = models.JSONField(default=list, help_text="[[role, pods, {resource: base units}], ...]")
+    min_resources = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Its minResources (base units) where they are not the requests of its first minMember pods "
+        "(the usual, kept as null); {}: none.",
+    )
+    submitted = models.DateTimeField()
+    started = models.DateTimeField(null=True, blank=True, help_text="When its first pod started.")
+    finished = models.DateTimeField(null=True, blank=True, help_text="When its last pod finished (all finished).")
+    runtime = models.FloatField(null=True, blank=True, help_text="Seconds of work of its longest finished pod run.")
+    pod_runtimes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Each pod's seconds of work (roles in order) where they differ (null: all ran runtime).",
+    )
+    evictions = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "submitted"])]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name} (submitted {self.submitted:%Y-%m-%d %H:%M:%S})"
+
+
 class Eviction(models.Model):
     """A pod the scheduler evicted: which action, why (with numbers) and for whom; and whose it was (job, queue,
     quota group, by name, so that it still says so once the pod and its podgroup are deleted)."""
@@ -818,7 +857,7 @@ class ChangeKind(models.IntegerChoices):
 class RowChange(models.Model):
     """A node, podgroup or pod of a cluster written at cluster revision ``rev`` (``quotas.models.Revision``).
 
-    Written only by the database triggers of migration ``0008`` (PostgreSQL), in the transaction of the write, for
+    Written only by the database triggers (``scheduling.feed.triggers``), in the transaction of the write, for
     an insert, a delete, or an update that changed a column the engine reads (a heartbeat is not a change). The
     trigger moves the cluster's revision itself, so a writer that did not (a cascade, raw SQL) is still ordered,
     and logs the changes at the moved revision. ``row_id`` is the written row's primary key; what it holds now is
@@ -846,7 +885,7 @@ class ClusterFeed(models.Model):
     deleted (a mirror older than that reads in full); ``last_mirror`` is the mirror generation (worker process
     and build) that ran the cluster's last scheduling session, at revision ``last_mirror_rev``. ``last_queue`` is
     the queue of the worker process that ran it, when that process has one of its own, and ``last_session_at`` when
-    (``scheduling.affinity``: the next sessions are sent to that process, where the cluster's copy is current).
+    (``scheduling.feed.affinity``: the next sessions are sent to that process, where the cluster's copy is current).
     """
 
     cluster = models.OneToOneField(Cluster, primary_key=True, on_delete=models.CASCADE, related_name="feed")

@@ -13,11 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.vocabulary import TaskStatus
+from engine.vocabulary import PLACED_NOT_STARTED, STARTED_ON_NODE
 from scheduling.models import Pod
-
-ALLOCATED_STATUSES = (TaskStatus.RUNNING, TaskStatus.RELEASING)
-RESERVED_STATUSES = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.PIPELINED)
 
 
 @dataclass
@@ -33,10 +30,10 @@ def of_nodes(node_ids: Iterable[int]) -> dict[int, NodeTake]:
     out = {pk: NodeTake() for pk in node_ids}
     if not out:
         return out
-    pods = Pod.objects.filter(node_id__in=list(out), status__in=ALLOCATED_STATUSES + RESERVED_STATUSES)
+    pods = Pod.objects.filter(node_id__in=list(out), status__in=STARTED_ON_NODE + PLACED_NOT_STARTED)
     for node_id, status, request in pods.values_list("node_id", "status", "request").iterator():
         take = out[node_id]
-        into = take.allocated if status in ALLOCATED_STATUSES else take.reserved
+        into = take.allocated if status in STARTED_ON_NODE else take.reserved
         for resource, amount in (request or {}).items():
             if isinstance(amount, int):
                 into[resource] = into.get(resource, 0) + amount

@@ -24,7 +24,7 @@ from engine.fairshare.elastic import ElasticResult
 from engine.objects import Snapshot
 from engine.session.recycle import recycle_outlook
 from engine.wording import amount, duration, plural
-from scheduling.mirror import mirror_of
+from scheduling.feed.mirror import mirror_of
 from scheduling.models import Cluster, QuotaOverState
 
 __all__ = ["RecycleWarning", "recycle_warnings"]

@@ -13,13 +13,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import APIException, PermissionDenied
 
-from controlplane.api import rule_errors_to_validation_error
-from controlplane.fields import BlockerField, NameField, ObjectNameField, ResourceListField
+from core.api import rule_errors_to_validation_error
+from core.fields import BlockerField, NameField, ObjectNameField, ResourceListSerializerField
 from engine import rules
 from engine.fairshare.elastic import DEFAULT_GROUP
+from engine.policy.policy import PolicyError
 from engine.resources import ResourceList, null_unbounded
 from engine.session.decisions import blocker_json
-from engine.session.policy import PolicyError
 from quotas import services
 from quotas.access import is_admin, submittable_queue_ids, usable_group_ids, visible_namespace_ids
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -203,7 +203,7 @@ class NodeSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     name = ObjectNameField()
     # nodes introduce resource names; each amount within what one node may have (FAIRWAY_MAX_NODE_AMOUNT)
-    allocatable = ResourceListField(required=False, any_name=True, per_node=True)
+    allocatable = ResourceListSerializerField(required=False, any_name=True, per_node=True)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
     allocated = serializers.SerializerMethodField(
@@ -244,13 +244,13 @@ class NodeSerializer(serializers.ModelSerializer):
             return node_use.of_nodes([obj.pk])[obj.pk]
         return takes[obj.pk]  # type: ignore[no-any-return]
 
-    @extend_schema_field(ResourceListField())
+    @extend_schema_field(ResourceListSerializerField())
     def get_allocated(self, obj: Node) -> dict[str, str | None] | None:
-        return ResourceListField().to_representation(self._take(obj).allocated)
+        return ResourceListSerializerField().to_representation(self._take(obj).allocated)
 
-    @extend_schema_field(ResourceListField())
+    @extend_schema_field(ResourceListSerializerField())
     def get_reserved(self, obj: Node) -> dict[str, str | None] | None:
-        return ResourceListField().to_representation(self._take(obj).reserved)
+        return ResourceListSerializerField().to_representation(self._take(obj).reserved)
 
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_subdomain(value, what="node name")
@@ -297,7 +297,11 @@ def _check_room(cluster: Cluster, field: str) -> None:
     list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk", flat=True))
     if Node.objects.filter(cluster=cluster).count() >= most:
         raise serializers.ValidationError(
-            {field: [f"cluster {cluster.name} holds {most:,} nodes, the most one cluster may have (FAIRWAY_MAX_NODES)"]},
+            {
+                field: [
+                    f"cluster {cluster.name} holds {most:,} nodes, the most one cluster may have (FAIRWAY_MAX_NODES)"
+                ]
+            },
             code="limit",
         )
 
@@ -385,7 +389,6 @@ def _check_move(obj: str, instance: PodGroup, queue: Queue, priority: int) -> No
         )
 
 
-
 # A podgroup's fields that sessions and the gang repair write: read-only to every client.
 PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_releases", "idle_gpu_seconds",
                   "released_at", "release_reason",
@@ -402,7 +405,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
     min_task_member = serializers.DictField(
         child=serializers.IntegerField(min_value=0, max_value=100_000), required=False
     )
-    min_resources = ResourceListField(required=False, allow_null=True)
+    min_resources = ResourceListSerializerField(required=False, allow_null=True)
     blocker = BlockerField()
 
     class Meta:
@@ -505,7 +508,7 @@ class PodSerializer(serializers.ModelSerializer):
     )
     quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
     node = serializers.CharField(read_only=True, source="node.name", default=None)
-    request = ResourceListField(required=False, per_node=True)  # a pod fits on one node or on none
+    request = ResourceListSerializerField(required=False, per_node=True)  # a pod fits on one node or on none
     labels = StringMapField(required=False)
     node_selector = StringMapField(required=False)
     tolerations = TolerationSerializer(many=True, required=False)
@@ -584,10 +587,14 @@ class PodSerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({k: [f"{k} cannot change after creation"] for k in immutable})
             if "quota_group" in attrs:
                 self._check_quota_group(attrs["quota_group"], instance.namespace, explicit=True)
-            changed = {k: attrs[k] for k in ("priority", "preemptible") if k in attrs and attrs[k] != getattr(instance, k)}
+            changed = {
+                k: attrs[k] for k in ("priority", "preemptible") if k in attrs and attrs[k] != getattr(instance, k)
+            }
             if changed:
                 obj = f"pod {instance.namespace.name}/{instance.name}"
-                _admins_only(user, obj, f"priority {instance.priority}, preemptible {str(instance.preemptible).lower()}")
+                _admins_only(
+                    user, obj, f"priority {instance.priority}, preemptible {str(instance.preemptible).lower()}"
+                )
                 _check_priority_range(
                     obj,
                     _queue_of_pod(instance.podgroup, instance.namespace),
@@ -645,7 +652,7 @@ class PodSerializer(serializers.ModelSerializer):
 class HeartbeatSerializer(serializers.Serializer):
     """A node agent's heartbeat; every field is optional and replaces the node's value when given."""
 
-    allocatable = ResourceListField(required=False, any_name=True)
+    allocatable = ResourceListSerializerField(required=False, any_name=True)
     labels = StringMapField(required=False)
     taints = TaintSerializer(many=True, required=False)
     unschedulable = serializers.BooleanField(required=False)
@@ -670,7 +677,7 @@ class AgentPodSerializer(serializers.ModelSerializer):
     namespace = serializers.CharField(source="namespace.name", read_only=True)
     podgroup = serializers.CharField(source="podgroup.name", read_only=True, default=None)
     node = serializers.CharField(source="node.name", read_only=True, default=None)
-    request = ResourceListField(read_only=True)
+    request = ResourceListSerializerField(read_only=True)
     action = serializers.SerializerMethodField(
         help_text="run: keep it running (Bound, Running); stop: stop it and confirm it gone (Releasing: evicted; "
         "Failed with reason NodeLost: lost while the node was NotReady)"
@@ -814,7 +821,7 @@ class EvictionSerializer(serializers.ModelSerializer):
 
 
 class WhySerializer(serializers.Serializer):
-    """The schema of ``podgroups/{id}/why/`` (``scheduling.why.why_podgroup`` builds the answer)."""
+    """The schema of ``podgroups/{id}/why/`` (``planning.why.why_podgroup`` builds the answer)."""
 
     id = serializers.IntegerField()
     namespace = serializers.CharField()
@@ -827,9 +834,16 @@ class WhySerializer(serializers.Serializer):
     blocking_node = serializers.DictField(child=serializers.CharField(), allow_null=True)
     since = serializers.DateTimeField(allow_null=True)
     min_member = serializers.IntegerField()
-    min_resources = ResourceListField(allow_null=True)
+    min_resources = ResourceListSerializerField(allow_null=True)
     pods = serializers.DictField(child=serializers.IntegerField(), help_text="Pod status to count")
-    queue_path = serializers.ListField(child=serializers.DictField(), help_text="The queue and its ancestors, root first")
+    governing_path = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The chains of tree nodes that decide whether the job can start, as the job page and the CLI show "
+        'them: [{"title", "nodes": [{"kind", "name", "depth", "blocking", "hidden"}]}]',
+    )
+    queue_path = serializers.ListField(
+        child=serializers.DictField(), help_text="The queue and its ancestors, root first"
+    )
     quota_paths = serializers.ListField(child=serializers.ListField(child=serializers.DictField()))
     namespace_detail = serializers.DictField()
     evictions = serializers.ListField(child=serializers.DictField())

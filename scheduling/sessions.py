@@ -1,5 +1,5 @@
 """A scheduling session and a recycling pass of one cluster, end to end: the cluster read through the process's
-mirror of it (``scheduling.mirror``: the snapshot ``store.read_cluster`` gives, brought up to date from the rows
+mirror of it (``scheduling.feed.mirror``: the snapshot ``store.read_cluster`` gives, brought up to date from the rows
 changed since), the engine run on it (``engine.session.run``), its decisions written by ``store.apply_decisions``
 in the same transaction. The Celery tasks (``scheduling.tasks``) call these while they hold the cluster's lock; a
 failure is recorded as a failed session row (``store.record_failure``) and rolls back everything else it did.
@@ -20,7 +20,7 @@ from engine import collector
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
 from scheduling.agent import cluster_disrupted
-from scheduling.mirror import mirror_of, record_session
+from scheduling.feed.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
 from scheduling.store import BindingStream, apply_decisions, record_failure, save_past_usage
 

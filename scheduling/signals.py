@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models.signals import post_delete, post_save
 
-from scheduling.mirror import forget
+from scheduling.feed.mirror import forget
 from scheduling.models import Cluster, RowChange
 from scheduling.tasks import delete_schedules, ensure_schedules
 

@@ -30,7 +30,9 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling import affinity, agent, ownership, sessions, store
+from scheduling import agent, ownership, sessions, store
+from scheduling.feed import affinity
+from scheduling.feed.mirror import prune_changes
 from scheduling.locks import (
     AGENT_TICK_LOCK,
     COMPACTION_LOCK,
@@ -40,7 +42,6 @@ from scheduling.locks import (
     WORKLOAD_LOCK,
     cluster_lock,
 )
-from scheduling.mirror import prune_changes
 from scheduling.models import Cluster, SessionKind, SessionStatus
 from security import records as security_records
 
@@ -133,7 +134,7 @@ _LONG = {"acks_late": True, "time_limit": SESSION_TIME_LIMIT, "soft_time_limit":
 @shared_task(name="scheduling.tasks.run_session", **_LONG)
 def run_session(cluster_id: int, forwarded: bool = False) -> str:
     """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``). Sent on to the
-    worker process whose copy of the cluster is current when that is another one (``scheduling.affinity``;
+    worker process whose copy of the cluster is current when that is another one (``scheduling.feed.affinity``;
     ``"forwarded"``), unless it was sent on already."""
     if not forwarded:
         queue = affinity.warm_elsewhere(cluster_id)

@@ -17,7 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.api import bool_param
+from core.api import bool_param
 from engine.limits import brief
 from quotas.access import is_admin, may_change_job, visible_group_ids, visible_namespace_ids, visible_queue_ids
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -59,10 +59,8 @@ from scheduling.serializers import (
     QuotaSampleSerializer,
     SchedulingSessionDetailSerializer,
     SchedulingSessionSerializer,
-    WhySerializer,
 )
 from scheduling.store import session_decisions
-from scheduling.why import why_podgroup
 
 
 class NodeAgentOrAdmin(permissions.BasePermission):
@@ -342,17 +340,6 @@ class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
         page = self.paginate_queryset(qs)
         data = PodGroupReasonSerializer(page if page is not None else qs, many=True).data
         return self.get_paginated_response(data) if page is not None else Response(data)
-
-    @extend_schema(responses=WhySerializer)
-    @action(detail=True, methods=["get"], filterset_class=None)
-    def why(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Why the job is where it is: its reason with the numbers, since when, the tree nodes that govern it (the
-        queue path root first, its pods' quota groups, its namespace) with the blocking one marked, and the latest
-        evictions of its pods with the job and queue that took the resources (``scheduling.why``); and
-        ``recycling``: the recycling warnings that would take some of its pods unless its quota group's usage falls
-        (``scheduling.recycle_outlook``: how many pods, in how long, what usage must fall to)."""
-
-        return Response(why_podgroup(self.get_object(), request.user, now=timezone.now()))
 
     # -- job actions (``scheduling.job_actions``) ------------------------------------------------------------
 

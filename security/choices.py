@@ -16,6 +16,7 @@ class SecurityEventKind(models.TextChoices):
     TOKEN_THROTTLED = "token_throttled", "token requests throttled"
     TOKEN_SCOPE_REFUSED = "token_scope_refused", "read-only token refused a write"
     ADMIN_CHANGE = "admin_change", "admin change"
+    ROLES_SYNCED = "roles_synced", "roles synced at a sign-in with OpenID Connect"
 
 
 class SecurityOutcome(models.TextChoices):

@@ -29,7 +29,9 @@ from engine.wording import plural
 logger = logging.getLogger("fairway.security")
 
 PENDING = "_fairway_security_events"  # the request attribute the middleware flushes
-ACTING_KINDS = frozenset({"login", "logout", "token_created", "token_revoked", "token_scope_refused", "admin_change"})
+ACTING_KINDS = frozenset(
+    {"login", "logout", "token_created", "token_revoked", "token_scope_refused", "admin_change", "roles_synced"}
+)
 THROTTLED_KEY = "fairway:security-throttled:{ip}"
 _TARGET_LENGTH = 255
 
@@ -67,7 +69,7 @@ def row_of(event: str, request: Any, fields: Mapping[str, Any], now: dt.datetime
     named = str(fields.get("user") or "")
     named = "" if named == "-" else named  # "-": the log line's "nobody"
     actor = _username(getattr(request, "user", None)) or (named if event in ACTING_KINDS else "") or "anonymous"
-    if event in ("login", "logout", "login_failed", "lockout"):
+    if event in ("login", "logout", "login_failed", "lockout", "roles_synced"):
         target, used = named, {"user", "ip", "path"}
     elif event in ("token_created", "token_revoked", "token_scope_refused"):
         name = f" ({fields['name']!r})" if fields.get("name") else ""

@@ -43,8 +43,13 @@ def containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_every_workload_the_issue_names_is_there() -> None:
     names = {name for name, _ in pod_templates()}
-    assert {"Deployment/fairway-web", "Deployment/fairway-worker", "Deployment/fairway-beat",
-            "Deployment/fairway-adapter", "Job/fairway-migrate"} <= names
+    assert {
+        "Deployment/fairway-web",
+        "Deployment/fairway-worker",
+        "Deployment/fairway-beat",
+        "Deployment/fairway-adapter",
+        "Job/fairway-migrate",
+    } <= names
     kinds = {(d["kind"], d["metadata"]["name"]) for d in manifests()}
     assert ("Service", "fairway-web") in kinds
     assert ("ConfigMap", "fairway-config") in kinds
@@ -113,10 +118,15 @@ def test_the_adapter_runs_as_the_service_account_the_rbac_grants() -> None:
     adapter = next(d for d in manifests() if d["kind"] == "Deployment" and d["metadata"]["name"] == "fairway-adapter")
     account = adapter["spec"]["template"]["spec"]["serviceAccountName"]
     namespace = adapter["metadata"]["namespace"]
-    accounts = {(d["metadata"]["namespace"], d["metadata"]["name"]) for d in manifests() if d["kind"] == "ServiceAccount"}
+    accounts = {
+        (d["metadata"]["namespace"], d["metadata"]["name"]) for d in manifests() if d["kind"] == "ServiceAccount"
+    }
     assert (namespace, account) in accounts
     bound = [
-        s for d in manifests() if d["kind"] in {"ClusterRoleBinding", "RoleBinding"} for s in d["subjects"]
+        s
+        for d in manifests()
+        if d["kind"] in {"ClusterRoleBinding", "RoleBinding"}
+        for s in d["subjects"]
         if s["kind"] == "ServiceAccount"
     ]
     assert all((s["namespace"], s["name"]) == (namespace, account) for s in bound)
@@ -155,8 +165,9 @@ def test_readyz_answers_503_until_every_migration_is_applied(tmp_path: Path) -> 
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATABASE_URL")}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.sqlite3'}", FAIRWAY_VAR_DIR=str(tmp_path / "var"))
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     import json
 

@@ -24,7 +24,12 @@ def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
         text=True,
         cwd=REPO,
         # Material's notice about MkDocs 2.0 is not about this site; proxies pointing nowhere make any fetch fail
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"},
+        env={
+            **os.environ,
+            "NO_MKDOCS_2_WARNING": "1",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+        },
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]

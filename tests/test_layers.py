@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_LAYERS = {"tests"}  # the tests may import anything; nothing imports them (checked below)
 
 FORBIDDEN: dict[str, set[str]] = {
+    # the shared kernel: below every app (the engine only)
+    "core": {"quotas", "scheduling", "planning", "frontend", "changerequests", "security", "identity", "controlplane"},
     "quotas": {"scheduling", "planning", "frontend", "changerequests"},
     "scheduling": {"planning", "frontend", "changerequests"},
     "planning": {"changerequests"},  # change requests use the what-if, never the other way round
@@ -89,7 +91,7 @@ def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
 
 def test_the_walk_sees_every_package() -> None:
     found = packages(ROOT)
-    for name in ("engine", "quotas", "scheduling", "planning", "frontend", "controlplane", "tests"):
+    for name in ("engine", "core", "quotas", "scheduling", "planning", "frontend", "controlplane", "tests"):
         assert name in found
     assert "scheduling" in package_imports(ROOT)["planning"]  # the walk reads imports (planning reads the cluster)
 
@@ -148,3 +150,78 @@ def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
         },
     )
     assert cycles(package_imports(tmp_path)) == [["controlplane", "quotas", "controlplane"]]
+
+
+# -- the engine's floors ----------------------------------------------------------------------------------------
+
+# The engine's parts from the ground up: a module may import its own floor and the floors below, never one above.
+# A name ending in ``.*`` is a family (every plugin's ``arguments`` module); a longer name wins over a shorter one.
+ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("engine.vocabulary", "engine.collector"),  # words and the garbage collector's pause: nothing below them
+    ("engine.resources",),  # quantities, names, their order
+    ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts"),  # amounts: Volcano's comparisons
+    ("engine.policy", "engine.session.plugins", "engine.session.plugins.*.arguments"),  # the policy and its readers
+    ("engine.usage",),  # past usage (fairness over time)
+    ("engine.fairshare",),  # the fair-share math
+    ("engine.objects",),  # the snapshot
+    ("engine.values", "engine.rules"),
+    ("engine.lending", "engine.changes"),
+    ("engine.audit",),
+    ("engine.session", "engine.session.plugins.*.plugin"),  # the scheduling session: framework, actions, plugins
+    ("engine.manifests", "engine.simulate"),
+    ("engine.replay",),
+)
+
+
+def _engine_floor(module: str) -> int | None:
+    """The floor of an ``engine`` module (its longest matching part), None for the package itself."""
+    best: tuple[int, int] | None = None  # (length of the matched part, floor)
+    for floor, parts in enumerate(ENGINE_FLOORS):
+        for part in parts:
+            pattern = part.split(".")
+            names = module.split(".")
+            if len(names) < len(pattern):
+                continue
+            matches = all(p in ("*", n) for p, n in zip(pattern, names, strict=False))
+            if matches and (best is None or len(pattern) > best[0]):
+                best = (len(pattern), floor)
+    return None if best is None else best[1]
+
+
+def engine_upward_imports(root: Path) -> list[str]:
+    """Every import in ``root/engine`` of a module on a higher floor than the importer's, and every module on no
+    floor."""
+    out = []
+    for path in sorted((root / "engine").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        own = _engine_floor(module)
+        if own is None:
+            if module != "engine":
+                out.append(f"{module} is on no floor (ENGINE_FLOORS)")
+            continue
+        for target in sorted(set(imported_modules(path.read_text(encoding="utf-8")))):
+            floor = _engine_floor(target) if target.startswith("engine.") else None
+            if floor is not None and floor > own:
+                out.append(f"{module} (floor {own}) imports {target} (floor {floor})")
+    return out
+
+
+def test_the_engine_imports_no_floor_above() -> None:
+    assert engine_upward_imports(ROOT) == []
+
+
+def test_an_upward_import_in_the_engine_is_found(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "engine/__init__.py": "",
+            "engine/objects.py": "from engine.session.session import Session\n",
+            "engine/session/__init__.py": "",
+            "engine/session/session.py": "from engine.objects import Snapshot\n",
+            "engine/session/plugins/gang/arguments.py": "from engine.policy.arguments import declare\n",
+        },
+    )
+    assert engine_upward_imports(tmp_path) == [
+        "engine.objects (floor 6) imports engine.session.session (floor 10)",
+    ]

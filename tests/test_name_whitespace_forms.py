@@ -1,6 +1,6 @@
 """Names with whitespace around them are refused, not trimmed, in the Django admin's forms and the hierarchy editor's
 too, as the API refuses them (issue 25, item 7): Django's form fields stripped ``"nlp "`` into ``nlp`` silently. One
-rule words the refusal (``engine.rules.name_whitespace_error``, through ``controlplane.names``), at the field it
+rule words the refusal (``engine.rules.name_whitespace_error``, through ``core.names``), at the field it
 names; nothing is written."""
 
 from __future__ import annotations

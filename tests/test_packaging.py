@@ -101,7 +101,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     )
     target = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     Path(target, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "DJANGO", "DATABASE_URL", "CELERY"))}

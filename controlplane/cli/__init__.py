@@ -11,6 +11,7 @@
     fairway audit [--cluster C] [--days N]
     fairway request create -f changes.yaml|list [--to-review]|show ID|approve ID|reject ID --comment C|withdraw ID
     fairway simulate -f cluster.yaml
+    fairway trace export --since 7d -o trace.jsonl | replay -f trace.jsonl [--changes changes.yaml]
 
 Global flags go anywhere on the line (``fairway -o json queue list`` = ``fairway queue list -o json``):
 ``--server``/``FAIRWAY_URL`` (default http://127.0.0.1:8000), ``--token``/``FAIRWAY_TOKEN``, ``-o table|json|yaml``.
@@ -36,6 +37,7 @@ from controlplane.cli import (
     queue,
     quota_group,
     request,
+    trace,
     whatif,
 )
 from controlplane.cli.client import EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, ApiError, Client, UsageError
@@ -57,6 +59,7 @@ GROUPS = {
     "audit": audit,
     "request": request,
     "export": export,
+    "trace": trace,
 }
 
 
@@ -87,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     from controlplane import simulate_cli
 
     simulate_cli.add_parser(sub, common)
+    from controlplane import replay_cli
+
+    replay_cli.add_parser(sub, common)
     return parser
 
 
@@ -107,6 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("fairway: error: simulate prints -o table or json", file=sys.stderr)
             return EXIT_USAGE
         return simulate_cli.run(args)
+    if args.command == "replay":
+        from controlplane import replay_cli
+
+        if args.output == "yaml":
+            print("fairway: error: replay prints -o table or json", file=sys.stderr)
+            return EXIT_USAGE
+        return replay_cli.run(args)
     client = Client(args.server, args.token)
     try:
         return GROUPS[args.command].run(args, client)

@@ -281,6 +281,9 @@ def print_why(data: dict[str, Any]) -> None:
     print(
         f"\nNamespace: {ns['name']} (weight {ns['weight']}{hard})" + ("  <- blocks this job" if ns["blocking"] else "")
     )
+    for section in why.get("governing_path") or []:  # the server's path (planning.why), as the job page shows it
+        if section["title"] == "Cluster":
+            print(f"\nCluster: {section['nodes'][0]['name']}  <- blocks this job")
     if why.get("evictions"):
         print(f"\nLatest evictions of its pods ({len(why['evictions'])}):")
         for e in why["evictions"]:

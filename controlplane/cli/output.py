@@ -27,16 +27,6 @@ def fmt_limits(rl: dict[str, str | None] | None) -> str:
     return fmt_resources(rl) if rl else "unlimited"
 
 
-def limit_lines(node: dict[str, Any]) -> list[tuple[str, str]]:
-    """A detail view's borrowing and lending limit lines, when the node has either (none: no lines, unlimited)."""
-    if not node.get("borrowing_limit") and not node.get("lending_limit"):
-        return []
-    return [
-        ("Borrowing limit", fmt_limits(node.get("borrowing_limit"))),
-        ("Lending limit", fmt_limits(node.get("lending_limit"))),
-    ]
-
-
 def emit(data: Any, output: str, table: Callable[[Any], None]) -> None:
     if output == "json":
         print(json.dumps(data, indent=2, sort_keys=True))

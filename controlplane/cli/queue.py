@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from controlplane.cli import fields
 from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import (
     details,
     emit,
     emit_list,
     fmt_resources,
-    limit_lines,
-    parse_resources,
     print_tree,
     table,
     warn,
 )
+from engine.treefields import QUEUE_FIELDS
 
 LIST_COLUMNS = ("Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown", "Completed")
 
@@ -53,57 +53,19 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _fields(p: argparse.ArgumentParser) -> None:
     p.add_argument("-p", "--parent", help="parent queue (default root)")
-    p.add_argument("--capability", help="the most it may use, e.g. cpu=8,memory=16Gi")
-    p.add_argument("--deserved", help="what it deserves (capacity policy), e.g. cpu=4")
-    p.add_argument("--guarantee", help="what is reserved for it whatever the others do")
-    p.add_argument(
-        "--borrowing-limit",
-        help="the most it may take beyond its deserved from outside its subtree, e.g. cpu=2 ('' for unlimited)",
-    )
-    p.add_argument(
-        "--lending-limit",
-        help="the most of its unused deserved others may take; the rest stays reserved for it ('' for unlimited)",
-    )
-    p.add_argument("--priority", type=int, help="its priority among its siblings")
-    p.add_argument("--reclaimable", choices=("true", "false"), help="may others reclaim what it borrowed")
-    p.add_argument(
-        "--min-runtime",
-        help="seconds a pod of it is kept from reclaim and preempt after it starts, unless by a higher priority "
-        "('' for unset: the parent's, else the policy's minRuntime)",
-    )
+    fields.add_flags(p, QUEUE_FIELDS, skip={"weight"})  # -w/--weight is spelled above, per command
     p.add_argument("--teams", help="teams (Django groups) that may read it, comma-separated ('' for none)")
 
 
 def _body(args: argparse.Namespace) -> dict[str, Any]:
     """The request body of the field flags given (none given: empty)."""
     body: dict[str, Any] = {}
-    if getattr(args, "weight", None) is not None:
-        body["weight"] = args.weight
     if args.parent is not None:
         body["parent"] = args.parent
-    for key in ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit"):
-        value = parse_resources(getattr(args, key), "--" + key.replace("_", "-"))
-        if value is not None:
-            body[key] = value
-    if args.priority is not None:
-        body["priority"] = args.priority
-    if args.reclaimable is not None:
-        body["reclaimable"] = args.reclaimable == "true"
-    if getattr(args, "min_runtime", None) is not None:
-        body["min_runtime"] = _seconds(args.min_runtime)
+    body.update(fields.body(args, QUEUE_FIELDS))
     if args.teams is not None:
         body["teams"] = [t for t in (x.strip() for x in args.teams.split(",")) if t]
     return body
-
-
-def _seconds(text: str) -> int | None:
-    """``--min-runtime``: whole seconds, or '' for unset (the server checks the range)."""
-    if not text.strip():
-        return None
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise UsageError(f"--min-runtime: {text!r} is not a whole number of seconds ('' for unset)") from None
 
 
 def _update(args: argparse.Namespace, client: Client, name: str, obj: str, usage: str) -> None:
@@ -136,13 +98,7 @@ def print_queue_detail(q: dict[str, Any]) -> None:
     print()
     details(
         [
-            ("Capability", fmt_resources(q.get("capability"))),
-            ("Deserved", fmt_resources(q.get("deserved"))),
-            ("Guarantee", fmt_resources(q.get("guarantee"))),
-            *limit_lines(q),
-            ("Priority", q.get("priority", 0)),
-            ("Reclaimable", str(q.get("reclaimable", True)).lower()),
-            ("Min runtime", "unset" if q.get("min_runtime") is None else f"{q['min_runtime']} s"),
+            *fields.detail_lines(q, QUEUE_FIELDS, skip={"weight", "state"}),  # those two are in the row above
             ("Children", ", ".join(q.get("children") or []) or "-"),
             ("Teams", ", ".join(q.get("teams") or []) or "-"),
             ("Created", q.get("created", "")),

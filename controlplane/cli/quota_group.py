@@ -5,20 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from controlplane.cli import fields
 from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import (
     details,
     emit,
     emit_list,
     fmt_resources,
-    limit_lines,
-    parse_resources,
     print_tree,
     warn,
 )
+from engine.treefields import QUOTA_GROUP_FIELDS
 
 LIST_COLUMNS = ("Name", "Parent", "Parent group", "Min", "Max", "Allow lent", "Namespaces")
-BOOL = ("true", "false")
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -41,21 +40,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _fields(p: argparse.ArgumentParser) -> None:
     p.add_argument("-p", "--parent", help="parent group (default root); it must be a parent group")
-    p.add_argument("--min", help="guaranteed amounts, e.g. cpu=8,memory=32Gi")
-    p.add_argument("--max", help="the most it may use, borrowing included")
-    p.add_argument("--shared-weight", help="its weight when spare capacity is shared (default: max)")
-    p.add_argument(
-        "--borrowing-limit",
-        help="the most it may take beyond its min from outside its subtree, e.g. cpu=2 ('' for unlimited)",
-    )
-    p.add_argument(
-        "--lending-limit",
-        help="the most of its unused min others may take; the rest stays reserved for it ('' for unlimited)",
-    )
-    p.add_argument("--is-parent", choices=BOOL, help="a parent group holds groups, not pods")
-    p.add_argument("--allow-lent", choices=BOOL, help="lend its unused min to its siblings (default true)")
-    p.add_argument("--tree-id", help="the quota tree it belongs to")
-    p.add_argument("--min-scale-exempt", choices=BOOL, help="keep its min when mins are scaled down")
+    fields.add_flags(p, QUOTA_GROUP_FIELDS)
     p.add_argument("--namespaces", help="namespaces whose pods it governs, comma-separated ('' for none)")
     p.add_argument("--teams", help="teams (Django groups) that may read it, comma-separated ('' for none)")
 
@@ -64,21 +49,7 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if args.parent is not None:
         body["parent"] = args.parent
-    for flag, key in (
-        ("min", "min"),
-        ("max", "max"),
-        ("shared_weight", "shared_weight"),
-        ("borrowing_limit", "borrowing_limit"),
-        ("lending_limit", "lending_limit"),
-    ):
-        value = parse_resources(getattr(args, flag), "--" + flag.replace("_", "-"))
-        if value is not None:
-            body[key] = value
-    for flag in ("is_parent", "allow_lent", "min_scale_exempt"):
-        if getattr(args, flag) is not None:
-            body[flag] = getattr(args, flag) == "true"
-    if args.tree_id is not None:
-        body["tree_id"] = args.tree_id
+    body.update(fields.body(args, QUOTA_GROUP_FIELDS))
     for flag in ("namespaces", "teams"):
         if getattr(args, flag) is not None:
             body[flag] = [s.strip() for s in getattr(args, flag).split(",") if s.strip()]
@@ -102,14 +73,7 @@ def print_group_detail(g: dict[str, Any]) -> None:
         [
             ("Name", g["name"]),
             ("Parent", g.get("parent") or "-"),
-            ("Parent group", "yes" if g.get("is_parent") else "no"),
-            ("Min", fmt_resources(g.get("min"))),
-            ("Max", fmt_resources(g.get("max"))),
-            ("Shared weight", fmt_resources(g.get("shared_weight"))),
-            *limit_lines(g),
-            ("Allow lent", str(g.get("allow_lent", True)).lower()),
-            ("Min scale exempt", str(g.get("min_scale_exempt", False)).lower()),
-            ("Tree", g.get("tree_id") or "-"),
+            *fields.detail_lines(g, QUOTA_GROUP_FIELDS),
             ("Namespaces", ", ".join(g.get("namespaces") or []) or "-"),
             ("Children", ", ".join(g.get("children") or []) or "-"),
             ("Teams", ", ".join(g.get("teams") or []) or "-"),

@@ -4,7 +4,9 @@
 Semantics: ``capability`` is the hard maximum, ``deserved`` the entitlement a queue may lend and reclaim,
 ``guarantee`` a floor that is never reclaimed. Unlike proportion, deserved is given per resource by the admin.
 Queues *borrow* idle resources up to their real capability (allocatable checks realCapability, not deserved);
-the reclaim action takes the excess back.
+the reclaim action takes the excess back. This module is the policy's book (``CapacityResult``: the gates, the
+reclaim decisions, the lending limits' checks); the values it gates with are computed in ``engine.fairshare.deserved``
+and the queue order in ``engine.fairshare.queue_order``. The whole rule, as the modes below state it:
 
 Flat mode (``hierarchy=False``)
 -------------------------------
@@ -29,7 +31,7 @@ Hierarchical mode (``hierarchy=True``)
   ``on_allocate`` / ``on_deallocate`` / ``on_enqueued``).
 * Queue order: priority desc; leaves before inner queues; two inner queues by share; two leaves by comparing
   the two children of their lowest common ancestor that lie on their paths (share, then has-deserved), and
-  only those: a tie there is a tie (``QueueOrderKey``, which the session's capacity plugin uses too).
+  only those: a tie there is a tie (``engine.fairshare.queue_order``, the rule's home).
 * Victim queue order: victims from the queue sharing the *deepest* common ancestor with the preemptor come
   first (siblings before cousins before distant queues).
 * ``allocatable`` and ``enqueueable`` check the leaf and then every ancestor up to root.
@@ -60,106 +62,47 @@ Gates (both modes)
   immediate or exceeding as well.
 * ``overused`` is not registered by capacity: always False.
 
+Lending limits at every depth (Kueue's rule, ``pkg/cache/scheduler/resource_node.go``: a node keeps
+``localQuota = max(0, subtreeQuota - lendingLimit)`` for its subtree and a cohort's pool takes from each child only what
+the child may lend, so what a queue keeps never reaches any ancestor): each queue's subtree *withholds*, per resource,
+``max(keep, sum of its children's withheld)`` (``keep = (deserved - lendingLimit)+``, the deserved of a queue being
+the nominal quota of its subtree); the withheld amount replaces the guarantee in the realCapability formula of its
+parent's children, and what a subtree withholds and does not use now (``unused_reserves``: each keeper's own part
+less the use its subtree puts on it, Kueue's usage that does not reach the parent) comes off every ancestor's room for
+an allocation or admission off its path (check ``lendingLimit``). ``tests/unit/test_kueue_lending_depth.py`` holds the
+gates to Kueue's arithmetic on random trees.
+
 Borrowing and lending limits (see ``queues``): a reclaimer whose queue is short of its lending-limit reserve may also
 take tasks of a queue that holds more than its realCapability on what the task uses, though that queue is within its
 deserved (the reserve was lent before the limit was set); and it takes from such queues *first* (the victim queue
 order, flat or hierarchical, puts them before every other queue: a lender reclaims what it lent beyond its limit
-first).
+first). In a hierarchy a queue is short too where an ancestor's own reserve (a cohort's lending limit) is unused.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from engine.fairshare.queues import (
-    ALLOWED,
-    MINUS,
-    ROOT_QUEUE,
-    STANDARD_RESOURCES,
+from engine.amounts import (
     ZERO,
-    JobSummary,
-    JobUsage,
-    QueueAccount,
-    QueueBook,
-    QueueSpec,
-    Refusal,
-    TaskLike,
-    Verdict,
-    VictimSelection,
     add_into,
-    apply_jobs,
-    cap_by_borrowing,
-    collect_resources,
-    decompose,
-    fmt,
     greater_partly_with_relevant_dimensions,
-    index_specs,
     insufficient_resources,
     intersection,
     is_empty,
     less_equal,
     less_equal_partly_with_dimension_zero_filtered,
-    note_kept_off,
     raw,
-    refuse,
-    reserve_of,
-    set_flat_limits,
-    set_keep,
-    total_reserve,
-    unknown_queue_warnings,
 )
-from engine.fairshare.queues import T as _T
-from engine.resources import UNLIMITED, ResourceList, is_unlimited
+from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key, victim_order
+from engine.fairshare.queues import MINUS, ROOT_QUEUE, JobUsage, QueueAccount, QueueBook, decompose, fmt
+from engine.fairshare.verdicts import ALLOWED, Refusal, TaskLike, Verdict, VictimSelection, refuse
+from engine.fairshare.verdicts import T as _T
+from engine.resources import is_unlimited
 
-__all__ = ["CapacityResult", "QueueOrderKey", "compute_capacity"]
-
-
-class QueueOrderKey:
-    """The capacity plugin's queue order as a sort key (Volcano ``plugins/capacity``, QueueOrderFn).
-
-    ``head`` is compared first: the negated queue priority and, in a hierarchy, 0 for a leaf and 1 for an inner
-    queue. Then the two paths of ``(queue, share, best effort)`` steps are compared at the first step where
-    they name different queues, by lower share and then by a queue with a deserved before a best-effort one;
-    nothing after that step counts. Two keys that tie there are equal, as Volcano's comparison returns 0
-    (the session then orders such queues by name).
-
-    Built from the shares of one moment: a key taken before an allocation does not follow it.
-    """
-
-    __slots__ = ("head", "path")
-
-    def __init__(self, head: tuple[int, ...], path: tuple[tuple[str, float, int, float], ...]) -> None:
-        self.head = head
-        self.path = path
-
-    def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int, float], tuple[float, int, float]] | None:
-        """The (share, best effort, past-usage ratio) of both paths at the first step naming different queues, if any."""
-        for mine, theirs in zip(self.path, other.path, strict=False):
-            if mine[0] != theirs[0]:
-                return mine[1:], theirs[1:]
-        return None
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, QueueOrderKey):
-            return NotImplemented
-        if self.head != other.head:
-            return False
-        parting = self._parting(other)
-        return parting is None or parting[0] == parting[1]
-
-    def __lt__(self, other: QueueOrderKey) -> bool:
-        if self.head != other.head:
-            return self.head < other.head
-        parting = self._parting(other)
-        return parting is not None and parting[0] < parting[1]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"QueueOrderKey({self.head!r}, {self.path!r})"
+__all__ = ["CapacityResult"]
 
 
 # whether a reclaimee may be evicted (None) or why not, given the running allocated of the queues
@@ -184,8 +127,9 @@ class CapacityResult(QueueBook):
     ) -> None:
         super().__init__(states, total, resources, hierarchy=hierarchy, problems=problems, warnings=warnings)
         self.ancestor_reclaim_level = max(0, ancestor_reclaim_level)
-        # the queues with a lending-limit reserve, by name (a session's copy of the book has accounts of its own)
-        self._keepers = tuple(sorted(name for name, st in states.items() if st.keep))
+        # the queues whose subtree keeps something by a lending limit, by name (a session's copy of the book has
+        # accounts of its own); in a hierarchy their ancestors are among them, so a reserve counts at every level
+        self._keepers = tuple(sorted(name for name, st in states.items() if st.withheld))
         self._keeper_parents = frozenset(states[k].parent for k in self._keepers)  # hierarchy: where reserves sit
 
     # -- structure ---------------------------------------------------------------------------------------------
@@ -210,38 +154,13 @@ class CapacityResult(QueueBook):
     def _best_effort(self, st: QueueAccount) -> bool:
         return is_empty(st.deserved)
 
-    @staticmethod
-    def _common_level(a: QueueAccount, b: QueueAccount) -> int:
-        """Volcano's ``getQueueLevel``: the index (in the root-first ancestor lists) of the deepest common
-        ancestor; compares ancestors only, not the queues themselves."""
-        level = 0
-        for i in range(min(len(a.ancestors), len(b.ancestors))):
-            if a.ancestors[i] != b.ancestors[i]:
-                return level
-            level = i
-        return level
-
-    def _share_step(self, st: QueueAccount) -> tuple[str, float, int, float]:
-        # the last element: fairness over time's clamped past-usage ratio (1.0 when off), less past usage first
-        return (st.name, st.share, 1 if is_empty(st.deserved) else 0, float(self.past_ratio(st.name)))
-
     def queue_order_key(self, name: str) -> QueueOrderKey:
-        """Volcano's QueueOrderFn as a sort key, taken from the current shares (see ``QueueOrderKey``).
-
-        Flat, and for an inner queue of a hierarchy, the path is the queue alone; for a leaf of a hierarchy it
-        runs from the level below root down to the leaf, so two leaves are compared through the children of
-        their lowest common ancestor that lie on their paths.
-        """
+        """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``)."""
         st = self._states.get(name)
-        if st is None:
-            return QueueOrderKey((0,), ())
-        if not self.hierarchy:
-            return QueueOrderKey((-st.spec.priority,), (self._share_step(st),))
-        if st.children:
-            return QueueOrderKey((-st.spec.priority, 1), (self._share_step(st),))
-        path = [self._states[a] for a in st.ancestors[1:]]
-        path.append(st)
-        return QueueOrderKey((-st.spec.priority, 0), tuple(self._share_step(s) for s in path))
+        path: tuple[QueueAccount, ...] = ()
+        if st is not None and self.hierarchy and not st.children:
+            path = (*(self._states[a] for a in st.ancestors[1:]), st)
+        return capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio)
 
     def compare_queues(self, left: str, right: str) -> int:
         lk, rk = self.queue_order_key(left), self.queue_order_key(right)
@@ -250,30 +169,20 @@ class CapacityResult(QueueBook):
         return 1 if rk < lk else 0
 
     def victim_queue_order(self, preemptor: str, left: str, right: str) -> int:
-        """A lender short of its lending-limit reserve takes back first from the queues holding more than their
-        realCapability on a resource it is short of (what they hold beyond it is the part lent beyond the limit);
-        then, in a hierarchy, victims whose queue shares the deeper common ancestor with ``preemptor`` first."""
-        beyond = self._beyond_reserve(preemptor)
-        if beyond is not None:
-            lb, rb = beyond(left), beyond(right)
-            if lb != rb:
-                return -1 if lb else 1
-        if not self.hierarchy:
-            return 0
-        p = self._states[preemptor]
-        llevel = self._common_level(self._states[left], p)
-        rlevel = self._common_level(self._states[right], p)
-        if llevel == rlevel:
-            return 0
-        return -1 if llevel > rlevel else 1
+        """Volcano's VictimQueueOrderFn for capacity (``queue_order.victim_order``)."""
+        states = self._states
+        return victim_order(
+            states[preemptor],
+            states[left],
+            states[right],
+            hierarchy=self.hierarchy,
+            beyond=self._beyond_reserve(preemptor),
+        )
 
     def _beyond_reserve(self, preemptor: str) -> Callable[[str], bool] | None:
         """When ``preemptor``'s queue is short of its lending-limit reserve: whether a queue holds more than its
         realCapability on a resource it is short of (None when it is not short, or has no reserve)."""
-        p = self._states.get(preemptor)
-        if p is None or not p.keep:
-            return None
-        short = [r for r, k in p.keep.items() if k > p.allocated.get(r, 0)]
+        short = self._short_of_reserve(preemptor)
         if not short:
             return None
         states = self._states
@@ -283,6 +192,74 @@ class CapacityResult(QueueBook):
             return any(st.allocated.get(r, 0) > st.real_capability.get(r, 0) for r in short)
 
         return beyond
+
+    # -- what lending limits keep, now ------------------------------------------------------------------------------
+    def _held(self, st: QueueAccount, unused: dict[str, list[tuple[str, int]]]) -> dict[str, int]:
+        """Per resource, how much of its subtree's use the lending-limit reserves in it hold (Kueue's usage that does
+        not reach the parent): ``min(children's + own reserve part, allocated)``, its own part being what its own
+        lending limit keeps beyond its children's reserves (Kueue's ``localQuota``). Each reserve its subtree leaves
+        unused is added to ``unused`` as ``(holder, amount)``."""
+        below: dict[str, int] = {}
+        kids_withheld: dict[str, int] = {}
+        for c in st.children:
+            child = self._states[c]
+            if child.withheld:
+                add_into(below, self._held(child, unused))
+                add_into(kids_withheld, child.withheld)
+        out: dict[str, int] = {}
+        for r, w in st.withheld.items():
+            own = w - kids_withheld.get(r, 0)
+            held_below = below.get(r, 0)
+            out[r] = min(held_below + own, st.allocated.get(r, 0))
+            left = own - (out[r] - held_below)
+            if left > 0:
+                unused.setdefault(r, []).append((st.name, left))
+        return out
+
+    def unused_reserves(self, name: str) -> dict[str, list[tuple[str, int]]]:
+        """Per resource, the queues of ``name``'s subtree (itself included) whose lending limit keeps something the
+        subtree does not use now, and how much; what they add up to is kept from every queue outside the subtree."""
+        st = self._states[name]
+        unused: dict[str, list[tuple[str, int]]] = {}
+        if st.withheld:
+            self._held(st, unused)
+        return unused
+
+    def unused_withheld(self, name: str) -> dict[str, int]:
+        """Per resource, what the lending limits in ``name``'s subtree keep from the rest of the tree and the subtree
+        does not use now (a leaf: ``(keep - allocated)+``)."""
+        return {r: sum(a for _, a in holders) for r, holders in self.unused_reserves(name).items()}
+
+    def unused_kept(self, members: Iterable[QueueAccount]) -> dict[str, dict[str, int]] | None:
+        if not self.hierarchy:
+            return None
+        return {m.name: self.unused_withheld(m.name) for m in members if m.withheld}
+
+    def kept_below(self, name: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        if self.hierarchy:
+            for c in self._states[name].children:
+                add_into(out, self.unused_withheld(c))
+        return out
+
+    def _short_of_reserve(self, queue: str) -> dict[str, int]:
+        """Per resource, how far ``queue`` — or, in a hierarchy, an ancestor whose lending limit keeps quota for its
+        subtree — is short of its lending-limit reserve (``(keep - what the subtree uses of it)+``, the reserve it
+        may take back)."""
+        st = self._states.get(queue)
+        if st is None or not self._keepers or (not st.keep and not self.hierarchy):
+            return {}
+        if not self.hierarchy:
+            return {r: k - st.allocated.get(r, 0) for r, k in st.keep.items() if k > st.allocated.get(r, 0)}
+        out: dict[str, int] = {}
+        for node in self.chain(queue):
+            if not node.keep or node.name == ROOT_QUEUE:
+                continue
+            for r, holders in self.unused_reserves(node.name).items():
+                own = sum(a for holder, a in holders if holder == node.name)
+                if own > 0:
+                    out[r] = out.get(r, 0) + own
+        return out
 
     def sorted_victim_queues(self, preemptor: str, queues: Sequence[str]) -> list[str]:
         """``queues`` in victim order for ``preemptor`` (ties by name)."""
@@ -317,7 +294,8 @@ class CapacityResult(QueueBook):
     ) -> list[tuple[QueueAccount, dict[str, int], str, dict[str, list[tuple[str, int]]]]]:
         """The checks lending limits add for an allocation in ``st``: what other queues keep by their lending limit
         and do not use, ``(keep - allocated)+``, is not available to ``st``. In a hierarchy, at each ancestor, for
-        the reserves of the siblings of the path's child; flat, for every other queue against the cluster.
+        the reserves in its subtree off ``st``'s path (in the subtrees of the path's siblings at that level and
+        below: a cousin's reserve counts as a sibling's); flat, for every other queue against the cluster.
 
         Each check is ``(node, limit, label, kept)``: the node whose ``allocated + request`` is compared, its
         realCapability (or the cluster total) less the reserves, the label of that amount, and the reserves per
@@ -326,11 +304,13 @@ class CapacityResult(QueueBook):
             return []
         out: list[tuple[QueueAccount, dict[str, int], str, dict[str, list[tuple[str, int]]]]] = []
         if self.hierarchy:
-            chain = self.chain(st.name)
-            for below, node in itertools.pairwise(chain):
-                if node.name not in self._keeper_parents:
-                    continue
-                kept = _unused_reserves(self._states[c] for c in node.children if c != below.name)
+            # at each ancestor, every reserve of its subtree off the path counts: a sibling's, and a cousin's below
+            kept: dict[str, list[tuple[str, int]]] = {}
+            for below, node in itertools.pairwise(self.chain(st.name)):
+                if node.name in self._keeper_parents:
+                    more = self._unused_reserves_of(c for c in node.children if c != below.name)
+                    if more:
+                        kept = {r: sorted([*kept.get(r, []), *more.get(r, [])]) for r in {*kept, *more}}
                 if kept:
                     out.append((node, _less_kept(node.real_capability, kept), "realCapability", kept))
             return out
@@ -343,6 +323,17 @@ class CapacityResult(QueueBook):
             add_into(cluster.inqueue, other.inqueue)
             add_into(cluster.elastic, other.elastic)
         out.append((cluster, _less_kept(raw(self.total), kept), "cluster", kept))
+        return out
+
+    def _unused_reserves_of(self, names: Iterable[str]) -> dict[str, list[tuple[str, int]]]:
+        """Per resource, the queues in the subtrees of ``names`` whose lending limit keeps something unused, and how
+        much (``unused_reserves``), by name."""
+        out: dict[str, list[tuple[str, int]]] = {}
+        for name in sorted(names):
+            for r, holders in self.unused_reserves(name).items():
+                out.setdefault(r, []).extend(holders)
+        for holders in out.values():
+            holders.sort()
         return out
 
     def _reserve_refusals(
@@ -511,7 +502,7 @@ class CapacityResult(QueueBook):
         (whose queue is ``rst``), and its request is then taken off the running allocated of its queue and of the
         ancestors checked; otherwise why not."""
         level_limit = self.ancestor_reclaim_level if self.hierarchy else 0
-        short = {r: k - rst.allocated.get(r, 0) for r, k in rst.keep.items() if k > rst.allocated.get(r, 0)}
+        short = self._short_of_reserve(rst.name)
 
         def decide(task: TaskLike, allocations: dict[str, dict[str, int]]) -> str | None:
             st = self._states[task.queue]
@@ -589,345 +580,3 @@ def _less_kept(limit: Mapping[str, int], kept: Mapping[str, list[tuple[str, int]
         if r in out and not is_unlimited(out[r]):
             out[r] = max(0, out[r] - sum(a for _, a in holders))
     return out
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Computation
-# ------------------------------------------------------------------------------------------------------------
-
-
-def _flat_deserved(st: QueueAccount) -> None:
-    """``max(min(spec.deserved, realCapability), guarantee)``, keeping the keys the spec and guarantee name."""
-    rc = st.real_capability
-    deserved: dict[str, int] = {}
-    for r, v in raw(st.spec.deserved).items():
-        limit = rc.get(r, UNLIMITED)
-        st.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
-        if v > limit:
-            v = limit
-            st.trace.append(("deserved", r, v, "des.capped", 0, (limit,)))
-        deserved[r] = v
-    _raise_to_guarantee(st, deserved)
-    st.deserved = deserved
-
-
-def _raise_to_guarantee(st: QueueAccount, deserved: dict[str, int], *, trace: bool = True) -> None:
-    for r, g in st.guarantee.items():
-        if r not in deserved or g > deserved[r]:
-            if trace and g > deserved.get(r, 0):
-                st.trace.append(("deserved", r, g, "des.raised", 0, (g,)))
-            deserved[r] = max(g, deserved.get(r, 0))
-
-
-def compute_capacity(
-    queues: Sequence[QueueSpec],
-    jobs: Sequence[JobUsage] | JobSummary,
-    total: ResourceList,
-    *,
-    hierarchy: bool = False,
-    ancestor_reclaim_level: int = 0,
-) -> CapacityResult:
-    """Compute every queue's capability, realCapability, deserved and share under Volcano's capacity policy.
-
-    ``ancestor_reclaim_level`` is the plugin argument ``ancestorReclaimLevel`` (hierarchy only; < 0 means 0).
-    ``jobs`` may be a ``summarize_jobs`` summary, to sum the jobs once for several what-ifs.
-    """
-    specs = index_specs(queues)
-    warnings: list[str] = []
-    if hierarchy and ROOT_QUEUE not in specs:
-        specs[ROOT_QUEUE] = QueueSpec(name=ROOT_QUEUE, parent=None, reclaimable=False)
-        warnings.append("no root queue given: an unlimited root was assumed")
-    states = {name: QueueAccount(spec=spec, guarantee=dict(raw(spec.guarantee))) for name, spec in specs.items()}
-    summary = apply_jobs(jobs, states)
-    warnings.extend(unknown_queue_warnings(summary, states))
-    resources = collect_resources(total, specs.values(), states.values())
-    total_raw = raw(total)
-
-    if not hierarchy:
-        return _flat_capacity(specs, states, total_raw, resources, warnings)
-
-    problems = _build_tree(states)
-    _check_jobs_in_leaves(states, summary, problems)
-    _roll_up(states)
-    problems.extend(_derive_tree_values(states, resources))
-    result = CapacityResult(
-        states,
-        total_raw,
-        resources,
-        hierarchy=True,
-        ancestor_reclaim_level=ancestor_reclaim_level,
-        problems=problems,
-        warnings=warnings,
-    )
-    for st in states.values():
-        result._update_share(st)
-    return result
-
-
-def _flat_capacity(
-    specs: Mapping[str, QueueSpec],
-    states: dict[str, QueueAccount],
-    total_raw: Mapping[str, int],
-    resources: tuple[str, ...],
-    warnings: list[str],
-) -> CapacityResult:
-    """The values outside a hierarchy: each queue's limits against the guarantees of all queues (or, when some
-    queue has a lending or borrowing limit, against the reserves nobody else may take), and its deserved from its
-    spec."""
-    nominals: dict[str, dict[str, int]] = {}
-    for st in states.values():
-        if st.spec.lending_limit or st.spec.borrowing_limit:
-            nominal = dict(raw(st.spec.deserved))
-            _raise_to_guarantee(st, nominal, trace=False)
-            nominals[st.name] = nominal
-            set_keep(st, nominal)
-    kept = any(st.keep for st in states.values())
-    total_guarantee: dict[str, int] = {}
-    if kept:
-        total_guarantee = total_reserve(states.values())
-    else:
-        for spec in specs.values():
-            add_into(total_guarantee, spec.guarantee)
-    if kept:
-        note_kept_off(states.values())
-    for st in states.values():
-        set_flat_limits(st, total_raw, total_guarantee, resources, nominals.get(st.name), kept=kept)
-        _flat_deserved(st)
-    result = CapacityResult(states, total_raw, resources, hierarchy=False, warnings=warnings)
-    for st in states.values():
-        result._update_share(st)
-    return result
-
-
-def _build_tree(states: dict[str, QueueAccount]) -> list[str]:
-    """Link parents and children; queues on a cycle or under a missing parent are detached and reported."""
-    problems: list[str] = []
-    parent_of: dict[str, str] = {}
-    for name, st in states.items():
-        if name != ROOT_QUEUE:
-            parent_of[name] = st.spec.parent or ROOT_QUEUE
-    status: dict[str, bool] = {ROOT_QUEUE: True}
-    for name in sorted(parent_of):
-        path: list[str] = []
-        on_path: set[str] = set()
-        cur = name
-        ok = True
-        while cur not in status:
-            if cur in on_path:
-                problems.append(f"cycle detected in queue hierarchy for queue {cur}")
-                ok = False
-                break
-            on_path.add(cur)
-            path.append(cur)
-            parent = parent_of[cur]
-            if parent not in states:
-                problems.append(f"the queue {cur} has invalid parent queue {parent}")
-                ok = False
-                break
-            cur = parent
-        else:
-            ok = status[cur]
-        for q in path:
-            status[q] = ok
-    for name in sorted(parent_of):
-        if status.get(name):
-            st = states[name]
-            st.parent = parent_of[name]
-            states[st.parent].children.append(name)
-    for st in states.values():
-        st.children.sort()
-        st.participating = status.get(st.name, False)
-    # ancestors, root first
-    queue: deque[str] = deque([ROOT_QUEUE])
-    while queue:
-        node = states[queue.popleft()]
-        for child in node.children:
-            states[child].ancestors = (*node.ancestors, node.name)
-            queue.append(child)
-    return problems
-
-
-def _check_jobs_in_leaves(states: dict[str, QueueAccount], summary: JobSummary, problems: list[str]) -> None:
-    """One problem per inner queue holding jobs, naming its first job (by namespace/name, not input order)."""
-    for queue, totals in sorted(summary.totals.items()):
-        st = states.get(queue)
-        if st is not None and st.children:
-            namespace, name = totals.first_job
-            label = f"job {namespace}/{name}" if name else f"a job of namespace {namespace}"
-            problems.append(f"the queue {queue} of {label} is not a leaf queue")
-
-
-def _bfs(states: dict[str, QueueAccount]) -> list[QueueAccount]:
-    order: list[QueueAccount] = []
-    queue: deque[str] = deque([ROOT_QUEUE])
-    while queue:
-        node = states[queue.popleft()]
-        order.append(node)
-        queue.extend(node.children)
-    return order
-
-
-def _roll_up(states: dict[str, QueueAccount]) -> None:
-    """Add every queue's totals to its parent, deepest first, so each node holds its subtree's sums."""
-    for st in reversed(_bfs(states)):
-        if st.parent is None:
-            continue
-        parent = states[st.parent]
-        add_into(parent.allocated, st.allocated)
-        add_into(parent.request, st.request)
-        add_into(parent.inqueue, st.inqueue)
-        add_into(parent.elastic, st.elastic)
-        add_into(parent.reserving, st.reserving)
-        parent.reserved_jobs += st.reserved_jobs
-        add_into(parent.pipelined, st.pipelined)
-        parent.pipelined_pods += st.pipelined_pods
-
-
-def _no_capability(amount: int | None, resource: str) -> bool:
-    """A capability entry that limits nothing: left out, or cpu/memory <= 0 (Volcano reads those as unset)."""
-    return amount is None or (resource in STANDARD_RESOURCES and amount <= 0)
-
-
-def _derive_tree_values(states: dict[str, QueueAccount], resources: tuple[str, ...]) -> list[str]:
-    """Capability, deserved, guarantee and real capability of every queue, top-down from the root (detached
-    queues get their own values); returns the problems found on the way, in words."""
-    problems: list[str] = []
-    _root_values(states[ROOT_QUEUE], resources)
-    for node in _bfs(states):
-        kids = [states[c] for c in node.children]
-        if not kids:
-            continue
-        sum_deserved, sum_guarantee = _children_limits(node, kids, resources, problems)
-        if node.name == ROOT_QUEUE:
-            node.guarantee = dict(sum_guarantee)
-            node.deserved = dict(sum_deserved)
-            for r, v in sorted(sum_guarantee.items()):
-                node.trace.append(("guarantee", r, v, "g.sum", 0, ()))
-            for r, v in sorted(sum_deserved.items()):
-                node.trace.append(("deserved", r, v, "des.sum", 0, ()))
-        kept = False
-        for child in kids:
-            if child.spec.lending_limit:
-                set_keep(child, child.deserved)
-                kept = kept or bool(child.keep)
-        sum_reserve = total_reserve(kids) if kept else sum_guarantee
-        if kept:
-            note_kept_off(kids)
-        for child in kids:
-            _real_capability(node, child, sum_reserve, resources, kept=kept)
-        for label, own, summed in (
-            ("deserved", node.deserved, sum_deserved),
-            ("guarantee", node.guarantee, sum_guarantee),
-        ):
-            for r in sorted(summed):
-                if own.get(r, 0) < summed[r]:
-                    problems.append(
-                        f"sum of queue {node.name}'s children's {label} {r} {fmt(summed[r], r)} exceeds its "
-                        f"{label} {fmt(own.get(r, 0), r)}"
-                    )
-    _detached_values(states, resources)
-    return problems
-
-
-def _root_values(root: QueueAccount, resources: tuple[str, ...]) -> None:
-    """The root's capability and real capability: its spec where set. Volcano reads an empty root capability as
-    infinite but a root capability naming only cpu as memory 0, which blocks everything; here every resource the
-    root leaves out (or cpu/memory <= 0) is unlimited."""
-    root_cap = raw(root.spec.capability)
-    cap: dict[str, int] = {}
-    for r in resources:
-        v = root_cap.get(r)
-        if _no_capability(v, r):
-            cap[r] = UNLIMITED
-            root.trace.append(("capability", r, UNLIMITED, "cap.root", 0, ()))
-        else:
-            assert v is not None
-            cap[r] = v
-            root.trace.append(("capability", r, v, "cap.spec", 0, ()))
-    root.capability = cap
-    root.real_capability = dict(cap)
-    for r in resources:
-        root.trace.append(("realCapability", r, cap[r], "rc.root", 0, ()))
-
-
-def _children_limits(
-    node: QueueAccount, kids: list[QueueAccount], resources: tuple[str, ...], problems: list[str]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """Each child's deserved (raised to its guarantee) and capability (its own, else the parent's); returns the
-    sums of the children's deserved and guarantees."""
-    sum_guarantee: dict[str, int] = {}
-    sum_deserved: dict[str, int] = {}
-    for child in kids:
-        deserved: dict[str, int] = {}
-        for r, v in raw(child.spec.deserved).items():
-            deserved[r] = v
-            child.trace.append(("deserved", r, v, "des.spec", 0, (v,)))
-        _raise_to_guarantee(child, deserved)
-        child.deserved = deserved
-        add_into(sum_deserved, deserved)
-        add_into(sum_guarantee, child.guarantee)
-        spec_cap = raw(child.spec.capability)
-        child_cap: dict[str, int] = {}
-        for r in resources:
-            own = spec_cap.get(r)
-            if _no_capability(own, r):
-                child_cap[r] = node.capability[r]
-                child.trace.append(("capability", r, child_cap[r], "cap.inherit", 0, (node.name,)))
-                continue
-            assert own is not None
-            child_cap[r] = own
-            child.trace.append(("capability", r, own, "cap.spec", 0, ()))
-            if own > node.capability[r]:
-                problems.append(
-                    f"queue {child.name} capability {r} {fmt(own, r)} exceeds its parent {node.name}'s "
-                    f"{fmt(node.capability[r], r)}"
-                )
-        child.capability = child_cap
-    return sum_deserved, sum_guarantee
-
-
-def _real_capability(
-    node: QueueAccount,
-    child: QueueAccount,
-    sum_guarantee: Mapping[str, int],
-    resources: tuple[str, ...],
-    *,
-    kept: bool = False,
-) -> None:
-    """A child's real capability: what its parent's real capability leaves beyond its siblings' guarantees, plus
-    its own guarantee, at most its capability (Volcano's capacity plugin). With lending limits among the siblings
-    (``kept``), a sibling's lending-limit reserve counts where it is above its guarantee (``reserve_of``); with a
-    borrowing limit, the result is at most ``deserved + borrowingLimit``."""
-    rc: dict[str, int] = {}
-    rule = "rc.tree.kept" if kept else "rc.tree"
-    borrowing = bool(child.spec.borrowing_limit)
-    for r in resources:
-        parent_rc = node.real_capability[r]
-        sg = sum_guarantee.get(r, 0)
-        g = reserve_of(child, r)
-        base = max(0, parent_rc - sg) + g
-        if is_unlimited(base):
-            base = UNLIMITED
-        value = min(base, child.capability[r])
-        child.trace.append(("realCapability", r, base, rule, 0, (node.name, parent_rc, sg, g)))
-        if value < base:
-            child.trace.append(("realCapability", r, value, "rc.capability", 0, (child.capability[r],)))
-        if borrowing:
-            value = cap_by_borrowing(child, r, value, child.deserved)
-        rc[r] = value
-    child.real_capability = rc
-
-
-def _detached_values(states: dict[str, QueueAccount], resources: tuple[str, ...]) -> None:
-    """Queues detached from the tree (a cycle or a missing parent): their own capability, nothing derived."""
-    for st in states.values():
-        if st.participating or st.name == ROOT_QUEUE:
-            continue
-        spec_cap = raw(st.spec.capability)
-        st.capability = {r: UNLIMITED if _no_capability(spec_cap.get(r), r) else spec_cap[r] for r in resources}
-        st.real_capability = dict(st.capability)
-        for r in resources:
-            st.trace.append(("realCapability", r, st.real_capability[r], "rc.detached", 0, ()))
-        deserved = dict(raw(st.spec.deserved))
-        _raise_to_guarantee(st, deserved)
-        st.deserved = deserved

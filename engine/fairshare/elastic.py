@@ -148,6 +148,7 @@ class QuotaGroupSpec:
     # Kueue's levers, per resource; a resource left out is unlimited (see the module docstring)
     borrowing_limit: ResourceList = field(default_factory=ResourceList)
     lending_limit: ResourceList = field(default_factory=ResourceList)
+    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
 
 
 @dataclass(frozen=True)

@@ -39,17 +39,9 @@ from typing import Generic, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from engine.amounts import add_into, dominant_share, raw, trusted_resource_list
 from engine.collector import paused_during
-from engine.fairshare.queues import (
-    Explanation,
-    JobUsage,
-    TraceEntry,
-    add_into,
-    dominant_share,
-    raw,
-    render_trace,
-    trusted_resource_list,
-)
+from engine.fairshare.queues import Explanation, JobUsage, TraceEntry, render_trace
 from engine.fairshare.waterfill import SETTLED_CAP, FillResult, water_fill
 from engine.resources import QuantityError, ResourceList, parse_quantity
 

@@ -39,29 +39,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from engine.amounts import ZERO, add_into, less_equal, raw, to_resource_list
+from engine.fairshare.queue_order import proportion_compare
 from engine.fairshare.queues import (
-    ALLOWED,
-    ZERO,
     JobSummary,
     JobUsage,
     QueueAccount,
     QueueBook,
     QueueSpec,
-    TaskLike,
-    Verdict,
-    VictimSelection,
-    add_into,
     apply_jobs,
     collect_resources,
     index_specs,
-    less_equal,
-    raw,
-    refuse,
     set_flat_limits,
-    to_resource_list,
     unknown_queue_warnings,
 )
-from engine.fairshare.queues import T as _T
+from engine.fairshare.verdicts import ALLOWED, TaskLike, Verdict, VictimSelection, refuse
+from engine.fairshare.verdicts import T as _T
 from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, FillResult, water_fill
 from engine.resources import ResourceList
 from engine.usage import SCALE, adjusted_weights, clamp
@@ -80,14 +73,8 @@ class ProportionResult(QueueBook):
 
     # -- order -------------------------------------------------------------------------------------------
     def compare_queues(self, left: str, right: str) -> int:
-        ls, rs = self._states[left], self._states[right]
-        if ls.spec.priority != rs.spec.priority:
-            return rs.spec.priority - ls.spec.priority
-        if ls.share == rs.share:
-            # fairness over time (off: every ratio is 1): less past usage first
-            lr, rr = self.past_ratio(left), self.past_ratio(right)
-            return 0 if lr == rr else (-1 if lr < rr else 1)
-        return -1 if ls.share < rs.share else 1
+        """Volcano's QueueOrderFn for proportion (``queue_order.proportion_compare``)."""
+        return proportion_compare(self._states[left], self._states[right], self.past_ratio)
 
     # -- gates ---------------------------------------------------------------------------------------------
     def overused(self, queue: str) -> bool:

@@ -74,20 +74,30 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import Any
 
+from engine.amounts import (
+    IGNORED_SCALARS,
+    STANDARD_RESOURCES,
+    add_into,
+    dominant_share,
+    exceeded_part,
+    insufficient_resources,
+    plain,
+    raw,
+    to_resource_list,
+)
+from engine.fairshare.verdicts import Refusal, T, TaskLike, VictimSelection
 from engine.fairshare.waterfill import hamilton
-from engine.resources import MAX_AMOUNT, UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
+from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
 from engine.vocabulary import PodGroupPhase
 from engine.wording import plural
 
 __all__ = [
     "DEFAULT_QUEUE",
-    "INFINITY",
     "OPEN",
     "ROOT_QUEUE",
     "UNLIMITED",
-    "ZERO",
     "Explanation",
     "JobSummary",
     "JobUsage",
@@ -96,25 +106,9 @@ __all__ = [
     "QueueQuota",
     "QueueSpec",
     "QueueTotals",
-    "Refusal",
-    "TaskLike",
-    "TaskRef",
     "TraceStep",
-    "Verdict",
-    "VictimSelection",
-    "dominant_share",
-    "exceeded_part",
-    "greater_partly_with_relevant_dimensions",
-    "insufficient_resources",
-    "intersection",
-    "is_empty",
     "job_elastic",
     "job_inqueue",
-    "less",
-    "less_equal",
-    "less_equal_partly",
-    "less_equal_partly_with_dimension_zero_filtered",
-    "less_partly",
     "summarize_jobs",
 ]
 
@@ -123,13 +117,7 @@ DEFAULT_QUEUE = "default"
 OPEN = "Open"
 
 
-STANDARD_RESOURCES = ("cpu", "memory")
-IGNORED_SCALARS = frozenset({"pods"})
-
-Default = Literal["zero", "infinity"]
-ZERO: Default = "zero"
 _ONE = Fraction(1)
-INFINITY: Default = "infinity"
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -157,6 +145,7 @@ class QueueSpec:
     # evictor's priority is strictly higher (``engine.session.actions.common.MinRuntime``); None: the parent's,
     # then the policy's ``minRuntime`` of the action
     min_runtime: float | None = None
+    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
 
 
 @dataclass(frozen=True)
@@ -205,93 +194,6 @@ class QueueQuota:
         return self.inqueue
 
 
-class TaskLike(Protocol):
-    """Anything with a queue and a request: a task, a podgroup, a ``TaskRef``."""
-
-    @property
-    def queue(self) -> str: ...
-
-    @property
-    def request(self) -> Mapping[str, int]: ...
-
-
-@dataclass(frozen=True)
-class TaskRef:
-    """A minimal task for the victim-selection gates (the session may pass its own objects instead)."""
-
-    name: str
-    queue: str
-    request: ResourceList
-    namespace: str = ""
-    job: str = ""
-
-
-T = TypeVar("T", bound=TaskLike)
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a gate said no: the tree node, the check, and (for quota checks) the resource and the numbers."""
-
-    node: str
-    check: str  # "realCapability", "deserved", "state", "leaf", "hierarchy", "unknown", ...
-    resource: str | None = None
-    requested: int | None = None
-    available: int | None = None
-    message: str = ""
-    breakdown: str = ""  # how ``available`` was reached, e.g. "32 capability - 12 allocated - 18 reserved by 3 …"
-
-    def __str__(self) -> str:
-        if self.resource is not None and self.requested is not None and self.available is not None:
-            return (
-                f"queue {self.node} {self.check}: insufficient {self.resource}, "
-                f"requested {format_amount(self.requested, self.resource)}, "
-                f"available {format_amount(self.available, self.resource)}{equals(self.breakdown)}"
-            )
-        return f"queue {self.node} {self.check}: {self.message}"
-
-
-def equals(breakdown: str) -> str:
-    """`` = <breakdown>`` after an available amount, or nothing."""
-    return f" = {breakdown}" if breakdown else ""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A gate's answer: truthy when allowed; otherwise ``reasons`` say why (``reason`` is the first)."""
-
-    allowed: bool
-    reasons: tuple[Refusal, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.allowed
-
-    @property
-    def reason(self) -> Refusal | None:
-        return self.reasons[0] if self.reasons else None
-
-    def __str__(self) -> str:
-        if self.allowed:
-            return "allowed"
-        return "; ".join(str(r) for r in self.reasons)
-
-
-ALLOWED = Verdict(True)
-
-
-def refuse(*reasons: Refusal) -> Verdict:
-    return Verdict(False, tuple(reasons))
-
-
-@dataclass(frozen=True)
-class VictimSelection(Generic[T]):
-    """The victims a reclaim gate accepts, in the order considered, and why the others were skipped."""
-
-    victims: tuple[T, ...]
-    skipped: tuple[tuple[T, str], ...] = ()
-    refusal: Refusal | None = None  # set when the gate refused the whole call
-
-
 @dataclass(frozen=True)
 class TraceStep:
     """One step in how a value was reached."""
@@ -337,233 +239,9 @@ class Explanation:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def raw(rl: Mapping[str, int]) -> Mapping[str, int]:
-    """The underlying dict of a ResourceList (read-only use), or the mapping itself.
-
-    ``ResourceList.items()`` goes through ``collections.abc.Mapping`` and costs ~4x a dict's; the engine
-    walks tens of thousands of jobs per computation, so it reads the backing dict directly.
-    """
-    kind = type(rl)
-    if kind is dict:
-        return rl
-    if kind is ResourceList:  # the exact type first: isinstance with an abstract base class is slow
-        return cast(ResourceList, rl).raw
-    return rl.raw if isinstance(rl, ResourceList) else rl
-
-
-def add_into(acc: dict[str, int], amounts: Mapping[str, int], sign: int = 1) -> None:
-    for name, amount in raw(amounts).items():
-        acc[name] = acc.get(name, 0) + sign * amount
-
-
-def exceeded_part(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
-    """Volcano's ``ExceededPart``: the positive part of ``left - right`` (missing reads as 0)."""
-    rr = raw(right)
-    out: dict[str, int] = {}
-    for name, amount in raw(left).items():
-        d = amount - rr.get(name, 0)
-        if d > 0:
-            out[name] = d
-    return out
-
-
-def trusted_resource_list(data: dict[str, int]) -> ResourceList:
-    """Wrap a dict of int amounts the engine computed itself as a ResourceList, without re-validating it.
-
-    ``ResourceList(...)`` copies and type-checks every entry; the engine exports tens of thousands of lists
-    per computation (every queue and namespace snapshot), all made of ints it summed itself.
-    """
-    out = ResourceList.__new__(ResourceList)
-    out._data = data
-    out._hash = None
-    return out
-
-
-def _plain(amounts: Mapping[str, int]) -> dict[str, int]:
-    """``to_resource_list(amounts, drop_zero=True)``'s entries as a plain dict."""
-    return {n: a for n, a in raw(amounts).items() if a and a < MAX_AMOUNT}
-
-
-def to_resource_list(amounts: Mapping[str, int], *, drop_zero: bool = False) -> ResourceList:
-    """Export: unlimited entries are left out (missing = unlimited), zeros kept unless ``drop_zero``."""
-    # ``is_unlimited`` spelled out: this runs for every amount of every queue snapshot
-    if drop_zero:
-        return trusted_resource_list({n: a for n, a in raw(amounts).items() if a and a < MAX_AMOUNT})
-    return trusted_resource_list({n: a for n, a in raw(amounts).items() if a is not None and a < MAX_AMOUNT})
-
-
 # ------------------------------------------------------------------------------------------------------------
 # Volcano's comparison functions (pkg/scheduler/api/resource_info.go), on integer base units
 # ------------------------------------------------------------------------------------------------------------
-
-
-def _scalars(rl: Mapping[str, int]) -> Iterator[tuple[str, int]]:
-    for name, amount in raw(rl).items():
-        if name not in STANDARD_RESOURCES:
-            yield name, amount
-
-
-def less(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
-    """Every dimension of ``left`` is strictly less than ``right``'s (``Resource.Less``)."""
-    lr, rr = raw(left), raw(right)
-    for name in STANDARD_RESOURCES:
-        if not lr.get(name, 0) < rr.get(name, 0):
-            return False
-    if default == INFINITY:
-        # a scalar the right side has but the left lacks is "infinite" on the left
-        for name, _ in _scalars(rr):
-            if name not in lr:
-                return False
-    for name, amount in _scalars(lr):
-        if name not in rr and default == INFINITY:
-            continue
-        if not amount < rr.get(name, 0):
-            return False
-    return True
-
-
-def less_equal(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
-    """Every dimension of ``left`` is <= ``right``'s (``Resource.LessEqual``; Volcano's 0.1 epsilon is exact
-    equality on integers)."""
-    lr, rr = raw(left), raw(right)
-    for name in STANDARD_RESOURCES:
-        if not lr.get(name, 0) <= rr.get(name, 0):
-            return False
-    if default == INFINITY:
-        for name, _ in _scalars(rr):
-            if name not in lr:
-                return False
-    for name, amount in _scalars(lr):
-        if name not in rr and default == INFINITY:
-            continue
-        if not amount <= rr.get(name, 0):
-            return False
-    return True
-
-
-def less_partly(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
-    """Some dimension of ``left`` is strictly less than ``right``'s (``Resource.LessPartly``)."""
-    lr, rr = raw(left), raw(right)
-    if any(lr.get(name, 0) < rr.get(name, 0) for name in STANDARD_RESOURCES):
-        return True
-    if default == ZERO:
-        for name, _ in _scalars(rr):
-            if name not in lr:
-                return True
-    for name, amount in _scalars(lr):
-        if name not in rr and default == INFINITY:
-            return True
-        if amount < rr.get(name, 0):
-            return True
-    return False
-
-
-def less_equal_partly(left: Mapping[str, int], right: Mapping[str, int], default: Default = ZERO) -> bool:
-    """Some dimension of ``left`` is <= ``right``'s (``Resource.LessEqualPartly``)."""
-    lr, rr = raw(left), raw(right)
-    if any(lr.get(name, 0) <= rr.get(name, 0) for name in STANDARD_RESOURCES):
-        return True
-    if default == ZERO:
-        for name, _ in _scalars(rr):
-            if name not in lr:
-                return True
-    for name, amount in _scalars(lr):
-        if name not in rr and default == INFINITY:
-            return True
-        if amount <= rr.get(name, 0):
-            return True
-    return False
-
-
-def insufficient_resources(used: Mapping[str, int], limit: Mapping[str, int], request: Mapping[str, int]) -> list[str]:
-    """Volcano's ``LessEqualWithDimensionAndResourcesName``: the resources the request asks for (> 0) where
-    ``used > limit`` (strict, no epsilon; a limit missing from ``limit`` reads as 0; ``pods`` is skipped).
-    Empty means it fits."""
-    ur, lr = raw(used), raw(limit)
-    out: list[str] = []
-    for name, amount in raw(request).items():
-        if amount > 0 and name not in IGNORED_SCALARS and ur.get(name, 0) > lr.get(name, 0):
-            out.append(name)
-    out.sort(key=_resource_sort_key)
-    return out
-
-
-def _resource_sort_key(name: str) -> tuple[int, str]:
-    # Volcano lists cpu, memory, then scalars
-    if name == "cpu":
-        return (0, name)
-    if name == "memory":
-        return (1, name)
-    return (2, name)
-
-
-def less_equal_partly_with_dimension_zero_filtered(
-    left: Mapping[str, int], right: Mapping[str, int], request: Mapping[str, int]
-) -> tuple[bool, list[str]]:
-    """``LessEqualPartlyWithDimensionZeroFiltered``: among the dimensions the request asks for, ignoring those
-    that are zero on both sides, is any ``left <= right``? Returns the answer and those dimensions."""
-    lr, rr = raw(left), raw(right)
-    names: list[str] = []
-    for name, amount in raw(request).items():
-        if amount <= 0 or name in IGNORED_SCALARS:
-            continue
-        lv, rv = lr.get(name, 0), rr.get(name, 0)
-        if lv <= 0 and rv <= 0:
-            continue
-        if lv <= rv:
-            names.append(name)
-    names.sort(key=_resource_sort_key)
-    return bool(names), names
-
-
-def greater_partly_with_relevant_dimensions(
-    left: Mapping[str, int], right: Mapping[str, int], request: Mapping[str, int]
-) -> tuple[bool, list[str]]:
-    """``GreaterPartlyWithRelevantDimensions``: among the dimensions the request asks for that ``right``
-    "has" (cpu/memory: > 0; a scalar: present in ``right``, even with 0), is any ``left > right``?"""
-    lr, rr = raw(left), raw(right)
-    names: list[str] = []
-    for name, amount in raw(request).items():
-        if amount <= 0 or name in IGNORED_SCALARS:
-            continue
-        if name in STANDARD_RESOURCES:
-            if rr.get(name, 0) <= 0:
-                continue
-        elif name not in rr:
-            continue
-        if lr.get(name, 0) > rr.get(name, 0):
-            names.append(name)
-    names.sort(key=_resource_sort_key)
-    return bool(names), names
-
-
-def intersection(left: Mapping[str, int], right: Mapping[str, int], *, ignore_pods: bool = False) -> list[str]:
-    """Resource names that are > 0 on both sides (``Intersection`` / ``IntersectionWithIgnoredScalarResources``)."""
-    rr = raw(right)
-    names = [n for n, a in raw(left).items() if a > 0 and rr.get(n, 0) > 0]
-    if ignore_pods:
-        names = [n for n in names if n not in IGNORED_SCALARS]
-    names.sort(key=_resource_sort_key)
-    return names
-
-
-def is_empty(amounts: Mapping[str, int]) -> bool:
-    """``Resource.IsEmpty``: nothing above zero except possibly ``pods``."""
-    return not any(a > 0 for n, a in raw(amounts).items() if n not in IGNORED_SCALARS)
-
-
-def dominant_share(allocated: Mapping[str, int], base: Mapping[str, int]) -> tuple[str, float]:
-    """The largest ``allocated / base`` over the resources ``base`` has (> 0), with Volcano's
-    ``Share(a, d) = d == 0 ? (a == 0 ? 0 : 1) : a / d``. Returns (resource, share); ("", 0.0) if none."""
-    ar = raw(allocated)
-    best_name, best = "", 0.0
-    for name, d in raw(base).items():
-        if d <= 0:
-            continue
-        s = ar.get(name, 0) / d
-        if not best_name or s > best or (s == best and name < best_name):
-            best_name, best = name, s
-    return best_name, best
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -676,6 +354,9 @@ class QueueAccount:
     trace: list[TraceEntry] = field(default_factory=list)
     # lending limit: per resource, the part of its entitlement nobody else may take, ``(nominal - limit)+``
     keep: dict[str, int] = field(default_factory=dict)
+    # per resource, what its subtree keeps from every queue outside it by lending limits (Kueue's ``localQuota``
+    # summed down the subtree): ``max(keep, sum of the children's withheld)``; a leaf's is its keep
+    withheld: dict[str, int] = field(default_factory=dict)
     # borrowing limit: per resource whose realCapability it bounds, (nominal, limit)
     borrow_bound: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     # per resource, how much other queues' lending-limit reserves (beyond their guarantees) took off realCapability
@@ -842,10 +523,15 @@ def fmt(amount: int | float, resource: str) -> str:
 
 
 def borrowed_and_lent(
-    members: Sequence[QueueAccount], pool: Mapping[str, int], *, lending_limits: bool = True
+    members: Sequence[QueueAccount],
+    pool: Mapping[str, int],
+    *,
+    lending_limits: bool = True,
+    kept: Mapping[str, Mapping[str, int]] | None = None,
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
     """Borrowed and lent amounts within one sibling set (see the module docstring for the definition); with
-    ``lending_limits`` a member lends at most its lending limit of its unused deserved."""
+    ``lending_limits`` a member lends at most its lending limit of its unused deserved, and, where ``kept`` gives a
+    member's unused lending-limit reserves in its subtree (a hierarchy), nothing of those."""
     borrowed: dict[str, dict[str, int]] = {m.name: {} for m in members}
     lent: dict[str, dict[str, int]] = {m.name: {} for m in members}
     names: set[str] = set()
@@ -869,6 +555,8 @@ def borrowed_and_lent(
             else:
                 # a lending limit bounds what of the unused part others may take
                 lendable = d - a
+                if lending_limits and kept is not None and m.name in kept:
+                    lendable = max(0, lendable - kept[m.name].get(r, 0))
                 if lending_limits and r in m.spec.lending_limit:
                     lendable = min(lendable, m.spec.lending_limit[r])
                 unused.append(lendable)
@@ -941,12 +629,14 @@ def set_keep(st: QueueAccount, nominal: Mapping[str, int]) -> None:
     against (capacity: deserved raised to the guarantee; proportion: the guarantee, which is never lent anyway)."""
     nr = raw(nominal)
     st.keep = {r: max(0, nr.get(r, 0) - v) for r, v in raw(st.spec.lending_limit).items()}
+    st.withheld = {r: k for r, k in st.keep.items() if k > 0}
 
 
 def reserve_of(st: QueueAccount, resource: str) -> int:
-    """What no other queue may count on: the guarantee, or the lending limit's reserve when that is larger."""
+    """What no queue outside its subtree may count on: the guarantee, or what the lending limits in its subtree keep
+    (``withheld``: its own reserve, or its children's together) when that is larger."""
     g = st.guarantee.get(resource, 0)
-    k = st.keep.get(resource, 0)
+    k = st.withheld.get(resource, 0)
     return k if k > g else g
 
 
@@ -954,7 +644,7 @@ def total_reserve(states: Iterable[QueueAccount]) -> dict[str, int]:
     """Per resource, the sum of ``reserve_of`` over ``states`` (the guarantees when no queue has a lending limit)."""
     out: dict[str, int] = {}
     for st in states:
-        for r in set(st.guarantee) | set(st.keep):
+        for r in set(st.guarantee) | set(st.withheld):
             out[r] = out.get(r, 0) + reserve_of(st, r)
     return out
 
@@ -965,7 +655,7 @@ def note_kept_off(members: Iterable[QueueAccount]) -> None:
     members = list(members)
     extra: dict[str, int] = {}
     for st in members:
-        for r in st.keep:
+        for r in st.withheld:
             more = reserve_of(st, r) - st.guarantee.get(r, 0)
             if more > 0:
                 extra[r] = extra.get(r, 0) + more
@@ -1156,7 +846,9 @@ class QueueBook(Mapping[str, QueueQuota]):
             borrowed: dict[str, dict[str, int]] = {}
             lent: dict[str, dict[str, int]] = {}
             for members, pool in self._sibling_sets():
-                b, lt = borrowed_and_lent(members, pool, lending_limits=self.honours_lending_limits)
+                b, lt = borrowed_and_lent(
+                    members, pool, lending_limits=self.honours_lending_limits, kept=self.unused_kept(members)
+                )
                 borrowed.update(b)
                 lent.update(lt)
             self._flows = (borrowed, lent)
@@ -1170,6 +862,16 @@ class QueueBook(Mapping[str, QueueQuota]):
             snap = self._snapshots[name] = self._snapshot(st, borrowed.get(name, {}), lent.get(name, {}))
         return snap
 
+    def unused_kept(self, members: Iterable[QueueAccount]) -> dict[str, dict[str, int]] | None:
+        """Per member, what the lending limits in its subtree keep and its subtree leaves unused (None: the members'
+        own lending limits say it all, as outside a hierarchy)."""
+        return None
+
+    def kept_below(self, name: str) -> dict[str, int]:
+        """What the lending limits below ``name`` keep and leave unused, per resource (nothing outside a
+        hierarchy): ``name``'s children may use it, no one else."""
+        return {}
+
     def _export_deserved(self, st: QueueAccount) -> ResourceList:
         return to_resource_list(st.deserved)
 
@@ -1179,17 +881,17 @@ class QueueBook(Mapping[str, QueueQuota]):
         st = self._states[name]
         borrowed, lent = self._borrowed_and_lent()
         return {
-            "request": _plain(st.request),
-            "allocated": _plain(st.allocated),
-            "deserved": _plain(st.deserved),
-            "guarantee": _plain(st.guarantee),
-            "real_capability": _plain(st.real_capability),
+            "request": plain(st.request),
+            "allocated": plain(st.allocated),
+            "deserved": plain(st.deserved),
+            "guarantee": plain(st.guarantee),
+            "real_capability": plain(st.real_capability),
             "share": round(st.share, 6),
-            "borrowed": _plain(borrowed.get(name, {})),
-            "lent": _plain(lent.get(name, {})),
-            "reserved": _plain(st.inqueue),
+            "borrowed": plain(borrowed.get(name, {})),
+            "lent": plain(lent.get(name, {})),
+            "reserved": plain(st.inqueue),
             "reserved_jobs": st.reserved_jobs,
-            "pipelined": _plain(st.pipelined),
+            "pipelined": plain(st.pipelined),
             "pipelined_pods": st.pipelined_pods,
         }
 

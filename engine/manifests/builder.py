@@ -33,7 +33,7 @@ from engine.objects import (
     NodeInfo,
     Snapshot,
 )
-from engine.session.policy import Policy, PolicyError
+from engine.policy.policy import Policy, PolicyError
 from engine.usage import UsageHistory
 
 
@@ -61,6 +61,8 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             policy=self.policy,
             quota_namespaces=self.quota_namespaces,
             queue_hierarchy=self.hierarchy,
+            kueue_names=self.kueue_names,
+            kueue_weights=self.kueue_weights,
             elastic_quota_args=self.eq_args,
             past_usage=UsageHistory(recorded=dict(self.past_ratios)) if self.past_ratios else None,
         )

@@ -18,6 +18,7 @@ from engine.manifests.liststream import Unstreamable, list_items
 from engine.manifests.yamlload import load_manifest_documents
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
+    KueueName,
     NamespaceInfo,
     PodGroupInfo,
     PriorityClassInfo,
@@ -25,9 +26,9 @@ from engine.objects import (
     Snapshot,
     TaskInfo,
 )
+from engine.policy.arguments import parse_duration
+from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
 from engine.resources import QuantityError, ResourceList, parse_resource_list
-from engine.session.arguments.base import parse_duration
-from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
 from engine.usage import node_key, parse_ratio
 
 # -- well-known keys -----------------------------------------------------------------------------------------
@@ -662,6 +663,8 @@ class _BuilderBase:
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None
         self.local_queues: dict[tuple[str, str], str] = {}  # Kueue: (namespace, LocalQueue) -> ClusterQueue
+        self.kueue_names: dict[str, KueueName] = {}  # Kueue: queue identity -> its object, where they differ
+        self.kueue_weights: dict[str, Fraction] = {}  # Kueue: exact fairSharing.weight where the whole one is scaled
         self.kueue_objects = False  # the input has Kueue's objects (then capacity with hierarchy is the default policy)
 
     @staticmethod

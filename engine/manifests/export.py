@@ -5,14 +5,15 @@ back the same trees, and the same values on the same cluster):
 
 * ``volcano``: the queue tree as ``scheduling.volcano.sh/v1beta1`` Queues (``spec.parent``, ``weight``,
   ``capability``, ``deserved``, ``guarantee.resource``, ``reclaimable``, ``priority``; a Closed queue carries
-  ``status.state``, which Volcano keeps in the status; Fairway's borrowing / lending limits and minimum runtime in
-  its ``fairway.io/`` annotations), and the namespaces as ``v1`` Namespaces (their queue in the
-  ``scheduling.volcano.sh/queue-name`` annotation, the ``volcano.sh/hierarchy`` annotations of Volcano's
-  hierarchical DRF) with a ``ResourceQuota`` holding the namespace weight (``volcano.sh/namespace.weight``) and
-  the hard limits.
+  ``status.state``, which Volcano keeps in the status; Fairway's borrowing / lending limits, minimum runtime and
+  the annotated fields of ``engine.treefields`` (the description) in its ``fairway.io/`` annotations), and the
+  namespaces as ``v1`` Namespaces (their queue in the ``scheduling.volcano.sh/queue-name`` annotation, the
+  ``volcano.sh/hierarchy`` annotations of Volcano's hierarchical DRF) with a ``ResourceQuota`` holding the
+  namespace weight (``volcano.sh/namespace.weight``) and the hard limits.
 * ``koordinator``: the quota trees as ``scheduling.sigs.k8s.io/v1alpha1`` ElasticQuotas with Koordinator's labels
-  (parent, is-parent, allow-lent-resource, tree-id, is-root) and annotations (shared-weight, namespaces); the
-  built-in ``root``/``system``/``default`` groups under Koordinator's names.
+  (parent, is-parent, allow-lent-resource, tree-id, is-root) and annotations (shared-weight, namespaces; the
+  annotated fields of ``engine.treefields`` under ``fairway.io/``); the built-in ``root``/``system``/``default``
+  groups under Koordinator's names.
 * ``kueue``: the queue tree as ``kueue.x-k8s.io/v1beta2`` objects (the inverse of ``engine.manifests.kueue``): one
   ``ResourceFlavor`` (``default-flavor``) holding every quota; an inner queue is a ``Cohort`` (``spec.parentName``),
   with its own ``resourceGroups`` quota where it deserves more than its children (Kueue's cohort quota is its own
@@ -21,7 +22,8 @@ back the same trees, and the same values on the same cluster):
   ``fairSharing.weight``; ``stopPolicy: Hold`` when Closed or Closing; every namespace may use it); a namespace on a
   ClusterQueue gets a ``LocalQueue`` named ``default`` pointing at it (Kueue's default LocalQueue of a namespace).
   What Kueue cannot hold is said by ``export_notes`` (guarantee, a capability other than deserved plus the borrowing
-  limit, the limits of a top-level queue, priority, reclaimable, namespace weights and hard limits, quota groups, …).
+  limit, the limits of a top-level queue, priority, reclaimable, a description, namespace weights and hard limits,
+  quota groups, …).
 
 Built-in queues and groups are written only where they differ from the built-ins (or carry namespaces or a
 hierarchy). The documents are plain ``dict`` s, in tree order (a parent before its children), ready for YAML or JSON.
@@ -73,8 +75,9 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
-from engine.resources import ResourceList, format_quantity
-from engine.session.arguments.base import format_duration
+from engine.policy.arguments import format_duration
+from engine.resources import ResourceList, format_exact_quantity, format_quantity
+from engine.treefields import QUEUE_FIELDS, QUOTA_GROUP_FIELDS, annotations_of
 
 __all__ = [
     "FORMATS",
@@ -111,6 +114,7 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
     annotations: dict[str, str] = _limit_annotations(queue.borrowing_limit, queue.lending_limit)
     if queue.min_runtime is not None:
         annotations[FAIRWAY_MIN_RUNTIME] = format_duration(queue.min_runtime)
+    annotations.update(annotations_of(QUEUE_FIELDS, queue))
     if hierarchy is not None:
         annotations[HIERARCHY_ANNOTATION] = "/".join(hierarchy.path)
         annotations[HIERARCHY_WEIGHTS_ANNOTATION] = "/".join(_format_weight(w) for w in hierarchy.weights)
@@ -184,6 +188,7 @@ def quota_group_manifest(
         annotations[KOORD_NAMESPACES] = json.dumps(list(namespaces))
     if group.min_scale_exempt:
         annotations[FAIRWAY_MIN_SCALE_EXEMPT] = "true"
+    annotations.update(annotations_of(QUOTA_GROUP_FIELDS, group))
     meta: dict[str, Any] = {"name": _TO_KOORD.get(group.name, group.name), "namespace": home, "labels": labels}
     if annotations:
         meta["annotations"] = annotations
@@ -268,7 +273,9 @@ def _kueue_queue_notes(queue: QueueSpec, top: bool, inner: bool, snapshot: Snaps
     if queue.guarantee:
         rl = ", ".join(_amount(r, v) for r, v in sorted(queue.guarantee.items()))
         notes.append(f"queue {name}: guarantee ({rl}) has no Kueue counterpart (a lending limit keeps quota)")
-    if top and (queue.borrowing_limit or queue.lending_limit):
+    # a borrowing limit of 0 on a quota of 0 cpu or memory is how a tree's top holding none is read: nothing lost
+    held_zero = {r for r, v in queue.borrowing_limit.items() if not v and r in queue.deserved and not queue.deserved[r]}
+    if top and (set(queue.borrowing_limit) - held_zero or queue.lending_limit):
         notes.append(
             f"queue {name}: borrowing and lending limits dropped: a {what} without a parent has no one to borrow "
             "from or lend to"
@@ -362,21 +369,31 @@ def _kueue_queue(name: str, children: Mapping[str, list[str]], snapshot: Snapsho
     if inner:
         own = _kueue_own_quota(name, queue, children[name], snapshot.queues, notes)
         if parent is not None:
-            spec["parentName"] = parent
+            spec["parentName"] = _kueue_name(snapshot, parent, "Cohort")
         covered, rows = _kueue_rows(own, queue, top)
     else:
         if parent is not None:
-            spec["cohortName"] = parent
+            spec["cohortName"] = _kueue_name(snapshot, parent, "Cohort")
         spec["namespaceSelector"] = {}  # every namespace, as a Fairway queue takes any namespace's jobs
         covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
     groups = _kueue_group(covered, rows)
     if groups:
         spec["resourceGroups"] = groups
-    spec["fairSharing"] = {"weight": queue.weight}
+    exact = snapshot.kueue_weights.get(name)
+    # Kueue's weight is a quantity: the exact one read (0.75, 0) where the whole weight was scaled from it
+    spec["fairSharing"] = {"weight": queue.weight if exact is None else format_exact_quantity(exact)}
     if not inner and queue.state in ("Closed", "Closing"):
         spec["stopPolicy"] = "Hold"  # admitted workloads run on, nothing new is admitted
-    doc = {"apiVersion": KUEUE_API, "kind": "Cohort" if inner else "ClusterQueue", "metadata": {"name": name}}
+    kind = "Cohort" if inner else "ClusterQueue"
+    doc = {"apiVersion": KUEUE_API, "kind": kind, "metadata": {"name": _kueue_name(snapshot, name, kind)}}
     return {**doc, "spec": spec}
+
+
+def _kueue_name(snapshot: Snapshot, queue: str, kind: str) -> str:
+    """The name of ``queue`` as a Kueue ``kind``: the Kueue name it was read under when its identity differs from
+    it (a Cohort named ``root``), else its own."""
+    kueue = snapshot.kueue_names.get(queue)
+    return kueue.name if kueue is not None and kueue.kind == kind else queue
 
 
 def _kueue_local_queues(
@@ -397,7 +414,7 @@ def _kueue_local_queues(
                     "apiVersion": KUEUE_API,
                     "kind": "LocalQueue",
                     "metadata": {"name": KUEUE_LOCAL_QUEUE, "namespace": ns_name},
-                    "spec": {"clusterQueue": ns.queue},
+                    "spec": {"clusterQueue": _kueue_name(snapshot, ns.queue, "ClusterQueue")},
                 }
             )
         elif ns.queue and ns.queue in queues and ns.queue not in (DEFAULT_QUEUE, ROOT_QUEUE):
@@ -419,12 +436,19 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
         if name in (ROOT_QUEUE, DEFAULT_QUEUE):
             continue
         (cohorts if name in children else members).append(_kueue_queue(name, children, snapshot, notes))
-    leaves = {d["metadata"]["name"] for d in members}
+    leaves = {n for n in queues if n not in children and n not in (ROOT_QUEUE, DEFAULT_QUEUE)}
     local, unplaced = _kueue_local_queues(snapshot, leaves, notes)
     if unplaced and (cohorts or members):
         notes.append(
             f"namespaces {', '.join(unplaced)}: on the default queue: no LocalQueue (Kueue leaves their jobs alone)"
         )
+    for f in QUEUE_FIELDS:
+        carrying = [n for n, q in queues.items() if f.annotation and getattr(q, f.name)]
+        if carrying:
+            notes.append(
+                f"{f.name} of queues {', '.join(sorted(carrying))}: Kueue has no place for it (export them with "
+                "--format volcano, which keeps it in an annotation)"
+            )
     groups_written = [n for n, g in snapshot.quota_groups.items() if BUILTIN_QUOTA_GROUPS.get(n) != g]
     if groups_written:
         notes.append(

@@ -28,8 +28,9 @@ from engine.manifests.common import (
     _rl,
     _string_map,
 )
+from engine.policy.policy import PolicyError, parse_elastic_quota_args
 from engine.resources import ResourceList
-from engine.session.policy import PolicyError, parse_elastic_quota_args
+from engine.treefields import QUOTA_GROUP_FIELDS, from_annotations
 from engine.usage import QUOTA
 
 
@@ -79,6 +80,7 @@ class KoordinatorReaders(_BuilderBase):
             min_scale_exempt=annotations.get(FAIRWAY_MIN_SCALE_EXEMPT) == "true",
             borrowing_limit=borrowing,
             lending_limit=lending,
+            **from_annotations(QUOTA_GROUP_FIELDS, annotations),
         )
         self._add_group(spec_obj, namespaces)
 

@@ -5,13 +5,23 @@ The mapping (docs/simulate.md states it too):
 * a ``Cohort`` is an inner queue of its name, under its ``spec.parentName`` (v1beta1 ``parent``) or ``root``; a
   cohort that ClusterQueues name but no Cohort object defines exists without quota of its own, as in Kueue;
 * a ``ClusterQueue`` is a leaf queue of its name, under its ``spec.cohortName`` (v1beta1 ``cohort``) or ``root``;
+* any valid Kubernetes name works: a Cohort or ClusterQueue whose name is Fairway's built-in (``root``, ``default``),
+  a Volcano Queue's of the input, a Cohort's (for a ClusterQueue: Kueue keeps the two apart), or not a queue name
+  (dots, over 63 characters) is the queue ``<name>-cohort`` / ``<name>-clusterqueue`` (``_identity``), and
+  ``Snapshot.kueue_names`` keeps its Kueue name for the outputs and the export; a Volcano Queue ``root`` or
+  ``default`` stays the built-in, as in Volcano;
 * per resource, ``nominalQuota`` is the queue's **deserved**; a cohort deserves its own quota plus its children's
-  (Kueue's "subtree quota"); ``borrowingLimit`` and ``lendingLimit`` are the queue's limits (Kueue's meaning, the
-  engine's own); a ClusterQueue without a cohort, and a cohort without a parent, cannot borrow: their
-  **capability** is their deserved, as Kueue admits nothing beyond the quota of a tree;
+  (its subtree's nominal quota); ``borrowingLimit`` and ``lendingLimit`` are the queue's limits, with Kueue's rule at
+  every depth (``engine.fairshare.capacity``: what a node keeps never reaches any ancestor, so Kueue's
+  ``subtreeQuota`` is the deserved less what the limits below keep); a ClusterQueue without a cohort, and a cohort
+  without a parent, cannot borrow: their **capability** is their deserved (and a quota of 0 cpu or memory there a
+  borrowing limit of 0, since a capability of 0 cpu reads as unlimited), as Kueue admits nothing beyond the quota of
+  a tree;
 * a ClusterQueue's ``spec.stopPolicy`` ``Hold`` or ``HoldAndDrain`` makes its queue Closed (nothing new is admitted);
-* ``spec.fairSharing.weight`` is the queue's weight (a whole number at least 1; a fraction is rounded, with a
-  warning);
+* ``spec.fairSharing.weight`` is a quantity, read exactly; the queue's whole **weight** keeps the ratios among the
+  children of one cohort (a set with a fraction is multiplied by its least common denominator: 0.75 and 0.25 are 3
+  and 1) and ``Snapshot.kueue_weights`` the exact ones of such a set, and 0 (Kueue's infinite share, fair
+  sharing's), which is the whole weight 1 with a warning;
 * a ``ResourceFlavor`` is one flavor per resource: a resource given quota in several flavors (``on-demand`` and
   ``spot`` cpu) is left out of every queue, with a warning naming the resource and the flavors;
 * a ``LocalQueue`` (namespace, name) points at its ``spec.clusterQueue``: a pod labelled
@@ -28,9 +38,14 @@ guarantee and capability carry Kueue's quota tree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+import hashlib
+import math
+import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any, TypeVar
 
+from engine.amounts import STANDARD_RESOURCES
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS
 from engine.manifests.common import (
@@ -46,9 +61,10 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import CoreReaders
-from engine.objects import PodGroupInfo
-from engine.resources import ResourceList
-from engine.session.policy import Policy, default_policy_with
+from engine.objects import KueueName, PodGroupInfo
+from engine.policy.policy import Policy, default_policy_with
+from engine.resources import QuantityError, ResourceList, parse_exact_quantity
+from engine.rules.common import MAX_WEIGHT
 from engine.vocabulary import PodGroupPhase, QueueState
 
 # Volcano's default policy with capacity (hierarchical) in place of proportion: Kueue's quota tree
@@ -79,46 +95,79 @@ class KueueReaders(CoreReaders):
         self.kueue_objects = True
         skipped = self._several_flavors({**{f"c/{n}": v for n, v in cohorts.items()}, **members}, flavors)
         implicit = sorted({p for _, p, _ in members.values() if p is not None and p not in cohorts})
-        self._check_kueue_names(cohorts, members, implicit)
-        specs = self._kueue_specs(cohorts, members, implicit, skipped)
+        ids = self._kueue_identities(cohorts, members, implicit)
+        specs = self._kueue_specs(cohorts, members, implicit, skipped, ids)
         self._add_kueue_queues(specs, _kueue_depths(specs))
+        self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
 
-    def _check_kueue_names(
+    def _kueue_identities(
         self, cohorts: Mapping[str, _Node], members: Mapping[str, _Node], implicit: list[str]
-    ) -> None:
-        """Cohorts and ClusterQueues are queues: their names, and those of the cohorts only named by ClusterQueues,
-        must be free (not a queue of the input, a built-in queue, or each other's)."""
-        names: dict[str, _Doc] = {}
-        for table in (cohorts, members):
-            for name, (doc, _, _) in table.items():
-                if name in (ROOT_QUEUE, DEFAULT_QUEUE) or name in self.queues or name in names:
-                    other = names[name].where if name in names else f"queue {name}"
-                    raise doc.error(f"metadata.name: {name!r} is taken ({other}): cohorts and ClusterQueues are queues")
-                names[name] = doc
+    ) -> dict[tuple[str, str], str]:
+        """Each Cohort's and ClusterQueue's queue identity, by (kind, name): its name where that is a queue name
+        (a DNS-1123 label) nobody holds yet — not a built-in (``root``, ``default``), a Volcano Queue of the input, or
+        a Cohort of the same name (Kueue keeps Cohorts and ClusterQueues apart); otherwise ``<name>-cohort`` or
+        ``<name>-clusterqueue`` (dots as ``-``; cut with a hash of the name when too long; ``-2``, ``-3``… while
+        taken), remembered in ``kueue_names`` so every output can name the object as Kueue does."""
+        for name, (doc, _, _) in [*cohorts.items(), *members.items()]:
+            if not _is_kube_name(name):
+                raise doc.error(f"metadata.name: {name!r} is not a valid Kubernetes name (a DNS-1123 subdomain)")
         for name in implicit:
-            if name in self.queues or name in names or name in (ROOT_QUEUE, DEFAULT_QUEUE):
-                raise members[sorted(m for m, v in members.items() if v[1] == name)[0]][0].error(
-                    f"spec.cohortName: {name!r} is a queue or ClusterQueue already: cohorts and ClusterQueues are queues"
-                )
+            if not _is_kube_name(name):
+                doc = members[sorted(m for m, v in members.items() if v[1] == name)[0]][0]
+                raise doc.error(f"spec.cohortName: {name!r} is not a valid Kubernetes name (a DNS-1123 subdomain)")
+        objects = [("Cohort", n) for n in sorted({*cohorts, *implicit})] + [
+            ("ClusterQueue", n) for n in sorted(members)
+        ]
+        taken = {ROOT_QUEUE, DEFAULT_QUEUE, *self.queues}
+        ids: dict[tuple[str, str], str] = {}
+        for kind, name in objects:
+            if name not in taken and len(name) <= _LABEL_MAX and "." not in name:
+                ids[(kind, name)] = name
+                taken.add(name)
+        for kind, name in objects:
+            if (kind, name) in ids:
+                continue
+            ident = _identity(kind, name, taken)
+            ids[(kind, name)] = ident
+            taken.add(ident)
+            self.kueue_names[ident] = KueueName(kind, name)
+        return ids
 
     def _kueue_specs(
-        self, cohorts: Mapping[str, _Node], members: Mapping[str, _Node], implicit: list[str], skipped: set[str]
+        self,
+        cohorts: Mapping[str, _Node],
+        members: Mapping[str, _Node],
+        implicit: list[str],
+        skipped: set[str],
+        ids: Mapping[tuple[str, str], str],
     ) -> dict[str, dict[str, Any]]:
         """Each queue's settings as Kueue gives them (its document, parent, quota, limits, weight, and a
-        ClusterQueue's state from its stop policy), cohorts first; an implicit cohort has none of its own."""
+        ClusterQueue's state from its stop policy), by queue identity, cohorts first; an implicit cohort has none of
+        its own. A parent is a cohort's identity (a cohort no object defines keeps its name, to be reported)."""
         specs: dict[str, dict[str, Any]] = {}
-        for name, (doc, parent, quotas) in [*cohorts.items(), *members.items()]:
-            specs[name] = {"doc": doc, "parent": parent, **self._levers(quotas, skipped)}
+
+        def parent_of(parent: str | None) -> str | None:
+            return None if parent is None else ids.get(("Cohort", parent), parent)
+
+        for name, (doc, parent, quotas) in cohorts.items():
+            specs[ids[("Cohort", name)]] = {"doc": doc, "parent": parent_of(parent), **self._levers(quotas, skipped)}
         for name in implicit:
-            specs[name] = {"doc": None, "parent": None, "deserved": {}, "borrowing": {}, "lending": {}, "weight": 1}
+            specs[ids[("Cohort", name)]] = {
+                "doc": None, "parent": None, "deserved": {}, "borrowing": {}, "lending": {},
+                "exact_weight": Fraction(1),
+            }  # fmt: skip
         for name, (doc, _, _) in cohorts.items():
-            specs[name]["weight"] = self._weight(doc)
-        for name, (doc, _, _) in members.items():
-            specs[name]["weight"] = self._weight(doc)
+            specs[ids[("Cohort", name)]]["exact_weight"] = _read(doc, self._weight)
+        for name, (doc, parent, quotas) in members.items():
+            spec = specs[ids[("ClusterQueue", name)]] = {
+                "doc": doc, "parent": parent_of(parent), **self._levers(quotas, skipped),
+                "exact_weight": _read(doc, self._weight),
+            }  # fmt: skip
             stop = _str(doc.spec.get("stopPolicy"), "spec.stopPolicy") or "None"
             if stop not in ("None", "Hold", "HoldAndDrain"):
                 raise doc.error(f"spec.stopPolicy: {stop!r} is not one of None, Hold, HoldAndDrain")
-            specs[name]["state"] = QueueState.OPEN.value if stop == "None" else QueueState.CLOSED.value
+            spec["state"] = QueueState.OPEN.value if stop == "None" else QueueState.CLOSED.value
+        self._whole_weights(specs)
         return specs
 
     def _add_kueue_queues(self, specs: Mapping[str, dict[str, Any]], depth: Mapping[str, int]) -> None:
@@ -133,13 +182,19 @@ class KueueReaders(CoreReaders):
         for name in sorted(specs, key=lambda n: (depth[n], n)):
             spec = specs[name]
             deserved = ResourceList(subtree[name])
+            borrowing = ResourceList(spec["borrowing"])
+            if spec["parent"] is None:
+                # the top of a tree uses at most its quota; a capability of 0 cpu or memory reads as unlimited
+                # (Volcano's), so a quota of 0 there is held by a borrowing limit of 0 instead
+                zero = {r: 0 for r in STANDARD_RESOURCES if r in deserved and not deserved[r]}
+                borrowing = ResourceList({**spec["borrowing"], **zero})
             self.queues[name] = QueueSpec(
                 name=name,
                 parent=spec["parent"] or ROOT_QUEUE,
                 weight=spec["weight"],
                 deserved=deserved,
                 capability=deserved if spec["parent"] is None else ResourceList(),
-                borrowing_limit=ResourceList(spec["borrowing"]),
+                borrowing_limit=borrowing,
                 lending_limit=ResourceList(spec["lending"]),
                 state=spec.get("state", QueueState.OPEN.value),
             )
@@ -207,21 +262,57 @@ class KueueReaders(CoreReaders):
                 lending[resource] = lend
         return {"deserved": deserved, "borrowing": borrowing, "lending": lending}
 
-    def _weight(self, doc: _Doc) -> int:
+    @staticmethod
+    def _weight(doc: _Doc) -> Fraction:
+        """``spec.fairSharing.weight``, a quantity, exactly (default 1): 0, or greater than 10^-9, as Kueue accepts
+        (and at most 65535, a queue's greatest weight)."""
         sharing = _map(doc.spec.get("fairSharing"), "spec.fairSharing")
         raw = sharing.get("weight")
         if raw is None:
-            return 1
+            return Fraction(1)
+        if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+            raise _FieldError(f"spec.fairSharing.weight: {raw!r} is not a quantity")
         try:
-            value = float(str(raw))
-        except ValueError:
-            raise _FieldError(f"spec.fairSharing.weight: {raw!r} is not a number") from None
-        if not 0 <= value <= 65535:
-            raise _FieldError(f"spec.fairSharing.weight: {raw!r} must be between 0 and 65535")
-        weight = max(1, round(value))
-        if weight != value:
-            self.warnings.append(f"{doc.where}: spec.fairSharing.weight {raw} read as the whole weight {weight}")
-        return weight
+            value = parse_exact_quantity(str(raw), "spec.fairSharing.weight")
+        except QuantityError as exc:
+            raise _FieldError(f"spec.fairSharing.weight: {exc.message}") from None
+        if value < 0 or (0 < value <= _LEAST_WEIGHT):
+            raise _FieldError(f"spec.fairSharing.weight: {raw!r} must be 0 or greater than 10^-9 (Kueue's bounds)")
+        if value > MAX_WEIGHT:
+            raise _FieldError(f"spec.fairSharing.weight: {raw!r} must be at most {MAX_WEIGHT}")
+        return value
+
+    def _whole_weights(self, specs: Mapping[str, dict[str, Any]]) -> None:
+        """Each queue's whole ``weight`` from Kueue's exact ones, sibling set by sibling set (the children of one
+        cohort; the tops of the trees together): whole weights stay; in a set with a fraction every weight is
+        multiplied by the least common denominator, so the ratios stay exact (0.75 and 0.25 are 3 and 1). The exact
+        weights of such a set, and a weight of 0, are kept in ``kueue_weights`` (for export and fair sharing). A set
+        whose whole weights would pass 65535 is scaled down to fit, rounded (a warning names it); a weight of 0 is the
+        whole weight 1, the least a queue has (its infinite share is fair sharing's, with a warning)."""
+        sets: dict[str | None, list[str]] = {}
+        for name, spec in specs.items():
+            sets.setdefault(spec["parent"], []).append(name)
+        for members in sets.values():
+            exact = {n: specs[n]["exact_weight"] for n in sorted(members)}
+            scale = math.lcm(*(w.denominator for w in exact.values()))
+            whole = {n: int(w * scale) for n, w in exact.items()}
+            if max(whole.values()) > MAX_WEIGHT:
+                top = max(exact.values())
+                whole = {n: max(1, round(w * MAX_WEIGHT / top)) if w else 0 for n, w in exact.items()}
+                self.warnings.append(
+                    f"Kueue fairSharing.weight of {', '.join(sorted(exact))}: the ratios need whole weights above "
+                    f"{MAX_WEIGHT}; read as {', '.join(str(whole[n]) for n in sorted(exact))}"
+                )
+            for n, w in exact.items():
+                if scale > 1 or not w:
+                    self.kueue_weights[n] = w
+                if not w:
+                    doc = specs[n]["doc"]
+                    self.warnings.append(
+                        f"{doc.where}: spec.fairSharing.weight 0 (an infinite share in Kueue's fair sharing) is the "
+                        "whole weight 1 for proportion, the least a queue has"
+                    )
+                specs[n]["weight"] = max(1, whole[n])
 
     def _local_queue(self, doc: _Doc) -> None:
         cq = _str(doc.spec.get("clusterQueue"), "spec.clusterQueue")
@@ -280,6 +371,39 @@ class KueueReaders(CoreReaders):
             phase=PodGroupPhase.PENDING,
             creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
         )
+
+
+_T = TypeVar("_T")
+_LABEL_MAX = 63  # a queue name is a DNS-1123 label
+_LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
+_KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _read(doc: _Doc, reader: Callable[[_Doc], _T]) -> _T:
+    """``reader(doc)``, a bad field named with the document (outside the builder's ``_run``)."""
+    try:
+        return reader(doc)
+    except (_FieldError, QuantityError) as exc:
+        raise doc.error(str(exc)) from None
+
+
+def _is_kube_name(name: str) -> bool:
+    """A Kubernetes object name: a DNS-1123 subdomain of at most 253 characters."""
+    return len(name) <= 253 and _KUBE_NAME.fullmatch(name) is not None
+
+
+def _identity(kind: str, name: str, taken: set[str]) -> str:
+    """A queue identity for the Kueue object ``kind``/``name`` that no queue holds: ``<name>-<kind>`` with dots as
+    ``-``, cut and given 8 hex digits of the name's SHA-256 when longer than a label may be, then ``-2``, ``-3``…"""
+    base = f"{name.replace('.', '-')}-{kind.lower()}"
+    if len(base) > _LABEL_MAX - 3:
+        digest = hashlib.sha256(f"{kind}/{name}".encode()).hexdigest()[:8]
+        base = f"{base[: _LABEL_MAX - 3 - 9].rstrip('-')}-{digest}"
+    ident, n = base, 1
+    while ident in taken:
+        n += 1
+        ident = f"{base}-{n}"
+    return ident
 
 
 def _kueue_depths(specs: Mapping[str, dict[str, Any]]) -> dict[str, int]:

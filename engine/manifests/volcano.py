@@ -44,6 +44,7 @@ from engine.objects import (
     TaskInfo,
 )
 from engine.resources import ResourceList
+from engine.treefields import QUEUE_FIELDS, from_annotations
 from engine.usage import QUEUE
 
 _Role = tuple[str, int, int, Mapping[str, Any], str]  # name, replicas, minAvailable, pod template, path
@@ -87,6 +88,7 @@ class VolcanoReaders(CoreReaders):
             borrowing_limit=borrowing,
             lending_limit=lending,
             min_runtime=_min_runtime_annotation(annotations),
+            **from_annotations(QUEUE_FIELDS, annotations),
         )
         hierarchy = _queue_hierarchy(annotations)
         if hierarchy is not None:

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Final
 
 from engine.resources import format_amount
+from engine.treefields import FieldKind, TreeField
 
 # --------------------------------------------------------------------------------------------------------
 # Output types
@@ -19,7 +20,7 @@ CODES: Final[Mapping[str, str]] = MappingProxyType(
     {
         "required": "a required value is missing",
         "invalid": "a malformed value (type or format)",
-        "too_long": "a name longer than its limit",
+        "too_long": "a name or a text longer than its limit",
         "non_ascii": "a name with characters outside ASCII",
         "uppercase": "a name with upper-case letters",
         "exists": "an object with that name already exists",
@@ -141,7 +142,7 @@ def name_whitespace_error(
     value: object, *, what: str = "name", field: str = "name", subdomain: bool = False
 ) -> FieldError | None:
     """The one rule for a name with whitespace around it (``"nlp "``): refused, never trimmed into another name, by
-    the API, the admin's forms and the editor's (``controlplane.names``) and every rule that checks a name."""
+    the API, the admin's forms and the editor's (``core.names``) and every rule that checks a name."""
     if not isinstance(value, str) or value == value.strip():
         return None
     shown = value if len(value) <= 80 else value[:77] + "..."
@@ -214,3 +215,24 @@ def validate_dns_subdomain(
 ) -> list[FieldError]:
     """Check a DNS-1123 subdomain (dot-separated labels, at most 253): quota group names."""
     return _dns_errors(value, what, field, max_length, subdomain=True)
+
+
+def text_errors(obj: str, spec: object, table: Iterable[TreeField]) -> list[FieldError]:
+    """The free-text fields of ``table`` (``engine.treefields``) that ``spec`` holds wrongly: not text, or longer
+    than the field's ``max_length``."""
+    errors: list[FieldError] = []
+    for f in table:
+        if f.kind is not FieldKind.TEXT:
+            continue
+        value = getattr(spec, f.name)
+        if not isinstance(value, str):
+            errors.append(FieldError(f.name, f"{obj}: {f.name} must be text, got {value!r}", "invalid"))
+        elif f.max_length is not None and len(value) > f.max_length:
+            errors.append(
+                FieldError(
+                    f.name,
+                    f"{obj}: {f.name} is {len(value)} characters long; it may be at most {f.max_length}",
+                    "too_long",
+                )
+            )
+    return errors

@@ -20,6 +20,7 @@ from engine.rules.common import (
     _names,
     _q,
     check,
+    text_errors,
     validate_dns_label,
 )
 from engine.rules.tree import (
@@ -30,6 +31,7 @@ from engine.rules.tree import (
     _sum_errors,
     _TreeView,
 )
+from engine.treefields import QUEUE_FIELDS
 from engine.wording import plural
 
 _INF = float("inf")
@@ -142,7 +144,7 @@ class _QueueView(_TreeView[QueueSpec]):
 
 def _queue_scalar_errors(new: QueueSpec) -> list[FieldError]:
     obj = f"queue {new.name}"
-    errors: list[FieldError] = []
+    errors: list[FieldError] = text_errors(obj, new, QUEUE_FIELDS)
     if isinstance(new.weight, bool) or not isinstance(new.weight, int):
         errors.append(FieldError("weight", f"{obj}: weight must be an integer, got {new.weight!r}", "invalid"))
     elif not 1 <= new.weight <= MAX_WEIGHT:

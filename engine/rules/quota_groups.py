@@ -16,6 +16,7 @@ from engine.rules.common import (
     GroupFacts,
     _names,
     _q,
+    text_errors,
     validate_dns_label,
     validate_dns_subdomain,
 )
@@ -27,6 +28,7 @@ from engine.rules.tree import (
     _sum_errors,
     _TreeView,
 )
+from engine.treefields import QUOTA_GROUP_FIELDS
 from engine.wording import plural
 
 _BUILTIN_GROUPS: Final = (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
@@ -158,7 +160,8 @@ def _group_builtin_errors(new: QuotaGroupSpec, old: QuotaGroupSpec | None) -> li
 def _group_self_errors(new: QuotaGroupSpec) -> list[FieldError]:
     """Koordinator's validateQuotaSelfItem: values >= 0, min keys within max keys, min <= max."""
     obj = f"quota group {new.name}"
-    errors = _negative_errors(obj, "min", new.min) + _negative_errors(obj, "max", new.max)
+    errors = text_errors(obj, new, QUOTA_GROUP_FIELDS)
+    errors += _negative_errors(obj, "min", new.min) + _negative_errors(obj, "max", new.max)
     if new.shared_weight is not None:
         errors += _negative_errors(obj, "shared_weight", new.shared_weight)
     mx = new.max

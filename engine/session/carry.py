@@ -3,7 +3,7 @@
 Opening a session on 50,000 pods builds a ``TaskState`` per pod, a ``JobState`` per podgroup, the node table and
 the pod aggregates the quota values start from (per podgroup and per quota group), and that is most of a
 session's time when only a few pods changed since the last one. A ``SessionCarry`` keeps that state as it was
-when the last session opened (the caller holds it, one per cluster: ``scheduling.mirror`` does; the engine keeps
+when the last session opened (the caller holds it, one per cluster: ``scheduling.feed.mirror`` does; the engine keeps
 no global state) and, for the next snapshot, redoes only what changed:
 
 * **What changed** is found by identity: snapshot objects are immutable, and a caller that keeps a cluster in
@@ -34,7 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from engine.fairshare.queues import JobUsage, raw
+from engine.amounts import raw
+from engine.fairshare.queues import JobUsage
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.session import (

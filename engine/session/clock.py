@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from engine.objects import PodGroupPhase, Snapshot
-from engine.session.arguments.minruntime import MIN_RUNTIME_ACTIONS
+from engine.policy.minruntime import MIN_RUNTIME_ACTIONS
 
 __all__ = ["time_horizon"]
 

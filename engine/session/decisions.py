@@ -1,6 +1,6 @@
 """What a scheduling session (or a recycling pass) decides: the engine's only output.
 
-Callers apply decisions (``scheduling/store.py`` in one database transaction; ``fairway simulate`` to its
+Callers apply decisions (``scheduling/store/`` in one database transaction; ``fairway simulate`` to its
 snapshot; the what-if endpoint to nothing at all). Every decision carries its reason, with numbers, so the API
 and the pages can tell a team why its job waits or why its pod was evicted.
 """

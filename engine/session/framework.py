@@ -1,8 +1,8 @@
 """The plugin framework: which plugin answers what, and how their answers are combined (after Volcano).
 
 A session builds one ``Framework`` from its policy. Every plugin named in the policy's tiers (and provided by
-Fairway: the classes ``engine.session.registry`` holds, each registered by its own module) is instantiated once, in tier order; a plugin listed twice is built from its
-first entry, as ``Policy`` warns. Each plugin overrides only the hooks it implements (``Plugin`` below lists
+Fairway: the classes the registry ``engine.session.plugins`` holds, each registered by its own folder) is
+instantiated once, in tier order; a plugin listed twice is built from its first entry, as ``Policy`` warns. Each plugin overrides only the hooks it implements (``Plugin`` below lists
 them all); a hook whose switch is off in the policy (``enableJobOrder: false``, ``enabledAllocatable: false``,
 ...) is not registered, exactly as Volcano skips a callback whose ``isEnabled`` is false.
 
@@ -42,21 +42,19 @@ How answers are combined, hook by hook (Volcano ``framework/session_plugins.go``
   (``tests/unit/test_victim_search.py``).
 * **Events** (``on_allocate`` / ``on_deallocate``) go to every plugin that listens, whatever its switches.
 
-Refusals are ``GateRefusal`` values naming the tree node, the check, the resource and the numbers; the session
-turns the first one that stopped a podgroup into its status message and ``Blocker``.
+Refusals are ``GateRefusal`` values (``engine.session.reasons``) naming the tree node, the check, the resource and
+the numbers; the session turns the first one that stopped a podgroup into its status message and ``Blocker``.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
-from engine.fairshare.queues import QueueBook, Refusal, Verdict, equals
-from engine.resources import format_amount
-from engine.session.decisions import Blocker
-from engine.session.policy import PluginOption, Policy
+from engine.fairshare.queues import QueueBook
+from engine.policy.policy import PluginOption, Policy
+from engine.session.reasons import GateRefusal
 from engine.session.registry import PLUGINS
 
 if TYPE_CHECKING:
@@ -71,75 +69,14 @@ __all__ = [
     "PERMIT",
     "REJECT",
     "Framework",
-    "GateRefusal",
     "Plugin",
     "VictimFactor",
     "VictimTest",
-    "refusal_from_verdict",
 ]
 
 PERMIT = 1
 ABSTAIN = 0
 REJECT = -1
-
-_KIND_LABEL = {
-    "queue": "queue",
-    "ancestor": "queue",
-    "quota": "quota group",
-    "namespace": "namespace",
-    "cluster": "cluster",
-    "gang": "gang",
-    "policy": "policy",
-}
-
-
-def qty(amount: int, resource: str) -> str:
-    """An amount as people read it in reasons and messages: whole cores and GPUs with a decimal fraction only when
-    there is one (``3``, ``2.5``), ``Gi`` for memory, ``unlimited`` for the engines' sentinels (``format_amount``)."""
-    return format_amount(amount, resource)
-
-
-@dataclass(frozen=True, slots=True)
-class GateRefusal:
-    """Why a gate or a vote said no: the tree node (``kind`` + ``name``), the check, and the numbers.
-
-    ``kind`` is a ``Blocker`` kind (``queue``, ``ancestor``, ``quota``, ``namespace``, ``cluster``, ``gang``,
-    ``policy``); ``check`` names the limit (``realCapability``, ``deserved``, ``runtime``, ``min``, ``hard``,
-    ``overcommit``, ``state``, ...). ``requested`` and ``available`` are base units of ``resource``.
-    """
-
-    kind: str
-    name: str
-    check: str
-    resource: str | None = None
-    requested: int | None = None
-    available: int | None = None
-    message: str = ""
-    # how ``available`` was reached, in people's units ("32 capability - 12 allocated - 18 reserved by 3 admitted
-    # jobs"; ``engine.fairshare.queues.decompose``): printed after the available amount
-    breakdown: str = ""
-
-    def __str__(self) -> str:
-        label = _KIND_LABEL.get(self.kind, self.kind)
-        head = f"{label} {self.name} {self.check}" if self.name else f"{label} {self.check}"
-        if self.resource is not None and self.requested is not None and self.available is not None:
-            text = (
-                f"{head}: insufficient {self.resource}, requested {qty(self.requested, self.resource)}, "
-                f"available {qty(self.available, self.resource)}{equals(self.breakdown)}"
-            )
-            return f"{text} ({self.message})" if self.message else text
-        return f"{head}: {self.message}" if self.message else head
-
-    def blocker(self) -> Blocker:
-        return Blocker(
-            kind=self.kind,
-            name=self.name,
-            resource=self.resource,
-            requested=self.requested,
-            available=self.available,
-            limit=self.check,
-        )
-
 
 # a test on one pod, with the key naming what of the preemptor it reads (``Plugin.victim_bound``)
 VictimTest = tuple[Hashable, Callable[["TaskState"], bool]]
@@ -185,22 +122,6 @@ def _all_of(tests: list[Callable[[_T], bool]]) -> Callable[[_T], bool]:
         a, b, c = tests
         return lambda t: a(t) and b(t) and c(t)
     return lambda t: all(f(t) for f in tests)
-
-
-def refusal_from_verdict(verdict: Verdict, queue: str) -> GateRefusal | None:
-    """The first reason of a fairshare ``Verdict`` as a ``GateRefusal`` (None when it allowed).
-
-    A refusal naming another queue than ``queue`` comes from one of its ancestors (hierarchical capacity).
-    """
-    if verdict.allowed:
-        return None
-    ref: Refusal | None = verdict.reason
-    if ref is None:
-        return GateRefusal("queue", queue, "refused", message="refused without a reason")
-    kind = "queue" if ref.node == queue else "ancestor"
-    return GateRefusal(
-        kind, ref.node, ref.check, ref.resource, ref.requested, ref.available, ref.message, ref.breakdown
-    )
 
 
 # ------------------------------------------------------------------------------------------------------------

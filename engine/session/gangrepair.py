@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.decisions import Blocker, Eviction, PodGroupStatus
+from engine.vocabulary import BlockerKind
 
 if TYPE_CHECKING:
     from engine.session.session import JobState, Session, TaskState
@@ -78,7 +79,7 @@ def gang_release(ssn: Session, job: JobState, timeout: float) -> PodGroupStatus 
         f"(gangRepairTimeout {timeout:g}s): its missing pods could not be placed, so all its pods are released "
         f"together; {gpu_seconds} GPU-seconds held idle"
     )
-    blocker = Blocker("gang", job.key, limit="minMember")
+    blocker = Blocker(BlockerKind.GANG, job.key, limit="minMember")
     for t in holding:
         ssn.evict_task(t)
         ssn.record_eviction(Eviction(t.uid, "gang-release", "GangBroken", why, None, blocker))

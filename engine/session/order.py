@@ -24,13 +24,14 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import engine.session.plugins  # noqa: F401  (registers the plugins a policy may name)
 from engine.objects import PodGroupPhase, Snapshot, TaskStatus
+from engine.policy.policy import Policy
 from engine.session.framework import Plugin
-from engine.session.policy import Policy
-from engine.session.registry import PLUGINS
+from engine.session.registry import PLUGINS, load
 from engine.session.session import Session
 from engine.values import QuotaValues
+
+load()  # every plugin's class registered before a session is built
 
 __all__ = ["JobOrder", "job_order", "ordering_policy"]
 

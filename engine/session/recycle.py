@@ -56,13 +56,13 @@ from engine.fairshare.elastic import (
     protected_non_preemptible,
 )
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
+from engine.resources import sorted_resources
 from engine.session.decisions import Blocker, Eviction
-from engine.session.framework import qty
 from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work
-from engine.session.plugins.proportion import sorted_resources
+from engine.session.reasons import qty
 from engine.session.session import add_into
 from engine.values import compute_quotas
-from engine.vocabulary import READY_STATUSES
+from engine.vocabulary import READY_STATUSES, BlockerKind
 
 __all__ = ["Gang", "Overuse", "gangs_of", "recycle", "recycle_outlook", "recycle_plan", "revoke_victims"]
 
@@ -342,7 +342,7 @@ def recycle(
         since_map[name] = now  # Koordinator resets lastUnderUsedTime on a trigger
         r = entry.resource
         used, runtime = entry.used[r], entry.runtime[r]
-        blocker = Blocker("quota", name, r, used, runtime, "runtime")
+        blocker = Blocker(BlockerKind.QUOTA, name, r, used, runtime, "runtime")
         for pod in entry.victims:
             start = "never started" if pod.start_timestamp is None else f"running for {now - pod.start_timestamp:.0f}s"
             gang = entry.broken.get(pod.podgroup, "")

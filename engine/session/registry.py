@@ -1,19 +1,20 @@
-"""The plugins a policy can name, each registered by its own module (Volcano's ``framework.RegisterPluginBuilder``,
-called from ``plugins/factory.go``).
-
-A plugin module decorates its class with ``@register``; ``engine.session.plugins`` imports every plugin module, so
-adding a plugin is one new module plus its import line there. The framework reads this registry and imports no
-plugin: whoever builds sessions imports ``engine.session.plugins`` first (``engine.session.run`` does).
+"""The plugin classes a policy can name, each registered by its folder's ``plugin.py`` (Volcano's
+``framework.RegisterPluginBuilder``, called from ``plugins/factory.go``). The framework reads ``PLUGINS`` and imports
+no plugin; whoever builds sessions calls ``load`` first (``engine.session.run`` does), which imports every plugin
+``engine.session.plugins.NAMES`` names.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, TypeVar
+
+from engine.session.plugins import NAMES
 
 if TYPE_CHECKING:
     from engine.session.framework import Plugin
 
-__all__ = ["PLUGINS", "register"]
+__all__ = ["PLUGINS", "load", "register"]
 
 PLUGINS: dict[str, type[Plugin]] = {}
 
@@ -30,3 +31,10 @@ def register(cls: P) -> P:
         raise ValueError(f"plugin {name!r} is registered twice ({known.__name__} and {cls.__name__})")
     PLUGINS[name] = cls
     return cls
+
+
+def load() -> dict[str, type[Plugin]]:
+    """Import every plugin's class (each registers itself); returns the registry, complete."""
+    for name in NAMES:
+        importlib.import_module(f"engine.session.plugins.{name}.plugin")
+    return PLUGINS

@@ -3,8 +3,9 @@
 The Celery tasks (``scheduling/tasks.py``), the what-if endpoints and ``fairway simulate`` call these three and
 nothing else. All are pure: the snapshot is never modified, time comes in as ``now``.
 
-This module builds the sessions, so it is the one that imports the actions and ``engine.session.plugins`` (whose
-import registers every plugin); the session and the framework know neither by name.
+This module builds the sessions, so it is the one that imports the actions and loads the plugins
+(``engine.session.plugins.load``: each plugin's class registers itself); the session and the framework know neither
+by name.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 
-import engine.session.plugins  # noqa: F401  (registers the plugins a policy may name)
 from engine.collector import paused_during
 from engine.objects import (
     PodGroupCondition,
@@ -21,18 +21,21 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
+from engine.policy.policy import Policy
 from engine.session.actions import ACTIONS
 from engine.session.carry import SessionCarry
 from engine.session.decisions import BindingSink, Eviction, SessionResult
-from engine.session.policy import Policy
 from engine.session.recycle import recycle
+from engine.session.registry import load
 from engine.session.session import Session
+from engine.vocabulary import FINISHED_STATUSES
+
+load()  # every plugin's class registered before a session is built
 
 __all__ = ["SessionCarry", "apply_result", "run_actions", "run_recycle", "run_session"]
 
 # as ``session.podgroup_phase`` counts them: a Failed (evicted) pod is not scheduled
 _SCHEDULED = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED})
-_FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 
 
 @paused_during
@@ -91,7 +94,7 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
             continue
         members = by_group.get(key, [])
         scheduled = sum(1 for t in members if t.status in _SCHEDULED)
-        live = sum(1 for t in members if t.status not in _FINISHED)
+        live = sum(1 for t in members if t.status not in FINISHED_STATUSES)
         phase = PodGroupPhase(status.phase)
         if phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN) and scheduled >= max(
             pg.min_member, 1

@@ -41,7 +41,6 @@ Inqueue podgroup whose reservation can no longer be met goes back to Pending (se
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,9 +48,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from engine.amounts import raw
 from engine.fairshare.elastic import ElasticResult, QuotaGroupSpec
 from engine.fairshare.namespace import NamespaceQuota
-from engine.fairshare.queues import JobUsage, QueueBook, raw
+from engine.fairshare.queues import JobUsage, QueueBook
 from engine.objects import (
     ALLOCATED_STATUSES,
     NodeInfo,
@@ -61,13 +61,14 @@ from engine.objects import (
     TaskInfo,
     TaskStatus,
 )
-from engine.session.decisions import Binding, BindingSink, Blocker, Eviction, PodGroupStatus, SessionResult
-from engine.session.framework import Framework, GateRefusal, qty
+from engine.policy.policy import Policy
+from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult
+from engine.session.framework import Framework
 from engine.session.gangrepair import gang_release
-from engine.session.policy import Policy
+from engine.session.reasons import GateRefusal, Reason, describe_job, qty, requeued_message, suspended_status
 from engine.usage import advance
 from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages, usage_now
-from engine.wording import plural
+from engine.vocabulary import BlockerKind
 
 if TYPE_CHECKING:
     from engine.session.carry import SessionCarry
@@ -736,21 +737,21 @@ class Placement:
         if usable == 0:
             ready = int(t.ready.sum())
             return GateRefusal(
-                "cluster",
+                BlockerKind.CLUSTER,
                 "nodes",
                 "predicates",
                 message=f"no node passes the predicates (node selector, taints, cordon): 0 of {ready} ready nodes",
             )
         cols = np.flatnonzero(task.vec > 0)
         if cols.size == 0:
-            return GateRefusal("cluster", "nodes", "idle", message=f"no node fits ({usable} usable nodes)")
+            return GateRefusal(BlockerKind.CLUSTER, "nodes", "idle", message=f"no node fits ({usable} usable nodes)")
         future = t.idle[static][:, cols] + t.releasing[static][:, cols] - t.pipelined[static][:, cols]
         best = future.max(axis=0)
         for j, c in enumerate(cols.tolist()):
             if best[j] < task.vec[c]:
                 name = t.resources[c]
                 return GateRefusal(
-                    "cluster",
+                    BlockerKind.CLUSTER,
                     "nodes",
                     "idle",
                     name,
@@ -761,7 +762,7 @@ class Placement:
         parts = " and ".join(qty(int(task.vec[c]), t.resources[c]) + " " + t.resources[c] for c in cols.tolist())
         first = int(cols[0])
         return GateRefusal(
-            "cluster",
+            BlockerKind.CLUSTER,
             "nodes",
             "idle",
             t.resources[first],
@@ -1175,31 +1176,11 @@ class RequeueRule:
             if unplaced >= self.args.requeue_after_sessions:
                 requeues += 1
                 until = self.ssn.now + self.args.backoff(requeues)
-                message = (
-                    f"admitted, but not placed in {plural(unplaced, 'session')}, so it gives its reservation back "
-                    f"and is not admitted again before {_clock(until)}: {message}"
+                message = requeued_message(unplaced, until, message)
+                return PodGroupStatus(
+                    job.key, PodGroupPhase.PENDING, Reason.REQUEUED, message, blocker, 0, requeues, until
                 )
-                return PodGroupStatus(job.key, PodGroupPhase.PENDING, "Requeued", message, blocker, 0, requeues, until)
         return PodGroupStatus(job.key, phase, reason, message, blocker, unplaced, requeues, until)
-
-
-def _clock(moment: float) -> str:
-    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
-
-
-SUSPENDED_REASON = "Suspended"
-
-
-def suspended_status(job: JobState) -> PodGroupStatus:
-    """The status of a suspended podgroup (``PodGroupInfo.suspended``): Pending, reason ``Suspended``, its requeue
-    state kept as it was."""
-    info = job.info
-    pending = job.counts[S.PENDING]
-    message = f"suspended: not admitted and none of its pods placed until it is resumed; {pending} pending"
-    blocker = Blocker("policy", job.key, limit="suspended")
-    return PodGroupStatus(
-        job.key, PodGroupPhase.PENDING, SUSPENDED_REASON, message, blocker, 0, info.requeues, info.backoff_until
-    )
 
 
 def podgroup_phase(job: JobState, unschedulable: bool) -> str:
@@ -1223,99 +1204,3 @@ def podgroup_phase(job: JobState, unschedulable: bool) -> str:
     if job.phase != PodGroupPhase.INQUEUE:
         return PodGroupPhase.PENDING
     return PodGroupPhase.INQUEUE
-
-
-def _fit_text(refusal: GateRefusal, missing: int) -> str:
-    """``1 task needs cpu 4, the largest idle node has 2`` for a node-fit failure; the refusal's text otherwise."""
-    if refusal.kind == "cluster" and refusal.resource is not None and refusal.requested is not None:
-        r = refusal.resource
-        verb = "needs" if missing == 1 else "need"
-        head = f"{plural(missing, 'task')} {verb} {r} {qty(refusal.requested, r)}"
-        if refusal.message.startswith("no single node"):
-            return f"{head}: {refusal.message}"
-        return f"{head}, the largest idle node has {qty(refusal.available or 0, r)}"
-    return str(refusal)
-
-
-def describe_job(ssn: Session, job: JobState, phase: str) -> tuple[str, str, Blocker]:
-    """Why a podgroup is not Running after the session: (reason, message with numbers, blocker)."""
-    m = job.min_member
-    ready = job.ready_num()
-    waiting = job.waiting_num()
-    counts = f"{ready} of minMember {m} pods placed"
-    if job.queue not in ssn.snapshot.queues:
-        no_queue = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
-        return "QueueNotFound", f"{no_queue}; {counts}", no_queue.blocker()
-    if phase == PodGroupPhase.COMPLETED:
-        done = job.counts[S.SUCCEEDED] + job.counts[S.FAILED]
-        text = f"all {done} scheduled pods finished (minMember {m})"
-        if job.counts[S.PENDING]:
-            # Volcano's rule: with minMember 0 and nothing scheduled, 0 >= 0 and all 0 finished
-            text += f"; {plural(job.counts[S.PENDING], 'pod')} pending"
-        return "Completed", text, Blocker("gang", job.key, limit="minMember")
-    skip = job.skip_refusal
-    if phase == PodGroupPhase.PENDING:
-        return _describe_pending(ssn, job, counts)
-    if skip is not None:
-        if skip.kind == "gang":
-            return "NotEnoughPods", f"{skip}", skip.blocker()
-        if skip.check == "deserved":
-            return "QueueOverused", f"{skip}; {counts}", skip.blocker()
-        return "Unschedulable", f"{skip}; {counts}", skip.blocker()
-    placed = job.placed_before_discard if job.placed_before_discard >= 0 else ready + waiting
-    missing = max(1, m - placed)
-    failed = job.allocate_refusal is not None or job.fit_failure is not None
-    if failed and not (waiting and ready + waiting >= m):  # a gang pipelined by preempt or reclaim waits, not fails
-        refusal = job.allocate_refusal if job.allocate_refusal is not None else job.fit_failure
-        assert refusal is not None
-        detail = str(refusal) if refusal is job.allocate_refusal else _fit_text(refusal, missing)
-        prefix = "Unknown" if phase == PodGroupPhase.UNKNOWN else "NotEnoughResources"
-        message = f"gang: {placed} of minMember {m} tasks could be placed; {detail}"
-        if phase == PodGroupPhase.UNKNOWN:
-            message = f"{plural(job.counts[S.RUNNING], 'pod')} running but the gang is not ready; " + message
-        return prefix, message, refusal.blocker()
-    if waiting:
-        nodes = sorted({ssn.nodes.names[t.node] for t in job.tasks if t.status == S.PIPELINED and t.node >= 0})
-        shown = ", ".join(nodes[:5]) + (", ..." if len(nodes) > 5 else "")
-        return (
-            "Pipelined",
-            f"{ready} placed and {waiting} pipelined of minMember {m}: waiting for pods being evicted or released on "
-            f"{plural(len(nodes), 'node')} ({shown})",
-            Blocker("cluster", "nodes", limit="releasing"),
-        )
-    if phase == PodGroupPhase.UNKNOWN:
-        return (
-            "Unknown",
-            f"{plural(job.counts[S.RUNNING], 'pod')} running but only {ready} of minMember {m} are ready",
-            Blocker("gang", job.key, limit="minMember"),
-        )
-    pending = job.counts[S.PENDING]
-    return (
-        "Waiting",
-        f"{counts}, {pending} pending; nothing was tried for it in this session",
-        Blocker("gang", job.key, limit="minMember"),
-    )
-
-
-def _describe_pending(ssn: Session, job: JobState, counts: str) -> tuple[str, str, Blocker]:
-    """Why a podgroup is still Pending: requeued (its reservation could no longer be met, or backing off), refused
-    by enqueue, or not considered at all."""
-    if job.rollback_refusal is not None:
-        text = f"back to Pending, its reservation can no longer be met: {job.rollback_refusal}"
-        if job.enqueue_refusal is not None and job.enqueue_refusal != job.rollback_refusal:
-            text += f"; not admitted again: {job.enqueue_refusal}"
-        return "Requeued", text, job.rollback_refusal.blocker()
-    if job.backing_off and job.enqueue_refusal is not None:
-        # keep the message of the requeue (why it gave its reservation back), which names the backoff's end
-        last = next((c for c in reversed(job.info.conditions) if c.reason == "Requeued" and c.message), None)
-        text = last.message if last is not None else f"not admitted (Pending -> Inqueue): {job.enqueue_refusal}"
-        return "Requeued", text, job.enqueue_refusal.blocker()
-    if job.enqueue_refusal is not None:
-        ref = job.enqueue_refusal
-        reason = "QueueClosed" if ref.check == "state" else "Unschedulable"
-        return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
-    return (
-        "Pending",
-        f"not considered by this session's actions ({', '.join(ssn.policy.actions)}); {counts}",
-        Blocker("policy", job.key, limit="enqueue"),
-    )

@@ -19,10 +19,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from engine.session.order import JobOrder, job_order
+from engine.session.reasons import BLOCKER_WORDS
 from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
 from engine.wording import plural
 from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
+from planning import why
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
 
 REASON_ROWS = 100
@@ -39,7 +41,6 @@ RULES = {
     "suspend": "a person suspended the job (a job action)",
     "requeue": "a person requeued the job (a job action)",
 }
-BLOCKER_KINDS = {"queue": "queue", "ancestor": "queue", "quota": "quota", "namespace": "namespace"}
 
 
 def amounts(rl: Mapping[str, int] | None) -> str:
@@ -83,8 +84,7 @@ def _blocker_text(blocker: Mapping[str, Any] | None) -> str:
     if not blocker:
         return ""
     kind, name = str(blocker.get("kind") or ""), str(blocker.get("name") or "")
-    words = {"queue": "queue", "ancestor": "queue", "quota": "quota group", "namespace": "namespace"}
-    text = f"{words.get(kind, kind)} {name}".strip()
+    text = f"{BLOCKER_WORDS.get(kind, kind)} {name}".strip()
     resource = blocker.get("resource")
     if resource:
         text += f" ({resource}"
@@ -160,7 +160,8 @@ def eviction_rows(
 
 @dataclass
 class PathNode:
-    """One tree node that governs the job (queue or ancestor, quota group or ancestor, namespace, cluster)."""
+    """One node of the job's governing path as the page shows it (queue or ancestor, quota group or ancestor,
+    namespace, cluster), with its values."""
 
     kind: str  # queue | quota | namespace | cluster
     kind_title: str
@@ -172,106 +173,54 @@ class PathNode:
     hidden: bool = False  # outside the user's subtrees: named, not opened
 
 
-def _tree_chain(
-    tree: trees.Tree, name: str, visible: set[str] | None, resources: Sequence[str], blocked: str | None
-) -> list[PathNode]:
-    if name not in tree.nodes:
+def _values(tree: trees.Tree, name: str, resources: Sequence[str]) -> list[dict[str, str]]:
+    """A tree node's used, entitled and cap of each resource, in its tree's words; none when the tree (the values
+    of the cluster shown) does not hold it."""
+    node = tree.nodes.get(name)
+    if node is None:
         return []
-    out = []
-    for depth, n in enumerate([*tree.ancestors(name), name]):
-        node = tree.nodes[n]
-        shown = visible is None or n in visible
-        terms = trees.TERMS[tree.kind]
-        values = []
-        if shown:
-            for r in resources:
-                values.append(
-                    {
-                        "resource": r,
-                        "used": f"{terms['used']} {units.human(node.used.get(r, 0), r)}",
-                        "entitled": f"{terms['entitled']} {units.human(node.entitled.get(r, 0), r)}",
-                        "cap": f"{terms['cap']} {units.human(trees.effective_cap(tree, n, r), r)}",
-                    }
-                )
-        out.append(
-            PathNode(
-                tree.kind,
-                trees.TITLES[tree.kind],
-                n,
-                depth,
-                node_url(tree.kind, n) if shown else "",
-                values,
-                blocking=n == blocked,
-                hidden=not shown,
-            )
-        )
-    return out
+    terms = trees.TERMS[tree.kind]
+    return [
+        {
+            "resource": r,
+            "used": f"{terms['used']} {units.human(node.used.get(r, 0), r)}",
+            "entitled": f"{terms['entitled']} {units.human(node.entitled.get(r, 0), r)}",
+            "cap": f"{terms['cap']} {units.human(trees.effective_cap(tree, name, r), r)}",
+        }
+        for r in resources
+    ]
 
 
 def governing_path(
+    path: why.GoverningPath,
     podgroup: PodGroup,
-    pods: Sequence[Pod],
     queue_tree: trees.Tree,
     quota_tree: trees.Tree,
-    visible: Mapping[str, set[str] | None],
     resources: Sequence[str],
 ) -> list[dict[str, Any]]:
-    """The sections of the governing path: the queue chain (root first), the quota group chains of its pods (or of
-    its namespace), its namespace; the node named by the current blocker is marked ``blocking``."""
-    blocker = podgroup.blocker or {}
-    kind = BLOCKER_KINDS.get(str(blocker.get("kind") or ""))
-    blocked = str(blocker.get("name") or "")
-    sections = [
-        {
-            "title": "Queue",
-            "nodes": _tree_chain(
-                queue_tree,
-                podgroup.queue.name,
-                visible["queue"],
-                resources,
-                blocked if kind == "queue" else None,
-            ),
-        }
-    ]
-    groups = sorted({p.quota_group.name for p in pods if p.quota_group is not None})
-    if not groups and podgroup.namespace.quota_group is not None:
-        groups = [podgroup.namespace.quota_group.name]
-    for g in groups:
-        sections.append(
-            {
-                "title": "Quota group",
-                "nodes": _tree_chain(quota_tree, g, visible["quota"], resources, blocked if kind == "quota" else None),
-            }
-        )
+    """The sections of the job's governing path (``planning.why.governing_path``: the queue chain root first, the
+    quota group chains of its pods or of its namespace, its namespace, the cluster when it holds the job), each
+    readable node with its values now; the node named by the current blocker is marked ``blocking``."""
+    tree_of = {"queue": queue_tree, "quota": quota_tree}
     ns = podgroup.namespace
-    ns_values = [
-        {"resource": r, "used": "", "entitled": "", "cap": f"hard {units.human(ns.hard[r], r)}"}
-        for r in resources
-        if ns.hard and r in ns.hard
-    ]
-    sections.append(
-        {
-            "title": "Namespace",
-            "nodes": [
-                PathNode(
-                    "namespace",
-                    "Namespace",
-                    ns.name,
-                    0,
-                    values=ns_values,
-                    blocking=kind == "namespace" and blocked == ns.name,
-                )
-            ],
-        }
-    )
-    if blocker.get("kind") == "cluster":
-        sections.append(
-            {
-                "title": "Cluster",
-                "nodes": [PathNode("cluster", "Cluster", podgroup.cluster.name, 0, blocking=True)],
-            }
-        )
-    return [s for s in sections if s["nodes"]]
+    sections = []
+    for section in path.sections:
+        nodes = []
+        for n in section.nodes:
+            values: list[dict[str, str]] = []
+            if n.kind in tree_of and not n.hidden:
+                values = _values(tree_of[n.kind], n.name, resources)
+            elif n.kind == "namespace":
+                values = [
+                    {"resource": r, "used": "", "entitled": "", "cap": f"hard {units.human(ns.hard[r], r)}"}
+                    for r in resources
+                    if ns.hard and r in ns.hard
+                ]
+            url = node_url(n.kind, n.name) if n.kind in tree_of and not n.hidden else ""
+            title = trees.TITLES.get(n.kind, section.title)
+            nodes.append(PathNode(n.kind, title, n.name, n.depth, url, values, n.blocking, n.hidden))
+        sections.append({"title": section.title, "nodes": nodes})
+    return sections
 
 
 def _asks(snapshot: Any, keys: Sequence[str]) -> dict[str, dict[str, int]]:

@@ -67,8 +67,15 @@ def podgroups(
         qs = qs.filter(pods__quota_group__name__in=list(quota_groups)).distinct()
     qs = qs.filter(phase__in=WAITING_PHASES) if waiting_only else qs.exclude(phase=PodGroupPhase.COMPLETED)
     total = qs.count()
+    # The page's podgroups first, then their pod counts: counting the pods of every matching podgroup before the
+    # limit took 0.1-0.15 s on the large demo (thousands of waiting podgroups, 50,000 pods).
+    # The pods counted are those of the join the filter made (a quota group's pods only), as before the split.
+    page = list(qs.order_by("created", "id").values_list("id", flat=True)[: max(limit * 4, limit)])
+    counted = PodGroup.objects.filter(id__in=page)
+    if quota_groups is not None:
+        counted = counted.filter(pods__quota_group__name__in=list(quota_groups)).distinct()
     rows = list(
-        qs.annotate(
+        counted.annotate(
             n_pods=Count("pods", distinct=True),
             **{
                 f"n_{key}": Count("pods", filter=Q(pods__status__in=statuses), distinct=True)
@@ -95,7 +102,7 @@ def podgroups(
             "n_bound",
             "n_pipelined",
             "n_releasing",
-        )[: max(limit * 4, limit)]
+        )
     )
     ran = SchedulingSession.objects.filter(cluster=cluster).exists()
     now = timezone.now()

@@ -29,15 +29,12 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from engine.vocabulary import TaskStatus
+from engine.vocabulary import PLACED_NOT_STARTED, STARTED_ON_NODE, TaskStatus
 from engine.wording import plural
 from frontend.presenters import units
 from scheduling.models import Cluster, Node, Pod
 
-# On a node: pods running or leaving hold their room (allocated); pods placed but not yet running reserve it.
-ALLOCATED_STATUSES = (TaskStatus.RUNNING, TaskStatus.RELEASING)
-RESERVED_STATUSES = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.PIPELINED)
-ON_NODE_STATUSES = ALLOCATED_STATUSES + RESERVED_STATUSES
+ON_NODE_STATUSES = STARTED_ON_NODE + PLACED_NOT_STARTED
 PER_PAGE = 50
 STATES = {"": "any state", "ready": "Ready", "notready": "NotReady", "cordoned": "cordoned"}
 FIXED_SORTS = ("name", "state", "heartbeat", "pods")
@@ -143,7 +140,7 @@ def read(cluster: Cluster | None, names: Iterable[str] | None = None) -> list[No
         if node is None:
             continue
         node.pods += 1
-        if status in ALLOCATED_STATUSES:
+        if status in STARTED_ON_NODE:
             _add(node.allocated, load(request))
             node.running += status == TaskStatus.RUNNING
         else:
@@ -360,7 +357,7 @@ def pod_rows(cluster: Cluster, node_id: int, queues: set[str] | None) -> tuple[l
                 "queue": queue or "",
                 "quota_group": pod["quota_group__name"] or "",
                 "status": pod["status"],
-                "kind": "allocated" if pod["status"] in ALLOCATED_STATUSES else "reserved",
+                "kind": "allocated" if pod["status"] in STARTED_ON_NODE else "reserved",
                 "request": ", ".join(units.human(request[r], r) for r in units.resource_order(request)),
                 "started": heartbeat(pod["started"]) if pod["started"] else None,
             }

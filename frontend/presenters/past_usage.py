@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from engine.session.arguments.fairness import format_days
+from engine.policy.fairness import format_days
 from engine.usage import PastShare, clamp
 from engine.wording import duration
 from frontend.presenters.units import human

@@ -10,11 +10,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 
-from engine.resources import display_factor, format_amount, nouns, unit_name
+from engine.resources import display_factor, format_amount, nouns, resource_sort_key, unit_name
 from engine.resources import is_unlimited as is_unlimited  # re-exported: the presenters read units.is_unlimited
 
 HIDDEN_RESOURCES = frozenset({"pods"})
-_ORDER = {"cpu": 0, "memory": 1}
 
 
 def unit_of(resource: str) -> tuple[float, str]:
@@ -80,7 +79,7 @@ def quantity(amount: int | None, resource: str) -> str:
 
 def resource_order(names: Iterable[str]) -> list[str]:
     """cpu, memory, then the rest by name; hidden resources left out."""
-    return sorted({n for n in names if n not in HIDDEN_RESOURCES}, key=lambda n: (_ORDER.get(n, 2), n))
+    return sorted({n for n in names if n not in HIDDEN_RESOURCES}, key=resource_sort_key)
 
 
 def resources_of(*lists: Mapping[str, int] | None) -> list[str]:

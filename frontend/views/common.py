@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from controlplane import tree_owner
+from core import tree_owner
 from frontend import figures
 from frontend.presenters import trees
 from planning import valuecache

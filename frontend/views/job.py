@@ -19,6 +19,7 @@ from frontend.presenters import job_page, recycling
 from frontend.presenters.links import job_url
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
 from frontend.views.team import teams_of
+from planning import why
 from scheduling import evictions, job_actions
 from scheduling.choices import PodGroupPhase
 from scheduling.models import Cluster, Pod, PodGroup, RemovedJob, SchedulingSession
@@ -60,7 +61,9 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "pods": job_page.pod_rows(pods),
         "reasons": job_page.reason_rows(podgroup),
         "evictions": job_page.eviction_rows(cluster, podgroup, pods, visible["queue"]),
-        "path": job_page.governing_path(podgroup, pods, st.tree("queue"), st.tree("quota"), visible, resources),
+        "path": job_page.governing_path(
+            why.governing_path(podgroup, request.user), podgroup, st.tree("queue"), st.tree("quota"), resources
+        ),
         "place": job_page.place_in_queue(cluster, st.snapshot, st.values, podgroup, visible["queue"]),
         # pods of this job recycling will take unless usage falls (scheduling.recycle_outlook)
         "recycling": recycling.for_job(

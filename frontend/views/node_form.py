@@ -10,22 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from controlplane.resource_names import known_resource_names
 from engine import rules
-from engine.changes import ProposalError, apply_changes
+from engine.changes import ProposalError
 from frontend import staging
 from frontend.forms import QueueForm, QuotaGroupForm
 from frontend.presenters import editor as editor_rows
 from frontend.presenters import trees
 from frontend.presenters.links import node_url
-from frontend.views.common import named_or_404, tree_editor
-from planning.values_api import current_snapshot
+from frontend.views.common import named_or_404, state, tree_editor
+from planning import whatif
 from quotas import services
 from quotas.models import Queue, QuotaGroup
 
@@ -61,13 +59,12 @@ def _stage(request: HttpRequest, kind: str, form: Any, instance: Any) -> HttpRes
     redirect, or None when the form got errors."""
     entry = staging.node_entry(kind, instance, form.service_data())
     entries = [*staging.staged(request), entry]
+    snapshot = state(request).snapshot  # the cluster the what-if page previews the staged list on
+    if snapshot is None:
+        form.add_error(None, "There is no cluster to check the change on: nothing was staged.")
+        return None
     try:
-        apply_changes(
-            current_snapshot(settings.FAIRWAY["DEFAULT_CLUSTER"]),
-            staging.changes(entries),
-            max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
-            resource_names=known_resource_names(),
-        )
+        whatif.apply(snapshot, staging.changes(entries))
     except ProposalError as exc:
         index = len(entries) - 1
         prefix = f"changes.{index}."

@@ -34,7 +34,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     qnames, gnames = visible_names(request, "queue"), visible_names(request, "quota")
     qtree, gtree = st.tree("queue", qnames), st.tree("quota", gnames)
     resources = units.resource_order(st.values.total) if st.values is not None else []
-    allocated, requested = trees.cluster_usage(st.snapshot) if st.snapshot is not None else ({}, {})
+    allocated, requested = trees.cluster_usage(st.snapshot, st.values) if st.snapshot is not None else ({}, {})
     total = dict(st.values.total) if st.values is not None else {}
     health = jobs.session_health(st.cluster)
     waiting, n_waiting = jobs.podgroups(

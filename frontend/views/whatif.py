@@ -1,4 +1,4 @@
-"""What-if before apply: the staged edits, every node's values before and after (``engine.changes``), their impact
+"""What-if before apply: the staged edits, every node's values before and after (``planning.whatif``), their impact
 on jobs, then apply them all in one transaction through the services, or discard them."""
 
 from __future__ import annotations
@@ -8,19 +8,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from controlplane.resource_names import known_resource_names
-from engine.changes import ProposalError, apply_changes, compare, node_values
-from engine.values import compute_values
+from engine.changes import ProposalError, node_values
 from engine.wording import plural
 from frontend import figures, staging
 from frontend.presenters import impact, units
 from frontend.presenters import whatif as whatif_rows
 from frontend.views.common import Page, admin_required, owned_sentence, render_page, state, tree_editor, trees_owner
+from planning import whatif as what_if
 
 POST_ONLY = "This address acts when the What-if page's {button} button sends it; open the What-if page to use it."
 
@@ -49,17 +47,12 @@ def whatif(request: HttpRequest) -> HttpResponse:
     figs: dict[str, Any] = {}
     if entries and st.snapshot is not None:
         try:
-            after_snap = apply_changes(
-                st.snapshot,
-                staging.changes(entries),
-                max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
-                resource_names=known_resource_names(),
-            )
+            outcome = what_if.evaluate(st.snapshot, st.values, staging.changes(entries))
         except ProposalError as exc:
             context["errors"] = whatif_rows.errors(exc, entries)
         else:
-            after_values = compute_values(after_snap, base=st.values)  # the pods are the same: their aggregates too
-            diff = compare(st.values, after_values)["diff"]
+            after_snap, after_values = outcome.after, outcome.values_after
+            diff = outcome.comparison()["diff"]
             before, after = node_values(st.values), node_values(after_values)
             resources = units.resource_order(set(st.values.total) | set(after_values.total)) or ["cpu"]
             resource = request.GET.get("resource") if request.GET.get("resource") in resources else resources[0]
@@ -99,12 +92,7 @@ def apply(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Nothing was applied: there is no cluster to evaluate the staged changes on.")
         return redirect("frontend:whatif")
     try:
-        done = staging.apply(
-            entries,
-            st.snapshot,
-            max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
-            resource_names=known_resource_names(),
-        )
+        done = staging.apply(entries, st.snapshot)
     except staging.Conflict as exc:
         messages.error(request, f"Nothing was applied: {exc}. Remove or re-stage that change.")
         return redirect("frontend:whatif")
@@ -112,7 +100,9 @@ def apply(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"Nothing was applied: {exc}")
         return redirect("frontend:whatif")
     staging.save(request, [])
-    messages.success(request, f"Applied {plural(done.count, 'change')} in one transaction: " + "; ".join(done.summaries))
+    messages.success(
+        request, f"Applied {plural(done.count, 'change')} in one transaction: " + "; ".join(done.summaries)
+    )
     return redirect("frontend:whatif")
 
 

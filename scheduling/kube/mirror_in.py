@@ -40,8 +40,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from controlplane import tree_owner
-from engine import rules
+from core import tree_owner
+from engine import rules, treefields
 from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.manifests import load_objects
@@ -205,10 +205,12 @@ def _sync_quota_groups(snap: Snapshot, report: Report) -> None:
 
 
 def _same_group(a: QuotaGroupSpec, b: QuotaGroupSpec, namespaces: list[str], members: Mapping[str, str]) -> bool:
-    fields = ("is_parent", "min", "max", "allow_lent", "tree_id", "min_scale_exempt", "borrowing_limit")
-    if any(getattr(a, k) != getattr(b, k) for k in (*fields, "lending_limit", "parent")):
-        return False
-    if b.shared_weight is not None and a.shared_weight != b.shared_weight:
+    for f in treefields.QUOTA_GROUP_FIELDS:
+        if f.kind is treefields.FieldKind.WEIGHTS and getattr(b, f.name) is None:
+            continue  # left to the default the rules fill in (shared weight: max)
+        if getattr(a, f.name) != getattr(b, f.name):
+            return False
+    if a.parent != b.parent:
         return False
     return sorted(ns for ns, g in members.items() if g == a.name) == namespaces
 

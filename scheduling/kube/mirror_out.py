@@ -99,7 +99,7 @@ class Sender:
         session's bindings and evictions."""
         if self._values is None:
             from engine.values import compute_values
-            from scheduling.mirror import mirror_of
+            from scheduling.feed.mirror import mirror_of
 
             self._values = compute_values(mirror_of(self.cluster.pk).read(self.cluster)[0])
         return self._values

@@ -1,4 +1,4 @@
-"""The change feed's triggers (``scheduling.models.RowChange``; read by ``scheduling.mirror``)."""
+"""The change feed's triggers (``scheduling.models.RowChange``; read by ``scheduling.feed.mirror``)."""
 
 from django.db import migrations
 
@@ -18,7 +18,7 @@ TABLES = {
             "priority", "priority_class_name", "phase", "created", "conditions", "unplaced_sessions", "requeues",
             "backoff_until",
             # not read by the engine, but written with its statuses: a session that reuses the last result
-            # (``scheduling.mirror``) knows from their silence that its statuses are written already
+            # (``scheduling.feed.mirror``) knows from their silence that its statuses are written already
             "reason", "message", "blocker",
         ],
     ),

@@ -3,7 +3,7 @@ same rules, as the PostgreSQL triggers of ``0010`` (a no-op there).
 
 SQLite has only row-level triggers (``FOR EACH ROW``), so where PostgreSQL moves the cluster's revision once per
 statement, here every logged row moves it by one and is logged at the moved value. That keeps the rule the mirror
-relies on (``scheduling.mirror``): every logged change has a revision above that of any reader that could have
+relies on (``scheduling.feed.mirror``): every logged change has a revision above that of any reader that could have
 seen the rows before it, even one reading inside the writer's transaction between two of its statements; the
 revision only moves faster (one step per changed row instead of per statement).
 
@@ -18,7 +18,7 @@ takes its revisions and its log rows with it.
 
 A later migration that makes Django rebuild one of these tables on SQLite (it copies the table into a new one and
 drops the old, triggers included) must install its triggers again (``install_triggers``); until then the mirror,
-which checks that all of them exist (``scheduling.mirror.supported``), reads in full.
+which checks that all of them exist (``scheduling.feed.mirror.supported``), reads in full.
 """
 
 from django.db import migrations

@@ -16,8 +16,8 @@ from engine.fairshare.elastic import QuotaGroupSpec
 from engine.fairshare.queues import QueueSpec
 from engine.manifests import LoadResult, load_manifests
 from engine.objects import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
+from engine.policy.policy import ElasticQuotaArgs, Policy
 from engine.resources import ResourceList
-from engine.session.policy import ElasticQuotaArgs, Policy
 from tests.acceptance.manifests import PEER_MANIFESTS as FIXTURES
 from tests.acceptance.manifests import needs_peer_manifests
 from tests.support.manifest_dump import dump_yaml

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from engine.objects import NamespaceInfo, PodGroupPhase
-from engine.session.policy import Policy
+from engine.policy.policy import Policy
 from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     ST,

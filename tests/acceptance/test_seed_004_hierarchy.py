@@ -6,11 +6,13 @@ job C in b. Cluster: 12 cpu, 24Gi. a deserves 4 cpu (a1 2, a2 2), b deserves 4 c
 
 from __future__ import annotations
 
-from engine.fairshare.capacity import CapacityResult, compute_capacity
-from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.fairshare.capacity import CapacityResult
+from engine.fairshare.deserved import compute_capacity
+from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.verdicts import TaskRef
 from engine.objects import Snapshot
+from engine.policy.policy import Policy
 from engine.resources import ResourceList
-from engine.session.policy import Policy
 from engine.session.run import run_session
 from tests.unit.test_session_support import Q, bound, node, plugin, pod, podgroup, policy, queue, rl, running, snapshot
 

@@ -15,7 +15,7 @@ All eight pods share one 8-cpu node, so only the victim order decides.
 from __future__ import annotations
 
 from engine.objects import Snapshot
-from engine.session.policy import Policy
+from engine.policy.policy import Policy
 from engine.session.run import run_session
 from tests.unit.test_session_support import (
     Q,

@@ -1,4 +1,4 @@
-"""The API root lists every collection (the trees', the cluster's) and the what-if, simulate, export, audit and
+"""The API root lists every collection (the trees', the cluster's) and the what-if, simulate, export, trace, audit and
 security-log endpoints."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ def test_the_root_lists_every_collection_and_endpoint(admin_api: Any) -> None:
     links = response.json()
     expected = {
         "queues", "quota-groups", "namespaces", "clusters", "nodes", "podgroups", "pods", "sessions", "evictions",
-        "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests",
+        "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests", "trace",
     }  # fmt: skip
     assert set(links) == expected
     for name, url in links.items():
         assert url.endswith(f"/api/v1/{name}/"), (name, url)
         if name not in ("whatif", "simulate"):  # POST-only
-            assert admin_api.get(url, {"format": "volcano"} if name == "export" else None).status_code == 200, name
+            params = {"export": {"format": "volcano"}, "trace": {"since": "2020-01-01T00:00:00Z"}}.get(name)
+            assert admin_api.get(url, params).status_code == 200, name
 
 
 def test_the_root_needs_a_login(api: Any) -> None:

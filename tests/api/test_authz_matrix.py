@@ -144,6 +144,8 @@ EXPECTED: dict[str, str] = {
     "v1_simulate_create":                "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     # --- export: the whole organisation, admins only ------------------------------------------------------
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # --- trace: the whole cluster's work, admins only ----------------------------------------------------
+    "v1_trace_retrieve":                 "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- audit: admins every node (or ?team='s subtrees), a member its own teams' subtrees only ---------------
     "v1_audit_retrieve":                 "200 200 | 200 403 | 403 200 | 403 403 | 403 403 | 401 401",
     # --- a team's department (the teams below it): admins, its members, the leads of a team above it ----------
@@ -348,6 +350,7 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         ),
         "v1_simulate_create": lambda: ({"manifests": MANIFEST}, ""),
         "v1_export_retrieve": lambda: (None, "?format=volcano"),
+        "v1_trace_retrieve": lambda: (None, "?since=2020-01-01T00:00:00Z&cluster=default"),
         "v1_audit_retrieve": lambda: (None, f"?team=team-{s}"),
         "v1_change_requests_create": lambda: (
             {"changes": [{"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 4}}]},

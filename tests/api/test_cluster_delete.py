@@ -12,7 +12,8 @@ import pytest
 from django.db import connection, connections
 from django_celery_beat.models import PeriodicTask
 
-from scheduling import mirror, tasks
+from scheduling import tasks
+from scheduling.feed import mirror
 from scheduling.models import Cluster, Node, Pod, PodGroup, SchedulingSession
 from tests.scheduling.conftest import build_world
 

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from engine.session.policy import Policy, default_policy_with
+from engine.policy.policy import Policy, default_policy_with
 from scheduling.models import Cluster, UsageHistory
 from tests.api.test_whatif import cluster  # noqa: F401  (the fixture: q1, q2 each asking 10 of 16 cpu)
 

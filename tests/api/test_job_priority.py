@@ -41,7 +41,11 @@ def test_a_team_member_cannot_make_its_running_pods_irrevocable(demo: dict[str, 
     pod = _nlp_pod()
     Pod.objects.filter(pk=pod.pk).update(status="Running")
     before = (pod.priority, pod.preemptible)
-    for body in ({"preemptible": False, "priority": 2147483647}, {"preemptible": False}, {"priority": pod.priority + 1}):
+    for body in (
+        {"preemptible": False, "priority": 2147483647},
+        {"preemptible": False},
+        {"priority": pod.priority + 1},
+    ):
         r = demo["nlp"].patch(f"/api/v1/pods/{pod.pk}/", body, format="json")
         assert r.status_code == 403, (body, r.content)
         assert _detail(r) == (
@@ -49,7 +53,9 @@ def test_a_team_member_cannot_make_its_running_pods_irrevocable(demo: dict[str, 
             f"them afterwards (it has priority {pod.priority}, preemptible true); a request that repeats the current "
             "values is accepted"
         )
-    r = demo["nlp"].put(f"/api/v1/pods/{pod.pk}/", {"namespace": "nlp", "name": pod.name, "priority": 99}, format="json")
+    r = demo["nlp"].put(
+        f"/api/v1/pods/{pod.pk}/", {"namespace": "nlp", "name": pod.name, "priority": 99}, format="json"
+    )
     assert r.status_code in (400, 403)  # PUT cannot resend namespace/name (immutable: 400) or changes priority (403)
     fresh = Pod.objects.get(pk=pod.pk)
     assert (fresh.priority, fresh.preemptible) == before
@@ -154,4 +160,6 @@ def test_a_teams_waiting_podgroups_are_capped(demo: dict[str, Any], settings: An
     assert r.status_code == 429
     assert "FAIRWAY_MAX_PENDING_PODGROUPS_PER_TEAM" in _detail(r)
     assert not PodGroup.objects.filter(name="g1").exists()
-    assert demo["admin"].post("/api/v1/podgroups/", {"namespace": "nlp", "name": "g1"}, format="json").status_code == 201
+    assert (
+        demo["admin"].post("/api/v1/podgroups/", {"namespace": "nlp", "name": "g1"}, format="json").status_code == 201
+    )

@@ -245,7 +245,7 @@ def test_a_database_error_inside_an_api_view_is_a_503(rf: Any) -> None:
     from django.db import OperationalError
     from rest_framework.request import Request
 
-    from controlplane.errors import ExceptionHandler
+    from core.errors import ExceptionHandler
 
     request = Request(rf.get("/api/v1/queues/"))
     response = ExceptionHandler(

@@ -1,6 +1,6 @@
 """Names are refused, never trimmed, when they start or end with whitespace (issue 25, item 7): ``"nlp "`` was
 accepted (trimmed into ``nlp``). Kubernetes' rule: names are DNS labels or subdomains. One field
-(``controlplane.fields.ObjectNameField``) keeps the name as sent, and the name rules answer 400 naming the field."""
+(``core.fields.ObjectNameField``) keeps the name as sent, and the name rules answer 400 naming the field."""
 
 from __future__ import annotations
 

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import pytest
 import requests
-from schemathesis.core.warnings import SchemathesisWarning
 
 from tests.api.live import Live
 
@@ -44,17 +43,26 @@ RUNS = {  # phases -> the budget of their run
     "coverage": ["--max-time", str(SECONDS)],
 }
 SEED = os.environ.get("FAIRWAY_SCHEMATHESIS_SEED", "20261125")
-MEMBER_WARNINGS = ",".join(w.value for w in SchemathesisWarning if w is not SchemathesisWarning.MISSING_AUTH)
+
+
+def member_warnings() -> str:
+    """Every warning but the missing authentication (imported here: the package takes a second and a half to import,
+    which every process of ``make test`` would pay at collection)."""
+    from schemathesis.core.warnings import SchemathesisWarning
+
+    return ",".join(w.value for w in SchemathesisWarning if w is not SchemathesisWarning.MISSING_AUTH)
 
 
 def schemathesis(live: Live, token: str, tmp_path: Path, who: str, phases: str) -> subprocess.CompletedProcess[str]:
     # The schema is fetched here, with the caller's token (it is behind login), and handed over as a file:
-    # drf-spectacular builds it in seconds, longer than schemathesis waits for it on a busy machine.
-    response = requests.get(f"{live.url}/api/schema/?format=json", headers={"Authorization": f"Token {token}"},
-                            timeout=300)  # fmt: skip
-    assert response.status_code == 200, response.text[:500]
+    # drf-spectacular builds it in seconds, longer than schemathesis waits for it on a busy machine. Once per role:
+    # both runs of a role read the same file.
     schema = tmp_path / f"{who}-schema.json"
-    schema.write_bytes(response.content)
+    if not schema.exists():
+        response = requests.get(f"{live.url}/api/schema/?format=json", headers={"Authorization": f"Token {token}"},
+                                timeout=300)  # fmt: skip
+        assert response.status_code == 200, response.text[:500]
+        schema.write_bytes(response.content)
     cli = Path(sys.executable).with_name("schemathesis")
     report = tmp_path / f"{who}-{phases}.xml"
     return subprocess.run(
@@ -85,7 +93,7 @@ def schemathesis(live: Live, token: str, tmp_path: Path, who: str, phases: str) 
             "false",
             # a team member is refused every admin-only operation (403, by design: test_authz_matrix checks each);
             # schemathesis would flag those as a missing authentication and mark the stateful phase with a warning
-            *(["--warnings", MEMBER_WARNINGS] if who == "team-member" else []),
+            *(["--warnings", member_warnings()] if who == "team-member" else []),
         ],
         cwd=tmp_path,  # its caches (.hypothesis, reports) stay out of the repository
         capture_output=True,

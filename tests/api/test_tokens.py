@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 import time_machine
-from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
-from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -151,28 +149,3 @@ def test_ensure_admin_keeps_its_key_in_var_and_makes_a_new_one_once_revoked(tmp_
         call_command("ensure_admin", "--username", "boss", stdout=StringIO())
         new = (tmp_path / "admin-token").read_text().strip()
         assert new != key and find_token(new).user.username == "boss"
-
-
-def test_the_migration_hashes_drf_tokens_and_drops_the_plaintext_table(make_user: Any) -> None:
-    """``security.0002``: a database that had ``rest_framework.authtoken`` keeps its keys working, hashed."""
-    import importlib
-
-    migration = importlib.import_module("security.migrations.0002_hash_drf_tokens")
-    user = make_user("legacy", staff=True)
-    legacy_key = "0123456789abcdef0123456789abcdef01234567"  # DRF's 40 hex characters
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created timestamp with time zone NOT NULL,"
-            " user_id integer NOT NULL)"
-        )
-        cursor.execute(
-            "INSERT INTO authtoken_token (key, created, user_id) VALUES (%s, %s, %s)",
-            [legacy_key, timezone.now(), user.pk],
-        )
-    with connection.schema_editor() as editor:
-        migration.hash_drf_tokens(apps, editor)
-    assert "authtoken_token" not in connection.introspection.table_names()
-    token = ApiToken.objects.get(user=user)
-    assert (token.name, token.prefix, token.read_only) == ("token from before", legacy_key[:12], False)
-    assert legacy_key not in token.digest
-    assert client_with(legacy_key).get("/api/v1/queues/").status_code == 200  # the same header keeps working

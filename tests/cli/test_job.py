@@ -160,5 +160,77 @@ def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, A
     assert path[-1]["name"] == "nlp" and path[-1]["capability"] == {"cpu": "16"}
     get_user_model().objects.create_user("vision-lead").groups.add(Group.objects.get(name="vision"))
     assert get("vision-lead").status_code == 404  # another team's job
-    code, _, err = cli("job", "why", "nlp/big", token=create_token(get_user_model().objects.get(username="nlp-lead"), "test")[1])
+    code, _, err = cli(
+        "job", "why", "nlp/big", token=create_token(get_user_model().objects.get(username="nlp-lead"), "test")[1]
+    )
     assert code == 0, err
+
+
+def _cli_path(out: str) -> list[tuple[str, list[tuple[str, bool]]]]:
+    """The governing path ``fairway job why`` prints: (section, [(node, blocking)]), top down."""
+    sections: list[tuple[str, list[tuple[str, bool]]]] = [("Queue", [])]
+    for line in out.split("\nQueue path:", 1)[1].split("\nLatest evictions", 1)[0].splitlines():
+        text = line.strip().removeprefix("└── ")
+        blocking = text.endswith("<- blocks this job")
+        if text == "Quota group path:":
+            sections.append(("Quota group", []))
+        elif text.startswith(("Namespace: ", "Cluster: ")):
+            title, _, rest = text.partition(": ")
+            sections.append((title, [(rest.split()[0], blocking)]))
+        elif text:
+            sections[-1][1].append((text.split()[0], blocking))
+    return sections
+
+
+def test_the_api_the_page_and_the_cli_give_one_governing_path(cli: Run, jobs: dict[str, Any], live_server: Any) -> None:
+    """``planning.why.governing_path`` is the one builder: for a team lead (root above the team hidden) the API's
+    ``governing_path``, the job page's "Governed by" and ``fairway job why`` name the same nodes in the same order,
+    the same one blocking; its quota group comes from the namespace while the job has no pod in one."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from scheduling.models import PodGroup
+    from security.tokens import create_token
+
+    big = PodGroup.objects.get(pk=jobs["big"])
+    big.pods.update(quota_group=None)  # the path still shows the namespace's quota group, as the page always did
+    lead = get_user_model().objects.get(username="nlp-lead")
+    token = create_token(lead, "test")[1]
+    api = requests.get(
+        f"{live_server.url}/api/v1/podgroups/{big.pk}/why/", headers={"Authorization": f"Token {token}"}, timeout=30
+    ).json()
+    from_api = [
+        (s["title"], [(n["name"], n["blocking"], n["hidden"]) for n in s["nodes"]]) for s in api["governing_path"]
+    ]
+
+    client = Client()
+    client.force_login(lead)
+    page = client.get("/jobs/nlp/big/")
+    assert page.status_code == 200
+    from_page = [(s["title"], [(n.name, n.blocking, n.hidden) for n in s["nodes"]]) for s in page.context["path"]]
+
+    code, out, err = cli("job", "why", "nlp/big", token=token)
+    assert code == 0, err
+    from_cli = _cli_path(out)
+
+    assert from_api == from_page
+    assert [(title, [(name, blocking) for name, blocking, _ in nodes]) for title, nodes in from_api] == from_cli
+    assert from_api[0] == ("Queue", [("root", False, True), ("research", False, True), ("nlp", True, False)])
+    assert [title for title, _ in from_api] == ["Queue", "Quota group", "Namespace"]
+    assert api["quota_paths"] and api["quota_paths"][0][-1]["name"] == "nlp"
+
+
+def test_a_job_the_cluster_holds_ends_its_path_with_the_cluster(cli: Run, jobs: dict[str, Any]) -> None:
+    """Idle resources or node predicates hold the job: the page, the API and the CLI end the path with the cluster,
+    marked blocking, and no tree node is."""
+    from scheduling.models import PodGroup
+
+    held = {"kind": "cluster", "name": "nodes", "resource": "cpu", "requested": 20000, "available": 8000}
+    PodGroup.objects.filter(pk=jobs["big"]).update(blocker={**held, "limit": "idle"})
+    code, out, err = cli("job", "why", "nlp/big")
+    assert code == 0, err
+    path = _cli_path(out)
+    assert path[-1] == ("Cluster", [("default", True)])
+    assert [blocking for _, nodes in path[:-1] for _, blocking in nodes] == [False] * sum(len(n) for _, n in path[:-1])
+    why = json.loads(cli("job", "why", "nlp/big", "-o", "json")[1])["why"]
+    assert why["blocking_node"] is None and why["governing_path"][-1]["title"] == "Cluster"

@@ -66,7 +66,7 @@ def test_a_department_lead_opens_its_teams_pages_and_no_other_departments(demo: 
 
 
 def test_the_demo_lab_cluster_has_fairness_over_time_on_and_the_team_page_says_so(demo: None) -> None:
-    from engine.session.policy import Policy
+    from engine.policy.policy import Policy
     from scheduling.models import Cluster, Node, PodGroup
 
     lab = Cluster.objects.get(name="lab")

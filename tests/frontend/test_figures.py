@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -242,6 +244,47 @@ def test_big_trees_show_three_levels_at_a_time() -> None:
     assert fig["data"][0]["maxdepth"] == 3
     small = figures.to_json(figures.tree_figure(make_tree({"root": (None, None), "a": ("root", 5)}), "cpu", {}))
     assert small["data"][0]["maxdepth"] == -1
+
+
+def every_figure() -> list[dict[str, Any]]:
+    """One figure of each builder (and each of their shapes: subplot grids, the empty figure), as JSON."""
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    tree = make_tree({"root": (None, None), "a": ("root", 60), "b": ("root", 40)})
+    held = node("a", "root", used={"cpu": 2_000}, borrowed={"cpu": 1_000}, reserving={"cpu": 1}, reserved={"cpu": 500})
+    points = [
+        figures.Point(t0 + timedelta(minutes=i), {"cpu": 9}, {"cpu": 8}, {"cpu": 6}, {"cpu": 2}, {"cpu": 1})
+        for i in range(2)
+    ]
+    namespace = {"namespace": "ns", "weight": 1, "deserved": {"cpu": 1}, "allocated": {"cpu": 1}, "request": {"cpu": 1}}
+    built = [
+        figures.tree_figure(tree, "cpu", {}),
+        figures.tree_figure(tree, "cpu", {}, style="icicle"),
+        figures.capacity_figure({"cpu": 100_000}, {"cpu": 60_000}, {"cpu": 130_000}, ["cpu", "memory"]),
+        figures.capacity_figure({}, {}, {}, ["cpu"]),
+        figures.resources_figure(held, ["cpu", "memory"], {"cpu": 800_000}),
+        figures.borrow_lend_figure(
+            [("a", {"cpu": 1_000}, {}), ("b", {}, {"memory": GI})], ["cpu", "memory"], title="T"
+        ),
+        figures.timeseries_figure(points, "cpu", "quota"),
+        figures.namespaces_figure([namespace, {**namespace, "namespace": "other"}], ["cpu", "memory"]),
+        figures.sessions_figure([{"started": t0, "bound": 1, "pipelined": 0, "evicted": 0, "duration_ms": 5}]),
+        figures.whatif_figure([("a", 1_000, 2_000)], "cpu", "deserved"),
+    ]
+    return [figures.to_json(fig) for fig in built]
+
+
+def test_every_figure_built_as_plain_data_passes_plotlys_validation() -> None:
+    """The figures skip plotly.py's object tree for speed: plotly validates what they build, subplot axes
+    included (a trace on an axis the layout lacks, or a property plotly does not know, raises)."""
+    import plotly.graph_objects as go
+
+    for fig in every_figure():
+        validated = json.loads(go.Figure(fig).to_json())
+        assert validated["data"] == json.loads(json.dumps(fig["data"]))
+        for trace in fig["data"]:
+            for axis in ("xaxis", "yaxis"):
+                if axis in trace:
+                    assert f"{axis[0]}axis{trace[axis][1:]}" in fig["layout"], (trace["name"], trace[axis])
 
 
 def test_the_resources_figure_cuts_a_far_cap_and_says_its_value() -> None:

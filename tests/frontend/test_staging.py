@@ -37,7 +37,7 @@ def test_a_queue_edit_is_written_with_the_values_the_engine_parsed(tree: None) -
     entry = staging.node_entry(
         "queue", team, {"name": "team", "parent": "dept", "deserved": ResourceList({"cpu": 6000})}
     )
-    [write] = staging.writes(_snapshot(), [entry], max_depth=5, resource_names=None)
+    [write] = staging.writes(_snapshot(), [entry])
     assert write == services.Write("queue", "team", team.version, {"deserved": ResourceList({"cpu": 6000})})
 
 
@@ -50,7 +50,7 @@ def test_a_create_a_rename_and_a_weight_read_the_snapshot_after_each_change(tree
         staging.node_entry("quota", lab, {"name": "lab2", "namespaces": ["ns1", "ns2"]}),
         staging.weight_entry(ns1, 5),
     ]
-    created, renamed, weight = staging.writes(_snapshot(), entries, max_depth=5, resource_names=None)
+    created, renamed, weight = staging.writes(_snapshot(), entries)
     assert created == services.Write("queue", None, None, {"name": "new", "parent": "dept", "weight": 3})
     assert renamed == services.Write("quota_group", "lab", lab.version, {"name": "lab2", "namespaces": ["ns1", "ns2"]})
     assert weight == services.Write("namespace", "ns1", ns1.version, {"weight": 5})
@@ -64,7 +64,7 @@ def test_a_change_the_engine_refuses_is_named_by_its_place_in_the_list(tree: Non
         staging.node_entry("queue", team, {"deserved": ResourceList({"cpu": 20000})}),
     ]
     with pytest.raises(ProposalError) as caught:
-        staging.writes(_snapshot(), entries, max_depth=5, resource_names=None)
+        staging.writes(_snapshot(), entries)
     assert {e.field.split(".")[1] for e in caught.value.errors} == {"1"}
 
 
@@ -72,7 +72,7 @@ def test_apply_writes_everything_or_nothing(tree: None) -> None:
     ns1 = Namespace.objects.get(name="ns1")
     team = Queue.objects.get(name="team")
     entries = [staging.weight_entry(ns1, 7), staging.delete_entry("queue", team)]
-    done = staging.apply(entries, _snapshot(), max_depth=5)
+    done = staging.apply(entries, _snapshot())
     assert done.count == 2
     assert Namespace.objects.get(name="ns1").weight == 7 and not Queue.objects.filter(name="team").exists()
 
@@ -87,7 +87,7 @@ def test_apply_reports_a_moved_version_before_a_rule(tree: None) -> None:
     ]
     services.set_namespace_weight(Namespace.objects.get(name="ns1"), 4)
     with pytest.raises(staging.Conflict, match="namespace ns1 was at version"):
-        staging.apply(entries, _snapshot(), max_depth=5)
+        staging.apply(entries, _snapshot())
     assert Namespace.objects.get(name="ns1").weight == 4
 
 

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
-from engine.session.policy import Policy, default_policy_with
+from engine.policy.policy import Policy, default_policy_with
 from engine.usage import PastShare
 from frontend.presenters.past_usage import sentence
 from quotas.models import Queue, QuotaGroup

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from controlplane import tree_owner
+from core import facts
 from quotas.models import Namespace, Queue, QuotaGroup
-from scheduling.cluster_facts import tree_owning_cluster
+from scheduling.facts import DatabaseFacts
 from scheduling.models import Cluster
 from tests.frontend import builders as b
 from tests.frontend.test_editor import queue_form
@@ -165,9 +165,14 @@ def owner_taken_after_the_page_checked() -> Iterator[None]:
     """The owner as a race shows it: nobody when the page asks, cluster east when the service asks under the tree
     write lock (another request took the trees in between)."""
     answers = iter([None])
-    tree_owner.register(lambda: next(answers, "east"))
+
+    class Racing(DatabaseFacts):
+        def tree_owner(self) -> str | None:
+            return next(answers, "east")
+
+    facts.provide(Racing())
     yield
-    tree_owner.register(tree_owning_cluster)
+    facts.provide(DatabaseFacts())
 
 
 def test_a_cluster_taking_the_trees_during_the_request_is_a_409_not_a_500(

@@ -44,6 +44,21 @@ def test_a_tree_goes_with_its_values(db: Any, collector_off: None) -> None:
     assert trees.whole("queue", snapshot, again) is not tree  # a new values object at the same address: rebuilt
 
 
+def test_the_clusters_usage_is_summed_once_per_values_and_goes_with_them(db: Any, collector_off: None) -> None:
+    """The overview's allocated and requested sums (a loop over every pod) are kept with the values they were
+    shown with, as copies the page may change, and dropped when the values die."""
+    b.seed000_table2()
+    snapshot = load_snapshot(Cluster.objects.get(name="default"))
+    values = compute_values(snapshot)
+    first = trees.cluster_usage(snapshot, values)
+    assert first == trees.cluster_usage(snapshot) and first[1]["cpu"] == 27_000  # every pod asks 1 cpu
+    assert id(values) in trees._USAGE
+    first[1]["cpu"] = 0
+    assert trees.cluster_usage(snapshot, values)[1]["cpu"] == 27_000
+    del values
+    assert trees._USAGE == {}
+
+
 @pytest.mark.parametrize("path", ["/trees/queues/", "/trees/quotas/", "/overview/"])
 def test_pages_after_changes_keep_only_the_current_values(admin_client: Any, path: str, collector_off: None) -> None:
     b.seed000_table2()

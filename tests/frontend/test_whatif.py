@@ -3,6 +3,7 @@ transaction, through the services; a conflict or a broken rule applies nothing."
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -146,3 +147,44 @@ def test_staging_a_deletion(admin_client: Any, table2: None) -> None:
     assert ("spare", "node") in diff_rows(page)
     admin_client.post("/whatif/apply/", {"fingerprint": page.context["fingerprint"]})
     assert not Queue.objects.filter(name="spare").exists()
+
+
+# -- one what-if service (``planning.whatif``): the Stage button checks on the page's cluster, with the limits ------
+
+
+def _quota_form(name: str, parent: str) -> dict[str, Any]:
+    return {"name": name, "parent": parent, "allow_lent": "on", "min__cpu": "1", "max__cpu": "2", "action": "stage"}
+
+
+def test_stage_checks_on_the_cluster_the_pages_show_not_the_default_one(
+    admin_client: Any, db: Any, settings: Any
+) -> None:
+    """The editor's Stage button evaluated the change on ``FAIRWAY_DEFAULT_CLUSTER`` whatever cluster was shown, and
+    failed (500) where no cluster bears that name; it now runs on the cluster of the what-if page that shows it."""
+    settings.FAIRWAY = {**settings.FAIRWAY, "DEFAULT_CLUSTER": "gone"}
+    b.cluster("west")
+    b.queue("research", deserved={"cpu": "4"})
+    research = Queue.objects.get(name="research")
+    form = {**queue_form("research", research.version, "root", 2, deserved_cpu="4"), "action": "stage"}
+    staged = admin_client.post("/edit/queues/research/?cluster=west", form)
+    assert staged.status_code == 302 and staged["Location"] == "/whatif/"
+    page = admin_client.get("/whatif/")
+    assert page.context["cluster"].name == "west"
+    assert [e["summary"] for e in page.context["entries"]] == ["edit queue research: weight 2"]
+    assert not page.context["errors"]
+
+
+def test_stage_refuses_what_the_api_refuses_under_the_configured_limits(
+    admin_client: Any, db: Any, settings: Any
+) -> None:
+    """The Stage button's check ran with the default limits (a quota tree 10 levels deep) while the API and the
+    services use the configured ones: a group too deep was staged and only refused at Apply. Now the form says so."""
+    settings.FAIRWAY_LIMITS = dataclasses.replace(settings.FAIRWAY_LIMITS, max_quota_group_depth=2)
+    settings.FAIRWAY = {**settings.FAIRWAY, "MAX_QUOTA_GROUP_DEPTH": 2}
+    b.cluster()
+    b.group("dept", is_parent=True, min={"cpu": "8"}, max={"cpu": "16"})
+    b.group("team", "dept", is_parent=True, min={"cpu": "4"}, max={"cpu": "8"})
+    response = admin_client.post("/edit/new/quota/", _quota_form("deep", "team"))
+    assert response.status_code == 400
+    assert "deep" not in [e["name"] for e in admin_client.get("/whatif/").context["entries"]]
+    assert any("deep" in str(err) or "level" in str(err) for err in response.context["form"].errors.values())

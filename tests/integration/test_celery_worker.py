@@ -243,12 +243,12 @@ def test_a_prefork_worker_serves_the_metrics_of_its_children(on_redis: Any, work
 
 
 def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, workers: SimpleNamespace) -> None:
-    """``scheduling.affinity``: each solo worker also consumes a queue of its own; a session that reaches another
+    """``scheduling.feed.affinity``: each solo worker also consumes a queue of its own; a session that reaches another
     worker than the one that ran the cluster's last session is sent on to that one, which runs it on its current
     copy; once the holder is gone for the window (``FAIRWAY_AFFINITY_WINDOW_SECONDS``), the worker that receives the session runs it itself."""
     import socket
 
-    from scheduling import affinity
+    from scheduling.feed import affinity
     from scheduling.models import ClusterFeed
 
     world = build_world()

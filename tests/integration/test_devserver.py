@@ -244,7 +244,7 @@ def test_the_worker_runs_one_process_on_the_embedded_sqlite(
     monkeypatch: pytest.MonkeyPatch, url: str, processes: int
 ) -> None:
     """SQLite has one writer at a time: a second worker process would only wait for the lock, and sessions moving
-    between two processes would read the whole cluster each time (``scheduling.mirror``)."""
+    between two processes would read the whole cluster each time (``scheduling.feed.mirror``)."""
     from controlplane import devserver
 
     monkeypatch.setenv("DATABASE_URL", url)

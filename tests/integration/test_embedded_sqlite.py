@@ -17,6 +17,8 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = """
 import json
+from django.utils import timezone
+from engine.session.decisions import SessionResult
 from scheduling import locks, store, tasks
 from scheduling.models import Cluster, ClusterLease, Pod, PodGroup, SchedulingSession
 assert not locks.uses_advisory_locks()
@@ -33,7 +35,7 @@ print(json.dumps({
     "running": Pod.objects.filter(cluster=c, status="Running").count(),
     "pending_reasons": sorted(set(PodGroup.objects.exclude(reason="").values_list("reason", flat=True))),
     "leases": ClusterLease.objects.filter(expires__isnull=False).count(),
-    "replay": store.apply_decisions(c, store.decisions.SessionResult(), store.timezone.now()).bound,
+    "replay": store.apply_decisions(c, SessionResult(), timezone.now()).bound,
 }))
 """
 

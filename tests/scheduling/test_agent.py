@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -154,6 +158,46 @@ def test_the_check_does_not_condemn_nodes_for_its_own_silence() -> None:
         assert set(Node.objects.filter(cluster=world.cluster).values_list("ready", flat=True)) == {True}
         # a node really silent after the grace is condemned
         assert _play_down(world, clock, "n2", rounds=10, seconds=5) == ["n2"]
+
+
+def test_the_checks_gap_is_a_setting(settings: Any) -> None:
+    """FAIRWAY_NODE_CHECK_GAP_SECONDS: a previous check older than it (or than half the timeout) starts a grace."""
+    from tests.scheduling.conftest import build_world
+
+    world = build_world()
+    Cluster.objects.filter(pk=world.cluster.pk).update(node_heartbeat_timeout=6)
+    world.cluster.refresh_from_db()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        agent.mark_stale_nodes(world.cluster, timezone.now())  # the first check starts a grace
+        clock.shift(timedelta(seconds=8))
+        agent.mark_stale_nodes(world.cluster, timezone.now())  # 8 s: within the default 15 s gap
+        world.cluster.refresh_from_db()
+        assert world.cluster.nodes_grace_from == start
+        settings.FAIRWAY = {**settings.FAIRWAY, "NODE_CHECK_GAP_SECONDS": 4.0}
+        clock.shift(timedelta(seconds=5))
+        agent.mark_stale_nodes(world.cluster, timezone.now())  # 5 s: a gap now (above 4 s and half of 6 s)
+        world.cluster.refresh_from_db()
+        assert world.cluster.nodes_grace_from == timezone.now()
+        clock.shift(timedelta(seconds=3))
+        agent.mark_stale_nodes(world.cluster, timezone.now())  # 3 s: half the timeout, not a gap
+        world.cluster.refresh_from_db()
+        assert world.cluster.nodes_grace_from == start + timedelta(seconds=13)
+
+
+def test_the_checks_gap_must_be_above_zero() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update(FAIRWAY_NODE_CHECK_GAP_SECONDS="0", DJANGO_SETTINGS_MODULE="controlplane.settings")
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "FAIRWAY_NODE_CHECK_GAP_SECONDS=0.0: expected a number of seconds above 0" in done.stderr
 
 
 def test_a_simulated_agent_brings_notready_nodes_back() -> None:

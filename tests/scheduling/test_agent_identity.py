@@ -168,7 +168,17 @@ def test_create_node_agent_makes_a_bound_credential(world: World, api: Any) -> N
     assert out2.getvalue() == "" and "its token is unchanged" in err2.getvalue()
     assert find_token(token).user == user
     out3 = StringIO()
-    call_command("create_node_agent", "agent-n1", "--pool", "rack-9", "--cluster", "c1", "--new-token", stdout=out3, stderr=StringIO())
+    call_command(
+        "create_node_agent",
+        "agent-n1",
+        "--pool",
+        "rack-9",
+        "--cluster",
+        "c1",
+        "--new-token",
+        stdout=out3,
+        stderr=StringIO(),
+    )
     assert find_token(out3.getvalue().strip()).user == user and ApiToken.objects.filter(user=user).count() == 2
     assert set(NodeAgentBinding.objects.filter(user=user).values_list("node", "pool")) == {("n1", ""), ("", "rack-9")}
 

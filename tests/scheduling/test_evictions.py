@@ -3,12 +3,10 @@ by the garbage collection, the API's delete and the backfill of older rows), and
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.utils import timezone
 
 from engine.session.decisions import Binding, SessionResult
@@ -147,16 +145,3 @@ def test_deleting_a_job_through_the_api_records_who_and_when(evicted: World, adm
     assert before <= record.removed_at <= timezone.now() and record.phase == "Pending"
     assert record.evictions.count() == 1
     assert not Pod.objects.filter(podgroup_id=pg.pk).exists()
-
-
-def test_the_migration_fills_in_whose_older_evictions_were(evicted: World) -> None:
-    Eviction.objects.update(job="", queue="", quota_group="")
-    gone = Eviction.objects.create(
-        cluster=evicted.cluster, pod_uid="ns-a/old-0", namespace="ns-a", action="preempt", created=timezone.now()
-    )
-    migration = importlib.import_module("scheduling.migrations.0028_backfill_eviction_owners")
-    migration.backfill_owners(apps, None)
-    rows = {e.pod_uid: (e.job, e.queue, e.quota_group) for e in Eviction.objects.all()}
-    assert rows["ns-a/a-1"] == ("pg-a", "team-a", "qa")
-    assert rows["ns-b/solo"] == ("", "", "qb")
-    assert rows[gone.pod_uid] == ("", "", "")  # nothing left to say whose it was

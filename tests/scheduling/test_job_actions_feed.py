@@ -1,6 +1,6 @@
 """A job action that changes only ``PodGroup.suspended_at`` (the engine reads it: ``PodGroupInfo.suspended``) is
 logged by the change feed, so the incremental mirror that feeds the sessions sees the hold and its lifting without a
-full read (migration 0029's trigger); and the job actions wait for a running session of the cluster."""
+full read (the podgroup UPDATE trigger, ``scheduling.feed.triggers``); and the job actions wait for a running session of the cluster."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from scheduling import job_actions
+from scheduling.feed.mirror import ClusterMirror
 from scheduling.locks import SCHEDULING_SESSION_LOCK, cluster_lock
-from scheduling.mirror import ClusterMirror
 from scheduling.models import PodGroup, RowChange
 from tests.scheduling.conftest import World
 from tests.scheduling.test_mirror import assert_same

@@ -11,7 +11,8 @@ import time_machine
 from django.db import connection, connections
 from django.utils import timezone
 
-from scheduling import locks, mirror, tasks
+from scheduling import locks, tasks
+from scheduling.feed import mirror
 from scheduling.models import ClusterLease, Pod, SchedulingSession
 from tests.scheduling.conftest import build_world
 

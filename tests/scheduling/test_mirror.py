@@ -1,4 +1,4 @@
-"""The in-process mirror of a cluster (``scheduling.mirror``): brought up to date from the change feed, it must
+"""The in-process mirror of a cluster (``scheduling.feed.mirror``): brought up to date from the change feed, it must
 hold exactly what a full read (``store.read_cluster``) gives, after any sequence of writes through the real write
 paths; and it must read in full whenever it cannot prove it is current."""
 
@@ -22,7 +22,7 @@ from django.utils import timezone
 from engine.objects import Snapshot
 from quotas.models import Namespace, Queue, QuotaGroup, Revision
 from scheduling import agent, sessions, store
-from scheduling.mirror import ClusterMirror, mirror_of, prune_changes
+from scheduling.feed.mirror import ClusterMirror, mirror_of, prune_changes
 from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange, SchedulingSession
 from tests.scheduling.conftest import World, build_world, rl
 
@@ -454,7 +454,7 @@ def test_two_mirrors_alternating_on_one_cluster_each_read_in_full_after_the_othe
     """Two workers (two mirrors) take turns running the cluster's sessions: the snapshot follows the session, so
     a mirror that did not run the last session reads in full; one that did reads only the changes."""
     a, b = ClusterMirror(world.cluster.pk), ClusterMirror(world.cluster.pk)
-    from scheduling import mirror as mirrors
+    from scheduling.feed import mirror as mirrors
 
     def session(m: ClusterMirror) -> Any:
         with transaction.atomic():
@@ -614,8 +614,8 @@ def test_sessions_on_the_kept_engine_state_decide_as_a_full_build(monkeypatch: p
 
 @pytest.mark.slow
 def test_this_module_passes_on_sqlite_too(tmp_path: Path) -> None:
-    """The same tests on the embedded default of ``make run``: SQLite, with the row-level triggers of migration
-    ``scheduling.0011``, in a process of its own (the settings pick the database when they load), the random
+    """The same tests on the embedded default of ``make run``: SQLite, with the row-level triggers of
+    ``scheduling.feed.triggers``, in a process of its own (the settings pick the database when they load), the random
     sequences included. SQLite is in the standard library: no server is needed."""
     if connection.vendor == "sqlite":
         pytest.skip("this is the SQLite run")

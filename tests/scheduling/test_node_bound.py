@@ -76,9 +76,7 @@ def test_registering_a_node_above_the_bound_is_a_400_naming_the_field(clients: d
 
 
 def test_an_admin_edit_above_the_bound_is_a_400(world: World, clients: dict[str, Any]) -> None:
-    r = clients["admin"].patch(
-        "/api/v1/nodes/n1/?cluster=c1", {"allocatable": {"memory": "300Ti"}}, format="json"
-    )
+    r = clients["admin"].patch("/api/v1/nodes/n1/?cluster=c1", {"allocatable": {"memory": "300Ti"}}, format="json")
     assert r.status_code == 400
     assert "209 TiB" in error_attrs(r)["allocatable.memory"]
     assert Node.objects.get(cluster=world.cluster, name="n1").allocatable == rl(cpu="8", memory="32Gi", pods="110")

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import html
-import importlib
 import re
 from io import StringIO
 from typing import Any
@@ -13,7 +12,6 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 from django.db import connection
-from django.db.migrations.loader import MigrationLoader
 from django.test import Client
 
 from scheduling.models import Cluster
@@ -85,23 +83,6 @@ def test_keys_that_are_not_fernet_keys_are_refused_naming_the_variable() -> None
         validate_keys([Fernet.generate_key().decode(), "short"])
     with pytest.raises(ValueError, match="holds no key"):
         validate_keys([])
-
-
-def test_the_data_migration_encrypts_existing_plaintext_kubeconfigs() -> None:
-    """``scheduling.0022`` on a row as ``0021`` left it (the plaintext column still there)."""
-    migration = importlib.import_module("scheduling.migrations.0022_encrypt_kubeconfigs")
-    state = MigrationLoader(connection).project_state(("scheduling", "0022_encrypt_kubeconfigs"))
-    cluster = Cluster.objects.create(name="east")
-    with connection.cursor() as cursor:  # the column 0023 drops, rolled back with the test
-        cursor.execute("ALTER TABLE scheduling_cluster ADD COLUMN kubeconfig text NOT NULL DEFAULT ''")
-        cursor.execute("UPDATE scheduling_cluster SET kubeconfig = %s WHERE id = %s", [KUBECONFIG, cluster.pk])
-    with connection.schema_editor() as editor:
-        migration.encrypt_kubeconfigs(state.apps, editor)
-    assert SECRET not in stored(cluster)
-    assert Cluster.objects.get(pk=cluster.pk).read_kubeconfig() == KUBECONFIG
-    with connection.schema_editor() as editor:  # and back
-        migration.decrypt_kubeconfigs(state.apps, editor)
-    assert SECRET in stored(cluster)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""scheduling/store.py: rows -> snapshot -> (hand-made) decisions -> rows, compare-and-swap, one transaction."""
+"""scheduling/store/: rows -> snapshot -> (hand-made) decisions -> rows, compare-and-swap, one transaction."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from django.db import connection
 from django.utils import timezone
 
 from engine.objects import PodGroupPhase, TaskStatus
+from engine.policy.policy import DEFAULT_POLICY
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
-from engine.session.policy import DEFAULT_POLICY
 from quotas.models import Namespace, Revision
 from scheduling import sessions, store
 from scheduling.models import (
@@ -30,6 +30,9 @@ from scheduling.models import (
 from scheduling.models import (
     Eviction as EvictionRow,
 )
+from scheduling.store import bindings as store_bindings
+from scheduling.store import db as store_db
+from scheduling.store import write as store_write
 from tests.scheduling.conftest import GIB, World, build_world, rl
 
 pytestmark = pytest.mark.django_db
@@ -256,7 +259,8 @@ def writers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """The store's writers as PostgreSQL runs them, and the generic ones SQLite runs (prepared statements per row,
     ``bulk_create``), exercised here on PostgreSQL."""
     if request.param == "generic":
-        monkeypatch.setattr(store, "_is_postgres", lambda: False)
+        for module in (store_write, store_bindings, store_db):
+            monkeypatch.setattr(module, "is_postgres", lambda: False)
     return str(request.param)
 
 
@@ -348,7 +352,7 @@ def test_apply_is_one_transaction(world: World, monkeypatch: pytest.MonkeyPatch)
     def boom(*args: Any, **kwargs: Any) -> int:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store, "_write_samples", boom)
+    monkeypatch.setattr(store_write, "_write_samples", boom)
     with pytest.raises(RuntimeError):
         store.apply_decisions(world.cluster, BIND_ALL, timezone.now())
     assert not SchedulingSession.objects.exists()
@@ -397,14 +401,14 @@ needs_postgres = pytest.mark.skipif(
 def _count_binding_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The name of the thread of each by-key binding statement, as it completes."""
     names: list[str] = []
-    real = store._bind_by_key
+    real = store_bindings._bind_by_key
 
     def counted(prepared: Any) -> Any:
         applied = real(prepared)
         names.append(threading.current_thread().name)
         return applied
 
-    monkeypatch.setattr(store, "_bind_by_key", counted)
+    monkeypatch.setattr(store_bindings, "_bind_by_key", counted)
     return names
 
 
@@ -484,7 +488,7 @@ def test_the_writer_takes_what_has_come_in_batches_then_the_rest_at_once(world: 
     assert next(batches) == (b[:2], False)
     assert next(batches) == (b[2:4], False)  # enough left over: no waiting
     stream._queue.put(b[4:5])
-    stream._queue.put(store._END)
+    stream._queue.put(store_db.END)
     assert next(batches) == (b[4:5], True)
     assert next(batches, None) is None
 
@@ -493,7 +497,7 @@ def test_the_writer_takes_what_has_come_in_batches_then_the_rest_at_once(world: 
     stream._queue.put(b[:2])
     batches = stream._batches()
     assert next(batches) == (b[:2], False)
-    stream._queue.put(store._END)
+    stream._queue.put(store_db.END)
     assert next(batches, None) is None  # no empty last statement
 
 
@@ -506,7 +510,7 @@ def test_a_failed_binding_statement_fails_the_session_and_writes_nothing(
     monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
     written = _count_binding_statements(monkeypatch)
     _pace_the_engine(monkeypatch, written)
-    real = store._by_key
+    real = store_bindings._by_key
     calls: list[int] = []
 
     def poisoned(*args: Any) -> Any:
@@ -517,13 +521,13 @@ def test_a_failed_binding_statement_fails_the_session_and_writes_nothing(
             prepared.params[2] = "{not-a-number}"  # the nodes' keys: invalid input for bigint
         return prepared
 
-    monkeypatch.setattr(store, "_by_key", poisoned)
+    monkeypatch.setattr(store_bindings, "_by_key", poisoned)
     _more_pods(world, 2)
     failed = sessions.run_scheduling_session(world.cluster)
     assert written[0] == "fairway-bindings" and len(calls) == 2
     assert failed.status == "failed" and "bigint" in failed.error
     assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Pending"}
-    monkeypatch.setattr(store, "_by_key", real)
+    monkeypatch.setattr(store_bindings, "_by_key", real)
     assert sessions.run_scheduling_session(world.cluster).bound == 5
 
 
@@ -653,7 +657,7 @@ def test_deleting_a_node_unsets_the_node_of_its_pods(world: World) -> None:
 @pytest.mark.parametrize("by_key", [True, False])
 def test_bindings_are_logged_in_the_change_feed_and_only_they(world: World, writers: str, by_key: bool) -> None:
     """Every pod a binding changed is in the change feed (PostgreSQL's trigger takes the binding statement's word
-    that all its rows changed, migration 0016); the word does not outlive the statement: a later update that
+    that all its rows changed, ``scheduling.feed.triggers``); the word does not outlive the statement: a later update that
     changes no logged column logs nothing."""
     cid = world.cluster.pk
     ids = store.read_cluster(world.cluster)[1] if by_key else None
@@ -692,9 +696,9 @@ def test_array_literals_round_trip_through_postgresql() -> None:
         cursor.execute(
             "SELECT %s::text[], %s::bigint[], %s::timestamptz[]",
             [
-                store._array([*AWKWARD, None]),
-                store._int_array([0, -5, 2**62]),
-                store._array([moment, None]),
+                store_db.pg_array([*AWKWARD, None]),
+                store_db.pg_int_array([0, -5, 2**62]),
+                store_db.pg_array([moment, None]),
             ],
         )
         texts, ints, times = cursor.fetchone()
@@ -738,13 +742,13 @@ def test_bindings_by_primary_key_take_only_pods_still_pending(world: World) -> N
         Binding("ns-a/a-0", "ghost-node"),
     ]
     now = timezone.now()
-    applied = store._bind_generic_by_id(world.cluster, bindings, now, ids)
+    applied = store_bindings._bind_generic_by_id(world.cluster, bindings, now, ids)
     assert applied == [["ns-a/a-0", "n1", False], ["ns-b/solo", "n3", True]]
     a0, a1, solo = (world.pod(u) for u in ("ns-a/a-0", "ns-a/a-1", "ns-b/solo"))
     assert (a0.status, a0.node.name, a0.updated) == ("Bound", "n1", now)
     assert (solo.status, solo.node.name) == ("Pipelined", "n3")
     assert (a1.status, a1.node) == ("Failed", None)
-    assert store._bind_generic_by_id(world.cluster, bindings[:1], now, ids) == []  # replayed: nothing twice
+    assert store_bindings._bind_generic_by_id(world.cluster, bindings[:1], now, ids) == []  # replayed: nothing twice
 
 
 # -- rows fetched while the caller works (PostgreSQL: a server-side cursor on a thread) ---------------------------
@@ -755,7 +759,7 @@ def test_rows_fetched_meanwhile_are_the_querys_rows_in_chunks(world: World) -> N
     qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list(*store.POD_COLUMNS)
     with store.fetched_meanwhile(qs, chunk=4) as chunks:
         got = list(chunks)
-    assert [row for chunk in got for row in chunk] == store._fetch_all(qs)
+    assert [row for chunk in got for row in chunk] == store_db.fetch_all(qs)
     if connection.vendor == "postgresql":
         assert [len(c) for c in got] == [4, 4, 4, 2]
     assert not [t for t in threading.enumerate() if t.name == "fairway-read"]
@@ -780,7 +784,7 @@ def test_without_server_side_cursors_the_rows_come_in_one_fetch(world: World, mo
     monkeypatch.setitem(connection.settings_dict, "DISABLE_SERVER_SIDE_CURSORS", True)
     qs = Pod.objects.filter(cluster=world.cluster).order_by("id").values_list("id")
     with store.fetched_meanwhile(qs, chunk=1) as chunks:
-        assert list(chunks) == [store._fetch_all(qs)]
+        assert list(chunks) == [store_db.fetch_all(qs)]
 
 
 def test_a_gang_released_whole_is_counted_on_its_podgroup(world: World) -> None:

@@ -105,7 +105,7 @@ def test_ensure_schedules_command_turns_on_the_demo(db: Any) -> None:
 def test_default_policy_is_volcanos_and_bad_policies_are_refused(db: Any) -> None:
     from django.core.exceptions import ValidationError
 
-    from engine.session.policy import DEFAULT_POLICY
+    from engine.policy.policy import DEFAULT_POLICY
 
     cluster = Cluster.objects.create(name="fresh")
     assert cluster.scheduler_policy == default_scheduler_policy() and cluster.policy == DEFAULT_POLICY

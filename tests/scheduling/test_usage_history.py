@@ -10,12 +10,12 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from engine.session.policy import default_policy_with
+from engine.policy.policy import default_policy_with
 from engine.session.run import run_session
 from engine.usage import QUEUE, UsageHistory, node_key
 from planning import valuecache
 from scheduling import sessions, store
-from scheduling.mirror import forget
+from scheduling.feed.mirror import forget
 from scheduling.models import SessionStatus
 from scheduling.models import UsageHistory as UsageRow
 from tests.scheduling.conftest import World
@@ -93,7 +93,7 @@ def test_a_malformed_row_fails_the_session_with_a_clear_error(world: World) -> N
 def test_why_a_job_waits_shows_each_nodes_past_usage(world: World) -> None:
     from django.contrib.auth import get_user_model
 
-    from scheduling.why import why_podgroup
+    from planning.why import why_podgroup
 
     admin = get_user_model().objects.create_superuser("why-admin", password="pw")
     pg = world.podgroups["ns-a/pg-a"]

@@ -35,7 +35,7 @@ from engine.objects import (
     TaskStatus,
     Toleration,
 )
-from engine.session.policy import DEFAULT_POLICY
+from engine.policy.policy import DEFAULT_POLICY
 
 try:  # libyaml is ~10x faster on big snapshots; fall back to the pure-Python dumper when it is missing.
     _Dumper: Any = yaml.CSafeDumper

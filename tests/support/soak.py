@@ -23,6 +23,9 @@ from typing import Any
 GPU = "nvidia.com/gpu"
 OCCUPYING = ("Allocated", "Binding", "Bound", "Running", "Releasing")
 FINISHED = ("Succeeded", "Failed")
+# what a gang keeps on its nodes by the scheduler's choice: a Releasing pod was let go (its node's agent finishes it,
+# or the node-lost timeout when its node is dead), so a gang of Releasing pods holds nothing the scheduler could free
+KEPT = ("Allocated", "Binding", "Bound", "Running")
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 RETRY = re.compile(r"(-r\d+)+$")  # the simulated job controller names a pod's replacements <name>-r<N>
 # A policy without a gang repair timeout or a minimum runtime (Volcano's, or older code's) is measured with these:
@@ -222,6 +225,28 @@ class Soak:
         self.report.elapsed = time.perf_counter() - started
         return self.report
 
+    def trace(self) -> Any:
+        """What the soak did, as a trace (``engine.replay.trace``, source ``soak``; after ``run``): the jobs with
+        their recorded starts and finishes, the tree and the nodes, on the soak's grid (``period``: one round). Its
+        window runs from ``START`` to the last round. The demo's tree and first jobs were loaded on the wall clock
+        before the virtual one started: the tree is read as it is now (the soak edits none), and those jobs are
+        submitted at ``START``, where the soak's first session saw them."""
+        import dataclasses
+
+        from django.utils import timezone
+
+        from planning.trace import build_trace
+
+        end = START + timedelta(seconds=(int(self.hours * 3600 / self.step) - 1) * self.step)
+        now = timezone.now()
+        trace = build_trace(self.cluster, START, now, period=self.step, source="soak", tree_at=now)
+        trace.header = dataclasses.replace(trace.header, end=end.timestamp())
+        trace.edits = [e for e in trace.edits if e.time <= end.timestamp()]
+        trace.jobs = [
+            dataclasses.replace(j, submit=START.timestamp()) if j.submit > end.timestamp() else j for j in trace.jobs
+        ]
+        return trace
+
     def _outage(self, t: int) -> bool:
         return any(f.kind == "outage" and f.at <= t < f.at + f.seconds for f in self.faults)
 
@@ -304,7 +329,7 @@ class Soak:
             self.report.violations.append(f"t={t}s: {text}")
 
     def _read_policy(self) -> None:
-        from engine.session.policy import Policy
+        from engine.policy.policy import Policy
 
         policy = Policy.from_yaml(self.cluster.scheduler_policy) if self.cluster.scheduler_policy else None
         # getattr: bench/bench_gangs.py runs this harness over older code too, which has neither setting. A policy
@@ -455,7 +480,7 @@ class Soak:
             cluster=self.cluster, podgroup__min_member__gt=1
         ).values_list("podgroup_id", "status", "request", "podgroup__min_member", "podgroup__queue__name"):
             minimum[group], queue_of[group] = min_member, queue
-            if status in OCCUPYING:
+            if status in KEPT:
                 holding[group] += 1
                 gpus[group] += request.get(GPU, 0)
                 held.setdefault(group, Counter()).update({r: request.get(r, 0) for r in ("cpu", GPU)})

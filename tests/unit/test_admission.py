@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.objects import Snapshot
-from engine.session.policy import EnqueueArgs, PolicyError, parse_enqueue_args
+from engine.policy.policy import EnqueueArgs, PolicyError, parse_enqueue_args
 from engine.session.run import apply_result, run_session
 from tests.unit.test_session_support import (
     ST,

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from engine.fairshare.capacity import compute_capacity
-from engine.fairshare.queues import JobUsage, QueueSpec, TaskRef
+from engine.fairshare.deserved import compute_capacity
+from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.verdicts import TaskRef
 from engine.resources import ResourceList
 
 

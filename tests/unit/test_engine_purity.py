@@ -18,7 +18,7 @@ def test_the_walk_finds_the_whole_package() -> None:
     for name in (
         "engine.values",
         "engine.session.framework",
-        "engine.session.plugins.gang",
+        "engine.session.plugins.gang.plugin",
         "engine.fairshare.elastic",
     ):
         assert name in modules

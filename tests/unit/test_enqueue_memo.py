@@ -111,7 +111,7 @@ def test_copies_of_a_refused_podgroup_are_not_asked_again(monkeypatch: pytest.Mo
         pods=[pod("ns", f"j{j}-{k}", f"j{j}", "2", "1Gi") for j in range(10) for k in range(2)],
         policy=POLICIES["proportion"],
     )
-    from engine.session.plugins.proportion import ProportionPlugin
+    from engine.session.plugins.proportion.plugin import ProportionPlugin
 
     asked: list[str] = []
     original = ProportionPlugin.job_enqueueable

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from engine.fairshare.proportion import ProportionResult
 from engine.manifests import ManifestError, load_manifests
 from engine.objects import Snapshot
-from engine.session.policy import Policy, PolicyError
+from engine.policy.policy import Policy, PolicyError
 from engine.session.run import apply_result, run_session
 from engine.simulate import simulate
 from engine.usage import (

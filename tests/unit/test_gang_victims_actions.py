@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.objects import Snapshot, TaskInfo
-from engine.session.policy import Policy, PolicyError
+from engine.policy.policy import Policy, PolicyError
 from engine.session.run import run_session
 from engine.vocabulary import READY_STATUSES
 from tests.unit.test_session_support import (

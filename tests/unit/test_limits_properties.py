@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes
 from engine.fairshare.elastic_sets import round_up
 from engine.fairshare.proportion import compute_proportion

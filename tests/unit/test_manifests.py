@@ -27,8 +27,8 @@ from engine.objects import (
     TaskStatus,
     Toleration,
 )
+from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import ResourceList
-from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from tests.support.manifest_dump import dump_snapshot, dump_yaml
 
 GiB, MiB = 2**30, 2**20

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from engine.objects import Snapshot
+from engine.policy.policy import PolicyError
 from engine.session.clock import time_horizon
-from engine.session.policy import PolicyError
 from engine.session.run import run_session
 from tests.unit.test_session_support import (
     Q,

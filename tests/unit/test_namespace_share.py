@@ -15,7 +15,8 @@ from engine.fairshare.namespace import (
     namespace_share,
     namespace_weight,
 )
-from engine.fairshare.queues import JobUsage, TaskRef
+from engine.fairshare.queues import JobUsage
+from engine.fairshare.verdicts import TaskRef
 from engine.resources import ResourceList
 
 
@@ -214,8 +215,8 @@ def _reference(
 ) -> dict[tuple[str, str], tuple[int, dict[str, int], dict[str, int], dict[str, int], float, str]]:
     """Per (queue, namespace): weight, request, allocated, deserved, share and dominant resource, computed with
     one ``water_fill`` per queue and resource and one dictionary per sum, as the model says."""
+    from engine.amounts import dominant_share
     from engine.fairshare.namespace import _clean_weight
-    from engine.fairshare.queues import dominant_share
     from engine.fairshare.waterfill import water_fill
 
     usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}

@@ -1,5 +1,6 @@
-"""Plugins register themselves (Volcano's ``plugins/factory.go``): the registry holds what each plugin module
-registered, the framework and the session import no plugin and name none."""
+"""Plugins register themselves (Volcano's ``plugins/factory.go``): one folder per plugin, the registry
+(``engine.session.plugins``) names the folders and holds what each plugin's ``plugin.py`` registered; the framework
+and the session import no plugin and name none; each plugin reads its own arguments, once per policy."""
 
 from __future__ import annotations
 
@@ -8,24 +9,44 @@ from pathlib import Path
 
 import pytest
 
-import engine.session.plugins  # noqa: F401  (registers the plugins)
-from engine.session.arguments.base import PLUGIN_ARGUMENTS, PolicyError, declare
-from engine.session.arguments.capacity import read_capacity_args
-from engine.session.arguments.overcommit import read_overcommit_factor
+from engine.policy.arguments import PLUGIN_ARGUMENTS, PolicyError, declare
+from engine.policy.policy import KNOWN_PLUGINS, Policy
 from engine.session.framework import Plugin
-from engine.session.policy import KNOWN_PLUGINS, Policy
-from engine.session.registry import PLUGINS, register
+from engine.session.plugins import NAMES
+from engine.session.plugins.capacity.arguments import CAPACITY, read_capacity_args
+from engine.session.plugins.overcommit.arguments import read_overcommit_factor
+from engine.session.registry import PLUGINS, load, register
 from engine.session.session import Session
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, queue, running, snapshot
 
 SESSION_DIR = Path(__file__).resolve().parents[2] / "engine" / "session"
+PLUGINS_DIR = SESSION_DIR / "plugins"
+load()
 
 
 def test_every_plugin_a_policy_knows_is_registered_by_its_module() -> None:
     assert sorted(PLUGINS) == sorted(KNOWN_PLUGINS)
     for name, cls in PLUGINS.items():
         assert cls.name == name
-        assert cls.__module__ == f"engine.session.plugins.{name}"
+        assert cls.__module__ == f"engine.session.plugins.{name}.plugin"
+
+
+def test_a_plugin_is_its_folder_and_its_name_in_the_registry() -> None:
+    """Adding a plugin touches its folder and the registry only: every folder with a ``plugin.py`` is named in
+    ``NAMES`` and the other way round; a folder with an ``arguments.py`` declares its reader, which the registry
+    imports (a folder without one takes no arguments); nothing else in the engine names a plugin's module."""
+    folders = {p.parent.name for p in PLUGINS_DIR.glob("*/plugin.py")}
+    assert folders == set(NAMES)
+    with_arguments = {p.parent.name for p in PLUGINS_DIR.glob("*/arguments.py")}
+    assert with_arguments == {n for n, declared in PLUGIN_ARGUMENTS.items() if declared.read is not None}
+    registry = _imported_modules(PLUGINS_DIR / "__init__.py")
+    assert {f"engine.session.plugins.{n}" for n in with_arguments} <= registry  # ``from ... import arguments``
+    engine = PLUGINS_DIR.parents[1]
+    for path in engine.rglob("*.py"):
+        if path.is_relative_to(PLUGINS_DIR) or path.name == "policy.py":
+            continue  # the plugins themselves; the policy's fairness over time reads three plugins' arguments
+        plugin_modules = {m for m in _imported_modules(path) if m.startswith("engine.session.plugins.")}
+        assert all(m.endswith(".arguments") for m in plugin_modules), (path, plugin_modules)
 
 
 def test_a_name_cannot_be_registered_twice(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,7 +72,8 @@ def _imported_modules(path: Path) -> set[str]:
 @pytest.mark.parametrize("module", ["framework.py", "session.py"])
 def test_the_framework_and_the_session_import_no_plugin_and_no_action(module: str) -> None:
     imported = _imported_modules(SESSION_DIR / module)
-    assert not [m for m in imported if m.startswith(("engine.session.plugins", "engine.session.actions"))]
+    # the registry itself (``engine.session.plugins``) but no plugin's module and no action
+    assert not [m for m in imported if m.startswith(("engine.session.plugins.", "engine.session.actions"))]
     tree = ast.parse((SESSION_DIR / module).read_text())
     lookups = [
         item
@@ -88,7 +110,6 @@ def test_capabilities_replace_names() -> None:
 
 # -- each plugin reads its own arguments ------------------------------------------------------------------------
 
-ARGUMENTS_DIR = SESSION_DIR / "arguments"
 
 # one argument of the wrong type per plugin that takes arguments, and what reading the policy then says
 BAD_ARGUMENT = {
@@ -106,9 +127,26 @@ def test_the_argument_modules_declare_every_plugin_and_import_no_session() -> No
     assert frozenset(PLUGIN_ARGUMENTS) == KNOWN_PLUGINS
     with_reader = sorted(name for name, declared in PLUGIN_ARGUMENTS.items() if declared.read is not None)
     assert with_reader == sorted(BAD_ARGUMENT)
-    for path in ARGUMENTS_DIR.glob("*.py"):
+    readers = sorted(PLUGINS_DIR.glob("*/arguments.py"))
+    assert [p.parent.name for p in readers] == sorted(BAD_ARGUMENT)
+    for path in readers:
         imported = _imported_modules(path)
-        assert not [m for m in imported if m.startswith("engine.") and not m.startswith("engine.session.arguments")]
+        assert not [m for m in imported if m.startswith("engine.") and not m.startswith("engine.policy.")], path
+
+
+def test_a_policy_reads_each_plugins_arguments_once() -> None:
+    policy = Policy.from_dict(
+        {
+            "actions": "allocate",
+            "tiers": [{"plugins": [{"name": "capacity", "arguments": {"ancestorReclaimLevel": 2}}]}],
+        }
+    )
+    first = policy.arguments_of(CAPACITY)
+    assert first.ancestor_reclaim_level == 2
+    assert policy.arguments_of(CAPACITY) is first  # kept with the policy, not read again
+    assert Policy.from_dict({"actions": "allocate"}).arguments_of(CAPACITY).ancestor_reclaim_level == 0  # defaults
+    with pytest.raises(ValueError, match="takes no arguments"):
+        policy.arguments_of(PLUGIN_ARGUMENTS["gang"])
 
 
 @pytest.mark.parametrize("name", sorted(BAD_ARGUMENT))
@@ -126,7 +164,7 @@ def test_reading_a_policy_asks_each_plugin_to_read_its_arguments(name: str) -> N
 
 
 def test_a_plugin_declares_its_arguments_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("engine.session.arguments.base.PLUGIN_ARGUMENTS", dict(PLUGIN_ARGUMENTS))
+    monkeypatch.setattr("engine.policy.arguments.PLUGIN_ARGUMENTS", dict(PLUGIN_ARGUMENTS))
     declare("capacity", read_capacity_args)  # the same reader again: harmless (a module imported twice)
     with pytest.raises(ValueError, match="declares its arguments twice"):
         declare("capacity", read_overcommit_factor)

@@ -8,21 +8,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.session.policy import (
+from engine.policy.policy import (
     ACTIONS,
     DEFAULT_POLICY,
     KNOWN_PLUGINS,
     SWITCHES,
-    BinpackWeights,
     CapacityArgs,
     ElasticQuotaArgs,
-    NodeOrderWeights,
     PluginOption,
     Policy,
     PolicyError,
     parse_duration,
     parse_elastic_quota_args,
 )
+from engine.session.plugins.binpack.arguments import BINPACK, BinpackWeights
+from engine.session.plugins.capacity.arguments import CAPACITY
+from engine.session.plugins.nodeorder.arguments import NODEORDER, NodeOrderWeights
+from engine.session.plugins.overcommit.arguments import OVERCOMMIT
 from tests.acceptance.manifests import PEER_MANIFESTS, needs_peer_manifests
 
 HELM_CONF = PEER_MANIFESTS / "volcano" / "installer__helm__chart__volcano__config__volcano-scheduler.conf"
@@ -228,7 +230,7 @@ def test_duplicate_plugin_uses_the_first_entry() -> None:
             ],
         }
     )
-    assert policy.overcommit_factor() == 2.0
+    assert policy.arguments_of(OVERCOMMIT) == 2.0
     assert policy.tier_of("overcommit") == 0
     assert any("listed more than once" in w for w in policy.warnings)
 
@@ -312,9 +314,9 @@ configurations:
 )
 def test_overcommit_factor(arguments: dict[str, Any], expected: float, warned: bool) -> None:
     policy = one_plugin({"name": "overcommit", "arguments": arguments}, "enqueue")
-    assert policy.overcommit_factor() == expected
+    assert policy.arguments_of(OVERCOMMIT) == expected
     assert bool(policy.warnings) is warned
-    assert Policy.from_dict({"actions": "enqueue"}).overcommit_factor() == 1.2  # plugin absent
+    assert Policy.from_dict({"actions": "enqueue"}).arguments_of(OVERCOMMIT) == 1.2  # plugin absent
 
 
 @pytest.mark.parametrize(
@@ -323,13 +325,13 @@ def test_overcommit_factor(arguments: dict[str, Any], expected: float, warned: b
 )
 def test_capacity_ancestor_reclaim_level(arguments: dict[str, Any], level: int, warned: bool) -> None:
     policy = one_plugin({"name": "capacity", "enableHierarchy": True, "arguments": arguments})
-    assert policy.capacity_args() == CapacityArgs(ancestor_reclaim_level=level)
+    assert policy.arguments_of(CAPACITY) == CapacityArgs(ancestor_reclaim_level=level)
     assert policy.plugin("capacity") is not None and policy.plugin("capacity").hierarchy  # type: ignore[union-attr]
     assert bool(policy.warnings) is warned
 
 
 def test_nodeorder_weights_as_volcano_names_them() -> None:
-    assert one_plugin({"name": "nodeorder"}).nodeorder_weights() == NodeOrderWeights(
+    assert one_plugin({"name": "nodeorder"}).arguments_of(NODEORDER) == NodeOrderWeights(
         least_requested=1,
         most_requested=0,
         node_affinity=2,
@@ -354,10 +356,10 @@ def test_nodeorder_weights_as_volcano_names_them() -> None:
             },
         }
     )
-    assert policy.nodeorder_weights() == NodeOrderWeights(0, 5, 4, 3, 2, 7, 0, 9)
+    assert policy.arguments_of(NODEORDER) == NodeOrderWeights(0, 5, 4, 3, 2, 7, 0, 9)
     # A non-integer is ignored with a warning, as Volcano's GetInt does.
     bad = one_plugin({"name": "nodeorder", "arguments": {"leastrequested.weight": 1.5}})
-    assert bad.nodeorder_weights().least_requested == 1
+    assert bad.arguments_of(NODEORDER).least_requested == 1
     assert bad.warnings == ("nodeorder: argument leastrequested.weight=1.5 is not an integer; using 1",)
 
 
@@ -378,7 +380,7 @@ tiers:
       binpack.resources.example.com/foo: 3
 """
     )
-    weights = policy.binpack_weights()
+    weights = policy.arguments_of(BINPACK)
     assert weights == BinpackWeights(weight=10, cpu=5, memory=1, resources={"nvidia.com/gpu": 2, "example.com/foo": 3})
     assert weights.resource_weights() == {"nvidia.com/gpu": 2, "example.com/foo": 3, "cpu": 5, "memory": 1}
     # Negative cpu/memory/resource weights fall back to 1 (calculateWeight).
@@ -393,8 +395,8 @@ tiers:
             },
         }
     )
-    assert negative.binpack_weights() == BinpackWeights(weight=1, cpu=1, memory=1, resources={"x/y": 1})
-    assert Policy.from_dict({"actions": "allocate"}).binpack_weights() == BinpackWeights()
+    assert negative.arguments_of(BINPACK) == BinpackWeights(weight=1, cpu=1, memory=1, resources={"x/y": 1})
+    assert Policy.from_dict({"actions": "allocate"}).arguments_of(BINPACK) == BinpackWeights()
 
 
 def test_elastic_quota_args_defaults_and_overrides() -> None:

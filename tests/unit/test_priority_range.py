@@ -21,7 +21,10 @@ def test_the_strictest_along_the_path_holds() -> None:
 def test_validation_names_the_field_and_the_limit() -> None:
     rng = priority_range("nlp", [("nlp", 100, False)])
     errors = validate_priority_range("pod nlp/p", rng, priority=101, preemptible=False)
-    assert [(e.field, e.code) for e in errors] == [("priority", "out_of_range"), ("preemptible", "non_preemptible_not_allowed")]
+    assert [(e.field, e.code) for e in errors] == [
+        ("priority", "out_of_range"),
+        ("preemptible", "non_preemptible_not_allowed"),
+    ]
     assert "maximum 100 that queue nlp allows" in errors[0].message
     assert validate_priority_range("pod nlp/p", rng, priority=100, preemptible=True) == []
     assert validate_priority_range("podgroup nlp/g", rng, priority=-5) == []  # a podgroup has no preemptible

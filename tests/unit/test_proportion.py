@@ -12,24 +12,20 @@ from typing import Any
 
 import pytest
 
-from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import (
+from engine.amounts import (
     INFINITY,
     ZERO,
-    JobUsage,
-    QueueSpec,
-    TaskRef,
     greater_partly_with_relevant_dimensions,
     insufficient_resources,
-    job_elastic,
-    job_inqueue,
     less,
     less_equal,
     less_equal_partly,
     less_equal_partly_with_dimension_zero_filtered,
     less_partly,
-    summarize_jobs,
 )
+from engine.fairshare.proportion import compute_proportion
+from engine.fairshare.queues import JobUsage, QueueSpec, job_elastic, job_inqueue, summarize_jobs
+from engine.fairshare.verdicts import TaskRef
 from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, SETTLED_SHARE, hamilton, water_fill
 from engine.resources import ResourceList
 

@@ -21,7 +21,7 @@ from typing import TypeVar
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota, QueueSpec

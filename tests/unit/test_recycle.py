@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.objects import Snapshot, TaskInfo, TaskStatus
+from engine.policy.policy import ElasticQuotaArgs
 from engine.resources import ResourceList
-from engine.session.policy import ElasticQuotaArgs
 from engine.session.recycle import gangs_of, revoke_victims
 from engine.session.run import run_recycle
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, running, snapshot

@@ -34,9 +34,9 @@ from engine.objects import (
     TaskStatus,
     Toleration,
 )
+from engine.policy.policy import Policy
 from engine.resources import ResourceList
 from engine.session.carry import SessionCarry
-from engine.session.policy import Policy
 from engine.session.run import apply_result, run_actions
 from engine.session.session import Placement, Session
 

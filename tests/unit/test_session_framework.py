@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from engine.session.framework import ABSTAIN, PERMIT, REJECT, GateRefusal, Plugin
-from engine.session.plugins import PLUGINS
+from engine.session.framework import ABSTAIN, PERMIT, REJECT, Plugin
+from engine.session.reasons import GateRefusal
+from engine.session.registry import PLUGINS
 from engine.session.session import Session
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, queue, running, snapshot
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.objects import PodGroupPhase, TaskStatus
+from engine.policy.policy import DEFAULT_POLICY, Policy
 from engine.session.order import job_order, ordering_policy
-from engine.session.policy import DEFAULT_POLICY, Policy
 from engine.session.session import Session
 from engine.values import compute_values
 from tests.unit.test_session_support import node, pod, podgroup, queue, running, snapshot

@@ -23,9 +23,9 @@ from engine.objects import (
     TaskStatus,
     Toleration,
 )
+from engine.policy.policy import SWITCHES, Policy
 from engine.resources import ResourceList, parse_resource_list
 from engine.session.decisions import SessionResult
-from engine.session.policy import SWITCHES, Policy
 from engine.session.run import apply_result, run_session
 
 Q = PodGroupPhase

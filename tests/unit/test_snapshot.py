@@ -31,8 +31,8 @@ from engine.objects import (
     Toleration,
     own_podgroup_name,
 )
+from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import MAX_AMOUNT, ResourceList
-from engine.session.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 
 GiB = 2**30
 

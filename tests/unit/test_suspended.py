@@ -17,7 +17,9 @@ from engine.session.run import run_session
 from tests.unit.test_session_support import ST, Q, node, pod, podgroup, policy, queue, rl, snapshot
 
 POLICIES = {
-    "enqueue, allocate": policy("enqueue, allocate, backfill", ["priority", "gang"], ["drf", "proportion", "predicates"]),
+    "enqueue, allocate": policy(
+        "enqueue, allocate, backfill", ["priority", "gang"], ["drf", "proportion", "predicates"]
+    ),
     "allocate only": policy("allocate, backfill", ["priority", "gang"], ["drf", "proportion", "predicates"]),
 }
 

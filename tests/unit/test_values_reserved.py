@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.changes import as_quantities, node_values
-from engine.fairshare.capacity import compute_capacity
+from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobUsage, QueueSpec
 from engine.objects import PodGroupPhase, Snapshot

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskStatus
-from engine.session.policy import Policy
+from engine.policy.policy import Policy
 from engine.session.session import Session
 from engine.values import compute_quotas, compute_values
 from tests.unit.test_session_properties import clusters

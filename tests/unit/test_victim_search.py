@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.objects import PodGroupPhase, Snapshot, TaskStatus
+from engine.policy.policy import Policy
 from engine.resources import ResourceList
 from engine.session.actions import common
 from engine.session.framework import Framework
-from engine.session.policy import Policy
 from engine.session.run import apply_result, run_session
 from engine.session.session import TaskState
 from tests.unit.test_session_support import group, node, plugin, pod, podgroup, policy, queue, rl, snapshot

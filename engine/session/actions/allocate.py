@@ -24,9 +24,10 @@ from collections import deque
 
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.actions.common import KeyedHeap
-from engine.session.framework import GateRefusal
+from engine.session.reasons import GateRefusal
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
+from engine.vocabulary import BlockerKind
 
 
 def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
@@ -46,7 +47,7 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
             job.skip_refusal = refusal
             continue
         if job.queue not in ssn.snapshot.queues:
-            job.skip_refusal = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
+            job.skip_refusal = GateRefusal(BlockerKind.QUEUE, job.queue, "exists", message="the queue does not exist")
             continue
         if not job.counts[TaskStatus.PENDING]:
             continue

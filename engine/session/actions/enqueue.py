@@ -57,10 +57,11 @@ from typing import Any
 import numpy as np
 
 from engine.objects import PodGroupPhase, TaskStatus
+from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
-from engine.session.framework import GateRefusal, qty
-from engine.session.plugins.proportion import sorted_resources
+from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, add_into
+from engine.vocabulary import BlockerKind
 from engine.wording import plural
 
 _EXISTING = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
@@ -121,7 +122,7 @@ class NamespaceQuotas:
             held = used.get(r, 0) + admitted.get(r, 0)
             if held + want > hard[r]:
                 return GateRefusal(
-                    "namespace",
+                    BlockerKind.NAMESPACE,
                     job.namespace,
                     "hard",
                     r,
@@ -168,7 +169,7 @@ class NodeFit:
         count = int(usable.sum())
         if count == 0:
             return GateRefusal(
-                "cluster",
+                BlockerKind.CLUSTER,
                 "nodes",
                 "predicates",
                 message=f"no ready node passes the predicates (node selector, taints, cordon) of {plural(len(table), 'node')}",
@@ -181,7 +182,9 @@ class NodeFit:
             text = f"no node can ever hold one of its pods: the largest of {count} usable nodes offers {qty(int(largest[j]), name)}"
         else:
             text = f"no single node of {count} usable ones offers all of one pod's request at once"
-        return GateRefusal("cluster", "nodes", "allocatable", name, int(need[j]), int(largest[j]), message=text)
+        return GateRefusal(
+            BlockerKind.CLUSTER, "nodes", "allocatable", name, int(need[j]), int(largest[j]), message=text
+        )
 
 
 def backoff_refusal(job: JobState, now: float) -> GateRefusal | None:
@@ -190,7 +193,7 @@ def backoff_refusal(job: JobState, now: float) -> GateRefusal | None:
     if until is None or until <= now:
         return None
     return GateRefusal(
-        "policy",
+        BlockerKind.POLICY,
         job.key,
         "backoff",
         message=f"requeued {job.info.requeues}x, not admitted again before {_clock(until)}",
@@ -222,7 +225,7 @@ def enqueue(ssn: Session) -> None:
     for key in sorted(ssn.jobs):
         job = ssn.jobs[key]
         if job.queue not in queues:
-            job.skip_refusal = GateRefusal("queue", job.queue, "exists", message="the queue does not exist")
+            job.skip_refusal = GateRefusal(BlockerKind.QUEUE, job.queue, "exists", message="the queue does not exist")
             continue
         with_jobs.add(job.queue)
         if job.is_pending() and not job.info.suspended:  # a suspended podgroup waits to be resumed, not admitted
@@ -259,7 +262,7 @@ def enqueue(ssn: Session) -> None:
             admitted = ok
             if not ok:
                 job.enqueue_refusal = refused[same] = refusal or GateRefusal(
-                    "policy", "", "enqueue", message="not admitted"
+                    BlockerKind.POLICY, "", "enqueue", message="not admitted"
                 )
         if admitted:
             refused.clear()

@@ -54,6 +54,7 @@ from engine.session.actions.gangvictims import (
 from engine.session.decisions import Blocker
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
+from engine.vocabulary import BlockerKind
 
 _PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 I64 = npt.NDArray[np.int64]
@@ -81,7 +82,7 @@ def _evict(stmt: Statement, task: TaskState, victim: TaskState, gang: str = "") 
             f"{victim.priority}{gang}"
         ),
         preemptor=task.uid,
-        blocker=Blocker("queue", job.queue, limit="priority"),
+        blocker=Blocker(BlockerKind.QUEUE, job.queue, limit="priority"),
     )
 
 

@@ -34,13 +34,14 @@ from collections import deque
 from collections.abc import Iterator
 
 from engine.objects import TaskStatus
+from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap, MinRuntime, VictimRoom, attempt_key, fits, rows_with_room
 from engine.session.actions.gangvictims import GANG_RULE, GangVictims, free_first, gang_met, whole_gang_words
 from engine.session.decisions import Blocker
-from engine.session.framework import GateRefusal, qty
-from engine.session.plugins.proportion import sorted_resources
+from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
+from engine.vocabulary import BlockerKind
 
 _RUNNING = frozenset({TaskStatus.RUNNING})
 
@@ -58,7 +59,7 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
             text = f"queue {queue} holds {qty(allocated, r)} {r}, above its deserved {qty(deserved, r)}"
             if st.kept_off.get(r, 0) > 0:
                 text += f" ({qty(st.kept_off[r], r)} kept by other queues' lending limits)"
-            return Blocker("queue", queue, r, allocated, deserved, "deserved"), text
+            return Blocker(BlockerKind.QUEUE, queue, r, allocated, deserved, "deserved"), text
     for r in sorted_resources(victim.req):
         allocated, real = st.allocated.get(r, 0), st.real_capability.get(r, 0)
         if allocated > real and st.kept_off.get(r, 0) > 0:
@@ -67,13 +68,13 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
                 f"queue {queue} holds {qty(allocated, r)} {r}, above its realCapability {qty(real, r)} "
                 f"({qty(st.kept_off[r], r)} kept by other queues' lending limits)"
             )
-            return Blocker("queue", queue, r, allocated, real, "realCapability"), text
+            return Blocker(BlockerKind.QUEUE, queue, r, allocated, real, "realCapability"), text
     first = next(iter(sorted_resources(victim.req)), None)
     if first is None:
-        return Blocker("queue", queue, limit="deserved"), f"queue {queue}"
+        return Blocker(BlockerKind.QUEUE, queue, limit="deserved"), f"queue {queue}"
     allocated, deserved = st.allocated.get(first, 0), st.deserved.get(first, 0)
     text = f"queue {queue} holds {qty(allocated, first)} {first} (deserved {qty(deserved, first)})"
-    return Blocker("queue", queue, first, allocated, deserved, "deserved"), text
+    return Blocker(BlockerKind.QUEUE, queue, first, allocated, deserved, "deserved"), text
 
 
 def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:

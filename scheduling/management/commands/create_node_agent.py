@@ -80,6 +80,8 @@ class Command(BaseCommand):
             f"{'created' if created else 'updated'} node agent {user.username} for {what} (cluster {cluster.name})"
         )
         if key is None:
-            self.stderr.write("its token is unchanged and not shown again (only its hash is kept); --new-token makes another")
+            self.stderr.write(
+                "its token is unchanged and not shown again (only its hash is kept); --new-token makes another"
+            )
         else:
             self.stdout.write(key)

@@ -46,7 +46,9 @@ def test_requeue_and_delete_through_the_real_api_server(
     assert done.released == 2
     out = adapter.reconcile()
     assert out is not None and out["problems"] == [] and out["sent"]["evicted"] == 2, out
-    assert set(Eviction.objects.filter(cluster=cluster, action="requeue").values_list("api_status", flat=True)) == {"done"}
+    assert set(Eviction.objects.filter(cluster=cluster, action="requeue").values_list("api_status", flat=True)) == {
+        "done"
+    }
     assert sorted(kubelet.sync()["deleted"]) == [f"{ns}/train-0", f"{ns}/train-1"]  # the kubelet stops them
 
     core = k8s.CoreV1Api(admin)

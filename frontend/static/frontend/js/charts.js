@@ -1,6 +1,10 @@
-/* Draw every figure of the page from its JSON (built in Python, frontend/figures.py), then flag the page with
-   data-chart-ready="1". A click on a sector of a tree figure zooms into that node's subtree when it has children
-   (layout.meta.zoom, the page's ?root=), goes back up from the centre (layout.meta.up), else opens the node. */
+/* Draw every figure of the page from its JSON (built in Python, frontend/figures.py). The figures on screen are
+   drawn first; once they are, the page sets performance.mark("fairway:charts-ready") (the "interactive" moment
+   bench/bench_paint.py measures). The others are drawn when they come near the viewport or, one at a time, when
+   the browser is idle; a figure without a box (in a closed section) waits until it is shown. When every figure
+   that has a box is drawn the page is flagged with data-chart-ready="1". A click on a sector of a tree figure
+   zooms into that node's subtree when it has children (layout.meta.zoom, the page's ?root=), goes back up from
+   the centre (layout.meta.up), else opens the node. */
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("figure-config").textContent);
@@ -40,29 +44,74 @@
     return window.FairwayTheme ? window.FairwayTheme.apply(fig) : fig;
   }
 
-  function draw(el, fig) {
-    var shown = themed(el, fig);
-    return Plotly.newPlot(el, shown.data, shown.layout, config).then(function () { attach(el); });
+  function draw(el) {  // the first drawing of el (once; later ones go through redraw)
+    if (!el.fairwayDrawn) {
+      var shown = themed(el, el.fairwayPending);
+      el.fairwayPending = null;
+      el.fairwayDrawn = Plotly.newPlot(el, shown.data, shown.layout, config).then(function () { attach(el); });
+      if (el.fairwayDone) el.fairwayDrawn.then(el.fairwayDone);
+    }
+    return el.fairwayDrawn;
   }
 
   function redraw(el, fig) {
-    var shown = themed(el, fig);
-    return Plotly.react(el, shown.data, shown.layout, config).then(function () { attach(el); });
+    if (!el.fairwayDrawn) {  // not drawn yet (off screen): draw the newest figure when it is shown
+      el.fairwayPending = fig;
+      return Promise.resolve();
+    }
+    return el.fairwayDrawn.then(function () {
+      var shown = themed(el, fig);
+      return Plotly.react(el, shown.data, shown.layout, config).then(function () { attach(el); });
+    });
   }
 
   function refresh() {  // every figure again (the browser's colour scheme changed)
     document.querySelectorAll("[data-figure]").forEach(function (el) {
-      if (el.fairwayFigure) redraw(el, el.fairwayFigure);
+      if (el.fairwayDrawn) redraw(el, el.fairwayFigure);
     });
   }
 
+  function hasBox(el) { return el.getClientRects().length > 0; }
+
+  function onScreen(el) {
+    var box = el.getBoundingClientRect();
+    return hasBox(el) && box.bottom > 0 && box.top < window.innerHeight && box.right > 0 && box.left < window.innerWidth;
+  }
+
+  function whenIdle(callback) {
+    if (window.requestIdleCallback) window.requestIdleCallback(callback, { timeout: 1000 });
+    else setTimeout(callback, 50);
+  }
+
   function start() {
-    var jobs = [];
+    var figures = [];
     document.querySelectorAll("[data-figure]").forEach(function (el) {
-      var fig = figureOf(el);
-      if (fig) jobs.push(draw(el, fig));
+      el.fairwayPending = figureOf(el);
+      if (!el.fairwayPending) return;
+      el.fairwayShown = new Promise(function (resolve) { el.fairwayDone = resolve; });
+      figures.push(el);
     });
-    Promise.all(jobs).then(function () { document.body.dataset.chartReady = "1"; });
+    var first = figures.filter(onScreen);
+    var later = figures.filter(function (el) { return first.indexOf(el) < 0; });
+    Promise.all(first.map(draw)).then(function () {
+      if (window.performance && performance.mark) performance.mark("fairway:charts-ready");
+      if (window.IntersectionObserver) {
+        var observer = new IntersectionObserver(function (entries) {
+          entries.forEach(function (entry) {
+            if (entry.isIntersecting) { observer.unobserve(entry.target); draw(entry.target); }
+          });
+        }, { rootMargin: "200px 0px" });
+        later.forEach(function (el) { observer.observe(el); });
+      }
+      var idle = later.filter(hasBox);
+      var next = function () {  // the rest, one figure per idle period
+        var el = idle.shift();
+        if (!el) return;
+        draw(el).then(function () { whenIdle(next); });
+      };
+      whenIdle(next);
+      return Promise.all(figures.filter(hasBox).map(function (el) { return el.fairwayShown; }));
+    }).then(function () { document.body.dataset.chartReady = "1"; });
   }
 
   window.FairwayCharts = { config: config, redraw: redraw, refresh: refresh };

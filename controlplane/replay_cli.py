@@ -1,0 +1,107 @@
+"""``fairway replay -f trace.jsonl [--policy FILE] [--changes changes.yaml] [--tree snapshot.yaml] [--seed N]``: replay
+a trace in virtual time with the real engine, offline (``engine.replay``; ``docs/replay.md``).
+
+Exit 0 on success; exit 2 with one line on stderr naming the file, the line or document and the field for input that
+cannot be used (as ``fairway simulate``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a trace in virtual time (offline), optionally with proposed changes side by side",
+        description="Replay a trace (fairway trace export) with Fairway's engine in virtual time and report per team "
+        "and for the cluster; with --changes, the baseline and the proposal side by side.",
+        parents=[common] if common is not None else [],
+    )
+    p.add_argument("-f", "--filename", required=True, metavar="FILE", help="the trace (JSON Lines; '-' is stdin)")
+    p.add_argument("--policy", metavar="FILE", help="scheduler policy in Volcano's configuration format")
+    p.add_argument("--changes", metavar="FILE", help="proposed changes (YAML or JSON, the what-if change language)")
+    p.add_argument("--tree", metavar="FILE", help="the tree and nodes as manifests, instead of the trace's Tree")
+    p.add_argument("--seed", type=int, default=0, help="seed of the runtime draws for jobs without a runtime")
+    if common is None:
+        p.add_argument("-o", "--output", choices=("json", "table"), default="table")
+
+
+class BadInput(Exception):
+    """Input that cannot be used; ``str()`` is one line."""
+
+
+def _text(path: str) -> tuple[str, str]:
+    name = "<stdin>" if path == "-" else path
+    try:
+        return name, sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _changes(path: str) -> list[Any]:
+    name, text = _text(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BadInput(f"{name}: not YAML or JSON ({str(exc).splitlines()[0]})") from None
+    if isinstance(data, dict) and isinstance(data.get("changes"), list):
+        data = data["changes"]
+    if not isinstance(data, list) or not data:
+        raise BadInput(f"{name}: changes: expected a non-empty list of changes or a mapping with 'changes'")
+    return data
+
+
+def load(args: argparse.Namespace) -> dict[str, Any]:
+    """The replay's document for ``args``; raises ``BadInput``."""
+    from engine.manifests import ManifestError, load_manifests
+    from engine.policy.policy import Policy, PolicyError
+    from engine.replay import ReplayError, TraceError, read_trace, replay_document
+
+    name, text = _text(args.filename)
+    try:
+        trace = read_trace(text.splitlines(), name)
+    except TraceError as exc:
+        raise BadInput(str(exc)) from None
+    policy = None
+    if args.policy:
+        pname, ptext = _text(args.policy)
+        try:
+            policy = Policy.from_yaml(ptext)
+        except (PolicyError, ValueError) as exc:
+            raise BadInput(f"{pname}: {exc}") from None
+    tree = None
+    if args.tree:
+        try:
+            tree = load_manifests([_text(args.tree)]).snapshot
+        except ManifestError as exc:
+            raise BadInput(str(exc)) from None
+        if policy is None:
+            policy = tree.policy
+    changes = _changes(args.changes) if args.changes else None
+    try:
+        return replay_document(trace, policy=policy, tree=tree, changes=changes, seed=args.seed)
+    except ReplayError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.replay import render_table
+
+    try:
+        document = load(args)
+    except BadInput as exc:
+        print(f"fairway replay: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.output == "json":
+        print(json.dumps(document, indent=1))
+    else:
+        print(render_table(document))
+    return EXIT_OK

@@ -1,0 +1,280 @@
+"""The replay's report (``docs/replay.md``): per team (each queue and quota group) and for the cluster, from a
+``ReplayRun``; with a proposal, both runs and their differences team by team.
+
+Amounts are for people: GPU-hours in GPUs (``nvidia.com/gpu`` and every other GPU resource together), waiting times
+in seconds (JSON) or "12 min" (table), utilisation as a fraction of the schedulable nodes' allocatable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from engine.replay.loop import ReplayRun
+from engine.replay.trace import format_time
+from engine.resources import is_gpu, milli_scale
+from engine.wording import duration
+
+__all__ = ["REPORT_VERSION", "compare_reports", "render_table", "run_report"]
+
+REPORT_VERSION = 1
+_TEAM_METRICS = (
+    ("waiting", "p50"),
+    ("waiting", "p95"),
+    ("waiting", "max"),
+    ("jobs", "started"),
+    ("jobs", "finished"),
+    ("jobs", "waiting"),
+    ("gpuHours", "used"),
+    ("gpuHours", "borrowed"),
+    ("gpuHours", "lent"),
+    ("evictions", "preempted"),
+    ("evictions", "recycled"),
+)
+
+
+def _gpus(amounts: Mapping[str, int] | None) -> float:
+    return sum(v / milli_scale(r) for r, v in (amounts or {}).items() if is_gpu(r))
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (the smallest value with at least ``q`` of the values at or below it)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def _lineage(name: str | None, parents: Mapping[str, str | None]) -> list[str]:
+    out: list[str] = []
+    while name is not None and name not in out:
+        out.append(name)
+        name = parents.get(name)
+    return out
+
+
+def _team() -> dict[str, Any]:
+    return {
+        "waiting": {"p50": None, "p95": None, "max": None},
+        "jobs": {"started": 0, "finished": 0, "waiting": 0},
+        "gpuHours": {"used": 0.0, "borrowed": 0.0, "lent": 0.0},
+        "evictions": {"preempted": 0, "recycled": 0},
+        "share": [],
+    }
+
+
+def run_report(run: ReplayRun) -> dict[str, Any]:
+    """The report of one run (JSON-ready)."""
+    teams: dict[str, dict[str, Any]] = {}
+    waits: dict[str, list[float]] = {}
+    longest: dict[str, float] = {}
+
+    def nodes_of(queue: str, group: str | None) -> list[str]:
+        return [f"queue/{q}" for q in _lineage(queue, run.parents)] + [
+            f"quota/{g}" for g in _lineage(group, run.group_parents)
+        ]
+
+    for _key, outcome in sorted(run.outcomes.items()):
+        job = outcome.job
+        if job.submit > run.end:
+            continue
+        for node in nodes_of(job.queue, outcome.group):
+            team = teams.setdefault(node, _team())
+            if outcome.start is not None:
+                team["jobs"]["started"] += 1
+                wait = outcome.start - job.submit
+                waits.setdefault(node, []).append(wait)
+            else:
+                team["jobs"]["waiting"] += 1
+                wait = run.end - job.submit
+            longest[node] = max(longest.get(node, 0.0), wait)
+            if outcome.finish is not None:
+                team["jobs"]["finished"] += 1
+            team["evictions"]["preempted"] += sum(n for a, n in outcome.evictions.items() if a != "recycle")
+            team["evictions"]["recycled"] += outcome.evictions.get("recycle", 0)
+    for node, team in teams.items():
+        w = waits.get(node, [])
+        team["waiting"] = {"p50": _percentile(w, 0.5), "p95": _percentile(w, 0.95), "max": longest.get(node)}
+    for _job, queue, group, start, end, request in run.runs:
+        gpu_hours = _gpus(request) * (end - start) / 3600
+        if gpu_hours:
+            for node in nodes_of(queue, group):
+                teams.setdefault(node, _team())["gpuHours"]["used"] += gpu_hours
+    _borrowing(run, teams)
+    for team in teams.values():
+        for k, v in team["gpuHours"].items():
+            team["gpuHours"][k] = round(v, 2)
+    return {
+        "window": {"from": format_time(run.start), "to": format_time(run.end), "period": run.period},
+        "sessions": run.sessions,
+        "periodsSkipped": max(0, run.grid_points - run.sessions),
+        "teams": dict(sorted(teams.items())),
+        "cluster": _cluster(run),
+        "jobs": {
+            key: {
+                "submit": format_time(o.job.submit),
+                "start": None if o.start is None else format_time(o.start),
+                "finish": None if o.finish is None else format_time(o.finish),
+                "recordedStart": None if o.job.start is None else format_time(o.job.start),
+            }
+            for key, o in sorted(run.outcomes.items())
+        },
+        "warnings": list(run.warnings),
+    }
+
+
+def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
+    """Borrowed and lent GPU-hours and the share series, from each session's values at open, held until the next."""
+    for i, (t, values) in enumerate(run.values):
+        nxt = run.values[i + 1][0] if i + 1 < len(run.values) else t
+        hours = (nxt - t) / 3600
+        for name in values.queues:
+            q = values.queues[name]
+            key = f"queue/{name}"
+            if key not in teams:
+                continue
+            team = teams[key]
+            team["gpuHours"]["borrowed"] += _gpus(q.borrowed) * hours
+            team["gpuHours"]["lent"] += _gpus(q.lent) * hours
+            point = [format_time(t), round(_gpus(q.allocated), 3), round(_gpus(q.deserved), 3)]
+            if not team["share"] or team["share"][-1][1:] != point[1:]:
+                team["share"].append(point)
+        borrowed, lent = values.quotas.amounts("borrowed"), values.quotas.amounts("lent")
+        used, runtime = values.quotas.amounts("used"), values.quotas.amounts("runtime")
+        for name in values.quotas:
+            key = f"quota/{name}"
+            if key not in teams:
+                continue
+            team = teams[key]
+            team["gpuHours"]["borrowed"] += _gpus(borrowed.get(name)) * hours
+            team["gpuHours"]["lent"] += _gpus(lent.get(name)) * hours
+            point = [format_time(t), round(_gpus(used.get(name)), 3), round(_gpus(runtime.get(name)), 3)]
+            if not team["share"] or team["share"][-1][1:] != point[1:]:
+                team["share"].append(point)
+
+
+def _cluster(run: ReplayRun) -> dict[str, Any]:
+    utilisation: dict[str, list[list[Any]]] = {}
+    idle = 0.0
+    for i, s in enumerate(run.samples):
+        nxt = run.samples[i + 1].time if i + 1 < len(run.samples) else run.end
+        cap_gpu, used_gpu = _gpus(s.capacity), _gpus(s.used)
+        if s.waiting:
+            idle += max(0.0, cap_gpu - used_gpu) * (nxt - s.time) / 3600
+        for r in sorted(set(s.capacity) | set(s.used)):
+            if r not in ("cpu", "memory") and not is_gpu(r):
+                continue
+            cap = s.capacity.get(r, 0)
+            frac = round(s.used.get(r, 0) / cap, 4) if cap else 0.0
+            series = utilisation.setdefault(r, [])
+            if not series or series[-1][1] != frac:
+                series.append([format_time(s.time), frac])
+    completed = sum(1 for o in run.outcomes.values() if o.finish is not None)
+    gpu_hours = sum(_gpus(req) * (end - start) / 3600 for _j, _q, _g, start, end, req in run.runs)
+    return {
+        "utilisation": utilisation,
+        "completedJobs": completed,
+        "gpuHoursUsed": round(gpu_hours, 2),
+        "idleGpuHoursWhileWaiting": round(idle, 2),
+    }
+
+
+def compare_reports(baseline: dict[str, Any], proposal: dict[str, Any]) -> dict[str, Any]:
+    """Per team, each metric that differs: ``{"before", "after", "change"}`` (change: after - before, or null)."""
+    out: dict[str, Any] = {}
+    for team in sorted(set(baseline["teams"]) | set(proposal["teams"])):
+        a, b = baseline["teams"].get(team, _team()), proposal["teams"].get(team, _team())
+        diffs: dict[str, Any] = {}
+        for group, metric in _TEAM_METRICS:
+            x, y = a[group][metric], b[group][metric]
+            if x != y:
+                change = None if x is None or y is None else round(y - x, 2)
+                diffs[f"{group}.{metric}"] = {"before": x, "after": y, "change": change}
+        if diffs:
+            out[team] = diffs
+    ca, cb = baseline["cluster"], proposal["cluster"]
+    cluster = {
+        k: {"before": ca[k], "after": cb[k], "change": round(cb[k] - ca[k], 2)}
+        for k in ("completedJobs", "gpuHoursUsed", "idleGpuHoursWhileWaiting")
+        if ca[k] != cb[k]
+    }
+    return {"teams": out, "cluster": cluster}
+
+
+def _wait(seconds: float | None) -> str:
+    return "-" if seconds is None else duration(seconds)
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
+    cells = [headers, *rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+
+
+def _team_rows(report: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for name, t in report["teams"].items():
+        w, j, g, e = t["waiting"], t["jobs"], t["gpuHours"], t["evictions"]
+        rows.append(
+            [
+                name,
+                f"{_wait(w['p50'])} / {_wait(w['p95'])} / {_wait(w['max'])}",
+                f"{j['started']} / {j['finished']} / {j['waiting']}",
+                f"{g['used']:g} / {g['borrowed']:g} / {g['lent']:g}",
+                f"{e['preempted']} / {e['recycled']}",
+            ]
+        )
+    return _table(
+        rows,
+        [
+            "TEAM",
+            "WAIT P50 / P95 / MAX",
+            "STARTED / FINISHED / WAITING",
+            "GPU-H USED / BORROWED / LENT",
+            "PREEMPTED / RECYCLED",
+        ],
+    )
+
+
+def _cluster_lines(report: Mapping[str, Any]) -> list[str]:
+    c = report["cluster"]
+    lines = [
+        f"sessions run: {report['sessions']} ({report['periodsSkipped']} periods skipped)",
+        f"completed jobs: {c['completedJobs']}",
+        f"GPU-hours used: {c['gpuHoursUsed']:g}",
+        f"idle GPU-hours while work waited: {c['idleGpuHoursWhileWaiting']:g}",
+    ]
+    for r, series in c["utilisation"].items():
+        if series:
+            mean = sum(p[1] for p in series) / len(series)
+            lines.append(f"utilisation {r}: {len(series)} changes, mean of the points {mean:.0%}")
+    return lines
+
+
+def render_table(document: Mapping[str, Any]) -> str:
+    """The report for people: with a proposal, the differences team by team first."""
+    lines: list[str] = []
+    if "proposal" in document:
+        diff = document["differences"]
+        lines.append("DIFFERENCES (baseline -> proposal)")
+        if not diff["teams"] and not diff["cluster"]:
+            lines.append("  none")
+        for team, metrics in diff["teams"].items():
+            for metric, d in metrics.items():
+                lines.append(f"  {team} {metric}: {_say(metric, d['before'])} -> {_say(metric, d['after'])}")
+        for metric, d in diff["cluster"].items():
+            lines.append(f"  cluster {metric}: {d['before']:g} -> {d['after']:g}")
+        lines += ["", "BASELINE"]
+    lines += [*_team_rows(document["baseline"]), "", *_cluster_lines(document["baseline"])]
+    if "proposal" in document:
+        lines += ["", "PROPOSAL", *_team_rows(document["proposal"]), "", *_cluster_lines(document["proposal"])]
+    for w in document.get("warnings", []):
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def _say(metric: str, value: Any) -> str:
+    if metric.startswith("waiting."):
+        return _wait(value)
+    return "-" if value is None else f"{value:g}"

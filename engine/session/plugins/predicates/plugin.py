@@ -1,0 +1,56 @@
+"""``predicates``: the node filters besides resources (Volcano ``plugins/predicates``, kube-scheduler's filters).
+
+A node passes when it is not cordoned (``spec.unschedulable``), its labels match the pod's ``nodeSelector``, and
+the pod tolerates each of its ``NoSchedule`` / ``NoExecute`` taints (``PreferNoSchedule`` never blocks).
+Not-ready nodes are never used (Volcano leaves them out of the session). Resource fit (the task's request
+against a node's idle and future idle, and the pod count when nodes declare ``pods``) is checked by the session
+for every placement, as Volcano's allocate does, whether this plugin is enabled or not.
+
+Masks are computed once per (node selector, tolerations) signature, vectorised over the nodes: one label column
+per selector key, one tolerance check per distinct set of taints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.objects import Taint, Toleration
+from engine.policy.policy import PluginOption
+from engine.session.framework import Plugin
+from engine.session.registry import register
+from engine.session.session import NodeTable, Session
+
+_BLOCKING = ("NoSchedule", "NoExecute")
+
+
+def tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> bool:
+    """Every blocking taint is tolerated by some toleration (kube-scheduler ``TaintToleration`` filter)."""
+    return all(any(tol.tolerates(t) for tol in tolerations) for t in taints if t.effect in _BLOCKING)
+
+
+@register
+class PredicatesPlugin(Plugin):
+    name = "predicates"
+
+    def __init__(self, option: PluginOption, session: Session) -> None:
+        super().__init__(option, session)
+        table = session.nodes
+        self._cordoned = np.array([n.unschedulable for n in table.infos], dtype=np.bool_)
+        groups: dict[tuple[Taint, ...], list[int]] = {}
+        for i, n in enumerate(table.infos):
+            blocking = tuple(t for t in n.taints if t.effect in _BLOCKING)
+            groups.setdefault(blocking, []).append(i)
+        self._taint_groups = [(taints, np.asarray(rows, dtype=np.int64)) for taints, rows in groups.items()]
+
+    def node_predicate(self, table: NodeTable, signature: Any) -> npt.NDArray[np.bool_]:
+        selector, tolerations = signature
+        mask: npt.NDArray[np.bool_] = ~self._cordoned
+        for key, value in selector:
+            mask &= table.label_column(key) == value
+        for taints, rows in self._taint_groups:
+            if taints and not tolerated(taints, tolerations):
+                mask[rows] = False
+        return mask

@@ -1,0 +1,199 @@
+"""The field table of each tree kind: every field of a queue and of a quota group beyond its name and parent, with
+its type, default and meaning, in the order people read them.
+
+The engine's specs (``QueueSpec``, ``QuotaGroupSpec``) hold these fields by the same names; the store reads their
+columns, the services write them, the what-if (``engine.changes``) parses them, the Kubernetes adapter compares
+them, the API, the admin, the editor and the CLI offer them, and the manifests carry the free-text ones in a
+Fairway annotation, all by walking this table. Adding a field means a row here, the spec's attribute, the model's
+column (with its migration) and, if a page shows it, the template.
+
+A field's ``kind`` says how every layer treats it:
+
+* ``int`` / ``bool``: a number or a flag;
+* ``text``: free text for people, at most ``max_length`` characters (checked by ``engine.rules``);
+* ``state``: set by actions (open, close), never by an edit;
+* ``resources``: a resource list, empty when unset (null in the API means empty);
+* ``limits``: a resource list where a resource left out is unlimited; stored null when it names nothing;
+* ``weights``: a resource list or None (None: a default the rules fill in, e.g. max);
+* ``seconds``: whole seconds in the database and the API, float seconds in the spec; None: unset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from engine.resources import ResourceList
+
+__all__ = [
+    "DESCRIPTION_ANNOTATION",
+    "DESCRIPTION_HELP",
+    "LIST_KINDS",
+    "QUEUE_FIELDS",
+    "QUOTA_GROUP_FIELDS",
+    "TABLES",
+    "FieldKind",
+    "TreeField",
+    "annotations_of",
+    "editable",
+    "from_annotations",
+    "from_stored",
+    "list_fields",
+    "stored",
+]
+
+
+class FieldKind(StrEnum):
+    INT = "int"
+    BOOL = "bool"
+    TEXT = "text"
+    STATE = "state"
+    RESOURCES = "resources"
+    LIMITS = "limits"
+    WEIGHTS = "weights"
+    SECONDS = "seconds"
+
+
+LIST_KINDS = frozenset({FieldKind.RESOURCES, FieldKind.LIMITS, FieldKind.WEIGHTS})
+
+
+@dataclass(frozen=True)
+class TreeField:
+    """One field of a tree node: ``name`` (the spec's attribute, the model's column, the API's key, the CLI's
+    ``--flag``), ``kind``, the spec's ``default``, its ``meaning`` for people, the ``label`` pages and the CLI show,
+    whether edits may set it (``writable``), the longest text it takes (``max_length``) and the Fairway annotation
+    that carries it in the exported manifests (``annotation``; None: not there, or written by hand)."""
+
+    name: str
+    kind: FieldKind
+    default: Any
+    meaning: str
+    label: str
+    writable: bool = True
+    max_length: int | None = None
+    annotation: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+DESCRIPTION_ANNOTATION = "fairway.io/description"
+DESCRIPTION_MAX_LENGTH = 500
+
+_BORROW = "the most it may take beyond its {own} from outside its subtree, e.g. cpu=2 ('' for unlimited)"
+_LEND = "the most of its unused {own} others may take; the rest stays reserved for it ('' for unlimited)"
+DESCRIPTION_HELP = (
+    f"what the node is for, for people: free text of at most {DESCRIPTION_MAX_LENGTH} characters, shown on its "
+    "page; no rule reads it"
+)
+
+QUEUE_FIELDS: tuple[TreeField, ...] = (
+    TreeField("weight", FieldKind.INT, 1, "its share among its siblings (1..65535)", "Weight"),
+    TreeField(
+        "capability", FieldKind.RESOURCES, ResourceList(), "the most it may use, e.g. cpu=8,memory=16Gi", "Capability"
+    ),
+    TreeField(
+        "deserved", FieldKind.RESOURCES, ResourceList(), "what it deserves (capacity policy), e.g. cpu=4", "Deserved"
+    ),
+    TreeField(
+        "guarantee", FieldKind.RESOURCES, ResourceList(), "what is reserved for it whatever the others do", "Guarantee"
+    ),
+    TreeField("borrowing_limit", FieldKind.LIMITS, ResourceList(), _BORROW.format(own="deserved"), "Borrowing limit"),
+    TreeField("lending_limit", FieldKind.LIMITS, ResourceList(), _LEND.format(own="deserved"), "Lending limit"),
+    TreeField("priority", FieldKind.INT, 0, "its priority among its siblings", "Priority"),
+    TreeField("reclaimable", FieldKind.BOOL, True, "may others reclaim what it borrowed", "Reclaimable"),
+    TreeField(
+        "min_runtime",
+        FieldKind.SECONDS,
+        None,
+        "seconds a pod of it is kept from reclaim and preempt after it starts, unless by a higher priority "
+        "('' for unset: the parent's, else the policy's minRuntime)",
+        "Min runtime",
+    ),
+    TreeField(
+        "state",
+        FieldKind.STATE,
+        "Open",
+        "Open, Closing or Closed (set by opening and closing)",
+        "State",
+        writable=False,
+    ),
+    TreeField(
+        "description",
+        FieldKind.TEXT,
+        "",
+        DESCRIPTION_HELP,
+        "Description",
+        max_length=DESCRIPTION_MAX_LENGTH,
+        annotation=DESCRIPTION_ANNOTATION,
+    ),
+)
+
+QUOTA_GROUP_FIELDS: tuple[TreeField, ...] = (
+    TreeField("is_parent", FieldKind.BOOL, False, "a parent group holds groups, not pods", "Parent group"),
+    TreeField("min", FieldKind.RESOURCES, ResourceList(), "guaranteed amounts, e.g. cpu=8,memory=32Gi", "Min"),
+    TreeField("max", FieldKind.RESOURCES, ResourceList(), "the most it may use, borrowing included", "Max"),
+    TreeField(
+        "shared_weight",
+        FieldKind.WEIGHTS,
+        None,
+        "its weight when spare capacity is shared (default: max)",
+        "Shared weight",
+    ),
+    TreeField("borrowing_limit", FieldKind.LIMITS, ResourceList(), _BORROW.format(own="min"), "Borrowing limit"),
+    TreeField("lending_limit", FieldKind.LIMITS, ResourceList(), _LEND.format(own="min"), "Lending limit"),
+    TreeField("allow_lent", FieldKind.BOOL, True, "lend its unused min to its siblings (default true)", "Allow lent"),
+    TreeField("min_scale_exempt", FieldKind.BOOL, False, "keep its min when mins are scaled down", "Min scale exempt"),
+    TreeField("tree_id", FieldKind.TEXT, "", "the quota tree it belongs to", "Tree", max_length=63),
+    TreeField(
+        "description",
+        FieldKind.TEXT,
+        "",
+        DESCRIPTION_HELP,
+        "Description",
+        max_length=DESCRIPTION_MAX_LENGTH,
+        annotation=DESCRIPTION_ANNOTATION,
+    ),
+)
+
+TreeKind = Literal["queue", "quota_group"]
+TABLES: Mapping[TreeKind, tuple[TreeField, ...]] = {"queue": QUEUE_FIELDS, "quota_group": QUOTA_GROUP_FIELDS}
+
+
+def editable(table: Iterable[TreeField]) -> tuple[str, ...]:
+    """The names of the fields an edit may set (the API, the editor, the admin, the what-if, the adapter)."""
+    return tuple(f.name for f in table if f.writable)
+
+
+def list_fields(table: Iterable[TreeField]) -> tuple[str, ...]:
+    """The names of the resource-list fields."""
+    return tuple(f.name for f in table if f.kind in LIST_KINDS)
+
+
+def stored(f: TreeField, value: Any) -> Any:
+    """A spec's value as the row keeps it: a limit naming no resource is null (unlimited)."""
+    return (value or None) if f.kind is FieldKind.LIMITS else value
+
+
+def from_stored(f: TreeField, value: Any, resource_list: Callable[[Any], ResourceList] = ResourceList) -> Any:
+    """A row's value as the spec holds it; ``resource_list`` turns a stored resource list (not None) into one."""
+    if f.kind is FieldKind.SECONDS:
+        return None if value is None else float(value)
+    if f.kind is FieldKind.WEIGHTS:
+        return None if value is None else resource_list(value)
+    if f.kind in LIST_KINDS:
+        return ResourceList() if value is None else resource_list(value)
+    return value
+
+
+def annotations_of(table: Iterable[TreeField], spec: Any) -> dict[str, str]:
+    """The Fairway annotations of ``spec``'s annotated fields that are set (an empty text is left out)."""
+    return {f.annotation: getattr(spec, f.name) for f in table if f.annotation and getattr(spec, f.name)}
+
+
+def from_annotations(table: Iterable[TreeField], annotations: Mapping[str, str]) -> dict[str, str]:
+    """The annotated fields that ``annotations`` carry, as spec keywords."""
+    return {f.name: annotations[f.annotation] for f in table if f.annotation and f.annotation in annotations}

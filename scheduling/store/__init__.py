@@ -1,0 +1,58 @@
+"""The only bridge between the database and the engine: rows -> ``Snapshot`` (``read``), decisions -> rows in one
+transaction (``write``; the bindings' compare-and-swaps, also streamed while the engine runs, in ``bindings``), the
+records' retention and reading back (``records``); ``db`` holds what they share. This face names what the rest of
+the project uses; ``scheduling.sessions`` glues it and the process's mirror of the cluster (``scheduling.feed.mirror``)
+to the engine for the Celery tasks.
+"""
+
+from __future__ import annotations
+
+from scheduling.store.bindings import BindingStream
+from scheduling.store.db import ALLOCATED_DB_STATUSES, FINISHED_DB_STATUSES, RowIds, fetched_meanwhile
+from scheduling.store.read import (
+    LIVE_POD_STATUSES,
+    NODE_COLUMNS,
+    POD_COLUMNS,
+    PODGROUP_COLUMNS,
+    SpecMemo,
+    fairness_on,
+    job_infos,
+    load_snapshot,
+    node_info,
+    own_podgroup,
+    pod_task,
+    podgroup_info,
+    read_cluster,
+    read_past_usage,
+)
+from scheduling.store.records import SAMPLE_FULL_RESOLUTION, compact_records, session_decisions
+from scheduling.store.write import apply_decisions, record_failure, record_skipped, save_past_usage
+
+__all__ = [
+    "ALLOCATED_DB_STATUSES",
+    "FINISHED_DB_STATUSES",
+    "LIVE_POD_STATUSES",
+    "NODE_COLUMNS",
+    "PODGROUP_COLUMNS",
+    "POD_COLUMNS",
+    "SAMPLE_FULL_RESOLUTION",
+    "BindingStream",
+    "RowIds",
+    "SpecMemo",
+    "apply_decisions",
+    "compact_records",
+    "fairness_on",
+    "fetched_meanwhile",
+    "job_infos",
+    "load_snapshot",
+    "node_info",
+    "own_podgroup",
+    "pod_task",
+    "podgroup_info",
+    "read_cluster",
+    "read_past_usage",
+    "record_failure",
+    "record_skipped",
+    "save_past_usage",
+    "session_decisions",
+]

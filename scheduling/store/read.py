@@ -1,0 +1,485 @@
+"""Rows -> the engine's ``Snapshot``.
+
+Reading (``load_snapshot``) takes a handful of queries whatever the cluster size: one each for the namespaces,
+queues, quota groups, nodes, podgroups and pods, read with ``values_list`` (JSON columns as text, parsed once per
+distinct value, since thousands of pods share a handful of requests) and turned straight into the engine's
+dataclasses. What goes in:
+
+* every node of the cluster with its ``ready`` flag (a NotReady or cordoned node is in the snapshot, so the pods
+  on it still count, but it adds nothing to the total and takes no new pods);
+* every podgroup that is not Completed, and every pod that is not finished, plus the finished pods of those
+  podgroups (gang counts include Succeeded and Failed members, as in Volcano);
+* a pod without a podgroup gets its own (``own_podgroup_name``: minMember 1, its namespace's default queue, else
+  ``default``), as Volcano's controller creates one for a plain pod. Such podgroups have no row, so their phase
+  and reason are not written back;
+* a **Pipelined** pod is read back as Pending without a node: pipelining is decided afresh by every session
+  (in Volcano it never leaves the session either);
+* ``Pod.preemptible`` false sets both ``volcano.sh/preemptable: false`` and Koordinator's quota
+  ``preemptible: false``;
+* the cluster's scheduler policy (``Cluster.scheduler_policy``, Volcano's format).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+from django.conf import settings
+from django.db.models import Q
+
+from engine import collector, treefields
+from engine.fairshare.elastic import QuotaGroupSpec
+from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
+from engine.objects import (
+    BUILTIN_PRIORITY_CLASSES,
+    NamespaceInfo,
+    NodeInfo,
+    PodGroupCondition,
+    PodGroupInfo,
+    PodGroupPhase,
+    Snapshot,
+    Taint,
+    TaskInfo,
+    TaskStatus,
+    own_podgroup_name,
+)
+from engine.policy.policy import Policy
+from engine.usage import UsageHistory as PastUsage
+from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling.choices import PodGroupPhase as DbPhase
+from scheduling.choices import PodStatus
+from scheduling.models import (
+    Cluster,
+    Node,
+    Pod,
+    PodGroup,
+    UsageHistory,
+)
+from scheduling.store.db import (
+    FINISHED_DB_STATUSES,
+    Epoch,
+    JsonCache,
+    RowIds,
+    as_text,
+    fetch_all,
+    parse_time,
+    timestamp,
+)
+
+logger = logging.getLogger(__name__)
+
+
+T = TypeVar("T")
+
+
+def _conditions_in(raw: object) -> tuple[PodGroupCondition, ...]:
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for c in raw:
+        if isinstance(c, dict) and c.get("type"):
+            out.append(
+                PodGroupCondition(
+                    type=str(c["type"]),
+                    status=str(c.get("status", "True")),
+                    reason=str(c.get("reason", "")),
+                    message=str(c.get("message", "")),
+                    transition_id=str(c.get("transitionID", "")),
+                    last_transition_time=parse_time(c.get("lastTransitionTime")),
+                )
+            )
+    return tuple(out)
+
+
+_TASK_STATUS = {s.value: s for s in TaskStatus}
+
+
+_PG_PHASE = {p.value: p for p in PodGroupPhase}
+
+
+def load_snapshot(cluster: Cluster) -> Snapshot:
+    """The cluster as the engine sees it, read in six queries (see the module docstring for what goes in)."""
+    return read_cluster(cluster)[0]
+
+
+class _Namespaces(NamedTuple):
+    names: dict[int, str]  # by primary key
+    default_queue: dict[str, str]
+    infos: list[NamespaceInfo]
+    by_quota_group: dict[str, list[str]]  # which quota group takes each namespace's pods
+
+
+class _Pods(NamedTuple):
+    tasks: list[TaskInfo]
+    ids: dict[str, int]  # pod uid -> primary key
+    own: dict[str, PodGroupInfo]  # the podgroup of each pod that has none, one per pod
+
+
+@collector.paused_during
+def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
+    """``load_snapshot`` plus the primary keys of its pods and nodes (for ``apply_decisions(ids=...)``)."""
+    cache = JsonCache()
+    namespaces = read_namespaces(cache)
+    group_names, groups = read_quota_groups(cache)
+    node_names, node_ids, nodes = _read_nodes(cluster, cache)
+    pg_keys, podgroups = _read_podgroups(cluster, cache, namespaces.names)
+    pods = _read_pods(cluster, cache, namespaces, group_names, node_names, pg_keys, podgroups)
+    snapshot = Snapshot.build(
+        nodes=nodes,
+        tasks=pods.tasks,
+        podgroups=[*podgroups.values(), *pods.own.values()],
+        queues=read_queues(cache),
+        quota_groups=groups,
+        namespaces=namespaces.infos,
+        policy=cluster.policy,
+        quota_namespaces=namespaces.by_quota_group,
+        past_usage=read_past_usage(cluster),
+        node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
+    )
+    return snapshot, RowIds(pods=pods.ids, nodes=node_ids)
+
+
+def fairness_on(policy: Policy) -> bool:
+    """Whether the policy turns fairness over time on for either tree (``engine.usage``)."""
+    return policy.queue_fairness().enabled or policy.quota_fairness().enabled
+
+
+def read_past_usage(cluster: Cluster) -> PastUsage | None:
+    """The cluster's recorded past usage for its snapshot (one query), or None when its policy has fairness over time
+    off (the row is then neither read nor written). No row yet: an empty record (the first session starts it)."""
+    if not fairness_on(cluster.policy):
+        return None
+    row = UsageHistory.objects.filter(cluster=cluster).values_list("updated", "nodes").first()
+    if row is None:
+        return PastUsage()
+    updated, nodes = row
+    return PastUsage.from_json({"updated": updated.timestamp(), "nodes": nodes})
+
+
+def read_namespaces(cache: JsonCache) -> _Namespaces:
+    ns_names: dict[int, str] = {}
+    ns_default_queue: dict[str, str] = {}
+    namespaces: list[NamespaceInfo] = []
+    quota_namespaces: dict[str, list[str]] = {}
+    for pk, name, weight, queue, group, hard in Namespace.objects.values_list(
+        "id", "name", "weight", "default_queue__name", "quota_group__name", as_text("hard")
+    ):
+        ns_names[pk] = name
+        if queue:
+            ns_default_queue[name] = queue
+        if group:
+            quota_namespaces.setdefault(group, []).append(name)
+        namespaces.append(
+            NamespaceInfo(name=name, weight=weight, queue=queue, hard=cache.resource_list(hard) if hard else None)
+        )
+
+    return _Namespaces(ns_names, ns_default_queue, namespaces, quota_namespaces)
+
+
+class SpecMemo:
+    """The tree specs of the last read, by the row each was built from: a row read again unchanged gives back the
+    same (frozen) spec without its JSON parsed again, so reading the trees after one node was edited costs the query
+    and the one new spec (a mirror keeps one; the rows of the last read only, so it never grows)."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, dict[tuple[Any, ...], Any]] = {}
+
+    def specs(self, table: str, rows: Iterable[tuple[Any, ...]], build: Callable[[tuple[Any, ...]], T]) -> list[T]:
+        """``build(row)`` for each of ``rows``, or what it gave for the same row at the last read of ``table``."""
+        previous: dict[tuple[Any, ...], T] = self._tables.get(table, {})
+        fresh: dict[tuple[Any, ...], T] = {}
+        for row in rows:
+            spec = previous.get(row)
+            fresh[row] = build(row) if spec is None else spec
+        self._tables[table] = fresh
+        return list(fresh.values())
+
+
+def _tree_columns(table: Sequence[treefields.TreeField]) -> tuple[Any, ...]:
+    """The columns of a tree kind's fields (``engine.treefields``): resource lists read as text."""
+    return tuple(as_text(f.name) if f.kind in treefields.LIST_KINDS else f.name for f in table)
+
+
+def _tree_values(table: Sequence[treefields.TreeField], values: Sequence[Any], cache: JsonCache) -> dict[str, Any]:
+    """The spec keywords of a row's ``values`` read with ``_tree_columns(table)``."""
+    return {f.name: treefields.from_stored(f, v, cache.resource_list) for f, v in zip(table, values, strict=True)}
+
+
+QUEUE_COLUMNS = ("name", "parent__name", *_tree_columns(treefields.QUEUE_FIELDS))
+
+
+def _queue_spec(row: tuple[Any, ...], cache: JsonCache) -> QueueSpec:
+    """The engine's queue of a row read with ``QUEUE_COLUMNS``."""
+    return QueueSpec(name=row[0], parent=row[1], **_tree_values(treefields.QUEUE_FIELDS, row[2:], cache))
+
+
+def read_queues(cache: JsonCache | None = None, memo: SpecMemo | None = None) -> list[QueueSpec]:
+    texts = cache or JsonCache()
+    rows = Queue.objects.values_list(*QUEUE_COLUMNS)
+    return (memo or SpecMemo()).specs("queues", rows, lambda row: _queue_spec(row, texts))
+
+
+GROUP_COLUMNS = ("id", "name", "parent__name", *_tree_columns(treefields.QUOTA_GROUP_FIELDS))
+
+
+def _group_spec(row: tuple[Any, ...], cache: JsonCache) -> tuple[int, QuotaGroupSpec]:
+    """(primary key, the engine's quota group) of a row read with ``GROUP_COLUMNS``."""
+    values = _tree_values(treefields.QUOTA_GROUP_FIELDS, row[3:], cache)
+    return row[0], QuotaGroupSpec(name=row[1], parent=row[2], **values)
+
+
+def read_quota_groups(
+    cache: JsonCache | None = None, memo: SpecMemo | None = None
+) -> tuple[dict[int, str], list[QuotaGroupSpec]]:
+    texts = cache or JsonCache()
+    rows = QuotaGroup.objects.values_list(*GROUP_COLUMNS)
+    found = (memo or SpecMemo()).specs("groups", rows, lambda row: _group_spec(row, texts))
+    return {pk: spec.name for pk, spec in found}, [spec for _, spec in found]
+
+
+NODE_COLUMNS = ("id", "name", as_text("allocatable"), as_text("labels"), as_text("taints"), "unschedulable", "ready")
+
+
+def node_info(row: Sequence[Any], cache: JsonCache) -> NodeInfo:
+    """The engine's node of a row read with ``NODE_COLUMNS``."""
+    _pk, name, alloc, labels, taints, unschedulable, ready = row
+    return NodeInfo(
+        name=name,
+        allocatable=cache.resource_list(alloc),
+        labels=cache.value(labels) or {},
+        taints=tuple(
+            Taint(key=t.get("key", ""), value=t.get("value", "") or "", effect=t.get("effect", "NoSchedule"))
+            for t in (cache.value(taints) or [])
+        ),
+        unschedulable=unschedulable,
+        ready=ready,
+    )
+
+
+def _read_nodes(cluster: Cluster, cache: JsonCache) -> tuple[dict[int, str], dict[str, int], list[NodeInfo]]:
+    node_names: dict[int, str] = {}
+    node_ids: dict[str, int] = {}
+    nodes: list[NodeInfo] = []
+    for row in Node.objects.filter(cluster=cluster).values_list(*NODE_COLUMNS):
+        node_names[row[0]] = row[1]
+        node_ids[row[1]] = row[0]
+        nodes.append(node_info(row, cache))
+
+    return node_names, node_ids, nodes
+
+
+PODGROUP_COLUMNS = (
+    "id",
+    "namespace_id",
+    "name",
+    "queue__name",
+    "min_member",
+    as_text("min_task_member"),
+    as_text("min_resources"),
+    "priority",
+    "priority_class_name",
+    "phase",
+    "created",
+    "conditions",
+    "unplaced_sessions",
+    "requeues",
+    "backoff_until",
+    "suspended_at",
+)
+
+
+def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:
+    """The engine's podgroup of a row read with ``PODGROUP_COLUMNS``."""
+    (
+        _pk,
+        ns_id,
+        name,
+        queue,
+        min_member,
+        mtm,
+        min_res,
+        prio,
+        pclass,
+        phase,
+        created,
+        conditions,
+        unplaced,
+        requeues,
+        backoff_until,
+        suspended_at,
+    ) = row
+    return PodGroupInfo(
+        namespace=ns_names[ns_id],
+        name=name,
+        queue=queue,
+        min_member=min_member,
+        min_task_member=cache.value(mtm) or {},
+        min_resources=cache.resource_list(min_res) if min_res not in (None, "null") else None,
+        priority=prio,
+        priority_class=pclass,
+        phase=_PG_PHASE.get(phase, PodGroupPhase.PENDING),
+        creation_timestamp=created.timestamp(),
+        conditions=_conditions_in(conditions),
+        unplaced_sessions=unplaced,
+        requeues=requeues,
+        backoff_until=timestamp(backoff_until),
+        suspended=suspended_at is not None,
+    )
+
+
+def _read_podgroups(
+    cluster: Cluster, cache: JsonCache, ns_names: Mapping[int, str]
+) -> tuple[dict[int, str], dict[str, PodGroupInfo]]:
+    """The podgroups still to schedule (a Completed one is not read) and their keys by primary key."""
+    pg_keys: dict[int, str] = {}
+    podgroups: dict[str, PodGroupInfo] = {}
+    for row in PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED).values_list(*PODGROUP_COLUMNS):
+        info = podgroup_info(row, cache, ns_names)
+        pg_keys[row[0]] = info.key
+        podgroups[info.key] = info
+
+    return pg_keys, podgroups
+
+
+POD_COLUMNS = (
+    "id",
+    "namespace_id",
+    "name",
+    "podgroup_id",
+    "task_name",
+    as_text("request"),
+    "priority",
+    "preemptible",
+    "quota_group_id",
+    "status",
+    "node_id",
+    as_text("node_selector"),
+    as_text("tolerations"),
+    as_text("labels"),
+    Epoch("created"),
+    Epoch("started"),
+)
+
+
+LIVE_POD_STATUSES = frozenset(s for s in PodStatus.values if s not in FINISHED_DB_STATUSES)
+
+
+def pod_task(
+    row: Sequence[Any],
+    cache: JsonCache,
+    ns_names: Mapping[int, str],
+    group_names: Mapping[int, str],
+    node_names: Mapping[int, str],
+    pg_keys: Mapping[int, str],
+) -> TaskInfo:
+    """The engine's task of a row read with ``POD_COLUMNS`` (a Pipelined pod reads back Pending, without a node;
+    a pod without a podgroup is in its own, ``own_podgroup``)."""
+    (
+        _pk,
+        ns_id,
+        name,
+        pg_id,
+        role,
+        request,
+        prio,
+        preemptible,
+        group_id,
+        status,
+        node_id,
+        selector,
+        tolerations,
+        labels,
+        created,
+        started,
+    ) = row
+    ns = ns_names[ns_id]
+    task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
+    node = node_names.get(node_id) if node_id is not None else None
+    pipelined = task_status is TaskStatus.PIPELINED
+    nominated = None
+    if pipelined:  # the next session decides anew (holding the node for it); the values count it apart
+        task_status, node, nominated = TaskStatus.PENDING, None, node
+    if pg_id is not None:
+        pg_key = pg_keys.get(pg_id) or f"{ns}/?completed-{pg_id}"  # a Completed podgroup is not scheduled
+    else:
+        pg_key = f"{ns}/{own_podgroup_name(name)}"
+    preemptible = bool(preemptible)
+    return TaskInfo(
+        namespace=ns,
+        name=name,
+        podgroup=pg_key,
+        request=cache.resource_list(request),
+        priority=prio,
+        volcano_preemptable=None if preemptible else False,
+        quota_preemptible=preemptible,
+        quota_group=group_names.get(group_id) if group_id is not None else None,
+        status=task_status,
+        node=node,
+        node_selector=cache.value(selector) or {},
+        tolerations=cache.toleration_tuple(tolerations),
+        labels=cache.value(labels) or {},
+        task_role=role,
+        creation_timestamp=created,
+        start_timestamp=started,
+        pipelined=pipelined,
+        nominated=nominated,
+    )
+
+
+def job_infos(podgroup: PodGroup) -> tuple[PodGroupInfo, list[TaskInfo], int | None]:
+    """One podgroup as the engine sees it, with all its pods (finished ones too) and the value of its priority
+    class when that is a built-in one (``scheduling.job_actions.manifests``; a Completed podgroup included)."""
+    cache = JsonCache()
+    row = PodGroup.objects.filter(pk=podgroup.pk).values_list(*PODGROUP_COLUMNS).get()
+    pods = list(Pod.objects.filter(podgroup_id=podgroup.pk).order_by("name").values_list(*POD_COLUMNS))
+    ns_names = dict(Namespace.objects.filter(pk__in={row[1], *(p[1] for p in pods)}).values_list("id", "name"))
+    group_names = dict(
+        QuotaGroup.objects.filter(pk__in={p[8] for p in pods if p[8] is not None}).values_list("id", "name")
+    )
+    node_names = dict(Node.objects.filter(pk__in={p[10] for p in pods if p[10] is not None}).values_list("id", "name"))
+    info = podgroup_info(row, cache, ns_names)
+    tasks = [pod_task(p, cache, ns_names, group_names, node_names, {podgroup.pk: info.key}) for p in pods]
+    klass = BUILTIN_PRIORITY_CLASSES.get(info.priority_class)
+    return info, tasks, None if klass is None else klass.value
+
+
+def own_podgroup(task: TaskInfo, default_queue: Mapping[str, str]) -> PodGroupInfo:
+    """The podgroup of a pod that has none (Volcano's controller makes one per plain pod)."""
+    return PodGroupInfo(
+        namespace=task.namespace,
+        name=own_podgroup_name(task.name),
+        queue=default_queue.get(task.namespace, DEFAULT_QUEUE),
+        min_member=1,
+        min_resources=task.request,
+        priority=task.priority,
+        phase=PodGroupPhase.PENDING if task.status is TaskStatus.PENDING else PodGroupPhase.RUNNING,
+        creation_timestamp=task.creation_timestamp,
+    )
+
+
+def _read_pods(
+    cluster: Cluster,
+    cache: JsonCache,
+    namespaces: _Namespaces,
+    group_names: Mapping[int, str],
+    node_names: Mapping[int, str],
+    pg_keys: Mapping[int, str],
+    podgroups: Mapping[str, PodGroupInfo],
+) -> _Pods:
+    """The live pods, and every pod of a podgroup still to schedule; a pod without a podgroup gets one of its own."""
+    live = Q(status__in=sorted(LIVE_POD_STATUSES))
+    in_open_group = Q(podgroup__isnull=False) & ~Q(podgroup__phase=DbPhase.COMPLETED)
+    tasks: list[TaskInfo] = []
+    pod_ids: dict[str, int] = {}
+    own: dict[str, PodGroupInfo] = {}
+    rows = fetch_all(
+        Pod.objects.filter(cluster=cluster).filter(live | in_open_group).order_by().values_list(*POD_COLUMNS)
+    )
+    for row in rows:
+        task = pod_task(row, cache, namespaces.names, group_names, node_names, pg_keys)
+        if row[3] is None and task.podgroup not in podgroups and task.podgroup not in own:
+            own[task.podgroup] = own_podgroup(task, namespaces.default_queue)
+        tasks.append(task)
+        pod_ids[task.uid] = row[0]
+    return _Pods(tasks, pod_ids, own)

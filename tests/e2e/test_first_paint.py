@@ -1,0 +1,82 @@
+"""First paint (issue 30 item 8) in a real headless chromium: every page that draws charts sets
+``performance.mark('fairway:charts-ready')`` once the figures on screen are drawn (bench/bench_paint.py measures
+up to it), draws the figures below the fold after that, and flags ``data-chart-ready`` when all are drawn, every
+trace of the partial plotly.js bundle drawn as the type it was given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import charts_ready, login
+from tests.frontend import builders as b
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+# Installed before the page's scripts: what was drawn, and what was on screen, at the moment of the mark.
+AT_MARK = """
+(() => {
+  const mark = performance.mark.bind(performance);
+  performance.mark = (name, options) => {
+    if (name === "fairway:charts-ready") {
+      window.__atMark = Array.from(document.querySelectorAll("[data-figure]")).map((el) => {
+        const box = el.getBoundingClientRect();
+        return {key: el.dataset.figure, drawn: Boolean(el.querySelector(".main-svg")),
+                onScreen: box.width > 0 && box.bottom > 0 && box.top < window.innerHeight};
+      });
+    }
+    return mark(name, options);
+  };
+})();
+"""
+MARKED = "() => performance.getEntriesByName('fairway:charts-ready').length === 1"
+ALL_DRAWN = """() => Array.from(document.querySelectorAll("[data-figure]")).map((gd) => ({
+  key: gd.dataset.figure,
+  drawn: Boolean(gd.querySelector(".main-svg")),
+  types: (gd.data || []).map((t) => t.type || "scatter"),
+  drawnAs: (gd._fullData || []).map((t) => t.type),
+}))"""
+CHART_PAGES = ["/overview/", "/trees/queues/", "/trees/quotas/", "/queues/q1/", "/quotas/x/", "/team/x-team/"]
+
+
+def world() -> None:
+    b.lending()
+    b.seed000_table2()
+    b.team("x-team", queues=["xq"], groups=["x"])
+    b.user("boss", staff=True)
+
+
+def test_every_chart_page_marks_when_the_figures_on_screen_are_drawn(site: str, page: Any) -> None:
+    world()
+    page.add_init_script(AT_MARK)
+    login(page, site, "boss", b.PASSWORD)
+    for path in CHART_PAGES:
+        page.goto(site + path)
+        page.wait_for_function(MARKED)
+        at_mark = page.evaluate("window.__atMark")
+        assert any(f["onScreen"] for f in at_mark), path
+        assert [f["key"] for f in at_mark if f["onScreen"] and not f["drawn"]] == [], path
+        charts_ready(page)
+        figures = page.evaluate(ALL_DRAWN)
+        assert figures and all(f["drawn"] for f in figures), (path, figures)
+        for f in figures:  # a trace type missing from the partial bundle would be drawn as a scatter
+            assert f["drawnAs"] == f["types"], (path, f)
+    assert page.problems == []
+
+
+def test_figures_below_the_fold_are_drawn_after_the_mark(site: str, page: Any) -> None:
+    world()
+    page.add_init_script(AT_MARK)
+    login(page, site, "boss", b.PASSWORD)
+    page.set_viewport_size({"width": 1280, "height": 600})
+    page.goto(f"{site}/queues/q1/")
+    page.wait_for_function(MARKED)
+    at_mark = {f["key"]: f for f in page.evaluate("window.__atMark")}
+    assert at_mark["resources"]["onScreen"] and at_mark["resources"]["drawn"]
+    assert not at_mark["namespaces"]["onScreen"] and not at_mark["namespaces"]["drawn"]
+    charts_ready(page)  # the rest are drawn while the browser is idle, without scrolling
+    assert all(f["drawn"] for f in page.evaluate(ALL_DRAWN))
+    page.locator('[data-figure="namespaces"]').scroll_into_view_if_needed()
+    assert page.locator('[data-figure="namespaces"] .main-svg').count() > 0
+    assert page.problems == []

@@ -1,0 +1,13 @@
+'use strict';
+// The plotly.js core and the trace types the dashboard's figures use (frontend/figures.py; build.mjs lists the
+// same names in the bundle's first line, which tests/frontend/test_plotly_bundle.py checks against the figures).
+var Plotly = require('plotly.js/lib/core');
+
+Plotly.register([
+    require('plotly.js/lib/bar'),
+    require('plotly.js/lib/icicle'),
+    require('plotly.js/lib/scatter'),
+    require('plotly.js/lib/sunburst'),
+]);
+
+module.exports = Plotly;
