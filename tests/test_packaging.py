@@ -70,9 +70,29 @@ def test_the_dockerfile_copies_every_package_and_runs_as_a_non_root_user() -> No
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from the source as a clean checkout has it (the files git tracks or would, nothing it
+    ignores): a build in the working tree reuses setuptools' ``build/``, which keeps every module ever built there,
+    moved or deleted ones included."""
+    source = tmp_path_factory.mktemp("source")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for name in filter(None, listed):
+        origin = ROOT / name
+        if origin.is_file():  # a file deleted in the working tree but still in git's index is not part of it
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes(origin.read_bytes())
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(source)],
         check=True,
         timeout=600,
     )
@@ -85,6 +105,10 @@ def test_the_wheel_holds_every_file_of_every_package(wheel: Path) -> None:
     expected = set().union(*(shipped_files(p) for p in product_packages()))
     missing = sorted(expected - names)
     assert not missing, f"{len(missing)} files of the product are not in the wheel, e.g. {missing[:5]}"
+    stale = sorted(
+        n for n in names if n.endswith(".py") and n.split("/")[0] in product_packages() and n not in expected
+    )
+    assert not stale, f"the wheel holds modules the source does not have, e.g. {stale[:5]}"
 
 
 @pytest.fixture(scope="module")

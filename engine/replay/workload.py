@@ -118,15 +118,43 @@ class _Generator:
         self.last_call: float | None = None
 
     def __call__(self, now: float, snapshot: Snapshot, finished: list[tuple[float, TraceJob]]) -> list[TraceJob]:
-        knobs, specs = self.knobs, snapshot.queues
-        # the previous call's garbage collection removed podgroups completed more than the TTL before it
+        knobs = self.knobs
+        self._collect(now, finished)
+        waiting, backlog = self._waiting(snapshot)
+        asked: dict[str, ResourceList] = {}
+        jobs: list[TraceJob] = []
+        ticks = max(1, int(self.period) // BEAT_SECONDS)
+        for beat in range(ticks):
+            t = now - float(BEAT_SECONDS) * (ticks - 1 - beat)
+            rng = random.Random(f"{self.seed}:{self.cluster}:{int(t)}")
+            for queue in sorted(self.by_queue):
+                if waiting.get(queue, 0) >= knobs.max_pending_pods:
+                    continue
+                if rng.random() >= knobs.jobs_per_tick * busy(queue, t, knobs.wave_seconds):
+                    continue
+                job = self._draw(rng, t, now, queue, snapshot, backlog, asked)
+                if job is None:
+                    continue
+                jobs.append(job)
+                (role,) = job.roles
+                waiting[queue] = waiting.get(queue, 0) + role.pods
+                amounts = backlog.setdefault(queue, {})
+                for r in ("cpu", _GPU):
+                    amounts[r] = amounts.get(r, 0) + role.request.get(r, 0) * role.pods
+        return jobs
+
+    def _collect(self, now: float, finished: list[tuple[float, TraceJob]]) -> None:
+        """The previous call's garbage collection removed podgroups completed more than the TTL before it."""
         for at, job in finished:
             if job.min_resources is not None:
                 self.completed.append((at, job.namespace, job.min_resources))
         if self.last_call is not None:
-            cutoff = self.last_call - knobs.ttl_after_finished
+            cutoff = self.last_call - self.knobs.ttl_after_finished
             self.completed = [c for c in self.completed if c[0] >= cutoff]
         self.last_call = now
+
+    def _waiting(self, snapshot: Snapshot) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """Per queue, its pending pods and what they ask (cpu, GPUs), as the generator reads the database."""
         waiting: dict[str, int] = {}
         backlog: dict[str, dict[str, int]] = {}
         for task in snapshot.tasks.values():
@@ -139,83 +167,72 @@ class _Generator:
             amounts = backlog.setdefault(pg.queue, {})
             for r in ("cpu", _GPU):
                 amounts[r] = amounts.get(r, 0) + task.request.get(r, 0)
-        asked: dict[str, ResourceList] = {}
-        jobs: list[TraceJob] = []
-        ticks = max(1, int(self.period) // BEAT_SECONDS)
-        for beat in range(ticks):
-            t = now - float(BEAT_SECONDS) * (ticks - 1 - beat)
-            rng = random.Random(f"{self.seed}:{self.cluster}:{int(t)}")
-            for queue in sorted(self.by_queue):
-                if waiting.get(queue, 0) >= knobs.max_pending_pods:
-                    continue
-                if rng.random() >= knobs.jobs_per_tick * busy(queue, t, knobs.wave_seconds):
-                    continue
-                namespaces = self.by_queue[queue]
-                ns = namespaces[0] if rng.random() < 0.75 else rng.choice(namespaces)
-                deserved = specs[queue].deserved
-                gpu = deserved.get(_GPU, 0) > 0 and rng.random() < knobs.gpu_share
-                size, request, priority, duration = draw_job(rng, gpu, knobs)
-                size = fit_size(size, request, deserved, knobs.max_job_share)
-                if backlog_full(backlog.get(queue, {}), deserved, gpu, knobs.max_backlog_share):
-                    continue
-                name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
-                min_resources = ResourceList({k: v * size for k, v in request.items()})
-                info = snapshot.namespaces[ns]
-                others = asked.get(ns)
-                if others is None:
-                    others = asked[ns] = (
-                        ResourceList.total(
-                            [
-                                pg.min_resources
-                                for pg in snapshot.podgroups.values()
-                                if pg.namespace == ns and pg.min_resources
-                            ]
-                            + [mr for _at, n, mr in self.completed if n == ns]
-                        )
-                        if info.hard
-                        else ResourceList()
-                    )
-                errors = rules.validate_podgroup(
-                    specs,
-                    queue,
-                    min_member=size,
-                    min_resources=min_resources,
-                    namespace=ns,
-                    namespace_hard=info.hard,
-                    other_min_resources=others,
-                )
-                key = f"{ns}/{name}"
-                if errors or key in self.names or key in snapshot.podgroups:
-                    continue
-                self.names.add(key)
-                jobs.append(
-                    TraceJob(
-                        namespace=ns,
-                        name=name,
-                        queue=queue,
-                        submit=now,
-                        roles=(
-                            TraceRole(
-                                name="",
-                                pods=size,
-                                request=ResourceList(request),
-                                tolerations=GPU_TOLERATION if gpu else (),
-                            ),
-                        ),
-                        quota_group=self.group_of.get(ns),
-                        priority=priority,
-                        min_member=size,
-                        min_resources=min_resources,
-                        runtime=math.ceil(duration / self.period) * self.period,
-                    )
-                )
-                if info.hard:
-                    asked[ns] = ResourceList.total((others, min_resources))
-                waiting[queue] = waiting.get(queue, 0) + size
-                amounts = backlog.setdefault(queue, {})
-                for r in ("cpu", _GPU):
-                    amounts[r] = amounts.get(r, 0) + request.get(r, 0) * size
-        return jobs
+        return waiting, backlog
+
+    def _asked(self, snapshot: Snapshot, ns: str, hard: bool) -> ResourceList:
+        """What the namespace's podgroups ask already (its ResourceQuota counts them), those collected since not."""
+        if not hard:
+            return ResourceList()
+        return ResourceList.total(
+            [pg.min_resources for pg in snapshot.podgroups.values() if pg.namespace == ns and pg.min_resources]
+            + [mr for _at, n, mr in self.completed if n == ns]
+        )
+
+    def _draw(
+        self,
+        rng: random.Random,
+        t: float,
+        now: float,
+        queue: str,
+        snapshot: Snapshot,
+        backlog: Mapping[str, Mapping[str, int]],
+        asked: dict[str, ResourceList],
+    ) -> TraceJob | None:
+        """One job of ``queue`` drawn at beat ``t``, or None when its team would not submit it (its backlog is full)
+        or the rules would refuse it."""
+        knobs, specs = self.knobs, snapshot.queues
+        namespaces = self.by_queue[queue]
+        ns = namespaces[0] if rng.random() < 0.75 else rng.choice(namespaces)
+        deserved = specs[queue].deserved
+        gpu = deserved.get(_GPU, 0) > 0 and rng.random() < knobs.gpu_share
+        size, request, priority, duration = draw_job(rng, gpu, knobs)
+        size = fit_size(size, request, deserved, knobs.max_job_share)
+        if backlog_full(backlog.get(queue, {}), deserved, gpu, knobs.max_backlog_share):
+            return None
+        name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
+        min_resources = ResourceList({k: v * size for k, v in request.items()})
+        info = snapshot.namespaces[ns]
+        others = asked.get(ns)
+        if others is None:
+            others = asked[ns] = self._asked(snapshot, ns, bool(info.hard))
+        errors = rules.validate_podgroup(
+            specs,
+            queue,
+            min_member=size,
+            min_resources=min_resources,
+            namespace=ns,
+            namespace_hard=info.hard,
+            other_min_resources=others,
+        )
+        key = f"{ns}/{name}"
+        if errors or key in self.names or key in snapshot.podgroups:
+            return None
+        self.names.add(key)
+        if info.hard:
+            asked[ns] = ResourceList.total((others, min_resources))
+        role = TraceRole(name="", pods=size, request=ResourceList(request), tolerations=GPU_TOLERATION if gpu else ())
+        return TraceJob(
+            namespace=ns,
+            name=name,
+            queue=queue,
+            submit=now,
+            roles=(role,),
+            quota_group=self.group_of.get(ns),
+            priority=priority,
+            min_member=size,
+            min_resources=min_resources,
+            runtime=math.ceil(duration / self.period) * self.period,
+        )
 
 
 def generate(
