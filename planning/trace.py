@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Max
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -247,9 +248,24 @@ def build_trace(
         if f["roles"]:
             job = _job(f)
             jobs[job.key] = job
-    return Trace(
-        header=header, jobs=list(jobs.values()), edits=_edits(since, now), tree=_tree_objects(cluster, tree_at or since)
-    )
+    reference = tree_at or _tree_complete(since, now, {job.namespace for job in jobs.values()})
+    edits = [e for e in _edits(since, now) if e.time > reference.timestamp()]  # the earlier ones are in the tree
+    return Trace(header=header, jobs=list(jobs.values()), edits=edits, tree=_tree_objects(cluster, reference))
+
+
+def _tree_complete(since: datetime, now: datetime, namespaces: set[str]) -> datetime:
+    """When the tree holds every namespace the window's jobs ran in: ``since``, or — when some were created during
+    the window (a tree built then, the demo's) — the last of those creations, so that the replay knows every job's
+    namespace, queue and quota group from its start (the change language cannot create a namespace). The tree is
+    then as it was at that moment for the whole window, and the edits before it are in it."""
+    existing = {ns.name for ns in Namespace.history.as_of(since)}
+    missing = namespaces - existing
+    if not missing:
+        return since
+    created = Namespace.history.filter(name__in=missing, history_type="+", history_date__lte=now).aggregate(
+        latest=Max("history_date")
+    )["latest"]
+    return max(since, created) if created is not None else since
 
 
 class TraceQuerySerializer(serializers.Serializer):

@@ -75,10 +75,29 @@ def test_the_trace_export_writes_removed_and_live_jobs_with_a_version_header(
     pg_a = jobs["ns-a/pg-a"]
     assert pg_a.queue == "team-a" and pg_a.quota_group == "qa" and pg_a.evictions == 1
     assert trace.tree is not None and any(o["kind"] == "Node" for o in trace.tree)
-    # the tree is as it was at the window's start: the test's queues were created since, so they come as edits
-    assert not any(o["kind"] == "Queue" and o["metadata"]["name"] == "team-a" for o in trace.tree)
+    # the jobs' namespaces were created during the window (the change language cannot create one), so the tree is
+    # as it was once they all existed, and the edits before that moment are in it, not repeated
+    assert any(o["kind"] == "Namespace" and o["metadata"]["name"] == "ns-a" for o in trace.tree)
+    assert any(o["kind"] == "Queue" and o["metadata"]["name"] == "team-a" for o in trace.tree)
     created = [e.change for e in trace.edits if e.change["op"] == "create" and e.change["kind"] == "queue"]
-    assert any(c["spec"]["name"] == "team-a" for c in created)
+    assert not any(c["spec"]["name"] == "team-a" for c in created)
+
+
+def test_a_tree_that_existed_at_the_windows_start_is_taken_then_and_later_edits_come_as_edits(
+    world: World, admin_api: Any
+) -> None:
+    from quotas import services
+    from quotas.models import Queue
+
+    since = timezone.now()
+    services.save_queue(Queue.objects.get(name="team-a"), {"weight": 7})
+    PodGroup.objects.filter(namespace__name="ns-a").update(created=timezone.now())  # a job of the window
+    resp = admin_api.get("/api/v1/trace/", {"since": since.isoformat(), "cluster": world.cluster.name})
+    trace = read_trace(b"".join(resp.streaming_content).decode().splitlines())
+    (team_a,) = [o for o in trace.tree if o["kind"] == "Queue" and o["metadata"]["name"] == "team-a"]
+    assert team_a["spec"]["weight"] != 7  # as it was at the start
+    updates = [e.change for e in trace.edits if e.change["op"] == "update" and e.change["kind"] == "queue"]
+    assert any(c["spec"]["name"] == "team-a" and c["spec"]["weight"] == 7 for c in updates)
 
 
 def test_the_trace_export_names_the_field_of_bad_input(admin_api: Any, world: World) -> None:
