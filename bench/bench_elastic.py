@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.fairshare.elastic import ROOT_GROUP, ElasticQuotaTree, QuotaGroupSpec
+from engine.fairshare.elastic import ElasticQuotaTree
+from engine.objects import ROOT_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList
 
 GI = 2**30

@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueSpec, summarize_jobs
+from engine.fairshare.queues import JobUsage, summarize_jobs
+from engine.objects import QueueSpec
 from engine.policy.fairness import FairnessArgs
 from engine.resources import ResourceList
 from engine.usage import QUEUE, TreeUsage, UsageHistory, UsageNow, advance, dominant_share

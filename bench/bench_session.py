@@ -22,13 +22,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupInfo,
     PodGroupPhase,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import ROOT_QUEUE
 from engine.lending import lendable_groups, lendable_queues
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
 

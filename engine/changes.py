@@ -23,10 +23,8 @@ from typing import Any
 
 from engine import rules
 from engine.collector import paused_during
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.limits import ENV_VARS, Limits, brief, node_amount_errors
-from engine.objects import NodeInfo, PodGroupInfo, Snapshot, Taint, TaskInfo, TaskStatus
+from engine.objects import NodeInfo, PodGroupInfo, QueueSpec, QuotaGroupSpec, Snapshot, Taint, TaskInfo, TaskStatus
 from engine.resources import (
     QuantityError,
     ResourceList,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.fairshare.elastic import QuotaGroupSpec
+from engine.objects import QuotaGroupSpec
 from engine.resources import ResourceList
 from engine.values import QuotaValues
 

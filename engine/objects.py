@@ -44,8 +44,6 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, Limits, node_amount_errors
 from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import MAX_AMOUNT, ResourceList
@@ -87,11 +85,17 @@ __all__ = [
     "BUILTIN_QUEUES",
     "BUILTIN_QUOTA_GROUPS",
     "CLOSED_QUEUE_STATES",
+    "DEFAULT_GROUP",
+    "DEFAULT_QUEUE",
     "OCCUPYING_STATUSES",
+    "OPEN",
     "PREEMPTABLE_STATUSES",
     "QUEUE_STATES",
     "READY_STATUSES",
+    "ROOT_GROUP",
+    "ROOT_QUEUE",
     "SCHEDULED_STATUSES",
+    "SYSTEM_GROUP",
     "KueueName",
     "NamespaceInfo",
     "NodeInfo",
@@ -100,7 +104,9 @@ __all__ = [
     "PodGroupPhase",
     "PriorityClassInfo",
     "QueueHierarchy",
+    "QueueSpec",
     "QueueState",
+    "QuotaGroupSpec",
     "Snapshot",
     "Taint",
     "TaskInfo",
@@ -108,6 +114,58 @@ __all__ = [
     "Toleration",
     "own_podgroup_name",
 ]
+
+
+# -- the trees as the admin configures them ---------------------------------------------------------------------
+
+ROOT_QUEUE = "root"
+DEFAULT_QUEUE = "default"
+OPEN = "Open"
+ROOT_GROUP = "root"
+SYSTEM_GROUP = "system"
+DEFAULT_GROUP = "default"
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """A queue as the admin configured it (Volcano's ``Queue.spec`` plus its state)."""
+
+    name: str
+    parent: str | None = ROOT_QUEUE  # None for root itself
+    weight: int = 1
+    capability: ResourceList = field(default_factory=ResourceList)  # a missing dimension is unlimited
+    deserved: ResourceList = field(default_factory=ResourceList)
+    guarantee: ResourceList = field(default_factory=ResourceList)
+    reclaimable: bool = True
+    priority: int = 0
+    state: str = "Open"  # Open | Closing | Closed | Unknown
+    # Kueue's levers, per resource; a resource left out is unlimited (see ``set_keep``)
+    borrowing_limit: ResourceList = field(default_factory=ResourceList)
+    lending_limit: ResourceList = field(default_factory=ResourceList)
+    # KAI's min-runtime: seconds a pod of this subtree is kept from reclaim and preempt after it starts, unless its
+    # evictor's priority is strictly higher (``engine.session.actions.common.MinRuntime``); None: the parent's,
+    # then the policy's ``minRuntime`` of the action
+    min_runtime: float | None = None
+    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
+
+
+@dataclass(frozen=True)
+class QuotaGroupSpec:
+    """A quota group as the admin configured it."""
+
+    name: str
+    parent: str | None = ROOT_GROUP  # None only for a tree root; "root" is the default tree's root
+    is_parent: bool = False
+    min: ResourceList = field(default_factory=ResourceList)
+    max: ResourceList = field(default_factory=ResourceList)
+    shared_weight: ResourceList | None = None  # None -> max
+    allow_lent: bool = True
+    tree_id: str = ""
+    min_scale_exempt: bool = False
+    # Kueue's levers, per resource; a resource left out is unlimited (see the module docstring)
+    borrowing_limit: ResourceList = field(default_factory=ResourceList)
+    lending_limit: ResourceList = field(default_factory=ResourceList)
+    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
 
 
 # -- nodes ---------------------------------------------------------------------------------------------------

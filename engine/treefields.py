@@ -1,7 +1,7 @@
 """The field table of each tree kind: every field of a queue and of a quota group beyond its name and parent, with
 its type, default and meaning, in the order people read them.
 
-The engine's specs (``QueueSpec``, ``QuotaGroupSpec``) hold these fields by the same names; the store reads their
+The engine's specs (``engine.objects.QueueSpec``, ``QuotaGroupSpec``) hold these fields by the same names; the store reads their
 columns, the services write them, the what-if (``engine.changes``) parses them, the Kubernetes adapter compares
 them, the API, the admin, the editor and the CLI offer them, and the manifests carry the free-text ones in a
 Fairway annotation, all by walking this table. Adding a field means a row here, the spec's attribute, the model's

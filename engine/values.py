@@ -37,11 +37,23 @@ from typing import Any
 
 from engine.collector import paused_during
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.elastic import DEFAULT_GROUP, SYSTEM_GROUP, ElasticResult, QuotaGroupSpec, compute_runtimes
+from engine.fairshare.elastic import ElasticResult, compute_runtimes
 from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, JobUsage, QueueBook, summarize_jobs
-from engine.objects import ALLOCATED_STATUSES, PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
+from engine.fairshare.queues import JobUsage, QueueBook, summarize_jobs
+from engine.objects import (
+    ALLOCATED_STATUSES,
+    DEFAULT_GROUP,
+    DEFAULT_QUEUE,
+    ROOT_QUEUE,
+    SYSTEM_GROUP,
+    PodGroupInfo,
+    PodGroupPhase,
+    QuotaGroupSpec,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
 from engine.policy.policy import Policy
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.plugins.capacity.arguments import CAPACITY

@@ -23,12 +23,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.limits import brief
 from engine.manifests.common import SCHEDULER_CONF_KEY, SCHEDULER_CONFIGMAP
 from engine.manifests.export import export_trees
-from engine.objects import NamespaceInfo, NodeInfo, Snapshot
+from engine.objects import NamespaceInfo, NodeInfo, QueueSpec, QuotaGroupSpec, Snapshot
 from engine.replay.trace import Trace, TraceEdit, TraceHeader, TraceJob, TraceRole, read_tolerations, trace_lines
 from engine.resources import ResourceList
 from planning.export import AdminsOnly

@@ -16,8 +16,7 @@ from django.db.models import F
 from simple_history.models import HistoricalRecords
 
 from engine import treefields
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.objects import DEFAULT_GROUP, DEFAULT_QUEUE, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QueueSpec, QuotaGroupSpec
 from quotas.choices import QueueState
 from quotas.fields import ResourceListField
 

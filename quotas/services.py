@@ -14,9 +14,7 @@ from django.db.models import Count, Q
 from core import facts, tree_owner
 from core.locks import TREE_WRITE_LOCK
 from engine import rules, treefields
-from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
-from engine.objects import OCCUPYING_STATUSES, TaskStatus
+from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
 from engine.resources import ResourceList
 from engine.treefields import FieldKind
 from quotas.models import Namespace, Queue, QuotaGroup

@@ -64,8 +64,8 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
 from engine import rules
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE
 from engine.limits import node_amount_errors
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE
 from engine.replay.workload import WorkloadSettings, backlog_full, busy, draw_job, fit_size
 from engine.resources import ResourceList
 from engine.wording import duration as say_duration

@@ -16,7 +16,7 @@ from rest_framework.exceptions import APIException, PermissionDenied
 from core.api import rule_errors_to_validation_error
 from core.fields import BlockerField, NameField, ObjectNameField, ResourceListSerializerField
 from engine import rules
-from engine.fairshare.elastic import DEFAULT_GROUP
+from engine.objects import DEFAULT_GROUP
 from engine.policy.policy import PolicyError
 from engine.resources import ResourceList, null_unbounded
 from engine.session.decisions import blocker_json

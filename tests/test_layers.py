@@ -162,8 +162,8 @@ ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts"),  # amounts: Volcano's comparisons
     ("engine.policy", "engine.session.plugins", "engine.session.plugins.*.arguments"),  # the policy and its readers
     ("engine.usage",),  # past usage (fairness over time)
+    ("engine.objects",),  # the snapshot and the trees' specs
     ("engine.fairshare",),  # the fair-share math
-    ("engine.objects",),  # the snapshot
     ("engine.values", "engine.rules"),
     ("engine.lending", "engine.changes"),
     ("engine.audit",),
@@ -223,5 +223,5 @@ def test_an_upward_import_in_the_engine_is_found(tmp_path: Path) -> None:
         },
     )
     assert engine_upward_imports(tmp_path) == [
-        "engine.objects (floor 6) imports engine.session.session (floor 10)",
+        "engine.objects (floor 5) imports engine.session.session (floor 10)",
     ]

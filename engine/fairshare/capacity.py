@@ -97,9 +97,10 @@ from engine.amounts import (
     raw,
 )
 from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key, victim_order
-from engine.fairshare.queues import MINUS, ROOT_QUEUE, JobUsage, QueueAccount, QueueBook, decompose, fmt
+from engine.fairshare.queues import MINUS, JobUsage, QueueAccount, QueueBook, decompose, fmt
 from engine.fairshare.verdicts import ALLOWED, Refusal, TaskLike, Verdict, VictimSelection, refuse
 from engine.fairshare.verdicts import T as _T
+from engine.objects import ROOT_QUEUE
 from engine.resources import is_unlimited
 
 __all__ = ["CapacityResult"]

@@ -21,11 +21,9 @@ from collections.abc import Mapping, Sequence
 from engine.amounts import STANDARD_RESOURCES, add_into, raw
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.queues import (
-    ROOT_QUEUE,
     JobSummary,
     JobUsage,
     QueueAccount,
-    QueueSpec,
     apply_jobs,
     cap_by_borrowing,
     collect_resources,
@@ -38,6 +36,7 @@ from engine.fairshare.queues import (
     total_reserve,
     unknown_queue_warnings,
 )
+from engine.objects import ROOT_QUEUE, QueueSpec
 from engine.resources import UNLIMITED, ResourceList, is_unlimited
 
 __all__ = ["compute_capacity"]

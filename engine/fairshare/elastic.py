@@ -67,7 +67,7 @@ with the whole-forest reference in ``tests/support/elastic_reference.py``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,17 +75,14 @@ import numpy.typing as npt
 
 from engine.fairshare import _elastic_kernel as kern
 from engine.fairshare import elastic_sets as ref
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, format_amount, split_unit
 from engine.wording import plural
 
 __all__ = [
-    "DEFAULT_GROUP",
-    "ROOT_GROUP",
-    "SYSTEM_GROUP",
     "ElasticQuotaTree",
     "ElasticResult",
     "GroupQuota",
-    "QuotaGroupSpec",
     "check_ancestors",
     "compute_runtimes",
     "effective_max",
@@ -96,9 +93,6 @@ __all__ = [
     "runtime_excess",
 ]
 
-ROOT_GROUP = "root"
-SYSTEM_GROUP = "system"
-DEFAULT_GROUP = "default"
 OUTSIDE_GROUPS = frozenset({SYSTEM_GROUP, DEFAULT_GROUP})
 
 I64 = npt.NDArray[np.int64]
@@ -130,25 +124,6 @@ _STATE = (
     *_ARRAY_FIELDS.values(),
 )
 _UNLIMITED_FILL = frozenset({"_mx", "_smx", "_lcap"})  # arrays whose missing entries are unlimited
-
-
-@dataclass(frozen=True)
-class QuotaGroupSpec:
-    """A quota group as the admin configured it."""
-
-    name: str
-    parent: str | None = ROOT_GROUP  # None only for a tree root; "root" is the default tree's root
-    is_parent: bool = False
-    min: ResourceList = field(default_factory=ResourceList)
-    max: ResourceList = field(default_factory=ResourceList)
-    shared_weight: ResourceList | None = None  # None -> max
-    allow_lent: bool = True
-    tree_id: str = ""
-    min_scale_exempt: bool = False
-    # Kueue's levers, per resource; a resource left out is unlimited (see the module docstring)
-    borrowing_limit: ResourceList = field(default_factory=ResourceList)
-    lending_limit: ResourceList = field(default_factory=ResourceList)
-    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,6 @@ from engine.fairshare.queues import (
     JobUsage,
     QueueAccount,
     QueueBook,
-    QueueSpec,
     apply_jobs,
     collect_resources,
     index_specs,
@@ -56,6 +55,7 @@ from engine.fairshare.queues import (
 from engine.fairshare.verdicts import ALLOWED, TaskLike, Verdict, VictimSelection, refuse
 from engine.fairshare.verdicts import T as _T
 from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, FillResult, water_fill
+from engine.objects import QueueSpec
 from engine.resources import ResourceList
 from engine.usage import SCALE, adjusted_weights, clamp
 

@@ -89,14 +89,12 @@ from engine.amounts import (
 )
 from engine.fairshare.verdicts import Refusal, T, TaskLike, VictimSelection
 from engine.fairshare.waterfill import hamilton
+from engine.objects import OPEN, QueueSpec
 from engine.resources import UNLIMITED, ResourceList, format_amount, is_unlimited, split_unit
 from engine.vocabulary import PodGroupPhase
 from engine.wording import plural
 
 __all__ = [
-    "DEFAULT_QUEUE",
-    "OPEN",
-    "ROOT_QUEUE",
     "UNLIMITED",
     "Explanation",
     "JobSummary",
@@ -104,17 +102,12 @@ __all__ = [
     "QueueAccount",
     "QueueBook",
     "QueueQuota",
-    "QueueSpec",
     "QueueTotals",
     "TraceStep",
     "job_elastic",
     "job_inqueue",
     "summarize_jobs",
 ]
-
-ROOT_QUEUE = "root"
-DEFAULT_QUEUE = "default"
-OPEN = "Open"
 
 
 _ONE = Fraction(1)
@@ -123,29 +116,6 @@ _ONE = Fraction(1)
 # ------------------------------------------------------------------------------------------------------------
 # Types the rest of the project imports
 # ------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QueueSpec:
-    """A queue as the admin configured it (Volcano's ``Queue.spec`` plus its state)."""
-
-    name: str
-    parent: str | None = ROOT_QUEUE  # None for root itself
-    weight: int = 1
-    capability: ResourceList = field(default_factory=ResourceList)  # a missing dimension is unlimited
-    deserved: ResourceList = field(default_factory=ResourceList)
-    guarantee: ResourceList = field(default_factory=ResourceList)
-    reclaimable: bool = True
-    priority: int = 0
-    state: str = "Open"  # Open | Closing | Closed | Unknown
-    # Kueue's levers, per resource; a resource left out is unlimited (see ``set_keep``)
-    borrowing_limit: ResourceList = field(default_factory=ResourceList)
-    lending_limit: ResourceList = field(default_factory=ResourceList)
-    # KAI's min-runtime: seconds a pod of this subtree is kept from reclaim and preempt after it starts, unless its
-    # evictor's priority is strictly higher (``engine.session.actions.common.MinRuntime``); None: the parent's,
-    # then the policy's ``minRuntime`` of the action
-    min_runtime: float | None = None
-    description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,22 @@ from typing import Any
 
 import yaml
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, loads_json
 from engine.manifests.liststream import Unstreamable, list_items
 from engine.manifests.yamlload import load_manifest_documents
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
+    DEFAULT_GROUP,
+    DEFAULT_QUEUE,
+    ROOT_GROUP,
+    SYSTEM_GROUP,
     KueueName,
     NamespaceInfo,
     PodGroupInfo,
     PriorityClassInfo,
     QueueHierarchy,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     TaskInfo,
 )

@@ -35,8 +35,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.manifests.common import (
     _TO_KOORD,
     FAIRWAY_BORROWING_LIMIT,
@@ -68,9 +66,14 @@ from engine.manifests.core import _hard_base_resource
 from engine.objects import (
     BUILTIN_QUEUES,
     BUILTIN_QUOTA_GROUPS,
+    DEFAULT_QUEUE,
+    ROOT_GROUP,
+    ROOT_QUEUE,
     NamespaceInfo,
     PodGroupInfo,
     QueueHierarchy,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     TaskInfo,
     TaskStatus,

@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
 from engine.manifests.common import (
     _FROM_KOORD,
     FAIRWAY_MIN_SCALE_EXEMPT,
@@ -28,6 +27,7 @@ from engine.manifests.common import (
     _rl,
     _string_map,
 )
+from engine.objects import ROOT_GROUP, QuotaGroupSpec
 from engine.policy.policy import PolicyError, parse_elastic_quota_args
 from engine.resources import ResourceList
 from engine.treefields import QUOTA_GROUP_FIELDS, from_annotations

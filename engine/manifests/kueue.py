@@ -46,7 +46,6 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from engine.amounts import STANDARD_RESOURCES
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS
 from engine.manifests.common import (
     KUEUE_QUEUE_LABEL,
@@ -61,7 +60,7 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import CoreReaders
-from engine.objects import KueueName, PodGroupInfo
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, KueueName, PodGroupInfo, QueueSpec
 from engine.policy.policy import Policy, default_policy_with
 from engine.resources import QuantityError, ResourceList, parse_exact_quantity
 from engine.rules.common import MAX_WEIGHT

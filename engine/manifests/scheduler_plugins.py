@@ -5,8 +5,8 @@ Kueue's objects are not read (``load_manifests`` skips them with a warning).
 
 from __future__ import annotations
 
-from engine.fairshare.elastic import QuotaGroupSpec
 from engine.manifests.common import _BuilderBase, _Doc, _rl
+from engine.objects import QuotaGroupSpec
 
 
 class SchedulerPluginsReaders(_BuilderBase):

@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.limits import ENV_VARS, brief
 from engine.manifests.common import (
     _GO_TRUE,
@@ -36,11 +35,14 @@ from engine.manifests.core import (
     CoreReaders,
 )
 from engine.objects import (
+    DEFAULT_QUEUE,
     QUEUE_STATES,
+    ROOT_QUEUE,
     PodGroupCondition,
     PodGroupInfo,
     PodGroupPhase,
     QueueHierarchy,
+    QueueSpec,
     TaskInfo,
 )
 from engine.resources import ResourceList

@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from engine import rules
-from engine.fairshare.queues import DEFAULT_QUEUE, OPEN, ROOT_QUEUE
-from engine.objects import Snapshot, TaskStatus, Toleration
+from engine.objects import DEFAULT_QUEUE, OPEN, ROOT_QUEUE, Snapshot, TaskStatus, Toleration
 from engine.replay.trace import Trace, TraceHeader, TraceJob, TraceRole
 from engine.resources import ResourceList
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import ResourceList, milli_scale
 from engine.rules.common import (
     FieldError,

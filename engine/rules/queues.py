@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
-from engine.objects import CLOSED_QUEUE_STATES, QUEUE_STATES
+from engine.objects import CLOSED_QUEUE_STATES, DEFAULT_QUEUE, QUEUE_STATES, ROOT_QUEUE, QueueSpec
 from engine.resources import ResourceList
 from engine.rules.common import (
     _NO_QUEUE_FACT,

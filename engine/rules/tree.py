@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import ClassVar, Generic, NamedTuple, Self, TypeVar
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
+from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.rules.common import (
     FieldError,
     _q,

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import ROOT_QUEUE, QueueSpec
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList
 from engine.rules.common import FieldError, _q
 

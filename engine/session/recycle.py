@@ -47,15 +47,8 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.fairshare.elastic import (
-    DEFAULT_GROUP,
-    ROOT_GROUP,
-    SYSTEM_GROUP,
-    ElasticResult,
-    GroupQuota,
-    protected_non_preemptible,
-)
-from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskInfo
+from engine.fairshare.elastic import ElasticResult, GroupQuota, protected_non_preemptible
+from engine.objects import ALLOCATED_STATUSES, DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, Snapshot, TaskInfo
 from engine.resources import sorted_resources
 from engine.session.decisions import Blocker, Eviction
 from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work

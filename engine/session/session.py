@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.amounts import raw
-from engine.fairshare.elastic import ElasticResult, QuotaGroupSpec
+from engine.fairshare.elastic import ElasticResult
 from engine.fairshare.namespace import NamespaceQuota
 from engine.fairshare.queues import JobUsage, QueueBook
 from engine.objects import (
@@ -57,6 +57,7 @@ from engine.objects import (
     NodeInfo,
     PodGroupInfo,
     PodGroupPhase,
+    QuotaGroupSpec,
     Snapshot,
     TaskInfo,
     TaskStatus,

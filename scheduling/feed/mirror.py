@@ -59,9 +59,16 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
-from engine.objects import NamespaceInfo, NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
+from engine.objects import (
+    NamespaceInfo,
+    NodeInfo,
+    PodGroupInfo,
+    QueueSpec,
+    QuotaGroupSpec,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
 from engine.session.carry import SessionCarry
 from quotas.models import Queue, Revision
 from scheduling import store

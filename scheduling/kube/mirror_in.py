@@ -42,10 +42,18 @@ from django.db import transaction
 
 from core import tree_owner
 from engine import rules, treefields
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.manifests import load_objects
-from engine.objects import PodGroupInfo, Snapshot, TaskInfo, TaskStatus, own_podgroup_name
+from engine.objects import (
+    DEFAULT_QUEUE,
+    ROOT_QUEUE,
+    PodGroupInfo,
+    QueueSpec,
+    QuotaGroupSpec,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+    own_podgroup_name,
+)
 from engine.resources import ResourceList
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup

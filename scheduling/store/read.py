@@ -29,15 +29,16 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import DEFAULT_QUEUE, QueueSpec
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
+    DEFAULT_QUEUE,
     NamespaceInfo,
     NodeInfo,
     PodGroupCondition,
     PodGroupInfo,
     PodGroupPhase,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

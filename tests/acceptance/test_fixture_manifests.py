@@ -12,10 +12,8 @@ from __future__ import annotations
 import pytest
 
 from engine import rules
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.manifests import LoadResult, load_manifests
-from engine.objects import PodGroupInfo, PodGroupPhase, QueueHierarchy, TaskStatus
+from engine.objects import PodGroupInfo, PodGroupPhase, QueueHierarchy, QueueSpec, QuotaGroupSpec, TaskStatus
 from engine.policy.policy import ElasticQuotaArgs, Policy
 from engine.resources import ResourceList
 from tests.acceptance.manifests import PEER_MANIFESTS as FIXTURES

@@ -10,7 +10,8 @@ import pytest
 
 from engine.fairshare.namespace import compare_namespaces, compute_namespace_shares, namespace_weight
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.queues import JobUsage
+from engine.objects import QueueSpec
 from engine.resources import ResourceList
 
 CLUSTER = ResourceList.parse({"cpu": "16"})

@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.fairshare.elastic import (
-    DEFAULT_GROUP,
-    ROOT_GROUP,
-    SYSTEM_GROUP,
-    ElasticQuotaTree,
-    QuotaGroupSpec,
-    compute_runtimes,
-    fits_runtime,
-)
+from engine.fairshare.elastic import ElasticQuotaTree, compute_runtimes, fits_runtime
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList
 
 

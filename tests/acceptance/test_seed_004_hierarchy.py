@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.queues import JobUsage
 from engine.fairshare.verdicts import TaskRef
-from engine.objects import Snapshot
+from engine.objects import QueueSpec, Snapshot
 from engine.policy.policy import Policy
 from engine.resources import ResourceList
 from engine.session.run import run_session

@@ -9,10 +9,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.manifests.export import export_trees
-from engine.objects import Snapshot
+from engine.objects import QueueSpec, QuotaGroupSpec, Snapshot
 from engine.resources import ResourceList
 from tests.unit.test_treefields import SAMPLES, sample_spec
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.fairshare.elastic import DEFAULT_GROUP, FIELDS, ROOT_GROUP, SYSTEM_GROUP, GroupQuota, QuotaGroupSpec
+from engine.fairshare.elastic import FIELDS, GroupQuota
 from engine.fairshare.elastic_sets import (
     from_units,
     in_units,
@@ -20,6 +20,7 @@ from engine.fairshare.elastic_sets import (
     scale_mins,
     waterfill,
 )
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, split_unit
 
 # -- the whole forest -----------------------------------------------------------------------------------------

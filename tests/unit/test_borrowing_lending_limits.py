@@ -18,10 +18,11 @@ from dataclasses import replace
 from typing import Any
 
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes, effective_max
+from engine.fairshare.elastic import compute_runtimes, effective_max
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.queues import JobUsage
 from engine.fairshare.verdicts import TaskRef
+from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList
 from engine.session.run import run_session
 from tests.unit.test_session_support import evicted, node, pipelined, plugin, pod, podgroup, policy, queue, snapshot

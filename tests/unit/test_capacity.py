@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.queues import JobUsage
 from engine.fairshare.verdicts import TaskRef
+from engine.objects import QueueSpec
 from engine.resources import ResourceList
 
 

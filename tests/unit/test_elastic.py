@@ -15,12 +15,8 @@ import pytest
 from engine.fairshare import _elastic_kernel as kern
 from engine.fairshare import elastic_sets as ref
 from engine.fairshare.elastic import (
-    DEFAULT_GROUP,
-    ROOT_GROUP,
-    SYSTEM_GROUP,
     ElasticQuotaTree,
     GroupQuota,
-    QuotaGroupSpec,
     check_ancestors,
     compute_runtimes,
     fits_ancestors,
@@ -28,6 +24,7 @@ from engine.fairshare.elastic import (
     fits_runtime,
     runtime_excess,
 )
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, ResourceList
 from tests.support.elastic_reference import reference_quotas
 
@@ -865,7 +862,8 @@ def test_huge_weights_stay_exact() -> None:
 
 def test_every_groups_field_at_once_is_what_each_group_holds() -> None:
     """``ElasticResult.amounts(field)``: the document of ten thousand groups reads them this way."""
-    from engine.fairshare.elastic import DEFAULT_GROUP, FIELDS, SYSTEM_GROUP, compute_runtimes
+    from engine.fairshare.elastic import FIELDS, compute_runtimes
+    from engine.objects import DEFAULT_GROUP, SYSTEM_GROUP
 
     def rl(cpu: int, gpu: int | None = None) -> ResourceList:
         return ResourceList({"cpu": cpu * 1000, **({"nvidia.com/gpu": gpu * 1000} if gpu is not None else {})})

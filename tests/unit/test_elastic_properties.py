@@ -11,16 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.fairshare import elastic_sets as ref
-from engine.fairshare.elastic import (
-    DEFAULT_GROUP,
-    FIELDS,
-    ROOT_GROUP,
-    SYSTEM_GROUP,
-    ElasticQuotaTree,
-    ElasticResult,
-    QuotaGroupSpec,
-    compute_runtimes,
-)
+from engine.fairshare.elastic import FIELDS, ElasticQuotaTree, ElasticResult, compute_runtimes
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, ResourceList, split_unit
 from tests.support.elastic_reference import reference_quotas
 

@@ -12,11 +12,9 @@ import pytest
 import yaml
 
 from engine.changes import node_values
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.manifests import load_manifests
 from engine.manifests.export import FORMATS, export_notes, export_trees
-from engine.objects import BUILTIN_QUEUES, BUILTIN_QUOTA_GROUPS, NamespaceInfo, Snapshot
+from engine.objects import BUILTIN_QUEUES, BUILTIN_QUOTA_GROUPS, NamespaceInfo, QueueSpec, QuotaGroupSpec, Snapshot
 from engine.resources import ResourceList
 from engine.values import compute_values
 from tests.support import corpus

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 
 from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes
-from engine.fairshare.queues import JobUsage, QueueSpec
+from engine.fairshare.elastic import compute_runtimes
+from engine.fairshare.queues import JobUsage
 from engine.fairshare.verdicts import TaskRef
 from engine.manifests import load_manifests
+from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList
 from tests.support.kueue_reference import KueueNode, KueueTree
 

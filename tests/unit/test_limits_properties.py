@@ -17,10 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.fairshare.deserved import compute_capacity
-from engine.fairshare.elastic import QuotaGroupSpec, compute_runtimes
+from engine.fairshare.elastic import compute_runtimes
 from engine.fairshare.elastic_sets import round_up
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, QueueSpec
+from engine.fairshare.queues import JobUsage, QueueBook
+from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited, split_unit
 from tests.unit.test_elastic_properties import FIELDS, Case, cases
 from tests.unit.test_queue_properties import SETTINGS, clusters

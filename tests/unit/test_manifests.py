@@ -10,8 +10,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.manifests import LoadResult, ManifestError, load_manifests
 from engine.objects import (
     NamespaceInfo,
@@ -21,6 +19,8 @@ from engine.objects import (
     PodGroupPhase,
     PriorityClassInfo,
     QueueHierarchy,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controlplane.cli import main
-from engine.fairshare.elastic import QuotaGroupSpec
 from engine.limits import Limits, node_amount_errors, node_bound_text
-from engine.objects import NodeInfo, PodGroupInfo, Snapshot, TaskInfo, TaskStatus
+from engine.objects import NodeInfo, PodGroupInfo, QuotaGroupSpec, Snapshot, TaskInfo, TaskStatus
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.run import run_recycle, run_session
 from engine.values import compute_values

@@ -24,9 +24,10 @@ from engine.amounts import (
     less_partly,
 )
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueSpec, job_elastic, job_inqueue, summarize_jobs
+from engine.fairshare.queues import JobUsage, job_elastic, job_inqueue, summarize_jobs
 from engine.fairshare.verdicts import TaskRef
 from engine.fairshare.waterfill import SETTLED_CAP, SETTLED_FLOOR, SETTLED_SHARE, hamilton, water_fill
+from engine.objects import QueueSpec
 from engine.resources import ResourceList
 
 GI = 2**30

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from engine import rules
-from engine.fairshare.queues import QueueSpec
 from engine.manifests import ManifestError, load_manifests
 from engine.manifests.export import queue_manifest
+from engine.objects import QueueSpec
 
 
 def _queue_doc(annotation: str | None) -> str:

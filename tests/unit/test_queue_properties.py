@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota, QueueSpec
+from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota
 from engine.fairshare.waterfill import hamilton, water_fill
+from engine.objects import QueueSpec
 from engine.resources import ResourceList
 
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import ResourceList
 from engine.rules import CODES, FieldError, validate_podgroup
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.fairshare.queues import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, QueueSpec
 from engine.resources import ResourceList
 from engine.rules import (
     CODES,

@@ -4,8 +4,7 @@ fields the cluster's queue policy ignores."""
 from __future__ import annotations
 
 from engine import rules
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
+from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList
 
 CLUSTER = {"cpu": 1_024_000, "memory": 4096 * 2**30}

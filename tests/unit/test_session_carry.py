@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupInfo,
     PodGroupPhase,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

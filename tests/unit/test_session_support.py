@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
     PodGroupInfo,
     PodGroupPhase,
     PriorityClassInfo,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

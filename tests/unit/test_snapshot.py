@@ -10,8 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.objects import (
     ALLOCATED_STATUSES,
     BUILTIN_QUEUES,
@@ -24,6 +22,8 @@ from engine.objects import (
     NodeInfo,
     PodGroupInfo,
     PriorityClassInfo,
+    QueueSpec,
+    QuotaGroupSpec,
     Snapshot,
     Taint,
     TaskInfo,

@@ -19,10 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import rules
-from engine.fairshare.elastic import ROOT_GROUP, QuotaGroupSpec
-from engine.fairshare.queues import ROOT_QUEUE, QueueSpec
 from engine.limits import BudgetExceeded, Deadline, Limits
-from engine.objects import Snapshot
+from engine.objects import ROOT_GROUP, ROOT_QUEUE, QueueSpec, QuotaGroupSpec, Snapshot
 from engine.resources import ResourceList
 from engine.simulate import SimulationError, validate_snapshot
 

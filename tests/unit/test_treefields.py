@@ -18,11 +18,9 @@ import yaml
 
 from engine import rules, treefields
 from engine.changes import ProposalError, apply_changes
-from engine.fairshare.elastic import QuotaGroupSpec
-from engine.fairshare.queues import QueueSpec
 from engine.manifests import load_manifests
 from engine.manifests.export import export_notes, export_trees, quota_group_manifest
-from engine.objects import Snapshot
+from engine.objects import QueueSpec, QuotaGroupSpec, Snapshot
 from engine.resources import ResourceList
 
 SPECS: dict[str, type[Any]] = {"queue": QueueSpec, "quota_group": QuotaGroupSpec}

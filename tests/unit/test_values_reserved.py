@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from engine.changes import as_quantities, node_values
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueSpec
-from engine.objects import PodGroupPhase, Snapshot
+from engine.fairshare.queues import JobUsage
+from engine.objects import PodGroupPhase, QueueSpec, Snapshot
 from engine.resources import ResourceList, is_unlimited
 from engine.session.run import run_session
 from engine.session.session import Session

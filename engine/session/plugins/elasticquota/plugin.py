@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from engine.fairshare.elastic import DEFAULT_GROUP, ElasticResult, effective_max, protected_non_preemptible
+from engine.fairshare.elastic import ElasticResult, effective_max, protected_non_preemptible
 from engine.fairshare.queues import MINUS
-from engine.objects import ALLOCATED_STATUSES
+from engine.objects import ALLOCATED_STATUSES, DEFAULT_GROUP
 from engine.policy.policy import PluginOption
 from engine.resources import sorted_resources
 from engine.session.framework import Plugin, VictimTest
