@@ -39,19 +39,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = str(Path(sys.executable))
 CHROMIUM = os.environ.get("FAIRWAY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-dev-shm-usage",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-default-apps",
-    "--disable-sync",
-    "--metrics-recording-only",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-features=Translate,OptimizationHints,MediaRouter",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_pages import CHROMIUM_ARGS  # noqa: E402 - the same browser flags as the pages bench
+
 TARGET_S = {"small": 0.5, "large": 1.5}
 PAGES = [
     ("overview", "/overview/"),

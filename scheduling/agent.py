@@ -73,7 +73,7 @@ from quotas import services
 from quotas.choices import QueueState
 from quotas.models import Namespace, Queue
 from scheduling import counters, evictions
-from scheduling.choices import PodGroupPhase, PodStatus
+from scheduling.choices import FINISHED_POD_STATUSES, PodGroupPhase, PodStatus
 from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup, RemovalCause
 
 __all__ = [
@@ -100,7 +100,6 @@ POD_TRANSITIONS: Mapping[str, frozenset[str]] = {
     PodStatus.RELEASING: frozenset({PodStatus.SUCCEEDED, PodStatus.FAILED}),
 }
 REPORTABLE = (PodStatus.RUNNING, PodStatus.SUCCEEDED, PodStatus.FAILED)
-_FINISHED = (PodStatus.SUCCEEDED, PodStatus.FAILED)
 EVICTED_REASON = "Evicted"
 NODE_LOST_REASON = "NodeLost"
 # Pods a lost node held: placed there (or about to be) and not finished.
@@ -305,7 +304,7 @@ def report_pod_status(pod: Pod, status: str, now: datetime, *, node: str | None 
     if status not in allowed:
         if pod.status in (PodStatus.PENDING, PodStatus.PIPELINED, PodStatus.ALLOCATED, PodStatus.BINDING):
             why = "it is not bound to a node yet"
-        elif pod.status in _FINISHED:
+        elif pod.status in FINISHED_POD_STATUSES:
             why = "it has already finished"
         else:
             why = "it is being evicted; confirm it gone instead"
@@ -315,7 +314,7 @@ def report_pod_status(pod: Pod, status: str, now: datetime, *, node: str | None 
     changes: dict[str, Any] = {"status": status, "updated": now}
     if status == PodStatus.RUNNING or pod.started is None:
         changes["started"] = pod.started or now
-    if status in _FINISHED:
+    if status in FINISHED_POD_STATUSES:
         changes["finished"] = now
     if message:
         changes["message"] = message[:2000]
@@ -334,7 +333,7 @@ def confirm_gone(pod: Pod, now: datetime) -> Pod:
         Pod.objects.filter(pk=pod.pk, status=PodStatus.FAILED, reason=NODE_LOST_REASON).update(node=None, updated=now)
         pod.refresh_from_db()
         return pod
-    if pod.status in _FINISHED:
+    if pod.status in FINISHED_POD_STATUSES:
         return pod
     if pod.status != PodStatus.RELEASING:
         raise AgentError("status", f"pod {pod.namespace.name}/{pod.name} is {pod.status}, not being evicted")
@@ -354,7 +353,7 @@ def complete_finished_podgroups(cluster: Cluster, now: datetime) -> int:
     done = list(
         PodGroup.objects.filter(cluster=cluster)
         .exclude(phase=PodGroupPhase.COMPLETED)
-        .filter(Exists(pods), ~Exists(pods.exclude(status__in=_FINISHED)))
+        .filter(Exists(pods), ~Exists(pods.exclude(status__in=FINISHED_POD_STATUSES)))
         .values_list("id", flat=True)
     )
     if not done:
@@ -614,10 +613,12 @@ def collect_garbage(cluster: Cluster, now: datetime, ttl_seconds: int) -> int:
     job with its evictions, ``scheduling.evictions``), and finished pods without a podgroup as old; returns how many
     podgroups went."""
     cutoff = now - timedelta(seconds=ttl_seconds)
-    live = Pod.objects.filter(podgroup=OuterRef("pk")).exclude(status__in=_FINISHED)
+    live = Pod.objects.filter(podgroup=OuterRef("pk")).exclude(status__in=FINISHED_POD_STATUSES)
     old = PodGroup.objects.filter(cluster=cluster, phase=PodGroupPhase.COMPLETED, updated__lt=cutoff).exclude(
         Exists(live)
     )
     n = evictions.remove_podgroups(old, now, RemovalCause.GARBAGE_COLLECTED, evictions.gc_reason(ttl_seconds))
-    Pod.objects.filter(cluster=cluster, podgroup__isnull=True, status__in=_FINISHED, finished__lt=cutoff).delete()
+    Pod.objects.filter(
+        cluster=cluster, podgroup__isnull=True, status__in=FINISHED_POD_STATUSES, finished__lt=cutoff
+    ).delete()
     return n

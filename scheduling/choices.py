@@ -4,6 +4,7 @@ from django.db import models
 
 from engine.objects import PodGroupPhase as EnginePodGroupPhase
 from engine.objects import TaskStatus
+from engine.vocabulary import FINISHED_STATUSES
 
 PodGroupPhase = models.TextChoices("PodGroupPhase", [(p.name, p.value) for p in EnginePodGroupPhase])
 
@@ -14,3 +15,5 @@ PodStatus = models.TextChoices("PodStatus", [(s.name, s.value) for s in TaskStat
 AGENT_LISTED_STATUSES: tuple[str, ...] = (TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING)
 # What a node agent may report of a pod.
 AGENT_REPORTED_STATUSES: tuple[str, ...] = (TaskStatus.RUNNING, TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+# A pod in one of these is done (the engine's FINISHED_STATUSES, for queries on the rows).
+FINISHED_POD_STATUSES: tuple[str, ...] = tuple(sorted(FINISHED_STATUSES))

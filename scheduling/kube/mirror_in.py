@@ -59,7 +59,7 @@ from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import evictions
 from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
-from scheduling.choices import PodStatus
+from scheduling.choices import FINISHED_POD_STATUSES, PodStatus
 from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup, RemovalCause
 
 __all__ = ["Report", "mirror"]
@@ -67,7 +67,6 @@ __all__ = ["Report", "mirror"]
 logger = logging.getLogger(__name__)
 
 ProblemKey = tuple[str, str, str]  # kind, namespace, name
-_FINISHED = (PodStatus.SUCCEEDED, PodStatus.FAILED)
 _ON_NODE = (PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING)
 _PLACED_BY_SESSION = (PodStatus.BOUND, PodStatus.PIPELINED, PodStatus.ALLOCATED, PodStatus.BINDING)
 NEW_PODS_BATCH = 2000  # new pod rows per INSERT
@@ -517,7 +516,7 @@ def _write_pod(
     if row is None:
         status, node = _initial_status(task, node_id)
         new.append(Pod(cluster=cluster, name=task.name, status=status, node_id=node, started=now if status ==
-                       PodStatus.RUNNING else None, finished=now if status in _FINISHED else None, **values))  # fmt: skip
+                       PodStatus.RUNNING else None, finished=now if status in FINISHED_POD_STATUSES else None, **values))  # fmt: skip
         return True
     changes = {k: v for k, v in values.items() if getattr(row, k) != v}
     changes.update(_status_change(row, task, node_id, now))
@@ -541,11 +540,11 @@ def _status_change(row: Pod, task: TaskInfo, node_id: int | None, now: datetime)
     """What the cluster's report of a pod changes in its row (see the module docstring)."""
     k8s, db = task.status, row.status
     if k8s in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-        if db in _FINISHED:
+        if db in FINISHED_POD_STATUSES:
             return {}
         return {"status": k8s.value, "finished": now, "node_id": node_id or row.node_id}
     if k8s is TaskStatus.PENDING:
-        if db in _FINISHED or (db == PodStatus.RELEASING and row.node_id is None):
+        if db in FINISHED_POD_STATUSES or (db == PodStatus.RELEASING and row.node_id is None):
             # a pod of the same name made again: a new incarnation waits
             return {"status": PodStatus.PENDING, "node_id": None, "reason": "", "message": "", "started": None,
                     "finished": None}  # fmt: skip
@@ -554,7 +553,7 @@ def _status_change(row: Pod, task: TaskInfo, node_id: int | None, now: datetime)
         return {}  # on a node Fairway does not know (yet)
     if k8s is TaskStatus.RELEASING:
         return {"status": PodStatus.RELEASING, "node_id": node_id} if db in _ON_NODE or db == PodStatus.PENDING else {}
-    if db == PodStatus.RELEASING or db in _FINISHED:
+    if db == PodStatus.RELEASING or db in FINISHED_POD_STATUSES:
         return {}  # an eviction under way, or finished here
     target = PodStatus.RUNNING if k8s is TaskStatus.RUNNING else PodStatus.BOUND
     if db == target and row.node_id == node_id:

@@ -21,12 +21,12 @@ from engine.objects import (
     Toleration,
 )
 from engine.resources import ResourceList
-from scheduling.choices import PodStatus
+from scheduling.choices import FINISHED_POD_STATUSES, PodStatus
 
 logger = logging.getLogger(__name__)
 
 
-FINISHED_DB_STATUSES = (PodStatus.SUCCEEDED, PodStatus.FAILED)
+FINISHED_DB_STATUSES = FINISHED_POD_STATUSES
 
 
 # Statuses that hold resources on a node and may be evicted into Releasing.

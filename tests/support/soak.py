@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from engine.vocabulary import ALLOCATED_STATUSES, FINISHED_STATUSES, OCCUPYING_STATUSES
+
 GPU = "nvidia.com/gpu"
-OCCUPYING = ("Allocated", "Binding", "Bound", "Running", "Releasing")
-FINISHED = ("Succeeded", "Failed")
+OCCUPYING = tuple(OCCUPYING_STATUSES)
+FINISHED = tuple(FINISHED_STATUSES)
 # what a gang keeps on its nodes by the scheduler's choice: a Releasing pod was let go (its node's agent finishes it,
 # or the node-lost timeout when its node is dead), so a gang of Releasing pods holds nothing the scheduler could free
-KEPT = ("Allocated", "Binding", "Bound", "Running")
+KEPT = tuple(ALLOCATED_STATUSES)
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 RETRY = re.compile(r"(-r\d+)+$")  # the simulated job controller names a pod's replacements <name>-r<N>
 # A policy without a gang repair timeout or a minimum runtime (Volcano's, or older code's) is measured with these:
