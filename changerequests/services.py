@@ -27,6 +27,7 @@ from django.utils import timezone
 from changerequests import notify
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
+from core.models import Revision
 from engine import rules, treefields
 from engine.changes import ProposalError, compare
 from engine.objects import Snapshot
@@ -36,7 +37,7 @@ from planning import whatif, whatif_access
 from planning.values_api import cached_values
 from quotas import services as tree_services
 from quotas.access import is_admin, visible_group_ids, visible_queue_ids
-from quotas.models import Queue, QuotaGroup, Revision
+from quotas.models import Queue, QuotaGroup
 from scheduling.models import Cluster
 from scheduling.store import load_snapshot
 

@@ -41,7 +41,7 @@ class ETagMixin:
     that first takes the resource's write lock (``write_lock``; the trees': ``quotas.services.lock_tree_writes``), then reads the row and compares
     its version with ``If-Match``, then writes: the comparison and the write see the same version, so of several
     writers sending the same ``If-Match`` exactly one succeeds and the others get 412. The save itself is a
-    compare-and-swap on that version (``quotas.models.VersionedModel``).
+    compare-and-swap on that version (``core.models.VersionedModel``).
 
     The check runs before validation, so a stale write is refused as stale even when it is also invalid.
     """

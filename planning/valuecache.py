@@ -2,7 +2,7 @@
 
 Loading the snapshot and running the engine takes about half a second for a 1,000-node tree, more than a page
 may take. The snapshot is a pure function of the trees and of the cluster's own rows (its settings, nodes,
-podgroups and pods), and the database keeps a revision counter for each (``quotas.models.Revision``: ``trees``
+podgroups and pods), and the database keeps a revision counter for each (``core.models.Revision``: ``trees``
 and ``cluster-<id>``), moved in the transaction of every write of those rows, bulk writes and the scheduler's
 session included. The counters are read before the rows, so a write that lands in between makes the entry
 stale at once rather than wrong for long: the values are kept for exactly as long as both counters stay the same.
@@ -24,9 +24,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from core.models import Revision
 from engine.session.carry import SessionCarry
 from engine.values import QuotaValues, compute_values
-from quotas.models import Revision
 from scheduling.feed.mirror import forget, mirror_of
 from scheduling.models import Cluster
 

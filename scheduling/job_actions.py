@@ -40,10 +40,10 @@ from typing import Any, Literal
 
 from django.db import connection, transaction
 
+from core.models import Revision
 from engine.manifests.export import job_manifests
 from engine.wording import plural
 from quotas.access import may_change_job
-from quotas.models import Revision
 from quotas.services import lock_tree_writes, settle_closing_queues
 from scheduling import agent, counters, evictions, ownership
 from scheduling.choices import PodGroupPhase, PodStatus

@@ -41,10 +41,11 @@ from django.db.models.expressions import Col
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from core.models import RevisedQuerySet, Revision
 from engine.limits import node_amount_errors
 from engine.policy.policy import DEFAULT_POLICY, Policy, PolicyError
 from quotas.fields import ResourceListField
-from quotas.models import Namespace, Queue, QuotaGroup, RevisedQuerySet, Revision
+from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.choices import PodGroupPhase, PodStatus
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ class Cluster(models.Model):
 
 
 class ClusterRowQuerySet(RevisedQuerySet):
-    """Bulk writes of a cluster's rows move that cluster's revision (``quotas.models.Revision``)."""
+    """Bulk writes of a cluster's rows move that cluster's revision (``core.models.Revision``)."""
 
     def revision_keys(self, objs: list[Any] | None = None) -> set[str]:
         if objs is not None:
@@ -855,7 +856,7 @@ class ChangeKind(models.IntegerChoices):
 
 
 class RowChange(models.Model):
-    """A node, podgroup or pod of a cluster written at cluster revision ``rev`` (``quotas.models.Revision``).
+    """A node, podgroup or pod of a cluster written at cluster revision ``rev`` (``core.models.Revision``).
 
     Written only by the database triggers (``scheduling.feed.triggers``), in the transaction of the write, for
     an insert, a delete, or an update that changed a column the engine reads (a heartbeat is not a change). The

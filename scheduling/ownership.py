@@ -26,8 +26,8 @@ from typing import Literal
 
 from django.db import connection, transaction
 
+from core.models import Revision
 from engine.wording import plural
-from quotas.models import Revision
 from quotas.services import lock_tree_writes, settle_closing_queues
 from scheduling.locks import LOCK_NAMES, uses_advisory_locks
 from scheduling.models import Cluster, ClusterSource

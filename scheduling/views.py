@@ -408,7 +408,7 @@ class PodGroupViewSet(_PeopleWriteNoMirroredCluster, _JobViewSet):
     def perform_destroy(self, instance: PodGroup) -> None:
         """Delete the podgroup, then settle the queues it may have kept Closing. The tree write lock comes first
         (as in ``quotas.services.delete_queue``), so that every writer of both a cluster's rows and the trees
-        takes the lock before the cluster's revision (``quotas.models.Revision``) and none waits for the other.
+        takes the lock before the cluster's revision (``core.models.Revision``) and none waits for the other.
         The job is recorded as removed, with its evictions (``scheduling.evictions``)."""
         with transaction.atomic():
             lock_tree_writes()

@@ -8,7 +8,7 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
   update of a node, podgroup or pod as a ``RowChange`` (cluster, revision, kind, primary key) in the transaction
   of the write, whoever writes: services, API, node agents, bulk querysets, raw SQL, the session's own decisions,
   the admin, management commands, cascades. Each change carries the cluster revision of its transaction
-  (``quotas.models.Revision``), and every writer of a cluster's rows holds that revision's row lock until it
+  (``core.models.Revision``), and every writer of a cluster's rows holds that revision's row lock until it
   commits, so revisions follow commit order: once a reader sees revision ``R`` committed, every change at ``R``
   or below is committed and visible. This is Kubernetes' resourceVersion and watch, with the database as etcd.
 * **Bringing the mirror up to date** (``refresh``): read the revisions (trees, cluster) and the feed's state in
@@ -59,6 +59,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core.models import Revision
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
@@ -70,7 +71,7 @@ from engine.objects import (
     TaskStatus,
 )
 from engine.session.carry import SessionCarry
-from quotas.models import Queue, Revision
+from quotas.models import Queue
 from scheduling import store
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.feed import affinity, triggers

@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 
+from core.models import Revision
 from engine import collector
 from engine.session import decisions
-from quotas.models import Namespace, Revision
+from quotas.models import Namespace
 from scheduling.choices import PodStatus
 from scheduling.models import (
     Cluster,

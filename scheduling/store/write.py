@@ -34,12 +34,12 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.models import Revision
 from engine.objects import (
     PodGroupPhase,
 )
 from engine.session import decisions
 from engine.usage import UsageHistory as PastUsage
-from quotas.models import Revision
 from scheduling import counters
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus

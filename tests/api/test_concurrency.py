@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 import requests
 
+from core.models import VersionConflict
 from engine.resources import parse_resource_list
 from quotas import services
-from quotas.models import Queue, VersionConflict
+from quotas.models import Queue
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -12,9 +12,10 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from core.models import Revision
 from engine.resources import parse_resource_list
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup, Revision
+from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import Cluster, Eviction, Node, Pod, PodGroup, PodGroupReason, RemovedJob
 from scheduling.store import load_snapshot
 from security.models import SecurityEvent

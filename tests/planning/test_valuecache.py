@@ -1,4 +1,4 @@
-"""The value cache is keyed by the revisions the database keeps (``quotas.models.Revision``): every kind of writer
+"""The value cache is keyed by the revisions the database keeps (``core.models.Revision``): every kind of writer
 moves them in its own transaction, a rolled-back write does not, and the cached values last exactly as long as
 the revisions stay the same."""
 
@@ -12,10 +12,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from core.models import Revision
 from engine.resources import parse_resource_list
 from engine.session.decisions import SessionResult
 from planning import valuecache
-from quotas.models import Namespace, Queue, Revision
+from quotas.models import Namespace, Queue
 from scheduling import agent, store
 from scheduling.models import Cluster, Node, Pod, PodGroup
 from tests.frontend import builders

@@ -19,8 +19,9 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.models import Revision
 from engine.objects import Snapshot
-from quotas.models import Namespace, Queue, QuotaGroup, Revision
+from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent, sessions, store
 from scheduling.feed.mirror import ClusterMirror, mirror_of, prune_changes
 from scheduling.models import ClusterFeed, Node, Pod, PodGroup, RowChange, SchedulingSession

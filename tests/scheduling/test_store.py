@@ -12,10 +12,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core.models import Revision
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.policy.policy import DEFAULT_POLICY
 from engine.session.decisions import Binding, Blocker, Eviction, PodGroupStatus, SessionResult
-from quotas.models import Namespace, Revision
+from quotas.models import Namespace
 from scheduling import sessions, store
 from scheduling.models import (
     ChangeKind,
