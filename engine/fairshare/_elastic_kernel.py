@@ -231,39 +231,3 @@ def waterfill(
         keep = ~over & (pool[s] > 0)
         idx, s, w = idx[keep], s[keep], w[keep]
     return runtime
-
-
-def lend_and_borrow(
-    total: I64, auto_mins: I64, used: I64, lends: BOOL, seg: I64, starts: I64, counts: I64, caps: I64 | None = None
-) -> tuple[I64, I64]:
-    """Borrowed and lent amounts of a level (see :func:`elastic_sets.lend_and_borrow`); ``caps``: the lending
-    limits (what each group may lend at most of its unused guarantee)."""
-    borrowed = np.maximum(used - auto_mins, 0)
-    unused = np.where(lends, np.maximum(auto_mins - used, 0), 0)
-    if caps is not None:
-        unused = np.minimum(unused, caps)
-    lent = np.zeros(used.shape, np.int64)
-    b_sum, b_big = segsum(borrowed, starts, counts)
-    u_sum, u_big = segsum(unused, starts, counts)
-    m_sum, m_big = segsum(auto_mins, starts, counts)
-    unreserved = np.maximum(total - m_sum, 0)
-    consumed = np.minimum(np.maximum(b_sum - unreserved, 0), u_sum)
-    slow = b_big | u_big | m_big  # a sum may be saturated: redo those sets exactly
-    for j in np.flatnonzero(slow):
-        a, k = int(starts[j]), int(counts[j])
-        _, part = ref.lend_and_borrow(
-            int(total[j]),
-            [int(v) for v in auto_mins[a : a + k]],
-            [int(v) for v in used[a : a + k]],
-            [bool(v) for v in lends[a : a + k]],
-            None if caps is None else [int(v) for v in caps[a : a + k]],
-        )
-        lent[a : a + k] = part
-    need = (consumed > 0) & ~slow
-    idx = np.flatnonzero(need[seg] & (unused > 0))
-    if idx.size:
-        s = seg[idx]
-        st = run_starts(s)
-        cn = counts_of(st, idx.size)
-        lent[idx] = hamilton(consumed[s[st]], unused[idx], st, cn)
-    return borrowed, lent

@@ -37,18 +37,15 @@ The model, per resource, for a forest of quota groups (one tree per root; ``root
   sharing rounds and the lending below run on whole units, and the results are converted back
   (:func:`engine.resources.split_unit`). Requests and used are reported exactly as given.
 * **borrowed** = ``max(0, used - auto-scaled min)``: usage above the guarantee.
-* **lent**, per sibling set and resource: the borrowers first consume the parent's *unreserved* capacity,
-  ``max(0, parent runtime - sum of the children's auto-scaled mins)``; what they borrow beyond it,
-  ``min(max(0, sum borrowed - unreserved), sum unused)``, comes out of the lenders' *unused* guarantee
-  (``max(0, auto-scaled min - used)`` for groups that lend, 0 for the others) and is split among them by largest
-  remainder in proportion to their unused guarantee. So ``sum lent <= sum borrowed`` in every sibling set and no
-  group lends more than it leaves unused. A tree root neither borrows nor lends.
+* **lent**, per sibling set and resource: what the borrowers take of the lenders' unused min, by the lending rule
+  of :mod:`engine.fairshare.lending` (who lends, what a lending limit keeps, how the lent amount is split). A tree
+  root neither borrows nor lends.
 
 **Borrowing and lending limits** (Kueue's meaning, per resource the group's max governs; a resource left out is
 unlimited; a tree root ignores them). ``borrowing_limit``: the group is computed as if its max were ``min(max, min +
 limit)``, so its limited request and runtime never pass ``min + limit`` (``effective_max`` is that bound, for the
-gates when runtime quotas are off). ``lending_limit``: a lender's request is at least ``keep = (min - limit)+`` (it
-keeps that part of its min unasked, as a group that does not lend keeps all of it), and it lends at most ``limit``.
+gates when runtime quotas are off). ``lending_limit``: a lender keeps ``(min - limit)+`` of its min unasked and lends
+at most ``limit`` (:mod:`engine.fairshare.lending`).
 The explanations name a binding limit with its numbers.
 
 Reported values of a group are restricted to the resources its ``max`` names (Koordinator masks the runtime the
@@ -75,6 +72,7 @@ import numpy.typing as npt
 
 from engine.fairshare import _elastic_kernel as kern
 from engine.fairshare import elastic_sets as ref
+from engine.fairshare import lending
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, format_amount, split_unit
 from engine.wording import plural
@@ -920,7 +918,7 @@ class ElasticQuotaTree:
                         r = kidx.get(k)
                         if r is not None and (is_root or k in mx):
                             dst[r][i] = v
-            lend[i] = g.allow_lent or g.parent is None
+            lend[i] = lending.lends(g)
             exempt[i] = g.min_scale_exempt
             if (g.borrowing_limit or g.lending_limit) and not is_root:
                 limit_rows.append((i, g))
@@ -966,7 +964,7 @@ class ElasticQuotaTree:
         used = self._used_in.get(g.name)
         self._sreq[:, i] = _vector(self._masked(req, g.name), kidx, f"request of {g.name}") if req else 0
         self._sused[:, i] = _vector(self._masked(used, g.name), kidx, f"used of {g.name}") if used else 0
-        self._lend[i] = g.allow_lent or g.parent is None
+        self._lend[i] = lending.lends(g)
         self._exempt[i] = g.min_scale_exempt
         self._smx[:, i] = self._mx[:, i]
         self._write_limits(i, g)
@@ -989,7 +987,7 @@ class ElasticQuotaTree:
             r = self._kidx.get(k)
             if r is not None and self._hm[r, i]:
                 self._lcap[r, i] = _checked(v, "lending_limit", k)
-                self._keep[r, i] = max(0, int(self._mn[r, i]) - v)
+                self._keep[r, i] = lending.kept(int(self._mn[r, i]), v)
 
     def _relayout(self, changed: str | None, old_parent: str | None) -> None:
         """Re-order after a structural change, keeping every computed value; then fix the touched paths."""
@@ -1053,7 +1051,7 @@ class ElasticQuotaTree:
         while i >= 0:
             creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
             p = int(par[i])
-            req = creq if p < 0 else np.maximum(creq, self._keep[:, i] if self._lend[i] else self._mn[:, i])
+            req = creq if p < 0 else lending.request_floor(creq, self._keep[:, i], self._mn[:, i], self._lend[i])
             lim = np.minimum(req, self._mx[:, i])
             changed = not np.array_equal(lim, self._lim[:, i])
             self._creq[:, i] = creq
@@ -1144,7 +1142,7 @@ class ElasticQuotaTree:
         for d in range(len(lay.levels) - 1, -1, -1):
             lo, hi = lay.levels[d]
             cr = self._creq[:, lo:hi]
-            req = np.maximum(cr, np.where(self._lend[lo:hi], self._keep[:, lo:hi], self._mn[:, lo:hi]))
+            req = lending.request_floor(cr, self._keep[:, lo:hi], self._mn[:, lo:hi], self._lend[lo:hi])
             self._req[:, lo:hi] = req
             self._lim[:, lo:hi] = np.minimum(req, self._mx[:, lo:hi])
             if d == 0 or nk == 0:
@@ -1213,7 +1211,7 @@ class ElasticQuotaTree:
             # a lending limit is read in whole units like the min it limits (rounded up, ``Quantity.Value()``):
             # a limit equal to the min lends all of it
             caps = np.where(caps >= UNLIMITED_INT64, caps, _in_units(caps, unit))
-        bor, lent = kern.lend_and_borrow(total, asm, used, lend, seg, starts, cnts, caps)
+        bor, lent = lending.lend_and_borrow_sets(total, asm, used, lend, seg, starts, cnts, caps)
         if whole:
             bor, lent = _from_units(bor, unit), _from_units(lent, unit)
         self._bor[:, cols] = bor.reshape(nk, m)

@@ -136,21 +136,3 @@ def waterfill(
     if trace is not None:
         trace.leftover = total - sum(runtime)
     return runtime
-
-
-def lend_and_borrow(
-    total: int,
-    auto_mins: Sequence[int],
-    used: Sequence[int],
-    lends: Sequence[bool],
-    caps: Sequence[int] | None = None,
-) -> tuple[list[int], list[int]]:
-    """Borrowed and lent amounts of one sibling set, one resource (see the model in ``elastic.py``); ``caps``: the
-    lending limits (none: unlimited)."""
-    borrowed = [max(0, u - m) for u, m in zip(used, auto_mins, strict=True)]
-    unused = [max(0, m - u) if lend else 0 for u, m, lend in zip(used, auto_mins, lends, strict=True)]
-    if caps is not None:
-        unused = [min(x, c) for x, c in zip(unused, caps, strict=True)]
-    unreserved = max(0, total - sum(auto_mins))
-    consumed = min(max(0, sum(borrowed) - unreserved), sum(unused))
-    return borrowed, hamilton(consumed, unused)

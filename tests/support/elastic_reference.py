@@ -15,11 +15,11 @@ from engine.fairshare.elastic import FIELDS, GroupQuota
 from engine.fairshare.elastic_sets import (
     from_units,
     in_units,
-    lend_and_borrow,
     round_up,
     scale_mins,
     waterfill,
 )
+from engine.fairshare.lending import lend_and_borrow
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, UNLIMITED_INT64, ResourceList, split_unit
 
