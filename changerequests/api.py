@@ -13,10 +13,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from changerequests import services
+from changerequests import loans, services
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
 from core.api import rule_errors_to_validation_error
+from engine.resources import format_quantity
 from quotas.permissions import AdminOrTeamSubmits
 
 
@@ -27,7 +28,9 @@ class NotOpenError(exceptions.APIException):
 
 class ChangeRequestSerializer(serializers.ModelSerializer):
     # a plain string in the schema: another "status" enum (the pods') would collide with its name
-    status = serializers.CharField(read_only=True, help_text="open, applied, rejected, withdrawn or stale.")
+    status = serializers.CharField(
+        read_only=True, help_text="open, applied, rejected, withdrawn, stale or returned (a loan after its end)."
+    )
     requester = serializers.SlugRelatedField(slug_field="username", read_only=True)
     reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
     whatif = serializers.SerializerMethodField(
@@ -39,6 +42,10 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
     )
     may_review = serializers.SerializerMethodField(help_text="Whether you may approve or reject it.")
     url = serializers.SerializerMethodField(help_text="The request's page in the dashboard.")
+    loan = serializers.SerializerMethodField(
+        help_text="A loan's terms (null for other requests): kind, from, to, field, amounts (Kubernetes quantities), "
+        "duration_seconds, and the sentence people read."
+    )
 
     class Meta:
         model = ChangeRequest
@@ -59,6 +66,10 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
             "outcome",
             "created",
             "decided",
+            "loan",
+            "loan_until",
+            "returned",
+            "return_problem",
             "may_review",
             "url",
         ]
@@ -66,6 +77,20 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
 
     def get_whatif(self, obj: ChangeRequest) -> dict[str, Any]:
         return services.visible_whatif(self.context["request"].user, obj.whatif)
+
+    def get_loan(self, obj: ChangeRequest) -> dict[str, Any] | None:
+        if obj.loan is None:
+            return None
+        loan = loans.Loan.from_json(obj.loan)
+        return {
+            "kind": loan.kind,
+            "from": loan.lender,
+            "to": loan.borrower,
+            "field": loan.field,
+            "amounts": {r: format_quantity(v, r) for r, v in sorted(loan.amounts.items())},
+            "duration_seconds": loan.seconds,
+            "text": loan.summary(),
+        }
 
     def get_may_review(self, obj: ChangeRequest) -> bool:
         return obj.is_open and services.may_review(self.context["request"].user, obj)
@@ -82,10 +107,22 @@ class FileSerializer(serializers.Serializer):
         allow_empty=False,
         max_length=services.MAX_CHANGES,
         help_text="The changes, in the what-if change language: update a queue or quota group in your subtree, or "
-        "create a child queue or quota group there (docs/change-requests.md).",
+        "create a child queue or quota group there (docs/change-requests.md). Either changes or loan.",
+        required=False,
+    )
+    loan = serializers.DictField(
+        required=False,
+        help_text='A loan instead of changes: {"kind": "queue" | "quota_group", "from": <sibling>, "to": <your node>, '
+        '"field": "guarantee" | "deserved" | "min", "amounts": {"nvidia.com/gpu": "2"}, "duration": "3d"}; lent at '
+        "approval, returned at its end (docs/change-requests.md#loans).",
     )
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
     cluster = serializers.CharField(required=False, help_text="The cluster of the what-if (default: the default).")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("changes" in attrs) == ("loan" in attrs):
+            raise serializers.ValidationError({"changes": "give either changes or a loan (one of the two)"})
+        return attrs
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -158,9 +195,12 @@ class ChangeRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
-            obj = services.file_request(
-                request.user, data["changes"], reason=data["reason"], cluster=data.get("cluster")
-            )
+            if "loan" in data:
+                obj = services.file_loan(request.user, data["loan"], reason=data["reason"], cluster=data.get("cluster"))
+            else:
+                obj = services.file_request(
+                    request.user, data["changes"], reason=data["reason"], cluster=data.get("cluster")
+                )
         except services.RequestInvalid as exc:
             raise _invalid(exc) from exc
         return self._answer(obj, status.HTTP_201_CREATED)

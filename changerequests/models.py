@@ -38,6 +38,14 @@ class ChangeRequest(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     decided = models.DateTimeField(null=True, blank=True)
+    loan = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A loan's terms (changerequests.loans): kind, from, to, field, amounts, seconds.",
+    )
+    loan_until = models.DateTimeField(null=True, blank=True, db_index=True, help_text="When an applied loan ends.")
+    returned = models.DateTimeField(null=True, blank=True, help_text="When the loan's amounts went back.")
+    return_problem = models.TextField(blank=True, help_text="Why a loan past its end is not returned yet.")
     history = HistoricalRecords(excluded_fields=["updated"])
 
     class Meta:
@@ -50,3 +58,7 @@ class ChangeRequest(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == RequestStatus.OPEN
+
+    @property
+    def is_loan(self) -> bool:
+        return self.loan is not None

@@ -87,3 +87,19 @@ def decided(request: Any) -> None:
     if request.requester is not None and request.reviewer_id != request.requester_id:
         _mail(f"[Fairway] Change request #{request.pk} {request.get_status_display()}", body, [request.requester.email])
     webhook(request.status, request)
+
+
+def returned(request: Any) -> None:
+    """A loan went back at its end: its requester is told."""
+    body = f"The loan of change request #{request.pk} ({request.summary}) ended and was returned.\n\n{link(request)}\n"
+    if request.requester is not None:
+        _mail(f"[Fairway] Loan #{request.pk} returned", body, [request.requester.email])
+    webhook("returned", request)
+
+
+def loan_stuck(request: Any, approvers: Sequence[Any]) -> None:
+    """A loan past its end could not be returned: its requester and approvers are told why (once per reason)."""
+    body = f"Change request #{request.pk} ({request.summary}):\n\n{request.return_problem}\n\n{link(request)}\n"
+    to = [u.email for u in approvers] + ([request.requester.email] if request.requester is not None else [])
+    _mail(f"[Fairway] Loan #{request.pk} is not returned yet", body, to)
+    webhook("return_refused", request)

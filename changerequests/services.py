@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from changerequests import notify
+from changerequests import loans, notify
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
 from core.models import Revision
@@ -308,6 +308,15 @@ def _cluster(name: str | None) -> str:
     return str(name or settings.FAIRWAY["DEFAULT_CLUSTER"])
 
 
+def _values_of(cluster: str | None) -> tuple[Snapshot, QuotaValues]:
+    """The cluster's snapshot and values (cached), or ``RequestInvalid`` naming ``cluster``."""
+    try:
+        return cached_values(_cluster(cluster))
+    except Cluster.DoesNotExist:
+        missing = rules.FieldError("cluster", f"cluster {_cluster(cluster)} does not exist", "not_found")
+        raise RequestInvalid([missing]) from None
+
+
 def preview(user: Any, changes: Any, cluster: str | None = None) -> Evaluation:
     """What filing ``changes`` would say, without filing: raises ``RequestInvalid`` for a malformed or out-of-scope
     list or one the rules refuse for another reason than room; else the evaluation (``errors`` then holds the
@@ -315,11 +324,7 @@ def preview(user: Any, changes: Any, cluster: str | None = None) -> Evaluation:
     errors = shape_errors(changes)
     if errors:
         raise RequestInvalid(errors)
-    try:
-        snapshot, values = cached_values(_cluster(cluster))
-    except Cluster.DoesNotExist:
-        missing = rules.FieldError("cluster", f"cluster {_cluster(cluster)} does not exist", "not_found")
-        raise RequestInvalid([missing]) from None
+    snapshot, values = _values_of(cluster)
     changes = [dict(c) for c in changes]
     errors = _scope_errors(user, snapshot, changes)
     if errors:
@@ -348,6 +353,59 @@ def file_request(user: Any, changes: Any, *, reason: str = "", cluster: str | No
             needs_room=[{"field": e.field, "message": e.message} for e in evaluation.errors],
         )
         request._history_user = user  # type: ignore[attr-defined]  # django-simple-history: who took the step
+        request._change_reason = "filed"  # type: ignore[attr-defined]
+        request.save()
+        transaction.on_commit(lambda: notify.filed(request, reviewers(request)))
+    return request
+
+
+def _loan_evaluation(user: Any, data: Any, cluster: str | None) -> tuple[loans.Loan, list[dict[str, Any]], Evaluation]:
+    """A loan read, checked against the tree and the requester's scope, with its derived changes evaluated; raises
+    ``RequestInvalid`` naming the field."""
+    loan, errors = loans.read(data)
+    if loan is None:
+        raise RequestInvalid(errors)
+    tree = _trees()[loan.kind]
+    errors = loans.check_tree(loan, tree)
+    if not errors and not is_admin(user):
+        mine = _roots(user)[loan.kind]
+        if not set(_path(tree, loan.borrower)) & mine:
+            errors = [
+                rules.FieldError(
+                    "loan.to",
+                    f"{loans.WHAT[loan.kind]} {loan.borrower} is not in your team's subtree; you may borrow only for it",
+                    "forbidden",
+                )
+            ]
+    if errors:
+        raise RequestInvalid(errors)
+    changes, errors = loans.changes(loan, tree)
+    if errors:
+        raise RequestInvalid(errors)
+    snapshot, values = _values_of(cluster)
+    evaluation = evaluate(snapshot, values, changes)
+    if evaluation.errors:  # a loan between siblings never needs the parent's room: any refusal is final
+        raise RequestInvalid(evaluation.errors)
+    return loan, changes, evaluation
+
+
+def file_loan(user: Any, data: Any, *, reason: str = "", cluster: str | None = None) -> ChangeRequest:
+    """File a loan (``changerequests.loans``): its approvers (the lender's lead and above, admins) are told."""
+    loan, changes, evaluation = _loan_evaluation(user, data, cluster)
+    with transaction.atomic():
+        (revision,) = Revision.objects.values_of(Revision.TREES)
+        request = ChangeRequest(
+            requester=user,
+            cluster=_cluster(cluster),
+            summary=loan.summary()[:500],
+            reason=reason,
+            changes=changes,
+            base=[],
+            trees_revision=revision,
+            whatif=evaluation.whatif,
+            loan=loan.as_json(),
+        )
+        request._history_user = user  # type: ignore[attr-defined]
         request._change_reason = "filed"  # type: ignore[attr-defined]
         request.save()
         transaction.on_commit(lambda: notify.filed(request, reviewers(request)))
@@ -398,7 +456,22 @@ def may_approve_changes(
     return True
 
 
+def may_approve_loan(user: Any, requester: Any, loan: loans.Loan, reach: _Reach | None = None) -> bool:
+    """Whether ``user`` may approve ``loan``: never the requester; an admin; a member of a team linked to the lender
+    or to one of its ancestors (the common parent's lead and above)."""
+    if user is None or not user.is_authenticated:
+        return False
+    if requester is not None and user.pk == requester.pk:
+        return False
+    if is_admin(user):
+        return True
+    reach = reach or _Reach()
+    return bool(set(_path(reach.trees.get(loan.kind, {}), loan.lender)) & reach.roots(user)[loan.kind])
+
+
 def may_review(user: Any, request: ChangeRequest, reach: _Reach | None = None) -> bool:
+    if request.loan is not None:
+        return may_approve_loan(user, request.requester, loans.Loan.from_json(request.loan), reach)
     return may_approve_changes(user, request.requester, request.changes, reach)
 
 
@@ -537,6 +610,12 @@ def approve(pk: int, user: Any, *, comment: str = "", changes: Any = None) -> Ch
                 "You may not approve this request: the requester's department lead or an admin approves it, never "
                 "the requester."
             )
+        if request.loan is not None:
+            if amended:
+                raise RequestInvalid(
+                    [rules.FieldError("changes", "a loan is approved as asked, never amended", "invalid")]
+                )
+            return _approve_loan(request, user, comment)
         chosen = changes if amended else list(request.changes)
         trees = _trees()
         moved = _moved_fields(request, trees)
@@ -568,19 +647,116 @@ def approve(pk: int, user: Any, *, comment: str = "", changes: Any = None) -> Ch
         except tree_services.WriteRefused as exc:
             raise RequestInvalid(exc.errors) from exc
         requester = request.requester.get_username() if request.requester else "a deleted user"
-        reason = f"change request #{request.pk}: requested by {requester}, approved by {user.get_username()}"
-        for change in chosen:
-            model = Queue if change["kind"] == "queue" else QuotaGroup
-            name = (change.get("spec") or {}).get("name") if change["op"] == "create" else change["name"]
-            record = model.history.filter(name=name).order_by("-history_date", "-history_id").first()
-            if record is not None:  # the node's history page shows who asked and who approved
-                record.history_change_reason = reason[:100]
-                record.save(update_fields=["history_change_reason"])
+        _name_in_history(
+            chosen, f"change request #{request.pk}: requested by {requester}, approved by {user.get_username()}"
+        )
         request.changes = chosen
         request.whatif = evaluation.whatif
         request.needs_room = []
         outcome = "Applied: " + summary_of(chosen) + (" (amended by the approver)" if amended else "") + "."
         return _close(request, RequestStatus.APPLIED, user, comment, outcome)
+
+
+def _snapshot_of(request: ChangeRequest) -> Snapshot:
+    cluster = Cluster.objects.filter(name=request.cluster).first() or Cluster.objects.get(
+        name=settings.FAIRWAY["DEFAULT_CLUSTER"]
+    )
+    return load_snapshot(cluster)
+
+
+def _apply(request: ChangeRequest, changes: list[dict[str, Any]], reason: str) -> Evaluation | str:
+    """Apply ``changes`` through the services (the caller holds the tree write lock), naming ``request`` in each
+    node's history; the evaluation, or why it does not apply (nothing written)."""
+    snapshot = _snapshot_of(request)
+    evaluation = evaluate(snapshot, compute_values(snapshot), changes)
+    if evaluation.errors:
+        return "; ".join(e.message for e in evaluation.errors)
+    try:
+        tree_services.apply_writes(_writes(snapshot, changes))
+    except (tree_services.WriteRefused, RequestInvalid) as exc:
+        return "; ".join(e.message for e in exc.errors)
+    _name_in_history(changes, reason)
+    return evaluation
+
+
+def _name_in_history(changes: Sequence[Mapping[str, Any]], reason: str) -> None:
+    """Name the request in the history record each change just wrote (the node's History page shows who asked and
+    who approved)."""
+    for change in changes:
+        model = Queue if change["kind"] == "queue" else QuotaGroup
+        name = (change.get("spec") or {}).get("name") if change["op"] == "create" else change["name"]
+        record = model.history.filter(name=name).order_by("-history_date", "-history_id").first()
+        if record is not None:
+            record.history_change_reason = reason[:100]
+            record.save(update_fields=["history_change_reason"])
+
+
+def _approve_loan(request: ChangeRequest, user: Any, comment: str) -> ChangeRequest:
+    """Lend: the loan's changes derived from the tree as it is now, applied; stale when they no longer apply."""
+    loan = loans.Loan.from_json(request.loan or {})
+    tree = _trees()[loan.kind]
+    errors = loans.check_tree(loan, tree)
+    changes: list[dict[str, Any]] = []
+    if not errors:
+        changes, errors = loans.changes(loan, tree)
+    if errors:
+        problem = "; ".join(e.message for e in errors)
+        return _close(request, RequestStatus.STALE, user, comment, f"Not lent: {problem}.")
+    requester = request.requester.get_username() if request.requester else "a deleted user"
+    done = _apply(request, changes, f"loan #{request.pk}: asked by {requester}, approved by {user.get_username()}")
+    if isinstance(done, str):
+        return _close(request, RequestStatus.STALE, user, comment, f"Not lent: the tree changed and {done}.")
+    now = timezone.now()
+    request.changes = changes
+    request.whatif = done.whatif
+    request.loan_until = loans.ends_at(now, loan)
+    outcome = f"Lent until {request.loan_until:%Y-%m-%d %H:%M} UTC: {loan.amounts_text()} of {loan.field} from {loan.lender} to {loan.borrower}."
+    return _close(request, RequestStatus.APPLIED, user, comment, outcome)
+
+
+def return_due(now: Any = None) -> list[ChangeRequest]:
+    """Return every applied loan whose end has passed, each in its own transaction under the tree write lock: the
+    loan's changes reversed on the tree as it is. A return that does not pass the rules writes nothing; the request
+    keeps the reason (``return_problem``; the lender, the borrower's requester and the admins are told when it
+    changes) and the next check tries again."""
+    now = now or timezone.now()
+    done = []
+    due = ChangeRequest.objects.filter(
+        loan__isnull=False, status=RequestStatus.APPLIED, loan_until__lte=now, returned__isnull=True
+    ).values_list("pk", flat=True)
+    for pk in list(due):
+        with transaction.atomic():
+            tree_services.lock_tree_writes()
+            request = ChangeRequest.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+            if request is None or request.status != RequestStatus.APPLIED or request.returned is not None:
+                continue
+            loan = loans.Loan.from_json(request.loan or {})
+            tree = _trees()[loan.kind]
+            errors = loans.check_tree(loan, tree)
+            changes: list[dict[str, Any]] = []
+            if not errors:
+                changes, errors = loans.changes(loan, tree, returning=True)
+            result: Evaluation | str = "; ".join(e.message for e in errors)
+            if not errors:
+                result = _apply(request, changes, f"loan #{request.pk} returned at its end")
+            if isinstance(result, str):
+                problem = f"Due back since {request.loan_until:%Y-%m-%d %H:%M} UTC, not returned yet: {result}."
+                if problem != request.return_problem:
+                    request.return_problem = problem
+                    request._change_reason = "return refused"  # type: ignore[attr-defined]
+                    request.save()
+                    transaction.on_commit(lambda r=request: notify.loan_stuck(r, reviewers(r)))
+                continue
+            request.status = RequestStatus.RETURNED
+            request.returned = now
+            request.return_problem = ""
+            request.outcome = f"{request.outcome} Returned on {now:%Y-%m-%d %H:%M} UTC."
+            request._history_user = None  # type: ignore[attr-defined]
+            request._change_reason = "returned"  # type: ignore[attr-defined]
+            request.save()
+            transaction.on_commit(lambda r=request: notify.returned(r))
+            done.append(request)
+    return done
 
 
 def reject(pk: int, user: Any, *, comment: str) -> ChangeRequest:

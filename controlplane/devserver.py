@@ -3,8 +3,8 @@
     python -m controlplane.devserver [--host 127.0.0.1] [--port 8000]
 
 It migrates, collects the static files, loads the demo, creates the admin and the schedules, then starts the
-Celery worker, Celery beat and gunicorn, each in a process group of its own, so that a Ctrl-C or a TERM reaches
-them once, from here: on SIGINT, SIGTERM, SIGHUP or SIGQUIT every child gets one SIGTERM (warm shutdown), the
+Celery worker, the replay worker (the ``replay`` queue only), Celery beat and gunicorn, each in a process group of its
+own, so that a Ctrl-C or a TERM reaches them once, from here: on SIGINT, SIGTERM, SIGHUP or SIGQUIT every child gets one SIGTERM (warm shutdown), the
 supervisor waits for all of them (SIGKILL after ``STOP_TIMEOUT`` seconds for one that hangs, after
 ``HOLDS_NO_WORK``'s shorter grace for beat, which counts as a clean stop) and exits 0. A
 repeated Ctrl-C while stopping only says what it still waits for. A child that dies on its own stops the others
@@ -82,7 +82,8 @@ def worker_concurrency(sqlite: bool) -> int:
 
 
 def server_commands(python: str, var: Path, host: str, port: int, concurrency: int = 2) -> dict[str, list[str]]:
-    """The three long-running children, every file they write under ``var``."""
+    """The four long-running children (the worker, the replay worker, beat, the web server), every file they write
+    under ``var``."""
     run = var / "run"
     bindir = Path(python).parent
     celery = [str(bindir / "celery"), "-A", "controlplane"]
@@ -100,6 +101,22 @@ def server_commands(python: str, var: Path, host: str, port: int, concurrency: i
             "worker@%h",
             "--pidfile",
             str(run / "celery-worker.pid"),
+        ],
+        # the replay worker (planning.tasks.run_replay: minutes of CPU) on its own queue, one process, so that a
+        # replay never waits behind the sessions nor holds them up; the worker above consumes the default queue only
+        "replay": [
+            *celery,
+            "worker",
+            "--queues",
+            "replay,estimates",  # and the start estimates (planning.tasks.estimate_starts): off the sessions too
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--hostname",
+            "replay@%h",
+            "--pidfile",
+            str(run / "celery-replay.pid"),
         ],
         "beat": [
             *celery,

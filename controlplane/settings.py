@@ -360,17 +360,33 @@ FAIRWAY = {
     # days a finished or removed job's history row (scheduling.history.JobRecord: what `fairway trace export`
     # writes) is kept after it was submitted, whatever the garbage collection of podgroups removed meanwhile
     "JOB_HISTORY_DAYS": env.int("FAIRWAY_JOB_HISTORY_DAYS", default=30),
+    # days the tree nodes' usage samples (the history charts; one an hour past the first day) are kept
+    "SAMPLE_RETENTION_DAYS": env.int("FAIRWAY_SAMPLE_RETENTION_DAYS", default=400),
+    # a tree node's sample is written when its values changed, and at least this often otherwise (0: every session)
+    "SAMPLE_EVERY_SECONDS": env.float("FAIRWAY_SAMPLE_EVERY_SECONDS", default=60.0),
     # Change requests (changerequests/notify.py): a JSON POST per event to this URL (empty: none), waiting at most
     # this long; and where the dashboard is, for the links in the mails (empty: the links are paths)
     "CHANGE_REQUEST_WEBHOOK_URL": env.str("FAIRWAY_CHANGE_REQUEST_WEBHOOK_URL", default=""),
     "CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS": env.float("FAIRWAY_CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS", default=5.0),
     "PUBLIC_URL": env.str("FAIRWAY_PUBLIC_URL", default=""),
+    # Loans (changerequests/loans.py): the longest a loan may last, and how often the loans past their end are
+    # returned (the periodic entry's interval when it is created; the admin may change it afterwards)
+    "LOAN_MAX_DAYS": env.int("FAIRWAY_LOAN_MAX_DAYS", default=90),
+    "LOAN_CHECK_SECONDS": env.int("FAIRWAY_LOAN_CHECK_SECONDS", default=60),
 }
 if not 0 < FAIRWAY["CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS"] < float("inf"):
     raise ImproperlyConfigured(
         f"FAIRWAY_CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS={FAIRWAY['CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS']}: expected "
         "a number of seconds above 0"
     )
+
+if not 0 <= FAIRWAY["SAMPLE_EVERY_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_SAMPLE_EVERY_SECONDS={FAIRWAY['SAMPLE_EVERY_SECONDS']}: expected a number of seconds, 0 or more"
+    )
+for _name in ("LOAN_MAX_DAYS", "LOAN_CHECK_SECONDS", "SAMPLE_RETENTION_DAYS"):
+    if FAIRWAY[_name] < 1:
+        raise ImproperlyConfigured(f"FAIRWAY_{_name}={FAIRWAY[_name]}: expected a whole number of at least 1")
 
 # Mail (change request notifications): Django's backends through one URL (django-environ), the console by default
 # (make run prints the mails); e.g. smtp+tls://user:password@mail.example.org:587
@@ -380,6 +396,56 @@ if FAIRWAY["EVICTION_RETENTION_DAYS"] < 0:
     raise ImproperlyConfigured(
         f"FAIRWAY_EVICTION_RETENTION_DAYS={FAIRWAY['EVICTION_RETENTION_DAYS']}: expected a number of days, 0 or more"
     )
+
+# Replays of the last days from the dashboard and /api/v1/replays/ (planning/replay.py, docs/replay.md): the longest
+# window, how often a running replay writes its progress (and sees a cancel), its time limit, how long results are kept.
+FAIRWAY["REPLAY_MAX_WINDOW_DAYS"] = env.int("FAIRWAY_REPLAY_MAX_WINDOW_DAYS", default=7)
+FAIRWAY["REPLAY_PROGRESS_SECONDS"] = env.float("FAIRWAY_REPLAY_PROGRESS_SECONDS", default=2.0)
+FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] = env.float("FAIRWAY_REPLAY_TIME_LIMIT_SECONDS", default=1800.0)
+FAIRWAY["REPLAY_RETENTION_DAYS"] = env.int("FAIRWAY_REPLAY_RETENTION_DAYS", default=30)
+if FAIRWAY["REPLAY_MAX_WINDOW_DAYS"] < 1:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_REPLAY_MAX_WINDOW_DAYS={FAIRWAY['REPLAY_MAX_WINDOW_DAYS']}: expected a whole number of days, at least 1"
+    )
+if not 0 <= FAIRWAY["REPLAY_PROGRESS_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_REPLAY_PROGRESS_SECONDS={FAIRWAY['REPLAY_PROGRESS_SECONDS']}: expected a number of seconds, 0 or more"
+    )
+if not 0 < FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_REPLAY_TIME_LIMIT_SECONDS={FAIRWAY['REPLAY_TIME_LIMIT_SECONDS']}: expected a number of seconds above 0"
+    )
+if FAIRWAY["REPLAY_RETENTION_DAYS"] < 1:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_REPLAY_RETENTION_DAYS={FAIRWAY['REPLAY_RETENTION_DAYS']}: expected a whole number of days, at least 1"
+    )
+
+# "When will my job start?" (planning/estimates.py, docs/replay.md): a forward replay from the cluster's state with
+# runtimes drawn from each queue's recorded ones, DRAWS times, for the first JOBS_PER_QUEUE waiting jobs of each
+# queue, HORIZON_HOURS ahead at most, the jobs of the last ARRIVALS_HOURS submitted again in each such span ahead,
+# sessions on a grid of PERIOD_SECONDS (or the live period if longer),
+# within BUDGET_SECONDS of CPU a round (the estimates worker), or
+# PAGE_BUDGET_SECONDS when a page or the API finds none computed yet; a round is kept TTL_SECONDS before a reader asks
+# the worker for a new one.
+for _name, _default in (("DRAWS", 10), ("JOBS_PER_QUEUE", 5)):
+    FAIRWAY[f"START_ESTIMATE_{_name}"] = env.int(f"FAIRWAY_START_ESTIMATE_{_name}", default=_default)
+    if FAIRWAY[f"START_ESTIMATE_{_name}"] < 1:
+        raise ImproperlyConfigured(
+            f"FAIRWAY_START_ESTIMATE_{_name}={FAIRWAY[f'START_ESTIMATE_{_name}']}: expected a whole number, at least 1"
+        )
+for _name, _default in (
+    ("HORIZON_HOURS", 24.0),
+    ("ARRIVALS_HOURS", 1.0),
+    ("PERIOD_SECONDS", 60.0),
+    ("BUDGET_SECONDS", 20.0),
+    ("PAGE_BUDGET_SECONDS", 2.0),
+    ("TTL_SECONDS", 120.0),
+):
+    FAIRWAY[f"START_ESTIMATE_{_name}"] = env.float(f"FAIRWAY_START_ESTIMATE_{_name}", default=_default)
+    if not 0 < FAIRWAY[f"START_ESTIMATE_{_name}"] < float("inf"):
+        raise ImproperlyConfigured(
+            f"FAIRWAY_START_ESTIMATE_{_name}={FAIRWAY[f'START_ESTIMATE_{_name}']}: expected a number above 0"
+        )
 
 if FAIRWAY["JOB_HISTORY_DAYS"] < 1:
     raise ImproperlyConfigured(
@@ -471,6 +537,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
+# A replay (planning.tasks.run_replay: minutes of CPU) goes to a queue of its own that only the replay worker consumes
+# (celery worker -Q replay); the session workers consume the default queue alone.
+CELERY_TASK_ROUTES = {
+    "planning.tasks.run_replay": {"queue": "replay"},
+    # the start estimates (planning.tasks.estimate_starts: seconds of CPU a round) have a queue of their own too
+    "planning.tasks.estimate_starts": {"queue": "estimates"},
+}
+# On Redis an unacknowledged message goes to another worker after the visibility timeout: a replay (acks_late) must
+# end, by its hard time limit, before that, or a second worker would start it again while the first still runs it.
+if CELERY_BROKER_URL.startswith("redis") and FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] + 30 >= float(
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_REPLAY_TIME_LIMIT_SECONDS={FAIRWAY['REPLAY_TIME_LIMIT_SECONDS']:g}: at most "
+        f"{CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'] - 31} s, under the Redis broker's visibility timeout"
+    )
 CELERY_BEAT_SCHEDULER = "controlplane.beat:Scheduler"  # django-celery-beat's, stopped between ticks
 CELERY_TIMEZONE = TIME_ZONE
 

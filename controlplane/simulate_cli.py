@@ -283,6 +283,7 @@ def _named_options(message: str) -> str:
 
 def _run(args: argparse.Namespace, collector: _Collector) -> int:
     from engine.manifests import ManifestError, load_manifests
+    from engine.manifests.kueuefair import is_kueue_configuration_text
     from engine.policy.policy import Policy, PolicyError
     from engine.simulate import SimulationError, render_table, simulate
 
@@ -317,6 +318,9 @@ def _run(args: argparse.Namespace, collector: _Collector) -> int:
         if deadline is not None:
             deadline.progress = "while reading the manifests"
         collector.reading()
+        if policy_source is not None and is_kueue_configuration_text(policy_source[1], limits.max_yaml_depth):
+            # a Kueue Configuration as the policy: read with the manifests (fairSharing, waitForPodsReady, ...)
+            sources, policy_source = [*sources, policy_source], None
         loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check if deadline is not None else None)
         collector.read()
         policy = None

@@ -15,6 +15,7 @@ from core.facts import check_known
 from engine.limits import node_amount_errors
 from engine.resources import QuantityError, ResourceList, json_quantities, parse_resource_list_each
 from engine.session.decisions import blocker_json
+from engine.userlimits import parse_user_limits, user_limits_from_stored, user_limits_json
 
 
 class ResourceListSerializerField(serializers.Field):
@@ -128,6 +129,62 @@ class BlockerField(serializers.Field):
 
     def to_representation(self, value: Any) -> dict[str, Any] | None:
         return blocker_json(value)
+
+
+class _UserLimitSchema(serializers.Serializer):
+    """One per-user limit of a queue or quota group (``engine.userlimits``): for one ``user`` or one ``group``
+    (exactly one of them; ``*`` for each user or each group), at most ``max_resources`` and ``max_jobs``."""
+
+    user = serializers.CharField(required=False, help_text='A user name, or "*" for each user.')
+    group = serializers.CharField(required=False, help_text='A group name, or "*" for each group.')
+    max_resources = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="The most its running jobs may request together in the subtree, per resource, as Kubernetes "
+        "quantities; a resource left out is unlimited.",
+    )
+    max_jobs = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, help_text="The most jobs it may run at once; null: unlimited."
+    )
+
+
+_UserLimitSchema = extend_schema_serializer(component_name="UserLimit")(_UserLimitSchema)
+
+
+@extend_schema_field(_UserLimitSchema(many=True))
+class UserLimitsSerializerField(serializers.Field):
+    """A tree node's per-user limits: ``[{"user": "alice", "max_resources": {"nvidia.com/gpu": "4"}, "max_jobs":
+    3}]`` in and out (null in: none). Each problem is reported at its place (``user_limits.1.max_jobs``)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        limits, problems = parse_user_limits(data, self.field_name)
+        for i, limit in enumerate(limits):
+            try:
+                check_known(list(limit.max_resources), f"{self.field_name}.{i}.max_resources")
+            except QuantityError as exc:
+                problems.append(exc)
+        if not problems:
+            return limits
+        prefix = f"{self.field_name}."
+        nested: dict[str, Any] = {}
+        for exc in problems:
+            if not exc.field.startswith(prefix):
+                raise serializers.ValidationError(exc.message, code="invalid")
+            index, _, rest = exc.field[len(prefix) :].partition(".")
+            at = nested.setdefault(index, {})
+            if not rest:
+                at.setdefault("non_field_errors", []).append(exc.message)
+                continue
+            key, _, resource = rest.partition(".")  # a resource name has dots of its own: the rest is one key
+            if resource:
+                at.setdefault(key, {}).setdefault(resource, []).append(exc.message)
+            else:
+                at.setdefault(key, []).append(exc.message)
+        raise serializers.ValidationError(nested, code="invalid")
+
+    def to_representation(self, value: Any) -> list[dict[str, Any]]:
+        limits = value if isinstance(value, tuple) else user_limits_from_stored(value)
+        return user_limits_json(limits)
 
 
 class NameField(serializers.SlugRelatedField):

@@ -34,6 +34,7 @@ from engine.resources import (
     parse_resource_list,
 )
 from engine.treefields import LIST_KINDS, QUEUE_FIELDS, QUOTA_GROUP_FIELDS, FieldKind, TreeField, list_fields
+from engine.userlimits import parse_user_limits
 from engine.values import QuotaValues
 
 __all__ = ["ProposalError", "apply_changes", "as_quantities", "compare", "node_values"]
@@ -100,6 +101,11 @@ def _field_value(i: int, spec: Mapping[str, Any], f: TreeField) -> Any:
         return _resources(i, spec, f.name)
     if f.kind is FieldKind.SECONDS:
         return _seconds(i, spec, f.name)
+    if f.kind is FieldKind.USER_LIMITS:
+        limits, problems = parse_user_limits(spec[f.name], f.name)
+        if problems:
+            raise _err(i, f"spec.{problems[0].field}", problems[0].message)
+        return limits
     return _typed(i, spec, f.name, _SCALAR_TYPES[f.kind])
 
 
@@ -484,6 +490,9 @@ def node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
 def _node_values(values: QuotaValues) -> dict[str, dict[str, dict[str, Any]]]:
     book = values.queues
     queues = {name: book.plain_values(name) for name in book}
+    for name, share in values.fair_shares.items():  # Kueue's Fair Sharing on: the share as Kueue's status gives it
+        if name in queues:
+            queues[name] = {**queues[name], "fair_share": share.rounded()}
     held = values.reservations
     groups = {
         name: {

@@ -44,10 +44,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from engine.admission import AdmissionLevers
 from engine.limits import ENV_VARS, Limits, node_amount_errors
 from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.usage import UsageHistory
+from engine.userlimits import UserLimit
 from engine.vocabulary import (  # re-exported: the snapshot's words
     ALLOCATED_STATUSES as ALLOCATED_STATUSES,
 )
@@ -97,6 +99,7 @@ __all__ = [
     "SCHEDULED_STATUSES",
     "SYSTEM_GROUP",
     "KueueName",
+    "KueuePreemption",
     "NamespaceInfo",
     "NodeInfo",
     "PodGroupCondition",
@@ -147,6 +150,8 @@ class QueueSpec:
     # then the policy's ``minRuntime`` of the action
     min_runtime: float | None = None
     description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
+    # YuniKorn's per-user and per-group limits inside this queue's subtree (``engine.userlimits``); () for none
+    user_limits: tuple[UserLimit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,8 @@ class QuotaGroupSpec:
     borrowing_limit: ResourceList = field(default_factory=ResourceList)
     lending_limit: ResourceList = field(default_factory=ResourceList)
     description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
+    # YuniKorn's per-user and per-group limits inside this group's subtree (``engine.userlimits``); () for none
+    user_limits: tuple[UserLimit, ...] = ()
 
 
 # -- nodes ---------------------------------------------------------------------------------------------------
@@ -370,6 +377,11 @@ class PodGroupInfo:
     # nor places it, and it stays Pending with reason ``Suspended`` until it is resumed. It reserves nothing: one
     # read Inqueue (a manifest, a row written by a session that read it before the suspension) is Pending here.
     suspended: bool = False
+    # who submitted it (``engine.userlimits``): the API token's user, or a Kubernetes annotation naming one
+    # (``yunikorn.apache.org/user.info``, ``fairway.io/user``); "" reads as its namespace. ``user_groups``: that
+    # user's groups (the Django user's, or the annotation's)
+    user: str = ""
+    user_groups: tuple[str, ...] = ()
     key: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -427,6 +439,19 @@ class KueueName:
 
     kind: str
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class KueuePreemption:
+    """A Kueue ClusterQueue's ``spec.preemption`` (Kueue's defaults: every policy ``Never``), enforced by the
+    ``kueuefair`` plugin: ``reclaim_within_cohort`` Never | LowerPriority | Any; ``borrow_within_cohort`` Never |
+    LowerPriority, with ``max_priority_threshold`` (None: any priority below the preemptor's);
+    ``within_cluster_queue`` Never | LowerPriority | LowerOrNewerEqualPriority."""
+
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: int | None = None
+    within_cluster_queue: str = "Never"
 
 
 # -- built-ins ---------------------------------------------------------------------------------------------------
@@ -540,8 +565,13 @@ class Snapshot:
     # Kueue's exact ``fairSharing.weight`` (a quantity: 0.75, 0) of the queues whose whole ``weight`` was scaled from
     # it (their sibling set has a fraction: 0.75 and 0.25 are weights 3 and 1) or that Kueue reads as 0, by identity
     kueue_weights: Mapping[str, Fraction] = field(default_factory=dict)
+    # Kueue's ClusterQueue ``spec.preemption`` policies of the ClusterQueues that set one, by queue identity
+    kueue_preemption: Mapping[str, KueuePreemption] = field(default_factory=dict)
     # Koordinator ElasticQuotaArgs found in a KubeSchedulerConfiguration (None when none was given).
     elastic_quota_args: ElasticQuotaArgs | None = None
+    # admission levers beyond quota (Kueue's StrictFIFO, HoldAndDrain, namespaceSelector, admission fair sharing):
+    # ``engine.admission``; all off by default
+    admission: AdmissionLevers = field(default_factory=AdmissionLevers)
     # fairness over time (``engine.usage``): each tree node's decayed past usage, read by the store (None: none)
     past_usage: UsageHistory | None = None
     # what one node may offer of any resource (``Limits.max_node_amount``): a node above it is set aside

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import rules
+from engine.fairshare.drs import Share
 from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
 from engine.policy.policy import Policy
@@ -134,8 +135,20 @@ def validate_snapshot(
         raise SimulationError(f"{_locate('ElasticQuota', name, origins)}: {errors[0].field}: {errors[0].message}")
 
 
+def fair_sharing_doc(share: Share) -> dict[str, Any]:
+    """A share as the output gives it: Kueue's status value (``weightedShare``, rounded up; null when infinite), the
+    exact value for people (``"66.667"``, ``"∞"``), the dominant resource and whether the node borrows."""
+    return {
+        "weightedShare": share.rounded(),
+        "preciseShare": share.text(),
+        "dominantResource": share.resource or None,
+        "borrowing": share.borrowing,
+    }
+
+
 def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    shares = values.fair_shares
     for name, spec in sorted(snapshot.queues.items()):
         q = values.queues.get(name)
         out[name] = {
@@ -162,6 +175,9 @@ def _queues_doc(snapshot: Snapshot, values: QuotaValues) -> dict[str, Any]:
         if exact is not None:
             # Kueue's fairSharing.weight as given, where the whole weight was scaled from it (or it is 0)
             out[name]["kueueWeight"] = format_exact_quantity(exact)
+        if name in shares:
+            # Kueue's Fair Sharing: the dominant resource share (when fair sharing is on)
+            out[name]["fairSharing"] = fair_sharing_doc(shares[name])
     return out
 
 
@@ -231,6 +247,12 @@ def simulate(
     # The snapshot's own policy already reported its warnings (with their file) when it was loaded.
     warnings = list(policy.warnings) if policy is not None else []
     warnings += unoffered_requests(snapshot)
+    if policy is not None and snapshot.policy.plugin("kueuefair") and not policy.plugin("kueuefair"):
+        # the input asked for Kueue's preemption or fair sharing (``engine.manifests.kueuefair``)
+        warnings.append(
+            "Kueue preemption policies or fairSharing are not enforced: the given policy does not name the "
+            "kueuefair plugin"
+        )
     policy = policy or snapshot.policy
     snapshot = snapshot.with_policy(policy)
     start = time.time() if now is None else now
@@ -410,23 +432,26 @@ def render_table(doc: Mapping[str, Any]) -> str:
 
 
 def _queues_table(queues: Mapping[str, Any]) -> list[str]:
-    return _table(
-        [
-            [
-                f"{n} (Kueue {q['kueue']['kind']} {q['kueue']['name']})" if "kueue" in q else n,
-                q["state"],
-                q["parent"] or "-",
-                str(q["weight"]),
-                _rl_text(q["request"]),
-                _rl_text(q["allocated"]),
-                _rl_text(q["deserved"]),
-                _rl_text(q["realCapability"]),
-                f"{q['share']:.3f}",
-            ]
-            for n, q in queues.items()
-        ],
-        ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"],
-    )
+    fair = any("fairSharing" in q for q in queues.values())  # Kueue's Fair Sharing is on: its share too
+    headers = ["NAME", "STATE", "PARENT", "WEIGHT", "REQUEST", "ALLOCATED", "DESERVED", "REALCAPABILITY", "SHARE"]
+    rows = []
+    for n, q in queues.items():
+        row = [
+            f"{n} (Kueue {q['kueue']['kind']} {q['kueue']['name']})" if "kueue" in q else n,
+            q["state"],
+            q["parent"] or "-",
+            str(q["weight"]),
+            _rl_text(q["request"]),
+            _rl_text(q["allocated"]),
+            _rl_text(q["deserved"]),
+            _rl_text(q["realCapability"]),
+            f"{q['share']:.3f}",
+        ]
+        if fair:
+            share = q.get("fairSharing")
+            row.append(share["preciseShare"] if share else "-")
+        rows.append(row)
+    return _table(rows, [*headers, "FAIRSHARE"] if fair else headers)
 
 
 def _quotas_table(quotas: Mapping[str, Any]) -> list[str]:

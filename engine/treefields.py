@@ -15,7 +15,9 @@ A field's ``kind`` says how every layer treats it:
 * ``resources``: a resource list, empty when unset (null in the API means empty);
 * ``limits``: a resource list where a resource left out is unlimited; stored null when it names nothing;
 * ``weights``: a resource list or None (None: a default the rules fill in, e.g. max);
-* ``seconds``: whole seconds in the database and the API, float seconds in the spec; None: unset.
+* ``seconds``: whole seconds in the database and the API, float seconds in the spec; None: unset;
+* ``user_limits``: per-user and per-group limits (``engine.userlimits``): a tuple of ``UserLimit`` in the spec,
+  a list of objects with quantities in the API, with base units in the database (null when empty).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from engine.resources import ResourceList
+from engine.userlimits import stored_user_limits, user_limits_from_stored
 
 __all__ = [
     "DESCRIPTION_ANNOTATION",
@@ -54,6 +57,7 @@ class FieldKind(StrEnum):
     LIMITS = "limits"
     WEIGHTS = "weights"
     SECONDS = "seconds"
+    USER_LIMITS = "user_limits"
 
 
 LIST_KINDS = frozenset({FieldKind.RESOURCES, FieldKind.LIMITS, FieldKind.WEIGHTS})
@@ -89,6 +93,11 @@ DESCRIPTION_HELP = (
     f"what the node is for, for people: free text of at most {DESCRIPTION_MAX_LENGTH} characters, shown on its "
     "page; no rule reads it"
 )
+USER_LIMITS_HELP = (
+    "per-user and per-group limits inside its subtree: a list of {user|group: name ('*': each one), max_resources, "
+    'max_jobs}, e.g. [{"user": "*", "max_jobs": 3}, {"group": "ml-interns", "max_resources": '
+    '{"nvidia.com/gpu": "8"}}]'
+)
 
 QUEUE_FIELDS: tuple[TreeField, ...] = (
     TreeField("weight", FieldKind.INT, 1, "its share among its siblings (1..65535)", "Weight"),
@@ -113,6 +122,7 @@ QUEUE_FIELDS: tuple[TreeField, ...] = (
         "('' for unset: the parent's, else the policy's minRuntime)",
         "Min runtime",
     ),
+    TreeField("user_limits", FieldKind.USER_LIMITS, (), USER_LIMITS_HELP, "User limits"),
     TreeField(
         "state",
         FieldKind.STATE,
@@ -148,6 +158,7 @@ QUOTA_GROUP_FIELDS: tuple[TreeField, ...] = (
     TreeField("allow_lent", FieldKind.BOOL, True, "lend its unused min to its siblings (default true)", "Allow lent"),
     TreeField("min_scale_exempt", FieldKind.BOOL, False, "keep its min when mins are scaled down", "Min scale exempt"),
     TreeField("tree_id", FieldKind.TEXT, "", "the quota tree it belongs to", "Tree", max_length=63),
+    TreeField("user_limits", FieldKind.USER_LIMITS, (), USER_LIMITS_HELP, "User limits"),
     TreeField(
         "description",
         FieldKind.TEXT,
@@ -174,7 +185,10 @@ def list_fields(table: Iterable[TreeField]) -> tuple[str, ...]:
 
 
 def stored(f: TreeField, value: Any) -> Any:
-    """A spec's value as the row keeps it: a limit naming no resource is null (unlimited)."""
+    """A spec's value as the row keeps it: a limit naming no resource is null (unlimited); user limits in base units
+    (null when there is none)."""
+    if f.kind is FieldKind.USER_LIMITS:
+        return stored_user_limits(value)
     return (value or None) if f.kind is FieldKind.LIMITS else value
 
 
@@ -182,6 +196,8 @@ def from_stored(f: TreeField, value: Any, resource_list: Callable[[Any], Resourc
     """A row's value as the spec holds it; ``resource_list`` turns a stored resource list (not None) into one."""
     if f.kind is FieldKind.SECONDS:
         return None if value is None else float(value)
+    if f.kind is FieldKind.USER_LIMITS:
+        return user_limits_from_stored(value)
     if f.kind is FieldKind.WEIGHTS:
         return None if value is None else resource_list(value)
     if f.kind in LIST_KINDS:

@@ -37,6 +37,7 @@ from typing import Any
 
 from engine.collector import paused_during
 from engine.fairshare.deserved import compute_capacity
+from engine.fairshare.drs import Share, kueue_tree
 from engine.fairshare.elastic import ElasticResult, compute_runtimes
 from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
@@ -57,6 +58,7 @@ from engine.objects import (
 from engine.policy.policy import Policy
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.plugins.capacity.arguments import CAPACITY
+from engine.session.plugins.kueuefair.arguments import KUEUEFAIR
 from engine.usage import (
     QUEUE,
     QUOTA,
@@ -151,6 +153,9 @@ class QuotaValues:
     aggregates: Aggregates | None = field(default=None, repr=False, compare=False)
     # fairness over time: what the past usage did to each node (``queue/<name>``, ``quota/<name>``); empty when off
     past: Mapping[str, PastShare] = field(default_factory=dict)
+    # Kueue's Fair Sharing: each Cohort's and ClusterQueue's dominant resource share (``engine.fairshare.drs``), when
+    # the policy turns it on (``kueuefair`` with ``enable``); empty when off
+    fair_shares: Mapping[str, Share] = field(default_factory=dict)
     # derived views callers compute once per values object (e.g. the what-if's per-node tables)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -568,4 +573,7 @@ def compute_values(
     )
     if ratios is not None or policy.quota_fairness(snapshot.elastic_quota_args).enabled:
         values = dataclasses.replace(values, past=past_shares(snapshot, values, policy))
+    if policy.plugin(KUEUEFAIR.name) is not None and policy.arguments_of(KUEUEFAIR).enable:
+        usage = {q: dict(book[q].allocated.items()) for q in book}  # the tree counts its ClusterQueues' alone
+        values = dataclasses.replace(values, fair_shares=kueue_tree(snapshot, usage).shares())
     return values

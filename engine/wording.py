@@ -64,4 +64,5 @@ EVICTED = {
     "gang-release": "released with its gang",
     "suspend": "released when its job was suspended",
     "requeue": "released when its job was requeued",
+    "drain": "drained when its queue was stopped",
 }

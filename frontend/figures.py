@@ -18,6 +18,7 @@ from typing import Any
 
 from plotly.subplots import make_subplots
 
+from engine.wording import duration as duration_words
 from engine.wording import plural
 from frontend.presenters import units
 from frontend.presenters.trees import TERMS, Tree, TreeNode, depth_below, sizes
@@ -770,4 +771,102 @@ def whatif_figure(rows: Sequence[tuple[str, int, int]], resource: str, term: str
         xaxis=_axis(title={"text": f"{term}, {units.label(resource)}"}, rangemode="tozero"),
         yaxis=_axis(autorange="reversed"),
     )
+    return fig
+
+
+# -- replay (planning.replay: the last days replayed with proposed changes) -------------------------------------------
+
+
+def _wait_unit(seconds: Sequence[float]) -> tuple[float, str]:
+    """Minutes for waits up to three hours, else hours."""
+    return (3600.0, "hours") if max(seconds, default=0.0) > 3 * 3600 else (60.0, "minutes")
+
+
+def replay_waits_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
+    """Waiting time per team, p50 and p95, before (the baseline, grey, hatched) and after (the proposal) as paired
+    bars. ``rows``: ``{"team", "p50": (before, after), "p95": (before, after)}`` in seconds (None: no job started)."""
+    if not rows:
+        return _empty("No team started a job in the window.", height=160)
+    values = [v for r in rows for k in ("p50", "p95") for v in r[k] if v is not None]
+    scale, unit = _wait_unit(values)
+    names = [r["team"] for r in rows]
+    fig = Figure(layout=_layout(110 + 34 * len(rows), barmode="group"))
+    for key, pale in (("p50", "#56b4e9"), ("p95", SERIES["after"])):
+        for idx, (label, color, pattern) in enumerate((("before", SERIES["before"], "/"), ("after", pale, ""))):
+            seconds = [r[key][idx] for r in rows]
+            fig.add_trace(
+                bar(
+                    name=f"{key} {label}",
+                    y=names,
+                    x=[None if s is None else round(s / scale, 2) for s in seconds],
+                    orientation="h",
+                    marker={"color": color, "pattern": {"shape": pattern, "fgcolor": "#ffffff", "fillmode": "overlay"}},
+                    customdata=["no job started" if s is None else duration_words(s) for s in seconds],
+                    hovertemplate="%{y}: " + f"{key} wait {label}" + " %{customdata}<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        xaxis=_axis(title={"text": f"waiting time, {unit}"}, rangemode="tozero"), yaxis=_axis(autorange="reversed")
+    )
+    return fig
+
+
+def replay_utilisation_figure(series: Mapping[str, Mapping[str, Sequence[Sequence[Any]]]]) -> Figure:
+    """Utilisation over time per resource: ``{resource: {"before": [[time, fraction], ...], "after": [...]}}``, one
+    row per resource, the baseline grey and dashed, the proposal blue, in per cent of the schedulable nodes'
+    allocatable."""
+    resources = [r for r in series if series[r].get("before") or series[r].get("after")]
+    if not resources:
+        return _empty("Nothing ran in the window.", height=200)
+    fig = subplots(rows=len(resources), cols=1, shared_xaxes=True, vertical_spacing=0.08, subplot_titles=[
+        units.label(r) if r != "memory" else "memory" for r in resources
+    ])  # fmt: skip
+    for i, r in enumerate(resources, start=1):
+        for key, name, color, dash in (
+            ("before", "baseline", SERIES["before"], "dash"),
+            ("after", "with the changes", SERIES["after"], "solid"),
+        ):
+            points = series[r].get(key) or []
+            fig.add_trace(
+                scatter(
+                    x=[p[0] for p in points],
+                    y=[round(100 * p[1], 1) for p in points],
+                    name=name,
+                    legendgroup=key,
+                    showlegend=i == 1,
+                    mode="lines",
+                    line={"color": color, "width": 2, "dash": dash, "shape": "hv"},
+                    hovertemplate=f"{r} {name}: " + "%{y}%<extra></extra>",
+                ),
+                row=i,
+                col=1,
+            )
+        fig.update_yaxes(_axis(title={"text": "% used"}, range=[0, 100]), row=i, col=1)
+    fig.update_layout(_layout(90 + 170 * len(resources), hovermode="x unified", legend=TOP_LEGEND))
+    fig.update_xaxes(_axis())
+    return fig
+
+
+def replay_borrow_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
+    """GPU-hours borrowed and lent per team, before (hatched) and after: ``{"team", "borrowed": (before, after),
+    "lent": (before, after)}``."""
+    if not rows:
+        return _empty("No team borrowed or lent GPUs in the window.", height=160)
+    names = [r["team"] for r in rows]
+    fig = Figure(layout=_layout(110 + 34 * len(rows), barmode="group"))
+    for key, color in (("borrowed", BORROWED), ("lent", LENT)):
+        for idx, (label, pattern) in enumerate((("before", "/"), ("after", ""))):
+            amounts = [r[key][idx] for r in rows]
+            fig.add_trace(
+                bar(
+                    name=f"{key} {label}",
+                    y=names,
+                    x=amounts,
+                    orientation="h",
+                    marker={"color": color, "pattern": {"shape": pattern, "fgcolor": "#ffffff", "fillmode": "overlay"}},
+                    opacity=0.55 if label == "before" else 1.0,
+                    hovertemplate="%{y}: " + f"{key} {label}" + " %{x} GPU-hours<extra></extra>",
+                )
+            )
+    fig.update_layout(xaxis=_axis(title={"text": "GPU-hours"}, rangemode="tozero"), yaxis=_axis(autorange="reversed"))
     return fig

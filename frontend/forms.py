@@ -18,6 +18,7 @@ from core.facts import check_known
 from core.names import untrimmed
 from engine import rules, treefields
 from engine.resources import QuantityError, ResourceList, check_resource_name, format_in_unit, parse_in_unit
+from engine.userlimits import parse_user_limits_text, user_limits_from_stored, user_limits_text
 from frontend.presenters import units
 from quotas.models import Namespace, Queue, QuotaGroup
 
@@ -61,7 +62,36 @@ def _form_field(f: treefields.TreeField) -> forms.Field:
         return forms.BooleanField(initial=f.default, **options)
     if f.kind in (treefields.FieldKind.INT, treefields.FieldKind.SECONDS):
         return forms.IntegerField(initial=f.default, **options)
+    if f.kind is treefields.FieldKind.USER_LIMITS:
+        options["help_text"] = (
+            "One limit a line: 'user alice: jobs=3, nvidia.com/gpu=4, memory=64' or 'group ml-interns: "
+            "nvidia.com/gpu=8' ('*' for each user or each group); amounts in the units of the columns above "
+            "(memory in GiB, cpu in cores); a resource left out is unlimited."
+        )
+        return UserLimitsFormField(**options)
     return forms.CharField(initial=f.default, widget=forms.Textarea(attrs={"rows": 2}), **options)
+
+
+class UserLimitsFormField(forms.CharField):
+    """The editor's per-user limits: lines people write (``engine.userlimits.parse_user_limits_text``), read into
+    the spec's limits; every problem at once, each naming its line."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(widget=forms.Textarea(attrs={"rows": 3}), initial="", **kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, tuple):
+            return user_limits_text(value)
+        if isinstance(value, list):  # the stored form, as the instance holds it
+            return user_limits_text(user_limits_from_stored(value))
+        return super().prepare_value(value)
+
+    def clean(self, value: Any) -> Any:
+        text = super().clean(value) or ""
+        limits, problems = parse_user_limits_text(text)
+        if problems:
+            raise forms.ValidationError([p.message for p in problems])
+        return limits
 
 
 class TreeNodeForm(forms.Form):
@@ -264,7 +294,10 @@ class TreeNodeForm(forms.Form):
         data: dict[str, Any] = {"name": name, "parent": self.cleaned("parent", parent_now) or None}
         data.update(self.resource_lists())
         for f in self._scalars():
-            data[f.name] = self.cleaned(f.name, getattr(current, f.name) if current is not None else f.default)
+            now = getattr(current, f.name) if current is not None else f.default
+            if f.kind is treefields.FieldKind.USER_LIMITS:
+                now = treefields.from_stored(f, now)  # the row keeps base units (``engine.userlimits``)
+            data[f.name] = self.cleaned(f.name, now)
         return data
 
 

@@ -22,6 +22,7 @@ from engine import rules, treefields
 from engine.changes import ProposalError
 from engine.objects import Snapshot
 from engine.resources import ResourceList, format_quantity
+from engine.userlimits import parse_user_limits, user_limits_from_stored, user_limits_json, user_limits_text
 from planning import whatif
 from quotas import services
 from quotas.models import Namespace
@@ -31,6 +32,7 @@ MAX_STAGED = 50
 QUEUE_RESOURCES = treefields.list_fields(treefields.QUEUE_FIELDS)
 GROUP_RESOURCES = treefields.list_fields(treefields.QUOTA_GROUP_FIELDS)
 WHATIF_KIND = {"queue": "queue", "quota": "quota_group", "namespace": "namespace"}
+USER_LIMITS = "user_limits"  # the per-user limits (``engine.userlimits``): staged in the API's form
 
 
 class Conflict(Exception):
@@ -88,6 +90,9 @@ def _spec(data: Mapping[str, Any], resource_keys: Sequence[str]) -> dict[str, An
     for key, value in data.items():
         if key in ("teams",):
             continue
+        if key == USER_LIMITS:  # the what-if's form (the API's), which a session can keep as JSON
+            spec[key] = user_limits_json(value)
+            continue
         spec[key] = _quantities(value) if key in resource_keys else value
     return spec
 
@@ -99,6 +104,9 @@ def current_fields(kind: str, instance: Any) -> dict[str, Any]:
     fields = services.QUEUE_FIELDS if kind == "queue" else services.GROUP_FIELDS
     for f in fields:
         value = getattr(instance, f)
+        if f == USER_LIMITS:
+            current[f] = user_limits_json(user_limits_from_stored(value))
+            continue
         current[f] = _quantities(ResourceList(value) if value is not None else None) if f in keys else value
     if kind == "quota":
         current["namespaces"] = sorted(instance.namespaces.values_list("name", flat=True))
@@ -131,6 +139,10 @@ def node_entry(kind: str, instance: Any, data: Mapping[str, Any]) -> dict[str, A
             parts.append(f"rename to {value}")
         elif key == "namespaces":
             parts.append(f"namespaces {', '.join(value) or 'none'}")
+        elif key == USER_LIMITS:
+            parts.append(
+                f"user limits {user_limits_text(parse_user_limits(value)[0]).replace(chr(10), '; ') or 'none'}"
+            )
         else:
             parts.append(f"{key} {value}")
     return {

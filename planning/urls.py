@@ -7,6 +7,7 @@ from rest_framework.routers import APIRootView, SimpleRouter
 from planning.audit import AuditView
 from planning.department import DepartmentView
 from planning.export import ExportView
+from planning.replay_api import ReplayViewSet
 from planning.trace import TraceView
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import PodGroupWhyViewSet, QueueValuesViewSet, QuotaGroupValuesViewSet
@@ -16,6 +17,7 @@ from scheduling.urls import router as cluster
 router = SimpleRouter()
 router.register("queues", QueueValuesViewSet)
 router.register("quota-groups", QuotaGroupValuesViewSet)
+router.register("replays", ReplayViewSet, basename="replay")
 
 
 def _collections() -> dict[str, str]:
@@ -33,6 +35,7 @@ ROOT = {
     "simulate": "simulate",
     "export": "export",
     "trace": "trace",
+    "replays": "replay-list",
     "audit": "audit",
     "security-events": "securityevent-list",
     "change-requests": "changerequest-list",

@@ -26,6 +26,7 @@ from core.errors import Busy
 from engine.changes import ProposalError
 from engine.limits import ENV_VARS, Deadline
 from engine.manifests import ManifestError, load_manifests
+from engine.manifests.kueuefair import is_kueue_configuration_text
 from engine.policy.policy import Policy, PolicyError
 from engine.session import run
 from engine.simulate import SimulationError, simulate
@@ -238,10 +239,13 @@ class SimulateView(APIView):
                 data = body.validated_data
                 deadline.check()
                 deadline.progress = "while reading the manifests"
-                loaded = load_manifests([("manifests", data["manifests"])], limits=limits, checkpoint=deadline.check)
-                policy = (
-                    Policy.from_yaml(data["policy"], max_depth=limits.max_yaml_depth) if data.get("policy") else None
-                )
+                sources = [("manifests", data["manifests"])]
+                policy_text = data.get("policy") or ""
+                if policy_text and is_kueue_configuration_text(policy_text, limits.max_yaml_depth):
+                    # a Kueue Configuration as the policy: read with the manifests (``engine.manifests.kueuefair``)
+                    sources, policy_text = [*sources, ("policy", policy_text)], ""
+                loaded = load_manifests(sources, limits=limits, checkpoint=deadline.check)
+                policy = Policy.from_yaml(policy_text, max_depth=limits.max_yaml_depth) if policy_text else None
                 result = simulate(
                     loaded.snapshot,
                     policy=policy,
@@ -274,6 +278,18 @@ def explain_queue(values: QuotaValues, name: str) -> list[dict[str, Any]]:
                 "rule": "past.usage",
                 "round": 0,
                 "detail": past.text(),
+            }
+        )
+    share = values.fair_shares.get(name)
+    if share is not None:  # Kueue's Fair Sharing: the dominant resource share, as Kueue's status gives it
+        steps.append(
+            {
+                "quantity": "fairSharing",
+                "resource": share.resource or None,
+                "value": share.rounded(),
+                "rule": "kueue.dominantResourceShare",
+                "round": 0,
+                "detail": share.explain(),
             }
         )
     return steps

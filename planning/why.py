@@ -22,6 +22,7 @@ from core.fields import ResourceListSerializerField
 from engine.session.decisions import blocker_json
 from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from engine.vocabulary import BLOCKER_TREE, BlockerKind
+from planning.estimates import estimate_of
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Eviction, Pod, PodGroup
@@ -163,9 +164,9 @@ def _group_entry(n: PathNode) -> dict[str, Any]:
 def why_podgroup(
     pg: PodGroup, user: Any, evictions: int = EVICTIONS_SHOWN, *, now: datetime | None = None
 ) -> dict[str, Any]:
-    """Everything ``fairway job why`` and the API say about why ``pg`` is where it is (a handful of queries), and
-    the recycling warnings that take some of its pods unless usage falls (``recycling``: ``recycle_outlook``, as
-    at ``now``)."""
+    """Everything ``fairway job why`` and the API say about why ``pg`` is where it is (a handful of queries), the
+    recycling warnings that take some of its pods unless usage falls (``recycling``: ``recycle_outlook``, as at
+    ``now``), and for a waiting job when it will likely start (``start_estimate``: ``planning.estimates``)."""
     path = governing_path(pg, user)
     [queues] = path.of("queue")
     queue_path = [_queue_entry(n) for n in queues.nodes]
@@ -211,6 +212,9 @@ def why_podgroup(
         "namespace_detail": namespace,
         "evictions": _evictions(Eviction.objects.filter(pod__podgroup=pg).order_by("-created", "-id")[:evictions]),
         "recycling": _recycling(pg, now or timezone.now()),
+        # when a waiting job will likely start (planning.estimates: a forward replay with drawn runtimes); None when
+        # it does not wait
+        "start_estimate": estimate_of(pg, now or timezone.now()),
     }
 
 

@@ -14,8 +14,10 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from core import tree_owner
 from core.names import UntrimmedNamesAdmin
-from engine import rules
+from engine import rules, treefields
+from engine.userlimits import user_limits_from_stored
 from quotas import services
+from quotas.forms import UserLimitsFormField
 from quotas.models import Namespace, Queue, QuotaGroup
 
 
@@ -63,8 +65,15 @@ class _VersionedAdminForm(forms.ModelForm):
         return data
 
 
+def _limits_as_spec(payload: dict[str, Any]) -> None:
+    """The admin's per-user limits (kept in the stored form by ``UserLimitsFormField``) as the rules read them."""
+    if "user_limits" in payload:
+        payload["user_limits"] = user_limits_from_stored(payload["user_limits"])
+
+
 class QueueAdminForm(_VersionedAdminForm):
     kind = "queue"
+    user_limits = UserLimitsFormField(required=False, help_text=treefields.USER_LIMITS_HELP)
 
     class Meta:
         model = Queue
@@ -76,6 +85,7 @@ class QueueAdminForm(_VersionedAdminForm):
             return data
         payload = {k: v for k, v in data.items() if k in (*services.QUEUE_FIELDS, "name")}
         payload["parent"] = data["parent"].name if data.get("parent") else None
+        _limits_as_spec(payload)
         try:
             services.check_queue(self.instance if self.instance.pk else None, payload)
         except rules.RuleViolation as exc:
@@ -85,6 +95,7 @@ class QueueAdminForm(_VersionedAdminForm):
 
 class QuotaGroupAdminForm(_VersionedAdminForm):
     kind = "quota_group"
+    user_limits = UserLimitsFormField(required=False, help_text=treefields.USER_LIMITS_HELP)
 
     class Meta:
         model = QuotaGroup
@@ -96,6 +107,7 @@ class QuotaGroupAdminForm(_VersionedAdminForm):
             return data
         payload = {k: v for k, v in data.items() if k in (*services.GROUP_FIELDS, "name")}
         payload["parent"] = data["parent"].name if data.get("parent") else None
+        _limits_as_spec(payload)
         try:
             spec = services.check_quota_group(self.instance if self.instance.pk else None, payload)
         except rules.RuleViolation as exc:

@@ -9,6 +9,7 @@ from django import forms
 
 from core.facts import check_known
 from engine.resources import QuantityError, ResourceList, parse_resource_list
+from engine.userlimits import parse_user_limits, stored_user_limits, user_limits_from_stored, user_limits_json
 
 
 class ResourceListFormField(forms.JSONField):
@@ -63,3 +64,34 @@ def _base_units(value: Any) -> dict[str, int] | None:
     if isinstance(value, ResourceList):
         return dict(value.to_dict())
     return dict(parse_resource_list(value).to_dict())
+
+
+class UserLimitsFormField(forms.JSONField):
+    """A queue's or quota group's per-user limits in the admin (``engine.userlimits``): the API's JSON list
+    (``[{"user": "alice", "max_resources": {"nvidia.com/gpu": "4"}, "max_jobs": 3}]``) shown and typed, checked as the
+    API checks it (each problem naming its entry), kept in the stored form (base units; null for none)."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(x, dict) and "kind" in x for x in value):
+            return json.dumps(user_limits_json(user_limits_from_stored(value)))
+        return super().prepare_value(value)
+
+    def to_python(self, value: Any) -> Any:
+        data = super().to_python(value)
+        if data in (None, "", []):
+            return None
+        limits, problems = parse_user_limits(data)
+        for i, limit in enumerate(limits):
+            try:
+                check_known(list(limit.max_resources), f"user_limits.{i}.max_resources")
+            except QuantityError as exc:
+                problems.append(exc)
+        if problems:
+            raise forms.ValidationError([f"{p.field}: {p.message}" for p in problems])
+        return stored_user_limits(limits)
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        try:
+            return bool(initial != self.to_python(data))
+        except forms.ValidationError:
+            return True

@@ -59,6 +59,8 @@ class Queue(VersionedModel):
     state = models.CharField(max_length=8, choices=QueueState.choices, default=QueueState.OPEN)
     closed_by_parent = models.BooleanField(default=False)
     description = models.TextField(blank=True, default="", help_text=treefields.DESCRIPTION_HELP)
+    # per-user and per-group limits in its subtree (``engine.userlimits``), base units; null: none
+    user_limits = models.JSONField(null=True, blank=True, help_text=treefields.USER_LIMITS_HELP)
     teams = models.ManyToManyField(Group, blank=True, related_name="queues")
     history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
 
@@ -104,6 +106,8 @@ class QuotaGroup(VersionedModel):
     tree_id = models.CharField(max_length=63, blank=True, default="")
     min_scale_exempt = models.BooleanField(default=False)
     description = models.TextField(blank=True, default="", help_text=treefields.DESCRIPTION_HELP)
+    # per-user and per-group limits in its subtree (``engine.userlimits``), base units; null: none
+    user_limits = models.JSONField(null=True, blank=True, help_text=treefields.USER_LIMITS_HELP)
     teams = models.ManyToManyField(Group, blank=True, related_name="quota_groups")
     history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
 

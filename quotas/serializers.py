@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import rule_errors_to_validation_error
-from core.fields import NameField, ObjectNameField, ResourceListSerializerField
+from core.fields import NameField, ObjectNameField, ResourceListSerializerField, UserLimitsSerializerField
 from engine import rules, treefields
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -112,6 +112,13 @@ LENDING_HELP = (
     "reserved for it (Kueue's lendingLimit); null or a resource left out: unlimited."
 )
 
+USER_LIMITS_HELP = (
+    "Per-user and per-group limits inside this node's subtree (YuniKorn's limits): each entry names one user or one "
+    'group ("*": each user, each group; a named entry wins over "*") with the most its jobs may request together '
+    "(max_resources; a resource left out: unlimited) and the most jobs it may run at once (max_jobs; null: "
+    "unlimited). A job that would go over one waits, with the limit in its reason. Empty or null: none."
+)
+
 
 class QueueStatusSerializer(serializers.Serializer):
     pending = serializers.IntegerField()
@@ -136,6 +143,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     guarantee = ResourceListSerializerField(required=False, allow_null=True)
     borrowing_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=BORROWING_HELP)
     lending_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=LENDING_HELP)
+    user_limits = UserLimitsSerializerField(required=False, allow_null=True, help_text=USER_LIMITS_HELP)
     weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     max_priority = serializers.IntegerField(
@@ -231,6 +239,7 @@ class QuotaGroupSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     shared_weight = ResourceListSerializerField(required=False, allow_null=True)
     borrowing_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=BORROWING_HELP)
     lending_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=LENDING_HELP)
+    user_limits = UserLimitsSerializerField(required=False, allow_null=True, help_text=USER_LIMITS_HELP)
     namespaces = serializers.ListField(
         child=serializers.CharField(max_length=63),
         required=False,

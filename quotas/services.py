@@ -104,10 +104,13 @@ def _max_depth() -> int:
 
 
 def _null_is_empty(table: Sequence[treefields.TreeField], changes: dict[str, Any]) -> None:
-    """A resource list sent as null means an empty one (a limit: unlimited); only a weights list keeps None."""
+    """A resource list sent as null means an empty one (a limit: unlimited); only a weights list keeps None. User
+    limits sent as null are none."""
     for f in table:
         if f.name in changes and changes[f.name] is None and f.kind in (FieldKind.RESOURCES, FieldKind.LIMITS):
             changes[f.name] = ResourceList()
+        elif f.name in changes and changes[f.name] is None and f.kind is FieldKind.USER_LIMITS:
+            changes[f.name] = ()
 
 
 def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:

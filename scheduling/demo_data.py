@@ -122,7 +122,9 @@ SIZES = {"small": Size(1, 16, 8, 1), "large": Size(200, 3334, 1666, 900)}
 # capacity, Koordinator's elastic quota with the overuse monitor on and a 30 s eviction delay; every victim filter in
 # the first tier. Fairway's own settings are on (docs/sessions.md, "Recommended policy"): recycling chooses victims with gangs
 # in mind (revokeWholeGangs), and so does preempt (wholeGangs; not reclaim: measured, docs/recycling-and-gangs.md
-# "Reclaim and preempt with gangs in mind"); reclaim and preempt keep a pod for a minute after it starts (minRuntime). Pods are packed onto
+# "Reclaim and preempt with gangs in mind"); reclaim and preempt keep a pod for a minute after it starts (minRuntime),
+# against more important jobs too (minRuntimeHigherPriority: wait; the pods just placed are mostly the replacements of
+# pods just evicted: docs/recycling-and-gangs.md "No thrash"). Pods are packed onto
 # the fewest GPU machines (binpack, GPUs weighted 5): spread out (nodeorder alone), the small GPU jobs left no
 # machine with 4 free GPUs, and a released 8 x 4-GPU gang found 32 GPUs free and nowhere to run (GPUs 50 %
 # allocated; bench/bench_gangs.py, docs/benchmarks.md).
@@ -130,9 +132,9 @@ DEMO_POLICY = """\
 actions: "enqueue, allocate, backfill, reclaim, preempt"
 configurations:
 - name: reclaim
-  arguments: {minRuntime: 60s}
+  arguments: {minRuntime: 60s, minRuntimeHigherPriority: wait}
 - name: preempt
-  arguments: {minRuntime: 60s, wholeGangs: true}
+  arguments: {minRuntime: 60s, wholeGangs: true, minRuntimeHigherPriority: wait}
 tiers:
 - plugins:
   - name: priority

@@ -454,6 +454,17 @@ class PodGroup(ClusterRow):
         help_text="source=kubernetes: the controller that owns its PodGroup (its ownerReference with controller: "
         "true), as 'Kind name (apiVersion)'; such a PodGroup is deleted through its owner, not by Fairway.",
     )
+    # who submitted it, for the per-user limits (``engine.userlimits``); null: its namespace counts as its user
+    user = models.CharField(  # noqa: DJ001 - see above
+        max_length=253,
+        null=True,
+        blank=True,
+        help_text="Who submitted it: the API token's user, or for a Kubernetes object its annotation "
+        "yunikorn.apache.org/user.info or fairway.io/user. Empty: its namespace counts as its user.",
+    )
+    user_groups = models.JSONField(
+        null=True, blank=True, help_text="That user's groups (the Django user's groups, or the annotation's)."
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -508,6 +519,9 @@ class Pod(ClusterRow):
     node_selector = models.JSONField(default=dict, blank=True)
     tolerations = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True)
+    # who submitted a pod of no podgroup (its own podgroup's user, ``PodGroup.user``); null: its namespace
+    user = models.CharField(max_length=253, null=True, blank=True)  # noqa: DJ001 - see PodGroup.suspended_by
+    user_groups = models.JSONField(null=True, blank=True)
     duration_seconds = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(0)])
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)

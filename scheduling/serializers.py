@@ -396,6 +396,21 @@ PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_r
                   "suspended_at", "suspended_by", "deletion_requested_at", "deletion_requested_by", "kube_owner")  # fmt: skip
 
 
+USER_HELP = (
+    "Who submitted it (read-only): the API token's user, or for a Kubernetes object its annotation "
+    "yunikorn.apache.org/user.info or fairway.io/user; null: its namespace counts as its user. The per-user limits "
+    "of its queue and quota group count it for this user."
+)
+USER_GROUPS_HELP = "That user's groups (read-only): the Django user's groups, or the annotation's; null: none."
+
+
+def submitter(user: Any) -> dict[str, Any]:
+    """The ``user`` and ``user_groups`` a row created through the API records (the per-user limits'
+    ``engine.userlimits``): the request's user and its groups."""
+    groups = sorted(user.groups.values_list("name", flat=True))
+    return {"user": user.get_username(), "user_groups": groups or None}
+
+
 class PodGroupSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     name = ObjectNameField()
@@ -407,6 +422,10 @@ class PodGroupSerializer(serializers.ModelSerializer):
     )
     min_resources = ResourceListSerializerField(required=False, allow_null=True)
     blocker = BlockerField()
+    user = serializers.CharField(read_only=True, allow_null=True, help_text=USER_HELP)
+    user_groups = serializers.ListField(
+        child=serializers.CharField(), read_only=True, allow_null=True, help_text=USER_GROUPS_HELP
+    )
 
     class Meta:
         model = PodGroup
@@ -421,6 +440,8 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "min_resources",
             "priority",
             "priority_class_name",
+            "user",
+            "user_groups",
             *PODGROUP_STATE,
             "created",
             "updated",
@@ -467,6 +488,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             )
         obj = f"podgroup {namespace.name}/{name}"
         if instance is None:
+            attrs.update(submitter(user))
             _check_waiting(user, namespaces, "podgroups")
             _check_priority_range(obj, queue, attrs.get("priority", 0))
         else:
@@ -513,6 +535,15 @@ class PodSerializer(serializers.ModelSerializer):
     node_selector = StringMapField(required=False)
     tolerations = TolerationSerializer(many=True, required=False)
     duration_seconds = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=10**7)
+    user = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Who created a pod of no podgroup (its own podgroup's user); null "
+        "for a pod of a podgroup (the podgroup's counts) or when nobody is named (its namespace counts).",
+    )
+    user_groups = serializers.ListField(
+        child=serializers.CharField(), read_only=True, allow_null=True, help_text=USER_GROUPS_HELP
+    )
 
     class Meta:
         model = Pod
@@ -535,6 +566,8 @@ class PodSerializer(serializers.ModelSerializer):
             "tolerations",
             "labels",
             "duration_seconds",
+            "user",
+            "user_groups",
             "created",
             "started",
             "finished",
@@ -643,6 +676,8 @@ class PodSerializer(serializers.ModelSerializer):
         self._check_quota_group(group, namespace, explicit=explicit)
         if Pod.objects.filter(namespace=namespace, cluster=attrs["cluster"], name=attrs["name"]).exists():
             raise serializers.ValidationError({"name": [f"pod {namespace.name}/{attrs['name']} already exists"]})
+        if attrs.get("podgroup") is None:  # a pod of its own podgroup: its submitter is the job's user
+            attrs.update(submitter(user))
         return attrs
 
 
@@ -820,6 +855,25 @@ class EvictionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class StartEstimateSerializer(serializers.Serializer):
+    """``start_estimate`` of ``podgroups/{id}/why/`` (``planning.estimates.estimate_of``)."""
+
+    state = serializers.ChoiceField(
+        choices=["estimated", "never", "pending", "not_estimated", "no_history"],
+        help_text="estimated; never (it cannot start with the cluster and quotas as they are: the sentence says why); "
+        "pending (computed at the next round); not_estimated (behind the first jobs of its queue); no_history (no "
+        "finished job recorded to draw runtimes from)",
+    )
+    p50_seconds = serializers.FloatField(allow_null=True, help_text="Half the draws started it within this (seconds)")
+    p90_seconds = serializers.FloatField(allow_null=True, help_text="9 draws in 10 started it within this (seconds)")
+    later_than_seconds = serializers.FloatField(
+        allow_null=True, help_text="Where p50 or p90 is null: the draws had not started it by this (seconds)"
+    )
+    sentence = serializers.CharField()
+    computed = serializers.DateTimeField(help_text="The moment of the state the estimate started from")
+    draws = serializers.IntegerField()
+
+
 class WhySerializer(serializers.Serializer):
     """The schema of ``podgroups/{id}/why/`` (``planning.why.why_podgroup`` builds the answer)."""
 
@@ -848,6 +902,11 @@ class WhySerializer(serializers.Serializer):
     namespace_detail = serializers.DictField()
     evictions = serializers.ListField(child=serializers.DictField())
     recycling = serializers.ListField(child=serializers.DictField())
+    start_estimate = StartEstimateSerializer(
+        allow_null=True,
+        help_text="For a waiting job, when it will likely start (a forward replay from the cluster's state with "
+        "runtimes drawn from its queue's recorded ones); null when it does not wait",
+    )
 
 
 class PodGroupReasonSerializer(serializers.ModelSerializer):

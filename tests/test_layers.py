@@ -159,9 +159,10 @@ def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
 ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("engine.vocabulary", "engine.collector"),  # words and the garbage collector's pause: nothing below them
     ("engine.resources",),  # quantities, names, their order
-    ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts"),  # amounts: Volcano's comparisons
+    # amounts: Volcano's comparisons; the per-user limits' data (read by the field table)
+    ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts", "engine.userlimits"),
     ("engine.policy", "engine.session.plugins", "engine.session.plugins.*.arguments"),  # the policy and its readers
-    ("engine.usage",),  # past usage (fairness over time)
+    ("engine.usage", "engine.admission"),  # past usage (fairness over time); the admission levers' data
     ("engine.objects",),  # the snapshot and the trees' specs
     ("engine.fairshare",),  # the fair-share math
     ("engine.values", "engine.rules"),

@@ -189,12 +189,17 @@ def test_docker_compose_file_runs_the_stack_with_the_same_variables() -> None:
     root = Path(__file__).resolve().parents[1]
     compose = yaml.safe_load((root / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "beat", "adapter"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "replay-worker", "beat", "adapter"}
     assert services["migrate"]["environment"] == services["web"]["environment"]
     adapter = services["adapter"]
     assert adapter["profiles"] == ["kubernetes"] and "kube_adapter --cluster" in adapter["command"]
     assert "gunicorn" in services["web"]["command"]
     assert "worker" in services["worker"]["command"] and "beat" in services["beat"]["command"]
+    # the replays' worker consumes their queue only, the sessions' worker never does (docs/replay.md)
+    # (and the start estimates' queue: seconds of CPU a round, never on the sessions' worker either)
+    assert "--queues replay,estimates " in services["replay-worker"]["command"]
+    assert "--queues" not in services["worker"]["command"]
+    assert services["replay-worker"]["environment"] == services["beat"]["environment"]
     envs = [services[s]["environment"] for s in ("web", "worker", "beat")]
     worker_only = {"FAIRWAY_WORKER_METRICS_PORT", "FAIRWAY_WORKER_METRICS_ADDRESS"}  # the worker's own endpoint
     assert worker_only <= set(envs[1])

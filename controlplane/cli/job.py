@@ -251,6 +251,9 @@ def print_why(data: dict[str, Any]) -> None:
         print(f"\nThe job runs: nothing holds it ({plural(why.get('min_member', 0), 'pod')} minimum).")
     elif why.get("message"):
         print(f"\n{why['message']}")
+    estimate = why.get("start_estimate")  # the server's sentence (planning.estimates), as the job page says it
+    if estimate:
+        print(f"\nWhen will it start? {estimate['sentence'][:1].upper()}{estimate['sentence'][1:]}.")
     node = why.get("blocking_node")
     blocker = why.get("blocker") or {}
     if node:

@@ -1,7 +1,9 @@
-"""``fairway request create|list|show|approve|reject|withdraw``: change requests (``/api/v1/change-requests/``).
+"""``fairway request create|loan|list|show|approve|reject|withdraw``: change requests (``/api/v1/change-requests/``).
 
 ``create -f changes.yaml`` files the changes (the what-if change language, as ``fairway whatif`` reads it) and prints
-what it asks for and what it would do; ``approve`` applies it (or reports it stale), ``reject`` needs a comment.
+what it asks for and what it would do; ``loan --from vision --to nlp --amount nvidia.com/gpu=2 --for 3d`` asks a
+sibling for a time-bounded loan of guarantee (or min), returned automatically at its end; ``approve`` applies it (or
+reports it stale), ``reject`` needs a comment.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from controlplane.cli.whatif import _read
 from controlplane.cli.whatif import rows as value_rows
 from engine.wording import plural
 
-STATUSES = ("open", "applied", "rejected", "withdrawn", "stale")
+STATUSES = ("open", "applied", "rejected", "withdrawn", "stale", "returned")
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -31,6 +33,23 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("-f", "--filename", required=True, metavar="FILE", help="the changes, YAML or JSON ('-' is stdin)")
     c.add_argument("--reason", default="", help="why you ask (your approver reads it)")
     c.add_argument("--cluster", help="the cluster of the what-if (default: the default cluster)")
+    lo = verbs.add_parser("loan", help="borrow guarantee (or min) from a sibling for a while", parents=[common])
+    lo.add_argument("--from", dest="lender", required=True, metavar="SIBLING", help="the lending sibling")
+    lo.add_argument("--to", dest="borrower", required=True, metavar="NODE", help="your queue or quota group")
+    lo.add_argument(
+        "--quota-group", action="store_true", help="the nodes are quota groups (their min); default: queues"
+    )
+    lo.add_argument("--field", help="what is lent: guarantee (default) or deserved of a queue, min of a quota group")
+    lo.add_argument(
+        "--amount",
+        action="append",
+        required=True,
+        metavar="RESOURCE=QUANTITY",
+        help="what is lent, e.g. nvidia.com/gpu=2 (repeat for several resources)",
+    )
+    lo.add_argument("--for", dest="duration", required=True, metavar="LENGTH", help="how long: 3d, 12h, 1d12h, 90m")
+    lo.add_argument("--reason", default="", help="why you ask (the lender's lead reads it)")
+    lo.add_argument("--cluster", help="the cluster of the what-if (default: the default cluster)")
     ls = verbs.add_parser("list", help="list the requests you filed or may review", parents=[common])
     ls.add_argument("--status", choices=STATUSES)
     ls.add_argument("--mine", action="store_true", help="only the ones you filed")
@@ -77,6 +96,8 @@ def print_request(item: dict[str, Any]) -> None:
         pairs.append(("Comment", item["comment"]))
     if item.get("outcome"):
         pairs.append(("Outcome", item["outcome"]))
+    if item.get("return_problem"):
+        pairs.append(("Return", item["return_problem"]))
     details(pairs)
     for room in item.get("needs_room") or []:
         print(f"does not fit yet: {room['message']}")
@@ -115,6 +136,28 @@ def run(args: argparse.Namespace, client: Client) -> int:
         if args.cluster:
             body["cluster"] = args.cluster
         item = client.call("POST", "change-requests/", body, obj=f"change request {args.filename}")
+        emit(item, args.output, print_request)
+        return EXIT_OK
+    if args.verb == "loan":
+        amounts: dict[str, str] = {}
+        for text in args.amount:
+            name, sep, quantity = text.partition("=")
+            if not sep or not name or not quantity:
+                raise UsageError(f"--amount {text!r}: expected RESOURCE=QUANTITY, e.g. nvidia.com/gpu=2")
+            amounts[name.strip()] = quantity.strip()
+        loan = {
+            "kind": "quota_group" if args.quota_group else "queue",
+            "from": args.lender,
+            "to": args.borrower,
+            "amounts": amounts,
+            "duration": args.duration,
+        }
+        if args.field:
+            loan["field"] = args.field
+        body = {"loan": loan, "reason": args.reason}
+        if args.cluster:
+            body["cluster"] = args.cluster
+        item = client.call("POST", "change-requests/", body, obj=f"loan from {args.lender}")
         emit(item, args.output, print_request)
         return EXIT_OK
     if args.verb == "list":

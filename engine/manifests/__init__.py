@@ -27,6 +27,9 @@ ConfigMap)                                          ``pluginConfig``)
 ``kueue.x-k8s.io`` Cohort, ClusterQueue,            queues (``kueue``: cohorts are inner queues, ClusterQueues
 LocalQueue, ResourceFlavor; ``batch/v1 Job``        leaves); labelled pods and Jobs join their LocalQueue's
 labelled ``kueue.x-k8s.io/queue-name``              ClusterQueue
+``kueue.x-k8s.io`` WorkloadPriorityClass;          a labelled Job's or pod's priority; the admission levers
+``config.kueue.x-k8s.io`` Configuration (bare or    (``kueuelevers``, ``kueueconfig``: ``Snapshot.admission``,
+in ``kueue-manager-config``)                        the ``enqueue`` configuration)
 ==================================================  ==============================================================
 
 Anything else (Deployments, YuniKorn objects, Kueue's other kinds, CRDs, documents without a ``kind``) is skipped with a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import yaml
 
@@ -25,6 +26,8 @@ from engine.manifests.koordinator import (
     KoordinatorReaders,
 )
 from engine.manifests.kueue import KUEUE_POLICY, KueueReaders
+from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY, KUEUE_CONFIGMAP
+from engine.manifests.kueuefair import fair_sharing_section, kueue_fair_policy, wants_kueuefair
 from engine.manifests.scheduler_plugins import SchedulerPluginsReaders
 from engine.manifests.volcano import (
     VolcanoReaders,
@@ -63,7 +66,9 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             queue_hierarchy=self.hierarchy,
             kueue_names=self.kueue_names,
             kueue_weights=self.kueue_weights,
+            kueue_preemption=self.kueue_preemption,
             elastic_quota_args=self.eq_args,
+            admission=self.admission.freeze(self.queues),
             past_usage=UsageHistory(recorded=dict(self.past_ratios)) if self.past_ratios else None,
         )
         self.warnings.extend(snapshot.problems())
@@ -100,20 +105,62 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             self._run(doc, self._batch_job)
         for key, pg in self.auto_podgroups.items():
             self.podgroups.setdefault(key, pg)
+        for key, (user, groups) in self.pod_users.items():
+            named = self.podgroups.get(key)
+            if named is not None and not named.user:  # a PodGroup's own annotation wins over its pods'
+                self.podgroups[key] = replace(named, user=user, user_groups=groups)
 
     def _read_policy(self) -> None:
         for doc in self.docs("ConfigMap"):
             self._run(doc, self._configmap)
         for doc in self.docs("KubeSchedulerConfiguration"):
             self._run(doc, self._kube_scheduler_configuration)
+        for doc in self.docs("KueueConfiguration"):
+            self._run(doc, self._kueue_configuration)
         if self.kueue_objects and self.policy_source is None:
             self.policy = KUEUE_POLICY
             self.warnings.append(
                 "Kueue objects and no scheduler policy: capacity with enableHierarchy used in place of proportion"
             )
+        self._apply_kueue_fair()
+        self._apply_kueue_configuration()
+
+    def _apply_kueue_fair(self) -> None:
+        """Kueue's Fair Sharing and preemption policies (``engine.manifests.kueuefair``): with no scheduler policy
+        given, the ``kueuefair`` plugin and the evicting actions when the input asks for them."""
+        config = getattr(self, "kueue_config", None)
+        fair = None
+        if config is not None:
+            try:
+                fair = fair_sharing_section(config.raw)
+            except _FieldError as exc:
+                docs = [*self.docs("KueueConfiguration"), *self.docs("ConfigMap")]
+                doc = next((d for d in docs if config.where.startswith(d.where)), None)
+                if doc is None:
+                    raise ManifestError(config.where, 0, "Configuration", None, str(exc)) from None
+                raise doc.error(str(exc)) from None
+        if not wants_kueuefair(self.kueue_preemption, fair):
+            return
+        if self.policy_source is not None:
+            if not any(p.name == "kueuefair" for p in self.policy.plugins()):
+                self.warnings.append(
+                    f"Kueue preemption policies or fairSharing are not enforced: the scheduler policy of "
+                    f"{self.policy_source} does not name the kueuefair plugin"
+                )
+            return
+        self.policy = kueue_fair_policy(self.policy, fair)
+        enabled = bool(fair and fair.get("enable"))
+        self.warnings.append(
+            "Kueue preemption: the kueuefair plugin enforces the ClusterQueues' preemption policies"
+            + (" with Fair Sharing" if enabled else "")
+            + "; preempt and reclaim run after allocate"
+        )
 
     def _configmap(self, doc: _Doc) -> None:
         data = _map(doc.obj.get("data"), "data")
+        if doc.name == KUEUE_CONFIGMAP and isinstance(data.get(KUEUE_CONFIG_KEY), str):
+            self._kueue_configmap(doc, data[KUEUE_CONFIG_KEY])
+            return
         if doc.name == SCHEDULER_CONFIGMAP:
             text = data.get(SCHEDULER_CONF_KEY)
             if not isinstance(text, str):

@@ -7,10 +7,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from engine.admission import AdmissionDraft
 from engine.limits import ENV_VARS, Limits, TooDeep, YAMLTooDeep, brief, loads_json
 from engine.manifests.liststream import Unstreamable, list_items
 from engine.manifests.yamlload import load_manifest_documents
@@ -21,6 +22,7 @@ from engine.objects import (
     ROOT_GROUP,
     SYSTEM_GROUP,
     KueueName,
+    KueuePreemption,
     NamespaceInfo,
     PodGroupInfo,
     PriorityClassInfo,
@@ -34,6 +36,10 @@ from engine.policy.arguments import parse_duration
 from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy, PolicyError
 from engine.resources import QuantityError, ResourceList, parse_resource_list
 from engine.usage import node_key, parse_ratio
+from engine.userlimits import MAX_NAME, UserLimit, parse_user_limits
+
+if TYPE_CHECKING:
+    from engine.manifests.kueueconfig import KueueConfiguration
 
 # -- well-known keys -----------------------------------------------------------------------------------------
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -73,6 +79,7 @@ FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 FAIRWAY_SUSPENDED = "fairway.io/suspended"
 # Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
 FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
 FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 # fairness over time (``engine.usage``): a node's recorded past-usage ratio, e.g. "1.8" (simulate's input)
@@ -80,6 +87,13 @@ FAIRWAY_PAST_USAGE_RATIO = "fairway.io/past-usage-ratio"
 # a Volcano Queue's minimum runtime (``QueueSpec.min_runtime``; KAI's min-runtime per queue), a Go duration of whole
 # seconds ("90s", "2m"); absent: unset (the parent's, else the policy's ``minRuntime``). Volcano's Queue has no such field
 FAIRWAY_MIN_RUNTIME = "fairway.io/min-runtime"
+# per-user limits of a Volcano Queue or an ElasticQuota (``engine.userlimits``): the API's JSON list,
+# [{"user": "*", "max_jobs": 3}, {"group": "ml-interns", "max_resources": {"nvidia.com/gpu": "8"}}]
+FAIRWAY_USER_LIMITS = "fairway.io/user-limits"
+# who submitted a pod or PodGroup (``PodGroupInfo.user``): YuniKorn's JSON {"user": ..., "groups": [...]}, or
+# Fairway's plain user name; neither: the namespace counts as the user
+YUNIKORN_USER_INFO = "yunikorn.apache.org/user.info"
+FAIRWAY_USER = "fairway.io/user"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -219,6 +233,8 @@ _HANDLED: dict[tuple[str, str], str] = {
     ("kueue.x-k8s.io", "Cohort"): "Cohort",
     ("kueue.x-k8s.io", "LocalQueue"): "LocalQueue",
     ("kueue.x-k8s.io", "ResourceFlavor"): "ResourceFlavor",
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "WorkloadPriorityClass",
+    ("config.kueue.x-k8s.io", "Configuration"): "KueueConfiguration",
     ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration"): "KubeSchedulerConfiguration",
 }
 # The group a kind is read as when apiVersion is missing (Job is ambiguous: batch/v1 or Volcano's, so it is not).
@@ -240,6 +256,8 @@ _CLUSTER_SCOPED = frozenset(
         "ClusterQueue",
         "Cohort",
         "ResourceFlavor",
+        "WorkloadPriorityClass",
+        "Configuration",
     }
 )
 
@@ -373,7 +391,7 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
                 file, index, kind, name or None, f"metadata.namespace: expected a string, got {brief(raw_ns)}", item
             )
     doc = _Doc(file, index, item, obj, kind, group, name, namespace, handler)
-    if handler != "KubeSchedulerConfiguration":
+    if handler not in ("KubeSchedulerConfiguration", "KueueConfiguration"):
         if meta is not None and not isinstance(meta, Mapping):
             raise doc.error(f"metadata: expected a mapping, got {_type_name(meta)}")
         if raw_name is None or raw_name == "":
@@ -601,6 +619,43 @@ def _json_annotation(annotations: Mapping[str, str], key: str, max_depth: int) -
         raise _FieldError(f"metadata.annotations[{key}]: not valid JSON ({exc})") from None
 
 
+def _user_limits_annotation(annotations: Mapping[str, str], max_depth: int) -> tuple[UserLimit, ...]:
+    """The limits of ``fairway.io/user-limits`` (none when absent); a problem names the annotation and the entry."""
+    value = _json_annotation(annotations, FAIRWAY_USER_LIMITS, max_depth)
+    where = f"metadata.annotations[{FAIRWAY_USER_LIMITS}]"
+    limits, problems = parse_user_limits(value, where)
+    if problems:
+        raise _FieldError(f"{problems[0].field}: {problems[0].message}")
+    return limits
+
+
+def user_annotation(annotations: Mapping[str, str], max_depth: int) -> tuple[str, tuple[str, ...]]:
+    """(user, groups) an object's annotations name: YuniKorn's ``yunikorn.apache.org/user.info`` (JSON with ``user``
+    and ``groups``) first, then ``fairway.io/user``; ("", ()) when neither does (its namespace is then its user)."""
+    info = _json_annotation(annotations, YUNIKORN_USER_INFO, max_depth)
+    if info is not None:
+        where = f"metadata.annotations[{YUNIKORN_USER_INFO}]"
+        if not isinstance(info, dict):
+            raise _FieldError(f"{where}: expected a JSON object with user and groups")
+        user, groups = info.get("user", ""), info.get("groups") or []
+        if not isinstance(user, str) or len(user) > MAX_NAME:
+            raise _FieldError(f"{where}.user: expected a user name of at most {MAX_NAME} characters")
+        if not isinstance(groups, list) or not all(isinstance(g, str) and 0 < len(g) <= MAX_NAME for g in groups):
+            raise _FieldError(f"{where}.groups: expected a list of group names of at most {MAX_NAME} characters")
+        if user.strip():
+            return user.strip(), tuple(dict.fromkeys(g.strip() for g in groups if g.strip()))
+    plain = (annotations.get(FAIRWAY_USER) or "").strip()
+    if len(plain) > MAX_NAME:
+        raise _FieldError(f"metadata.annotations[{FAIRWAY_USER}]: a user name of at most {MAX_NAME} characters")
+    return plain, ()
+
+
+def _user_of(annotations: Mapping[str, str], max_depth: int) -> dict[str, Any]:
+    """``user_annotation`` as ``PodGroupInfo`` keywords."""
+    user, groups = user_annotation(annotations, max_depth)
+    return {"user": user, "user_groups": groups}
+
+
 # -- the loader --------------------------------------------------------------------------------------------------
 
 
@@ -663,13 +718,20 @@ class _BuilderBase:
         self.tasks: dict[str, TaskInfo] = {}
         self.pod_jobs: set[str] = set()  # "ns/job" named by explicit pods' volcano.sh/job-name annotation
         self.auto_podgroups: dict[str, PodGroupInfo] = {}
+        self.pod_users: dict[str, tuple[str, tuple[str, ...]]] = {}  # podgroup key -> its first pod's user and groups
         self.policy: Policy = DEFAULT_POLICY
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None
         self.local_queues: dict[tuple[str, str], str] = {}  # Kueue: (namespace, LocalQueue) -> ClusterQueue
         self.kueue_names: dict[str, KueueName] = {}  # Kueue: queue identity -> its object, where they differ
         self.kueue_weights: dict[str, Fraction] = {}  # Kueue: exact fairSharing.weight where the whole one is scaled
+        self.kueue_preemption: dict[str, KueuePreemption] = {}  # Kueue: ClusterQueue spec.preemption, by identity
         self.kueue_objects = False  # the input has Kueue's objects (then capacity with hierarchy is the default policy)
+        # Kueue's admission levers (StrictFIFO, HoldAndDrain, namespaceSelector, admission fair sharing), the
+        # WorkloadPriorityClasses by name, and Kueue's Configuration (``engine.manifests.kueueconfig``), if given
+        self.admission = AdmissionDraft()
+        self.workload_priority_classes: dict[str, int] = {}
+        self.kueue_config: KueueConfiguration | None = None
 
     @staticmethod
     def _key(doc: _Doc) -> str:
@@ -679,7 +741,7 @@ class _BuilderBase:
             if doc.group == PLUGINS_QUOTA_GROUP:
                 return doc.namespace
             return _FROM_KOORD.get(doc.name, doc.name)
-        if doc.handler == "KubeSchedulerConfiguration":
+        if doc.handler in ("KubeSchedulerConfiguration", "KueueConfiguration"):
             return f"{doc.file}#{doc.index}#{doc.item}"
         return doc.label
 
@@ -736,6 +798,27 @@ class _BuilderBase:
             )
             return DEFAULT_QUEUE
         return cq
+
+    def _kueue_workload(
+        self, doc: _Doc, namespace: str, labels: Mapping[str, str], podgroup: str, priority: int
+    ) -> int:
+        """A Kueue workload's priority: the value of the WorkloadPriorityClass its ``kueue.x-k8s.io/priority-class``
+        label names (Kueue's workload priority, which orders and preempts), else ``priority``; its LocalQueue is
+        remembered for admission fair sharing."""
+        lq = labels.get(KUEUE_QUEUE_LABEL)
+        if lq and (namespace, lq) in self.local_queues:
+            self.admission.podgroup_local_queue[podgroup] = (namespace, lq)
+        name = labels.get(KUEUE_PRIORITY_LABEL)
+        if not name:
+            return priority
+        value = self.workload_priority_classes.get(name)
+        if value is None:
+            self.warnings.append(
+                f"{doc.where}: label {KUEUE_PRIORITY_LABEL}={name}: no WorkloadPriorityClass {name} in the input; "
+                f"priority {priority} used"
+            )
+            return priority
+        return value
 
     def _queue_for(self, namespace: str, queue: str) -> str:
         # Volcano's PodGroup mutating webhook, for the podgroups Fairway creates as Volcano's controllers would

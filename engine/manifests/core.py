@@ -27,6 +27,7 @@ from engine.manifests.common import (
     _str,
     _string_map,
     _time,
+    user_annotation,
 )
 from engine.objects import (
     NamespaceInfo,
@@ -124,6 +125,10 @@ class CoreReaders(_BuilderBase):
         group_name = annotations.get(GROUP_NAME_ANNOTATION, "")
         if not group_name:
             self._add_own_podgroup(doc, task, annotations)
+        else:
+            user = user_annotation(annotations, self.limits.max_json_depth)
+            if user[0]:
+                self.pod_users.setdefault(f"{doc.namespace}/{group_name}", user)
         job = annotations.get(JOB_NAME_ANNOTATION)
         if job:
             self.pod_jobs.add(f"{doc.namespace}/{job}")
@@ -218,6 +223,7 @@ class CoreReaders(_BuilderBase):
         if key not in self.auto_podgroups:
             self._room_for_podgroup()
         self._origin("PodGroup", key, keep=True)
+        user, groups = user_annotation(annotations, self.limits.max_json_depth)
         self.auto_podgroups[key] = PodGroupInfo(
             namespace=task.namespace,
             name=pg_name,
@@ -225,10 +231,18 @@ class CoreReaders(_BuilderBase):
             or self._queue_for(task.namespace, annotations.get(QUEUE_NAME_ANNOTATION, "")),
             min_member=1,
             min_resources=task.request,
-            priority=self._class_priority(doc, task.priority_class, "spec.priorityClassName")[0],
+            priority=self._kueue_workload(
+                doc,
+                task.namespace,
+                task.labels,
+                key,
+                self._class_priority(doc, task.priority_class, "spec.priorityClassName")[0],
+            ),
             priority_class=task.priority_class,
             phase=phase,
             creation_timestamp=task.creation_timestamp or 0.0,
+            user=user,
+            user_groups=groups,
         )
 
     def _node(self, doc: _Doc) -> NodeInfo:

@@ -19,7 +19,8 @@ back the same trees, and the same values on the same cluster):
   with its own ``resourceGroups`` quota where it deserves more than its children (Kueue's cohort quota is its own
   plus its children's); a leaf is a ``ClusterQueue`` (``spec.cohortName``, one resource group covering the resources
   it has quota or limits for: ``nominalQuota`` = deserved, ``borrowingLimit``, ``lendingLimit``;
-  ``fairSharing.weight``; ``stopPolicy: Hold`` when Closed or Closing; every namespace may use it); a namespace on a
+  ``fairSharing.weight``; ``stopPolicy: Hold`` when Closed or Closing; ``preemption`` as read; every namespace may use
+  it); a namespace on a
   ClusterQueue gets a ``LocalQueue`` named ``default`` pointing at it (Kueue's default LocalQueue of a namespace).
   What Kueue cannot hold is said by ``export_notes`` (guarantee, a capability other than deserved plus the borrowing
   limit, the limits of a top-level queue, priority, reclaimable, a description, namespace weights and hard limits,
@@ -43,6 +44,7 @@ from engine.manifests.common import (
     FAIRWAY_MIN_SCALE_EXEMPT,
     FAIRWAY_PRIORITY,
     FAIRWAY_SUSPENDED,
+    FAIRWAY_USER_LIMITS,
     GROUP_NAME_ANNOTATION,
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
@@ -60,6 +62,7 @@ from engine.manifests.common import (
     PREEMPTABLE_KEY,
     QUEUE_NAME_ANNOTATION,
     TASK_SPEC_ANNOTATION,
+    YUNIKORN_USER_INFO,
     _format_time,
 )
 from engine.manifests.core import _hard_base_resource
@@ -69,6 +72,7 @@ from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_GROUP,
     ROOT_QUEUE,
+    KueuePreemption,
     NamespaceInfo,
     PodGroupInfo,
     QueueHierarchy,
@@ -81,6 +85,7 @@ from engine.objects import (
 from engine.policy.arguments import format_duration
 from engine.resources import ResourceList, format_exact_quantity, format_quantity
 from engine.treefields import QUEUE_FIELDS, QUOTA_GROUP_FIELDS, annotations_of
+from engine.userlimits import UserLimit, user_limits_json
 
 __all__ = [
     "FORMATS",
@@ -118,6 +123,7 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
     if queue.min_runtime is not None:
         annotations[FAIRWAY_MIN_RUNTIME] = format_duration(queue.min_runtime)
     annotations.update(annotations_of(QUEUE_FIELDS, queue))
+    annotations.update(_user_limit_annotations(queue.user_limits))
     if hierarchy is not None:
         annotations[HIERARCHY_ANNOTATION] = "/".join(hierarchy.path)
         annotations[HIERARCHY_WEIGHTS_ANNOTATION] = "/".join(_format_weight(w) for w in hierarchy.weights)
@@ -139,6 +145,11 @@ def _limit_annotations(borrowing: ResourceList, lending: ResourceList) -> dict[s
         if limits:
             out[key] = json.dumps({name: format_quantity(amount, name) for name, amount in sorted(limits.items())})
     return out
+
+
+def _user_limit_annotations(limits: tuple[UserLimit, ...]) -> dict[str, str]:
+    """A node's per-user limits as ``fairway.io/user-limits`` (the API's JSON list), none when it has none."""
+    return {FAIRWAY_USER_LIMITS: json.dumps(user_limits_json(limits))} if limits else {}
 
 
 def _format_weight(weight: float) -> str:
@@ -192,6 +203,7 @@ def quota_group_manifest(
     if group.min_scale_exempt:
         annotations[FAIRWAY_MIN_SCALE_EXEMPT] = "true"
     annotations.update(annotations_of(QUOTA_GROUP_FIELDS, group))
+    annotations.update(_user_limit_annotations(group.user_limits))
     meta: dict[str, Any] = {"name": _TO_KOORD.get(group.name, group.name), "namespace": home, "labels": labels}
     if annotations:
         meta["annotations"] = annotations
@@ -377,7 +389,13 @@ def _kueue_queue(name: str, children: Mapping[str, list[str]], snapshot: Snapsho
     else:
         if parent is not None:
             spec["cohortName"] = _kueue_name(snapshot, parent, "Cohort")
-        spec["namespaceSelector"] = {}  # every namespace, as a Fairway queue takes any namespace's jobs
+        selector = snapshot.admission.namespace_selectors.get(name)
+        # every namespace, as a Fairway queue takes any namespace's jobs, unless a selector was read
+        spec["namespaceSelector"] = {} if selector is None else selector.to_manifest()
+        if name in snapshot.admission.strict_fifo:
+            spec["queueingStrategy"] = "StrictFIFO"
+        if name in snapshot.admission.fair_sharing_queues:
+            spec["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
         covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
     groups = _kueue_group(covered, rows)
     if groups:
@@ -386,10 +404,25 @@ def _kueue_queue(name: str, children: Mapping[str, list[str]], snapshot: Snapsho
     # Kueue's weight is a quantity: the exact one read (0.75, 0) where the whole weight was scaled from it
     spec["fairSharing"] = {"weight": queue.weight if exact is None else format_exact_quantity(exact)}
     if not inner and queue.state in ("Closed", "Closing"):
-        spec["stopPolicy"] = "Hold"  # admitted workloads run on, nothing new is admitted
+        # admitted workloads run on, nothing new is admitted; drained when it was read so
+        spec["stopPolicy"] = "HoldAndDrain" if name in snapshot.admission.draining else "Hold"
+    preemption = None if inner else snapshot.kueue_preemption.get(name)
+    if preemption is not None:  # the ClusterQueue's preemption policies as read (the kueuefair plugin's)
+        spec["preemption"] = _kueue_preemption(preemption)
     kind = "Cohort" if inner else "ClusterQueue"
     doc = {"apiVersion": KUEUE_API, "kind": kind, "metadata": {"name": _kueue_name(snapshot, name, kind)}}
     return {**doc, "spec": spec}
+
+
+def _kueue_preemption(preemption: KueuePreemption) -> dict[str, Any]:
+    borrow: dict[str, Any] = {"policy": preemption.borrow_within_cohort}
+    if preemption.max_priority_threshold is not None:
+        borrow["maxPriorityThreshold"] = preemption.max_priority_threshold
+    return {
+        "reclaimWithinCohort": preemption.reclaim_within_cohort,
+        "borrowWithinCohort": borrow,
+        "withinClusterQueue": preemption.within_cluster_queue,
+    }
 
 
 def _kueue_name(snapshot: Snapshot, queue: str, kind: str) -> str:
@@ -446,7 +479,8 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
             f"namespaces {', '.join(unplaced)}: on the default queue: no LocalQueue (Kueue leaves their jobs alone)"
         )
     for f in QUEUE_FIELDS:
-        carrying = [n for n, q in queues.items() if f.annotation and getattr(q, f.name)]
+        annotated = f.annotation is not None or f.name == "user_limits"  # fairway.io/user-limits (by hand)
+        carrying = [n for n, q in queues.items() if annotated and getattr(q, f.name)]
         if carrying:
             notes.append(
                 f"{f.name} of queues {', '.join(sorted(carrying))}: Kueue has no place for it (export them with "
@@ -525,6 +559,8 @@ def job_manifests(
         annotations[FAIRWAY_PRIORITY] = str(podgroup.priority)
     if podgroup.suspended:
         annotations[FAIRWAY_SUSPENDED] = "true"
+    if podgroup.user:
+        annotations[YUNIKORN_USER_INFO] = json.dumps({"user": podgroup.user, "groups": list(podgroup.user_groups)})
     if annotations:
         meta["annotations"] = annotations
     spec: dict[str, Any] = {"minMember": podgroup.min_member, "queue": podgroup.queue}

@@ -26,6 +26,7 @@ from engine.manifests.common import (
     _past_usage_annotation,
     _rl,
     _string_map,
+    _user_limits_annotation,
 )
 from engine.objects import ROOT_GROUP, QuotaGroupSpec
 from engine.policy.policy import PolicyError, parse_elastic_quota_args
@@ -80,6 +81,7 @@ class KoordinatorReaders(_BuilderBase):
             min_scale_exempt=annotations.get(FAIRWAY_MIN_SCALE_EXEMPT) == "true",
             borrowing_limit=borrowing,
             lending_limit=lending,
+            user_limits=_user_limits_annotation(annotations, self.limits.max_json_depth),
             **from_annotations(QUOTA_GROUP_FIELDS, annotations),
         )
         self._add_group(spec_obj, namespaces)

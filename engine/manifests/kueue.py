@@ -18,6 +18,11 @@ The mapping (docs/simulate.md states it too):
   borrowing limit of 0, since a capability of 0 cpu reads as unlimited), as Kueue admits nothing beyond the quota of
   a tree;
 * a ClusterQueue's ``spec.stopPolicy`` ``Hold`` or ``HoldAndDrain`` makes its queue Closed (nothing new is admitted);
+  ``HoldAndDrain`` also drains it, and ``queueingStrategy``, ``namespaceSelector``, ``admissionScope``, a LocalQueue's
+  ``fairSharing`` and WorkloadPriorityClasses are read by ``engine.manifests.kueuelevers`` (``Snapshot.admission``);
+* a ClusterQueue's ``spec.preemption`` (``reclaimWithinCohort``, ``borrowWithinCohort``, ``withinClusterQueue``) is
+  kept in ``Snapshot.kueue_preemption`` by queue identity, enforced by the ``kueuefair`` plugin, which a policy other
+  than Never turns on (``engine.manifests.kueuefair``);
 * ``spec.fairSharing.weight`` is a quantity, read exactly; the queue's whole **weight** keeps the ratios among the
   children of one cohort (a set with a fraction is multiplied by its least common denominator: 0.75 and 0.25 are 3
   and 1) and ``Snapshot.kueue_weights`` the exact ones of such a set, and 0 (Kueue's infinite share, fair
@@ -59,8 +64,8 @@ from engine.manifests.common import (
     _string_map,
     _time,
 )
-from engine.manifests.core import CoreReaders
-from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, KueueName, PodGroupInfo, QueueSpec
+from engine.manifests.kueuelevers import KueueLeverReaders
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, KueueName, KueuePreemption, PodGroupInfo, QueueSpec
 from engine.policy.policy import Policy, default_policy_with
 from engine.resources import QuantityError, ResourceList, parse_exact_quantity
 from engine.rules.common import MAX_WEIGHT
@@ -73,13 +78,14 @@ _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resou
 _Node = tuple[_Doc, str | None, _Quotas]  # a Cohort or ClusterQueue: its document, parent and quotas
 
 
-class KueueReaders(CoreReaders):
+class KueueReaders(KueueLeverReaders):
     """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs."""
 
     # -- the tree -------------------------------------------------------------------------------------------------
     def _read_kueue(self) -> None:
         """Kueue's Cohorts and ClusterQueues as queues of the tree (after the Volcano queues: their names are taken),
         and the LocalQueues that point at them."""
+        self._read_workload_priority_classes()
         flavors = {doc.name for doc in self.docs("ResourceFlavor")}
         cohorts: dict[str, _Node] = {}
         members: dict[str, _Node] = {}
@@ -98,6 +104,8 @@ class KueueReaders(CoreReaders):
         specs = self._kueue_specs(cohorts, members, implicit, skipped, ids)
         self._add_kueue_queues(specs, _kueue_depths(specs))
         self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
+        if self.admission.namespace_selectors:
+            self._namespace_labels()
 
     def _kueue_identities(
         self, cohorts: Mapping[str, _Node], members: Mapping[str, _Node], implicit: list[str]
@@ -162,10 +170,15 @@ class KueueReaders(CoreReaders):
                 "doc": doc, "parent": parent_of(parent), **self._levers(quotas, skipped),
                 "exact_weight": _read(doc, self._weight),
             }  # fmt: skip
+            preemption = _read(doc, _preemption)
+            if preemption is not None:
+                self.kueue_preemption[ids[("ClusterQueue", name)]] = preemption
             stop = _str(doc.spec.get("stopPolicy"), "spec.stopPolicy") or "None"
             if stop not in ("None", "Hold", "HoldAndDrain"):
                 raise doc.error(f"spec.stopPolicy: {stop!r} is not one of None, Hold, HoldAndDrain")
             spec["state"] = QueueState.OPEN.value if stop == "None" else QueueState.CLOSED.value
+            queue = ids[("ClusterQueue", name)]
+            _read(doc, lambda d: self._cluster_queue_levers(queue, d))  # noqa: B023 (run at once)
         self._whole_weights(specs)
         return specs
 
@@ -318,6 +331,7 @@ class KueueReaders(CoreReaders):
         if not cq:
             raise _FieldError("spec.clusterQueue: missing")
         self.local_queues[(doc.namespace or "default", doc.name)] = cq
+        self._local_queue_usage(doc)
 
     # -- batch/v1 Jobs ----------------------------------------------------------------------------------------------
     def _batch_job(self, doc: _Doc) -> None:
@@ -365,7 +379,7 @@ class KueueReaders(CoreReaders):
             queue=queue,
             min_member=parallelism,
             min_resources=ResourceList({r: v * parallelism for r, v in sample.request.items()}),
-            priority=sample.priority,
+            priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, sample.priority),
             priority_class=sample.priority_class,
             phase=PodGroupPhase.PENDING,
             creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
@@ -384,6 +398,44 @@ def _read(doc: _Doc, reader: Callable[[_Doc], _T]) -> _T:
         return reader(doc)
     except (_FieldError, QuantityError) as exc:
         raise doc.error(str(exc)) from None
+
+
+_RECLAIM = ("Never", "LowerPriority", "Any")
+_BORROW = ("Never", "LowerPriority")
+_WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+
+
+def _preemption(doc: _Doc) -> KueuePreemption | None:
+    """A ClusterQueue's ``spec.preemption`` (None when it has none), each policy checked against Kueue's values;
+    ``borrowWithinCohort`` other than Never needs ``reclaimWithinCohort`` other than Never, as Kueue validates."""
+    if doc.spec.get("preemption") is None:
+        return None
+    section = _map(doc.spec.get("preemption"), "spec.preemption")
+
+    def choice(value: object, path: str, allowed: tuple[str, ...]) -> str:
+        text = _str(value, path) or "Never"
+        if text not in allowed:
+            raise _FieldError(f"{path}: {text!r} is not one of {', '.join(allowed)}")
+        return text
+
+    borrow = _map(section.get("borrowWithinCohort"), "spec.preemption.borrowWithinCohort")
+    threshold = borrow.get("maxPriorityThreshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)):
+        raise _FieldError(f"spec.preemption.borrowWithinCohort.maxPriorityThreshold: {threshold!r} is not an integer")
+    out = KueuePreemption(
+        reclaim_within_cohort=choice(
+            section.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", _RECLAIM
+        ),
+        borrow_within_cohort=choice(borrow.get("policy"), "spec.preemption.borrowWithinCohort.policy", _BORROW),
+        max_priority_threshold=threshold,
+        within_cluster_queue=choice(section.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", _WITHIN),
+    )
+    if out.borrow_within_cohort != "Never" and out.reclaim_within_cohort == "Never":
+        raise _FieldError(
+            "spec.preemption.borrowWithinCohort.policy: LowerPriority needs reclaimWithinCohort other than Never "
+            "(Kueue refuses the ClusterQueue)"
+        )
+    return out
 
 
 def _is_kube_name(name: str) -> bool:

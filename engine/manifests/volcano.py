@@ -30,10 +30,13 @@ from engine.manifests.common import (
     _string_map,
     _time,
     _times,
+    _user_limits_annotation,
+    _user_of,
 )
 from engine.manifests.core import (
     CoreReaders,
 )
+from engine.manifests.kueuelevers import FAIRWAY_QUEUEING_STRATEGY, read_queueing_strategy
 from engine.objects import (
     DEFAULT_QUEUE,
     QUEUE_STATES,
@@ -77,6 +80,10 @@ class VolcanoReaders(CoreReaders):
         annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
         borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
         _past_usage_annotation(annotations, QUEUE, doc.name, self.past_ratios)
+        strategy = read_queueing_strategy(
+            annotations.get(FAIRWAY_QUEUEING_STRATEGY), f"metadata.annotations[{FAIRWAY_QUEUEING_STRATEGY!r}]"
+        )
+        (self.admission.strict_fifo.add if strategy == "StrictFIFO" else self.admission.strict_fifo.discard)(doc.name)
         self.queues[doc.name] = QueueSpec(
             name=doc.name,
             parent=parent,
@@ -90,6 +97,7 @@ class VolcanoReaders(CoreReaders):
             borrowing_limit=borrowing,
             lending_limit=lending,
             min_runtime=_min_runtime_annotation(annotations),
+            user_limits=_user_limits_annotation(annotations, self.limits.max_json_depth),
             **from_annotations(QUEUE_FIELDS, annotations),
         )
         hierarchy = _queue_hierarchy(annotations)
@@ -227,6 +235,7 @@ class VolcanoReaders(CoreReaders):
             creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
             conditions=conditions,
             suspended=annotations.get(FAIRWAY_SUSPENDED, "") in _GO_TRUE,
+            **_user_of(annotations, self.limits.max_json_depth),
         )
         for i, ref in enumerate(_list(doc.meta.get("ownerReferences"), "metadata.ownerReferences")):
             ref_map = _map(ref, f"metadata.ownerReferences[{i}]")
@@ -276,6 +285,7 @@ class VolcanoReaders(CoreReaders):
             priority_class=job_class,
             phase=PodGroupPhase.PENDING,
             creation_timestamp=created or 0.0,
+            **_user_of(job_annotations, self.limits.max_json_depth),
         )
 
     def _vcjob_roles(self, spec: Mapping[str, Any]) -> list[_Role]:

@@ -58,7 +58,12 @@ from engine.limits import Limits, load_yaml
 from engine.policy.arguments import PLUGIN_ARGUMENTS, PluginArguments, PolicyError, parse_duration
 from engine.policy.enqueue import EnqueueArgs, parse_enqueue_args
 from engine.policy.fairness import FairnessArgs
-from engine.policy.minruntime import MIN_RUNTIME_ACTIONS, parse_min_runtime, parse_whole_gangs
+from engine.policy.minruntime import (
+    MIN_RUNTIME_ACTIONS,
+    parse_min_runtime,
+    parse_min_runtime_higher_priority,
+    parse_whole_gangs,
+)
 from engine.session.plugins.capacity.arguments import CAPACITY, CapacityArgs
 from engine.session.plugins.elasticquota.arguments import ELASTICQUOTA, ElasticQuotaArgs, parse_elastic_quota_args
 from engine.session.plugins.proportion.arguments import PROPORTION
@@ -279,6 +284,7 @@ class Policy:
         for action in MIN_RUNTIME_ACTIONS:
             parse_min_runtime(action, self.action_arguments(action))
             parse_whole_gangs(action, self.action_arguments(action))
+            parse_min_runtime_higher_priority(action, self.action_arguments(action))
         for tier in self.tiers:
             names = {p.name for p in tier}
             # Volcano's loader refuses this pair in one tier (scheduler/util.go UnmarshalSchedulerConf).
@@ -358,6 +364,12 @@ class Policy:
     def min_runtime(self, action: str) -> float:
         """Seconds of the ``reclaim`` / ``preempt`` action's ``minRuntime`` (0: off, Volcano's behaviour)."""
         return parse_min_runtime(action, self.action_arguments(action))
+
+    def min_runtime_higher_priority(self, action: str) -> str:
+        """What a strictly higher priority may do, in the ``reclaim`` / ``preempt`` action, to a pod within its
+        minimum runtime (``minRuntimeHigherPriority``): ``cut`` it short (the default), only as a ``lastResort``, or
+        ``wait``."""
+        return parse_min_runtime_higher_priority(action, self.action_arguments(action))
 
     def whole_gangs(self, action: str) -> bool:
         """Whether the ``reclaim`` / ``preempt`` action chooses its victims with gangs in mind (``wholeGangs``;

@@ -398,7 +398,7 @@ class _Replay:
         )
         self.samples.append(Sample(time=now, used=used, capacity=capacity, waiting=waiting))
 
-    def run(self, checkpoint: Callable[[], None] | None) -> ReplayRun:
+    def run(self, checkpoint: Callable[[], None] | None, progress: Callable[[float], None] | None = None) -> ReplayRun:
         last: float | None = None
         while True:
             now = self.next_session(last)
@@ -406,6 +406,8 @@ class _Replay:
                 break
             if checkpoint is not None:
                 checkpoint()
+            if progress is not None:
+                progress(now)
             self.session(now)
             last = now
         self.apply_finishes(self.end, inclusive=True)  # the work that ended by the window's end, with no session
@@ -436,9 +438,12 @@ def replay(
     changes: Sequence[Mapping[str, Any]] | None = None,
     seed: int = 0,
     checkpoint: Callable[[], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> ReplayRun:
     """Replay ``trace`` on ``tree`` (default: the trace's own Tree) under ``policy`` (default: the tree's, else
-    Volcano's), with ``changes`` (the what-if change language) applied to the tree at the window's start."""
+    Volcano's), with ``changes`` (the what-if change language) applied to the tree at the window's start.
+    ``checkpoint`` is called before each session (it may raise to stop the replay); ``progress`` with the session's
+    virtual time (epoch seconds), after ``checkpoint``."""
     if tree is None:
         if trace.tree is None:
             raise ReplayError("the trace holds no Tree: give the tree and nodes with --tree")
@@ -450,4 +455,4 @@ def replay(
         except ProposalError as exc:
             raise ReplayError(f"--changes: {exc}") from None
     chosen = policy if policy is not None else base.policy
-    return _Replay(trace, base, chosen, seed).run(checkpoint)
+    return _Replay(trace, base, chosen, seed).run(checkpoint, progress)

@@ -10,6 +10,7 @@ from typing import Final
 
 from engine.resources import format_amount
 from engine.treefields import FieldKind, TreeField
+from engine.userlimits import user_limit_errors
 
 # --------------------------------------------------------------------------------------------------------
 # Output types
@@ -219,9 +220,14 @@ def validate_dns_subdomain(
 
 def text_errors(obj: str, spec: object, table: Iterable[TreeField]) -> list[FieldError]:
     """The free-text fields of ``table`` (``engine.treefields``) that ``spec`` holds wrongly: not text, or longer
-    than the field's ``max_length``."""
+    than the field's ``max_length``; and its user limits (``engine.userlimits``: names, amounts, duplicates)."""
     errors: list[FieldError] = []
     for f in table:
+        if f.kind is FieldKind.USER_LIMITS:
+            value = getattr(spec, f.name)
+            found = user_limit_errors(value, f.name) if isinstance(value, tuple) else []
+            errors.extend(FieldError(e.field, f"{obj}: {e.message}", "invalid") for e in found)
+            continue
         if f.kind is not FieldKind.TEXT:
             continue
         value = getattr(spec, f.name)

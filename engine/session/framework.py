@@ -56,6 +56,7 @@ from engine.fairshare.queues import QueueBook
 from engine.policy.policy import PluginOption, Policy
 from engine.session.reasons import GateRefusal
 from engine.session.registry import PLUGINS
+from engine.session.userlimits import UserLimitBook
 
 if TYPE_CHECKING:
     import numpy as np
@@ -356,6 +357,11 @@ class Framework:
         self._job_ready = [p.job_ready for p in h["job_ready"]]
         self._on_allocate = [p.on_allocate for p in h["on_allocate"]]
         self._on_deallocate = [p.on_deallocate for p in h["on_deallocate"]]
+        # per-user limits (``engine.session.userlimits``): no plugin, always on when a tree node sets some; None
+        # (nothing asked, nothing counted) when none does
+        self.user_limits: UserLimitBook | None = UserLimitBook.open(session.snapshot)
+        if self.user_limits is not None:
+            self.user_limits.open_session(session.jobs.values())
 
     def plugin(self, name: str) -> Plugin | None:
         return self.by_name.get(name)
@@ -411,7 +417,15 @@ class Framework:
             refusal = f(queue, task)
             if refusal is not None:
                 return refusal
+        if self.user_limits is not None:
+            return self.user_limits.allocatable(task.job, queue, task.quota_group, task.req)
         return None
+
+    def user_limit_admission(self, job: JobState) -> GateRefusal | None:
+        """Would admitting ``job`` take its user or one of its groups over a limit (``engine.session.userlimits``)?"""
+        if self.user_limits is None:
+            return None
+        return self.user_limits.admission(job.key, job.queue)
 
     def preemptive(self, queue: str, task: TaskState) -> GateRefusal | None:
         for f in self._preemptive:
@@ -475,6 +489,8 @@ class Framework:
     def job_enqueued(self, job: JobState) -> None:
         for p in self._hooks["job_enqueued"]:
             p.job_enqueued(job)
+        if self.user_limits is not None:
+            self.user_limits.admitted(job.key)
 
     def job_admissible(self, job: JobState) -> GateRefusal | None:
         """AND of every plugin's admission gate (not a vote: no tier can skip it)."""
@@ -494,6 +510,8 @@ class Framework:
     def release_reservation(self, job: JobState) -> None:
         for p in self._hooks["release_reservation"]:
             p.release_reservation(job)
+        if self.user_limits is not None:
+            self.user_limits.unadmitted(job.key)
 
     # -- victims ----------------------------------------------------------------------------------------------
     def _victims(
@@ -710,10 +728,14 @@ class Framework:
     def on_allocate(self, task: TaskState) -> None:
         for f in self._on_allocate:
             f(task)
+        if self.user_limits is not None:
+            self.user_limits.placed(task.job, task.quota_group, task.req, 1)
 
     def on_deallocate(self, task: TaskState) -> None:
         for f in self._on_deallocate:
             f(task)
+        if self.user_limits is not None:
+            self.user_limits.placed(task.job, task.quota_group, task.req, -1)
 
 
 def _reverse(left: tuple[Any, ...], right: tuple[Any, ...]) -> int:

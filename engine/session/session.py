@@ -63,6 +63,7 @@ from engine.objects import (
     TaskStatus,
 )
 from engine.policy.policy import Policy
+from engine.session.admission import drain
 from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework
 from engine.session.gangrepair import gang_release
@@ -1113,10 +1114,16 @@ class Session:
         requeue = RequeueRule(self)
         statuses: dict[str, PodGroupStatus] = {}
         queues = self.snapshot.queues
+        levers = self.snapshot.admission
+        stopped = levers.draining | levers.held
         for key in sorted(self.jobs):
             job = self.jobs[key]
             if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
                 statuses[key] = suspended_status(job)
+                continue
+            drained = drain(self, job) if stopped and job.queue in stopped else None
+            if drained is not None:  # its Kueue queue is stopped (``engine.session.admission``)
+                statuses[key] = drained
                 continue
             released = gang_release(self, job, requeue.args.gang_repair_timeout) if job.queue in queues else None
             if released is not None:  # below its minimum for too long: let go whole (``engine.session.gangrepair``)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group
 
+from engine.userlimits import user_limits_from_stored, user_limits_text
 from frontend.presenters import units
 
 TYPES = {"+": "created", "~": "changed", "-": "deleted"}
@@ -22,6 +23,8 @@ def show(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, Mapping):
         return ", ".join(f"{r}={units.quantity(int(v), r)}" for r, v in sorted(value.items()))
+    if isinstance(value, list) and all(isinstance(row, Mapping) and "kind" in row for row in value):
+        return user_limits_text(user_limits_from_stored(value)).replace("\n", "; ")  # per-user limits, stored form
     if isinstance(value, list):  # a many-to-many field: the rows of its through table
         ids = [row.get("group") for row in value if isinstance(row, Mapping)]
         names = dict(Group.objects.filter(pk__in=[i for i in ids if i is not None]).values_list("pk", "name"))

@@ -329,6 +329,7 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "name": podgroup.name,
         "namespace": podgroup.namespace.name,
         "queue": podgroup.queue.name,
+        "user": podgroup.user or "",  # who submitted it (the per-user limits count it for them); "": its namespace
         "phase": podgroup.phase,
         "waiting": podgroup.phase in WAITING_PHASES,
         "reason": reason,

@@ -19,7 +19,7 @@ from frontend.presenters import job_page, recycling
 from frontend.presenters.links import job_url
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
 from frontend.views.team import teams_of
-from planning import why
+from planning import estimates, why
 from scheduling import evictions, job_actions
 from scheduling.choices import PodGroupPhase
 from scheduling.models import Cluster, Pod, PodGroup, RemovedJob, SchedulingSession
@@ -69,6 +69,8 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "recycling": recycling.for_job(
             recycling.warnings_of(st, timezone.now()), f"{namespace}/{name}", visible["quota"]
         ),
+        # a waiting job: when it will likely start (planning.estimates, as the why endpoint and the CLI say it)
+        "start_estimate": estimates.estimate_of(podgroup, timezone.now()),
     }
     return render_page(request, Page("frontend/job.html", context, live=False))
 

@@ -3,13 +3,17 @@ explanation."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 
 from engine.usage import node_key
+from engine.userlimits import UserLimit
 from frontend import figures
 from frontend.presenters import balances, details, jobs, trees, units
 from frontend.presenters.links import node_url, node_urls
+from frontend.presenters.user_limits import user_limit_rows
 from frontend.views.common import (
     Page,
     can_see,
@@ -23,8 +27,19 @@ from frontend.views.common import (
     visible_names,
 )
 from quotas.access import is_admin
+from quotas.models import Queue, QuotaGroup
 
 PATH_OF_KIND = {"queue": "queues", "quota": "quotas"}
+
+
+def _limits_of(st: Any, kind: str, name: str) -> tuple[UserLimit, ...]:
+    """The node's per-user limits: the snapshot's, else (no cluster) the row's."""
+    specs = None if st.snapshot is None else (st.snapshot.queues if kind == "queue" else st.snapshot.quota_groups)
+    if specs is not None:
+        spec = specs.get(name)
+        return spec.user_limits if spec is not None else ()
+    row = (Queue if kind == "queue" else QuotaGroup).objects.filter(name=name).first()
+    return row.to_spec().user_limits if row is not None else ()
 
 
 def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpResponse:
@@ -70,6 +85,7 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         "children": balances.children_rows(kind, children, resources),
         "namespaces": details.namespace_display(ns_rows, resources),
         "namespace_objs": details.namespaces_of(kind, name),
+        "user_limits": user_limit_rows(st.snapshot, kind, name, _limits_of(st, kind, name)),
         **jobs.of_subtree(st.cluster, kind, full.subtree(name)),
         "jobs_caption": "Jobs in this subtree" if node.children else "Jobs",
         "explain": details.explain(st.values, kind, name),
@@ -101,6 +117,8 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         fragments["frag-children"] = "frontend/partials/node_children.html"
     if kind == "queue":
         fragments["frag-namespaces"] = "frontend/partials/node_namespaces.html"
+    if context["user_limits"]:
+        fragments["frag-user-limits"] = "frontend/partials/node_user_limits.html"
     return render_page(request, Page("frontend/node.html", context, figs, fragments))
 
 

@@ -214,10 +214,28 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "value_rows": whatif_rows(services.visible_whatif(request.user, obj.whatif)),
         "may_review": obj.is_open and services.may_review(request.user, obj),
         "may_withdraw": obj.is_open and is_requester,
-        "steps": list(services.steps(obj)),
+        "steps": _with_replays(request, obj, list(services.steps(obj))),
         "node_links": _node_links(obj),
     }
     return render(request, "frontend/request.html", context)
+
+
+def _with_replays(request: HttpRequest, obj: ChangeRequest, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's steps with the replays of its changes that the user may read (``planning.replay``), each linked
+    to its run's page, in time order."""
+    from planning import replay
+
+    for run in replay.runs_for(request.user).filter(change_request=obj):
+        steps.append(
+            {
+                "when": run.created,
+                "who": run.requester.get_username() if run.requester else "a deleted user",
+                "step": f"replayed the last {run.window} with its changes (replay #{run.pk}, {run.state})",
+                "comment": "",
+                "url": reverse("frontend:replay", args=[run.pk]),
+            }
+        )
+    return sorted(steps, key=lambda s: s["when"])
 
 
 def _node_links(obj: ChangeRequest) -> list[dict[str, str]]:

@@ -59,6 +59,15 @@ def _one_memory(worker: Any) -> bool:
     return not module.endswith(".prefork") or int(worker.concurrency or 0) == 1
 
 
+def _routed_queues_only(worker: Any) -> bool:
+    """Whether ``worker`` consumes only the queues that ``CELERY_TASK_ROUTES`` sends other tasks to (``replay``, ...):
+    no session reaches it, so it needs no queue of its own."""
+    routes = worker.app.conf.task_routes or {}
+    routed = {r["queue"] for r in routes.values() if isinstance(r, dict) and "queue" in r}
+    consumed = set(worker.app.amqp.queues.consume_from)
+    return bool(consumed) and consumed <= routed
+
+
 @signals.celeryd_after_setup.connect
 def _consume_own_queue(sender: str, instance: Any, **_: Any) -> None:
     if not _one_memory(instance):
@@ -66,6 +75,8 @@ def _consume_own_queue(sender: str, instance: Any, **_: Any) -> None:
         return
     if str(instance.app.conf.broker_url or "").startswith("filesystem"):
         return
+    if _routed_queues_only(instance):
+        return  # the replay worker (or another of routed tasks only): it runs no session
     name = queue_of(sender)
     instance.app.amqp.queues.select_add(name)
     os.environ[ENV] = name

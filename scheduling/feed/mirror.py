@@ -556,7 +556,7 @@ def _store_task(st: _State, pk: int, row: Any, task: TaskInfo) -> None:
     st.pod_uids[pk] = task.uid
     st.max_pod = max(st.max_pod, pk)
     if row[3] is None:
-        st.own[task.podgroup] = store.own_podgroup(task, st.trees.default_queue)
+        st.own[task.podgroup] = store.own_podgroup(task, st.trees.default_queue, store.pod_user(row))
         st.own_of[pk] = task.podgroup
 
 

@@ -63,6 +63,11 @@ KINDS: tuple[Kind, ...] = (
     Kind("ElasticQuota", "scheduling.x-k8s.io", "v1alpha1", "elasticquotas", True),
     Kind("Node", "", "v1", "nodes", False),
     Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True, status_subresource=False),
+    # Kueue's quota tree (read only: Fairway schedules the pods its LocalQueues name, with Kueue's quotas)
+    Kind("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False, status_subresource=False),
+    Kind("Cohort", "kueue.x-k8s.io", "v1beta2", "cohorts", False),
+    Kind("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False),
+    Kind("LocalQueue", "kueue.x-k8s.io", "v1beta2", "localqueues", True),
     Kind("Pod", "", "v1", "pods", True, field_selector="spec.schedulerName={scheduler}"),
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}

@@ -127,8 +127,19 @@ def _controllers(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def _auto_podgroups(snap: Snapshot) -> list[str]:
-    """The podgroups a plain pod gets (``podgroup-<pod>``): rows of no podgroup (the store makes them again)."""
-    return [t.podgroup for t in snap.tasks.values() if t.podgroup == f"{t.namespace}/{own_podgroup_name(t.name)}"]
+    """The podgroups a plain pod gets (``podgroup-<pod>``) that the store makes again as they are (its namespace's
+    default queue): rows of no podgroup. One in another queue of Fairway's tree, which the pod names (Volcano's queue
+    annotation, a Kueue LocalQueue's label), is written as a podgroup row, so that its queue is kept."""
+    defaults = dict(Namespace.objects.values_list("name", "default_queue__name"))
+    queues = set(Queue.objects.values_list("name", flat=True))
+    out = []
+    for t in snap.tasks.values():
+        pg = snap.podgroups.get(t.podgroup)
+        if t.podgroup != f"{t.namespace}/{own_podgroup_name(t.name)}":
+            continue
+        if pg is None or pg.queue not in queues or pg.queue == (defaults.get(t.namespace) or DEFAULT_QUEUE):
+            out.append(t.podgroup)
+    return out
 
 
 # -- trees --------------------------------------------------------------------------------------------------
@@ -363,8 +374,9 @@ def _held_podgroup(info: PodGroupInfo, ranges: Mapping[str, rules.PriorityRange]
 
 
 def _changed(row: PodGroup, info: PodGroupInfo) -> bool:
-    return (row.queue.name, row.min_member, row.min_resources, row.priority) != (
-        info.queue, info.min_member, info.min_resources, info.priority)  # fmt: skip
+    return (row.queue.name, row.min_member, row.min_resources, row.priority, row.user or "",
+            tuple(row.user_groups or ())) != (
+        info.queue, info.min_member, info.min_resources, info.priority, info.user, info.user_groups)  # fmt: skip
 
 
 @transaction.atomic
@@ -397,6 +409,9 @@ def _write_podgroup(
         "priority": info.priority,
         "priority_class_name": info.priority_class,
         "kube_owner": owner,
+        # who submitted it (``yunikorn.apache.org/user.info`` or ``fairway.io/user``; none: its namespace)
+        "user": info.user or None,
+        "user_groups": list(info.user_groups) or None,
     }
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)
@@ -429,6 +444,8 @@ def _sync_pods(cluster: Cluster, snap: Snapshot, report: Report, now: datetime, 
             report.problems[("Pod", task.namespace, task.name)] = str(exc)
             continue
         pg = snap.podgroups.get(task.podgroup)
+        if values["podgroup_id"] is None and pg is not None:  # a pod of its own podgroup carries its user
+            values["user"], values["user_groups"] = pg.user or None, list(pg.user_groups) or None
         rng = ranges.get((pg.queue if pg is not None else "") or DEFAULT_QUEUE)
         if rng is not None:
             values["priority"], values["preemptible"], notes = rules.hold_to_range(
@@ -469,11 +486,9 @@ class _References:
 
     def pod_values(self, task: TaskInfo) -> dict[str, Any]:
         """The pod's row fields but its status; ``ValueError`` naming what it refers to and is not there."""
-        podgroup_id = None
-        if task.podgroup != f"{task.namespace}/{own_podgroup_name(task.name)}":
-            podgroup_id = self.podgroups.get(task.podgroup)
-            if podgroup_id is None:
-                raise ValueError(f"annotation scheduling.k8s.io/group-name: podgroup {task.podgroup} is not mirrored")
+        podgroup_id = self.podgroups.get(task.podgroup)  # its own podgroup has a row when it is in another queue
+        if podgroup_id is None and task.podgroup != f"{task.namespace}/{own_podgroup_name(task.name)}":
+            raise ValueError(f"annotation scheduling.k8s.io/group-name: podgroup {task.podgroup} is not mirrored")
         group_id = self.ns_groups.get(task.namespace)
         if task.quota_group is not None:
             found = self.groups.get(task.quota_group)

@@ -198,13 +198,22 @@ class SpecMemo:
 
 
 def _tree_columns(table: Sequence[treefields.TreeField]) -> tuple[Any, ...]:
-    """The columns of a tree kind's fields (``engine.treefields``): resource lists read as text."""
-    return tuple(as_text(f.name) if f.kind in treefields.LIST_KINDS else f.name for f in table)
+    """The columns of a tree kind's fields (``engine.treefields``): resource lists and user limits read as text (a
+    row is a key of ``SpecMemo``)."""
+    return tuple(as_text(f.name) if f.kind in _AS_TEXT else f.name for f in table)
+
+
+_AS_TEXT = treefields.LIST_KINDS | {treefields.FieldKind.USER_LIMITS}
 
 
 def _tree_values(table: Sequence[treefields.TreeField], values: Sequence[Any], cache: JsonCache) -> dict[str, Any]:
     """The spec keywords of a row's ``values`` read with ``_tree_columns(table)``."""
-    return {f.name: treefields.from_stored(f, v, cache.resource_list) for f, v in zip(table, values, strict=True)}
+    return {
+        f.name: treefields.from_stored(
+            f, cache.value(v) if f.kind is treefields.FieldKind.USER_LIMITS and v else v, cache.resource_list
+        )
+        for f, v in zip(table, values, strict=True)
+    }
 
 
 QUEUE_COLUMNS = ("name", "parent__name", *_tree_columns(treefields.QUEUE_FIELDS))
@@ -287,6 +296,8 @@ PODGROUP_COLUMNS = (
     "requeues",
     "backoff_until",
     "suspended_at",
+    "user",
+    "user_groups",
 )
 
 
@@ -309,6 +320,8 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
         requeues,
         backoff_until,
         suspended_at,
+        user,
+        user_groups,
     ) = row
     return PodGroupInfo(
         namespace=ns_names[ns_id],
@@ -326,6 +339,8 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
         requeues=requeues,
         backoff_until=timestamp(backoff_until),
         suspended=suspended_at is not None,
+        user=user or "",
+        user_groups=tuple(user_groups or ()),
     )
 
 
@@ -360,6 +375,8 @@ POD_COLUMNS = (
     as_text("labels"),
     Epoch("created"),
     Epoch("started"),
+    "user",
+    "user_groups",
 )
 
 
@@ -393,6 +410,8 @@ def pod_task(
         labels,
         created,
         started,
+        _user,
+        _user_groups,
     ) = row
     ns = ns_names[ns_id]
     task_status = _TASK_STATUS.get(status, TaskStatus.UNKNOWN)
@@ -445,8 +464,16 @@ def job_infos(podgroup: PodGroup) -> tuple[PodGroupInfo, list[TaskInfo], int | N
     return info, tasks, None if klass is None else klass.value
 
 
-def own_podgroup(task: TaskInfo, default_queue: Mapping[str, str]) -> PodGroupInfo:
-    """The podgroup of a pod that has none (Volcano's controller makes one per plain pod)."""
+def pod_user(row: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
+    """(user, groups) of a pod row read with ``POD_COLUMNS``: who submitted a pod of no podgroup."""
+    return row[-2] or "", tuple(row[-1] or ())
+
+
+def own_podgroup(
+    task: TaskInfo, default_queue: Mapping[str, str], user: tuple[str, tuple[str, ...]] = ("", ())
+) -> PodGroupInfo:
+    """The podgroup of a pod that has none (Volcano's controller makes one per plain pod); ``user``: the pod's
+    (``pod_user``)."""
     return PodGroupInfo(
         namespace=task.namespace,
         name=own_podgroup_name(task.name),
@@ -456,6 +483,8 @@ def own_podgroup(task: TaskInfo, default_queue: Mapping[str, str]) -> PodGroupIn
         priority=task.priority,
         phase=PodGroupPhase.PENDING if task.status is TaskStatus.PENDING else PodGroupPhase.RUNNING,
         creation_timestamp=task.creation_timestamp,
+        user=user[0],
+        user_groups=user[1],
     )
 
 
@@ -480,7 +509,7 @@ def _read_pods(
     for row in rows:
         task = pod_task(row, cache, namespaces.names, group_names, node_names, pg_keys)
         if row[3] is None and task.podgroup not in podgroups and task.podgroup not in own:
-            own[task.podgroup] = own_podgroup(task, namespaces.default_queue)
+            own[task.podgroup] = own_podgroup(task, namespaces.default_queue, pod_user(row))
         tasks.append(task)
         pod_ids[task.uid] = row[0]
     return _Pods(tasks, pod_ids, own)

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber, TruncHour, TruncMinute
 
@@ -53,12 +54,15 @@ def _thin(qs: QuerySet[QuotaSample], bucket: Any) -> int:
 
 
 def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
-    """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day),
+    """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day, none
+    past ``FAIRWAY_SAMPLE_RETENTION_DAYS``),
     drop old session rows (skipped or empty ones after an hour, every one after a week), the job history past
     ``FAIRWAY_JOB_HISTORY_DAYS``, and the removed jobs and
     evictions past their retention (``scheduling.evictions.expire``)."""
     minute_cut, hour_cut = now - SAMPLE_FULL_RESOLUTION, now - SAMPLE_MINUTE_RESOLUTION
     samples = QuotaSample.objects.filter(cluster=cluster)
+    retention = timedelta(days=int(settings.FAIRWAY["SAMPLE_RETENTION_DAYS"]))
+    expired_samples = samples.filter(time__lt=now - retention)._raw_delete(QuotaSample.objects.db)
     by_minute = _thin(samples.filter(time__lt=minute_cut, time__gte=hour_cut), TruncMinute("time"))
     by_hour = _thin(samples.filter(time__lt=hour_cut), TruncHour("time"))
     sessions = SchedulingSession.objects.filter(cluster=cluster)
@@ -71,6 +75,7 @@ def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
         "job_records": job_records,
         "samples_by_minute": by_minute,
         "samples_by_hour": by_hour,
+        "samples_expired": expired_samples,
         "sessions": dropped + old,
         "removed_jobs": expired["removed_jobs"],
         "evictions": expired["evictions"],

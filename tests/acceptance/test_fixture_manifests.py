@@ -9,6 +9,8 @@ hierarchical queues, vcjobs and shipped scheduler configuration.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from engine import rules
@@ -110,7 +112,11 @@ def test_each_fixture_loads(name: str, queues: int, groups: int, pods: int, podg
 def test_all_fixtures_together_load_and_round_trip() -> None:
     result = load(*(row[0] for row in EXPECTED))
     snap = result.snapshot
-    assert load_manifests([("dump.yaml", dump_yaml(snap))]).snapshot == snap
+    # The dump writes Volcano's and Koordinator's objects: Kueue's ClusterQueue preemption policies have no form there
+    # (the Kueue export writes them back: tests/unit/test_kueuefair_inputs.py), so they are compared apart.
+    assert snap.kueue_preemption  # the kueueviz example's ClusterQueues set them
+    back = load_manifests([("dump.yaml", dump_yaml(snap))]).snapshot
+    assert back == dataclasses.replace(snap, kueue_preemption={})
     # The later quota-example (block18) replaced the earlier ones (block01, block06, block16).
     assert snap.quota_groups["quota-example"].parent == "quota-parent-example"
     assert snap.tasks["default/pod-example"].quota_preemptible is False  # block33 replaced block03

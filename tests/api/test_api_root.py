@@ -1,5 +1,5 @@
-"""The API root lists every collection (the trees', the cluster's) and the what-if, simulate, export, trace, audit and
-security-log endpoints."""
+"""The API root lists every collection (the trees', the cluster's) and the what-if, simulate, export, trace, replays,
+audit and security-log endpoints."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def test_the_root_lists_every_collection_and_endpoint(admin_api: Any) -> None:
     links = response.json()
     expected = {
         "queues", "quota-groups", "namespaces", "clusters", "nodes", "podgroups", "pods", "sessions", "evictions",
-        "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests", "trace",
+        "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests", "trace", "replays",
     }  # fmt: skip
     assert set(links) == expected
     for name, url in links.items():

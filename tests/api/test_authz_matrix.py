@@ -32,6 +32,7 @@ from rest_framework.test import APIClient
 
 from changerequests import services as change_requests
 from engine.resources import parse_resource_list
+from planning.models import ReplayRun
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import (
@@ -142,6 +143,11 @@ EXPECTED: dict[str, str] = {
     # --- computed values: what-if proposals by team members stay inside their subtree ---------------------
     "v1_whatif_create":                  "200 200 | 200 400 | 400 200 | 403 403 | 403 403 | 401 401",
     "v1_simulate_create":                "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    # --- replays: started like a what-if (a member only inside its subtree); each reads its own runs -------
+    "v1_replays_list":                   "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    "v1_replays_create":                 "201 201 | 201 400 | 400 201 | 403 403 | 403 403 | 401 401",
+    "v1_replays_retrieve":               "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_replays_cancel_create":          "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     # --- export: the whole organisation, admins only ------------------------------------------------------
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- trace: the whole cluster's work, admins only ----------------------------------------------------
@@ -254,6 +260,9 @@ def _build() -> World:
         queue = "team-a1" if side == "a" else "team-b"
         change = {"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 3}}
         ids[f"cr-{side}"] = change_requests.file_request(user, [change]).pk
+        ids[f"replay-{side}"] = ReplayRun.objects.create(
+            requester=user, cluster=cluster, window="1h", since=timezone.now(), until=timezone.now(), changes=[change]
+        ).pk  # queued: it can be cancelled
     clients = {"anonymous": APIClient()}
     for role, user in users.items():
         clients[role] = APIClient()
@@ -294,6 +303,7 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
         "sessions": ids["session"],
         "security-events": ids[f"security-{s}"],
         "change-requests": ids[f"cr-{s}"],
+        "replays": ids[f"replay-{s}"],
     }
     if "{name}" in path:
         return {"name": names[resource]}
@@ -356,6 +366,10 @@ def _body(op: str, target: str) -> tuple[Any, str]:
             {"changes": [{"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 4}}]},
             "",
         ),
+        "v1_replays_create": lambda: (
+            {"changes": [{"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 4}}], "window": "1d"},
+            "",
+        ),
         "v1_change_requests_approve_create": lambda: ({"comment": "ok"}, ""),
         "v1_change_requests_reject_create": lambda: ({"comment": "no"}, ""),
         "v1_change_requests_withdraw_create": lambda: ({"comment": "never mind"}, ""),
@@ -412,7 +426,7 @@ NOT_ABOUT_A_TEAM = {
     "v1_queues_list", "v1_queues_tree_list", "v1_quota_groups_list", "v1_quota_groups_tree_list",
     "v1_namespaces_list", "v1_clusters_list", "v1_clusters_retrieve", "v1_nodes_list", "v1_nodes_retrieve",
     "v1_podgroups_list", "v1_pods_list", "v1_sessions_list", "v1_sessions_retrieve", "v1_sessions_decisions_list",
-    "v1_evictions_list", "v1_samples_list", "v1_simulate_create", "v1_change_requests_list",
+    "v1_evictions_list", "v1_samples_list", "v1_simulate_create", "v1_change_requests_list", "v1_replays_list",
 }  # fmt: skip
 AGENT_API = {"v1_nodes_create", "v1_nodes_heartbeat_create", "v1_nodes_pods_list", "v1_pods_status_create",
              "v1_pods_gone_create"}  # fmt: skip

@@ -37,7 +37,7 @@ from tests.api.live import Live
 pytestmark = pytest.mark.slow
 
 EXAMPLES = int(os.environ.get("FAIRWAY_SCHEMATHESIS_EXAMPLES", "4"))
-SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "20"))
+SECONDS = int(os.environ.get("FAIRWAY_SCHEMATHESIS_SECONDS", "12"))
 RUNS = {  # phases -> the budget of their run
     "examples,fuzzing,stateful": ["--max-examples", str(EXAMPLES)],
     "coverage": ["--max-time", str(SECONDS)],

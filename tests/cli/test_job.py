@@ -139,6 +139,19 @@ def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict
     assert [n["blocking"] for n in why["queue_path"]] == [False, False, True]
 
 
+def test_job_why_says_when_the_job_will_start(cli: Run, jobs: dict[str, Any]) -> None:
+    # nlp/big (20 cores) can never start under nlp's capability of 16: the estimate says why, in the engine's words
+    code, out, err = cli("job", "why", "nlp/big")
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("When will it start? "))
+    assert line.startswith("When will it start? It cannot start as the cluster and its quotas are: "), line
+    assert "queue nlp realCapability: insufficient cpu, requested 20, available 16" in line
+    why = json.loads(cli("job", "why", "nlp/big", "-o", "json")[1])["why"]
+    assert why["start_estimate"]["state"] == "never"
+    code, out, _ = cli("job", "why", "nlp/small")  # it runs: no estimate
+    assert code == 0 and "When will it start?" not in out
+
+
 def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, Any], live_server: Any) -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group

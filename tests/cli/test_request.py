@@ -77,3 +77,21 @@ def test_a_change_outside_the_subtree_is_refused(cli: Run, tokens: dict[str, str
 def test_show_of_an_unknown_request(cli: Run, tokens: dict[str, Any]) -> None:
     code, _, err = cli("request", "show", "99", token=tokens["nlp-lead"])
     assert (code, err.strip()) == (1, "error: change request #99 not found")
+
+
+def test_a_loan_from_the_command_line(cli: Run, tokens: dict[str, str]) -> None:
+    from quotas.models import Queue
+
+    args = ("request", "loan", "--from", "vision", "--to", "nlp", "--amount", "nvidia.com/gpu=2", "--for", "3d")
+    code, out, err = cli(*args, token=tokens["nlp-lead"])
+    assert (code, err) == (0, ""), err
+    assert "loan: queue nlp borrows 2 GPUs of guarantee from vision for 3 d" in out
+    pk = out.split("#", 1)[1].split(":", 1)[0]
+    code, out, err = cli("request", "approve", pk, token=tokens["vision-lead"])
+    assert (code, err) == (0, ""), err
+    assert "Lent until" in out and int(Queue.objects.get(name="nlp").guarantee["nvidia.com/gpu"]) == 4000
+    code, _, err = cli("request", "loan", "--from", "vision", "--to", "nlp", "--amount", "gpus", "--for", "1d",
+                       token=tokens["nlp-lead"])  # fmt: skip
+    assert code == 2 and "RESOURCE=QUANTITY" in err
+    code, _, err = cli(*args[:-1], "soon", token=tokens["nlp-lead"])
+    assert code == 1 and "loan.duration: duration must be a length such as 3d" in err

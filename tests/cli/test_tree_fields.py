@@ -4,6 +4,7 @@ description among them (issue 27 item 2)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ def _text(value: Any) -> str:
     """A sample's API value as typed on the command line."""
     if isinstance(value, dict):
         return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list):  # user limits: the API's JSON list (``--user-limits`` takes it, or its own lines)
+        return json.dumps(value)
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)

@@ -269,6 +269,15 @@ def every_figure() -> list[dict[str, Any]]:
         figures.namespaces_figure([namespace, {**namespace, "namespace": "other"}], ["cpu", "memory"]),
         figures.sessions_figure([{"started": t0, "bound": 1, "pipelined": 0, "evicted": 0, "duration_ms": 5}]),
         figures.whatif_figure([("a", 1_000, 2_000)], "cpu", "deserved"),
+        figures.replay_waits_figure([{"team": "a", "p50": (60.0, None), "p95": (600.0, 30.0)}]),
+        figures.replay_waits_figure([]),
+        figures.replay_utilisation_figure(
+            {
+                "cpu": {"before": [["2026-01-01T00:00:00Z", 0.5]], "after": [["2026-01-01T00:00:00Z", 0.25]]},
+                "nvidia.com/gpu": {"before": [["2026-01-01T00:00:00Z", 1.0]], "after": []},
+            }
+        ),
+        figures.replay_borrow_figure([{"team": "a", "borrowed": (2.5, 0.0), "lent": (0.0, 1.0)}]),
     ]
     return [figures.to_json(fig) for fig in built]
 

@@ -116,20 +116,26 @@ def wait_until_served(port: int, running: Callable[[], bool], log: Callable[[], 
 
 def check_running(root: int, box: Sandbox, log: Callable[[], str]) -> set[int]:
     run = box.var / "run"
-    expected = {"gunicorn.ctl", "gunicorn.pid", "celery-worker.pid", "celery-beat.pid"}
+    expected = {"gunicorn.ctl", "gunicorn.pid", "celery-worker.pid", "celery-replay.pid", "celery-beat.pid"}
     deadline = time.monotonic() + 120  # gunicorn may answer before the worker and beat have written theirs
     # the worker writes its pid file before it installs its signal handlers: a signal in between ends it without
     # its "Warm shutdown" line (cleanly, but that is the start-up case, not the one these tests are about)
-    while not (expected <= set(files_under(run)) and WORKER_READY in log()) and time.monotonic() < deadline:
+    # both workers (the sessions' and the replays') say they are ready
+    while not (expected <= set(files_under(run)) and log().count(WORKER_READY) >= 2) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert expected <= set(files_under(run)), files_under(run)
-    assert WORKER_READY in log(), log()[-4000:]
+    assert log().count(WORKER_READY) >= 2, log()[-4000:]
     procs = descendants(root)
     cmdlines = []
     for pid in procs:
         with contextlib.suppress(OSError):
             cmdlines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
-    for what in ("celery -A controlplane worker", "celery -A controlplane beat", "gunicorn controlplane.wsgi"):
+    for what in (
+        "celery -A controlplane worker",
+        "celery -A controlplane worker --queues replay",
+        "celery -A controlplane beat",
+        "gunicorn controlplane.wsgi",
+    ):
         assert any(what in c for c in cmdlines), (what, cmdlines)
     assert not (box.home / ".gunicorn").exists()
     return procs
@@ -140,11 +146,11 @@ def check_stopped(procs: set[int], box: Sandbox, log: str) -> None:
     while any(alive(p) for p in procs) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in procs if alive(p)], "processes left behind"
-    assert log.count("Warm shutdown") == 1, log[-4000:]  # the worker was told once
+    assert log.count("Warm shutdown") == 2, log[-4000:]  # the worker and the replay worker were told once each
     assert log.count("Handling signal: term") == 1, log[-4000:]  # so was gunicorn
     for bad in ("Cold shutdown", "Segmentation fault", "core dumped", "Traceback"):
         assert bad not in log, log[-4000:]
-    assert "devserver: stopped: worker, beat, web" in log
+    assert "devserver: stopped: worker, replay, beat, web" in log
     assert files_under(box.var / "run") == []  # pid files and the control socket removed on the way out
     assert box.outside_var() == []
 
@@ -172,7 +178,7 @@ def test_a_signal_to_the_process_group_stops_every_child_once(sandbox: Sandbox, 
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     check_stopped(procs, sandbox, out.read_text())
-    assert f"devserver: {sig.name}: stopping worker, beat, web" in out.read_text()
+    assert f"devserver: {sig.name}: stopping worker, replay, beat, web" in out.read_text()
 
 
 @contextlib.contextmanager
@@ -233,7 +239,7 @@ def test_ctrl_c_on_the_terminal_stops_make_run_with_status_0(sandbox: Sandbox) -
         assert os.waitstatus_to_exitcode(status) == 0, log()[-4000:]
         text = log()
     check_stopped(procs, sandbox, text)
-    assert "devserver: SIGINT: stopping worker, beat, web" in text
+    assert "devserver: SIGINT: stopping worker, replay, beat, web" in text
     assert "make: ***" not in text
 
 

@@ -9,6 +9,7 @@ its minimum runtime by an evictor of no higher priority. ``bench/bench_soak.py``
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -46,3 +47,19 @@ def test_hours_of_the_demo_keep_every_invariant() -> None:
     # issue 26: no gang holds nodes below its minimum past the repair bound, no pod evicted within the minimum
     # runtime by an evictor of no higher priority (both also violations above; named here for the log)
     assert report.broken_gang_gpu_seconds == 0 and report.thrash == 0, summary
+
+
+def test_half_an_hour_of_ten_second_rounds_evicts_no_task_twice_in_a_minute() -> None:
+    """Issue 26's last goal, at the period where it can be seen (a round every 10 s; at 90 s two evictions of one
+    task are never within a minute): no job's task, its replacements included, evicted again within 60 s, and no
+    preempt victim within its minimum runtime (the demo's ``minRuntimeHigherPriority: wait``; a violation above).
+    ``SOAK_SEED`` picks the workload's seed (1 by default; 1 to 5 measured over an hour in
+    docs/recycling-and-gangs.md). With ``minRuntimeHigherPriority: cut`` (the option's default) seed 1 evicts 4 tasks
+    twice in a minute in this half hour."""
+    seed = int(os.environ.get("SOAK_SEED", "1"))
+    report = Soak(hours=0.5, step=10, seed=seed).run()
+    summary = report.summary()
+    print(json.dumps(summary, indent=1))  # noqa: T201 - the soak's figures in the test log
+    assert report.violations == [], "\n".join(report.violations[:20])
+    assert report.binds > 1000 and report.evictions["preempt"] > 0, summary  # preemption did happen
+    assert report.evicted_twice_in_a_minute == 0, summary

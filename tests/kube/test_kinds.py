@@ -31,7 +31,9 @@ def test_each_custom_kind_writes_its_status_where_its_crd_serves_it() -> None:
     served = _served(custom)
     assert {(k.group, k.plural) for k in custom} == {
         ("scheduling.volcano.sh", "queues"), ("scheduling.volcano.sh", "podgroups"),
-        ("scheduling.sigs.k8s.io", "elasticquotas"), ("scheduling.x-k8s.io", "elasticquotas")}  # fmt: skip
+        ("scheduling.sigs.k8s.io", "elasticquotas"), ("scheduling.x-k8s.io", "elasticquotas"),
+        ("kueue.x-k8s.io", "resourceflavors"), ("kueue.x-k8s.io", "cohorts"), ("kueue.x-k8s.io", "clusterqueues"),
+        ("kueue.x-k8s.io", "localqueues")}  # fmt: skip
     for kind in custom:
         key = (kind.group, kind.plural, kind.version)
         assert key in served, f"{key} is not served by the CRDs in {CRDS}"

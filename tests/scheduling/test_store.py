@@ -335,6 +335,35 @@ def test_quota_samples_per_tree_node_in_base_units(world: World) -> None:
     assert (g.name, g.allocated, g.deserved, g.lent) == ("qa", {"cpu": 2000}, {"cpu": 12000}, {"cpu": 10000})
 
 
+def test_a_node_is_sampled_when_its_values_change_and_at_least_every_interval(
+    world: World, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A steady cluster writes no sample per session for every tree node: only the nodes whose values changed since
+    the last sample this process wrote, and each node at least every ``FAIRWAY_SAMPLE_EVERY_SECONDS`` (0: all)."""
+    from scheduling.store import write
+
+    settings.FAIRWAY = {**settings.FAIRWAY, "SAMPLE_EVERY_SECONDS": 60}
+    write._LAST_SAMPLES.pop(world.cluster.pk, None)
+
+    def queue(cpu: str) -> SimpleNamespace:
+        return SimpleNamespace(request=rl(cpu=cpu), allocated=rl(), deserved=rl(cpu="1"), borrowed=rl(), lent=rl())
+
+    def session(at: Any, a: str, b: str) -> list[str]:
+        with django_capture_on_commit_callbacks(execute=True):
+            store.apply_decisions(
+                world.cluster, _result(queue_values={"a": queue(a), "b": queue(b)}, quota_values=None), at
+            )
+        return sorted(QuotaSample.objects.filter(cluster=world.cluster, time=at).values_list("name", flat=True))
+
+    t0 = timezone.now()
+    assert session(t0, "1", "1") == ["a", "b"]  # a process with no memory writes them all
+    assert session(t0 + timedelta(seconds=1), "1", "1") == []  # nothing changed
+    assert session(t0 + timedelta(seconds=2), "2", "1") == ["a"]  # only the node that changed
+    assert session(t0 + timedelta(seconds=60), "2", "1") == ["b"]  # b's last sample is 60 s old
+    settings.FAIRWAY = {**settings.FAIRWAY, "SAMPLE_EVERY_SECONDS": 0}
+    assert session(t0 + timedelta(seconds=61), "2", "1") == ["a", "b"]
+
+
 def test_quota_samples_keep_any_name_and_every_amount(world: World) -> None:
     """The samples go in with one COPY: names and amounts come back as written, whatever their characters."""
     big = {"cpu": str(2**40), "memory": "3Ei", "example.com/weird": "7"}
@@ -547,7 +576,8 @@ def test_session_decisions_by_kind_and_namespace(world: World) -> None:
     assert [d["kind"] for d in everything] == ["evict", "podgroup"]
     assert everything[0]["preemptor"] == "ns-b/solo" and everything[1]["podgroup"] == "ns-a/pg-a"
     first = SchedulingSession.objects.defer("bindings").order_by("id").first()
-    assert [d["pod"] for d in store.session_decisions(first, {"ns-a"}, "bind")] == ["ns-a/a-0", "ns-a/a-1"]
+    # the bindings in the order they took effect (the database's answer to the compare-and-swap: any order)
+    assert sorted(d["pod"] for d in store.session_decisions(first, {"ns-a"}, "bind")) == ["ns-a/a-0", "ns-a/a-1"]
     assert store.session_decisions(first, {"ns-b"}, "bind") == []
     assert [d["pod"] for d in store.session_decisions(first, None, "pipeline")] == ["ns-b/solo"]
 
@@ -587,6 +617,15 @@ def test_compaction_keeps_an_hour_in_full_then_minutes_then_hours(world: World) 
     assert kept.time.second == 50
     assert counts["samples_by_minute"] == 2 * 50 and counts["samples_by_hour"] == 2 * 358
     assert QuotaSample.objects.filter(cluster=other.cluster).count() == 2  # another cluster is left alone
+
+
+def test_compaction_drops_samples_past_their_retention(world: World, settings: Any) -> None:
+    settings.FAIRWAY = {**settings.FAIRWAY, "SAMPLE_RETENTION_DAYS": 30}
+    now = timezone.now()
+    for age in (timedelta(days=31), timedelta(days=29)):
+        QuotaSample.objects.create(cluster=world.cluster, time=now - age, kind="queue", name="team-a")
+    assert store.compact_records(world.cluster, now)["samples_expired"] == 1
+    assert [s.time for s in QuotaSample.objects.filter(cluster=world.cluster)] == [now - timedelta(days=29)]
 
 
 def test_compaction_drops_old_sessions(world: World) -> None:

@@ -23,6 +23,7 @@ from engine.manifests.common import (
     _format_time,
 )
 from engine.manifests.export import POD_PHASE, namespace_manifests, queue_manifest, quota_group_manifest
+from engine.manifests.kueuelevers import FAIRWAY_QUEUEING_STRATEGY
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     BUILTIN_QUEUES,
@@ -70,7 +71,10 @@ def dump_snapshot(snapshot: Snapshot) -> list[dict[str, Any]]:
     for queue in snapshot.queues.values():
         if BUILTIN_QUEUES.get(queue.name) == queue and queue.name not in snapshot.queue_hierarchy:
             continue
-        out.append(queue_manifest(queue, snapshot.queue_hierarchy.get(queue.name)))
+        manifest = queue_manifest(queue, snapshot.queue_hierarchy.get(queue.name))
+        if queue.name in snapshot.admission.strict_fifo:  # Kueue's StrictFIFO, on a Volcano Queue
+            manifest["metadata"].setdefault("annotations", {})[FAIRWAY_QUEUEING_STRATEGY] = "StrictFIFO"
+        out.append(manifest)
     for group in snapshot.quota_groups.values():
         if BUILTIN_QUOTA_GROUPS.get(group.name) == group and group.name not in snapshot.quota_namespaces:
             continue

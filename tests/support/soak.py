@@ -341,6 +341,9 @@ class Soak:
         promised = {a: runtime(a) if runtime else 0.0 for a in ("reclaim", "preempt")}
         self.min_runtime = {a: v or MEASURED_MIN_RUNTIME for a, v in promised.items()}
         self.runtime_promised = {a: v > 0 for a, v in promised.items()}
+        # minRuntimeHigherPriority: wait promises more: no preempt victim within the window, whatever the priorities
+        higher = getattr(policy, "min_runtime_higher_priority", None)
+        self.runtime_waits = bool(higher) and higher("preempt") == "wait" and self.runtime_promised["preempt"]
         repair = getattr(policy.enqueue_args(), "gang_repair_timeout", 0.0) if policy else 0.0
         # a gang found broken is released by the first session past the timeout: one round after it at most
         self.gang_bound = (repair or MEASURED_GANG_REPAIR) + self.step
@@ -452,15 +455,11 @@ class Soak:
             self.report.gpu_utilisation.append(util)
 
     def _check_quotas(self, t: int) -> None:
-        from scheduling.models import QuotaSample
-
         hour = t // 3600
         if hour in self.report.borrowing_hours and hour in self.report.lending_hours:
             return
         at = START + timedelta(seconds=t) + timedelta(seconds=self._spent)
-        for borrowed, lent in QuotaSample.objects.filter(
-            cluster=self.cluster, time__gte=at - timedelta(seconds=1)
-        ).values_list("borrowed", "lent"):
+        for borrowed, lent in self._latest_samples(at, None, ("borrowed", "lent")):
             if any(v > 0 for v in (borrowed or {}).values()):
                 self.report.borrowing_hours.add(hour)
             if any(v > 0 for v in (lent or {}).values()):
@@ -552,23 +551,41 @@ class Soak:
                 continue
             self.report.early_evictions += 1
             if priority.get(preemptor, 0) > priority.get(uid, 0) and preemptor:
+                if action == "preempt" and self.runtime_waits:
+                    self._violation(t, f"preempt evicted {uid} {at - placed:.0f}s after it was placed (policy: wait)")
                 continue  # a strictly higher priority may evict within the window
             self.report.thrash += 1
             if self.runtime_promised[action]:
                 self._violation(t, f"{action} evicted {uid} {created.timestamp() - placed:.0f}s after it was placed")
 
+    def _latest_samples(self, at: datetime, kind: str | None, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """Each tree node's values at ``at``: its latest sample. A session writes a node's sample when
+        its values changed, and at least every ``FAIRWAY_SAMPLE_EVERY_SECONDS`` otherwise."""
+        from django.conf import settings
+
+        from scheduling.models import QuotaSample
+
+        window = timedelta(seconds=float(settings.FAIRWAY["SAMPLE_EVERY_SECONDS"]) + 1)
+        rows = QuotaSample.objects.filter(cluster=self.cluster, time__gt=at - window)
+        if kind is not None:
+            rows = rows.filter(kind=kind)
+        latest: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for row in rows.order_by("time", "id").values_list("kind", "name", *fields):
+            latest[(row[0], row[1])] = row[2:]
+        return list(latest.values())
+
     def _check_shares(self, t: int) -> None:
         """Each queue's allocated and deserved shares of the ready nodes (cpu and GPUs), in the rounds it asked for
         at least its deserved."""
-        from scheduling.models import Node, QuotaSample
+        from scheduling.models import Node
 
         capacity: Counter[str] = Counter()
         for alloc in Node.objects.filter(cluster=self.cluster, ready=True).values_list("allocatable", flat=True):
             capacity.update({r: alloc.get(r, 0) for r in ("cpu", GPU)})
         at = START + timedelta(seconds=t) + timedelta(seconds=self._spent)
-        for name, request, allocated, deserved in QuotaSample.objects.filter(
-            cluster=self.cluster, kind="queue", time__gte=at - timedelta(seconds=1)
-        ).values_list("name", "request", "allocated", "deserved"):
+        for name, request, allocated, deserved in self._latest_samples(
+            at, "queue", ("name", "request", "allocated", "deserved")
+        ):
             if name == "root":
                 continue
             for r in ("cpu", GPU):

@@ -119,8 +119,10 @@ BAD_ARGUMENT = {
     "binpack": ({"binpack.cpu": "x"}, "binpack: argument binpack.cpu='x' is not an integer"),
     "elasticquota": ({"monitorAllQuotas": "yes"}, "elasticquota argument monitorAllQuotas: expected true or false"),
     "proportion": ({"fairnessOverTime": "yes"}, "proportion argument fairnessOverTime: expected true or false"),
+    "kueuefair": ({"enable": "yes"}, "kueuefair: enable: expected true or false"),
 }
-STRICT = frozenset({"elasticquota", "proportion"})  # decoded strictly: an error, not a warning
+# decoded strictly: an error, not a warning (Kueue refuses a bad Configuration too)
+STRICT = frozenset({"elasticquota", "proportion", "kueuefair"})
 
 
 def test_the_argument_modules_declare_every_plugin_and_import_no_session() -> None:

@@ -180,6 +180,7 @@ def test_known_plugins() -> None:
             "nodeorder",
             "binpack",
             "elasticquota",
+            "kueuefair",
         ]
     )
     assert all(PluginOption(n).supported for n in KNOWN_PLUGINS)
@@ -513,7 +514,7 @@ _arguments = st.dictionaries(
 )
 _plugins = st.builds(
     lambda name, switches, args: {"name": name, **switches, **({"arguments": args} if args else {})},
-    st.sampled_from([*sorted(KNOWN_PLUGINS - {"proportion", "elasticquota"}), "sla"]),
+    st.sampled_from([*sorted(KNOWN_PLUGINS - {"proportion", "elasticquota", "kueuefair"}), "sla"]),
     _switch_values,
     _arguments,
 )

@@ -82,7 +82,7 @@ def test_a_run_leaves_next_to_nothing_for_the_collector(tmp_path: Path) -> None:
 
     gc.collect()
     worst = (0, "")
-    for case in corpus.generated_cases(range(40)):
+    for case in corpus.generated_cases(range(24)):
         directory = tmp_path / case.id
         directory.mkdir()
         gc.disable()

@@ -22,6 +22,7 @@ from engine.manifests import load_manifests
 from engine.manifests.export import export_notes, export_trees, quota_group_manifest
 from engine.objects import QueueSpec, QuotaGroupSpec, Snapshot
 from engine.resources import ResourceList
+from engine.userlimits import UserLimit
 
 SPECS: dict[str, type[Any]] = {"queue": QueueSpec, "quota_group": QuotaGroupSpec}
 
@@ -38,6 +39,10 @@ SAMPLES: dict[str, dict[str, tuple[Any, Any]]] = {
         "reclaimable": (False, False),
         "min_runtime": (90, 90.0),
         "description": ("Speech models of the NLP team", "Speech models of the NLP team"),
+        "user_limits": (
+            [{"user": "alice", "max_resources": {"cpu": "2"}, "max_jobs": 3}],
+            (UserLimit("user", "alice", ResourceList({"cpu": 2000}), 3),),
+        ),
     },
     "quota_group": {
         "is_parent": (True, True),
@@ -50,6 +55,7 @@ SAMPLES: dict[str, dict[str, tuple[Any, Any]]] = {
         "min_scale_exempt": (True, True),
         "tree_id": ("speech", "speech"),
         "description": ("The speech department's pool", "The speech department's pool"),
+        "user_limits": ([{"group": "*", "max_jobs": 2}], (UserLimit("group", "*", ResourceList(), 2),)),
     },
 }
 PARENTS = {"queue": "dept", "quota_group": "root"}

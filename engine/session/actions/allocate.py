@@ -24,6 +24,7 @@ from collections import deque
 
 from engine.objects import PodGroupPhase, TaskStatus
 from engine.session.actions.common import KeyedHeap
+from engine.session.admission import namespace_refusal
 from engine.session.reasons import GateRefusal
 from engine.session.session import JobState, Session, TaskState
 from engine.session.statement import Statement
@@ -40,6 +41,10 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
             continue
         if job.is_pending():
             if enqueue_on:
+                continue
+            mismatch = namespace_refusal(ssn, job) if ssn.snapshot.admission else None
+            if mismatch is not None:  # its queue's namespace selector (``engine.session.admission``)
+                job.enqueue_refusal = mismatch  # it stays Pending: said as a refused admission
                 continue
             job.phase = PodGroupPhase.INQUEUE
         refusal = fw.job_valid(job)

@@ -312,13 +312,19 @@ class MinRuntime:
     queue's minimum runtime of starting (placed or pipelined; a pod without a start time counts as just placed),
     unless its evictor's priority is strictly higher. The window is the victim's queue's ``min_runtime``, else its
     nearest ancestor's, else the policy's ``minRuntime`` of the action (0: off). It never delays a reclaimer whose
-    queue, with the pod, stays within its guarantee (a lender taking back what it is guaranteed)."""
+    queue, with the pod, stays within its guarantee (a lender taking back what it is guaranteed).
 
-    __slots__ = ("_windows", "action", "ssn")
+    The action's ``minRuntimeHigherPriority`` (``higher``) narrows the exception: ``lastResort``, the action asks
+    first with ``strict`` (every pod within its window kept whatever the evictor's priority) and uses the exception
+    only for a job that cannot be placed so; ``wait``, never (a pod just placed is most often the replacement of a
+    pod just evicted: taking it again evicts the same task twice within a minute)."""
+
+    __slots__ = ("_windows", "action", "higher", "ssn")
 
     def __init__(self, ssn: Session, action: str) -> None:
         self.ssn = ssn
         self.action = action
+        self.higher = ssn.policy.min_runtime_higher_priority(action)
         default = ssn.policy.min_runtime(action)
         queues = ssn.snapshot.queues
         self._windows: dict[str, float] = {}
@@ -334,6 +340,12 @@ class MinRuntime:
     def active(self) -> bool:
         return any(w > 0 for w in self._windows.values())
 
+    @property
+    def last_resort(self) -> bool:
+        """Whether the action tries first with ``strict`` (``minRuntimeHigherPriority: lastResort``, some window
+        set)."""
+        return self.higher == "lastResort" and self.active
+
     def within_guarantee(self, task: TaskState, queue: str) -> bool:
         """Whether ``queue`` guarantees some of what ``task`` asks and holds, with ``task``, no more than its
         guarantee on each resource it guarantees."""
@@ -345,9 +357,10 @@ class MinRuntime:
         named = [(r, v, spec.guarantee[r]) for r, v in task.req.items() if r in spec.guarantee]
         return bool(named) and all(held.get(r, 0) + v <= cap for r, v, cap in named)
 
-    def protects(self, victim: TaskState, evictor: TaskState) -> bool:
-        """Whether ``victim`` is within its minimum runtime and ``evictor`` may not cut it short."""
+    def protects(self, victim: TaskState, evictor: TaskState, strict: bool = False) -> bool:
+        """Whether ``victim`` is within its minimum runtime and ``evictor`` may not cut it short (``strict``: not
+        even with a strictly higher priority)."""
         window = self._windows.get(victim.queue, 0.0)
-        if window <= 0 or evictor.priority > victim.priority:
+        if window <= 0 or (evictor.priority > victim.priority and not strict and self.higher != "wait"):
             return False
         return victim.start is None or self.ssn.now - victim.start < window

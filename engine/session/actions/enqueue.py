@@ -30,8 +30,19 @@ reservation that can never be placed starves everyone behind it, so before admit
 * whether any node could hold each of its pending pods at all (allocatable, not idle, on a ready node that passes
   the node predicates): a pod asking 4 GPUs on a cluster of 3-GPU nodes never runs, however long it waits.
 
+**Per-user limits** (``engine.session.userlimits``, YuniKorn's ``limits``): a podgroup whose admission would take its
+user, or one of its user's groups, over the running jobs or the resources (its ``minResources``) a limit of its queue,
+its quota group or one of their ancestors allows stays Pending with that limit's sentence; this applies to every
+podgroup, one without ``minResources`` too, and only where some tree node sets a limit.
+
 A **suspended** podgroup (``PodGroupInfo.suspended``, a person's job action) is never admitted: it stays Pending,
 reserving nothing, until it is resumed.
+
+**Kueue's admission levers** (``Snapshot.admission``, off unless the input asks; ``engine.session.admission``): a
+podgroup whose namespace does not match its queue's namespace selector is never admitted and blocks nobody; in a
+StrictFIFO queue the first podgroup refused blocks the queue's later ones for the rest of the pass; in a queue with
+Admission Fair Sharing the podgroups are taken by their LocalQueue's usage first, and each admission adds its entry
+penalty to that usage and reorders the queue at once.
 
 Both apply to podgroups with ``minResources``, the ones that reserve; one without is admitted at once, as in
 Volcano (it holds nothing while it waits).
@@ -56,9 +67,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.objects import PodGroupPhase, TaskStatus
+from engine.objects import OPEN, PodGroupPhase, TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
+from engine.session.admission import UsageOrder, namespace_refusal, strict_fifo_refusal
 from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, add_into
 from engine.vocabulary import BlockerKind
@@ -215,11 +227,9 @@ def shape(job: JobState) -> tuple[Any, ...]:
     )
 
 
-def enqueue(ssn: Session) -> None:
-    """Run the enqueue action (see the module docstring)."""
-    fw = ssn.framework
-    _rollback(ssn)
-    queues = ssn.snapshot.queues
+def _pending_by_queue(ssn: Session, usage: UsageOrder | None) -> tuple[dict[str, KeyedHeap[JobState]], set[str]]:
+    """Each queue's Pending jobs in the order they are tried, and the queues that have jobs at all."""
+    fw, queues, levers = ssn.framework, ssn.snapshot.queues, ssn.snapshot.admission
     pending: dict[str, KeyedHeap[JobState]] = {}
     with_jobs: set[str] = set()
     for key in sorted(ssn.jobs):
@@ -229,7 +239,23 @@ def enqueue(ssn: Session) -> None:
             continue
         with_jobs.add(job.queue)
         if job.is_pending() and not job.info.suspended:  # a suspended podgroup waits to be resumed, not admitted
-            pending.setdefault(job.queue, KeyedHeap(fw.job_key)).push(job)
+            if levers and (mismatch := namespace_refusal(ssn, job)) is not None:
+                job.enqueue_refusal = mismatch  # never admitted there; blocks nobody (Kueue keeps it out of the heap)
+                continue
+            order_key = usage.key if usage is not None and levers.usage_ordered(job.queue) else fw.job_key
+            pending.setdefault(job.queue, KeyedHeap(order_key)).push(job)
+    return pending, with_jobs
+
+
+def enqueue(ssn: Session) -> None:
+    """Run the enqueue action (see the module docstring)."""
+    fw = ssn.framework
+    _rollback(ssn)
+    queues = ssn.snapshot.queues
+    levers = ssn.snapshot.admission  # Kueue's admission levers (``engine.session.admission``); off by default
+    usage_ordered = levers.usage_ordered
+    usage = UsageOrder(ssn, fw.job_key) if levers.fair_sharing_queues and levers.fair_sharing else None
+    pending, with_jobs = _pending_by_queue(ssn, usage)
     order: KeyedHeap[str] = KeyedHeap(fw.queue_key, sorted(with_jobs))
     ns_quotas = NamespaceQuotas(ssn)
     fit = NodeFit(ssn)
@@ -242,9 +268,10 @@ def enqueue(ssn: Session) -> None:
             continue
         job = jobs.pop()
         waiting = backoff_refusal(job, ssn.now)
-        if waiting is not None:
-            job.backing_off = True
-            job.enqueue_refusal = waiting
+        held = waiting or fw.user_limit_admission(job)  # per-user limits: every podgroup, with a minimum or not
+        if held is not None:
+            job.backing_off = waiting is not None
+            job.enqueue_refusal = held
             order.push(queue)
             continue
         admitted = job.min_resources is None
@@ -253,6 +280,9 @@ def enqueue(ssn: Session) -> None:
             known = refused.get(same)
             if known is not None:
                 job.enqueue_refusal = known
+                if queue in levers.strict_fifo and queues[queue].state == OPEN:
+                    _block_behind(ssn, queue, job, jobs)
+                    continue
                 order.push(queue)
                 continue
             ok, refusal = fw.job_enqueueable(job)
@@ -264,11 +294,32 @@ def enqueue(ssn: Session) -> None:
                 job.enqueue_refusal = refused[same] = refusal or GateRefusal(
                     BlockerKind.POLICY, "", "enqueue", message="not admitted"
                 )
+                if queue in levers.strict_fifo and queues[queue].state == OPEN:  # the head blocks the later jobs
+                    _block_behind(ssn, queue, job, jobs)
+                    continue
         if admitted:
             refused.clear()
-            fw.job_enqueued(job)
-            ns_quotas.admit(job)
-            job.phase = PodGroupPhase.INQUEUE
-            job.enqueued_now = True
-            job.enqueue_refusal = None
+            _admit(ssn, job, ns_quotas)
+            if usage is not None and usage_ordered(queue):  # its entry penalty reorders its queue at once
+                usage.admitted(job)
+                pending[queue] = KeyedHeap(usage.key, jobs.items())
         order.push(queue)
+
+
+def _admit(ssn: Session, job: JobState, ns_quotas: NamespaceQuotas) -> None:
+    ssn.framework.job_enqueued(job)
+    ns_quotas.admit(job)
+    job.phase = PodGroupPhase.INQUEUE
+    job.enqueued_now = True
+    job.enqueue_refusal = None
+
+
+def _block_behind(ssn: Session, queue: str, head: JobState, jobs: KeyedHeap[JobState]) -> None:
+    """StrictFIFO: every later Pending job of ``queue`` waits behind ``head`` this pass (one in its backoff says
+    so instead: it would not have been tried)."""
+    refusal = strict_fifo_refusal(ssn, queue, head)
+    while jobs:
+        job = jobs.pop()
+        waiting = backoff_refusal(job, ssn.now)
+        job.backing_off = waiting is not None
+        job.enqueue_refusal = waiting or refusal

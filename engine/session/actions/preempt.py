@@ -20,7 +20,8 @@ rule is left out, every other filter stays), and the job's statement is committe
 met too. The second phase (a job's own pods) is unchanged.
 
 With a minimum runtime (``minRuntime``, ``actions.common.MinRuntime``) a pod that started less than that long ago is
-not a victim unless the preemptor's priority is strictly higher. A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
+not a victim unless the preemptor's priority is strictly higher; ``minRuntimeHigherPriority`` narrows that exception
+(``lastResort``: the job is first tried without it, and with it only if that does not place it; ``wait``: none). A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
 even every candidate the plugins' victim tests let through could not make room are skipped without asking the
 plugins (``actions.common.VictimRoom``; the decisions are those of trying them).
 """
@@ -208,12 +209,30 @@ def _preempt_between_jobs(
     ssn: Session, pjob: JobState, tasks: dict[str, deque[TaskState]], queue: str, room: VictimRoom, guard: MinRuntime
 ) -> None:
     """The first phase for one starving job: its pending pods take from other jobs of its queue, while it starves;
-    committed only if the job is then pipelined."""
-    fw = ssn.framework
+    committed only if the job is then pipelined. With ``minRuntimeHigherPriority: lastResort`` the job first tries
+    without cutting any minimum runtime short, and only when that does not place it, with the strictly-higher-priority
+    exception."""
     ssn.release_holds(pjob)
+    todo = tasks[pjob.key]
+    if guard.last_resort and _between_pass(ssn, pjob, deque(todo), queue, room, guard, strict=True):
+        return
+    _between_pass(ssn, pjob, todo, queue, room, guard, strict=False)
+
+
+def _between_pass(
+    ssn: Session,
+    pjob: JobState,
+    todo: deque[TaskState],
+    queue: str,
+    room: VictimRoom,
+    guard: MinRuntime,
+    strict: bool,
+) -> bool:
+    """One try of the first phase for ``pjob`` (``strict``: no pod within its minimum runtime is a victim, whatever
+    the priorities); whether it was committed (else it is discarded, the session as it was)."""
+    fw = ssn.framework
     mark = room.mark()
     stmt = Statement(ssn)
-    todo = tasks[pjob.key]
     jobs = ssn.jobs_by_queue.get(queue, [])
     failed: dict[tuple[object, ...], int] = {}
     while fw.job_starving(pjob) and todo:
@@ -230,7 +249,7 @@ def _preempt_between_jobs(
                 and t.pg is not None
                 and t.pg.queue == pjob.queue
                 and t.pg is not pjob
-                and not guard.protects(t, task)
+                and not guard.protects(t, task, strict)
             )
 
         def extra(task: TaskState = task) -> I64:
@@ -248,9 +267,10 @@ def _preempt_between_jobs(
     # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
     if fw.job_pipelined(pjob) and (not room.skip or gang_met(pjob)):
         stmt.commit()
-    else:
-        stmt.discard()
-        room.restored(mark)
+        return True
+    stmt.discard()
+    room.restored(mark)
+    return False
 
 
 def _preempt_within_job(ssn: Session, job: JobState, guard: MinRuntime) -> None:

@@ -11,7 +11,8 @@ what evicting every pod the plugins' victim tests let through would free: ``acti
 candidates are the Running, preemptable pods of *other* queues whose queue is
 ``reclaimable`` (``reclaimable: false`` protects a queue) and, with a minimum runtime (``minRuntime``, see
 ``actions.common.MinRuntime``), that started at least that long ago or are of a lower priority than the pod
-(unless the reclaimer's queue stays within its guarantee with the pod); the plugins choose the victims (``reclaimable``:
+(unless the reclaimer's queue stays within its guarantee with the pod; ``minRuntimeHigherPriority`` narrows the
+priority exception: ``lastResort`` tries the job without it first, ``wait`` drops it); the plugins choose the victims (``reclaimable``:
 gang keeps its minimum, conformance spares critical pods, proportion / capacity take only from queues above
 their deserved, never below a guarantee); the node must then hold the pod with its future idle plus the victims;
 victims are evicted in victim order (capacity's hierarchy: siblings first, seed 004) until the pod fits, and the
@@ -125,7 +126,13 @@ def _node_victims(
 
 
 def _reclaim_for_task(
-    ssn: Session, stmt: Statement, task: TaskState, job: JobState, room: VictimRoom, guard: MinRuntime
+    ssn: Session,
+    stmt: Statement,
+    task: TaskState,
+    job: JobState,
+    room: VictimRoom,
+    guard: MinRuntime,
+    strict: bool = False,
 ) -> bool:
     fw = ssn.framework
     table = ssn.nodes
@@ -145,7 +152,7 @@ def _reclaim_for_task(
             and t.pg.queue != job.queue
             and t.pg.queue in queues
             and queues[t.pg.queue].reclaimable
-            and (young_ok or not guard.protects(t, task))
+            and (young_ok or not guard.protects(t, task, strict))
         )
 
     gangs = None
@@ -221,29 +228,49 @@ def reclaim(ssn: Session) -> None:
             ssn.checkpoint()
             job = jobs.pop()
             ssn.release_holds(job)
-            mark = room.mark()
-            stmt = Statement(ssn)
             todo = tasks[job.key]
-            while fw.job_starving(job) and todo:
-                task = todo.popleft()
-                if task.info.preemption_policy == "Never":
-                    continue
-                attempt = (queue, *attempt_key(task, job=False))
-                found = failed.get(attempt)
-                if found is not None and found[0] == ssn.epoch:
-                    # an identical pod found nothing and nothing has changed since
-                    job.allocate_refusal = job.allocate_refusal or found[1]
-                    continue
-                refusal = fw.preemptive(queue, task)
-                if refusal is not None:
-                    job.allocate_refusal = job.allocate_refusal or refusal
-                    failed[attempt] = (ssn.epoch, refusal)
-                    continue
-                if not _reclaim_for_task(ssn, stmt, task, job, room, guard):
-                    failed[attempt] = (ssn.epoch, None)
-            # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
-            if fw.job_pipelined(job) and (not room.skip or gang_met(job)):
-                stmt.commit()
-            else:
-                stmt.discard()
-                room.restored(mark)
+            # minRuntimeHigherPriority: lastResort: first without cutting any minimum runtime short
+            if guard.last_resort and _reclaim_job(ssn, job, deque(todo), room, guard, failed, True):
+                continue
+            _reclaim_job(ssn, job, todo, room, guard, failed, False)
+
+
+def _reclaim_job(
+    ssn: Session,
+    job: JobState,
+    todo: deque[TaskState],
+    room: VictimRoom,
+    guard: MinRuntime,
+    failed: dict[tuple[object, ...], tuple[int, GateRefusal | None]],
+    strict: bool,
+) -> bool:
+    """One try for a starving ``job`` (``strict``: no pod within its minimum runtime is a victim, whatever the
+    priorities); whether it was committed (else it is discarded, the session as it was)."""
+    fw = ssn.framework
+    queue = job.queue
+    mark = room.mark()
+    stmt = Statement(ssn)
+    while fw.job_starving(job) and todo:
+        task = todo.popleft()
+        if task.info.preemption_policy == "Never":
+            continue
+        attempt = (queue, strict, *attempt_key(task, job=False))
+        found = failed.get(attempt)
+        if found is not None and found[0] == ssn.epoch:
+            # an identical pod found nothing and nothing has changed since
+            job.allocate_refusal = job.allocate_refusal or found[1]
+            continue
+        refusal = fw.preemptive(queue, task)
+        if refusal is not None:
+            job.allocate_refusal = job.allocate_refusal or refusal
+            failed[attempt] = (ssn.epoch, refusal)
+            continue
+        if not _reclaim_for_task(ssn, stmt, task, job, room, guard, strict):
+            failed[attempt] = (ssn.epoch, None)
+    # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
+    if fw.job_pipelined(job) and (not room.skip or gang_met(job)):
+        stmt.commit()
+        return True
+    stmt.discard()
+    room.restored(mark)
+    return False

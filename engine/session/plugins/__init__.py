@@ -20,6 +20,7 @@ from engine.session.plugins.nodeorder import arguments as _nodeorder  # noqa: F4
 from engine.session.plugins.binpack import arguments as _binpack  # noqa: F401
 from engine.session.plugins.elasticquota import arguments as _elasticquota  # noqa: F401
 from engine.session.plugins.proportion import arguments as _proportion  # noqa: F401
+from engine.session.plugins.kueuefair import arguments as _kueuefair  # noqa: F401
 
 # isort: on
 
@@ -38,6 +39,7 @@ NAMES: tuple[str, ...] = (
     "conformance",
     "drf",
     "predicates",
+    "kueuefair",
 )
 for _name in NAMES:
     if _name not in PLUGIN_ARGUMENTS:

@@ -132,8 +132,10 @@ def test_an_adapter_without_the_peers_crds_names_each_missing_crd_and_runs_witho
             adapter.start_informers()
             wait_for(adapter.synced, what="the first lists")
         missing = sorted(i.kind.crd for i in adapter.informers if i.missing)
-        assert missing == ["elasticquotas.scheduling.sigs.k8s.io", "elasticquotas.scheduling.x-k8s.io",
-                           "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"]  # fmt: skip
+        assert missing == ["clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
+                           "elasticquotas.scheduling.sigs.k8s.io", "elasticquotas.scheduling.x-k8s.io",
+                           "localqueues.kueue.x-k8s.io", "podgroups.scheduling.volcano.sh",
+                           "queues.scheduling.volcano.sh", "resourceflavors.kueue.x-k8s.io"]  # fmt: skip
         out = adapter.reconcile()
         assert out is not None
         for crd in missing:

@@ -1,0 +1,293 @@
+"""Kueue's Fair Sharing preemption: which admitted workloads an incoming one preempts (Kueue at commit ff69552,
+``pkg/scheduler/preemption/preemption.go`` ``fairPreemptions`` and ``preemption/fairsharing/``), on a
+``engine.fairshare.drs.FairTree``.
+
+Given the preemptor's ClusterQueue and request, and the candidates (already filtered by the ClusterQueues' preemption
+policies and sorted in Kueue's candidate order, ``candidate_key``), ``fair_targets``:
+
+1. adds the request to the preemptor's ClusterQueue (every share below includes it);
+2. walks the target ClusterQueues in Kueue's order: from the top of the tree, at each Cohort the child with the
+   highest share (a ClusterQueue that borrows nothing is pruned, but the preemptor's own; a Cohort that borrows
+   nothing is pruned unless it is on the preemptor's path; ties between ClusterQueues go to the better first candidate,
+   between Cohorts to the later one), until a ClusterQueue comes out;
+3. takes from it: a candidate of the preemptor's own ClusterQueue at once; any candidate while the preemptor stays
+   within its nominal quota on what it asks (``FairSharingPreemptWithinNominal``); otherwise the first candidate that
+   passes the first strategy, comparing the shares of the two children of the lowest common Cohort on the two paths
+   (``LessThanOrEqualToFinalShare``: the preemptor's with its request ≤ the target's without the candidate;
+   ``LessThanInitialShare``: the preemptor's < the target's as it is), and then the target is chosen again; a
+   candidate that fails is kept for the second strategy. A preemptor with an infinite share (weight 0) passes no
+   strategy against a finite target: its candidates there go to the second strategy untried;
+4. with a second strategy (``LessThanInitialShare``) and no fit yet: the kept candidates, ClusterQueue by ClusterQueue
+   in the same order, at most the first of each, when the preemptor's share is below the target's;
+5. stops as soon as the request fits (``FairTree.available`` of every flavor-resource, the request itself taken out
+   again), then gives back, from the second-to-last taken to the first, every target the request still fits without.
+
+The tree is left as it was. The answer is the targets and whether the request fits; Kueue preempts nothing when it
+does not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.fairshare.drs import NO_SHARE, FairTree, FlavorResource, Share
+from engine.objects import KueuePreemption
+
+__all__ = [
+    "LESS_THAN_INITIAL_SHARE",
+    "LESS_THAN_OR_EQUAL_TO_FINAL_SHARE",
+    "Candidate",
+    "candidate_key",
+    "fair_targets",
+    "find_candidates",
+    "satisfies",
+]
+
+LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
+LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An admitted workload that may be preempted: its ClusterQueue and usage, priority, and when it was admitted
+    (``admitted``: later is newer); ``ref`` is whatever the caller needs back."""
+
+    name: str
+    queue: str
+    usage: Mapping[FlavorResource, int]
+    priority: int = 0
+    admitted: float = 0.0
+    created: float = 0.0
+    ref: Any = field(default=None, compare=False)
+
+
+def candidate_key(preemptor_queue: str) -> Callable[[Candidate], tuple[Any, ...]]:
+    """Kueue's ``CandidatesOrdering`` as a sort key: other ClusterQueues' workloads first, then the lower priority,
+    then the newer admission, then the name."""
+    return lambda c: (c.queue == preemptor_queue, c.priority, -c.admitted, c.name)
+
+
+def satisfies(policy: str, candidate: Candidate, priority: int, created: float) -> bool:
+    """Kueue's ``SatisfiesPreemptionPolicy``: may a workload of ``priority`` created at ``created`` preempt
+    ``candidate`` under ``policy`` (Never, LowerPriority, LowerOrNewerEqualPriority, Any)?"""
+    if policy == "Any":
+        return True
+    if policy == "LowerPriority":
+        return candidate.priority < priority
+    if policy == "LowerOrNewerEqualPriority":
+        return candidate.priority < priority or (candidate.priority == priority and candidate.created > created)
+    return False
+
+
+def find_candidates(
+    tree: FairTree,
+    preemptor: str,
+    request: Mapping[FlavorResource, int],
+    admitted: Sequence[Candidate],
+    policy: KueuePreemption,
+    priority: int,
+    created: float = 0.0,
+) -> list[Candidate]:
+    """Kueue's ``findCandidates``: the preemptor's ClusterQueue's workloads its ``withinClusterQueue`` allows, and,
+    when it is in a Cohort and ``reclaimWithinCohort`` is not Never, the workloads that policy allows of the other
+    ClusterQueues of its tree that borrow on a flavor-resource of the request; only workloads using one of those; in
+    ``candidate_key`` order."""
+    needed = {fr for fr, v in request.items() if v > 0}
+
+    def uses(c: Candidate) -> bool:
+        return any(c.usage.get(fr, 0) > 0 for fr in needed)
+
+    out = []
+    if policy.within_cluster_queue != "Never":
+        out += [
+            c
+            for c in admitted
+            if c.queue == preemptor and uses(c) and satisfies(policy.within_cluster_queue, c, priority, created)
+        ]
+    if tree.nodes[preemptor].parent is not None and policy.reclaim_within_cohort != "Never":
+        lenders = {
+            q
+            for q in tree.cluster_queues(tree.root_of(preemptor))
+            if q != preemptor and tree.nodes[q].parent is not None and tree.borrowing(q, needed)
+        }
+        out += [
+            c
+            for c in admitted
+            if c.queue in lenders and uses(c) and satisfies(policy.reclaim_within_cohort, c, priority, created)
+        ]
+    return sorted(out, key=candidate_key(preemptor))
+
+
+class _Ordering:
+    """Kueue's ``TargetClusterQueueOrdering``: the candidates by ClusterQueue and the pruned nodes."""
+
+    def __init__(self, tree: FairTree, preemptor: str, candidates: Sequence[Candidate]) -> None:
+        self.tree = tree
+        self.preemptor = preemptor
+        self.on_path = set(tree.path_to_root(preemptor))
+        self.by_queue: dict[str, list[Candidate]] = {}
+        for c in candidates:
+            self.by_queue.setdefault(c.queue, []).append(c)
+        self.pruned: set[str] = set()
+        self.key = candidate_key(preemptor)
+
+    def has(self, queue: str) -> bool:
+        return bool(self.by_queue.get(queue))
+
+    def pop(self, queue: str) -> Candidate:
+        return self.by_queue[queue].pop(0)
+
+    def targets(self) -> Any:
+        tree = self.tree
+        if tree.nodes[self.preemptor].parent is None:
+            while self.preemptor not in self.pruned and self.has(self.preemptor):
+                yield self.preemptor
+            return
+        root = tree.root_of(self.preemptor)
+        while root not in self.pruned:
+            target = self._next(root)
+            if target is not None:
+                yield target
+
+    def _next(self, cohort: str) -> str | None:
+        tree = self.tree
+        best_cq: str | None = None
+        best_cq_share = NO_SHARE
+        best_cohort: str | None = None
+        best_cohort_share = NO_SHARE
+        for child in tree.children[cohort]:
+            if child in self.pruned:
+                continue
+            share = tree.share(child)
+            if tree.nodes[child].cohort:
+                if not share.borrowing and child not in self.on_path:
+                    self.pruned.add(child)
+                elif share.key() >= best_cohort_share.key():
+                    best_cohort, best_cohort_share = child, share
+                continue
+            if (not share.borrowing and child != self.preemptor) or not self.has(child):
+                self.pruned.add(child)
+            elif share.key() == best_cq_share.key():
+                assert best_cq is not None
+                if self.key(self.by_queue[child][0]) < self.key(self.by_queue[best_cq][0]):
+                    best_cq = child
+            elif share.key() > best_cq_share.key():
+                best_cq, best_cq_share = child, share
+        if best_cohort is None and best_cq is None:
+            self.pruned.add(cohort)
+            return None
+        if best_cohort is not None and best_cohort_share.key() >= best_cq_share.key():
+            return self._next(best_cohort)
+        return best_cq
+
+
+def _almost_lcas(tree: FairTree, preemptor: str, target: str) -> tuple[str, str]:
+    """The children of the lowest common Cohort of the two on each one's path (Kueue's ``getAlmostLCAs``); a
+    ClusterQueue and itself: itself twice."""
+    mine = [preemptor, *tree.path_to_root(preemptor)]
+    theirs = [target, *tree.path_to_root(target)]
+    for i, node in enumerate(theirs[1:], start=1):
+        if node in mine[1:]:
+            return mine[mine.index(node) - 1], theirs[i - 1]
+    return preemptor, target
+
+
+def _passes(strategy: str, preemptor_new: Share, target_old: Share, target_new: Share) -> bool:
+    if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
+        return preemptor_new.key() <= target_new.key()
+    return preemptor_new.key() < target_old.key()
+
+
+def fair_targets(
+    tree: FairTree,
+    preemptor: str,
+    request: Mapping[FlavorResource, int],
+    candidates: Sequence[Candidate],
+    strategies: Sequence[str] = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE),
+) -> tuple[list[Candidate], bool]:
+    """The workloads Kueue's fair sharing preempts for ``request`` in ClusterQueue ``preemptor`` among
+    ``candidates`` (sorted by ``candidate_key``), and whether the request then fits (the module docstring)."""
+    taken: list[Candidate] = []
+
+    def fits() -> bool:
+        tree.add_usage(preemptor, request, -1)
+        try:
+            return all(v <= tree.available(preemptor, fr) for fr, v in request.items() if v > 0)
+        finally:
+            tree.add_usage(preemptor, request)
+
+    def take(c: Candidate) -> bool:
+        tree.add_usage(c.queue, c.usage, -1)
+        taken.append(c)
+        return fits()
+
+    tree.add_usage(preemptor, request)
+    try:
+        done, retry = _first_strategy(tree, preemptor, request, candidates, strategies[0], take)
+        if not done and len(strategies) > 1:
+            done = _second_strategy(tree, preemptor, retry, take)
+        if not done:
+            return list(taken), False
+        # give back what is not needed, the second-to-last taken first
+        for c in reversed(taken[:-1]):
+            tree.add_usage(c.queue, c.usage)
+            if fits():
+                taken.remove(c)
+            else:
+                tree.add_usage(c.queue, c.usage, -1)
+        return list(taken), True
+    finally:
+        for c in taken:
+            tree.add_usage(c.queue, c.usage)
+        tree.add_usage(preemptor, request, -1)
+
+
+def _first_strategy(
+    tree: FairTree,
+    preemptor: str,
+    request: Mapping[FlavorResource, int],
+    candidates: Sequence[Candidate],
+    strategy: str,
+    take: Callable[[Candidate], bool],
+) -> tuple[bool, list[Candidate]]:
+    ordering = _Ordering(tree, preemptor, candidates)
+    retry: list[Candidate] = []
+    within_nominal = not tree.borrowing(preemptor, request)
+    for target in ordering.targets():
+        if target == preemptor or within_nominal:
+            if take(ordering.pop(target)):
+                return True, []
+            continue
+        mine, theirs = _almost_lcas(tree, preemptor, target)
+        preemptor_new, target_old = tree.share(mine), tree.share(theirs)
+        if preemptor_new.infinite and not target_old.infinite:
+            while ordering.has(target):
+                retry.append(ordering.pop(target))
+            continue
+        while ordering.has(target):
+            c = ordering.pop(target)
+            tree.add_usage(target, c.usage, -1)
+            target_new = tree.share(theirs)
+            tree.add_usage(target, c.usage)
+            if _passes(strategy, preemptor_new, target_old, target_new):
+                if take(c):
+                    return True, []
+                break  # the shares changed: choose the target again
+            retry.append(c)
+    return False, retry
+
+
+def _second_strategy(
+    tree: FairTree, preemptor: str, retry: Sequence[Candidate], take: Callable[[Candidate], bool]
+) -> bool:
+    ordering = _Ordering(tree, preemptor, retry)
+    for target in ordering.targets():
+        mine, theirs = _almost_lcas(tree, preemptor, target)
+        passed = tree.share(mine).key() < tree.share(theirs).key()
+        c = ordering.pop(target)
+        if passed and take(c):
+            return True
+        ordering.pruned.add(target)  # at most once per ClusterQueue
+    return False

@@ -1,0 +1,398 @@
+"""``kueuefair``: Kueue's Fair Sharing and ClusterQueue preemption policies (issue 28 items 4 and 6; Kueue at commit
+ff69552: ``pkg/scheduler/fair_sharing_iterator.go``, ``pkg/scheduler/preemption/preemption.go`` and
+``preemption/fairsharing/``).
+
+The plugin keeps Kueue's tree (``engine.fairshare.drs.FairTree``: every queue of the snapshot but ``root``; a queue
+with children is a Cohort, its own nominal quota its deserved less its children's; a leaf is a ClusterQueue, its usage
+its podgroups' allocated, moved by ``on_allocate`` / ``on_deallocate``; ``engine.fairshare.drs.kueue_tree``), and
+answers:
+
+* **Queue order** (with ``enable``): Kueue's tournament as a sort key. The queue's head (its job with pending pods
+  first by higher priority, then older) is counted as admitted; along the queue's path from the top of its tree, per
+  level, a node that would not borrow on what the head asks comes before one that would
+  (``FairSharingPrioritizeNonBorrowing``), then the lower dominant resource share, then the name; two queues compare at
+  the first level where their paths part, i.e. between the two children of their lowest common Cohort. Kueue breaks a
+  tie by the workloads' priority and age; here the name does.
+* **Victim queue order** (with ``enable``): the reverse, shares only: victims come first from the subtree with the
+  highest share, level by level (Kueue's ``TargetClusterQueueOrdering``).
+* **Reclaimable** (reclaim, across ClusterQueues): the reclaimer's ClusterQueue must be in a Cohort and its
+  ``reclaimWithinCohort`` not Never; candidates are the pods of other ClusterQueues of the same tree that borrow on a
+  resource the pod asks for, whose priority the policy allows (LowerPriority: strictly lower; Any). Without fair
+  sharing (Kueue's classical preemption) a reclaimer that would borrow needs ``borrowWithinCohort: LowerPriority``
+  (then only candidates of a lower priority, at most ``maxPriorityThreshold``), and a candidate is taken while its
+  ClusterQueue still borrows. With fair sharing, each job among the reclaimees is one workload and Kueue's fair
+  preemption chooses among them (``engine.fairshare.kueue_preemption``: the strategies in order, the preemptor within
+  its nominal quota taking any candidate); the reclaim action hands the plugin one node's pods at a time, so the pods
+  of the workloads chosen are returned even when they do not free all the quota the pod needs (Kueue, which counts
+  quota only, would then preempt nothing), and the action evicts them until the pod fits the node.
+* **Preemptable** (preempt, within a ClusterQueue): ``withinClusterQueue`` Never (none), LowerPriority (a strictly
+  lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); pods of the preemptor's own
+  job are left to the other plugins.
+
+* **Job enqueueable**: Kueue admits a workload that fits once others are preempted, so the plugin permits (the later
+  tiers' quota votes are not asked) a job whose policies give it candidates: lower-priority running jobs of its own
+  ClusterQueue, or (``reclaimWithinCohort`` not Never, and within its nominal quota, or fair sharing on, or
+  ``borrowWithinCohort: LowerPriority``) another ClusterQueue of its tree that borrows on what it asks; otherwise it
+  abstains.
+* **Preemptive** (the reclaim gate): the ClusterQueue's usage with the pod within its potential available (its local
+  quota and what its Cohorts could lend it, within its borrowing limit).
+* **Victim bounds**: the jobs the hooks may choose (same ClusterQueue or a borrowing one of the tree, a priority the
+  policy allows), so the actions skip the nodes without any.
+
+Kueue's defaults are every policy Never: with the plugin on, a ClusterQueue that sets none evicts nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from fractions import Fraction
+
+from engine.amounts import raw
+from engine.fairshare.drs import FLAVOR, FairTree, FlavorResource, Share, kueue_tree
+from engine.fairshare.kueue_preemption import Candidate, fair_targets, find_candidates
+from engine.objects import KueuePreemption, TaskStatus
+from engine.policy.policy import PluginOption
+from engine.session.framework import ABSTAIN, ONE_CLASS, PERMIT, Plugin, VictimTest
+from engine.session.plugins.kueuefair.arguments import KUEUEFAIR
+from engine.session.reasons import GateRefusal
+from engine.session.registry import register
+from engine.session.session import JobState, Session, TaskState
+from engine.vocabulary import BlockerKind
+
+_NEVER = KueuePreemption()
+
+
+def _nobody(task: TaskState) -> bool:
+    return False
+
+
+def _amounts(request: Mapping[str, int], quota: Mapping[FlavorResource, int]) -> dict[FlavorResource, int]:
+    """A request as flavor-resources, only those the node has quota for (Kueue counts nothing else)."""
+    return {(FLAVOR, r): v for r, v in request.items() if v and (FLAVOR, r) in quota}
+
+
+def _allowed(policy: str, victim: JobState, preemptor: JobState) -> bool:
+    """Kueue's ``SatisfiesPreemptionPolicy`` between two workloads."""
+    if policy == "Any":
+        return True
+    if policy == "LowerPriority":
+        return victim.priority < preemptor.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return victim.priority < preemptor.priority or (
+            victim.priority == preemptor.priority and victim.creation > preemptor.creation
+        )
+    return False
+
+
+@register
+class KueueFairPlugin(Plugin):
+    name = "kueuefair"
+
+    def __init__(self, option: PluginOption, session: Session) -> None:
+        super().__init__(option, session)
+        self.args = session.policy.arguments_of(KUEUEFAIR)
+        snap = session.snapshot
+        self.policies: Mapping[str, KueuePreemption] = snap.kueue_preemption
+        try:
+            self.tree = kueue_tree(snap)
+        except ValueError as exc:  # a cycle: the tree rules refuse it before a session; never a crash here
+            session.warnings.append(f"kueuefair: {exc}; fair sharing and the preemption policies are off")
+            self.tree = FairTree([])
+        self.jobs_of: dict[str, list[JobState]] = {}
+        self._borrowers: dict[tuple[str, frozenset[FlavorResource]], tuple[int, frozenset[str]]] = {}
+        self._victim_keys: dict[str, tuple[tuple[int, Fraction], ...]] = {}
+        self._victim_keys_version = -1
+        for job in session.jobs.values():
+            self._move(job.queue, job.allocated, 1)
+            self.jobs_of.setdefault(job.queue, []).append(job)
+
+    # -- usage ------------------------------------------------------------------------------------------------
+    def _move(self, queue: str, request: Mapping[str, int], sign: int) -> None:
+        node = self.tree.nodes.get(queue)
+        if node is None or node.cohort:
+            return
+        amounts = _amounts(request, self.tree.subtree[queue])
+        if amounts:
+            self.tree.add_usage(queue, amounts, sign)
+
+    def on_allocate(self, task: TaskState) -> None:
+        if task.pg is not None:
+            self._move(task.pg.queue, task.req, 1)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        if task.pg is not None:
+            self._move(task.pg.queue, task.req, -1)
+
+    def shares(self) -> dict[str, Share]:
+        """Every Cohort's and ClusterQueue's dominant resource share now, by queue."""
+        return self.tree.shares()
+
+    # -- order ------------------------------------------------------------------------------------------------
+    def _head_request(self, queue: str) -> dict[FlavorResource, int]:
+        """The request of the queue's head: its job with pending pods first by Kueue's queue order (higher priority,
+        then older), its pending pods' requests."""
+        best: JobState | None = None
+        for job in self.jobs_of.get(queue, ()):
+            if job.counts[TaskStatus.PENDING] and (
+                best is None or (-job.priority, job.creation, job.key) < (-best.priority, best.creation, best.key)
+            ):
+                best = job
+        if best is None:
+            return {}
+        total: dict[str, int] = {}
+        for t in best.tasks:
+            if t.status == TaskStatus.PENDING:
+                for r, v in t.req.items():
+                    total[r] = total.get(r, 0) + v
+        return _amounts(total, self.tree.subtree[queue])
+
+    def _path_key(self, queue: str, head: bool = True) -> tuple[tuple[bool, tuple[int, Fraction], str], ...]:
+        """Kueue's tournament as a key: per level below the top, down to the queue, whether the node would borrow on
+        what the head asks, its share with the head admitted, and its name."""
+        tree = self.tree
+        node = tree.nodes.get(queue)
+        if node is None or node.cohort:
+            return ()
+        request = self._head_request(queue) if head else {}
+        path = [queue, *tree.path_to_root(queue)][::-1][1:]
+        if not request:
+            return tuple((False, tree.share(name).key(), name) for name in path)
+        with tree.trying(queue, request):
+            out = []
+            for name in path:
+                share = tree.share(name)
+                out.append((any(fr in request for fr in share.borrowed_on), share.key(), name))
+            return tuple(out)
+
+    def _victim_key(self, queue: str) -> tuple[tuple[int, Fraction], ...]:
+        """The shares along the queue's path, as they stand (kept while the usage stays)."""
+        if self._victim_keys_version != self.tree.version:
+            self._victim_keys, self._victim_keys_version = {}, self.tree.version
+        key = self._victim_keys.get(queue)
+        if key is None:
+            key = self._victim_keys[queue] = tuple(k for _, k, _ in self._path_key(queue, head=False))
+        return key
+
+    def queue_order_key(self, queue: str) -> object:
+        if not self.args.enable:
+            return 0
+        return self._path_key(queue)
+
+    def victim_queue_order(self, preemptor_queue: str, left: str, right: str) -> int:
+        if not self.args.enable:
+            return 0
+        lk, rk = self._victim_key(left), self._victim_key(right)
+        if lk == rk:
+            return 0
+        return -1 if lk > rk else 1  # the higher share is evicted first
+
+    # -- the reclaim gate --------------------------------------------------------------------------------------
+    def preemptive(self, queue: str, task: TaskState) -> GateRefusal | None:
+        """May ``queue`` reclaim for ``task``? When its usage with the pod stays within what the ClusterQueue could
+        ever have (its potential available: its local quota and what its Cohorts could lend it, within its
+        borrowing limit), as Kueue's preemption only looks for room the workload could hold."""
+        tree = self.tree
+        node = tree.nodes.get(queue)
+        if node is None or node.cohort:
+            return None
+        usage = tree.usage_of(queue)
+        for fr, v in sorted(_amounts(task.req, tree.subtree[queue]).items()):
+            most = tree.potential_available(queue, fr)
+            if usage.get(fr, 0) + v > most:
+                return GateRefusal(
+                    BlockerKind.QUEUE,
+                    queue,
+                    "potentialAvailable",
+                    fr[1],
+                    v,
+                    max(0, most - usage.get(fr, 0)),
+                    message="the most the ClusterQueue could hold with everything it may reclaim",
+                )
+        return None
+
+    # -- admission --------------------------------------------------------------------------------------------
+    def job_enqueueable(self, job: JobState) -> tuple[int, GateRefusal | None]:
+        """Kueue admits a workload that fits once others are preempted: Permit (the later tiers' quota checks are
+        not asked) when the policies give it candidates; otherwise abstain."""
+        tree = self.tree
+        queue = job.queue
+        node = tree.nodes.get(queue)
+        if job.min_resources is None or node is None or node.cohort:
+            return ABSTAIN, None
+        policy = self.policies.get(queue, _NEVER)
+        if policy.within_cluster_queue != "Never" and any(
+            other is not job and any(other.allocated.values()) and _allowed(policy.within_cluster_queue, other, job)
+            for other in self.jobs_of.get(queue, ())
+        ):
+            return PERMIT, None
+        if node.parent is None or policy.reclaim_within_cohort == "Never":
+            return ABSTAIN, None
+        request = _amounts(raw(job.min_resources), tree.subtree[queue])
+        usage, quota = tree.usage_of(queue), tree.subtree[queue]
+        within = all(usage.get(fr, 0) + v <= quota.get(fr, 0) for fr, v in request.items())
+        if not (within or self.args.enable or policy.borrow_within_cohort == "LowerPriority"):
+            return ABSTAIN, None
+        return (PERMIT, None) if self._lenders(queue, frozenset(request)) else (ABSTAIN, None)
+
+    def _lenders(self, queue: str, needed: frozenset[FlavorResource]) -> frozenset[str]:
+        """The other ClusterQueues of ``queue``'s tree that borrow on one of ``needed`` (kept while the usage stays:
+        the enqueue action asks for every waiting job, the reclaim action for every node)."""
+        tree = self.tree
+        root = tree.root_of(queue)
+        key = (root, needed)
+        known = self._borrowers.get(key)
+        if known is None or known[0] != tree.version:
+            members = tree.cluster_queues(root)
+            known = (tree.version, frozenset(q for q in members if tree.nodes[q].parent and tree.borrowing(q, needed)))
+            self._borrowers[key] = known
+        return known[1] - {queue}
+
+    def _victim_jobs(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        """A test of the jobs whose pods the hook may return for ``preemptor`` (None: it may return none)."""
+        pj = preemptor.pg
+        tree = self.tree
+        if pj is None or pj.queue not in tree.nodes:
+            return None
+        policy = self.policies.get(pj.queue, _NEVER)
+        if hook == "preemptable":
+            within = policy.within_cluster_queue
+            if within == "Never":
+                return None
+            return lambda job: job is pj or (job.queue == pj.queue and _allowed(within, job, pj))
+        reclaim = policy.reclaim_within_cohort
+        if tree.nodes[pj.queue].parent is None or reclaim == "Never":
+            return None
+        lenders = self._lenders(pj.queue, frozenset(_amounts(preemptor.req, tree.subtree[pj.queue])))
+        return lambda job: job.queue in lenders and _allowed(reclaim, job, pj)
+
+    def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
+        """Every pod the hooks return is of a job ``victim_job_bound`` lets through: of the preemptor's ClusterQueue
+        (preempt) or of one that borrows on what it asks (reclaim), with a priority the policy allows."""
+        pj = preemptor.pg
+        jobs = self._victim_jobs(hook, preemptor)
+        if jobs is None:
+            return ("kueuefair", "nobody"), _nobody
+        key = (
+            "kueuefair",
+            hook,
+            pj.queue if pj is not None else None,
+            pj.priority if pj is not None else None,
+            pj.creation if pj is not None else None,
+            tuple(sorted(preemptor.req)),
+            self.tree.version,
+        )
+        return key, lambda t: t.pg is not None and jobs(t.pg)
+
+    def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
+        return self._victim_jobs(hook, preemptor)
+
+    def victim_class(self, hook: str) -> Callable[[TaskState], Hashable] | None:
+        return ONE_CLASS  # the pod test is the job test of the pod's job
+
+    # -- victims ----------------------------------------------------------------------------------------------
+    def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
+        pj = preemptor.pg
+        if pj is None:
+            return []
+        policy = self.policies.get(pj.queue, _NEVER).within_cluster_queue
+        return [t for t in preemptees if t.pg is pj or (t.pg is not None and _allowed(policy, t.pg, pj))]
+
+    def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
+        pj = reclaimer.pg
+        tree = self.tree
+        if pj is None or pj.queue not in tree.nodes or tree.nodes[pj.queue].parent is None:
+            return []  # a ClusterQueue without a Cohort reclaims from nobody
+        queue = pj.queue
+        policy = self.policies.get(queue, _NEVER)
+        if policy.reclaim_within_cohort == "Never":
+            return []
+        request = _amounts(reclaimer.req, tree.subtree[queue])
+        if self.args.enable:
+            return self._fair_victims(queue, request, policy, pj, reclaimees)
+        needed = set(request)
+        lenders = self._lenders(queue, frozenset(needed))
+        candidates = [
+            t
+            for t in reclaimees
+            if t.pg is not None
+            and t.pg.queue in lenders
+            and any(fr in needed for fr in _amounts(t.req, tree.subtree[t.pg.queue]))
+            and _allowed(policy.reclaim_within_cohort, t.pg, pj)
+        ]
+        if not candidates:
+            return []
+        removed: list[tuple[str, dict[FlavorResource, int]]] = []
+        try:
+            return self._classical_victims(queue, request, policy, pj, candidates, removed)
+        finally:
+            for q, amounts in removed:
+                tree.add_usage(q, amounts)
+
+    def _fair_victims(
+        self,
+        queue: str,
+        request: dict[FlavorResource, int],
+        policy: KueuePreemption,
+        pj: JobState,
+        reclaimees: Sequence[TaskState],
+    ) -> list[TaskState]:
+        """Kueue's fair preemption (``engine.fairshare.kueue_preemption``) among the reclaimees, each job one
+        workload (its reclaimees' requests): the pods of the workloads it takes, also when they are not enough for the
+        request's quota (the reclaim action then evicts them until the pod fits its node)."""
+        tree = self.tree
+        by_job: dict[str, list[TaskState]] = {}
+        for t in reclaimees:
+            if t.pg is not None and t.pg.queue in tree.nodes and not tree.nodes[t.pg.queue].cohort:
+                by_job.setdefault(t.pg.key, []).append(t)
+        admitted = []
+        for key, tasks in by_job.items():
+            job = tasks[0].pg
+            assert job is not None
+            usage: dict[FlavorResource, int] = {}
+            for t in tasks:
+                for fr, v in _amounts(t.req, tree.subtree[job.queue]).items():
+                    usage[fr] = usage.get(fr, 0) + v
+            admitted.append(Candidate(key, job.queue, usage, job.priority, job.creation, job.creation, tasks))
+        across = dataclasses.replace(policy, within_cluster_queue="Never")  # the reclaim action's are other queues'
+        candidates = find_candidates(tree, queue, request, admitted, across, pj.priority, pj.creation)
+        targets, _ = fair_targets(tree, queue, request, candidates, self.args.strategies)
+        return [t for c in targets for t in c.ref]
+
+    def _take(self, task: TaskState, removed: list[tuple[str, dict[FlavorResource, int]]]) -> None:
+        assert task.pg is not None
+        q = task.pg.queue
+        amounts = _amounts(task.req, self.tree.subtree[q])
+        self.tree.add_usage(q, amounts, -1)
+        removed.append((q, amounts))
+
+    def _classical_victims(
+        self,
+        queue: str,
+        request: Mapping[FlavorResource, int],
+        policy: KueuePreemption,
+        pj: JobState,
+        candidates: Iterable[TaskState],
+        removed: list[tuple[str, dict[FlavorResource, int]]],
+    ) -> list[TaskState]:
+        tree = self.tree
+        usage, quota = tree.usage_of(queue), tree.subtree[queue]
+        borrows = any(usage.get(fr, 0) + v > quota.get(fr, 0) for fr, v in request.items())
+        if borrows:
+            if policy.borrow_within_cohort != "LowerPriority":
+                return []
+            threshold = policy.max_priority_threshold
+            candidates = [
+                t
+                for t in candidates
+                if t.pg is not None
+                and t.pg.priority < pj.priority
+                and (threshold is None or t.pg.priority <= threshold)
+            ]
+        victims = []
+        for t in candidates:
+            assert t.pg is not None
+            if tree.borrowing(t.pg.queue, request):
+                victims.append(t)
+                self._take(t, removed)
+        return victims

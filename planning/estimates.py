@@ -1,0 +1,229 @@
+"""When will my job start? (issue 29 item 6): the start estimates of a cluster's waiting jobs, for the job page, the
+why endpoint's ``start_estimate`` and ``fairway job why``.
+
+``refresh`` runs the forward replay (``engine.replay.forecast``) from the cluster's state now (the process's mirror of
+it, ``planning.valuecache``) for the first ``FAIRWAY_START_ESTIMATE_JOBS_PER_QUEUE`` waiting jobs of each queue, with
+runtimes drawn from each queue's recorded ones (the ``JobRecord`` history and the finished jobs still there, the
+latest ``RUNTIMES_PER_QUEUE``) and the jobs submitted in the last ``FAIRWAY_START_ESTIMATE_ARRIVALS_HOURS`` submitted
+again in each such span ahead (the work that keeps coming: ``planning.trace.build_trace``'s jobs of that span),
+``FAIRWAY_START_ESTIMATE_DRAWS`` draws within ``FAIRWAY_START_ESTIMATE_BUDGET_SECONDS`` of CPU, and keeps the result in the cluster's ``StartEstimates`` row. The Celery task ``planning.tasks.estimate_starts``
+calls it on the ``estimates`` queue (never a session worker) when a reader finds the row older than
+``FAIRWAY_START_ESTIMATE_TTL_SECONDS`` or a job submitted since (once per TTL: the readers meanwhile get the row
+they found). A reader that finds no row, or one older than three TTLs (no estimates worker keeps up), computes one
+itself within ``FAIRWAY_START_ESTIMATE_PAGE_BUDGET_SECONDS``.
+
+The times are kept from the moment of the computation, so that the sentence stays right while the row is read:
+"likely to start in about 12 min (half the time), within 40 min (9 times in 10)".
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Max
+from django.utils import timezone
+
+from engine.replay.forecast import StartForecast, forecast_starts, waiting_jobs
+from engine.wording import duration
+from planning import valuecache
+from planning.models import StartEstimates
+from planning.trace import build_trace, session_period
+from scheduling.models import Cluster, JobRecord, Pod, PodGroup
+
+__all__ = ["RUNTIMES_PER_QUEUE", "estimate_of", "recorded_runtimes", "refresh", "sentence"]
+
+RUNTIMES_PER_QUEUE = 500  # the latest finished jobs of a queue whose runtimes are drawn from
+_NO_HISTORY = "no estimate of its start yet: no finished job is recorded to draw runtimes from"
+
+
+def _setting(name: str) -> Any:
+    return settings.FAIRWAY[f"START_ESTIMATE_{name}"]
+
+
+def recorded_runtimes(cluster: Cluster, per_queue: int = RUNTIMES_PER_QUEUE) -> dict[str, list[float]]:
+    """Each queue's runtimes (seconds of work of a job's longest pod run): its latest ``per_queue`` finished jobs,
+    from the history rows and from the finished jobs not yet garbage-collected."""
+    found: dict[str, list[tuple[datetime, float]]] = {}
+    rows = (
+        JobRecord.objects.filter(cluster=cluster, runtime__isnull=False)
+        .order_by("-submitted", "-id")
+        .values_list("queue", "submitted", "runtime")
+    )
+    for queue, submitted, runtime in rows.iterator(chunk_size=2000):
+        mine = found.setdefault(queue, [])
+        if len(mine) < per_queue:
+            mine.append((submitted, float(runtime)))
+    live = (
+        Pod.objects.filter(cluster=cluster, status="Succeeded", started__isnull=False, finished__isnull=False)
+        .values("podgroup_id")
+        .annotate(run=Max(F("finished") - F("started")), queue=Max("podgroup__queue__name"))
+        .annotate(submitted=Max("podgroup__created"))
+        .order_by()
+    )
+    for row in live:
+        if row["podgroup_id"] is None or row["queue"] is None:
+            continue
+        found.setdefault(row["queue"], []).append((row["submitted"], row["run"].total_seconds()))
+    out = {}
+    for queue, runs in found.items():
+        runs.sort(key=lambda r: r[0], reverse=True)
+        out[queue] = [r for _, r in runs[:per_queue]]
+    return out
+
+
+def _entry(f: StartForecast, horizon: float) -> dict[str, Any]:
+    p50, p90 = f.quantile(0.5), f.quantile(0.9)
+    later = None if p50 is not None and p90 is not None else f.bound(0.9 if p50 is not None else 0.5)
+    return {
+        "p50": p50,
+        "p90": p90,
+        "later_than": later,
+        # the draws stopped before the horizon (the CPU budget): "later than" is as far as they looked
+        "cut": later is not None and later < horizon,
+        "never": f.never,
+        "draws": len(f.starts),
+    }
+
+
+def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | None = None) -> StartEstimates:
+    """Compute the estimates of ``cluster``'s first waiting jobs of each queue now and keep them (its row)."""
+    now = now or timezone.now()
+    snapshot, _values = valuecache.current(cluster)
+    targets = waiting_jobs(snapshot, per_queue=int(_setting("JOBS_PER_QUEUE")))
+    runtimes = recorded_runtimes(cluster)
+    window = float(_setting("ARRIVALS_HOURS")) * 3600
+    recent = build_trace(cluster, now - timedelta(seconds=window), now).jobs if targets else []
+    began = time.thread_time()
+
+    history = any(runtimes.values())
+    period = max(session_period(), float(_setting("PERIOD_SECONDS")))
+    # (a few periods suffice without a recorded runtime: nothing that runs ends, nothing changes after the first ones)
+    horizon = float(_setting("HORIZON_HOURS")) * 3600 if history else 10 * period
+    forecasts = (
+        forecast_starts(
+            snapshot,
+            now=now.timestamp(),
+            # a coarser grid than the live sessions' (1 s): an admitted job waiting for room runs a session each period
+            period=period,
+            runtimes=runtimes,
+            targets=targets,
+            # without a recorded runtime nothing ends: one draw says which jobs can never start (alone, they do not)
+            draws=int(_setting("DRAWS")) if history else 1,
+            seed=int(now.timestamp()),
+            horizon=horizon,
+            clock=time.thread_time,
+            budget=float(_setting("BUDGET_SECONDS") if budget is None else budget),
+            recent=recent,
+            window=window,
+        )
+        if targets
+        else {}
+    )
+    jobs = {key: _entry(f, horizon) for key, f in forecasts.items()}
+    row, _ = StartEstimates.objects.update_or_create(
+        cluster=cluster,
+        defaults={
+            "computed": now,
+            "cpu_seconds": round(time.thread_time() - began, 3),
+            "jobs": jobs,
+            "no_history": not history,
+            "requested": None,
+        },
+    )
+    return row
+
+
+def _ttl() -> float:
+    return float(_setting("TTL_SECONDS"))
+
+
+def _age(row: StartEstimates, now: datetime) -> float:
+    return (now - row.computed).total_seconds()
+
+
+def _ask_refresh(row: StartEstimates, now: datetime) -> None:
+    """Send the task once per TTL (compare-and-swap on ``requested``: concurrent readers send it once)."""
+    from planning.tasks import estimate_starts
+
+    claimed = (
+        StartEstimates.objects.filter(pk=row.pk, computed=row.computed)
+        .exclude(requested__gt=now - timedelta(seconds=_ttl()))
+        .update(requested=now)
+    )
+    if claimed:
+        estimate_starts.delay(row.cluster_id)
+
+
+def estimate_of(pg: PodGroup, now: datetime | None = None) -> dict[str, Any] | None:
+    """The ``start_estimate`` of ``pg`` (the why endpoint's key): None for a job that does not wait; else
+    ``{"state", "p50_seconds", "p90_seconds", "later_than_seconds", "sentence", "computed", "draws"}`` where
+    ``state`` is ``estimated``, ``never`` (it cannot start: ``sentence`` says why), ``pending`` (not computed yet:
+    it will be at the next round), ``not_estimated`` (behind the first jobs of its queue) or ``no_history`` (no
+    finished job recorded yet to draw runtimes from). Seconds count from ``now``."""
+    now = now or timezone.now()
+    if pg.phase not in ("Pending", "Inqueue") or pg.pods.exclude(status__in=("Pending", "Failed")).exists():
+        return None
+    row = StartEstimates.objects.filter(cluster_id=pg.cluster_id).first()
+    if row is None or _age(row, now) > 3 * _ttl():
+        row = refresh(pg.cluster, budget=float(_setting("PAGE_BUDGET_SECONDS")), now=now)
+        if any(e.get("cut") for e in row.jobs.values()):
+            _ask_refresh(row, now)  # the page's budget did not suffice: the worker's round, with its own, follows
+    key = f"{pg.namespace.name}/{pg.name}"
+    entry = row.jobs.get(key)
+    if _age(row, now) > _ttl() or (entry is None and pg.created > row.computed):
+        _ask_refresh(row, now)
+    base = {"computed": row.computed, "draws": 0, "p50_seconds": None, "p90_seconds": None, "later_than_seconds": None}
+    if entry is None:
+        if row.no_history:
+            return {**base, "state": "no_history", "sentence": _NO_HISTORY}
+        if pg.created > row.computed:
+            return {**base, "state": "pending", "sentence": "estimating when it will start\u2026"}
+        per_queue = int(_setting("JOBS_PER_QUEUE"))
+        return {
+            **base,
+            "state": "not_estimated",
+            "sentence": f"not estimated: only the first {per_queue} waiting jobs of each queue are",
+        }
+    age = max(0.0, _age(row, now))
+
+    def left(seconds: float | None) -> float | None:
+        return None if seconds is None else max(0.0, seconds - age)
+
+    out = {
+        **base,
+        "draws": entry["draws"],
+        "p50_seconds": left(entry["p50"]),
+        "p90_seconds": left(entry["p90"]),
+        "later_than_seconds": left(entry["later_than"]),
+    }
+    if entry["never"]:
+        return {
+            **out,
+            "state": "never",
+            "sentence": f"it cannot start as the cluster and its quotas are: {entry['never']}",
+        }
+    if row.no_history:
+        return {**base, "state": "no_history", "sentence": _NO_HISTORY}
+    return {**out, "state": "estimated", "sentence": sentence(out, cut=bool(entry.get("cut")))}
+
+
+def _about(seconds: float) -> str:
+    """A time ahead as people round it: "a minute", "12 min", "1 h 20 min" (to the minute)."""
+    return "a minute" if seconds < 90 else duration(round(seconds / 60) * 60)
+
+
+def sentence(e: dict[str, Any], *, cut: bool = False) -> str:
+    """``likely to start in about 12 min (half the time), within 40 min (9 times in 10)``, or how far it did not."""
+    p50, p90, later = e["p50_seconds"], e["p90_seconds"], e["later_than_seconds"]
+    looked = " (as far as the replays the CPU budget allowed looked)" if cut else ""
+    if p50 is None:
+        return (
+            f"not likely to start within {_about(later or 0)}{looked} (in half of the draws or more it had not by then)"
+        )
+    head = "likely to start within a minute" if p50 < 90 else f"likely to start in about {_about(p50)}"
+    if p90 is None:
+        return f"{head} (half the time), but it may take more than {_about(later or 0)}{looked} (1 time in 10 or more)"
+    return f"{head} (half the time), within {_about(p90)} (9 times in 10)"

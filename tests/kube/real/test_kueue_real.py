@@ -1,0 +1,102 @@
+"""The adapter mirrors Kueue's quota tree from the real API server, whose Kueue CRDs (``tests/fixtures/crds``) validate
+the objects: a Cohort with two ClusterQueues (one named ``root``, Fairway's built-in name), a LocalQueue, a pod
+labelled with it; a change of a nominal quota on the server reaches the row at the next pass; a deleted
+ClusterQueue goes. The objects carry this test's tag, and go at its end (the server is shared by the session)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from tests.kube.conftest import Seeder, pod, wait_for
+from tests.support.kube_apiserver import ControlPlane
+
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+
+
+def _quota(cpu: str, **limits: str) -> list[dict[str, Any]]:
+    resources = [{"name": "cpu", "nominalQuota": cpu, **limits}]
+    return [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor", "resources": resources}]}]
+
+
+@pytest.fixture
+def kueue_cluster(db: Any, control_plane: ControlPlane) -> Any:
+    from quotas import services
+    from scheduling.models import Cluster
+
+    services.ensure_builtins()
+    return Cluster.objects.create(
+        name="kueue1", source="kubernetes", kubeconfig=control_plane.kubeconfig(), scheduler_name="fairway-kueue",
+        tree_source="kubernetes",
+    )  # fmt: skip
+
+
+def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
+    kueue_cluster: Any, admin: k8s.ApiClient, tag: str
+) -> None:
+    from quotas.models import Queue
+    from scheduling.kube.adapter import Adapter
+    from scheduling.models import PodGroup
+
+    custom = k8s.CustomObjectsApi(admin)
+    cohort, team, other, ns = f"kq-{tag}", f"kq-nlp-{tag}", "root", f"kq-{tag}"
+    made: list[tuple[str, str]] = []
+
+    def create(plural: str, body: dict[str, Any]) -> None:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", **body}
+        if plural == "localqueues":
+            custom.create_namespaced_custom_object(GROUP, VERSION, ns, plural, body)
+        else:
+            custom.create_cluster_custom_object(GROUP, VERSION, plural, body)
+            made.append((plural, body["metadata"]["name"]))
+
+    Seeder(admin).namespace(ns)
+    create("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}})
+    create("cohorts", {"kind": "Cohort", "metadata": {"name": cohort}, "spec": {"resourceGroups": _quota("4")}})
+    create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": team},
+                             "spec": {"cohortName": cohort, "resourceGroups": _quota("10", lendingLimit="2")}})  # fmt: skip
+    create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": other},
+                             "spec": {"cohortName": cohort, "resourceGroups": _quota("6")}})  # fmt: skip
+    create("localqueues", {"kind": "LocalQueue", "metadata": {"name": "team-queue", "namespace": ns},
+                           "spec": {"clusterQueue": team}})  # fmt: skip
+    Seeder(admin).pod(pod(ns, "p0", labels={"kueue.x-k8s.io/queue-name": "team-queue"}, scheduler="fairway-kueue"))
+
+    adapter = Adapter(kueue_cluster, identity=f"kq-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
+                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    try:
+        adapter.start_informers()
+        wait_for(adapter.synced, what="the first lists")
+        out = adapter.reconcile()
+        assert out is not None and out["problems"] == [], out
+        rows = {q.name: q.to_spec() for q in Queue.objects.filter(name__in=[cohort, team, "root-clusterqueue"])}
+        assert rows[cohort].parent == "root" and int(rows[cohort].deserved["cpu"]) == 20_000  # its own 4 + 10 + 6
+        assert rows[team].parent == cohort and int(rows[team].deserved["cpu"]) == 10_000
+        assert int(rows[team].lending_limit["cpu"]) == 2_000
+        # Kueue's ClusterQueue `root` is not Fairway's root: it gets a name of its own
+        assert rows["root-clusterqueue"].parent == cohort and int(rows["root-clusterqueue"].deserved["cpu"]) == 6_000
+        # the pod's LocalQueue leads to its ClusterQueue's queue
+        assert PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns).queue.name == team
+
+        # a nominal quota changed on the server reaches the row at the next pass
+        custom.patch_cluster_custom_object(
+            GROUP, VERSION, "clusterqueues", team, {"spec": {"resourceGroups": _quota("12", lendingLimit="2")}}
+        )
+        informer = next(i for i in adapter.informers if i.kind.plural == "clusterqueues")
+        wait_for(
+            lambda: (informer.cache.get(team) or {}).get("spec", {}).get("resourceGroups", [{}])[0]
+            .get("flavors", [{}])[0].get("resources", [{}])[0].get("nominalQuota") == "12",
+            what="the watch to bring the change",
+        )  # fmt: skip
+        assert adapter.reconcile() is not None
+        assert int(Queue.objects.get(name=team).deserved["cpu"]) == 12_000
+        assert int(Queue.objects.get(name=cohort).deserved["cpu"]) == 22_000
+        assert PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns).queue.name == team  # kept
+    finally:
+        adapter.stop_informers()
+        adapter.elector.release()
+        k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns)
+        custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "team-queue")
+        for plural, name in reversed(made):
+            custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
