@@ -67,7 +67,7 @@ class Loan:
     def summary(self) -> str:
         return (
             f"loan: {WHAT[self.kind]} {self.borrower} borrows {self.amounts_text()} of {self.field} from "
-            f"{self.lender} for {wording.duration(self.seconds)}"
+            f"{self.lender} for {wording.spelled_duration(self.seconds)}"
         )
 
 

@@ -7,7 +7,7 @@ import re
 
 from engine.resources import format_amount, is_unlimited, milli_scale, nouns
 
-__all__ = ["EVICTED", "amount", "duration", "plural"]
+__all__ = ["EVICTED", "amount", "duration", "plural", "spelled_duration"]
 
 _SUFFIX = re.compile(r"^([0-9.]+)([KMGTPE]i|[kMGTPE])?$")
 
@@ -21,6 +21,20 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     if many is None:
         many = word + "es" if word.endswith(("s", "x", "ch", "sh")) else word + "s"
     return f"{count} {many}"
+
+
+def spelled_duration(seconds: float) -> str:
+    """A length of time in words, in its two largest units: "3 days", "1 day 12 hours", "12 hours", "1 hour 30
+    minutes", "45 seconds" (whole units, rounded down)."""
+    left = max(0, int(seconds))
+    units = ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second"))
+    for i, (size, name) in enumerate(units[:-1]):
+        if left >= size:
+            first, rest = divmod(left, size)
+            small, small_name = units[i + 1]
+            second = rest // small
+            return f"{plural(first, name)} {plural(second, small_name)}" if second else plural(first, name)
+    return plural(left, "second")
 
 
 def duration(seconds: float) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from engine import wording
+
 
 class ReplayState(models.TextChoices):
     QUEUED = "queued", "queued"
@@ -63,6 +65,12 @@ class ReplayRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state in ACTIVE_STATES
+
+    @property
+    def window_text(self) -> str:
+        """The span replayed in words: "day", "7 days", "6 hours" (as in "the last day")."""
+        text = wording.spelled_duration((self.until - self.since).total_seconds())
+        return text[2:] if text.startswith("1 ") and text.count(" ") == 1 else text
 
 
 class StartEstimates(models.Model):

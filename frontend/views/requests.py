@@ -230,7 +230,7 @@ def _with_replays(request: HttpRequest, obj: ChangeRequest, steps: list[dict[str
             {
                 "when": run.created,
                 "who": run.requester.get_username() if run.requester else "a deleted user",
-                "step": f"replayed the last {run.window} with its changes (replay #{run.pk}, {run.state})",
+                "step": f"replayed the last {run.window_text} with its changes (replay #{run.pk}, {run.state})",
                 "comment": "",
                 "url": reverse("frontend:replay", args=[run.pk]),
             }

@@ -40,7 +40,7 @@ def test_a_loan_is_lent_by_the_lenders_lead_and_returned_at_its_end(clients: dic
     assert r.status_code == 201, r.content
     body = r.json()
     assert body["status"] == "open" and body["loan"]["from"] == "vision" and body["loan"]["amounts"] == {GPU: "2"}
-    assert body["loan"]["text"] == "loan: queue nlp borrows 2 GPUs of guarantee from vision for 3 d"
+    assert body["loan"]["text"] == "loan: queue nlp borrows 2 GPUs of guarantee from vision for 3 days"
     assert body["loan"]["duration_seconds"] == 3 * 86400
     # the what-if shows both sides, before and after; nothing written yet
     requested = {c["name"]: c["fields"][0] for c in body["whatif"]["requested"]}

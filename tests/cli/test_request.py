@@ -85,7 +85,7 @@ def test_a_loan_from_the_command_line(cli: Run, tokens: dict[str, str]) -> None:
     args = ("request", "loan", "--from", "vision", "--to", "nlp", "--amount", "nvidia.com/gpu=2", "--for", "3d")
     code, out, err = cli(*args, token=tokens["nlp-lead"])
     assert (code, err) == (0, ""), err
-    assert "loan: queue nlp borrows 2 GPUs of guarantee from vision for 3 d" in out
+    assert "loan: queue nlp borrows 2 GPUs of guarantee from vision for 3 days" in out
     pk = out.split("#", 1)[1].split(":", 1)[0]
     code, out, err = cli("request", "approve", pk, token=tokens["vision-lead"])
     assert (code, err) == (0, ""), err

@@ -121,7 +121,7 @@ def test_a_change_request_replays_its_changes_and_links_the_run_from_its_steps(
     assert resp["Location"] == f"/replays/{run.pk}/"
     assert (run.change_request, run.changes, run.requester) == (cr, [change], lead)
     steps = client.get(f"/requests/{cr.pk}/").context["steps"]
-    assert steps[-1]["url"] == f"/replays/{run.pk}/" and "replayed the last 1d" in steps[-1]["step"]
+    assert steps[-1]["url"] == f"/replays/{run.pk}/" and "replayed the last day" in steps[-1]["step"]
     other = make_user("mallory", groups=("elsewhere",))
     client.force_login(other)
     assert client.get(f"/replays/{run.pk}/").status_code in (403, 404)  # not theirs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.wording import duration, plural
+from engine.wording import duration, plural, spelled_duration
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,19 @@ def test_plural() -> None:
     assert plural(2, "pod") == "2 pods"
     assert plural(2, "tax") == "2 taxes"
     assert plural(3, "child", "children") == "3 children"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [
+        (3 * 86400, "3 days"),
+        (86400 + 12 * 3600, "1 day 12 hours"),
+        (12 * 3600, "12 hours"),
+        (5400, "1 hour 30 minutes"),
+        (60, "1 minute"),
+        (45, "45 seconds"),
+        (0, "0 seconds"),
+    ],
+)
+def test_a_length_spelled_out(seconds: int, words: str) -> None:
+    assert spelled_duration(seconds) == words
