@@ -29,10 +29,16 @@ fi
 
 apt_updated=
 apt_install() {
-  is_root || die "$1 is not installed and this is not root: install Debian's package '$1' (apt-get install $1)"
-  if [ -z "$apt_updated" ]; then apt-get update -qq; apt_updated=1; fi
+  # as root, or through sudo without a password (a CI runner's user): Debian's package, never a download
+  local as=()
+  if ! is_root; then
+    sudo -n true 2>/dev/null || die "$1 is not installed and this is neither root nor allowed sudo: install \
+Debian's package '$1' (apt-get install $1)"
+    as=(sudo -n)
+  fi
+  if [ -z "$apt_updated" ]; then "${as[@]}" apt-get update -qq; apt_updated=1; fi
   say "installing Debian's $1"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  "${as[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 # url_part URL -> sets u_user u_host u_port u_db
