@@ -427,6 +427,18 @@ class _Reach:
         return self._roots[key]
 
 
+def _approver_by_role(user: Any, requester: Any) -> bool | None:
+    """What the roles alone decide of ``user`` approving ``requester``'s request: never an anonymous user nor the
+    requester, always an admin; None: the tree decides."""
+    if user is None or not user.is_authenticated:
+        return False
+    if requester is not None and user.pk == requester.pk:
+        return False
+    if is_admin(user):
+        return True
+    return None
+
+
 def may_approve_changes(
     user: Any, requester: Any, changes: Sequence[Mapping[str, Any]], reach: _Reach | None = None
 ) -> bool:
@@ -434,12 +446,9 @@ def may_approve_changes(
     otherwise a lead above the requester for every node the changes touch — a member of a team linked to a strict
     ancestor of the requester's own subtree root that holds the node (the department lead of a team's request),
     or of the node itself when the requester holds no subtree there."""
-    if user is None or not user.is_authenticated:
-        return False
-    if requester is not None and user.pk == requester.pk:
-        return False
-    if is_admin(user):
-        return True
+    decided = _approver_by_role(user, requester)
+    if decided is not None:
+        return decided
     reach = reach or _Reach()
     mine, theirs = reach.roots(user), reach.roots(requester)
     for change in changes:
@@ -459,12 +468,9 @@ def may_approve_changes(
 def may_approve_loan(user: Any, requester: Any, loan: loans.Loan, reach: _Reach | None = None) -> bool:
     """Whether ``user`` may approve ``loan``: never the requester; an admin; a member of a team linked to the lender
     or to one of its ancestors (the common parent's lead and above)."""
-    if user is None or not user.is_authenticated:
-        return False
-    if requester is not None and user.pk == requester.pk:
-        return False
-    if is_admin(user):
-        return True
+    decided = _approver_by_role(user, requester)
+    if decided is not None:
+        return decided
     reach = reach or _Reach()
     return bool(set(_path(reach.trees.get(loan.kind, {}), loan.lender)) & reach.roots(user)[loan.kind])
 

@@ -99,6 +99,17 @@ USER_LIMITS_HELP = (
     '{"nvidia.com/gpu": "8"}}]'
 )
 
+# both kinds' description (shown on its page, carried by the exports as an annotation)
+_DESCRIPTION = TreeField(
+    "description",
+    FieldKind.TEXT,
+    "",
+    DESCRIPTION_HELP,
+    "Description",
+    max_length=DESCRIPTION_MAX_LENGTH,
+    annotation=DESCRIPTION_ANNOTATION,
+)
+
 QUEUE_FIELDS: tuple[TreeField, ...] = (
     TreeField("weight", FieldKind.INT, 1, "its share among its siblings (1..65535)", "Weight"),
     TreeField(
@@ -131,15 +142,7 @@ QUEUE_FIELDS: tuple[TreeField, ...] = (
         "State",
         writable=False,
     ),
-    TreeField(
-        "description",
-        FieldKind.TEXT,
-        "",
-        DESCRIPTION_HELP,
-        "Description",
-        max_length=DESCRIPTION_MAX_LENGTH,
-        annotation=DESCRIPTION_ANNOTATION,
-    ),
+    _DESCRIPTION,
 )
 
 QUOTA_GROUP_FIELDS: tuple[TreeField, ...] = (
@@ -159,15 +162,7 @@ QUOTA_GROUP_FIELDS: tuple[TreeField, ...] = (
     TreeField("min_scale_exempt", FieldKind.BOOL, False, "keep its min when mins are scaled down", "Min scale exempt"),
     TreeField("tree_id", FieldKind.TEXT, "", "the quota tree it belongs to", "Tree", max_length=63),
     TreeField("user_limits", FieldKind.USER_LIMITS, (), USER_LIMITS_HELP, "User limits"),
-    TreeField(
-        "description",
-        FieldKind.TEXT,
-        "",
-        DESCRIPTION_HELP,
-        "Description",
-        max_length=DESCRIPTION_MAX_LENGTH,
-        annotation=DESCRIPTION_ANNOTATION,
-    ),
+    _DESCRIPTION,
 )
 
 TreeKind = Literal["queue", "quota_group"]

@@ -460,7 +460,8 @@ class ClusterMirror:
         if reorder:  # the database's order by name (its collation), as a full read gives
             order = Node.objects.filter(cluster_id=self.cluster_id).values_list("id", flat=True)
             names = [st.node_names[pk] for pk in order if pk in st.node_names]
-            names += [n for n in st.nodes if n not in set(names)]
+            ordered = set(names)
+            names += [n for n in st.nodes if n not in ordered]
             st.nodes = {n: st.nodes[n] for n in names}
         return renamed
 
