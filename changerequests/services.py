@@ -32,6 +32,7 @@ from engine import rules, treefields
 from engine.changes import ProposalError, compare
 from engine.objects import Snapshot
 from engine.resources import ResourceList, format_amount
+from engine.userlimits import UserLimit, parse_user_limits, stored_user_limits, user_limits_text
 from engine.values import QuotaValues, compute_values
 from planning import whatif, whatif_access
 from planning.values_api import cached_values
@@ -52,7 +53,8 @@ _UNLIMITED_WHEN_EMPTY = frozenset(
     for f in (*treefields.QUEUE_FIELDS, *treefields.QUOTA_GROUP_FIELDS)
     if f.kind in (treefields.FieldKind.LIMITS, treefields.FieldKind.WEIGHTS)
 )
-SCALAR_FIELDS = {"queue": ("weight",), "quota_group": ("is_parent",)}
+# user_limits: a list of per-user and per-group limits (``engine.userlimits``), read and checked by the what-if
+SCALAR_FIELDS = {"queue": ("weight", "user_limits"), "quota_group": ("is_parent", "user_limits")}
 WHAT = {"queue": "queue", "quota_group": "quota group"}
 # Rule codes that say "the parent has no room for this" rather than "this is malformed": a request held back only by
 # them is filed (it is what the lead asks its department for), and its approver makes room by amending it.
@@ -114,7 +116,10 @@ def _anchor(change: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _canon(value: Any) -> Any:
-    """A field's value in a form that compares and stores as JSON (resource lists as name -> base units)."""
+    """A field's value in a form that compares and stores as JSON (resource lists as name -> base units; user limits
+    as the row keeps them)."""
+    if isinstance(value, tuple) and all(isinstance(v, UserLimit) for v in value):
+        return stored_user_limits(value)
     if isinstance(value, ResourceList):
         return {k: int(v) for k, v in sorted(value.items())}
     if isinstance(value, Mapping):
@@ -123,7 +128,13 @@ def _canon(value: Any) -> Any:
 
 
 def people(field: str, value: Any) -> str:
-    """A field's value for people: amounts in each resource's unit, "unlimited" for a limit that names nothing."""
+    """A field's value for people: amounts in each resource's unit, "unlimited" for a limit that names nothing; user
+    limits one per line as the editor writes them ("user alice: jobs=3, nvidia.com/gpu=4")."""
+    if field == "user_limits":
+        limits, problems = parse_user_limits(value)
+        if problems:  # a malformed entry: the rules' error says what is wrong with it
+            return str(value)
+        return user_limits_text(limits) or "none"
     if isinstance(value, Mapping):
         if not value:
             return "unlimited" if field in _UNLIMITED_WHEN_EMPTY else "none"

@@ -417,9 +417,14 @@ class Framework:
             refusal = f(queue, task)
             if refusal is not None:
                 return refusal
-        if self.user_limits is not None:
-            return self.user_limits.allocatable(task.job, queue, task.quota_group, task.req)
-        return None
+        return self.user_limit_allocatable(queue, task)
+
+    def user_limit_allocatable(self, queue: str, task: TaskState) -> GateRefusal | None:
+        """Would placing ``task`` take its job's user or one of its groups over a limit? (Part of ``allocatable``;
+        reclaim, which asks ``preemptive`` rather than ``allocatable`` as Volcano's does, asks this one too.)"""
+        if self.user_limits is None:
+            return None
+        return self.user_limits.allocatable(task.job, queue, task.quota_group, task.req)
 
     def user_limit_admission(self, job: JobState) -> GateRefusal | None:
         """Would admitting ``job`` take its user or one of its groups over a limit (``engine.session.userlimits``)?"""

@@ -74,6 +74,23 @@ def test_a_lead_asks_for_four_more_gpus_and_its_department_lead_approves(clients
     assert r.status_code == 409
 
 
+def test_a_lead_asks_for_per_user_limits_in_its_queue(clients: dict[str, Any]) -> None:
+    """``user_limits`` is among what a request may change: shown to people as the editor writes it, applied as the
+    editor would store it, and a later request that sees another value goes stale like any field."""
+    limits = [{"user": "*", "max_jobs": 3, "max_resources": {GPU: "2"}}]
+    r = file(clients["nlp-lead"], [{"op": "update", "kind": "queue", "name": "nlp", "spec": {"user_limits": limits}}])
+    assert r.status_code == 201, r.content
+    body = r.json()
+    (requested,) = body["whatif"]["requested"]
+    assert requested["fields"] == [{"field": "user_limits", "before": "none", "after": f"user *: jobs=3, {GPU}=2"}]
+    assert Queue.objects.get(name="nlp").user_limits is None  # nothing written yet
+    r = clients["research-lead"].post(f"{BASE}{body['id']}/approve/", {}, format="json")
+    assert r.status_code == 200 and r.json()["status"] == "applied", r.content
+    assert Queue.objects.get(name="nlp").user_limits == [
+        {"kind": "user", "name": "*", "max_jobs": 3, "max_resources": {GPU: 2000}}
+    ]
+
+
 def test_a_request_outside_ones_subtree_is_refused(clients: dict[str, Any]) -> None:
     changes = [{"op": "update", "kind": "queue", "name": "vision", "spec": {"weight": 3}}]
     r = file(clients["nlp-lead"], changes)
@@ -92,6 +109,11 @@ def test_a_request_outside_ones_subtree_is_refused(clients: dict[str, Any]) -> N
         ({"op": "update", "kind": "queue", "name": "nlp", "spec": {"parent": "vision"}}, "changes.0.spec.parent", ""),
         ({"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "lots"}}}, None, ""),
         ({"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "9"}}}, None, "deserved"),
+        (
+            {"op": "update", "kind": "queue", "name": "nlp", "spec": {"user_limits": [{"user": "ann", "max_jobs": -1}]}},
+            None,
+            "max_jobs",
+        ),
     ],
 )
 def test_an_invalid_request_is_refused_naming_the_field(

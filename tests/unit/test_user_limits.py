@@ -157,6 +157,27 @@ def test_a_quota_group_limit_binds_at_placement() -> None:
     assert (status.blocker.resource, status.blocker.requested, status.blocker.available) == (GPU, 2000, 1000)
 
 
+RECLAIM = policy("reclaim, allocate, backfill", ["priority", "gang"], ["drf", "proportion", "predicates"])
+
+
+@pytest.mark.parametrize("limited", [True, False], ids=["at-her-limit", "no-limit"])
+def test_reclaim_takes_nothing_back_for_a_user_at_her_limit(limited: bool) -> None:
+    """nlp is below its half of the 16 GPUs and vision above it: reclaim takes a vision pod back for a starving nlp
+    job, unless the job's user already uses what her limit allows in nlp (the gate allocate asks, asked by reclaim
+    too: a reclaimer cannot pass a user limit)."""
+    alice = [job(f"a{i}", "alice", phase=Q.RUNNING, min_res=False) for i in range(2)]
+    vision = [job(f"v{i}", "vic", queue_name="vision", phase=Q.RUNNING, min_res=False) for i in range(14)]
+    waiting = job("a9", "alice", phase=Q.INQUEUE, min_res=False, created=5.0)
+    nlp_queue = nlp(gpus("user", "alice", 2)) if limited else queue("nlp")
+    snapshot_ = snap([*alice, *vision, waiting], queues=[nlp_queue, queue("vision")])
+    result = run_session(snapshot_, now=10.0, policy=RECLAIM)
+    if not limited:
+        assert len(result.evictions) == 1 and result.evictions[0].task.startswith("ns/v")
+        return
+    assert result.evictions == [] and placed(result) == []
+    assert "would use 3 of at most 2 GPUs allowed to user alice in queue nlp" in result.podgroups["ns/a9"].message
+
+
 def test_a_job_of_an_unnamed_user_counts_as_its_namespace() -> None:
     jobs = [job("a1", "", phase=Q.RUNNING), job("a2", "", created=1.0)]
     result = run_session(snap(jobs, queues=[nlp(jobs_limit("user", "ns", 1))]), now=10.0, policy=ENQUEUE)

@@ -17,7 +17,8 @@ gang keeps its minimum, conformance spares critical pods, proportion / capacity 
 their deserved, never below a guarantee); the node must then hold the pod with its future idle plus the victims;
 victims are evicted in victim order (capacity's hierarchy: siblings first, seed 004) until the pod fits, and the
 pod is pipelined there. A node that ends up unused keeps its pods (per-node statement). The job's statement is
-committed when the job is pipelined, else discarded.
+committed when the job is pipelined, else discarded. A pod that would take its job's user (or one of its groups)
+over a per-user limit (``engine.session.userlimits``) reclaims nothing, as allocate would not place it.
 
 With ``wholeGangs: true`` in the action's configuration the victims on a node are chosen with gangs in mind
 (``actions.gangvictims``: spare pods first, then the least-waste set of whole gangs; the ``gang`` plugin's victim
@@ -264,6 +265,11 @@ def _reclaim_job(
         if refusal is not None:
             job.allocate_refusal = job.allocate_refusal or refusal
             failed[attempt] = (ssn.epoch, refusal)
+            continue
+        # per-user limits: the job's user, not the queue, so not remembered for the queue's identical pods
+        refusal = fw.user_limit_allocatable(queue, task)
+        if refusal is not None:
+            job.allocate_refusal = job.allocate_refusal or refusal
             continue
         if not _reclaim_for_task(ssn, stmt, task, job, room, guard, strict):
             failed[attempt] = (ssn.epoch, None)
