@@ -168,8 +168,10 @@ class FairTree:
         self._lendable: dict[str, dict[str, int]] = {}  # by node: it depends on the quotas alone
         self._members: dict[str, list[str]] = {}  # by node: its subtree's ClusterQueues
         self.version = 0  # moves with every change of usage (callers keep answers while it stays)
-        self._shares: dict[str, Share] = {}  # the shares at ``_shares_version``
-        self._shares_version = 0
+        # the shares known, by node: a change of usage forgets those of the nodes whose usage it changed (a node's
+        # share depends on its own usage and on quotas alone), so a cohort's other members keep theirs
+        self._shares: dict[str, Share] = {}
+        self._over: dict[str, frozenset[FlavorResource]] = {}  # the same for what each node borrows (``borrowing``)
         for name, amounts in (usage or {}).items():
             self.add_usage(name, amounts)
 
@@ -259,6 +261,8 @@ class FairTree:
                     own[fr] = new
                 else:
                     own.pop(fr, None)
+                self._shares.pop(name, None)
+                self._over.pop(name, None)
                 lq = self.local_quota(name, fr)
                 delta = max(0, new - lq) - max(0, old - lq)
                 name = self.nodes[name].parent
@@ -267,13 +271,13 @@ class FairTree:
     def trying(self, queue: str, amounts: Mapping[FlavorResource, int]) -> Iterator[None]:
         """``amounts`` added to ``queue`` while the block runs (Kueue's ``SimulateUsageAddition``); afterwards the
         tree is as it was, its ``version`` and the shares it knew included."""
-        kept = (self.version, self._shares, self._shares_version)
+        kept = (self.version, dict(self._shares), dict(self._over))
         self.add_usage(queue, amounts)
         try:
             yield
         finally:
             self.add_usage(queue, amounts, -1)
-            self.version, self._shares, self._shares_version = kept
+            self.version, self._shares, self._over = kept
 
     def usage_of(self, name: str) -> dict[FlavorResource, int]:
         """``name``'s usage now (read-only)."""
@@ -284,8 +288,6 @@ class FairTree:
         """``name``'s dominant resource share, with ``extra`` added to its own usage (Kueue's ``wlReq``)."""
         if extra:
             return self._share(name, extra)
-        if self._shares_version != self.version:
-            self._shares, self._shares_version = {}, self.version
         found = self._shares.get(name)
         if found is None:
             found = self._shares[name] = self._share(name, None)
@@ -329,10 +331,14 @@ class FairTree:
 
     def borrowing(self, name: str, frs: Iterable[FlavorResource] | None = None) -> bool:
         """Whether ``name``'s usage is above its subtree quota (on one of ``frs``, when given)."""
-        usage = self.usage_of(name)
-        quota = self.subtree[name]
-        keys = quota.keys() if frs is None else frs
-        return any(usage.get(fr, 0) > quota.get(fr, 0) for fr in keys if fr in quota)
+        over = self._over.get(name)
+        if over is None:
+            usage = self.usage_of(name)
+            over = frozenset(fr for fr, quota in self.subtree[name].items() if usage.get(fr, 0) > quota)
+            self._over[name] = over
+        if frs is None:
+            return bool(over)
+        return any(fr in over for fr in frs)
 
 
 def kueue_tree(snapshot: Snapshot, usage: Mapping[str, Mapping[str, int]] | None = None) -> FairTree:
