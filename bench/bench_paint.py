@@ -13,7 +13,10 @@ the static files are collected with the production storage (hashed, compressed) 
 runs under gunicorn as deployed (WhiteNoise serves the static files). A superuser ``paint-bench`` signs in once;
 every measured load is a new browser context that only carries that session cookie (no HTTP cache, so plotly.js
 is fetched every time). Two loads of each page warm the server (its value cache) before the 10 that count.
-Chromium is Debian's (``/usr/bin/chromium`` or ``FAIRWAY_CHROMIUM``), driven by Python Playwright.
+Chromium is Debian's (``/usr/bin/chromium`` or ``FAIRWAY_CHROMIUM``), driven by Python Playwright, with the pages
+bench's flags and its omnibox popup turned off (``WebUIOmniboxPopup``): Chromium 156 builds that popup, a WebUI page
+of its own, for every new window even headless, and a fresh context is a new window, so each measured load ran
+beside 0.7 s of another renderer's work on the same two cores; a person's browser has its windows open already.
 
 Run: ``.venv/bin/python bench/bench_paint.py [--sizes small,large] [--repeat 10]
 [--database postgres://postgres@127.0.0.1:5432/fairway_paint]`` (loading the large demo takes several minutes the
@@ -41,6 +44,15 @@ PYTHON = str(Path(sys.executable))
 CHROMIUM = os.environ.get("FAIRWAY_CHROMIUM", "/usr/bin/chromium")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pages import CHROMIUM_ARGS  # noqa: E402 - the same browser flags as the pages bench
+
+
+def browser_args() -> list[str]:
+    """The pages bench's flags with Chromium's omnibox popup WebUI among the disabled features (one
+    ``--disable-features``: Chromium reads only the last one given)."""
+    out = [arg for arg in CHROMIUM_ARGS if not arg.startswith("--disable-features=")]
+    disabled = [arg.split("=", 1)[1] for arg in CHROMIUM_ARGS if arg.startswith("--disable-features=")]
+    return [*out, "--disable-features=" + ",".join([*disabled, "WebUIOmniboxPopup"])]
+
 
 TARGET_S = {"small": 0.5, "large": 1.5}
 PAGES = [
@@ -191,7 +203,7 @@ def measure(base: str, password: str, repeat: int, warmups: int) -> list[tuple[s
 
     rows = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=browser_args())
         try:
             context = browser.new_context()
             page = context.new_page()

@@ -13,8 +13,11 @@ process as a Celery worker would:
 and prints, for each, the median / min / max of the session end to end (the ``run_session`` task: lock, mirror
 refresh and snapshot, engine, decisions committed) and its phases, whether the mirror read in full, and in how
 many of the sessions that ran the engine it updated its kept state instead of building it in full.
-``--sizes 1000,5000,10000,20000`` prints the curve of the steady state over cluster sizes (pods x10).
-``--profile`` profiles one steady session and one 1 % session (by cumulative and by own time).
+``--sizes 1000,5000,10000,20000`` prints the curve of the steady state over cluster sizes (pods x10), and of the
+churned sessions. ``--churn 1,3`` measures sessions after each of these percentages of the pods changed (default 1).
+``--reuse`` measures on the cluster an earlier run built (the size asked; its pods placed already, the first
+session then is a full read that places little) instead of building it again, which takes minutes at 20,000 nodes.
+``--profile`` profiles one steady session and one churned session (by cumulative and by own time).
 ``--fairness`` turns fairness over time on (``fairnessOverTime: true`` on the policy's queue plugin and
 ``elasticquota``): every session then runs the engine (the past usage moves) and writes the usage record.
 
@@ -28,6 +31,7 @@ SQLite (``sqlite:////tmp/bench.sqlite3``: a file, migrated when new).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -119,12 +123,13 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
-    walls = [r["wall"] for r in runs]
+    walls = sorted(r["wall"] for r in runs)
+    p99 = walls[min(len(walls) - 1, math.ceil(0.99 * len(walls)) - 1)]
     fulls = sum(1 for r in runs if r["full"])
     ran = sum(1 for r in runs if r["ran"])
     kept = sum(1 for r in runs if r["ran"] and r["kept"])
     return (
-        f"{label}: median {med('wall'):,.0f} ms end to end (min {min(walls):,.0f}, max {max(walls):,.0f}; "
+        f"{label}: median {med('wall'):,.0f} ms end to end (min {walls[0]:,.0f}, p99 {p99:,.0f}, max {walls[-1]:,.0f}; "
         f"this process's CPU {med('cpu'):,.0f}; "
         f"refresh+snapshot {med('load'):,.0f}, engine {med('engine'):,.0f}, write {med('write'):,.0f}); "
         f"rows re-read {statistics.median(r['changes'] for r in runs):,.0f}, placed {med('placed'):,.0f}, "
@@ -144,7 +149,7 @@ def with_fairness(policy: Any) -> str:
     return Policy.from_dict(data).to_yaml()
 
 
-def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool, fairness: bool = False) -> float:
+def measure(nodes: int, pods: int, repeat: int, percents: list[float], profile: bool, fairness: bool = False) -> float:
     import django
 
     django.setup()
@@ -168,15 +173,18 @@ def measure(nodes: int, pods: int, repeat: int, with_churn: bool, profile: bool,
     print("  " + summary("steady state", steady))
     if profile:
         _profile(cluster.pk, "steady", None)
-    if with_churn:
-        n = max(2, pods // 100)
+    round_base = int(time.time()) * 100  # new jobs' names, unique across runs on a reused cluster
+    for percent in percents:
+        n = max(2, int(pods * percent / 100))
         runs = []
         for r in range(repeat):
-            churn(cluster.pk, n, r)
+            churn(cluster.pk, n, round_base + r)
             runs.append(one_session(cluster.pk))
-        print("  " + summary(f"1 % changed ({n:,} pods)", runs))
+        round_base += repeat
+        print("  " + summary(f"{percent:g} % changed ({n:,} pods)", runs))
         if profile:
-            _profile(cluster.pk, "1 % changed", lambda: churn(cluster.pk, n, 999))
+            _profile(cluster.pk, f"{percent:g} % changed", lambda n=n, r=round_base: churn(cluster.pk, n, r))
+            round_base += 1
     return float(statistics.median(r["wall"] for r in steady))
 
 
@@ -203,21 +211,26 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--fairness", action="store_true", help="fairness over time on")
+    parser.add_argument("--churn", default="1", help="comma-separated percentages of the pods changed (0: none)")
+    parser.add_argument("--reuse", action="store_true", help="use the cluster built by an earlier run")
     parser.add_argument("--measure-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
-        measure(args.measure_only, args.measure_only * 10, args.repeat, not args.sizes, args.profile, args.fairness)
+        percents = [float(p) for p in args.churn.split(",") if p and float(p) > 0]
+        measure(args.measure_only, args.measure_only * 10, args.repeat, percents, args.profile, args.fairness)
         return
     sys.argv = [sys.argv[0]]
     from bench.bench_store_session import ensure_database
 
     ensure_database()
     sizes = [int(s) for s in args.sizes.split(",") if s] or [args.nodes]
+    if args.reuse and len(sizes) > 1:
+        parser.error("--reuse measures the one cluster built before: give one size")
     for nodes in sizes:
-        build(nodes, nodes * 10)
+        if not args.reuse:
+            build(nodes, nodes * 10)
         cmd = [sys.executable, __file__, "--measure-only", str(nodes), "--repeat", str(args.repeat)]
-        if args.sizes:
-            cmd += ["--sizes", args.sizes]
+        cmd += ["--churn", args.churn]
         if args.profile:
             cmd.append("--profile")
         if args.fairness:

@@ -330,6 +330,8 @@ FAIRWAY = {
     "DEFAULT_CLUSTER": env.str("FAIRWAY_DEFAULT_CLUSTER", default="default"),
     # seconds a worker process that ran a cluster's last session keeps receiving its sessions (scheduling.feed.affinity)
     "AFFINITY_WINDOW_SECONDS": env.float("FAIRWAY_AFFINITY_WINDOW_SECONDS", default=3.0),
+    # a worker process keeps a copy of each cluster whose sessions it sends on, to take it over (scheduling.feed.standby)
+    "WARM_STANDBY": env.bool("FAIRWAY_WARM_STANDBY", default=True),
     # the node heartbeat check (every 5 s by default) that finds its previous run older than this could not run in
     # between (broker, database or workers down): it forgives missed heartbeats for one more timeout (scheduling.agent)
     "NODE_CHECK_GAP_SECONDS": env.float("FAIRWAY_NODE_CHECK_GAP_SECONDS", default=15.0),
@@ -373,6 +375,10 @@ FAIRWAY = {
     # returned (the periodic entry's interval when it is created; the admin may change it afterwards)
     "LOAN_MAX_DAYS": env.int("FAIRWAY_LOAN_MAX_DAYS", default=90),
     "LOAN_CHECK_SECONDS": env.int("FAIRWAY_LOAN_CHECK_SECONDS", default=60),
+    # Kueue's Configuration: the ConfigMap its manager reads (key controller_manager_config.yaml) and its namespace,
+    # which the Kubernetes adapter watches and keeps as the cluster's kueue_configuration (scheduling/kube)
+    "KUEUE_CONFIGMAP": env.str("FAIRWAY_KUEUE_CONFIGMAP", default="kueue-manager-config"),
+    "KUEUE_NAMESPACE": env.str("FAIRWAY_KUEUE_NAMESPACE", default="kueue-system"),
 }
 if not 0 < FAIRWAY["CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS"] < float("inf"):
     raise ImproperlyConfigured(
@@ -446,6 +452,14 @@ for _name, _default in (
         raise ImproperlyConfigured(
             f"FAIRWAY_START_ESTIMATE_{_name}={FAIRWAY[f'START_ESTIMATE_{_name}']}: expected a number above 0"
         )
+
+# How long a reader that found no round waits for the estimates worker's before it computes one itself (0: at once).
+FAIRWAY["START_ESTIMATE_WORKER_WAIT_SECONDS"] = env.float("FAIRWAY_START_ESTIMATE_WORKER_WAIT_SECONDS", default=30.0)
+if not 0 <= FAIRWAY["START_ESTIMATE_WORKER_WAIT_SECONDS"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_START_ESTIMATE_WORKER_WAIT_SECONDS={FAIRWAY['START_ESTIMATE_WORKER_WAIT_SECONDS']}: expected a "
+        "number of seconds, 0 or more"
+    )
 
 if FAIRWAY["JOB_HISTORY_DAYS"] < 1:
     raise ImproperlyConfigured(

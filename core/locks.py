@@ -16,6 +16,7 @@ __all__ = [
     "SCHEDULING_SESSION_LOCK",
     "SIMULATION_SLOT_LOCK",
     "TREE_WRITE_LOCK",
+    "WORKER_BEACON_LOCK",
     "WORKLOAD_LOCK",
 ]
 
@@ -28,6 +29,9 @@ NODE_CHECK_LOCK = 0x4657_0005  # heartbeat timeouts
 COMPACTION_LOCK = 0x4657_0006  # sample compaction and record retention
 # A slot's number as the second int4 (planning/slots.py, a session-level lock on a connection of its own):
 SIMULATION_SLOT_LOCK = 0x4657_0007  # simulate and what-if computations at once in the deployment
+# A worker process's own session queue, hashed, as the second int4 (scheduling.feed.affinity: a session-level lock
+# on a connection of its own, held for the process's life: free means the process is gone)
+WORKER_BEACON_LOCK = 0x4657_0008
 # The trees, whole (second int4 0): every tree write (quotas.services.lock_tree_writes)
 TREE_WRITE_LOCK = 0x4657_0100
 
@@ -45,5 +49,6 @@ CLUSTER_LOCK_NAMES: dict[int, str] = {
 KEYS: dict[int, str] = {
     **CLUSTER_LOCK_NAMES,
     SIMULATION_SLOT_LOCK: "simulation slot",
+    WORKER_BEACON_LOCK: "worker process alive",
     TREE_WRITE_LOCK: "tree writes",
 }

@@ -23,6 +23,7 @@ from typing import Any
 
 from engine import rules
 from engine.collector import paused_during
+from engine.kueuepolicy import parse_kueue_policy
 from engine.limits import ENV_VARS, Limits, brief, node_amount_errors
 from engine.objects import NodeInfo, PodGroupInfo, QueueSpec, QuotaGroupSpec, Snapshot, Taint, TaskInfo, TaskStatus
 from engine.resources import (
@@ -106,6 +107,11 @@ def _field_value(i: int, spec: Mapping[str, Any], f: TreeField) -> Any:
         if problems:
             raise _err(i, f"spec.{problems[0].field}", problems[0].message)
         return limits
+    if f.kind is FieldKind.KUEUE:
+        value, problems = parse_kueue_policy(spec[f.name], f.name)
+        if problems:
+            raise _err(i, f"spec.{problems[0].field}", f"{problems[0].field}: {problems[0].message}")
+        return value
     return _typed(i, spec, f.name, _SCALAR_TYPES[f.kind])
 
 

@@ -98,6 +98,9 @@ __all__ = [
     "ROOT_QUEUE",
     "SCHEDULED_STATUSES",
     "SYSTEM_GROUP",
+    "FlavorFungibility",
+    "FlavorGroup",
+    "KueueFlavors",
     "KueueName",
     "KueuePreemption",
     "NamespaceInfo",
@@ -110,6 +113,7 @@ __all__ = [
     "QueueSpec",
     "QueueState",
     "QuotaGroupSpec",
+    "ResourceFlavorSpec",
     "Snapshot",
     "Taint",
     "TaskInfo",
@@ -152,6 +156,8 @@ class QueueSpec:
     description: str = ""  # free text for people; no rule reads it (``engine.treefields``)
     # YuniKorn's per-user and per-group limits inside this queue's subtree (``engine.userlimits``); () for none
     user_limits: tuple[UserLimit, ...] = ()
+    # Kueue's levers and policies of the queue, normalized in Kueue's spelling (``engine.kueuepolicy``); None: none
+    kueue: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +460,53 @@ class KueuePreemption:
     within_cluster_queue: str = "Never"
 
 
+@dataclass(frozen=True, slots=True)
+class ResourceFlavorSpec:
+    """A Kueue ``ResourceFlavor``: the nodes it stands for (``node_labels``, all of which a node must carry; none:
+    every node), the taints those nodes have (``node_taints``: a workload must tolerate them to be given the flavor)
+    and the tolerations a workload given the flavor gets."""
+
+    name: str
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_taints: tuple[Taint, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorGroup:
+    """One of a ClusterQueue's ``resourceGroups`` whose resources have quota in several flavors: its covered
+    ``resources`` and its ``flavors`` in the order Kueue tries them."""
+
+    resources: tuple[str, ...]
+    flavors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorFungibility:
+    """A ClusterQueue's ``spec.flavorFungibility`` as Kueue reads it (v1beta2 names; ``Borrow`` and ``Preempt`` are
+    read as ``MayStopSearch``): whether to stop at a flavor where the workload fits only by borrowing
+    (``when_can_borrow``, default MayStopSearch) or only by preempting (``when_can_preempt``, default TryNextFlavor),
+    and which of two such flavors is better (``preference``)."""
+
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: str = "BorrowingOverPreemption"
+
+
+@dataclass(frozen=True, slots=True)
+class KueueFlavors:
+    """Kueue's ResourceFlavors where some resource has quota in several of them (``engine.flavors``): such a
+    resource is counted per flavor under the key ``<resource>@<flavor>`` in the queues' quotas, the nodes'
+    allocatable (a node serves the flavor whose labels it carries) and the requests of the workloads given that
+    flavor. ``resources``: those resources, each with its flavors in the order first met; ``groups``: each
+    ClusterQueue's resource groups over them, by queue identity; ``fungibility``: the ClusterQueues that set one."""
+
+    flavors: Mapping[str, ResourceFlavorSpec] = field(default_factory=dict)
+    resources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: Mapping[str, tuple[FlavorGroup, ...]] = field(default_factory=dict)
+    fungibility: Mapping[str, FlavorFungibility] = field(default_factory=dict)
+
+
 # -- built-ins ---------------------------------------------------------------------------------------------------
 
 # The built-in tree nodes carry the same values as the ones the Django side creates
@@ -544,6 +597,10 @@ _CACHE_DEPS: dict[str, frozenset[str]] = {
 }
 
 
+def _same_field(a: object, b: object) -> bool:
+    return a is b or (type(a) is int and type(b) is int and a == b)
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """One cluster at one instant. Mappings are keyed by name (tasks by uid, podgroups by key)."""
@@ -567,6 +624,8 @@ class Snapshot:
     kueue_weights: Mapping[str, Fraction] = field(default_factory=dict)
     # Kueue's ClusterQueue ``spec.preemption`` policies of the ClusterQueues that set one, by queue identity
     kueue_preemption: Mapping[str, KueuePreemption] = field(default_factory=dict)
+    # Kueue's ResourceFlavors when some resource has quota in several (None: one flavor per resource, as before)
+    kueue_flavors: KueueFlavors | None = None
     # Koordinator ElasticQuotaArgs found in a KubeSchedulerConfiguration (None when none was given).
     elastic_quota_args: ElasticQuotaArgs | None = None
     # admission levers beyond quota (Kueue's StrictFIFO, HoldAndDrain, namespaceSelector, admission fair sharing):
@@ -632,6 +691,18 @@ class Snapshot:
             if not (_CACHE_DEPS.get(key, changed) & changed):
                 new._cache[key] = value
         return new
+
+    def keep_indexes_of(self, other: Snapshot) -> None:
+        """Take ``other``'s cached indexes whose fields are the very same objects here (equal numbers), as ``replace``
+        keeps them: a caller that builds each snapshot anew from the same unchanged mappings (a cluster kept in
+        memory: the same nodes while no node changed) spares their recomputation."""
+        mine = self._cache
+        for key, value in other._cache.items():
+            deps = _CACHE_DEPS.get(key)
+            if deps is None or key in mine:
+                continue
+            if all(_same_field(getattr(self, name), getattr(other, name)) for name in deps):
+                mine[key] = value
 
     def _merged(self, name: str, items: Iterable[Any], key: Callable[[Any], str]) -> Snapshot:
         current: dict[str, Any] = dict(getattr(self, name))

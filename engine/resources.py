@@ -22,6 +22,7 @@ from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation
 from fractions import Fraction
 
 __all__ = [
+    "FLAVOR_MARK",
     "MAX_AMOUNT",
     "NOUNS",
     "STANDARD_RESOURCES",
@@ -47,8 +48,10 @@ __all__ = [
     "parse_in_unit",
     "parse_quantity",
     "parse_resource_list",
+    "resource_label",
     "resource_sort_key",
     "sorted_resources",
+    "split_flavor",
     "split_unit",
     "unit_decimal",
     "unit_name",
@@ -88,7 +91,7 @@ _FIRST = {"cpu": 0, "memory": 1}
 def resource_sort_key(name: str) -> tuple[int, str]:
     """The order resources are named in, everywhere: cpu, memory, then the others by name (Volcano's order in its
     messages)."""
-    return (_FIRST.get(name, 2), name)
+    return (_FIRST.get(split_flavor(name)[0], 2), name)
 
 
 def sorted_resources(names: Iterable[str]) -> list[str]:
@@ -96,8 +99,29 @@ def sorted_resources(names: Iterable[str]) -> list[str]:
     return sorted((n for n in names if n != "pods"), key=resource_sort_key)
 
 
+# A resource given quota in several Kueue ResourceFlavors is counted per flavor under the key ``<resource>@<flavor>``
+# (``cpu@spot``): ``@`` is in no resource name, so the key never meets a real one; it has its resource's unit and
+# reads ``cpu (spot)`` where people read it (``engine.flavors``).
+FLAVOR_MARK = "@"
+
+
+def split_flavor(key: str) -> tuple[str, str]:
+    """``(resource, flavor)`` of a resource key: ``("cpu", "spot")`` for ``cpu@spot``, ``("cpu", "")`` for ``cpu``."""
+    resource, _, flavor = key.partition(FLAVOR_MARK)
+    return resource, flavor
+
+
+def resource_label(key: str) -> str:
+    """A resource key as people read it: ``cpu (spot)`` for ``cpu@spot``, else the name itself."""
+    resource, flavor = split_flavor(key)
+    return f"{resource} ({flavor})" if flavor else resource
+
+
 def milli_scale(resource: str) -> int:
-    """How many base units make one whole unit of ``resource`` (1000 for milli-units, 1 for bytes)."""
+    """How many base units make one whole unit of ``resource`` (1000 for milli-units, 1 for bytes); a flavored key
+    (``memory@spot``) has its resource's."""
+    if FLAVOR_MARK in resource:
+        resource = split_flavor(resource)[0]
     if resource in _BYTE_RESOURCES or resource.startswith("hugepages-"):
         return 1
     return 1000
@@ -111,8 +135,8 @@ NOUNS: dict[str, tuple[str, str]] = {"cpu": ("core", "cores"), "gpu": ("GPU", "G
 
 
 def is_gpu(resource: str) -> bool:
-    """``nvidia.com/gpu``, ``amd.com/gpu``, ...: a resource counted in whole GPUs."""
-    return resource.rsplit("/", 1)[-1] == "gpu"
+    """``nvidia.com/gpu``, ``amd.com/gpu``, ... (or one of their flavors): a resource counted in whole GPUs."""
+    return split_flavor(resource)[0].rsplit("/", 1)[-1] == "gpu"
 
 
 def nouns(resource: str) -> tuple[str, str] | None:
@@ -120,7 +144,7 @@ def nouns(resource: str) -> tuple[str, str] | None:
     byte-like resources), or ``None`` for a resource without a noun of its own (``example.com/fpga``)."""
     if milli_scale(resource) == 1:
         return ("GiB", "GiB")
-    return NOUNS.get("gpu" if is_gpu(resource) else resource)
+    return NOUNS.get("gpu" if is_gpu(resource) else split_flavor(resource)[0])
 
 
 def unit_name(resource: str) -> str:
@@ -382,7 +406,7 @@ def format_amount(amount: int | None, resource: str = "cpu") -> str:
             return f"{whole}Gi"
         return f"{whole}.{rest * 1000 // _GIB:03d}".rstrip("0") + "Gi"
     exact = format_quantity(amount, resource)
-    if resource not in _BYTE_RESOURCES:
+    if split_flavor(resource)[0] not in _BYTE_RESOURCES:
         return exact
     decimal = _decimal_suffix(amount)
     if len(decimal) < len(exact):  # 2G, not 1953125Ki

@@ -13,6 +13,7 @@ from typing import Any
 
 from engine import rules
 from engine.fairshare.drs import Share
+from engine.flavors import FlavorChoice, assign_flavors, flavor_of_request
 from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
 from engine.policy.policy import Policy
@@ -23,6 +24,7 @@ from engine.resources import (
     format_quantity,
     is_unlimited,
     parse_quantity,
+    resource_label,
 )
 from engine.session import run
 from engine.usage import QUEUE
@@ -282,12 +284,15 @@ def _run_sessions(
     the snapshot after them and the values the last session opened with."""
     checkpoint = deadline.check if deadline is not None else None
     values = None
+    choices: dict[str, FlavorChoice] = {}  # Kueue's flavor assignment of each workload, the latest
     for i in range(sessions):
         if deadline is not None:
             deadline.progress = f"in session {i + 1} of {sessions}"
             deadline.check()
         t = start + i
         started = time.perf_counter()
+        snapshot, chosen = assign_flavors(snapshot)  # several flavors per resource: each waiting workload's
+        choices.update(chosen)
         result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
         result.duration_ms = (time.perf_counter() - started) * 1000
         # the values when this (the last) session opened: the session's own (one computation)
@@ -309,7 +314,22 @@ def _run_sessions(
             }
             for key, status in sorted(result.podgroups.items())
         }
+    if snapshot.kueue_flavors is not None:
+        _flavor_entries(snapshot, document["podgroups"], choices)
     return snapshot, values
+
+
+def _flavor_entries(snapshot: Snapshot, podgroups: dict[str, Any], choices: Mapping[str, FlavorChoice]) -> None:
+    """Each podgroup's Kueue flavors (``flavors``: resource -> flavor, from what its pods ask for) and, for one the
+    assigner looked at, ``flavorAssignment``: the sentence saying which flavors it tried and what it found."""
+    by_podgroup = snapshot.tasks_by_podgroup
+    for key, entry in podgroups.items():
+        given: dict[str, str] = {}
+        for task in by_podgroup.get(key, ()):
+            given.update(flavor_of_request(task.request))
+        entry["flavors"] = dict(sorted(given.items()))
+        if key in choices:
+            entry["flavorAssignment"] = choices[key].sentence()
 
 
 def _recycle(
@@ -385,7 +405,7 @@ def _value_sections(document: dict[str, Any], snapshot: Snapshot, values: QuotaV
 
 def _rl_text(values: Mapping[str, str | None]) -> str:
     """A resource list of the document for people: cores, whole GPUs, Gi, ``unlimited`` (``format_amount``)."""
-    return ",".join(f"{k}={_amount_text(k, v)}" for k, v in values.items()) or "-"
+    return ",".join(f"{resource_label(k)}={_amount_text(k, v)}" for k, v in values.items()) or "-"
 
 
 def _amount_text(resource: str, quantity: str | None) -> str:
@@ -417,6 +437,20 @@ def render_table(doc: Mapping[str, Any]) -> str:
             [[k, v["queue"], v["phase"], v["reason"] or "-", v["message"] or "-"] for k, v in doc["podgroups"].items()],
             ["PODGROUP", "QUEUE", "PHASE", "REASON", "MESSAGE"],
         )
+        flavored = {k: v for k, v in doc["podgroups"].items() if v.get("flavorAssignment") or v.get("flavors")}
+        if flavored:  # Kueue's flavors: which each workload was given, and why
+            lines += ["", "FLAVORS"]
+            lines += _table(
+                [
+                    [
+                        k,
+                        ", ".join(f"{r} {f}" for r, f in v.get("flavors", {}).items()) or "-",
+                        v.get("flavorAssignment", "-"),
+                    ]
+                    for k, v in flavored.items()
+                ],
+                ["PODGROUP", "FLAVORS", "ASSIGNMENT"],
+            )
     if doc["bindings"] or doc["pipelined"]:
         lines += ["", "BINDINGS"]
         lines += _table(

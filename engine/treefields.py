@@ -17,7 +17,9 @@ A field's ``kind`` says how every layer treats it:
 * ``weights``: a resource list or None (None: a default the rules fill in, e.g. max);
 * ``seconds``: whole seconds in the database and the API, float seconds in the spec; None: unset;
 * ``user_limits``: per-user and per-group limits (``engine.userlimits``): a tuple of ``UserLimit`` in the spec,
-  a list of objects with quantities in the API, with base units in the database (null when empty).
+  a list of objects with quantities in the API, with base units in the database (null when empty);
+* ``kueue``: Kueue's levers and policies of a queue (``engine.kueuepolicy``): the same normalized JSON object in
+  Kueue's spelling in the spec, the API and the database (null when it sets nothing).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class FieldKind(StrEnum):
     WEIGHTS = "weights"
     SECONDS = "seconds"
     USER_LIMITS = "user_limits"
+    KUEUE = "kueue"
 
 
 LIST_KINDS = frozenset({FieldKind.RESOURCES, FieldKind.LIMITS, FieldKind.WEIGHTS})
@@ -99,6 +102,12 @@ USER_LIMITS_HELP = (
     '{"nvidia.com/gpu": "8"}}]'
 )
 
+KUEUE_HELP = (
+    "Kueue's levers, in Kueue's spelling of a ClusterQueue's spec: queueingStrategy, stopPolicy, namespaceSelector, "
+    'preemption, admissionScope, fairSharing {weight}, kind/name, e.g. {"queueingStrategy": "StrictFIFO"} '
+    "('' for none)"
+)
+
 # both kinds' description (shown on its page, carried by the exports as an annotation)
 _DESCRIPTION = TreeField(
     "description",
@@ -134,6 +143,7 @@ QUEUE_FIELDS: tuple[TreeField, ...] = (
         "Min runtime",
     ),
     TreeField("user_limits", FieldKind.USER_LIMITS, (), USER_LIMITS_HELP, "User limits"),
+    TreeField("kueue", FieldKind.KUEUE, None, KUEUE_HELP, "Kueue"),
     TreeField(
         "state",
         FieldKind.STATE,
@@ -184,7 +194,7 @@ def stored(f: TreeField, value: Any) -> Any:
     (null when there is none)."""
     if f.kind is FieldKind.USER_LIMITS:
         return stored_user_limits(value)
-    return (value or None) if f.kind is FieldKind.LIMITS else value
+    return (value or None) if f.kind in (FieldKind.LIMITS, FieldKind.KUEUE) else value
 
 
 def from_stored(f: TreeField, value: Any, resource_list: Callable[[Any], ResourceList] = ResourceList) -> Any:

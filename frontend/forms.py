@@ -69,6 +69,8 @@ def _form_field(f: treefields.TreeField) -> forms.Field:
             "(memory in GiB, cpu in cores); a resource left out is unlimited."
         )
         return UserLimitsFormField(**options)
+    if f.kind is treefields.FieldKind.KUEUE:  # Kueue's levers: a JSON object in Kueue's spelling (the rules check it)
+        return forms.JSONField(widget=forms.Textarea(attrs={"rows": 3}), **options)
     return forms.CharField(initial=f.default, widget=forms.Textarea(attrs={"rows": 2}), **options)
 
 

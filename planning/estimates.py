@@ -9,8 +9,11 @@ again in each such span ahead (the work that keeps coming: ``planning.trace.buil
 ``FAIRWAY_START_ESTIMATE_DRAWS`` draws within ``FAIRWAY_START_ESTIMATE_BUDGET_SECONDS`` of CPU, and keeps the result in the cluster's ``StartEstimates`` row. The Celery task ``planning.tasks.estimate_starts``
 calls it on the ``estimates`` queue (never a session worker) when a reader finds the row older than
 ``FAIRWAY_START_ESTIMATE_TTL_SECONDS`` or a job submitted since (once per TTL: the readers meanwhile get the row
-they found). A reader that finds no row, or one older than three TTLs (no estimates worker keeps up), computes one
-itself within ``FAIRWAY_START_ESTIMATE_PAGE_BUDGET_SECONDS``.
+they found). A reader that finds no row, or one older than three TTLs, asks the worker too (once: the cache keeps
+when) and answers "estimating"; only when no round came within ``FAIRWAY_START_ESTIMATE_WORKER_WAIT_SECONDS`` of
+that ask (no estimates worker runs, or it is busy with a replay) does a reader compute one itself, within
+``FAIRWAY_START_ESTIMATE_PAGE_BUDGET_SECONDS`` of CPU (0: at once, without asking, as a deployment without an
+estimates worker wants).
 
 The times are kept from the moment of the computation, so that the sentence stays right while the row is read:
 "likely to start in about 12 min (half the time), within 40 min (9 times in 10)".
@@ -23,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -37,6 +41,8 @@ __all__ = ["RUNTIMES_PER_QUEUE", "estimate_of", "recorded_runtimes", "refresh", 
 
 RUNTIMES_PER_QUEUE = 500  # the latest finished jobs of a queue whose runtimes are drawn from
 _NO_HISTORY = "no estimate of its start yet: no finished job is recorded to draw runtimes from"
+_ESTIMATING = "estimating when it will start\u2026"
+_NOTHING_YET = {"draws": 0, "p50_seconds": None, "p90_seconds": None, "later_than_seconds": None}
 
 
 def _setting(name: str) -> Any:
@@ -133,6 +139,7 @@ def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | No
             "requested": None,
         },
     )
+    cache.delete(_asked_key(cluster.pk))
     return row
 
 
@@ -157,6 +164,27 @@ def _ask_refresh(row: StartEstimates, now: datetime) -> None:
         estimate_starts.delay(row.cluster_id)
 
 
+def _asked_key(cluster_id: int) -> str:
+    return f"fairway:start-estimates-asked:{cluster_id}"
+
+
+def _worker_asked(cluster_id: int, now: datetime) -> bool:
+    """Ask the estimates worker for a round when nobody has since the last one (the cache keeps when it was asked,
+    ``cache.add``: concurrent readers ask once); whether the wait for its answer is still running (False: compute
+    here, the worker did not answer in time, or the wait is 0)."""
+    from planning.tasks import estimate_starts
+
+    wait = float(_setting("WORKER_WAIT_SECONDS"))
+    if wait <= 0:
+        return False
+    asked = cache.get(_asked_key(cluster_id))
+    if asked is None:
+        if cache.add(_asked_key(cluster_id), now.timestamp(), timeout=max(3600.0, 10 * wait)):
+            estimate_starts.delay(cluster_id)
+        return True
+    return now.timestamp() - float(asked) < wait
+
+
 def estimate_of(pg: PodGroup, now: datetime | None = None) -> dict[str, Any] | None:
     """The ``start_estimate`` of ``pg`` (the why endpoint's key): None for a job that does not wait; else
     ``{"state", "p50_seconds", "p90_seconds", "later_than_seconds", "sentence", "computed", "draws"}`` where
@@ -168,6 +196,9 @@ def estimate_of(pg: PodGroup, now: datetime | None = None) -> dict[str, Any] | N
         return None
     row = StartEstimates.objects.filter(cluster_id=pg.cluster_id).first()
     if row is None or _age(row, now) > 3 * _ttl():
+        if _worker_asked(pg.cluster_id, now):
+            return {**_NOTHING_YET, "computed": row.computed if row is not None else None, "state": "pending",
+                    "sentence": _ESTIMATING}  # fmt: skip
         row = refresh(pg.cluster, budget=float(_setting("PAGE_BUDGET_SECONDS")), now=now)
         if any(e.get("cut") for e in row.jobs.values()):
             _ask_refresh(row, now)  # the page's budget did not suffice: the worker's round, with its own, follows
@@ -175,12 +206,12 @@ def estimate_of(pg: PodGroup, now: datetime | None = None) -> dict[str, Any] | N
     entry = row.jobs.get(key)
     if _age(row, now) > _ttl() or (entry is None and pg.created > row.computed):
         _ask_refresh(row, now)
-    base = {"computed": row.computed, "draws": 0, "p50_seconds": None, "p90_seconds": None, "later_than_seconds": None}
+    base = {**_NOTHING_YET, "computed": row.computed}
     if entry is None:
         if row.no_history:
             return {**base, "state": "no_history", "sentence": _NO_HISTORY}
         if pg.created > row.computed:
-            return {**base, "state": "pending", "sentence": "estimating when it will start\u2026"}
+            return {**base, "state": "pending", "sentence": _ESTIMATING}
         per_queue = int(_setting("JOBS_PER_QUEUE"))
         return {
             **base,

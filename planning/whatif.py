@@ -18,6 +18,7 @@ from core.facts import known_resource_names
 from engine import rules
 from engine.changes import ProposalError, apply_changes, compare
 from engine.limits import Deadline
+from engine.manifests.kueuestored import with_stored_levers
 from engine.objects import Snapshot
 from engine.values import QuotaValues, compute_values
 from planning import valuecache
@@ -38,8 +39,9 @@ def state_of(cluster: Cluster) -> tuple[Snapshot, QuotaValues]:
 
 def apply(snapshot: Snapshot, changes: Any, *, checkpoint: Callable[[], None] | None = None) -> Snapshot:
     """The snapshot after ``changes`` under the configured rules; raises ``ProposalError`` (field paths
-    ``changes.<i>.…``). ``checkpoint``: a request's deadline, called before each change."""
-    return apply_changes(
+    ``changes.<i>.…``). ``checkpoint``: a request's deadline, called before each change. A queue's changed Kueue
+    levers (its ``kueue`` field) become the snapshot's, as the live sessions read them."""
+    after = apply_changes(
         snapshot,
         changes,
         max_depth=int(settings.FAIRWAY["MAX_QUEUE_DEPTH"]),
@@ -47,6 +49,7 @@ def apply(snapshot: Snapshot, changes: Any, *, checkpoint: Callable[[], None] | 
         resource_names=known_resource_names(),
         checkpoint=checkpoint,
     )
+    return with_stored_levers(after)
 
 
 def apply_each(snapshot: Snapshot, changes: Sequence[Mapping[str, Any]]) -> Iterator[Snapshot]:

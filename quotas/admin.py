@@ -15,6 +15,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from core import tree_owner
 from core.names import UntrimmedNamesAdmin
 from engine import rules, treefields
+from engine.kueuepolicy import parse_kueue_policy
 from engine.userlimits import user_limits_from_stored
 from quotas import services
 from quotas.forms import UserLimitsFormField
@@ -90,6 +91,9 @@ class QueueAdminForm(_VersionedAdminForm):
             services.check_queue(self.instance if self.instance.pk else None, payload)
         except rules.RuleViolation as exc:
             _apply_rule_errors(self, exc.errors)
+            return data
+        if data.get("kueue") is not None:  # Kueue's levers, kept normalized as every other writer keeps them
+            data["kueue"] = parse_kueue_policy(data["kueue"])[0]
         return data
 
 

@@ -61,6 +61,8 @@ class Queue(VersionedModel):
     description = models.TextField(blank=True, default="", help_text=treefields.DESCRIPTION_HELP)
     # per-user and per-group limits in its subtree (``engine.userlimits``), base units; null: none
     user_limits = models.JSONField(null=True, blank=True, help_text=treefields.USER_LIMITS_HELP)
+    # Kueue's levers and policies, normalized in Kueue's spelling (``engine.kueuepolicy``); null: none
+    kueue = models.JSONField(null=True, blank=True, help_text=treefields.KUEUE_HELP)
     teams = models.ManyToManyField(Group, blank=True, related_name="queues")
     history = HistoricalRecords(excluded_fields=["version", "updated"], m2m_fields=[teams])
 

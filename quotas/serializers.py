@@ -12,6 +12,7 @@ from rest_framework import serializers
 from core.api import rule_errors_to_validation_error
 from core.fields import NameField, ObjectNameField, ResourceListSerializerField, UserLimitsSerializerField
 from engine import rules, treefields
+from engine.kueuepolicy import parse_kueue_policy
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
 from quotas.selectors import queue_phase_counts
@@ -120,6 +121,43 @@ USER_LIMITS_HELP = (
 )
 
 
+KUEUE_HELP = (
+    "Kueue's levers and policies of this queue, in Kueue's spelling of a ClusterQueue's spec (null: none): "
+    "queueingStrategy (BestEffortFIFO, StrictFIFO), stopPolicy (None, Hold, HoldAndDrain: the queue is closed, and "
+    "with HoldAndDrain its admitted jobs are evicted), namespaceSelector (a label selector: jobs of a namespace that "
+    "does not match are never admitted), preemption (reclaimWithinCohort: Never, LowerPriority, Any; "
+    "borrowWithinCohort: {policy: Never or LowerPriority, maxPriorityThreshold}; withinClusterQueue: Never, "
+    "LowerPriority, LowerOrNewerEqualPriority), admissionScope ({admissionMode: UsageBasedAdmissionFairSharing}), "
+    'fairSharing ({weight: a quantity such as "0.75"; 0: admitted last, preempted first}), and kind and name (the '
+    "Kueue object the queue was read from, when its Kueue name differs from the queue's). The live sessions apply "
+    "them as `fairway simulate` applies the same ClusterQueue fields."
+)
+
+
+@extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+class KueuePolicySerializerField(serializers.Field):
+    """A queue's Kueue levers (``engine.kueuepolicy``): checked and normalized; each problem at its place
+    (``kueue.preemption.reclaimWithinCohort``)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value, problems = parse_kueue_policy(data, self.field_name)
+        if not problems:
+            return value
+        nested: dict[str, Any] = {}
+        for exc in problems:
+            path = exc.field.split(".")[1:]
+            if not path:
+                raise serializers.ValidationError(exc.message, code="invalid")
+            at = nested
+            for part in path[:-1]:
+                at = at.setdefault(part, {})
+            at.setdefault(path[-1], []).append(exc.message)
+        raise serializers.ValidationError(nested, code="invalid")
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class QueueStatusSerializer(serializers.Serializer):
     pending = serializers.IntegerField()
     inqueue = serializers.IntegerField()
@@ -144,6 +182,11 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
     borrowing_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=BORROWING_HELP)
     lending_limit = ResourceListSerializerField(required=False, allow_null=True, help_text=LENDING_HELP)
     user_limits = UserLimitsSerializerField(required=False, allow_null=True, help_text=USER_LIMITS_HELP)
+    kueue = KueuePolicySerializerField(required=False, allow_null=True, help_text=KUEUE_HELP)
+    display_name = serializers.SerializerMethodField(
+        help_text="The name people know the queue by: the Kueue object's name (kueue.name) where the queue stands for "
+        "one named otherwise (a ClusterQueue root is the queue root-clusterqueue), else its name."
+    )
     weight = serializers.IntegerField(required=False, min_value=1, max_value=65535)
     priority = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     max_priority = serializers.IntegerField(
@@ -181,6 +224,7 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "name",
             "parent",
             *(f.name for f in treefields.QUEUE_FIELDS),  # the engine's table of queue fields
+            "display_name",
             "max_priority",
             "allow_non_preemptible",
             "closed_by_parent",
@@ -193,6 +237,9 @@ class QueueSerializer(AllProblemsAtOnce, serializers.ModelSerializer):
             "warnings",
         ]
         read_only_fields = ["version", "created", "updated"]
+
+    def get_display_name(self, obj: Queue) -> str:
+        return str((obj.kueue or {}).get("name") or obj.name)
 
     def get_status(self, obj: Queue) -> dict[str, int]:
         counts = getattr(obj, "phase_counts", None)

@@ -14,6 +14,7 @@ from django.db.models import Count, Q
 from core import facts, tree_owner
 from core.locks import TREE_WRITE_LOCK
 from engine import rules, treefields
+from engine.kueuepolicy import parse_kueue_policy
 from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
 from engine.resources import ResourceList
 from engine.treefields import FieldKind
@@ -105,12 +106,16 @@ def _max_depth() -> int:
 
 def _null_is_empty(table: Sequence[treefields.TreeField], changes: dict[str, Any]) -> None:
     """A resource list sent as null means an empty one (a limit: unlimited); only a weights list keeps None. User
-    limits sent as null are none."""
+    limits sent as null are none. Kueue's levers are kept normalized (``engine.kueuepolicy``)."""
     for f in table:
         if f.name in changes and changes[f.name] is None and f.kind in (FieldKind.RESOURCES, FieldKind.LIMITS):
             changes[f.name] = ResourceList()
         elif f.name in changes and changes[f.name] is None and f.kind is FieldKind.USER_LIMITS:
             changes[f.name] = ()
+        elif f.name in changes and f.kind is FieldKind.KUEUE:  # Kueue's levers, normalized (the rules say what is bad)
+            value, problems = parse_kueue_policy(changes[f.name], f.name)
+            if not problems:
+                changes[f.name] = value
 
 
 def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:

@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from core.models import RevisedQuerySet, Revision
 from engine.limits import node_amount_errors
+from engine.manifests.kueuestored import StoredConfiguration, read_stored_configuration
 from engine.policy.policy import DEFAULT_POLICY, Policy, PolicyError
 from quotas.fields import ResourceListField
 from quotas.models import Namespace, Queue, QuotaGroup
@@ -66,6 +67,12 @@ def parse_scheduler_policy(text: str) -> Policy:
     """
 
     return Policy.from_yaml(text) if text.strip() else DEFAULT_POLICY
+
+
+@lru_cache(maxsize=32)
+def parse_kueue_configuration(text: str) -> StoredConfiguration | None:
+    """Kueue's Configuration of a cluster (cached by text; blank: None). Raises ``ValueError`` naming the field."""
+    return read_stored_configuration(text, "kueue_configuration")
 
 
 class ClusterSource(models.TextChoices):
@@ -136,6 +143,14 @@ class Cluster(models.Model):
         "cluster as Volcano Queues and Koordinator ElasticQuotas. kubernetes: the cluster's objects are the truth "
         "and Fairway's tree editor and API are read-only.",
     )
+    kueue_configuration = models.TextField(
+        blank=True,
+        default="",
+        help_text="Kueue's Configuration (config.kueue.x-k8s.io, YAML), the policy input Kueue's manager reads: its "
+        "fairSharing, admissionFairSharing and waitForPodsReady apply to this cluster's sessions as `fairway simulate` "
+        "applies a Configuration file. The Kubernetes adapter keeps it from Kueue's ConfigMap (FAIRWAY_KUEUE_CONFIGMAP "
+        "in FAIRWAY_KUEUE_NAMESPACE); empty: none.",
+    )
     nodes_checked_at = models.DateTimeField(
         null=True, blank=True, editable=False, help_text="When the node heartbeat check last ran."
     )
@@ -192,12 +207,21 @@ class Cluster(models.Model):
         """The parsed scheduler policy."""
         return parse_scheduler_policy(self.scheduler_policy or "")
 
+    @property
+    def kueue_config(self) -> StoredConfiguration | None:
+        """The parsed Kueue Configuration (None: none)."""
+        return parse_kueue_configuration(self.kueue_configuration or "")
+
     def clean(self) -> None:
 
         try:
             parse_scheduler_policy(self.scheduler_policy or "")
         except PolicyError as exc:
             raise ValidationError({"scheduler_policy": str(exc)}, code="invalid") from exc
+        try:
+            parse_kueue_configuration(self.kueue_configuration or "")
+        except ValueError as exc:
+            raise ValidationError({"kueue_configuration": str(exc)}, code="invalid") from exc
         self.clean_tree_source()
 
     def clean_tree_source(self) -> None:

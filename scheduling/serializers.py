@@ -34,6 +34,7 @@ from scheduling.models import (
     PodGroupReason,
     QuotaSample,
     SchedulingSession,
+    parse_kueue_configuration,
     parse_scheduler_policy,
 )
 from scheduling.store import session_decisions
@@ -113,6 +114,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "tree_source",
             "kubeconfig",
             "kubeconfig_set",
+            "kueue_configuration",
             "created",
         ]
         read_only_fields = ["created"]
@@ -159,6 +161,15 @@ class ClusterSerializer(serializers.ModelSerializer):
         errors = rules.validate_dns_label(value, what="cluster name")
         if errors:
             raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        return value
+
+    def validate_kueue_configuration(self, value: str) -> str:
+        """Kueue's Configuration (YAML), read as ``fairway simulate`` reads one; blank: none. For a cluster mirrored
+        from Kubernetes the adapter writes it from Kueue's ConfigMap."""
+        try:
+            parse_kueue_configuration(value or "")
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from exc
         return value
 
     def validate_scheduler_policy(self, value: str) -> str:
@@ -861,7 +872,7 @@ class StartEstimateSerializer(serializers.Serializer):
     state = serializers.ChoiceField(
         choices=["estimated", "never", "pending", "not_estimated", "no_history"],
         help_text="estimated; never (it cannot start with the cluster and quotas as they are: the sentence says why); "
-        "pending (computed at the next round); not_estimated (behind the first jobs of its queue); no_history (no "
+        "pending (the estimates worker is computing a round: ask again in a few seconds); not_estimated (behind the first jobs of its queue); no_history (no "
         "finished job recorded to draw runtimes from)",
     )
     p50_seconds = serializers.FloatField(allow_null=True, help_text="Half the draws started it within this (seconds)")
@@ -870,7 +881,9 @@ class StartEstimateSerializer(serializers.Serializer):
         allow_null=True, help_text="Where p50 or p90 is null: the draws had not started it by this (seconds)"
     )
     sentence = serializers.CharField()
-    computed = serializers.DateTimeField(help_text="The moment of the state the estimate started from")
+    computed = serializers.DateTimeField(
+        allow_null=True, help_text="The moment of the state the estimate started from (null: no round computed yet)"
+    )
     draws = serializers.IntegerField()
 
 

@@ -49,6 +49,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             # record the result was computed from, and since every session writes a new one, a result is never
             # reused then (the carry still spares rebuilding the state).
             key = cluster.scheduler_policy
+            if cluster.kueue_configuration:  # Kueue's Configuration changes the policy the engine runs too
+                key += f"\n# kueue configuration\n{cluster.kueue_configuration}"
             if snapshot.past_usage is not None:
                 key += f"\n# past usage as of {snapshot.past_usage.updated!r}"
             result = mirror.reusable(key, now)  # nothing changed: the same decisions

@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from scheduling import agent, ownership, sessions, store
-from scheduling.feed import affinity
+from scheduling.feed import affinity, standby
 from scheduling.feed.mirror import prune_changes
 from scheduling.locks import (
     AGENT_TICK_LOCK,
@@ -135,25 +135,45 @@ _LONG = {"acks_late": True, "time_limit": SESSION_TIME_LIMIT, "soft_time_limit":
 def run_session(cluster_id: int, forwarded: bool = False) -> str:
     """One scheduling session of the cluster: snapshot, engine, decisions committed (``store``). Sent on to the
     worker process whose copy of the cluster is current when that is another one (``scheduling.feed.affinity``;
-    ``"forwarded"``), unless it was sent on already."""
+    ``"forwarded"``), unless it was sent on already; this process then brings its standby copy of the cluster up to
+    date (``scheduling.feed.standby``), as it does when another process holds the session's lock (``"skipped"``)."""
     if not forwarded:
         queue = affinity.warm_elsewhere(cluster_id)
         if queue is not None:
             run_session.apply_async((cluster_id,), {"forwarded": True}, queue=queue, expires=affinity.FORWARD_EXPIRES)
+            _keep_warm(cluster_id)
             return "forwarded"
+    affinity.hold_beacon()  # before the session records this process as the cluster's holder
 
     def work(cluster: Cluster) -> str:
-        session = sessions.run_scheduling_session(cluster)
+        with standby.running_session(cluster.pk):
+            session = sessions.run_scheduling_session(cluster)
         return "ran" if session.status == SessionStatus.OK else "failed"
 
-    return _locked(
-        cluster_id,
-        SCHEDULING_SESSION_LOCK,
-        SESSION_TIME_LIMIT,
-        "session",
-        work,
-        on_skip=lambda cluster: store.record_skipped(cluster.pk, SessionKind.SESSION),
-    )
+    def skipped(cluster: Cluster) -> None:
+        store.record_skipped(cluster.pk, SessionKind.SESSION)
+        _keep_warm(cluster.pk)  # another process runs it (a holder slower than the window): keep up meanwhile
+
+    return _locked(cluster_id, SCHEDULING_SESSION_LOCK, SESSION_TIME_LIMIT, "session", work, on_skip=skipped)
+
+
+def _keep_warm(cluster_id: int) -> None:
+    """This process's standby copy of a cluster whose session it sent on (``scheduling.feed.standby``); a failure
+    is logged, the copy dropped (its next use reads in full), and the message counts as sent on all the same."""
+    if not standby.enabled():
+        return
+    cluster = _cluster(cluster_id)
+    if cluster is None:
+        return
+    try:
+        done = standby.keep_warm(cluster)
+    except Exception:
+        logger.exception("cluster %s: the standby copy could not be brought up to date", cluster.name)
+        return
+    if done:  # a full read is worth a line (a worker's first message for the cluster); a catch-up is not
+        logger.log(
+            logging.INFO if done.startswith("full") else logging.DEBUG, "cluster %s: standby copy: %s", cluster.pk, done
+        )
 
 
 @shared_task(name="scheduling.tasks.recycle", **_LONG)

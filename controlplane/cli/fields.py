@@ -45,9 +45,21 @@ def body(args: argparse.Namespace, table: Sequence[TreeField]) -> dict[str, Any]
             out[f.name] = _seconds(given, f.flag)
         elif f.kind is FieldKind.USER_LIMITS:
             out[f.name] = parse_user_limits_flag(given, f.flag)
+        elif f.kind is FieldKind.KUEUE:
+            out[f.name] = _json_object(given, f.flag)
         else:
             out[f.name] = given
     return out
+
+
+def _json_object(text: str, flag: str) -> Any:
+    """A JSON object flag ('' for none: null); what it holds is checked by the server."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f'{flag}: not JSON ({exc}); e.g. \'{{"queueingStrategy": "StrictFIFO"}}\'') from None
 
 
 def parse_user_limits_flag(text: str, flag: str) -> list[dict[str, Any]]:
@@ -136,4 +148,6 @@ def _shown(f: TreeField, value: Any) -> Any:
         return "unset" if value is None else f"{value} s"
     if f.kind is FieldKind.TEXT:
         return value or "-"
+    if f.kind is FieldKind.KUEUE:
+        return json.dumps(value, sort_keys=False) if value else "-"
     return value

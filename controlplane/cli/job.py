@@ -253,7 +253,8 @@ def print_why(data: dict[str, Any]) -> None:
         print(f"\n{why['message']}")
     estimate = why.get("start_estimate")  # the server's sentence (planning.estimates), as the job page says it
     if estimate:
-        print(f"\nWhen will it start? {estimate['sentence'][:1].upper()}{estimate['sentence'][1:]}.")
+        later = " (ask again in a few seconds)" if estimate.get("state") == "pending" else ""
+        print(f"\nWhen will it start? {estimate['sentence'][:1].upper()}{estimate['sentence'][1:]}{later}.")
     node = why.get("blocking_node")
     blocker = why.get("blocker") or {}
     if node:

@@ -57,6 +57,7 @@ def _generate(args: argparse.Namespace) -> int:
     """``trace generate``: offline; bad input is a usage error naming the flag or the file."""
     import yaml
 
+    from engine.flavors import unflavored
     from engine.manifests import ManifestError, load_manifests
     from engine.replay import TraceError, read_trace, trace_lines
     from engine.replay.loop import ReplayError, tree_snapshot
@@ -82,7 +83,7 @@ def _generate(args: argparse.Namespace) -> int:
                 raise UsageError(f"--tree: {args.tree}: the trace holds no Tree")
             tree = tree_snapshot(objects, args.tree)
         else:
-            tree = load_manifests([(args.tree, text)]).snapshot
+            tree = unflavored(load_manifests([(args.tree, text)]).snapshot)  # replay: one flavor per resource
             objects = [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
     except (TraceError, ManifestError, ReplayError, yaml.YAMLError) as exc:
         raise UsageError(f"--tree: {str(exc).splitlines()[0]}") from None

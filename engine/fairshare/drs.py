@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from engine.objects import ROOT_QUEUE, Snapshot
-from engine.resources import format_amount, format_exact_quantity
+from engine.resources import format_amount, format_exact_quantity, split_flavor
 
-__all__ = ["FLAVOR", "NO_SHARE", "FairNode", "FairTree", "FlavorResource", "Share", "kueue_tree"]
+__all__ = ["FLAVOR", "NO_SHARE", "FairNode", "FairTree", "FlavorResource", "Share", "flavor_resource", "kueue_tree"]
 
 FlavorResource = tuple[str, str]  # (flavor, resource name)
-FLAVOR = ""  # the flavor of a snapshot's queues: Fairway reads one flavor per resource
+FLAVOR = ""  # the flavor of a resource read in one flavor (a flavored key ``cpu@spot`` names its own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +341,13 @@ class FairTree:
         return any(fr in over for fr in frs)
 
 
+def flavor_resource(key: str) -> FlavorResource:
+    """A snapshot's resource key as Kueue's (flavor, resource): ``cpu@spot`` is ``("spot", "cpu")``, a resource read
+    in one flavor ``(FLAVOR, name)``."""
+    resource, flavor = split_flavor(key)
+    return (flavor or FLAVOR, resource)
+
+
 def kueue_tree(snapshot: Snapshot, usage: Mapping[str, Mapping[str, int]] | None = None) -> FairTree:
     """Kueue's tree from a snapshot's queues: every queue but ``root`` (``root``'s children are the tops of the
     trees); a queue with children is a Cohort whose own nominal quota is its deserved less its children's (the Kueue
@@ -362,9 +369,9 @@ def kueue_tree(snapshot: Snapshot, usage: Mapping[str, Mapping[str, int]] | None
                 name=name,
                 parent=None if spec.parent in (None, ROOT_QUEUE) or spec.parent not in snapshot.queues else spec.parent,
                 cohort=bool(kids),
-                nominal={(FLAVOR, r): max(0, v) for r, v in nominal.items()},
-                borrowing_limit={(FLAVOR, r): v for r, v in spec.borrowing_limit.items()},
-                lending_limit={(FLAVOR, r): v for r, v in spec.lending_limit.items()},
+                nominal={flavor_resource(r): max(0, v) for r, v in nominal.items()},
+                borrowing_limit={flavor_resource(r): v for r, v in spec.borrowing_limit.items()},
+                lending_limit={flavor_resource(r): v for r, v in spec.lending_limit.items()},
                 weight=snapshot.kueue_weights.get(name, Fraction(spec.weight)),
             )
         )
@@ -373,5 +380,5 @@ def kueue_tree(snapshot: Snapshot, usage: Mapping[str, Mapping[str, int]] | None
         node = tree.nodes.get(name)
         if node is not None and not node.cohort:
             quota = tree.subtree[name]
-            tree.add_usage(name, {(FLAVOR, r): v for r, v in amounts.items() if (FLAVOR, r) in quota})
+            tree.add_usage(name, {flavor_resource(r): v for r, v in amounts.items() if flavor_resource(r) in quota})
     return tree

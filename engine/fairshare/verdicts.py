@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from engine.resources import ResourceList, format_amount
+from engine.resources import ResourceList, format_amount, resource_label
 
 __all__ = [
     "ALLOWED",
@@ -60,7 +60,7 @@ class Refusal:
     def __str__(self) -> str:
         if self.resource is not None and self.requested is not None and self.available is not None:
             return (
-                f"queue {self.node} {self.check}: insufficient {self.resource}, "
+                f"queue {self.node} {self.check}: insufficient {resource_label(self.resource)}, "
                 f"requested {format_amount(self.requested, self.resource)}, "
                 f"available {format_amount(self.available, self.resource)}{equals(self.breakdown)}"
             )

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import yaml
 
+from engine.flavors import flavored_nodes, flavored_tasks
 from engine.limits import Limits, load_yaml
 from engine.manifests.common import (
     PLUGINS_QUOTA_GROUP,
@@ -53,9 +54,13 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             self._run(doc, lambda d: nodes.__setitem__(d.name, self._node(d)))
             self._origin("Node", doc.name)
         self._complete_namespaces()
+        tasks = self.tasks
+        if self.kueue_flavors is not None:  # several flavors per resource: counted per flavor (``engine.flavors``)
+            tasks = flavored_tasks(tasks, nodes, self.kueue_flavors)
+            nodes = flavored_nodes(nodes, self.kueue_flavors, self.warnings)
         snapshot = Snapshot(
             nodes=nodes,
-            tasks=self.tasks,
+            tasks=tasks,
             podgroups=self.podgroups,
             queues=self.queues,
             quota_groups=self.groups,
@@ -67,6 +72,7 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             kueue_names=self.kueue_names,
             kueue_weights=self.kueue_weights,
             kueue_preemption=self.kueue_preemption,
+            kueue_flavors=self.kueue_flavors,
             elastic_quota_args=self.eq_args,
             admission=self.admission.freeze(self.queues),
             past_usage=UsageHistory(recorded=dict(self.past_ratios)) if self.past_ratios else None,

@@ -21,6 +21,9 @@ from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_GROUP,
     SYSTEM_GROUP,
+    FlavorFungibility,
+    FlavorGroup,
+    KueueFlavors,
     KueueName,
     KueuePreemption,
     NamespaceInfo,
@@ -683,20 +686,7 @@ class _BuilderBase:
         self.warnings = warnings
         self.limits = limits
         self.checkpoint = checkpoint
-        # Later objects of the same kind and key replace earlier ones (as kubectl apply would), keeping the
-        # first position so that the output order follows the input.
-        self.by_kind: dict[str, dict[str, _Doc]] = {}
-        for doc in docs:
-            key = self._key(doc)
-            bucket = self.by_kind.setdefault(doc.handler, {})
-            earlier = bucket.get(key)
-            if (
-                earlier is not None
-                and doc.handler == "ElasticQuota"
-                and (earlier.group != doc.group or doc.group == PLUGINS_QUOTA_GROUP)
-            ):
-                self.warnings.append(f"{doc.where}: replaces {earlier.where} (both define quota group {key})")
-            bucket[key] = doc
+        self.by_kind = self._by_kind(docs)
         self.current: _Doc | None = None  # the document being read, for the origins
         self.origins: dict[tuple[str, str], Origin] = {}
         self.priority_classes: dict[str, PriorityClassInfo] = dict(BUILTIN_PRIORITY_CLASSES)
@@ -726,12 +716,33 @@ class _BuilderBase:
         self.kueue_names: dict[str, KueueName] = {}  # Kueue: queue identity -> its object, where they differ
         self.kueue_weights: dict[str, Fraction] = {}  # Kueue: exact fairSharing.weight where the whole one is scaled
         self.kueue_preemption: dict[str, KueuePreemption] = {}  # Kueue: ClusterQueue spec.preemption, by identity
+        # Kueue: each ClusterQueue's resource groups and flavorFungibility, by name; the flavors where some resource
+        # has quota in several (``engine.flavors``)
+        self.kueue_groups: dict[str, tuple[tuple[FlavorGroup, ...], FlavorFungibility]] = {}
+        self.kueue_flavors: KueueFlavors | None = None
         self.kueue_objects = False  # the input has Kueue's objects (then capacity with hierarchy is the default policy)
         # Kueue's admission levers (StrictFIFO, HoldAndDrain, namespaceSelector, admission fair sharing), the
         # WorkloadPriorityClasses by name, and Kueue's Configuration (``engine.manifests.kueueconfig``), if given
         self.admission = AdmissionDraft()
         self.workload_priority_classes: dict[str, int] = {}
         self.kueue_config: KueueConfiguration | None = None
+
+    def _by_kind(self, docs: list[_Doc]) -> dict[str, dict[str, _Doc]]:
+        """The documents by kind and key: later objects of the same kind and key replace earlier ones (as kubectl
+        apply would), keeping the first position so that the output order follows the input."""
+        by_kind: dict[str, dict[str, _Doc]] = {}
+        for doc in docs:
+            key = self._key(doc)
+            bucket = by_kind.setdefault(doc.handler, {})
+            earlier = bucket.get(key)
+            if (
+                earlier is not None
+                and doc.handler == "ElasticQuota"
+                and (earlier.group != doc.group or doc.group == PLUGINS_QUOTA_GROUP)
+            ):
+                self.warnings.append(f"{doc.where}: replaces {earlier.where} (both define quota group {key})")
+            bucket[key] = doc
+        return by_kind
 
     @staticmethod
     def _key(doc: _Doc) -> str:

@@ -15,7 +15,9 @@ back the same trees, and the same values on the same cluster):
   annotated fields of ``engine.treefields`` under ``fairway.io/``); the built-in ``root``/``system``/``default``
   groups under Koordinator's names.
 * ``kueue``: the queue tree as ``kueue.x-k8s.io/v1beta2`` objects (the inverse of ``engine.manifests.kueue``): one
-  ``ResourceFlavor`` (``default-flavor``) holding every quota; an inner queue is a ``Cohort`` (``spec.parentName``),
+  ``ResourceFlavor`` (``default-flavor``) holding every quota of a resource read in one flavor, and the
+  ResourceFlavors read (labels, taints, tolerations) holding the quota of the resources read per flavor
+  (``cpu@spot``), in each ClusterQueue's resource groups as read, with its ``flavorFungibility``; an inner queue is a ``Cohort`` (``spec.parentName``),
   with its own ``resourceGroups`` quota where it deserves more than its children (Kueue's cohort quota is its own
   plus its children's); a leaf is a ``ClusterQueue`` (``spec.cohortName``, one resource group covering the resources
   it has quota or limits for: ``nominalQuota`` = deserved, ``borrowingLimit``, ``lendingLimit``;
@@ -66,24 +68,34 @@ from engine.manifests.common import (
     _format_time,
 )
 from engine.manifests.core import _hard_base_resource
+from engine.manifests.kueuelevers import FAIRWAY_KUEUE
 from engine.objects import (
     BUILTIN_QUEUES,
     BUILTIN_QUOTA_GROUPS,
     DEFAULT_QUEUE,
     ROOT_GROUP,
     ROOT_QUEUE,
+    FlavorGroup,
     KueuePreemption,
     NamespaceInfo,
     PodGroupInfo,
     QueueHierarchy,
     QueueSpec,
     QuotaGroupSpec,
+    ResourceFlavorSpec,
     Snapshot,
     TaskInfo,
     TaskStatus,
 )
 from engine.policy.arguments import format_duration
-from engine.resources import ResourceList, format_exact_quantity, format_quantity
+from engine.resources import (
+    FLAVOR_MARK,
+    ResourceList,
+    format_exact_quantity,
+    format_quantity,
+    resource_sort_key,
+    split_flavor,
+)
 from engine.treefields import QUEUE_FIELDS, QUOTA_GROUP_FIELDS, annotations_of
 from engine.userlimits import UserLimit, user_limits_json
 
@@ -124,6 +136,8 @@ def queue_manifest(queue: QueueSpec, hierarchy: QueueHierarchy | None = None) ->
         annotations[FAIRWAY_MIN_RUNTIME] = format_duration(queue.min_runtime)
     annotations.update(annotations_of(QUEUE_FIELDS, queue))
     annotations.update(_user_limit_annotations(queue.user_limits))
+    if queue.kueue:  # Kueue's levers (``engine.kueuepolicy``), read back by the Volcano reader
+        annotations[FAIRWAY_KUEUE] = json.dumps(queue.kueue, separators=(",", ":"))
     if hierarchy is not None:
         annotations[HIERARCHY_ANNOTATION] = "/".join(hierarchy.path)
         annotations[HIERARCHY_WEIGHTS_ANNOTATION] = "/".join(_format_weight(w) for w in hierarchy.weights)
@@ -255,12 +269,65 @@ def _koordinator(snapshot: Snapshot) -> list[dict[str, Any]]:
     return docs
 
 
-def _kueue_group(resources: list[str], rows: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One resource group covering ``resources`` in the one flavor (no group when there is nothing to cover)."""
-    if not resources:
-        return []
-    flavor = {"name": KUEUE_FLAVOR, "resources": [{"name": r, **rows[r]} for r in resources]}
-    return [{"coveredResources": resources, "flavors": [flavor]}]
+def _kueue_group(
+    resources: list[str], rows: Mapping[str, dict[str, Any]], snapshot: Snapshot | None = None, name: str = ""
+) -> list[dict[str, Any]]:
+    """One resource group covering ``resources`` in the one flavor (no group when there is nothing to cover); the
+    resources read per flavor (``cpu@spot``) in their own groups, each flavor in the order read (the ClusterQueue's
+    groups as read; for a Cohort one group over them), a flavor without a row of a covered resource at quota 0."""
+    plain = [r for r in resources if FLAVOR_MARK not in r]
+    out = []
+    if plain:
+        flavor = {"name": KUEUE_FLAVOR, "resources": [{"name": r, **rows[r]} for r in plain]}
+        out.append({"coveredResources": plain, "flavors": [flavor]})
+    keyed = [split_flavor(r) for r in resources if FLAVOR_MARK in r]
+    if not keyed:
+        return out
+    flavors = snapshot.kueue_flavors if snapshot is not None else None
+    read = list(flavors.groups.get(name, ())) if flavors is not None else []
+    left = sorted({r for r, _ in keyed} - {r for g in read for r in g.resources}, key=resource_sort_key)
+    if left:
+        order = [f for r in left for f in (flavors.resources.get(r, ()) if flavors is not None else ())]
+        order += [f for _, f in keyed]
+        read.append(FlavorGroup(resources=tuple(left), flavors=tuple(dict.fromkeys(order))))
+    for group in read:
+        covered = list(group.resources)
+        used = [f for f in group.flavors if any(f"{r}{FLAVOR_MARK}{f}" in rows for r in covered)]
+        if not used:
+            continue
+        out.append(
+            {
+                "coveredResources": covered,
+                "flavors": [
+                    {
+                        "name": f,
+                        "resources": [
+                            {"name": r, **rows.get(f"{r}{FLAVOR_MARK}{f}", {"nominalQuota": "0"})} for r in covered
+                        ],
+                    }
+                    for f in used
+                ],
+            }
+        )
+    return out
+
+
+def _resource_flavor(spec: ResourceFlavorSpec) -> dict[str, Any]:
+    """A ResourceFlavor as read: its node labels, node taints and tolerations."""
+    out: dict[str, Any] = {}
+    if spec.node_labels:
+        out["nodeLabels"] = dict(spec.node_labels)
+    if spec.node_taints:
+        out["nodeTaints"] = [
+            {"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect} for t in spec.node_taints
+        ]
+    if spec.tolerations:
+        out["tolerations"] = [
+            {k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v}
+            | ({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {})
+            for t in spec.tolerations
+        ]
+    return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": spec.name}, "spec": out}
 
 
 def _kueue_rows(nominal: Mapping[str, int], queue: QueueSpec, top: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -394,12 +461,20 @@ def _kueue_queue(name: str, children: Mapping[str, list[str]], snapshot: Snapsho
         spec["namespaceSelector"] = {} if selector is None else selector.to_manifest()
         if name in snapshot.admission.strict_fifo:
             spec["queueingStrategy"] = "StrictFIFO"
-        if name in snapshot.admission.fair_sharing_queues:
+        # the stored lever too (without a Configuration's admissionFairSharing the snapshot does not apply it)
+        if name in snapshot.admission.fair_sharing_queues or (queue.kueue or {}).get("admissionScope"):
             spec["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
         covered, rows = _kueue_rows(dict(queue.deserved), queue, top)
-    groups = _kueue_group(covered, rows)
+    groups = _kueue_group(covered, rows, snapshot, name)
     if groups:
         spec["resourceGroups"] = groups
+    fungibility = snapshot.kueue_flavors.fungibility.get(name) if snapshot.kueue_flavors is not None else None
+    if fungibility is not None and not inner:
+        spec["flavorFungibility"] = {
+            "whenCanBorrow": fungibility.when_can_borrow,
+            "whenCanPreempt": fungibility.when_can_preempt,
+            "preference": fungibility.preference,
+        }
     exact = snapshot.kueue_weights.get(name)
     # Kueue's weight is a quantity: the exact one read (0.75, 0) where the whole weight was scaled from it
     spec["fairSharing"] = {"weight": queue.weight if exact is None else format_exact_quantity(exact)}
@@ -493,7 +568,10 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
             "(export them with --format koordinator)"
         )
     flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_FLAVOR}, "spec": {}}
-    docs = [flavor, *cohorts, *members, *local] if cohorts or members else []
+    read = snapshot.kueue_flavors.flavors if snapshot.kueue_flavors is not None else {}
+    flavors = [flavor] if KUEUE_FLAVOR not in read else []
+    flavors += [_resource_flavor(read[f]) for f in sorted(read)]  # several flavors per resource, as read
+    docs = [*flavors, *cohorts, *members, *local] if cohorts or members else []
     return docs, notes
 
 

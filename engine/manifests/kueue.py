@@ -27,8 +27,10 @@ The mapping (docs/simulate.md states it too):
   children of one cohort (a set with a fraction is multiplied by its least common denominator: 0.75 and 0.25 are 3
   and 1) and ``Snapshot.kueue_weights`` the exact ones of such a set, and 0 (Kueue's infinite share, fair
   sharing's), which is the whole weight 1 with a warning;
-* a ``ResourceFlavor`` is one flavor per resource: a resource given quota in several flavors (``on-demand`` and
-  ``spot`` cpu) is left out of every queue, with a warning naming the resource and the flavors;
+* a ``ResourceFlavor`` (``nodeLabels``, ``nodeTaints``, ``tolerations``): a resource given quota in one flavor keeps
+  its name; one given quota in several (``on-demand`` and ``spot`` cpu), and every resource of a resource group with
+  one, is counted per flavor under ``<resource>@<flavor>`` in every queue, with the ClusterQueues' resource groups
+  and ``flavorFungibility`` in ``Snapshot.kueue_flavors`` (``engine.flavors``: the nodes and the workloads' flavors);
 * a ``LocalQueue`` (namespace, name) points at its ``spec.clusterQueue``: a pod labelled
   ``kueue.x-k8s.io/queue-name: <LocalQueue>`` goes to that ClusterQueue's queue (its podgroup of one pod); a
   ``batch/v1`` Job so labelled becomes a podgroup of ``spec.parallelism`` pods (default 1) from its template, all of
@@ -51,6 +53,7 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from engine.amounts import STANDARD_RESOURCES
+from engine.kueuepolicy import kueue_policy_value
 from engine.limits import ENV_VARS
 from engine.manifests.common import (
     KUEUE_QUEUE_LABEL,
@@ -64,10 +67,23 @@ from engine.manifests.common import (
     _string_map,
     _time,
 )
+from engine.manifests.core import _toleration
 from engine.manifests.kueuelevers import KueueLeverReaders
-from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, KueueName, KueuePreemption, PodGroupInfo, QueueSpec
+from engine.objects import (
+    DEFAULT_QUEUE,
+    ROOT_QUEUE,
+    FlavorFungibility,
+    FlavorGroup,
+    KueueFlavors,
+    KueueName,
+    KueuePreemption,
+    PodGroupInfo,
+    QueueSpec,
+    ResourceFlavorSpec,
+    Taint,
+)
 from engine.policy.policy import Policy, default_policy_with
-from engine.resources import QuantityError, ResourceList, parse_exact_quantity
+from engine.resources import FLAVOR_MARK, QuantityError, ResourceList, parse_exact_quantity
 from engine.rules.common import MAX_WEIGHT
 from engine.vocabulary import PodGroupPhase, QueueState
 
@@ -86,7 +102,10 @@ class KueueReaders(KueueLeverReaders):
         """Kueue's Cohorts and ClusterQueues as queues of the tree (after the Volcano queues: their names are taken),
         and the LocalQueues that point at them."""
         self._read_workload_priority_classes()
-        flavors = {doc.name for doc in self.docs("ResourceFlavor")}
+        flavor_specs: dict[str, ResourceFlavorSpec] = {}
+        for doc in self.docs("ResourceFlavor"):
+            self._run(doc, lambda d: flavor_specs.__setitem__(d.name, _resource_flavor(d)))
+        flavors = set(flavor_specs)
         cohorts: dict[str, _Node] = {}
         members: dict[str, _Node] = {}
         for doc in self.docs("Cohort"):
@@ -98,10 +117,12 @@ class KueueReaders(KueueLeverReaders):
         if not (cohorts or members or self.local_queues or flavors):
             return
         self.kueue_objects = True
-        skipped = self._several_flavors({**{f"c/{n}": v for n, v in cohorts.items()}, **members}, flavors)
+        flavored = self._several_flavors({**{f"c/{n}": v for n, v in cohorts.items()}, **members}, flavors)
         implicit = sorted({p for _, p, _ in members.values() if p is not None and p not in cohorts})
         ids = self._kueue_identities(cohorts, members, implicit)
-        specs = self._kueue_specs(cohorts, members, implicit, skipped, ids)
+        specs = self._kueue_specs(cohorts, members, implicit, flavored, ids)
+        if flavored:
+            self._kueue_flavors(flavor_specs, flavored, {ids[("ClusterQueue", n)]: v for n, v in members.items()})
         self._add_kueue_queues(specs, _kueue_depths(specs))
         self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
         if self.admission.namespace_selectors:
@@ -145,7 +166,7 @@ class KueueReaders(KueueLeverReaders):
         cohorts: Mapping[str, _Node],
         members: Mapping[str, _Node],
         implicit: list[str],
-        skipped: set[str],
+        flavored: Mapping[str, tuple[str, ...]],
         ids: Mapping[tuple[str, str], str],
     ) -> dict[str, dict[str, Any]]:
         """Each queue's settings as Kueue gives them (its document, parent, quota, limits, weight, and a
@@ -157,7 +178,7 @@ class KueueReaders(KueueLeverReaders):
             return None if parent is None else ids.get(("Cohort", parent), parent)
 
         for name, (doc, parent, quotas) in cohorts.items():
-            specs[ids[("Cohort", name)]] = {"doc": doc, "parent": parent_of(parent), **self._levers(quotas, skipped)}
+            specs[ids[("Cohort", name)]] = {"doc": doc, "parent": parent_of(parent), **self._levers(quotas, flavored)}
         for name in implicit:
             specs[ids[("Cohort", name)]] = {
                 "doc": None, "parent": None, "deserved": {}, "borrowing": {}, "lending": {},
@@ -167,7 +188,7 @@ class KueueReaders(KueueLeverReaders):
             specs[ids[("Cohort", name)]]["exact_weight"] = _read(doc, self._weight)
         for name, (doc, parent, quotas) in members.items():
             spec = specs[ids[("ClusterQueue", name)]] = {
-                "doc": doc, "parent": parent_of(parent), **self._levers(quotas, skipped),
+                "doc": doc, "parent": parent_of(parent), **self._levers(quotas, flavored),
                 "exact_weight": _read(doc, self._weight),
             }  # fmt: skip
             preemption = _read(doc, _preemption)
@@ -209,19 +230,40 @@ class KueueReaders(KueueLeverReaders):
                 borrowing_limit=borrowing,
                 lending_limit=ResourceList(spec["lending"]),
                 state=spec.get("state", QueueState.OPEN.value),
+                kueue=self._stored_levers(name),
             )
             self._origin("Queue", name)
+
+    def _stored_levers(self, queue: str) -> dict[str, Any] | None:
+        """The levers read for ``queue`` as its spec's ``kueue`` field (``engine.kueuepolicy``), so that an import
+        stores what the side tables hold (``engine.manifests.kueuestored`` gives them back to a live session)."""
+        draft = self.admission
+        stop = "HoldAndDrain" if queue in draft.draining else "Hold" if queue in draft.held else "None"
+        return kueue_policy_value(
+            kueue_name=self.kueue_names.get(queue),
+            strict_fifo=queue in draft.strict_fifo,
+            stop_policy=stop,
+            namespace_selector=draft.namespace_selectors.get(queue),
+            preemption=self.kueue_preemption.get(queue),
+            usage_based=queue in draft.fair_sharing_queues,
+            weight=self.kueue_weights.get(queue),
+        )
 
     def _kueue_node(self, doc: _Doc, parent_key: str, old_key: str) -> tuple[_Doc, str | None, _Quotas]:
         spec = doc.spec
         parent = _str(spec.get(parent_key), f"spec.{parent_key}") or _str(spec.get(old_key), f"spec.{old_key}")
         quotas: _Quotas = {}
+        groups: list[FlavorGroup] = []
         for i, group in enumerate(_list(spec.get("resourceGroups"), "spec.resourceGroups")):
             gpath = f"spec.resourceGroups[{i}]"
+            cpath = f"{gpath}.coveredResources"
+            covered = [_str(r, cpath) for r in _list(_map(group, gpath).get("coveredResources"), cpath)]
+            names: list[str] = []
             for j, flavor in enumerate(_list(_map(group, gpath).get("flavors"), f"{gpath}.flavors")):
                 fpath = f"{gpath}.flavors[{j}]"
                 fmap = _map(flavor, fpath)
                 fname = _str(fmap.get("name"), f"{fpath}.name")
+                names.append(fname)
                 for k, res in enumerate(_list(fmap.get("resources"), f"{fpath}.resources")):
                     rpath = f"{fpath}.resources[{k}]"
                     rmap = _map(res, rpath)
@@ -238,41 +280,73 @@ class KueueReaders(KueueLeverReaders):
                         amounts.get("borrowingLimit"),
                         amounts.get("lendingLimit"),
                     )
+                    covered.append(rname)
+            groups.append(FlavorGroup(resources=tuple(dict.fromkeys(covered)), flavors=tuple(dict.fromkeys(names))))
+        if parent_key == "cohortName":
+            self.kueue_groups[doc.name] = (tuple(groups), _read(doc, _fungibility))
         return doc, parent or None, quotas
 
-    def _several_flavors(self, nodes: Mapping[str, tuple[_Doc, str | None, _Quotas]], known: set[str]) -> set[str]:
-        """The resources given quota in more than one flavor (left out, with one warning each); a flavor no
-        ResourceFlavor defines is named in a warning too."""
-        by_resource: dict[str, set[str]] = {}
+    def _several_flavors(
+        self, nodes: Mapping[str, tuple[_Doc, str | None, _Quotas]], known: set[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The resources read per flavor, each with its flavors in the order first met: those given quota in more
+        than one flavor, and with them every resource of a resource group that has one (a workload takes one flavor
+        for the whole group). A flavor no ResourceFlavor defines is named in a warning."""
+        by_resource: dict[str, dict[str, None]] = {}
         for doc, _, quotas in nodes.values():
             for resource, per_flavor in quotas.items():
-                by_resource.setdefault(resource, set()).update(per_flavor)
+                by_resource.setdefault(resource, {}).update(dict.fromkeys(per_flavor))
                 for flavor in per_flavor:
                     if known and flavor not in known:
                         self.warnings.append(f"{doc.where}: flavor {flavor!r} is not a ResourceFlavor of the input")
-        skipped = {r for r, fl in by_resource.items() if len(fl) > 1}
-        for r in sorted(skipped):
-            self.warnings.append(
-                f"resource {r} has quota in several flavors ({', '.join(sorted(by_resource[r]))}); Fairway reads one "
-                f"flavor per resource, so {r} is left out of every ClusterQueue and Cohort"
-            )
-        return skipped
+        flavored = {r for r, fl in by_resource.items() if len(fl) > 1}
+        groups = [g for gs, _ in self.kueue_groups.values() for g in gs]
+        grown = True
+        while grown:  # a group with one flavored resource has all of its resources flavored
+            grown = False
+            for group in groups:
+                if flavored.intersection(group.resources) and not flavored.issuperset(group.resources):
+                    flavored.update(group.resources)
+                    grown = True
+        return {r: tuple(by_resource.get(r, {})) for r in sorted(flavored)}
 
     @staticmethod
-    def _levers(quotas: _Quotas, skipped: set[str]) -> dict[str, Any]:
+    def _levers(quotas: _Quotas, flavored: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+        """A node's quota and limits by resource; a resource read per flavor by its flavored key (``cpu@spot``)."""
         deserved: dict[str, int] = {}
         borrowing: dict[str, int] = {}
         lending: dict[str, int] = {}
         for resource, per_flavor in quotas.items():
-            if resource in skipped:
-                continue
-            ((_, nominal, b, lend),) = per_flavor.values()
-            deserved[resource] = nominal
-            if b is not None:
-                borrowing[resource] = b
-            if lend is not None:
-                lending[resource] = lend
+            for flavor, (_, nominal, b, lend) in per_flavor.items():
+                key = f"{resource}{FLAVOR_MARK}{flavor}" if resource in flavored else resource
+                deserved[key] = nominal
+                if b is not None:
+                    borrowing[key] = b
+                if lend is not None:
+                    lending[key] = lend
         return {"deserved": deserved, "borrowing": borrowing, "lending": lending}
+
+    def _kueue_flavors(
+        self,
+        specs: Mapping[str, ResourceFlavorSpec],
+        flavored: Mapping[str, tuple[str, ...]],
+        members: Mapping[str, _Node],
+    ) -> None:
+        """``kueue_flavors``: the ResourceFlavors, the resources read per flavor, and each ClusterQueue's resource
+        groups over them (its flavors in order) and its fungibility, by queue identity."""
+        groups: dict[str, tuple[FlavorGroup, ...]] = {}
+        fungibility: dict[str, FlavorFungibility] = {}
+        for ident, (doc, _, _) in members.items():
+            own, fung = self.kueue_groups.get(doc.name, ((), FlavorFungibility()))
+            kept = tuple(g for g in own if any(r in flavored for r in g.resources))
+            if kept:
+                groups[ident] = kept
+            if fung != FlavorFungibility():
+                fungibility[ident] = fung
+        named = {f: specs[f] for fl in flavored.values() for f in fl if f in specs}
+        self.kueue_flavors = KueueFlavors(
+            flavors=dict(sorted(named.items())), resources=dict(flavored), groups=groups, fungibility=fungibility
+        )
 
     @staticmethod
     def _weight(doc: _Doc) -> Fraction:
@@ -436,6 +510,56 @@ def _preemption(doc: _Doc) -> KueuePreemption | None:
             "(Kueue refuses the ClusterQueue)"
         )
     return out
+
+
+_WHEN_CAN_BORROW = {"MayStopSearch": "MayStopSearch", "Borrow": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}
+_WHEN_CAN_PREEMPT = {"MayStopSearch": "MayStopSearch", "Preempt": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}
+_PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+
+
+def _fungibility(doc: _Doc) -> FlavorFungibility:
+    """A ClusterQueue's ``spec.flavorFungibility`` (Kueue's defaults when absent), each field checked against
+    Kueue's values; the deprecated ``Borrow`` and ``Preempt`` are ``MayStopSearch``, as in Kueue."""
+    section = _map(doc.spec.get("flavorFungibility"), "spec.flavorFungibility")
+
+    def choice(key: str, allowed: Mapping[str, str], default: str) -> str:
+        text = _str(section.get(key), f"spec.flavorFungibility.{key}") or default
+        if text not in allowed:
+            raise _FieldError(f"spec.flavorFungibility.{key}: {text!r} is not one of {', '.join(allowed)}")
+        return allowed[text]
+
+    return FlavorFungibility(
+        when_can_borrow=choice("whenCanBorrow", _WHEN_CAN_BORROW, "MayStopSearch"),
+        when_can_preempt=choice("whenCanPreempt", _WHEN_CAN_PREEMPT, "TryNextFlavor"),
+        preference=choice("preference", {p: p for p in _PREFERENCES}, "BorrowingOverPreemption"),
+    )
+
+
+def _resource_flavor(doc: _Doc) -> ResourceFlavorSpec:
+    """A ``ResourceFlavor``: ``spec.nodeLabels``, ``spec.nodeTaints`` and ``spec.tolerations``."""
+    spec = doc.spec
+    labels = _map(spec.get("nodeLabels"), "spec.nodeLabels")
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            raise _FieldError(f"spec.nodeLabels.{key}: {value!r} is not a string")
+    taints = []
+    for i, raw in enumerate(_list(spec.get("nodeTaints"), "spec.nodeTaints")):
+        path = f"spec.nodeTaints[{i}]"
+        t = _map(raw, path)
+        key = _str(t.get("key"), f"{path}.key")
+        if not key:
+            raise _FieldError(f"{path}.key: missing")
+        effect = _str(t.get("effect"), f"{path}.effect")
+        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise _FieldError(f"{path}.effect: {effect!r} is not one of NoSchedule, PreferNoSchedule, NoExecute")
+        taints.append(Taint(key=key, value=_str(t.get("value"), f"{path}.value"), effect=effect))
+    tolerations = tuple(
+        _toleration(raw, f"spec.tolerations[{i}]")
+        for i, raw in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))
+    )
+    return ResourceFlavorSpec(
+        name=doc.name, node_labels=dict(labels), node_taints=tuple(taints), tolerations=tolerations
+    )
 
 
 def _is_kube_name(name: str) -> bool:

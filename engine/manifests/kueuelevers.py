@@ -13,7 +13,9 @@
 * a ``WorkloadPriorityClass`` (``value``), named by a Job's or pod's ``kueue.x-k8s.io/priority-class`` label: the
   podgroup's priority.
 
-A Volcano Queue takes the first lever through the annotation ``fairway.io/queueing-strategy: StrictFIFO``.
+A Volcano Queue takes the first lever through the annotation ``fairway.io/queueing-strategy: StrictFIFO``, and any
+of them through ``fairway.io/kueue`` (``FAIRWAY_KUEUE``: the JSON object a stored queue's ``kueue`` field holds,
+``engine.kueuepolicy``; ``volcano_queue_levers``), which ``fairway export --format volcano`` writes.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 
 import yaml
 
-from engine.admission import SELECTOR_OPERATORS, LabelSelector, LocalQueueUsage, SelectorTerm
+from engine.admission import SELECTOR_OPERATORS, AdmissionDraft, LabelSelector, LocalQueueUsage, SelectorTerm
+from engine.kueuepolicy import QUEUEING_STRATEGIES, KueuePolicy, parse_kueue_policy
 from engine.limits import load_yaml
-from engine.manifests.common import _Doc, _FieldError, _int, _list, _map, _rl, _str, _string_map
+from engine.manifests.common import _Doc, _FieldError, _int, _json_annotation, _list, _map, _rl, _str, _string_map
 from engine.manifests.core import CoreReaders
 from engine.manifests.kueueconfig import (
     KUEUE_CONFIG_GROUP,
@@ -35,21 +38,76 @@ from engine.manifests.kueueconfig import (
     is_kueue_configuration,
     read_kueue_configuration,
 )
+from engine.objects import KueueName, KueuePreemption
 from engine.resources import QuantityError, parse_exact_quantity
 
 __all__ = [
+    "FAIRWAY_KUEUE",
     "FAIRWAY_QUEUEING_STRATEGY",
     "QUEUEING_STRATEGIES",
     "KueueLeverReaders",
     "read_label_selector",
     "read_queueing_strategy",
+    "take_queue_levers",
+    "volcano_queue_levers",
 ]
 
-QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
-STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 USAGE_BASED = "UsageBasedAdmissionFairSharing"
 # a Volcano Queue's queueing strategy (Kueue's ``queueingStrategy``; Volcano's Queue has no such field)
 FAIRWAY_QUEUEING_STRATEGY = "fairway.io/queueing-strategy"
+# a Volcano Queue's Kueue levers (``engine.kueuepolicy``: a queue's ``kueue`` field as JSON)
+FAIRWAY_KUEUE = "fairway.io/kueue"
+
+
+def volcano_queue_levers(annotations: Mapping[str, str], max_depth: int) -> dict[str, Any] | None:
+    """A Volcano Queue's Kueue levers: ``fairway.io/kueue`` with ``fairway.io/queueing-strategy`` (None: none); a
+    bad value is a ``_FieldError`` naming the annotation and the field."""
+    where = f"metadata.annotations[{FAIRWAY_KUEUE}]"
+    value, problems = parse_kueue_policy(_json_annotation(annotations, FAIRWAY_KUEUE, max_depth), where)
+    if problems:
+        raise _FieldError(f"{problems[0].field}: {problems[0].message}")
+    strategy = read_queueing_strategy(
+        annotations.get(FAIRWAY_QUEUEING_STRATEGY), f"metadata.annotations[{FAIRWAY_QUEUEING_STRATEGY!r}]"
+    )
+    if strategy == "StrictFIFO":
+        value = {**(value or {}), "queueingStrategy": strategy}
+    return value
+
+
+def take_queue_levers(
+    draft: AdmissionDraft,
+    preemption: dict[str, KueuePreemption],
+    weights: dict[str, Fraction],
+    names: dict[str, KueueName],
+    queue: str,
+    value: Mapping[str, Any] | None,
+) -> bool:
+    """The levers of a Volcano Queue's ``value`` into the readers' tables (any the queue had before dropped);
+    whether its stop policy closes it."""
+    for lever in (draft.strict_fifo, draft.draining, draft.held, draft.fair_sharing_queues):
+        lever.discard(queue)
+    draft.namespace_selectors.pop(queue, None)
+    preemption.pop(queue, None)
+    weights.pop(queue, None)
+    names.pop(queue, None)
+    if not value:
+        return False
+    policy = KueuePolicy.of(value, queue)
+    if policy.strict_fifo:
+        draft.strict_fifo.add(queue)
+    if policy.stop_policy != "None":
+        (draft.draining if policy.stop_policy == "HoldAndDrain" else draft.held).add(queue)
+    if policy.namespace_selector is not None:
+        draft.namespace_selectors[queue] = policy.namespace_selector
+    if policy.usage_based:
+        draft.fair_sharing_queues.add(queue)
+    if policy.preemption is not None:
+        preemption[queue] = policy.preemption
+    if policy.weight is not None:
+        weights[queue] = policy.weight
+    if policy.kueue_name is not None:
+        names[queue] = policy.kueue_name
+    return policy.stop_policy != "None"
 
 
 def read_queueing_strategy(value: object, path: str) -> str:

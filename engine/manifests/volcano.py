@@ -36,7 +36,7 @@ from engine.manifests.common import (
 from engine.manifests.core import (
     CoreReaders,
 )
-from engine.manifests.kueuelevers import FAIRWAY_QUEUEING_STRATEGY, read_queueing_strategy
+from engine.manifests.kueuelevers import take_queue_levers, volcano_queue_levers
 from engine.objects import (
     DEFAULT_QUEUE,
     QUEUE_STATES,
@@ -51,6 +51,7 @@ from engine.objects import (
 from engine.resources import ResourceList
 from engine.treefields import QUEUE_FIELDS, from_annotations
 from engine.usage import QUEUE
+from engine.vocabulary import QueueState
 
 _Role = tuple[str, int, int, Mapping[str, Any], str]  # name, replicas, minAvailable, pod template, path
 
@@ -80,10 +81,11 @@ class VolcanoReaders(CoreReaders):
         annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
         borrowing, lending = _limit_annotations(annotations, self.limits.max_json_depth)
         _past_usage_annotation(annotations, QUEUE, doc.name, self.past_ratios)
-        strategy = read_queueing_strategy(
-            annotations.get(FAIRWAY_QUEUEING_STRATEGY), f"metadata.annotations[{FAIRWAY_QUEUEING_STRATEGY!r}]"
-        )
-        (self.admission.strict_fifo.add if strategy == "StrictFIFO" else self.admission.strict_fifo.discard)(doc.name)
+        # Kueue's levers (fairway.io/kueue, fairway.io/queueing-strategy); a stop policy closes the queue
+        levers = volcano_queue_levers(annotations, self.limits.max_json_depth)
+        tables = (self.admission, self.kueue_preemption, self.kueue_weights, self.kueue_names)
+        if take_queue_levers(*tables, doc.name, levers):
+            state = QueueState.CLOSED.value
         self.queues[doc.name] = QueueSpec(
             name=doc.name,
             parent=parent,
@@ -98,6 +100,7 @@ class VolcanoReaders(CoreReaders):
             lending_limit=lending,
             min_runtime=_min_runtime_annotation(annotations),
             user_limits=_user_limits_annotation(annotations, self.limits.max_json_depth),
+            kueue=levers,  # stored by an import
             **from_annotations(QUEUE_FIELDS, annotations),
         )
         hierarchy = _queue_hierarchy(annotations)

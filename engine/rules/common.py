@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from engine.kueuepolicy import parse_kueue_policy
 from engine.resources import format_amount
 from engine.treefields import FieldKind, TreeField
 from engine.userlimits import user_limit_errors
@@ -227,6 +228,10 @@ def text_errors(obj: str, spec: object, table: Iterable[TreeField]) -> list[Fiel
             value = getattr(spec, f.name)
             found = user_limit_errors(value, f.name) if isinstance(value, tuple) else []
             errors.extend(FieldError(e.field, f"{obj}: {e.message}", "invalid") for e in found)
+            continue
+        if f.kind is FieldKind.KUEUE:  # Kueue's levers (``engine.kueuepolicy``), every problem at its place
+            _, problems = parse_kueue_policy(getattr(spec, f.name), f.name)
+            errors.extend(FieldError(e.field, f"{obj}: {e.field}: {e.message}", "invalid") for e in problems)
             continue
         if f.kind is not FieldKind.TEXT:
             continue

@@ -12,7 +12,10 @@ no global state) and, for the next snapshot, redoes only what changed:
   its old info and counted with its new one; a podgroup whose info changed gets a new ``JobState``. Podgroups
   and quota groups with a changed member are recounted over their members in snapshot order, with the same
   functions as a full build (``session.count_job``, ``values.job_usage``, ``values.group_totals``), so every sum,
-  list order and dict order is the one a full build gives. Node rows are exact integer sums.
+  list order and dict order is the one a full build gives. Node rows are exact integer sums. A caller that knows
+  which pods it re-read says so (``note_tasks``): then only those are looked at, not every pod of the snapshot,
+  and the podgroups' and quota groups' orders are re-sorted only when a first pod left or a new one does not come
+  last.
 * **What the last session changed** is undone: every ``TaskState`` whose status changed is put back as it opened
   (``Session.touched``), every ``JobState`` reopens from its counters at open (``JobState.reopen``), and the
   session works on a copy of the node table (``NodeTable.clone``).
@@ -31,8 +34,9 @@ sessions opened through a carry with sessions built from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 
 from engine.amounts import raw
 from engine.fairshare.queues import JobUsage
@@ -61,6 +65,7 @@ from engine.wording import plural
 __all__ = ["SessionCarry"]
 
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
+LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
@@ -77,19 +82,28 @@ class _Kept:
     has_pods: bool
     table: NodeTable
     infos: Mapping[str, TaskInfo]  # the last snapshot's tasks
-    order: list[str]  # task uids in snapshot order
     rank: dict[str, int]  # task uid -> a number that grows in snapshot order
     quota_of: dict[str, str]  # task uid -> quota group, in snapshot order (``Snapshot.task_quota_groups``)
     next_rank: int
     states: dict[str, TaskState]  # snapshot order
     members: dict[str, list[TaskState]]  # podgroup key -> its pods in snapshot order (a key without podgroup too)
     groups: dict[str, _GroupSums]  # quota group -> what its pods add up to
+    group_first: dict[str, int]  # quota group -> the rank of its first pod (the groups' order)
     jobs: dict[str, JobState]  # snapshot podgroup order
     usages: dict[str, JobUsage]
     by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
 
 
 Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """``tasks`` differs from ``base`` only at the uids in ``changed`` (``SessionCarry.note_tasks``)."""
+
+    base: Mapping[str, TaskInfo]
+    tasks: Mapping[str, TaskInfo]
+    changed: frozenset[str]
 
 
 class SessionCarry:
@@ -99,6 +113,7 @@ class SessionCarry:
     def __init__(self) -> None:
         self._kept: _Kept | None = None
         self._touched: list[TaskState] = []
+        self._links: tuple[_Link, ...] = ()  # replaced whole, never changed in place (``note_tasks``)
         self.last = "nothing kept yet"
         self.opened = 0  # sessions opened through this carry
 
@@ -106,6 +121,46 @@ class SessionCarry:
         """Forget the kept state (the next session builds in full)."""
         self._kept = None
         self._touched = []
+        self._links = ()
+
+    def note_tasks(
+        self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
+    ) -> None:
+        """What the caller knows of a task mapping it will hand in a snapshot: ``tasks`` differs from ``base`` (the
+        mapping of an earlier snapshot) only at the uids in ``changed`` (new, replaced by another info object, or
+        gone); every other uid is in both with the same info object, and the uids in both are in the same relative
+        order. With such notes leading from the kept snapshot's tasks to the next snapshot's, ``open`` looks at those
+        uids only instead of comparing every pod (a caller that keeps a cluster in memory knows which rows it
+        re-read). ``None``: not known (the notes so far are dropped; ``open`` compares every pod).
+
+        The notes are kept in a tuple replaced whole, so a caller's thread may note while a session opens (a note
+        lost to that race only costs the comparison of every pod)."""
+        if changed is None:
+            self._links = ()
+            return
+        self._links = (*self._links[-(LINKS - 1) :], _Link(base, tasks, frozenset(changed)))
+
+    def _changed_since(self, kept: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo]) -> set[str] | None:
+        """The uids that may differ between the kept snapshot's task mapping and ``tasks``, by the notes (None when
+        the notes do not lead from one to the other); the notes followed are dropped."""
+        if tasks is kept:
+            return set()
+        links = self._links
+        by_tasks = {id(link.tasks): link for link in links}
+        out: set[str] = set()
+        used: list[_Link] = []
+        at = tasks
+        for _ in range(len(links)):
+            link = by_tasks.get(id(at))
+            if link is None or link.tasks is not at:
+                return None
+            out |= link.changed
+            used.append(link)
+            at = link.base
+            if at is kept:
+                self._links = tuple(link for link in self._links if all(link is not u for u in used))
+                return out
+        return None
 
     def open(self, snapshot: Snapshot, touched: list[TaskState]) -> Opened:
         """The node table (a copy the session may change), tasks, jobs, pod-slot flag and aggregates a session on
@@ -120,7 +175,7 @@ class SessionCarry:
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
             if kept is None or why:
                 return self._full(snapshot, why)
-            return self._update(kept, snapshot)
+            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks))
         except BaseException:
             self.clear()
             raise
@@ -135,7 +190,9 @@ class SessionCarry:
         members: dict[str, list[TaskState]] = {}
         groups: dict[str, _GroupSums] = {}
         task_resources: dict[str, int] = {}
-        for task in tasks.values():
+        group_first: dict[str, int] = {}
+        for i, task in enumerate(tasks.values()):
+            group_first.setdefault(task.quota_group, i)
             members.setdefault(task.job, []).append(task)
             sums = groups.get(task.quota_group)
             if sums is None:
@@ -156,29 +213,32 @@ class SessionCarry:
             has_pods=has_pods,
             table=table,
             infos=snap.tasks,
-            order=list(tasks),
             rank={uid: i for i, uid in enumerate(tasks)},
             quota_of={uid: t.quota_group for uid, t in tasks.items()},
             next_rank=len(tasks),
             states=tasks,
             members=members,
             groups=groups,
+            group_first=group_first,
             jobs=jobs,
             usages=usages,
         )
         self._kept = kept
         self.last = f"full build: {why}"
-        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, set(members), True)
+        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, True, True)
 
     # -- the update --------------------------------------------------------------------------------------------
 
-    def _update(self, kept: _Kept, snap: Snapshot) -> Opened:
+    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None) -> Opened:
         """Bring the kept state up to ``snap`` by redoing only what changed, or build in full when the changes
-        cannot be shown equivalent cheaply (checked before the kept state is touched)."""
-        ch = _changes(kept, snap)
+        cannot be shown equivalent cheaply (checked before the kept state is touched). ``hint``: the uids that
+        may have changed, by the caller's notes (None: compare every pod)."""
+        noted = hint is not None and snap.tasks is not kept.infos  # (the same mapping needs no note)
+        ch = _changes(kept, snap, hint)
         if isinstance(ch, str):
             return self._full(snap, ch)
         # from here on the kept state changes (an error drops it: ``open``)
+        boundary = _last_first(kept)
         table = kept.table
         if ch.nodes:
             table.renew(ch.nodes)
@@ -188,10 +248,11 @@ class SessionCarry:
         pos = kept.rank
         for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
             table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
-        _regroup(kept.members, dirty_jobs, tasks, added, pos)
+        resort = _regroup(kept.members, dirty_jobs, tasks, added, pos, boundary if ch.at_end else None)
         groups = kept.groups
         for group in [g for g, sums in groups.items() if not sums.pods]:
             del groups[group]
+            kept.group_first.pop(group, None)
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
         _recount_jobs(kept, jobs, recount, dirty_jobs)
@@ -199,26 +260,30 @@ class SessionCarry:
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
         kept.task_resources = ch.task_resources
-        kept.order = ch.order
         kept.states = tasks
         kept.jobs = jobs
         self.last = (
             f"update: {len(ch.changed)} pods new or changed, {len(ch.removed)} gone, "
-            f"{len(recount)} podgroups recounted" + (f", {plural(len(ch.nodes), 'node')} changed" if ch.nodes else "")
+            f"{len(recount)} podgroups recounted"
+            + (f", {plural(len(ch.nodes), 'node')} changed" if ch.nodes else "")
+            + (", by the caller's notes" if noted and ch.order is None else "")
         )
-        aggregates = self._aggregates(kept, snap, dirty_jobs, regrouped)
+        aggregates = self._aggregates(kept, snap, resort, regrouped)
         return table.clone(), tasks, jobs, kept.has_pods, aggregates
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
-    def _aggregates(self, kept: _Kept, snap: Snapshot, dirty_jobs: set[str], regrouped: bool) -> Aggregates:
+    def _aggregates(self, kept: _Kept, snap: Snapshot, resort: bool, regrouped: bool) -> Aggregates:
         """The aggregates ``compute_values`` starts from, and the snapshot's indexes the session reads (the ones a
-        full build would compute by walking every pod), in the snapshot's orders."""
-        if dirty_jobs:  # podgroup keys in the order of their first pod, as ``Snapshot``'s grouping gives
+        full build would compute by walking every pod), in the snapshot's orders. ``resort``: the podgroup keys'
+        order may have moved; ``regrouped``: the quota groups' order may have."""
+        if resort:  # podgroup keys in the order of their first pod, as ``Snapshot``'s grouping gives
             first = kept.rank.__getitem__
             kept.members = dict(sorted(kept.members.items(), key=lambda item: first(item[1][0].uid)))
-        if regrouped:  # quota groups likewise
-            kept.groups = {group: kept.groups[group] for group in dict.fromkeys(kept.quota_of.values())}
+        if regrouped:  # quota groups likewise (the order of their first pods)
+            order = sorted(kept.groups, key=kept.group_first.__getitem__)
+            if order != list(kept.groups):
+                kept.groups = {group: kept.groups[group] for group in order}
         for key, ours in kept.members.items():
             if key not in kept.by_podgroup:
                 kept.by_podgroup[key] = tuple(t.info for t in ours)
@@ -327,27 +392,35 @@ class _Changes:
     changed: list[TaskInfo]  # new pods and changed pods, in snapshot order
     fresh: set[str]  # of those, the new ones
     removed: list[str]  # pods gone, in any order (uncounting commutes)
-    order: list[str]  # task uids in snapshot order
+    order: list[str] | None  # task uids in snapshot order (None when the new pods are at the end: not needed)
     at_end: bool  # the new pods all come after the others (the usual case)
     task_resources: dict[str, int]
     nodes: list[NodeInfo]  # the nodes whose info changed
     node_resources: frozenset[str]
 
 
-def _changes(kept: _Kept, snap: Snapshot) -> _Changes | str:
+def _changes(kept: _Kept, snap: Snapshot, hint: set[str] | None) -> _Changes | str:
     """What changed since the kept state, or why a full build is needed instead: too many pods changed, the pods'
-    order moved, the pod slots or the resource columns changed."""
+    order moved, the pod slots or the resource columns changed. ``hint``: the uids that may have changed (only
+    those are looked at when the new pods are at the end), or None (every pod is compared)."""
     states = kept.states
     infos = snap.tasks
-    before = kept.infos.get
-    changed = [info for uid, info in infos.items() if before(uid) is not info]
-    fresh = {info.uid for info in changed if info.uid not in states}
-    gone = len(states) - (len(infos) - len(fresh))
-    removed = list(states.keys() - infos.keys()) if gone else []
+    found = None if hint is None else _hinted(kept, infos, hint)
+    order: list[str] | None = None
+    if found is not None:
+        changed, fresh, removed = found
+        at_end: bool | None = True
+    else:
+        before = kept.infos.get
+        changed = [info for uid, info in infos.items() if before(uid) is not info]
+        fresh = {info.uid for info in changed if info.uid not in states}
+        gone = len(states) - (len(infos) - len(fresh))
+        removed = list(states.keys() - infos.keys()) if gone else []
     if len(changed) + len(removed) > max(16, len(infos) // FULL_BUILD_SHARE):
         return f"{len(changed) + len(removed)} of {len(infos)} pods changed"
-    order = list(infos)
-    at_end = _new_pods_at_end(kept, order, fresh, removed)
+    if found is None:
+        order = list(infos)
+        at_end = _new_pods_at_end(kept, order, fresh, removed)
     if at_end is None:
         return "the pods' order moved"
     task_resources = _task_resources(kept, removed, changed)
@@ -363,11 +436,45 @@ def _changes(kept: _Kept, snap: Snapshot) -> _Changes | str:
     return _Changes(changed, fresh, removed, order, at_end, task_resources, nodes, node_resources)
 
 
+def _hinted(
+    kept: _Kept, infos: Mapping[str, TaskInfo], hint: set[str]
+) -> tuple[list[TaskInfo], set[str], list[str]] | None:
+    """``_changes``'s new or changed pods (in snapshot order), new uids and pods gone, looking only at the uids of
+    ``hint`` (the caller's notes: every other pod is the same object, in the same relative order); None when the
+    new pods are not all at the end of ``infos`` (or the count shows the notes missed a pod): compare every pod."""
+    if not isinstance(infos, dict):
+        return None
+    states = kept.states
+    before = kept.infos.get
+    existing: list[TaskInfo] = []
+    fresh: set[str] = set()
+    removed: list[str] = []
+    for uid in hint:
+        info = infos.get(uid)
+        if info is None:
+            if uid in states:
+                removed.append(uid)
+        elif uid not in states:
+            fresh.add(uid)
+        elif before(uid) is not info:
+            existing.append(info)
+    if len(infos) != len(states) - len(removed) + len(fresh):
+        return None
+    tail = list(islice(reversed(infos), len(fresh)))
+    if len(tail) != len(fresh) or not fresh.issuperset(tail):
+        return None
+    tail.reverse()
+    rank = kept.rank
+    existing.sort(key=lambda info: rank[info.uid])
+    existing.extend(infos[uid] for uid in tail)
+    return existing, fresh, removed
+
+
 def _new_pods_at_end(kept: _Kept, order: list[str], fresh: set[str], removed: list[str]) -> bool | None:
     """Whether the new pods all come after the others in ``order``; None when the pods that stay are no longer in
     their kept order (the kept rows and lists could not be updated in place)."""
     left = set(removed)
-    kept_order = [u for u in kept.order if u not in left] if removed else kept.order
+    kept_order = [u for u in kept.states if u not in left] if removed else list(kept.states)
     surviving = len(order) - len(fresh)
     at_end = not fresh or set(order[surviving:]) == fresh
     rest = order[:surviving] if at_end else [u for u in order if u not in fresh]
@@ -433,26 +540,66 @@ def _reorder(kept: _Kept, ch: _Changes, added: list[TaskState], new_group: bool)
     """The tasks in snapshot order, with the kept quota groups and ranks of the pods brought up to date (in place
     when the new pods were appended, rebuilt otherwise), and whether the quota groups' order (that of their first
     pods) may have moved."""
-    quota_of, rank = kept.quota_of, kept.rank
+    quota_of, rank, first = kept.quota_of, kept.rank, kept.group_first
     removed, fresh, order = ch.removed, ch.fresh, ch.order
     regrouped = bool(removed) or not ch.at_end or new_group
     if ch.at_end:
         tasks = kept.states
+        stale: set[str] = set()  # groups whose first pod left
         for uid in removed:
-            del quota_of[uid], rank[uid]
+            group, at = quota_of.pop(uid), rank.pop(uid)
+            if first.get(group) == at:
+                stale.add(group)
         for task in added:
-            regrouped = regrouped or quota_of.get(task.uid, task.quota_group) != task.quota_group
-            quota_of[task.uid] = task.quota_group
-            if task.uid in fresh:
-                rank[task.uid] = kept.next_rank
+            uid, group = task.uid, task.quota_group
+            old = quota_of.get(uid)
+            if old is not None and old != group:
+                regrouped = True
+                if first.get(old) == rank[uid]:
+                    stale.add(old)
+            quota_of[uid] = group
+            if uid in fresh:
+                rank[uid] = kept.next_rank
                 kept.next_rank += 1
+            at = rank[uid]
+            if at < first.get(group, at + 1):
+                first[group] = at
+        if stale:
+            _first_pods(kept, stale)
     else:
+        assert order is not None  # the new pods not at the end: ``_changes`` compared every pod
         states = kept.states
         tasks = {uid: states[uid] for uid in order}
         kept.quota_of = {uid: t.quota_group for uid, t in tasks.items()}
         kept.rank = {uid: i for i, uid in enumerate(order)}
         kept.next_rank = len(order)
+        kept.group_first = {}
+        for i, group in enumerate(kept.quota_of.values()):
+            kept.group_first.setdefault(group, i)
     return tasks, regrouped
+
+
+def _first_pods(kept: _Kept, stale: set[str]) -> None:
+    """The rank of the first pod of each quota group of ``stale`` (whose first pod left), found in snapshot order;
+    a group with no pod left loses its entry."""
+    need = set(stale)
+    rank, first = kept.rank, kept.group_first
+    for uid, group in kept.quota_of.items():
+        if group in need:
+            first[group] = rank[uid]
+            need.discard(group)
+            if not need:
+                break
+    for group in need:
+        first.pop(group, None)
+
+
+def _last_first(kept: _Kept) -> int:
+    """The rank of the first pod of the last podgroup key (the largest such rank: the keys are in that order)."""
+    members = kept.members
+    if not members:
+        return -1
+    return kept.rank[members[next(reversed(members))][0].uid]
 
 
 def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict[str, JobState], set[str]]:
@@ -507,19 +654,42 @@ def _regroup(
     tasks: Mapping[str, TaskState],
     added: list[TaskState],
     pos: dict[str, int],
-) -> None:
+    boundary: int | None,
+) -> bool:
     """The dirty podgroups' member lists without the pods that left or changed, with the new ones, in snapshot
-    order."""
+    order. Returns whether the keys' order (that of their first pods) may have moved: a kept key's first pod is
+    another, or a new key's first pod does not come after the first pods of the keys before it (``boundary``: the
+    largest first-pod rank before the update, None when the ranks were renumbered)."""
+    firsts: dict[str, str] = {}
     for key in dirty:
         ours = lists.get(key)
         if ours is not None:
+            firsts[key] = ours[0].uid
             lists[key] = [t for t in ours if tasks.get(t.uid) is t]
     grown: set[str] = set()
+    new_keys: list[str] = []
     for task in added:
-        lists.setdefault(task.job, []).append(task)
+        ours = lists.get(task.job)
+        if ours is None:
+            ours = lists[task.job] = []
+            new_keys.append(task.job)
+        ours.append(task)
         grown.add(task.job)
     for key in grown:
         lists[key].sort(key=lambda t: pos[t.uid])
     for key in dirty:
         if not lists.get(key, True):
             del lists[key]
+    if boundary is None:
+        return True
+    for key, uid in firsts.items():
+        ours = lists.get(key)
+        if ours and ours[0].uid != uid:
+            return True
+    last = boundary
+    for key in new_keys:
+        at = pos[lists[key][0].uid]
+        if at <= last:
+            return True
+        last = at
+    return False

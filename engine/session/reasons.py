@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from engine.fairshare.verdicts import Refusal, Verdict, equals
-from engine.resources import format_amount
+from engine.resources import format_amount, resource_label
 from engine.session.decisions import Blocker, PodGroupStatus
 from engine.vocabulary import BlockerKind, PodGroupPhase
 from engine.vocabulary import TaskStatus as S
@@ -82,7 +82,7 @@ class GateRefusal:
         head = f"{label} {self.name} {self.check}" if self.name else f"{label} {self.check}"
         if self.resource is not None and self.requested is not None and self.available is not None:
             text = (
-                f"{head}: insufficient {self.resource}, requested {qty(self.requested, self.resource)}, "
+                f"{head}: insufficient {resource_label(self.resource)}, requested {qty(self.requested, self.resource)}, "
                 f"available {qty(self.available, self.resource)}{equals(self.breakdown)}"
             )
             return f"{text} ({self.message})" if self.message else text

@@ -12,6 +12,7 @@ from engine.usage import node_key
 from engine.userlimits import UserLimit
 from frontend import figures
 from frontend.presenters import balances, details, jobs, trees, units
+from frontend.presenters.kueue import kueue_lines
 from frontend.presenters.links import node_url, node_urls
 from frontend.presenters.user_limits import user_limit_rows
 from frontend.views.common import (
@@ -86,6 +87,7 @@ def _node_page(request: HttpRequest, kind: trees.Kind, name: str) -> HttpRespons
         "namespaces": details.namespace_display(ns_rows, resources),
         "namespace_objs": details.namespaces_of(kind, name),
         "user_limits": user_limit_rows(st.snapshot, kind, name, _limits_of(st, kind, name)),
+        "kueue": kueue_lines(name, getattr(node.spec, "kueue", None)) if kind == "queue" else {},
         **jobs.of_subtree(st.cluster, kind, full.subtree(name)),
         "jobs_caption": "Jobs in this subtree" if node.children else "Jobs",
         "explain": details.explain(st.values, kind, name),

@@ -20,11 +20,12 @@ as the engine's objects (nodes, podgroups, pods, the trees) and, before each use
   refer to (a namespace, a queue, a quota group) forces a full read.
 * **Falling back to a full read** whenever the mirror cannot prove it is current: no mirror yet (a new worker, a
   restart), a different feed epoch (the feed row was recreated: the database was emptied or the cluster
-  recreated), a revision lower than the mirror's, changes pruned beyond the mirror's revision (a gap), for a
-  session another mirror generation ran the cluster's last session (``ClusterFeed.last_mirror``: the snapshot
-  follows the session lock; ``scheduling.feed.affinity`` sends a cluster's sessions to the process that holds its copy),
+  recreated), a revision lower than the mirror's, changes pruned beyond the mirror's revision (a gap),
   a tree change it cannot apply, a database without the triggers,
-  or an error while refreshing (the mirror is dropped).
+  or an error while refreshing (the mirror is dropped). A session on a copy kept current while another process ran
+  the cluster's sessions (``ClusterFeed.last_mirror`` another generation: a standby, ``scheduling.feed.standby``)
+  reads only the changes, those sessions' writes being in the feed like any other; ``Refresh.reason`` says
+  ``TAKEOVER`` then. ``scheduling.feed.affinity`` sends a cluster's sessions to the process that holds its copy.
 
 **The steady state.** When nothing the engine reads changed since the mirror's last session (no row written,
 the session's own decisions included; the same policy; no requeue backoff ended), the engine would decide exactly
@@ -60,6 +61,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
+from engine.manifests.kueuestored import with_stored_levers
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
@@ -79,9 +81,19 @@ from scheduling.models import ChangeKind, Cluster, ClusterFeed, Node, Pod, PodGr
 from scheduling.store.db import JsonCache, fetch_all
 from scheduling.store.read import read_namespaces, read_queues, read_quota_groups
 
-__all__ = ["ClusterMirror", "Refresh", "forget", "mirror_of", "prune_changes", "record_session", "supported"]
+__all__ = [
+    "TAKEOVER",
+    "ClusterMirror",
+    "Refresh",
+    "forget",
+    "mirror_of",
+    "prune_changes",
+    "record_session",
+    "supported",
+]
 
 KEEP_REVISIONS = 2000  # changes kept behind the cluster's revision (about half an hour of one-second sessions)
+TAKEOVER = "taken over from another worker"  # ``Refresh.reason`` of a session on a copy another process did not run
 _BATCH = 20_000  # primary keys per ``IN`` list
 
 
@@ -112,7 +124,8 @@ class _Stale(Exception):
 
 @dataclass(frozen=True)
 class Refresh:
-    """What the last ``refresh`` did: a full read (and why) or how many changed rows it applied."""
+    """What the last ``refresh`` did: a full read (and why) or how many changed rows it applied (the reason then
+    ``TAKEOVER`` when it was a session's on a copy another process did not run the last session of)."""
 
     full: bool
     reason: str = ""
@@ -176,6 +189,12 @@ class _State:
     own: dict[str, PodGroupInfo] = field(default_factory=dict)  # podgroups of the pods without one
     own_of: dict[int, str] = field(default_factory=dict)  # pod pk -> the key of its own podgroup
     max_pod: int = 0
+    pending: int = 0  # tasks Pending (``pending_count``)
+    # the uids stored or dropped since the last copy of ``tasks`` (``snapshot``), and whether that is all that
+    # changed since it (not after a full read or a re-sort): the engine's carry is told (``SessionCarry.note_tasks``)
+    touched: set[str] = field(default_factory=set)
+    linked: bool = False
+    nodes_copy: dict[str, NodeInfo] | None = None  # the snapshots' copy of ``nodes`` while no node changes
 
 
 class ClusterMirror:
@@ -190,10 +209,10 @@ class ClusterMirror:
         self.version = 0  # moves whenever what the mirror holds changes
         self._rows = 0  # moves whenever the cluster's rows it holds change (not for a tree change)
         self._copies: tuple[int, dict[str, TaskInfo], dict[str, PodGroupInfo]] | None = None
+        self._last_snapshot: Snapshot | None = None  # its indexes of the fields unchanged since are reused
         # (version, policy, now, the engine's result, until when time alone changes nothing: ``clock.time_horizon``)
         self._memo: tuple[int, str, float, Any, float] | None = None
         self._local = threading.local()
-        self._pending: tuple[int, int] | None = None
         self._specs = store.SpecMemo()  # the tree specs of the last read, reused for the rows that did not change
         # the state the engine's last session of this cluster opened with (used under the session lock only)
         self.carry = SessionCarry()
@@ -236,10 +255,17 @@ class ClusterMirror:
                 podgroups = dict(st.podgroups)
                 for key, info in st.own.items():
                     podgroups.setdefault(key, info)
-                self._copies = (self._rows, dict(st.tasks), podgroups)
+                tasks = dict(st.tasks)
+                # what changed since the last copy, for the engine's kept state (it then looks at those pods only)
+                linked = st.linked and self._copies is not None
+                self.carry.note_tasks(self._copies[1] if self._copies else {}, tasks, st.touched if linked else None)
+                st.touched, st.linked = set(), True
+                self._copies = (self._rows, tasks, podgroups)
             _, tasks, podgroups = self._copies
-            return Snapshot(
-                nodes=dict(st.nodes),
+            if st.nodes_copy is None:
+                st.nodes_copy = dict(st.nodes)
+            snapshot = Snapshot(
+                nodes=st.nodes_copy,
                 tasks=tasks,
                 podgroups=podgroups,
                 queues={q.name: q for q in st.trees.queues},
@@ -250,6 +276,11 @@ class ClusterMirror:
                 past_usage=store.read_past_usage(cluster),  # fairness over time: None (no query) when off
                 node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
             )
+            if self._last_snapshot is not None:  # the indexes of what did not change (the nodes' totals)
+                snapshot.keep_indexes_of(self._last_snapshot)
+            self._last_snapshot = snapshot
+            # Kueue's levers of the queues and the cluster's Kueue Configuration (none: the snapshot as it is)
+            return with_stored_levers(snapshot, cluster.kueue_config)
 
     def row_ids(self) -> store.RowIds:
         with self._lock:
@@ -298,14 +329,12 @@ class ClusterMirror:
             return {phase: n for phase, n in sorted(counts.items()) if n > 0}
 
     def pending_count(self) -> int:
-        """Pods waiting for a place (Pending, or pipelined by the last session), counted once per version."""
+        """Pods waiting for a place (Pending), counted as the rows come and go."""
         with self._lock:
             st = self._state
             if st is None:
                 return 0
-            if self._pending is None or self._pending[0] != self.version:
-                self._pending = (self.version, sum(1 for t in st.tasks.values() if t.status is TaskStatus.PENDING))
-            return self._pending[1]
+            return st.pending
 
     @property
     def cluster_rev(self) -> int | None:
@@ -337,7 +366,7 @@ class ClusterMirror:
         epoch, pruned, last, trees, rev = row
         return (epoch if isinstance(epoch, uuid.UUID) else uuid.UUID(str(epoch))), pruned, last, trees or 0, rev or 0
 
-    def _why_full(self, session: bool, epoch: uuid.UUID, pruned: int, last: str, trees: int, rev: int) -> str:
+    def _why_full(self, epoch: uuid.UUID, pruned: int, trees: int, rev: int) -> str:
         st = self._state
         if not supported():
             return "no change feed on this database"
@@ -349,8 +378,6 @@ class ClusterMirror:
             return "a revision went back"
         if pruned > st.cluster_rev:
             return "changes since the copy were pruned"
-        if session and last != self.generation:
-            return "another worker ran the last session" if last else "no session recorded"
         return ""
 
     def _refresh(self, session: bool) -> Refresh:
@@ -358,7 +385,7 @@ class ClusterMirror:
             self._full(uuid.UUID(int=0), 0, 0)
             return Refresh(True, "no change feed on this database")
         epoch, pruned, last, trees_rev, rev = self._feed()
-        why = self._why_full(session, epoch, pruned, last, trees_rev, rev)
+        why = self._why_full(epoch, pruned, trees_rev, rev)
         if why:
             self._full(epoch, trees_rev, rev)
             return Refresh(True, why)
@@ -383,7 +410,10 @@ class ClusterMirror:
             if changes:
                 self.version += 1
                 self._rows += 1
-        return Refresh(False, "", changes)
+        # A copy kept current from the feed while another process ran the sessions (a standby): it takes over with
+        # the changes only, every write of those sessions being in the feed like any other.
+        took_over = session and last != self.generation
+        return Refresh(False, TAKEOVER if took_over else "", changes)
 
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
@@ -445,6 +475,7 @@ class ClusterMirror:
         if not pks:
             return set()
         rows = {row[0]: row for row in _rows(Node, self.cluster_id, pks, store.NODE_COLUMNS)}
+        st.nodes_copy = None
         renamed: set[int] = set()
         reorder = False
         for pk in pks:
@@ -512,7 +543,10 @@ class ClusterMirror:
         for pk in pks:
             old = st.pod_uids.get(pk)
             if old is not None and (pk not in tasks or tasks[pk].uid != old):
-                del st.tasks[old], st.pod_ids[old], st.pod_uids[pk]
+                st.pending -= st.tasks.pop(old).status is TaskStatus.PENDING
+                if st.linked:
+                    st.touched.add(old)
+                del st.pod_ids[old], st.pod_uids[pk]
                 _drop_own(st, pk)
         resort = False
         for pk, task in tasks.items():
@@ -523,6 +557,7 @@ class ClusterMirror:
         if resort:
             order = sorted(st.pod_uids)
             st.tasks = {st.pod_uids[pk]: st.tasks[st.pod_uids[pk]] for pk in order}
+            st.linked = False  # a pod came in between the others
 
 
 # -- the mirror's rows ------------------------------------------------------------------------------------------
@@ -552,6 +587,10 @@ def _task(st: _State, row: Any, cache: Any) -> TaskInfo:
 
 
 def _store_task(st: _State, pk: int, row: Any, task: TaskInfo) -> None:
+    old = st.tasks.get(task.uid)
+    st.pending += (task.status is TaskStatus.PENDING) - (old is not None and old.status is TaskStatus.PENDING)
+    if st.linked:  # (not during a full read)
+        st.touched.add(task.uid)
     st.tasks[task.uid] = task  # an update keeps its place
     st.pod_ids[task.uid] = pk
     st.pod_uids[pk] = task.uid

@@ -18,11 +18,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
 from scheduling.kube import mirror_in, mirror_out
-from scheduling.kube.client import KINDS, api_client
+from scheduling.kube.client import KINDS, api_client, kueue_config_kind
 from scheduling.kube.informer import Informer
 from scheduling.kube.leader import LeaseElector
 from scheduling.models import Cluster
@@ -53,8 +54,10 @@ class Adapter:
             self.api, namespace=lease_namespace, name=f"fairway-adapter-{cluster.name}", identity=self.identity,
             lease_seconds=lease_seconds, renew_seconds=renew_seconds,
         )  # fmt: skip
+        kueue_config = kueue_config_kind(settings.FAIRWAY["KUEUE_CONFIGMAP"], settings.FAIRWAY["KUEUE_NAMESPACE"])
         self.informers = [
-            Informer(self.api, kind, scheduler=cluster.scheduler_name, watch_seconds=watch_seconds) for kind in KINDS
+            Informer(self.api, kind, scheduler=cluster.scheduler_name, watch_seconds=watch_seconds)
+            for kind in (*KINDS, kueue_config)
         ]
         self.wake = threading.Event()
         for informer in self.informers:

@@ -17,7 +17,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-__all__ = ["CONCURRENT_CALLS", "KINDS", "Kind", "api_client", "error_status", "refusal"]
+__all__ = ["CONCURRENT_CALLS", "KINDS", "Kind", "api_client", "error_status", "kueue_config_kind", "refusal"]
 
 
 BUILT_IN_GROUPS = ("", "scheduling.k8s.io")
@@ -33,6 +33,7 @@ class Kind:
     plural: str
     namespaced: bool
     field_selector: str = ""  # ``{scheduler}`` is the cluster's scheduler name
+    namespace: str = ""  # a namespaced kind read in this namespace only (its path is the namespace's collection)
     # whether the kind's CRD serves a ``status`` subresource: where it does, a write of the main resource ignores
     # ``status`` and ``…/status`` must be used; where it does not (Volcano's PodGroup and Koordinator's
     # ElasticQuota declare ``subresources: {}`` or none), ``…/status`` is a 404 and the status is written with the
@@ -49,9 +50,10 @@ class Kind:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def path(self) -> str:
-        """The cluster-wide collection path (every namespace for a namespaced kind)."""
+        """The collection path: cluster-wide (every namespace for a namespaced kind), or ``namespace``'s."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        return f"{base}/{self.plural}"
+        where = f"/namespaces/{self.namespace}" if self.namespace else ""
+        return f"{base}{where}/{self.plural}"
 
 
 KINDS: tuple[Kind, ...] = (
@@ -72,6 +74,13 @@ KINDS: tuple[Kind, ...] = (
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}
 
+
+def kueue_config_kind(name: str, namespace: str) -> Kind:
+    """The ConfigMap of Kueue's Configuration (``FAIRWAY_KUEUE_CONFIGMAP`` in ``FAIRWAY_KUEUE_NAMESPACE``), read
+    like the other kinds: listed and watched in its namespace, by name."""
+    return Kind("ConfigMap", "", "v1", "configmaps", True, field_selector=f"metadata.name={name}", namespace=namespace)
+
+
 # Calls the adapter sends at once (``mirror_out``: bindings, PodGroup statuses); the client's connection pool holds as
 # many kept-alive connections, beside one long-lived watch per kind.
 CONCURRENT_CALLS = 16
@@ -91,7 +100,7 @@ def api_client(kubeconfig: str, *, context: str | None = None) -> k8s.ApiClient:
         )
     else:
         k8s_config.load_incluster_config(client_configuration=configuration)
-    configuration.connection_pool_maxsize = len(KINDS) + CONCURRENT_CALLS + 2
+    configuration.connection_pool_maxsize = len(KINDS) + CONCURRENT_CALLS + 3  # a watch per kind, Kueue's ConfigMap
     return k8s.ApiClient(configuration)
 
 

@@ -9,6 +9,8 @@ own, checked by the same rules as the API's:
   ``quotas.services`` (``engine.rules``: guarantee <= deserved <= capability, children within parents, cycles, ...),
   parents first, deleted children first; namespaces' weight, hard limits and default queue. Otherwise only the
   namespaces the pods need are created;
+* **Kueue's Configuration** (its ConfigMap, ``FAIRWAY_KUEUE_CONFIGMAP`` in ``FAIRWAY_KUEUE_NAMESPACE``): kept as the
+  cluster's ``kueue_configuration``, which the sessions apply as ``fairway simulate`` applies a Configuration file;
 * **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted); an
   allocatable above what one node may have sets the node aside (``scheduling.agent.offer``), and at most
   ``FAIRWAY_MAX_NODES`` nodes are mirrored (those already mirrored first, then by name): the others are left out with
@@ -42,7 +44,9 @@ from django.db import transaction
 
 from core import tree_owner
 from engine import rules, treefields
+from engine.flavors import unflavored
 from engine.manifests import load_objects
+from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY
 from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_QUEUE,
@@ -60,7 +64,15 @@ from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import evictions
 from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
 from scheduling.choices import FINISHED_POD_STATUSES, PodStatus
-from scheduling.models import Cluster, KubeObjectProblem, Node, Pod, PodGroup, RemovalCause
+from scheduling.models import (
+    Cluster,
+    KubeObjectProblem,
+    Node,
+    Pod,
+    PodGroup,
+    RemovalCause,
+    parse_kueue_configuration,
+)
 
 __all__ = ["Report", "mirror"]
 
@@ -86,7 +98,7 @@ class Report:
 def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime) -> Report:
     """Apply the cluster's objects (every kind the informers watch) to the rows; see the module docstring."""
     result, invalid = load_objects(objects, source=f"cluster {cluster.name}")
-    snap = result.snapshot
+    snap = unflavored(result.snapshot)  # the rows keep one flavor per resource: a resource's flavors added up
     report = Report()
     for bad in invalid:
         report.problems[(bad.kind, bad.namespace, bad.name)] = bad.message
@@ -96,6 +108,7 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
             _sync_queues(snap, report)
             _sync_quota_groups(snap, report)
             _sync_namespaces(snap, report)
+    _sync_kueue_configuration(cluster, objects, report)
     _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
@@ -140,6 +153,32 @@ def _auto_podgroups(snap: Snapshot) -> list[str]:
         if pg is None or pg.queue not in queues or pg.queue == (defaults.get(t.namespace) or DEFAULT_QUEUE):
             out.append(t.podgroup)
     return out
+
+
+# -- Kueue's Configuration ------------------------------------------------------------------------------------
+
+
+def _sync_kueue_configuration(cluster: Cluster, objects: Sequence[Mapping[str, Any]], report: Report) -> None:
+    """Kueue's Configuration from its ConfigMap (``FAIRWAY_KUEUE_CONFIGMAP`` in ``FAIRWAY_KUEUE_NAMESPACE``, key
+    ``controller_manager_config.yaml``) as the cluster's ``kueue_configuration``: the sessions apply it
+    (``engine.manifests.kueuestored``); no ConfigMap, none. One that cannot be read keeps the last good one and is a
+    problem of the ConfigMap."""
+    name, namespace = settings.FAIRWAY["KUEUE_CONFIGMAP"], settings.FAIRWAY["KUEUE_NAMESPACE"]
+    text = ""
+    for obj in objects:
+        if _key_of(obj) == ("ConfigMap", namespace, name):
+            data = obj.get("data")
+            value = data.get(KUEUE_CONFIG_KEY) if isinstance(data, Mapping) else None
+            text = value if isinstance(value, str) else ""
+    try:
+        parse_kueue_configuration(text)
+    except ValueError as exc:
+        report.problems[("ConfigMap", namespace, name)] = f"data[{KUEUE_CONFIG_KEY!r}]: {exc}"
+        return
+    if text != cluster.kueue_configuration:
+        cluster.kueue_configuration = text
+        cluster.save(update_fields=["kueue_configuration"])
+        report.written["KueueConfiguration"] += 1
 
 
 # -- trees --------------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ dataclasses. What goes in:
   (in Volcano it never leaves the session either);
 * ``Pod.preemptible`` false sets both ``volcano.sh/preemptable: false`` and Koordinator's quota
   ``preemptible: false``;
-* the cluster's scheduler policy (``Cluster.scheduler_policy``, Volcano's format).
+* the cluster's scheduler policy (``Cluster.scheduler_policy``, Volcano's format);
+* Kueue's levers of the queues (their ``kueue`` field) and the cluster's Kueue Configuration, as the snapshot's
+  admission levers, preemption policies and policy (``engine.manifests.kueuestored.with_stored_levers``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
+from engine.manifests.kueuestored import with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     DEFAULT_QUEUE,
@@ -138,7 +141,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         past_usage=read_past_usage(cluster),
         node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
-    return snapshot, RowIds(pods=pods.ids, nodes=node_ids)
+    return with_stored_levers(snapshot, cluster.kueue_config), RowIds(pods=pods.ids, nodes=node_ids)
 
 
 def fairness_on(policy: Policy) -> bool:
@@ -203,15 +206,14 @@ def _tree_columns(table: Sequence[treefields.TreeField]) -> tuple[Any, ...]:
     return tuple(as_text(f.name) if f.kind in _AS_TEXT else f.name for f in table)
 
 
-_AS_TEXT = treefields.LIST_KINDS | {treefields.FieldKind.USER_LIMITS}
+_JSON_KINDS = {treefields.FieldKind.USER_LIMITS, treefields.FieldKind.KUEUE}  # JSON read as text, parsed once
+_AS_TEXT = treefields.LIST_KINDS | _JSON_KINDS
 
 
 def _tree_values(table: Sequence[treefields.TreeField], values: Sequence[Any], cache: JsonCache) -> dict[str, Any]:
     """The spec keywords of a row's ``values`` read with ``_tree_columns(table)``."""
     return {
-        f.name: treefields.from_stored(
-            f, cache.value(v) if f.kind is treefields.FieldKind.USER_LIMITS and v else v, cache.resource_list
-        )
+        f.name: treefields.from_stored(f, cache.value(v) if f.kind in _JSON_KINDS and v else v, cache.resource_list)
         for f, v in zip(table, values, strict=True)
     }
 

@@ -12,7 +12,9 @@ Writing (``apply_decisions``) happens in ONE ``transaction.atomic()``:
 4. podgroup phases, reasons and Volcano conditions (``Unschedulable`` with the reason and message, or
    ``Scheduled``), for changed podgroups only, never touching one already Completed; a ``PodGroupReason``
    history row when the phase, the reason or the blocking tree node / resource changed (not when only the
-   numbers in the message moved, or the history would grow every second);
+   numbers in the message moved, or the history would grow every second). On PostgreSQL the statuses compared
+   with are those the last session of this process left, with only the podgroups the change feed logged since
+   read again (``_current_statuses``), rather than every open podgroup of the cluster;
 5. one ``QuotaSample`` per queue and per quota group with its computed values in base units;
 6. the session's counts and timings.
 """
@@ -24,6 +26,7 @@ import logging
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from time import perf_counter
 from typing import Any
@@ -45,12 +48,15 @@ from scheduling import counters
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
 from scheduling.models import (
+    ChangeKind,
     Cluster,
+    ClusterFeed,
     Eviction,
     Pod,
     PodGroup,
     PodGroupReason,
     QuotaSample,
+    RowChange,
     SampleKind,
     SchedulingSession,
     SessionKind,
@@ -171,40 +177,107 @@ def _history_key(phase: str, reason: str, blocker: Mapping[str, Any] | None) -> 
     return (phase, reason, b.get("kind"), b.get("name"), b.get("resource"), b.get("limit"))
 
 
+# A podgroup's status as the database holds it: (pk, phase, reason, message, blocker, (unplaced sessions, requeues,
+# backoff until in seconds to the millisecond)).
+_StatusRow = tuple[int, str, str, str, Any, tuple[int, int, float | None]]
+_STATUS_COLUMNS = (
+    "id",
+    "namespace__name",
+    "name",
+    "phase",
+    "reason",
+    "message",
+    "blocker",
+    "unplaced_sessions",
+    "requeues",
+    "backoff_until",
+)
+
+
+@dataclass
+class _Statuses:
+    """The statuses of a cluster's open podgroups the last session of this process left in the database, at the
+    feed's epoch, the trees' revision and the cluster revision of that session's transaction."""
+
+    epoch: Any
+    trees_rev: int
+    rev: int
+    rows: dict[str, _StatusRow]
+
+
+_STATUSES: dict[int, _Statuses] = {}  # per cluster (installed when the session's transaction commits)
+
+
+def _status_rows(qs: Any) -> dict[str, _StatusRow]:
+    out: dict[str, _StatusRow] = {}
+    for pk, ns, name, phase, reason, message, blocker, unplaced, requeues, until in qs.values_list(*_STATUS_COLUMNS):
+        moment = None if until is None else round(until.timestamp(), 3)
+        out[f"{ns}/{name}"] = (pk, phase, reason, message, blocker, (unplaced, requeues, moment))
+    return out
+
+
+def _feed_position(cluster_id: int) -> tuple[Any, int, int, int] | None:
+    """(feed epoch, pruned through, trees revision, cluster revision) now, in one query; None without a feed row."""
+    sql = f"""
+        SELECT f.epoch, f.pruned_through,
+               (SELECT value FROM {Revision._meta.db_table} WHERE key = %s),
+               (SELECT value FROM {Revision._meta.db_table} WHERE key = %s)
+          FROM {ClusterFeed._meta.db_table} AS f WHERE f.cluster_id = %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [Revision.TREES, Revision.cluster_key(cluster_id), cluster_id])
+        row = cursor.fetchone()
+    return None if row is None else (row[0], row[1], row[2] or 0, row[3] or 0)
+
+
+def _current_statuses(cluster: Cluster) -> tuple[dict[str, _StatusRow], tuple[Any, int, int, int] | None]:
+    """The statuses of the cluster's open podgroups in the database, and the feed's position they stand at (None:
+    they are not to be remembered).
+
+    Called in the session's transaction, which holds the cluster's revision (``apply_decisions`` moved it first), so
+    no other writer commits a change of the cluster's rows until it ends, and every change committed before is in
+    the feed at a lower revision (``scheduling.feed``). So the statuses the last session of this process left
+    (``_STATUSES``), with the podgroups logged since its revision read again, are what the database holds: the same
+    as reading every open podgroup, for a fraction of the rows. Read in full when they cannot be shown current: none
+    kept (a new process, a failed or rolled back session), the feed recreated or pruned past them, a revision gone
+    back, a tree change (a namespace renamed renames the keys), not PostgreSQL."""
+    rows = PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED)
+    if not is_postgres():
+        return _status_rows(rows), None
+    kept = _STATUSES.pop(cluster.pk, None)
+    position = _feed_position(cluster.pk)
+    if position is None:
+        return _status_rows(rows), None
+    epoch, pruned, trees_rev, rev = position
+    if kept is None or (epoch, trees_rev) != (kept.epoch, kept.trees_rev) or pruned > kept.rev or rev < kept.rev:
+        return _status_rows(rows), position
+    changed = set(
+        RowChange.objects.filter(cluster_id=cluster.pk, kind=ChangeKind.PODGROUP, rev__gt=kept.rev).values_list(
+            "row_id", flat=True
+        )
+    )
+    if len(changed) > BATCH:
+        return _status_rows(rows), position
+    current = {key: row for key, row in kept.rows.items() if row[0] not in changed} if changed else kept.rows
+    if changed:
+        current.update(_status_rows(rows.filter(pk__in=sorted(changed))))
+    return current, position
+
+
 def _apply_podgroup_statuses(
     cluster: Cluster, session: SchedulingSession, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime
 ) -> dict[str, int]:
     """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase."""
-    # conditions as text, parsed only for the podgroups that change (most keep their status every second)
-    current: dict[str, tuple[int, str, str, str, Any, str | None, tuple[int, int, float | None]]] = {}
-    for pk, ns, name, phase, reason, message, blocker, conditions, unplaced, requeues, until in (
-        PodGroup.objects.filter(cluster=cluster)
-        .exclude(phase=DbPhase.COMPLETED)
-        .annotate(conditions_text=as_text("conditions"))
-        .values_list(
-            "id",
-            "namespace__name",
-            "name",
-            "phase",
-            "reason",
-            "message",
-            "blocker",
-            "conditions_text",
-            "unplaced_sessions",
-            "requeues",
-            "backoff_until",
-        )
-    ):
-        moment = None if until is None else round(until.timestamp(), 3)
-        current[f"{ns}/{name}"] = (pk, phase, reason, message, blocker, conditions, (unplaced, requeues, moment))
+    current, position = _current_statuses(cluster)
     counts: Counter[str] = Counter(row[1] for row in current.values())
     updates: dict[int, dict[str, Any]] = {}
+    written: dict[str, _StatusRow] = {}  # the rows as the updates leave them
     history: list[tuple[int, str, str, str, dict[str, Any] | None]] = []  # (podgroup, phase, reason, message, blocker)
     for key, st in statuses.items():
         row = current.get(key)
         if row is None:  # a pod's own podgroup, a Completed or deleted one
             continue
-        pk, phase, reason, message, blocker, conditions_text, requeue = row
+        pk, phase, reason, message, blocker, requeue = row
         new_phase = str(st.phase)
         new_reason = "" if new_phase in (DbPhase.RUNNING, DbPhase.COMPLETED) else st.reason
         new_message = "" if not new_reason else st.message
@@ -219,27 +292,63 @@ def _apply_podgroup_statuses(
             requeue,
         ):
             continue
-        conditions: list[dict[str, Any]] = json.loads(conditions_text) if conditions_text else []
-        conditions = conditions or []
-        new_conditions = _conditions_out(conditions, st, session.pk, now)
         updates[pk] = {
             "phase": new_phase,
             "reason": new_reason[:63],
             "message": new_message,
             "blocker": new_blocker,
-            "conditions": conditions if new_conditions is None else new_conditions,
             "unplaced_sessions": st.unplaced_sessions,
             "requeues": st.requeues,
             "backoff_until": until,
+            "status": st,
         }
+        # as the database gives it back: the blocker through JSON, the moment through a timestamp (microseconds)
+        moment = None if until is None else round(until.timestamp(), 3)
+        stored = None if new_blocker is None else json.loads(json.dumps(new_blocker))
+        written[key] = (
+            pk,
+            new_phase,
+            new_reason[:63],
+            new_message,
+            stored,
+            (st.unplaced_sessions, st.requeues, moment),
+        )
         counts[phase] -= 1
         counts[new_phase] += 1
         if _history_key(new_phase, new_reason, new_blocker) != _history_key(phase, reason, blocker):
             history.append((pk, new_phase, new_reason[:63], new_message, new_blocker))
     if updates:
+        # the conditions (as text, parsed only for the podgroups that change: most keep their status every second)
+        texts = _conditions_of(list(updates))
+        for pk, values in updates.items():
+            st = values.pop("status")
+            text = texts.get(pk)
+            conditions: list[dict[str, Any]] = (json.loads(text) if text else []) or []
+            new_conditions = _conditions_out(conditions, st, session.pk, now)
+            values["conditions"] = conditions if new_conditions is None else new_conditions
         (_update_podgroups_postgres if is_postgres() else _update_podgroups_by_row)(updates, now)
     _write_history(session, history, now)
+    if position is not None:
+        epoch, _, trees_rev, rev = position
+        if updates:  # their triggers moved the revision (nobody else can meanwhile: see ``_current_statuses``)
+            (rev,) = Revision.objects.values_of(Revision.cluster_key(cluster.pk))
+        left = dict(current) if written else current
+        for key, row in written.items():  # one turned Completed is no longer open: not among those read
+            if row[1] == DbPhase.COMPLETED:
+                left.pop(key, None)
+            else:
+                left[key] = row
+        transaction.on_commit(lambda: _STATUSES.__setitem__(cluster.pk, _Statuses(epoch, trees_rev, rev, left)))
     return {phase: n for phase, n in sorted(counts.items()) if n > 0}
+
+
+def _conditions_of(pks: list[int]) -> dict[int, str | None]:
+    """The podgroups' conditions as JSON text."""
+    out: dict[int, str | None] = {}
+    for i in range(0, len(pks), BATCH):
+        qs = PodGroup.objects.filter(pk__in=pks[i : i + BATCH]).annotate(conditions_text=as_text("conditions"))
+        out.update(qs.values_list("id", "conditions_text"))
+    return out
 
 
 def _record_gang_releases(cluster: Cluster, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime) -> None:

@@ -110,7 +110,12 @@ def test_a_request_outside_ones_subtree_is_refused(clients: dict[str, Any]) -> N
         ({"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "lots"}}}, None, ""),
         ({"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "9"}}}, None, "deserved"),
         (
-            {"op": "update", "kind": "queue", "name": "nlp", "spec": {"user_limits": [{"user": "ann", "max_jobs": -1}]}},
+            {
+                "op": "update",
+                "kind": "queue",
+                "name": "nlp",
+                "spec": {"user_limits": [{"user": "ann", "max_jobs": -1}]},
+            },
             None,
             "max_jobs",
         ),

@@ -139,8 +139,12 @@ def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict
     assert [n["blocking"] for n in why["queue_path"]] == [False, False, True]
 
 
-def test_job_why_says_when_the_job_will_start(cli: Run, jobs: dict[str, Any]) -> None:
+def test_job_why_says_when_the_job_will_start(cli: Run, jobs: dict[str, Any], settings: Any) -> None:
     # nlp/big (20 cores) can never start under nlp's capability of 16: the estimate says why, in the engine's words
+    code, out, err = cli("job", "why", "nlp/big")
+    assert code == 0, err  # no round yet: the estimates worker is asked (none runs here), the line says so
+    assert "When will it start? Estimating when it will start\u2026 (ask again in a few seconds)" in out, out
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 0.0}  # no wait: computed at once
     code, out, err = cli("job", "why", "nlp/big")
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("When will it start? "))

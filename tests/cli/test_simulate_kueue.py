@@ -166,7 +166,7 @@ metadata: {name: org}
     assert doc["podgroups"]["my-cq/train"]["phase"] == "Pending"
 
 
-def test_several_flavors_for_one_resource_are_skipped_named(tmp_path: Path, capsys: Any) -> None:
+def test_several_flavors_for_one_resource_are_read_per_flavor(tmp_path: Path, capsys: Any) -> None:
     cq = """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -182,11 +182,9 @@ spec:
 """
     code, doc, err = simulate(tmp_path, capsys, NODES + cq)
     assert code == 0, err
-    assert (
-        "warning: resource cpu has quota in several flavors (on-demand, spot); Fairway reads one flavor per "
-        "resource, so cpu is left out of every ClusterQueue and Cohort"
-    ) in err
-    assert doc["queues"]["cq"]["deserved"] == {"memory": "36Gi"}
+    # quota per flavor (engine.flavors; tests/unit/test_kueue_flavors.py): memory with cpu, their group's
+    assert doc["queues"]["cq"]["deserved"] == {"cpu@on-demand": "9", "cpu@spot": "9", "memory@on-demand": "36Gi"}
+    assert "30 nodes offer cpu in none of its flavors (on-demand, spot)" in err
 
 
 def test_unknown_local_queue_and_unlabelled_job(tmp_path: Path, capsys: Any) -> None:
@@ -244,12 +242,36 @@ def test_kueue_examples_import(tmp_path: Path, capsys: Any) -> None:
 
 
 @pytest.mark.skipif(not (PEER_MANIFESTS / "kueue").is_dir(), reason="the peers' manifests are not beside the repo")
-def test_shared_quota_setup_skips_the_two_cpu_flavors(tmp_path: Path, capsys: Any) -> None:
+def test_shared_quota_setup_reads_the_two_cpu_flavors(tmp_path: Path, capsys: Any) -> None:
+    """Kueue's example with cpu in two flavors (node-type on-demand and spot, 9 cpu each): quota per flavor; two Jobs
+    of 6 in the namespace of its LocalQueue: the first fits on-demand, the second no longer does there (no
+    preemption policy) and is given spot, on the spot nodes."""
     text = (PEER_MANIFESTS / "kueue" / "site__static__examples__admin__shared-quota-setup.yaml").read_text()
-    code, doc, err = simulate(tmp_path, capsys, NODES + text)
+    nodes = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: {kind}-{i}, labels: {{node-type: {kind}}}}}\n"
+        f'status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}\n'
+        for kind in ("on-demand", "spot")
+        for i in range(9)
+    )
+    jobs = job("default", 6, "first") + job("default", 6, "second")
+    jobs = (
+        jobs.replace("queue-name: lq", "queue-name: team-queue")
+        .replace("name: second\n", "name: second\n  creationTimestamp: '2026-01-01T00:00:01Z'\n")
+        .replace("name: first\n", "name: first\n  creationTimestamp: '2026-01-01T00:00:00Z'\n")
+    )
+    code, doc, err = simulate(tmp_path, capsys, nodes + text + jobs)
     assert code == 0, err
-    assert "resource cpu has quota in several flavors (on-demand, spot)" in err
-    assert doc["queues"]["team-cluster-queue"]["deserved"] == {"cpu_credits": "14"}
+    assert doc["queues"]["team-cluster-queue"]["deserved"] == {
+        "cpu@on-demand": "9",
+        "cpu@spot": "9",
+        "cpu_credits": "14",
+    }
+    assert doc["podgroups"]["default/first"]["flavors"] == {"cpu": "on-demand"}
+    assert doc["podgroups"]["default/second"]["flavors"] == {"cpu": "spot"}
+    assert sorted(n for p, n in doc["bindings"].items() if p.startswith("default/second-")) == [
+        f"spot-{i}" for i in range(6)
+    ]
+    assert doc["podgroups"]["default/second"]["flavorAssignment"].startswith("flavor spot for cpu (tried on-demand: ")
 
 
 def test_a_stop_policy_closes_the_cluster_queue(tmp_path: Path, capsys: Any) -> None:

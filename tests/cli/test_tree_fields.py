@@ -20,6 +20,8 @@ MODELS: dict[str, Any] = {"queue": Queue, "quota_group": QuotaGroup}
 
 def _text(value: Any) -> str:
     """A sample's API value as typed on the command line."""
+    if isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):  # Kueue's levers: JSON
+        return json.dumps(value)
     if isinstance(value, dict):
         return ",".join(f"{k}={v}" for k, v in value.items())
     if isinstance(value, list):  # user limits: the API's JSON list (``--user-limits`` takes it, or its own lines)

@@ -69,7 +69,9 @@ def leave(ctx: Any) -> None:
 def page(context: Any) -> Iterator[Any]:
     """A page that records the browser's console errors and uncaught exceptions in ``page.problems``."""
     tab = context.new_page()
-    tab.set_default_timeout(15_000)
+    # how long a step may wait (a navigation, a selector, a screenshot): a loaded 2-core machine needed more than 15 s
+    # for a screenshot once; FAIRWAY_E2E_TIMEOUT_MS sets it
+    tab.set_default_timeout(int(os.environ.get("FAIRWAY_E2E_TIMEOUT_MS", "30000")))
     tab.problems = []
     tab.on("pageerror", lambda exc: tab.problems.append(f"page error: {exc}"))
     tab.on("console", lambda msg: tab.problems.append(f"console: {msg.text}") if msg.type == "error" else None)

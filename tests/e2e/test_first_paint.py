@@ -22,8 +22,11 @@ AT_MARK = """
     if (name === "fairway:charts-ready") {
       window.__atMark = Array.from(document.querySelectorAll("[data-figure]")).map((el) => {
         const box = el.getBoundingClientRect();
+        const source = document.getElementById("fig-" + el.dataset.figure);
+        const layout = source ? JSON.parse(source.textContent).layout || {} : {};
         return {key: el.dataset.figure, drawn: Boolean(el.querySelector(".main-svg")),
-                onScreen: box.width > 0 && box.bottom > 0 && box.top < window.innerHeight};
+                onScreen: box.width > 0 && box.bottom > 0 && box.top < window.innerHeight,
+                hasBox: box.width > 0, height: Math.round(box.height), figureHeight: layout.height || null};
       });
     }
     return mark(name, options);
@@ -62,6 +65,25 @@ def test_every_chart_page_marks_when_the_figures_on_screen_are_drawn(site: str, 
         assert figures and all(f["drawn"] for f in figures), (path, figures)
         for f in figures:  # a trace type missing from the partial bundle would be drawn as a scatter
             assert f["drawnAs"] == f["types"], (path, f)
+    assert page.problems == []
+
+
+def test_every_figure_takes_its_height_before_it_is_drawn(site: str, page: Any) -> None:
+    """At the mark, a figure not drawn yet already takes (at least: a grid row is as tall as its tallest figure)
+    the height it will have: what is on screen is decided where the figures will be (the CSS's 160 px placeholder
+    put figures below the fold on screen and drew them first), and nothing moves when they are drawn."""
+    world()
+    page.add_init_script(AT_MARK)
+    login(page, site, "boss", b.PASSWORD)
+    page.set_viewport_size({"width": 1280, "height": 600})
+    for path in ["/overview/", "/queues/q1/", "/quotas/x/"]:
+        page.goto(site + path)
+        page.wait_for_function(MARKED)
+        at_mark = page.evaluate("window.__atMark")
+        waiting = [f for f in at_mark if f["hasBox"] and not f["drawn"] and f["figureHeight"]]
+        assert waiting, (path, at_mark)  # a figure below the fold at 1280 x 600
+        assert [f["key"] for f in waiting if f["height"] < f["figureHeight"]] == [], (path, waiting)
+        charts_ready(page)
     assert page.problems == []
 
 

@@ -266,7 +266,9 @@ def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, work
     _wait_for(lambda: SchedulingSession.objects.filter(cluster_id=pk).count() == 2, 60, "the forwarded session")
     assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[0]
     logs = [(workers.logs / f"worker-{n}.log").read_text(errors="replace") for n in (0, 1)]
-    assert logs[0].count("full read") == 1 and "full read" not in logs[1], _logs(workers)
+    # one session read in full, the holder's first; the second worker read its standby copy when it sent one on
+    assert logs[0].count("full read at") == 1 and "full read at" not in logs[1], _logs(workers)
+    assert "standby copy: full read" in logs[1], _logs(workers)
 
     # the holder stops: once the window has passed without its sessions (its last one dated back past the window,
     # as the clock would after 600 s), the second worker runs the session itself
@@ -275,4 +277,39 @@ def test_a_session_goes_to_the_worker_that_holds_the_cluster(on_redis: Any, work
     ClusterFeed.objects.filter(cluster_id=pk).update(last_session_at=timezone.now() - timedelta(seconds=601))
     assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "ran", _logs(workers)
     assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[1]
-    assert "full read" in (workers.logs / "worker-1.log").read_text(errors="replace")
+    assert "full read at" not in (workers.logs / "worker-1.log").read_text(errors="replace")  # from its standby
+
+
+def test_a_killed_holders_cluster_is_taken_over_at_once_from_the_standby_copy(
+    on_redis: Any, workers: SimpleNamespace
+) -> None:
+    """The holder of a cluster is killed (SIGKILL): its beacon goes with its connection, so the other worker runs
+    the cluster's next session itself although the affinity window (600 s here) has not passed, and from the
+    standby copy it kept while sending sessions on, reading only what changed (no full read)."""
+    import socket
+
+    from scheduling.feed import affinity
+    from scheduling.models import ClusterFeed
+
+    world = build_world()
+    pk = world.cluster.pk
+    window = {"FAIRWAY_AFFINITY_WINDOW_SECONDS": "600"}
+    holder = workers.start(**window)
+    assert run_session.apply_async(args=[pk], queue=workers.queue).get(timeout=120) == "ran", _logs(workers)
+    own = [affinity.queue_of(f"{workers.queue}-{n}@{socket.gethostname()}") for n in (0, 1)]
+    assert ClusterFeed.objects.get(cluster_id=pk).last_queue == own[0]
+    workers.start(**window)
+    assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "forwarded", _logs(workers)
+    assert "standby copy: full read" in (workers.logs / "worker-1.log").read_text(errors="replace")
+    # a change the standby has not seen, then the holder dies
+    Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(priority=5)
+    os.killpg(holder.pid, signal.SIGKILL)
+    holder.wait(30)
+    _wait_for(lambda: not affinity.alive(own[0]), 60, "the killed worker's beacon freed")
+    assert run_session.apply_async(args=[pk], queue=own[1]).get(timeout=120) == "ran", _logs(workers)
+    feed = ClusterFeed.objects.get(cluster_id=pk)
+    assert feed.last_queue == own[1] and feed.last_session_at > timezone.now() - timedelta(seconds=600)
+    log = (workers.logs / "worker-1.log").read_text(errors="replace")
+    assert "full read at" not in log, _logs(workers)
+    session = SchedulingSession.objects.filter(cluster_id=pk).order_by("-id").first()
+    assert session is not None and session.status == "ok"

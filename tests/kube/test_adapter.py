@@ -53,6 +53,11 @@ def test_the_first_list_mirrors_every_kind(kcluster: Any, seed: Any, make_adapte
     assert pods["train-0"].quota_group_id == qml.pk and pods["train-0"].status == "Pending"
 
 
+def _pods(adapter: Any) -> Any:
+    """The adapter's informer of pods."""
+    return next(i for i in adapter.informers if i.kind.plural == "pods")
+
+
 def test_watch_events_update_the_mirror(kcluster: Any, seed: Any, make_adapter: Any, kube: Any) -> None:
     from kubernetes import client as k8s
 
@@ -66,7 +71,7 @@ def test_watch_events_update_the_mirror(kcluster: Any, seed: Any, make_adapter: 
     core.patch_node("n1", {"metadata": {"labels": {"zone": "b"}}})
     core.delete_node("n2")
     seed.pod(pod("team-ml", "late"))
-    wait_for(lambda: len(adapter.informers[6].cache) == 2 and "late" in str(adapter.informers[-1].cache),
+    wait_for(lambda: len(adapter.informers[6].cache) == 2 and "late" in str(_pods(adapter).cache),
              what="the watch events")  # fmt: skip
     assert adapter.informers[6].lists == 1  # nothing was listed again: the watch brought it
     adapter.reconcile()
@@ -74,6 +79,6 @@ def test_watch_events_update_the_mirror(kcluster: Any, seed: Any, make_adapter: 
         ("n1", "b"), ("n3", "a")]  # fmt: skip
     assert Pod.objects.filter(cluster=kcluster, name="late", status="Pending").exists()
     core.delete_namespaced_pod("late", "team-ml")
-    wait_for(lambda: "late" not in str(adapter.informers[-1].cache), what="the deletion")
+    wait_for(lambda: "late" not in str(_pods(adapter).cache), what="the deletion")
     adapter.reconcile()
     assert not Pod.objects.filter(cluster=kcluster, name="late").exists()

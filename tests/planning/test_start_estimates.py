@@ -27,6 +27,7 @@ def knobs(settings: Any) -> None:
         "START_ESTIMATE_JOBS_PER_QUEUE": 2,
         "START_ESTIMATE_PAGE_BUDGET_SECONDS": 30.0,
         "START_ESTIMATE_HORIZON_HOURS": 2.0,
+        "START_ESTIMATE_WORKER_WAIT_SECONDS": 0.0,  # a reader computes at once (the worker's wait: its own test)
     }
     valuecache.clear()
 
@@ -144,6 +145,34 @@ def test_the_estimates_are_kept_for_the_ttl_then_the_task_is_asked_once(
     # past three TTLs (no worker kept up): the reader computes a new round itself
     estimates.estimate_of(world["wait"], now + timedelta(seconds=200))
     assert StartEstimates.objects.get().computed == now + timedelta(seconds=200)
+
+
+def test_a_reader_without_a_round_asks_the_worker_and_computes_only_when_it_does_not_answer(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """No round yet: the page and the API do not compute one in the request; they ask the estimates worker (once for
+    every reader) and say "estimating"; only past the wait, with still no round, does a reader compute it."""
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 30.0}
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: sent.append(cluster_id))
+    now = world["now"]
+    first = estimates.estimate_of(world["wait"], now)
+    again = estimates.estimate_of(world["later"], now + timedelta(seconds=20))
+    assert first is not None and again is not None
+    assert (first["state"], again["state"]) == ("pending", "pending") and first["computed"] is None
+    assert first["sentence"] == "estimating when it will start\u2026"
+    assert sent == [world["cluster"].pk] and not StartEstimates.objects.exists()
+    # the worker's round answers every reader after it, and the next stale round is asked for anew
+    assert tasks.estimate_starts.apply(args=[world["cluster"].pk]).get() == "ran"
+    got = estimates.estimate_of(world["wait"], now + timedelta(seconds=25))
+    assert got is not None and got["state"] == "estimated"
+    StartEstimates.objects.update(computed=now - timedelta(seconds=600))  # older than three TTLs
+    stale = estimates.estimate_of(world["wait"], now + timedelta(seconds=26))
+    assert stale is not None and stale["state"] == "pending" and len(sent) == 2
+    # no round came within the wait: the reader computes it itself
+    late = estimates.estimate_of(world["wait"], now + timedelta(seconds=60))
+    assert late is not None and late["state"] == "estimated" and len(sent) == 2
+    assert StartEstimates.objects.get().computed == now + timedelta(seconds=60)
 
 
 def test_a_job_submitted_after_the_round_is_pending_and_asks_for_a_new_one(

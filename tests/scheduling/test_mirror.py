@@ -451,9 +451,10 @@ def test_a_failed_refresh_drops_the_copy(world: World, monkeypatch: pytest.Monke
 
 
 @pytest.mark.django_db
-def test_two_mirrors_alternating_on_one_cluster_each_read_in_full_after_the_other(world: World) -> None:
-    """Two workers (two mirrors) take turns running the cluster's sessions: the snapshot follows the session, so
-    a mirror that did not run the last session reads in full; one that did reads only the changes."""
+def test_two_mirrors_alternating_on_one_cluster_each_read_only_the_changes_since_their_own(world: World) -> None:
+    """Two workers (two mirrors) take turns running the cluster's sessions: a mirror that did not run the last
+    session takes over from its own copy, reading only what changed since it was last brought up to date (the
+    other's writes are in the feed like any other), and says so; one that did reads only the changes."""
     a, b = ClusterMirror(world.cluster.pk), ClusterMirror(world.cluster.pk)
     from scheduling.feed import mirror as mirrors
 
@@ -466,12 +467,17 @@ def test_two_mirrors_alternating_on_one_cluster_each_read_in_full_after_the_othe
     b.refresh()  # b holds a copy, but does not run the sessions
     assert session(a).full
     _touch(world)
-    assert not session(a).full  # a ran the last one
-    assert session(b).reason == "another worker ran the last session"
-    assert session(a).reason == "another worker ran the last session"
+    done = session(a)
+    assert not done.full and done.reason == "" and done.changes == 1  # a ran the last one
+    _touch(world)
+    done = session(b)  # b's copy is two changes behind
+    assert not done.full and done.reason == mirrors.TAKEOVER and done.changes == 1
+    assert_same(b, world)
+    done = session(a)
+    assert not done.full and done.reason == mirrors.TAKEOVER and done.changes == 1
     _touch(world)
     done = session(a)
-    assert not done.full and done.changes == 1
+    assert not done.full and done.reason == "" and done.changes == 1
     assert_same(a, world)
     assert ClusterFeed.objects.get(cluster=world.cluster).last_mirror == a.generation
 
@@ -608,6 +614,8 @@ def test_sessions_on_the_kept_engine_state_decide_as_a_full_build(monkeypatch: p
                 writer.step()
         assert sessions.run_scheduling_session(world.cluster).status == "ok"
     assert sum(1 for u in updates if u.startswith("update")) > len(updates) // 2, updates
+    # and mostly on the mirror's notes of the pods it re-read (``SessionCarry.note_tasks``), not every pod compared
+    assert sum(1 for u in updates if u.endswith("by the caller's notes")) > len(updates) // 3, updates
 
 
 # -- the embedded default ----------------------------------------------------------------------------------------

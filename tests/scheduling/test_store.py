@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -309,6 +310,63 @@ def test_podgroup_reasons_conditions_and_history(world: World, writers: str) -> 
     ]
     PodGroup.objects.filter(pk=pk).update(phase="Completed")
     store.apply_decisions(world.cluster, status("late"), t0 + timedelta(seconds=5))
+    assert PodGroup.objects.get(pk=pk).phase == "Completed"
+
+
+def test_podgroup_statuses_compared_with_what_the_last_session_left_and_the_feed(
+    world: World, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    """On PostgreSQL a session compares its podgroup statuses with those the last session of this process left, and
+    reads again only the podgroups the change feed logged since (not every open podgroup): what another writer
+    changed meanwhile is written over exactly as when every podgroup was read, and nothing is written when nothing
+    moved."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (elsewhere every open podgroup is read)")
+    from scheduling.models import ClusterFeed
+
+    ClusterFeed.objects.get_or_create(cluster=world.cluster)
+    store_write._STATUSES.pop(world.cluster.pk, None)
+    read: list[int] = []
+    real = store_write._status_rows
+
+    def counted(qs: Any) -> Any:
+        rows = real(qs)
+        read.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(store_write, "_status_rows", counted)
+    key = "ns-a/pg-a"
+    pk = world.podgroups[key].pk
+    blocker = Blocker("queue", "team-a", "cpu", 4000, 2000, "realCapability")
+    waiting = _result(
+        podgroups={key: PodGroupStatus(key, "Pending", "NotEnoughResources", "insufficient cpu", blocker)}
+    )
+
+    def apply(at: Any) -> PodGroup:
+        with django_capture_on_commit_callbacks(execute=True):
+            store.apply_decisions(world.cluster, waiting, at)
+        return PodGroup.objects.get(pk=pk)
+
+    t0 = timezone.now()
+    first = apply(t0)
+    assert (first.reason, first.message) == ("NotEnoughResources", "insufficient cpu")
+    assert read == [PodGroup.objects.filter(cluster=world.cluster).exclude(phase="Completed").count()]  # all
+    assert apply(t0 + timedelta(seconds=1)).updated == first.updated  # nothing moved: nothing written
+    assert read[1:] == []  # and no podgroup read again
+    PodGroup.objects.filter(pk=pk).update(reason="ByHand", message="set by hand", blocker=None)  # another writer
+    again = apply(t0 + timedelta(seconds=2))
+    assert (again.reason, again.message, again.blocker["name"]) == ("NotEnoughResources", "insufficient cpu", "team-a")
+    assert read[1:] == [1]  # only the podgroup the feed logged
+    store_write._STATUSES.pop(world.cluster.pk, None)  # a new process: every open podgroup read again
+    apply(t0 + timedelta(seconds=3))
+    assert read[2] == read[0]
+    # a podgroup the session completes is no longer among the open ones the next session counts per phase
+    with django_capture_on_commit_callbacks(execute=True):
+        store.apply_decisions(world.cluster, _result(podgroups={key: PodGroupStatus(key, "Completed")}), t0)
+    with django_capture_on_commit_callbacks(execute=True):
+        after = store.apply_decisions(world.cluster, waiting, t0 + timedelta(seconds=4))
+    still_open = PodGroup.objects.filter(cluster=world.cluster).exclude(phase="Completed")
+    assert after.podgroups == dict(sorted(Counter(still_open.values_list("phase", flat=True)).items()))
     assert PodGroup.objects.get(pk=pk).phase == "Completed"
 
 

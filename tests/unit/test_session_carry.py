@@ -354,6 +354,58 @@ def test_carried_sessions_decide_as_fresh_ones(seed: int) -> None:
     assert updates > STEPS // 5  # the incremental path was exercised, not only full builds
 
 
+@pytest.mark.parametrize("seed", range(SEEDS // 2))
+def test_sessions_opened_by_the_callers_notes_decide_as_fresh_ones(seed: int) -> None:
+    """The same random changes, the caller noting before each session which pods it changed (``note_tasks``, as the
+    cluster's mirror does), now and then with unchanged pods among them, a note lost or a note that says nothing
+    is known: the carry looks at the noted pods only and still decides as a fresh session."""
+    world = World(1000 + seed)
+    rng = random.Random(seed)
+    carry = SessionCarry()
+    noted = 0
+    before = world.snap.tasks
+    for step in range(STEPS):
+        tasks = world.snap.tasks
+        changed = {u for u, t in tasks.items() if before.get(u) is not t} | (before.keys() - tasks.keys())
+        if rng.random() < 0.3:  # a superset: the caller re-read pods that had not changed
+            changed |= set(rng.sample(sorted(tasks), min(3, len(tasks))))
+        roll = rng.random()
+        if roll < 0.1:
+            carry.note_tasks(before, tasks, None)  # not known: every pod compared
+        elif roll < 0.85 or before is tasks:
+            carry.note_tasks(before, tasks, changed)
+        # else: the note is lost (every pod compared, as without notes)
+        result = _compare(world, carry, now=float(step))
+        noted += carry.last.endswith("by the caller's notes")
+        before = world.snap.tasks
+        if world.rng.random() < 0.25:
+            world.apply(result, now=float(step))
+        for _ in range(world.rng.randint(1, 3)):
+            world.change()
+    assert noted > STEPS // 5, noted  # the noted path was exercised
+
+
+def test_notes_that_do_not_lead_to_the_kept_pods_are_not_used() -> None:
+    """A note from another mapping than the one the carry kept, or a chain with a gap, is not followed."""
+    world = World(11)
+    for _ in range(4):
+        world.add_podgroup()
+    carry = SessionCarry()
+    _compare(world, carry, 0.0)
+    first = world.snap.tasks
+    world.change()
+    second = world.snap.tasks
+    world.change()
+    third = world.snap.tasks
+    carry.note_tasks(second, third, set(third) ^ set(second) | set(third))  # from `second`, which was never opened
+    _compare(world, carry, 1.0)
+    assert not carry.last.endswith("by the caller's notes"), carry.last
+    world.change()
+    carry.note_tasks(first, world.snap.tasks, set(world.snap.tasks) | set(third))
+    _compare(world, carry, 2.0)
+    assert not carry.last.endswith("by the caller's notes"), carry.last  # the carry kept `third`, not `first`
+
+
 def test_a_session_that_raised_leaves_nothing_behind() -> None:
     """A session stopped half-way (a budget's checkpoint) changed kept tasks; the next one opens as if it had not."""
     world = World(7)

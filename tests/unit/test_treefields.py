@@ -43,6 +43,10 @@ SAMPLES: dict[str, dict[str, tuple[Any, Any]]] = {
             [{"user": "alice", "max_resources": {"cpu": "2"}, "max_jobs": 3}],
             (UserLimit("user", "alice", ResourceList({"cpu": 2000}), 3),),
         ),
+        "kueue": (
+            {"queueingStrategy": "StrictFIFO", "preemption": {"reclaimWithinCohort": "Any"}},
+            {"queueingStrategy": "StrictFIFO", "preemption": {"reclaimWithinCohort": "Any"}},
+        ),
     },
     "quota_group": {
         "is_parent": (True, True),

@@ -49,7 +49,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
 from engine.amounts import raw
-from engine.fairshare.drs import FLAVOR, FairTree, FlavorResource, Share, kueue_tree
+from engine.fairshare.drs import FairTree, FlavorResource, Share, flavor_resource, kueue_tree
 from engine.fairshare.kueue_preemption import Candidate, fair_targets, find_candidates
 from engine.objects import KueuePreemption, TaskStatus
 from engine.policy.policy import PluginOption
@@ -69,7 +69,12 @@ def _nobody(task: TaskState) -> bool:
 
 def _amounts(request: Mapping[str, int], quota: Mapping[FlavorResource, int]) -> dict[FlavorResource, int]:
     """A request as flavor-resources, only those the node has quota for (Kueue counts nothing else)."""
-    return {(FLAVOR, r): v for r, v in request.items() if v and (FLAVOR, r) in quota}
+    out = {}
+    for r, v in request.items():
+        fr = flavor_resource(r)
+        if v and fr in quota:
+            out[fr] = v
+    return out
 
 
 def _allowed(policy: str, victim: JobState, preemptor: JobState) -> bool:
@@ -273,15 +278,14 @@ class KueueFairPlugin(Plugin):
         jobs = self._victim_jobs(hook, preemptor)
         if jobs is None:
             return ("kueuefair", "nobody"), _nobody
-        key = (
-            "kueuefair",
-            hook,
-            pj.queue if pj is not None else None,
-            pj.priority if pj is not None else None,
-            pj.creation if pj is not None else None,
-            tuple(sorted(preemptor.req)),
-            self.tree.version,
-        )
+        assert pj is not None  # ``_victim_jobs`` answers None for a pod without a job
+        # The job test reads the preemptor's queue, priority and creation and, for reclaim, which ClusterQueues borrow
+        # on what it asks: the key names exactly those, so the answers are kept across evictions that leave them be
+        # (with the tree's usage version in the key every eviction asked every job again).
+        lenders = None
+        if hook != "preemptable":
+            lenders = self._lenders(pj.queue, frozenset(_amounts(preemptor.req, self.tree.subtree[pj.queue])))
+        key = ("kueuefair", hook, pj.queue, pj.priority, pj.creation, tuple(sorted(preemptor.req)), lenders)
         return key, lambda t: t.pg is not None and jobs(t.pg)
 
     def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:

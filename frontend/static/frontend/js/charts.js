@@ -1,5 +1,6 @@
 /* Draw every figure of the page from its JSON (built in Python, frontend/figures.py). The figures on screen are
-   drawn first; once they are, the page sets performance.mark("fairway:charts-ready") (the "interactive" moment
+   drawn first (each figure's box takes its height before any is drawn, so that "on screen" is where it will be);
+   once they are, the page sets performance.mark("fairway:charts-ready") (the "interactive" moment
    bench/bench_paint.py measures). The others are drawn when they come near the viewport or, one at a time, when
    the browser is idle; a figure without a box (in a closed section) waits until it is shown. When every figure
    that has a box is drawn the page is flagged with data-chart-ready="1". A click on a sector of a tree figure
@@ -39,6 +40,13 @@
     el.on("plotly_icicleclick", open);
   }
 
+  /* The box takes the figure's height before the figure is drawn: what is on screen is known from the start,
+     and nothing below the figure moves when it is drawn. */
+  function reserve(el, fig) {
+    var height = fig && fig.layout && fig.layout.height;
+    if (height) el.style.minHeight = height + "px";
+  }
+
   function themed(el, fig) {  // the figure in the page's theme (js/theme.js); the original kept for a redraw
     el.fairwayFigure = fig;
     return window.FairwayTheme ? window.FairwayTheme.apply(fig) : fig;
@@ -57,9 +65,11 @@
   function redraw(el, fig) {
     if (!el.fairwayDrawn) {  // not drawn yet (off screen): draw the newest figure when it is shown
       el.fairwayPending = fig;
+      reserve(el, fig);
       return Promise.resolve();
     }
     return el.fairwayDrawn.then(function () {
+      reserve(el, fig);
       var shown = themed(el, fig);
       return Plotly.react(el, shown.data, shown.layout, config).then(function () { attach(el); });
     });
@@ -88,6 +98,7 @@
     document.querySelectorAll("[data-figure]").forEach(function (el) {
       el.fairwayPending = figureOf(el);
       if (!el.fairwayPending) return;
+      reserve(el, el.fairwayPending);
       el.fairwayShown = new Promise(function (resolve) { el.fairwayDone = resolve; });
       figures.push(el);
     });

@@ -1,0 +1,438 @@
+"""Kueue's ResourceFlavors: several flavors per resource, and the flavor each workload is given.
+
+A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``) is counted per flavor under the key
+``<resource>@<flavor>`` (``engine.resources.split_flavor``; people read ``cpu (spot)``):
+
+* the queues' quotas are per flavored key (the Kueue reader, ``engine.manifests.kueue``), so deserved, borrowing and
+  lending limits, fair sharing and preemption work per flavor with the arithmetic they already have;
+* a node offers its amount of such a resource in the flavored key of the flavor it stands for
+  (``flavored_nodes``): the flavor whose ``nodeLabels`` it carries (the one with the most labels when several match,
+  then the first met), or a flavor without labels; a node that matches none keeps the plain resource, which no
+  workload given a flavor asks for;
+* a pod already on a node asks for the flavored key of that node (``flavored_tasks``);
+* before each session, ``assign_flavors`` gives each workload that is not admitted yet one flavor per resource group
+  of its ClusterQueue, as Kueue's flavor assigner (``pkg/scheduler/flavorassigner``) does: the flavors in the
+  group's order; a flavor whose taints the pods do not tolerate, or whose labels their node selector excludes, is
+  skipped; the first one where the workload fits in the ClusterQueue's own quota is taken at once; one where it fits
+  only by borrowing stops the search unless ``whenCanBorrow: TryNextFlavor``, one where it fits only by preempting
+  stops it only with ``whenCanPreempt: MayStopSearch``; otherwise the best one tried wins (fit before preempt, less
+  borrowing first; ``preference: PreemptionOverBorrowing`` puts less borrowing first); when none fits, it is held
+  on the first flavor that matches (the group's first when none does) and waits. Its pods then ask for the
+  flavored keys and get the flavor's tolerations, so the session admits and places them on that flavor's quota and
+  nodes. Workloads are taken by priority, then age, and what a fitting one takes counts for the next ones.
+
+Plain Python on the snapshot (no Django); the answers are exact integers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from engine.fairshare.drs import FairTree, FlavorResource, kueue_tree
+from engine.objects import (
+    FlavorFungibility,
+    FlavorGroup,
+    KueueFlavors,
+    NodeInfo,
+    PodGroupInfo,
+    ResourceFlavorSpec,
+    Snapshot,
+    TaskInfo,
+    Toleration,
+)
+from engine.resources import FLAVOR_MARK, ResourceList, split_flavor
+from engine.vocabulary import PodGroupPhase, TaskStatus
+from engine.wording import amount as words_of
+
+__all__ = [
+    "FlavorChoice",
+    "FlavorTry",
+    "assign_flavors",
+    "flavor_of_request",
+    "flavored",
+    "flavored_nodes",
+    "flavored_tasks",
+    "node_flavor",
+    "unflavored",
+]
+
+_DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+_HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+# Kueue's preemption modes, worst first (``granularMode.preemptionMode``; preempt and reclaim are one here)
+_NO_FIT, _NO_CANDIDATES, _PREEMPT, _FIT = 0, 1, 2, 3
+_OUTCOME = {_NO_FIT: "does not fit", _NO_CANDIDATES: "would need a preemption its ClusterQueue may not make",
+            _PREEMPT: "fits by preempting", _FIT: "fits"}  # fmt: skip
+
+
+def flavored(resource: str, flavor: str) -> str:
+    """The key of ``resource`` in ``flavor``: ``cpu@spot``."""
+    return f"{resource}{FLAVOR_MARK}{flavor}"
+
+
+def flavor_of_request(request: Mapping[str, int]) -> dict[str, str]:
+    """The flavor each resource of a request is given, by resource (``{"cpu": "spot"}``; none when unflavored)."""
+    out = {}
+    for key in request:
+        resource, flavor = split_flavor(key)
+        if flavor:
+            out[resource] = flavor
+    return out
+
+
+# -- nodes and the pods on them -----------------------------------------------------------------------------------
+def node_flavor(node: NodeInfo, resource: str, flavors: KueueFlavors) -> str | None:
+    """The flavor ``node`` offers ``resource`` in: among the resource's flavors, those whose labels the node carries
+    all of; the one with the most labels, then the first met; None when none matches."""
+    best: tuple[int, int] | None = None
+    chosen = None
+    for order, name in enumerate(flavors.resources.get(resource, ())):
+        spec = flavors.flavors.get(name)
+        labels = spec.node_labels if spec is not None else {}
+        if spec is None or any(node.labels.get(k) != v for k, v in labels.items()):
+            continue
+        rank = (-len(labels), order)
+        if best is None or rank < best:
+            best, chosen = rank, name
+    return chosen
+
+
+def _node_keys(node: NodeInfo, flavors: KueueFlavors) -> dict[str, str]:
+    """Each flavored resource of the snapshot the node offers, to its flavored key."""
+    keys = {}
+    for resource in flavors.resources:
+        if resource in node.allocatable.raw:
+            flavor = node_flavor(node, resource, flavors)
+            if flavor is not None:
+                keys[resource] = flavored(resource, flavor)
+    return keys
+
+
+def _renamed(amounts: Mapping[str, int], keys: Mapping[str, str]) -> ResourceList:
+    out: dict[str, int] = {}
+    for name, amount in amounts.items():
+        key = keys.get(name, name)
+        out[key] = out.get(key, 0) + amount
+    return ResourceList(out)
+
+
+def flavored_nodes(
+    nodes: Mapping[str, NodeInfo], flavors: KueueFlavors, warnings: list[str] | None = None
+) -> dict[str, NodeInfo]:
+    """The nodes with their flavored resources under the flavored keys (``node_flavor``); into ``warnings``, per
+    flavored resource, how many nodes offer it in none of its flavors (no workload given a flavor runs there)."""
+    out = {}
+    unmatched: dict[str, int] = {}
+    for name, node in nodes.items():
+        keys = _node_keys(node, flavors)
+        for resource in flavors.resources:
+            if resource in node.allocatable.raw and resource not in keys:
+                unmatched[resource] = unmatched.get(resource, 0) + 1
+        out[name] = dataclasses.replace(node, allocatable=_renamed(node.allocatable, keys)) if keys else node
+    for resource, names in sorted(flavors.resources.items()):
+        bare = [f for f in names if f in flavors.flavors and not flavors.flavors[f].node_labels]
+        if len(bare) > 1 and warnings is not None:
+            warnings.append(
+                f"flavors {', '.join(bare)} of {resource} have no nodeLabels: a node serves one flavor of a resource, "
+                f"so the nodes that match no labelled flavor serve {bare[0]}, and a workload given "
+                f"{' or '.join(bare[1:])} finds no node for its {resource} (give each flavor node labels)"
+            )
+    for resource, count in sorted(unmatched.items()):
+        if warnings is not None:
+            warnings.append(
+                f"{count} node{'s' if count > 1 else ''} offer{'' if count > 1 else 's'} {resource} in none of its "
+                f"flavors ({', '.join(flavors.resources[resource])}): no workload given one of them runs there "
+                "(a node serves the flavor whose nodeLabels it carries)"
+            )
+    return out
+
+
+def flavored_tasks(
+    tasks: Mapping[str, TaskInfo], nodes: Mapping[str, NodeInfo], flavors: KueueFlavors
+) -> dict[str, TaskInfo]:
+    """The pods on a node asking for the flavored keys of that node (``nodes`` as read, before ``flavored_nodes``)."""
+    keys_of = {name: _node_keys(node, flavors) for name, node in nodes.items()}
+    out = {}
+    for uid, task in tasks.items():
+        keys = keys_of.get(task.node or "") if task.node is not None else None
+        out[uid] = dataclasses.replace(task, request=_renamed(task.request, keys)) if keys else task
+    return out
+
+
+# -- the assignment -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FlavorTry:
+    """One flavor the assigner looked at for a resource group: what it found (``outcome``) and why."""
+
+    flavor: str
+    outcome: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorChoice:
+    """A workload's flavors (resource -> flavor), the flavors tried, and the resource groups where no flavor fits
+    or matches (``held``: the workload is held on the flavor that matched first, or on the group's first flavor when
+    none matches, so that it waits as Kueue leaves it, the session saying what is missing)."""
+
+    flavors: Mapping[str, str]
+    tries: tuple[FlavorTry, ...]
+    held: tuple[str, ...] = ()
+
+    def sentence(self) -> str:
+        """For people: ``flavor spot for cpu, memory (tried on-demand: does not fit (…); spot: fits)``."""
+        tried = "; ".join(f"{t.flavor}: {t.outcome}" + (f" ({t.reason})" if t.reason else "") for t in self.tries)
+        by_flavor: dict[str, list[str]] = {}
+        for resource, flavor in sorted(self.flavors.items()):
+            by_flavor.setdefault(flavor, []).append(resource)
+        given = "; ".join(
+            f"{'no flavor fits: held on ' if flavor in self.held else ''}flavor {flavor} for {', '.join(rs)}"
+            for flavor, rs in by_flavor.items()
+        )
+        return f"{given} (tried {tried})" if tried else given
+
+
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    preemption: int
+    borrow: int
+
+
+def _preferred(a: _Mode, b: _Mode, fungibility: FlavorFungibility) -> bool:
+    """Kueue's ``isPreferred``: is ``a`` a better assignment than ``b``?"""
+    if a.preemption == _NO_FIT:
+        return False
+    if b.preemption == _NO_FIT:
+        return True
+    if (a.preemption == _NO_CANDIDATES) != (b.preemption == _NO_CANDIDATES):
+        return a.preemption != _NO_CANDIDATES
+    if fungibility.preference == "PreemptionOverBorrowing":
+        if a.borrow != b.borrow:
+            return a.borrow < b.borrow
+        return a.preemption > b.preemption
+    if a.preemption != b.preemption:
+        return a.preemption > b.preemption
+    return a.borrow < b.borrow
+
+
+def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
+    """Kueue's ``shouldTryNextFlavor``."""
+    if mode.preemption in (_NO_FIT, _NO_CANDIDATES):
+        return True
+    if mode.preemption == _PREEMPT and fungibility.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode.borrow > 0 and fungibility.when_can_borrow == "TryNextFlavor"
+
+
+class _Assigner:
+    def __init__(self, snapshot: Snapshot, flavors: KueueFlavors) -> None:
+        self.snapshot = snapshot
+        self.flavors = flavors
+        usage: dict[str, dict[str, int]] = {}
+        for pg_key, members in snapshot.tasks_by_podgroup.items():
+            pg = snapshot.podgroups.get(pg_key)
+            if pg is None:
+                continue
+            admitted = pg.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING)
+            for task in members:
+                if task.status in _DONE or not (admitted or task.node is not None):
+                    continue
+                into = usage.setdefault(pg.queue, {})
+                for key, amount in task.request.raw.items():
+                    if FLAVOR_MARK in key:
+                        into[key] = into.get(key, 0) + amount
+        self.tree: FairTree = kueue_tree(snapshot, usage)
+
+    def _borrow_level(self, queue: str, fr: FlavorResource, value: int) -> int:
+        """How far up the tree the quota comes from: 0 within the ClusterQueue's own, 1 its cohort's, ..."""
+        tree = self.tree
+        for level, name in enumerate([queue, *tree.path_to_root(queue)]):
+            if tree.usage_of(name).get(fr, 0) + value <= tree.subtree[name].get(fr, 0):
+                return level
+        return len(tree.path_to_root(queue)) + 1
+
+    def _mode(self, queue: str, fr: FlavorResource, value: int) -> tuple[_Mode, str]:
+        """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr``, with the reason when it does not simply fit."""
+        tree = self.tree
+        resource = fr[1]
+        asked = f"{words_of(value, resource)} of {resource} asked"
+        most = tree.potential_available(queue, fr)
+        if value > most:
+            return _Mode(_NO_FIT, 0), f"{asked}, at most {words_of(most, resource)}"
+        available = tree.available(queue, fr)
+        if value <= available:
+            return _Mode(_FIT, self._borrow_level(queue, fr, value)), ""
+        reason = f"{asked}, {words_of(max(available, 0), resource)} unused"
+        # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or when it may
+        # preempt while borrowing; whether there are workloads to preempt is the ClusterQueue's policies' question
+        # (Kueue simulates the preemption; here a policy other than Never is taken to find some)
+        policy = self.snapshot.kueue_preemption.get(queue)
+        nominal = tree.nodes[queue].nominal.get(fr, 0)
+        borrowing = policy is not None and policy.borrow_within_cohort != "Never"
+        if value > nominal and not borrowing:
+            return _Mode(_NO_FIT, 0), reason
+        if policy is None or (policy.within_cluster_queue, policy.reclaim_within_cohort) == ("Never", "Never"):
+            return _Mode(_NO_CANDIDATES, 0), reason
+        return _Mode(_PREEMPT, 0 if value <= nominal else 1), reason
+
+    @staticmethod
+    def _matches(spec: ResourceFlavorSpec, tasks: Iterable[TaskInfo]) -> str:
+        """Why the pods cannot have the flavor (an untolerated taint, a node selector its labels exclude), or ''."""
+        for task in tasks:
+            tolerations = (*task.tolerations, *spec.tolerations)
+            for taint in spec.node_taints:
+                if taint.effect in _HARD_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+                    shown = (
+                        f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+                    )
+                    return f"untolerated taint {shown}"
+            for key, value in task.node_selector.items():
+                if key in spec.node_labels and spec.node_labels[key] != value:
+                    return f"node selector {key}={value} excludes it"
+        return ""
+
+    def choose(self, pg: PodGroupInfo, tasks: list[TaskInfo], groups: tuple[FlavorGroup, ...]) -> FlavorChoice:
+        request: dict[str, int] = {}
+        for task in tasks:
+            for key, amount in task.request.raw.items():
+                base = split_flavor(key)[0]
+                request[base] = request.get(base, 0) + amount
+        fungibility = self.flavors.fungibility.get(pg.queue, FlavorFungibility())
+        chosen: dict[str, str] = {}
+        held: list[str] = []
+        tries: list[FlavorTry] = []
+        taken: dict[FlavorResource, int] = {}
+        for group in groups:
+            asked = {r: request[r] for r in group.resources if request.get(r)}
+            if not asked or not group.flavors:
+                continue
+            best: tuple[_Mode, str] | None = None
+            first_match = None
+            for name in group.flavors:
+                spec = self.flavors.flavors.get(name)
+                if spec is None:
+                    tries.append(FlavorTry(name, "is not a ResourceFlavor of the input"))
+                    continue
+                refusal = self._matches(spec, tasks)
+                if refusal:
+                    tries.append(FlavorTry(name, "does not match", refusal))
+                    continue
+                first_match = first_match or name
+                worst, why = _Mode(_FIT, 0), ""
+                for resource, amount in asked.items():
+                    mode, reason = self._mode(pg.queue, (name, resource), amount)
+                    if _preferred(worst, mode, fungibility):
+                        worst, why = mode, reason
+                    if worst.preemption == _NO_FIT:
+                        break
+                outcome = _OUTCOME[worst.preemption]
+                if worst.preemption == _FIT and worst.borrow:
+                    outcome = "fits by borrowing"
+                tries.append(FlavorTry(name, outcome, why))
+                if not _try_next(worst, fungibility):
+                    best = (worst, name)
+                    break
+                if best is None or _preferred(worst, best[0], fungibility):
+                    best = (worst, name)
+            fits = best is not None and best[0].preemption != _NO_FIT
+            flavor = best[1] if best is not None and fits else (first_match or group.flavors[0])
+            if not fits:
+                held.append(flavor)
+            for resource in group.resources:
+                chosen[resource] = flavor
+            if best is not None and best[0].preemption == _FIT and best[1] == flavor:
+                for resource, amount in asked.items():
+                    taken[(flavor, resource)] = amount
+        if taken:
+            self.tree.add_usage(pg.queue, taken)
+        return FlavorChoice(flavors=chosen, tries=tuple(tries), held=tuple(held))
+
+
+def _given(task: TaskInfo, chosen: Mapping[str, str], flavors: KueueFlavors) -> TaskInfo:
+    """``task`` asking for its resources in the chosen flavors, with those flavors' tolerations (a flavor it had
+    before gives its tolerations back)."""
+    before = set(flavor_of_request(task.request).values())
+    dropped = {t for f in before if f in flavors.flavors for t in flavors.flavors[f].tolerations}
+    tolerations: list[Toleration] = [t for t in task.tolerations if t not in dropped]
+    request: dict[str, int] = {}
+    for key, amount in task.request.raw.items():
+        base = split_flavor(key)[0]
+        new = flavored(base, chosen[base]) if base in chosen else base
+        request[new] = request.get(new, 0) + amount
+    for flavor in dict.fromkeys(chosen.values()):
+        for t in flavors.flavors[flavor].tolerations if flavor in flavors.flavors else ():
+            if t not in tolerations:
+                tolerations.append(t)
+    return dataclasses.replace(task, request=ResourceList(request), tolerations=tuple(tolerations))
+
+
+def assign_flavors(snapshot: Snapshot) -> tuple[Snapshot, dict[str, FlavorChoice]]:
+    """Each waiting workload of a ClusterQueue with flavored resource groups given its flavors (see the module
+    docstring), and the choice made for each, by podgroup key. A workload is waiting while its podgroup is Pending
+    and none of its pods is on a node; the others keep theirs. Without flavors, the snapshot as it is."""
+    flavors = snapshot.kueue_flavors
+    if flavors is None or not flavors.groups:
+        return snapshot, {}
+    assigner = _Assigner(snapshot, flavors)
+    by_podgroup = snapshot.tasks_by_podgroup
+    waiting = [
+        pg
+        for key, pg in snapshot.podgroups.items()
+        if pg.queue in flavors.groups
+        and pg.phase == PodGroupPhase.PENDING
+        and not any(t.node is not None for t in by_podgroup.get(key, ()))
+    ]
+    waiting.sort(key=lambda pg: (-pg.priority, pg.creation_timestamp, pg.key))
+    choices: dict[str, FlavorChoice] = {}
+    changed: list[TaskInfo] = []
+    podgroups: list[PodGroupInfo] = []
+    for pg in waiting:
+        tasks = [t for t in by_podgroup.get(pg.key, ()) if t.status not in _DONE]
+        if not tasks:
+            continue
+        choice = assigner.choose(pg, tasks, flavors.groups[pg.queue])
+        if not choice.flavors and not choice.tries:
+            continue  # it asks for no resource of its ClusterQueue's flavored groups
+        choices[pg.key] = choice
+        changed.extend(_given(t, choice.flavors, flavors) for t in tasks)
+        if pg.min_resources is not None:
+            keys = {r: flavored(r, f) for r, f in choice.flavors.items()}
+            plain = {split_flavor(k)[0] if FLAVOR_MARK in k else k: v for k, v in pg.min_resources.items()}
+            podgroups.append(dataclasses.replace(pg, min_resources=_renamed(plain, keys)))
+    out = snapshot.with_tasks(changed) if changed else snapshot
+    return (out.with_podgroups(podgroups) if podgroups else out), choices
+
+
+def _summed(amounts: Mapping[str, int]) -> ResourceList:
+    out: dict[str, int] = {}
+    for key, amount in amounts.items():
+        base = split_flavor(key)[0]
+        out[base] = out.get(base, 0) + amount
+    return ResourceList(out)
+
+
+def unflavored(snapshot: Snapshot) -> Snapshot:
+    """``snapshot`` with one flavor per resource again, for a store that keeps one (the dashboard's trees): each
+    flavored amount added into its resource's (quota, limits, nodes, requests), the flavors dropped."""
+    if snapshot.kueue_flavors is None:
+        return snapshot
+    queues = {
+        name: dataclasses.replace(
+            q,
+            deserved=_summed(q.deserved),
+            capability=_summed(q.capability),
+            guarantee=_summed(q.guarantee),
+            borrowing_limit=_summed(q.borrowing_limit),
+            lending_limit=_summed(q.lending_limit),
+        )
+        for name, q in snapshot.queues.items()
+    }
+    nodes = {name: dataclasses.replace(n, allocatable=_summed(n.allocatable)) for name, n in snapshot.nodes.items()}
+    tasks = {uid: dataclasses.replace(t, request=_summed(t.request)) for uid, t in snapshot.tasks.items()}
+    podgroups = {
+        key: pg if pg.min_resources is None else dataclasses.replace(pg, min_resources=_summed(pg.min_resources))
+        for key, pg in snapshot.podgroups.items()
+    }
+    return snapshot.replace(queues=queues, nodes=nodes, tasks=tasks, podgroups=podgroups, kueue_flavors=None)
