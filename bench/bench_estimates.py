@@ -50,21 +50,14 @@ def main() -> None:
 
     from dataclasses import replace
 
-    from engine.replay import read_trace
+    from bench.bench_replay import tree_and_first_jobs
     from engine.replay.forecast import forecast_starts, waiting_jobs
     from engine.replay.loop import _Replay, tree_snapshot
     from engine.replay.trace import Trace, TraceHeader
     from engine.replay.workload import WorkloadSettings, _Generator
     from tests.support.soak import START
 
-    if args.tree:
-        source = read_trace(args.tree.read_text().splitlines(), str(args.tree))
-        assert source.tree is not None, f"{args.tree}: no Tree"
-        objects, first = source.tree, [j for j in source.jobs if j.submit <= source.header.start]
-    else:
-        from bench.bench_replay import _from_database
-
-        objects, first = _from_database(args.size)
+    objects, first = tree_and_first_jobs(args.tree, args.size)
     tree = tree_snapshot(objects)
     start = START.timestamp()
     end = start + (int(args.hours * 3600 / args.period) - 1) * args.period

@@ -28,6 +28,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def tree_and_first_jobs(trace: Path | None, size: str) -> tuple[Any, list[Any]]:
+    """The tree's objects and the jobs there at the start: from a trace's Tree and first jobs (``--tree``), else from
+    the demo of ``size`` in the database (``_from_database``)."""
+    from engine.replay import read_trace
+
+    if trace is None:
+        return _from_database(size)
+    source = read_trace(trace.read_text().splitlines(), str(trace))
+    assert source.tree is not None, f"{trace}: no Tree"
+    return source.tree, [j for j in source.jobs if j.submit <= source.header.start]
+
+
 def _from_database(size: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """The demo's tree objects and first jobs, from a fresh database where ``load_demo --size`` ran."""
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fairway_bench_replay")
@@ -69,17 +81,12 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="write the generated trace there")
     args = parser.parse_args()
 
-    from engine.replay import read_trace, replay, trace_lines
+    from engine.replay import replay, trace_lines
     from engine.replay.loop import tree_snapshot
     from engine.replay.workload import generate
     from tests.support.soak import START
 
-    if args.tree:
-        source = read_trace(args.tree.read_text().splitlines(), str(args.tree))
-        assert source.tree is not None, f"{args.tree}: no Tree"
-        objects, first = source.tree, [j for j in source.jobs if j.submit <= source.header.start]
-    else:
-        objects, first = _from_database(args.size)
+    objects, first = tree_and_first_jobs(args.tree, args.size)
     tree = tree_snapshot(objects)
     started = time.perf_counter()
     trace = generate(
