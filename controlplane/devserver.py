@@ -39,7 +39,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT = 75.0
 # Children that hold no work, and the seconds they may take to stop after their TERM before they are killed; such a
 # kill is still a clean stop. Beat only sends due tasks (its schedule and last runs live in the database); its
-# scheduler (controlplane/beat.py) stops at the next tick after its TERM, within 5 s, so this is a safety net.
+# scheduler (controlplane/beat.py) stops within a fraction of a second of its TERM (once the database lets it go),
+# so this is a safety net.
 HOLDS_NO_WORK = {"beat": 15.0}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _PR_SET_PDEATHSIG = 1
@@ -52,15 +53,9 @@ def var_dir() -> Path:
 
 
 def setup_commands(python: str, demo_size: str = "small") -> list[list[str]]:
-    """The preparation ``make run`` always did: each idempotent, run in order before the servers."""
-    manage = [python, str(BASE_DIR / "manage.py")]
-    return [
-        [*manage, "migrate", "--noinput"],
-        [*manage, "collectstatic", "--noinput", "--verbosity", "0"],
-        [*manage, "load_demo", "--size", demo_size],
-        [*manage, "ensure_admin"],
-        [*manage, "ensure_schedules", "--simulated", "default"],
-    ]
+    """The preparation before the servers, idempotent: migrate, collectstatic, load_demo, ensure_admin and
+    ensure_schedules, in one process (``manage.py prepare_run``) rather than five start-ups of Django."""
+    return [[python, str(BASE_DIR / "manage.py"), "prepare_run", "--demo-size", demo_size]]
 
 
 def embedded_sqlite() -> bool:
