@@ -12,6 +12,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from controlplane.ranges import check_ranges
 from engine.limits import Limits
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -380,28 +381,11 @@ FAIRWAY = {
     "KUEUE_CONFIGMAP": env.str("FAIRWAY_KUEUE_CONFIGMAP", default="kueue-manager-config"),
     "KUEUE_NAMESPACE": env.str("FAIRWAY_KUEUE_NAMESPACE", default="kueue-system"),
 }
-if not 0 < FAIRWAY["CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS={FAIRWAY['CHANGE_REQUEST_WEBHOOK_TIMEOUT_SECONDS']}: expected "
-        "a number of seconds above 0"
-    )
-
-if not 0 <= FAIRWAY["SAMPLE_EVERY_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_SAMPLE_EVERY_SECONDS={FAIRWAY['SAMPLE_EVERY_SECONDS']}: expected a number of seconds, 0 or more"
-    )
-for _name in ("LOAN_MAX_DAYS", "LOAN_CHECK_SECONDS", "SAMPLE_RETENTION_DAYS"):
-    if FAIRWAY[_name] < 1:
-        raise ImproperlyConfigured(f"FAIRWAY_{_name}={FAIRWAY[_name]}: expected a whole number of at least 1")
 
 # Mail (change request notifications): Django's backends through one URL (django-environ), the console by default
 # (make run prints the mails); e.g. smtp+tls://user:password@mail.example.org:587
 vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="fairway@localhost")
-if FAIRWAY["EVICTION_RETENTION_DAYS"] < 0:
-    raise ImproperlyConfigured(
-        f"FAIRWAY_EVICTION_RETENTION_DAYS={FAIRWAY['EVICTION_RETENTION_DAYS']}: expected a number of days, 0 or more"
-    )
 
 # Replays of the last days from the dashboard and /api/v1/replays/ (planning/replay.py, docs/replay.md): the longest
 # window, how often a running replay writes its progress (and sees a cancel), its time limit, how long results are kept.
@@ -409,22 +393,6 @@ FAIRWAY["REPLAY_MAX_WINDOW_DAYS"] = env.int("FAIRWAY_REPLAY_MAX_WINDOW_DAYS", de
 FAIRWAY["REPLAY_PROGRESS_SECONDS"] = env.float("FAIRWAY_REPLAY_PROGRESS_SECONDS", default=2.0)
 FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] = env.float("FAIRWAY_REPLAY_TIME_LIMIT_SECONDS", default=1800.0)
 FAIRWAY["REPLAY_RETENTION_DAYS"] = env.int("FAIRWAY_REPLAY_RETENTION_DAYS", default=30)
-if FAIRWAY["REPLAY_MAX_WINDOW_DAYS"] < 1:
-    raise ImproperlyConfigured(
-        f"FAIRWAY_REPLAY_MAX_WINDOW_DAYS={FAIRWAY['REPLAY_MAX_WINDOW_DAYS']}: expected a whole number of days, at least 1"
-    )
-if not 0 <= FAIRWAY["REPLAY_PROGRESS_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_REPLAY_PROGRESS_SECONDS={FAIRWAY['REPLAY_PROGRESS_SECONDS']}: expected a number of seconds, 0 or more"
-    )
-if not 0 < FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_REPLAY_TIME_LIMIT_SECONDS={FAIRWAY['REPLAY_TIME_LIMIT_SECONDS']}: expected a number of seconds above 0"
-    )
-if FAIRWAY["REPLAY_RETENTION_DAYS"] < 1:
-    raise ImproperlyConfigured(
-        f"FAIRWAY_REPLAY_RETENTION_DAYS={FAIRWAY['REPLAY_RETENTION_DAYS']}: expected a whole number of days, at least 1"
-    )
 
 # "When will my job start?" (planning/estimates.py, docs/replay.md): a forward replay from the cluster's state with
 # runtimes drawn from each queue's recorded ones, DRAWS times, for the first JOBS_PER_QUEUE waiting jobs of each
@@ -435,10 +403,6 @@ if FAIRWAY["REPLAY_RETENTION_DAYS"] < 1:
 # the worker for a new one.
 for _name, _default in (("DRAWS", 10), ("JOBS_PER_QUEUE", 5)):
     FAIRWAY[f"START_ESTIMATE_{_name}"] = env.int(f"FAIRWAY_START_ESTIMATE_{_name}", default=_default)
-    if FAIRWAY[f"START_ESTIMATE_{_name}"] < 1:
-        raise ImproperlyConfigured(
-            f"FAIRWAY_START_ESTIMATE_{_name}={FAIRWAY[f'START_ESTIMATE_{_name}']}: expected a whole number, at least 1"
-        )
 for _name, _default in (
     ("HORIZON_HOURS", 24.0),
     ("ARRIVALS_HOURS", 1.0),
@@ -448,43 +412,19 @@ for _name, _default in (
     ("TTL_SECONDS", 120.0),
 ):
     FAIRWAY[f"START_ESTIMATE_{_name}"] = env.float(f"FAIRWAY_START_ESTIMATE_{_name}", default=_default)
-    if not 0 < FAIRWAY[f"START_ESTIMATE_{_name}"] < float("inf"):
-        raise ImproperlyConfigured(
-            f"FAIRWAY_START_ESTIMATE_{_name}={FAIRWAY[f'START_ESTIMATE_{_name}']}: expected a number above 0"
-        )
 
 # How long a reader that found no round waits for the estimates worker's before it computes one itself (0: at once).
 FAIRWAY["START_ESTIMATE_WORKER_WAIT_SECONDS"] = env.float("FAIRWAY_START_ESTIMATE_WORKER_WAIT_SECONDS", default=30.0)
-if not 0 <= FAIRWAY["START_ESTIMATE_WORKER_WAIT_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_START_ESTIMATE_WORKER_WAIT_SECONDS={FAIRWAY['START_ESTIMATE_WORKER_WAIT_SECONDS']}: expected a "
-        "number of seconds, 0 or more"
-    )
-
-if FAIRWAY["JOB_HISTORY_DAYS"] < 1:
-    raise ImproperlyConfigured(
-        f"FAIRWAY_JOB_HISTORY_DAYS={FAIRWAY['JOB_HISTORY_DAYS']}: expected a whole number of days, at least 1"
-    )
-
-if FAIRWAY["SECURITY_EVENT_RETENTION_DAYS"] < 1:
-    raise ImproperlyConfigured("FAIRWAY_SECURITY_EVENT_RETENTION_DAYS must be a whole number of days, at least 1")
 
 # An eviction (reclaim, preempt, recycle, gang release) of a pod that started less than this long before, or had not
 # started, counts as thrash in /metrics (scheduling/counters.py); the recommended policy's minRuntime is 60 s.
 FAIRWAY["THRASH_WINDOW_SECONDS"] = env.float("FAIRWAY_THRASH_WINDOW_SECONDS", default=60.0)
-if not 0 < FAIRWAY["THRASH_WINDOW_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_THRASH_WINDOW_SECONDS={FAIRWAY['THRASH_WINDOW_SECONDS']}: expected a number of seconds above 0"
-    )
-if not 0 < FAIRWAY["NODE_CHECK_GAP_SECONDS"] < float("inf"):
-    raise ImproperlyConfigured(
-        f"FAIRWAY_NODE_CHECK_GAP_SECONDS={FAIRWAY['NODE_CHECK_GAP_SECONDS']}: expected a number of seconds above 0"
-    )
-if FAIRWAY["METRICS_NODE_SERIES_LIMIT"] < 0:
-    raise ImproperlyConfigured(
-        f"FAIRWAY_METRICS_NODE_SERIES_LIMIT={FAIRWAY['METRICS_NODE_SERIES_LIMIT']}: expected a number of nodes, 0 "
-        "(counts only) or more"
-    )
+
+# Every FAIRWAY number within its range, or the start stops naming the variable and what it takes
+try:
+    check_ranges(FAIRWAY)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 # What one request may ask (engine/limits.py; the table of docs/limits.md): nesting depth, body size, replicas, pods,
 # podgroups, sessions, wall-clock budget. Django's own body limit is the largest route's; RequestLimitsMiddleware

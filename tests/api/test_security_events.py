@@ -247,4 +247,4 @@ def test_the_retention_is_at_least_a_day() -> None:
         check=False,
     )
     assert result.returncode != 0
-    assert "FAIRWAY_SECURITY_EVENT_RETENTION_DAYS must be a whole number of days, at least 1" in result.stderr
+    assert "FAIRWAY_SECURITY_EVENT_RETENTION_DAYS=0: expected a whole number of days, at least 1" in result.stderr
