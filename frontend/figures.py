@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 
 from engine.wording import duration as duration_words
 from engine.wording import plural
+from frontend.margins import colorbar_room, reserve_margins
 from frontend.presenters import units
 from frontend.presenters.trees import TERMS, Tree, TreeNode, depth_below, sizes
 
@@ -68,6 +69,8 @@ TOP_LEGEND = {
     "xanchor": "right",
     "traceorder": "normal",
 }
+COLORBAR_TEXT = ["lends ▼", "balanced", "borrows ▲"]  # the tree figures' colour scale, from -1 to 1
+COLORBAR_THICKNESS = 12
 DEEP_TREE = 150  # above this many nodes a tree figure shows three levels at a time
 MAX_LEVELS = 4  # levels (rings) a tree figure draws at a time; deeper ones collapse until zoomed into
 HIGHLIGHT = "#0b57d0"  # the outline of the nodes "Find a node" matched (not a borrow/lend colour)
@@ -173,7 +176,7 @@ class Figure:
         self.layout.setdefault("shapes", []).append(shape)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"data": self.data, "layout": self.layout}
+        return {"data": self.data, "layout": reserve_margins(self.layout, self.data)}
 
 
 @lru_cache(maxsize=256)
@@ -315,8 +318,8 @@ def tree_figure(
             "line": {"color": line_colors, "width": line_widths},
             "colorbar": {
                 "tickvals": [-1, 0, 1],
-                "ticktext": ["lends ▼", "balanced", "borrows ▲"],
-                "thickness": 12,
+                "ticktext": COLORBAR_TEXT,
+                "thickness": COLORBAR_THICKNESS,
                 "len": 0.7,
             },
             "showscale": True,
@@ -336,7 +339,9 @@ def tree_figure(
     }
     # Plain JSON data: plotly's validators and its deep copy of every array took about 100 ms of a 1,000-node tree
     # page; tests/frontend/test_figures.py has plotly validate what this builds.
-    layout = _layout(height, margin={"l": 0, "r": 0, "t": 10, "b": 10}, meta=meta)
+    # the colorbar's room asked beforehand: plotly would otherwise draw the tree twice (frontend/margins.py)
+    right = colorbar_room(COLORBAR_TEXT, COLORBAR_THICKNESS)
+    layout = _layout(height, margin={"l": 0, "r": right, "t": 10, "b": 10}, meta=meta)
     return {"data": [trace], "layout": layout}
 
 
@@ -579,7 +584,9 @@ def borrow_lend_figure(
             row=1,
             col=col,
         )
-        fig.update_xaxes(_axis(zeroline=True, zerolinewidth=2, zerolinecolor="#59636e"), row=1, col=col)
+        # a panel per resource is narrow: at most four ticks keep its labels upright (rotated ones would take a
+        # second draw for the room they need, frontend/margins.py)
+        fig.update_xaxes(_axis(zeroline=True, zerolinewidth=2, zerolinecolor="#59636e", nticks=4), row=1, col=col)
     fig.update_yaxes(_axis(autorange="reversed"))
     fig.update_layout(
         _layout(
