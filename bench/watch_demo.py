@@ -8,19 +8,23 @@ placed pods (Bound, Running, or Succeeded: a gang finishing pod by pod is not br
 while some hold GPUs is *broken*; the GPU-seconds it holds
 past the policy's ``gangRepairTimeout`` plus one sample are counted (the figure the gang repair must keep at 0). At
 the end it reads the evictions and sessions of the window: evictions by action, evictions per bound pod, a job's
-task (its replacements ``-r<N>`` included) evicted again within a minute, jobs removed as completed. Prints JSON;
-asserts nothing. The soak (``bench/bench_soak.py``) measures the same in virtual time.
+task (its replacements ``-r<N>`` included) evicted again within a minute, jobs removed as completed; and issue 31's
+period: the time between the starts of consecutive sessions (p50, p90, p99, max, and how many were over
+``--period-target``), the sessions' durations, and the sessions that failed or were skipped. Prints JSON; asserts
+nothing. The soak (``bench/bench_soak.py``) measures the same in virtual time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
 import time
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,11 +95,48 @@ def _evictions(cluster: object, since: datetime) -> dict[str, object]:
     }
 
 
+def _rank(values: list[float], q: float) -> float | None:
+    """The nearest-rank ``q`` quantile of ``values`` (None when there are none)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _periods(cluster: object, since: datetime, target: float) -> dict[str, object]:
+    """The scheduling sessions of the window: how regularly they started, how long they took, which did not run."""
+    from scheduling.models import SchedulingSession, SessionKind, SessionStatus
+
+    rows = list(
+        SchedulingSession.objects.filter(cluster=cluster, kind=SessionKind.SESSION, started__gte=since)
+        .order_by("started", "id")
+        .values_list("started", "status", "duration_ms")
+    )
+    ran = [(started.timestamp(), ms) for started, status, ms in rows if status == SessionStatus.OK]
+    gaps = [b[0] - a[0] for a, b in pairwise(ran)]
+    durations = [ms for _, ms in ran]
+
+    def spread(values: list[float], digits: int) -> dict[str, float | None]:
+        out = {f"p{int(q * 100)}": _rank(values, q) for q in (0.5, 0.9, 0.99)} | {"max": max(values, default=None)}
+        return {k: None if v is None else round(v, digits) for k, v in out.items()}
+
+    return {
+        "sessions": len(ran),
+        "sessions_failed": sum(1 for _, status, _ in rows if status == SessionStatus.FAILED),
+        "sessions_skipped": sum(1 for _, status, _ in rows if status == SessionStatus.SKIPPED),
+        "period_s": spread(gaps, 3),
+        "periods_over_target": sum(1 for g in gaps if g > target),
+        "period_target_s": target,
+        "session_ms": spread(durations, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--every", type=float, default=10.0)
     parser.add_argument("--cluster", default="default")
+    parser.add_argument("--period-target", type=float, default=1.1, help="the period a session start should keep (s)")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
     import django
@@ -125,6 +166,7 @@ def main() -> None:
         "broken_gang_gpu_seconds": held_gpu_s,
         "broken_gang_gpu_seconds_past_bound": late_gpu_s,
         **_evictions(cluster, since),
+        **_periods(cluster, since, args.period_target),
     }
     print(json.dumps(figures))
 
