@@ -86,9 +86,12 @@ QUEUES: dict[str, Q] = {
 }
 
 
-def tree_of(queues: dict[str, Q], parents: dict[str, str]) -> FairTree:
-    cohorts = {q.cohort for q in queues.values() if q.cohort} | set(parents) | set(parents.values())
-    nodes = [FairNode(c, parents.get(c), True) for c in sorted(cohorts)]
+def tree_of(queues: dict[str, Q], cohorts: dict[str, tuple[str | None, str]]) -> FairTree:
+    """The ClusterQueues and Cohorts (name -> parent, nominal quota; a Cohort only named by a ClusterQueue has no
+    quota and no parent) as Kueue's tree."""
+    named = {q.cohort for q in queues.values() if q.cohort} - set(cohorts)
+    nodes = [FairNode(c, None, True) for c in sorted(named)]
+    nodes += [FairNode(c, parent, True, amounts(nominal)) for c, (parent, nominal) in cohorts.items()]
     nodes += [
         FairNode(name, q.cohort, False, amounts(q.nominal), amounts(q.borrow), amounts(q.lend))
         for name, q in queues.items()
@@ -117,7 +120,7 @@ class Case:
     want: frozenset[str]
     created: float = 0.0
     queues: tuple[tuple[str, Q], ...] = ()  # the case's own ClusterQueues (none: ``QUEUES``)
-    parents: tuple[tuple[str, str], ...] = ()  # Cohorts' parents
+    cohorts: tuple[tuple[str, str | None, str], ...] = ()  # Cohorts: name, parent, nominal quota
 
 
 def case(
@@ -335,14 +338,175 @@ CASES: dict[str, Case] = {
         ("cq-left", "cpu=8", 0),
         {"to-be-preempted"},
         queues=(("cq-left", Q("cohort-left", "cpu=10", reclaim=ANY)), ("cq-right", Q("cohort-right", "cpu=0"))),
-        parents=(("cohort-left", "root"), ("cohort-right", "root")),
+        cohorts=(("root", None, ""), ("cohort-left", "root", ""), ("cohort-right", "root", "")),
+    ),
+}
+
+
+# ``preemption_hierarchical_test.go``, ``TestHierarchicalPreemptions``: Cohorts with quota of their own, nested. Every
+# ClusterQueue there has ``withinClusterQueue: LowerPriority`` and ``reclaimWithinCohort: Any`` unless said; one
+# without quota has no cpu quota at all. Not here: "prefer to preempt evicted workloads" (a workload already being
+# evicted goes first in Kueue's order; Fairway's candidates are never half-evicted).
+def hq(cohort: str, nominal: str = "", **policy: object) -> Q:
+    return Q(cohort, nominal, **{"within": LP, "reclaim": ANY, **policy})  # type: ignore[arg-type]
+
+
+R_C2 = (("r", None, ""), ("c", "r", "cpu=2"))
+ADVANTAGE = (("q", hq("c")), ("q_borrowing", hq("r")))
+R1_C4 = (("r", None, "cpu=1"), ("c", "r", "cpu=4"))
+R1_C4_QUEUES = (
+    ("q", hq("c", reclaim=LP, threshold=0)),
+    ("q_borrowing", hq("r")),
+    ("q_same_cohort", hq("c")),
+)
+
+HIERARCHICAL: dict[str, Case] = {
+    "preempt with hierarchical advantage": case(
+        [W("admitted2", "q_borrowing", "cpu=2")],
+        ("q", "cpu=2", 0),
+        {"admitted2"},
+        queues=ADVANTAGE,
+        cohorts=R_C2,
+    ),
+    "avoid queues within nominal quota": case(
+        [W("admitted1", "q_nominal", "cpu=2", -10), W("admitted2", "q_borrowing", "cpu=2")],
+        ("q", "cpu=2", 0),
+        {"admitted2"},
+        queues=(*ADVANTAGE, ("q_nominal", hq("r", "cpu=2"))),
+        cohorts=R_C2,
+    ),
+    "preempt multiple with hierarchical advantage": case(
+        [W("admitted1", "q_borrowing", "cpu=1", 1), W("admitted2", "q_borrowing", "cpu=1", 2)],
+        ("q", "cpu=2", 0),
+        {"admitted1", "admitted2"},
+        queues=ADVANTAGE,
+        cohorts=R_C2,
+    ),
+    "preempt in cohort and own CQ": case(
+        [
+            W("admitted_not_preemptible", "q_same_cohort", "cpu=1", 1),
+            W("admitted_preemptible", "q_same_cohort", "cpu=2"),  # requests 1, assigned 2: the assignment counts
+            W("admitted_own_queue", "q", "cpu=1", -1),
+        ],
+        ("q", "cpu=2", 1),
+        {"admitted_own_queue", "admitted_preemptible"},
+        queues=(("q", hq("c", threshold=0)), ("q_same_cohort", hq("c"))),
+        cohorts=(("r", None, ""), ("c", "r", "cpu=3")),
+    ),
+    "prefer to preempt hierarchical candidate": case(
+        [W("admitted_borrowing", "q_borrowing", "cpu=1", 1), W("admitted_same_queue", "q", "cpu=1", -2)],
+        ("q", "cpu=1", 0),
+        {"admitted_borrowing"},
+        queues=ADVANTAGE,
+        cohorts=R_C2,
+    ),
+    "forced to preempt priority candidate": case(
+        [W("admitted_nominal", "q_nominal", "cpu=2", -10), W("admitted_same_cohort", "q_same_cohort", "cpu=2", -1)],
+        ("q", "cpu=2", 0),
+        {"admitted_same_cohort"},
+        queues=(("q", hq("c", threshold=0)), ("q_nominal", hq("r", "cpu=2")), ("q_same_cohort", hq("c"))),
+        cohorts=R_C2,
+    ),
+    "incoming workload fits in CQ nominal quota": case(
+        [W("admitted_borrowing", "q_borrowing", "cpu=3", 10), W("admitted_same_cohort", "q_same_cohort", "cpu=3", 10)],
+        ("q", "cpu=4", 0),
+        {"admitted_borrowing", "admitted_same_cohort"},
+        queues=(("q", hq("c", "cpu=4")), ("q_borrowing", hq("r")), ("q_same_cohort", hq("c"))),
+        cohorts=R_C2,
+    ),
+    "preempt hierarchical and priority candidates": case(
+        [
+            W("admitted_borrowing", "q_borrowing", "cpu=2", -1),
+            W("admitted_same_cohort_preemptible", "q_same_cohort", "cpu=1", -1),
+            W("admitted_borrowing_not_preemptible", "q_borrowing", "cpu=2", 1),
+        ],
+        ("q", "cpu=3", 0),
+        {"admitted_borrowing", "admitted_same_cohort_preemptible"},
+        queues=R1_C4_QUEUES,
+        cohorts=R1_C4,
+    ),
+    "preempt hierarchical candidates and inside CQ": case(
+        [
+            W("admitted_borrowing", "q_borrowing", "cpu=2", -1),
+            W("admitted_same_queue_preemptible", "q", "cpu=1", -1),
+            W("admitted_borrowing_not_preemptible", "q_borrowing", "cpu=2", 1),
+        ],
+        ("q", "cpu=3", 0),
+        {"admitted_borrowing", "admitted_same_queue_preemptible"},
+        queues=R1_C4_QUEUES,
+        cohorts=R1_C4,
+    ),
+    "reclaim nominal quota from lowest priority workload, excluding non-borrowing": case(
+        [
+            W("admitted_borrowing_prio_8", "q_borrowing", "cpu=1", 8),
+            W("admitted_borrowing_prio_9", "q_borrowing", "cpu=1", 9),
+            W("admitted_borrowing_prio_10", "q_borrowing", "cpu=1", 9),
+            W("admitted_nominal", "q_nominal", "cpu=2", -2),
+        ],
+        ("q", "cpu=1", 0),
+        {"admitted_borrowing_prio_8"},
+        queues=(*ADVANTAGE, ("q_nominal", hq("r", "cpu=2"))),
+        cohorts=(("r", None, ""), ("c", "r", "cpu=3")),
+    ),
+    "infeasible preemption all available workloads in pruned subtrees": case(
+        [
+            W("admitted_other_1", "q_other", "cpu=1", -10),
+            W("admitted_other_2", "q_other", "cpu=1", -10),
+            W("admitted_same_cohort", "q_same_cohort", "cpu=2"),
+        ],
+        ("q", "cpu=2", 0),
+        set(),
+        queues=(("q_other", hq("c_other")), ("q", hq("c")), ("q_same_cohort", hq("c"))),
+        cohorts=(*R_C2, ("c_other", "r", "cpu=2")),
+    ),
+    "hiearchical preemption with multiple resources": case(
+        [
+            W("admitted_borrowing", "q_borrowing", "cpu=3,memory=1Gi"),
+            W("admitted_same_cohort", "q_same_cohort", "cpu=1,memory=3Gi", -2),
+        ],
+        ("q", "cpu=2,memory=1Gi", -2),
+        {"admitted_borrowing"},
+        queues=(("q", hq("c")), ("q_borrowing", hq("r")), ("q_same_cohort", hq("c"))),
+        cohorts=(("r", None, "cpu=3"), ("c", "r", "cpu=4,memory=4Gi")),
+    ),
+    "respect lending limits": case(
+        [W("admitted_borrowing", "q_borrowing", "cpu=4")],
+        ("q", "cpu=5", -2),
+        {"admitted_borrowing"},
+        queues=(("q", hq("c", "cpu=3", lend="cpu=2")), ("q_borrowing", hq("r"))),
+        cohorts=R_C2,
+    ),
+    "reclaim in complex hierarchy": case(
+        [
+            W("admitted_borrowing_1", "q1", "cpu=4", -6),
+            W("admitted_borrowing_2", "q1", "cpu=4", -5),
+            W("admitted_borrowing_3", "q2", "cpu=4", -9),
+            W("admitted_borrowing_4", "q2", "cpu=4", -10),
+            W("admitted_borrowing_5", "q3", "cpu=4", -4),
+            W("admitted_borrowing_6", "q3", "cpu=3", -3),
+            W("admitted_borrowing_7", "q4", "cpu=2", 4),
+            W("admitted_borrowing_8", "q4", "cpu=3", 2),
+        ],
+        ("q5", "cpu=7", -2),
+        {"admitted_borrowing_1", "admitted_borrowing_4"},
+        queues=(("q1", hq("c12")), ("q2", hq("c23")), ("q3", hq("c22")), ("q4", hq("c32")), ("q5", hq("c31"))),
+        cohorts=(
+            ("r", None, ""),
+            ("c11", "r", "cpu=4"),
+            ("c12", "r", "cpu=4"),
+            ("c21", "c11", "cpu=4"),
+            ("c22", "c11", "cpu=4"),
+            ("c23", "c11", "cpu=4"),
+            ("c31", "c21", "cpu=4"),
+            ("c32", "c21", "cpu=4"),
+        ),
     ),
 }
 
 
 def run(spec: Case) -> set[str]:
     queues = dict(spec.queues) or QUEUES
-    tree = tree_of(queues, dict(spec.parents))
+    tree = tree_of(queues, {name: (parent, nominal) for name, parent, nominal in spec.cohorts})
     admitted = []
     for w in spec.admitted:
         usage = amounts(w.request)
@@ -355,10 +519,16 @@ def run(spec: Case) -> set[str]:
     return {c.name for c in targets}
 
 
-def test_every_case_of_the_table_is_here() -> None:
-    assert len(CASES) == 36
+def test_every_case_of_the_tables_is_here() -> None:
+    assert len(CASES) == 36  # TestPreemption: all
+    assert len(HIERARCHICAL) == 14  # TestHierarchicalPreemptions: all but the evicted-workload one
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_classical_preemption(name: str) -> None:
     assert run(CASES[name]) == CASES[name].want
+
+
+@pytest.mark.parametrize("name", sorted(HIERARCHICAL))
+def test_hierarchical_preemption(name: str) -> None:
+    assert run(HIERARCHICAL[name]) == HIERARCHICAL[name].want
