@@ -43,6 +43,7 @@ __all__ = [
     "classical_targets",
     "fair_targets",
     "find_candidates",
+    "hierarchical_advantage",
     "satisfies",
 ]
 
@@ -316,6 +317,18 @@ def _fit_in_quota(
     fits = all(usage.get(fr, 0) + v <= quota.get(fr, 0) for fr, v in request.items())
     left = {fr: max(0, v - max(0, tree.local_quota(name, fr) - usage.get(fr, 0))) for fr, v in request.items()}
     return fits, left
+
+
+def hierarchical_advantage(tree: FairTree, queue: str, request: Mapping[FlavorResource, int]) -> bool:
+    """Whether ``request`` fits the quota of ClusterQueue ``queue`` or of a Cohort on its path (what each node
+    below keeps unused taken first): Kueue may then take it back from any ClusterQueue outside that subtree that
+    borrows, whatever ``borrowWithinCohort`` says."""
+    fits, left = _fit_in_quota(tree, queue, request)
+    for cohort in tree.path_to_root(queue):
+        if fits:
+            return True
+        fits, left = _fit_in_quota(tree, cohort, left)
+    return fits
 
 
 def classical_targets(
