@@ -6,7 +6,9 @@ Source: kubernetes-sigs/kueue at commit ff69552e79ad21652c36caa97038382e55625cf7
 ClusterQueues of that table (``QUEUES`` below: nominal quota, borrowing and lending limits, the three preemption
 policies), the admitted workloads (ClusterQueue, requests per flavor, priority, and when one was admitted or created
 if the case says), the incoming workload and the set Kueue preempts. Every workload is admitted at the same instant
-unless a case says otherwise (its candidates then go by name, as Kueue's by UID). All 36 cases of the table are here.
+unless a case says otherwise (its candidates then go by name, as Kueue's by UID). All 36 cases of the table are here;
+below them 14 of the 15 of ``preemption_hierarchical_test.go`` (``TestHierarchicalPreemptions``) and 4 of the 9 of
+``TestCandidatesOrdering`` (each group says which it leaves out, and why).
 
 A request is written ``resource[@flavor]=amount`` (flavor ``default`` when not named), comma-separated; cpu is kept
 in millicores, memory in MiB (``Gi`` amounts) or as a bare number where Kueue's case gives one. Every flavor-resource
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from engine.fairshare.drs import FairNode, FairTree, FlavorResource
-from engine.fairshare.kueue_preemption import Candidate, classical_targets
+from engine.fairshare.kueue_preemption import Candidate, candidate_key, classical_targets
 from engine.objects import KueuePreemption
 
 LP, ANY, NEVER, NEWER = "LowerPriority", "Any", "Never", "LowerOrNewerEqualPriority"
@@ -532,3 +534,31 @@ def test_classical_preemption(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(HIERARCHICAL))
 def test_hierarchical_preemption(name: str) -> None:
     assert run(HIERARCHICAL[name]) == HIERARCHICAL[name].want
+
+
+# ``TestCandidatesOrdering`` (``preemption_test.go``): the order candidates are tried in, the preemptor's
+# ClusterQueue being "preemptor". Each candidate: name, ClusterQueue, priority, admitted (seconds). Not here: the
+# evicted-first case, the three priority-boost cases and the LocalQueue-usage case (Admission Fair Sharing's
+# preemption by usage): Fairway reads neither a priority boost nor a half-evicted workload.
+ORDERINGS: dict[str, tuple[list[tuple[str, str, int, float]], list[str]]] = {
+    "workloads sorted by priority": ([("high", "preemptor", 10, 0), ("low", "preemptor", -10, 0)], ["low", "high"]),
+    "workload from different CQ first": (
+        [("preemptorCq", "preemptor", 10, 0), ("other", "other", 10, 0)],
+        ["other", "preemptorCq"],
+    ),
+    "old workloads last": (
+        [("older", "preemptor", 0, -1), ("younger", "preemptor", 0, 1), ("current", "preemptor", 0, 0)],
+        ["younger", "current", "older"],
+    ),
+    "workloads from different CQ are sorted based on priority and timestamp": (
+        [("mid_lq_usage", "preemptor", 10, 0), ("high_lq_usage_different_cq", "different_cq", 1, 0)],
+        ["high_lq_usage_different_cq", "mid_lq_usage"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDERINGS))
+def test_candidates_ordering(name: str) -> None:
+    given, want = ORDERINGS[name]
+    candidates = [Candidate(n, queue, {}, priority, admitted) for n, queue, priority, admitted in given]
+    assert [c.name for c in sorted(candidates, key=candidate_key("preemptor"))] == want
