@@ -24,6 +24,9 @@ policies and sorted in Kueue's candidate order, ``candidate_key``), ``fair_targe
 
 The tree is left as it was. The answer is the targets and whether the request fits; Kueue preempts nothing when it
 does not fit.
+
+Without fair sharing, ``classical_targets`` is Kueue's classical preemption (``classicalPreemptions`` and
+``preemption/classical/``) on the same tree: see its docstring.
 """
 
 from __future__ import annotations
@@ -320,11 +323,11 @@ def _fit_in_quota(
 
 
 def hierarchical_advantage(tree: FairTree, queue: str, request: Mapping[FlavorResource, int]) -> bool:
-    """Whether ``request`` fits the quota of ClusterQueue ``queue`` or of a Cohort on its path (what each node
-    below keeps unused taken first): Kueue may then take it back from any ClusterQueue outside that subtree that
-    borrows, whatever ``borrowWithinCohort`` says."""
+    """Whether ``request`` fits the quota of ClusterQueue ``queue`` or of a Cohort on its path below the top of its
+    tree (what each node below keeps unused taken first): Kueue may then take it back from any ClusterQueue outside
+    that subtree that borrows, whatever ``borrowWithinCohort`` says."""
     fits, left = _fit_in_quota(tree, queue, request)
-    for cohort in tree.path_to_root(queue):
+    for cohort in tree.path_to_root(queue)[:-1]:
         if fits:
             return True
         fits, left = _fit_in_quota(tree, cohort, left)

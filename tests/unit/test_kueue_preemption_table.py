@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from engine.fairshare.drs import FairNode, FairTree, FlavorResource
-from engine.fairshare.kueue_preemption import Candidate, candidate_key, classical_targets
+from engine.fairshare.kueue_preemption import Candidate, candidate_key, classical_targets, hierarchical_advantage
 from engine.objects import KueuePreemption
 
 LP, ANY, NEVER, NEWER = "LowerPriority", "Any", "Never", "LowerOrNewerEqualPriority"
@@ -562,3 +562,18 @@ def test_candidates_ordering(name: str) -> None:
     given, want = ORDERINGS[name]
     candidates = [Candidate(n, queue, {}, priority, admitted) for n, queue, priority, admitted in given]
     assert [c.name for c in sorted(candidates, key=candidate_key("preemptor"))] == want
+
+
+def test_hierarchical_advantage_is_room_in_the_queue_or_a_cohort_on_its_path() -> None:
+    """The enqueue vote's test: q (no quota) under c (2 cpu) under r has the advantage for 2 cpu while c's quota is
+    unused, not for 3 (r, the top, has 4 with q_nominal's: room there is borrowing, no advantage), nor once another
+    queue of c uses it; a ClusterQueue with quota of its own has it within that."""
+    queues = {"q": hq("c"), "q_same_cohort": hq("c"), "q_nominal": hq("r", "cpu=2")}
+    tree = tree_of(queues, {"r": (None, ""), "c": ("r", "cpu=2")})
+    assert hierarchical_advantage(tree, "q", amounts("cpu=2"))
+    assert not hierarchical_advantage(tree, "q", amounts("cpu=3"))
+    assert hierarchical_advantage(tree, "q_nominal", amounts("cpu=2"))
+    assert not hierarchical_advantage(tree, "q_nominal", amounts("cpu=3"))
+    tree.add_usage("q_same_cohort", amounts("cpu=1"))
+    assert not hierarchical_advantage(tree, "q", amounts("cpu=2"))
+    assert hierarchical_advantage(tree, "q", amounts("cpu=1"))
