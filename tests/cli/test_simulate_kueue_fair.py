@@ -314,3 +314,28 @@ def test_classical_preemption_with_hierarchical_advantage(tmp_path: Path, capsys
     assert code == 0, err
     assert evicted(doc) == {"admitted2"}
     assert doc["pipelined"] == {"q/incoming": "big"}
+
+
+def test_classical_preemption_reclaims_from_other_cluster_queues_before_its_own(tmp_path: Path, capsys: Any) -> None:
+    """TestPreemption "reclaim quota from borrower" as a session (fair sharing off): c1 and c2 (6 cpu each,
+    borrowingLimit 6) share one 12-cpu node; c1 runs c1-low (3 cpu, the lowest priority), c2 runs c2-mid (3) and
+    c2-high (6), borrowing 3. The incoming 3 cpu of c1 (priority above c1-low's and c2-mid's) could take c1-low's place
+    (withinClusterQueue: LowerPriority) or c2-mid's (reclaimWithinCohort: LowerPriority): Kueue tries the other
+    ClusterQueues' candidates first and preempts c2-mid."""
+    big = "---\napiVersion: v1\nkind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: '12', pods: '110'}}\n"
+    limit = "nominalQuota: 6\n        borrowingLimit: 6"
+    c1 = cluster_queue("c1", 6, "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: LowerPriority}")
+    c2 = cluster_queue("c2", 6, "preemption: {withinClusterQueue: Never, reclaimWithinCohort: Any}")
+    text = (
+        big
+        + FLAVOR
+        + (c1 + c2).replace("nominalQuota: 6", limit)
+        + pod("c1", "c1-low", "big", priority=0, cpu=3)
+        + pod("c2", "c2-mid", "big", priority=1, cpu=3)
+        + pod("c2", "c2-high", "big", priority=5, cpu=6)
+        + pod("c1", "incoming", priority=5, second=30, cpu=3)
+    )
+    code, doc, err = simulate(tmp_path, capsys, text)
+    assert code == 0, err
+    assert evicted(doc) == {"c2-mid"}
+    assert doc["pipelined"] == {"c1/incoming": "big"}
