@@ -353,8 +353,7 @@ def classical_targets(
     candidate may go; otherwise, with ``borrowWithinCohort: LowerPriority``, a candidate of a lower priority than the
     preemptor's and at most ``maxPriorityThreshold`` may go even if the preemptor then borrows; any other only if the
     preemptor then fits without borrowing. A candidate of another ClusterQueue counts only while that ClusterQueue
-    (and each Cohort between it and the one shared with the preemptor, for the hierarchical kind) is above its
-    nominal quota. The order: the other ClusterQueues' hierarchical candidates, then their other ones, then the
+    and each Cohort between it and the one it shares with the preemptor are above their nominal quota. The order: the other ClusterQueues' hierarchical candidates, then their other ones, then the
     preemptor's own, each by ``candidate_key``. The attempts (borrowing allowed or not, in Kueue's order) take
     candidates until the request fits, then give back, from the second-to-last taken to the first, every one it still
     fits without. The tree is left as it was."""
@@ -367,11 +366,11 @@ def classical_targets(
         return any(c.usage.get(fr, 0) > 0 for fr in need)
 
     def kind(c: Candidate, advantage: bool) -> str | None:
-        own = c.queue == preemptor
-        rule = policy.within_cluster_queue if own else policy.reclaim_within_cohort
+        same = c.queue == preemptor
+        rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
         if not uses(c) or not satisfies(rule, c, priority, created):
             return None
-        if own:
+        if same:
             return _WITHIN_CQ
         if advantage:
             return _HIERARCHICAL
