@@ -24,11 +24,14 @@ policies and sorted in Kueue's candidate order, ``candidate_key``), ``fair_targe
 
 The tree is left as it was. The answer is the targets and whether the request fits; Kueue preempts nothing when it
 does not fit.
+
+Without fair sharing, ``classical_targets`` is Kueue's classical preemption (``classicalPreemptions`` and
+``preemption/classical/``) on the same tree: see its docstring.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +43,10 @@ __all__ = [
     "LESS_THAN_OR_EQUAL_TO_FINAL_SHARE",
     "Candidate",
     "candidate_key",
+    "classical_targets",
     "fair_targets",
     "find_candidates",
+    "hierarchical_advantage",
     "satisfies",
 ]
 
@@ -291,3 +296,165 @@ def _second_strategy(
             return True
         ordering.pruned.add(target)  # at most once per ClusterQueue
     return False
+
+
+# -- classical preemption (no fair sharing) ------------------------------------------------------------------------
+# Kueue's ``classicalPreemptions`` (``preemption.go``) with ``preemption/classical/``: how a candidate may be taken.
+_WITHIN_CQ = "WithinClusterQueue"
+_HIERARCHICAL = "HierarchicalReclaim"  # the preemptor is closer to the quota the candidate uses: any priority
+_WITHOUT_BORROWING = "ReclaimWithoutBorrowing"  # only while the preemptor then fits without borrowing
+_WHILE_BORROWING = "ReclaimWhileBorrowing"  # borrowWithinCohort allows it: the preemptor may borrow
+
+
+def _within_nominal(tree: FairTree, name: str, frs: Iterable[FlavorResource]) -> bool:
+    usage, quota = tree.usage_of(name), tree.subtree[name]
+    return all(usage.get(fr, 0) <= quota.get(fr, 0) for fr in frs)
+
+
+def _fit_in_quota(
+    tree: FairTree, name: str, request: Mapping[FlavorResource, int]
+) -> tuple[bool, dict[FlavorResource, int]]:
+    """Kueue's ``QuantitiesFitInQuota``: whether ``request`` fits in ``name``'s subtree quota as used now, and what of
+    it is left for the parent once the node's own unused local quota is taken."""
+    usage, quota = tree.usage_of(name), tree.subtree[name]
+    fits = all(usage.get(fr, 0) + v <= quota.get(fr, 0) for fr, v in request.items())
+    left = {fr: max(0, v - max(0, tree.local_quota(name, fr) - usage.get(fr, 0))) for fr, v in request.items()}
+    return fits, left
+
+
+def hierarchical_advantage(tree: FairTree, queue: str, request: Mapping[FlavorResource, int]) -> bool:
+    """Whether ``request`` fits the quota of ClusterQueue ``queue`` or of a Cohort on its path below the top of its
+    tree (what each node below keeps unused taken first): Kueue may then take it back from any ClusterQueue outside
+    that subtree that borrows, whatever ``borrowWithinCohort`` says."""
+    fits, left = _fit_in_quota(tree, queue, request)
+    for cohort in tree.path_to_root(queue)[:-1]:
+        if fits:
+            return True
+        fits, left = _fit_in_quota(tree, cohort, left)
+    return fits
+
+
+def classical_targets(
+    tree: FairTree,
+    preemptor: str,
+    request: Mapping[FlavorResource, int],
+    admitted: Sequence[Candidate],
+    policy: KueuePreemption,
+    priority: int,
+    created: float = 0.0,
+) -> list[Candidate]:
+    """The workloads Kueue's classical preemption (fair sharing off) evicts so that ``request`` fits in ClusterQueue
+    ``preemptor``, among ``admitted`` (every admitted workload of the tree); empty when no set makes it fit.
+
+    The candidates use a flavor-resource of the request, and their ClusterQueue's policy for the preemptor allows
+    them (``withinClusterQueue`` for its own, ``reclaimWithinCohort`` for the others). Another ClusterQueue's
+    candidate is one of three kinds: the preemptor has a hierarchical advantage over it (the request fits the quota
+    of the preemptor's ClusterQueue, or of a Cohort on its path below the one it shares with the candidate): any such
+    candidate may go; otherwise, with ``borrowWithinCohort: LowerPriority``, a candidate of a lower priority than the
+    preemptor's and at most ``maxPriorityThreshold`` may go even if the preemptor then borrows; any other only if the
+    preemptor then fits without borrowing. A candidate of another ClusterQueue counts only while that ClusterQueue
+    and each Cohort between it and the one it shares with the preemptor are above their nominal quota. The order: the other ClusterQueues' hierarchical candidates, then their other ones, then the
+    preemptor's own, each by ``candidate_key``. The attempts (borrowing allowed or not, in Kueue's order) take
+    candidates until the request fits, then give back, from the second-to-last taken to the first, every one it still
+    fits without. The tree is left as it was."""
+    need = [fr for fr, v in request.items() if v > 0]
+    node = tree.nodes[preemptor]
+    forbidden = policy.borrow_within_cohort != "LowerPriority"
+    threshold = policy.max_priority_threshold
+
+    def uses(c: Candidate) -> bool:
+        return any(c.usage.get(fr, 0) > 0 for fr in need)
+
+    def kind(c: Candidate, advantage: bool) -> str | None:
+        same = c.queue == preemptor
+        rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
+        if not uses(c) or not satisfies(rule, c, priority, created):
+            return None
+        if same:
+            return _WITHIN_CQ
+        if advantage:
+            return _HIERARCHICAL
+        if forbidden or c.priority >= priority or (threshold is not None and c.priority > threshold):
+            return _WITHOUT_BORROWING
+        return _WHILE_BORROWING
+
+    by_queue: dict[str, list[Candidate]] = {}
+    for c in admitted:
+        by_queue.setdefault(c.queue, []).append(c)
+    # (candidate, kind, the Cohort shared with the preemptor: None for its own ClusterQueue)
+    hierarchy: list[tuple[Candidate, str, str | None]] = []
+    others: list[tuple[Candidate, str, str | None]] = []
+    own: list[tuple[Candidate, str, str | None]] = []
+    if policy.within_cluster_queue != "Never":
+        own = [(c, k, None) for c in by_queue.get(preemptor, ()) if (k := kind(c, False)) is not None]
+
+    def collect(cohort: str, top: str, skip: str | None, advantage: bool, out: list[Any]) -> None:
+        for child in tree.children[cohort]:
+            if child in (skip, preemptor) or _within_nominal(tree, child, need):
+                continue
+            if tree.nodes[child].cohort:
+                collect(child, top, skip, advantage, out)
+            else:
+                out += [(c, k, top) for c in by_queue.get(child, ()) if (k := kind(c, advantage)) is not None]
+
+    if node.parent is not None and policy.reclaim_within_cohort != "Never":
+        advantage, left = _fit_in_quota(tree, preemptor, request)
+        previous: str | None = None
+        for cohort in tree.path_to_root(preemptor):
+            collect(cohort, cohort, previous, advantage, hierarchy if advantage else others)
+            fits_here, left = _fit_in_quota(tree, cohort, left)
+            advantage = advantage or fits_here
+            previous = cohort
+    key = candidate_key(preemptor)
+    ordered = [e for group in (hierarchy, others, own) for e in sorted(group, key=lambda e: key(e[0]))]
+
+    def valid(c: Candidate, k: str, top: str | None, borrow: bool) -> bool:
+        if c.queue == preemptor:
+            return True
+        if borrow and k == _WITHOUT_BORROWING:
+            return False
+        if _within_nominal(tree, c.queue, need):
+            return False
+        for up in tree.path_to_root(c.queue):
+            if up == top:
+                break
+            if _within_nominal(tree, up, need):
+                return False
+        return True
+
+    def fits(borrow: bool) -> bool:
+        usage, quota = tree.usage_of(preemptor), tree.subtree[preemptor]
+        for fr, v in request.items():
+            if not borrow and usage.get(fr, 0) + v > quota.get(fr, 0):
+                return False
+            if v > tree.available(preemptor, fr):
+                return False
+        return True
+
+    under_nominal = all(tree.usage_of(preemptor).get(fr, 0) < node.nominal.get(fr, 0) for fr in need)
+    if (not hierarchy and not others) or (forbidden and not under_nominal):
+        attempts = [True]
+    elif forbidden and not hierarchy:
+        attempts = [False, True]
+    else:
+        attempts = [True, False]
+    for borrow in attempts:
+        taken: list[Candidate] = []
+        try:
+            for c, k, top in ordered:
+                if not valid(c, k, top, borrow):
+                    continue
+                tree.add_usage(c.queue, c.usage, -1)
+                taken.append(c)
+                if fits(borrow):
+                    for back in reversed(taken[:-1]):  # give back what is not needed
+                        tree.add_usage(back.queue, back.usage)
+                        if fits(borrow):
+                            taken.remove(back)
+                        else:
+                            tree.add_usage(back.queue, back.usage, -1)
+                    return list(taken)
+        finally:
+            for c in taken:
+                tree.add_usage(c.queue, c.usage)
+    return []

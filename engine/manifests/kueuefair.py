@@ -30,6 +30,7 @@ from engine.policy.policy import Policy
 from engine.session.plugins.kueuefair.arguments import read_kueuefair_args
 
 __all__ = [
+    "KUEUE_CLASSICAL_ACTIONS",
     "KUEUE_FAIR_ACTIONS",
     "fair_sharing_section",
     "is_kueue_configuration_text",
@@ -37,8 +38,11 @@ __all__ = [
     "wants_kueuefair",
 ]
 
-# Kueue evicts when a workload does not fit: within its ClusterQueue (preempt) or across the cohort (reclaim)
+# Kueue evicts when a workload does not fit: within its ClusterQueue (preempt) or across the cohort (reclaim). With
+# fair sharing the preemptor's own ClusterQueue is one target among the others, by share; without it (classical
+# preemption) Kueue tries the other ClusterQueues' candidates before its own, so reclaim runs first.
 KUEUE_FAIR_ACTIONS = "enqueue, allocate, preempt, reclaim, backfill"
+KUEUE_CLASSICAL_ACTIONS = "enqueue, allocate, reclaim, preempt, backfill"
 
 
 def is_kueue_configuration_text(text: str, max_depth: int) -> bool:
@@ -76,9 +80,10 @@ def wants_kueuefair(preemption: Mapping[str, KueuePreemption], fair_sharing: Map
 
 def kueue_fair_policy(base: Policy, fair_sharing: Mapping[str, Any] | None) -> Policy:
     """``base`` with ``kueuefair`` first in the first tier (``fair_sharing`` its arguments; None: fair sharing off,
-    the preemption policies still enforced) and the preempt and reclaim actions after allocate."""
+    the preemption policies still enforced) and the preempt and reclaim actions after allocate (reclaim first without
+    fair sharing, as Kueue's classical preemption takes other ClusterQueues' workloads before its own)."""
     arguments = dict(fair_sharing or {})
-    read_kueuefair_args(arguments)
+    fair = read_kueuefair_args(arguments).enable
     data = base.to_dict()
     tiers = data.get("tiers") or [{"plugins": []}]
     for tier in tiers:
@@ -96,7 +101,7 @@ def kueue_fair_policy(base: Policy, fair_sharing: Mapping[str, Any] | None) -> P
         entry["arguments"] = arguments
     tiers[0]["plugins"] = [entry, *tiers[0]["plugins"]]
     data["tiers"] = tiers
-    data["actions"] = KUEUE_FAIR_ACTIONS
+    data["actions"] = KUEUE_FAIR_ACTIONS if fair else KUEUE_CLASSICAL_ACTIONS
     # Kueue evicts whole workloads: victims are chosen with gangs in mind (``actions.gangvictims``)
     configurations = {c["name"]: c for c in data.get("configurations", [])}
     for action in ("preempt", "reclaim"):

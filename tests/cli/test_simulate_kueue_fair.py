@@ -78,10 +78,12 @@ value: {value}
 )
 
 
-def pod(namespace: str, name: str, node: int | None = None, priority: int = 0, second: int = 0) -> str:
+def pod(
+    namespace: str, name: str, node: int | str | None = None, priority: int = 0, second: int = 0, cpu: int = 1
+) -> str:
     """A pod labelled with its namespace's LocalQueue; its workload's priority is its PriorityClass's (``p<value>``,
     one of ``PRIORITIES``)."""
-    placed = f"nodeName: n{node:02d}, " if node is not None else ""
+    placed = "" if node is None else f"nodeName: {node}, " if isinstance(node, str) else f"nodeName: n{node:02d}, "
     return f"""---
 apiVersion: v1
 kind: Pod
@@ -90,7 +92,7 @@ metadata:
   namespace: {namespace}
   creationTimestamp: "2026-01-01T00:00:{second:02d}Z"
   labels: {{kueue.x-k8s.io/queue-name: lq}}
-spec: {{{placed}priorityClassName: p{priority}, containers: [{{name: c, resources: {{requests: {{cpu: "1"}}}}}}]}}
+spec: {{{placed}priorityClassName: p{priority}, containers: [{{name: c, resources: {{requests: {{cpu: "{cpu}"}}}}}}]}}
 {"status: {phase: Running}" if node is not None else ""}
 """
 
@@ -285,3 +287,55 @@ def test_a_kueue_configuration_as_the_policy_file(tmp_path: Path, capsys: Any) -
     assert evicted(doc) == {"b1"}
     assert "with Fair Sharing" in err
     assert doc["queues"]["b"]["fairSharing"]["borrowing"] is True
+
+
+def test_classical_preemption_with_hierarchical_advantage(tmp_path: Path, capsys: Any) -> None:
+    """TestHierarchicalPreemptions "preempt with hierarchical advantage" as a session (fair sharing off): q (no quota
+    of its own, reclaimWithinCohort: Any, borrowWithinCohort Never) sits in Cohort c (2 cpu) under r; q-borrowing,
+    straight under r, runs 2 cpu of c's quota. The incoming 2 cpu fit c's quota, so Kueue takes them back although q
+    borrows: q-borrowing's workload is evicted and the incoming one placed on its node."""
+    group = "resourceGroups: [{coveredResources: [cpu], flavors: [{name: default-flavor, resources: [{name: cpu, "
+    cohorts = "".join(
+        f"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\n"
+        f"spec: {{{parent}{group}nominalQuota: {cpu}}}]}}]}}]}}\n"
+        for name, parent, cpu in (("r", "", 0), ("c", "parentName: r, ", 2))
+    )
+    big = "---\napiVersion: v1\nkind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: '2', pods: '110'}}\n"
+    text = (
+        big
+        + FLAVOR
+        + cohorts
+        + cluster_queue("q", 0, "preemption: {reclaimWithinCohort: Any}", cohort="c")
+        + cluster_queue("q-borrowing", 0, cohort="r")
+        + pod("q-borrowing", "admitted2", "big", cpu=2)
+        + pod("q", "incoming", second=40, cpu=2)
+    )
+    code, doc, err = simulate(tmp_path, capsys, text)
+    assert code == 0, err
+    assert evicted(doc) == {"admitted2"}
+    assert doc["pipelined"] == {"q/incoming": "big"}
+
+
+def test_classical_preemption_reclaims_from_other_cluster_queues_before_its_own(tmp_path: Path, capsys: Any) -> None:
+    """TestPreemption "reclaim quota from borrower" as a session (fair sharing off): c1 and c2 (6 cpu each,
+    borrowingLimit 6) share one 12-cpu node; c1 runs c1-low (3 cpu, the lowest priority), c2 runs c2-mid (3) and
+    c2-high (6), borrowing 3. The incoming 3 cpu of c1 (priority above c1-low's and c2-mid's) could take c1-low's place
+    (withinClusterQueue: LowerPriority) or c2-mid's (reclaimWithinCohort: LowerPriority): Kueue tries the other
+    ClusterQueues' candidates first and preempts c2-mid."""
+    big = "---\napiVersion: v1\nkind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: '12', pods: '110'}}\n"
+    limit = "nominalQuota: 6\n        borrowingLimit: 6"
+    c1 = cluster_queue("c1", 6, "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: LowerPriority}")
+    c2 = cluster_queue("c2", 6, "preemption: {withinClusterQueue: Never, reclaimWithinCohort: Any}")
+    text = (
+        big
+        + FLAVOR
+        + (c1 + c2).replace("nominalQuota: 6", limit)
+        + pod("c1", "c1-low", "big", priority=0, cpu=3)
+        + pod("c2", "c2-mid", "big", priority=1, cpu=3)
+        + pod("c2", "c2-high", "big", priority=5, cpu=6)
+        + pod("c1", "incoming", priority=5, second=30, cpu=3)
+    )
+    code, doc, err = simulate(tmp_path, capsys, text)
+    assert code == 0, err
+    assert evicted(doc) == {"c2-mid"}
+    assert doc["pipelined"] == {"c1/incoming": "big"}

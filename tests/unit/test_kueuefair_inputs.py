@@ -70,7 +70,8 @@ def test_no_policy_and_no_configuration_keep_fairways_kueue_policy() -> None:
 
 def test_a_kueue_input_that_may_preempt_gets_the_plugin_and_the_evicting_actions() -> None:
     policy = load(FLAVOR + cluster_queue("a", 2, "preemption: {withinClusterQueue: LowerPriority}")).snapshot.policy
-    assert policy.actions == ("enqueue", "allocate", "preempt", "reclaim", "backfill")
+    # fair sharing off: Kueue's classical preemption tries the other ClusterQueues' workloads before its own
+    assert policy.actions == ("enqueue", "allocate", "reclaim", "preempt", "backfill")
     assert policy.tiers[0][0].name == "kueuefair"
     for name in ("priority", "drf", "capacity"):
         option = policy.plugin(name)
@@ -93,10 +94,13 @@ fairSharing:
     kueuefair = policy.plugin("kueuefair")
     assert kueuefair is not None
     assert dict(kueuefair.arguments) == {"enable": True, "preemptionStrategies": ["LessThanInitialShare"]}
+    # with fair sharing the preemptor's own ClusterQueue is a target among the others: preempt keeps its place
+    assert policy.actions == ("enqueue", "allocate", "preempt", "reclaim", "backfill")
     # built again over a policy that already has the plugin: one entry, the new arguments
     again = kueue_fair_policy(policy, {"enable": False})
     assert [p.name for tier in again.tiers for p in tier].count("kueuefair") == 1
     assert dict(again.plugin("kueuefair").arguments) == {"enable": False}  # type: ignore[union-attr]
+    assert again.actions == ("enqueue", "allocate", "reclaim", "preempt", "backfill")
 
 
 @pytest.mark.parametrize(

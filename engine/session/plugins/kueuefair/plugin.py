@@ -17,21 +17,23 @@ answers:
   highest share, level by level (Kueue's ``TargetClusterQueueOrdering``).
 * **Reclaimable** (reclaim, across ClusterQueues): the reclaimer's ClusterQueue must be in a Cohort and its
   ``reclaimWithinCohort`` not Never; candidates are the pods of other ClusterQueues of the same tree that borrow on a
-  resource the pod asks for, whose priority the policy allows (LowerPriority: strictly lower; Any). Without fair
-  sharing (Kueue's classical preemption) a reclaimer that would borrow needs ``borrowWithinCohort: LowerPriority``
-  (then only candidates of a lower priority, at most ``maxPriorityThreshold``), and a candidate is taken while its
-  ClusterQueue still borrows. With fair sharing, each job among the reclaimees is one workload and Kueue's fair
-  preemption chooses among them (``engine.fairshare.kueue_preemption``: the strategies in order, the preemptor within
-  its nominal quota taking any candidate); the reclaim action hands the plugin one node's pods at a time, so the pods
-  of the workloads chosen are returned even when they do not free all the quota the pod needs (Kueue, which counts
-  quota only, would then preempt nothing), and the action evicts them until the pod fits the node.
+  resource the pod asks for, whose priority the policy allows (LowerPriority: strictly lower; Any). Each job among the
+  reclaimees is one workload. Without fair sharing, Kueue's classical preemption chooses among them
+  (``engine.fairshare.kueue_preemption.classical_targets``: a hierarchical advantage, i.e. the pod fits the quota of
+  its ClusterQueue or of a Cohort on its path, lets it take any such candidate; otherwise one that leaves it borrowing
+  needs ``borrowWithinCohort: LowerPriority`` and a lower priority, at most ``maxPriorityThreshold``; the smallest set
+  that makes the pod fit, in Kueue's order, or none). With fair sharing, Kueue's fair preemption chooses
+  (``engine.fairshare.kueue_preemption.fair_targets``: the strategies in order, the preemptor within its nominal
+  quota taking any candidate). The reclaim action hands the plugin one node's pods at a time, so with fair sharing
+  the pods of the workloads chosen are returned even when they do not free all the quota the pod needs (Kueue,
+  which counts quota only, would then preempt nothing), and the action evicts them until the pod fits the node.
 * **Preemptable** (preempt, within a ClusterQueue): ``withinClusterQueue`` Never (none), LowerPriority (a strictly
   lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); pods of the preemptor's own
   job are left to the other plugins.
 
 * **Job enqueueable**: Kueue admits a workload that fits once others are preempted, so the plugin permits (the later
   tiers' quota votes are not asked) a job whose policies give it candidates: lower-priority running jobs of its own
-  ClusterQueue, or (``reclaimWithinCohort`` not Never, and within its nominal quota, or fair sharing on, or
+  ClusterQueue, or (``reclaimWithinCohort`` not Never, and a hierarchical advantage, or fair sharing on, or
   ``borrowWithinCohort: LowerPriority``) another ClusterQueue of its tree that borrows on what it asks; otherwise it
   abstains.
 * **Preemptive** (the reclaim gate): the ClusterQueue's usage with the pod within its potential available (its local
@@ -45,12 +47,18 @@ Kueue's defaults are every policy Never: with the plugin on, a ClusterQueue that
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from fractions import Fraction
 
 from engine.amounts import raw
 from engine.fairshare.drs import FairTree, FlavorResource, Share, flavor_resource, kueue_tree
-from engine.fairshare.kueue_preemption import Candidate, fair_targets, find_candidates
+from engine.fairshare.kueue_preemption import (
+    Candidate,
+    classical_targets,
+    fair_targets,
+    find_candidates,
+    hierarchical_advantage,
+)
 from engine.objects import KueuePreemption, TaskStatus
 from engine.policy.policy import PluginOption
 from engine.session.framework import ABSTAIN, ONE_CLASS, PERMIT, Plugin, VictimTest
@@ -234,9 +242,8 @@ class KueueFairPlugin(Plugin):
         if node.parent is None or policy.reclaim_within_cohort == "Never":
             return ABSTAIN, None
         request = _amounts(raw(job.min_resources), tree.subtree[queue])
-        usage, quota = tree.usage_of(queue), tree.subtree[queue]
-        within = all(usage.get(fr, 0) + v <= quota.get(fr, 0) for fr, v in request.items())
-        if not (within or self.args.enable or policy.borrow_within_cohort == "LowerPriority"):
+        advantage = hierarchical_advantage(tree, queue, request)
+        if not (advantage or self.args.enable or policy.borrow_within_cohort == "LowerPriority"):
             return ABSTAIN, None
         return (PERMIT, None) if self._lenders(queue, frozenset(request)) else (ABSTAIN, None)
 
@@ -312,38 +319,17 @@ class KueueFairPlugin(Plugin):
         if policy.reclaim_within_cohort == "Never":
             return []
         request = _amounts(reclaimer.req, tree.subtree[queue])
+        admitted = self._workloads(reclaimees)
+        across = dataclasses.replace(policy, within_cluster_queue="Never")  # the reclaim action's are other queues'
         if self.args.enable:
-            return self._fair_victims(queue, request, policy, pj, reclaimees)
-        needed = set(request)
-        lenders = self._lenders(queue, frozenset(needed))
-        candidates = [
-            t
-            for t in reclaimees
-            if t.pg is not None
-            and t.pg.queue in lenders
-            and any(fr in needed for fr in _amounts(t.req, tree.subtree[t.pg.queue]))
-            and _allowed(policy.reclaim_within_cohort, t.pg, pj)
-        ]
-        if not candidates:
-            return []
-        removed: list[tuple[str, dict[FlavorResource, int]]] = []
-        try:
-            return self._classical_victims(queue, request, policy, pj, candidates, removed)
-        finally:
-            for q, amounts in removed:
-                tree.add_usage(q, amounts)
+            candidates = find_candidates(tree, queue, request, admitted, across, pj.priority, pj.creation)
+            targets, _ = fair_targets(tree, queue, request, candidates, self.args.strategies)
+        else:
+            targets = classical_targets(tree, queue, request, admitted, across, pj.priority, pj.creation)
+        return [t for c in targets for t in c.ref]
 
-    def _fair_victims(
-        self,
-        queue: str,
-        request: dict[FlavorResource, int],
-        policy: KueuePreemption,
-        pj: JobState,
-        reclaimees: Sequence[TaskState],
-    ) -> list[TaskState]:
-        """Kueue's fair preemption (``engine.fairshare.kueue_preemption``) among the reclaimees, each job one
-        workload (its reclaimees' requests): the pods of the workloads it takes, also when they are not enough for the
-        request's quota (the reclaim action then evicts them until the pod fits its node)."""
+    def _workloads(self, reclaimees: Sequence[TaskState]) -> list[Candidate]:
+        """The reclaimees as Kueue's workloads, one per job: its reclaimees' requests (``ref``: those pods)."""
         tree = self.tree
         by_job: dict[str, list[TaskState]] = {}
         for t in reclaimees:
@@ -358,45 +344,4 @@ class KueueFairPlugin(Plugin):
                 for fr, v in _amounts(t.req, tree.subtree[job.queue]).items():
                     usage[fr] = usage.get(fr, 0) + v
             admitted.append(Candidate(key, job.queue, usage, job.priority, job.creation, job.creation, tasks))
-        across = dataclasses.replace(policy, within_cluster_queue="Never")  # the reclaim action's are other queues'
-        candidates = find_candidates(tree, queue, request, admitted, across, pj.priority, pj.creation)
-        targets, _ = fair_targets(tree, queue, request, candidates, self.args.strategies)
-        return [t for c in targets for t in c.ref]
-
-    def _take(self, task: TaskState, removed: list[tuple[str, dict[FlavorResource, int]]]) -> None:
-        assert task.pg is not None
-        q = task.pg.queue
-        amounts = _amounts(task.req, self.tree.subtree[q])
-        self.tree.add_usage(q, amounts, -1)
-        removed.append((q, amounts))
-
-    def _classical_victims(
-        self,
-        queue: str,
-        request: Mapping[FlavorResource, int],
-        policy: KueuePreemption,
-        pj: JobState,
-        candidates: Iterable[TaskState],
-        removed: list[tuple[str, dict[FlavorResource, int]]],
-    ) -> list[TaskState]:
-        tree = self.tree
-        usage, quota = tree.usage_of(queue), tree.subtree[queue]
-        borrows = any(usage.get(fr, 0) + v > quota.get(fr, 0) for fr, v in request.items())
-        if borrows:
-            if policy.borrow_within_cohort != "LowerPriority":
-                return []
-            threshold = policy.max_priority_threshold
-            candidates = [
-                t
-                for t in candidates
-                if t.pg is not None
-                and t.pg.priority < pj.priority
-                and (threshold is None or t.pg.priority <= threshold)
-            ]
-        victims = []
-        for t in candidates:
-            assert t.pg is not None
-            if tree.borrowing(t.pg.queue, request):
-                victims.append(t)
-                self._take(t, removed)
-        return victims
+        return admitted
