@@ -428,20 +428,25 @@ if FAIRWAY["REPLAY_RETENTION_DAYS"] < 1:
 
 # Replaying one recorded session (scheduling/recording.py, docs/replay.md): the hours a session's inputs are kept (0:
 # nothing recorded), a keyframe (the whole snapshot) at least every KEYFRAME_SESSIONS sessions and once the deltas
-# since the last one hold KEYFRAME_DELTA_BYTES.
+# since the last one hold KEYFRAME_DELTA_RATIO times its bytes.
 FAIRWAY["SESSION_RECORD_RETENTION_HOURS"] = env.float("FAIRWAY_SESSION_RECORD_RETENTION_HOURS", default=24.0)
-FAIRWAY["SESSION_RECORD_KEYFRAME_SESSIONS"] = env.int("FAIRWAY_SESSION_RECORD_KEYFRAME_SESSIONS", default=600)
-FAIRWAY["SESSION_RECORD_KEYFRAME_DELTA_BYTES"] = env.int(
-    "FAIRWAY_SESSION_RECORD_KEYFRAME_DELTA_BYTES", default=8 * 1024 * 1024
-)
+FAIRWAY["SESSION_RECORD_KEYFRAME_SESSIONS"] = env.int("FAIRWAY_SESSION_RECORD_KEYFRAME_SESSIONS", default=3600)
+FAIRWAY["SESSION_RECORD_KEYFRAME_DELTA_RATIO"] = env.float("FAIRWAY_SESSION_RECORD_KEYFRAME_DELTA_RATIO", default=4.0)
 if not 0 <= FAIRWAY["SESSION_RECORD_RETENTION_HOURS"] < float("inf"):
     raise ImproperlyConfigured(
         f"FAIRWAY_SESSION_RECORD_RETENTION_HOURS={FAIRWAY['SESSION_RECORD_RETENTION_HOURS']}: expected a number of "
         "hours, 0 (recording off) or more"
     )
-for _name in ("SESSION_RECORD_KEYFRAME_SESSIONS", "SESSION_RECORD_KEYFRAME_DELTA_BYTES"):
-    if FAIRWAY[_name] < 1:
-        raise ImproperlyConfigured(f"FAIRWAY_{_name}={FAIRWAY[_name]}: expected a whole number of at least 1")
+if FAIRWAY["SESSION_RECORD_KEYFRAME_SESSIONS"] < 1:
+    raise ImproperlyConfigured(
+        f"FAIRWAY_SESSION_RECORD_KEYFRAME_SESSIONS={FAIRWAY['SESSION_RECORD_KEYFRAME_SESSIONS']}: expected a whole "
+        "number of at least 1"
+    )
+if not 0 < FAIRWAY["SESSION_RECORD_KEYFRAME_DELTA_RATIO"] < float("inf"):
+    raise ImproperlyConfigured(
+        f"FAIRWAY_SESSION_RECORD_KEYFRAME_DELTA_RATIO={FAIRWAY['SESSION_RECORD_KEYFRAME_DELTA_RATIO']}: expected a "
+        "number above 0"
+    )
 
 # "When will my job start?" (planning/estimates.py, docs/replay.md): a forward replay from the cluster's state with
 # runtimes drawn from each queue's recorded ones, DRAWS times, for the first JOBS_PER_QUEUE waiting jobs of each

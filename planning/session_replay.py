@@ -142,8 +142,8 @@ def _chain(record: Any) -> list[Any]:
     return chain
 
 
-def rebuild_inputs(record: Any) -> tuple[Snapshot, int]:
-    """The snapshot session ``record`` was fed, and how many deltas it took; raises ``ReplayProblem``."""
+def rebuild_inputs(record: Any) -> tuple[Snapshot, list[Any]]:
+    """The snapshot session ``record`` was fed, and its chain of records (keyframe first); raises ``ReplayProblem``."""
     chain = _chain(record)
     try:
         snapshot = rebuild(bytes(chain[0].payload), [bytes(r.payload) for r in chain[1:]])
@@ -151,7 +151,22 @@ def rebuild_inputs(record: Any) -> tuple[Snapshot, int]:
         raise ReplayProblem(
             f"the records of session {record.session_id} cannot be read: {exc}", status.HTTP_409_CONFLICT
         ) from None
-    return snapshot, len(chain) - 1
+    return snapshot, chain
+
+
+def recorded_decisions(chain: list[Any]) -> dict[str, Any]:
+    """The decisions of the chain's last session: its own, or (a session that reused its predecessor's result
+    stores none) those of the latest record before it that has some."""
+    for row in reversed(chain):
+        data = bytes(row.decisions)
+        if data:
+            try:
+                return load_decisions(data)
+            except RecordError as exc:
+                raise ReplayProblem(f"session {row.session_id}: {exc}", status.HTTP_409_CONFLICT) from None
+    raise ReplayProblem(
+        f"session {chain[-1].session_id}: no record of its chain holds decisions", status.HTTP_409_CONFLICT
+    )
 
 
 def _counts(decisions: dict[str, Any]) -> dict[str, int]:
@@ -168,15 +183,12 @@ def replay_record(record: Any, explain_target: str | None = None) -> dict[str, A
     """Rebuild the session's inputs, run the engine on them, compare; with ``explain_target`` (a job ``NS/NAME`` or
     a pod's ``NS/NAME``), the explanation of what the session decided about it."""
     t0 = process_time()
-    snapshot, deltas = rebuild_inputs(record)
+    snapshot, chain = rebuild_inputs(record)
     t1 = process_time()
     result = run.run_session(snapshot, now=record.now)
     t2 = process_time()
-    replayed = compact_decisions(result)
-    try:
-        recorded = load_decisions(bytes(record.decisions))
-    except RecordError as exc:
-        raise ReplayProblem(f"session {record.session_id}: {exc}", status.HTTP_409_CONFLICT) from None
+    replayed = compact_decisions(result, snapshot)
+    recorded = recorded_decisions(chain)
     diffs = differences(recorded, replayed)
     if decisions_digest(recorded) != record.digest:
         diffs.insert(0, "the recorded decisions do not match the digest written with them: the record was altered")
@@ -187,7 +199,7 @@ def replay_record(record: Any, explain_target: str | None = None) -> dict[str, A
         "now": record.now,
         "inputs": {
             "keyframe": record.keyframe_session,
-            "deltas": deltas,
+            "deltas": len(chain) - 1,
             "nodes": len(snapshot.nodes),
             "pods": len(snapshot.tasks),
             "podgroups": len(snapshot.podgroups),

@@ -93,7 +93,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
         return record_failure(cluster, SessionKind.SESSION, started, exc)
     # committed: its inputs recorded for ``fairway replay session`` (``scheduling.recording``), outside the
     # session's transaction; a failure there is logged and never the session's
-    recording.record(cluster, session, snapshot, result, now)
+    recording.record(cluster, session, snapshot, result, now, mirror.tasks_note)
     return session
 
 

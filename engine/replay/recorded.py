@@ -21,12 +21,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import json
 import operator
 import pickle
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import compress, filterfalse
 from typing import Any
+
+import orjson
 
 from engine.objects import NodeInfo, PodGroupInfo, Snapshot, TaskInfo
 from engine.resources import ResourceList
@@ -213,7 +215,11 @@ class Recorder:
         self._remember(snapshot, blobs)
         return payload
 
-    def delta(self, snapshot: Snapshot) -> Delta | None:
+    def delta(self, snapshot: Snapshot, tasks_note: tuple[Any, Any, Any] | None = None) -> Delta | None:
+        """The changes since the last snapshot given. ``tasks_note``: ``(base, tasks, changed)`` from the caller
+        that made the snapshot (``scheduling.feed.mirror``): ``tasks`` differs from ``base`` only at the uids in
+        ``changed``, the others kept in their relative order, the uids stored anew appended at the end; when ``base``
+        is the last snapshot's pods and ``tasks`` this one's, the pods are diffed by it (the uids it names only)."""
         last = self._last
         if last is None:
             return None
@@ -223,7 +229,12 @@ class Recorder:
             new, old = getattr(snapshot, name), last[name]
             if new is old:
                 continue
-            change = self._diff(name, old, new)
+            change = None
+            noted = name == "tasks" and tasks_note is not None and tasks_note[2] is not None
+            if noted and tasks_note is not None and tasks_note[0] is old and tasks_note[1] is new:
+                change = self._diff_noted(name, old, new, tasks_note[2])
+            if change is None:
+                change = self._diff(name, old, new)
             if change is None:
                 return None
             if change:
@@ -243,40 +254,96 @@ class Recorder:
         self._remember(snapshot, blobs)
         return Delta(payload, entries)
 
-    def _diff(self, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The entries of ``new`` that are not ``old``'s objects, the keys gone, and the keys' order when the one
-        ``rebuild`` would give (the old order less the keys gone, the keys added at the end) is not ``new``'s."""
-        missing = object()
-        get = old.get
-        changed = [k for k, v in new.items() if get(k, missing) is not v]
-        if len(changed) > self.max_share * max(len(new), 1) and len(changed) > 64:
+    def _diff_noted(
+        self, name: str, old: Mapping[str, Any], new: Mapping[str, Any], noted: Collection[str]
+    ) -> dict[str, Any] | None:
+        """``_diff`` by the keys ``noted`` alone (see ``delta``); None when the note does not hold (then the caller
+        diffs in full). The keys stored anew are the longest end of ``new`` made of noted keys: each is dropped and
+        set again (so it goes to the end, in that order); the other noted keys are set in place or dropped."""
+        if len(noted) > self.max_share * max(len(new), 1) and len(noted) > 64:
             return None
-        added = [k for k in changed if k not in old]
+        if not isinstance(new, dict):
+            return None
+        block: list[str] = []
+        for key in reversed(new):
+            if key not in noted:
+                break
+            block.append(key)
+        block.reverse()
+        at_end = set(block)
+        in_place = []
+        dropped = []
+        for key in noted:
+            if key in at_end:
+                continue
+            if key in new:
+                if key not in old:  # stored anew but not at the end: not what the note promises
+                    return None
+                if new[key] is not old[key]:
+                    in_place.append(key)
+            elif key in old:
+                dropped.append(key)
+        dropped += [key for key in block if key in old]
         out: dict[str, Any] = {}
+        changed = in_place + block
         if changed:
             out["set"] = _encode_entries(name, changed, [new[k] for k in changed])
-        dropped: list[str] = []
-        if len(old) + len(added) != len(new):
-            dropped = [k for k in old if k not in new]
-            out["drop"] = dropped
-        keys = list(new)
         if dropped:
-            gone = set(dropped)
-            expected = [k for k in old if k not in gone]
+            out["drop"] = dropped
+        return out
+
+    def _diff(self, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The entries of ``new`` that are not ``old``'s objects, the keys gone, and the keys' order when the one
+        ``rebuild`` would give (the old order less the keys gone, the keys added at the end) is not ``new``'s.
+
+        Every pass over the mappings is one of the interpreter's own loops (``map``, ``compress``, ``filterfalse``,
+        a list's comparison): at 200,000 pods a Python loop over them costs a churned session several per cent."""
+        keys = list(new)
+        flags = list(map(operator.is_not, new.values(), map(old.get, keys)))
+        changed = list(compress(keys, flags))
+        if len(changed) > self.max_share * max(len(new), 1) and len(changed) > 64:
+            return None
+        added = list(filterfalse(old.__contains__, changed))
+        out: dict[str, Any] = {}
+        if changed:
+            out["set"] = _encode_entries(name, changed, list(map(new.__getitem__, changed)))
+        if len(old) + len(added) != len(new):
+            dropped = list(filterfalse(new.__contains__, old))
+            out["drop"] = dropped
+            expected = list(filterfalse(set(dropped).__contains__, old))
         else:
             expected = list(old)
-        expected += added
+        if added:
+            expected += added
         if keys != expected:
             out["order"] = keys
         return out
 
 
 def _same_values(new: Any, old: Any) -> bool:
-    """Two mappings holding the same objects under the same keys, in the same order (a mapping made again from
-    objects that did not change: the trees' specs)."""
+    """Two mappings holding the same objects (or equal plain values: strings, numbers, tuples of them) under the same
+    keys, in the same order: a mapping made again from what did not change (the trees' specs, the quota groups'
+    namespaces)."""
     if not isinstance(new, Mapping) or not isinstance(old, Mapping) or len(new) != len(old):
         return False
-    return all(k1 == k2 and v1 is v2 for (k1, v1), (k2, v2) in zip(new.items(), old.items(), strict=True))
+    return all(
+        k1 == k2 and (v1 is v2 or _plain_equal(v1, v2))
+        for (k1, v1), (k2, v2) in zip(new.items(), old.items(), strict=True)
+    )
+
+
+_PLAIN = (str, int, bool, type(None))  # not float: 0.0 == -0.0
+
+
+def _plain_equal(a: Any, b: Any) -> bool:
+    """Equal and of the same plain types all the way down (where ``==`` cannot hide a difference that matters)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, _PLAIN):
+        return bool(a == b)
+    if type(a) is tuple:
+        return len(a) == len(b) and all(_plain_equal(x, y) for x, y in zip(a, b, strict=True))
+    return False
 
 
 # -- rebuilding -------------------------------------------------------------------------------------------------
@@ -318,24 +385,49 @@ def rebuild(keyframe: bytes, deltas: Iterable[bytes] = ()) -> Snapshot:
 # -- decisions --------------------------------------------------------------------------------------------------
 
 
-def compact_decisions(result: SessionResult) -> dict[str, Any]:
+def _input_status(pg: PodGroupInfo) -> tuple[str, str, str]:
+    """The status a podgroup came into the session with: its phase, and its Unschedulable condition's reason and
+    message (none: empty)."""
+    reason = message = ""
+    for condition in pg.conditions:
+        if condition.type == "Unschedulable":
+            reason, message = condition.reason, condition.message
+    return (pg.phase.value, reason, message)
+
+
+def compact_decisions(result: SessionResult, snapshot: Snapshot | None = None) -> dict[str, Any]:
     """What a session decided, as compared: the bindings (pod, node, pipelined), the evictions (pod, action,
-    preemptor, message) and each podgroup's status (phase, reason, message), in the session's order."""
+    preemptor, message) and the podgroups' statuses (phase, reason, message), in the session's order. With the
+    ``snapshot`` the session was fed, a status the podgroup already had there is left out (most of them, session
+    after session): a replay, filtered against the same snapshot, then compares exactly as with every status."""
+    podgroups = snapshot.podgroups if snapshot is not None else {}
+    statuses: dict[str, list[str]] = {}
+    for key, s in result.podgroups.items():
+        pg = podgroups.get(key)
+        if pg is not None and _input_status(pg) == (s.phase, s.reason, s.message):
+            continue
+        statuses[key] = [s.phase, s.reason, s.message]
     return {
         "bindings": [[b.task, b.node, b.pipelined] for b in result.bindings],
         "evictions": [[e.task, e.action, e.preemptor, e.message] for e in result.evictions],
-        "podgroups": {key: [s.phase, s.reason, s.message] for key, s in result.podgroups.items()},
+        "podgroups": statuses,
     }
 
 
-def dump_decisions(decisions: Mapping[str, Any]) -> bytes:
-    return zlib.compress(json.dumps(decisions, separators=(",", ":"), sort_keys=True).encode(), LEVEL)
+def _canonical(decisions: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(decisions, option=orjson.OPT_SORT_KEYS)
+
+
+def dump_decisions(decisions: Mapping[str, Any]) -> tuple[bytes, str]:
+    """The decisions compressed, and their digest (``decisions_digest``), from one serialisation."""
+    text = _canonical(decisions)
+    return zlib.compress(text, LEVEL), hashlib.sha256(text).hexdigest()
 
 
 def load_decisions(data: bytes) -> dict[str, Any]:
     try:
-        out = json.loads(zlib.decompress(data))
-    except (zlib.error, ValueError) as exc:
+        out = orjson.loads(zlib.decompress(data))
+    except (zlib.error, orjson.JSONDecodeError) as exc:
         raise RecordError(f"the recorded decisions cannot be read ({exc})") from None
     if not isinstance(out, dict):
         raise RecordError("the recorded decisions are not a mapping")
@@ -344,7 +436,7 @@ def load_decisions(data: bytes) -> dict[str, Any]:
 
 def decisions_digest(decisions: Mapping[str, Any]) -> str:
     """SHA-256 of the decisions' canonical JSON (keys sorted): equal decisions, equal digests."""
-    return hashlib.sha256(json.dumps(decisions, separators=(",", ":"), sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(_canonical(decisions)).hexdigest()
 
 
 def _status_text(status: Sequence[Any] | None) -> str:

@@ -143,7 +143,7 @@ def test_a_tampered_decision_is_reported(history: dict[str, Any]) -> None:
     row = SessionRecord.objects.get(session_id=third.pk)
     decisions = load_decisions(bytes(row.decisions))
     gone = decisions["evictions"].pop(0)[0]
-    row.decisions = dump_decisions(decisions)  # digest left as written: the alteration shows
+    row.decisions, _ = dump_decisions(decisions)  # digest left as written: the alteration shows
     row.save()
     doc = session_replay.replay_record(session_replay.find_record(third.pk))
     assert not doc["identical"]
@@ -164,10 +164,13 @@ def test_a_keyframe_every_n_sessions_and_a_new_chain_in_a_new_process(db: Any, s
     made = [_session(world) for _ in range(4)]
     recording.forget()  # another process: its first record is a keyframe
     made.append(_session(world))
-    kinds = [SessionRecord.objects.get(session_id=s.pk).kind for s in made]
-    assert kinds == ["keyframe", "delta", "delta", "keyframe", "keyframe"]
+    rows = [SessionRecord.objects.get(session_id=s.pk) for s in made]
+    assert [r.kind for r in rows] == ["keyframe", "delta", "delta", "keyframe", "keyframe"]
+    # the third session reused the second's result (nothing changed): no decisions of its own, its parent's digest
+    assert bytes(rows[2].decisions) == b"" and rows[2].digest == rows[1].digest and bytes(rows[4].decisions)
     for s in made:
-        assert session_replay.replay_record(session_replay.find_record(s.pk))["identical"]
+        doc = session_replay.replay_record(session_replay.find_record(s.pk))
+        assert doc["identical"], doc["differences"]
 
 
 def test_pruning_drops_old_chains_whole_and_keeps_a_recent_records_keyframe(db: Any, settings: Any) -> None:
@@ -314,8 +317,49 @@ def test_rebuild_keeps_the_key_order_and_a_damaged_or_foreign_payload_is_refused
     evil = zlib.compress(pickle.dumps({"format": 1, "kind": "keyframe", "big": {}, "other": {"x": print}}))
     with pytest.raises(RecordError):
         rebuild(evil)
+    assert decisions_digest({"a": 1}) == dump_decisions({"a": 1})[1]
     assert compact_decisions(type("R", (), {"bindings": [], "evictions": [], "podgroups": {}})()) == {
         "bindings": [],
         "evictions": [],
         "podgroups": {},
     }
+
+
+def test_a_delta_by_the_mirrors_note_equals_one_that_looks_at_every_pod() -> None:
+    """The mirror's note (the uids changed since its last copy; updated in place, gone, stored anew at the end)
+    gives the same rebuilt snapshot, order included, as the full comparison, and a note that does not fit (a pod
+    stored anew in the middle) falls back to it."""
+    from engine.objects import Snapshot, TaskInfo
+
+    def task(i: int, node: str | None = None) -> TaskInfo:
+        return TaskInfo("ns", f"p{i}", "ns/g", node=node)
+
+    base = {t.uid: t for t in (task(i) for i in range(10))}
+    first = Snapshot(tasks=base)
+    live = dict(base)  # the mirror's own dictionary, changed in place as it applies the feed
+    live["ns/p2"] = task(2, "n1")  # updated in place
+    del live["ns/p4"]  # gone
+    del live["ns/p6"]
+    live["ns/p6"] = task(6, "n2")  # deleted and made again: stored anew, at the end
+    live["ns/p9"] = task(9, "n3")  # the last one updated in place (at the end already)
+    live["ns/p10"] = task(10)  # new
+    tasks = dict(live)
+    second = Snapshot(tasks=tasks)
+    noted = {"ns/p2", "ns/p4", "ns/p6", "ns/p9", "ns/p10"}
+    by_note, by_scan = Recorder(), Recorder()
+    key = by_note.keyframe(first)
+    by_scan.keyframe(first)
+    with_note = by_note.delta(second, (base, tasks, noted))
+    without = by_scan.delta(second)
+    assert with_note is not None and without is not None
+    for delta in (with_note, without):
+        back = rebuild(key, [delta.payload])
+        assert list(back.tasks) == list(tasks) and back.tasks == tasks
+    # 4 set (p2 in place; the end p9, p6, p10 in order) and 3 dropped (p4 gone; p9, p6 moved to the end)
+    assert with_note.entries == 7
+    misplaced = {"ns/p10": task(10), **base}  # a new pod first: not what a note promises
+    third = Snapshot(tasks=misplaced)
+    recorder = Recorder()
+    key = recorder.keyframe(first)
+    delta = recorder.delta(third, (base, misplaced, {"ns/p10"}))
+    assert delta is not None and list(rebuild(key, [delta.payload]).tasks) == list(misplaced)
