@@ -385,27 +385,24 @@ def rebuild(keyframe: bytes, deltas: Iterable[bytes] = ()) -> Snapshot:
 # -- decisions --------------------------------------------------------------------------------------------------
 
 
-def _input_status(pg: PodGroupInfo) -> tuple[str, str, str]:
-    """The status a podgroup came into the session with: its phase, and its Unschedulable condition's reason and
-    message (none: empty)."""
-    reason = message = ""
-    for condition in pg.conditions:
-        if condition.type == "Unschedulable":
-            reason, message = condition.reason, condition.message
-    return (pg.phase.value, reason, message)
-
-
 def compact_decisions(result: SessionResult, snapshot: Snapshot | None = None) -> dict[str, Any]:
     """What a session decided, as compared: the bindings (pod, node, pipelined), the evictions (pod, action,
     preemptor, message) and the podgroups' statuses (phase, reason, message), in the session's order. With the
     ``snapshot`` the session was fed, a status the podgroup already had there is left out (most of them, session
     after session): a replay, filtered against the same snapshot, then compares exactly as with every status."""
     podgroups = snapshot.podgroups if snapshot is not None else {}
+    get = podgroups.get
     statuses: dict[str, list[str]] = {}
     for key, s in result.podgroups.items():
-        pg = podgroups.get(key)
-        if pg is not None and _input_status(pg) == (s.phase, s.reason, s.message):
-            continue
+        pg = get(key)
+        if pg is not None and pg.phase == s.phase:  # (a StrEnum: compared as its text)
+            # the status it came in with: its phase, and its Unschedulable condition's reason and message
+            reason = message = ""
+            for condition in pg.conditions:
+                if condition.type == "Unschedulable":
+                    reason, message = condition.reason, condition.message
+            if reason == s.reason and message == s.message:
+                continue
         statuses[key] = [s.phase, s.reason, s.message]
     return {
         "bindings": [[b.task, b.node, b.pipelined] for b in result.bindings],
