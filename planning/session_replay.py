@@ -15,7 +15,7 @@ The API (admins only: a session's inputs are the whole cluster's):
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from time import process_time
 from typing import Any
 
@@ -43,7 +43,7 @@ from engine.session.decisions import SessionResult
 from planning.values_api import explain_queue
 from quotas.access import is_admin
 from scheduling import recording
-from scheduling.models import Cluster, RecordKind, SessionRecord
+from scheduling.models import Cluster, Eviction, RecordKind, SessionRecord
 
 __all__ = [
     "RecordedSessionsView",
@@ -286,8 +286,15 @@ def explain(snapshot: Snapshot, result: SessionResult, target: str, record: Any)
         if status_of.reason:
             text += f": {status_of.reason}" + (f": {status_of.message}" if status_of.message else "")
         lines.append(text)
+    nearby = _evictions_nearby(record, target, job)
     if not bindings and not evictions and status_of is None:
         lines.append(f"{when} decided nothing about {target}")
+    if not evictions:  # evicted in another session near this one (``--at`` picked the session in force then)
+        for e in nearby:
+            lines.append(
+                f"its pod {e['pod']} was evicted ({e['action']}) in session {e['session']} at {e['time']}: "
+                f"fairway replay session {e['session']} --explain {target}"
+            )
     values = result.values_at_open
     steps = {}
     if values is not None:
@@ -304,8 +311,29 @@ def explain(snapshot: Snapshot, result: SessionResult, target: str, record: Any)
         "evictions": evictions,
         "status": job_status,
         "queue_values": steps,
+        "evictions_nearby": nearby,
         "sentences": lines,
     }
+
+
+def _evictions_nearby(record: Any, target: str, job: str | None) -> list[dict[str, Any]]:
+    """The evictions of ``target``'s pods (of its job, for a job) nearest in time to the session, within an hour
+    either side (at most 5): the session that evicted it when ``--at`` picked another one."""
+    if job is None or "/" not in job:
+        return []
+    namespace, name = job.split("/", 1)
+    rows = Eviction.objects.filter(cluster_id=record.cluster_id, session__isnull=False)
+    rows = rows.filter(pod_uid=target) if target != job else rows.filter(namespace=namespace, job=name)
+    span = timedelta(hours=1)
+    rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span)
+    found = sorted(
+        rows.values("session_id", "created", "action", "pod_uid")[:50],
+        key=lambda r: (abs((r["created"] - record.time).total_seconds()), r["session_id"]),
+    )
+    return [
+        {"session": r["session_id"], "time": r["created"].isoformat(), "action": r["action"], "pod": r["pod_uid"]}
+        for r in found[:5]
+    ]
 
 
 def recorded_sessions(cluster: Cluster, before: datetime | None = None, limit: int = 50) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ import operator
 import pickle
 import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from itertools import compress, filterfalse
+from itertools import chain, compress, filterfalse
 from typing import Any
 
 import orjson
@@ -323,13 +323,22 @@ class Recorder:
 def _same_values(new: Any, old: Any) -> bool:
     """Two mappings holding the same objects (or equal plain values: strings, numbers, tuples of them) under the same
     keys, in the same order: a mapping made again from what did not change (the trees' specs, the quota groups'
-    namespaces)."""
+    namespaces). The usual cases (the same objects; tuples of strings made again) are decided in the interpreter's
+    own loops."""
     if not isinstance(new, Mapping) or not isinstance(old, Mapping) or len(new) != len(old):
         return False
-    return all(
-        k1 == k2 and (v1 is v2 or _plain_equal(v1, v2))
-        for (k1, v1), (k2, v2) in zip(new.items(), old.items(), strict=True)
-    )
+    if list(new) != list(old):
+        return False
+    values, before = list(new.values()), list(old.values())
+    if all(map(operator.is_, values, before)):
+        return True
+    if _tuples_of_strings(values) and _tuples_of_strings(before):
+        return values == before  # exact: strings compare as themselves
+    return all(v1 is v2 or _plain_equal(v1, v2) for v1, v2 in zip(values, before, strict=True))
+
+
+def _tuples_of_strings(values: list[Any]) -> bool:
+    return set(map(type, values)) <= {tuple} and set(map(type, chain.from_iterable(values))) <= {str}
 
 
 _PLAIN = (str, int, bool, type(None))  # not float: 0.0 == -0.0

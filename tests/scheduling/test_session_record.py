@@ -134,6 +134,10 @@ def test_explain_names_the_action_the_preemptor_the_victims_order_and_the_shares
     assert {"team-a", "team-b"} <= set(why["queue_values"]) and why["queue_values"]["team-a"]
     job_doc = session_replay.replay_record(record, "ns-b/want")["explain"]
     assert job_doc["bindings"] or job_doc["status"]
+    # asked of the session before (--at a moment before the reclaim): not evicted there, and where it was
+    before = session_replay.replay_record(session_replay.find_record(history["sessions"][1].pk), victim)["explain"]
+    assert not before["evictions"] and before["evictions_nearby"][0]["session"] == third.pk
+    assert f"fairway replay session {third.pk} --explain {victim}" in before["sentences"][-1]
     with pytest.raises(Exception, match="neither a job nor a pod"):
         session_replay.replay_record(record, "ns-z/nothing")
 
