@@ -40,7 +40,7 @@ from engine.replay.recorded import (
 )
 from engine.session import run
 from engine.session.decisions import SessionResult
-from planning.values_api import explain_queue
+from planning.values_api import explain_queue, heavy_work
 from quotas.access import is_admin
 from scheduling import recording
 from scheduling.models import Cluster, Eviction, RecordKind, SessionRecord
@@ -101,7 +101,7 @@ def find_record(session_id: int | None = None, *, cluster: Cluster | None = None
     else:
         assert at is not None and cluster is not None
         found = rows.filter(time__lte=at).order_by("-time", "-session_id").select_related("cluster").first()
-        what = f"no session of cluster {cluster.name} at or before {at.isoformat()}: it"
+        what = f"a session of cluster {cluster.name} at or before {at.isoformat()}"
     if found is None:
         if not recording.enabled():
             raise _off()
@@ -412,7 +412,10 @@ def _replay(request: Request, session_id: int | None) -> Response:
     if session_id is None and data.get("at") is None:
         raise serializers.ValidationError({"at": ["give the moment whose session to replay (or its id in the path)"]})
     record = find_record(session_id, cluster=cluster, at=data.get("at"))
-    return Response(replay_record(record, data.get("explain")))
+    # one of the simulations at once (``FAIRWAY_MAX_CONCURRENT_SIMULATIONS``: 503 beyond), but not cut by the request
+    # budget: a session of a big cluster takes seconds to rebuild and run again, and a replay cut short says nothing
+    with heavy_work(request):
+        return Response(replay_record(record, data.get("explain")))
 
 
 _EXPLAIN = OpenApiParameter(
