@@ -291,10 +291,16 @@ def explain(snapshot: Snapshot, result: SessionResult, target: str, record: Any)
         lines.append(f"{when} decided nothing about {target}")
     if not evictions:  # evicted in another session near this one (``--at`` picked the session in force then)
         for e in nearby:
-            lines.append(
-                f"its pod {e['pod']} was evicted ({e['action']}) in session {e['session']} at {e['time']}: "
-                f"fairway replay session {e['session']} --explain {target}"
-            )
+            if e["recorded"]:
+                lines.append(
+                    f"its pod {e['pod']} was evicted ({e['action']}) in session {e['session']} at {e['time']}: "
+                    f"fairway replay session {e['session']} --explain {target}"
+                )
+            else:  # a recycling pass (not recorded), or a session past the records' retention
+                lines.append(
+                    f"its pod {e['pod']} was evicted ({e['action']}) in session {e['session']} at {e['time']} "
+                    f"(not recorded): {e['message']}"
+                )
     values = result.values_at_open
     steps = {}
     if values is not None:
@@ -327,12 +333,24 @@ def _evictions_nearby(record: Any, target: str, job: str | None) -> list[dict[st
     span = timedelta(hours=1)
     rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span)
     found = sorted(
-        rows.values("session_id", "created", "action", "pod_uid")[:50],
+        rows.values("session_id", "created", "action", "pod_uid", "message")[:50],
         key=lambda r: (abs((r["created"] - record.time).total_seconds()), r["session_id"]),
+    )[:5]
+    recorded = set(
+        SessionRecord.objects.filter(session_id__in=[r["session_id"] for r in found]).values_list(
+            "session_id", flat=True
+        )
     )
     return [
-        {"session": r["session_id"], "time": r["created"].isoformat(), "action": r["action"], "pod": r["pod_uid"]}
-        for r in found[:5]
+        {
+            "session": r["session_id"],
+            "time": r["created"].isoformat(),
+            "action": r["action"],
+            "pod": r["pod_uid"],
+            "message": r["message"],
+            "recorded": r["session_id"] in recorded,
+        }
+        for r in found
     ]
 
 

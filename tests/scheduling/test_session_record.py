@@ -137,9 +137,14 @@ def test_explain_names_the_action_the_preemptor_the_victims_order_and_the_shares
     # asked of the session before (--at a moment before the reclaim): not evicted there, and where it was
     before = session_replay.replay_record(session_replay.find_record(history["sessions"][1].pk), victim)["explain"]
     assert not before["evictions"] and before["evictions_nearby"][0]["session"] == third.pk
+    assert before["evictions_nearby"][0]["recorded"] is True
     assert f"fairway replay session {third.pk} --explain {victim}" in before["sentences"][-1]
     with pytest.raises(Exception, match="neither a job nor a pod"):
         session_replay.replay_record(record, "ns-z/nothing")
+    SessionRecord.objects.filter(session_id=third.pk).delete()  # as a recycling pass, which is not recorded
+    gone = session_replay.replay_record(session_replay.find_record(history["sessions"][1].pk), victim)["explain"]
+    assert gone["evictions_nearby"][0]["recorded"] is False
+    assert gone["sentences"][-1].endswith(f"(not recorded): {evicted[0][3]}")
 
 
 def test_a_tampered_decision_is_reported(history: dict[str, Any]) -> None:
