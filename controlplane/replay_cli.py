@@ -1,6 +1,9 @@
 """``fairway replay -f trace.jsonl [--policy FILE] [--changes changes.yaml] [--tree snapshot.yaml] [--seed N]``: replay
 a trace in virtual time with the real engine, offline (``engine.replay``; ``docs/replay.md``).
 
+``fairway replay session ID|--at T [--cluster NAME] [--explain NS/NAME]`` and ``fairway replay sessions [--cluster
+NAME]``: replay one recorded session through the server (``controlplane.cli.session_replay``).
+
 Exit 0 on success; exit 2 with one line on stderr naming the file, the line or document and the field for input that
 cannot be used (as ``fairway simulate``)."""
 
@@ -22,10 +25,22 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
         "replay",
         help="replay a trace in virtual time (offline), optionally with proposed changes side by side",
         description="Replay a trace (fairway trace export) with Fairway's engine in virtual time and report per team "
-        "and for the cluster; with --changes, the baseline and the proposal side by side.",
+        "and for the cluster; with --changes, the baseline and the proposal side by side. 'fairway replay session ID' "
+        "re-runs one recorded session of the cluster instead (through the server; admins), 'fairway replay sessions' "
+        "lists the recorded ones.",
         parents=[common] if common is not None else [],
     )
-    p.add_argument("-f", "--filename", required=True, metavar="FILE", help="the trace (JSON Lines; '-' is stdin)")
+    p.add_argument(
+        "target",
+        nargs="*",
+        metavar="session ID | sessions",
+        help="replay one recorded session ('session ID', or 'session --at T'), or list them ('sessions')",
+    )
+    p.add_argument("-f", "--filename", metavar="FILE", help="the trace (JSON Lines; '-' is stdin)")
+    p.add_argument("--cluster", help="recorded sessions: which cluster (default: the default cluster)")
+    p.add_argument("--at", help="recorded sessions: the session in force at this moment (14:02, 2026-11-29T14:02, 2h)")
+    p.add_argument("--explain", metavar="NS/NAME", help="recorded sessions: what it decided about this job or pod, why")
+    p.add_argument("--limit", type=int, default=30, help="replay sessions: how many to list (default 30)")
     p.add_argument("--policy", metavar="FILE", help="scheduler policy in Volcano's configuration format")
     p.add_argument("--changes", metavar="FILE", help="proposed changes (YAML or JSON, the what-if change language)")
     p.add_argument("--tree", metavar="FILE", help="the tree and nodes as manifests, instead of the trace's Tree")
@@ -96,6 +111,15 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from engine.replay import render_table
 
+    if args.target:
+        from controlplane.cli import session_replay
+
+        return session_replay.run(args)
+    if not args.filename:
+        print(
+            "fairway replay: -f FILE is required (or 'session ID' / 'sessions' for a recorded session)", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT
     try:
         document = load(args)
     except BadInput as exc:

@@ -8,6 +8,7 @@ from planning.audit import AuditView
 from planning.department import DepartmentView
 from planning.export import ExportView
 from planning.replay_api import ReplayViewSet
+from planning.session_replay import RecordedSessionsView, SessionReplayAtView, SessionReplayView
 from planning.trace import TraceView
 from planning.values_api import SimulateView, WhatIfView
 from planning.views import PodGroupWhyViewSet, QueueValuesViewSet, QuotaGroupValuesViewSet
@@ -49,6 +50,10 @@ urlpatterns = [
     path("trace/", TraceView.as_view(), name="trace"),
     path("audit/", AuditView.as_view(), name="audit"),
     path("teams/<str:name>/department/", DepartmentView.as_view(), name="team-department"),
+    # one recorded session replayed (admins; before the cluster's routes, whose sessions/{id}/ they share)
+    path("sessions/recorded/", RecordedSessionsView.as_view(), name="recorded-sessions"),
+    path("sessions/replay/", SessionReplayAtView.as_view(), name="session-replay-at"),
+    path("sessions/<int:id>/replay/", SessionReplayView.as_view(), name="session-replay"),
     path("podgroups/<str:pk>/why/", PodGroupWhyViewSet.as_view({"get": "why"}), name="podgroup-why"),
     *router.urls,
 ]

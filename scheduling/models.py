@@ -613,6 +613,41 @@ class SchedulingSession(models.Model):
         return f"{self.kind} {self.pk} of {self.cluster_id} ({self.status})"
 
 
+class RecordKind(models.TextChoices):
+    KEYFRAME = "keyframe"
+    DELTA = "delta"
+
+
+class SessionRecord(models.Model):
+    """The inputs of one scheduling session, kept so that it can be run again (``fairway replay session ID``;
+    ``scheduling.recording``): a keyframe (the whole snapshot the engine was fed) or a delta (what changed since the
+    record ``parent_session``), compressed, its ``now``, and what the session decided (``decisions``: compact,
+    compressed JSON; ``digest``: its SHA-256). The records of a chain are a keyframe and the deltas that follow it;
+    ``keyframe_session`` names the chain's keyframe. The sessions are named by their ``SchedulingSession`` id (a
+    plain number: a session row may go before its record and the other way round)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="session_records")
+    session_id = models.BigIntegerField(unique=True)
+    time = models.DateTimeField(help_text="When the session opened (its clock, as the engine was given it).")
+    now = models.FloatField(help_text="The engine's now: epoch seconds, exactly as the session ran with.")
+    kind = models.CharField(max_length=8, choices=RecordKind.choices)
+    parent_session = models.BigIntegerField(null=True, blank=True)
+    keyframe_session = models.BigIntegerField()
+    payload = models.BinaryField()
+    decisions = models.BinaryField()
+    digest = models.CharField(max_length=64)
+    bound = models.PositiveIntegerField(default=0)
+    evicted = models.PositiveIntegerField(default=0)
+    record_ms = models.FloatField(default=0.0, help_text="CPU milliseconds the recording took.")
+
+    class Meta:
+        ordering = ["-time", "-session_id"]
+        indexes = [models.Index(fields=["cluster", "time"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of session {self.session_id}"
+
+
 class EvictionAction(models.TextChoices):
     RECLAIM = "reclaim"
     PREEMPT = "preempt"

@@ -1,7 +1,7 @@
 """A scheduling session and a recycling pass of one cluster, end to end: the cluster read through the process's
 mirror of it (``scheduling.feed.mirror``: the snapshot ``store.read_cluster`` gives, brought up to date from the rows
 changed since), the engine run on it (``engine.session.run``), its decisions written by ``store.apply_decisions``
-in the same transaction. The Celery tasks (``scheduling.tasks``) call these while they hold the cluster's lock; a
+in the same transaction, and once committed the session's inputs recorded (``scheduling.recording``). The Celery tasks (``scheduling.tasks``) call these while they hold the cluster's lock; a
 failure is recorded as a failed session row (``store.record_failure``) and rolls back everything else it did.
 """
 
@@ -19,6 +19,7 @@ from django.utils import timezone
 from engine import collector
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
+from scheduling import recording
 from scheduling.agent import cluster_disrupted
 from scheduling.feed.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
@@ -87,10 +88,13 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 },
             )
             record_session(cluster.pk, mirror)
-            return session
     except Exception as exc:
         logger.exception("scheduling session of cluster %s failed", cluster.name)
         return record_failure(cluster, SessionKind.SESSION, started, exc)
+    # committed: its inputs recorded for ``fairway replay session`` (``scheduling.recording``), outside the
+    # session's transaction; a failure there is logged and never the session's
+    recording.record(cluster, session, snapshot, result, now, mirror.tasks_note)
+    return session
 
 
 def load_over_since(cluster: Cluster) -> dict[str, float]:

@@ -216,6 +216,9 @@ class ClusterMirror:
         self._specs = store.SpecMemo()  # the tree specs of the last read, reused for the rows that did not change
         # the state the engine's last session of this cluster opened with (used under the session lock only)
         self.carry = SessionCarry()
+        # (base, tasks, uids changed or None): how the last copy of the pods differs from the one before, as the
+        # carry is told; ``scheduling.recording`` finds a session's changed pods by it
+        self.tasks_note: tuple[Any, Any, Any] | None = None
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -258,7 +261,9 @@ class ClusterMirror:
                 tasks = dict(st.tasks)
                 # what changed since the last copy, for the engine's kept state (it then looks at those pods only)
                 linked = st.linked and self._copies is not None
-                self.carry.note_tasks(self._copies[1] if self._copies else {}, tasks, st.touched if linked else None)
+                base = self._copies[1] if self._copies else {}
+                self.carry.note_tasks(base, tasks, st.touched if linked else None)
+                self.tasks_note = (base, tasks, st.touched if linked else None)  # and for the session's recording
                 st.touched, st.linked = set(), True
                 self._copies = (self._rows, tasks, podgroups)
             _, tasks, podgroups = self._copies

@@ -20,6 +20,7 @@ from scheduling.models import (
     SchedulingSession,
     SessionStatus,
 )
+from scheduling.recording import prune as prune_session_records
 from scheduling.store.db import split_uid
 
 logger = logging.getLogger(__name__)
@@ -57,7 +58,8 @@ def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
     """Thin the quota samples (full resolution for an hour, then one per minute, then one per hour after a day, none
     past ``FAIRWAY_SAMPLE_RETENTION_DAYS``),
     drop old session rows (skipped or empty ones after an hour, every one after a week), the job history past
-    ``FAIRWAY_JOB_HISTORY_DAYS``, and the removed jobs and
+    ``FAIRWAY_JOB_HISTORY_DAYS``, the sessions' recorded inputs past ``FAIRWAY_SESSION_RECORD_RETENTION_HOURS``
+    (``scheduling.recording.prune``: a chain of records as a whole), and the removed jobs and
     evictions past their retention (``scheduling.evictions.expire``)."""
     minute_cut, hour_cut = now - SAMPLE_FULL_RESOLUTION, now - SAMPLE_MINUTE_RESOLUTION
     samples = QuotaSample.objects.filter(cluster=cluster)
@@ -71,8 +73,10 @@ def compact_records(cluster: Cluster, now: datetime) -> dict[str, int]:
     old, _ = sessions.filter(started__lt=now - SESSION_RETENTION).delete()
     expired = expire_evictions(cluster, now)
     job_records = prune_job_history(cluster, now)
+    session_records = prune_session_records(cluster, now)
     return {
         "job_records": job_records,
+        "session_records": session_records,
         "samples_by_minute": by_minute,
         "samples_by_hour": by_hour,
         "samples_expired": expired_samples,

@@ -32,9 +32,11 @@ from rest_framework.test import APIClient
 
 from changerequests import services as change_requests
 from engine.resources import parse_resource_list
+from engine.session.decisions import SessionResult
 from planning.models import ReplayRun
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup
+from scheduling import recording, store
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -148,6 +150,10 @@ EXPECTED: dict[str, str] = {
     "v1_replays_create":                 "201 201 | 201 400 | 400 201 | 403 403 | 403 403 | 401 401",
     "v1_replays_retrieve":               "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     "v1_replays_cancel_create":          "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    # --- one recorded session replayed: the whole cluster's inputs, admins only ---------------------------
+    "v1_sessions_recorded_retrieve":     "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_sessions_replay_retrieve":       "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_sessions_replay_at_retrieve":    "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- export: the whole organisation, admins only ------------------------------------------------------
     "v1_export_retrieve":                "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- trace: the whole cluster's work, admins only ----------------------------------------------------
@@ -236,7 +242,10 @@ def _build() -> World:
         ids[f"security-{side}"] = SecurityEvent.objects.create(
             actor=f"user-{side}", kind="login", outcome="success", target=f"user-{side}"
         ).pk
-    ids["session"] = SchedulingSession.objects.create(cluster=cluster, started=timezone.now()).pk
+    session = SchedulingSession.objects.create(cluster=cluster, started=timezone.now())
+    ids["session"] = session.pk
+    recording.forget(cluster.pk)  # its inputs recorded, for the replay of one session (a keyframe)
+    recording.record(cluster, session, store.read_cluster(cluster)[0], SessionResult(), session.started.timestamp())
 
     User = get_user_model()
     team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
@@ -361,6 +370,8 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         "v1_simulate_create": lambda: ({"manifests": MANIFEST}, ""),
         "v1_export_retrieve": lambda: (None, "?format=volcano"),
         "v1_trace_retrieve": lambda: (None, "?since=2020-01-01T00:00:00Z&cluster=default"),
+        "v1_sessions_recorded_retrieve": lambda: (None, "?cluster=default"),
+        "v1_sessions_replay_at_retrieve": lambda: (None, "?cluster=default&at=2100-01-01T00:00:00Z"),
         "v1_audit_retrieve": lambda: (None, f"?team=team-{s}"),
         "v1_change_requests_create": lambda: (
             {"changes": [{"op": "update", "kind": "queue", "name": queue, "spec": {"weight": 4}}]},
