@@ -107,6 +107,7 @@ __all__ = [
     "job_manifests",
     "namespace_manifests",
     "queue_manifest",
+    "resource_flavor_manifest",
     "quota_group_manifest",
 ]
 
@@ -312,8 +313,8 @@ def _kueue_group(
     return out
 
 
-def _resource_flavor(spec: ResourceFlavorSpec) -> dict[str, Any]:
-    """A ResourceFlavor as read: its node labels, node taints and tolerations."""
+def resource_flavor_manifest(spec: ResourceFlavorSpec) -> dict[str, Any]:
+    """A ResourceFlavor as read: its node labels, node taints, tolerations and topology name."""
     out: dict[str, Any] = {}
     if spec.node_labels:
         out["nodeLabels"] = dict(spec.node_labels)
@@ -327,6 +328,8 @@ def _resource_flavor(spec: ResourceFlavorSpec) -> dict[str, Any]:
             | ({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {})
             for t in spec.tolerations
         ]
+    if spec.topology_name:
+        out["topologyName"] = spec.topology_name
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": spec.name}, "spec": out}
 
 
@@ -570,7 +573,7 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
     flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_FLAVOR}, "spec": {}}
     read = snapshot.kueue_flavors.flavors if snapshot.kueue_flavors is not None else {}
     flavors = [flavor] if KUEUE_FLAVOR not in read else []
-    flavors += [_resource_flavor(read[f]) for f in sorted(read)]  # several flavors per resource, as read
+    flavors += [resource_flavor_manifest(read[f]) for f in sorted(read)]  # several flavors per resource, as read
     docs = [*flavors, *cohorts, *members, *local] if cohorts or members else []
     return docs, notes
 

@@ -1,0 +1,55 @@
+"""The flavors a live session gave the jobs (Kueue's ResourceFlavors, ``engine.flavors``), kept on their podgroup
+rows: ``PodGroup.flavors`` (resource -> flavor) and ``PodGroup.flavor_assignment`` (the sentence of what the
+assignment tried), which the job page, ``why`` and the API show.
+
+A waiting job is given its flavors afresh before each session (``engine.flavors.assign_flavors``, as ``fairway
+simulate`` does); a job with pods on nodes keeps the flavors of those nodes. Only the rows whose values changed are
+written, in the session's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.flavors import FlavorChoice, flavor_of_request
+from engine.objects import Snapshot
+from scheduling.models import Cluster, PodGroup
+
+__all__ = ["job_flavors", "record_flavors"]
+
+
+def job_flavors(snapshot: Snapshot) -> dict[str, dict[str, str]]:
+    """Each podgroup's flavors, by key, from what its pods ask for (``cpu@spot``: ``{"cpu": "spot"}``); a podgroup
+    given none is left out."""
+    out: dict[str, dict[str, str]] = {}
+    for key, tasks in snapshot.tasks_by_podgroup.items():
+        given: dict[str, str] = {}
+        for task in tasks:
+            given.update(flavor_of_request(task.request))
+        if given:
+            out[key] = dict(sorted(given.items()))
+    return out
+
+
+def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, FlavorChoice]) -> int:
+    """Write each podgroup row's flavors and, for one the assignment looked at, its sentence (the snapshot is the one
+    the session ran on, its waiting jobs given their flavors); returns how many rows changed."""
+    given = job_flavors(snapshot)
+    changed = []
+    rows = PodGroup.objects.filter(cluster=cluster).select_related("namespace").only(
+        "pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment"
+    )
+    for row in rows:
+        key = f"{row.namespace.name}/{row.name}"
+        if key not in snapshot.podgroups:
+            continue  # completed: keeps what it ran with
+        flavors = given.get(key)
+        sentence = choices[key].sentence() if key in choices else row.flavor_assignment
+        if flavors is None and key not in choices:
+            sentence = None
+        if (row.flavors, row.flavor_assignment) != (flavors, sentence):
+            row.flavors, row.flavor_assignment = flavors, sentence
+            changed.append(row)
+    if changed:
+        PodGroup.objects.bulk_update(changed, ["flavors", "flavor_assignment"], batch_size=1000)
+    return len(changed)
