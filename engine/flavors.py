@@ -42,7 +42,7 @@ from engine.objects import (
     TaskInfo,
     Toleration,
 )
-from engine.resources import FLAVOR_MARK, ResourceList, split_flavor
+from engine.resources import FLAVOR_MARK, ResourceList, sorted_resources, split_flavor
 from engine.vocabulary import PodGroupPhase, TaskStatus
 from engine.wording import amount as words_of
 
@@ -54,6 +54,7 @@ __all__ = [
     "flavored",
     "flavored_nodes",
     "flavored_tasks",
+    "flavors_sentence",
     "node_flavor",
     "unflavored",
 ]
@@ -80,6 +81,15 @@ def flavor_of_request(request: Mapping[str, int]) -> dict[str, str]:
         if flavor:
             out[resource] = flavor
     return out
+
+
+def flavors_sentence(flavors: Mapping[str, str]) -> str:
+    """A job's flavors for people, by flavor in the order first met over its resources in display order:
+    ``spot for cpu, memory; a100 for nvidia.com/gpu`` ('' for none)."""
+    by_flavor: dict[str, list[str]] = {}
+    for resource in sorted_resources(flavors):
+        by_flavor.setdefault(flavors[resource], []).append(resource)
+    return "; ".join(f"{flavor} for {', '.join(rs)}" for flavor, rs in by_flavor.items())
 
 
 # -- nodes and the pods on them -----------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ Pure module: plain data, no Django.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -401,7 +401,7 @@ class KueuePolicy:
     usage_based: bool = False
     weight: Fraction | None = None
     groups: tuple[FlavorGroup, ...] = ()
-    fungibility: FlavorFungibility = FlavorFungibility()
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
 
     @classmethod
     def of(cls, value: Mapping[str, Any], queue: str) -> KueuePolicy:

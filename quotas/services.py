@@ -15,8 +15,8 @@ from core import facts, tree_owner
 from core.locks import TREE_WRITE_LOCK
 from engine import rules, treefields
 from engine.kueuepolicy import parse_kueue_policy
-from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
 from engine.manifests.kueue import resource_flavor_spec
+from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
 from engine.resources import FLAVOR_NAME_RE, ResourceList, split_flavor
 from engine.treefields import FieldKind
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
@@ -84,16 +84,16 @@ def check_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, An
     elif instance is None and ResourceFlavor.objects.filter(name=name).exists():
         errors.append(rules.FieldError("name", f"ResourceFlavor {name} already exists", "exists"))
     values: dict[str, Any] = {}
-    for field, kueue in RESOURCE_FLAVOR_FIELDS.items():
-        value = data[field] if field in data else (getattr(instance, field) if instance is not None else None)
+    for attr, kueue in RESOURCE_FLAVOR_FIELDS.items():
+        value = data[attr] if attr in data else (getattr(instance, attr) if instance is not None else None)
         if value is None:
-            value = RESOURCE_FLAVOR_EMPTY[field]
+            value = RESOURCE_FLAVOR_EMPTY[attr]
         try:
-            resource_flavor_spec(str(name), {kueue: value}, field)
+            resource_flavor_spec(str(name), {kueue: value}, attr)
         except ValueError as exc:
-            message = str(exc).replace(f"{field}.{kueue}", field)
-            errors.append(rules.FieldError(field, message))
-        values[field] = value
+            message = str(exc).replace(f"{attr}.{kueue}", attr)
+            errors.append(rules.FieldError(attr, message))
+        values[attr] = value
     _raise(errors)
     return {"name": name, **values}
 
@@ -492,8 +492,10 @@ def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
 
 
 # --- several writes in one transaction (a staged what-if) ----------------------------------------------------
-WriteKind = Literal["queue", "quota_group", "namespace"]
-_MODELS: dict[str, Any] = {"queue": Queue, "quota_group": QuotaGroup, "namespace": Namespace}
+WriteKind = Literal["queue", "quota_group", "namespace", "resource_flavor"]
+_MODELS: dict[str, Any] = {
+    "queue": Queue, "quota_group": QuotaGroup, "namespace": Namespace, "resource_flavor": ResourceFlavor,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -550,7 +552,12 @@ def _write_one(w: Write) -> None:
         return
     model = _MODELS[w.kind]
     instance = None if w.name is None else model.objects.get(name=w.name)
-    if w.kind == "queue":
+    if w.kind == "resource_flavor":
+        if w.delete:
+            delete_resource_flavor(instance)
+        else:
+            save_resource_flavor(instance, w.data)
+    elif w.kind == "queue":
         if w.delete:
             delete_queue(instance, cascade=w.cascade, force=w.force)
         else:

@@ -107,8 +107,8 @@ __all__ = [
     "job_manifests",
     "namespace_manifests",
     "queue_manifest",
-    "resource_flavor_manifest",
     "quota_group_manifest",
+    "resource_flavor_manifest",
 ]
 
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"

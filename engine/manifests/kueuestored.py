@@ -40,9 +40,9 @@ from typing import Any
 import yaml
 
 from engine.admission import AdmissionDraft
-from engine.limits import Limits, load_yaml
 from engine.flavors import flavored_nodes, flavored_tasks
 from engine.kueuepolicy import KueuePolicy
+from engine.limits import Limits, load_yaml
 from engine.manifests.common import _FieldError
 from engine.manifests.kueueconfig import (
     KueueConfiguration,

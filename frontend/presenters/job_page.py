@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
+from engine.flavors import flavors_sentence
 from engine.session.order import JobOrder, job_order
 from engine.session.reasons import BLOCKER_WORDS
 from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
@@ -350,6 +351,9 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "idle_gpu_seconds": podgroup.idle_gpu_seconds,
         "released_at": podgroup.released_at,
         "release_reason": podgroup.release_reason,
+        # Kueue's ResourceFlavors the sessions gave it ("spot for cpu, memory"), and why those
+        "flavors_text": flavors_sentence(podgroup.flavors or {}),
+        "flavor_assignment": podgroup.flavor_assignment or "",
     }
 
 

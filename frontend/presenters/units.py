@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 
-from engine.resources import display_factor, format_amount, nouns, resource_sort_key, unit_name
+from engine.resources import display_factor, format_amount, nouns, resource_sort_key, split_flavor, unit_name
 from engine.resources import is_unlimited as is_unlimited  # re-exported: the presenters read units.is_unlimited
 
 HIDDEN_RESOURCES = frozenset({"pods"})
@@ -88,5 +88,6 @@ def resources_of(*lists: Mapping[str, int] | None) -> list[str]:
 
 
 def label(resource: str) -> str:
-    """A resource name with its unit, for axis titles (``cpu (cores)``)."""
-    return f"{resource} ({unit_of(resource)[1]})"
+    """A resource name with its unit, for axis titles (``cpu (cores)``; a Kueue flavor's: ``cpu (spot, cores)``)."""
+    base, flavor = split_flavor(resource)
+    return f"{base} ({flavor + ', ' if flavor else ''}{unit_of(resource)[1]})"
