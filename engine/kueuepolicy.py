@@ -83,7 +83,7 @@ KUEUE_POLICY_HELP = (
     "(reclaimWithinCohort, borrowWithinCohort {policy, maxPriorityThreshold}, withinClusterQueue), admissionScope "
     '{admissionMode}, fairSharing {weight: a quantity, e.g. "0.75"}, resourceGroups [{coveredResources, flavors}] (the '
     "ResourceFlavors a resource's quota is in, in the order tried; their quotas are deserved's cpu@spot, ...), "
-    'flavorFungibility {whenCanBorrow, whenCanPreempt, preference}, and kind/name (the Kueue object it was read '
+    "flavorFungibility {whenCanBorrow, whenCanPreempt, preference}, and kind/name (the Kueue object it was read "
     'from), e.g. {"queueingStrategy": "StrictFIFO", "preemption": {"reclaimWithinCohort": "Any"}}; null: none'
 )
 

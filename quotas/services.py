@@ -245,7 +245,11 @@ def _flavor_errors(spec: QueueSpec) -> list[rules.FieldError]:
         return []
     known = set(ResourceFlavor.objects.filter(name__in={f for _, f in named}).values_list("name", flat=True))
     return [
-        rules.FieldError(where, f"no ResourceFlavor {flavor!r}: create it first (resource-flavors)", "unknown_flavor")
+        rules.FieldError(
+            where,
+            f"queue {spec.name}: {where}: no ResourceFlavor {flavor!r}: create it first (resource-flavors)",
+            "unknown_flavor",
+        )
         for where, flavor in named
         if flavor not in known
     ]

@@ -202,9 +202,7 @@ def stored_kueue_flavors(
     )
 
 
-def with_stored_flavors(
-    snapshot: Snapshot, read_specs: Callable[[], Mapping[str, ResourceFlavorSpec]]
-) -> Snapshot:
+def with_stored_flavors(snapshot: Snapshot, read_specs: Callable[[], Mapping[str, ResourceFlavorSpec]]) -> Snapshot:
     """``snapshot`` (read from the stored trees) with its ``kueue_flavors`` and its nodes and placed pods counted per
     flavor (the module docstring); ``read_specs`` gives the stored ResourceFlavors and is called only when some queue
     names a flavor. Without flavors, the snapshot as it is. Applying it twice changes nothing more."""

@@ -36,8 +36,10 @@ def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, F
     the session ran on, its waiting jobs given their flavors); returns how many rows changed."""
     given = job_flavors(snapshot)
     changed = []
-    rows = PodGroup.objects.filter(cluster=cluster).select_related("namespace").only(
-        "pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment"
+    rows = (
+        PodGroup.objects.filter(cluster=cluster)
+        .select_related("namespace")
+        .only("pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment")
     )
     for row in rows:
         key = f"{row.namespace.name}/{row.name}"

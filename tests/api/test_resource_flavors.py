@@ -62,10 +62,10 @@ def test_a_queue_quota_per_flavor_names_a_stored_flavor_and_keeps_it(admin_api: 
     r = admin_api.post("/api/v1/queues/", body, format="json")
     assert r.status_code == 400
     assert error_attrs(r) == {
-        "deserved.cpu@on-demand": "no ResourceFlavor 'on-demand': create it first (resource-flavors)",
-        "deserved.cpu@spot": "no ResourceFlavor 'spot': create it first (resource-flavors)",
-        "kueue.resourceGroups.0.flavors.0": "no ResourceFlavor 'on-demand': create it first (resource-flavors)",
-        "kueue.resourceGroups.0.flavors.1": "no ResourceFlavor 'spot': create it first (resource-flavors)",
+        "deserved.cpu@on-demand": "queue nlp: deserved.cpu@on-demand: no ResourceFlavor 'on-demand': create it first (resource-flavors)",
+        "deserved.cpu@spot": "queue nlp: deserved.cpu@spot: no ResourceFlavor 'spot': create it first (resource-flavors)",
+        "kueue.resourceGroups.0.flavors.0": "queue nlp: kueue.resourceGroups.0.flavors.0: no ResourceFlavor 'on-demand': create it first (resource-flavors)",
+        "kueue.resourceGroups.0.flavors.1": "queue nlp: kueue.resourceGroups.0.flavors.1: no ResourceFlavor 'spot': create it first (resource-flavors)",
     }
     assert not Queue.objects.filter(name="nlp").exists()
     for flavor in ({"name": "on-demand"}, SPOT):

@@ -52,3 +52,58 @@ def test_the_tree_pages_show_quota_and_usage_per_flavor(admin_client: Any, flavo
     assert '<option value="cpu@on-demand" >cpu (on-demand)</option>' in trees
     with open("/tmp/flavordb_trees.html", "w") as fh:
         fh.write(trees)
+
+
+def test_why_says_which_flavor_and_why_in_the_api_and_the_cli(admin_client: Any, flavored: Any, capsys: Any) -> None:
+    from controlplane.cli.job import print_job, print_why
+    from scheduling.models import PodGroup
+
+    pg = PodGroup.objects.get(name="podgroup-big")
+    why = admin_client.get(f"/api/v1/podgroups/{pg.pk}/why/").json()
+    assert why["flavors"] == {"cpu": "spot", "memory": "spot"}
+    assert why["flavors_text"] == "spot for cpu, memory"
+    assert why["flavor_assignment"].startswith("flavor spot for cpu, memory (tried on-demand: would need a preemption")
+    print_why({"why": why})
+    out = capsys.readouterr().out
+    assert "\nFlavor: spot for cpu, memory\n  Why: flavor spot for cpu, memory (tried on-demand: " in out
+    job = admin_client.get(f"/api/v1/podgroups/{pg.pk}/").json()
+    assert job["flavors"] == {"cpu": "spot", "memory": "spot"}
+    print_job({"job": job, "pods": [], "evictions": []})
+    assert "spot for cpu, memory" in capsys.readouterr().out
+
+
+def test_the_editor_shows_and_keeps_the_quota_per_flavor(admin_client: Any, db: Any) -> None:
+    import json
+
+    from engine.resources import ResourceList
+    from quotas import services
+    from quotas.models import Queue
+    from tests.frontend.test_editor import errors_of, queue_form
+
+    services.ensure_builtins()
+    for name in ("on-demand", "spot"):
+        services.save_resource_flavor(None, {"name": name, "node_labels": {"type": name}})
+    groups = {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": ["on-demand", "spot"]}]}
+    services.save_queue(
+        None, {"name": "nlp", "deserved": ResourceList({"cpu@on-demand": 4_000, "cpu@spot": 8_000}), "kueue": groups}
+    )
+    page = admin_client.get("/edit/queues/nlp/")
+    html = page.content.decode()
+    assert "cpu (spot) <span" in html and "cpu (on-demand) <span" in html  # a row per flavor, in cores
+    form = page.context["form"]
+    assert form["deserved__cpu@spot"].initial == "8"
+    data = queue_form(
+        "nlp", Queue.objects.get(name="nlp").version, **{"deserved_cpu@on-demand": "4", "deserved_cpu@spot": "6"}
+    )
+    saved = admin_client.post("/edit/queues/nlp/", {**data, "kueue": json.dumps(groups)})
+    assert saved.status_code == 302, errors_of(saved)
+    queue = Queue.objects.get(name="nlp")
+    assert queue.deserved == {"cpu@on-demand": 4_000, "cpu@spot": 6_000} and queue.kueue == groups
+    data = queue_form("nlp", Queue.objects.get(name="nlp").version, **{"deserved_cpu@on-demand": "4"})
+    added = {"extra_resource": "cpu@gold", "deserved____new__": "6", "kueue": json.dumps(groups)}
+    refused = admin_client.post("/edit/queues/nlp/", {**data, **added})
+    assert refused.status_code == 400
+    assert errors_of(refused) == {  # (the editor shows a new resource's rule errors above the form)
+        "__all__": ["queue nlp: deserved.cpu@gold: no ResourceFlavor 'gold': create it first (resource-flavors)"]
+    }
+    assert Queue.objects.get(name="nlp").deserved == {"cpu@on-demand": 4_000, "cpu@spot": 6_000}

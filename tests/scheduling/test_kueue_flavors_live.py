@@ -188,8 +188,9 @@ def test_the_live_session_gives_the_flavor_simulate_gives(kueue_cluster: Any) ->
     sessions.run_scheduling_session(kueue_cluster)
     live = {
         f"team-a/{name}": node
-        for name, node in Pod.objects.filter(cluster=kueue_cluster, status__in=("Bound", "Binding", "Allocated"))
-        .values_list("name", "node__name")
+        for name, node in Pod.objects.filter(
+            cluster=kueue_cluster, status__in=("Bound", "Binding", "Allocated")
+        ).values_list("name", "node__name")
     }
     assert live == bindings
     rows = {f"{ns}/{name}": (fl, why) for ns, name, fl, why in PodGroup.objects.values_list(

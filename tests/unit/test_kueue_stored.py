@@ -178,14 +178,29 @@ def test_a_scheduler_policy_naming_kueuefair_is_used_as_written() -> None:
         # Kueue's flavored resource groups and flavorFungibility (ResourceFlavors stored on the trees)
         (
             {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": ["Spot_1"]}]},
-            [("kueue.resourceGroups.0.flavors.0", "'Spot_1' is not a ResourceFlavor name (a DNS-1123 subdomain, e.g. spot)")],
+            [
+                (
+                    "kueue.resourceGroups.0.flavors.0",
+                    "'Spot_1' is not a ResourceFlavor name (a DNS-1123 subdomain, e.g. spot)",
+                )
+            ],
         ),
         (
             {"resourceGroups": [{"coveredResources": ["cpu@spot"], "flavors": ["spot"]}]},
-            [("kueue.resourceGroups.0.coveredResources.0", "'cpu@spot': name the resource (cpu), not one of its flavors")],
+            [
+                (
+                    "kueue.resourceGroups.0.coveredResources.0",
+                    "'cpu@spot': name the resource (cpu), not one of its flavors",
+                )
+            ],
         ),
         (
-            {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": ["a"]}, {"coveredResources": ["cpu"], "flavors": ["b"]}]},
+            {
+                "resourceGroups": [
+                    {"coveredResources": ["cpu"], "flavors": ["a"]},
+                    {"coveredResources": ["cpu"], "flavors": ["b"]},
+                ]
+            },
             [("kueue.resourceGroups.1.coveredResources", "cpu is covered by an earlier resource group too")],
         ),
         (

@@ -31,7 +31,9 @@ def test_the_stored_flavors_give_the_snapshot_simulate_gives() -> None:
     assert {n: dict(v.allocatable) for n, v in live.nodes.items()} == {
         n: dict(v.allocatable) for n, v in simulated.nodes.items()
     }
-    assert {u: dict(t.request) for u, t in live.tasks.items()} == {u: dict(t.request) for u, t in simulated.tasks.items()}
+    assert {u: dict(t.request) for u, t in live.tasks.items()} == {
+        u: dict(t.request) for u, t in simulated.tasks.items()
+    }
     _, chosen_live = assign_flavors(live)
     _, chosen_sim = assign_flavors(simulated)
     assert {k: c.sentence() for k, c in chosen_live.items()} == {k: c.sentence() for k, c in chosen_sim.items()}
