@@ -600,10 +600,22 @@ def export_trees(snapshot: Snapshot, fmt: str) -> list[dict[str, Any]]:
 
 def export_notes(snapshot: Snapshot, fmt: str) -> list[str]:
     """What the manifests of ``fmt`` cannot express of ``snapshot``'s trees, one line each (Volcano's and
-    Koordinator's formats hold their trees whole: no lines)."""
+    Koordinator's formats hold their trees whole, except a Kueue ResourceFlavor's quota: one line)."""
     if fmt not in FORMATS:
         raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
-    return _kueue_export(snapshot)[1] if fmt == "kueue" else []
+    if fmt == "kueue":
+        return _kueue_export(snapshot)[1]
+    flavored = sorted(
+        name
+        for name, q in snapshot.queues.items()
+        if any(FLAVOR_MARK in key for amounts in (q.deserved, q.capability, q.guarantee) for key in amounts or ())
+    )
+    if fmt == "volcano" and flavored:
+        return [
+            f"queues {', '.join(flavored)}: their quota per Kueue ResourceFlavor (cpu@spot) is written as is; Volcano "
+            "reads each such key as a resource of its own, which no node offers (export --format kueue keeps them)"
+        ]
+    return []
 
 
 # -- one job ------------------------------------------------------------------------------------------------------

@@ -72,3 +72,14 @@ def test_the_flavors_read_for_people() -> None:
     given = {"memory": "spot", "nvidia.com/gpu": "a100", "cpu": "spot"}
     assert flavors_sentence(given) == "spot for cpu, memory; a100 for nvidia.com/gpu"
     assert flavors_sentence({}) == ""
+
+
+def test_the_volcano_export_says_it_writes_the_quota_per_flavor_as_is() -> None:
+    from engine.manifests.export import export_notes
+
+    snapshot = load_manifests([("in.yaml", TEXT)]).snapshot
+    assert export_notes(snapshot, "volcano") == [
+        "queues team-a: their quota per Kueue ResourceFlavor (cpu@spot) is written as is; Volcano reads each such key "
+        "as a resource of its own, which no node offers (export --format kueue keeps them)"
+    ]
+    assert export_notes(unflavored(snapshot), "volcano") == []
