@@ -71,6 +71,13 @@ def human(
     return f"{text} {name}"
 
 
+def in_list(amount: int | None, resource: str) -> str:
+    """:func:`human` for a list of amounts side by side: a Kueue flavor's amount says its flavor (``3 cores (spot)``),
+    where ``cpu@spot`` and ``cpu@on-demand`` would otherwise both read ``cores``."""
+    flavor = split_flavor(resource)[1]
+    return f"{human(amount, resource)} ({flavor})" if flavor else human(amount, resource)
+
+
 def quantity(amount: int | None, resource: str) -> str:
     """The exact amount without its unit, as people read it (``1.5`` cores, ``3`` GPUs, ``96Gi``) or ``unlimited``
     (``engine.resources.format_amount``: a GPU amount reads ``3.2`` only when it truly is fractional)."""

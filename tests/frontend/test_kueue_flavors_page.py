@@ -33,9 +33,11 @@ def test_the_job_page_shows_the_flavor_and_why(admin_client: Any, flavored: Any)
     page = admin_client.get("/jobs/team-a/podgroup-big/?cluster=kfl").content.decode()
     assert '<p data-testid="job-flavor"><strong>Flavor:</strong> spot for cpu, memory' in page
     assert (
-        "why: flavor spot for cpu, memory (tried on-demand: would need a preemption its ClusterQueue may not make "
+        "Kueue's flavor assignment: flavor spot for cpu, memory (tried on-demand: would need a preemption its ClusterQueue may not make "
         "(3 cores of cpu asked, 2 cores unused); spot: fits)"
     ) in page
+    # the governing path shows the tree nodes' quota in the job's flavor
+    assert '<span class="muted">cpu (spot)</span> allocated 3 cores · deserved 8 cores · capability 8 cores' in page
     small = admin_client.get("/jobs/team-a/podgroup-small/").content.decode()
     assert "<strong>Flavor:</strong> on-demand for cpu, memory" in small
 
@@ -47,6 +49,7 @@ def test_the_tree_pages_show_quota_and_usage_per_flavor(admin_client: Any, flavo
     assert '<td class="num" data-testid="entitled-cpu@spot">8 cores</td><td class="num">3 cores</td>' in page
     assert '<td class="num" data-testid="entitled-cpu@on-demand">4 cores</td><td class="num">4 cores</td>' in page
     assert '<td class="num" data-testid="entitled-memory@spot">32 GiB</td>' in page
+    assert "4 cores (on-demand), 3 cores (spot)" in page  # the namespaces' amounts side by side say their flavor
     trees = admin_client.get("/trees/queues/?cluster=kfl&resource=cpu@spot").content.decode()
     assert '<option value="cpu@spot" selected>cpu (spot)</option>' in trees
     assert '<option value="cpu@on-demand" >cpu (on-demand)</option>' in trees
