@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from engine.flavors import FlavorChoice, flavor_of_request
 from engine.objects import Snapshot
+from scheduling.choices import PodGroupPhase
 from scheduling.models import Cluster, PodGroup
 
 __all__ = ["job_flavors", "record_flavors"]
@@ -38,13 +39,14 @@ def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, F
     changed = []
     rows = (
         PodGroup.objects.filter(cluster=cluster)
+        .exclude(phase=PodGroupPhase.COMPLETED)  # out of the snapshot: keeps what it ran with
         .select_related("namespace")
         .only("pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment")
     )
     for row in rows:
         key = f"{row.namespace.name}/{row.name}"
         if key not in snapshot.podgroups:
-            continue  # completed: keeps what it ran with
+            continue
         flavors = given.get(key)
         sentence = choices[key].sentence() if key in choices else row.flavor_assignment
         if flavors is None and key not in choices:

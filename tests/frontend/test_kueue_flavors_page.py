@@ -40,6 +40,10 @@ def test_the_job_page_shows_the_flavor_and_why(admin_client: Any, flavored: Any)
     assert '<span class="muted">cpu (spot)</span> allocated 3 cores · deserved 8 cores · capability 8 cores' in page
     small = admin_client.get("/jobs/team-a/podgroup-small/").content.decode()
     assert "<strong>Flavor:</strong> on-demand for cpu, memory" in small
+    huge = admin_client.get("/jobs/team-a/podgroup-huge/").content.decode()  # waits: no flavor fits
+    assert (
+        "Kueue's flavor assignment: no flavor fits: held on flavor on-demand for cpu, memory (tried on-demand: " in huge
+    )
 
 
 def test_the_tree_pages_show_quota_and_usage_per_flavor(admin_client: Any, flavored: Any) -> None:

@@ -90,11 +90,12 @@ status: {{phase: {status}}}
 
 
 # on-demand has 4 cpu, 2 of them taken by ``running``: ``big`` (3 cpu, first) does not fit there and goes to spot,
-# ``small`` (2 cpu) then fits on-demand
+# ``small`` (2 cpu) then fits on-demand; ``huge`` (20 cpu) fits in no flavor: held on the first, it waits
 JOBS = (
     _pod("running", 2, "2026-01-01T00:00:00Z", node="od-1")
     + _pod("big", 3, "2026-01-01T00:01:00Z")
     + _pod("small", 2, "2026-01-01T00:02:00Z")
+    + _pod("huge", 20, "2026-01-01T00:03:00Z")
 )
 TEXT = FLAVORS + NODES + JOBS
 
@@ -204,6 +205,9 @@ def test_the_live_session_gives_the_flavor_simulate_gives(kueue_cluster: Any) ->
         "(3 cores of cpu asked, 2 cores unused); spot: fits)"
     )
     assert rows["team-a/podgroup-small"][1] == "flavor on-demand for cpu, memory (tried on-demand: fits)"
+    assert rows["team-a/podgroup-huge"][1].startswith(
+        "no flavor fits: held on flavor on-demand for cpu, memory (tried "
+    )
     assert rows["team-a/podgroup-running"] == ({"cpu": "on-demand", "memory": "on-demand"}, None)
 
 
