@@ -236,3 +236,19 @@ def test_the_kueue_export_of_the_stored_trees_gives_the_flavors_back(kueue_clust
     local = [d for d in yaml.safe_load_all(FLAVORS) if d["kind"] == "LocalQueue"]
     exported = yaml.safe_dump_all([*docs, *local], sort_keys=False) + NODES + JOBS
     assert _simulated(exported) == _simulated(TEXT)
+
+
+def test_a_what_ifs_impact_gives_the_waiting_jobs_their_flavors() -> None:
+    import dataclasses
+
+    from engine.resources import ResourceList
+    from planning.values_api import session_impact
+
+    before = load_manifests([("in.yaml", TEXT)]).snapshot
+    queue = before.queues["team-a"]
+    smaller = dataclasses.replace(queue, deserved=ResourceList({**queue.deserved.raw, "cpu@spot": 2_000}))
+    after = before.replace(queues={**before.queues, "team-a": smaller})
+    changed = session_impact(before, after)["podgroups"]
+    # before, ``big`` is given spot and placed; with 2 spot cpu it fits no flavor and waits
+    assert changed["team-a/podgroup-big"]["before"]["placed"] == 1
+    assert changed["team-a/podgroup-big"]["after"]["placed"] == 0
