@@ -57,6 +57,7 @@ __all__ = [
     "flavors_sentence",
     "node_flavor",
     "unflavored",
+    "with_kept_flavors",
 ]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
@@ -413,6 +414,39 @@ def assign_flavors(snapshot: Snapshot) -> tuple[Snapshot, dict[str, FlavorChoice
             podgroups.append(dataclasses.replace(pg, min_resources=_renamed(plain, keys)))
     out = snapshot.with_tasks(changed) if changed else snapshot
     return (out.with_podgroups(podgroups) if podgroups else out), choices
+
+
+def with_kept_flavors(snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]]) -> Snapshot:
+    """``snapshot`` with the pods not on a node of each admitted job (its podgroup past Pending, or with a pod on a
+    node) asking for the flavors it was given, for a store whose pods keep their plain requests (the dashboard's): a
+    job keeps its flavors until it ends, as in ``fairway simulate``, where its pods keep the flavored keys. A job's
+    flavors are those of its pods on nodes (``flavored_tasks``), then ``stored`` (by podgroup key, resource ->
+    flavor: the assignment kept with it); a flavor the snapshot does not have for a resource is left out. Waiting jobs
+    are left to ``assign_flavors``."""
+    flavors = snapshot.kueue_flavors
+    if flavors is None:
+        return snapshot
+    changed: list[TaskInfo] = []
+    podgroups: list[PodGroupInfo] = []
+    for key, tasks in snapshot.tasks_by_podgroup.items():
+        pg = snapshot.podgroups.get(key)
+        placed = [t for t in tasks if t.node is not None]
+        if pg is None or (pg.phase == PodGroupPhase.PENDING and not placed):
+            continue
+        chosen = dict(stored.get(key, {}))
+        for task in placed:
+            chosen.update(flavor_of_request(task.request))
+        chosen = {r: f for r, f in chosen.items() if f in flavors.resources.get(r, ())}
+        if not chosen:
+            continue
+        for task in tasks:
+            if task.node is None and task.status not in _DONE and any(r in chosen for r in task.request.raw):
+                changed.append(_given(task, chosen, flavors))
+        if pg.min_resources is not None and any(r in chosen for r in pg.min_resources.raw):
+            keys = {r: flavored(r, f) for r, f in chosen.items()}
+            podgroups.append(dataclasses.replace(pg, min_resources=_renamed(pg.min_resources, keys)))
+    out = snapshot.with_tasks(changed) if changed else snapshot
+    return out.with_podgroups(podgroups) if podgroups else out
 
 
 def _summed(amounts: Mapping[str, int]) -> ResourceList:

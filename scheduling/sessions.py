@@ -17,14 +17,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import collector
-from engine.flavors import assign_flavors
+from engine.flavors import assign_flavors, with_kept_flavors
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
 from scheduling.agent import cluster_disrupted
 from scheduling.feed.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
 from scheduling.store import BindingStream, apply_decisions, record_failure, save_past_usage
-from scheduling.store.flavors import record_flavors
+from scheduling.store.flavors import kept_flavors, record_flavors
 
 __all__ = ["load_over_since", "run_recycle_pass", "run_scheduling_session", "save_over_since"]
 
@@ -65,6 +65,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                     # Kueue's ResourceFlavors: each waiting job given its flavors as ``fairway simulate`` gives them
                     # (``engine.flavors``), kept on its row; its pods are then new objects every session, so the
                     # session builds its state in full rather than from the kept one (which is dropped)
+                    snapshot = with_kept_flavors(snapshot, kept_flavors(cluster))  # admitted: theirs
                     snapshot, chosen = assign_flavors(snapshot)
                     record_flavors(cluster, snapshot, chosen)
                     carry.clear()

@@ -3,7 +3,8 @@ rows: ``PodGroup.flavors`` (resource -> flavor) and ``PodGroup.flavor_assignment
 assignment tried), which the job page, ``why`` and the API show.
 
 A waiting job is given its flavors afresh before each session (``engine.flavors.assign_flavors``, as ``fairway
-simulate`` does); a job with pods on nodes keeps the flavors of those nodes. Only the rows whose values changed are
+simulate`` does); an admitted job keeps its flavors (``kept_flavors`` gives them back to the session, whose pods are
+read with their plain requests: ``engine.flavors.with_kept_flavors``), those of its pods on nodes first. Only the rows whose values changed are
 written, in the session's transaction.
 """
 
@@ -16,7 +17,7 @@ from engine.objects import Snapshot
 from scheduling.choices import PodGroupPhase
 from scheduling.models import Cluster, PodGroup
 
-__all__ = ["job_flavors", "record_flavors"]
+__all__ = ["job_flavors", "kept_flavors", "record_flavors"]
 
 
 def job_flavors(snapshot: Snapshot) -> dict[str, dict[str, str]]:
@@ -57,3 +58,13 @@ def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, F
     if changed:
         PodGroup.objects.bulk_update(changed, ["flavors", "flavor_assignment"], batch_size=1000)
     return len(changed)
+
+
+def kept_flavors(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """The flavors kept with each of the cluster's podgroups that is not Completed, by key (one query)."""
+    rows = (
+        PodGroup.objects.filter(cluster=cluster, flavors__isnull=False)
+        .exclude(phase=PodGroupPhase.COMPLETED)
+        .values_list("namespace__name", "name", "flavors")
+    )
+    return {f"{ns}/{name}": dict(flavors) for ns, name, flavors in rows if isinstance(flavors, dict)}

@@ -252,3 +252,61 @@ def test_a_what_ifs_impact_gives_the_waiting_jobs_their_flavors() -> None:
     # before, ``big`` is given spot and placed; with 2 spot cpu it fits no flavor and waits
     assert changed["team-a/podgroup-big"]["before"]["placed"] == 1
     assert changed["team-a/podgroup-big"]["after"]["placed"] == 0
+
+
+GANG = """
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: gang, namespace: team-a}
+spec: {queue: team-a, minMember: 1}
+status: {phase: Running}
+"""
+
+
+def _member(name: str, node: str = "") -> str:
+    placed = f"nodeName: {node}, " if node else ""
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: team-a
+  annotations: {{scheduling.k8s.io/group-name: gang}}
+spec: {{{placed}schedulerName: fairway, containers: [{{name: c, resources: {{requests: {{cpu: "2"}}}}}}]}}
+status: {{phase: {"Running" if node else "Pending"}}}
+"""
+
+
+def test_an_admitted_jobs_pods_keep_its_flavor_in_the_next_sessions(kueue_cluster: Any) -> None:
+    """The rows keep a pod's plain request: a job running on spot whose second pod waits gets that pod placed on
+    spot (its flavor kept), as simulate, where its pods keep the flavored keys, places it."""
+    from scheduling import sessions
+    from scheduling.models import Pod, PodGroup
+
+    text = FLAVORS + NODES + GANG + _member("g-0", node="spot-1") + _member("g-1")
+    _import(kueue_cluster, text)
+    sessions.run_scheduling_session(kueue_cluster)
+    assert Pod.objects.get(name="g-1").node.name == "spot-1"
+    assert _simulated(text)[0] == {"team-a/g-1": "spot-1"}
+    assert PodGroup.objects.get(name="gang").flavors == {"cpu": "spot"}
+
+
+def test_an_admitted_job_without_a_pod_on_a_node_keeps_the_flavor_kept_with_it() -> None:
+    import dataclasses
+
+    from engine.flavors import with_kept_flavors
+    from engine.objects import PodGroupPhase
+
+    snapshot = load_manifests([("in.yaml", TEXT)]).snapshot
+    key = "team-a/podgroup-small"
+    admitted = snapshot.replace(
+        podgroups={**snapshot.podgroups, key: dataclasses.replace(snapshot.podgroups[key], phase=PodGroupPhase.INQUEUE)}
+    )
+    kept = with_kept_flavors(admitted, {key: {"cpu": "spot", "memory": "spot"}})
+    [pod] = kept.tasks_by_podgroup[key]
+    assert dict(pod.request) == {"cpu@spot": 2_000, "memory@spot": 2**30}
+    assert any(t.key == "spot" for t in pod.tolerations)  # the flavor's tolerations
+    waiting = with_kept_flavors(snapshot, {key: {"cpu": "spot"}})  # a waiting job is the assignment's
+    assert dict(waiting.tasks_by_podgroup[key][0].request) == {"cpu": 2_000, "memory": 2**30}
