@@ -114,3 +114,20 @@ def test_the_editor_shows_and_keeps_the_quota_per_flavor(admin_client: Any, db: 
         "__all__": ["queue nlp: deserved.cpu@gold: no ResourceFlavor 'gold': create it first (resource-flavors)"]
     }
     assert Queue.objects.get(name="nlp").deserved == {"cpu@on-demand": 4_000, "cpu@spot": 6_000}
+
+
+def test_the_other_pages_read_the_flavors_as_people_do(admin_client: Any, flavored: Any) -> None:
+    overview = admin_client.get("/overview/?cluster=kfl").content.decode()
+    assert '<th scope="row">cpu (spot)</th>' in overview  # capacity per flavor
+    for url in ("/trees/quotas/", "/nodes/", "/nodes/spot-1/", "/jobs/", "/edit/", "/whatif/"):
+        page = admin_client.get(url)
+        assert page.status_code == 200, url
+        assert "cpu@spot</th>" not in page.content.decode(), url
+
+
+def test_the_export_endpoint_writes_the_stored_flavors(admin_client: Any, flavored: Any) -> None:
+    docs = admin_client.get("/api/v1/export/?format=kueue&output=json&cluster=kfl").json()
+    flavors = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "ResourceFlavor"}
+    assert flavors["spot"]["nodeLabels"] == {"type": "spot"} and flavors["spot"]["topologyName"] == "default"
+    [cq] = [d for d in docs if d["kind"] == "ClusterQueue" and d["metadata"]["name"] == "team-a"]
+    assert [f["name"] for f in cq["spec"]["resourceGroups"][-1]["flavors"]] == ["on-demand", "spot"]
