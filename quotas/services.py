@@ -17,7 +17,7 @@ from engine import rules, treefields
 from engine.kueuepolicy import parse_kueue_policy
 from engine.manifests.kueue import resource_flavor_spec
 from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
-from engine.resources import FLAVOR_NAME_RE, ResourceList, split_flavor
+from engine.resources import FLAVOR_MARK, FLAVOR_NAME_RE, ResourceList, split_flavor
 from engine.treefields import FieldKind
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 
@@ -286,6 +286,33 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
         else:
             found = rules.quota_group_warnings(after, new, old, total=c.total, cluster=named)
         out += [w for w in found if w not in out]
+    if kind == "queue":
+        out += _plain_beside_flavored(after, new)
+    return out
+
+
+def _plain_beside_flavored(tree: Mapping[str, QueueSpec], new: QueueSpec) -> list[rules.FieldError]:
+    """A warning for each plain resource of ``new``'s quota that the tree gives per ResourceFlavor elsewhere: the
+    nodes then offer it per flavor (``engine.manifests.kueuestored``), so a plain quota of it admits nothing."""
+    per_flavor: dict[str, set[str]] = {}
+    for name, spec in tree.items():
+        for resource in {
+            split_flavor(k)[0] for f in _FLAVORED_FIELDS for k in getattr(spec, f) or () if FLAVOR_MARK in k
+        }:
+            per_flavor.setdefault(resource, set()).add(name)
+    out = []
+    for field_name in _FLAVORED_FIELDS:
+        for key in getattr(new, field_name) or ():
+            if key in per_flavor:
+                where = ", ".join(sorted(per_flavor[key])[:3])
+                out.append(
+                    rules.FieldError(
+                        f"{field_name}.{key}",
+                        f"{key} has quota per ResourceFlavor in {where}: the nodes offer it per flavor, so a plain "
+                        f"{key} quota admits nothing (give it per flavor, {key}@<flavor>)",
+                        "plain_beside_flavored",
+                    )
+                )
     return out
 
 

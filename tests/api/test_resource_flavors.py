@@ -101,3 +101,18 @@ def test_a_podgroups_flavors_are_read_only(admin_api: Any) -> None:
     assert r.status_code == 201, r.json()
     assert r.json()["flavors"] is None and r.json()["flavor_assignment"] is None
     assert PodGroup.objects.get(name="j").flavors is None
+
+
+def test_a_plain_quota_beside_a_quota_per_flavor_is_accepted_with_a_warning(admin_api: Any) -> None:
+    assert admin_api.post("/api/v1/resource-flavors/", SPOT, format="json").status_code == 201
+    r = admin_api.post("/api/v1/queues/", {"name": "kueue-a", "deserved": {"cpu@spot": "8"}}, format="json")
+    assert r.status_code == 201, r.json()
+    assert not [w for w in r.json().get("warnings", []) if w["code"] == "plain_beside_flavored"]
+    r = admin_api.post("/api/v1/queues/", {"name": "volcano-b", "deserved": {"cpu": "2"}}, format="json")
+    assert r.status_code == 201, r.json()
+    [warning] = [w for w in r.json()["warnings"] if w["code"] == "plain_beside_flavored"]
+    assert warning["attr"] == "deserved.cpu"
+    assert warning["detail"] == (
+        "cpu has quota per ResourceFlavor in kueue-a: the nodes offer it per flavor, so a plain cpu quota admits "
+        "nothing (give it per flavor, cpu@<flavor>)"
+    )
