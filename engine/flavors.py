@@ -268,13 +268,14 @@ class _Assigner:
         """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr``, with the reason when it does not simply fit."""
         tree = self.tree
         resource = fr[1]
-        asked = f"{words_of(value, resource)} of {resource} asked"
         most = tree.potential_available(queue, fr)
         if value > most:
+            asked = f"{words_of(value, resource)} of {resource} asked"
             return _Mode(_NO_FIT, 0), f"{asked}, at most {words_of(most, resource)}"
         available = tree.available(queue, fr)
-        if value <= available:
+        if value <= available:  # (the sentences only for what does not simply fit: most workloads fit)
             return _Mode(_FIT, self._borrow_level(queue, fr, value)), ""
+        asked = f"{words_of(value, resource)} of {resource} asked"
         reason = f"{asked}, {words_of(max(available, 0), resource)} unused"
         # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or when it may
         # preempt while borrowing; whether there are workloads to preempt is the ClusterQueue's policies' question
