@@ -573,6 +573,13 @@ def _flavor_spec(name: str, spec: Mapping[str, Any], where: str) -> ResourceFlav
         _toleration(raw, f"{where}.tolerations[{i}]")
         for i, raw in enumerate(_list(spec.get("tolerations"), f"{where}.tolerations"))
     )
+    for i, tol in enumerate(tolerations):  # as the API server checks a pod's (the flavor's go onto its pods)
+        if tol.operator not in ("Equal", "Exists", ""):
+            raise _FieldError(f"{where}.tolerations[{i}].operator: {tol.operator!r} is not one of Equal, Exists")
+        if tol.effect not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise _FieldError(
+                f"{where}.tolerations[{i}].effect: {tol.effect!r} is not one of NoSchedule, PreferNoSchedule, NoExecute"
+            )
     topology = _str(spec.get("topologyName"), f"{where}.topologyName")
     return ResourceFlavorSpec(
         name=name,

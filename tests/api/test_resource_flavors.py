@@ -47,6 +47,10 @@ def test_a_flavor_is_created_read_changed_and_deleted(admin_api: Any) -> None:
         ),
         ({**SPOT, "node_labels": {"type": 3}}, {"node_labels": "node_labels.type: 3 is not a string"}),
         ({**SPOT, "node_labels": ["type"]}, {"node_labels": "node_labels: expected a mapping, got a list"}),
+        (
+            {**SPOT, "tolerations": [{"key": "spot", "operator": "Weird"}]},
+            {"tolerations": "tolerations[0].operator: 'Weird' is not one of Equal, Exists"},
+        ),
     ],
 )
 def test_bad_input_is_refused_naming_the_field(admin_api: Any, body: dict[str, Any], attrs: dict[str, str]) -> None:
