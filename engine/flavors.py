@@ -42,7 +42,7 @@ from engine.objects import (
     TaskInfo,
     Toleration,
 )
-from engine.resources import FLAVOR_MARK, ResourceList, split_flavor
+from engine.resources import FLAVOR_MARK, ResourceList, sorted_resources, split_flavor
 from engine.vocabulary import PodGroupPhase, TaskStatus
 from engine.wording import amount as words_of
 
@@ -54,8 +54,10 @@ __all__ = [
     "flavored",
     "flavored_nodes",
     "flavored_tasks",
+    "flavors_sentence",
     "node_flavor",
     "unflavored",
+    "with_kept_flavors",
 ]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
@@ -80,6 +82,15 @@ def flavor_of_request(request: Mapping[str, int]) -> dict[str, str]:
         if flavor:
             out[resource] = flavor
     return out
+
+
+def flavors_sentence(flavors: Mapping[str, str]) -> str:
+    """A job's flavors for people, by flavor in the order first met over its resources in display order:
+    ``spot for cpu, memory; a100 for nvidia.com/gpu`` ('' for none)."""
+    by_flavor: dict[str, list[str]] = {}
+    for resource in sorted_resources(flavors):
+        by_flavor.setdefault(flavors[resource], []).append(resource)
+    return "; ".join(f"{flavor} for {', '.join(rs)}" for flavor, rs in by_flavor.items())
 
 
 # -- nodes and the pods on them -----------------------------------------------------------------------------------
@@ -257,13 +268,14 @@ class _Assigner:
         """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr``, with the reason when it does not simply fit."""
         tree = self.tree
         resource = fr[1]
-        asked = f"{words_of(value, resource)} of {resource} asked"
         most = tree.potential_available(queue, fr)
         if value > most:
+            asked = f"{words_of(value, resource)} of {resource} asked"
             return _Mode(_NO_FIT, 0), f"{asked}, at most {words_of(most, resource)}"
         available = tree.available(queue, fr)
-        if value <= available:
+        if value <= available:  # (the sentences only for what does not simply fit: most workloads fit)
             return _Mode(_FIT, self._borrow_level(queue, fr, value)), ""
+        asked = f"{words_of(value, resource)} of {resource} asked"
         reason = f"{asked}, {words_of(max(available, 0), resource)} unused"
         # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or when it may
         # preempt while borrowing; whether there are workloads to preempt is the ClusterQueue's policies' question
@@ -403,6 +415,39 @@ def assign_flavors(snapshot: Snapshot) -> tuple[Snapshot, dict[str, FlavorChoice
             podgroups.append(dataclasses.replace(pg, min_resources=_renamed(plain, keys)))
     out = snapshot.with_tasks(changed) if changed else snapshot
     return (out.with_podgroups(podgroups) if podgroups else out), choices
+
+
+def with_kept_flavors(snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]]) -> Snapshot:
+    """``snapshot`` with the pods not on a node of each admitted job (its podgroup past Pending, or with a pod on a
+    node) asking for the flavors it was given, for a store whose pods keep their plain requests (the dashboard's): a
+    job keeps its flavors until it ends, as in ``fairway simulate``, where its pods keep the flavored keys. A job's
+    flavors are those of its pods on nodes (``flavored_tasks``), then ``stored`` (by podgroup key, resource ->
+    flavor: the assignment kept with it); a flavor the snapshot does not have for a resource is left out. Waiting jobs
+    are left to ``assign_flavors``."""
+    flavors = snapshot.kueue_flavors
+    if flavors is None:
+        return snapshot
+    changed: list[TaskInfo] = []
+    podgroups: list[PodGroupInfo] = []
+    for key, tasks in snapshot.tasks_by_podgroup.items():
+        pg = snapshot.podgroups.get(key)
+        placed = [t for t in tasks if t.node is not None]
+        if pg is None or (pg.phase == PodGroupPhase.PENDING and not placed):
+            continue
+        chosen = dict(stored.get(key, {}))
+        for task in placed:
+            chosen.update(flavor_of_request(task.request))
+        chosen = {r: f for r, f in chosen.items() if f in flavors.resources.get(r, ())}
+        if not chosen:
+            continue
+        for task in tasks:
+            if task.node is None and task.status not in _DONE and any(r in chosen for r in task.request.raw):
+                changed.append(_given(task, chosen, flavors))
+        if pg.min_resources is not None and any(r in chosen for r in pg.min_resources.raw):
+            keys = {r: flavored(r, f) for r, f in chosen.items()}
+            podgroups.append(dataclasses.replace(pg, min_resources=_renamed(pg.min_resources, keys)))
+    out = snapshot.with_tasks(changed) if changed else snapshot
+    return out.with_podgroups(podgroups) if podgroups else out
 
 
 def _summed(amounts: Mapping[str, int]) -> ResourceList:

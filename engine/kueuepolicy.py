@@ -10,6 +10,11 @@
   LowerPriority, ``maxPriorityThreshold``), ``withinClusterQueue`` (Never, LowerPriority, LowerOrNewerEqualPriority);
 * ``admissionScope``: ``{"admissionMode": "UsageBasedAdmissionFairSharing"}`` (or ``NoAdmissionFairSharing``);
 * ``fairSharing``: ``{"weight": "0.75"}``, Kueue's weight as an exact quantity (0, or above 10^-9, at most 65535);
+* ``resourceGroups``: a ClusterQueue's resource groups whose resources have quota in several ResourceFlavors, each
+  ``{"coveredResources": [...], "flavors": [...]}`` with its flavors in the order Kueue tries them (their quotas are
+  the queue's ``deserved``, ``borrowing_limit`` and ``lending_limit`` under the flavored keys, ``cpu@spot``:
+  ``engine.flavors``); ``flavorFungibility``: ``whenCanBorrow`` (MayStopSearch, TryNextFlavor), ``whenCanPreempt``
+  (TryNextFlavor, MayStopSearch), ``preference`` (BorrowingOverPreemption, PreemptionOverBorrowing);
 * ``kind`` and ``name``: the Kueue object the queue stands for (``Cohort`` or ``ClusterQueue``) and its Kueue name
   where that differs from the queue's (a ClusterQueue named ``root`` is the queue ``root-clusterqueue``).
 
@@ -26,13 +31,20 @@ Pure module: plain data, no Django.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from engine.admission import SELECTOR_OPERATORS, LabelSelector, SelectorTerm
-from engine.objects import KueueName, KueuePreemption
-from engine.resources import QuantityError, format_exact_quantity, parse_exact_quantity
+from engine.objects import FlavorFungibility, FlavorGroup, KueueName, KueuePreemption
+from engine.resources import (
+    FLAVOR_MARK,
+    FLAVOR_NAME_RE,
+    QuantityError,
+    check_resource_name,
+    format_exact_quantity,
+    parse_exact_quantity,
+)
 
 __all__ = [
     "BORROW_POLICIES",
@@ -53,10 +65,13 @@ RECLAIM_POLICIES = ("Never", "LowerPriority", "Any")
 BORROW_POLICIES = ("Never", "LowerPriority")
 WITHIN_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
+WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
+WHEN_CAN_PREEMPT = ("TryNextFlavor", "MayStopSearch")
+FLAVOR_PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
 KUEUE_KINDS = ("ClusterQueue", "Cohort")
 _KEYS = (
     "kind", "name", "queueingStrategy", "stopPolicy", "namespaceSelector", "preemption", "admissionScope",
-    "fairSharing",
+    "fairSharing", "resourceGroups", "flavorFungibility",
 )  # fmt: skip
 _LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
 _MAX_WEIGHT = 65535  # a queue's greatest weight
@@ -66,7 +81,9 @@ KUEUE_POLICY_HELP = (
     "Kueue's levers of this queue, in Kueue's spelling of a ClusterQueue's spec: queueingStrategy (BestEffortFIFO, "
     "StrictFIFO), stopPolicy (None, Hold, HoldAndDrain), namespaceSelector (a label selector), preemption "
     "(reclaimWithinCohort, borrowWithinCohort {policy, maxPriorityThreshold}, withinClusterQueue), admissionScope "
-    '{admissionMode}, fairSharing {weight: a quantity, e.g. "0.75"}, and kind/name (the Kueue object it was read '
+    '{admissionMode}, fairSharing {weight: a quantity, e.g. "0.75"}, resourceGroups [{coveredResources, flavors}] (the '
+    "ResourceFlavors a resource's quota is in, in the order tried; their quotas are deserved's cpu@spot, ...), "
+    "flavorFungibility {whenCanBorrow, whenCanPreempt, preference}, and kind/name (the Kueue object it was read "
     'from), e.g. {"queueingStrategy": "StrictFIFO", "preemption": {"reclaimWithinCohort": "Any"}}; null: none'
 )
 
@@ -204,6 +221,70 @@ def _weight(value: object, where: str, bad: _Problems) -> str | None:
     return format_exact_quantity(weight)
 
 
+def _names(value: object, where: str, bad: _Problems, *, flavors: bool) -> list[str]:
+    if not isinstance(value, list) or not value:
+        bad.add(where, f"expected a list of {'ResourceFlavor' if flavors else 'resource'} names, got {value!r}")
+        return []
+    out: list[str] = []
+    for i, name in enumerate(value):
+        if flavors and (not isinstance(name, str) or len(name) > 253 or not FLAVOR_NAME_RE.match(name)):
+            bad.add(f"{where}.{i}", f"{name!r} is not a ResourceFlavor name (a DNS-1123 subdomain, e.g. spot)")
+            continue
+        if not flavors:
+            try:
+                check_resource_name(name, f"{where}.{i}")
+            except QuantityError as exc:
+                bad.add(exc.field, exc.message)
+                continue
+            if FLAVOR_MARK in name:
+                bad.add(f"{where}.{i}", f"{name!r}: name the resource (cpu), not one of its flavors")
+                continue
+        if name in out:
+            bad.add(f"{where}.{i}", f"{name!r} is named twice")
+            continue
+        out.append(name)
+    return out
+
+
+def _resource_groups(value: object, where: str, bad: _Problems) -> list[dict[str, list[str]]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        bad.add(where, f"expected a list of resource groups, got {value!r}")
+        return None
+    out = []
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        at = f"{where}.{i}"
+        raw = _object(item, at, bad)
+        if raw is None:
+            continue
+        _unknown(raw, ("coveredResources", "flavors"), at, bad)
+        covered = _names(raw.get("coveredResources"), f"{at}.coveredResources", bad, flavors=False)
+        for r in covered:
+            if r in seen:
+                bad.add(f"{at}.coveredResources", f"{r} is covered by an earlier resource group too")
+            seen.add(r)
+        flavors = _names(raw.get("flavors"), f"{at}.flavors", bad, flavors=True)
+        out.append({"coveredResources": covered, "flavors": flavors})
+    return out or None
+
+
+def _flavor_fungibility(value: object, where: str, bad: _Problems) -> dict[str, str] | None:
+    raw = _object(value, where, bad)
+    if raw is None:
+        return None
+    _unknown(raw, ("whenCanBorrow", "whenCanPreempt", "preference"), where, bad)
+    out = {}
+    for key, allowed in (
+        ("whenCanBorrow", WHEN_CAN_BORROW), ("whenCanPreempt", WHEN_CAN_PREEMPT), ("preference", FLAVOR_PREFERENCES)
+    ):  # fmt: skip
+        chosen = _choice(raw, key, where, allowed, bad)
+        if chosen is not None and chosen != allowed[0]:  # Kueue's default left out
+            out[key] = chosen
+    return out or None
+
+
 def parse_kueue_policy(value: object, field: str = "kueue") -> tuple[dict[str, Any] | None, list[QuantityError]]:
     """``value`` (the API's, the database's, a what-if's) checked and normalized (the module docstring), with every
     problem naming its place under ``field``; None (no lever) for null or an object that sets nothing."""
@@ -241,6 +322,12 @@ def parse_kueue_policy(value: object, field: str = "kueue") -> tuple[dict[str, A
     weight = _weight(raw.get("fairSharing"), f"{field}.fairSharing", bad)
     if weight is not None:
         out["fairSharing"] = {"weight": weight}
+    groups = _resource_groups(raw.get("resourceGroups"), f"{field}.resourceGroups", bad)
+    if groups:
+        out["resourceGroups"] = groups
+    fungibility = _flavor_fungibility(raw.get("flavorFungibility"), f"{field}.flavorFungibility", bad)
+    if fungibility:
+        out["flavorFungibility"] = fungibility
     if bad.found:
         return None, bad.found
     return out or None, []
@@ -256,6 +343,8 @@ def kueue_policy_value(
     preemption: KueuePreemption | None = None,
     usage_based: bool = False,
     weight: Fraction | None = None,
+    groups: tuple[FlavorGroup, ...] = (),
+    fungibility: FlavorFungibility | None = None,
 ) -> dict[str, Any] | None:
     """The stored value of the levers a reader of Kueue's manifests found for one queue (None: none)."""
     out: dict[str, Any] = {}
@@ -282,6 +371,21 @@ def kueue_policy_value(
         out["admissionScope"] = {"admissionMode": ADMISSION_MODES[0]}
     if weight is not None:
         out["fairSharing"] = {"weight": format_exact_quantity(weight)}
+    if groups:
+        out["resourceGroups"] = [{"coveredResources": list(g.resources), "flavors": list(g.flavors)} for g in groups]
+    if fungibility is not None:
+        defaults = FlavorFungibility()
+        fung = {
+            key: value
+            for key, value, default in (
+                ("whenCanBorrow", fungibility.when_can_borrow, defaults.when_can_borrow),
+                ("whenCanPreempt", fungibility.when_can_preempt, defaults.when_can_preempt),
+                ("preference", fungibility.preference, defaults.preference),
+            )
+            if value != default
+        }
+        if fung:
+            out["flavorFungibility"] = fung
     return out or None
 
 
@@ -296,6 +400,8 @@ class KueuePolicy:
     preemption: KueuePreemption | None = None
     usage_based: bool = False
     weight: Fraction | None = None
+    groups: tuple[FlavorGroup, ...] = ()
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
 
     @classmethod
     def of(cls, value: Mapping[str, Any], queue: str) -> KueuePolicy:
@@ -306,6 +412,7 @@ class KueuePolicy:
         preemption = value.get("preemption")
         borrow = (preemption or {}).get("borrowWithinCohort") or {}
         weight = (value.get("fairSharing") or {}).get("weight")
+        fung = value.get("flavorFungibility") or {}
         return cls(
             kueue_name=KueueName(kind, name) if name and name != queue else None,
             strict_fifo=value.get("queueingStrategy") == "StrictFIFO",
@@ -329,4 +436,13 @@ class KueuePolicy:
             ),
             usage_based=(value.get("admissionScope") or {}).get("admissionMode") == ADMISSION_MODES[0],
             weight=None if weight is None else parse_exact_quantity(str(weight), "kueue.fairSharing.weight"),
+            groups=tuple(
+                FlavorGroup(resources=tuple(g["coveredResources"]), flavors=tuple(g["flavors"]))
+                for g in value.get("resourceGroups") or ()
+            ),
+            fungibility=FlavorFungibility(
+                when_can_borrow=fung.get("whenCanBorrow", "MayStopSearch"),
+                when_can_preempt=fung.get("whenCanPreempt", "TryNextFlavor"),
+                preference=fung.get("preference", "BorrowingOverPreemption"),
+            ),
         )

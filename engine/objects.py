@@ -464,12 +464,14 @@ class KueuePreemption:
 class ResourceFlavorSpec:
     """A Kueue ``ResourceFlavor``: the nodes it stands for (``node_labels``, all of which a node must carry; none:
     every node), the taints those nodes have (``node_taints``: a workload must tolerate them to be given the flavor)
-    and the tolerations a workload given the flavor gets."""
+    and the tolerations a workload given the flavor gets; ``topology_name``, Kueue's ``topologyName``, is kept for
+    the export and shown, not used (topology-aware scheduling is not read)."""
 
     name: str
     node_labels: Mapping[str, str] = field(default_factory=dict)
     node_taints: tuple[Taint, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    topology_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,8 @@ UNLIMITED_INT64 = 2**63 - 1
 
 _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
 _NAME_RE = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# a Kueue ResourceFlavor's name (a DNS-1123 subdomain), as the flavor part of a flavored key (``cpu@spot``)
+FLAVOR_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL_SUFFIXES = {"E": 10**18, "P": 10**15, "T": 10**12, "G": 10**9, "M": 10**6, "k": 10**3}
 
@@ -193,6 +195,8 @@ class ResourceNames:
         self.offered = frozenset(offered)
 
     def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and FLAVOR_MARK in name:  # ``cpu@spot``: known when ``cpu`` is
+            name = split_flavor(name)[0]
         return isinstance(name, str) and (name in self.offered or is_standard_resource(name))
 
     def with_offered(self, names: Iterable[str]) -> ResourceNames:
@@ -541,8 +545,20 @@ def check_resource_name(name: object, field: str) -> str:
 
 
 def _check_name(name: object, field: str) -> str:
+    if isinstance(name, str) and FLAVOR_MARK in name:  # a resource in a Kueue ResourceFlavor: ``cpu@spot``
+        resource, flavor = split_flavor(name)
+        if not flavor or len(flavor) > 253 or not FLAVOR_NAME_RE.match(flavor):
+            raise QuantityError(
+                field, f"{name!r}: {flavor!r} is not a valid ResourceFlavor name (a DNS-1123 subdomain, e.g. spot)"
+            )
+        _check_name(resource, field)
+        return name
     if not isinstance(name, str) or not name or len(name) > 253 or not _NAME_RE.match(name):
-        raise QuantityError(field, f"{name!r} is not a valid resource name (e.g. cpu, memory, nvidia.com/gpu)")
+        raise QuantityError(
+            field,
+            f"{name!r} is not a valid resource name (e.g. cpu, memory, nvidia.com/gpu, or cpu@spot for cpu in the "
+            "ResourceFlavor spot)",
+        )
     return name
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from engine import rules
 from engine.fairshare.drs import Share
-from engine.flavors import FlavorChoice, assign_flavors, flavor_of_request
+from engine.flavors import FlavorChoice, assign_flavors, flavor_of_request, with_kept_flavors
 from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
 from engine.policy.policy import Policy
@@ -291,7 +291,9 @@ def _run_sessions(
             deadline.check()
         t = start + i
         started = time.perf_counter()
-        snapshot, chosen = assign_flavors(snapshot)  # several flavors per resource: each waiting workload's
+        # several flavors per resource: an admitted workload's pods not on a node in the flavors of those that are,
+        # then each waiting workload's
+        snapshot, chosen = assign_flavors(with_kept_flavors(snapshot, {}))
         choices.update(chosen)
         result = engine.run_session(snapshot, now=t, policy=policy, checkpoint=checkpoint)
         result.duration_ms = (time.perf_counter() - started) * 1000

@@ -18,6 +18,7 @@ from typing import Any
 
 from plotly.subplots import make_subplots
 
+from engine.resources import resource_label
 from engine.wording import duration as duration_words
 from engine.wording import plural
 from frontend.margins import colorbar_room, reserve_margins
@@ -408,11 +409,11 @@ def _holding_hover(node: TreeNode, r: str, key: str, amount: int) -> str:
     what = units.human(amount, r)
     if key == "reserved":
         jobs = node.reserving.get(r, 0)
-        return f"{what} of {r} reserved by {plural(jobs, 'admitted job')} not yet fully placed"
+        return f"{what} of {resource_label(r)} reserved by {plural(jobs, 'admitted job')} not yet fully placed"
     if key == "pipelined":
         pods = node.pipelined_pods
-        return f"{what} of {r} requested by {plural(pods, 'pipelined pod')}, waiting for resources being freed"
-    return f"{TERMS[node.kind]['used']} of {r}: {what}"
+        return f"{what} of {resource_label(r)} requested by {plural(pods, 'pipelined pod')}, waiting for resources being freed"
+    return f"{TERMS[node.kind]['used']} of {resource_label(r)}: {what}"
 
 
 def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: Mapping[str, int]) -> Figure:
@@ -480,7 +481,7 @@ def resources_figure(node: TreeNode, resources: Sequence[str], effective_caps: M
                     hovertemplate=(
                         _holding_hover(node, r, "used", amounts[key])
                         if key == "used"
-                        else f"{t[key]} of {r}: {units.human(amounts[key], r)}"
+                        else f"{t[key]} of {resource_label(r)}: {units.human(amounts[key], r)}"
                     )
                     + "<extra></extra>",
                 ),
@@ -843,7 +844,7 @@ def replay_utilisation_figure(series: Mapping[str, Mapping[str, Sequence[Sequenc
                     showlegend=i == 1,
                     mode="lines",
                     line={"color": color, "width": 2, "dash": dash, "shape": "hv"},
-                    hovertemplate=f"{r} {name}: " + "%{y}%<extra></extra>",
+                    hovertemplate=f"{resource_label(r)} {name}: " + "%{y}%<extra></extra>",
                 ),
                 row=i,
                 col=1,

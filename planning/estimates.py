@@ -30,6 +30,7 @@ from django.core.cache import cache
 from django.db.models import F, Max
 from django.utils import timezone
 
+from engine.flavors import assign_flavors
 from engine.replay.forecast import StartForecast, forecast_starts, waiting_jobs
 from engine.wording import duration
 from planning import valuecache
@@ -98,6 +99,9 @@ def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | No
     """Compute the estimates of ``cluster``'s first waiting jobs of each queue now and keep them (its row)."""
     now = now or timezone.now()
     snapshot, _values = valuecache.current(cluster)
+    # Kueue's ResourceFlavors: the waiting jobs given their flavors as the next live session gives them, kept through
+    # the replay (a job the replay sees arrive keeps its plain request)
+    snapshot = assign_flavors(snapshot)[0]
     targets = waiting_jobs(snapshot, per_queue=int(_setting("JOBS_PER_QUEUE")))
     runtimes = recorded_runtimes(cluster)
     window = float(_setting("ARRIVALS_HOURS")) * 3600

@@ -24,6 +24,7 @@ from controlplane.middleware import request_started
 from core.api import rule_errors_to_validation_error
 from core.errors import Busy
 from engine.changes import ProposalError
+from engine.flavors import assign_flavors
 from engine.limits import ENV_VARS, Deadline
 from engine.manifests import ManifestError, load_manifests
 from engine.manifests.kueuefair import is_kueue_configuration_text
@@ -94,6 +95,8 @@ def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | Non
         deadline.progress = "in the sessions before and after the proposal"
         checkpoint = deadline.check
     now = time.time()
+    # Kueue's ResourceFlavors: the waiting jobs given their flavors first, as the live session gives them
+    before, after = assign_flavors(before)[0], assign_flavors(after)[0]
     rb = run.run_session(before, now=now, checkpoint=checkpoint)
     ra = run.run_session(after, now=now, checkpoint=checkpoint)
     pb, pa = _placed_per_podgroup(before, rb), _placed_per_podgroup(after, ra)

@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.fields import ResourceListSerializerField
+from engine.flavors import flavors_sentence
 from engine.session.decisions import blocker_json
 from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from engine.vocabulary import BLOCKER_TREE, BlockerKind
@@ -206,6 +207,11 @@ def why_podgroup(
         "min_member": pg.min_member,
         "min_resources": _rl(pg.min_resources),
         "pods": pods,
+        # Kueue's ResourceFlavors the sessions gave it (resource -> flavor), in words, and why those (the flavors the
+        # assignment tried and what each gave); null when its queue has no resource in several flavors
+        "flavors": pg.flavors,
+        "flavors_text": flavors_sentence(pg.flavors or {}) or None,
+        "flavor_assignment": pg.flavor_assignment,
         "governing_path": path.to_list(),
         "queue_path": queue_path,
         "quota_paths": quota_paths,

@@ -19,7 +19,7 @@ from engine.kueuepolicy import parse_kueue_policy
 from engine.userlimits import user_limits_from_stored
 from quotas import services
 from quotas.forms import UserLimitsFormField
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 
 
 def _apply_rule_errors(form: forms.ModelForm, errors: list[rules.FieldError]) -> None:
@@ -128,6 +128,25 @@ class NamespaceAdminForm(_VersionedAdminForm):
     class Meta:
         model = Namespace
         fields = "__all__"
+
+
+class ResourceFlavorAdminForm(_VersionedAdminForm):
+    """A ResourceFlavor checked as the API checks it (``services.check_resource_flavor``), each problem at its field."""
+
+    kind = "resource_flavor"
+
+    class Meta:
+        model = ResourceFlavor
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        instance = self.instance if self.instance.pk is not None else None
+        try:
+            services.check_resource_flavor(instance, data)
+        except rules.RuleViolation as exc:
+            _apply_rule_errors(self, exc.errors)
+        return data
 
 
 class _TreeWriteLockMixin:
@@ -248,3 +267,19 @@ class NamespaceAdmin(UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMi
     list_display = ("name", "weight", "default_queue", "quota_group")
     search_fields = ("name",)
     readonly_fields = ("version", "created", "updated")
+
+
+@admin.register(ResourceFlavor)
+class ResourceFlavorAdmin(
+    UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMixin, _ProtectedDeleteMixin, SimpleHistoryAdmin
+):
+    """Kueue's ResourceFlavors: a queue's quota in one is under the flavored key of its resource lists (cpu@spot)."""
+
+    form = ResourceFlavorAdminForm
+    list_display = ("name", "node_labels", "node_taints", "topology_name")
+    search_fields = ("name",)
+    readonly_fields = ("version", "created", "updated")
+
+    @staticmethod
+    def delete_with_rules(obj: ResourceFlavor) -> None:
+        services.delete_resource_flavor(obj)

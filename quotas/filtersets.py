@@ -1,7 +1,7 @@
 import django_filters
 
 from quotas.choices import QueueState
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 
 
 class QueueFilterSet(django_filters.FilterSet):
@@ -32,3 +32,11 @@ class NamespaceFilterSet(django_filters.FilterSet):
     class Meta:
         model = Namespace
         fields = ["default_queue", "quota_group", "name"]
+
+
+class ResourceFlavorFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = ResourceFlavor
+        fields = ["name", "topology_name"]

@@ -1,10 +1,13 @@
-"""The organisation's trees: queues (Volcano), elastic quota groups (Koordinator), namespaces and weights.
+"""The organisation's trees: queues (Volcano), elastic quota groups (Koordinator), namespaces and weights, and Kueue's
+ResourceFlavors the queues' quotas may be given in.
 
 Resource amounts are ``ResourceListField`` (JSON of integers in base units). Every tree model keeps an audit
 history (django-simple-history) and a ``version`` that feeds the API's ETag.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth.models import Group
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -13,7 +16,17 @@ from simple_history.models import HistoricalRecords
 
 from core.models import VersionedModel
 from engine import treefields
-from engine.objects import DEFAULT_GROUP, DEFAULT_QUEUE, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QueueSpec, QuotaGroupSpec
+from engine.manifests.kueue import resource_flavor_spec
+from engine.objects import (
+    DEFAULT_GROUP,
+    DEFAULT_QUEUE,
+    ROOT_GROUP,
+    ROOT_QUEUE,
+    SYSTEM_GROUP,
+    QueueSpec,
+    QuotaGroupSpec,
+    ResourceFlavorSpec,
+)
 from quotas.choices import QueueState
 from quotas.fields import ResourceListField
 
@@ -158,3 +171,43 @@ class Namespace(VersionedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ResourceFlavor(VersionedModel):
+    """A Kueue ResourceFlavor (issue 28): the nodes a flavor stands for (``node_labels``, all of which a node carries),
+    their taints (``node_taints``, a workload must tolerate them to be given the flavor), the tolerations a workload
+    given it gets, and Kueue's ``topology_name`` (kept and exported, not used). Kept in Kueue's spelling (the
+    ``spec`` of the ResourceFlavor object); a queue's quota in the flavor is under the flavored key (``cpu@spot``)
+    of its resource lists, its order of flavors in its ``kueue`` field's ``resourceGroups``."""
+
+    name = models.CharField(max_length=253, unique=True)
+    # {"type": "spot"}
+    node_labels = models.JSONField(default=dict, blank=True)
+    # [{"key": ..., "value": ..., "effect": "NoSchedule"}]
+    node_taints = models.JSONField(default=list, blank=True)
+    # [{"key": ..., "operator": "Equal", "value": ..., "effect": ...}]
+    tolerations = models.JSONField(default=list, blank=True)
+    topology_name = models.CharField(max_length=253, blank=True, default="")
+    history = HistoricalRecords(excluded_fields=["version", "updated"])
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def as_kueue_spec(self) -> dict[str, Any]:
+        """The ``spec`` of the ResourceFlavor object, as Kueue spells it (empty parts left out)."""
+        out: dict[str, Any] = {}
+        if self.node_labels:
+            out["nodeLabels"] = dict(self.node_labels)
+        if self.node_taints:
+            out["nodeTaints"] = list(self.node_taints)
+        if self.tolerations:
+            out["tolerations"] = list(self.tolerations)
+        if self.topology_name:
+            out["topologyName"] = self.topology_name
+        return out
+
+    def to_spec(self) -> ResourceFlavorSpec:
+        return resource_flavor_spec(self.name, self.as_kueue_spec())

@@ -14,7 +14,7 @@ from core.fields import NameField, ObjectNameField, ResourceListSerializerField,
 from engine import rules, treefields
 from engine.kueuepolicy import parse_kueue_policy
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from quotas.selectors import queue_phase_counts
 
 NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
@@ -385,3 +385,50 @@ class NamespaceSerializer(serializers.ModelSerializer):
                     {"quota_group": [f"namespace cannot belong to quota group {group.name}: " + errors[0].message]}
                 )
         return attrs
+
+
+class ResourceFlavorSerializer(serializers.ModelSerializer):
+    """A Kueue ResourceFlavor (issue 28), its parts in Kueue's spelling of the object's ``spec``; a queue's quota in
+    it is under the flavored key of its resource lists (``deserved: {"cpu@spot": "8"}``)."""
+
+    name = serializers.CharField(
+        max_length=253, help_text="DNS-1123 subdomain; the flavor part of a flavored key (cpu@<name>)."
+    )
+    node_labels = serializers.JSONField(
+        required=False, help_text='The labels of the nodes it stands for, e.g. {"type": "spot"} (all of them).'
+    )
+    node_taints = serializers.JSONField(
+        required=False,
+        help_text='The taints of those nodes, e.g. [{"key": "spot", "value": "true", "effect": "NoSchedule"}]: a job '
+        "is given the flavor only when its pods (with the flavor's tolerations) tolerate them.",
+    )
+    tolerations = serializers.JSONField(
+        required=False, help_text="Tolerations the pods of a job given the flavor get (Kubernetes' spelling)."
+    )
+    topology_name = serializers.CharField(
+        required=False, allow_blank=True, help_text="Kueue's topologyName: kept and exported, not used."
+    )
+    used_by = serializers.SerializerMethodField(help_text="The queues whose quota or resource groups name it.")
+
+    class Meta:
+        model = ResourceFlavor
+        fields = [
+            "name", "node_labels", "node_taints", "tolerations", "topology_name", "used_by", "version", "created",
+            "updated",
+        ]  # fmt: skip
+        read_only_fields = ["version", "created", "updated"]
+
+    def get_used_by(self, obj: ResourceFlavor) -> list[str]:
+        return services.resource_flavor_users(obj.name)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return services.check_resource_flavor(self.instance, attrs)
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+
+    def create(self, validated_data: dict[str, Any]) -> ResourceFlavor:
+        return _with_rules(services.save_resource_flavor, None, validated_data)  # type: ignore[no-any-return]
+
+    def update(self, instance: ResourceFlavor, validated_data: dict[str, Any]) -> ResourceFlavor:
+        return _with_rules(services.save_resource_flavor, instance, validated_data)  # type: ignore[no-any-return]

@@ -15,10 +15,11 @@ from core import facts, tree_owner
 from core.locks import TREE_WRITE_LOCK
 from engine import rules, treefields
 from engine.kueuepolicy import parse_kueue_policy
+from engine.manifests.kueue import resource_flavor_spec
 from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
-from engine.resources import ResourceList
+from engine.resources import FLAVOR_MARK, FLAVOR_NAME_RE, ResourceList, split_flavor
 from engine.treefields import FieldKind
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 
 # The fields an edit sets, from the engine's table of each tree kind (``engine.treefields``)
 QUEUE_FIELDS = treefields.editable(treefields.QUEUE_FIELDS)
@@ -57,6 +58,89 @@ def lock_tree_writes() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [TREE_WRITE_LOCK])
+
+
+# --- Kueue's ResourceFlavors ---------------------------------------------------------------------------------
+
+RESOURCE_FLAVOR_FIELDS = {
+    "node_labels": "nodeLabels",
+    "node_taints": "nodeTaints",
+    "tolerations": "tolerations",
+    "topology_name": "topologyName",
+}
+RESOURCE_FLAVOR_EMPTY: dict[str, Any] = {"node_labels": {}, "node_taints": [], "tolerations": [], "topology_name": ""}
+
+
+def check_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of a ResourceFlavor create (``instance`` None) or update, checked as Kueue's reader checks a
+    ResourceFlavor object (``engine.manifests.kueue.resource_flavor_spec``), each problem naming its field
+    (``node_taints``: ``node_taints[0].effect: 'Sometimes' is not one of ...``); raises ``rules.RuleViolation``."""
+    errors: list[rules.FieldError] = []
+    name = data.get("name", instance.name if instance is not None else "")
+    if not isinstance(name, str) or not name or len(name) > 253 or not FLAVOR_NAME_RE.match(name):
+        errors.append(rules.FieldError("name", f"{name!r} is not a ResourceFlavor name (a DNS-1123 subdomain)"))
+    elif instance is not None and name != instance.name:
+        errors.append(rules.FieldError("name", "a ResourceFlavor keeps its name (queues' quotas name it)"))
+    elif instance is None and ResourceFlavor.objects.filter(name=name).exists():
+        errors.append(rules.FieldError("name", f"ResourceFlavor {name} already exists", "exists"))
+    values: dict[str, Any] = {}
+    for attr, kueue in RESOURCE_FLAVOR_FIELDS.items():
+        value = data[attr] if attr in data else (getattr(instance, attr) if instance is not None else None)
+        if value is None:
+            value = RESOURCE_FLAVOR_EMPTY[attr]
+        try:
+            resource_flavor_spec(str(name), {kueue: value}, attr)
+        except ValueError as exc:
+            message = str(exc).replace(f"{attr}.{kueue}", attr)
+            errors.append(rules.FieldError(attr, message))
+        values[attr] = value
+    _raise(errors)
+    return {"name": name, **values}
+
+
+@transaction.atomic
+def save_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, Any]) -> ResourceFlavor:
+    """Create or update a ResourceFlavor (checked first; one transaction, under the trees' write lock)."""
+    lock_tree_writes()
+    tree_owner.check_writable()
+    values = check_resource_flavor(instance, data)
+    flavor = instance or ResourceFlavor()
+    for key, value in values.items():
+        setattr(flavor, key, value)
+    flavor.save()
+    return flavor
+
+
+def resource_flavor_users(name: str) -> list[str]:
+    """The queues whose quota or resource groups name the ResourceFlavor ``name``."""
+    return [queue for queue, spec in sorted(queue_specs().items()) if name in _flavors_named(spec)]
+
+
+def _flavors_named(spec: QueueSpec) -> set[str]:
+    named = {split_flavor(key)[1] for field in _FLAVORED_FIELDS for key in getattr(spec, field) or ()}
+    for group in (spec.kueue or {}).get("resourceGroups") or ():
+        named.update(group.get("flavors") or ())
+    return named - {""}
+
+
+@transaction.atomic
+def delete_resource_flavor(flavor: ResourceFlavor) -> None:
+    """Delete a ResourceFlavor no queue names (else ``rules.RuleViolation`` naming the queues)."""
+    lock_tree_writes()
+    tree_owner.check_writable()
+    users = resource_flavor_users(flavor.name)
+    if users:
+        _raise(
+            [
+                rules.FieldError(
+                    "name",
+                    f"ResourceFlavor {flavor.name} is in use: the quota of {', '.join(users)} names it "
+                    "(remove it from their quotas and resource groups first)",
+                    "in_use",
+                )
+            ]
+        )
+    flavor.delete()
 
 
 # --- queues -------------------------------------------------------------------------------------------------
@@ -138,8 +222,37 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
         tree = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in tree.items()}
     elif old is not None:
         tree = {k: v for k, v in tree.items() if k != old.name}
-    _raise(rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth()))
+    _raise(rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth()) + _flavor_errors(new))
     return new
+
+
+_FLAVORED_FIELDS = ("capability", "deserved", "guarantee", "borrowing_limit", "lending_limit")
+
+
+def _flavor_errors(spec: QueueSpec) -> list[rules.FieldError]:
+    """A queue's quota in a ResourceFlavor (``deserved.cpu@spot``) and its resource groups' flavors
+    (``kueue.resourceGroups.0.flavors.1``) must name stored ResourceFlavors."""
+    named: list[tuple[str, str]] = []
+    for name in _FLAVORED_FIELDS:
+        for key in getattr(spec, name) or ():
+            flavor = split_flavor(key)[1]
+            if flavor:
+                named.append((f"{name}.{key}", flavor))
+    for i, group in enumerate((spec.kueue or {}).get("resourceGroups") or ()):
+        for j, flavor in enumerate(group.get("flavors") or ()):
+            named.append((f"kueue.resourceGroups.{i}.flavors.{j}", flavor))
+    if not named:
+        return []
+    known = set(ResourceFlavor.objects.filter(name__in={f for _, f in named}).values_list("name", flat=True))
+    return [
+        rules.FieldError(
+            where,
+            f"queue {spec.name}: {where}: no ResourceFlavor {flavor!r}: create it first (resource-flavors)",
+            "unknown_flavor",
+        )
+        for where, flavor in named
+        if flavor not in known
+    ]
 
 
 def problems(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, Any]) -> list[rules.FieldError]:
@@ -173,6 +286,33 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
         else:
             found = rules.quota_group_warnings(after, new, old, total=c.total, cluster=named)
         out += [w for w in found if w not in out]
+    if kind == "queue":
+        out += _plain_beside_flavored(after, new)
+    return out
+
+
+def _plain_beside_flavored(tree: Mapping[str, QueueSpec], new: QueueSpec) -> list[rules.FieldError]:
+    """A warning for each plain resource of ``new``'s quota that the tree gives per ResourceFlavor elsewhere: the
+    nodes then offer it per flavor (``engine.manifests.kueuestored``), so a plain quota of it admits nothing."""
+    per_flavor: dict[str, set[str]] = {}
+    for name, spec in tree.items():
+        for resource in {
+            split_flavor(k)[0] for f in _FLAVORED_FIELDS for k in getattr(spec, f) or () if FLAVOR_MARK in k
+        }:
+            per_flavor.setdefault(resource, set()).add(name)
+    out = []
+    for field_name in _FLAVORED_FIELDS:
+        for key in getattr(new, field_name) or ():
+            if key in per_flavor:
+                where = ", ".join(sorted(per_flavor[key])[:3])
+                out.append(
+                    rules.FieldError(
+                        f"{field_name}.{key}",
+                        f"{key} has quota per ResourceFlavor in {where}: the nodes offer it per flavor, so a plain "
+                        f"{key} quota admits nothing (give it per flavor, {key}@<flavor>)",
+                        "plain_beside_flavored",
+                    )
+                )
     return out
 
 
@@ -383,8 +523,10 @@ def set_namespace_weight(namespace: Namespace, weight: int) -> Namespace:
 
 
 # --- several writes in one transaction (a staged what-if) ----------------------------------------------------
-WriteKind = Literal["queue", "quota_group", "namespace"]
-_MODELS: dict[str, Any] = {"queue": Queue, "quota_group": QuotaGroup, "namespace": Namespace}
+WriteKind = Literal["queue", "quota_group", "namespace", "resource_flavor"]
+_MODELS: dict[str, Any] = {
+    "queue": Queue, "quota_group": QuotaGroup, "namespace": Namespace, "resource_flavor": ResourceFlavor,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -441,7 +583,12 @@ def _write_one(w: Write) -> None:
         return
     model = _MODELS[w.kind]
     instance = None if w.name is None else model.objects.get(name=w.name)
-    if w.kind == "queue":
+    if w.kind == "resource_flavor":
+        if w.delete:
+            delete_resource_flavor(instance)
+        else:
+            save_resource_flavor(instance, w.data)
+    elif w.kind == "queue":
         if w.delete:
             delete_queue(instance, cascade=w.cascade, force=w.force)
         else:

@@ -2,11 +2,12 @@
 
 from rest_framework.routers import SimpleRouter
 
-from quotas.views import NamespaceViewSet, QueueViewSet, QuotaGroupViewSet
+from quotas.views import NamespaceViewSet, QueueViewSet, QuotaGroupViewSet, ResourceFlavorViewSet
 
 router = SimpleRouter()  # the API root (planning.urls) lists these with the cluster's collections
 router.register("queues", QueueViewSet)
 router.register("quota-groups", QuotaGroupViewSet)
 router.register("namespaces", NamespaceViewSet)
+router.register("resource-flavors", ResourceFlavorViewSet)
 
 urlpatterns = router.urls

@@ -1,4 +1,4 @@
-"""REST endpoints of the trees: queues, quota groups, namespaces (``/api/v1/``)."""
+"""REST endpoints of the trees: queues, quota groups, namespaces, Kueue's ResourceFlavors (``/api/v1/``)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,16 @@ from core.api import ETagMixin, bool_param, rule_errors_to_validation_error
 from engine import rules
 from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
-from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet, ResourceFlavorFilterSet
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from quotas.permissions import AdminWritesTeamsRead
 from quotas.selectors import queue_phase_counts
-from quotas.serializers import NamespaceSerializer, QueueSerializer, QuotaGroupSerializer
+from quotas.serializers import (
+    NamespaceSerializer,
+    QueueSerializer,
+    QuotaGroupSerializer,
+    ResourceFlavorSerializer,
+)
 
 
 class _TreeViewSet(ETagMixin, viewsets.ModelViewSet):
@@ -159,3 +164,22 @@ class NamespaceViewSet(_TreeViewSet):
 
     def visible_ids(self) -> set[int] | None:
         return visible_namespace_ids(self.request.user)
+
+
+@extend_schema(tags=["resource-flavors"])
+class ResourceFlavorViewSet(_TreeViewSet):
+    """Kueue's ResourceFlavors: the nodes a flavor stands for (labels, taints) and the tolerations its jobs get; a
+    queue's quota per flavor is under the flavored keys of its resource lists (``cpu@spot``)."""
+
+    queryset = ResourceFlavor.objects.all()
+    serializer_class = ResourceFlavorSerializer
+    filterset_class = ResourceFlavorFilterSet
+
+    def visible_ids(self) -> set[int] | None:
+        return None  # every signed-in user reads them (they say which nodes a flavor is, no team's data)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with transaction.atomic():
+            flavor = self.locked_object(request)
+            self.perform_destroy_with_rules(services.delete_resource_flavor, flavor)
+        return Response(status=status.HTTP_204_NO_CONTENT)

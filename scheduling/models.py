@@ -471,6 +471,19 @@ class PodGroup(ClusterRow):
     deletion_requested_by = models.CharField(  # noqa: DJ001 - see above
         max_length=150, null=True, blank=True, help_text="Who asked to delete it (a user name)."
     )
+    # Kueue's ResourceFlavors (``engine.flavors``), written by the sessions (null when unset, as above)
+    flavors = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The Kueue ResourceFlavor it was given for each resource it asks for (resource -> flavor, e.g. "
+        '{"cpu": "spot"}); null: its queue has no resource in several flavors.',
+    )
+    flavor_assignment = models.TextField(  # noqa: DJ001 - see above
+        null=True,
+        blank=True,
+        help_text="Why these flavors: the flavors the last session's assignment tried for it, in order, and what "
+        "each gave (fits, fits by borrowing, does not fit, with the numbers).",
+    )
     kube_owner = models.CharField(  # noqa: DJ001 - see above
         max_length=400,
         null=True,

@@ -404,7 +404,9 @@ def _check_move(obj: str, instance: PodGroup, queue: Queue, priority: int) -> No
 PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_releases", "idle_gpu_seconds",
                   "released_at", "release_reason",
                   # job actions (scheduling.job_actions): written by POST …/suspend/, …/resume/, …/delete/ only
-                  "suspended_at", "suspended_by", "deletion_requested_at", "deletion_requested_by", "kube_owner")  # fmt: skip
+                  "suspended_at", "suspended_by", "deletion_requested_at", "deletion_requested_by", "kube_owner",
+                  # Kueue's ResourceFlavors the sessions gave it, and why (``scheduling.store.flavors``)
+                  "flavors", "flavor_assignment")  # fmt: skip
 
 
 USER_HELP = (
@@ -436,6 +438,18 @@ class PodGroupSerializer(serializers.ModelSerializer):
     user = serializers.CharField(read_only=True, allow_null=True, help_text=USER_HELP)
     user_groups = serializers.ListField(
         child=serializers.CharField(), read_only=True, allow_null=True, help_text=USER_GROUPS_HELP
+    )
+    flavors = serializers.DictField(
+        child=serializers.CharField(),
+        read_only=True,
+        allow_null=True,
+        help_text='Kueue\'s ResourceFlavor it was given per resource (read-only), e.g. {"cpu": "spot"}; null: its '
+        "queue has no resource in several flavors.",
+    )
+    flavor_assignment = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Why those flavors (read-only): the flavors the last assignment tried, in order, and what each gave.",
     )
 
     class Meta:
@@ -903,6 +917,19 @@ class WhySerializer(serializers.Serializer):
     min_member = serializers.IntegerField()
     min_resources = ResourceListSerializerField(allow_null=True)
     pods = serializers.DictField(child=serializers.IntegerField(), help_text="Pod status to count")
+    flavors = serializers.DictField(
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text='Kueue\'s ResourceFlavor it was given per resource, e.g. {"cpu": "spot"}; null: none',
+    )
+    flavors_text = serializers.CharField(
+        allow_null=True, help_text="The same in words: 'spot for cpu, memory; a100 for nvidia.com/gpu'"
+    )
+    flavor_assignment = serializers.CharField(
+        allow_null=True,
+        help_text="Why those flavors: the flavors the last assignment tried, in order, and what each gave (fits, fits "
+        "by borrowing, does not fit, with the numbers); null: no assignment looked at it",
+    )
     governing_path = serializers.ListField(
         child=serializers.DictField(),
         help_text="The chains of tree nodes that decide whether the job can start, as the job page and the CLI show "

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import collector
+from engine.flavors import assign_flavors, with_kept_flavors
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
 from scheduling import recording
@@ -24,6 +25,7 @@ from scheduling.agent import cluster_disrupted
 from scheduling.feed.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
 from scheduling.store import BindingStream, apply_decisions, record_failure, save_past_usage
+from scheduling.store.flavors import kept_flavors, record_flavors
 
 __all__ = ["load_over_since", "run_recycle_pass", "run_scheduling_session", "save_over_since"]
 
@@ -59,11 +61,21 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             bound = None
             waited = 0.0  # for the bindings still being written when the engine was done
             if result is None:
+                carry = mirror.carry
+                if snapshot.kueue_flavors is not None:
+                    # Kueue's ResourceFlavors: each waiting job given its flavors as ``fairway simulate`` gives them
+                    # (``engine.flavors``), kept on its row; its pods are then new objects every session, so the
+                    # session builds its state in full rather than from the kept one (which is dropped)
+                    snapshot = with_kept_flavors(snapshot, kept_flavors(cluster))  # admitted: theirs
+                    snapshot, chosen = assign_flavors(snapshot)
+                    record_flavors(cluster, snapshot, chosen)
+                    carry.clear()
+                    carry = None
                 # the engine's state kept from the last session, brought up to date (``engine.session.carry``);
                 # on PostgreSQL its bindings are written while it runs (``store.BindingStream``)
                 stream = BindingStream(cluster, started, ids) if BindingStream.usable(ids) else None
                 with stream or nullcontext():
-                    result = run.run_session(snapshot, now=now, carry=mirror.carry, on_bindings=stream)
+                    result = run.run_session(snapshot, now=now, carry=carry, on_bindings=stream)
                     done = perf_counter()
                     bound = stream.finish() if stream is not None else None
                     waited = perf_counter() - done

@@ -18,6 +18,7 @@ import yaml
 
 from controlplane.cli.client import EXIT_OK, ApiError, Client, UsageError
 from controlplane.cli.output import details, emit, fmt_resources, table
+from engine.flavors import flavors_sentence
 from engine.wording import plural
 
 PHASES = ("Pending", "Inqueue", "Running", "Unknown", "Completed")
@@ -156,6 +157,7 @@ def print_job(data: dict[str, Any]) -> None:
             ("Min member", pg["min_member"]),
             ("Min resources", fmt_resources(pg.get("min_resources"))),
             ("Priority", pg.get("priority", 0)),
+            *([("Flavor", flavors_sentence(pg["flavors"]))] if pg.get("flavors") else []),
             ("Reason", pg.get("reason") or "-"),
             ("Message", pg.get("message") or "-"),
             ("Cluster", pg.get("cluster", "-")),
@@ -247,6 +249,10 @@ def print_why(data: dict[str, Any]) -> None:
             ("Reason", why.get("reason") or "-"),
         ]
     )
+    if why.get("flavors_text"):  # Kueue's ResourceFlavors it was given, and why those
+        print(f"\nFlavor: {why['flavors_text']}")
+        if why.get("flavor_assignment"):
+            print(f"  Why: {why['flavor_assignment']}")
     if why["phase"] == "Running" and not why.get("reason"):
         print(f"\nThe job runs: nothing holds it ({plural(why.get('min_member', 0), 'pod')} minimum).")
     elif why.get("message"):

@@ -108,6 +108,7 @@ __all__ = [
     "namespace_manifests",
     "queue_manifest",
     "quota_group_manifest",
+    "resource_flavor_manifest",
 ]
 
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
@@ -312,8 +313,8 @@ def _kueue_group(
     return out
 
 
-def _resource_flavor(spec: ResourceFlavorSpec) -> dict[str, Any]:
-    """A ResourceFlavor as read: its node labels, node taints and tolerations."""
+def resource_flavor_manifest(spec: ResourceFlavorSpec) -> dict[str, Any]:
+    """A ResourceFlavor as read: its node labels, node taints, tolerations and topology name."""
     out: dict[str, Any] = {}
     if spec.node_labels:
         out["nodeLabels"] = dict(spec.node_labels)
@@ -327,6 +328,8 @@ def _resource_flavor(spec: ResourceFlavorSpec) -> dict[str, Any]:
             | ({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {})
             for t in spec.tolerations
         ]
+    if spec.topology_name:
+        out["topologyName"] = spec.topology_name
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": spec.name}, "spec": out}
 
 
@@ -570,7 +573,7 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
     flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_FLAVOR}, "spec": {}}
     read = snapshot.kueue_flavors.flavors if snapshot.kueue_flavors is not None else {}
     flavors = [flavor] if KUEUE_FLAVOR not in read else []
-    flavors += [_resource_flavor(read[f]) for f in sorted(read)]  # several flavors per resource, as read
+    flavors += [resource_flavor_manifest(read[f]) for f in sorted(read)]  # several flavors per resource, as read
     docs = [*flavors, *cohorts, *members, *local] if cohorts or members else []
     return docs, notes
 
@@ -597,10 +600,22 @@ def export_trees(snapshot: Snapshot, fmt: str) -> list[dict[str, Any]]:
 
 def export_notes(snapshot: Snapshot, fmt: str) -> list[str]:
     """What the manifests of ``fmt`` cannot express of ``snapshot``'s trees, one line each (Volcano's and
-    Koordinator's formats hold their trees whole: no lines)."""
+    Koordinator's formats hold their trees whole, except a Kueue ResourceFlavor's quota: one line)."""
     if fmt not in FORMATS:
         raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
-    return _kueue_export(snapshot)[1] if fmt == "kueue" else []
+    if fmt == "kueue":
+        return _kueue_export(snapshot)[1]
+    flavored = sorted(
+        name
+        for name, q in snapshot.queues.items()
+        if any(FLAVOR_MARK in key for amounts in (q.deserved, q.capability, q.guarantee) for key in amounts or ())
+    )
+    if fmt == "volcano" and flavored:
+        return [
+            f"queues {', '.join(flavored)}: their quota per Kueue ResourceFlavor (cpu@spot) is written as is; Volcano "
+            "reads each such key as a resource of its own, which no node offers (export --format kueue keeps them)"
+        ]
+    return []
 
 
 # -- one job ------------------------------------------------------------------------------------------------------

@@ -238,6 +238,7 @@ class KueueReaders(KueueLeverReaders):
         """The levers read for ``queue`` as its spec's ``kueue`` field (``engine.kueuepolicy``), so that an import
         stores what the side tables hold (``engine.manifests.kueuestored`` gives them back to a live session)."""
         draft = self.admission
+        flavors = self.kueue_flavors  # the ClusterQueue's flavored resource groups and fungibility, stored with it
         stop = "HoldAndDrain" if queue in draft.draining else "Hold" if queue in draft.held else "None"
         return kueue_policy_value(
             kueue_name=self.kueue_names.get(queue),
@@ -247,6 +248,8 @@ class KueueReaders(KueueLeverReaders):
             preemption=self.kueue_preemption.get(queue),
             usage_based=queue in draft.fair_sharing_queues,
             weight=self.kueue_weights.get(queue),
+            groups=flavors.groups.get(queue, ()) if flavors is not None else (),
+            fungibility=flavors.fungibility.get(queue) if flavors is not None else None,
         )
 
     def _kueue_node(self, doc: _Doc, parent_key: str, old_key: str) -> tuple[_Doc, str | None, _Quotas]:
@@ -536,15 +539,28 @@ def _fungibility(doc: _Doc) -> FlavorFungibility:
 
 
 def _resource_flavor(doc: _Doc) -> ResourceFlavorSpec:
-    """A ``ResourceFlavor``: ``spec.nodeLabels``, ``spec.nodeTaints`` and ``spec.tolerations``."""
-    spec = doc.spec
-    labels = _map(spec.get("nodeLabels"), "spec.nodeLabels")
+    """A ``ResourceFlavor``: ``spec.nodeLabels``, ``spec.nodeTaints``, ``spec.tolerations`` and ``spec.topologyName``."""
+    return _flavor_spec(doc.name, doc.spec, "spec")
+
+
+def resource_flavor_spec(name: str, spec: Mapping[str, Any], where: str = "spec") -> ResourceFlavorSpec:
+    """The ResourceFlavor ``name`` of a ``spec`` in Kueue's spelling (``nodeLabels``, ``nodeTaints``, ``tolerations``,
+    ``topologyName``), checked as the reader checks it: ``ValueError`` with a sentence naming the field under
+    ``where`` (the dashboard's stored flavors are read with it)."""
+    try:
+        return _flavor_spec(name, spec, where)
+    except _FieldError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _flavor_spec(name: str, spec: Mapping[str, Any], where: str) -> ResourceFlavorSpec:
+    labels = _map(spec.get("nodeLabels"), f"{where}.nodeLabels")
     for key, value in labels.items():
         if not isinstance(value, str):
-            raise _FieldError(f"spec.nodeLabels.{key}: {value!r} is not a string")
+            raise _FieldError(f"{where}.nodeLabels.{key}: {value!r} is not a string")
     taints = []
-    for i, raw in enumerate(_list(spec.get("nodeTaints"), "spec.nodeTaints")):
-        path = f"spec.nodeTaints[{i}]"
+    for i, raw in enumerate(_list(spec.get("nodeTaints"), f"{where}.nodeTaints")):
+        path = f"{where}.nodeTaints[{i}]"
         t = _map(raw, path)
         key = _str(t.get("key"), f"{path}.key")
         if not key:
@@ -554,11 +570,23 @@ def _resource_flavor(doc: _Doc) -> ResourceFlavorSpec:
             raise _FieldError(f"{path}.effect: {effect!r} is not one of NoSchedule, PreferNoSchedule, NoExecute")
         taints.append(Taint(key=key, value=_str(t.get("value"), f"{path}.value"), effect=effect))
     tolerations = tuple(
-        _toleration(raw, f"spec.tolerations[{i}]")
-        for i, raw in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))
+        _toleration(raw, f"{where}.tolerations[{i}]")
+        for i, raw in enumerate(_list(spec.get("tolerations"), f"{where}.tolerations"))
     )
+    for i, tol in enumerate(tolerations):  # as the API server checks a pod's (the flavor's go onto its pods)
+        if tol.operator not in ("Equal", "Exists", ""):
+            raise _FieldError(f"{where}.tolerations[{i}].operator: {tol.operator!r} is not one of Equal, Exists")
+        if tol.effect not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise _FieldError(
+                f"{where}.tolerations[{i}].effect: {tol.effect!r} is not one of NoSchedule, PreferNoSchedule, NoExecute"
+            )
+    topology = _str(spec.get("topologyName"), f"{where}.topologyName")
     return ResourceFlavorSpec(
-        name=doc.name, node_labels=dict(labels), node_taints=tuple(taints), tolerations=tolerations
+        name=name,
+        node_labels=dict(labels),
+        node_taints=tuple(taints),
+        tolerations=tolerations,
+        topology_name=topology,
     )
 
 
@@ -599,4 +627,4 @@ def _kueue_depths(specs: Mapping[str, dict[str, Any]]) -> dict[str, int]:
     return depth
 
 
-__all__ = ["KUEUE_POLICY", "KueueReaders"]
+__all__ = ["KUEUE_POLICY", "KueueReaders", "resource_flavor_spec"]

@@ -17,6 +17,14 @@ so the session's code path is the same one:
   ``waitForPodsReady`` sets the ``enqueue`` action's gang repair and backoff (``apply_wait_for_pods_ready``), and its
   ``admissionFairSharing`` the usage ordering of the queues whose ``admissionScope`` asks for it.
 
+Kueue's ResourceFlavors (issue 28 item 7) are stored beside the trees (the dashboard's ResourceFlavor rows) and each
+queue keeps its quota per flavor under the flavored keys (``cpu@spot``) with its flavored resource groups and
+``flavorFungibility`` in its ``kueue`` field; ``with_stored_flavors`` gives the snapshot the ``kueue_flavors`` the Kueue
+reader gives a simulated one, and counts the nodes and the pods on them per flavor as the reader does
+(``engine.flavors.flavored_nodes``, ``flavored_tasks``). The flavors of a resource are in the order the queues (by
+name) name them, where the reader keeps the order of the input's documents: it decides only which flavor a node
+matching several flavors with as many labels serves.
+
 What a stored tree cannot hold, said where it is documented (docs/kubernetes.md): a LocalQueue's recorded usage and
 weight (the live usage ordering counts every job's LocalQueue usage as 0, so it keeps the job order), and the labels
 of namespaces (a namespace selector sees the ``kubernetes.io/metadata.name`` label only).
@@ -24,7 +32,7 @@ of namespaces (a namespace selector sees the ``kubernetes.io/metadata.name`` lab
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -32,6 +40,8 @@ from typing import Any
 import yaml
 
 from engine.admission import AdmissionDraft
+from engine.flavors import flavored_nodes, flavored_tasks
+from engine.kueuepolicy import KueuePolicy
 from engine.limits import Limits, load_yaml
 from engine.manifests.common import _FieldError
 from engine.manifests.kueueconfig import (
@@ -42,10 +52,27 @@ from engine.manifests.kueueconfig import (
 )
 from engine.manifests.kueuefair import fair_sharing_section, kueue_fair_policy, wants_kueuefair
 from engine.manifests.kueuelevers import take_queue_levers
-from engine.objects import KueueName, KueuePreemption, QueueSpec, Snapshot
+from engine.objects import (
+    FlavorFungibility,
+    FlavorGroup,
+    KueueFlavors,
+    KueueName,
+    KueuePreemption,
+    QueueSpec,
+    ResourceFlavorSpec,
+    Snapshot,
+)
+from engine.resources import FLAVOR_MARK, split_flavor
 from engine.vocabulary import QueueState
 
-__all__ = ["StoredConfiguration", "read_stored_configuration", "with_stored_levers"]
+__all__ = [
+    "StoredConfiguration",
+    "read_stored_configuration",
+    "stored_kueue_flavors",
+    "uses_flavors",
+    "with_stored_flavors",
+    "with_stored_levers",
+]
 
 
 class StoredConfiguration:
@@ -127,3 +154,63 @@ def with_stored_levers(snapshot: Snapshot, configuration: StoredConfiguration | 
     if policy is not snapshot.policy:
         changes["policy"] = policy
     return snapshot.replace(**changes)
+
+
+def uses_flavors(queues: Mapping[str, QueueSpec]) -> bool:
+    """Whether some queue has quota in a ResourceFlavor (a flavored key) or flavored resource groups."""
+    for q in queues.values():
+        if q.kueue and "resourceGroups" in q.kueue:
+            return True
+        for amounts in (q.deserved, q.borrowing_limit, q.lending_limit, q.capability, q.guarantee):
+            if amounts and FLAVOR_MARK in "".join(amounts.raw):  # one scan in C: every session reads it
+                return True
+    return False
+
+
+def stored_kueue_flavors(
+    queues: Mapping[str, QueueSpec], specs: Mapping[str, ResourceFlavorSpec]
+) -> KueueFlavors | None:
+    """The ``kueue_flavors`` of stored trees (the module docstring): the resources with quota per flavor, each with
+    its flavors (from the queues' flavored keys and resource groups, queues by name), each ClusterQueue's flavored
+    resource groups and fungibility, and the ResourceFlavors ``specs`` among those named. None: no flavor."""
+    resources: dict[str, dict[str, None]] = {}
+    groups: dict[str, tuple[FlavorGroup, ...]] = {}
+    fungibility: dict[str, FlavorFungibility] = {}
+    for name in sorted(queues):
+        q = queues[name]
+        policy = KueuePolicy.of(q.kueue, name) if q.kueue else None
+        if policy is not None and policy.groups:
+            groups[name] = policy.groups
+            for group in policy.groups:
+                for resource in group.resources:
+                    resources.setdefault(resource, {}).update(dict.fromkeys(group.flavors))
+        if policy is not None and policy.fungibility != FlavorFungibility():
+            fungibility[name] = policy.fungibility
+        for amounts in (q.deserved, q.borrowing_limit, q.lending_limit, q.capability, q.guarantee):
+            for key in amounts or ():
+                resource, flavor = split_flavor(key)
+                if flavor:
+                    resources.setdefault(resource, {})[flavor] = None
+    if not resources:
+        return None
+    named = {f: specs[f] for fl in resources.values() for f in fl if f in specs}
+    return KueueFlavors(
+        flavors=dict(sorted(named.items())),
+        resources={r: tuple(fl) for r, fl in sorted(resources.items())},
+        groups=groups,
+        fungibility=fungibility,
+    )
+
+
+def with_stored_flavors(snapshot: Snapshot, read_specs: Callable[[], Mapping[str, ResourceFlavorSpec]]) -> Snapshot:
+    """``snapshot`` (read from the stored trees) with its ``kueue_flavors`` and its nodes and placed pods counted per
+    flavor (the module docstring); ``read_specs`` gives the stored ResourceFlavors and is called only when some queue
+    names a flavor. Without flavors, the snapshot as it is. Applying it twice changes nothing more."""
+    if not uses_flavors(snapshot.queues):
+        return snapshot if snapshot.kueue_flavors is None else snapshot.replace(kueue_flavors=None)
+    flavors = stored_kueue_flavors(snapshot.queues, read_specs())
+    if flavors is None:  # pragma: no cover - uses_flavors said some queue names one
+        return snapshot
+    tasks = flavored_tasks(snapshot.tasks, snapshot.nodes, flavors)
+    nodes = flavored_nodes(snapshot.nodes, flavors)
+    return snapshot.replace(tasks=tasks, nodes=nodes, kueue_flavors=flavors)

@@ -163,7 +163,7 @@ def namespace_display(rows: Sequence[dict[str, Any]], resources: Sequence[str]) 
     """``namespace_rows`` with their request, deserved and allocated amounts printed for the table."""
 
     def printed(amounts: dict[str, int]) -> str:
-        return ", ".join(units.human(v, k) for k, v in amounts.items() if k in resources)
+        return ", ".join(units.in_list(v, k) for k, v in amounts.items() if k in resources)
 
     return [
         {

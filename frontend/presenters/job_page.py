@@ -18,6 +18,8 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
+from engine.flavors import flavored, flavors_sentence
+from engine.resources import split_flavor
 from engine.session.order import JobOrder, job_order
 from engine.session.reasons import BLOCKER_WORDS
 from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
@@ -48,7 +50,7 @@ def amounts(rl: Mapping[str, int] | None) -> str:
     if not rl:
         return "—"
     names = units.resource_order(rl)
-    return ", ".join(units.human(rl[name], name) for name in names) or "—"
+    return ", ".join(units.in_list(rl[name], name) for name in names) or "—"
 
 
 def find(cluster: Cluster | None, namespace: str, name: str) -> PodGroup | None:
@@ -211,9 +213,10 @@ def governing_path(
             if n.kind in tree_of and not n.hidden:
                 values = _values(tree_of[n.kind], n.name, resources)
             elif n.kind == "namespace":
+                plain = dict.fromkeys(split_flavor(r)[0] for r in resources)  # hard limits are of the plain ones
                 values = [
                     {"resource": r, "used": "", "entitled": "", "cap": f"hard {units.human(ns.hard[r], r)}"}
-                    for r in resources
+                    for r in plain
                     if ns.hard and r in ns.hard
                 ]
             url = node_url(n.kind, n.name) if n.kind in tree_of and not n.hidden else ""
@@ -350,14 +353,22 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "idle_gpu_seconds": podgroup.idle_gpu_seconds,
         "released_at": podgroup.released_at,
         "release_reason": podgroup.release_reason,
+        # Kueue's ResourceFlavors the sessions gave it ("spot for cpu, memory"), and why those
+        "flavors_text": flavors_sentence(podgroup.flavors or {}),
+        "flavor_assignment": podgroup.flavor_assignment or "",
     }
 
 
 def resources_of_job(podgroup: PodGroup, pods: Sequence[Pod]) -> list[str]:
-    """The resources the job asks for (the blocker's first), in display order."""
+    """The resources the job asks for (the blocker's first), in display order; a resource it was given a Kueue
+    ResourceFlavor for under its flavored key (``cpu@spot``: the tree nodes' quota in that flavor)."""
     names: set[str] = set(podgroup.min_resources or {})
     for p in pods:
         names.update(p.request or {})
+    given = podgroup.flavors or {}
+    names = {
+        flavored(split_flavor(n)[0], given[split_flavor(n)[0]]) if split_flavor(n)[0] in given else n for n in names
+    }
     ordered = units.resource_order(names)
     blocked = (podgroup.blocker or {}).get("resource")
     if blocked and blocked in ordered:

@@ -358,7 +358,7 @@ def pod_rows(cluster: Cluster, node_id: int, queues: set[str] | None) -> tuple[l
                 "quota_group": pod["quota_group__name"] or "",
                 "status": pod["status"],
                 "kind": "allocated" if pod["status"] in STARTED_ON_NODE else "reserved",
-                "request": ", ".join(units.human(request[r], r) for r in units.resource_order(request)),
+                "request": ", ".join(units.in_list(request[r], r) for r in units.resource_order(request)),
                 "started": heartbeat(pod["started"]) if pod["started"] else None,
             }
         )

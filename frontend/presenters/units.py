@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 
-from engine.resources import display_factor, format_amount, nouns, resource_sort_key, unit_name
+from engine.resources import display_factor, format_amount, nouns, resource_sort_key, split_flavor, unit_name
 from engine.resources import is_unlimited as is_unlimited  # re-exported: the presenters read units.is_unlimited
 
 HIDDEN_RESOURCES = frozenset({"pods"})
@@ -71,6 +71,13 @@ def human(
     return f"{text} {name}"
 
 
+def in_list(amount: int | None, resource: str) -> str:
+    """:func:`human` for a list of amounts side by side: a Kueue flavor's amount says its flavor (``3 cores (spot)``),
+    where ``cpu@spot`` and ``cpu@on-demand`` would otherwise both read ``cores``."""
+    flavor = split_flavor(resource)[1]
+    return f"{human(amount, resource)} ({flavor})" if flavor else human(amount, resource)
+
+
 def quantity(amount: int | None, resource: str) -> str:
     """The exact amount without its unit, as people read it (``1.5`` cores, ``3`` GPUs, ``96Gi``) or ``unlimited``
     (``engine.resources.format_amount``: a GPU amount reads ``3.2`` only when it truly is fractional)."""
@@ -88,5 +95,6 @@ def resources_of(*lists: Mapping[str, int] | None) -> list[str]:
 
 
 def label(resource: str) -> str:
-    """A resource name with its unit, for axis titles (``cpu (cores)``)."""
-    return f"{resource} ({unit_of(resource)[1]})"
+    """A resource name with its unit, for axis titles (``cpu (cores)``; a Kueue flavor's: ``cpu (spot, cores)``)."""
+    base, flavor = split_flavor(resource)
+    return f"{base} ({flavor + ', ' if flavor else ''}{unit_of(resource)[1]})"

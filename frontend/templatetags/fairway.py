@@ -11,6 +11,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from engine.resources import resource_label
 from engine.wording import plural as _plural
 
 register = template.Library()
@@ -43,3 +44,9 @@ def script_json(value: Any, element_id: str) -> SafeString:
     for char, escaped in _SCRIPT_ESCAPES:
         text = text.replace(char, escaped)
     return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
+
+
+@register.filter
+def resource(name: str) -> str:
+    """``{{ r|resource }}``: a resource name as people read it; a Kueue flavor's ``cpu@spot`` is ``cpu (spot)``."""
+    return resource_label(str(name))

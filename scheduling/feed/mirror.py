@@ -61,7 +61,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
-from engine.manifests.kueuestored import with_stored_levers
+from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
@@ -284,8 +284,9 @@ class ClusterMirror:
             if self._last_snapshot is not None:  # the indexes of what did not change (the nodes' totals)
                 snapshot.keep_indexes_of(self._last_snapshot)
             self._last_snapshot = snapshot
-            # Kueue's levers of the queues and the cluster's Kueue Configuration (none: the snapshot as it is)
-            return with_stored_levers(snapshot, cluster.kueue_config)
+            # Kueue's levers of the queues and the cluster's Kueue Configuration, its ResourceFlavors (none: the
+            # snapshot as it is)
+            return with_stored_flavors(with_stored_levers(snapshot, cluster.kueue_config), store.read_resource_flavors)
 
     def row_ids(self) -> store.RowIds:
         with self._lock:

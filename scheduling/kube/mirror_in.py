@@ -9,6 +9,9 @@ own, checked by the same rules as the API's:
   ``quotas.services`` (``engine.rules``: guarantee <= deserved <= capability, children within parents, cycles, ...),
   parents first, deleted children first; namespaces' weight, hard limits and default queue. Otherwise only the
   namespaces the pods need are created;
+* **Kueue's ResourceFlavors** (with ``tree_source=kubernetes``): stored as ``quotas.ResourceFlavor`` rows (created
+  and changed before the queues that name them, deleted after), and each queue keeps its quota per flavor
+  (``cpu@spot``) with its resource groups and ``flavorFungibility`` in its ``kueue`` field;
 * **Kueue's Configuration** (its ConfigMap, ``FAIRWAY_KUEUE_CONFIGMAP`` in ``FAIRWAY_KUEUE_NAMESPACE``): kept as the
   cluster's ``kueue_configuration``, which the sessions apply as ``fairway simulate`` applies a Configuration file;
 * **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted); an
@@ -60,7 +63,7 @@ from engine.objects import (
 )
 from engine.resources import ResourceList
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling import evictions
 from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
 from scheduling.choices import FINISHED_POD_STATUSES, PodStatus
@@ -98,14 +101,18 @@ class Report:
 def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime) -> Report:
     """Apply the cluster's objects (every kind the informers watch) to the rows; see the module docstring."""
     result, invalid = load_objects(objects, source=f"cluster {cluster.name}")
-    snap = unflavored(result.snapshot)  # the rows keep one flavor per resource: a resource's flavors added up
+    # the queues keep their quota per ResourceFlavor (``cpu@spot``); the nodes and pods their plain resources, which
+    # the sessions count per flavor as they read them (``engine.manifests.kueuestored.with_stored_flavors``)
+    snap = unflavored(result.snapshot)
     report = Report()
     for bad in invalid:
         report.problems[(bad.kind, bad.namespace, bad.name)] = bad.message
     versions = {_key_of(o): str((o.get("metadata") or {}).get("resourceVersion") or "") for o in objects}
     if cluster.owns_trees:
         with tree_owner.from_cluster():
-            _sync_queues(snap, report)
+            flavors = _sync_resource_flavors(objects, report)
+            _sync_queues(result.snapshot, report)
+            _delete_resource_flavors(flavors, report)
             _sync_quota_groups(snap, report)
             _sync_namespaces(snap, report)
     _sync_kueue_configuration(cluster, objects, report)
@@ -179,6 +186,43 @@ def _sync_kueue_configuration(cluster: Cluster, objects: Sequence[Mapping[str, A
         cluster.kueue_configuration = text
         cluster.save(update_fields=["kueue_configuration"])
         report.written["KueueConfiguration"] += 1
+
+
+# -- Kueue's ResourceFlavors -----------------------------------------------------------------------------------
+
+
+def _sync_resource_flavors(objects: Sequence[Mapping[str, Any]], report: Report) -> set[str]:
+    """Create or change the ResourceFlavor rows as the cluster has them (``services.save_resource_flavor``, the API's
+    checks); one it refuses is a problem of the object. Returns the names the cluster has."""
+    current = {f.name: f for f in ResourceFlavor.objects.all()}
+    names = set()
+    for obj in objects:
+        if obj.get("kind") != "ResourceFlavor" or not str(obj.get("apiVersion") or "").startswith("kueue.x-k8s.io/"):
+            continue
+        key = _key_of(obj)
+        names.add(key[2])
+        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+        data = {f: spec.get(k) or services.RESOURCE_FLAVOR_EMPTY[f] for f, k in services.RESOURCE_FLAVOR_FIELDS.items()}
+        row = current.get(key[2])
+        if row is not None and all(getattr(row, f) == v for f, v in data.items()):
+            continue
+        data["name"] = key[2]
+        try:
+            services.save_resource_flavor(row, data)
+            report.written["ResourceFlavor"] += 1
+        except rules.RuleViolation as exc:
+            _refused(report, key, exc)
+    return names
+
+
+def _delete_resource_flavors(keep: set[str], report: Report) -> None:
+    """Delete the ResourceFlavor rows the cluster no longer has (after the queues stopped naming them)."""
+    for row in ResourceFlavor.objects.exclude(name__in=keep):
+        try:
+            services.delete_resource_flavor(row)
+            report.deleted["ResourceFlavor"] += 1
+        except rules.RuleViolation as exc:
+            _refused(report, ("ResourceFlavor", "", row.name), exc)
 
 
 # -- trees --------------------------------------------------------------------------------------------------

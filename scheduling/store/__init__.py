@@ -25,6 +25,7 @@ from scheduling.store.read import (
     podgroup_info,
     read_cluster,
     read_past_usage,
+    read_resource_flavors,
 )
 from scheduling.store.records import SAMPLE_FULL_RESOLUTION, compact_records, session_decisions
 from scheduling.store.write import apply_decisions, record_failure, record_skipped, save_past_usage
@@ -53,6 +54,7 @@ __all__ = [
     "podgroup_info",
     "read_cluster",
     "read_past_usage",
+    "read_resource_flavors",
     "record_failure",
     "record_skipped",
     "save_past_usage",

@@ -18,7 +18,9 @@ dataclasses. What goes in:
   ``preemptible: false``;
 * the cluster's scheduler policy (``Cluster.scheduler_policy``, Volcano's format);
 * Kueue's levers of the queues (their ``kueue`` field) and the cluster's Kueue Configuration, as the snapshot's
-  admission levers, preemption policies and policy (``engine.manifests.kueuestored.with_stored_levers``).
+  admission levers, preemption policies and policy (``engine.manifests.kueuestored.with_stored_levers``);
+* Kueue's ResourceFlavors (``quotas.ResourceFlavor``, read only when some queue has quota in one): the nodes and the
+  pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
-from engine.manifests.kueuestored import with_stored_levers
+from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
     DEFAULT_QUEUE,
@@ -42,6 +44,7 @@ from engine.objects import (
     PodGroupPhase,
     QueueSpec,
     QuotaGroupSpec,
+    ResourceFlavorSpec,
     Snapshot,
     Taint,
     TaskInfo,
@@ -50,7 +53,7 @@ from engine.objects import (
 )
 from engine.policy.policy import Policy
 from engine.usage import UsageHistory as PastUsage
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
 from scheduling.models import (
@@ -141,7 +144,13 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         past_usage=read_past_usage(cluster),
         node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
-    return with_stored_levers(snapshot, cluster.kueue_config), RowIds(pods=pods.ids, nodes=node_ids)
+    levered = with_stored_levers(snapshot, cluster.kueue_config)
+    return with_stored_flavors(levered, read_resource_flavors), RowIds(pods=pods.ids, nodes=node_ids)
+
+
+def read_resource_flavors() -> dict[str, ResourceFlavorSpec]:
+    """Kueue's ResourceFlavors stored beside the trees, by name (one query)."""
+    return {f.name: f.to_spec() for f in ResourceFlavor.objects.all()}
 
 
 def fairness_on(policy: Policy) -> bool:

@@ -35,7 +35,7 @@ from engine.resources import parse_resource_list
 from engine.session.decisions import SessionResult
 from planning.models import ReplayRun
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling import recording, store
 from scheduling.models import (
     Cluster,
@@ -93,6 +93,13 @@ EXPECTED: dict[str, str] = {
     "v1_namespaces_update":              "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_namespaces_partial_update":      "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_namespaces_destroy":             "204 204 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # Kueue's ResourceFlavors: no team's (every team reads them), admins write them
+    "v1_resource_flavors_list":          "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    "v1_resource_flavors_create":        "201 201 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_resource_flavors_retrieve":      "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    "v1_resource_flavors_update":        "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_resource_flavors_partial_update": "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_resource_flavors_destroy":       "204 204 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- the cluster: read by team members, changed by admins; the agent API per node ----------------------
     "v1_clusters_list":                  "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     "v1_clusters_create":                "201 201 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
@@ -246,6 +253,8 @@ def _build() -> World:
     ids["session"] = session.pk
     recording.forget(cluster.pk)  # its inputs recorded, for the replay of one session (a keyframe)
     recording.record(cluster, session, store.read_cluster(cluster)[0], SessionResult(), session.started.timestamp())
+    for side in ("a", "b"):  # Kueue's ResourceFlavors (no queue names them: each may be deleted)
+        ResourceFlavor.objects.create(name=f"flavor-{side}", node_labels={"pool": side})
 
     User = get_user_model()
     team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
@@ -300,6 +309,7 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
         if op == "v1_quota_groups_destroy"
         else ("g-team-a1" if s == "a" else "g-team-b"),
         "namespaces": f"ns-{s}",
+        "resource-flavors": f"flavor-{s}",
         "clusters": "default",
         "nodes": f"n-{s}",
         "teams": f"team-{s}",
@@ -340,6 +350,9 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         "v1_namespaces_create": lambda: ({"name": "ns-new", "default_queue": queue}, ""),
         "v1_namespaces_update": lambda: ({"name": f"ns-{s}", "weight": 3, "default_queue": queue}, ""),
         "v1_namespaces_partial_update": lambda: ({"weight": 3}, ""),
+        "v1_resource_flavors_create": lambda: ({"name": "flavor-new", "node_labels": {"pool": "new"}}, ""),
+        "v1_resource_flavors_update": lambda: ({"name": f"flavor-{s}", "node_labels": {"pool": s}}, ""),
+        "v1_resource_flavors_partial_update": lambda: ({"topology_name": "default"}, ""),
         "v1_clusters_create": lambda: ({"name": "c2"}, ""),
         "v1_clusters_update": lambda: ({"name": "default", "description": "x"}, ""),
         "v1_clusters_partial_update": lambda: ({"description": "x"}, ""),
@@ -432,12 +445,14 @@ def test_every_operation_answers_each_role_as_the_matrix_says() -> None:
 
 
 # Operations where a team member succeeds whatever the target: collections (filtered to what it may read), the
-# nested trees, and objects that belong to no team (the cluster, its nodes, scheduling sessions, simulate).
+# nested trees, and objects that belong to no team (the cluster, its nodes, scheduling sessions, simulate, Kueue's
+# ResourceFlavors).
 NOT_ABOUT_A_TEAM = {
     "v1_queues_list", "v1_queues_tree_list", "v1_quota_groups_list", "v1_quota_groups_tree_list",
     "v1_namespaces_list", "v1_clusters_list", "v1_clusters_retrieve", "v1_nodes_list", "v1_nodes_retrieve",
     "v1_podgroups_list", "v1_pods_list", "v1_sessions_list", "v1_sessions_retrieve", "v1_sessions_decisions_list",
     "v1_evictions_list", "v1_samples_list", "v1_simulate_create", "v1_change_requests_list", "v1_replays_list",
+    "v1_resource_flavors_list", "v1_resource_flavors_retrieve",
 }  # fmt: skip
 AGENT_API = {"v1_nodes_create", "v1_nodes_heartbeat_create", "v1_nodes_pods_list", "v1_pods_status_create",
              "v1_pods_gone_create"}  # fmt: skip

@@ -169,11 +169,48 @@ def test_a_scheduler_policy_naming_kueuefair_is_used_as_written() -> None:
                 (
                     "kueue.stopPolicies",
                     "unknown field (known: kind, name, queueingStrategy, "
-                    "stopPolicy, namespaceSelector, preemption, admissionScope, fairSharing)",
+                    "stopPolicy, namespaceSelector, preemption, admissionScope, fairSharing, resourceGroups, "
+                    "flavorFungibility)",
                 )
             ],
         ),
         ("StrictFIFO", [("kueue", "expected an object, got 'StrictFIFO'")]),
+        # Kueue's flavored resource groups and flavorFungibility (ResourceFlavors stored on the trees)
+        (
+            {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": ["Spot_1"]}]},
+            [
+                (
+                    "kueue.resourceGroups.0.flavors.0",
+                    "'Spot_1' is not a ResourceFlavor name (a DNS-1123 subdomain, e.g. spot)",
+                )
+            ],
+        ),
+        (
+            {"resourceGroups": [{"coveredResources": ["cpu@spot"], "flavors": ["spot"]}]},
+            [
+                (
+                    "kueue.resourceGroups.0.coveredResources.0",
+                    "'cpu@spot': name the resource (cpu), not one of its flavors",
+                )
+            ],
+        ),
+        (
+            {
+                "resourceGroups": [
+                    {"coveredResources": ["cpu"], "flavors": ["a"]},
+                    {"coveredResources": ["cpu"], "flavors": ["b"]},
+                ]
+            },
+            [("kueue.resourceGroups.1.coveredResources", "cpu is covered by an earlier resource group too")],
+        ),
+        (
+            {"resourceGroups": [{"coveredResources": [], "flavors": ["a"]}]},
+            [("kueue.resourceGroups.0.coveredResources", "expected a list of resource names, got []")],
+        ),
+        (
+            {"flavorFungibility": {"whenCanBorrow": "Always"}},
+            [("kueue.flavorFungibility.whenCanBorrow", "'Always' is not one of MayStopSearch, TryNextFlavor")],
+        ),
     ],
 )
 def test_a_bad_lever_is_refused_at_its_place(value: Any, problems: list[tuple[str, str]]) -> None:

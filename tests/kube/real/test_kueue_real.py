@@ -1,7 +1,8 @@
 """The adapter mirrors Kueue's quota tree from the real API server, whose Kueue CRDs (``tests/fixtures/crds``) validate
 the objects: a Cohort with two ClusterQueues (one named ``root``, Fairway's built-in name), a LocalQueue, a pod
 labelled with it; a change of a nominal quota on the server reaches the row at the next pass; a deleted
-ClusterQueue goes. The objects carry this test's tag, and go at its end (the server is shared by the session)."""
+ClusterQueue goes. ResourceFlavors (issue 28 item 7): two flavors of cpu (labels, a taint, tolerations) are stored as
+rows and the ClusterQueue's quota per flavor (``cpu@spot``) with its resource group, not added up. The objects carry this test's tag, and go at its end (the server is shared by the session)."""
 
 from __future__ import annotations
 
@@ -98,5 +99,54 @@ def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
         adapter.elector.release()
         k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns)
         custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "team-queue")
+        for plural, name in reversed(made):
+            custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+
+
+def test_the_adapter_stores_kueues_flavors_from_the_real_server(
+    kueue_cluster: Any, admin: k8s.ApiClient, tag: str
+) -> None:
+    from quotas.models import Queue, ResourceFlavor
+    from scheduling.kube.adapter import Adapter
+
+    custom = k8s.CustomObjectsApi(admin)
+    team, spot, ondemand = f"kf-{tag}", f"spot-{tag}", f"on-demand-{tag}"
+    made: list[tuple[str, str]] = []
+
+    def create(plural: str, body: dict[str, Any]) -> None:
+        custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}", **body})
+        made.append((plural, body["metadata"]["name"]))
+
+    taint = {"key": "spot", "value": "true", "effect": "NoSchedule"}
+    create("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": ondemand},
+                               "spec": {"nodeLabels": {"type": "on-demand"}}})  # fmt: skip
+    create("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": spot},
+                               "spec": {"nodeLabels": {"type": "spot"}, "nodeTaints": [taint],
+                                        "tolerations": [{**taint, "operator": "Equal"}]}})  # fmt: skip
+    groups = [{"coveredResources": ["cpu"], "flavors": [
+        {"name": ondemand, "resources": [{"name": "cpu", "nominalQuota": "4"}]},
+        {"name": spot, "resources": [{"name": "cpu", "nominalQuota": "8"}]},
+    ]}]  # fmt: skip
+    create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": team},
+                             "spec": {"resourceGroups": groups, "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"}}})  # fmt: skip
+    adapter = Adapter(kueue_cluster, identity=f"kf-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
+                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    try:
+        adapter.start_informers()
+        wait_for(adapter.synced, what="the first lists")
+        out = adapter.reconcile()
+        assert out is not None and out["problems"] == [], out
+        stored = ResourceFlavor.objects.get(name=spot)
+        assert stored.node_labels == {"type": "spot"} and stored.node_taints == [taint]
+        queue = Queue.objects.get(name=team)
+        assert queue.deserved == {f"cpu@{ondemand}": 4_000, f"cpu@{spot}": 8_000}
+        # (with the preemption policies the server's defaults add)
+        assert {k: queue.kueue[k] for k in ("resourceGroups", "flavorFungibility")} == {
+            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [ondemand, spot]}],
+            "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"},
+        }
+    finally:
+        adapter.stop_informers()
+        adapter.elector.release()
         for plural, name in reversed(made):
             custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)

@@ -1,0 +1,70 @@
+"""The flavors a live session gave the jobs (Kueue's ResourceFlavors, ``engine.flavors``), kept on their podgroup
+rows: ``PodGroup.flavors`` (resource -> flavor) and ``PodGroup.flavor_assignment`` (the sentence of what the
+assignment tried), which the job page, ``why`` and the API show.
+
+A waiting job is given its flavors afresh before each session (``engine.flavors.assign_flavors``, as ``fairway
+simulate`` does); an admitted job keeps its flavors (``kept_flavors`` gives them back to the session, whose pods are
+read with their plain requests: ``engine.flavors.with_kept_flavors``), those of its pods on nodes first. Only the rows whose values changed are
+written, in the session's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.flavors import FlavorChoice, flavor_of_request
+from engine.objects import Snapshot
+from scheduling.choices import PodGroupPhase
+from scheduling.models import Cluster, PodGroup
+
+__all__ = ["job_flavors", "kept_flavors", "record_flavors"]
+
+
+def job_flavors(snapshot: Snapshot) -> dict[str, dict[str, str]]:
+    """Each podgroup's flavors, by key, from what its pods ask for (``cpu@spot``: ``{"cpu": "spot"}``); a podgroup
+    given none is left out."""
+    out: dict[str, dict[str, str]] = {}
+    for key, tasks in snapshot.tasks_by_podgroup.items():
+        given: dict[str, str] = {}
+        for task in tasks:
+            given.update(flavor_of_request(task.request))
+        if given:
+            out[key] = dict(sorted(given.items()))
+    return out
+
+
+def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, FlavorChoice]) -> int:
+    """Write each podgroup row's flavors and, for one the assignment looked at, its sentence (the snapshot is the one
+    the session ran on, its waiting jobs given their flavors); returns how many rows changed."""
+    given = job_flavors(snapshot)
+    changed = []
+    rows = (
+        PodGroup.objects.filter(cluster=cluster)
+        .exclude(phase=PodGroupPhase.COMPLETED)  # out of the snapshot: keeps what it ran with
+        .select_related("namespace")
+        .only("pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment")
+    )
+    for row in rows:
+        key = f"{row.namespace.name}/{row.name}"
+        if key not in snapshot.podgroups:
+            continue
+        flavors = given.get(key)
+        sentence = choices[key].sentence() if key in choices else row.flavor_assignment
+        if flavors is None and key not in choices:
+            sentence = None
+        if (row.flavors, row.flavor_assignment) != (flavors, sentence):
+            row.flavors, row.flavor_assignment = flavors, sentence
+            changed.append(row)
+    if changed:
+        PodGroup.objects.bulk_update(changed, ["flavors", "flavor_assignment"], batch_size=1000)
+    return len(changed)
+
+
+def kept_flavors(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """The flavors kept with each of the cluster's podgroups that is not Completed, by key (one query)."""
+    rows = (
+        PodGroup.objects.filter(cluster=cluster, flavors__isnull=False)
+        .exclude(phase=PodGroupPhase.COMPLETED)
+        .values_list("namespace__name", "name", "flavors")
+    )
+    return {f"{ns}/{name}": dict(flavors) for ns, name, flavors in rows if isinstance(flavors, dict)}

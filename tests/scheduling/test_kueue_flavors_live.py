@@ -1,0 +1,312 @@
+"""Kueue's ResourceFlavors stored on the dashboard's trees (issue 28 item 7): the Kubernetes adapter stores a cluster's
+ResourceFlavors and each queue's quota per flavor (``cpu@spot``) instead of adding the flavors up; a live session on
+the stored trees gives each waiting job the flavor ``fairway simulate`` gives it on the same manifests (the same
+``engine.flavors`` code), keeps it on the job's row (``PodGroup.flavors``, ``flavor_assignment``), and binds the same
+pods; ``fairway export --format kueue`` of the stored trees writes the flavors back as they came in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from django.utils import timezone
+
+from engine.manifests import load_manifests
+from engine.manifests.export import export_trees
+from engine.manifests.kueue import KUEUE_POLICY
+from engine.simulate import simulate
+
+pytestmark = pytest.mark.django_db
+
+FLAVORS = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+spec: {nodeLabels: {type: on-demand}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+spec:
+  nodeLabels: {type: spot}
+  nodeTaints: [{key: spot, value: "true", effect: NoSchedule}]
+  tolerations: [{key: spot, operator: Equal, value: "true", effect: NoSchedule}]
+  topologyName: default
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: on-demand
+      resources: [{name: cpu, nominalQuota: 4}, {name: memory, nominalQuota: 16Gi}]
+    - name: spot
+      resources: [{name: cpu, nominalQuota: 8, borrowingLimit: 0}, {name: memory, nominalQuota: 32Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: team-a, name: lq}
+spec: {clusterQueue: team-a}
+"""
+NODES = """
+---
+apiVersion: v1
+kind: Node
+metadata: {name: od-1, labels: {type: on-demand}}
+status:
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: spot-1, labels: {type: spot}}
+spec: {taints: [{key: spot, value: "true", effect: NoSchedule}]}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+"""
+
+
+def _pod(name: str, cpu: int, created: str, node: str = "") -> str:
+    placed = f"nodeName: {node}, " if node else ""
+    status = "Running" if node else "Pending"
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: team-a
+  creationTimestamp: "{created}"
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec: {{{placed}schedulerName: fairway, containers: [{{name: c, resources: {{requests: {{cpu: "{cpu}", memory: 1Gi}}}}}}]}}
+status: {{phase: {status}}}
+"""
+
+
+# on-demand has 4 cpu, 2 of them taken by ``running``: ``big`` (3 cpu, first) does not fit there and goes to spot,
+# ``small`` (2 cpu) then fits on-demand; ``huge`` (20 cpu) fits in no flavor: held on the first, it waits
+JOBS = (
+    _pod("running", 2, "2026-01-01T00:00:00Z", node="od-1")
+    + _pod("big", 3, "2026-01-01T00:01:00Z")
+    + _pod("small", 2, "2026-01-01T00:02:00Z")
+    + _pod("huge", 20, "2026-01-01T00:03:00Z")
+)
+TEXT = FLAVORS + NODES + JOBS
+
+
+@pytest.fixture
+def kueue_cluster(db: Any) -> Any:
+    from quotas import services
+    from scheduling.models import Cluster
+
+    services.ensure_builtins()
+    return Cluster.objects.create(
+        name="kfl", source="kubernetes", tree_source="kubernetes", scheduler_policy=KUEUE_POLICY.to_yaml()
+    )
+
+
+def _import(cluster: Any, text: str) -> Any:
+    from scheduling.kube.mirror_in import mirror
+
+    report = mirror(cluster, list(yaml.safe_load_all(text)), timezone.now())
+    assert not report.problems, report.problems
+    return report
+
+
+def _simulated(text: str) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
+    """(pod -> node bound, podgroup -> flavors, podgroup -> why those flavors) of one simulated session of ``text``."""
+    doc = simulate(load_manifests([("in.yaml", text)]).snapshot, now=1_000.0).document
+    flavors = {k: v["flavors"] for k, v in doc["podgroups"].items() if v.get("flavors")}
+    why = {k: v["flavorAssignment"] for k, v in doc["podgroups"].items() if v.get("flavorAssignment")}
+    return dict(doc["bindings"]), flavors, why
+
+
+def test_the_adapter_stores_the_flavors_apart(kueue_cluster: Any) -> None:
+    from quotas.models import Queue, ResourceFlavor
+    from scheduling.models import Node, Pod
+
+    report = _import(kueue_cluster, TEXT)
+    assert report.written["ResourceFlavor"] == 2
+    spot = ResourceFlavor.objects.get(name="spot")
+    assert spot.node_labels == {"type": "spot"}
+    assert spot.node_taints == [{"key": "spot", "value": "true", "effect": "NoSchedule"}]
+    assert spot.tolerations == [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    assert spot.topology_name == "default"
+    queue = Queue.objects.get(name="team-a")
+    assert queue.deserved == {
+        "cpu@on-demand": 4_000, "cpu@spot": 8_000, "memory@on-demand": 16 * 2**30, "memory@spot": 32 * 2**30,
+    }  # fmt: skip
+    assert queue.borrowing_limit == {"cpu@spot": 0}
+    assert queue.kueue == {
+        "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": ["on-demand", "spot"]}],
+        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"},
+    }
+    # nodes and pods keep their plain resources (the sessions count them per flavor as they read them)
+    assert Node.objects.get(name="spot-1").allocatable["cpu"] == 8_000
+    assert Pod.objects.get(name="running").request["cpu"] == 2_000
+    again = _import(kueue_cluster, TEXT)  # nothing changed: nothing written
+    assert again.written["ResourceFlavor"] == 0 and again.written["Queue"] == 0
+
+
+def test_a_flavor_the_cluster_drops_goes_after_the_queues_stop_naming_it(kueue_cluster: Any) -> None:
+    from quotas.models import Queue, ResourceFlavor
+
+    _import(kueue_cluster, TEXT)
+    one = FLAVORS.split("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue")[0].split("---")[0]
+    single = (
+        one
+        + """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: 4}]}]
+"""
+        + NODES
+    )
+    report = _import(kueue_cluster, single)
+    assert report.deleted["ResourceFlavor"] == 1
+    assert list(ResourceFlavor.objects.values_list("name", flat=True)) == ["on-demand"]
+    assert Queue.objects.get(name="team-a").deserved == {"cpu": 4_000}  # one flavor: the plain resource again
+
+
+def test_the_live_session_gives_the_flavor_simulate_gives(kueue_cluster: Any) -> None:
+    from scheduling import sessions
+    from scheduling.models import Pod, PodGroup
+
+    _import(kueue_cluster, TEXT)
+    bindings, flavors, why = _simulated(TEXT)
+    assert bindings == {"team-a/big": "spot-1", "team-a/small": "od-1"}
+    sessions.run_scheduling_session(kueue_cluster)
+    live = {
+        f"team-a/{name}": node
+        for name, node in Pod.objects.filter(
+            cluster=kueue_cluster, status__in=("Bound", "Binding", "Allocated")
+        ).values_list("name", "node__name")
+    }
+    assert live == bindings
+    rows = {f"{ns}/{name}": (fl, why) for ns, name, fl, why in PodGroup.objects.values_list(
+        "namespace__name", "name", "flavors", "flavor_assignment"
+    )}  # fmt: skip
+    assert {k: v[0] for k, v in rows.items() if v[0]} == flavors
+    assert {k: v[1] for k, v in rows.items() if v[1]} == why
+    assert flavors["team-a/podgroup-big"] == {"cpu": "spot", "memory": "spot"}
+    assert rows["team-a/podgroup-big"][1] == (
+        "flavor spot for cpu, memory (tried on-demand: would need a preemption its ClusterQueue may not make "
+        "(3 cores of cpu asked, 2 cores unused); spot: fits)"
+    )
+    assert rows["team-a/podgroup-small"][1] == "flavor on-demand for cpu, memory (tried on-demand: fits)"
+    assert rows["team-a/podgroup-huge"][1].startswith(
+        "no flavor fits: held on flavor on-demand for cpu, memory (tried "
+    )
+    assert rows["team-a/podgroup-running"] == ({"cpu": "on-demand", "memory": "on-demand"}, None)
+
+
+def test_the_kueue_export_of_the_stored_trees_gives_the_flavors_back(kueue_cluster: Any) -> None:
+    from scheduling import store
+
+    _import(kueue_cluster, TEXT)
+    docs = export_trees(store.load_snapshot(kueue_cluster), "kueue")
+    by_kind = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    original = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(FLAVORS)}
+    for name in ("on-demand", "spot"):
+        assert by_kind[("ResourceFlavor", name)]["spec"] == original[("ResourceFlavor", name)]["spec"]
+    cq = by_kind[("ClusterQueue", "team-a")]["spec"]
+    assert cq["flavorFungibility"]["whenCanBorrow"] == "TryNextFlavor"
+    groups = [g for g in cq["resourceGroups"] if len(g["flavors"]) > 1]
+    # (a ClusterQueue without a cohort borrows nothing: the export leaves its borrowingLimit 0 out, as before)
+    assert groups == [
+        {
+            "coveredResources": ["cpu", "memory"],
+            "flavors": [
+                {"name": "on-demand", "resources": [{"name": "cpu", "nominalQuota": "4"}, {"name": "memory", "nominalQuota": "16Gi"}]},
+                {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}, {"name": "memory", "nominalQuota": "32Gi"}]},
+            ],
+        }
+    ]  # fmt: skip
+    local = [d for d in yaml.safe_load_all(FLAVORS) if d["kind"] == "LocalQueue"]
+    exported = yaml.safe_dump_all([*docs, *local], sort_keys=False) + NODES + JOBS
+    assert _simulated(exported) == _simulated(TEXT)
+
+
+def test_a_what_ifs_impact_gives_the_waiting_jobs_their_flavors() -> None:
+    import dataclasses
+
+    from engine.resources import ResourceList
+    from planning.values_api import session_impact
+
+    before = load_manifests([("in.yaml", TEXT)]).snapshot
+    queue = before.queues["team-a"]
+    smaller = dataclasses.replace(queue, deserved=ResourceList({**queue.deserved.raw, "cpu@spot": 2_000}))
+    after = before.replace(queues={**before.queues, "team-a": smaller})
+    changed = session_impact(before, after)["podgroups"]
+    # before, ``big`` is given spot and placed; with 2 spot cpu it fits no flavor and waits
+    assert changed["team-a/podgroup-big"]["before"]["placed"] == 1
+    assert changed["team-a/podgroup-big"]["after"]["placed"] == 0
+
+
+GANG = """
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: gang, namespace: team-a}
+spec: {queue: team-a, minMember: 1}
+status: {phase: Running}
+"""
+
+
+def _member(name: str, node: str = "") -> str:
+    placed = f"nodeName: {node}, " if node else ""
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: team-a
+  annotations: {{scheduling.k8s.io/group-name: gang}}
+spec: {{{placed}schedulerName: fairway, containers: [{{name: c, resources: {{requests: {{cpu: "2"}}}}}}]}}
+status: {{phase: {"Running" if node else "Pending"}}}
+"""
+
+
+def test_an_admitted_jobs_pods_keep_its_flavor_in_the_next_sessions(kueue_cluster: Any) -> None:
+    """The rows keep a pod's plain request: a job running on spot whose second pod waits gets that pod placed on
+    spot (its flavor kept), as simulate, where its pods keep the flavored keys, places it."""
+    from scheduling import sessions
+    from scheduling.models import Pod, PodGroup
+
+    text = FLAVORS + NODES + GANG + _member("g-0", node="spot-1") + _member("g-1")
+    _import(kueue_cluster, text)
+    sessions.run_scheduling_session(kueue_cluster)
+    assert Pod.objects.get(name="g-1").node.name == "spot-1"
+    assert _simulated(text)[0] == {"team-a/g-1": "spot-1"}
+    assert PodGroup.objects.get(name="gang").flavors == {"cpu": "spot"}
+
+
+def test_an_admitted_job_without_a_pod_on_a_node_keeps_the_flavor_kept_with_it() -> None:
+    import dataclasses
+
+    from engine.flavors import with_kept_flavors
+    from engine.objects import PodGroupPhase
+
+    snapshot = load_manifests([("in.yaml", TEXT)]).snapshot
+    key = "team-a/podgroup-small"
+    admitted = snapshot.replace(
+        podgroups={**snapshot.podgroups, key: dataclasses.replace(snapshot.podgroups[key], phase=PodGroupPhase.INQUEUE)}
+    )
+    kept = with_kept_flavors(admitted, {key: {"cpu": "spot", "memory": "spot"}})
+    [pod] = kept.tasks_by_podgroup[key]
+    assert dict(pod.request) == {"cpu@spot": 2_000, "memory@spot": 2**30}
+    assert any(t.key == "spot" for t in pod.tolerations)  # the flavor's tolerations
+    waiting = with_kept_flavors(snapshot, {key: {"cpu": "spot"}})  # a waiting job is the assignment's
+    assert dict(waiting.tasks_by_podgroup[key][0].request) == {"cpu": 2_000, "memory": 2**30}

@@ -1,0 +1,85 @@
+"""Kueue's ResourceFlavors on stored trees (issue 28 item 7), without a database: the Kueue reader keeps each
+ClusterQueue's flavored resource groups and ``flavorFungibility`` on its queue's ``kueue`` field, and
+``engine.manifests.kueuestored.with_stored_flavors`` gives a snapshot read from stored rows (queues per flavor, nodes
+and pods with their plain resources) the same ``kueue_flavors``, nodes and pods the reader gives ``fairway
+simulate``; the flavor assignment on both is the same."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine.flavors import assign_flavors, flavors_sentence, unflavored
+from engine.kueuepolicy import parse_kueue_policy
+from engine.manifests import load_manifests
+from engine.manifests.kueuestored import with_stored_flavors
+from engine.resources import QuantityError, ResourceList, parse_resource_list
+from tests.scheduling.test_kueue_flavors_live import TEXT
+
+
+def _stored(text: str) -> tuple[object, object]:
+    """(the simulated snapshot, the snapshot the rows give: queues per flavor, nodes and pods plain, no flavors)."""
+    simulated = load_manifests([("in.yaml", text)]).snapshot
+    plain = unflavored(simulated)
+    rows = plain.replace(queues=simulated.queues)
+    specs = dict(simulated.kueue_flavors.flavors)
+    return simulated, with_stored_flavors(rows, lambda: specs)
+
+
+def test_the_stored_flavors_give_the_snapshot_simulate_gives() -> None:
+    simulated, live = _stored(TEXT)
+    assert live.kueue_flavors == simulated.kueue_flavors
+    assert {n: dict(v.allocatable) for n, v in live.nodes.items()} == {
+        n: dict(v.allocatable) for n, v in simulated.nodes.items()
+    }
+    assert {u: dict(t.request) for u, t in live.tasks.items()} == {
+        u: dict(t.request) for u, t in simulated.tasks.items()
+    }
+    _, chosen_live = assign_flavors(live)
+    _, chosen_sim = assign_flavors(simulated)
+    assert {k: c.sentence() for k, c in chosen_live.items()} == {k: c.sentence() for k, c in chosen_sim.items()}
+    assert with_stored_flavors(live, dict).nodes == live.nodes  # twice: nothing more
+
+
+def test_the_reader_keeps_the_groups_and_fungibility_on_the_queue() -> None:
+    queue = load_manifests([("in.yaml", TEXT)]).snapshot.queues["team-a"]
+    assert queue.kueue == {
+        "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": ["on-demand", "spot"]}],
+        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"},
+    }
+    assert parse_kueue_policy(queue.kueue) == (queue.kueue, [])  # normalized: read back as it is
+
+
+def test_a_tree_without_flavors_is_the_snapshot_itself() -> None:
+    snapshot = unflavored(load_manifests([("in.yaml", TEXT)]).snapshot)
+    plain = snapshot.replace(queues={n: dataclasses.replace(q, kueue=None) for n, q in snapshot.queues.items()})
+    assert with_stored_flavors(plain, dict) is plain
+
+
+def test_flavored_keys_parse_and_a_bad_flavor_name_is_refused_naming_the_field() -> None:
+    assert parse_resource_list({"cpu@spot": "8", "nvidia.com/gpu@a100": 2}, "deserved") == ResourceList(
+        {"cpu@spot": 8_000, "nvidia.com/gpu@a100": 2_000}
+    )
+    try:
+        parse_resource_list({"cpu@Spot!": "8"}, "deserved")
+    except QuantityError as exc:
+        assert exc.field == "deserved.cpu@Spot!"
+        assert "'Spot!' is not a valid ResourceFlavor name" in exc.message
+    else:  # pragma: no cover - the assertion
+        raise AssertionError("refused")
+
+
+def test_the_flavors_read_for_people() -> None:
+    given = {"memory": "spot", "nvidia.com/gpu": "a100", "cpu": "spot"}
+    assert flavors_sentence(given) == "spot for cpu, memory; a100 for nvidia.com/gpu"
+    assert flavors_sentence({}) == ""
+
+
+def test_the_volcano_export_says_it_writes_the_quota_per_flavor_as_is() -> None:
+    from engine.manifests.export import export_notes
+
+    snapshot = load_manifests([("in.yaml", TEXT)]).snapshot
+    assert export_notes(snapshot, "volcano") == [
+        "queues team-a: their quota per Kueue ResourceFlavor (cpu@spot) is written as is; Volcano reads each such key "
+        "as a resource of its own, which no node offers (export --format kueue keeps them)"
+    ]
+    assert export_notes(unflavored(snapshot), "volcano") == []
