@@ -45,6 +45,9 @@ RANGES: tuple[tuple[str, float, bool, str], ...] = (
     ),
     ("START_ESTIMATE_WORKER_WAIT_SECONDS", 0, True, "a number of seconds, 0 or more"),
     ("THRASH_WINDOW_SECONDS", 0, False, "a number of seconds above 0"),
+    ("SESSION_RECORD_RETENTION_HOURS", 0, True, "a number of hours, 0 (recording off) or more"),
+    ("SESSION_RECORD_KEYFRAME_SESSIONS", 1, True, "a whole number of sessions, at least 1"),
+    ("SESSION_RECORD_KEYFRAME_DELTA_RATIO", 0, False, "a number above 0"),
 )
 
 
