@@ -147,12 +147,13 @@ class _Loader(pickle.Unpickler):
     """Loads the engine's classes (``engine.*``) and a few value types only."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if (
-            ((module == "engine" or module.startswith("engine.")) and not name.startswith("_"))
-            or (module == "builtins" and name in _SAFE_BUILTINS)
-            or (module, name) in _SAFE
-        ):
+        if (module == "builtins" and name in _SAFE_BUILTINS) or (module, name) in _SAFE:
             return super().find_class(module, name)
+        if (module == "engine" or module.startswith("engine.")) and name.isidentifier() and not name.startswith("_"):
+            # a class the engine defines, never a name it imported (a module, a function) nor a dotted path
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__.split(".")[0] == "engine":
+                return found
         raise RecordError(f"the payload names {module}.{name}, which a recorded session never holds")
 
 

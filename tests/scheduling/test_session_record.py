@@ -326,6 +326,10 @@ def test_rebuild_keeps_the_key_order_and_a_damaged_or_foreign_payload_is_refused
     evil = zlib.compress(pickle.dumps({"format": 1, "kind": "keyframe", "big": {}, "other": {"x": print}}))
     with pytest.raises(RecordError):
         rebuild(evil)
+    # a name the engine imported (a module, a function through a dotted path) is not one of its classes
+    for smuggled in (b"cengine.replay.recorded\nzlib\n.", b"cengine.replay.recorded\nzlib.decompress\n."):
+        with pytest.raises(RecordError, match="never holds"):
+            rebuild(zlib.compress(smuggled))
     assert decisions_digest({"a": 1}) == dump_decisions({"a": 1})[1]
     assert compact_decisions(type("R", (), {"bindings": [], "evictions": [], "podgroups": {}})()) == {
         "bindings": [],
