@@ -116,12 +116,15 @@ class SessionCarry:
         self._links: tuple[_Link, ...] = ()  # replaced whole, never changed in place (``note_tasks``)
         self.last = "nothing kept yet"
         self.opened = 0  # sessions opened through this carry
+        # what the last session's settled statuses depend on beyond their podgroups (``Session.close``)
+        self.settled_under: tuple[object, ...] | None = None
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
         self._kept = None
         self._touched = []
         self._links = ()
+        self.settled_under = None
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -631,6 +634,7 @@ def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dir
     for key in recount:
         job = jobs[key]
         job.base = None
+        job.settled = None  # its status is computed again (``Session.close``)
         job.counts = dict.fromkeys(job.counts, 0)
         job.pending_be = 0
         job.allocated = {}
