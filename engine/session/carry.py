@@ -118,6 +118,8 @@ class SessionCarry:
         self.opened = 0  # sessions opened through this carry
         # what the last session's settled statuses depend on beyond their podgroups (``Session.close``)
         self.settled_under: tuple[object, ...] | None = None
+        # the podgroups whose per-session state the last session may have changed (None: any; ``Session.close``)
+        self.written: set[str] | None = None
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
@@ -125,6 +127,7 @@ class SessionCarry:
         self._touched = []
         self._links = ()
         self.settled_under = None
+        self.written = None
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -173,12 +176,13 @@ class SessionCarry:
             task.status = task.orig_status
             task.node = task.orig_node
         self._touched = touched
+        written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
             if kept is None or why:
                 return self._full(snapshot, why)
-            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks))
+            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks), written)
         except BaseException:
             self.clear()
             raise
@@ -232,10 +236,11 @@ class SessionCarry:
 
     # -- the update --------------------------------------------------------------------------------------------
 
-    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None) -> Opened:
+    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None, written: set[str] | None) -> Opened:
         """Bring the kept state up to ``snap`` by redoing only what changed, or build in full when the changes
         cannot be shown equivalent cheaply (checked before the kept state is touched). ``hint``: the uids that
-        may have changed, by the caller's notes (None: compare every pod)."""
+        may have changed, by the caller's notes (None: compare every pod); ``written``: the podgroups whose state the
+        last session may have changed (None: any)."""
         noted = hint is not None and snap.tasks is not kept.infos  # (the same mapping needs no note)
         ch = _changes(kept, snap, hint)
         if isinstance(ch, str):
@@ -258,7 +263,7 @@ class SessionCarry:
             kept.group_first.pop(group, None)
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
-        _recount_jobs(kept, jobs, recount, dirty_jobs)
+        _recount_jobs(kept, jobs, recount, dirty_jobs, written)
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
@@ -628,9 +633,12 @@ def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict
     return jobs, recount
 
 
-def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str]) -> None:
+def _recount_jobs(
+    kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str], written: set[str] | None
+) -> None:
     """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
-    the member indexes of every dirty key, and reopen every podgroup from its counters at open."""
+    the member indexes of every dirty key, and reopen from its counters at open every podgroup recounted or whose
+    state the last session may have changed (``written``; None: every podgroup)."""
     for key in recount:
         job = jobs[key]
         job.base = None
@@ -648,8 +656,14 @@ def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dir
     for key in dirty_jobs - recount:  # pods of a key without podgroup
         kept.by_podgroup.pop(key, None)
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
-    for job in jobs.values():
-        job.reopen()
+    if written is None:
+        for job in jobs.values():
+            job.reopen()
+        return
+    for key in written | recount:
+        job = jobs.get(key)
+        if job is not None:
+            job.reopen()
 
 
 def _regroup(

@@ -1202,6 +1202,10 @@ class Session:
                 job.settled = status
         if self._carry is not None:
             self._carry.settled_under = self._context
+            # the podgroups whose per-session state this session may have changed, for the next one to reopen: the
+            # actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all
+            carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))
+            self._carry.written = None if carry_all else set(self.live_keys())
         trees = usage_now(self.snapshot, self.values, self.policy)  # fairness over time: empty when it is off
         return SessionResult(
             bindings=list(self.bindings),
