@@ -920,12 +920,20 @@ class Session:
             self.values.namespaces if has_book else None
         )
         self.holds: dict[str, list[tuple[TaskState, int]]] = {}  # per job, its pods holding their nominated rows
-        self.jobs_by_queue: dict[str, list[JobState]] = {}
-        # the podgroups the last session settled (``close``), unchanged since and under the same context: no action
-        # takes them (no pod waits) and their status is the one they were left with; the others, key order
         self._carry = carry
         self._context = self._settle_context()
-        reuse = carry is not None and carry.settled_under == self._context
+        self._index_jobs(carry is not None and carry.settled_under == self._context)
+        self.placement = Placement(self)
+        # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
+        # nothing at some epoch finds nothing again for an identical task until the epoch moves
+        self.epoch = 0
+
+    # -- the podgroups to walk ------------------------------------------------------------------------------------
+    def _index_jobs(self, reuse: bool) -> None:
+        """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),
+        unchanged since and under the same context (``reuse``): no action takes them (no pod waits) and their status
+        is the one they were left with; the others in key order (``live_keys``)."""
+        self.jobs_by_queue: dict[str, list[JobState]] = {}
         self._quiet: set[str] = set()
         active: list[str] = []
         for key, job in self.jobs.items():
@@ -938,12 +946,7 @@ class Session:
                 active.append(key)
         active.sort()
         self._active = active
-        self.placement = Placement(self)
-        # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
-        # nothing at some epoch finds nothing again for an identical task until the epoch moves
-        self.epoch = 0
 
-    # -- the podgroups to walk ------------------------------------------------------------------------------------
     def _settle_context(self) -> tuple[Any, ...]:
         """What a settled status depends on beyond its podgroup: the policy, the queues there are and the stopped
         ones (``close``)."""
