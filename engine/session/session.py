@@ -1178,6 +1178,8 @@ class Session:
         touched = {t.job for t in self.touched}
         quiet = self._quiet
         settle = self._carry is not None
+        if self._carry is not None:  # (a close that raises leaves no context: nothing is reused after it)
+            self._carry.settled_under = None
         timeout = requeue.args.gang_repair_timeout
         for key in sorted(self.jobs):
             job = self.jobs[key]
