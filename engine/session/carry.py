@@ -34,7 +34,8 @@ sessions opened through a carry with sessions built from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import weakref
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -92,6 +93,7 @@ class _Kept:
     jobs: dict[str, JobState]  # snapshot podgroup order
     usages: dict[str, JobUsage]
     by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
+    unlisted: set[str] | None = None  # the keys of ``members`` missing from ``by_podgroup`` (None: any)
 
 
 Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
@@ -116,12 +118,19 @@ class SessionCarry:
         self._links: tuple[_Link, ...] = ()  # replaced whole, never changed in place (``note_tasks``)
         self.last = "nothing kept yet"
         self.opened = 0  # sessions opened through this carry
+        # what the last session's settled statuses depend on beyond their podgroups (``Session.close``)
+        self.settled_under: tuple[object, ...] | None = None
+        self._lent: weakref.ref[_Lent] | None = None  # the kept quota groups of the pods, lent to a snapshot
+        # the podgroups whose per-session state the last session may have changed (None: any; ``Session.close``)
+        self.written: set[str] | None = None
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
         self._kept = None
         self._touched = []
         self._links = ()
+        self.settled_under = None
+        self.written = None
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -170,12 +179,13 @@ class SessionCarry:
             task.status = task.orig_status
             task.node = task.orig_node
         self._touched = touched
+        written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
             if kept is None or why:
                 return self._full(snapshot, why)
-            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks))
+            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks), written)
         except BaseException:
             self.clear()
             raise
@@ -229,15 +239,20 @@ class SessionCarry:
 
     # -- the update --------------------------------------------------------------------------------------------
 
-    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None) -> Opened:
+    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None, written: set[str] | None) -> Opened:
         """Bring the kept state up to ``snap`` by redoing only what changed, or build in full when the changes
         cannot be shown equivalent cheaply (checked before the kept state is touched). ``hint``: the uids that
-        may have changed, by the caller's notes (None: compare every pod)."""
+        may have changed, by the caller's notes (None: compare every pod); ``written``: the podgroups whose state the
+        last session may have changed (None: any)."""
         noted = hint is not None and snap.tasks is not kept.infos  # (the same mapping needs no note)
         ch = _changes(kept, snap, hint)
         if isinstance(ch, str):
             return self._full(snap, ch)
         # from here on the kept state changes (an error drops it: ``open``)
+        lent = self._lent() if self._lent is not None else None
+        if lent is not None:  # a snapshot still reads the pods' quota groups as they were: its own copy now
+            lent.detach()
+        self._lent = None
         boundary = _last_first(kept)
         table = kept.table
         if ch.nodes:
@@ -255,7 +270,7 @@ class SessionCarry:
             kept.group_first.pop(group, None)
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
-        _recount_jobs(kept, jobs, recount, dirty_jobs)
+        _recount_jobs(kept, jobs, recount, dirty_jobs, written)
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
@@ -284,18 +299,52 @@ class SessionCarry:
             order = sorted(kept.groups, key=kept.group_first.__getitem__)
             if order != list(kept.groups):
                 kept.groups = {group: kept.groups[group] for group in order}
-        for key, ours in kept.members.items():
-            if key not in kept.by_podgroup:
-                kept.by_podgroup[key] = tuple(t.info for t in ours)
+        by_podgroup, members = kept.by_podgroup, kept.members
+        for key in members if kept.unlisted is None else kept.unlisted:
+            ours = members.get(key)
+            if ours is not None and key not in by_podgroup:
+                by_podgroup[key] = tuple(t.info for t in ours)
+        kept.unlisted = set()
         cache = snap._cache  # the snapshot's own indexes, as it would compute them
         cache.setdefault("resource_names", kept.snapshot_resources)
-        cache.setdefault("task_quota_groups", dict(kept.quota_of))
+        if "task_quota_groups" not in cache:  # lent, not copied (the next update detaches it first)
+            lent = cache["task_quota_groups"] = _Lent(kept.quota_of)
+            self._lent = weakref.ref(lent)
         cache.setdefault("tasks_by_podgroup", {key: kept.by_podgroup[key] for key in kept.members})
         totals: dict[str, GroupTotals] = {}
         for group, sums in kept.groups.items():
             made = sums.totals()
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
         return aggregates_of(snap, list(kept.usages.values()), group_usage_of(totals))
+
+
+class _Lent(Mapping[str, str]):
+    """The carry's own mapping (task uid -> quota group), read-only, in a snapshot's indexes: a copy of every pod's
+    entry each session would cost more than the rest of an update. Before the carry changes its mapping, a lent one
+    still alive takes a copy (``detach``), so the snapshot keeps reading what it opened with."""
+
+    __slots__ = ("__weakref__", "_data")
+
+    def __init__(self, data: dict[str, str]) -> None:
+        self._data = data
+
+    def detach(self) -> None:
+        self._data = dict(self._data)
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
 
 
 class _GroupSums:
@@ -625,12 +674,16 @@ def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict
     return jobs, recount
 
 
-def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str]) -> None:
+def _recount_jobs(
+    kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str], written: set[str] | None
+) -> None:
     """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
-    the member indexes of every dirty key, and reopen every podgroup from its counters at open."""
+    the member indexes of every dirty key, and reopen from its counters at open every podgroup recounted or whose
+    state the last session may have changed (``written``; None: every podgroup)."""
     for key in recount:
         job = jobs[key]
         job.base = None
+        job.settled = None  # its status is computed again (``Session.close``)
         job.counts = dict.fromkeys(job.counts, 0)
         job.pending_be = 0
         job.allocated = {}
@@ -643,9 +696,17 @@ def _recount_jobs(kept: _Kept, jobs: dict[str, JobState], recount: set[str], dir
         kept.by_podgroup.pop(key, None)
     for key in dirty_jobs - recount:  # pods of a key without podgroup
         kept.by_podgroup.pop(key, None)
+    if kept.unlisted is not None:
+        kept.unlisted |= recount | dirty_jobs
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
-    for job in jobs.values():
-        job.reopen()
+    if written is None:
+        for job in jobs.values():
+            job.reopen()
+        return
+    for key in written | recount:
+        state = jobs.get(key)
+        if state is not None:
+            state.reopen()
 
 
 def _regroup(

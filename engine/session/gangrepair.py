@@ -28,7 +28,7 @@ from engine.vocabulary import BlockerKind
 if TYPE_CHECKING:
     from engine.session.session import JobState, Session, TaskState
 
-__all__ = ["gang_release", "idle_gpu_seconds", "is_gpu"]
+__all__ = ["below_minimum", "gang_release", "idle_gpu_seconds", "is_gpu"]
 
 _HOLDING = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 _NOT_BROKEN = ("Pipelined",)  # a gang waiting on its pipelined pods is being made whole
@@ -56,7 +56,8 @@ def _broken_since(job: JobState) -> float | None:
     return last.last_transition_time
 
 
-def _below_minimum(job: JobState) -> bool:
+def below_minimum(job: JobState) -> bool:
+    """Whether the gang is short of its minimum (``minMember`` or a role's ``minTaskMember``), pipelined pods counted."""
     if job.min_member <= 1 and not any(job.min_task_member.values()):
         return False
     return not (job.is_pipelined() and job.check_task_pipelined())
@@ -65,7 +66,7 @@ def _below_minimum(job: JobState) -> bool:
 def gang_release(ssn: Session, job: JobState, timeout: float) -> PodGroupStatus | None:
     """Release ``job`` whole if it has held nodes below its minimum for longer than ``timeout``: evict its pods
     that hold nodes and return its status (Pending, ``GangReleased``); None when it is kept."""
-    if timeout <= 0 or not _below_minimum(job):
+    if timeout <= 0 or not below_minimum(job):
         return None
     since = _broken_since(job)
     holding = [t for t in job.tasks if t.status in _HOLDING and t.node >= 0]

@@ -66,7 +66,7 @@ from engine.policy.policy import Policy
 from engine.session.admission import drain
 from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult
 from engine.session.framework import Framework
-from engine.session.gangrepair import gang_release
+from engine.session.gangrepair import below_minimum, gang_release
 from engine.session.reasons import GateRefusal, Reason, describe_job, qty, requeued_message, suspended_status
 from engine.usage import advance
 from engine.values import Aggregates, QuotaValues, compute_values, podgroup_usages, usage_now
@@ -223,6 +223,7 @@ class JobState:
         "priority",
         "queue",
         "rollback_refusal",
+        "settled",
         "skip_refusal",
         "task_min_total",
         "tasks",
@@ -248,6 +249,9 @@ class JobState:
         self.counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
         self.pending_be = 0
         self.allocated: dict[str, int] = {}  # event-based, as drf's job attribute
+        # the status the last session closed it with, while nothing can change it (``Session.close``): kept across
+        # sessions by a ``SessionCarry``, dropped when the podgroup or a pod of it changes
+        self.settled: PodGroupStatus | None = None
         self.reopen()
 
     def reopen(self) -> None:
@@ -916,15 +920,70 @@ class Session:
             self.values.namespaces if has_book else None
         )
         self.holds: dict[str, list[tuple[TaskState, int]]] = {}  # per job, its pods holding their nominated rows
-        self.jobs_by_queue: dict[str, list[JobState]] = {}
-        for job in self.jobs.values():
-            self.jobs_by_queue.setdefault(job.queue, []).append(job)
-            if job.counts[S.PENDING]:
-                self._hold_nominated(job)
+        self._carry = carry
+        self._context = self._settle_context()
+        self._index_jobs(carry is not None and carry.settled_under == self._context)
         self.placement = Placement(self)
         # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
         # nothing at some epoch finds nothing again for an identical task until the epoch moves
         self.epoch = 0
+
+    # -- the podgroups to walk ------------------------------------------------------------------------------------
+    def _index_jobs(self, reuse: bool) -> None:
+        """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),
+        unchanged since and under the same context (``reuse``): no action takes them (no pod waits) and their status
+        is the one they were left with; the others in key order (``live_keys``)."""
+        self.jobs_by_queue: dict[str, list[JobState]] = {}
+        self._quiet: set[str] = set()
+        active: list[str] = []
+        for key, job in self.jobs.items():
+            self.jobs_by_queue.setdefault(job.queue, []).append(job)
+            if job.counts[S.PENDING]:
+                self._hold_nominated(job)
+            if reuse and job.settled is not None:
+                self._quiet.add(key)
+            else:
+                active.append(key)
+        active.sort()
+        self._active = active
+
+    def _settle_context(self) -> tuple[Any, ...]:
+        """What a settled status depends on beyond its podgroup: the policy, the queues there are and the stopped
+        ones (``close``)."""
+        levers = self.snapshot.admission
+        return (self.policy, frozenset(self.snapshot.queues), levers.draining | levers.held)
+
+    def live_keys(self) -> list[str]:
+        """The keys, in order, of the podgroups an action's pass over every podgroup has to look at: all but the
+        quiet ones (settled by the last session, unchanged since: no pod of theirs waits, the gang's checks pass,
+        their status stays) whose pods this session has not touched. A pass that skips the others decides what a
+        pass over every podgroup decides."""
+        quiet = self._quiet
+        if not quiet:
+            return self._active
+        woke = {t.job for t in self.touched if t.job in quiet}
+        return sorted([*self._active, *woke]) if woke else self._active
+
+    def _settles(self, job: JobState, status: PodGroupStatus, timeout: float) -> bool:
+        """Whether ``close`` gives ``job`` this status again in every later session as long as neither the podgroup
+        nor a pod of it changes and the context (``_settle_context``) stays: Running or Completed as its row already
+        says, in an existing queue that is not stopped, not suspended, no pod waiting, the gang valid and not below
+        its minimum (no release whatever the time). Called only for a job this session did not touch (its state at
+        close is the one it opened with)."""
+        levers = self.snapshot.admission
+        counts = job.counts
+        return (
+            status.phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED)
+            and job.info.phase == status.phase
+            and not job.info.suspended
+            and job.queue in self.snapshot.queues
+            and job.queue not in levers.draining
+            and job.queue not in levers.held
+            and not counts[S.PENDING]
+            and not counts[_PIPELINED]
+            and self.framework.job_valid(job) is None
+            and not (timeout > 0 and below_minimum(job))
+        )
 
     # -- building ---------------------------------------------------------------------------------------------
     def _hold_nominated(self, job: JobState) -> None:
@@ -1116,8 +1175,19 @@ class Session:
         queues = self.snapshot.queues
         levers = self.snapshot.admission
         stopped = levers.draining | levers.held
+        touched = {t.job for t in self.touched}
+        quiet = self._quiet
+        settle = self._carry is not None
+        if self._carry is not None:  # (a close that raises leaves no context: nothing is reused after it)
+            self._carry.settled_under = None
+        timeout = requeue.args.gang_repair_timeout
         for key in sorted(self.jobs):
             job = self.jobs[key]
+            if job.settled is not None:
+                if key in quiet and key not in touched:  # settled by the last session, nothing of it changed
+                    statuses[key] = job.settled
+                    continue
+                job.settled = None
             if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
                 statuses[key] = suspended_status(job)
                 continue
@@ -1125,14 +1195,22 @@ class Session:
             if drained is not None:  # its Kueue queue is stopped (``engine.session.admission``)
                 statuses[key] = drained
                 continue
-            released = gang_release(self, job, requeue.args.gang_repair_timeout) if job.queue in queues else None
+            released = gang_release(self, job, timeout) if job.queue in queues else None
             if released is not None:  # below its minimum for too long: let go whole (``engine.session.gangrepair``)
                 statuses[key] = released
                 continue
             unschedulable = self.framework.job_unschedulable(job)
             # a podgroup of a missing queue is not in Volcano's session at all: its phase is left as it was
             phase = podgroup_phase(job, unschedulable) if job.queue in queues else job.phase
-            statuses[key] = requeue.status(job, phase)
+            status = statuses[key] = requeue.status(job, phase)
+            if settle and key not in touched and self._settles(job, status, timeout):
+                job.settled = status
+        if self._carry is not None:
+            self._carry.settled_under = self._context
+            # the podgroups whose per-session state this session may have changed, for the next one to reopen: the
+            # actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all
+            carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))
+            self._carry.written = None if carry_all else set(self.live_keys())
         trees = usage_now(self.snapshot, self.values, self.policy)  # fairness over time: empty when it is off
         return SessionResult(
             bindings=list(self.bindings),

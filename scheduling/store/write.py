@@ -203,6 +203,22 @@ class _Statuses:
     trees_rev: int
     rev: int
     rows: dict[str, _StatusRow]
+    keys: dict[int, str]  # podgroup pk -> its key among ``rows``
+    counts: Counter[str]  # ``rows`` per phase
+    # the statuses that session wrote from (its result's mapping, never changed): a status given again as the very
+    # same object, for a row not changed since, is what the row already holds
+    seen: Mapping[str, decisions.PodGroupStatus]
+
+
+@dataclass
+class _Current:
+    """The statuses of the open podgroups as the database holds them (``_current_statuses``)."""
+
+    rows: dict[str, _StatusRow]
+    keys: dict[int, str]
+    counts: Counter[str]
+    seen: Mapping[str, decisions.PodGroupStatus]  # as ``_Statuses.seen``; empty when every row was read
+    fresh: set[str]  # the keys of the rows read again (not to be taken as unchanged from ``seen``)
 
 
 _STATUSES: dict[int, _Statuses] = {}  # per cluster (installed when the session's transaction commits)
@@ -230,7 +246,12 @@ def _feed_position(cluster_id: int) -> tuple[Any, int, int, int] | None:
     return None if row is None else (row[0], row[1], row[2] or 0, row[3] or 0)
 
 
-def _current_statuses(cluster: Cluster) -> tuple[dict[str, _StatusRow], tuple[Any, int, int, int] | None]:
+def _read_all(rows: Any) -> _Current:
+    read = _status_rows(rows)
+    return _Current(read, {row[0]: key for key, row in read.items()}, Counter(row[1] for row in read.values()), {}, set())
+
+
+def _current_statuses(cluster: Cluster) -> tuple[_Current, tuple[Any, int, int, int] | None]:
     """The statuses of the cluster's open podgroups in the database, and the feed's position they stand at (None:
     they are not to be remembered).
 
@@ -243,24 +264,36 @@ def _current_statuses(cluster: Cluster) -> tuple[dict[str, _StatusRow], tuple[An
     back, a tree change (a namespace renamed renames the keys), not PostgreSQL."""
     rows = PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED)
     if not is_postgres():
-        return _status_rows(rows), None
-    kept = _STATUSES.pop(cluster.pk, None)
+        return _read_all(rows), None
+    kept = _STATUSES.pop(cluster.pk, None)  # ours from here on (put back, brought up to date, when the write commits)
     position = _feed_position(cluster.pk)
     if position is None:
-        return _status_rows(rows), None
+        return _read_all(rows), None
     epoch, pruned, trees_rev, rev = position
     if kept is None or (epoch, trees_rev) != (kept.epoch, kept.trees_rev) or pruned > kept.rev or rev < kept.rev:
-        return _status_rows(rows), position
+        return _read_all(rows), position
     changed = set(
         RowChange.objects.filter(cluster_id=cluster.pk, kind=ChangeKind.PODGROUP, rev__gt=kept.rev).values_list(
             "row_id", flat=True
         )
     )
     if len(changed) > BATCH:
-        return _status_rows(rows), position
-    current = {key: row for key, row in kept.rows.items() if row[0] not in changed} if changed else kept.rows
+        return _read_all(rows), position
+    current = _Current(kept.rows, kept.keys, kept.counts, kept.seen, set())
     if changed:
-        current.update(_status_rows(rows.filter(pk__in=sorted(changed))))
+        for pk in changed:  # the rows logged since: as they are now (gone when no longer open)
+            key = current.keys.pop(pk, None)
+            if key is not None:
+                current.counts[current.rows.pop(key)[1]] -= 1
+        for key, row in _status_rows(rows.filter(pk__in=sorted(changed))).items():
+            old = current.rows.get(key)
+            if old is not None:  # (another podgroup of that key: deleted and made again)
+                current.keys.pop(old[0], None)
+                current.counts[old[1]] -= 1
+            current.rows[key] = row
+            current.keys[row[0]] = key
+            current.counts[row[1]] += 1
+            current.fresh.add(key)
     return current, position
 
 
@@ -268,12 +301,14 @@ def _apply_podgroup_statuses(
     cluster: Cluster, session: SchedulingSession, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime
 ) -> dict[str, int]:
     """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase."""
-    current, position = _current_statuses(cluster)
-    counts: Counter[str] = Counter(row[1] for row in current.values())
+    now_read, position = _current_statuses(cluster)
+    current, counts, seen, fresh = now_read.rows, now_read.counts, now_read.seen.get, now_read.fresh
     updates: dict[int, dict[str, Any]] = {}
     written: dict[str, _StatusRow] = {}  # the rows as the updates leave them
     history: list[tuple[int, str, str, str, dict[str, Any] | None]] = []  # (podgroup, phase, reason, message, blocker)
     for key, st in statuses.items():
+        if seen(key) is st and key not in fresh:  # the last session wrote it from this very status: nothing moved
+            continue
         row = current.get(key)
         if row is None:  # a pod's own podgroup, a Completed or deleted one
             continue
@@ -328,18 +363,22 @@ def _apply_podgroup_statuses(
             values["conditions"] = conditions if new_conditions is None else new_conditions
         (_update_podgroups_postgres if is_postgres() else _update_podgroups_by_row)(updates, now)
     _write_history(session, history, now)
+    out = {phase: n for phase, n in sorted(counts.items()) if n > 0}
     if position is not None:
         epoch, _, trees_rev, rev = position
         if updates:  # their triggers moved the revision (nobody else can meanwhile: see ``_current_statuses``)
             (rev,) = Revision.objects.values_of(Revision.cluster_key(cluster.pk))
-        left = dict(current) if written else current
+        keys = now_read.keys
         for key, row in written.items():  # one turned Completed is no longer open: not among those read
             if row[1] == DbPhase.COMPLETED:
-                left.pop(key, None)
+                current.pop(key, None)
+                keys.pop(row[0], None)
+                counts[DbPhase.COMPLETED] -= 1
             else:
-                left[key] = row
-        transaction.on_commit(lambda: _STATUSES.__setitem__(cluster.pk, _Statuses(epoch, trees_rev, rev, left)))
-    return {phase: n for phase, n in sorted(counts.items()) if n > 0}
+                current[key] = row
+        left = _Statuses(epoch, trees_rev, rev, current, keys, counts, statuses)
+        transaction.on_commit(lambda: _STATUSES.__setitem__(cluster.pk, left))
+    return out
 
 
 def _conditions_of(pks: list[int]) -> dict[int, str | None]:

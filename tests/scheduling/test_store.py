@@ -370,6 +370,63 @@ def test_podgroup_statuses_compared_with_what_the_last_session_left_and_the_feed
     assert PodGroup.objects.get(pk=pk).phase == "Completed"
 
 
+def test_kept_podgroup_statuses_follow_other_writers_and_their_counts_stay_exact(
+    world: World, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Session after session on PostgreSQL, with the same status objects given again (as a session that reuses its
+    settled statuses does) and new ones, while another writer changes, completes and adds podgroups: every row ends
+    as the session's status says (a status given again is written again over a row another writer changed), and the
+    per-phase counts of the open podgroups are those of a full count each time."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (elsewhere every open podgroup is read)")
+    from quotas.models import Queue
+    from scheduling.models import ClusterFeed
+
+    ClusterFeed.objects.get_or_create(cluster=world.cluster)
+    store_write._STATUSES.pop(world.cluster.pk, None)
+    ns_a, queue = Namespace.objects.get(name="ns-a"), Queue.objects.get(name="team-a")
+    for i in range(4):
+        PodGroup.objects.create(cluster=world.cluster, namespace=ns_a, name=f"more-{i}", queue=queue, min_member=1)
+    keys = sorted(f"ns-a/{pg.name}" for pg in PodGroup.objects.filter(cluster=world.cluster))
+    running = {key: PodGroupStatus(key, "Running") for key in keys}
+    waiting = PodGroupStatus("ns-a/more-1", "Pending", "NotEnoughResources", "insufficient cpu")
+    t0 = timezone.now()
+    steps = [
+        ({}, running),
+        ({}, running),  # the very same statuses again
+        ({"ns-a/more-0": {"phase": "Pending"}}, running),  # another writer moved one: written back
+        ({"ns-a/more-2": {"phase": "Completed"}}, {**running, "ns-a/more-1": waiting}),
+        ({}, {**running, "ns-a/more-1": waiting}),
+        ({"new": {}}, {**running, "ns-a/more-1": waiting}),  # a podgroup made meanwhile
+        ({"ns-a/more-1": {"reason": "ByHand"}}, {**running, "ns-a/more-1": waiting}),
+        ({}, {**running, "ns-a/more-3": PodGroupStatus("ns-a/more-3", "Completed")}),  # the session completes one
+        ({}, running),
+    ]
+    for i, (edits, statuses) in enumerate(steps):
+        for key, fields in edits.items():
+            if key == "new":
+                PodGroup.objects.create(cluster=world.cluster, namespace=ns_a, name="late", queue=queue, min_member=1)
+            else:
+                PodGroup.objects.filter(cluster=world.cluster, name=key.split("/")[1]).update(**fields)
+        done_before = set(
+            PodGroup.objects.filter(cluster=world.cluster, phase="Completed").values_list("pk", flat=True)
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            session = store.apply_decisions(world.cluster, _result(podgroups=statuses), t0 + timedelta(seconds=i))
+        rows = {
+            f"ns-a/{name}": (phase, reason)
+            for name, phase, reason in PodGroup.objects.filter(cluster=world.cluster).values_list(
+                "name", "phase", "reason"
+            )
+        }
+        for key, st in statuses.items():
+            if rows[key][0] != "Completed":  # a Completed podgroup is never written over
+                assert rows[key] == (st.phase, st.reason), (i, key)
+        # the podgroups open when the session began, in their phases now (one it completed counts as Completed)
+        were_open = PodGroup.objects.filter(cluster=world.cluster).exclude(pk__in=done_before)
+        assert session.podgroups == dict(sorted(Counter(were_open.values_list("phase", flat=True)).items())), i
+
+
 def test_quota_samples_per_tree_node_in_base_units(world: World) -> None:
     def values(**fields: Any) -> SimpleNamespace:
         return SimpleNamespace(**{k: rl(**v) for k, v in fields.items()})

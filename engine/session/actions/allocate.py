@@ -35,7 +35,7 @@ def _worksheets(ssn: Session) -> dict[str, deque[TaskState]]:
     fw = ssn.framework
     enqueue_on = "enqueue" in ssn.policy.actions
     sheets: dict[str, deque[TaskState]] = {}
-    for key in sorted(ssn.jobs):
+    for key in ssn.live_keys():  # a quiet podgroup has no pod waiting and passes the gang's check: no sheet
         job = ssn.jobs[key]
         if job.info.suspended:  # held until resumed (``PodGroupInfo.suspended``): none of its pods is placed
             continue

@@ -20,7 +20,7 @@ def backfill(ssn: Session) -> None:
     fw = ssn.framework
     per_job: dict[str, list[TaskState]] = {}
     by_queue: dict[str, KeyedHeap[JobState]] = {}
-    for key in sorted(ssn.jobs):
+    for key in ssn.live_keys():  # a quiet podgroup has no pod waiting
         job = ssn.jobs[key]
         # the cheapest test first: most jobs of a big cluster have no pod waiting (the tests have no side effect)
         if not (job.counts[TaskStatus.PENDING] or job.counts[TaskStatus.PIPELINED]):

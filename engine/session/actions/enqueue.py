@@ -231,13 +231,12 @@ def _pending_by_queue(ssn: Session, usage: UsageOrder | None) -> tuple[dict[str,
     """Each queue's Pending jobs in the order they are tried, and the queues that have jobs at all."""
     fw, queues, levers = ssn.framework, ssn.snapshot.queues, ssn.snapshot.admission
     pending: dict[str, KeyedHeap[JobState]] = {}
-    with_jobs: set[str] = set()
-    for key in sorted(ssn.jobs):
+    with_jobs = {queue for queue in ssn.jobs_by_queue if queue in queues}
+    for key in ssn.live_keys():  # a quiet podgroup is Running or Completed in an existing queue
         job = ssn.jobs[key]
         if job.queue not in queues:
             job.skip_refusal = GateRefusal(BlockerKind.QUEUE, job.queue, "exists", message="the queue does not exist")
             continue
-        with_jobs.add(job.queue)
         if job.is_pending() and not job.info.suspended:  # a suspended podgroup waits to be resumed, not admitted
             if levers and (mismatch := namespace_refusal(ssn, job)) is not None:
                 job.enqueue_refusal = mismatch  # never admitted there; blocks nobody (Kueue keeps it out of the heap)
