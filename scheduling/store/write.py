@@ -248,7 +248,9 @@ def _feed_position(cluster_id: int) -> tuple[Any, int, int, int] | None:
 
 def _read_all(rows: Any) -> _Current:
     read = _status_rows(rows)
-    return _Current(read, {row[0]: key for key, row in read.items()}, Counter(row[1] for row in read.values()), {}, set())
+    return _Current(
+        read, {row[0]: key for key, row in read.items()}, Counter(row[1] for row in read.values()), {}, set()
+    )
 
 
 def _current_statuses(cluster: Cluster) -> tuple[_Current, tuple[Any, int, int, int] | None]:
