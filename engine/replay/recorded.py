@@ -24,7 +24,7 @@ import io
 import operator
 import pickle
 import zlib
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import chain, compress, filterfalse
 from typing import Any
 
@@ -468,35 +468,32 @@ def _evicted(eviction: Sequence[Any] | None) -> str:
     return f"evicted ({eviction[1]}{', for ' + eviction[2] if eviction[2] else ''})"
 
 
+def _pod_differences(
+    recorded: Sequence[Sequence[Any]], replayed: Sequence[Sequence[Any]], describe: Callable[[Any], str], done: str
+) -> list[str]:
+    """One sentence per pod whose row (a binding or an eviction, keyed by its first field) differs; ``done``: the
+    verb of ``describe``'s "not" form ("placed", "evicted")."""
+    out: list[str] = []
+    rec, rep = {r[0]: r for r in recorded}, {r[0]: r for r in replayed}
+    for task in sorted(rec.keys() | rep.keys()):
+        a, b = rec.get(task), rep.get(task)
+        if a == b:
+            continue
+        if b is None:
+            out.append(f"pod {task}: recorded {describe(a)}, not {done} by the replay")
+        elif a is None:
+            out.append(f"pod {task}: not {done} in the recording, {describe(b)} by the replay")
+        elif done == "evicted" and a[:3] == b[:3]:  # the same eviction, told in other words
+            out.append(f"pod {task}: evicted in both, recorded message {a[3]!r}, replayed {b[3]!r}")
+        else:
+            out.append(f"pod {task}: recorded {describe(a)}, {describe(b)} by the replay")
+    return out
+
+
 def differences(recorded: Mapping[str, Any], replayed: Mapping[str, Any]) -> list[str]:
     """Each way the replayed decisions differ from the recorded ones, one sentence each (none: identical)."""
-    out: list[str] = []
-    rec_b = {b[0]: b for b in recorded.get("bindings", [])}
-    rep_b = {b[0]: b for b in replayed.get("bindings", [])}
-    for task in sorted(rec_b.keys() | rep_b.keys()):
-        a, b = rec_b.get(task), rep_b.get(task)
-        if a == b:
-            continue
-        if b is None:
-            out.append(f"pod {task}: recorded {_placed(a)}, not placed by the replay")
-        elif a is None:
-            out.append(f"pod {task}: not placed in the recording, {_placed(b)} by the replay")
-        else:
-            out.append(f"pod {task}: recorded {_placed(a)}, {_placed(b)} by the replay")
-    rec_e = {e[0]: e for e in recorded.get("evictions", [])}
-    rep_e = {e[0]: e for e in replayed.get("evictions", [])}
-    for task in sorted(rec_e.keys() | rep_e.keys()):
-        a, b = rec_e.get(task), rep_e.get(task)
-        if a == b:
-            continue
-        if b is None:
-            out.append(f"pod {task}: recorded {_evicted(a)}, not evicted by the replay")
-        elif a is None:
-            out.append(f"pod {task}: not evicted in the recording, {_evicted(b)} by the replay")
-        elif a[:3] != b[:3]:
-            out.append(f"pod {task}: recorded {_evicted(a)}, {_evicted(b)} by the replay")
-        else:
-            out.append(f"pod {task}: evicted in both, recorded message {a[3]!r}, replayed {b[3]!r}")
+    out = _pod_differences(recorded.get("bindings", []), replayed.get("bindings", []), _placed, "placed")
+    out += _pod_differences(recorded.get("evictions", []), replayed.get("evictions", []), _evicted, "evicted")
     rec_s, rep_s = recorded.get("podgroups", {}), replayed.get("podgroups", {})
     for key in sorted(rec_s.keys() | rep_s.keys()):
         a, b = rec_s.get(key), rep_s.get(key)
