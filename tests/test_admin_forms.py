@@ -54,6 +54,7 @@ def _world() -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django_celery_beat.models import ClockedSchedule, IntervalSchedule, SolarSchedule
 
+    from quotas.models import ResourceFlavor
     from scheduling import tasks
     from scheduling.models import (
         Cluster,
@@ -88,6 +89,7 @@ def _world() -> dict[str, Any]:
     KubeObjectProblem.objects.create(
         cluster=cluster, kind="Pod", namespace="nlp", name="bad", message="bad", first_seen=now, last_seen=now
     )
+    ResourceFlavor.objects.create(name="spot", node_labels={"pool": "spot"})  # Kueue's, which the demo has none of
     return {"cluster": cluster, "user": user}
 
 
@@ -123,6 +125,7 @@ def _adds() -> dict[str, Add]:
             lambda w: {"name": "walk-g", "parent": _pk(QuotaGroup, name="root"), "max": '{"cpu": "2"}', "min": "{}"}
         ),
         "quotas.Namespace": Add(lambda w: {"name": "walk-ns", "weight": "3", "hard": '{"cpu": "5"}'}),
+        "quotas.ResourceFlavor": Add(lambda w: {"name": "walk-flavor", "node_labels": '{"pool": "walk"}'}),
         "scheduling.Cluster": Add(lambda w: {"name": "walk-c"}),
         "scheduling.Node": Add(
             lambda w: {
@@ -158,7 +161,7 @@ def _adds() -> dict[str, Add]:
 
 def _changes() -> dict[str, Change]:
     from engine.resources import parse_resource_list
-    from quotas.models import Namespace, Queue, QuotaGroup
+    from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 
     def reread(obj: Any) -> Any:
         return type(obj)._default_manager.get(pk=obj.pk)
@@ -196,6 +199,11 @@ def _changes() -> dict[str, Change]:
             lambda o: {"weight": "4", "hard": '{"cpu": "123"}'},
             lambda o: reread(o).weight == 4 and reread(o).hard == parse_resource_list({"cpu": "123"}),
             lambda: Namespace.objects.get(name="nlp"),
+        ),
+        "quotas.ResourceFlavor": Change(
+            lambda o: {"node_labels": '{"pool": "changed"}'},
+            lambda o: reread(o).node_labels == {"pool": "changed"},
+            lambda: ResourceFlavor.objects.get(name="spot"),
         ),
         "scheduling.Cluster": Change(lambda o: {"description": "walked"}, lambda o: reread(o).description == "walked"),
         "scheduling.Node": Change(

@@ -357,104 +357,144 @@ def classical_targets(
     preemptor's own, each by ``candidate_key``. The attempts (borrowing allowed or not, in Kueue's order) take
     candidates until the request fits, then give back, from the second-to-last taken to the first, every one it still
     fits without. The tree is left as it was."""
-    need = [fr for fr, v in request.items() if v > 0]
-    node = tree.nodes[preemptor]
-    forbidden = policy.borrow_within_cohort != "LowerPriority"
-    threshold = policy.max_priority_threshold
+    search = _Classical(tree, preemptor, request, policy, priority, created)
+    hierarchy, others, own = search.candidates(admitted)
+    key = candidate_key(preemptor)
+    ordered = [e for group in (hierarchy, others, own) for e in sorted(group, key=lambda e: key(e[0]))]
+    for borrow in search.attempts(bool(hierarchy), bool(others)):
+        taken = search.attempt(ordered, borrow)
+        if taken:
+            return taken
+    return []
 
-    def uses(c: Candidate) -> bool:
-        return any(c.usage.get(fr, 0) > 0 for fr in need)
 
-    def kind(c: Candidate, advantage: bool) -> str | None:
-        same = c.queue == preemptor
-        rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
-        if not uses(c) or not satisfies(rule, c, priority, created):
+# (candidate, kind, the Cohort shared with the preemptor: None for its own ClusterQueue)
+_Entry = tuple[Candidate, str, str | None]
+
+
+class _Classical:
+    """The steps of ``classical_targets`` for one preemptor and request."""
+
+    def __init__(
+        self,
+        tree: FairTree,
+        preemptor: str,
+        request: Mapping[FlavorResource, int],
+        policy: KueuePreemption,
+        priority: int,
+        created: float,
+    ) -> None:
+        self.tree, self.preemptor, self.request, self.policy = tree, preemptor, request, policy
+        self.priority, self.created = priority, created
+        self.need = [fr for fr, v in request.items() if v > 0]
+        self.node = tree.nodes[preemptor]
+        self.forbidden = policy.borrow_within_cohort != "LowerPriority"
+        self.threshold = policy.max_priority_threshold
+        self.by_queue: dict[str, list[Candidate]] = {}
+
+    def _uses(self, c: Candidate) -> bool:
+        return any(c.usage.get(fr, 0) > 0 for fr in self.need)
+
+    def kind(self, c: Candidate, advantage: bool) -> str | None:
+        same = c.queue == self.preemptor
+        rule = self.policy.within_cluster_queue if same else self.policy.reclaim_within_cohort
+        if not self._uses(c) or not satisfies(rule, c, self.priority, self.created):
             return None
         if same:
             return _WITHIN_CQ
         if advantage:
             return _HIERARCHICAL
-        if forbidden or c.priority >= priority or (threshold is not None and c.priority > threshold):
+        threshold = self.threshold
+        if self.forbidden or c.priority >= self.priority or (threshold is not None and c.priority > threshold):
             return _WITHOUT_BORROWING
         return _WHILE_BORROWING
 
-    by_queue: dict[str, list[Candidate]] = {}
-    for c in admitted:
-        by_queue.setdefault(c.queue, []).append(c)
-    # (candidate, kind, the Cohort shared with the preemptor: None for its own ClusterQueue)
-    hierarchy: list[tuple[Candidate, str, str | None]] = []
-    others: list[tuple[Candidate, str, str | None]] = []
-    own: list[tuple[Candidate, str, str | None]] = []
-    if policy.within_cluster_queue != "Never":
-        own = [(c, k, None) for c in by_queue.get(preemptor, ()) if (k := kind(c, False)) is not None]
+    def candidates(self, admitted: Sequence[Candidate]) -> tuple[list[_Entry], list[_Entry], list[_Entry]]:
+        """The other ClusterQueues' candidates the preemptor has a hierarchical advantage over, their others, and
+        the preemptor's own, each with its kind and shared Cohort."""
+        for c in admitted:
+            self.by_queue.setdefault(c.queue, []).append(c)
+        hierarchy: list[_Entry] = []
+        others: list[_Entry] = []
+        own: list[_Entry] = []
+        if self.policy.within_cluster_queue != "Never":
+            own = [
+                (c, k, None) for c in self.by_queue.get(self.preemptor, ()) if (k := self.kind(c, False)) is not None
+            ]
+        if self.node.parent is not None and self.policy.reclaim_within_cohort != "Never":
+            advantage, left = _fit_in_quota(self.tree, self.preemptor, self.request)
+            previous: str | None = None
+            for cohort in self.tree.path_to_root(self.preemptor):
+                self._collect(cohort, cohort, previous, advantage, hierarchy if advantage else others)
+                fits_here, left = _fit_in_quota(self.tree, cohort, left)
+                advantage = advantage or fits_here
+                previous = cohort
+        return hierarchy, others, own
 
-    def collect(cohort: str, top: str, skip: str | None, advantage: bool, out: list[Any]) -> None:
-        for child in tree.children[cohort]:
-            if child in (skip, preemptor) or _within_nominal(tree, child, need):
+    def _collect(self, cohort: str, top: str, skip: str | None, advantage: bool, out: list[_Entry]) -> None:
+        for child in self.tree.children[cohort]:
+            if child in (skip, self.preemptor) or _within_nominal(self.tree, child, self.need):
                 continue
-            if tree.nodes[child].cohort:
-                collect(child, top, skip, advantage, out)
+            if self.tree.nodes[child].cohort:
+                self._collect(child, top, skip, advantage, out)
             else:
-                out += [(c, k, top) for c in by_queue.get(child, ()) if (k := kind(c, advantage)) is not None]
+                out += [(c, k, top) for c in self.by_queue.get(child, ()) if (k := self.kind(c, advantage)) is not None]
 
-    if node.parent is not None and policy.reclaim_within_cohort != "Never":
-        advantage, left = _fit_in_quota(tree, preemptor, request)
-        previous: str | None = None
-        for cohort in tree.path_to_root(preemptor):
-            collect(cohort, cohort, previous, advantage, hierarchy if advantage else others)
-            fits_here, left = _fit_in_quota(tree, cohort, left)
-            advantage = advantage or fits_here
-            previous = cohort
-    key = candidate_key(preemptor)
-    ordered = [e for group in (hierarchy, others, own) for e in sorted(group, key=lambda e: key(e[0]))]
+    def attempts(self, hierarchy: bool, others: bool) -> list[bool]:
+        """Whether each attempt may leave the preemptor borrowing, in Kueue's order."""
+        under_nominal = all(
+            self.tree.usage_of(self.preemptor).get(fr, 0) < self.node.nominal.get(fr, 0) for fr in self.need
+        )
+        if (not hierarchy and not others) or (self.forbidden and not under_nominal):
+            return [True]
+        if self.forbidden and not hierarchy:
+            return [False, True]
+        return [True, False]
 
-    def valid(c: Candidate, k: str, top: str | None, borrow: bool) -> bool:
-        if c.queue == preemptor:
+    def _valid(self, c: Candidate, k: str, top: str | None, borrow: bool) -> bool:
+        if c.queue == self.preemptor:
             return True
         if borrow and k == _WITHOUT_BORROWING:
             return False
-        if _within_nominal(tree, c.queue, need):
+        if _within_nominal(self.tree, c.queue, self.need):
             return False
-        for up in tree.path_to_root(c.queue):
+        for up in self.tree.path_to_root(c.queue):
             if up == top:
                 break
-            if _within_nominal(tree, up, need):
+            if _within_nominal(self.tree, up, self.need):
                 return False
         return True
 
-    def fits(borrow: bool) -> bool:
+    def _fits(self, borrow: bool) -> bool:
+        tree, preemptor = self.tree, self.preemptor
         usage, quota = tree.usage_of(preemptor), tree.subtree[preemptor]
-        for fr, v in request.items():
+        for fr, v in self.request.items():
             if not borrow and usage.get(fr, 0) + v > quota.get(fr, 0):
                 return False
             if v > tree.available(preemptor, fr):
                 return False
         return True
 
-    under_nominal = all(tree.usage_of(preemptor).get(fr, 0) < node.nominal.get(fr, 0) for fr in need)
-    if (not hierarchy and not others) or (forbidden and not under_nominal):
-        attempts = [True]
-    elif forbidden and not hierarchy:
-        attempts = [False, True]
-    else:
-        attempts = [True, False]
-    for borrow in attempts:
+    def attempt(self, ordered: Sequence[_Entry], borrow: bool) -> list[Candidate]:
+        """Candidates taken in order until the request fits, then every one it still fits without given back (from
+        the second-to-last taken to the first); empty when it never fits. The tree is left as it was."""
+        tree = self.tree
         taken: list[Candidate] = []
         try:
             for c, k, top in ordered:
-                if not valid(c, k, top, borrow):
+                if not self._valid(c, k, top, borrow):
                     continue
                 tree.add_usage(c.queue, c.usage, -1)
                 taken.append(c)
-                if fits(borrow):
+                if self._fits(borrow):
                     for back in reversed(taken[:-1]):  # give back what is not needed
                         tree.add_usage(back.queue, back.usage)
-                        if fits(borrow):
+                        if self._fits(borrow):
                             taken.remove(back)
                         else:
                             tree.add_usage(back.queue, back.usage, -1)
                     return list(taken)
+            return []
         finally:
             for c in taken:
                 tree.add_usage(c.queue, c.usage)
-    return []
