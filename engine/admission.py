@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 __all__ = [
     "NAME_LABEL",
@@ -36,9 +37,23 @@ __all__ = [
     "LabelSelector",
     "LocalQueueUsage",
     "SelectorTerm",
+    "label_pairs",
+    "namespace_labels",
 ]
 
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every namespace: its name
+
+
+def label_pairs(labels: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """A namespace's labels as ``NamespaceInfo.labels`` keeps them: sorted pairs, without ``NAME_LABEL`` (implied)."""
+    return tuple(sorted((k, v) for k, v in (labels or {}).items() if k != NAME_LABEL))
+
+
+def namespace_labels(namespaces: Mapping[str, Any]) -> dict[str, Mapping[str, str]]:
+    """The labels of the namespaces that have any (``NamespaceInfo.labels``), as ``AdmissionLevers`` keeps them."""
+    return {name: dict(info.labels) for name, info in namespaces.items() if info.labels}
+
+
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 

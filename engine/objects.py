@@ -35,7 +35,7 @@ helpers, which copy only what changes and keep every cached index that the chang
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import SimpleNamespace
@@ -416,6 +416,19 @@ class NamespaceInfo:
     weight: int = 1
     queue: str | None = None  # scheduling.volcano.sh/queue-name annotation
     hard: ResourceList | None = None
+    # the namespace's labels (``metadata.labels``), sorted (key, value) pairs: what Kueue's ``namespaceSelector``
+    # matches (``engine.admission``); Kubernetes' own ``kubernetes.io/metadata.name`` is implied, never stored
+    labels: tuple[tuple[str, str], ...] = ()
+
+    def __setstate__(self, state: Sequence[Any]) -> None:
+        """A pickled namespace of an older engine (a session record written before ``labels``) loads with the
+        defaults of the fields it lacks."""
+        values = list(state)
+        for i, f in enumerate(dataclasses.fields(self)):
+            object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
+
+    def label_map(self) -> dict[str, str]:
+        return dict(self.labels)
 
 
 @dataclass(frozen=True, slots=True)

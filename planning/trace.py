@@ -57,7 +57,13 @@ def _tree_at(
     namespaces, members = [], {}
     for ns in Namespace.history.as_of(at):
         namespaces.append(
-            NamespaceInfo(name=ns.name, weight=ns.weight, queue=q_names.get(ns.default_queue_id), hard=ns.hard or None)
+            NamespaceInfo(
+                name=ns.name,
+                weight=ns.weight,
+                queue=q_names.get(ns.default_queue_id),
+                hard=ns.hard or None,
+                labels=ns.label_pairs(),
+            )
         )
         if ns.quota_group_id in g_names:
             members.setdefault(g_names[ns.quota_group_id], []).append(ns.name)

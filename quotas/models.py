@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
 
 from core.models import VersionedModel
-from engine import treefields
+from engine import rules, treefields
+from engine.admission import label_pairs
 from engine.manifests.kueue import resource_flavor_spec
 from engine.objects import (
     DEFAULT_GROUP,
@@ -150,9 +152,17 @@ class QuotaGroup(VersionedModel):
         )
 
 
+def validate_labels(value: Any) -> None:
+    """Kubernetes labels (``engine.rules.validate_labels``): each problem names its key."""
+    errors = rules.validate_labels(value)
+    if errors:
+        raise ValidationError([e.message for e in errors], code=errors[0].code)
+
+
 class Namespace(VersionedModel):
     """A tenant namespace: its fair-share weight inside queues (seed 000), its default queue, its quota group,
-    and its resource quota (hard limits) that bounds the sum of its podgroups' minResources (seed 003)."""
+    its resource quota (hard limits) that bounds the sum of its podgroups' minResources (seed 003), and its labels
+    (what Kueue's ``namespaceSelector`` of a queue matches)."""
 
     name = models.CharField(max_length=63, unique=True)
     weight = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
@@ -163,11 +173,21 @@ class Namespace(VersionedModel):
         QuotaGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="namespaces"
     )
     hard = ResourceListField(null=True, blank=True)
+    labels = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_labels],
+        help_text='Kubernetes labels, e.g. {"team": "nlp"}: what a queue\'s namespaceSelector matches.',
+    )
     history = HistoricalRecords(excluded_fields=["version", "updated"])
 
     class Meta:
         ordering = ["name"]
         constraints = [models.CheckConstraint(condition=models.Q(weight__gte=1), name="namespace_weight_positive")]
+
+    def label_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The labels as ``NamespaceInfo.labels`` keeps them (sorted pairs; Kubernetes' name label implied)."""
+        return label_pairs(self.labels)
 
     def __str__(self) -> str:
         return self.name

@@ -359,11 +359,22 @@ class NamespaceSerializer(serializers.ModelSerializer):
     default_queue = NameField(slug_field="name", queryset=Queue.objects.all(), required=False, allow_null=True)
     quota_group = NameField(slug_field="name", queryset=QuotaGroup.objects.all(), required=False, allow_null=True)
     hard = ResourceListSerializerField(required=False, allow_null=True)
+    labels = serializers.JSONField(
+        required=False,
+        help_text='Kubernetes labels, e.g. {"team": "nlp"}: what a queue\'s Kueue namespaceSelector matches '
+        "(kubernetes.io/metadata.name, the namespace's name, is implied).",
+    )
 
     class Meta:
         model = Namespace
-        fields = ["name", "weight", "default_queue", "quota_group", "hard", "version", "created", "updated"]
+        fields = ["name", "weight", "default_queue", "quota_group", "hard", "labels", "version", "created", "updated"]
         read_only_fields = ["version", "created", "updated"]
+
+    def validate_labels(self, value: Any) -> dict[str, str]:
+        errors = rules.validate_labels(value)
+        if errors:
+            raise serializers.ValidationError([e.message for e in errors], code=errors[0].code)
+        return dict(value)
 
     def validate_name(self, value: str) -> str:
         errors = rules.validate_dns_label(value, what="namespace name")

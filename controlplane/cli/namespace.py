@@ -1,26 +1,72 @@
-"""``fairway namespace weight NAME [WEIGHT]``: a namespace's fair-share weight within its queue, read or set."""
+"""``fairway namespace weight NAME [WEIGHT]``: a namespace's fair-share weight within its queue, read or set.
+``fairway namespace labels NAME [KEY=VALUE ...] [KEY- ...]``: its labels (what a queue's Kueue ``namespaceSelector``
+matches), shown, or changed as ``kubectl label`` changes them: ``KEY=VALUE`` sets, ``KEY-`` removes."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from controlplane.cli.client import EXIT_OK, Client
+from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import emit
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    ns = sub.add_parser("namespace", help="namespaces' fair-share weights", parents=[common])
+    ns = sub.add_parser("namespace", help="namespaces' fair-share weights and labels", parents=[common])
     nsub = ns.add_subparsers(dest="namespace_cmd", required=True, metavar="COMMAND")
     weight = nsub.add_parser(
         "weight", help="show a namespace's weight, or set it when WEIGHT is given", parents=[common]
     )
     weight.add_argument("name", metavar="NAME")
     weight.add_argument("weight", nargs="?", type=int, metavar="WEIGHT", help="the new weight (1 or more)")
+    labels = nsub.add_parser(
+        "labels", help="show a namespace's labels, or change them (KEY=VALUE sets, KEY- removes)", parents=[common]
+    )
+    labels.add_argument("name", metavar="NAME")
+    labels.add_argument("changes", nargs="*", metavar="KEY=VALUE|KEY-", help="labels to set or remove")
+
+
+def _show_labels(labels: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "none"
+
+
+def _changed_labels(before: dict[str, str], changes: list[str]) -> dict[str, str] | str:
+    """``before`` with ``changes`` applied, or the sentence refusing the first change that is neither form."""
+    after = dict(before)
+    for change in changes:
+        if "=" in change:
+            key, _, value = change.partition("=")
+            after[key] = value
+        elif change.endswith("-") and len(change) > 1:
+            if change[:-1] not in after:
+                return f"label {change[:-1]} is not set on this namespace"
+            del after[change[:-1]]
+        else:
+            return f"{change!r}: write KEY=VALUE to set a label or KEY- to remove one"
+    return after
+
+
+def _labels(args: argparse.Namespace, client: Client, obj: str) -> int:
+    ns = client.call("GET", f"namespaces/{args.name}/", obj=obj)
+    if not args.changes:
+        emit(ns, args.output, lambda d: print(f"namespace {d['name']}: labels {_show_labels(d['labels'])}"))
+        return EXIT_OK
+    after = _changed_labels(ns["labels"], args.changes)
+    if isinstance(after, str):
+        raise UsageError(after)
+    ns2 = client.call("PATCH", f"namespaces/{args.name}/", {"labels": after}, obj=obj)
+    emit(
+        ns2,
+        args.output,
+        lambda d: print(f"namespace {d['name']}: labels {_show_labels(ns['labels'])} -> {_show_labels(d['labels'])}"),
+    )
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
     obj = f'namespace "{args.name}"'
+    if args.namespace_cmd == "labels":
+        return _labels(args, client, obj)
     if args.weight is None:
         ns = client.call("GET", f"namespaces/{args.name}/", obj=obj)
         emit(ns, args.output, lambda d: print(f"namespace {d['name']}: weight {d['weight']}"))

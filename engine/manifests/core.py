@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.admission import label_pairs
 from engine.manifests.common import (
     _FROM_KOORD,
     GROUP_NAME_ANNOTATION,
@@ -62,7 +63,8 @@ class CoreReaders(_BuilderBase):
         queue = annotations.get(QUEUE_NAME_ANNOTATION) or None
         if queue:
             self.ns_queue[doc.name] = queue
-        self.namespaces[doc.name] = NamespaceInfo(name=doc.name, queue=queue)
+        labels = label_pairs(_string_map(doc.meta.get("labels"), "metadata.labels", doc, self.warnings))
+        self.namespaces[doc.name] = NamespaceInfo(name=doc.name, queue=queue, labels=labels)
         self._origin("Namespace", doc.name)
 
     def _resource_quota(self, doc: _Doc) -> None:
@@ -114,6 +116,7 @@ class CoreReaders(_BuilderBase):
                 weight=self.rq_weight.get(ns, 1),
                 queue=info.queue,
                 hard=ResourceList(hard) if hard else None,
+                labels=info.labels,
             )
 
     def _pod(self, doc: _Doc) -> None:

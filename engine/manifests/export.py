@@ -175,6 +175,8 @@ def namespace_manifests(ns: NamespaceInfo) -> list[dict[str, Any]]:
     """A namespace (its queue in Volcano's annotation), and a ResourceQuota with its weight and hard limits when it
     has either."""
     meta: dict[str, Any] = {"name": ns.name}
+    if ns.labels:
+        meta["labels"] = ns.label_map()
     if ns.queue:
         meta["annotations"] = {QUEUE_NAME_ANNOTATION: ns.queue}
     docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": meta}]
@@ -574,7 +576,13 @@ def _kueue_export(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[str]]:
     read = snapshot.kueue_flavors.flavors if snapshot.kueue_flavors is not None else {}
     flavors = [flavor] if KUEUE_FLAVOR not in read else []
     flavors += [resource_flavor_manifest(read[f]) for f in sorted(read)]  # several flavors per resource, as read
-    docs = [*flavors, *cohorts, *members, *local] if cohorts or members else []
+    # the namespaces' labels, which the ClusterQueues' namespaceSelectors match
+    labelled = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns.name, "labels": ns.label_map()}}
+        for _, ns in sorted(snapshot.namespaces.items())
+        if ns.labels
+    ]
+    docs = [*flavors, *labelled, *cohorts, *members, *local] if cohorts or members else []
     return docs, notes
 
 

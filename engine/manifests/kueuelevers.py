@@ -26,10 +26,17 @@ from typing import Any
 
 import yaml
 
-from engine.admission import SELECTOR_OPERATORS, AdmissionDraft, LabelSelector, LocalQueueUsage, SelectorTerm
+from engine.admission import (
+    SELECTOR_OPERATORS,
+    AdmissionDraft,
+    LabelSelector,
+    LocalQueueUsage,
+    SelectorTerm,
+    namespace_labels,
+)
 from engine.kueuepolicy import QUEUEING_STRATEGIES, KueuePolicy, parse_kueue_policy
 from engine.limits import load_yaml
-from engine.manifests.common import _Doc, _FieldError, _int, _json_annotation, _list, _map, _rl, _str, _string_map
+from engine.manifests.common import _Doc, _FieldError, _int, _json_annotation, _list, _map, _rl, _str
 from engine.manifests.core import CoreReaders
 from engine.manifests.kueueconfig import (
     KUEUE_CONFIG_GROUP,
@@ -211,10 +218,9 @@ class KueueLeverReaders(CoreReaders):
         self.admission.local_queues[(doc.namespace or "default", doc.name)] = LocalQueueUsage(weight, dict(consumed))
 
     def _namespace_labels(self) -> None:
-        """The labels of the input's Namespace objects (read once a namespace selector needs them)."""
-        for doc in self.docs("Namespace"):
-            labels = _string_map(doc.meta.get("labels"), "metadata.labels", doc, self.warnings)
-            self.admission.namespace_labels[doc.name] = dict(labels)
+        """The labels of the input's Namespace objects (``NamespaceInfo.labels``), once a namespace selector needs
+        them."""
+        self.admission.namespace_labels.update(namespace_labels(self.namespaces))
 
     # -- Kueue's Configuration ---------------------------------------------------------------------------------------
     def _kueue_configuration(self, doc: _Doc) -> None:

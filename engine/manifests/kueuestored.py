@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from engine.admission import AdmissionDraft
+from engine.admission import AdmissionDraft, namespace_labels
 from engine.flavors import flavored_nodes, flavored_tasks
 from engine.kueuepolicy import KueuePolicy
 from engine.limits import Limits, load_yaml
@@ -118,7 +118,8 @@ def with_stored_levers(snapshot: Snapshot, configuration: StoredConfiguration | 
         fair_sharing=before.fair_sharing,
         local_queues=dict(before.local_queues),
         podgroup_local_queue=dict(before.podgroup_local_queue),
-        namespace_labels=dict(before.namespace_labels),
+        # the stored namespaces' labels (a what-if's snapshot carries them in its namespaces too)
+        namespace_labels={**before.namespace_labels, **namespace_labels(snapshot.namespaces)},
     )
     names: dict[str, KueueName] = {}
     weights: dict[str, Fraction] = {}

@@ -84,6 +84,7 @@ from engine.rules.common import (
     name_whitespace_error,
     validate_dns_label,
     validate_dns_subdomain,
+    validate_labels,
 )
 from engine.rules.podgroups import validate_podgroup
 from engine.rules.priority_range import PriorityRange, hold_to_range, priority_range, validate_priority_range
@@ -135,6 +136,7 @@ __all__ = [
     "settle_queue_state",
     "validate_dns_label",
     "validate_dns_subdomain",
+    "validate_labels",
     "validate_pod_quota_group",
     "validate_podgroup",
     "validate_priority_range",

@@ -219,6 +219,51 @@ def validate_dns_subdomain(
     return _dns_errors(value, what, field, max_length, subdomain=True)
 
 
+_QUALIFIED_NAME_RE: Final = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+MAX_LABELS: Final = 64  # labels a namespace may carry here (Kubernetes bounds only their total size, 256 KiB)
+
+
+def validate_labels(value: object, *, field: str = "labels") -> list[FieldError]:
+    """Check Kubernetes labels (``metadata.labels``): an object of at most ``MAX_LABELS`` keys, each an optional
+    DNS-1123 subdomain prefix of at most 253 characters and ``/``, then a name of 1 to 63 characters (alphanumerics,
+    ``-``, ``_``, ``.``, beginning and ending with an alphanumeric); each value a string of at most 63 such characters
+    or empty. Each problem names its key (``labels.team``)."""
+    if not isinstance(value, Mapping):
+        return [FieldError(field, f"{field} must be an object of label keys to values, got {_kind(value)}", "invalid")]
+    if len(value) > MAX_LABELS:
+        return [FieldError(field, f"{field}: {len(value)} labels; at most {MAX_LABELS} are allowed", "too_long")]
+    errors: list[FieldError] = []
+    for key, label in value.items():
+        path = f"{field}.{key}"
+        problem = _label_key_problem(key) if isinstance(key, str) else f"{key!r} is not a string"
+        if problem is None and not isinstance(label, str):
+            problem = f"the value must be a string, got {_kind(label)}"
+        elif problem is None and label and (len(label) > 63 or not _QUALIFIED_NAME_RE.fullmatch(label)):
+            problem = (
+                f"{label[:70]!r} is not a label value (at most 63 letters, digits, '-', '_' or '.', beginning and "
+                "ending with a letter or digit, or empty)"
+            )
+        if problem is not None:
+            errors.append(FieldError(path, f"{path}: {problem}", "invalid"))
+    return errors
+
+
+def _label_key_problem(key: str) -> str | None:
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and (not prefix or len(prefix) > 253 or not _SUBDOMAIN_RE.fullmatch(prefix)):
+        return f"{key[:80]!r}: the prefix before '/' must be a DNS-1123 subdomain of at most 253 characters"
+    if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
+        return (
+            f"{key[:80]!r} is not a label key (a name of 1 to 63 letters, digits, '-', '_' or '.', beginning and "
+            "ending with a letter or digit, after an optional DNS subdomain and '/')"
+        )
+    return None
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
 def text_errors(obj: str, spec: object, table: Iterable[TreeField]) -> list[FieldError]:
     """The free-text fields of ``table`` (``engine.treefields``) that ``spec`` holds wrongly: not text, or longer
     than the field's ``max_length``; and its user limits (``engine.userlimits``: names, amounts, duplicates)."""

@@ -318,7 +318,8 @@ def _same_group(a: QuotaGroupSpec, b: QuotaGroupSpec, namespaces: list[str], mem
 
 @transaction.atomic
 def _sync_namespaces(snap: Snapshot, report: Report) -> None:
-    """Namespaces' weight (``volcano.sh/namespace.weight``), hard limits and default queue, from the cluster."""
+    """Namespaces' weight (``volcano.sh/namespace.weight``), hard limits, default queue and labels, from the
+    cluster."""
     services.lock_tree_writes()
     queues = dict(Queue.objects.values_list("name", "id"))
     for name, info in sorted(snap.namespaces.items()):
@@ -326,7 +327,12 @@ def _sync_namespaces(snap: Snapshot, report: Report) -> None:
         queue_id = queues.get(info.queue) if info.queue else None
         if info.queue and queue_id is None:
             report.problems[("Namespace", "", name)] = f"annotation queue-name: queue {info.queue} does not exist"
-        changes = {"weight": info.weight, "hard": info.hard or None, "default_queue_id": queue_id}
+        changes = {
+            "weight": info.weight,
+            "hard": info.hard or None,
+            "default_queue_id": queue_id,
+            "labels": info.label_map(),
+        }
         if any(getattr(row, k) != v for k, v in changes.items()):
             for k, v in changes.items():
                 setattr(row, k, v)

@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
+from engine.admission import label_pairs
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -175,8 +176,8 @@ def read_namespaces(cache: JsonCache) -> _Namespaces:
     ns_default_queue: dict[str, str] = {}
     namespaces: list[NamespaceInfo] = []
     quota_namespaces: dict[str, list[str]] = {}
-    for pk, name, weight, queue, group, hard in Namespace.objects.values_list(
-        "id", "name", "weight", "default_queue__name", "quota_group__name", as_text("hard")
+    for pk, name, weight, queue, group, hard, labels in Namespace.objects.values_list(
+        "id", "name", "weight", "default_queue__name", "quota_group__name", as_text("hard"), as_text("labels")
     ):
         ns_names[pk] = name
         if queue:
@@ -184,7 +185,13 @@ def read_namespaces(cache: JsonCache) -> _Namespaces:
         if group:
             quota_namespaces.setdefault(group, []).append(name)
         namespaces.append(
-            NamespaceInfo(name=name, weight=weight, queue=queue, hard=cache.resource_list(hard) if hard else None)
+            NamespaceInfo(
+                name=name,
+                weight=weight,
+                queue=queue,
+                hard=cache.resource_list(hard) if hard else None,
+                labels=label_pairs(cache.value(labels)) if labels and labels != "{}" else (),
+            )
         )
 
     return _Namespaces(ns_names, ns_default_queue, namespaces, quota_namespaces)

@@ -70,3 +70,22 @@ def test_namespace_weight_view_and_set(cli: Run, world: None) -> None:
     assert code == 1 and err.startswith('error: namespace "nlp": weight:')
     assert cli("namespace", "weight", "ghost") == (1, "", 'error: namespace "ghost" not found\n')
     assert cli("namespace", "weight", "nlp", "three")[0] == 2
+
+
+def test_namespace_labels_view_set_and_remove(cli: Run, world: None) -> None:
+    assert cli("namespace", "labels", "nlp") == (0, "namespace nlp: labels none\n", "")
+    code, out, err = cli("namespace", "labels", "nlp", "team=nlp", "tier=gold")
+    assert (code, out) == (0, "namespace nlp: labels none -> team=nlp, tier=gold\n"), err
+    assert Namespace.objects.get(name="nlp").labels == {"team": "nlp", "tier": "gold"}
+    assert cli("namespace", "labels", "nlp", "tier-") == (
+        0,
+        "namespace nlp: labels team=nlp, tier=gold -> team=nlp\n",
+        "",
+    )
+    code, _, err = cli("namespace", "labels", "nlp", "bad key=x")
+    assert code == 1 and err.startswith("error: namespace \"nlp\": labels: labels.bad key: 'bad key' is not a label key")
+    assert cli("namespace", "labels", "nlp", "tier-")[0:2] == (2, "")  # not set: nothing to remove
+    assert cli("namespace", "labels", "nlp", "team")[0] == 2  # neither KEY=VALUE nor KEY-
+    assert Namespace.objects.get(name="nlp").labels == {"team": "nlp"}  # nothing written by the refusals
+    code, out, _ = cli("namespace", "labels", "nlp", "-o", "json")
+    assert json.loads(out)["labels"] == {"team": "nlp"}

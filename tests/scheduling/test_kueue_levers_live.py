@@ -198,3 +198,83 @@ def test_the_kueue_export_of_the_stored_trees_simulates_to_the_same_numbers(kueu
     exported = FIXED + yaml.safe_dump_all(trees, sort_keys=False) + JOBS
     assert _simulated(exported) == _simulated(text)
     assert _simulated(exported)[1] == {"team-b/low-0"} and "team-a/small" not in _simulated(exported)[0]
+
+
+# Kueue's namespaceSelector on stored trees: the namespaces' labels come from the cluster (the adapter) or the API
+SELECTED = """---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-gold, labels: {tier: gold}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-plain, labels: {tier: bronze}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: gold}
+spec:
+  namespaceSelector: {matchLabels: {tier: gold}}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: "4"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ns-gold}
+spec: {clusterQueue: gold}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ns-plain}
+spec: {clusterQueue: gold}
+"""
+
+
+def test_namespace_labels_from_the_cluster_decide_the_selector_in_the_live_session_as_in_simulate(
+    kueue_cluster: Any, client: Any, django_user_model: Any
+) -> None:
+    from quotas.models import Namespace
+    from scheduling.models import Cluster
+
+    text = FIXED + SELECTED + _pod("ns-gold", "g", 1) + _pod("ns-plain", "p", 1)
+    _import(kueue_cluster, text)
+    assert Namespace.objects.get(name="ns-gold").labels == {"tier": "gold"}
+    live = _live(kueue_cluster)
+    assert live == _simulated(text)
+    assert live[0] == {"ns-gold/g"}  # ns-plain (tier: bronze) does not match the selector: never admitted
+
+    # the dashboard owns the trees now; an admin relabels ns-plain through the API, and its job is admitted
+    Cluster.objects.filter(pk=kueue_cluster.pk).update(tree_source="fairway")
+    kueue_cluster.refresh_from_db()
+    admin = django_user_model.objects.create_superuser("ns-admin", password="pw-ns-admin")
+    client.force_login(admin)
+    url = "/api/v1/namespaces/ns-plain/"
+    refused = client.patch(url, {"labels": {"tier": "gold", "bad key": "x"}}, content_type="application/json")
+    assert refused.status_code == 400, refused.content
+    (error,) = refused.json()["errors"]
+    assert error["attr"] == "labels" and error["detail"].startswith("labels.bad key: 'bad key' is not a label key")
+    assert Namespace.objects.get(name="ns-plain").labels == {"tier": "bronze"}  # nothing written
+    answer = client.patch(url, {"labels": {"tier": "gold"}}, content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["labels"] == {"tier": "gold"}
+    assert "ns-plain/p" in _live(kueue_cluster)[0]
+
+
+def test_namespace_labels_survive_the_export() -> None:
+    text = FIXED + SELECTED + _pod("ns-gold", "g", 1) + _pod("ns-plain", "p", 1)
+    snapshot = load_manifests([("in.yaml", text)]).snapshot
+    assert snapshot.namespaces["ns-gold"].labels == (("tier", "gold"),)
+    docs = export_trees(snapshot, "kueue")
+    namespaces = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Namespace"}
+    assert namespaces["ns-gold"]["metadata"]["labels"] == {"tier": "gold"}
+    assert namespaces["ns-plain"]["metadata"]["labels"] == {"tier": "bronze"}
+    pods = _pod("ns-gold", "g", 1) + _pod("ns-plain", "p", 1)
+    # with the input's LocalQueues (a namespace's, not the trees': the dashboard keeps none)
+    local = [d for d in yaml.safe_load_all(SELECTED) if d["kind"] == "LocalQueue"]
+    trees = [d for d in docs if d["kind"] != "ResourceFlavor"] + local
+    exported = FIXED + yaml.safe_dump_all(trees, sort_keys=False) + pods
+    assert _simulated(exported) == _simulated(text) == ({"ns-gold/g"}, set())
