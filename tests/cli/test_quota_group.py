@@ -83,7 +83,9 @@ def test_namespace_labels_view_set_and_remove(cli: Run, world: None) -> None:
         "",
     )
     code, _, err = cli("namespace", "labels", "nlp", "bad key=x")
-    assert code == 1 and err.startswith("error: namespace \"nlp\": labels: labels.bad key: 'bad key' is not a label key")
+    assert code == 1 and err.startswith(
+        "error: namespace \"nlp\": labels: labels.bad key: 'bad key' is not a label key"
+    )
     assert cli("namespace", "labels", "nlp", "tier-")[0:2] == (2, "")  # not set: nothing to remove
     assert cli("namespace", "labels", "nlp", "team")[0] == 2  # neither KEY=VALUE nor KEY-
     assert Namespace.objects.get(name="nlp").labels == {"team": "nlp"}  # nothing written by the refusals
