@@ -1,6 +1,6 @@
 """The adapter mirrors Kueue's quota tree from the real API server, whose Kueue CRDs (``tests/fixtures/crds``) validate
 the objects: a Cohort with two ClusterQueues (one named ``root``, Fairway's built-in name), a LocalQueue, a pod
-labelled with it; a change of a nominal quota on the server reaches the row at the next pass; a deleted
+labelled with it; a change of a nominal quota, and a namespace's labels, on the server reach the rows at the next pass; a deleted
 ClusterQueue goes. ResourceFlavors (issue 28 item 7): two flavors of cpu (labels, a taint, tolerations) are stored as
 rows and the ClusterQueue's quota per flavor (``cpu@spot``) with its resource group, not added up. The objects carry this test's tag, and go at its end (the server is shared by the session)."""
 
@@ -37,7 +37,7 @@ def kueue_cluster(db: Any, control_plane: ControlPlane) -> Any:
 def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
     kueue_cluster: Any, admin: k8s.ApiClient, tag: str
 ) -> None:
-    from quotas.models import Queue
+    from quotas.models import Namespace, Queue
     from scheduling.kube.adapter import Adapter
     from scheduling.models import PodGroup
 
@@ -94,6 +94,17 @@ def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
         assert int(Queue.objects.get(name=team).deserved["cpu"]) == 12_000
         assert int(Queue.objects.get(name=cohort).deserved["cpu"]) == 22_000
         assert PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns).queue.name == team  # kept
+
+        # the namespace's labels (what a namespaceSelector matches) reach its row; the server's own name label is
+        # implied, not stored
+        k8s.CoreV1Api(admin).patch_namespace(ns, {"metadata": {"labels": {"team": "nlp"}}})
+        namespaces = next(i for i in adapter.informers if i.kind.plural == "namespaces")
+        wait_for(
+            lambda: ((namespaces.cache.get(ns) or {}).get("metadata", {}).get("labels") or {}).get("team") == "nlp",
+            what="the watch to bring the label",
+        )
+        assert adapter.reconcile() is not None
+        assert Namespace.objects.get(name=ns).labels == {"team": "nlp"}
     finally:
         adapter.stop_informers()
         adapter.elector.release()
