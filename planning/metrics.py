@@ -455,17 +455,20 @@ def _add(
 
 
 def _tree_eviction_families() -> dict[tuple[str, str], CounterMetricFamily]:
-    """The evictions and the thrash per tree node (``scheduling.counters``: ``tree_evictions`` / ``tree_thrash``
-    by ``queue`` / ``quota_group``, then node name, then action)."""
+    """The evictions and the thrash per tree node and per subtree (``scheduling.counters``: ``tree_evictions`` /
+    ``tree_thrash`` / ``subtree_evictions`` / ``subtree_thrash`` by ``queue`` / ``quota_group``, then node name, then
+    action)."""
     out = {}
-    for key, metric, what in (
-        ("tree_evictions", "evictions", "Pods evicted"),
-        ("tree_thrash", "thrash_evictions", THRASH_HELP),
+    for key, metric, what, whose in (
+        ("tree_evictions", "evictions", "Pods evicted", "the {} of the pod"),
+        ("tree_thrash", "thrash_evictions", THRASH_HELP, "the {} of the pod"),
+        ("subtree_evictions", "subtree_evictions", "Pods evicted", "the {} and its descendants"),
+        ("subtree_thrash", "subtree_thrash_evictions", THRASH_HELP, "the {} and its descendants"),
     ):
         for kind, label in (("queue", "queue"), ("quota_group", "quota_group")):
             out[(key, kind)] = CounterMetricFamily(
                 f"fairway_{kind}_{metric}",
-                f"{what}, by the {label.replace('_', ' ')} of the pod and the action",
+                f"{what}, by {whose.format(label.replace('_', ' '))} and the action",
                 labels=("cluster", label, "action"),
             )
     return out

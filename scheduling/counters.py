@@ -1,7 +1,8 @@
 """A cluster's cumulative session counters (``ClusterCounters``): every session, recycling pass, skip and failure
 counted, with its duration in a histogram, the binds and the evictions by action; and, per tree node (the evicted
 pod's queue and quota group), the evictions by action and the thrash among them (``THRASH_ACTIONS``: an eviction of
-a pod that had run for less than ``FAIRWAY_THRASH_WINDOW_SECONDS`` since it started, or had not started yet).
+a pod that had run for less than ``FAIRWAY_THRASH_WINDOW_SECONDS`` since it started, or had not started yet), both
+also per subtree (a node's own and every descendant's, by the tree when they were counted: a department's total).
 
 ``add`` is called inside the transaction that writes what it counts (the session row, the evictions), so a
 rolled-back session counts nothing and a committed one counts once. It locks the cluster's counters row: sessions
@@ -18,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from quotas.models import Namespace
+from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling.models import ClusterCounters, Eviction, EvictionAction, Pod
 
 # The actions whose evictions may be thrash: the scheduler's own decisions (a node lost is not one).
@@ -92,6 +93,7 @@ def _by_node(rows: Sequence[Eviction]) -> list[tuple[str, tuple[str, str, str]]]
             for ns, q in Namespace.objects.filter(name__in=plain).values_list("name", "default_queue__name")
         }
     window = thrash_window()
+    parents = {"queue": _parents(Queue), "quota_group": _parents(QuotaGroup)}
     out: list[tuple[str, tuple[str, str, str]]] = []
     for row in rows:
         action = str(row.action)
@@ -104,6 +106,23 @@ def _by_node(rows: Sequence[Eviction]) -> list[tuple[str, tuple[str, str, str]]]
             out.append(("tree_evictions", (node_kind, name, action)))
             if thrash:
                 out.append(("tree_thrash", (node_kind, name, action)))
+            for node in _up(name, parents[node_kind]):  # the node itself and each ancestor: its subtree's counts
+                out.append(("subtree_evictions", (node_kind, node, action)))
+                if thrash:
+                    out.append(("subtree_thrash", (node_kind, node, action)))
+    return out
+
+
+def _parents(model: type[Queue] | type[QuotaGroup]) -> dict[str, str]:
+    """Each tree node's parent, by name (the tree as it is when the evictions are counted)."""
+    return {name: parent for name, parent in model.objects.values_list("name", "parent__name") if parent}
+
+
+def _up(name: str, parents: Mapping[str, str]) -> list[str]:
+    """``name`` and its ancestors up to the root (a cycle, which the trees' rules forbid, stops the walk)."""
+    out = [name]
+    while (parent := parents.get(out[-1])) is not None and parent not in out:
+        out.append(parent)
     return out
 
 

@@ -994,7 +994,8 @@ class ClusterCounters(models.Model):
 
     ``counts`` holds ``{"sessions": {"<kind>:<status>": n}, "duration": {"<kind>": {"buckets": [n per bound of
     counters.BUCKETS, then +Inf], "sum": seconds}}, "binds": n, "pipelined": n, "evictions": {"<action>": n},
-    "tree_evictions": {"queue" | "quota_group": {"<node>": {"<action>": n}}}, "tree_thrash": the same}``.
+    "tree_evictions": {"queue" | "quota_group": {"<node>": {"<action>": n}}}, "tree_thrash", "subtree_evictions",
+    "subtree_thrash": the same}`` (a subtree's counts: its node's own and every descendant's).
     """
 
     cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="counters")

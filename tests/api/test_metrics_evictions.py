@@ -101,6 +101,20 @@ def test_every_kind_of_eviction_is_counted_per_tree_node_and_thrash_apart(client
         assert evictions(kind, b, "node-lost", thrash=True) is None
     assert value(metrics, "fairway_evictions_total", cluster="c1", action="preempt") == 2
 
+    def subtree(kind: str, name: str, action: str, thrash: bool = False) -> float | None:
+        metric = f"fairway_{kind}_{'subtree_thrash_evictions' if thrash else 'subtree_evictions'}_total"
+        return value(metrics, metric, cluster="c1", **{kind: name}, action=action)
+
+    # per subtree: a leaf's own counts; its department's (dept > team-a, team-b; qdept > qa, qb) add both teams'
+    for kind, leaf, dept, top in (("queue", "team-a", "dept", "root"), ("quota_group", "qa", "qdept", None)):
+        for action in ("recycle", "reclaim", "preempt", "gang-release", "node-lost"):
+            assert subtree(kind, leaf, action) == evictions(kind, leaf, action)
+        assert subtree(kind, dept, "node-lost") == 2  # a-4 (team-a) and lost (team-b)
+        assert subtree(kind, dept, "preempt") == 2 and subtree(kind, dept, "preempt", thrash=True) == 1
+        if top is not None:  # Queue dept's parent is the root queue
+            assert subtree(kind, top, "node-lost") == 2
+    assert subtree("queue", "team-b", "preempt") is None
+
 
 @override_settings(FAIRWAY={**settings.FAIRWAY, "THRASH_WINDOW_SECONDS": 300.0})
 def test_the_thrash_window_is_a_setting(client: Any, make_user: Any) -> None:
