@@ -9,10 +9,11 @@ the same numbers in a table beside the chart.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -725,18 +726,27 @@ def namespaces_figure(rows: Sequence[Mapping[str, Any]], resources: Sequence[str
     return fig
 
 
+SESSIONS_MIN_SPAN = timedelta(minutes=1)  # the sessions figure's narrowest time axis
+
+
 def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> Figure:
     """Recent scheduling sessions: duration (line) and decisions (bars: bound, pipelined, evicted)."""
     if not sessions:
         return _empty("No scheduling session has run yet.", height=200)
-    xs = [s["started"].isoformat() for s in sessions]
+    starts = [s["started"] for s in sessions]
+    xs = [t.isoformat() for t in starts]
+    # bars 0.8 of the closest two sessions apart (1 s when there is one), on an axis at least a minute wide: a lone
+    # session, or a few close together, would otherwise fill the axis and get ticks a fraction of a millisecond apart
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(sorted(starts)) if b > a]
+    width_ms = 800.0 * min(gaps, default=1.0)
+    pad = max(timedelta(0), (SESSIONS_MIN_SPAN - (max(starts) - min(starts))) / 2) + timedelta(milliseconds=width_ms)
     fig = Figure(layout=_layout(240, barmode="stack", hovermode="x unified"))
     for key, name, color in (
         ("bound", "bound", SERIES["used"]),
         ("pipelined", "pipelined", SERIES["floor"]),
         ("evicted", "evicted", BORROWED),
     ):
-        fig.add_trace(bar(x=xs, y=[s[key] for s in sessions], name=name, marker={"color": color}))
+        fig.add_trace(bar(x=xs, y=[s[key] for s in sessions], name=name, marker={"color": color}, width=width_ms))
     fig.add_trace(
         scatter(
             x=xs,
@@ -749,9 +759,12 @@ def sessions_figure(sessions: Sequence[Mapping[str, Any]]) -> Figure:
         )
     )
     fig.update_layout(
-        xaxis=_axis(),
+        xaxis=_axis(type="date", range=[(min(starts) - pad).isoformat(), (max(starts) + pad).isoformat()], nticks=5),
         yaxis=_axis(title={"text": "decisions"}, rangemode="tozero"),
-        yaxis2=_axis(title={"text": "ms"}, overlaying="y", side="right", rangemode="tozero", showgrid=False),
+        # ticks of its own (round milliseconds), not the decisions' grid scaled
+        yaxis2=_axis(
+            title={"text": "ms"}, overlaying="y", side="right", rangemode="tozero", showgrid=False, tickmode="auto"
+        ),
     )
     return fig
 

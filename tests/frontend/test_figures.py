@@ -326,3 +326,23 @@ def test_capacity_figure_stacks_to_the_whole_cluster() -> None:
     parts = [t["x"][0] for t in fig["data"]]
     assert parts == [60.0, 70.0, 0.0]  # allocated, waiting, not requested: demand beyond the cluster shows
     assert fig["layout"]["xaxis"]["range"] == [0, 130.0]
+
+
+def test_the_sessions_figure_spans_a_minute_at_least_with_bars_as_wide_as_their_spacing() -> None:
+    """A lone session (a cluster just loaded) got an axis a fraction of a millisecond wide with one bar across it,
+    and the duration axis ticks scaled from the decisions' grid (36.4, 72.7)."""
+    t0 = datetime(2026, 11, 29, 18, 38, 44, tzinfo=UTC)
+
+    def session(at: datetime) -> dict[str, object]:
+        return {"started": at, "bound": 55, "pipelined": 0, "evicted": 0, "duration_ms": 96.8}
+
+    fig = figures.sessions_figure([session(t0)]).to_dict()
+    start, end = (datetime.fromisoformat(x) for x in fig["layout"]["xaxis"]["range"])
+    assert end - start >= timedelta(minutes=1) and start < t0 < end
+    assert {t["width"] for t in fig["data"] if t["type"] == "bar"} == {800.0}  # ms: 0.8 of a second
+    assert fig["layout"]["yaxis2"]["tickmode"] == "auto"
+    steady = [session(t0 + timedelta(seconds=2 * i)) for i in range(60)]  # one every 2 s over two minutes
+    fig = figures.sessions_figure(steady).to_dict()
+    start, end = (datetime.fromisoformat(x) for x in fig["layout"]["xaxis"]["range"])
+    assert start <= t0 and end >= t0 + timedelta(seconds=118) and end - start < timedelta(minutes=2, seconds=5)
+    assert {t["width"] for t in fig["data"] if t["type"] == "bar"} == {1600.0}
