@@ -299,6 +299,12 @@ class Plugin:
         """The live queue values this plugin keeps (a queue plugin's book), None for the others."""
         return None
 
+    def reclaims_within_queue(self, queue: str) -> bool:
+        """Whether this plugin's ``reclaimable`` chooses the victims of a pod of ``queue`` as one set among the
+        queue's own jobs and the other queues' together (Kueue's classical preemption): the reclaim action then
+        offers it the queue's own pods too."""
+        return False
+
     def job_unschedulable(self, job: JobState) -> bool:
         """When the session closes: is this podgroup unschedulable (gang's ``OnSessionClose``, a podgroup that is
         not ready)? An unschedulable podgroup with running pods ends in phase Unknown."""
@@ -380,6 +386,11 @@ class Framework:
 
     def job_unschedulable(self, job: JobState) -> bool:
         return any(p.job_unschedulable(job) for p in self._hooks["job_unschedulable"])
+
+    def reclaims_within_queue(self, queue: str) -> bool:
+        """Whether a plugin that chooses reclaim victims takes the reclaimer's own queue's jobs into one set with the
+        other queues' (``Plugin.reclaims_within_queue``)."""
+        return any(p.reclaims_within_queue(queue) for p in self._hooks["reclaimable"])
 
     def has(self, hook: str) -> bool:
         return bool(self._hooks[hook])
