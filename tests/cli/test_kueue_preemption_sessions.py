@@ -10,8 +10,8 @@ Kueue preempts and place the incoming pod (or, when Kueue preempts nothing, evic
 
 Names: Kubernetes names have no ``_``, so a name of the table is written with ``-`` (``a_standard`` is the
 ClusterQueue ``a-standard``); the answers are compared in the table's spelling. Times: a workload's creation and
-admission are one instant in a session (its pod's ``creationTimestamp``), the table's ``admitted`` or ``created``
-seconds after a base instant.
+admission are one instant in a session (its pod's ``creationTimestamp`` and, for a Running pod, ``startTime``), the
+table's ``admitted`` or ``created`` seconds after a base instant.
 
 Rows the sessions cannot carry, and why (``LEFT_OUT``): the two of several flavors per resource (a flavor selects
 nodes by labels: ``tests/unit/test_kueue_flavors.py`` covers those), and the rows whose request asks a resource the
@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from controlplane.cli import main
-from tests.unit.test_kueue_preemption_table import CASES, HIERARCHICAL, QUEUES, Case, Q, amounts
+from tests.unit.test_kueue_preemption_table import CASES, HIERARCHICAL, QUEUES, Case, Q, W, amounts, run
 
 LEFT_OUT = {
     "only preempt workloads using the chosen flavor": "two flavors of memory (alpha, beta) select nodes by labels",
@@ -145,7 +145,7 @@ def pod(queue: str, name: str, request: str, priority: int, second: int, node: s
         total[r] = total.get(r, 0) + v
     requests = ", ".join(f"{r}: {quantity(('default', r), v)}" for r, v in total.items())
     placed = f"nodeName: {node}, " if node else ""
-    status = "\nstatus: {phase: Running}" if node else ""
+    status = f'\nstatus: {{phase: Running, startTime: "2026-01-01T00:00:{second:02d}Z"}}' if node else ""
     return (
         f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {k8s(name)}\n  namespace: {k8s(queue)}\n"
         f'  creationTimestamp: "2026-01-01T00:00:{second:02d}Z"\n  labels: {{kueue.x-k8s.io/queue-name: lq}}\n'
@@ -177,3 +177,45 @@ def test_the_table_as_sessions(tmp_path: Path, capsys: Any, name: str) -> None:
     placed = {**doc["bindings"], **doc["pipelined"]}
     if spec.want:  # Kueue admits the workload once the set is gone
         assert incoming in placed
+
+
+# Fairway's own rows (not Kueue's table): within one ClusterQueue the session evicts Kueue's minimal set, the lowest
+# priorities taken first and every one the pod still fits without given back, which is not always the fewest
+# workloads nor the least work lost (the whole-gang cover the preempt action would otherwise choose).
+SOLO = (("solo", Q(None, "cpu=4", within="LowerPriority")),)
+WITHIN: dict[str, Case] = {
+    "within a ClusterQueue: the lowest priorities first, not the fewest workloads": Case(
+        (W("a", "solo", "cpu=1", -2), W("b", "solo", "cpu=1", -1), W("c", "solo", "cpu=2", 0, admitted=20)),
+        "solo",
+        "cpu=2",
+        1,
+        frozenset({"a", "b"}),
+        queues=SOLO,
+    ),
+    "within a ClusterQueue: the newest admitted first, not the least work lost": Case(
+        # c, admitted first, has run the longest: alone it loses less work than a and b together
+        (W("a", "solo", "cpu=1", 0, admitted=20), W("b", "solo", "cpu=1", 0, admitted=10), W("c", "solo", "cpu=2", 0)),
+        "solo",
+        "cpu=2",
+        1,
+        frozenset({"a", "b"}),
+        queues=SOLO,
+    ),
+    "within a ClusterQueue: a victim the pod fits without is given back": Case(
+        (W("a", "solo", "cpu=1", -2), W("b", "solo", "cpu=2", -1), W("c", "solo", "cpu=1", 0)),
+        "solo",
+        "cpu=2",
+        1,
+        frozenset({"b"}),
+        queues=SOLO,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITHIN))
+def test_within_a_cluster_queue_the_minimal_set(tmp_path: Path, capsys: Any, name: str) -> None:
+    spec = WITHIN[name]
+    assert run(spec) == spec.want  # Kueue's classical preemption on the numbers alone
+    evicted, doc = run_session(tmp_path, capsys, spec)
+    assert evicted == spec.want
+    assert "solo/incoming" in {**doc["bindings"], **doc["pipelined"]}

@@ -32,7 +32,7 @@ preempt's rules (a best-effort pod takes only best-effort pods; the minimum runt
 priority), whatever the queue's ``reclaimable``; such a victim is recorded as preempted within its queue.
 
 A pod identical to one of its queue that found nothing (same shape, priority, quota group; any job of the queue: the
-candidates are other queues' pods) is not searched again while the session has not changed since (Fairway, for
+candidates are other queues' pods; of the same job when the queue's own jobs are candidates too) is not searched again while the session has not changed since (Fairway, for
 speed: the same decisions).
 """
 
@@ -292,11 +292,13 @@ def _reclaim_job(
     queue = job.queue
     mark = room.mark()
     stmt = Statement(ssn)
+    within = fw.reclaims_within_queue(queue)
     while fw.job_starving(job) and todo:
         task = todo.popleft()
         if task.info.preemption_policy == "Never":
             continue
-        attempt = (queue, strict, *attempt_key(task, job=False))
+        # the candidates are other queues' pods, or with one set also the queue's other jobs': then per job
+        attempt = (queue, strict, *attempt_key(task, job=within))
         found = failed.get(attempt)
         if found is not None and found[0] == ssn.epoch:
             # an identical pod found nothing and nothing has changed since
