@@ -29,7 +29,10 @@ When a plugin chooses the victims as one set across the reclaimer's own queue an
 (``Framework.reclaims_within_queue``: Kueue's classical preemption, with ``withinClusterQueue`` and
 ``reclaimWithinCohort`` both allowing some), the Running pods of the queue's other jobs are candidates too, under
 preempt's rules (a best-effort pod takes only best-effort pods; the minimum runtime, its exception the strictly higher
-priority), whatever the queue's ``reclaimable``; such a victim is recorded as preempted within its queue.
+priority), whatever the queue's ``reclaimable``; such a victim is recorded as preempted within its queue. When a
+plugin's victims are one set to take whole (``Framework.victims_are_a_set``: Kueue's classical preemption, which counts
+quota, not nodes), a node's set is evicted whole, with every other pod of its jobs, and the pod is pipelined there only
+if it then fits the node *and* passes its queue's allocatable gates (else the node's evictions are undone).
 
 A pod identical to one of its queue that found nothing (same shape, priority, quota group; any job of the queue: the
 candidates are other queues' pods; of the same job when the queue's own jobs are candidates too) is not searched again while the session has not changed since (Fairway, for
@@ -149,6 +152,26 @@ def _node_victims(
     return list(plan.spare)
 
 
+def _evict_set(
+    ssn: Session,
+    node_stmt: Statement,
+    task: TaskState,
+    job: JobState,
+    row: int,
+    victims: list[TaskState],
+    holds: Callable[[TaskState], bool],
+) -> bool:
+    """Evict the victims and every other pod of their jobs ``holds`` accepts (whole workloads, wherever they run);
+    whether ``task`` then fits node ``row`` and passes its queue's allocatable gates (the quota the set freed)."""
+    taken = {id(v) for v in victims}
+    pods = list(victims)
+    for vjob in {id(v.pg): v.pg for v in victims if v.pg is not None}.values():
+        pods += [t for t in vjob.tasks if id(t) not in taken and holds(t)]
+    for victim in pods:
+        _evict(ssn, node_stmt, task, job, victim)
+    return fits(task, ssn.nodes.future_idle(row)) and ssn.framework.allocatable(job.queue, task) is None
+
+
 def _holder(
     ssn: Session, task: TaskState, job: JobState, guard: MinRuntime, strict: bool, within: bool
 ) -> Callable[[TaskState], bool]:
@@ -196,7 +219,7 @@ def _reclaim_for_task(
         extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
     sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
     skip = room.skip  # the gang plugin's rule, when victims are chosen with gangs in mind (``wholeGangs``)
-    holds = _holder(ssn, task, job, guard, strict, within)
+    holds, whole_set = _holder(ssn, task, job, guard, strict, within), fw.victims_are_a_set("reclaimable", job.queue)
     gangs = None
     if skip:
         gangs = GangVictims(ssn, task, _RUNNING, holds, lambda pods: fw.reclaimable(task, pods, skip), sort_victims)
@@ -211,6 +234,13 @@ def _reclaim_for_task(
         reclaimees = sort_victims(sorted(reclaimees, key=lambda t: t.uid))
         victims = fw.reclaimable(task, reclaimees, skip)
         node_stmt = Statement(ssn)
+        if whole_set:  # the plugin's victims are one set, evicted whole (Kueue counts quota)
+            if victims and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds):
+                node_stmt.pipeline(task, row)
+                stmt.merge(node_stmt)
+                return True
+            node_stmt.discard()
+            continue
         ordered = _node_victims(ssn, node_stmt, task, row, sort_victims(victims), gangs)
         if ordered is None:
             continue

@@ -219,6 +219,9 @@ class KueueFairPlugin(Plugin):
             return None
         # its own workloads may go too (one set, ``reclaims_within_queue``): then only the pod itself must fit, as
         # Kueue's flavor assigner asks before it looks for victims
+        refusal = None if task.pg is None else self._beyond_nominal(queue, task.pg)
+        if refusal is not None:
+            return refusal
         usage = {} if self.reclaims_within_queue(queue) else tree.usage_of(queue)
         for fr, v in sorted(_amounts(task.req, tree.subtree[queue]).items()):
             most = tree.potential_available(queue, fr)
@@ -269,6 +272,31 @@ class KueueFairPlugin(Plugin):
             known = (tree.version, frozenset(q for q in members if tree.nodes[q].parent and tree.borrowing(q, needed)))
             self._borrowers[key] = known
         return known[1] - {queue}
+
+    def _beyond_nominal(self, queue: str, job: JobState) -> GateRefusal | None:
+        """Kueue's flavor assigner looks for victims only when the workload's request fits the ClusterQueue's
+        nominal quota on every flavor-resource it does not fit now, or fits a subtree below the top of its tree (a hierarchical
+        advantage), or the ClusterQueue may preempt while borrowing (``borrowWithinCohort``, or fair sharing with
+        ``reclaimWithinCohort``): a workload larger than its nominal quota otherwise waits for room. The refusal, or
+        None."""
+        tree = self.tree
+        policy = self.policies.get(queue, _NEVER)
+        if policy.borrow_within_cohort == "LowerPriority" or (
+            self.args.enable and policy.reclaim_within_cohort != "Never"
+        ):
+            return None
+        total: dict[str, int] = {}
+        for t in job.tasks:
+            for r, v in t.req.items():
+                total[r] = total.get(r, 0) + v
+        nominal = tree.nodes[queue].nominal
+        for fr, v in sorted(_amounts(total, tree.subtree[queue]).items()):
+            if v <= tree.available(queue, fr):
+                continue  # fits as it is (borrowing if need be): no victims needed on it
+            if v > nominal.get(fr, 0) and not hierarchical_advantage(tree, queue, {fr: v}):
+                message = "a workload above the nominal quota preempts only with borrowWithinCohort"
+                return GateRefusal(BlockerKind.QUEUE, queue, "nominalQuota", fr[1], v, nominal.get(fr, 0), message)
+        return None
 
     def _victim_jobs(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
         """A test of the jobs whose pods the hook may return for ``preemptor`` (None: it may return none)."""
@@ -330,6 +358,14 @@ class KueueFairPlugin(Plugin):
         policy = self.policies.get(queue, _NEVER)
         return policy.within_cluster_queue != "Never" and policy.reclaim_within_cohort != "Never"
 
+    def victims_are_a_set(self, hook: str, queue: str) -> bool:
+        """Without fair sharing the victims are Kueue's classical set, which counts quota: the actions evict it whole
+        and place the pod only within the ClusterQueue's quota (reclaim: a ClusterQueue in a Cohort; preempt: any)."""
+        node = self.tree.nodes.get(queue)
+        if self.args.enable or node is None or node.cohort:
+            return False
+        return hook == "preemptable" or node.parent is not None
+
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         """The pods of the preemptor's own job as they are (the other plugins decide); of the ClusterQueue's other
         jobs, those ``withinClusterQueue`` allows, and without fair sharing only Kueue's minimal set among them
@@ -348,6 +384,8 @@ class KueueFairPlugin(Plugin):
         node = self.tree.nodes.get(pj.queue)
         if self.args.enable or not allowed or node is None or node.cohort:
             return mine + allowed
+        if self._beyond_nominal(pj.queue, pj) is not None:
+            return mine
         request = _amounts(preemptor.req, self.tree.subtree[pj.queue])
         own = dataclasses.replace(policy, reclaim_within_cohort="Never")
         targets = classical_targets(
