@@ -55,6 +55,7 @@ class CQ:
     threshold: int | None = None
     when_can_borrow: str = ""
     when_can_preempt: str = ""
+    preference: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ BASE: dict[str, CQ] = {
     "lend-a": CQ("lend", "cpu@default=3//2"),
     "lend-b": CQ("lend", "cpu@default=2//2"),
 }
+
+
+# TestSchedule's tainted flavors (``key=<value>:NoSchedule``; no workload of the table tolerates them)
+TAINTS = {"spot-tainted": "val", "spot-tainted-2": "val2"}
+GPU = "example.com/gpu"  # the table's bare ``gpu`` as an extended resource name
 
 
 def with_base(**extra: CQ) -> dict[str, CQ]:
@@ -132,6 +138,7 @@ def cluster_queue(name: str, q: CQ) -> str:
     spec.append(f"preemption: {{{', '.join(preemption)}}}")
     fungibility = [f"whenCanBorrow: {q.when_can_borrow}"] if q.when_can_borrow else []
     fungibility += [f"whenCanPreempt: {q.when_can_preempt}"] if q.when_can_preempt else []
+    fungibility += [f"preference: {q.preference}"] if q.preference else []
     if fungibility:
         spec.append(f"flavorFungibility: {{{', '.join(fungibility)}}}")
     spec.append(f"resourceGroups: {resource_groups(q.quota)}")
@@ -163,14 +170,17 @@ def manifests(row: Row) -> str:
             per = capacity.setdefault(flavor, {})
             per[resource] = per.get(resource, 0) + amount(resource, nominal)
     for flavor, per in sorted(capacity.items()):
+        taint = TAINTS.get(flavor)
+        taints = f", nodeTaints: [{{key: key, value: {taint}, effect: NoSchedule}}]" if taint else ""
         docs.append(
             f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {flavor}}}\n"
-            f"spec: {{nodeLabels: {{flavor: {flavor}}}}}"
+            f"spec: {{nodeLabels: {{flavor: {flavor}}}{taints}}}"
         )
         allocatable = ", ".join(f"{r}: '{quantity(r, max(v, 1))}'" for r, v in sorted(per.items()))
+        node_taints = f"spec: {{taints: [{{key: key, value: {taint}, effect: NoSchedule}}]}}\n" if taint else ""
         docs.append(
             f"apiVersion: v1\nkind: Node\nmetadata: {{name: node-{flavor}, labels: {{flavor: {flavor}}}}}\n"
-            f"status: {{allocatable: {{{allocatable}, memory: 1Ti, pods: '1000'}}}}"
+            f"{node_taints}status: {{allocatable: {{{allocatable}, memory: 1Ti, pods: '1000'}}}}"
         )
     for name, parent, quota in row.cohorts:
         spec = [f"parentName: {parent}"] if parent else []
@@ -435,10 +445,311 @@ ROWS: dict[str, Row] = {
         pipelined=frozenset({"eng-beta/preemptor"}),
     ),
     "not enough resources": Row(BASE, (WL("sales/new", "sales", "cpu=100"),), {}),
+    "use second flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch": Row(
+        with_base(
+            **{"other-alpha": CQ(None, "cpu@on-demand=50/50,cpu@spot=100/0", LP, when_can_preempt="MayStopSearch")}
+        ),
+        (
+            WL("eng-alpha/admitted", "other-alpha", "cpu=50", flavor="on-demand"),
+            WL("eng-alpha/new", "other-alpha", "cpu=20"),
+        ),
+        {"eng-alpha/new": "spot"},
+    ),
+    "flavors with mixed misconfiguration and insufficient quota": Row(
+        with_base(**{"custom-cq": CQ(None, "cpu@spot-tainted=20/20,cpu@on-demand=15/15")}),
+        (
+            WL("sales/existing-on-demand-job", "custom-cq", "cpu=10", flavor="on-demand"),
+            WL("sales/new-job", "custom-cq", "cpu=10"),
+        ),
+        {},
+    ),
+    "flavors with mixed taint mismatch and exceeding limits": Row(
+        with_base(**{"custom-cq2": CQ(None, "cpu@spot-tainted=20/20,cpu@on-demand=5/5")}),
+        (WL("sales/new-job2", "custom-cq2", "cpu=10"),),
+        {},
+    ),
+    "flavors are structurally incompatible": Row(
+        with_base(**{"custom-cq3": CQ(None, "cpu@spot-tainted=20/20,cpu@spot-tainted-2=5/5")}),
+        (WL("sales/new-job3", "custom-cq3", "cpu=1"),),
+        {},
+    ),
+    "cannot borrow if cohort was assigned and would result in overadmission": Row(
+        BASE,
+        (WL("eng-alpha/new", "eng-alpha", "cpu=1", 45), WL("eng-beta/new", "eng-beta", "cpu=1", 56)),
+        {"eng-alpha/new": "on-demand"},
+    ),
+    "preemption while borrowing, workload waiting for preemption should not block a borrowing workload in another "
+    "CQ": Row(
+        with_base(
+            **{
+                "cq-shared": CQ("preemption-while-borrowing", "cpu@default=4/0"),
+                "cq-a": CQ("preemption-while-borrowing", "cpu@default=0/3", reclaim=LP, borrow=LP),
+                "cq-b": CQ("preemption-while-borrowing", "cpu@default=0", reclaim=LP, borrow=LP),
+            }
+        ),
+        (
+            WL("eng-alpha/a", "cq-a", "cpu=3", second=1),
+            WL("eng-beta/b", "cq-b", "cpu=1", second=2),
+            WL("eng-alpha/admitted_a", "cq-a", "cpu=2", flavor="default"),
+        ),
+        {"eng-beta/b": "default"},
+    ),
+    "prefer reclamation over cq priority based preemption": Row(
+        with_base(
+            **{
+                "other-alpha": CQ("other", f"{GPU}@on-demand=10,{GPU}@spot=10", LP, LP),
+                "other-beta": CQ("other", f"{GPU}@on-demand=0,{GPU}@spot=0", LP, LP),
+            }
+        ),
+        (
+            WL("eng-alpha/a1", "other-alpha", f"{GPU}=5", priority=50, flavor="on-demand"),
+            WL("eng-beta/b1", "other-beta", f"{GPU}=5", priority=50, flavor="spot"),
+            WL("eng-alpha/preemptor", "other-alpha", f"{GPU}=6", priority=100),
+        ),
+        {},
+        frozenset({"eng-beta/b1"}),
+        pipelined=frozenset({"eng-alpha/preemptor"}),
+    ),
+    "prefer first preemption flavor when second flavor requires both reclaim and cq priority preemption": Row(
+        with_base(
+            **{
+                "other-alpha": CQ("other", f"{GPU}@on-demand=10,{GPU}@spot=10", LP, LP),
+                "other-beta": CQ("other", f"{GPU}@on-demand=0,{GPU}@spot=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/a1", "other-alpha", f"{GPU}=5", priority=50, flavor="on-demand"),
+            WL("eng-alpha/a2", "other-alpha", f"{GPU}=5", priority=50, flavor="spot"),
+            WL("eng-beta/b1", "other-beta", f"{GPU}=5", priority=50, flavor="spot"),
+            WL("eng-alpha/preemptor", "other-alpha", f"{GPU}=6", priority=100),
+        ),
+        {},
+        frozenset({"eng-alpha/a1"}),
+        pipelined=frozenset({"eng-alpha/preemptor"}),
+    ),
+    "prefer first preemption flavor when second flavor also requires cq preemption": Row(
+        with_base(
+            **{
+                "other-alpha": CQ("other", f"{GPU}@on-demand=10,{GPU}@spot=10", LP, LP),
+                "other-beta": CQ("other", f"{GPU}@on-demand=0,{GPU}@spot=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/a1", "other-alpha", f"{GPU}=6", priority=50, flavor="on-demand"),
+            WL("eng-alpha/a2", "other-alpha", f"{GPU}=5", priority=50, flavor="spot"),
+            WL("eng-beta/b1", "other-beta", f"{GPU}=5", priority=9001, flavor="spot"),
+            WL("eng-alpha/preemptor", "other-alpha", f"{GPU}=5", priority=100),
+        ),
+        {},
+        frozenset({"eng-alpha/a1"}),
+        pipelined=frozenset({"eng-alpha/preemptor"}),
+    ),
+    "workload requiring reclaimation prioritized over wl in another full cq": Row(
+        with_base(
+            **{
+                "cq1": CQ("other", f"{GPU}@on-demand=10"),
+                "cq2": CQ("other", f"{GPU}@on-demand=10", reclaim=ANY),
+                "cq3": CQ("other", f"{GPU}@on-demand=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/Admitted-Workload-1", "cq1", f"{GPU}=5", flavor="on-demand"),
+            WL("eng-alpha/WL1", "cq1", f"{GPU}=10"),
+            WL("eng-beta/WL2", "cq2", f"{GPU}=10", second=1),
+            WL("eng-gamma/Admitted-Workload-2", "cq3", f"{GPU}=5", flavor="on-demand"),
+            WL("eng-gamma/Admitted-Workload-3", "cq3", f"{GPU}=5", priority=1, flavor="on-demand"),
+        ),
+        {},
+        frozenset({"eng-gamma/Admitted-Workload-2"}),
+        pipelined=frozenset({"eng-beta/WL2"}),
+    ),
+    "in a hierarchical cohort, workload borrowing less is scheduled first": Row(
+        with_base(**{"guaranteed": CQ("guaranteed", "cpu@default=0"), "best-effort": CQ("root", "cpu@default=0")}),
+        (
+            WL("eng-alpha/guaranteed", "guaranteed", "cpu=4"),
+            WL("eng-alpha/best-effort", "best-effort", "cpu=4", priority=3),
+        ),
+        {"eng-alpha/guaranteed": "default"},
+        cohorts=(("root", None, ""), ("guaranteed", "root", "cpu@default=4")),
+    ),
+    "don't assign flavor if there are no candidates for preemption": Row(
+        with_base(
+            **{
+                "cq1": CQ(
+                    "cohort",
+                    "cpu@on-demand=0/1,cpu@spot=0/1",
+                    LP,
+                    ANY,
+                    LP,
+                    when_can_borrow="MayStopSearch",
+                    when_can_preempt="MayStopSearch",
+                ),
+                "cq2": CQ("cohort", "cpu@on-demand=1,cpu@spot=1"),
+            }
+        ),
+        (
+            WL("eng-alpha/admitted", "cq2", "cpu=1", flavor="on-demand"),
+            WL("eng-alpha/new", "cq1", "cpu=1", priority=100),
+        ),
+        {"eng-alpha/new": "spot"},
+    ),
+    "admit to second flavor when first needs preemption; WhenCanPreempt: TryNextFlavor": Row(
+        with_base(
+            **{"preempt-attempts-cq": CQ(None, "cpu@on-demand=1,cpu@spot=1", LP, when_can_preempt="TryNextFlavor")}
+        ),
+        (
+            WL("eng-alpha/blocker", "preempt-attempts-cq", "cpu=1", priority=50, flavor="on-demand"),
+            WL("eng-alpha/test-wl", "preempt-attempts-cq", "cpu=1", priority=100),
+        ),
+        {"eng-alpha/test-wl": "spot"},
+    ),
+    "admit workload with zero-quantity request for resource not in ClusterQueue": Row(
+        BASE, (WL("sales/zero-resource-wl", "sales", f"cpu=1,{GPU}=0"),), {"sales/zero-resource-wl": "default"}
+    ),
+    "preempt when workload requests zero of a resource not defined in ClusterQueue": Row(
+        with_base(**{"preempt-zero-gpu-cq": CQ(None, "cpu@default=4", LP)}),
+        (
+            WL("sales/preemptor", "preempt-zero-gpu-cq", f"cpu=2,{GPU}=0"),
+            WL("sales/low-priority", "preempt-zero-gpu-cq", "cpu=4", priority=-1, flavor="default"),
+        ),
+        {},
+        frozenset({"sales/low-priority"}),
+        pipelined=frozenset({"sales/preemptor"}),
+    ),
+    "PreemptionOverBorrowing preference: preempt in first flavor instead of borrowing in second": Row(
+        with_base(
+            **{
+                "pob-cq": CQ(
+                    "pob-cohort",
+                    "cpu@on-demand=5/0,cpu@spot=0/5",
+                    LP,
+                    when_can_borrow="TryNextFlavor",
+                    when_can_preempt="TryNextFlavor",
+                    preference="PreemptionOverBorrowing",
+                ),
+                "pob-lender": CQ("pob-cohort", "cpu@on-demand=0,cpu@spot=5"),
+            }
+        ),
+        (
+            WL("default/low-pob", "pob-cq", "cpu=5", priority=-1, flavor="on-demand"),
+            WL("default/high-pob", "pob-cq", "cpu=5"),
+        ),
+        {},
+        frozenset({"default/low-pob"}),
+        pipelined=frozenset({"default/high-pob"}),
+    ),
+    "PreemptionOverBorrowing preference: select fitting second flavor over first flavor with no preemption "
+    "candidates": Row(
+        with_base(
+            **{
+                "nopc-cq": CQ(
+                    "nopc-mid",
+                    "cpu@on-demand=5/0,cpu@spot=0",
+                    LP,
+                    when_can_borrow="TryNextFlavor",
+                    when_can_preempt="TryNextFlavor",
+                    preference="PreemptionOverBorrowing",
+                ),
+                "nopc-sibling": CQ("nopc-mid", "cpu@on-demand=5,cpu@spot=0"),
+            }
+        ),
+        (
+            WL("default/admitted-nopc", "nopc-cq", "cpu=5", flavor="on-demand"),
+            WL("default/pending-nopc", "nopc-cq", "cpu=5"),
+        ),
+        {"default/pending-nopc": "spot"},
+        cohorts=(("nopc-root", None, "cpu@on-demand=0,cpu@spot=5"), ("nopc-mid", "nopc-root", "")),
+    ),
+    "BorrowingOverPreemption preference: borrow in second flavor instead of preempting in first": Row(
+        with_base(
+            **{
+                "bop-cq": CQ(
+                    "bop-cohort",
+                    "cpu@on-demand=5/0,cpu@spot=0/5",
+                    LP,
+                    when_can_borrow="TryNextFlavor",
+                    when_can_preempt="TryNextFlavor",
+                    preference="BorrowingOverPreemption",
+                ),
+                "bop-lender": CQ("bop-cohort", "cpu@on-demand=0,cpu@spot=5"),
+            }
+        ),
+        (
+            WL("default/low-bop", "bop-cq", "cpu=5", priority=-1, flavor="on-demand"),
+            WL("default/high-bop", "bop-cq", "cpu=5"),
+        ),
+        {"default/high-bop": "spot"},
+    ),
+    "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)": Row(
+        with_base(
+            **{
+                "clusterqueuea": CQ("root", f"{GPU}@on-demand=2", reclaim=ANY),
+                "clusterqueueb": CQ("root", f"{GPU}@on-demand=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
+            WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+        ),
+        {"eng-beta/b1-pending": "on-demand"},
+    ),
+    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=LowerPriority)": Row(
+        with_base(
+            **{
+                "clusterqueuea": CQ("root", f"{GPU}@on-demand=2", reclaim=LP),
+                "clusterqueueb": CQ("root", f"{GPU}@on-demand=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
+            WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+        ),
+        {},
+    ),
+    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": Row(
+        with_base(
+            **{
+                "clusterqueuea": CQ("root", f"{GPU}@on-demand=2", reclaim=NEVER),
+                "clusterqueueb": CQ("root", f"{GPU}@on-demand=0"),
+            }
+        ),
+        (
+            WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
+            WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+        ),
+        {},
+    ),
 }
 
 
 KNOWN = {
+    "cannot borrow if cohort was assigned and would result in overadmission": (
+        "one Kueue cycle: eng-beta's flavor was chosen (on-demand) before eng-alpha's admission and it waits for the "
+        "next cycle; the session's flavor assignment counts eng-alpha first and admits eng-beta on spot at once"
+    ),
+    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=LowerPriority)": (
+        "Kueue keeps a lender's capacity from a borrower while the lender has a pending workload it could not surely "
+        "reclaim for; Fairway lets the borrower in"
+    ),
+    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": (
+        "as the LowerPriority row: no such hold on a lender's capacity"
+    ),
+    "don't assign flavor if there are no candidates for preemption": (
+        "Fairway's flavor assignment does not try the preemption a flavor would need: a flavor where preemption finds "
+        "no candidates is not passed over for the next one"
+    ),
+    "use second flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch": (
+        "as above: a flavor without preemption candidates is not passed over"
+    ),
+    "PreemptionOverBorrowing preference: select fitting second flavor over first flavor with no preemption "
+    "candidates": "as above: a flavor without preemption candidates is not passed over",
+    "prefer reclamation over cq priority based preemption": (
+        "Fairway's flavor assignment does not rank the kinds of preemption a flavor needs (Kueue: reclaiming from "
+        "another ClusterQueue before preempting by priority in its own): it takes the first flavor"
+    ),
     "cannot borrow resource not listed in clusterQueue": (
         "a resource with quota in one flavor only is not flavored, and a ClusterQueue that does not list it borrows "
         "its Cohort's (Kueue: a ClusterQueue uses only the resources its resourceGroups cover)"
