@@ -123,6 +123,7 @@ class KueueFairPlugin(Plugin):
         self._borrowers: dict[tuple[str, frozenset[FlavorResource]], tuple[int, frozenset[str]]] = {}
         self._victim_keys: dict[str, tuple[tuple[int, Fraction], ...]] = {}
         self._victim_keys_version = -1
+        self._totals: dict[str, dict[str, int]] = {}  # a job's whole request, by job key (``_beyond_nominal``)
         for job in session.jobs.values():
             self._move(job.queue, job.allocated, 1)
             self.jobs_of.setdefault(job.queue, []).append(job)
@@ -285,10 +286,12 @@ class KueueFairPlugin(Plugin):
             self.args.enable and policy.reclaim_within_cohort != "Never"
         ):
             return None
-        total: dict[str, int] = {}
-        for t in job.tasks:
-            for r, v in t.req.items():
-                total[r] = total.get(r, 0) + v
+        total = self._totals.get(job.key)
+        if total is None:  # the workload's whole request (its pods' requests never change in a session)
+            total = self._totals[job.key] = {}
+            for t in job.tasks:
+                for r, v in t.req.items():
+                    total[r] = total.get(r, 0) + v
         nominal = tree.nodes[queue].nominal
         for fr, v in sorted(_amounts(total, tree.subtree[queue]).items()):
             if v <= tree.available(queue, fr):
