@@ -299,6 +299,19 @@ class Plugin:
         """The live queue values this plugin keeps (a queue plugin's book), None for the others."""
         return None
 
+    def reclaims_within_queue(self, queue: str) -> bool:
+        """Whether this plugin's ``reclaimable`` chooses the victims of a pod of ``queue`` as one set among the
+        queue's own jobs and the other queues' together (Kueue's classical preemption): the reclaim action then
+        offers it the queue's own pods too."""
+        return False
+
+    def victims_are_a_set(self, hook: str, queue: str) -> bool:
+        """Whether this plugin's ``reclaimable`` / ``preemptable`` (``hook``) answers for a pod of ``queue`` are one
+        set to evict whole (Kueue's classical preemption, which counts quota, not nodes): the action then evicts the
+        set and every other pod of its jobs, and places the pod only if it fits the node and passes the queue's
+        allocatable gates."""
+        return False
+
     def job_unschedulable(self, job: JobState) -> bool:
         """When the session closes: is this podgroup unschedulable (gang's ``OnSessionClose``, a podgroup that is
         not ready)? An unschedulable podgroup with running pods ends in phase Unknown."""
@@ -380,6 +393,16 @@ class Framework:
 
     def job_unschedulable(self, job: JobState) -> bool:
         return any(p.job_unschedulable(job) for p in self._hooks["job_unschedulable"])
+
+    def reclaims_within_queue(self, queue: str) -> bool:
+        """Whether a plugin that chooses reclaim victims takes the reclaimer's own queue's jobs into one set with the
+        other queues' (``Plugin.reclaims_within_queue``)."""
+        return any(p.reclaims_within_queue(queue) for p in self._hooks["reclaimable"])
+
+    def victims_are_a_set(self, hook: str, queue: str) -> bool:
+        """Whether a plugin that chooses the victims of ``hook`` answers with one set to evict whole
+        (``Plugin.victims_are_a_set``)."""
+        return any(p.victims_are_a_set(hook, queue) for p in self._hooks[hook])
 
     def has(self, hook: str) -> bool:
         return bool(self._hooks[hook])

@@ -66,7 +66,10 @@ metadata: {name: default-flavor}
 """
 
 
-def _pod(namespace: str, name: str, cpu: int, *, high: bool = False, running: bool = False) -> str:
+def _pod(namespace: str, name: str, cpu: int, *, high: bool = False, running: bool = False, second: int = 0) -> str:
+    """A plain pod; ``second``: its creation. (The live mirror dates a plain pod's podgroup when it mirrors it, in
+    document order, the simulated one by the pod's creation: later pods are given later seconds so that both see
+    the same order, which Kueue's candidate order reads: the newer admitted is preempted first.)"""
     spec = "priorityClassName: high, " if high else ""
     node = "nodeName: n0, " if running else ""
     status = "\nstatus: {phase: Running}" if running else ""
@@ -76,6 +79,7 @@ kind: Pod
 metadata:
   name: {name}
   namespace: {namespace}
+  creationTimestamp: "2026-01-01T00:00:{second:02d}Z"
   labels: {{kueue.x-k8s.io/queue-name: lq}}
 spec: {{{spec}{node}schedulerName: fairway, containers: [{{name: c, resources: {{requests: {{cpu: "{cpu}"}}}}}}]}}{status}
 """
@@ -87,7 +91,7 @@ JOBS = (
     _pod("team-a", "big", 5, high=True)
     + _pod("team-a", "small", 1)
     + _pod("team-b", "low-0", 1, running=True)
-    + _pod("team-b", "low-1", 1, running=True)
+    + _pod("team-b", "low-1", 1, running=True, second=1)
     + _pod("team-b", "urgent", 1, high=True)
 )
 
@@ -197,7 +201,8 @@ def test_the_kueue_export_of_the_stored_trees_simulates_to_the_same_numbers(kueu
     trees = [d for d in docs if d["kind"] != "ResourceFlavor"] + local
     exported = FIXED + yaml.safe_dump_all(trees, sort_keys=False) + JOBS
     assert _simulated(exported) == _simulated(text)
-    assert _simulated(exported)[1] == {"team-b/low-0"} and "team-a/small" not in _simulated(exported)[0]
+    # Kueue's candidate order: of two equal priorities the newer admitted goes first
+    assert _simulated(exported)[1] == {"team-b/low-1"} and "team-a/small" not in _simulated(exported)[0]
 
 
 # Kueue's namespaceSelector on stored trees: the namespaces' labels come from the cluster (the adapter) or the API

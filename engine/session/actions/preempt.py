@@ -24,6 +24,10 @@ not a victim unless the preemptor's priority is strictly higher; ``minRuntimeHig
 (``lastResort``: the job is first tried without it, and with it only if that does not place it; ``wait``: none). A best-effort pod only preempts best-effort pods; a pod with ``preemptionPolicy: Never`` never preempts. Nodes where
 even every candidate the plugins' victim tests let through could not make room are skipped without asking the
 plugins (``actions.common.VictimRoom``; the decisions are those of trying them).
+
+When the plugins' victims are one set to take whole (``Framework.victims_are_a_set``: Kueue's classical preemption,
+which counts quota), the first phase evicts a node's set whole, with its jobs' other pods, and pipelines the pod there
+only if it then fits the node and passes its queue's gates (else the node's evictions are undone).
 """
 
 from __future__ import annotations
@@ -101,6 +105,34 @@ def _could_fit(ssn: Session, task: TaskState, row: int, victims: list[TaskState]
     return fits(task, total)
 
 
+def _evict_set(
+    ssn: Session,
+    stmt: Statement,
+    task: TaskState,
+    row: int,
+    victims: list[TaskState],
+    keep: Callable[[TaskState], bool],
+) -> bool:
+    """Evict the victims and every other pod of their jobs that ``keep`` accepts (whole workloads); whether ``task``
+    then fits node ``row`` and passes its queue's gates."""
+    taken = {id(v) for v in victims}
+    pods = list(victims)
+    for vjob in {id(v.pg): v.pg for v in victims if v.pg is not None}.values():
+        pods += [t for t in vjob.tasks if id(t) not in taken and keep(t)]
+    for victim in pods:
+        _evict(stmt, task, victim)
+    job = task.pg
+    assert job is not None
+    return _fits_on_node(ssn, job.queue, task, row)
+
+
+def _scored_rows(ssn: Session, task: TaskState, extra: I64) -> list[int]:
+    """The nodes that pass the predicates and could hold ``task`` with ``extra`` freed, best score first."""
+    mask = np.zeros(len(ssn.nodes), dtype=np.bool_)
+    mask[rows_with_room(ssn, task, extra)] = True
+    return list(ssn.placement.candidates_by_score(task, mask))
+
+
 def _preempt(
     ssn: Session,
     stmt: Statement,
@@ -108,19 +140,18 @@ def _preempt(
     keep: Callable[[TaskState], bool],
     extra: Callable[[], I64],
     skip: frozenset[str] = frozenset(),
+    whole_set: bool = False,
 ) -> bool:
     """Find a node for ``task`` by evicting pods that ``keep`` accepts; ``extra()``: per node, at least what the
     victims the plugins could choose among them request (nodes where even that leaves no room are passed over).
-    ``skip``: ``GANG_RULE`` when victims are chosen with gangs in mind (``actions.gangvictims``)."""
+    ``skip``: ``GANG_RULE`` for victims chosen with gangs in mind (``actions.gangvictims``); ``whole_set``: a node's
+    victims are one set, evicted whole (``_evict_set``)."""
     if task.info.preemption_policy == "Never":
         return False
     job = task.pg
     assert job is not None
     fw = ssn.framework
-    table = ssn.nodes
-    mask = np.zeros(len(table), dtype=np.bool_)
-    mask[rows_with_room(ssn, task, extra())] = True
-    rows = ssn.placement.candidates_by_score(task, mask)
+    rows = _scored_rows(ssn, task, extra())
     if not rows:
         return False
     queue_ok = fw.allocatable(job.queue, task) is None  # evictions on a node change it; nothing else does
@@ -131,21 +162,22 @@ def _preempt(
         rows = free_first(ssn, task, rows)
     for row in rows:
         # in victim order, as for reclaim (Volcano: map order)
-        preemptees = sort_victims(sorted((t for t in table.tasks[row].values() if keep(t)), key=lambda t: t.uid))
+        preemptees = sort_victims(sorted((t for t in ssn.nodes.tasks[row].values() if keep(t)), key=lambda t: t.uid))
         victims = fw.preemptable(task, preemptees, skip)
         node_stmt = Statement(ssn)
-        if gangs is not None:
+        if whole_set:
+            ok = bool(victims) and _evict_set(ssn, node_stmt, task, row, sort_victims(victims), keep)
+            ordered: list[TaskState] = []
+        elif gangs is not None:
             plan = gangs.plan(row, sort_victims(victims))
             if plan is None:
                 continue
             _evict_gangs(node_stmt, task, plan)
-            ordered = list(plan.spare)
-            ok = _fits_on_node(ssn, job.queue, task, row)
+            ordered, ok = list(plan.spare), _fits_on_node(ssn, job.queue, task, row)
         else:
             if not _could_fit(ssn, task, row, victims):
                 continue
-            ordered = sort_victims(victims)
-            ok = queue_ok and fits(task, table.future_idle(row))
+            ordered, ok = sort_victims(victims), queue_ok and fits(task, ssn.nodes.future_idle(row))
         for victim in ordered:
             if ok:
                 break
@@ -235,6 +267,7 @@ def _between_pass(
     stmt = Statement(ssn)
     jobs = ssn.jobs_by_queue.get(queue, [])
     failed: dict[tuple[object, ...], int] = {}
+    whole_set = fw.victims_are_a_set("preemptable", queue)  # Kueue's classical set, evicted whole
     while fw.job_starving(pjob) and todo:
         task = todo.popleft()
         attempt = attempt_key(task)
@@ -262,7 +295,7 @@ def _between_pass(
                 without=_queue_candidates([pjob], be),
             )
 
-        if not _preempt(ssn, stmt, task, between, extra, room.skip):
+        if not _preempt(ssn, stmt, task, between, extra, room.skip, whole_set):
             failed[attempt] = ssn.epoch
     # with whole gangs, the beneficiary's own gang minimum too, whatever the policy's gang switches say
     if fw.job_pipelined(pjob) and (not room.skip or gang_met(pjob)):

@@ -25,15 +25,24 @@ With ``wholeGangs: true`` in the action's configuration the victims on a node ar
 rule is left out, every other filter stays), and the job's statement is committed only when its own gang minimum is
 met too.
 
+When a plugin chooses the victims as one set across the reclaimer's own queue and the others
+(``Framework.reclaims_within_queue``: Kueue's classical preemption, with ``withinClusterQueue`` and
+``reclaimWithinCohort`` both allowing some), the Running pods of the queue's other jobs are candidates too, under
+preempt's rules (a best-effort pod takes only best-effort pods; the minimum runtime, its exception the strictly higher
+priority), whatever the queue's ``reclaimable``; such a victim is recorded as preempted within its queue. When a
+plugin's victims are one set to take whole (``Framework.victims_are_a_set``: Kueue's classical preemption, which counts
+quota, not nodes), a node's set is evicted whole, with every other pod of its jobs, and the pod is pipelined there only
+if it then fits the node *and* passes its queue's allocatable gates (else the node's evictions are undone).
+
 A pod identical to one of its queue that found nothing (same shape, priority, quota group; any job of the queue: the
-candidates are other queues' pods) is not searched again while the session has not changed since (Fairway, for
+candidates are other queues' pods; of the same job when the queue's own jobs are candidates too) is not searched again while the session has not changed since (Fairway, for
 speed: the same decisions).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from engine.objects import TaskStatus
 from engine.resources import sorted_resources
@@ -79,12 +88,15 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
     return Blocker(BlockerKind.QUEUE, queue, first, allocated, deserved, "deserved"), text
 
 
-def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:
+def _candidates(ssn: Session, queue: str, within: bool = False) -> Iterator[TaskState]:
     """The pods a reclaimer of ``queue`` may consider, status aside (the victims are Running): preemptable, of a
-    job of another queue that exists and is reclaimable."""
+    job of another queue that exists and is reclaimable; ``within``: of the queue's own jobs too (one set across
+    both, ``Framework.reclaims_within_queue``)."""
     queues = ssn.snapshot.queues
     for name, jobs in ssn.jobs_by_queue.items():
-        if name == queue or name not in queues or not queues[name].reclaimable:
+        if name not in queues or (name == queue and not within):
+            continue
+        if name != queue and not queues[name].reclaimable:
             continue
         for job in jobs:
             for t in job.tasks:
@@ -93,6 +105,20 @@ def _candidates(ssn: Session, queue: str) -> Iterator[TaskState]:
 
 
 def _evict(ssn: Session, stmt: Statement, task: TaskState, job: JobState, victim: TaskState, gang: str = "") -> None:
+    if victim.queue == job.queue:  # a victim of the reclaimer's own queue, in one set with the others'
+        vjob = victim.pg
+        stmt.evict(
+            victim,
+            action="reclaim",
+            reason="Preempted",
+            message=(
+                f"preempted by {task.uid} (job {job.key} priority {job.priority}) within queue {job.queue}, in one "
+                f"set with the other queues' victims; victim job priority {vjob.priority if vjob else 0}{gang}"
+            ),
+            preemptor=task.uid,
+            blocker=Blocker(BlockerKind.QUEUE, job.queue, limit="priority"),
+        )
+        return
     blocker, why = victim_blocker(ssn, victim)
     stmt.evict(
         victim,
@@ -126,6 +152,51 @@ def _node_victims(
     return list(plan.spare)
 
 
+def _evict_set(
+    ssn: Session,
+    node_stmt: Statement,
+    task: TaskState,
+    job: JobState,
+    row: int,
+    victims: list[TaskState],
+    holds: Callable[[TaskState], bool],
+) -> bool:
+    """Evict the victims and every other pod of their jobs ``holds`` accepts (whole workloads, wherever they run);
+    whether ``task`` then fits node ``row`` and passes its queue's allocatable gates (the quota the set freed)."""
+    taken = {id(v) for v in victims}
+    pods = list(victims)
+    for vjob in {id(v.pg): v.pg for v in victims if v.pg is not None}.values():
+        pods += [t for t in vjob.tasks if id(t) not in taken and holds(t)]
+    for victim in pods:
+        _evict(ssn, node_stmt, task, job, victim)
+    return fits(task, ssn.nodes.future_idle(row)) and ssn.framework.allocatable(job.queue, task) is None
+
+
+def _holder(
+    ssn: Session, task: TaskState, job: JobState, guard: MinRuntime, strict: bool, within: bool
+) -> Callable[[TaskState], bool]:
+    """The test of the pods ``task`` may take: Running, preemptable, of a reclaimable other queue (a young one only
+    while the reclaimer's queue stays within its guarantee), or, ``within``, of another job of its own queue under
+    preempt's rules (best-effort pods for a best-effort pod, the minimum runtime)."""
+    queues = ssn.snapshot.queues
+    # a lender taking back up to its guarantee is never delayed by the victims' minimum runtime
+    young_ok = not guard.active or guard.within_guarantee(task, job.queue)
+
+    def holds(t: TaskState) -> bool:
+        if t.status != TaskStatus.RUNNING or not t.preemptable or t.pg is None or t.pg.queue not in queues:
+            return False
+        if t.pg.queue == job.queue:
+            return (
+                within
+                and t.pg is not job
+                and (t.best_effort or not task.best_effort)
+                and not guard.protects(t, task, strict)
+            )
+        return queues[t.pg.queue].reclaimable and (young_ok or not guard.protects(t, task, strict))
+
+    return holds
+
+
 def _reclaim_for_task(
     ssn: Session,
     stmt: Statement,
@@ -137,25 +208,18 @@ def _reclaim_for_task(
 ) -> bool:
     fw = ssn.framework
     table = ssn.nodes
-    queues = ssn.snapshot.queues
-    # a lender taking back up to its guarantee is never delayed by the victims' minimum runtime
-    young_ok = not guard.active or guard.within_guarantee(task, job.queue)
+    # one set across the reclaimer's own queue and the others (Kueue's classical preemption): its other jobs' pods
+    # are candidates too, as in preempt
+    within = fw.reclaims_within_queue(job.queue)
     # only nodes where the future idle plus every pod the plugins could choose there might hold the pod
-    extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
+    if within:
+        own = [t for t in job.tasks if t.preemptable]
+        extra = room.room((job.queue, True), lambda: _candidates(ssn, job.queue, True), task, without=own)
+    else:
+        extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
     sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
     skip = room.skip  # the gang plugin's rule, when victims are chosen with gangs in mind (``wholeGangs``)
-
-    def holds(t: TaskState) -> bool:
-        return (
-            t.status == TaskStatus.RUNNING
-            and t.preemptable
-            and t.pg is not None
-            and t.pg.queue != job.queue
-            and t.pg.queue in queues
-            and queues[t.pg.queue].reclaimable
-            and (young_ok or not guard.protects(t, task, strict))
-        )
-
+    holds, whole_set = _holder(ssn, task, job, guard, strict, within), fw.victims_are_a_set("reclaimable", job.queue)
     gangs = None
     if skip:
         gangs = GangVictims(ssn, task, _RUNNING, holds, lambda pods: fw.reclaimable(task, pods, skip), sort_victims)
@@ -170,6 +234,13 @@ def _reclaim_for_task(
         reclaimees = sort_victims(sorted(reclaimees, key=lambda t: t.uid))
         victims = fw.reclaimable(task, reclaimees, skip)
         node_stmt = Statement(ssn)
+        if whole_set:  # the plugin's victims are one set, evicted whole (Kueue counts quota)
+            if victims and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds):
+                node_stmt.pipeline(task, row)
+                stmt.merge(node_stmt)
+                return True
+            node_stmt.discard()
+            continue
         ordered = _node_victims(ssn, node_stmt, task, row, sort_victims(victims), gangs)
         if ordered is None:
             continue
@@ -251,11 +322,13 @@ def _reclaim_job(
     queue = job.queue
     mark = room.mark()
     stmt = Statement(ssn)
+    within = fw.reclaims_within_queue(queue)
     while fw.job_starving(job) and todo:
         task = todo.popleft()
         if task.info.preemption_policy == "Never":
             continue
-        attempt = (queue, strict, *attempt_key(task, job=False))
+        # the candidates are other queues' pods, or with one set also the queue's other jobs': then per job
+        attempt = (queue, strict, *attempt_key(task, job=within))
         found = failed.get(attempt)
         if found is not None and found[0] == ssn.epoch:
             # an identical pod found nothing and nothing has changed since

@@ -27,9 +27,16 @@ answers:
   quota taking any candidate). The reclaim action hands the plugin one node's pods at a time, so with fair sharing
   the pods of the workloads chosen are returned even when they do not free all the quota the pod needs (Kueue,
   which counts quota only, would then preempt nothing), and the action evicts them until the pod fits the node.
+  Without fair sharing, a ClusterQueue in a Cohort whose ``withinClusterQueue`` and ``reclaimWithinCohort`` both
+  allow some takes its victims in one set from its own workloads and the Cohort's (``reclaims_within_queue``: the
+  reclaim action offers its own pods too, the full policy goes to ``classical_targets``, and the reclaim gate asks
+  only that the pod fit the potential available, as its own usage may be freed), as Kueue does: e.g. TestPreemption
+  "preempt from all ClusterQueues in cohort" takes one workload of each.
 * **Preemptable** (preempt, within a ClusterQueue): ``withinClusterQueue`` Never (none), LowerPriority (a strictly
-  lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); pods of the preemptor's own
-  job are left to the other plugins.
+  lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); without fair sharing only
+  Kueue's minimal set among those (``classical_targets`` on the ClusterQueue's workloads alone: taken lowest first,
+  then every one the pod still fits without given back, the later taken first), none when no set makes the pod fit
+  the ClusterQueue's quota; pods of the preemptor's own job are left to the other plugins.
 
 * **Job enqueueable**: Kueue admits a workload that fits once others are preempted, so the plugin permits (the later
   tiers' quota votes are not asked) a job whose policies give it candidates: lower-priority running jobs of its own
@@ -116,6 +123,7 @@ class KueueFairPlugin(Plugin):
         self._borrowers: dict[tuple[str, frozenset[FlavorResource]], tuple[int, frozenset[str]]] = {}
         self._victim_keys: dict[str, tuple[tuple[int, Fraction], ...]] = {}
         self._victim_keys_version = -1
+        self._totals: dict[str, dict[str, int]] = {}  # a job's whole request, by job key (``_beyond_nominal``)
         for job in session.jobs.values():
             self._move(job.queue, job.allocated, 1)
             self.jobs_of.setdefault(job.queue, []).append(job)
@@ -204,12 +212,18 @@ class KueueFairPlugin(Plugin):
     def preemptive(self, queue: str, task: TaskState) -> GateRefusal | None:
         """May ``queue`` reclaim for ``task``? When its usage with the pod stays within what the ClusterQueue could
         ever have (its potential available: its local quota and what its Cohorts could lend it, within its
-        borrowing limit), as Kueue's preemption only looks for room the workload could hold."""
+        borrowing limit), as Kueue's preemption only looks for room the workload could hold; the pod alone when its
+        own workloads may be victims in the same set."""
         tree = self.tree
         node = tree.nodes.get(queue)
         if node is None or node.cohort:
             return None
-        usage = tree.usage_of(queue)
+        # its own workloads may go too (one set, ``reclaims_within_queue``): then only the pod itself must fit, as
+        # Kueue's flavor assigner asks before it looks for victims
+        refusal = None if task.pg is None else self._beyond_nominal(queue, task.pg)
+        if refusal is not None:
+            return refusal
+        usage = {} if self.reclaims_within_queue(queue) else tree.usage_of(queue)
         for fr, v in sorted(_amounts(task.req, tree.subtree[queue]).items()):
             most = tree.potential_available(queue, fr)
             if usage.get(fr, 0) + v > most:
@@ -260,6 +274,33 @@ class KueueFairPlugin(Plugin):
             self._borrowers[key] = known
         return known[1] - {queue}
 
+    def _beyond_nominal(self, queue: str, job: JobState) -> GateRefusal | None:
+        """Kueue's flavor assigner looks for victims only when the workload's request fits the ClusterQueue's
+        nominal quota on every flavor-resource it does not fit now, or fits a subtree below the top of its tree (a hierarchical
+        advantage), or the ClusterQueue may preempt while borrowing (``borrowWithinCohort``, or fair sharing with
+        ``reclaimWithinCohort``): a workload larger than its nominal quota otherwise waits for room. The refusal, or
+        None."""
+        tree = self.tree
+        policy = self.policies.get(queue, _NEVER)
+        if policy.borrow_within_cohort == "LowerPriority" or (
+            self.args.enable and policy.reclaim_within_cohort != "Never"
+        ):
+            return None
+        total = self._totals.get(job.key)
+        if total is None:  # the workload's whole request (its pods' requests never change in a session)
+            total = self._totals[job.key] = {}
+            for t in job.tasks:
+                for r, v in t.req.items():
+                    total[r] = total.get(r, 0) + v
+        nominal = tree.nodes[queue].nominal
+        for fr, v in sorted(_amounts(total, tree.subtree[queue]).items()):
+            if v <= tree.available(queue, fr):
+                continue  # fits as it is (borrowing if need be): no victims needed on it
+            if v > nominal.get(fr, 0) and not hierarchical_advantage(tree, queue, {fr: v}):
+                message = "a workload above the nominal quota preempts only with borrowWithinCohort"
+                return GateRefusal(BlockerKind.QUEUE, queue, "nominalQuota", fr[1], v, nominal.get(fr, 0), message)
+        return None
+
     def _victim_jobs(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
         """A test of the jobs whose pods the hook may return for ``preemptor`` (None: it may return none)."""
         pj = preemptor.pg
@@ -276,6 +317,12 @@ class KueueFairPlugin(Plugin):
         if tree.nodes[pj.queue].parent is None or reclaim == "Never":
             return None
         lenders = self._lenders(pj.queue, frozenset(_amounts(preemptor.req, tree.subtree[pj.queue])))
+        if self.reclaims_within_queue(pj.queue):  # one set with the ClusterQueue's own workloads
+            within = policy.within_cluster_queue
+            return lambda job: (
+                (job.queue in lenders and _allowed(reclaim, job, pj))
+                or (job.queue == pj.queue and job is not pj and _allowed(within, job, pj))
+            )
         return lambda job: job.queue in lenders and _allowed(reclaim, job, pj)
 
     def victim_bound(self, hook: str, preemptor: TaskState) -> VictimTest | None:
@@ -292,7 +339,9 @@ class KueueFairPlugin(Plugin):
         lenders = None
         if hook != "preemptable":
             lenders = self._lenders(pj.queue, frozenset(_amounts(preemptor.req, self.tree.subtree[pj.queue])))
-        key = ("kueuefair", hook, pj.queue, pj.priority, pj.creation, tuple(sorted(preemptor.req)), lenders)
+        # one set with the ClusterQueue's own workloads: the test reads which job is the preemptor's too
+        mine = pj.key if hook != "preemptable" and self.reclaims_within_queue(pj.queue) else None
+        key = ("kueuefair", hook, pj.queue, mine, pj.priority, pj.creation, tuple(sorted(preemptor.req)), lenders)
         return key, lambda t: t.pg is not None and jobs(t.pg)
 
     def victim_job_bound(self, hook: str, preemptor: TaskState) -> Callable[[JobState], bool] | None:
@@ -302,12 +351,51 @@ class KueueFairPlugin(Plugin):
         return ONE_CLASS  # the pod test is the job test of the pod's job
 
     # -- victims ----------------------------------------------------------------------------------------------
+    def reclaims_within_queue(self, queue: str) -> bool:
+        """Without fair sharing, Kueue's classical preemption chooses one set among a ClusterQueue's own workloads
+        and its Cohort's together: when the ClusterQueue is in a Cohort and both ``withinClusterQueue`` and
+        ``reclaimWithinCohort`` allow some, ``reclaimable`` is offered the queue's own pods too."""
+        node = self.tree.nodes.get(queue)
+        if self.args.enable or node is None or node.cohort or node.parent is None:
+            return False
+        policy = self.policies.get(queue, _NEVER)
+        return policy.within_cluster_queue != "Never" and policy.reclaim_within_cohort != "Never"
+
+    def victims_are_a_set(self, hook: str, queue: str) -> bool:
+        """Without fair sharing the victims are Kueue's classical set, which counts quota: the actions evict it whole
+        and place the pod only within the ClusterQueue's quota (reclaim: a ClusterQueue in a Cohort; preempt: any)."""
+        node = self.tree.nodes.get(queue)
+        if self.args.enable or node is None or node.cohort:
+            return False
+        return hook == "preemptable" or node.parent is not None
+
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
+        """The pods of the preemptor's own job as they are (the other plugins decide); of the ClusterQueue's other
+        jobs, those ``withinClusterQueue`` allows, and without fair sharing only Kueue's minimal set among them
+        (``classical_targets`` with the ClusterQueue's workloads alone: the lowest first, then every one the pod
+        still fits without given back), none when no set makes it fit the ClusterQueue's quota."""
         pj = preemptor.pg
         if pj is None:
             return []
-        policy = self.policies.get(pj.queue, _NEVER).within_cluster_queue
-        return [t for t in preemptees if t.pg is pj or (t.pg is not None and _allowed(policy, t.pg, pj))]
+        policy = self.policies.get(pj.queue, _NEVER)
+        mine = [t for t in preemptees if t.pg is pj]
+        allowed = [
+            t
+            for t in preemptees
+            if t.pg is not None and t.pg is not pj and _allowed(policy.within_cluster_queue, t.pg, pj)
+        ]
+        node = self.tree.nodes.get(pj.queue)
+        if self.args.enable or not allowed or node is None or node.cohort:
+            return mine + allowed
+        if self._beyond_nominal(pj.queue, pj) is not None:
+            return mine
+        request = _amounts(preemptor.req, self.tree.subtree[pj.queue])
+        own = dataclasses.replace(policy, reclaim_within_cohort="Never")
+        targets = classical_targets(
+            self.tree, pj.queue, request, self._workloads(allowed), own, pj.priority, pj.creation
+        )
+        chosen = {id(t) for c in targets for t in c.ref}
+        return mine + [t for t in allowed if id(t) in chosen]
 
     def reclaimable(self, reclaimer: TaskState, reclaimees: Sequence[TaskState]) -> list[TaskState] | None:
         pj = reclaimer.pg
@@ -320,7 +408,9 @@ class KueueFairPlugin(Plugin):
             return []
         request = _amounts(reclaimer.req, tree.subtree[queue])
         admitted = self._workloads(reclaimees)
-        across = dataclasses.replace(policy, within_cluster_queue="Never")  # the reclaim action's are other queues'
+        across = policy  # one set with the ClusterQueue's own workloads (``reclaims_within_queue``)
+        if not self.reclaims_within_queue(queue):  # the reclaim action's are other queues'
+            across = dataclasses.replace(policy, within_cluster_queue="Never")
         if self.args.enable:
             candidates = find_candidates(tree, queue, request, admitted, across, pj.priority, pj.creation)
             targets, _ = fair_targets(tree, queue, request, candidates, self.args.strategies)
