@@ -759,7 +759,10 @@ KNOWN = {
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True)) if n in KNOWN else n for n in sorted(ROWS)],
+    [
+        pytest.param(n, id=n, marks=[pytest.mark.xfail(reason=KNOWN[n], strict=True)] if n in KNOWN else [])
+        for n in sorted(ROWS)
+    ],
 )
 def test_kueue_schedule_case(tmp_path: Path, capsys: Any, name: str) -> None:
     row = ROWS[name]
