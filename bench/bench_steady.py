@@ -194,7 +194,7 @@ def _profile(cluster_id: int, label: str, before: Any) -> None:
 
     if before is not None:
         before()
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU time: the machine may be busy
     profiler.enable()
     one_session(cluster_id)
     profiler.disable()

@@ -329,7 +329,7 @@ class _Lent(Mapping[str, str]):
         self._data = data
 
     def detach(self) -> None:
-        self._data = dict(self._data)
+        self._data = self._data.copy()  # (cloned whole, where ``dict(...)`` copies entry by entry)
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
