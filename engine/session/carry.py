@@ -38,9 +38,10 @@ import weakref
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import attrgetter
 
 from engine.amounts import raw
-from engine.fairshare.queues import JobUsage
+from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.session import (
@@ -68,6 +69,7 @@ __all__ = ["SessionCarry"]
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+_QUEUE_OF = attrgetter("queue")
 
 
 @dataclass
@@ -94,6 +96,9 @@ class _Kept:
     usages: dict[str, JobUsage]
     by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
     unlisted: set[str] | None = None  # the keys of ``members`` missing from ``by_podgroup`` (None: any)
+    # ``summarize_jobs`` of ``usages`` per queue, in its order, as the last session opened with (None: not yet)
+    queue_totals: dict[str, QueueTotals] | None = None
+    dirty_queues: set[str] | None = None  # the queues a job of which changed, came or went since (None: any)
 
 
 Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
@@ -271,6 +276,8 @@ class SessionCarry:
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
         _recount_jobs(kept, jobs, recount, dirty_jobs, written)
+        if not _same_order(kept.jobs, jobs):  # the jobs of a queue may be in another order: summed again
+            kept.dirty_queues = None
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
@@ -315,7 +322,8 @@ class SessionCarry:
         for group, sums in kept.groups.items():
             made = sums.totals()
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
-        return aggregates_of(snap, list(kept.usages.values()), group_usage_of(totals))
+        jobs = list(kept.usages.values())
+        return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
 
 
 class _Lent(Mapping[str, str]):
@@ -409,6 +417,40 @@ class _GroupSums:
             trusted(waiting) if n_waiting else None,
             n_waiting,
         )
+
+
+def _dirty_queue(kept: _Kept, usage: JobUsage | None) -> None:
+    if usage is not None and kept.dirty_queues is not None:
+        kept.dirty_queues.add(usage.queue)
+
+
+def _same_order(before: Mapping[str, JobState], after: Mapping[str, JobState]) -> bool:
+    """Whether the podgroup keys in both mappings are in the same relative order in each (new keys anywhere)."""
+    return list(filter(after.__contains__, before)) == list(filter(before.__contains__, after))
+
+
+def _summary(kept: _Kept, jobs: list[JobUsage]) -> JobSummary:
+    """``summarize_jobs(jobs)`` (``jobs``: the kept usages in snapshot order), from the kept per-queue totals with
+    only the queues in ``dirty_queues`` summed again. A queue's totals are those of its own jobs, in their order,
+    whatever the other queues hold, so ``summarize_jobs`` over the jobs of the dirty queues gives theirs exactly
+    (the same sums, dict orders and first job); the queues' order is that of their first jobs."""
+    old, dirty = kept.queue_totals, kept.dirty_queues
+    kept.dirty_queues = set()
+    if old is None or dirty is None:
+        summary = summarize_jobs(jobs)
+        kept.queue_totals = dict(summary.totals)
+        return summary
+    order = dict.fromkeys(map(_QUEUE_OF, jobs))
+    fresh = summarize_jobs([job for job in jobs if job.queue in dirty]).totals if dirty else {}
+    totals: dict[str, QueueTotals] = {}
+    for queue in order:
+        made = fresh.get(queue) if queue in dirty else old.get(queue)
+        if made is None:  # (a queue neither kept nor summed: not expected; sum everything)
+            kept.queue_totals = None
+            return _summary(kept, jobs)
+        totals[queue] = made
+    kept.queue_totals = totals
+    return JobSummary(totals, len(jobs))
 
 
 def _why_full(kept: _Kept, snap: Snapshot) -> str:
@@ -692,12 +734,17 @@ def _recount_jobs(
             task.pg = job
         count_job(job, ours)
         job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
-        kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+        _dirty_queue(kept, kept.usages.get(key))
+        usage = kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+        _dirty_queue(kept, usage)
         kept.by_podgroup.pop(key, None)
     for key in dirty_jobs - recount:  # pods of a key without podgroup
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
         kept.unlisted |= recount | dirty_jobs
+    if len(kept.usages) != len(jobs):  # podgroups gone: their queues are summed again
+        for key in kept.usages.keys() - jobs.keys():
+            _dirty_queue(kept, kept.usages[key])
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
     if written is None:
         for job in jobs.values():
