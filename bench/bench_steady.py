@@ -17,7 +17,8 @@ many of the sessions that ran the engine it updated its kept state instead of bu
 churned sessions. ``--churn 1,3`` measures sessions after each of these percentages of the pods changed (default 1).
 ``--reuse`` measures on the cluster an earlier run built (the size asked; its pods placed already, the first
 session then is a full read that places little) instead of building it again, which takes minutes at 20,000 nodes.
-``--profile`` profiles one steady session and one churned session (by cumulative and by own time).
+``--profile`` profiles one steady session and one churned session (by cumulative and by own time; the
+profiler's clock is this process's CPU time, so a busy machine does not count other processes' work).
 ``--fairness`` turns fairness over time on (``fairnessOverTime: true`` on the policy's queue plugin and
 ``elasticquota``): every session then runs the engine (the past usage moves) and writes the usage record.
 
@@ -194,7 +195,7 @@ def _profile(cluster_id: int, label: str, before: Any) -> None:
 
     if before is not None:
         before()
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU time: the machine may be busy
     profiler.enable()
     one_session(cluster_id)
     profiler.disable()

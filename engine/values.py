@@ -41,7 +41,7 @@ from engine.fairshare.drs import Share, kueue_tree
 from engine.fairshare.elastic import ElasticResult, compute_runtimes
 from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, summarize_jobs
+from engine.fairshare.queues import JobSummary, JobUsage, QueueBook, summarize_jobs
 from engine.objects import (
     ALLOCATED_STATUSES,
     DEFAULT_GROUP,
@@ -507,11 +507,21 @@ def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None =
     return out
 
 
-def aggregates_of(snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage) -> Aggregates:
+def aggregates_of(
+    snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage, summary: JobSummary | None = None
+) -> Aggregates:
     """The aggregates of ``snapshot`` from its ``job_usages`` and ``group_usage`` computed by the caller (a session
-    carry that keeps them between sessions), for ``compute_values(aggregates=...)``."""
+    carry that keeps them between sessions), for ``compute_values(aggregates=...)``; ``summary``: what
+    ``summarize_jobs(jobs)`` gives, when the caller kept that too."""
     quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
-    return Aggregates(snapshot.tasks, snapshot.podgroups, quota_key, jobs, summarize_jobs(jobs), groups)
+    return Aggregates(
+        snapshot.tasks,
+        snapshot.podgroups,
+        quota_key,
+        jobs,
+        summary if summary is not None else summarize_jobs(jobs),
+        groups,
+    )
 
 
 def _aggregates(snapshot: Snapshot, base: QuotaValues | None) -> Aggregates:

@@ -38,10 +38,11 @@ import weakref
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import attrgetter
 
 from engine.amounts import raw
-from engine.fairshare.queues import JobUsage
-from engine.objects import ALLOCATED_STATUSES, NodeInfo, Snapshot, TaskInfo, TaskStatus
+from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
+from engine.objects import ALLOCATED_STATUSES, NodeInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.session import (
     PODS,
@@ -68,6 +69,7 @@ __all__ = ["SessionCarry"]
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+_QUEUE_OF = attrgetter("queue")
 
 
 @dataclass
@@ -94,6 +96,9 @@ class _Kept:
     usages: dict[str, JobUsage]
     by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
     unlisted: set[str] | None = None  # the keys of ``members`` missing from ``by_podgroup`` (None: any)
+    # what ``summarize_jobs`` adds up per queue, kept by adding and removing jobs (None: not yet)
+    queue_sums: dict[str, _QueueSums] | None = None
+    usage_moves: list[tuple[JobUsage, int]] = field(default_factory=list)  # usages out (-1) and in (+1) since
 
 
 Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
@@ -315,7 +320,8 @@ class SessionCarry:
         for group, sums in kept.groups.items():
             made = sums.totals()
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
-        return aggregates_of(snap, list(kept.usages.values()), group_usage_of(totals))
+        jobs = list(kept.usages.values())
+        return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
 
 
 class _Lent(Mapping[str, str]):
@@ -329,7 +335,7 @@ class _Lent(Mapping[str, str]):
         self._data = data
 
     def detach(self) -> None:
-        self._data = dict(self._data)
+        self._data = self._data.copy()  # (cloned whole, where ``dict(...)`` copies entry by entry)
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
@@ -408,6 +414,129 @@ class _GroupSums:
             trusted(leaving) if leaving else None,
             trusted(waiting) if n_waiting else None,
             n_waiting,
+        )
+
+
+def _summary(kept: _Kept, jobs: list[JobUsage]) -> JobSummary:
+    """``summarize_jobs(jobs)`` (``jobs``: the kept usages in snapshot order) from the per-queue sums kept by adding
+    and removing the jobs that changed since (``usage_moves``); a queue whose sums cannot give its dicts' orders
+    whatever the jobs' order (``_QueueSums.totals``) is summed again from its jobs. The queues' order is that of
+    their first jobs."""
+    sums, moves = kept.queue_sums, kept.usage_moves
+    kept.usage_moves = []
+    if sums is None:
+        sums = kept.queue_sums = {}
+        moves = [(job, 1) for job in jobs]
+    for usage, sign in moves:
+        queue = sums.get(usage.queue)
+        if queue is None:
+            queue = sums[usage.queue] = _QueueSums()
+        queue.add(usage, sign)
+    totals: dict[str, QueueTotals] = {}
+    again: list[str] = []
+    for name in dict.fromkeys(map(_QUEUE_OF, jobs)):
+        made = sums[name].totals()
+        if made is None:
+            again.append(name)
+        totals[name] = made  # type: ignore[assignment]  # (filled in below)
+    if again:
+        wanted = set(again)
+        totals.update(summarize_jobs([job for job in jobs if job.queue in wanted]).totals)
+    for name in [name for name, queue in sums.items() if not queue.jobs]:
+        del sums[name]
+    return JobSummary(totals, len(jobs))
+
+
+class _QueueSums:
+    """What ``summarize_jobs`` adds up for the jobs of one queue, kept by adding and removing jobs (exact integers).
+
+    ``summarize_jobs`` builds each dict in the order resource names first appear among the queue's jobs. When the
+    name orders (*shapes*) of one dict's contributions are all prefixes of the longest one, that order is the
+    longest shape whatever the jobs' order, so the sums can be kept by delta (as ``_GroupSums`` does for the quota
+    groups); otherwise (``totals`` None) the queue is summed again from its jobs."""
+
+    __slots__ = ("first", "jobs", "names", "pipelined_pods", "reserved_jobs", "shapes", "sums")
+
+    def __init__(self) -> None:
+        self.jobs = 0
+        self.names: dict[tuple[str, str], int] = {}  # (namespace, name) -> jobs so named
+        self.first: tuple[str, str] | None = None  # the smallest of ``names`` (None: to find again)
+        # per dict (allocated, request, pipelined, elastic, inqueue, reserving): shape -> jobs, resource -> amount
+        self.shapes: tuple[dict[tuple[str, ...], int], ...] = ({}, {}, {}, {}, {}, {})
+        self.sums: tuple[dict[str, int], ...] = ({}, {}, {}, {}, {}, {})
+        self.pipelined_pods = 0
+        self.reserved_jobs = 0
+
+    def add(self, job: JobUsage, sign: int) -> None:
+        """Count ``job`` in (``sign`` 1) or out (-1), with ``summarize_jobs``' own rules."""
+        self.jobs += sign
+        key = (job.namespace, job.name)
+        n = self.names.get(key, 0) + sign
+        if n:
+            self.names[key] = n
+        else:
+            del self.names[key]
+        if sign > 0 and self.first is not None and key < self.first:
+            self.first = key
+        elif sign < 0 and key == self.first and not n:
+            self.first = None
+        allocated, request = raw(job.allocated), raw(job.request)
+        self._add(0, allocated, sign)
+        self._add(1, request, sign)
+        if job.pipelined_tasks:
+            self.pipelined_pods += sign * job.pipelined_tasks
+            self._add(2, raw(job.pipelined or {}), sign)
+        if job.min_resources is None:
+            self._add(3, {name: amount for name, amount in allocated.items() if amount > 0}, sign)
+            return
+        minimum = raw(job.min_resources)
+        extra = {name: amount - minimum.get(name, 0) for name, amount in allocated.items()}
+        self._add(3, {name: amount for name, amount in extra.items() if amount > 0}, sign)
+        phase = job.phase
+        if phase == PodGroupPhase.INQUEUE or (phase == PodGroupPhase.RUNNING and job.allocated_tasks >= job.min_member):
+            reserve = {name: amount - allocated.get(name, 0) for name, amount in minimum.items()}
+            reserve = {name: amount for name, amount in reserve.items() if amount > 0}
+            self._add(4, reserve, sign)
+            self._add(5, dict.fromkeys(reserve, 1), sign)
+            if reserve:
+                self.reserved_jobs += sign
+
+    def _add(self, i: int, amounts: Mapping[str, int], sign: int) -> None:
+        shapes = self.shapes[i]
+        shape = tuple(amounts)
+        n = shapes.get(shape, 0) + sign
+        if n:
+            shapes[shape] = n
+        else:
+            del shapes[shape]
+        sums = self.sums[i]
+        for name, amount in amounts.items():
+            sums[name] = sums.get(name, 0) + sign * amount
+
+    def totals(self) -> QueueTotals | None:
+        made: list[dict[str, int]] = []
+        for shapes, sums in zip(self.shapes, self.sums, strict=True):
+            if not shapes:
+                made.append({})
+                continue
+            longest = max(shapes, key=len)
+            if any(shape != longest[: len(shape)] for shape in shapes):
+                return None
+            made.append({name: sums[name] for name in longest})
+        if self.first is None:
+            self.first = min(self.names)
+        allocated, request, pipelined, elastic, inqueue, reserving = made
+        return QueueTotals(
+            allocated=allocated,
+            request=request,
+            inqueue=inqueue,
+            elastic=elastic,
+            reserving=reserving,
+            reserved_jobs=self.reserved_jobs,
+            pipelined=pipelined,
+            pipelined_pods=self.pipelined_pods,
+            jobs=self.jobs,
+            first_job=self.first,
         )
 
 
@@ -692,12 +821,18 @@ def _recount_jobs(
             task.pg = job
         count_job(job, ours)
         job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
-        kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+        old = kept.usages.get(key)
+        if old is not None:
+            kept.usage_moves.append((old, -1))
+        usage = kept.usages[key] = job_usage(job.info, [t.info for t in ours])
+        kept.usage_moves.append((usage, 1))
         kept.by_podgroup.pop(key, None)
     for key in dirty_jobs - recount:  # pods of a key without podgroup
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
         kept.unlisted |= recount | dirty_jobs
+    if len(kept.usages) != len(jobs):  # podgroups gone: out of their queues' sums
+        kept.usage_moves.extend((kept.usages[key], -1) for key in kept.usages.keys() - jobs.keys())
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
     if written is None:
         for job in jobs.values():

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from engine.fairshare.queues import JobSummary
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
@@ -305,8 +306,22 @@ def _state(ssn: Session) -> dict[str, Any]:
         "values": ssn.values,
         "jobs_usage": [repr(j) for j in ssn.values.aggregates.jobs] if ssn.values.aggregates else None,
         "groups": repr(ssn.values.aggregates.groups) if ssn.values.aggregates else None,
+        # the per-queue sums of the jobs (kept per queue by the carry), every dict's order included
+        "summary": _summary(ssn.values.aggregates.summary) if ssn.values.aggregates else None,
         "reservations": repr(ssn.values.reservations),
     }
+
+
+def _summary(summary: JobSummary) -> list[Any]:
+    """A ``summarize_jobs`` result as plain lists, in its orders (queues, resource names)."""
+    return [
+        (queue, [(f.name, _ordered(getattr(totals, f.name))) for f in dataclasses.fields(totals)])
+        for queue, totals in summary.totals.items()
+    ] + [summary.job_count]
+
+
+def _ordered(value: Any) -> Any:
+    return list(value.items()) if isinstance(value, dict) else value
 
 
 _INDEXES = ("resource_names", "task_quota_groups", "tasks_by_podgroup", "tasks_by_quota_group")
@@ -409,6 +424,21 @@ def test_notes_that_do_not_lead_to_the_kept_pods_are_not_used() -> None:
     carry.note_tasks(first, world.snap.tasks, set(world.snap.tasks) | set(third))
     _compare(world, carry, 2.0)
     assert not carry.last.endswith("by the caller's notes"), carry.last  # the carry kept `third`, not `first`
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_podgroups_in_another_order_are_summed_again(seed: int) -> None:
+    """The carry keeps the jobs' per-queue sums and sums again only the queues a job of which changed; the same
+    podgroups handed in another order (the same objects) change the orders of those sums (the queues', the
+    resource names'), so every queue is summed again: the summary is a fresh session's, orders included."""
+    world = World(2000 + seed)
+    for _ in range(3):
+        world.add_podgroup()
+    carry = SessionCarry()
+    _compare(world, carry, 0.0)
+    world.snap = world.snap.replace(podgroups=dict(reversed(world.snap.podgroups.items())))
+    _compare(world, carry, 1.0)
+    assert carry.last.startswith("update"), carry.last
 
 
 def test_a_session_that_raised_leaves_nothing_behind() -> None:
