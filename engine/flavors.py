@@ -257,12 +257,22 @@ def flavored_tasks(
 ) -> dict[str, TaskInfo]:
     """The pods on a node asking for the flavored keys of that node (``nodes`` as read, before ``flavored_nodes``).
     ``memo``: the same flavored object again for a pod that is the same object on a node of the same flavors."""
-    keys_of = {name: keys for name, (_, keys) in _node_table(nodes, flavors, memo).items()}
+    keys_of = {name: keys for name, (_, keys) in _node_table(nodes, flavors, memo).items() if keys}
     recall = _memo(memo, flavors).placed
+    before, kept = recall.old, recall.new  # (``_Recall.get`` inlined: every placed pod of the cluster passes here)
     out = {}
     for uid, task in tasks.items():
         keys = keys_of.get(task.node) if task.node is not None else None
-        out[uid] = recall.get(uid, task, keys, _rekeyed) if keys else task
+        if not keys:
+            out[uid] = task
+            continue
+        was = before.get(uid)
+        if was is not None and was[0] is task and (was[1] is keys or was[1] == keys):
+            made = was[2]
+        else:
+            made = _rekeyed(task, keys)
+        kept[uid] = (task, keys, made)
+        out[uid] = made
     recall.done()
     return out
 
@@ -549,8 +559,10 @@ def with_kept_flavors(
     podgroups: list[PodGroupInfo] = []
     for key, tasks in snapshot.tasks_by_podgroup.items():
         pg = snapshot.podgroups.get(key)
+        if pg is None or (pg.min_resources is None and all(t.node is not None or t.status in _DONE for t in tasks)):
+            continue  # (nothing of it to give flavors to: most running jobs)
         placed = [t for t in tasks if t.node is not None]
-        if pg is None or (pg.phase == PodGroupPhase.PENDING and not placed):
+        if pg.phase == PodGroupPhase.PENDING and not placed:
             continue
         chosen = dict(stored.get(key, {}))
         for task in placed:

@@ -41,8 +41,11 @@ every unchanged row, which is what lets the engine find the changes by identity)
 
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
-creation, pods by primary key. The values cache (``planning.valuecache``) and the sessions share the process's
-mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing it at once.
+creation, pods by primary key. On a cluster whose queues name Kueue ResourceFlavors it counts the nodes and the pods
+on them per flavor keeping the flavored object of every unchanged row (``engine.flavors.FlavorMemo``), and the session
+keeps the flavors it gives the jobs likewise (``session_flavors``), so that the carry still finds the changes by
+identity; a cluster without flavors skips both. The values cache (``planning.valuecache``) and the sessions share
+the process's mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing it at once.
 """
 
 from __future__ import annotations
