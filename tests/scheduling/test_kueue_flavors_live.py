@@ -464,3 +464,25 @@ def test_a_removed_jobs_history_row_keeps_its_flavors(kueue_cluster: Any) -> Non
     now = timezone.now()
     trace = build_trace(kueue_cluster, now - timedelta(hours=1), now, period=60, tree_at=now)
     assert {j.name: j.flavors for j in trace.jobs}["podgroup-big"] == {"cpu": "spot", "memory": "spot"}
+
+
+def test_the_replays_page_replays_a_flavored_cluster_with_its_flavors(
+    kueue_cluster: Any, make_user: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The what-if page's "replay the last 7 days" (``planning.replay``) on a flavored cluster: the baseline places
+    the jobs the live session placed, each on its flavor; without the spot node (the proposal) the job given spot
+    finds no place, and the differences say so."""
+    from planning import replay
+    from scheduling import sessions
+
+    _import(kueue_cluster, TEXT)
+    sessions.run_scheduling_session(kueue_cluster)
+    monkeypatch.setattr(replay, "send", lambda pk: None)
+    boss = make_user("boss", staff=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = replay.start(boss, [{"op": "remove", "kind": "node", "name": "spot-1"}], window="1h", cluster="kfl")
+    assert replay.execute(run.pk) == "done"
+    run.refresh_from_db()
+    base, prop = run.result["baseline"]["teams"]["queue/team-a"], run.result["proposal"]["teams"]["queue/team-a"]
+    assert base["jobs"]["started"] == 3  # running (on-demand), big (spot), small (on-demand); huge fits nowhere
+    assert prop["jobs"]["started"] == 2  # no spot node: big waits
