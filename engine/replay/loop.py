@@ -359,7 +359,8 @@ class _Replay:
             return
         job = self.pod_job[uid]
         self.pod_start[uid] = now
-        self.open_runs[uid] = (now, _plain(task.request.items()))
+        request = task.request.items()
+        self.open_runs[uid] = (now, _plain(request) if self.snapshot.kueue_flavors is not None else dict(request))
         outcome = self.outcomes[job.key]
         if outcome.start is None:
             outcome.start = now
@@ -411,13 +412,13 @@ class _Replay:
         for t in self.snapshot.tasks.values():
             if t.status == TaskStatus.RUNNING:
                 for r, v in t.request.items():
-                    base = split_flavor(r)[0]
-                    used[base] = used.get(base, 0) + v
+                    used[r] = used.get(r, 0) + v
         capacity: dict[str, int] = {}
         for node in self.snapshot.schedulable_nodes:
             for r, v in node.allocatable.items():
-                base = split_flavor(r)[0]
-                capacity[base] = capacity.get(base, 0) + v
+                capacity[r] = capacity.get(r, 0) + v
+        if self.snapshot.kueue_flavors is not None:  # per resource, its flavors added up
+            used, capacity = _plain(used.items()), _plain(capacity.items())
         waiting = sum(
             1 for key in self.snapshot.podgroups if self.outcomes.get(key) and self.outcomes[key].start is None
         )
