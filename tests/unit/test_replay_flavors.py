@@ -95,3 +95,18 @@ def test_an_old_format_trace_still_replays_and_is_written_as_version_1() -> None
     doc = replay_document(trace)["baseline"]["jobs"]
     assert doc["ns/j1"]["start"] == "2026-03-02T08:00:00Z" and doc["ns/j2"]["start"] == "2026-03-02T08:31:00Z"
     assert "flavors" not in doc["ns/j1"]
+
+
+def test_fairway_replay_with_a_kueue_tree_keeps_its_flavors(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``fairway replay -f TRACE --tree kueue.yaml``: the tree's ResourceFlavors are kept (the replay assigns them),
+    so the waiting jobs of a trace without a Tree of its own are placed on their flavors."""
+    from controlplane.cli import main
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(text([{**HEADER, "version": 1}, *LINES_V2[2:]])))
+    tree = tmp_path / "tree.yaml"
+    tree.write_text(FLAVORS + NODES)
+    assert main(["replay", "-f", str(trace), "--tree", str(tree), "-o", "json"]) == 0
+    jobs = json.loads(capsys.readouterr().out)["baseline"]["jobs"]
+    assert jobs["team-a/b"]["flavors"] == {"cpu": "spot", "memory": "spot"}
+    assert jobs["team-a/b"]["start"] == "2026-03-02T08:01:00Z"
