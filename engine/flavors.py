@@ -245,10 +245,6 @@ def flavored_nodes(
     return out
 
 
-def _rekeyed(task: TaskInfo, keys: Mapping[str, str]) -> TaskInfo:
-    return dataclasses.replace(task, request=_renamed(task.request, keys))
-
-
 def flavored_tasks(
     tasks: Mapping[str, TaskInfo],
     nodes: Mapping[str, NodeInfo],
@@ -257,9 +253,16 @@ def flavored_tasks(
 ) -> dict[str, TaskInfo]:
     """The pods on a node asking for the flavored keys of that node (``nodes`` as read, before ``flavored_nodes``).
     ``memo``: the same flavored object again for a pod that is the same object on a node of the same flavors."""
-    keys_of = {name: keys for name, (_, keys) in _node_table(nodes, flavors, memo).items() if keys}
+    same: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # the nodes of the same flavors: one dict
+    keys_of = {
+        name: same.setdefault(tuple(keys.items()), keys)
+        for name, (_, keys) in _node_table(nodes, flavors, memo).items()
+        if keys
+    }
     recall = _memo(memo, flavors).placed
     before, kept = recall.old, recall.new  # (``_Recall.get`` inlined: every placed pod of the cluster passes here)
+    # one flavored request for the pods that share a request on nodes of the same flavors (the store shares them)
+    shared: dict[tuple[int, int], ResourceList] = {}
     out = {}
     for uid, task in tasks.items():
         keys = keys_of.get(task.node) if task.node is not None else None
@@ -270,7 +273,11 @@ def flavored_tasks(
         if was is not None and was[0] is task and (was[1] is keys or was[1] == keys):
             made = was[2]
         else:
-            made = _rekeyed(task, keys)
+            ident = (id(task.request), id(keys))
+            request = shared.get(ident)
+            if request is None:
+                request = shared[ident] = _renamed(task.request, keys)
+            made = dataclasses.replace(task, request=request)
         kept[uid] = (task, keys, made)
         out[uid] = made
     recall.done()
