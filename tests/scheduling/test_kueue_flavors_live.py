@@ -345,7 +345,7 @@ def test_a_flavored_cluster_under_churn_runs_its_sessions_on_the_kept_state(
     from engine.flavors import assign_flavors, with_kept_flavors
     from engine.session import run as engine_run
     from scheduling import sessions, store
-    from scheduling.models import Pod, PodGroup
+    from scheduling.models import Node, Pod, PodGroup
     from scheduling.store.flavors import kept_flavors
 
     real = engine_run.run_session
@@ -384,6 +384,10 @@ def test_a_flavored_cluster_under_churn_runs_its_sessions_on_the_kept_state(
             )
             done = rng.sample(running, min(len(running), rng.randint(1, 3)))
             Pod.objects.filter(pk__in=done).update(status="Succeeded")
+            if step == 7:  # a spot node relabelled on-demand (its taint stays): it and its pods counted anew
+                node = Node.objects.get(cluster=kueue_cluster, name="n-1")
+                node.labels = {"type": "on-demand"}
+                node.save(update_fields=["labels"])
             for k in range(rng.randint(1, 3)):
                 pg = PodGroup.objects.create(
                     cluster=kueue_cluster,
@@ -406,6 +410,7 @@ def test_a_flavored_cluster_under_churn_runs_its_sessions_on_the_kept_state(
     # only what the churn and the last session changed is counted again (the pods on nodes, counted per flavor, and
     # the waiting pods given the same flavor are the objects of the last session)
     assert all(int(o.split()[1]) <= 10 for o in opened[2:]), opened
+    assert opened[8].endswith("1 node changed"), opened  # the session after step 7's relabelling: an update too
     assert Pod.objects.filter(
         cluster=kueue_cluster, status__in=("Bound", "Binding"), node__labels__type="spot"
     ).exists()
