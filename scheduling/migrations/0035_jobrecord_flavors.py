@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scheduling', '0034_podgroup_flavors'),
+        ("scheduling", "0034_podgroup_flavors"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='jobrecord',
-            name='flavors',
-            field=models.JSONField(blank=True, help_text='The Kueue ResourceFlavor the cluster gave it, per resource ({resource: flavor}); null: none.', null=True),
+            model_name="jobrecord",
+            name="flavors",
+            field=models.JSONField(
+                blank=True,
+                help_text="The Kueue ResourceFlavor the cluster gave it, per resource ({resource: flavor}); null: none.",
+                null=True,
+            ),
         ),
     ]
