@@ -76,7 +76,6 @@ def _changes(path: str) -> list[Any]:
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
     """The replay's document for ``args``; raises ``BadInput``."""
-    from engine.flavors import unflavored
     from engine.manifests import ManifestError, load_manifests
     from engine.policy.policy import Policy, PolicyError
     from engine.replay import ReplayError, TraceError, read_trace, replay_document
@@ -96,7 +95,7 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     tree = None
     if args.tree:
         try:
-            tree = unflavored(load_manifests([_text(args.tree)]).snapshot)  # replay: one flavor per resource
+            tree = load_manifests([_text(args.tree)]).snapshot  # Kueue's ResourceFlavors kept: the replay assigns them
         except ManifestError as exc:
             raise BadInput(str(exc)) from None
         if policy is None:

@@ -10,6 +10,10 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   then the first met), or a flavor without labels; a node that matches none keeps the plain resource, which no
   workload given a flavor asks for;
 * a pod already on a node asks for the flavored key of that node (``flavored_tasks``);
+* a caller that keeps a cluster in memory between sessions passes a ``FlavorMemo``: the flavored object made for a
+  plain one is kept and handed again while the plain object, the node's flavor and the assignment are the same, so
+  a session on a flavored cluster opens on the engine's kept state (``engine.session.carry`` finds what changed by
+  identity) instead of a full build;
 * before each session, ``assign_flavors`` gives each workload that is not admitted yet one flavor per resource group
   of its ClusterQueue, as Kueue's flavor assigner (``pkg/scheduler/flavorassigner``) does: the flavors in the
   group's order; a flavor whose taints the pods do not tolerate, or whose labels their node selector excludes, is
@@ -27,8 +31,9 @@ Plain Python on the snapshot (no Django); the answers are exact integers.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from engine.fairshare.drs import FairTree, FlavorResource, kueue_tree
 from engine.objects import (
@@ -48,6 +53,7 @@ from engine.wording import amount as words_of
 
 __all__ = [
     "FlavorChoice",
+    "FlavorMemo",
     "FlavorTry",
     "assign_flavors",
     "flavor_of_request",
@@ -60,6 +66,8 @@ __all__ = [
     "with_kept_flavors",
 ]
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -129,19 +137,96 @@ def _renamed(amounts: Mapping[str, int], keys: Mapping[str, str]) -> ResourceLis
     return ResourceList(out)
 
 
+class _Recall(Generic[_K, _V]):
+    """The objects made by the last pass, by key: ``get`` hands the one made for the very same plain object (and an
+    equal ``extra``) again, else makes it; ``done`` keeps only what this pass used."""
+
+    __slots__ = ("new", "old")
+
+    def __init__(self) -> None:
+        self.old: dict[str, tuple[_K, object, _V]] = {}
+        self.new: dict[str, tuple[_K, object, _V]] = {}
+
+    def get(self, key: str, plain: _K, extra: Any, make: Callable[[_K, Any], _V]) -> _V:
+        kept = self.old.get(key)
+        if kept is not None and kept[0] is plain and (kept[1] is extra or kept[1] == extra):
+            out = kept[2]
+        else:
+            out = make(plain, extra)
+        self.new[key] = (plain, extra, out)
+        return out
+
+    def done(self) -> None:
+        self.old, self.new = self.new, {}
+
+
+class FlavorMemo:
+    """The flavored objects of the last pass, for a caller that keeps a cluster in memory (``scheduling.feed.mirror``):
+    a node, a pod on a node, a pod given its flavors and a podgroup with its flavored ``minResources`` are made once
+    and handed again while their plain object (the same object: the mirror keeps one per unchanged row), the node's
+    flavor and the flavors given are the same, so the engine's kept state (``engine.session.carry``, which finds what
+    changed by identity) is brought up to date instead of rebuilt. Changed ``KueueFlavors`` (a ResourceFlavor, a
+    queue's groups) forget everything. One pass at a time (the caller's lock); each function has its own."""
+
+    __slots__ = ("_flavors", "given", "given_groups", "kept", "kept_groups", "nodes", "placed")
+
+    def __init__(self) -> None:
+        self._flavors: KueueFlavors | None = None
+        self._empty()
+
+    def _empty(self) -> None:
+        self.nodes: _Recall[NodeInfo, tuple[NodeInfo, dict[str, str]]] = _Recall()
+        self.placed: _Recall[TaskInfo, TaskInfo] = _Recall()  # pods on a node (``flavored_tasks``)
+        self.kept: _Recall[TaskInfo, TaskInfo] = _Recall()  # admitted jobs' pods (``with_kept_flavors``)
+        self.kept_groups: _Recall[PodGroupInfo, PodGroupInfo] = _Recall()
+        self.given: _Recall[TaskInfo, TaskInfo] = _Recall()  # waiting jobs' pods (``assign_flavors``)
+        self.given_groups: _Recall[PodGroupInfo, PodGroupInfo] = _Recall()
+
+    def under(self, flavors: KueueFlavors) -> FlavorMemo:
+        """This memo for ``flavors`` (emptied when they differ from the last ones)."""
+        if self._flavors is not flavors and self._flavors != flavors:
+            self._empty()
+            self._flavors = flavors
+        return self
+
+
+def _memo(memo: FlavorMemo | None, flavors: KueueFlavors) -> FlavorMemo:
+    return memo.under(flavors) if memo is not None else FlavorMemo()
+
+
+def _flavored_node(node: NodeInfo, flavors: KueueFlavors) -> tuple[NodeInfo, dict[str, str]]:
+    keys = _node_keys(node, flavors)
+    return (dataclasses.replace(node, allocatable=_renamed(node.allocatable, keys)) if keys else node), keys
+
+
+def _node_table(
+    nodes: Mapping[str, NodeInfo], flavors: KueueFlavors, memo: FlavorMemo | None
+) -> dict[str, tuple[NodeInfo, dict[str, str]]]:
+    """Each node flavored, with its flavored keys (``_node_keys``), the memo's when the node is the same object."""
+    recall = _memo(memo, flavors).nodes
+    out = {name: recall.get(name, node, None, lambda n, _: _flavored_node(n, flavors)) for name, node in nodes.items()}
+    recall.done()
+    return out
+
+
 def flavored_nodes(
-    nodes: Mapping[str, NodeInfo], flavors: KueueFlavors, warnings: list[str] | None = None
+    nodes: Mapping[str, NodeInfo],
+    flavors: KueueFlavors,
+    warnings: list[str] | None = None,
+    memo: FlavorMemo | None = None,
 ) -> dict[str, NodeInfo]:
     """The nodes with their flavored resources under the flavored keys (``node_flavor``); into ``warnings``, per
-    flavored resource, how many nodes offer it in none of its flavors (no workload given a flavor runs there)."""
+    flavored resource, how many nodes offer it in none of its flavors (no workload given a flavor runs there).
+    ``memo``: the same flavored object again for a node that is the same object as in its last pass."""
     out = {}
     unmatched: dict[str, int] = {}
-    for name, node in nodes.items():
-        keys = _node_keys(node, flavors)
-        for resource in flavors.resources:
-            if resource in node.allocatable.raw and resource not in keys:
-                unmatched[resource] = unmatched.get(resource, 0) + 1
-        out[name] = dataclasses.replace(node, allocatable=_renamed(node.allocatable, keys)) if keys else node
+    for name, (flavored_node, keys) in _node_table(nodes, flavors, memo).items():
+        if warnings is not None:
+            raw = nodes[name].allocatable.raw
+            for resource in flavors.resources:
+                if resource in raw and resource not in keys:
+                    unmatched[resource] = unmatched.get(resource, 0) + 1
+        out[name] = flavored_node
     for resource, names in sorted(flavors.resources.items()):
         bare = [f for f in names if f in flavors.flavors and not flavors.flavors[f].node_labels]
         if len(bare) > 1 and warnings is not None:
@@ -161,14 +246,41 @@ def flavored_nodes(
 
 
 def flavored_tasks(
-    tasks: Mapping[str, TaskInfo], nodes: Mapping[str, NodeInfo], flavors: KueueFlavors
+    tasks: Mapping[str, TaskInfo],
+    nodes: Mapping[str, NodeInfo],
+    flavors: KueueFlavors,
+    memo: FlavorMemo | None = None,
 ) -> dict[str, TaskInfo]:
-    """The pods on a node asking for the flavored keys of that node (``nodes`` as read, before ``flavored_nodes``)."""
-    keys_of = {name: _node_keys(node, flavors) for name, node in nodes.items()}
+    """The pods on a node asking for the flavored keys of that node (``nodes`` as read, before ``flavored_nodes``).
+    ``memo``: the same flavored object again for a pod that is the same object on a node of the same flavors."""
+    same: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # the nodes of the same flavors: one dict
+    keys_of = {
+        name: same.setdefault(tuple(keys.items()), keys)
+        for name, (_, keys) in _node_table(nodes, flavors, memo).items()
+        if keys
+    }
+    recall = _memo(memo, flavors).placed
+    before, kept = recall.old, recall.new  # (``_Recall.get`` inlined: every placed pod of the cluster passes here)
+    # one flavored request for the pods that share a request on nodes of the same flavors (the store shares them)
+    shared: dict[tuple[int, int], ResourceList] = {}
     out = {}
     for uid, task in tasks.items():
-        keys = keys_of.get(task.node or "") if task.node is not None else None
-        out[uid] = dataclasses.replace(task, request=_renamed(task.request, keys)) if keys else task
+        keys = keys_of.get(task.node) if task.node is not None else None
+        if not keys:
+            out[uid] = task
+            continue
+        was = before.get(uid)
+        if was is not None and was[0] is task and (was[1] is keys or was[1] == keys):
+            made = was[2]
+        else:
+            ident = (id(task.request), id(keys))
+            request = shared.get(ident)
+            if request is None:
+                request = shared[ident] = _renamed(task.request, keys)
+            made = dataclasses.replace(task, request=request)
+        kept[uid] = (task, keys, made)
+        out[uid] = made
+    recall.done()
     return out
 
 
@@ -380,13 +492,24 @@ def _given(task: TaskInfo, chosen: Mapping[str, str], flavors: KueueFlavors) -> 
     return dataclasses.replace(task, request=ResourceList(request), tolerations=tuple(tolerations))
 
 
-def assign_flavors(snapshot: Snapshot) -> tuple[Snapshot, dict[str, FlavorChoice]]:
+def _given_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
+    """``pg`` with its ``minResources`` in the chosen flavors (any flavor it had before dropped)."""
+    assert pg.min_resources is not None
+    keys = {r: flavored(r, f) for r, f in chosen.items()}
+    plain = {split_flavor(k)[0] if FLAVOR_MARK in k else k: v for k, v in pg.min_resources.items()}
+    return dataclasses.replace(pg, min_resources=_renamed(plain, keys))
+
+
+def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[Snapshot, dict[str, FlavorChoice]]:
     """Each waiting workload of a ClusterQueue with flavored resource groups given its flavors (see the module
     docstring), and the choice made for each, by podgroup key. A workload is waiting while its podgroup is Pending
-    and none of its pods is on a node; the others keep theirs. Without flavors, the snapshot as it is."""
+    and none of its pods is on a node; the others keep theirs. Without flavors, the snapshot as it is. ``memo``: the
+    same objects again for a pod or podgroup that is the same object given the same flavors as in its last pass."""
     flavors = snapshot.kueue_flavors
     if flavors is None or not flavors.groups:
         return snapshot, {}
+    kept = _memo(memo, flavors)
+    pods, groups = kept.given, kept.given_groups
     assigner = _Assigner(snapshot, flavors)
     by_podgroup = snapshot.tasks_by_podgroup
     waiting = [
@@ -408,31 +531,45 @@ def assign_flavors(snapshot: Snapshot) -> tuple[Snapshot, dict[str, FlavorChoice
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
-        changed.extend(_given(t, choice.flavors, flavors) for t in tasks)
+        chosen = choice.flavors
+        changed.extend(pods.get(t.uid, t, chosen, lambda t, c: _given(t, c, flavors)) for t in tasks)
         if pg.min_resources is not None:
-            keys = {r: flavored(r, f) for r, f in choice.flavors.items()}
-            plain = {split_flavor(k)[0] if FLAVOR_MARK in k else k: v for k, v in pg.min_resources.items()}
-            podgroups.append(dataclasses.replace(pg, min_resources=_renamed(plain, keys)))
+            podgroups.append(groups.get(pg.key, pg, chosen, _given_group))
+    pods.done()
+    groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
     return (out.with_podgroups(podgroups) if podgroups else out), choices
 
 
-def with_kept_flavors(snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]]) -> Snapshot:
+def _kept_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
+    assert pg.min_resources is not None
+    keys = {r: flavored(r, f) for r, f in chosen.items()}
+    return dataclasses.replace(pg, min_resources=_renamed(pg.min_resources, keys))
+
+
+def with_kept_flavors(
+    snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]], memo: FlavorMemo | None = None
+) -> Snapshot:
     """``snapshot`` with the pods not on a node of each admitted job (its podgroup past Pending, or with a pod on a
     node) asking for the flavors it was given, for a store whose pods keep their plain requests (the dashboard's): a
     job keeps its flavors until it ends, as in ``fairway simulate``, where its pods keep the flavored keys. A job's
     flavors are those of its pods on nodes (``flavored_tasks``), then ``stored`` (by podgroup key, resource ->
     flavor: the assignment kept with it); a flavor the snapshot does not have for a resource is left out. Waiting jobs
-    are left to ``assign_flavors``."""
+    are left to ``assign_flavors``. ``memo``: the same objects again for a pod or podgroup that is the same object
+    given the same flavors as in its last pass."""
     flavors = snapshot.kueue_flavors
     if flavors is None:
         return snapshot
+    kept = _memo(memo, flavors)
+    pods, groups = kept.kept, kept.kept_groups
     changed: list[TaskInfo] = []
     podgroups: list[PodGroupInfo] = []
     for key, tasks in snapshot.tasks_by_podgroup.items():
         pg = snapshot.podgroups.get(key)
+        if pg is None or (pg.min_resources is None and all(t.node is not None or t.status in _DONE for t in tasks)):
+            continue  # (nothing of it to give flavors to: most running jobs)
         placed = [t for t in tasks if t.node is not None]
-        if pg is None or (pg.phase == PodGroupPhase.PENDING and not placed):
+        if pg.phase == PodGroupPhase.PENDING and not placed:
             continue
         chosen = dict(stored.get(key, {}))
         for task in placed:
@@ -442,10 +579,11 @@ def with_kept_flavors(snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]
             continue
         for task in tasks:
             if task.node is None and task.status not in _DONE and any(r in chosen for r in task.request.raw):
-                changed.append(_given(task, chosen, flavors))
+                changed.append(pods.get(task.uid, task, chosen, lambda t, c: _given(t, c, flavors)))
         if pg.min_resources is not None and any(r in chosen for r in pg.min_resources.raw):
-            keys = {r: flavored(r, f) for r, f in chosen.items()}
-            podgroups.append(dataclasses.replace(pg, min_resources=_renamed(pg.min_resources, keys)))
+            podgroups.append(groups.get(key, pg, chosen, _kept_group))
+    pods.done()
+    groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
     return out.with_podgroups(podgroups) if podgroups else out
 

@@ -4,7 +4,11 @@
 The jobs are the history rows of the removed jobs (``scheduling.history``) and the jobs still there, submitted in
 the window; the tree is the queues, quota groups and namespaces as they were at the window's start (their
 django-simple-history rows) with the nodes as they are now; the tree edits are those history rows after the start, in
-the what-if change language. Admins only (a trace is the whole cluster's work).
+the what-if change language. A cluster whose queues have quota per Kueue ResourceFlavor (``cpu@spot``) writes its queue
+tree as Kueue's objects (its ResourceFlavors as they were at that moment, the ClusterQueues with their quota per flavor
+and resource groups, Cohorts, LocalQueues: ``export_trees(..., "kueue")``) in place of Volcano Queues, which cannot
+hold a flavor, and each job's flavors (``PodGroup.flavors``, kept on its history row). Admins only (a trace is the
+whole cluster's work).
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ from rest_framework.views import APIView
 from engine.limits import brief
 from engine.manifests.common import SCHEDULER_CONF_KEY, SCHEDULER_CONFIGMAP
 from engine.manifests.export import export_trees
-from engine.objects import NamespaceInfo, NodeInfo, QueueSpec, QuotaGroupSpec, Snapshot
+from engine.manifests.kueuestored import with_stored_flavors
+from engine.objects import NamespaceInfo, NodeInfo, QueueSpec, QuotaGroupSpec, ResourceFlavorSpec, Snapshot
 from engine.replay.trace import Trace, TraceEdit, TraceHeader, TraceJob, TraceRole, read_tolerations, trace_lines
 from engine.resources import ResourceList
 from planning.export import AdminsOnly
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling.history import job_facts, usual_min_resources
 from scheduling.models import Cluster, JobRecord, Node, PodGroup
 from scheduling.tasks import CLUSTER_SCHEDULES
@@ -75,6 +80,11 @@ def _tree_at(
     )
 
 
+def _flavors_at(at: datetime) -> dict[str, ResourceFlavorSpec]:
+    """The ResourceFlavors as they were at ``at`` (their history rows), by name."""
+    return {f.name: f.to_spec() for f in ResourceFlavor.history.as_of(at)}
+
+
 def _tree_objects(cluster: Cluster, at: datetime) -> list[dict[str, Any]]:
     queues, groups, namespaces, members = _tree_at(at)
     nodes = [
@@ -92,7 +102,12 @@ def _tree_objects(cluster: Cluster, at: datetime) -> list[dict[str, Any]]:
         namespaces={n.name: n for n in namespaces},
         quota_namespaces={g: tuple(sorted(ns)) for g, ns in members.items()},
     )
-    objects = export_trees(snapshot, "volcano") + export_trees(snapshot, "koordinator")
+    # Kueue's ResourceFlavors (some queue has quota per flavor): the queue tree as Kueue's objects, which hold them
+    flavored = with_stored_flavors(snapshot, lambda: _flavors_at(at))
+    queue_format = "kueue" if flavored.kueue_flavors is not None else "volcano"
+    objects = export_trees(flavored, queue_format) + export_trees(snapshot, "koordinator")
+    if queue_format == "kueue":  # the namespaces and their quotas, as Volcano's export writes them
+        objects += [o for o in export_trees(snapshot, "volcano") if o.get("kind") != "Queue"]
     if cluster.scheduler_policy.strip():
         # the cluster's scheduler policy as it is now (its changes are not in the history)
         objects.append(
@@ -183,11 +198,14 @@ def _min_resources(f: dict[str, Any]) -> ResourceList | None:
 
 
 def _job(f: dict[str, Any]) -> TraceJob:
+    submit = f["submitted"].timestamp()
+    if f["started"] is not None:  # a job mirrored from a cluster already running: its row is younger than its pods
+        submit = min(submit, f["started"].timestamp())
     return TraceJob(
         namespace=f["namespace"],
         name=f["name"],
         queue=f["queue"],
-        submit=f["submitted"].timestamp(),
+        submit=submit,
         roles=tuple(_role(r) for r in f["roles"]),
         quota_group=f["quota_group"] or None,
         priority=f["priority"],
@@ -200,6 +218,7 @@ def _job(f: dict[str, Any]) -> TraceJob:
         runtime=f["runtime"] if f["finished"] and f["started"] else None,
         pod_runtimes=tuple(f["pod_runtimes"]) if f["pod_runtimes"] and f["finished"] and f["started"] else None,
         evictions=f["evictions"],
+        flavors=f.get("flavors") or None,
     )
 
 
@@ -238,6 +257,7 @@ def build_trace(
         "evictions",
         "min_resources",
         "pod_runtimes",
+        "flavors",
     )
     for values in (
         JobRecord.objects.filter(cluster=cluster, submitted__gte=since, submitted__lte=now)

@@ -3,7 +3,7 @@ garbage collection of finished podgroups removes, so that ``fairway trace export
 
 * ``job_facts``: a podgroup's trace facts read from its rows (queue, quota group, priority, preemptibility, roles
   with their pods and request, submit, first start, finish when every pod finished, the runtime of its longest
-  finished pod run, its evictions): the same reading for a live job and for one about to be removed.
+  finished pod run, its evictions, the Kueue ResourceFlavors it was given): the same reading for a live job and for one about to be removed.
 * ``record_removed``: called by ``scheduling.evictions.remove_podgroups`` in the deleting transaction, before the
   rows go: one ``JobRecord`` per podgroup that had been submitted.
 * ``prune``: the records submitted before the retention window, from the periodic record compaction.
@@ -63,7 +63,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             .order_by()
             .values_list("pod__podgroup_id", "n")
         )
-        for pk, cluster_id, ns, name, queue, ns_group, priority, min_member, min_resources, created in (
+        for pk, cluster_id, ns, name, queue, ns_group, priority, min_member, min_resources, created, flavors in (
             PodGroup.objects.filter(pk__in=chunk)
             .order_by("id")
             .values_list(
@@ -77,25 +77,27 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
                 "min_member",
                 "min_resources",
                 "created",
+                "flavors",
             )
         ):
             members = pods.get(pk, [])
-            out.append(
-                _facts(
-                    pk,
-                    cluster_id,
-                    ns,
-                    name,
-                    queue,
-                    ns_group,
-                    priority,
-                    min_member,
-                    min_resources,
-                    created,
-                    members,
-                    evicted.get(pk, 0),
-                )
+            facts = _facts(
+                pk,
+                cluster_id,
+                ns,
+                name,
+                queue,
+                ns_group,
+                priority,
+                min_member,
+                min_resources,
+                created,
+                members,
+                evicted.get(pk, 0),
             )
+            # the Kueue ResourceFlavor the cluster gave it per resource (``scheduling.store.flavors``); null: none
+            facts["flavors"] = dict(flavors) if isinstance(flavors, dict) and flavors else None
+            out.append(facts)
     return out
 
 

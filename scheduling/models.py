@@ -743,6 +743,11 @@ class JobRecord(models.Model):
         help_text="Each pod's seconds of work (roles in order) where they differ (null: all ran runtime).",
     )
     evictions = models.PositiveIntegerField(default=0)
+    flavors = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The Kueue ResourceFlavor the cluster gave it, per resource ({resource: flavor}); null: none.",
+    )
 
     class Meta:
         indexes = [models.Index(fields=["cluster", "submitted"])]

@@ -64,13 +64,12 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 carry = mirror.carry
                 if snapshot.kueue_flavors is not None:
                     # Kueue's ResourceFlavors: each waiting job given its flavors as ``fairway simulate`` gives them
-                    # (``engine.flavors``), kept on its row; its pods are then new objects every session, so the
-                    # session builds its state in full rather than from the kept one (which is dropped)
-                    snapshot = with_kept_flavors(snapshot, kept_flavors(cluster))  # admitted: theirs
-                    snapshot, chosen = assign_flavors(snapshot)
+                    # (``engine.flavors``), kept on its row; a pod or podgroup unchanged and given the same flavors
+                    # is the same object as in the last session, so the kept state is brought up to date
+                    memo = mirror.session_flavors
+                    snapshot = with_kept_flavors(snapshot, kept_flavors(cluster), memo)  # admitted: theirs
+                    snapshot, chosen = assign_flavors(snapshot, memo)
                     record_flavors(cluster, snapshot, chosen)
-                    carry.clear()
-                    carry = None
                 # the engine's state kept from the last session, brought up to date (``engine.session.carry``);
                 # on PostgreSQL its bindings are written while it runs (``store.BindingStream``)
                 stream = BindingStream(cluster, started, ids) if BindingStream.usable(ids) else None

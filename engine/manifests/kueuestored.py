@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from engine.admission import AdmissionDraft, namespace_labels
-from engine.flavors import flavored_nodes, flavored_tasks
+from engine.flavors import FlavorMemo, flavored_nodes, flavored_tasks
 from engine.kueuepolicy import KueuePolicy
 from engine.limits import Limits, load_yaml
 from engine.manifests.common import _FieldError
@@ -203,15 +203,21 @@ def stored_kueue_flavors(
     )
 
 
-def with_stored_flavors(snapshot: Snapshot, read_specs: Callable[[], Mapping[str, ResourceFlavorSpec]]) -> Snapshot:
+def with_stored_flavors(
+    snapshot: Snapshot,
+    read_specs: Callable[[], Mapping[str, ResourceFlavorSpec]],
+    memo: FlavorMemo | None = None,
+) -> Snapshot:
     """``snapshot`` (read from the stored trees) with its ``kueue_flavors`` and its nodes and placed pods counted per
     flavor (the module docstring); ``read_specs`` gives the stored ResourceFlavors and is called only when some queue
-    names a flavor. Without flavors, the snapshot as it is. Applying it twice changes nothing more."""
+    names a flavor. Without flavors, the snapshot as it is. Applying it twice changes nothing more. ``memo`` (a
+    caller that keeps the cluster in memory): the flavored node or pod of the last call again for a node or pod that
+    is the same object (``engine.flavors.FlavorMemo``), so that only what changed is counted again."""
     if not uses_flavors(snapshot.queues):
         return snapshot if snapshot.kueue_flavors is None else snapshot.replace(kueue_flavors=None)
     flavors = stored_kueue_flavors(snapshot.queues, read_specs())
     if flavors is None:  # pragma: no cover - uses_flavors said some queue names one
         return snapshot
-    tasks = flavored_tasks(snapshot.tasks, snapshot.nodes, flavors)
-    nodes = flavored_nodes(snapshot.nodes, flavors)
+    tasks = flavored_tasks(snapshot.tasks, snapshot.nodes, flavors, memo)
+    nodes = flavored_nodes(snapshot.nodes, flavors, memo=memo)
     return snapshot.replace(tasks=tasks, nodes=nodes, kueue_flavors=flavors)

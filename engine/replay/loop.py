@@ -14,6 +14,12 @@ window's end when the queue has none). An evicted pod (reclaim, preempt, recycli
 job controller's replacement, and restarts its work from the beginning when placed again; its podgroup keeps the
 phase its session gave it, as the store does. After each session a recycling pass runs, as the control plane's beat
 does. Pipelined pods stay Pending with their nominated node, as the store keeps them.
+
+Kueue's ResourceFlavors (a Tree with ``ResourceFlavor`` objects and ClusterQueues with quota per flavor): before each
+session the waiting jobs are given their flavors and the admitted ones keep theirs, with the functions the live session
+and ``fairway simulate`` use (``engine.flavors.with_kept_flavors``, ``assign_flavors``); a pod keeps its flavored
+request (``cpu@spot``) while it runs and when evicted (its job stays admitted), and the usage, the samples and the
+runs are counted per resource, the flavors added up. ``JobOutcome.flavors`` is the flavor each job started on.
 """
 
 from __future__ import annotations
@@ -22,15 +28,17 @@ import dataclasses
 import heapq
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.changes import ProposalError, apply_changes
+from engine.flavors import FlavorMemo, assign_flavors, flavor_of_request, with_kept_flavors
 from engine.manifests import load_objects
 from engine.objects import PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.policy.policy import Policy
 from engine.replay.trace import Trace, TraceJob, TraceRole, format_time
+from engine.resources import split_flavor
 from engine.session import run
 from engine.session.carry import SessionCarry
 from engine.session.clock import time_horizon
@@ -53,6 +61,7 @@ class JobOutcome:
     finish: float | None = None
     evictions: dict[str, int] = field(default_factory=dict)  # action -> pods evicted
     group: str | None = None  # the quota group its pods count against (the tree's reading of the job)
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> the ResourceFlavor it started on
 
 
 @dataclass
@@ -101,6 +110,15 @@ def _pod_names(job: TraceJob) -> list[tuple[str, TraceRole]]:
     return out
 
 
+def _plain(amounts: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Amounts per resource, a flavored key (``cpu@spot``) added into its resource's."""
+    out: dict[str, int] = {}
+    for key, value in amounts:
+        base = split_flavor(key)[0]
+        out[base] = out.get(base, 0) + value
+    return out
+
+
 def _runtimes(trace: Trace, seed: int) -> dict[str, float | None]:
     """Each job's runtime: its own, else a draw from its queue's recorded runtimes (None: until the end)."""
     by_queue: dict[str, list[float]] = {}
@@ -143,6 +161,7 @@ class _Replay:
         # the session state kept from one session to the next, as the live loop keeps it (``engine.session.carry``:
         # the same decisions, without building every pod's state again)
         self.carry = SessionCarry()
+        self.flavor_memo = FlavorMemo()  # the same flavored pods while they and their flavors stay the same
         self.busy = False  # the last session decided something: the next period runs too
         # a generator of arrivals (``engine.replay.workload``), called before each session with the cluster and the
         # jobs finished since its last call; with one, every period has a session
@@ -293,6 +312,9 @@ class _Replay:
         if self.source is not None:  # the generator sees the jobs already submitted, then submits its own
             self._generated(now)
             self.add_arrivals(now)
+        if self.snapshot.kueue_flavors is not None:  # the waiting jobs given their flavors, as a live session does
+            admitted = with_kept_flavors(self.snapshot, {}, self.flavor_memo)  # the admitted ones keep theirs
+            self.snapshot = assign_flavors(admitted, self.flavor_memo)[0]
         # pipelined pods are Pending again: each session decides pipelining afresh (the store's rule)
         result = run.run_session(self.snapshot, now=now, policy=self.policy, carry=self.carry)
         self.sessions += 1
@@ -337,10 +359,12 @@ class _Replay:
             return
         job = self.pod_job[uid]
         self.pod_start[uid] = now
-        self.open_runs[uid] = (now, dict(task.request.items()))
+        request = task.request.items()
+        self.open_runs[uid] = (now, _plain(request) if self.snapshot.kueue_flavors is not None else dict(request))
         outcome = self.outcomes[job.key]
         if outcome.start is None:
             outcome.start = now
+            outcome.flavors = flavor_of_request(task.request)
         runtime = self.pod_runtime[uid]
         if runtime is not None:
             heapq.heappush(self.finishes, (now + runtime, uid))
@@ -393,6 +417,8 @@ class _Replay:
         for node in self.snapshot.schedulable_nodes:
             for r, v in node.allocatable.items():
                 capacity[r] = capacity.get(r, 0) + v
+        if self.snapshot.kueue_flavors is not None:  # per resource, its flavors added up
+            used, capacity = _plain(used.items()), _plain(capacity.items())
         waiting = sum(
             1 for key in self.snapshot.podgroups if self.outcomes.get(key) and self.outcomes[key].start is None
         )

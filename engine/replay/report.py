@@ -117,6 +117,9 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
                 "start": None if o.start is None else format_time(o.start),
                 "finish": None if o.finish is None else format_time(o.finish),
                 "recordedStart": None if o.job.start is None else format_time(o.job.start),
+                # Kueue's ResourceFlavors (only where the cluster has some): the replay's and the recorded one
+                **({"flavors": dict(sorted(o.flavors.items()))} if o.flavors else {}),
+                **({"recordedFlavors": dict(sorted(o.job.flavors.items()))} if o.job.flavors else {}),
             }
             for key, o in sorted(run.outcomes.items())
         },

@@ -1,19 +1,23 @@
 """The trace format (``docs/replay.md``): what happened on a cluster over a window, as JSON Lines.
 
-Version 1. One JSON object per line, each with a ``kind``:
+Version 2 (version 1 still reads: it is version 2 without the fields marked *2*; a trace is written in the lowest
+version that holds it, ``written_version``). One JSON object per line, each with a ``kind``:
 
-* line 1, ``FairwayTrace``: ``version`` (1), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
+* line 1, ``FairwayTrace``: ``version`` (2), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
   (the session period, seconds), ``source`` (who wrote it: ``export``, ``soak``, ``generator``);
 * at most one ``Tree``: ``objects``, the queue and quota trees, the namespaces and the nodes at the window's start as
-  Kubernetes manifests (the kinds ``fairway simulate`` reads);
+  Kubernetes manifests (the kinds ``fairway simulate`` reads); a cluster whose queues have quota per Kueue
+  ResourceFlavor writes its queue tree as Kueue's objects (*2*: ``ResourceFlavor``, ``ClusterQueue`` with the quota
+  per flavor, ``Cohort``, ``LocalQueue``), which the replay reads with its flavors;
 * ``Edit``: ``time`` and ``change``, one tree edit in the what-if change language (``engine.changes``);
 * ``Job``: ``namespace``, ``name``, ``queue``, ``quotaGroup`` (or null), ``submit``, ``priority``, ``preemptible``,
   ``minMember``, ``minResources`` (the podgroup's, as quantities; null: none, so admission checks nothing),
   ``roles`` (each ``name``, ``pods``, ``request`` as quantities, and where the pods have them their
   ``nodeSelector`` and ``tolerations`` as in a pod's spec), ``start`` and ``finish`` (null:
   not started / still running at ``to``), ``runtime`` (seconds of work of one pod, or null when unknown),
-  ``podRuntimes`` (each pod's seconds of work, roles in order, where they differ; else null) and
-  ``evictions`` (how many of its pods were evicted).
+  ``podRuntimes`` (each pod's seconds of work, roles in order, where they differ; else null),
+  ``evictions`` (how many of its pods were evicted) and ``flavors`` (*2*: the ResourceFlavor the cluster gave it per
+  resource, ``{"cpu": "spot"}``; null or absent: none).
 
 Reading is strict and names the line and the field of the first problem (``TraceError``); an unknown ``kind`` or an
 unknown key is skipped (the format only grows), a ``version`` above ours is refused.
@@ -44,9 +48,10 @@ __all__ = [
     "read_trace",
     "toleration_dict",
     "trace_lines",
+    "written_version",
 ]
 
-VERSION = 1
+VERSION = 2
 HEADER_KIND = "FairwayTrace"
 
 
@@ -90,6 +95,7 @@ class TraceJob:
     runtime: float | None = None
     pod_runtimes: tuple[float, ...] | None = None  # each pod's, roles in order, where they differ
     evictions: int = 0
+    flavors: Mapping[str, str] | None = None  # resource -> the ResourceFlavor the cluster gave it (version 2)
 
     @property
     def key(self) -> str:
@@ -288,6 +294,17 @@ def _pod_runtimes(obj: Mapping[str, Any], where: str) -> tuple[float, ...] | Non
     return tuple(float(v) for v in value)
 
 
+def _flavors(obj: Mapping[str, Any], where: str) -> dict[str, str] | None:
+    value = obj.get("flavors")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+    ):
+        raise TraceError(f"{where}: flavors: must be an object of resource names to ResourceFlavor names, or null")
+    return dict(value)
+
+
 def _job(obj: Mapping[str, Any], where: str) -> TraceJob:
     namespace, name = _str(obj, "namespace", where), _str(obj, "name", where)
     where = f"{where} (Job {namespace}/{name})"
@@ -313,6 +330,7 @@ def _job(obj: Mapping[str, Any], where: str) -> TraceJob:
         runtime=_seconds(obj, "runtime", where),
         pod_runtimes=_pod_runtimes(obj, where),
         evictions=_int(obj, "evictions", where, 0, 0),
+        flavors=_flavors(obj, where),
     )
     if job.pod_runtimes is not None and len(job.pod_runtimes) != job.pods:
         raise TraceError(f"{where}: podRuntimes: {len(job.pod_runtimes)} runtimes for its {job.pods} pods")
@@ -396,6 +414,7 @@ def job_line(job: TraceJob) -> dict[str, Any]:
         "runtime": job.runtime,
         "podRuntimes": None if job.pod_runtimes is None else list(job.pod_runtimes),
         "evictions": job.evictions,
+        **({"flavors": dict(job.flavors)} if job.flavors else {}),
     }
 
 
@@ -408,13 +427,20 @@ def _role_line(role: TraceRole) -> dict[str, Any]:
     return out
 
 
+def written_version(trace: Trace) -> int:
+    """The lowest version that holds ``trace``: 2 when it has flavors (a job's ``flavors``, a ResourceFlavor in its
+    Tree: a fairway of version 1 would replay it without them), else 1 (an older fairway reads it)."""
+    flavored_tree = any(o.get("kind") == "ResourceFlavor" for o in trace.tree or ())
+    return 2 if flavored_tree or any(job.flavors for job in trace.jobs) else 1
+
+
 def trace_lines(trace: Trace) -> Iterator[str]:
     """The trace as its lines (without newlines): the header, the tree, the edits, then the jobs by submit time."""
     h = trace.header
     yield _dump(
         {
             "kind": HEADER_KIND,
-            "version": VERSION,
+            "version": written_version(trace),
             "cluster": h.cluster,
             "from": format_time(h.start),
             "to": format_time(h.end),

@@ -41,8 +41,11 @@ every unchanged row, which is what lets the engine find the changes by identity)
 
 ``snapshot`` then makes the engine's ``Snapshot`` from the mirror's dictionaries (shallow copies: the objects
 are immutable, the copies are the only cost), in the order a full read gives: nodes by name, podgroups by
-creation, pods by primary key. The values cache (``planning.valuecache``) and the sessions share the process's
-mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing it at once.
+creation, pods by primary key. On a cluster whose queues name Kueue ResourceFlavors it counts the nodes and the pods
+on them per flavor keeping the flavored object of every unchanged row (``engine.flavors.FlavorMemo``), and the session
+keeps the flavors it gives the jobs likewise (``session_flavors``), so that the carry still finds the changes by
+identity; a cluster without flavors skips both. The values cache (``planning.valuecache``) and the sessions share
+the process's mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing it at once.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
+from engine.flavors import FlavorMemo
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     NamespaceInfo,
@@ -216,6 +220,10 @@ class ClusterMirror:
         self._specs = store.SpecMemo()  # the tree specs of the last read, reused for the rows that did not change
         # the state the engine's last session of this cluster opened with (used under the session lock only)
         self.carry = SessionCarry()
+        # Kueue's ResourceFlavors: the nodes and the pods on them counted per flavor, kept for the rows unchanged
+        # (under the mirror's lock), and the flavors the session gives the jobs (under the session lock)
+        self.flavored = FlavorMemo()
+        self.session_flavors = FlavorMemo()
         # (base, tasks, uids changed or None): how the last copy of the pods differs from the one before, as the
         # carry is told; ``scheduling.recording`` finds a session's changed pods by it
         self.tasks_note: tuple[Any, Any, Any] | None = None
@@ -287,8 +295,9 @@ class ClusterMirror:
                 snapshot.keep_indexes_of(self._last_snapshot)
             self._last_snapshot = snapshot
             # Kueue's levers of the queues and the cluster's Kueue Configuration, its ResourceFlavors (none: the
-            # snapshot as it is)
-            return with_stored_flavors(with_stored_levers(snapshot, cluster.kueue_config), store.read_resource_flavors)
+            # snapshot as it is; the same flavored object for an unchanged node or pod)
+            levered = with_stored_levers(snapshot, cluster.kueue_config)
+            return with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
 
     def row_ids(self) -> store.RowIds:
         with self._lock:

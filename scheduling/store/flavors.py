@@ -41,20 +41,18 @@ def record_flavors(cluster: Cluster, snapshot: Snapshot, choices: Mapping[str, F
     rows = (
         PodGroup.objects.filter(cluster=cluster)
         .exclude(phase=PodGroupPhase.COMPLETED)  # out of the snapshot: keeps what it ran with
-        .select_related("namespace")
-        .only("pk", "cluster_id", "name", "namespace__name", "flavors", "flavor_assignment")
-    )
-    for row in rows:
-        key = f"{row.namespace.name}/{row.name}"
+        .values_list("pk", "namespace__name", "name", "flavors", "flavor_assignment")
+    )  # (tuples, not model instances: every session of a flavored cluster reads them all)
+    for pk, namespace, name, was, said in rows:
+        key = f"{namespace}/{name}"
         if key not in snapshot.podgroups:
             continue
         flavors = given.get(key)
-        sentence = choices[key].sentence() if key in choices else row.flavor_assignment
+        sentence = choices[key].sentence() if key in choices else said
         if flavors is None and key not in choices:
             sentence = None
-        if (row.flavors, row.flavor_assignment) != (flavors, sentence):
-            row.flavors, row.flavor_assignment = flavors, sentence
-            changed.append(row)
+        if (was, said) != (flavors, sentence):
+            changed.append(PodGroup(pk=pk, flavors=flavors, flavor_assignment=sentence))
     if changed:
         PodGroup.objects.bulk_update(changed, ["flavors", "flavor_assignment"], batch_size=1000)
     return len(changed)

@@ -6,6 +6,7 @@ pods; ``fairway export --format kueue`` of the stored trees writes the flavors b
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -310,3 +311,183 @@ def test_an_admitted_job_without_a_pod_on_a_node_keeps_the_flavor_kept_with_it()
     assert any(t.key == "spot" for t in pod.tolerations)  # the flavor's tolerations
     waiting = with_kept_flavors(snapshot, {key: {"cpu": "spot"}})  # a waiting job is the assignment's
     assert dict(waiting.tasks_by_podgroup[key][0].request) == {"cpu": 2_000, "memory": 2**30}
+
+
+def _many_nodes(count: int) -> str:
+    out = ""
+    for i in range(count):
+        kind = "spot" if i % 2 else "on-demand"
+        taint = 'spec: {taints: [{key: spot, value: "true", effect: NoSchedule}]}\n' if kind == "spot" else ""
+        out += f"""
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: n-{i}, labels: {{type: {kind}}}}}
+{taint}status:
+  allocatable: {{cpu: "2", memory: 8Gi, pods: "110"}}
+  conditions: [{{type: Ready, status: "True"}}]
+"""
+    return out
+
+
+def test_a_flavored_cluster_under_churn_runs_its_sessions_on_the_kept_state(
+    kueue_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: the mirror keeps the nodes and pods counted per flavor and the session the flavors it gives, as the
+    same objects for what did not change, so that a flavored cluster's sessions under churn open on the engine's kept
+    state (``engine.session.carry``: an update, not a full build), on the very snapshot a fresh read gives (the
+    store's, the flavors given afresh), and decide what the engine decides from scratch."""
+    import dataclasses
+    import random
+
+    from django.db import transaction
+
+    from engine.flavors import assign_flavors, with_kept_flavors
+    from engine.session import run as engine_run
+    from scheduling import sessions, store
+    from scheduling.models import Node, Pod, PodGroup
+    from scheduling.store.flavors import kept_flavors
+
+    real = engine_run.run_session
+    opened: list[str] = []
+
+    def checked(snapshot: Any, *, now: float, carry: Any = None, **kwargs: Any) -> Any:
+        result = real(snapshot, now=now, carry=carry, **kwargs)
+        assert carry is not None, "the flavored session runs without the kept state"
+        opened.append(carry.last)
+        # the snapshot a fresh read of the rows gives, the flavors given afresh (no memo)
+        fresh = store.read_cluster(kueue_cluster)[0]
+        fresh = assign_flavors(with_kept_flavors(fresh, kept_flavors(kueue_cluster)))[0]
+        assert dict(fresh.tasks) == dict(snapshot.tasks)  # (the mirror's order is its own: by primary key)
+        assert dict(fresh.nodes) == dict(snapshot.nodes)
+        assert dict(fresh.podgroups) == dict(snapshot.podgroups)
+        others = {k: v for k, v in kwargs.items() if k != "on_bindings"}
+        scratch = real(dataclasses.replace(snapshot), now=now, **others)  # from scratch, no kept state
+        assert result.bindings == scratch.bindings and result.evictions == scratch.evictions
+        assert list(result.podgroups.items()) == list(scratch.podgroups.items())
+        assert result.queue_values == scratch.queue_values
+        return result
+
+    monkeypatch.setattr(engine_run, "run_session", checked)
+    jobs = "".join(_pod(f"r-{i}", 1, f"2026-01-01T00:{i:02d}:00Z") for i in range(12))
+    _import(kueue_cluster, FLAVORS + _many_nodes(12) + jobs)
+    assert sessions.run_scheduling_session(kueue_cluster).status == "ok"
+    rng = random.Random(28)
+    template = PodGroup.objects.filter(cluster=kueue_cluster).order_by("id").first()
+    assert template is not None
+    for step in range(14):
+        with transaction.atomic():
+            running = list(
+                Pod.objects.filter(cluster=kueue_cluster, status__in=("Bound", "Running", "Binding", "Allocated"))
+                .order_by("id")
+                .values_list("id", flat=True)
+            )
+            done = rng.sample(running, min(len(running), rng.randint(1, 3)))
+            Pod.objects.filter(pk__in=done).update(status="Succeeded")
+            if step == 7:  # a spot node relabelled on-demand (its taint stays): it and its pods counted anew
+                node = Node.objects.get(cluster=kueue_cluster, name="n-1")
+                node.labels = {"type": "on-demand"}
+                node.save(update_fields=["labels"])
+            for k in range(rng.randint(1, 3)):
+                pg = PodGroup.objects.create(
+                    cluster=kueue_cluster,
+                    namespace_id=template.namespace_id,
+                    name=f"churn-{step}-{k}",
+                    queue_id=template.queue_id,
+                    min_member=1,
+                )
+                Pod.objects.create(
+                    cluster=kueue_cluster,
+                    namespace_id=template.namespace_id,
+                    name=f"churn-{step}-{k}",
+                    podgroup=pg,
+                    request={"cpu": rng.choice((500, 1000, 2000)), "memory": 2**30},
+                )
+        assert sessions.run_scheduling_session(kueue_cluster).status == "ok"
+    assert opened[0].startswith("full build"), opened
+    assert all(o.startswith("update") for o in opened[1:]), opened
+    assert len(opened) == 15
+    # only what the churn and the last session changed is counted again (the pods on nodes, counted per flavor, and
+    # the waiting pods given the same flavor are the objects of the last session)
+    assert all(int(o.split()[1]) <= 10 for o in opened[2:]), opened
+    assert opened[8].endswith("1 node changed"), opened  # the session after step 7's relabelling: an update too
+    assert Pod.objects.filter(
+        cluster=kueue_cluster, status__in=("Bound", "Binding"), node__labels__type="spot"
+    ).exists()
+
+
+def test_the_trace_export_carries_the_flavors_and_its_replay_places_the_waiting_jobs(kueue_cluster: Any) -> None:
+    """Issue 28 with issue 29: ``fairway trace export`` of a flavored cluster writes its queue tree as Kueue's objects
+    (the ResourceFlavors, the ClusterQueue's quota per flavor) and each job's flavors, in a version-2 trace; its replay
+    gives the waiting jobs the flavors the live session gave them and places them."""
+    from datetime import timedelta
+
+    from engine.replay import read_trace, trace_lines
+    from engine.replay.loop import replay
+    from planning.trace import build_trace
+    from scheduling import sessions
+    from scheduling.models import PodGroup
+
+    _import(kueue_cluster, TEXT)
+    sessions.run_scheduling_session(kueue_cluster)
+    assert PodGroup.objects.get(name="podgroup-big").flavors == {"cpu": "spot", "memory": "spot"}
+    now = timezone.now()
+    trace = build_trace(kueue_cluster, now - timedelta(hours=1), now + timedelta(hours=1), period=60, tree_at=now)
+    lines = list(trace_lines(trace))
+    assert json.loads(lines[0])["version"] == 2
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in trace.tree or ()}
+    assert {("ResourceFlavor", "spot"), ("ResourceFlavor", "on-demand"), ("ClusterQueue", "team-a")} <= kinds
+    assert not any(kind == "Queue" for kind, _ in kinds)  # a Volcano Queue cannot hold a flavor
+    [cq] = [o for o in trace.tree or () if o["kind"] == "ClusterQueue"]
+    assert [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]] == ["on-demand", "spot"]
+    jobs = {j.name: j for j in read_trace(lines).jobs}
+    assert jobs["podgroup-big"].flavors == {"cpu": "spot", "memory": "spot"}
+    assert jobs["podgroup-running"].flavors == {"cpu": "on-demand", "memory": "on-demand"}
+    assert jobs["podgroup-huge"].flavors == {"cpu": "on-demand", "memory": "on-demand"}  # the flavor it waits on
+    out = replay(read_trace(lines)).outcomes
+    assert out["team-a/podgroup-big"].flavors == {"cpu": "spot", "memory": "spot"}
+    assert out["team-a/podgroup-small"].flavors == {"cpu": "on-demand", "memory": "on-demand"}
+    assert out["team-a/podgroup-big"].start is not None and out["team-a/podgroup-small"].start is not None
+    assert out["team-a/podgroup-huge"].start is None
+
+
+def test_a_removed_jobs_history_row_keeps_its_flavors(kueue_cluster: Any) -> None:
+    """The job history (``scheduling.history``): a flavored job garbage-collected or deleted keeps its flavors on its
+    ``JobRecord``, which the trace export writes (a job without flavors: null)."""
+    from datetime import timedelta
+
+    from planning.trace import build_trace
+    from scheduling import history, sessions
+    from scheduling.models import JobRecord, PodGroup
+
+    _import(kueue_cluster, TEXT)
+    sessions.run_scheduling_session(kueue_cluster)
+    big = PodGroup.objects.get(name="podgroup-big")
+    assert history.record_removed([big.pk]) == 1
+    assert JobRecord.objects.get(name="podgroup-big").flavors == {"cpu": "spot", "memory": "spot"}
+    PodGroup.objects.filter(pk=big.pk).delete()
+    now = timezone.now()
+    trace = build_trace(kueue_cluster, now - timedelta(hours=1), now, period=60, tree_at=now)
+    assert {j.name: j.flavors for j in trace.jobs}["podgroup-big"] == {"cpu": "spot", "memory": "spot"}
+
+
+def test_the_replays_page_replays_a_flavored_cluster_with_its_flavors(
+    kueue_cluster: Any, make_user: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The what-if page's "replay the last 7 days" (``planning.replay``) on a flavored cluster: the baseline places
+    the jobs the live session placed, each on its flavor; without the spot node (the proposal) the job given spot
+    finds no place, and the differences say so."""
+    from planning import replay
+    from scheduling import sessions
+
+    _import(kueue_cluster, TEXT)
+    sessions.run_scheduling_session(kueue_cluster)
+    monkeypatch.setattr(replay, "send", lambda pk: None)
+    boss = make_user("boss", staff=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = replay.start(boss, [{"op": "remove", "kind": "node", "name": "spot-1"}], window="1h", cluster="kfl")
+    assert replay.execute(run.pk) == "done"
+    run.refresh_from_db()
+    base, prop = run.result["baseline"]["teams"]["queue/team-a"], run.result["proposal"]["teams"]["queue/team-a"]
+    assert base["jobs"]["started"] == 3  # running (on-demand), big (spot), small (on-demand); huge fits nowhere
+    assert prop["jobs"]["started"] == 2  # no spot node: big waits

@@ -83,3 +83,45 @@ def test_the_volcano_export_says_it_writes_the_quota_per_flavor_as_is() -> None:
         "as a resource of its own, which no node offers (export --format kueue keeps them)"
     ]
     assert export_notes(unflavored(snapshot), "volcano") == []
+
+
+def test_a_memo_hands_the_same_flavored_objects_for_what_did_not_change() -> None:
+    """``engine.flavors.FlavorMemo`` (issue 28: a flavored cluster's sessions on the engine's kept state): a node or
+    pod that is the same object gets the flavored object of the last pass again; a changed pod, a pod moved to a
+    node of another flavor, a changed node and changed ResourceFlavors get new ones, equal to what no memo gives."""
+    from engine.flavors import FlavorMemo, with_kept_flavors
+    from engine.objects import TaskStatus
+
+    simulated, _ = _stored(TEXT)
+    rows = unflavored(simulated).replace(queues=simulated.queues)
+    specs = dict(simulated.kueue_flavors.flavors)
+    memo, session = FlavorMemo(), FlavorMemo()
+
+    def read(snapshot: object, flavors: object = None) -> object:
+        got = with_stored_flavors(snapshot, lambda: flavors or specs, memo)
+        got = assign_flavors(with_kept_flavors(got, {}, session), session)[0]
+        plain = assign_flavors(with_kept_flavors(with_stored_flavors(snapshot, lambda: flavors or specs), {}))[0]
+        assert dict(got.tasks) == dict(plain.tasks) and dict(got.nodes) == dict(plain.nodes)
+        assert dict(got.podgroups) == dict(plain.podgroups)
+        return got
+
+    first = read(rows)
+    again = read(rows.replace(tasks=dict(rows.tasks), nodes=dict(rows.nodes)))  # new mappings, the same objects
+    assert all(again.tasks[u] is t for u, t in first.tasks.items())
+    assert all(again.nodes[n] is v for n, v in first.nodes.items())
+    assert all(again.podgroups[k] is pg for k, pg in first.podgroups.items())
+    # the running pod moves to the spot node (a new row object), the spot node's labels change
+    running = rows.tasks["team-a/running"]
+    moved = rows.with_tasks([dataclasses.replace(running, node="spot-1", status=TaskStatus.RUNNING)])
+    third = read(moved)
+    assert dict(third.tasks["team-a/running"].request) == {"cpu@spot": 2_000, "memory@spot": 2**30}
+    assert third.tasks["team-a/running"] is not again.tasks["team-a/running"]
+    assert third.nodes["od-1"] is again.nodes["od-1"]
+    relabelled = moved.with_nodes([dataclasses.replace(moved.nodes["spot-1"], labels={"type": "on-demand"})])
+    fourth = read(relabelled)
+    assert "cpu@on-demand" in fourth.nodes["spot-1"].allocatable.raw
+    assert dict(fourth.tasks["team-a/running"].request) == {"cpu@on-demand": 2_000, "memory@on-demand": 2**30}
+    # other ResourceFlavors: everything counted again
+    spot = dataclasses.replace(specs["spot"], node_labels={"type": "other"})
+    fifth = read(relabelled, {**specs, "spot": spot})
+    assert fifth.nodes["od-1"] is not fourth.nodes["od-1"]
