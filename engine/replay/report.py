@@ -111,19 +111,24 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
         "periodsSkipped": max(0, run.grid_points - run.sessions),
         "teams": dict(sorted(teams.items())),
         "cluster": _cluster(run),
-        "jobs": {
-            key: {
-                "submit": format_time(o.job.submit),
-                "start": None if o.start is None else format_time(o.start),
-                "finish": None if o.finish is None else format_time(o.finish),
-                "recordedStart": None if o.job.start is None else format_time(o.job.start),
-                # Kueue's ResourceFlavors (only where the cluster has some): the replay's and the recorded one
-                **({"flavors": dict(sorted(o.flavors.items()))} if o.flavors else {}),
-                **({"recordedFlavors": dict(sorted(o.job.flavors.items()))} if o.job.flavors else {}),
-            }
-            for key, o in sorted(run.outcomes.items())
-        },
+        "jobs": _jobs(run),
         "warnings": list(run.warnings),
+    }
+
+
+def _jobs(run: ReplayRun) -> dict[str, dict[str, Any]]:
+    """Each job's submit, start and finish in the replay, its recorded start, and its flavors."""
+    return {
+        key: {
+            "submit": format_time(o.job.submit),
+            "start": None if o.start is None else format_time(o.start),
+            "finish": None if o.finish is None else format_time(o.finish),
+            "recordedStart": None if o.job.start is None else format_time(o.job.start),
+            # Kueue's ResourceFlavors (only where the cluster has some): the replay's and the recorded one
+            **({"flavors": dict(sorted(o.flavors.items()))} if o.flavors else {}),
+            **({"recordedFlavors": dict(sorted(o.job.flavors.items()))} if o.job.flavors else {}),
+        }
+        for key, o in sorted(run.outcomes.items())
     }
 
 

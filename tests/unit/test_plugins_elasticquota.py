@@ -64,6 +64,26 @@ def test_runtime_gate() -> None:
     assert (status.blocker.kind, status.blocker.name, status.blocker.limit) == ("quota", "a", "runtime")
 
 
+def test_a_gang_larger_than_its_groups_min_is_told_it_waits_for_lenders() -> None:
+    """a (min 4) is lent nothing while b asks its whole min: a gang of 6 needs 2 more than a's min, whatever the
+    division does, and says so (with what would let it start without borrowing); a gang within the min does not."""
+    busy = (
+        two_groups()
+        .with_tasks([pod("ns", f"b-{i}", "b", "1", None, quota="b") for i in range(4)])
+        .replace(policy=eq_policy("enqueue, allocate"))
+    )
+    gang = busy.with_podgroups([podgroup("ns", "a", "default", 6, phase=Q.PENDING, min_resources=rl("6"))])
+    status = run_session(gang, now=0.0).podgroups["ns/a"]
+    assert "quota group a runtime: insufficient cpu, requested 6, available 4" in status.message
+    assert (
+        "its minimum alone is above quota group a's min 4: however fair the division, it starts only while other "
+        "groups lend at least 2; a min of 6 or a smaller gang would let it start without borrowing"
+    ) in status.message
+    small = podgroup("ns", "a", "default", 4, phase=Q.PENDING, min_resources=rl("4"))
+    within = run_session(busy.with_podgroups([small]), now=0.0).podgroups["ns/a"]
+    assert within.phase == Q.RUNNING and "its minimum alone" not in within.message
+
+
 def test_without_runtime_quota_max_is_the_limit() -> None:
     result = run_session(two_groups(a_max="6", enableRuntimeQuota=False), now=0.0)
     assert len(bound(result)) == 6

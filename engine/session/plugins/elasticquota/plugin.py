@@ -239,6 +239,8 @@ class ElasticQuotaPlugin(Plugin):
                         continue
                     others = held - (0 if include_job else amounts[r])
                     note = f"parent of quota group {g} (enableCheckParentQuota)" if node != g else ""
+                    if node == g and include_job and check == "runtime":
+                        note = self._above_min(g, r, amounts[r])
                     return GateRefusal(
                         BlockerKind.QUOTA,
                         node,
@@ -250,6 +252,19 @@ class ElasticQuotaPlugin(Plugin):
                         breakdown=self._breakdown(node, check, limit[r], r, 0 if include_job else amounts[r]),
                     )
         return None
+
+    def _above_min(self, group: str, r: str, demand: int) -> str:
+        """Words for a job whose minimum is larger than its group's min (guarantee): however fair the division, it
+        starts only while the group's siblings lend it the rest (say so in advance), else nothing."""
+        spec = self.session.quota_spec(group)
+        floor = spec.min.get(r) if spec is not None else None
+        if floor is None or demand <= floor:
+            return ""
+        return (
+            f"its minimum alone is above quota group {group}'s min {qty(floor, r)}: however fair the division, it "
+            f"starts only while other groups lend at least {qty(demand - floor, r)}; a min of {qty(demand, r)} or a "
+            "smaller gang would let it start without borrowing"
+        )
 
     def _breakdown(self, group: str, check: str, limit: int, r: str, own: int) -> str:
         """``10 runtime - 6 used - 2 reserved by 1 admitted job`` (zero terms left out); ``own``: the reservation of
