@@ -353,7 +353,44 @@ class _Lent(Mapping[str, str]):
         return len(self._data)
 
 
-class _GroupSums:
+class _ShapedSums:
+    """Sums of resource amounts kept by adding and removing contributions, per dict of a total, with the name orders
+    (*shapes*) of the contributions counted: a dict built by adding contributions in some order has its names in the
+    order they first appear, which is the longest shape whatever the order when every shape is a prefix of it
+    (``made`` None otherwise: the caller adds the contributions up again)."""
+
+    __slots__ = ("shapes", "sums")
+
+    def __init__(self, dicts: int) -> None:
+        self.shapes: tuple[dict[tuple[str, ...], int], ...] = tuple({} for _ in range(dicts))
+        self.sums: tuple[dict[str, int], ...] = tuple({} for _ in range(dicts))
+
+    def _add(self, i: int, shape: tuple[str, ...], amounts: Mapping[str, int], sign: int) -> None:
+        shapes = self.shapes[i]
+        n = shapes.get(shape, 0) + sign
+        if n:
+            shapes[shape] = n
+        else:
+            del shapes[shape]
+        sums = self.sums[i]
+        for name, amount in amounts.items():
+            sums[name] = sums.get(name, 0) + sign * amount
+
+    def made(self) -> list[dict[str, int]] | None:
+        """Each dict as adding the contributions up would build it, or None when its order depends on theirs."""
+        out: list[dict[str, int]] = []
+        for shapes, sums in zip(self.shapes, self.sums, strict=True):
+            if not shapes:
+                out.append({})
+                continue
+            longest = max(shapes, key=len)
+            if any(shape != longest[: len(shape)] for shape in shapes):
+                return None
+            out.append({name: sums[name] for name in longest})
+        return out
+
+
+class _GroupSums(_ShapedSums):
     """What the pods of one quota group add up to (``values.group_totals``), kept by adding and removing pods.
 
     ``group_totals`` builds its dicts in the order resource names first appear among the group's pods. When the
@@ -361,13 +398,11 @@ class _GroupSums:
     the longest shape whatever the pods' order, so the sums can be kept by delta; otherwise (``totals`` None) the
     group is added up again from its pods."""
 
-    __slots__ = ("pods", "shapes", "sums")
+    __slots__ = ("pods",)
 
     def __init__(self) -> None:
+        super().__init__(4)  # per class (live, used, releasing, pipelined): shape -> pods, resource -> amount
         self.pods = 0  # every pod of the group, finished ones too (the group is in the snapshot's grouping)
-        # per class (live, used, releasing, pipelined): shape -> pods, resource -> amount
-        self.shapes: tuple[dict[tuple[str, ...], int], ...] = ({}, {}, {}, {})
-        self.sums: tuple[dict[str, int], ...] = ({}, {}, {}, {})
 
     def add(self, info: TaskInfo, sign: int) -> None:
         self.pods += sign
@@ -384,27 +419,10 @@ class _GroupSums:
         elif status == TaskStatus.RELEASING:
             self._add(2, shape, amounts, sign)
 
-    def _add(self, i: int, shape: tuple[str, ...], amounts: Mapping[str, int], sign: int) -> None:
-        shapes = self.shapes[i]
-        n = shapes.get(shape, 0) + sign
-        if n:
-            shapes[shape] = n
-        else:
-            del shapes[shape]
-        sums = self.sums[i]
-        for name, amount in amounts.items():
-            sums[name] = sums.get(name, 0) + sign * amount
-
     def totals(self) -> GroupTotals | None:
-        made: list[dict[str, int]] = []
-        for shapes, sums in zip(self.shapes, self.sums, strict=True):
-            if not shapes:
-                made.append({})
-                continue
-            longest = max(shapes, key=len)
-            if any(shape != longest[: len(shape)] for shape in shapes):
-                return None
-            made.append({name: sums[name] for name in longest})
+        made = self.made()
+        if made is None:
+            return None
         live, used, leaving, waiting = made
         trusted = ResourceList.trusted
         n_waiting = sum(self.shapes[3].values())
@@ -447,7 +465,7 @@ def _summary(kept: _Kept, jobs: list[JobUsage]) -> JobSummary:
     return JobSummary(totals, len(jobs))
 
 
-class _QueueSums:
+class _QueueSums(_ShapedSums):
     """What ``summarize_jobs`` adds up for the jobs of one queue, kept by adding and removing jobs (exact integers).
 
     ``summarize_jobs`` builds each dict in the order resource names first appear among the queue's jobs. When the
@@ -455,15 +473,13 @@ class _QueueSums:
     longest shape whatever the jobs' order, so the sums can be kept by delta (as ``_GroupSums`` does for the quota
     groups); otherwise (``totals`` None) the queue is summed again from its jobs."""
 
-    __slots__ = ("first", "jobs", "names", "pipelined_pods", "reserved_jobs", "shapes", "sums")
+    __slots__ = ("first", "jobs", "names", "pipelined_pods", "reserved_jobs")
 
     def __init__(self) -> None:
+        super().__init__(6)  # per dict (allocated, request, pipelined, elastic, inqueue, reserving)
         self.jobs = 0
         self.names: dict[tuple[str, str], int] = {}  # (namespace, name) -> jobs so named
         self.first: tuple[str, str] | None = None  # the smallest of ``names`` (None: to find again)
-        # per dict (allocated, request, pipelined, elastic, inqueue, reserving): shape -> jobs, resource -> amount
-        self.shapes: tuple[dict[tuple[str, ...], int], ...] = ({}, {}, {}, {}, {}, {})
-        self.sums: tuple[dict[str, int], ...] = ({}, {}, {}, {}, {}, {})
         self.pipelined_pods = 0
         self.reserved_jobs = 0
 
@@ -481,48 +497,33 @@ class _QueueSums:
         elif sign < 0 and key == self.first and not n:
             self.first = None
         allocated, request = raw(job.allocated), raw(job.request)
-        self._add(0, allocated, sign)
-        self._add(1, request, sign)
+        self._put(0, allocated, sign)
+        self._put(1, request, sign)
         if job.pipelined_tasks:
             self.pipelined_pods += sign * job.pipelined_tasks
-            self._add(2, raw(job.pipelined or {}), sign)
+            self._put(2, raw(job.pipelined or {}), sign)
         if job.min_resources is None:
-            self._add(3, {name: amount for name, amount in allocated.items() if amount > 0}, sign)
+            self._put(3, {name: amount for name, amount in allocated.items() if amount > 0}, sign)
             return
         minimum = raw(job.min_resources)
         extra = {name: amount - minimum.get(name, 0) for name, amount in allocated.items()}
-        self._add(3, {name: amount for name, amount in extra.items() if amount > 0}, sign)
+        self._put(3, {name: amount for name, amount in extra.items() if amount > 0}, sign)
         phase = job.phase
         if phase == PodGroupPhase.INQUEUE or (phase == PodGroupPhase.RUNNING and job.allocated_tasks >= job.min_member):
             reserve = {name: amount - allocated.get(name, 0) for name, amount in minimum.items()}
             reserve = {name: amount for name, amount in reserve.items() if amount > 0}
-            self._add(4, reserve, sign)
-            self._add(5, dict.fromkeys(reserve, 1), sign)
+            self._put(4, reserve, sign)
+            self._put(5, dict.fromkeys(reserve, 1), sign)
             if reserve:
                 self.reserved_jobs += sign
 
-    def _add(self, i: int, amounts: Mapping[str, int], sign: int) -> None:
-        shapes = self.shapes[i]
-        shape = tuple(amounts)
-        n = shapes.get(shape, 0) + sign
-        if n:
-            shapes[shape] = n
-        else:
-            del shapes[shape]
-        sums = self.sums[i]
-        for name, amount in amounts.items():
-            sums[name] = sums.get(name, 0) + sign * amount
+    def _put(self, i: int, amounts: Mapping[str, int], sign: int) -> None:
+        self._add(i, tuple(amounts), amounts, sign)
 
     def totals(self) -> QueueTotals | None:
-        made: list[dict[str, int]] = []
-        for shapes, sums in zip(self.shapes, self.sums, strict=True):
-            if not shapes:
-                made.append({})
-                continue
-            longest = max(shapes, key=len)
-            if any(shape != longest[: len(shape)] for shape in shapes):
-                return None
-            made.append({name: sums[name] for name in longest})
+        made = self.made()
+        if made is None:
+            return None
         if self.first is None:
             self.first = min(self.names)
         allocated, request, pipelined, elastic, inqueue, reserving = made
