@@ -45,8 +45,9 @@ __all__ = ["JobOutcome", "ReplayError", "ReplayRun", "Sample", "replay", "tree_s
 # generation itself every ``YOUNG_EVERY`` sessions and the next one every ``MIDDLE_EVERY``, never the oldest (the
 # trace and the results so far, all alive). With the collector on, each session's first allocation after its own
 # pause walked every object it left alive, and the oldest generation, growing with the results, was walked again
-# and again: a fifth of a small cluster's replay, for almost nothing found (a session cuts its own cycles,
-# ``Session.release``). The collector is back as it was when the sessions end.
+# and again: about 13 % of a day of the small demo, for almost nothing found (a session cuts its own cycles,
+# ``Session.release``, and the carry those of the state it drops). The collector is back as it was when the
+# sessions end.
 YOUNG_EVERY = 50
 MIDDLE_EVERY = 500
 
