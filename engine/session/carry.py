@@ -435,7 +435,7 @@ def _let_go(kept: _Kept | None) -> None:
     """Cut the cycles of a kept state being dropped (each podgroup's state lists its pods' states, each pod's points
     at its podgroup's), as ``Session.release`` does for a session's own: reference counting frees it at once instead
     of the cyclic collector later, which walked it and everything it held (on a small cluster, where most sessions
-    build in full, the most of the collector's time in a replay)."""
+    build in full, most of the collector's time in a replay)."""
     if kept is not None:
         for job in kept.jobs.values():
             job.tasks = []
