@@ -99,9 +99,14 @@ class _Kept:
     # what ``summarize_jobs`` adds up per queue, kept by adding and removing jobs (None: not yet)
     queue_sums: dict[str, _QueueSums] | None = None
     usage_moves: list[tuple[JobUsage, int]] = field(default_factory=list)  # usages out (-1) and in (+1) since
+    # what the podgroups hold at open per namespace (the session's ``ns_allocated``), kept by adding and removing the
+    # podgroups recounted (None: not yet); and per namespace, how many podgroups name each resource in what they hold
+    ns_sums: dict[str, dict[str, int]] | None = None
+    ns_names: dict[str, dict[str, int]] = field(default_factory=dict)
+    ns_moves: list[tuple[str, dict[str, int], int]] = field(default_factory=list)  # held at open, out and in since
 
 
-Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
+Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates, dict[str, dict[str, int]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +245,8 @@ class SessionCarry:
         )
         self._kept = kept
         self.last = f"full build: {why}"
-        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, True, True)
+        aggregates = self._aggregates(kept, snap, True, True)
+        return table.clone(), tasks, jobs, has_pods, aggregates, _ns_allocated(kept)
 
     # -- the update --------------------------------------------------------------------------------------------
 
@@ -289,7 +295,7 @@ class SessionCarry:
             + (", by the caller's notes" if noted and ch.order is None else "")
         )
         aggregates = self._aggregates(kept, snap, resort, regrouped)
-        return table.clone(), tasks, jobs, kept.has_pods, aggregates
+        return table.clone(), tasks, jobs, kept.has_pods, aggregates, _ns_allocated(kept)
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
@@ -322,6 +328,36 @@ class SessionCarry:
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
         jobs = list(kept.usages.values())
         return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
+
+
+def _ns_allocated(kept: _Kept) -> dict[str, dict[str, int]]:
+    """What the podgroups hold at open per namespace, as ``Session`` adds it up over every podgroup (a namespace
+    where one holds something; its resources those some podgroup of it names), kept by adding and removing the
+    podgroups recounted since (``ns_moves``): the same exact sums, in an order of namespaces and resources no decision
+    reads (they are looked up by name, and a share is the largest of its resources'). The session gets a shallow
+    copy: it copies a namespace's sums before it changes them (``Session._ns_sums``)."""
+    sums, names, moves = kept.ns_sums, kept.ns_names, kept.ns_moves
+    kept.ns_moves = []
+    if sums is None:
+        sums = kept.ns_sums = {}
+        names.clear()
+        moves = [(job.namespace, job.base[2], 1) for job in kept.jobs.values() if job.base is not None]
+    for ns, held, sign in moves:
+        if not held:
+            continue
+        ours, named = sums.get(ns), names.get(ns)
+        if ours is None or named is None:
+            ours, named = sums[ns], names[ns] = {}, {}
+        for name, amount in held.items():
+            n = named.get(name, 0) + sign
+            if n:
+                named[name] = n
+                ours[name] = ours.get(name, 0) + sign * amount
+            else:
+                del named[name], ours[name]
+        if not named:
+            del sums[ns], names[ns]
+    return sums.copy()
 
 
 class _Lent(Mapping[str, str]):
@@ -809,8 +845,12 @@ def _recount_jobs(
     """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
     the member indexes of every dirty key, and reopen from its counters at open every podgroup recounted or whose
     state the last session may have changed (``written``; None: every podgroup)."""
+    moves = kept.ns_moves
     for key in recount:
         job = jobs[key]
+        old_job = kept.jobs.get(key)
+        if old_job is not None and old_job.base is not None:
+            moves.append((old_job.namespace, old_job.base[2], -1))
         job.base = None
         job.settled = None  # its status is computed again (``Session.close``)
         job.counts = dict.fromkeys(job.counts, 0)
@@ -821,6 +861,7 @@ def _recount_jobs(
             task.pg = job
         count_job(job, ours)
         job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+        moves.append((job.namespace, job.base[2], 1))
         old = kept.usages.get(key)
         if old is not None:
             kept.usage_moves.append((old, -1))
@@ -831,6 +872,11 @@ def _recount_jobs(
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
         kept.unlisted |= recount | dirty_jobs
+    if len(kept.jobs) != len(jobs) or recount:  # podgroups gone: out of their namespaces' sums
+        for key in kept.jobs.keys() - jobs.keys():
+            base = kept.jobs[key].base
+            if base is not None:
+                moves.append((kept.jobs[key].namespace, base[2], -1))
     if len(kept.usages) != len(jobs):  # podgroups gone: out of their queues' sums
         kept.usage_moves.extend((kept.usages[key], -1) for key in kept.usages.keys() - jobs.keys())
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone

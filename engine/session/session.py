@@ -892,18 +892,22 @@ class Session:
 
         self.touched: list[TaskState] = []  # every task whose status changed in this session (with repeats)
         self._aggregates: Aggregates | None = None
+        # namespace -> what its podgroups hold (event-based, as drf's namespace attribute)
+        self.ns_allocated: dict[str, dict[str, int]]
         if carry is not None:
             # the state the carry kept from the last session of this cluster, brought up to date (or built in full)
             opened = carry.open(snapshot, self.touched)
-            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates = opened
+            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates, self.ns_allocated = opened
+            self._ns_own: set[str] | None = set()  # the namespaces whose sums are the session's own copy
         else:
             resources, self.has_pods = table_columns(snapshot)
             self.nodes = NodeTable(snapshot.nodes.values(), resources)
             self._build_state()
-        self.ns_allocated: dict[str, dict[str, int]] = {}
-        for job in self.jobs.values():
-            if job.allocated:
-                add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+            self.ns_allocated = {}
+            for job in self.jobs.values():
+                if job.allocated:
+                    add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+            self._ns_own = None  # every namespace's sums are the session's own
 
         # quota values computed once, at open, by the one function pages, the what-if and simulate use
         self.values: QuotaValues = self._open_values()
@@ -1072,15 +1076,25 @@ class Session:
         job = task.pg
         if job is not None:
             add_into(job.allocated, task.req)
-            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req)
+            add_into(self._ns_sums(task.namespace), task.req)
         self.framework.on_allocate(task)
 
     def _event_deallocate(self, task: TaskState) -> None:
         job = task.pg
         if job is not None:
             add_into(job.allocated, task.req, -1)
-            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req, -1)
+            add_into(self._ns_sums(task.namespace), task.req, -1)
         self.framework.on_deallocate(task)
+
+    def _ns_sums(self, namespace: str) -> dict[str, int]:
+        """``namespace``'s entry of ``ns_allocated``, the session's own to change: the sums a ``SessionCarry`` keeps
+        are copied on the first change (the carry's stay as they were at open)."""
+        own = self._ns_own
+        if own is None or namespace in own:
+            return self.ns_allocated.setdefault(namespace, {})
+        own.add(namespace)
+        sums = self.ns_allocated[namespace] = dict(self.ns_allocated.get(namespace, {}))
+        return sums
 
     def allocate_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Allocate``: Allocated on ``row``, idle goes down, plugins told."""

@@ -302,7 +302,7 @@ def _state(ssn: Session) -> dict[str, Any]:
         "rows": [list(d) for d in t.tasks],
         "arrays": [a.tolist() for a in (t.alloc, t.idle, t.releasing, t.pipelined, t.evictable, t.ready)],
         "table": (t.names, t.resources, t.future_ops, ssn.has_pods),
-        "ns_allocated": [(ns, list(a.items())) for ns, a in ssn.ns_allocated.items()],
+        "ns_allocated": _ns_allocated(ssn),
         "values": ssn.values,
         "jobs_usage": [repr(j) for j in ssn.values.aggregates.jobs] if ssn.values.aggregates else None,
         "groups": repr(ssn.values.aggregates.groups) if ssn.values.aggregates else None,
@@ -310,6 +310,12 @@ def _state(ssn: Session) -> dict[str, Any]:
         "summary": _summary(ssn.values.aggregates.summary) if ssn.values.aggregates else None,
         "reservations": repr(ssn.values.reservations),
     }
+
+
+def _ns_allocated(ssn: Session) -> list[Any]:
+    """What each namespace's podgroups hold, by name: decisions look namespaces up by name and take the largest of
+    a namespace's resource shares, so neither order is read (the carry keeps the sums in another order)."""
+    return sorted((ns, sorted(a.items())) for ns, a in ssn.ns_allocated.items())
 
 
 def _summary(summary: JobSummary) -> list[Any]:
@@ -345,6 +351,7 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
             assert list(ours.items()) == list(theirs.items()) if isinstance(ours, dict) else ours == theirs, key
     run_actions(plain)
     run_actions(kept)
+    assert _ns_allocated(kept) == _ns_allocated(plain)  # the session's own changes, on its copy of the kept sums
     a, b = plain.close(), kept.close()
     assert b.bindings == a.bindings
     assert b.evictions == a.evictions
@@ -549,3 +556,26 @@ def test_settled_podgroups_are_left_out() -> None:
     reopened = sum(_settled_run(seed) for seed in range(SEEDS // 4, SEEDS // 4 + 6))
     assert sum(1 for n in QUIET if n) > len(QUIET) // 2, QUIET
     assert reopened > len(QUIET) // 8, reopened  # (reclaim and preempt, in half the policies, reopen all)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_namespace_sums_are_kept_and_not_changed_by_a_session(seed: int) -> None:
+    """What the podgroups hold per namespace is kept by the carry (the same sums object, moved by the podgroups
+    recounted) and a session's own allocations change its copy only: after every session the kept sums are those
+    of a fresh session at open."""
+    world = World(3000 + seed)
+    for _ in range(4):
+        world.add_podgroup()
+    carry = SessionCarry()
+    sums = None
+    for step in range(STEPS // 2):
+        result = _compare(world, carry, now=float(step))
+        kept = carry._kept
+        assert kept is not None and kept.ns_sums is not None
+        if carry.last.startswith("update"):
+            assert kept.ns_sums is sums  # moved, not summed again
+        sums = kept.ns_sums
+        fresh = Session(dataclasses.replace(world.snap), world.snap.policy, float(step))
+        assert sorted((ns, sorted(a.items())) for ns, a in sums.items()) == _ns_allocated(fresh)
+        world.apply(result, now=float(step))
+        world.change()
