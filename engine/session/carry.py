@@ -64,7 +64,7 @@ from engine.values import (
 )
 from engine.wording import plural
 
-__all__ = ["SessionCarry"]
+__all__ = ["JobIndex", "SessionCarry"]
 
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
@@ -104,6 +104,7 @@ class _Kept:
     ns_sums: dict[str, dict[str, int]] | None = None
     ns_names: dict[str, dict[str, int]] = field(default_factory=dict)
     ns_moves: list[tuple[str, dict[str, int], int]] = field(default_factory=list)  # held at open, out and in since
+    index: JobIndex | None = None  # the session's indexes of the podgroups (None: to build over every podgroup)
 
 
 Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates, dict[str, dict[str, int]]]
@@ -133,6 +134,9 @@ class SessionCarry:
         self._lent: weakref.ref[_Lent] | None = None  # the kept quota groups of the pods, lent to a snapshot
         # the podgroups whose per-session state the last session may have changed (None: any; ``Session.close``)
         self.written: set[str] | None = None
+        # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
+        self.unsettled: list[str] | None = None
+        self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
@@ -141,6 +145,8 @@ class SessionCarry:
         self._links = ()
         self.settled_under = None
         self.written = None
+        self.unsettled = None
+        self.index = None
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -190,6 +196,7 @@ class SessionCarry:
             task.node = task.orig_node
         self._touched = touched
         written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
+        self.index = None
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
@@ -246,6 +253,8 @@ class SessionCarry:
         self._kept = kept
         self.last = f"full build: {why}"
         aggregates = self._aggregates(kept, snap, True, True)
+        self.unsettled = None
+        self.index = kept.index = JobIndex.build(jobs)
         return table.clone(), tasks, jobs, has_pods, aggregates, _ns_allocated(kept)
 
     # -- the update --------------------------------------------------------------------------------------------
@@ -282,6 +291,12 @@ class SessionCarry:
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
         _recount_jobs(kept, jobs, recount, dirty_jobs, written)
+        index = kept.index
+        kept.index = None  # (an error below leaves none)
+        kept.index = (index.moved(kept.jobs, jobs, recount) if index is not None else None) or JobIndex.build(jobs)
+        self.index = kept.index
+        if self.unsettled is not None:  # a recounted podgroup is unsettled until a close settles it again
+            self.unsettled = [key for key in dict.fromkeys([*self.unsettled, *recount]) if key in jobs]
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
@@ -328,6 +343,88 @@ class SessionCarry:
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
         jobs = list(kept.usages.values())
         return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
+
+
+class JobIndex:
+    """What ``Session`` indexes over the podgroups at open, kept between sessions: the podgroups per queue (the
+    queues in the order of their first podgroup, each queue's podgroups in snapshot order) and the keys of the
+    podgroups with a pending pod at open (snapshot order). ``moved`` brings them up to date for the podgroups
+    recounted, new or gone when the kept ones stay in their order and the new ones come last (the usual case);
+    otherwise they are built again over every podgroup (``build``), as a fresh session does."""
+
+    __slots__ = ("by_queue", "pending")
+
+    def __init__(self, by_queue: dict[str, list[JobState]], pending: dict[str, None]) -> None:
+        self.by_queue = by_queue  # the sessions read the lists, never change them
+        self.pending = pending
+
+    @classmethod
+    def build(cls, jobs: Mapping[str, JobState]) -> JobIndex:
+        by_queue: dict[str, list[JobState]] = {}
+        pending: dict[str, None] = {}
+        for key, job in jobs.items():
+            by_queue.setdefault(job.queue, []).append(job)
+            if job.counts[TaskStatus.PENDING]:
+                pending[key] = None
+        return cls(by_queue, pending)
+
+    def moved(self, old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str]) -> JobIndex | None:
+        """The index for ``jobs`` (``old``'s podgroups with ``recount``'s new or changed), or None when it is not
+        shown cheaply: the kept podgroups moved in the order, a recounted one changed queue, or a queue's first
+        podgroup left."""
+        gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
+        new = [key for key in recount if key not in old]
+        if len(jobs) != len(old) - len(gone) + len(new):
+            return None
+        tail = list(islice(reversed(jobs), len(new)))
+        if set(tail) != set(new):
+            return None
+        new = tail[::-1]
+        if gone:
+            order = [key for key in old if key not in gone]
+            if list(islice(jobs, len(order))) != order:
+                return None
+        elif list(islice(jobs, len(old))) != list(old):
+            return None
+        by_queue = self.by_queue  # (changed in place, as ``pending``: the session copies the mapping, not the lists)
+        touched: set[str] = set()
+        for key in gone:
+            touched.add(old[key].queue)
+        for key in recount:
+            job, before = jobs[key], old.get(key)
+            if before is not None and before.queue != job.queue:
+                return None
+            touched.add(job.queue)
+        for queue in touched:
+            ours = by_queue.get(queue)
+            if ours is None:
+                continue
+            if ours[0].key in gone:
+                return None
+            by_queue[queue] = [jobs[j.key] for j in ours if j.key not in gone]
+        for key in new:
+            job = jobs[key]
+            ours = by_queue.get(job.queue)
+            if ours is None:
+                by_queue[job.queue] = [job]
+            else:
+                ours.append(job)
+        pending = self.pending  # (changed in place: the session that read it is over)
+        woke = False
+        for key in recount:
+            if not jobs[key].counts[TaskStatus.PENDING]:
+                pending.pop(key, None)
+            elif key in old and key not in pending:
+                woke = True
+        for key in gone:
+            pending.pop(key, None)
+        if woke:  # a kept podgroup has a pending pod now: the keys in snapshot order again
+            pending = {key: None for key, job in jobs.items() if job.counts[TaskStatus.PENDING]}
+        else:
+            for key in new:
+                if jobs[key].counts[TaskStatus.PENDING]:
+                    pending[key] = None
+        return JobIndex(by_queue, pending)
 
 
 def _ns_allocated(kept: _Kept) -> dict[str, dict[str, int]]:

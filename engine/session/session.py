@@ -936,9 +936,27 @@ class Session:
     def _index_jobs(self, reuse: bool) -> None:
         """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),
         unchanged since and under the same context (``reuse``): no action takes them (no pod waits) and their status
-        is the one they were left with; the others in key order (``live_keys``)."""
-        self.jobs_by_queue: dict[str, list[JobState]] = {}
-        self._quiet: set[str] = set()
+        is the one they were left with; the others in key order (``live_keys``). A ``SessionCarry`` keeps the first
+        two and the podgroups left unsettled (``JobIndex``, ``SessionCarry.unsettled``): then none of this walks
+        every podgroup."""
+        carry = self._carry
+        index = carry.index if carry is not None else None
+        unsettled = carry.unsettled if carry is not None and reuse else None
+        if index is None or unsettled is None:
+            self._index_every_job(reuse)
+            return
+        self.jobs_by_queue: dict[str, list[JobState]] = dict(index.by_queue)  # (the lists are read, never changed)
+        jobs = self.jobs
+        for key in index.pending:
+            self._hold_nominated(jobs[key])
+        active = sorted(unsettled)
+        self._active = active
+        self._quiet: set[str] = jobs.keys() - active
+
+    def _index_every_job(self, reuse: bool) -> None:
+        """``_index_jobs`` over every podgroup."""
+        self.jobs_by_queue = {}
+        self._quiet = set()
         active: list[str] = []
         for key, job in self.jobs.items():
             self.jobs_by_queue.setdefault(job.queue, []).append(job)
@@ -1195,6 +1213,7 @@ class Session:
         if self._carry is not None:  # (a close that raises leaves no context: nothing is reused after it)
             self._carry.settled_under = None
         timeout = requeue.args.gang_repair_timeout
+        unsettled: list[str] = []  # for the carry: the podgroups this close leaves unsettled, by key
         for key in sorted(self.jobs):
             job = self.jobs[key]
             if job.settled is not None:
@@ -1202,6 +1221,7 @@ class Session:
                     statuses[key] = job.settled
                     continue
                 job.settled = None
+            unsettled.append(key)
             if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
                 statuses[key] = suspended_status(job)
                 continue
@@ -1219,8 +1239,10 @@ class Session:
             status = statuses[key] = requeue.status(job, phase)
             if settle and key not in touched and self._settles(job, status, timeout):
                 job.settled = status
+                unsettled.pop()
         if self._carry is not None:
             self._carry.settled_under = self._context
+            self._carry.unsettled = unsettled
             # the podgroups whose per-session state this session may have changed, for the next one to reopen: the
             # actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all
             carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))

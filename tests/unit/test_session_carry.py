@@ -303,6 +303,11 @@ def _state(ssn: Session) -> dict[str, Any]:
         "arrays": [a.tolist() for a in (t.alloc, t.idle, t.releasing, t.pipelined, t.evictable, t.ready)],
         "table": (t.names, t.resources, t.future_ops, ssn.has_pods),
         "ns_allocated": _ns_allocated(ssn),
+        # the podgroups per queue (kept by the carry: ``JobIndex``), the session's own states, and the holds
+        "by_queue": [
+            (q, [j.key for j in js], all(j is ssn.jobs[j.key] for j in js)) for q, js in ssn.jobs_by_queue.items()
+        ],
+        "holds": [(k, [(t.uid, row) for t, row in held]) for k, held in ssn.holds.items()],
         "values": ssn.values,
         "jobs_usage": [repr(j) for j in ssn.values.aggregates.jobs] if ssn.values.aggregates else None,
         "groups": repr(ssn.values.aggregates.groups) if ssn.values.aggregates else None,
@@ -334,6 +339,7 @@ _INDEXES = ("resource_names", "task_quota_groups", "tasks_by_podgroup", "tasks_b
 
 
 QUIET: list[int] = []  # per session opened through a carry: the podgroups it left out of its passes (quiet)
+INDEXED: list[bool] = []  # per session opened through a carry: whether its podgroup indexes were the kept ones
 
 
 def _compare(world: World, carry: SessionCarry, now: float) -> Any:
@@ -344,6 +350,12 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
     kept = Session(kept_snap, snap.policy, now, carry=carry)
     assert _state(kept) == _state(plain), (carry.last, reopened)
     QUIET.append(len(kept.jobs) - len(kept.live_keys()))
+    reuse = carry.settled_under == kept._context
+    INDEXED.append(reuse and carry.index is not None and carry.unsettled is not None)
+    awake = [key for key, job in kept.jobs.items() if not (reuse and job.settled is not None)]
+    assert (kept._active, kept._quiet) == (sorted(awake), kept.jobs.keys() - set(awake))
+    if carry.index is not None:  # the podgroups with a pending pod at open, in snapshot order, as a full pass finds
+        assert list(carry.index.pending) == [key for key, job in kept.jobs.items() if job.counts[S.PENDING]]
     for key in _INDEXES:  # what the carry put in the snapshot's caches is what the snapshot computes
         ours = kept_snap._cache.get(key)
         if ours is not None:
@@ -553,7 +565,9 @@ def test_settled_podgroups_decide_as_fresh_sessions(seed: int) -> None:
 def test_settled_podgroups_are_left_out() -> None:
     """The runs above do leave podgroups out, and reopen only some, in most of their sessions."""
     QUIET.clear()
+    INDEXED.clear()
     reopened = sum(_settled_run(seed) for seed in range(SEEDS // 4, SEEDS // 4 + 6))
+    assert sum(INDEXED) > len(INDEXED) // 2, INDEXED  # the kept podgroup indexes, not a pass over every podgroup
     assert sum(1 for n in QUIET if n) > len(QUIET) // 2, QUIET
     assert reopened > len(QUIET) // 8, reopened  # (reclaim and preempt, in half the policies, reopen all)
 
