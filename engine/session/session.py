@@ -383,6 +383,9 @@ class NodeTable:
         self.log: list[int] = []  # rows changed, in order (Placement rescoring)
         self.future_ops = 0  # > 0 once any node has releasing or pipelined amounts
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
+        # the rows' classes of allocatable amounts (``_allocatable_classes``), made when first needed and shared with
+        # the clones, like the label columns (a clone keeps ``alloc``; ``renew`` replaces both)
+        self._classes: list[tuple[I64, list[int], list[list[int]]]] = []
         self._shared: set[int] = set()  # rows whose task dict belongs to another table (``clone``)
 
     def __len__(self) -> int:
@@ -401,6 +404,7 @@ class NodeTable:
         out.log = []
         out.future_ops = self.future_ops
         out._labels = self._labels
+        out._classes = self._classes
         return out
 
     def renew(self, nodes: Iterable[NodeInfo]) -> None:
@@ -419,6 +423,7 @@ class NodeTable:
             self.alloc[row] = vec
             self.ready[row] = node.ready
         self._labels = {}
+        self._classes = []
 
     def own_row(self, row: int) -> dict[str, TaskState]:
         """Row ``row``'s task dict, to change (copied first when still shared with the table this one cloned)."""
@@ -452,6 +457,14 @@ class NodeTable:
     def future_idle(self, row: int) -> I64:
         out: I64 = self.idle[row] + self.releasing[row] - self.pipelined[row]
         return out
+
+    def allocatable_classes(self) -> tuple[I64, list[int], list[list[int]]]:
+        """``_allocatable_classes`` of ``alloc``, made once for this table and the clones that share its ``alloc``
+        (the kept table of a ``SessionCarry`` and each session's clone of it)."""
+        held = self._classes
+        if not held or held[0][0] is not self.alloc:
+            held[:] = [_allocatable_classes(self.alloc)]
+        return held[0]
 
     def label_column(self, key: str) -> npt.NDArray[np.object_]:
         """The value of label ``key`` on every node (None where unset), cached."""
@@ -607,7 +620,7 @@ class Placement:
                 if idle[c] + (rel[c] - pip[c]) < v:
                     return -math.inf
         if self._alloc_of is None or self._alloc_of[0] is not t.alloc:
-            self._alloc_of = _allocatable_classes(t.alloc)
+            self._alloc_of = t.allocatable_classes()
         node_class = self._alloc_of[1][row]
         key = (node_class, *idle)
         total = s.scored.get(key)

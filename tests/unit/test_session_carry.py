@@ -593,3 +593,22 @@ def test_namespace_sums_are_kept_and_not_changed_by_a_session(seed: int) -> None
         assert sorted((ns, sorted(a.items())) for ns, a in sums.items()) == _ns_allocated(fresh)
         world.apply(result, now=float(step))
         world.change()
+
+
+def test_allocatable_classes_are_made_once_for_the_kept_node_table() -> None:
+    """The nodes' classes of allocatable amounts (the scalar scoring's) are made once for the carry's node table and
+    read by every session's copy of it, until a node's allocatable changes."""
+    world = World(5)
+    carry = SessionCarry()
+    first = Session(dataclasses.replace(world.snap), world.snap.policy, 0.0, carry=carry).nodes.allocatable_classes()
+    again = Session(dataclasses.replace(world.snap), world.snap.policy, 1.0, carry=carry).nodes
+    assert again.allocatable_classes() is first
+    node = next(iter(world.snap.nodes.values()))
+    grown = ResourceList({name: 2 * amount for name, amount in node.allocatable.items()})
+    world.snap = world.snap.with_nodes([dataclasses.replace(node, allocatable=grown)])
+    table = Session(dataclasses.replace(world.snap), world.snap.policy, 2.0, carry=carry).nodes
+    assert carry.last.endswith("1 node changed"), carry.last
+    made = table.allocatable_classes()
+    assert made is not first and made[0] is table.alloc
+    rows = [tuple(row) for row in table.alloc.tolist()]
+    assert [tuple(made[2][c]) for c in made[1]] == rows  # each row's class has that row's amounts
