@@ -352,11 +352,13 @@ class JobIndex:
     recounted, new or gone when the kept ones stay in their order and the new ones come last (the usual case);
     otherwise they are built again over every podgroup (``build``), as a fresh session does."""
 
-    __slots__ = ("by_queue", "pending")
+    __slots__ = ("by_queue", "next_rank", "pending", "rank")
 
-    def __init__(self, by_queue: dict[str, list[JobState]], pending: dict[str, None]) -> None:
+    def __init__(self, by_queue: dict[str, list[JobState]], pending: dict[str, None], rank: dict[str, int]) -> None:
         self.by_queue = by_queue  # the sessions read the lists, never change them
         self.pending = pending
+        self.rank = rank  # podgroup key -> a number that grows in snapshot order (the queues' order)
+        self.next_rank = len(rank)
 
     @classmethod
     def build(cls, jobs: Mapping[str, JobState]) -> JobIndex:
@@ -366,12 +368,12 @@ class JobIndex:
             by_queue.setdefault(job.queue, []).append(job)
             if job.counts[TaskStatus.PENDING]:
                 pending[key] = None
-        return cls(by_queue, pending)
+        return cls(by_queue, pending, {key: i for i, key in enumerate(jobs)})
 
     def moved(self, old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str]) -> JobIndex | None:
         """The index for ``jobs`` (``old``'s podgroups with ``recount``'s new or changed), or None when it is not
-        shown cheaply: the kept podgroups moved in the order, a recounted one changed queue, or a queue's first
-        podgroup left."""
+        shown cheaply: the kept podgroups moved in the order or a recounted one changed queue. A queue whose first
+        podgroup left moves to the place of its next one among the queues."""
         gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
         new = [key for key in recount if key not in old]
         if len(jobs) != len(old) - len(gone) + len(new):
@@ -381,7 +383,7 @@ class JobIndex:
             return None
         new = tail[::-1]
         if gone:
-            order = [key for key in old if key not in gone]
+            order = list(filter(jobs.__contains__, old))  # (the kept keys; a loop in C)
             if list(islice(jobs, len(order))) != order:
                 return None
         elif list(islice(jobs, len(old))) != list(old):
@@ -395,14 +397,23 @@ class JobIndex:
             if before is not None and before.queue != job.queue:
                 return None
             touched.add(job.queue)
+        first_left = False
         for queue in touched:
             ours = by_queue.get(queue)
             if ours is None:
                 continue
-            if ours[0].key in gone:
-                return None
-            by_queue[queue] = [jobs[j.key] for j in ours if j.key not in gone]
+            first_left = first_left or ours[0].key in gone
+            ours = [jobs[j.key] for j in ours if j.key not in gone]
+            if ours:
+                by_queue[queue] = ours
+            else:
+                del by_queue[queue]
+        rank = self.rank
+        for key in gone:
+            del rank[key]
         for key in new:
+            rank[key] = self.next_rank
+            self.next_rank += 1
             job = jobs[key]
             ours = by_queue.get(job.queue)
             if ours is None:
@@ -424,7 +435,13 @@ class JobIndex:
             for key in new:
                 if jobs[key].counts[TaskStatus.PENDING]:
                     pending[key] = None
-        return JobIndex(by_queue, pending)
+        if first_left:  # the queues in the order of their first podgroups again
+            order = sorted(by_queue, key=lambda queue: rank[by_queue[queue][0].key])
+            if order != list(by_queue):
+                by_queue = {queue: by_queue[queue] for queue in order}
+        index = JobIndex(by_queue, pending, rank)
+        index.next_rank = self.next_rank
+        return index
 
 
 def _ns_allocated(kept: _Kept) -> dict[str, dict[str, int]]:
