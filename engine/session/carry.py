@@ -64,7 +64,7 @@ from engine.values import (
 )
 from engine.wording import plural
 
-__all__ = ["SessionCarry"]
+__all__ = ["JobIndex", "SessionCarry"]
 
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
@@ -99,9 +99,15 @@ class _Kept:
     # what ``summarize_jobs`` adds up per queue, kept by adding and removing jobs (None: not yet)
     queue_sums: dict[str, _QueueSums] | None = None
     usage_moves: list[tuple[JobUsage, int]] = field(default_factory=list)  # usages out (-1) and in (+1) since
+    # what the podgroups hold at open per namespace (the session's ``ns_allocated``), kept by adding and removing the
+    # podgroups recounted (None: not yet); and per namespace, how many podgroups name each resource in what they hold
+    ns_sums: dict[str, dict[str, int]] | None = None
+    ns_names: dict[str, dict[str, int]] = field(default_factory=dict)
+    ns_moves: list[tuple[str, dict[str, int], int]] = field(default_factory=list)  # held at open, out and in since
+    index: JobIndex | None = None  # the session's indexes of the podgroups (None: to build over every podgroup)
 
 
-Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates]
+Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates, dict[str, dict[str, int]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +134,9 @@ class SessionCarry:
         self._lent: weakref.ref[_Lent] | None = None  # the kept quota groups of the pods, lent to a snapshot
         # the podgroups whose per-session state the last session may have changed (None: any; ``Session.close``)
         self.written: set[str] | None = None
+        # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
+        self.unsettled: list[str] | None = None
+        self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
@@ -137,6 +146,8 @@ class SessionCarry:
         self._links = ()
         self.settled_under = None
         self.written = None
+        self.unsettled = None
+        self.index = None
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -186,6 +197,7 @@ class SessionCarry:
             task.node = task.orig_node
         self._touched = touched
         written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
+        self.index = None
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
@@ -242,7 +254,10 @@ class SessionCarry:
         )
         self._kept = kept
         self.last = f"full build: {why}"
-        return table.clone(), tasks, jobs, has_pods, self._aggregates(kept, snap, True, True)
+        aggregates = self._aggregates(kept, snap, True, True)
+        self.unsettled = None
+        self.index = kept.index = JobIndex.build(jobs)
+        return table.clone(), tasks, jobs, has_pods, aggregates, _ns_allocated(kept)
 
     # -- the update --------------------------------------------------------------------------------------------
 
@@ -278,6 +293,12 @@ class SessionCarry:
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
         _recount_jobs(kept, jobs, recount, dirty_jobs, written)
+        index = kept.index
+        kept.index = None  # (an error below leaves none)
+        kept.index = (index.moved(kept.jobs, jobs, recount) if index is not None else None) or JobIndex.build(jobs)
+        self.index = kept.index
+        if self.unsettled is not None:  # a recounted podgroup is unsettled until a close settles it again
+            self.unsettled = [key for key in dict.fromkeys([*self.unsettled, *recount]) if key in jobs]
 
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
@@ -291,7 +312,7 @@ class SessionCarry:
             + (", by the caller's notes" if noted and ch.order is None else "")
         )
         aggregates = self._aggregates(kept, snap, resort, regrouped)
-        return table.clone(), tasks, jobs, kept.has_pods, aggregates
+        return table.clone(), tasks, jobs, kept.has_pods, aggregates, _ns_allocated(kept)
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
@@ -324,6 +345,135 @@ class SessionCarry:
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
         jobs = list(kept.usages.values())
         return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
+
+
+class JobIndex:
+    """What ``Session`` indexes over the podgroups at open, kept between sessions: the podgroups per queue (the
+    queues in the order of their first podgroup, each queue's podgroups in snapshot order) and the keys of the
+    podgroups with a pending pod at open (snapshot order). ``moved`` brings them up to date for the podgroups
+    recounted, new or gone when the kept ones stay in their order and the new ones come last (the usual case);
+    otherwise they are built again over every podgroup (``build``), as a fresh session does."""
+
+    __slots__ = ("by_queue", "next_rank", "pending", "rank")
+
+    def __init__(self, by_queue: dict[str, list[JobState]], pending: dict[str, None], rank: dict[str, int]) -> None:
+        self.by_queue = by_queue  # the sessions read the lists, never change them
+        self.pending = pending
+        self.rank = rank  # podgroup key -> a number that grows in snapshot order (the queues' order)
+        self.next_rank = len(rank)
+
+    @classmethod
+    def build(cls, jobs: Mapping[str, JobState]) -> JobIndex:
+        by_queue: dict[str, list[JobState]] = {}
+        pending: dict[str, None] = {}
+        for key, job in jobs.items():
+            by_queue.setdefault(job.queue, []).append(job)
+            if job.counts[TaskStatus.PENDING]:
+                pending[key] = None
+        return cls(by_queue, pending, {key: i for i, key in enumerate(jobs)})
+
+    def moved(self, old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str]) -> JobIndex | None:
+        """The index for ``jobs`` (``old``'s podgroups with ``recount``'s new or changed), or None when it is not
+        shown cheaply: the kept podgroups moved in the order or a recounted one changed queue. A queue whose first
+        podgroup left moves to the place of its next one among the queues."""
+        gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
+        new = [key for key in recount if key not in old]
+        if len(jobs) != len(old) - len(gone) + len(new):
+            return None
+        tail = list(islice(reversed(jobs), len(new)))
+        if set(tail) != set(new):
+            return None
+        new = tail[::-1]
+        if gone:
+            order = list(filter(jobs.__contains__, old))  # (the kept keys; a loop in C)
+            if list(islice(jobs, len(order))) != order:
+                return None
+        elif list(islice(jobs, len(old))) != list(old):
+            return None
+        by_queue = self.by_queue  # (changed in place, as ``pending``: the session copies the mapping, not the lists)
+        touched: set[str] = set()
+        for key in gone:
+            touched.add(old[key].queue)
+        for key in recount:
+            job, before = jobs[key], old.get(key)
+            if before is not None and before.queue != job.queue:
+                return None
+            touched.add(job.queue)
+        first_left = False
+        for queue in touched:
+            ours = by_queue.get(queue)
+            if ours is None:
+                continue
+            first_left = first_left or ours[0].key in gone
+            ours = [jobs[j.key] for j in ours if j.key not in gone]
+            if ours:
+                by_queue[queue] = ours
+            else:
+                del by_queue[queue]
+        rank = self.rank
+        for key in gone:
+            del rank[key]
+        for key in new:
+            rank[key] = self.next_rank
+            self.next_rank += 1
+            job = jobs[key]
+            ours = by_queue.get(job.queue)
+            if ours is None:
+                by_queue[job.queue] = [job]
+            else:
+                ours.append(job)
+        pending = self.pending  # (changed in place: the session that read it is over)
+        woke = False
+        for key in recount:
+            if not jobs[key].counts[TaskStatus.PENDING]:
+                pending.pop(key, None)
+            elif key in old and key not in pending:
+                woke = True
+        for key in gone:
+            pending.pop(key, None)
+        if woke:  # a kept podgroup has a pending pod now: the keys in snapshot order again
+            pending = {key: None for key, job in jobs.items() if job.counts[TaskStatus.PENDING]}
+        else:
+            for key in new:
+                if jobs[key].counts[TaskStatus.PENDING]:
+                    pending[key] = None
+        if first_left:  # the queues in the order of their first podgroups again
+            order = sorted(by_queue, key=lambda queue: rank[by_queue[queue][0].key])
+            if order != list(by_queue):
+                by_queue = {queue: by_queue[queue] for queue in order}
+        index = JobIndex(by_queue, pending, rank)
+        index.next_rank = self.next_rank
+        return index
+
+
+def _ns_allocated(kept: _Kept) -> dict[str, dict[str, int]]:
+    """What the podgroups hold at open per namespace, as ``Session`` adds it up over every podgroup (a namespace
+    where one holds something; its resources those some podgroup of it names), kept by adding and removing the
+    podgroups recounted since (``ns_moves``): the same exact sums, in an order of namespaces and resources no decision
+    reads (they are looked up by name, and a share is the largest of its resources'). The session gets a shallow
+    copy: it copies a namespace's sums before it changes them (``Session._ns_sums``)."""
+    sums, names, moves = kept.ns_sums, kept.ns_names, kept.ns_moves
+    kept.ns_moves = []
+    if sums is None:
+        sums = kept.ns_sums = {}
+        names.clear()
+        moves = [(job.namespace, job.base[2], 1) for job in kept.jobs.values() if job.base is not None]
+    for ns, held, sign in moves:
+        if not held:
+            continue
+        ours, named = sums.get(ns), names.get(ns)
+        if ours is None or named is None:
+            ours, named = sums[ns], names[ns] = {}, {}
+        for name, amount in held.items():
+            n = named.get(name, 0) + sign
+            if n:
+                named[name] = n
+                ours[name] = ours.get(name, 0) + sign * amount
+            else:
+                del named[name], ours[name]
+        if not named:
+            del sums[ns], names[ns]
+    return sums.copy()
 
 
 class _Lent(Mapping[str, str]):
@@ -822,8 +972,12 @@ def _recount_jobs(
     """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
     the member indexes of every dirty key, and reopen from its counters at open every podgroup recounted or whose
     state the last session may have changed (``written``; None: every podgroup)."""
+    moves = kept.ns_moves
     for key in recount:
         job = jobs[key]
+        old_job = kept.jobs.get(key)
+        if old_job is not None and old_job.base is not None:
+            moves.append((old_job.namespace, old_job.base[2], -1))
         job.base = None
         job.settled = None  # its status is computed again (``Session.close``)
         job.counts = dict.fromkeys(job.counts, 0)
@@ -834,6 +988,7 @@ def _recount_jobs(
             task.pg = job
         count_job(job, ours)
         job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+        moves.append((job.namespace, job.base[2], 1))
         old = kept.usages.get(key)
         if old is not None:
             kept.usage_moves.append((old, -1))
@@ -844,6 +999,11 @@ def _recount_jobs(
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
         kept.unlisted |= recount | dirty_jobs
+    if len(kept.jobs) != len(jobs) or recount:  # podgroups gone: out of their namespaces' sums
+        for key in kept.jobs.keys() - jobs.keys():
+            base = kept.jobs[key].base
+            if base is not None:
+                moves.append((kept.jobs[key].namespace, base[2], -1))
     if len(kept.usages) != len(jobs):  # podgroups gone: out of their queues' sums
         kept.usage_moves.extend((kept.usages[key], -1) for key in kept.usages.keys() - jobs.keys())
     kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone

@@ -383,6 +383,9 @@ class NodeTable:
         self.log: list[int] = []  # rows changed, in order (Placement rescoring)
         self.future_ops = 0  # > 0 once any node has releasing or pipelined amounts
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
+        # the rows' classes of allocatable amounts (``_allocatable_classes``), made when first needed and shared with
+        # the clones, like the label columns (a clone keeps ``alloc``; ``renew`` replaces both)
+        self._classes: list[tuple[I64, list[int], list[list[int]]]] = []
         self._shared: set[int] = set()  # rows whose task dict belongs to another table (``clone``)
 
     def __len__(self) -> int:
@@ -401,6 +404,7 @@ class NodeTable:
         out.log = []
         out.future_ops = self.future_ops
         out._labels = self._labels
+        out._classes = self._classes
         return out
 
     def renew(self, nodes: Iterable[NodeInfo]) -> None:
@@ -419,6 +423,7 @@ class NodeTable:
             self.alloc[row] = vec
             self.ready[row] = node.ready
         self._labels = {}
+        self._classes = []
 
     def own_row(self, row: int) -> dict[str, TaskState]:
         """Row ``row``'s task dict, to change (copied first when still shared with the table this one cloned)."""
@@ -452,6 +457,14 @@ class NodeTable:
     def future_idle(self, row: int) -> I64:
         out: I64 = self.idle[row] + self.releasing[row] - self.pipelined[row]
         return out
+
+    def allocatable_classes(self) -> tuple[I64, list[int], list[list[int]]]:
+        """``_allocatable_classes`` of ``alloc``, made once for this table and the clones that share its ``alloc``
+        (the kept table of a ``SessionCarry`` and each session's clone of it)."""
+        held = self._classes
+        if not held or held[0][0] is not self.alloc:
+            held[:] = [_allocatable_classes(self.alloc)]
+        return held[0]
 
     def label_column(self, key: str) -> npt.NDArray[np.object_]:
         """The value of label ``key`` on every node (None where unset), cached."""
@@ -607,7 +620,7 @@ class Placement:
                 if idle[c] + (rel[c] - pip[c]) < v:
                     return -math.inf
         if self._alloc_of is None or self._alloc_of[0] is not t.alloc:
-            self._alloc_of = _allocatable_classes(t.alloc)
+            self._alloc_of = t.allocatable_classes()
         node_class = self._alloc_of[1][row]
         key = (node_class, *idle)
         total = s.scored.get(key)
@@ -892,18 +905,22 @@ class Session:
 
         self.touched: list[TaskState] = []  # every task whose status changed in this session (with repeats)
         self._aggregates: Aggregates | None = None
+        # namespace -> what its podgroups hold (event-based, as drf's namespace attribute)
+        self.ns_allocated: dict[str, dict[str, int]]
         if carry is not None:
             # the state the carry kept from the last session of this cluster, brought up to date (or built in full)
             opened = carry.open(snapshot, self.touched)
-            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates = opened
+            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates, self.ns_allocated = opened
+            self._ns_own: set[str] | None = set()  # the namespaces whose sums are the session's own copy
         else:
             resources, self.has_pods = table_columns(snapshot)
             self.nodes = NodeTable(snapshot.nodes.values(), resources)
             self._build_state()
-        self.ns_allocated: dict[str, dict[str, int]] = {}
-        for job in self.jobs.values():
-            if job.allocated:
-                add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+            self.ns_allocated = {}
+            for job in self.jobs.values():
+                if job.allocated:
+                    add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+            self._ns_own = None  # every namespace's sums are the session's own
 
         # quota values computed once, at open, by the one function pages, the what-if and simulate use
         self.values: QuotaValues = self._open_values()
@@ -932,9 +949,27 @@ class Session:
     def _index_jobs(self, reuse: bool) -> None:
         """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),
         unchanged since and under the same context (``reuse``): no action takes them (no pod waits) and their status
-        is the one they were left with; the others in key order (``live_keys``)."""
-        self.jobs_by_queue: dict[str, list[JobState]] = {}
-        self._quiet: set[str] = set()
+        is the one they were left with; the others in key order (``live_keys``). A ``SessionCarry`` keeps the first
+        two and the podgroups left unsettled (``JobIndex``, ``SessionCarry.unsettled``): then none of this walks
+        every podgroup."""
+        carry = self._carry
+        index = carry.index if carry is not None else None
+        unsettled = carry.unsettled if carry is not None and reuse else None
+        if index is None or unsettled is None:
+            self._index_every_job(reuse)
+            return
+        self.jobs_by_queue: dict[str, list[JobState]] = dict(index.by_queue)  # (the lists are read, never changed)
+        jobs = self.jobs
+        for key in index.pending:
+            self._hold_nominated(jobs[key])
+        active = sorted(unsettled)
+        self._active = active
+        self._quiet: set[str] = jobs.keys() - active
+
+    def _index_every_job(self, reuse: bool) -> None:
+        """``_index_jobs`` over every podgroup."""
+        self.jobs_by_queue = {}
+        self._quiet = set()
         active: list[str] = []
         for key, job in self.jobs.items():
             self.jobs_by_queue.setdefault(job.queue, []).append(job)
@@ -1072,15 +1107,25 @@ class Session:
         job = task.pg
         if job is not None:
             add_into(job.allocated, task.req)
-            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req)
+            add_into(self._ns_sums(task.namespace), task.req)
         self.framework.on_allocate(task)
 
     def _event_deallocate(self, task: TaskState) -> None:
         job = task.pg
         if job is not None:
             add_into(job.allocated, task.req, -1)
-            add_into(self.ns_allocated.setdefault(task.namespace, {}), task.req, -1)
+            add_into(self._ns_sums(task.namespace), task.req, -1)
         self.framework.on_deallocate(task)
+
+    def _ns_sums(self, namespace: str) -> dict[str, int]:
+        """``namespace``'s entry of ``ns_allocated``, the session's own to change: the sums a ``SessionCarry`` keeps
+        are copied on the first change (the carry's stay as they were at open)."""
+        own = self._ns_own
+        if own is None or namespace in own:
+            return self.ns_allocated.setdefault(namespace, {})
+        own.add(namespace)
+        sums = self.ns_allocated[namespace] = dict(self.ns_allocated.get(namespace, {}))
+        return sums
 
     def allocate_task(self, task: TaskState, row: int) -> None:
         """Volcano ``Statement.Allocate``: Allocated on ``row``, idle goes down, plugins told."""
@@ -1181,6 +1226,7 @@ class Session:
         if self._carry is not None:  # (a close that raises leaves no context: nothing is reused after it)
             self._carry.settled_under = None
         timeout = requeue.args.gang_repair_timeout
+        unsettled: list[str] = []  # for the carry: the podgroups this close leaves unsettled, by key
         for key in sorted(self.jobs):
             job = self.jobs[key]
             if job.settled is not None:
@@ -1188,6 +1234,7 @@ class Session:
                     statuses[key] = job.settled
                     continue
                 job.settled = None
+            unsettled.append(key)
             if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
                 statuses[key] = suspended_status(job)
                 continue
@@ -1205,8 +1252,10 @@ class Session:
             status = statuses[key] = requeue.status(job, phase)
             if settle and key not in touched and self._settles(job, status, timeout):
                 job.settled = status
+                unsettled.pop()
         if self._carry is not None:
             self._carry.settled_under = self._context
+            self._carry.unsettled = unsettled
             # the podgroups whose per-session state this session may have changed, for the next one to reopen: the
             # actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all
             carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))

@@ -302,7 +302,12 @@ def _state(ssn: Session) -> dict[str, Any]:
         "rows": [list(d) for d in t.tasks],
         "arrays": [a.tolist() for a in (t.alloc, t.idle, t.releasing, t.pipelined, t.evictable, t.ready)],
         "table": (t.names, t.resources, t.future_ops, ssn.has_pods),
-        "ns_allocated": [(ns, list(a.items())) for ns, a in ssn.ns_allocated.items()],
+        "ns_allocated": _ns_allocated(ssn),
+        # the podgroups per queue (kept by the carry: ``JobIndex``), the session's own states, and the holds
+        "by_queue": [
+            (q, [j.key for j in js], all(j is ssn.jobs[j.key] for j in js)) for q, js in ssn.jobs_by_queue.items()
+        ],
+        "holds": [(k, [(t.uid, row) for t, row in held]) for k, held in ssn.holds.items()],
         "values": ssn.values,
         "jobs_usage": [repr(j) for j in ssn.values.aggregates.jobs] if ssn.values.aggregates else None,
         "groups": repr(ssn.values.aggregates.groups) if ssn.values.aggregates else None,
@@ -310,6 +315,12 @@ def _state(ssn: Session) -> dict[str, Any]:
         "summary": _summary(ssn.values.aggregates.summary) if ssn.values.aggregates else None,
         "reservations": repr(ssn.values.reservations),
     }
+
+
+def _ns_allocated(ssn: Session) -> list[Any]:
+    """What each namespace's podgroups hold, by name: decisions look namespaces up by name and take the largest of
+    a namespace's resource shares, so neither order is read (the carry keeps the sums in another order)."""
+    return sorted((ns, sorted(a.items())) for ns, a in ssn.ns_allocated.items())
 
 
 def _summary(summary: JobSummary) -> list[Any]:
@@ -328,6 +339,7 @@ _INDEXES = ("resource_names", "task_quota_groups", "tasks_by_podgroup", "tasks_b
 
 
 QUIET: list[int] = []  # per session opened through a carry: the podgroups it left out of its passes (quiet)
+INDEXED: list[bool] = []  # per session opened through a carry: whether its podgroup indexes were the kept ones
 
 
 def _compare(world: World, carry: SessionCarry, now: float) -> Any:
@@ -338,6 +350,12 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
     kept = Session(kept_snap, snap.policy, now, carry=carry)
     assert _state(kept) == _state(plain), (carry.last, reopened)
     QUIET.append(len(kept.jobs) - len(kept.live_keys()))
+    reuse = carry.settled_under == kept._context
+    INDEXED.append(reuse and carry.index is not None and carry.unsettled is not None)
+    awake = [key for key, job in kept.jobs.items() if not (reuse and job.settled is not None)]
+    assert (kept._active, kept._quiet) == (sorted(awake), kept.jobs.keys() - set(awake))
+    if carry.index is not None:  # the podgroups with a pending pod at open, in snapshot order, as a full pass finds
+        assert list(carry.index.pending) == [key for key, job in kept.jobs.items() if job.counts[S.PENDING]]
     for key in _INDEXES:  # what the carry put in the snapshot's caches is what the snapshot computes
         ours = kept_snap._cache.get(key)
         if ours is not None:
@@ -345,6 +363,7 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
             assert list(ours.items()) == list(theirs.items()) if isinstance(ours, dict) else ours == theirs, key
     run_actions(plain)
     run_actions(kept)
+    assert _ns_allocated(kept) == _ns_allocated(plain)  # the session's own changes, on its copy of the kept sums
     a, b = plain.close(), kept.close()
     assert b.bindings == a.bindings
     assert b.evictions == a.evictions
@@ -546,6 +565,50 @@ def test_settled_podgroups_decide_as_fresh_sessions(seed: int) -> None:
 def test_settled_podgroups_are_left_out() -> None:
     """The runs above do leave podgroups out, and reopen only some, in most of their sessions."""
     QUIET.clear()
+    INDEXED.clear()
     reopened = sum(_settled_run(seed) for seed in range(SEEDS // 4, SEEDS // 4 + 6))
+    assert sum(INDEXED) > len(INDEXED) // 2, INDEXED  # the kept podgroup indexes, not a pass over every podgroup
     assert sum(1 for n in QUIET if n) > len(QUIET) // 2, QUIET
     assert reopened > len(QUIET) // 8, reopened  # (reclaim and preempt, in half the policies, reopen all)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_namespace_sums_are_kept_and_not_changed_by_a_session(seed: int) -> None:
+    """What the podgroups hold per namespace is kept by the carry (the same sums object, moved by the podgroups
+    recounted) and a session's own allocations change its copy only: after every session the kept sums are those
+    of a fresh session at open."""
+    world = World(3000 + seed)
+    for _ in range(4):
+        world.add_podgroup()
+    carry = SessionCarry()
+    sums = None
+    for step in range(STEPS // 2):
+        result = _compare(world, carry, now=float(step))
+        kept = carry._kept
+        assert kept is not None and kept.ns_sums is not None
+        if carry.last.startswith("update"):
+            assert kept.ns_sums is sums  # moved, not summed again
+        sums = kept.ns_sums
+        fresh = Session(dataclasses.replace(world.snap), world.snap.policy, float(step))
+        assert sorted((ns, sorted(a.items())) for ns, a in sums.items()) == _ns_allocated(fresh)
+        world.apply(result, now=float(step))
+        world.change()
+
+
+def test_allocatable_classes_are_made_once_for_the_kept_node_table() -> None:
+    """The nodes' classes of allocatable amounts (the scalar scoring's) are made once for the carry's node table and
+    read by every session's copy of it, until a node's allocatable changes."""
+    world = World(5)
+    carry = SessionCarry()
+    first = Session(dataclasses.replace(world.snap), world.snap.policy, 0.0, carry=carry).nodes.allocatable_classes()
+    again = Session(dataclasses.replace(world.snap), world.snap.policy, 1.0, carry=carry).nodes
+    assert again.allocatable_classes() is first
+    node = next(iter(world.snap.nodes.values()))
+    grown = ResourceList({name: 2 * amount for name, amount in node.allocatable.items()})
+    world.snap = world.snap.with_nodes([dataclasses.replace(node, allocatable=grown)])
+    table = Session(dataclasses.replace(world.snap), world.snap.policy, 2.0, carry=carry).nodes
+    assert carry.last.endswith("1 node changed"), carry.last
+    made = table.allocatable_classes()
+    assert made is not first and made[0] is table.alloc
+    rows = [tuple(row) for row in table.alloc.tolist()]
+    assert [tuple(made[2][c]) for c in made[1]] == rows  # each row's class has that row's amounts
