@@ -93,8 +93,7 @@ def _values(cluster_id: int, snapshot: Any, before: _Entry | None) -> QuotaValue
     ):
         return compute_values(snapshot, base=before.values)
     carry = _carries.setdefault(cluster_id, SessionCarry())
-    *_, aggregates = carry.open(snapshot, [])
-    return compute_values(snapshot, aggregates=aggregates)
+    return compute_values(snapshot, aggregates=carry.open(snapshot, []).aggregates)
 
 
 def clear() -> None:

@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
+from typing import NamedTuple
 
 from engine.amounts import raw
 from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
@@ -107,7 +108,15 @@ class _Kept:
     index: JobIndex | None = None  # the session's indexes of the podgroups (None: to build over every podgroup)
 
 
-Opened = tuple[NodeTable, dict[str, TaskState], dict[str, JobState], bool, Aggregates, dict[str, dict[str, int]]]
+class Opened(NamedTuple):
+    """What ``SessionCarry.open`` gives a session (by name: callers that want one part do not count positions)."""
+
+    nodes: NodeTable
+    tasks: dict[str, TaskState]
+    jobs: dict[str, JobState]
+    has_pods: bool
+    aggregates: Aggregates
+    ns_allocated: dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +266,7 @@ class SessionCarry:
         aggregates = self._aggregates(kept, snap, True, True)
         self.unsettled = None
         self.index = kept.index = JobIndex.build(jobs)
-        return table.clone(), tasks, jobs, has_pods, aggregates, _ns_allocated(kept)
+        return Opened(table.clone(), tasks, jobs, has_pods, aggregates, _ns_allocated(kept))
 
     # -- the update --------------------------------------------------------------------------------------------
 
@@ -312,7 +321,7 @@ class SessionCarry:
             + (", by the caller's notes" if noted and ch.order is None else "")
         )
         aggregates = self._aggregates(kept, snap, resort, regrouped)
-        return table.clone(), tasks, jobs, kept.has_pods, aggregates, _ns_allocated(kept)
+        return Opened(table.clone(), tasks, jobs, kept.has_pods, aggregates, _ns_allocated(kept))
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
