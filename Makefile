@@ -10,7 +10,8 @@ DEMO_SIZE ?= small
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairway
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
-XDIST_WORKERS ?= 2
+# three pytest-xdist workers on two cores: many slow tests wait on subprocesses, servers and the browser
+XDIST_WORKERS ?= 3
 
 .PHONY: install run test services chromium kube-tools migrate demo lint typecheck docs bench plotly clean
 

@@ -386,39 +386,17 @@ class JobIndex:
         shown cheaply: the kept podgroups moved in the order or a recounted one changed queue. A queue whose first
         podgroup left moves to the place of its next one among the queues."""
         gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
-        new = [key for key in recount if key not in old]
-        if len(jobs) != len(old) - len(gone) + len(new):
+        new = _appended(old, jobs, recount, gone)
+        if new is None:
             return None
-        tail = list(islice(reversed(jobs), len(new)))
-        if set(tail) != set(new):
-            return None
-        new = tail[::-1]
-        if gone:
-            order = list(filter(jobs.__contains__, old))  # (the kept keys; a loop in C)
-            if list(islice(jobs, len(order))) != order:
-                return None
-        elif list(islice(jobs, len(old))) != list(old):
-            return None
-        by_queue = self.by_queue  # (changed in place, as ``pending``: the session copies the mapping, not the lists)
-        touched: set[str] = set()
-        for key in gone:
-            touched.add(old[key].queue)
+        touched: set[str] = {old[key].queue for key in gone}
         for key in recount:
             job, before = jobs[key], old.get(key)
             if before is not None and before.queue != job.queue:
                 return None
             touched.add(job.queue)
-        first_left = False
-        for queue in touched:
-            ours = by_queue.get(queue)
-            if ours is None:
-                continue
-            first_left = first_left or ours[0].key in gone
-            ours = [jobs[j.key] for j in ours if j.key not in gone]
-            if ours:
-                by_queue[queue] = ours
-            else:
-                del by_queue[queue]
+        by_queue = self.by_queue  # (changed in place, as ``pending``: the session copies the mapping, not the lists)
+        first_left = self._drop(touched, gone, jobs)
         rank = self.rank
         for key in gone:
             del rank[key]
@@ -431,7 +409,38 @@ class JobIndex:
                 by_queue[job.queue] = [job]
             else:
                 ours.append(job)
-        pending = self.pending  # (changed in place: the session that read it is over)
+        pending = self._pending(old, jobs, recount, gone, new)
+        if first_left:  # the queues in the order of their first podgroups again
+            order = sorted(by_queue, key=lambda queue: rank[by_queue[queue][0].key])
+            if order != list(by_queue):
+                by_queue = {queue: by_queue[queue] for queue in order}
+        index = JobIndex(by_queue, pending, rank)
+        index.next_rank = self.next_rank
+        return index
+
+    def _drop(self, touched: set[str], gone: set[str], jobs: dict[str, JobState]) -> bool:
+        """The touched queues' lists without the podgroups gone, with this session's job states; whether a queue's
+        first podgroup left."""
+        by_queue = self.by_queue
+        first_left = False
+        for queue in touched:
+            ours = by_queue.get(queue)
+            if ours is None:
+                continue
+            first_left = first_left or ours[0].key in gone
+            ours = [jobs[j.key] for j in ours if j.key not in gone]
+            if ours:
+                by_queue[queue] = ours
+            else:
+                del by_queue[queue]
+        return first_left
+
+    def _pending(
+        self, old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str], gone: set[str], new: list[str]
+    ) -> dict[str, None]:
+        """The podgroups with a pending pod, in snapshot order (changed in place: the session that read it is
+        over)."""
+        pending = self.pending
         woke = False
         for key in recount:
             if not jobs[key].counts[TaskStatus.PENDING]:
@@ -441,18 +450,31 @@ class JobIndex:
         for key in gone:
             pending.pop(key, None)
         if woke:  # a kept podgroup has a pending pod now: the keys in snapshot order again
-            pending = {key: None for key, job in jobs.items() if job.counts[TaskStatus.PENDING]}
-        else:
-            for key in new:
-                if jobs[key].counts[TaskStatus.PENDING]:
-                    pending[key] = None
-        if first_left:  # the queues in the order of their first podgroups again
-            order = sorted(by_queue, key=lambda queue: rank[by_queue[queue][0].key])
-            if order != list(by_queue):
-                by_queue = {queue: by_queue[queue] for queue in order}
-        index = JobIndex(by_queue, pending, rank)
-        index.next_rank = self.next_rank
-        return index
+            return {key: None for key, job in jobs.items() if job.counts[TaskStatus.PENDING]}
+        for key in new:
+            if jobs[key].counts[TaskStatus.PENDING]:
+                pending[key] = None
+        return pending
+
+
+def _appended(
+    old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str], gone: set[str]
+) -> list[str] | None:
+    """The new podgroups in snapshot order when they are the last ones and the kept ones keep their order, else
+    None."""
+    new = [key for key in recount if key not in old]
+    if len(jobs) != len(old) - len(gone) + len(new):
+        return None
+    tail = list(islice(reversed(jobs), len(new)))
+    if set(tail) != set(new):
+        return None
+    if gone:
+        order = list(filter(jobs.__contains__, old))  # (the kept keys; a loop in C)
+        if list(islice(jobs, len(order))) != order:
+            return None
+    elif list(islice(jobs, len(old))) != list(old):
+        return None
+    return tail[::-1]
 
 
 def _ns_allocated(kept: _Kept) -> dict[str, dict[str, int]]:

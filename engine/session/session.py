@@ -907,20 +907,8 @@ class Session:
         self._aggregates: Aggregates | None = None
         # namespace -> what its podgroups hold (event-based, as drf's namespace attribute)
         self.ns_allocated: dict[str, dict[str, int]]
-        if carry is not None:
-            # the state the carry kept from the last session of this cluster, brought up to date (or built in full)
-            opened = carry.open(snapshot, self.touched)
-            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates, self.ns_allocated = opened
-            self._ns_own: set[str] | None = set()  # the namespaces whose sums are the session's own copy
-        else:
-            resources, self.has_pods = table_columns(snapshot)
-            self.nodes = NodeTable(snapshot.nodes.values(), resources)
-            self._build_state()
-            self.ns_allocated = {}
-            for job in self.jobs.values():
-                if job.allocated:
-                    add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
-            self._ns_own = None  # every namespace's sums are the session's own
+        self._ns_own: set[str] | None  # the namespaces whose sums are the session's own copy (None: every one)
+        self._open_state(snapshot, carry)
 
         # quota values computed once, at open, by the one function pages, the what-if and simulate use
         self.values: QuotaValues = self._open_values()
@@ -944,6 +932,23 @@ class Session:
         # bumped whenever changes survive (a statement committed or merged): a failed eviction search that found
         # nothing at some epoch finds nothing again for an identical task until the epoch moves
         self.epoch = 0
+
+    def _open_state(self, snapshot: Snapshot, carry: SessionCarry | None) -> None:
+        """The nodes, pods and podgroups of the session and what each namespace's podgroups hold: the state the
+        carry kept from the last session of this cluster, brought up to date (or built in full), else built here."""
+        if carry is not None:
+            opened = carry.open(snapshot, self.touched)
+            self.nodes, self.tasks, self.jobs, self.has_pods, self._aggregates, self.ns_allocated = opened
+            self._ns_own = set()
+            return
+        resources, self.has_pods = table_columns(snapshot)
+        self.nodes = NodeTable(snapshot.nodes.values(), resources)
+        self._build_state()
+        self.ns_allocated = {}
+        for job in self.jobs.values():
+            if job.allocated:
+                add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
+        self._ns_own = None
 
     # -- the podgroups to walk ------------------------------------------------------------------------------------
     def _index_jobs(self, reuse: bool) -> None:
@@ -1253,13 +1258,7 @@ class Session:
             if settle and key not in touched and self._settles(job, status, timeout):
                 job.settled = status
                 unsettled.pop()
-        if self._carry is not None:
-            self._carry.settled_under = self._context
-            self._carry.unsettled = unsettled
-            # the podgroups whose per-session state this session may have changed, for the next one to reopen: the
-            # actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all
-            carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))
-            self._carry.written = None if carry_all else set(self.live_keys())
+        self._hand_over(unsettled)
         trees = usage_now(self.snapshot, self.values, self.policy)  # fairness over time: empty when it is off
         return SessionResult(
             bindings=list(self.bindings),
@@ -1272,6 +1271,18 @@ class Session:
             warnings=list(dict.fromkeys(self.warnings)),
             usage_history=advance(self.snapshot.past_usage, trees, self.now) if trees else None,
         )
+
+    def _hand_over(self, unsettled: list[str]) -> None:
+        """What the carry keeps of this close for the next session: the context of the settled podgroups, the ones
+        left unsettled, and those whose per-session state this session may have changed (the actions and the close
+        leave the quiet ones untouched, but reclaim's and preempt's passes cover all)."""
+        carry = self._carry
+        if carry is None:
+            return
+        carry.settled_under = self._context
+        carry.unsettled = unsettled
+        carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))
+        carry.written = None if carry_all else set(self.live_keys())
 
     def release(self, *, keep_state: bool) -> None:
         """Let go of the session once its result is out. A session is a web of reference cycles (each pod's state
