@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
-from engine.admission import label_pairs
+from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -54,6 +54,7 @@ from engine.objects import (
 )
 from engine.policy.policy import Policy
 from engine.usage import UsageHistory as PastUsage
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
@@ -145,13 +146,19 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         past_usage=read_past_usage(cluster),
         node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
-    levered = with_stored_levers(snapshot, cluster.kueue_config)
+    levered = with_stored_levers(snapshot, cluster.kueue_config, read_local_queues())
     return with_stored_flavors(levered, read_resource_flavors), RowIds(pods=pods.ids, nodes=node_ids)
 
 
 def read_resource_flavors() -> dict[str, ResourceFlavorSpec]:
     """Kueue's ResourceFlavors stored beside the trees, by name (one query)."""
     return {f.name: f.to_spec() for f in ResourceFlavor.objects.all()}
+
+
+def read_local_queues() -> list[LocalQueueSpec]:
+    """Kueue's LocalQueues stored beside the trees (one query): their weights, which Admission Fair Sharing reads,
+    and what the Kueue export writes."""
+    return services.local_queue_specs()
 
 
 def fairness_on(policy: Policy) -> bool:
