@@ -465,17 +465,19 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 
 @transaction.atomic
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
-    """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
+    """Delete a queue (children first with ``cascade``; its podgroups and pods, and the Kueue LocalQueues pointing
+    at it, too with ``force``; without, a queue LocalQueues point at is refused)."""
     lock_tree_writes()
     tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
     _raise(_mirrored_jobs(order) if force else [])
-    _raise(_named_by_local_queues(order))
+    _raise([] if force else _named_by_local_queues(order))
     queues = {q.name: q for q in Queue.objects.filter(name__in=order).select_for_update()}
     for name in order:
         queues[name].podgroups.all().delete()  # pods cascade with their podgroup
+        queues[name].local_queues.all().delete()  # with force: the LocalQueues pointing at it too
         Namespace.objects.filter(default_queue=queues[name]).update(default_queue=None)
         queues[name].delete()
     return order
@@ -496,7 +498,7 @@ def _named_by_local_queues(queues: Sequence[str], field: str = "name") -> list[r
         rules.FieldError(
             field,
             f"LocalQueues point at it: {', '.join(named)} (a LocalQueue's queue is a leaf; point them elsewhere or "
-            "delete them first)",
+            "delete them first; a forced delete deletes them)",
             "in_use",
         )
     ]

@@ -100,7 +100,11 @@ class QueueViewSet(_TreeViewSet):
     @extend_schema(
         parameters=[
             OpenApiParameter("cascade", OpenApiTypes.BOOL, description="Delete the child queues first (seed 004)."),
-            OpenApiParameter("force", OpenApiTypes.BOOL, description="Also delete the podgroups and pods inside."),
+            OpenApiParameter(
+                "force",
+                OpenApiTypes.BOOL,
+                description="Also delete the podgroups and pods inside, and the LocalQueues pointing at it.",
+            ),
         ]
     )
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
