@@ -241,13 +241,11 @@ def local_queue_usage(row: LocalQueue) -> dict[str, dict[str, str]]:
     pending entry penalties, as people read amounts (cores, GiB, GPUs); through the reverse relation of the live
     sessions' rows (``scheduling.LocalQueueUsage``)."""
     out: dict[str, dict[str, str]] = {}
-    for cluster, consumed, penalty in row.usages.order_by("cluster__name").values_list(
-        "cluster__name", "consumed", "penalty"
-    ):
-        total = dict(consumed or {})
-        for r, v in (penalty or {}).items():
+    for usage in sorted(row.usages.all(), key=lambda u: u.cluster.name):  # prefetched by the API's list
+        total = dict(usage.consumed or {})
+        for r, v in (usage.penalty or {}).items():
             total[r] = total.get(r, 0) + v
-        out[cluster] = {r: format_amount(int(v), r) for r, v in sorted(total.items())}
+        out[usage.cluster.name] = {r: format_amount(int(v), r) for r, v in sorted(total.items())}
     return out
 
 

@@ -127,3 +127,21 @@ def test_a_queue_local_queues_point_at_stays_a_leaf(admin_api: Any, tree: None) 
     assert Queue.objects.filter(name="team").exists() and not Queue.objects.filter(name="below").exists()
     assert admin_api.delete("/api/v1/queues/team/?force=true").status_code == 204  # forced: its LocalQueues go too
     assert not LocalQueue.objects.exists()
+
+
+def test_a_podgroup_submitted_to_a_local_queue_goes_to_its_queue(admin_api: Any, tree: None) -> None:
+    from scheduling.models import Cluster, PodGroup
+
+    Cluster.objects.get_or_create(name="default")
+    services.save_queue(None, {"name": "other", "parent": "dept"})
+    assert admin_api.post(URL, {"namespace": "ns-a", "name": "lq", "queue": "team"}, format="json").status_code == 201
+    body = {"namespace": "ns-a", "name": "pg", "local_queue": "lq", "min_resources": {"cpu": "1"}}
+    r = admin_api.post("/api/v1/podgroups/", body, format="json")
+    assert r.status_code == 201, r.json()
+    assert (r.json()["queue"], r.json()["local_queue"]) == ("team", "lq")
+    r = admin_api.post("/api/v1/podgroups/", {**body, "name": "pg2", "local_queue": "nope"}, format="json")
+    assert r.status_code == 400 and error_attrs(r) == {"local_queue": "namespace ns-a has no LocalQueue nope"}
+    r = admin_api.post("/api/v1/podgroups/", {**body, "name": "pg3", "queue": "other"}, format="json")
+    assert r.status_code == 400
+    assert error_attrs(r) == {"local_queue": "LocalQueue ns-a/lq points at queue team, not other"}
+    assert list(PodGroup.objects.values_list("name", "queue__name", "local_queue")) == [("pg", "team", "lq")]
