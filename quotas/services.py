@@ -156,6 +156,7 @@ def delete_resource_flavor(flavor: ResourceFlavor) -> None:
 # --- Kueue's LocalQueues -------------------------------------------------------------------------------------
 
 LOCAL_QUEUE_NAME_MAX = 63  # a LocalQueue's name is the value of a job's kueue.x-k8s.io/queue-name label
+LOCAL_QUEUE_WEIGHT_MAX = 64  # the characters of a weight written out (``LocalQueue.weight``)
 
 
 def _local_queue_weight(value: object) -> tuple[str | None, list[rules.FieldError]]:
@@ -171,7 +172,18 @@ def _local_queue_weight(value: object) -> tuple[str | None, list[rules.FieldErro
         return None, [rules.FieldError("weight", str(exc))]
     if weight < 0:
         return None, [rules.FieldError("weight", f"weight: {value!r} must not be negative (0 is admitted last)")]
-    return format_exact_quantity(weight), []
+    try:
+        text = format_exact_quantity(weight)
+    except ValueError:  # more digits than Python writes out
+        text = ""
+    if not text or len(text) > LOCAL_QUEUE_WEIGHT_MAX:
+        return None, [
+            rules.FieldError(
+                "weight",
+                f"weight: {value!r} is too large or too fine to keep (at most {LOCAL_QUEUE_WEIGHT_MAX} digits)",
+            )
+        ]
+    return text, []
 
 
 def check_local_queue(instance: LocalQueue | None, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -257,7 +257,11 @@ def _sync_local_queues(
     _ensure_namespaces({ns for ns, _ in specs})
     current = {(r.namespace.name, r.name): r for r in LocalQueue.objects.select_related("namespace", "queue")}
     for key, spec in sorted(specs.items()):
-        weight = format_exact_quantity(spec.weight)
+        try:
+            weight = format_exact_quantity(spec.weight)
+        except ValueError:  # more digits than Python writes out
+            report.problems[("LocalQueue", key[0], key[1])] = "spec.fairSharing.weight: too large to keep"
+            continue
         row = current.get(key)
         if row is not None and row.queue.name == spec.queue and row.weight == weight:
             continue

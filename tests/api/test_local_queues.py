@@ -145,3 +145,11 @@ def test_a_podgroup_submitted_to_a_local_queue_goes_to_its_queue(admin_api: Any,
     assert r.status_code == 400
     assert error_attrs(r) == {"local_queue": "LocalQueue ns-a/lq points at queue team, not other"}
     assert list(PodGroup.objects.values_list("name", "queue__name", "local_queue")) == [("pg", "team", "lq")]
+
+
+@pytest.mark.parametrize("weight", ["1e100", "1e999999"])
+def test_a_weight_too_large_to_keep_is_refused(admin_api: Any, tree: None, weight: str) -> None:
+    r = admin_api.post(URL, {"namespace": "ns-a", "name": "lq", "queue": "team", "weight": weight}, format="json")
+    assert r.status_code == 400
+    assert error_attrs(r) == {"weight": f"weight: {weight!r} is too large or too fine to keep (at most 64 digits)"}
+    assert not LocalQueue.objects.exists()
