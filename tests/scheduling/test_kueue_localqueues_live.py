@@ -213,3 +213,23 @@ def test_the_kueue_export_of_the_stored_local_queues_simulates_to_the_same_admis
     exported = yaml.safe_dump_all(config + docs, sort_keys=False) + JOBS
     original = NODES + _local_queue("team-a", "1", "30") + _local_queue("team-b", "250m", "10") + JOBS
     assert _simulated(exported) == _simulated(original) == {"team-a/ja"}
+
+
+def test_a_later_session_samples_the_kept_usage_with_the_half_life(kueue_cluster: Any) -> None:
+    """Kueue's LocalQueue controller, in the live sessions: once the sampling interval has passed, a LocalQueue's
+    consumed resources decay towards what its admitted jobs hold, and the entry penalties are dropped. One half-life
+    (168h) after the last sample, with a's 3-cpu job running: half of 0 plus half of 3 cpu."""
+    from datetime import timedelta
+
+    from scheduling.models import LocalQueueUsage
+
+    _import(kueue_cluster, NODES + _local_queue("team-a") + _local_queue("team-b") + _pod("team-a", "a1", 3, 0))
+    assert _live(kueue_cluster) == {"team-a/a1"}
+    rows = LocalQueueUsage.objects.filter(cluster=kueue_cluster, local_queue__name="lq-team-a")
+    (kept,) = rows
+    assert kept.consumed == {} and kept.penalty["cpu"] > 0
+    rows.update(sampled=kept.sampled - timedelta(hours=168))
+    _live(kueue_cluster)
+    (sampled,) = rows.all()
+    assert (sampled.consumed, sampled.penalty) == ({"cpu": 1500}, {})
+    assert sampled.sampled > kept.sampled  # sampled now: the next sample is one interval away
