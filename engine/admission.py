@@ -15,7 +15,11 @@ here runs):
   selector is never admitted, and says so (Kueue's ``namespaceSelector``);
 * **admission fair sharing** (``fair_sharing``, ``fair_sharing_queues``, ``local_queues``): in the listed queues the
   Pending jobs are taken by their LocalQueue's usage first (lowest first), then by the job order; each admission
-  adds its entry penalty to its LocalQueue's usage at once (Kueue's Admission Fair Sharing; ``LocalQueueUsage``).
+  adds its entry penalty to its LocalQueue's usage at once (Kueue's Admission Fair Sharing; ``LocalQueueUsage``;
+  the live sessions keep the usage across sessions: ``engine.localqueues``).
+
+The LocalQueues themselves (``local_queue_specs``: namespace, name, ClusterQueue, weight) are kept whether or not a
+lever is on, for the Kueue export; they alone do not turn the levers on.
 
 Pure module: plain data and the few rules that read it.
 """
