@@ -20,7 +20,9 @@ dataclasses. What goes in:
 * Kueue's levers of the queues (their ``kueue`` field) and the cluster's Kueue Configuration, as the snapshot's
   admission levers, preemption policies and policy (``engine.manifests.kueuestored.with_stored_levers``);
 * Kueue's ResourceFlavors (``quotas.ResourceFlavor``, read only when some queue has quota in one): the nodes and the
-  pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``).
+  pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``);
+* Kueue's LocalQueues (``quotas.LocalQueue``, one query): their weights and what the Kueue export writes; the live
+  session adds each job's LocalQueue and the usage it keeps (``scheduling.store.localqueues``).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ _PG_PHASE = {p.value: p for p in PodGroupPhase}
 
 
 def load_snapshot(cluster: Cluster) -> Snapshot:
-    """The cluster as the engine sees it, read in six queries (see the module docstring for what goes in)."""
+    """The cluster as the engine sees it, read in seven queries (see the module docstring for what goes in)."""
     return read_cluster(cluster)[0]
 
 
