@@ -128,8 +128,8 @@ class KueueReaders(KueueLeverReaders):
         self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
         for (ns, lq), queue in self.local_queues.items():  # the LocalQueues as the Kueue export writes them again
             usage = self.admission.local_queues.get((ns, lq))
-            weight = usage.weight if usage is not None else Fraction(1)
-            self.admission.local_queue_specs[(ns, lq)] = LocalQueueSpec(ns, lq, queue, weight)
+            if usage is not None:  # (none: its fairSharing could not be read, and the object is refused)
+                self.admission.local_queue_specs[(ns, lq)] = LocalQueueSpec(ns, lq, queue, usage.weight)
         if self.admission.namespace_selectors:
             self._namespace_labels()
 

@@ -118,7 +118,9 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     if cluster.owns_trees:
         with tree_owner.from_cluster():
             flavors = _sync_resource_flavors(objects, report)
-            _delete_local_queues(local_queues, report)  # before the queues they point at may go
+            # before the queues they point at may go; one the readers refused keeps its row (its last valid version)
+            refused = {(b.namespace, b.name) for b in invalid if b.kind == "LocalQueue"}
+            _delete_local_queues(local_queues, refused, report)
             _sync_queues(result.snapshot, report)
             _delete_resource_flavors(flavors, report)
             _sync_quota_groups(snap, report)
@@ -238,14 +240,19 @@ def _delete_resource_flavors(keep: set[str], report: Report) -> None:
 # -- Kueue's LocalQueues --------------------------------------------------------------------------------------
 
 
-def _delete_local_queues(keep: Mapping[tuple[str, str], LocalQueueSpec], report: Report) -> None:
+def _delete_local_queues(
+    keep: Mapping[tuple[str, str], LocalQueueSpec], refused: set[tuple[str, str]], report: Report
+) -> None:
     """Delete the LocalQueue rows the cluster no longer has (or that point at another queue now: written again after
-    the queues), before the queues they point at may be deleted."""
+    the queues), before the queues they point at may be deleted; ``refused``: LocalQueues the readers could not
+    read, whose rows stay as their last valid version made them."""
     for row in LocalQueue.objects.select_related("namespace", "queue"):
-        spec = keep.get((row.namespace.name, row.name))
-        if spec is None or spec.queue != row.queue.name:
-            services.delete_local_queue(row)
-            report.deleted["LocalQueue"] += int(spec is None)
+        key = (row.namespace.name, row.name)
+        spec = keep.get(key)
+        if key in refused or (spec is not None and spec.queue == row.queue.name):
+            continue
+        services.delete_local_queue(row)
+        report.deleted["LocalQueue"] += int(spec is None)
 
 
 def _sync_local_queues(

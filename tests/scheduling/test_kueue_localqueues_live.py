@@ -233,3 +233,17 @@ def test_a_later_session_samples_the_kept_usage_with_the_half_life(kueue_cluster
     (sampled,) = rows.all()
     assert (sampled.consumed, sampled.penalty) == ({"cpu": 1500}, {})
     assert sampled.sampled > kept.sampled  # sampled now: the next sample is one interval away
+
+
+def test_a_local_queue_the_readers_refuse_keeps_its_row_and_a_deleted_one_goes(kueue_cluster: Any) -> None:
+    from quotas.models import LocalQueue
+    from scheduling.kube.mirror_in import mirror
+
+    _import(kueue_cluster, NODES + _local_queue("team-a", "2") + _local_queue("team-b"))
+    bad = NODES + _local_queue("team-a", "-1") + _local_queue("team-b")
+    report = mirror(kueue_cluster, list(yaml.safe_load_all(bad)), timezone.now())
+    (problem,) = report.problems.items()
+    assert problem[0] == ("LocalQueue", "team-a", "lq-team-a") and "must not be negative" in problem[1], problem
+    assert dict(LocalQueue.objects.values_list("name", "weight")) == {"lq-team-a": "2", "lq-team-b": "1"}
+    _import(kueue_cluster, NODES + _local_queue("team-b"))
+    assert list(LocalQueue.objects.values_list("name", flat=True)) == ["lq-team-b"]
