@@ -296,7 +296,7 @@ class ClusterMirror:
             self._last_snapshot = snapshot
             # Kueue's levers of the queues and the cluster's Kueue Configuration, its ResourceFlavors (none: the
             # snapshot as it is; the same flavored object for an unchanged node or pod)
-            levered = with_stored_levers(snapshot, cluster.kueue_config)
+            levered = with_stored_levers(snapshot, cluster.kueue_config, store.read_local_queues())
             return with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
 
     def row_ids(self) -> store.RowIds:
