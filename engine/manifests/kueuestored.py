@@ -106,6 +106,24 @@ def read_stored_configuration(text: str, where: str = "kueue_configuration") -> 
         raise ValueError(f"{where}: {exc}") from None
 
 
+def _admission_draft(snapshot: Snapshot, specs: dict[LocalQueueKey, LocalQueueSpec]) -> AdmissionDraft:
+    """The snapshot's admission data opened again with the stored LocalQueues' weights (``specs``) and the stored
+    namespaces' labels, for ``with_stored_levers`` to add the queues' levers to."""
+    before = snapshot.admission
+    usage = dict(before.local_queues)
+    for key, lq in specs.items():  # the stored weight; the usage is the live session's (``engine.localqueues``)
+        old = usage.get(key)
+        usage[key] = LocalQueueUsage(lq.weight, old.consumed if old is not None else {})
+    return AdmissionDraft(
+        fair_sharing=before.fair_sharing,
+        local_queues=usage,
+        podgroup_local_queue=dict(before.podgroup_local_queue),
+        # the stored namespaces' labels (a what-if's snapshot carries them in its namespaces too)
+        namespace_labels={**before.namespace_labels, **namespace_labels(snapshot.namespaces)},
+        local_queue_specs=specs,
+    )
+
+
 def with_stored_levers(
     snapshot: Snapshot,
     configuration: StoredConfiguration | None = None,
@@ -122,18 +140,7 @@ def with_stored_levers(
     specs = {lq.key: lq for lq in (before.local_queue_specs if local_queues is None else local_queues)}
     if not levered and configuration is None and not (any(tables) or before or specs):
         return snapshot
-    usage = dict(before.local_queues)
-    for key, lq in specs.items():  # the stored weight; the usage is the live session's (``engine.localqueues``)
-        old = usage.get(key)
-        usage[key] = LocalQueueUsage(lq.weight, old.consumed if old is not None else {})
-    draft = AdmissionDraft(
-        fair_sharing=before.fair_sharing,
-        local_queues=usage,
-        podgroup_local_queue=dict(before.podgroup_local_queue),
-        # the stored namespaces' labels (a what-if's snapshot carries them in its namespaces too)
-        namespace_labels={**before.namespace_labels, **namespace_labels(snapshot.namespaces)},
-        local_queue_specs=specs,
-    )
+    draft = _admission_draft(snapshot, specs)
     names: dict[str, KueueName] = {}
     weights: dict[str, Fraction] = {}
     preemption: dict[str, KueuePreemption] = {}
