@@ -32,6 +32,7 @@ SQLite (``sqlite:////tmp/bench.sqlite3``: a file, migrated when new).
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import statistics
@@ -54,12 +55,35 @@ def build(nodes: int, pods: int) -> None:
     subprocess.run([sys.executable, str(BENCH), "--build-only", "--nodes", str(nodes), "--pods", str(pods)], check=True)
 
 
+class _Collections:
+    """The cyclic collector's full (generation 2) collections while counting: how many, and their CPU time."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ms = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.count += 1
+            self.ms += (time.process_time() - self._start) * 1000.0
+
+
+_FULL = _Collections()
+
+
 def one_session(cluster_id: int) -> dict[str, Any]:
     from scheduling.feed.mirror import mirror_of
     from scheduling.models import SchedulingSession
     from scheduling.tasks import run_session
 
     opened = mirror_of(cluster_id).carry.opened
+    n0, g0 = _FULL.count, _FULL.ms
     t0, c0 = time.perf_counter(), time.process_time()
     outcome = run_session(cluster_id)
     wall = (time.perf_counter() - t0) * 1000.0
@@ -78,6 +102,7 @@ def one_session(cluster_id: int) -> dict[str, Any]:
         "full": last.full,
         "why": last.reason,
         "changes": last.changes,
+        "gc": (_FULL.count - n0, _FULL.ms - g0),  # full collections during the session, their CPU ms
         "ran": mirror.carry.opened > opened,  # the engine ran (its last result was not reused)
         "kept": mirror.carry.last.startswith("update"),  # and updated the state it kept (no full build)
     }
@@ -129,12 +154,17 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
     fulls = sum(1 for r in runs if r["full"])
     ran = sum(1 for r in runs if r["ran"])
     kept = sum(1 for r in runs if r["ran"] and r["kept"])
+    collected = [r["gc"] for r in runs if r["gc"][0]]
+    slow = sorted(runs, key=lambda r: r["wall"])[-1]
     return (
         f"{label}: median {med('wall'):,.0f} ms end to end (min {walls[0]:,.0f}, p99 {p99:,.0f}, max {walls[-1]:,.0f}; "
         f"this process's CPU {med('cpu'):,.0f}; "
         f"refresh+snapshot {med('load'):,.0f}, engine {med('engine'):,.0f}, write {med('write'):,.0f}); "
         f"rows re-read {statistics.median(r['changes'] for r in runs):,.0f}, placed {med('placed'):,.0f}, "
-        f"full reads {fulls} of {len(runs)}, engine on its kept state {kept} of {ran} runs"
+        f"full reads {fulls} of {len(runs)}, engine on its kept state {kept} of {ran} runs; "
+        f"full collections in {len(collected)} sessions ({sum(ms for _, ms in collected):,.0f} ms CPU); "
+        f"the slowest: {slow['wall']:,.0f} ms (CPU {slow['cpu']:,.0f}, refresh+snapshot {slow['load']:,.0f}, "
+        f"engine {slow['engine']:,.0f}, write {slow['write']:,.0f}, full collections {slow['gc'][1]:,.0f} ms)"
     )
 
 
