@@ -21,6 +21,9 @@ session then is a full read that places little) instead of building it again, wh
 profiler's clock is this process's CPU time, so a busy machine does not count other processes' work).
 ``--fairness`` turns fairness over time on (``fairnessOverTime: true`` on the policy's queue plugin and
 ``elasticquota``): every session then runs the engine (the past usage moves) and writes the usage record.
+``--freeze`` collects and freezes the collector's objects after the first session (``gc.freeze``: the copy of the
+cluster and the engine's kept state are then never walked by a full collection); each line counts the full
+collections during the sessions and their CPU time, and shows the phases of the slowest session.
 
     .venv/bin/python bench/bench_steady.py                       # 5,000 nodes / 50,000 pods
     .venv/bin/python bench/bench_steady.py --sizes 1000,5000,10000,20000 --repeat 5
@@ -180,7 +183,15 @@ def with_fairness(policy: Any) -> str:
     return Policy.from_dict(data).to_yaml()
 
 
-def measure(nodes: int, pods: int, repeat: int, percents: list[float], profile: bool, fairness: bool = False) -> float:
+def measure(
+    nodes: int,
+    pods: int,
+    repeat: int,
+    percents: list[float],
+    profile: bool,
+    fairness: bool = False,
+    freeze: bool = False,
+) -> float:
     import django
 
     django.setup()
@@ -194,6 +205,13 @@ def measure(nodes: int, pods: int, repeat: int, percents: list[float], profile: 
         cluster.save(update_fields=["scheduler_policy"])
         print("fairness over time on")
     first = one_session(cluster.pk)
+    if freeze:
+        c0 = time.process_time()
+        gc.collect()
+        gc.freeze()
+        print(
+            f"collected and froze {gc.get_freeze_count():,} objects ({(time.process_time() - c0) * 1000:,.0f} ms CPU)"
+        )
     print(
         f"{nodes:,} nodes / {pods:,} pods: first session {first['wall'] / 1000:.2f} s "
         f"(full read: {first['full']}, {first['why']}), placed {first['placed']:,}"
@@ -242,13 +260,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--fairness", action="store_true", help="fairness over time on")
+    parser.add_argument("--freeze", action="store_true", help="gc.freeze() after the first session")
     parser.add_argument("--churn", default="1", help="comma-separated percentages of the pods changed (0: none)")
     parser.add_argument("--reuse", action="store_true", help="use the cluster built by an earlier run")
     parser.add_argument("--measure-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
         percents = [float(p) for p in args.churn.split(",") if p and float(p) > 0]
-        measure(args.measure_only, args.measure_only * 10, args.repeat, percents, args.profile, args.fairness)
+        measure(
+            args.measure_only, args.measure_only * 10, args.repeat, percents, args.profile, args.fairness, args.freeze
+        )
         return
     sys.argv = [sys.argv[0]]
     from bench.bench_store_session import ensure_database
@@ -266,6 +287,8 @@ def main() -> None:
             cmd.append("--profile")
         if args.fairness:
             cmd.append("--fairness")
+        if args.freeze:
+            cmd.append("--freeze")
         subprocess.run(cmd, check=True)  # a fresh process per size, as a worker that just started
 
 
