@@ -39,7 +39,7 @@ from engine.collector import paused_during
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.drs import Share, kueue_tree
 from engine.fairshare.elastic import ElasticResult, compute_runtimes
-from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
+from engine.fairshare.namespace import NamespaceShares, PairTable, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobSummary, JobUsage, QueueBook, summarize_jobs
 from engine.objects import (
@@ -135,6 +135,7 @@ class Aggregates:
     jobs: list[JobUsage]
     summary: Any
     groups: GroupUsage
+    pairs: PairTable | None = None  # the jobs' (queue, namespace) pairs, when the caller kept them
 
 
 @dataclass(frozen=True)
@@ -508,11 +509,16 @@ def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None =
 
 
 def aggregates_of(
-    snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage, summary: JobSummary | None = None
+    snapshot: Snapshot,
+    jobs: list[JobUsage],
+    groups: GroupUsage,
+    summary: JobSummary | None = None,
+    pairs: PairTable | None = None,
 ) -> Aggregates:
     """The aggregates of ``snapshot`` from its ``job_usages`` and ``group_usage`` computed by the caller (a session
     carry that keeps them between sessions), for ``compute_values(aggregates=...)``; ``summary``: what
-    ``summarize_jobs(jobs)`` gives, when the caller kept that too."""
+    ``summarize_jobs(jobs)`` gives, and ``pairs`` the jobs' namespace pairs (``NamespacePairs.table``), when the
+    caller kept them too."""
     quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
     return Aggregates(
         snapshot.tasks,
@@ -521,6 +527,7 @@ def aggregates_of(
         jobs,
         summary if summary is not None else summarize_jobs(jobs),
         groups,
+        pairs,
     )
 
 
@@ -567,7 +574,7 @@ def compute_values(
         book = compute_proportion(queues, agg.summary, total, past_ratios=ratios)
     deserved = {q: book.deserved_of(q) for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
-    namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
+    namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total, agg.pairs)
     quotas = compute_quotas(snapshot, policy, agg.groups)
     reserved = reservations(snapshot, quotas, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
