@@ -3,9 +3,13 @@
 Every task takes a cluster id (JSON-serialisable), is ``acks_late`` with explicit time limits, and takes its own
 per-cluster lock (``scheduling/locks.py``: a PostgreSQL advisory transaction lock, a lease row on SQLite), so two
 workers never run the same job on the same cluster at once; the loser returns ``"skipped"`` (a session also
-leaves a ``skipped`` row). The work is idempotent (compare-and-swap writes), so a task redelivered after a worker
-died simply runs again. Results: ``"ran"``, ``"skipped"``, ``"failed"`` (recorded as a failed session row),
-``"disabled"`` (simulation tasks on a cluster that is not simulated) or ``"gone"`` (the cluster was deleted).
+leaves a ``skipped`` row). A session waits for its lock first, up to ``FAIRWAY_SESSION_LOCK_WAIT_SECONDS`` (1 s,
+its beat's period, by default): the beat's next message, taken by another worker process while the previous session
+still runs (a session longer than its period), runs as soon as that one commits instead of being skipped. A skipped
+session therefore means a holder that ran past the period and the wait (or a stuck one), not one slow second. The
+work is idempotent (compare-and-swap writes), so a task redelivered after a worker died simply runs again.
+Results: ``"ran"``, ``"skipped"``, ``"failed"`` (recorded as a failed session row), ``"disabled"`` (simulation tasks
+on a cluster that is not simulated) or ``"gone"`` (the cluster was deleted).
 
 No automatic retries: each task runs again on its next beat a second later, which is the retry.
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -104,18 +109,20 @@ def _locked(
     *,
     simulated_only: bool = False,
     on_skip: Callable[[Cluster], None] | None = None,
+    wait: float = 0.0,
 ) -> str:
     """The common body of every task: find the cluster, take its lock for ``what``, run ``work`` under it.
 
     A cluster being deleted (``scheduling.ownership.delete_cluster`` holds every one of its locks until it commits) is
     ``"gone"``: the task that got its lock after the delete finds no row any more, and a skipped one waits for the
-    delete before it records its skip (a record of a cluster that is no longer there could not commit)."""
+    delete before it records its skip (a record of a cluster that is no longer there could not commit). ``wait``:
+    seconds to wait for a lock held elsewhere before skipping (``scheduling.locks``)."""
     cluster = _cluster(cluster_id)
     if cluster is None:
         return "gone"
     if simulated_only and not cluster.simulated:
         return "disabled"
-    with cluster_lock(lock, cluster.pk, ttl=ttl) as acquired:
+    with cluster_lock(lock, cluster.pk, ttl=ttl, wait=wait) as acquired:
         if not acquired:
             if on_skip is not None:
                 if not ownership.keep_cluster(cluster.pk):
@@ -150,11 +157,19 @@ def run_session(cluster_id: int, forwarded: bool = False) -> str:
             session = sessions.run_scheduling_session(cluster)
         return "ran" if session.status == SessionStatus.OK else "failed"
 
+    wait = lock_wait()
+
     def skipped(cluster: Cluster) -> None:
-        store.record_skipped(cluster.pk, SessionKind.SESSION)
+        why = f"another worker held this cluster's lock for the whole wait ({wait:g} s)" if wait > 0 else ""
+        store.record_skipped(cluster.pk, SessionKind.SESSION, why=why)
         _keep_warm(cluster.pk)  # another process runs it (a holder slower than the window): keep up meanwhile
 
-    return _locked(cluster_id, SCHEDULING_SESSION_LOCK, SESSION_TIME_LIMIT, "session", work, on_skip=skipped)
+    return _locked(cluster_id, SCHEDULING_SESSION_LOCK, SESSION_TIME_LIMIT, "session", work, on_skip=skipped, wait=wait)
+
+
+def lock_wait() -> float:
+    """``FAIRWAY_SESSION_LOCK_WAIT_SECONDS``: how long a session waits for a lock that another process holds."""
+    return float(settings.FAIRWAY["SESSION_LOCK_WAIT_SECONDS"])
 
 
 def _keep_warm(cluster_id: int) -> None:
