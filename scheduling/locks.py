@@ -26,7 +26,8 @@ savepoint rolls back, ``lock_timeout`` is restored for the work). On SQLite the 
 waiter there gives up first. (A holder's work transaction also holds SQLite's one write lock, ``IMMEDIATE``: a
 waiter's try of the lease waits for that commit in SQLite's busy timeout first, as every writer there does; the
 polling covers the moment between the holder's commit and its release of the lease.) Either way the waiter holds
-nothing while it waits.
+nothing while it waits. ``wait`` may be a function, asked only when the lock is found held (what it reads costs
+nothing while nobody else holds the lock).
 
 Usage (the body always runs inside ``transaction.atomic()`` when the lock was acquired)::
 
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -85,7 +86,12 @@ def uses_advisory_locks(using: str = DEFAULT_DB_ALIAS) -> bool:
 
 @contextmanager
 def cluster_lock(
-    key: int, cluster_id: int, *, ttl: float = 300.0, wait: float = 0.0, using: str = DEFAULT_DB_ALIAS
+    key: int,
+    cluster_id: int,
+    *,
+    ttl: float = 300.0,
+    wait: float | Callable[[], float] = 0.0,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> Iterator[bool]:
     """Take lock ``key`` for ``cluster_id``, waiting up to ``wait`` seconds for its holder (0: not at all); yield
     whether it was taken.
@@ -111,19 +117,26 @@ def cluster_lock(
 _LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock wait that reached lock_timeout
 
 
-def _advisory_lock(key: int, cluster_id: int, wait: float, using: str) -> bool:
+def _seconds(wait: float | Callable[[], float]) -> float:
+    return float(wait()) if callable(wait) else float(wait)
+
+
+def _advisory_lock(key: int, cluster_id: int, wait: float | Callable[[], float], using: str) -> bool:
     """The transaction's advisory lock (inside the caller's ``atomic``): tried at once, then, when held elsewhere and
     ``wait`` is above 0, waited for under ``lock_timeout`` in a savepoint."""
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [key, cluster_id])
         (acquired,) = cursor.fetchone()
-        if acquired or wait <= 0:
-            return bool(acquired)
+        if acquired:
+            return True
+        seconds = _seconds(wait)
+        if seconds <= 0:
+            return False
         cursor.execute("SELECT current_setting('lock_timeout')")
         (previous,) = cursor.fetchone()
         try:
             with transaction.atomic(using=using):  # a timeout rolls back to here, its SET LOCAL with it
-                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(1, round(wait * 1000))}ms"])
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(1, round(seconds * 1000))}ms"])
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [key, cluster_id])
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
@@ -134,15 +147,18 @@ def _advisory_lock(key: int, cluster_id: int, wait: float, using: str) -> bool:
         return True
 
 
-def _wait_for_lease(key: int, cluster_id: int, owner: str, ttl: float, wait: float, using: str) -> bool:
+def _wait_for_lease(
+    key: int, cluster_id: int, owner: str, ttl: float, wait: float | Callable[[], float], using: str
+) -> bool:
     """The SQLite lease, tried again every ``FAIRWAY_SESSION_LOCK_POLL_SECONDS`` until ``wait`` has passed."""
-    deadline = _clock() + wait
-    while not _take_lease(key, cluster_id, owner, ttl, using):
-        left = deadline - _clock()
-        if left <= 0:
-            return False
+    if _take_lease(key, cluster_id, owner, ttl, using):
+        return True
+    deadline = _clock() + _seconds(wait)
+    while (left := deadline - _clock()) > 0:
         _pause(min(float(settings.FAIRWAY["SESSION_LOCK_POLL_SECONDS"]), left))
-    return True
+        if _take_lease(key, cluster_id, owner, ttl, using):
+            return True
+    return False
 
 
 def _clock() -> float:

@@ -47,7 +47,7 @@ from scheduling.locks import (
     WORKLOAD_LOCK,
     cluster_lock,
 )
-from scheduling.models import Cluster, SessionKind, SessionStatus
+from scheduling.models import Cluster, SchedulingSession, SessionKind, SessionStatus
 from security import records as security_records
 
 __all__ = [
@@ -157,10 +157,19 @@ def run_session(cluster_id: int, forwarded: bool = False) -> str:
             session = sessions.run_scheduling_session(cluster)
         return "ran" if session.status == SessionStatus.OK else "failed"
 
-    wait = lock_wait()
+    waited: list[float] = []
+
+    def wait() -> float:  # asked only when another process holds the lock
+        seconds = 0.0 if _outlasted_a_wait(cluster_id) else lock_wait()
+        waited.append(seconds)
+        return seconds
 
     def skipped(cluster: Cluster) -> None:
-        why = f"another worker held this cluster's lock for the whole wait ({wait:g} s)" if wait > 0 else ""
+        why = ""  # FAIRWAY_SESSION_LOCK_WAIT_SECONDS=0: the plain sentence
+        if waited and waited[0] > 0:
+            why = f"another worker held this cluster's lock for the whole wait ({waited[0]:g} s)"
+        elif lock_wait() > 0:
+            why = "another worker still holds this cluster's lock, past an earlier session's wait"
         store.record_skipped(cluster.pk, SessionKind.SESSION, why=why)
         _keep_warm(cluster.pk)  # another process runs it (a holder slower than the window): keep up meanwhile
 
@@ -170,6 +179,23 @@ def run_session(cluster_id: int, forwarded: bool = False) -> str:
 def lock_wait() -> float:
     """``FAIRWAY_SESSION_LOCK_WAIT_SECONDS``: how long a session waits for a lock that another process holds."""
     return float(settings.FAIRWAY["SESSION_LOCK_WAIT_SECONDS"])
+
+
+def _outlasted_a_wait(cluster_id: int) -> bool:
+    """Whether a session of the cluster was skipped since the last one that ran finished: the session holding the
+    lock now has already outlasted a whole wait (or the lock is stuck), so another wait would only keep this worker
+    process from its other tasks. Such a message is skipped at once until the holder ends (its row then finishes
+    after those skipped ones, and the next message waits again)."""
+    rows = SchedulingSession.objects.filter(cluster_id=cluster_id, kind=SessionKind.SESSION)
+    last = (
+        rows.exclude(status=SessionStatus.SKIPPED)
+        .exclude(finished=None)
+        .order_by("-started")
+        .values_list("finished", flat=True)
+        .first()
+    )
+    skipped = rows.filter(status=SessionStatus.SKIPPED)
+    return (skipped if last is None else skipped.filter(started__gt=last)).exists()
 
 
 def _keep_warm(cluster_id: int) -> None:

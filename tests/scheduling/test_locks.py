@@ -147,6 +147,48 @@ def test_a_session_waits_for_the_running_one_and_runs_after_it(monkeypatch: pyte
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_holder_that_outlasted_a_wait_is_not_waited_for_again(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    """Once a message has waited the whole bound and was skipped, the next ones skip at once while that holder still
+    runs (their worker process goes on with its other tasks); once it has committed, a message waits again."""
+    from scheduling import store
+
+    settings.FAIRWAY = {**settings.FAIRWAY, "SESSION_LOCK_WAIT_SECONDS": 60.0}
+    world = build_world()
+    cid = world.cluster.pk
+    assert tasks.run_session(cid) == "ran"  # an earlier session, finished
+    assert not tasks._outlasted_a_wait(cid)
+    entered, release = threading.Event(), threading.Event()
+    real_run = tasks.sessions.run_scheduling_session
+
+    def slow_run(cluster: Any) -> Any:
+        entered.set()
+        assert release.wait(60)
+        return real_run(cluster)
+
+    monkeypatch.setattr(tasks.sessions, "run_scheduling_session", slow_run)
+    results: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            results["holder"] = tasks.run_session(cid)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=run)
+    holder.start()
+    assert entered.wait(30)
+    store.record_skipped(cid, why="another worker held this cluster's lock for the whole wait (60 s)")
+    assert tasks._outlasted_a_wait(cid)
+    assert tasks.run_session(cid) == "skipped"  # at once: no wait of 60 s
+    last = SchedulingSession.objects.filter(status="skipped").order_by("-id").first()
+    assert last.error == "another worker still holds this cluster's lock, past an earlier session's wait"
+    release.set()
+    holder.join(60)
+    assert results == {"holder": "ran"}
+    assert not tasks._outlasted_a_wait(cid)  # the holder's row finished after the skipped ones: wait again
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_waiting_session_takes_over_when_the_holders_connection_dies(settings: Any) -> None:
     """A holder whose connection drops (a worker killed mid-session) frees the lock at once: the waiting session runs
     then, without waiting out its bound."""
