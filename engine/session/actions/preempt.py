@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -263,11 +264,13 @@ def _between_pass(
     """One try of the first phase for ``pjob`` (``strict``: no pod within its minimum runtime is a victim, whatever
     the priorities); whether it was committed (else it is discarded, the session as it was)."""
     fw = ssn.framework
+    jobs = ssn.jobs_by_queue.get(queue, [])
+    whole_set = fw.victims_are_a_set("preemptable", queue)  # Kueue's classical set, evicted whole
+    if not whole_set and _gang_out_of_reach(ssn, pjob, todo, jobs, room):
+        return False  # the pass would be discarded: nothing tried, nothing to undo
     mark = room.mark()
     stmt = Statement(ssn)
-    jobs = ssn.jobs_by_queue.get(queue, [])
     failed: dict[tuple[object, ...], int] = {}
-    whole_set = fw.victims_are_a_set("preemptable", queue)  # Kueue's classical set, evicted whole
     while fw.job_starving(pjob) and todo:
         task = todo.popleft()
         attempt = attempt_key(task)
@@ -304,6 +307,52 @@ def _between_pass(
     stmt.discard()
     room.restored(mark)
     return False
+
+
+def _gang_decides(ssn: Session, room: VictimRoom) -> bool:
+    """Whether a first-phase pass commits only for a job holding its gang minimum with its pipelined pods: with whole
+    gangs always (``gang_met``), else when the ``gang`` plugin votes in the first tier of ``job_pipelined`` votes
+    (its refusal there is final: ``Framework.job_pipelined``)."""
+    if room.skip:
+        return True
+    return any(p.name == "gang" for p in ssn.framework.first_voters("job_pipelined"))
+
+
+def _gang_out_of_reach(
+    ssn: Session, pjob: JobState, todo: deque[TaskState], jobs: list[JobState], room: VictimRoom
+) -> bool:
+    """Whether a first-phase pass for ``pjob`` is sure to be discarded: its gang needs ``k`` more pipelined pods and
+    the nodes could not take ``k`` of the pods it would try. A pod pipelined on a node fits the node's future idle,
+    which only its victims' evictions there raise, and those free at most what the pods of the queue's other jobs on
+    the node that pass the victim test for it request (``VictimRoom``, as the pass's own bound: no victims the
+    plugins choose free more). Pods all of one kind (``attempt_key``: their request and what the victim tests read
+    of them): at most ``(future idle + that room) // request`` of them on each node their predicates allow; else,
+    per resource, the ``k`` smallest requests against the sum over the nodes. A pass whose commit does not wait for
+    the gang (``_gang_decides``) is always tried."""
+    need = pjob.min_member - pjob.ready_num() - pjob.waiting_num() - pjob.pending_be
+    if need <= 0 or not _gang_decides(ssn, room):
+        return False
+    if need > len(todo):
+        return True
+    table = ssn.nodes
+    future = np.maximum(table.idle + table.releasing - table.pipelined, 0)
+    kinds = {attempt_key(task): task for task in todo}
+    rooms = []
+    for task in kinds.values():
+        be = task.best_effort
+        rooms.append(
+            room.room((pjob.queue, be), partial(_queue_candidates, jobs, be), task, _queue_candidates([pjob], be))
+        )
+    if len(kinds) == 1:
+        task = todo[0]
+        cols = np.flatnonzero(task.vec > 0)
+        if not cols.size:
+            return False
+        each = ((future + rooms[0])[:, cols] // task.vec[cols]).min(axis=1)
+        return int(each[ssn.placement.static_mask(task.sig)].sum()) < need
+    offer = future.sum(axis=0) + sum(r.sum(axis=0) for r in rooms)
+    asked = np.sort(np.stack([t.vec for t in todo]), axis=0)[:need].sum(axis=0)
+    return bool((asked > offer).any())
 
 
 def _preempt_within_job(ssn: Session, job: JobState, guard: MinRuntime) -> None:
