@@ -383,10 +383,13 @@ class QuotaTreeMemo:
         key = (tuple(groups), total, enable_min_scale)
         tree, self._tree = self._tree, None  # (an error below leaves no tree)
         if tree is not None and self._key == key:
-            _report(tree, self._requests, requests, tree.set_request)
-            _report(tree, self._used, used, tree.set_used)
-            self.reused += 1
-        else:
+            try:
+                _report(tree, self._requests, requests, tree.set_request)
+                _report(tree, self._used, used, tree.set_used)
+                self.reused += 1
+            except ValueError:  # inputs a tree refuses: a new one says why, as without the memo
+                tree = None
+        if tree is None or self._key != key:
             tree = ElasticQuotaTree(groups, total, enable_min_scale=enable_min_scale, requests=requests, used=used)
         result = tree.result()
         self._key, self._tree = key, tree

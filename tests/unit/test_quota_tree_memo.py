@@ -4,6 +4,9 @@ used changed instead of building a tree again, and every number is the one a new
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +14,7 @@ from engine.fairshare.elastic import FIELDS, ElasticResult
 from engine.objects import Snapshot, TaskInfo, TaskStatus
 from engine.session.carry import SessionCarry
 from engine.session.run import run_recycle, run_session
-from engine.values import QuotaTreeMemo, compute_quotas, compute_values
+from engine.values import QuotaTreeMemo, compute_quotas, compute_values, group_usage
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, snapshot
 
 GROUPS = ("a", "b", "c")
@@ -117,3 +120,17 @@ def test_a_session_and_its_recycling_pass_share_the_carrys_tree() -> None:
     assert carry.quotas.reused == 1  # the pass brought the session's tree up to date
     assert shared == run_recycle(snap, now=500.0, over_since={"a": 0.0})
     assert shared[0]  # the pass evicted something: the numbers it read decided
+
+
+def test_inputs_a_tree_refuses_fail_as_without_the_memo() -> None:
+    memo = QuotaTreeMemo()
+    snap = _world([(0, 4, 1, 0)])
+    compute_quotas(snap, memo=memo)
+    usage = group_usage(snap)
+    bad = dataclasses.replace(usage, requests={**usage.requests, "nowhere": rl("1")})
+    with pytest.raises(ValueError) as plain:
+        compute_quotas(snap, usage=bad)
+    with pytest.raises(ValueError) as kept:
+        compute_quotas(snap, usage=bad, memo=memo)
+    assert str(kept.value) == str(plain.value)
+    assert _numbers(compute_quotas(snap, memo=memo)) == _numbers(compute_quotas(snap))
