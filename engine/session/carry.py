@@ -59,6 +59,7 @@ from engine.session.session import (
 from engine.values import (
     Aggregates,
     GroupTotals,
+    QuotaTreeMemo,
     aggregates_of,
     group_totals,
     group_usage_of,
@@ -148,6 +149,8 @@ class SessionCarry:
         # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
         self.unsettled: list[str] | None = None
         self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
+        # the elastic quota tree of the cluster's last values, kept current by its sessions and recycling passes
+        self.quotas = QuotaTreeMemo()
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""

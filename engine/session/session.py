@@ -921,6 +921,7 @@ class Session:
         # namespace -> what its podgroups hold (event-based, as drf's namespace attribute)
         self.ns_allocated: dict[str, dict[str, int]]
         self._ns_own: set[str] | None  # the namespaces whose sums are the session's own copy (None: every one)
+        self._carry = carry
         self._open_state(snapshot, carry)
 
         # quota values computed once, at open, by the one function pages, the what-if and simulate use
@@ -938,7 +939,6 @@ class Session:
             self.values.namespaces if has_book else None
         )
         self.holds: dict[str, list[tuple[TaskState, int]]] = {}  # per job, its pods holding their nominated rows
-        self._carry = carry
         self._context = self._settle_context()
         self._index_jobs(carry is not None and carry.settled_under == self._context)
         self.placement = Placement(self)
@@ -1072,11 +1072,14 @@ class Session:
         self.tasks, self.jobs = build_state(self.snapshot, self.nodes, self.has_pods)
 
     def _open_values(self) -> QuotaValues:
-        """``compute_values`` of the snapshot under the session's policy. A quota tree that is not a tree leaves
-        the elastic values out (with a warning) rather than the session unopened."""
+        """``compute_values`` of the snapshot under the session's policy (the elastic quota tree the carry kept
+        brought up to date). A quota tree that is not a tree leaves the elastic values out (with a warning) rather
+        than the session unopened."""
         self._quota_error: str | None = None
         try:
-            return compute_values(self.snapshot, self.policy, aggregates=self._aggregates)
+            carry = self._carry
+            memo = carry.quotas if carry is not None else None  # the tree of the cluster's last computation
+            return compute_values(self.snapshot, self.policy, aggregates=self._aggregates, quotas_memo=memo)
         except ValueError as exc:
             self._quota_error = f"elastic quota values not computed: {exc}"
             self.warnings.append(self._quota_error)
