@@ -9,13 +9,13 @@ from typing import Any
 # department -> (deserved, guarantee, capability, weight), teams -> (deserved, guarantee, weight, ns weight)
 ORG: dict[str, dict[str, Any]] = {
     "research": {
-        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "40"},
+        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "48"},
         "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "8"},
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "64"},
         "weight": 4,
         "teams": {
             "ml-research": (
-                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
+                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "32"},
                 {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"},
                 3,
                 2,
@@ -35,7 +35,7 @@ ORG: dict[str, dict[str, Any]] = {
         },
     },
     "engineering": {
-        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "16"},
+        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "12"},
         "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "0"},
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "32"},
         "weight": 4,
@@ -53,7 +53,7 @@ ORG: dict[str, dict[str, Any]] = {
                 2,
             ),
             "search": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "24", "memory": "144Gi"},
                 1,
                 1,
@@ -61,13 +61,13 @@ ORG: dict[str, dict[str, Any]] = {
         },
     },
     "operations": {
-        "deserved": {"cpu": "224", "memory": "1344Gi", "nvidia.com/gpu": "8"},
+        "deserved": {"cpu": "224", "memory": "1344Gi", "nvidia.com/gpu": "4"},
         "guarantee": {"cpu": "32", "memory": "192Gi", "nvidia.com/gpu": "0"},
         "capability": {"cpu": "512", "memory": "3072Gi", "nvidia.com/gpu": "16"},
         "weight": 2,
         "teams": {
             "analytics": (
-                {"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "16", "memory": "96Gi"},
                 2,
                 3,
