@@ -401,8 +401,9 @@ def problems(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, 
 
 def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, Any]) -> list[rules.FieldError]:
     """The warnings (``engine.rules.warnings``) about a change the rules accept: deserved, guarantees or min adding
-    up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores. Empty when the
-    change breaks a rule (its errors say more). One warning per field and message, whatever the clusters."""
+    up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores, a deserved or min
+    below the minimum of one of the node's own jobs (``_below_largest_job``). Empty when the change breaks a rule
+    (its errors say more). One warning per field and message, whatever the clusters."""
     try:
         new: Any = (check_queue if kind == "queue" else check_quota_group)(instance, data)
     except rules.RuleViolation:
@@ -422,6 +423,38 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
         out += [w for w in found if w not in out]
     if kind == "queue":
         out += _plain_beside_flavored(after, new)
+    if instance is not None:
+        out += _below_largest_job(kind, instance.name, new)
+    return out
+
+
+def _below_largest_job(kind: Literal["queue", "quota"], name: str, new: Any) -> list[rules.FieldError]:
+    """A warning for each resource whose deserved (a queue) or min (a quota group) the write sets below what one
+    unfinished job of the node asks as its minimum (its whole gang): however fair the division, that job starts
+    only while others lend it the rest, and when they take it back its gang is released whole. The job's refusal
+    reason says the same once it waits (``elasticquota``); this says it to the admin who sets the quota."""
+    field_name, what, others = ("deserved", "queue", "queues") if kind == "queue" else ("min", "quota group", "groups")
+    amounts: Mapping[str, int] = getattr(new, field_name) or {}
+    largest = facts.largest_job_minimums(**({"queue": name} if kind == "queue" else {"quota_group": name}))
+    out = []
+    for resource in sorted(largest):
+        floor = amounts.get(resource)
+        job = largest[resource]
+        demand = job.min_resources[resource]
+        if floor is None or demand <= floor:
+            continue
+        where = f" in cluster {job.cluster}" if len(facts.clusters()) > 1 else ""
+        out.append(
+            rules.FieldError(
+                f"{field_name}.{resource}",
+                f"{what} {new.name}: {field_name} {resource} {format_amount(floor, resource)} is below the minimum "
+                f"of job {job.namespace}/{job.name}{where} ({format_amount(demand, resource)}): however fair the "
+                f"division, it starts only while other {others} lend at least {format_amount(demand - floor, resource)}, "
+                f"and is released whole when they take it back; a {field_name} of {format_amount(demand, resource)} "
+                "or a smaller gang would let it start without borrowing",
+                "below_job_minimum",
+            )
+        )
     return out
 
 
