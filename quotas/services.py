@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -108,17 +108,23 @@ def check_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, An
     return {"name": name, **values}
 
 
+_Row = TypeVar("_Row", ResourceFlavor, LocalQueue)
+
+
+def _written(row: _Row, values: Mapping[str, Any]) -> _Row:
+    """``row`` with the checked ``values`` set and saved (inside the caller's transaction)."""
+    for key, value in values.items():
+        setattr(row, key, value)
+    row.save()
+    return row
+
+
 @transaction.atomic
 def save_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, Any]) -> ResourceFlavor:
     """Create or update a ResourceFlavor (checked first; one transaction, under the trees' write lock)."""
     lock_tree_writes()
     tree_owner.check_writable()
-    values = check_resource_flavor(instance, data)
-    flavor = instance or ResourceFlavor()
-    for key, value in values.items():
-        setattr(flavor, key, value)
-    flavor.save()
-    return flavor
+    return _written(instance or ResourceFlavor(), check_resource_flavor(instance, data))
 
 
 def resource_flavor_users(name: str) -> list[str]:
@@ -232,12 +238,7 @@ def save_local_queue(instance: LocalQueue | None, data: Mapping[str, Any]) -> Lo
     """Create or update a LocalQueue (checked first; one transaction, under the trees' write lock)."""
     lock_tree_writes()
     tree_owner.check_writable()
-    values = check_local_queue(instance, data)
-    row = instance or LocalQueue()
-    for key, value in values.items():
-        setattr(row, key, value)
-    row.save()
-    return row
+    return _written(instance or LocalQueue(), check_local_queue(instance, data))
 
 
 @transaction.atomic
