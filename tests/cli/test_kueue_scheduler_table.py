@@ -737,10 +737,6 @@ KNOWN = {
     "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": (
         "as the LowerPriority row: no such hold on a lender's capacity"
     ),
-    "cannot borrow resource not listed in clusterQueue": (
-        "a resource with quota in one flavor only is not flavored, and a ClusterQueue that does not list it borrows "
-        "its Cohort's (Kueue: a ClusterQueue uses only the resources its resourceGroups cover)"
-    ),
 }
 
 
