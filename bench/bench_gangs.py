@@ -112,6 +112,23 @@ def main() -> None:
             for key, gap in dict(r.get("share_gaps_pp") or {}).items():
                 gaps.setdefault(key, []).append(float(gap))
         print(f"{side:>6}: " + ", ".join(f"{k} {statistics.mean(v):+.1f}" for k, v in sorted(gaps.items())))
+    print("\nthe worst team (a leaf queue of the demo) per seed, and ml-research's and research's GPUs, pp")
+    for side in ("now", "before"):
+        for r in results[side]:
+            print(f"{side:>6} seed {r.get('seed')}: " + _team_gaps(dict(r.get("share_gaps_pp") or {})))
+
+
+def _team_gaps(gaps: dict[str, float]) -> str:
+    """The worst leaf queue's gap (over cpu and GPUs), then ml-research's and its department's GPU gaps."""
+    sys.path.insert(0, str(ROOT))
+    from scheduling.demo_data import ORG
+
+    teams = {team for spec in ORG.values() for team in spec["teams"]}
+    leaf = {k: v for k, v in gaps.items() if k.rsplit(" ", 1)[0] in teams}
+    worst = min(leaf, key=lambda k: leaf[k], default=None)
+    shown = [f"worst team {worst} {leaf[worst]:+.1f}" if worst else "no team with such demand"]
+    shown += [f"{k} {gaps[k]:+.1f}" for k in ("ml-research GPUs", "research GPUs") if k in gaps]
+    return ", ".join(shown)
 
 
 if __name__ == "__main__":

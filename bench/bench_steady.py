@@ -21,6 +21,9 @@ session then is a full read that places little) instead of building it again, wh
 profiler's clock is this process's CPU time, so a busy machine does not count other processes' work).
 ``--fairness`` turns fairness over time on (``fairnessOverTime: true`` on the policy's queue plugin and
 ``elasticquota``): every session then runs the engine (the past usage moves) and writes the usage record.
+``--freeze`` collects and freezes the collector's objects after the first session (``gc.freeze``: the copy of the
+cluster and the engine's kept state are then never walked by a full collection); each line counts the full
+collections during the sessions and their CPU time, and shows the phases of the slowest session.
 
     .venv/bin/python bench/bench_steady.py                       # 5,000 nodes / 50,000 pods
     .venv/bin/python bench/bench_steady.py --sizes 1000,5000,10000,20000 --repeat 5
@@ -32,6 +35,7 @@ SQLite (``sqlite:////tmp/bench.sqlite3``: a file, migrated when new).
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import statistics
@@ -54,12 +58,35 @@ def build(nodes: int, pods: int) -> None:
     subprocess.run([sys.executable, str(BENCH), "--build-only", "--nodes", str(nodes), "--pods", str(pods)], check=True)
 
 
+class _Collections:
+    """The cyclic collector's full (generation 2) collections while counting: how many, and their CPU time."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ms = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.count += 1
+            self.ms += (time.process_time() - self._start) * 1000.0
+
+
+_FULL = _Collections()
+
+
 def one_session(cluster_id: int) -> dict[str, Any]:
     from scheduling.feed.mirror import mirror_of
     from scheduling.models import SchedulingSession
     from scheduling.tasks import run_session
 
     opened = mirror_of(cluster_id).carry.opened
+    n0, g0 = _FULL.count, _FULL.ms
     t0, c0 = time.perf_counter(), time.process_time()
     outcome = run_session(cluster_id)
     wall = (time.perf_counter() - t0) * 1000.0
@@ -78,6 +105,7 @@ def one_session(cluster_id: int) -> dict[str, Any]:
         "full": last.full,
         "why": last.reason,
         "changes": last.changes,
+        "gc": (_FULL.count - n0, _FULL.ms - g0),  # full collections during the session, their CPU ms
         "ran": mirror.carry.opened > opened,  # the engine ran (its last result was not reused)
         "kept": mirror.carry.last.startswith("update"),  # and updated the state it kept (no full build)
     }
@@ -129,12 +157,17 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
     fulls = sum(1 for r in runs if r["full"])
     ran = sum(1 for r in runs if r["ran"])
     kept = sum(1 for r in runs if r["ran"] and r["kept"])
+    collected = [r["gc"] for r in runs if r["gc"][0]]
+    slow = sorted(runs, key=lambda r: r["wall"])[-1]
     return (
         f"{label}: median {med('wall'):,.0f} ms end to end (min {walls[0]:,.0f}, p99 {p99:,.0f}, max {walls[-1]:,.0f}; "
         f"this process's CPU {med('cpu'):,.0f}; "
         f"refresh+snapshot {med('load'):,.0f}, engine {med('engine'):,.0f}, write {med('write'):,.0f}); "
         f"rows re-read {statistics.median(r['changes'] for r in runs):,.0f}, placed {med('placed'):,.0f}, "
-        f"full reads {fulls} of {len(runs)}, engine on its kept state {kept} of {ran} runs"
+        f"full reads {fulls} of {len(runs)}, engine on its kept state {kept} of {ran} runs; "
+        f"full collections in {len(collected)} sessions ({sum(ms for _, ms in collected):,.0f} ms CPU); "
+        f"the slowest: {slow['wall']:,.0f} ms (CPU {slow['cpu']:,.0f}, refresh+snapshot {slow['load']:,.0f}, "
+        f"engine {slow['engine']:,.0f}, write {slow['write']:,.0f}, full collections {slow['gc'][1]:,.0f} ms)"
     )
 
 
@@ -150,7 +183,15 @@ def with_fairness(policy: Any) -> str:
     return Policy.from_dict(data).to_yaml()
 
 
-def measure(nodes: int, pods: int, repeat: int, percents: list[float], profile: bool, fairness: bool = False) -> float:
+def measure(
+    nodes: int,
+    pods: int,
+    repeat: int,
+    percents: list[float],
+    profile: bool,
+    fairness: bool = False,
+    freeze: bool = False,
+) -> float:
     import django
 
     django.setup()
@@ -164,6 +205,13 @@ def measure(nodes: int, pods: int, repeat: int, percents: list[float], profile: 
         cluster.save(update_fields=["scheduler_policy"])
         print("fairness over time on")
     first = one_session(cluster.pk)
+    if freeze:
+        c0 = time.process_time()
+        gc.collect()
+        gc.freeze()
+        print(
+            f"collected and froze {gc.get_freeze_count():,} objects ({(time.process_time() - c0) * 1000:,.0f} ms CPU)"
+        )
     print(
         f"{nodes:,} nodes / {pods:,} pods: first session {first['wall'] / 1000:.2f} s "
         f"(full read: {first['full']}, {first['why']}), placed {first['placed']:,}"
@@ -212,13 +260,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--fairness", action="store_true", help="fairness over time on")
+    parser.add_argument("--freeze", action="store_true", help="gc.freeze() after the first session")
     parser.add_argument("--churn", default="1", help="comma-separated percentages of the pods changed (0: none)")
     parser.add_argument("--reuse", action="store_true", help="use the cluster built by an earlier run")
     parser.add_argument("--measure-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
         percents = [float(p) for p in args.churn.split(",") if p and float(p) > 0]
-        measure(args.measure_only, args.measure_only * 10, args.repeat, percents, args.profile, args.fairness)
+        measure(
+            args.measure_only, args.measure_only * 10, args.repeat, percents, args.profile, args.fairness, args.freeze
+        )
         return
     sys.argv = [sys.argv[0]]
     from bench.bench_store_session import ensure_database
@@ -236,6 +287,8 @@ def main() -> None:
             cmd.append("--profile")
         if args.fairness:
             cmd.append("--fairness")
+        if args.freeze:
+            cmd.append("--freeze")
         subprocess.run(cmd, check=True)  # a fresh process per size, as a worker that just started
 
 

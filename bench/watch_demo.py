@@ -10,7 +10,8 @@ past the policy's ``gangRepairTimeout`` plus one sample are counted (the figure 
 the end it reads the evictions and sessions of the window: evictions by action, evictions per bound pod, a job's
 task (its replacements ``-r<N>`` included) evicted again within a minute, jobs removed as completed; and issue 31's
 period: the time between the starts of consecutive sessions (p50, p90, p99, max, and how many were over
-``--period-target``), the sessions' durations, and the sessions that failed or were skipped. Prints JSON; asserts
+``--period-target``), the sessions' durations, and the sessions that failed or were skipped; and the machine's
+load average (1 minute) at each sample, mean and max, to state beside the figures. Prints JSON; asserts
 nothing. The soak (``bench/bench_soak.py``) measures the same in virtual time.
 """
 
@@ -153,7 +154,9 @@ def main() -> None:
     broken_since: dict[int, float] = {}
     late_gpu_s = held_gpu_s = 0.0
     samples = 0
+    loads: list[float] = []
     while time.monotonic() - start < args.minutes * 60:
+        loads.append(os.getloadavg()[0])
         held, late = _sample(cluster, broken_since, time.monotonic(), bound_s)
         held_gpu_s += held * args.every
         late_gpu_s += late * args.every
@@ -167,6 +170,7 @@ def main() -> None:
         "broken_gang_gpu_seconds_past_bound": late_gpu_s,
         **_evictions(cluster, since),
         **_periods(cluster, since, args.period_target),
+        "load_average_1m": {"mean": round(sum(loads) / len(loads), 2), "max": round(max(loads), 2)} if loads else None,
     }
     print(json.dumps(figures))
 

@@ -9,6 +9,8 @@ from typing import Any
 # (name under FAIRWAY, the lowest value, whether the lowest itself is allowed, what is expected, said to people)
 RANGES: tuple[tuple[str, float, bool, str], ...] = (
     ("AFFINITY_WINDOW_SECONDS", 0, True, "a number of seconds, 0 or more"),
+    ("SESSION_LOCK_WAIT_SECONDS", 0, True, "a number of seconds, 0 (no wait) or more"),
+    ("SESSION_LOCK_POLL_SECONDS", 0, False, "a number of seconds above 0"),
     ("NODE_CHECK_GAP_SECONDS", 0, False, "a number of seconds above 0"),
     ("METRICS_NODE_SERIES_LIMIT", 0, True, "a number of nodes, 0 (counts only) or more"),
     ("MAX_PENDING_PODS_PER_TEAM", 1, True, "a whole number of pods, at least 1"),
@@ -50,6 +52,12 @@ RANGES: tuple[tuple[str, float, bool, str], ...] = (
     ("SESSION_RECORD_KEYFRAME_DELTA_RATIO", 0, False, "a number above 0"),
 )
 
+# (name under FAIRWAY, the highest value allowed, what is expected) for the few numbers bounded above
+HIGHEST: tuple[tuple[str, float, str], ...] = (
+    # the wait counts toward the session task's time limit (120 s, scheduling/tasks.py)
+    ("SESSION_LOCK_WAIT_SECONDS", 60, "a number of seconds, at most 60"),
+)
+
 
 def check_ranges(fairway: Mapping[str, Any]) -> None:
     """Raise ``ValueError`` naming the first FAIRWAY_ variable out of its range (infinity and NaN never pass)."""
@@ -57,3 +65,6 @@ def check_ranges(fairway: Mapping[str, Any]) -> None:
         value = fairway[name]
         if not (value >= lowest if lowest_allowed else value > lowest) or value == float("inf"):
             raise ValueError(f"FAIRWAY_{name}={value}: expected {expected}")
+    for name, highest, expected in HIGHEST:
+        if fairway[name] > highest:
+            raise ValueError(f"FAIRWAY_{name}={fairway[name]}: expected {expected}")

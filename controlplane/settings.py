@@ -333,6 +333,10 @@ FAIRWAY = {
     "AFFINITY_WINDOW_SECONDS": env.float("FAIRWAY_AFFINITY_WINDOW_SECONDS", default=3.0),
     # a worker process keeps a copy of each cluster whose sessions it sends on, to take it over (scheduling.feed.standby)
     "WARM_STANDBY": env.bool("FAIRWAY_WARM_STANDBY", default=True),
+    # a session message that finds the cluster's previous session still running waits this long for its lock, then
+    # records a skipped session (scheduling.tasks.run_session); the SQLite lease is polled every POLL seconds meanwhile
+    "SESSION_LOCK_WAIT_SECONDS": env.float("FAIRWAY_SESSION_LOCK_WAIT_SECONDS", default=1.0),
+    "SESSION_LOCK_POLL_SECONDS": env.float("FAIRWAY_SESSION_LOCK_POLL_SECONDS", default=0.05),
     # the node heartbeat check (every 5 s by default) that finds its previous run older than this could not run in
     # between (broker, database or workers down): it forgives missed heartbeats for one more timeout (scheduling.agent)
     "NODE_CHECK_GAP_SECONDS": env.float("FAIRWAY_NODE_CHECK_GAP_SECONDS", default=15.0),

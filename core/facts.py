@@ -20,9 +20,11 @@ from engine.resources import ResourceNames, is_standard_resource
 __all__ = [
     "ClusterFacts",
     "ClusterSummary",
+    "JobMinimum",
     "check_known",
     "clusters",
     "known_resource_names",
+    "largest_job_minimums",
     "mirrored_clusters",
     "provide",
     "tree_owner",
@@ -37,6 +39,17 @@ class ClusterSummary:
     name: str
     total: Mapping[str, int]
     queue_policy: str
+
+
+@dataclass(frozen=True)
+class JobMinimum:
+    """An unfinished job (podgroup) as a tree write's warnings see it: where it is and what its minimum (its gang:
+    minMember pods, or its minResources) asks, in base units."""
+
+    cluster: str
+    namespace: str
+    name: str
+    min_resources: Mapping[str, int]
 
 
 class ClusterFacts(Protocol):
@@ -56,6 +69,13 @@ class ClusterFacts(Protocol):
 
     def tree_owner(self) -> str | None:
         """The cluster whose API server owns the trees, or None when Fairway does."""
+        ...
+
+    def largest_job_minimums(
+        self, *, queue: str | None = None, quota_group: str | None = None
+    ) -> dict[str, JobMinimum]:
+        """Per resource, the unfinished job (any cluster) whose minimum asks the most of it: the jobs of leaf queue
+        ``queue``, or of the namespaces of quota group ``quota_group``."""
         ...
 
 
@@ -80,6 +100,12 @@ def mirrored_clusters() -> set[str]:
 
 def tree_owner() -> str | None:
     return _facts.tree_owner() if _facts is not None else None
+
+
+def largest_job_minimums(*, queue: str | None = None, quota_group: str | None = None) -> dict[str, JobMinimum]:
+    """Per resource, the unfinished job of ``queue`` or of ``quota_group``'s namespaces with the largest minimum of
+    it (a tree write warns when a deserved or min is below it); none without a provider."""
+    return _facts.largest_job_minimums(queue=queue, quota_group=quota_group) if _facts is not None else {}
 
 
 def known_resource_names() -> ResourceNames:

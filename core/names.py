@@ -20,6 +20,7 @@ NAME_FIELDS: dict[str, dict[str, bool]] = {
     "quotas.queue": {"name": False},
     "quotas.quotagroup": {"name": True},
     "quotas.namespace": {"name": False},
+    "quotas.localqueue": {"name": True},
     "scheduling.cluster": {"name": False},
     "scheduling.node": {"name": True, "pool": False},
     "scheduling.nodeagentbinding": {"node": True, "pool": False},

@@ -15,7 +15,11 @@ here runs):
   selector is never admitted, and says so (Kueue's ``namespaceSelector``);
 * **admission fair sharing** (``fair_sharing``, ``fair_sharing_queues``, ``local_queues``): in the listed queues the
   Pending jobs are taken by their LocalQueue's usage first (lowest first), then by the job order; each admission
-  adds its entry penalty to its LocalQueue's usage at once (Kueue's Admission Fair Sharing; ``LocalQueueUsage``).
+  adds its entry penalty to its LocalQueue's usage at once (Kueue's Admission Fair Sharing; ``LocalQueueUsage``;
+  the live sessions keep the usage across sessions: ``engine.localqueues``).
+
+The LocalQueues themselves (``local_queue_specs``: namespace, name, ClusterQueue, weight) are kept whether or not a
+lever is on, for the Kueue export; they alone do not turn the levers on.
 
 Pure module: plain data and the few rules that read it.
 """
@@ -35,6 +39,8 @@ __all__ = [
     "AdmissionFairSharing",
     "AdmissionLevers",
     "LabelSelector",
+    "LocalQueueKey",
+    "LocalQueueSpec",
     "LocalQueueUsage",
     "SelectorTerm",
     "label_pairs",
@@ -141,6 +147,24 @@ class LocalQueueUsage:
     consumed: Mapping[str, int] = field(default_factory=dict)
 
 
+LocalQueueKey = tuple[str, str]  # (namespace, LocalQueue name)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalQueueSpec:
+    """A Kueue LocalQueue: ``namespace/name`` points at the leaf queue ``queue`` (a ClusterQueue's identity), with
+    its ``fairSharing.weight`` (default 1; 0: its usage counts as infinite, admitted last)."""
+
+    namespace: str
+    name: str
+    queue: str
+    weight: Fraction = Fraction(1)
+
+    @property
+    def key(self) -> LocalQueueKey:
+        return (self.namespace, self.name)
+
+
 @dataclass(frozen=True)
 class AdmissionLevers:
     """The admission levers of a snapshot's queues (see the module docstring), by queue identity."""
@@ -156,6 +180,9 @@ class AdmissionLevers:
     podgroup_local_queue: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # the labels of the input's Namespace objects (a namespace without one has only its name label)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # Kueue's LocalQueues (namespace, name, ClusterQueue, weight), sorted by key: what the Kueue export writes; kept
+    # whether or not a lever is on (a tuple default: a pickled record of an older engine loads without it)
+    local_queue_specs: tuple[LocalQueueSpec, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -191,6 +218,7 @@ class AdmissionDraft:
     local_queues: dict[tuple[str, str], LocalQueueUsage] = field(default_factory=dict)
     podgroup_local_queue: dict[str, tuple[str, str]] = field(default_factory=dict)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""
@@ -200,8 +228,9 @@ class AdmissionDraft:
         selectors = {q: s for q, s in self.namespace_selectors.items() if q in queues}
         # Kueue's admissionScope does nothing without the Configuration's admissionFairSharing
         fair = frozenset(q for q in self.fair_sharing_queues if q in queues) if self.fair_sharing else frozenset()
+        specs = tuple(s for _, s in sorted(self.local_queue_specs.items()) if s.queue in queues)
         if not (strict or draining or held or selectors or fair):
-            return AdmissionLevers()
+            return AdmissionLevers(local_queue_specs=specs) if specs else AdmissionLevers()
         usage = bool(fair)
         return AdmissionLevers(
             strict_fifo=strict,
@@ -213,4 +242,5 @@ class AdmissionDraft:
             local_queues=dict(self.local_queues) if usage else {},
             podgroup_local_queue=dict(self.podgroup_local_queue) if usage else {},
             namespace_labels=dict(self.namespace_labels) if selectors else {},
+            local_queue_specs=specs,
         )

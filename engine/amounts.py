@@ -14,6 +14,7 @@ __all__ = [
     "INFINITY",
     "STANDARD_RESOURCES",
     "ZERO",
+    "ShapedSums",
     "add_into",
     "dominant_share",
     "exceeded_part",
@@ -87,6 +88,44 @@ def trusted_resource_list(data: dict[str, int]) -> ResourceList:
     out._data = data
     out._hash = None
     return out
+
+
+class ShapedSums:
+    """Sums of resource amounts kept by adding and removing contributions, per dict of a total, with the name orders
+    (*shapes*) of the contributions counted: a dict built by adding contributions in some order has its names in the
+    order they first appear, which is the longest shape whatever the order when every shape is a prefix of it
+    (``made`` None otherwise: the caller adds the contributions up again). Exact integers."""
+
+    __slots__ = ("shapes", "sums")
+
+    def __init__(self, dicts: int) -> None:
+        self.shapes: tuple[dict[tuple[str, ...], int], ...] = tuple({} for _ in range(dicts))
+        self.sums: tuple[dict[str, int], ...] = tuple({} for _ in range(dicts))
+
+    def _add(self, i: int, shape: tuple[str, ...], amounts: Mapping[str, int], sign: int) -> None:
+        shapes = self.shapes[i]
+        n = shapes.get(shape, 0) + sign
+        if n:
+            shapes[shape] = n
+        else:
+            del shapes[shape]
+        sums = self.sums[i]
+        for name, amount in amounts.items():
+            sums[name] = sums.get(name, 0) + sign * amount
+
+    def made(self) -> list[dict[str, int]] | None:
+        """Each dict as adding the contributions up would build it (a new dict), or None when its order depends on
+        theirs."""
+        out: list[dict[str, int]] = []
+        for shapes, sums in zip(self.shapes, self.sums, strict=True):
+            if not shapes:
+                out.append({})
+                continue
+            longest = max(shapes, key=len)
+            if any(shape != longest[: len(shape)] for shape in shapes):
+                return None
+            out.append({name: sums[name] for name in longest})
+        return out
 
 
 def plain(amounts: Mapping[str, int]) -> dict[str, int]:

@@ -31,15 +31,15 @@ disagree on a number. The counting rules, in one place:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.collector import paused_during
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.drs import Share, kueue_tree
-from engine.fairshare.elastic import ElasticResult, compute_runtimes
-from engine.fairshare.namespace import NamespaceShares, compute_namespace_shares
+from engine.fairshare.elastic import ElasticQuotaTree, ElasticResult, compute_runtimes
+from engine.fairshare.namespace import NamespaceShares, PairTable, compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
 from engine.fairshare.queues import JobSummary, JobUsage, QueueBook, summarize_jobs
 from engine.objects import (
@@ -77,6 +77,7 @@ __all__ = [
     "Aggregates",
     "GroupTotals",
     "GroupUsage",
+    "QuotaTreeMemo",
     "QuotaValues",
     "Reservations",
     "aggregates_of",
@@ -135,6 +136,7 @@ class Aggregates:
     jobs: list[JobUsage]
     summary: Any
     groups: GroupUsage
+    pairs: PairTable | None = None  # the jobs' (queue, namespace) pairs, when the caller kept them
 
 
 @dataclass(frozen=True)
@@ -351,11 +353,77 @@ def reservations(snapshot: Snapshot, quotas: ElasticResult, usage: GroupUsage) -
     return out
 
 
-def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: GroupUsage | None = None) -> ElasticResult:
+class QuotaTreeMemo:
+    """The elastic quota tree (``ElasticQuotaTree``) of the last ``compute_quotas`` given this memo, with the inputs
+    it was brought to. A later call with the same quota groups (as specs, after fairness weighting), the same total
+    and the same min scaling reports to that tree only the groups whose request or used changed
+    (``ElasticQuotaTree.set_request`` / ``set_used``), which recomputes only the request paths and sibling sets they
+    touch, instead of building a tree again; anything else builds a new one. The numbers are the ones a new tree
+    gives (the tree's incremental path is exact; ``result`` copies on write, so values returned before stay as they
+    were). The caller holds it (``SessionCarry.quotas``: a cluster's sessions and its recycling passes, one after
+    the other); one call at a time. ``reused`` counts the calls it served from its tree (for tests and benchmarks)."""
+
+    __slots__ = ("_key", "_requests", "_tree", "_used", "reused")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._tree: ElasticQuotaTree | None = None
+        self._requests: dict[str, ResourceList] = {}
+        self._used: dict[str, ResourceList] = {}
+        self.reused = 0
+
+    def runtimes(
+        self,
+        groups: list[QuotaGroupSpec],
+        requests: Mapping[str, ResourceList],
+        total: ResourceList,
+        used: Mapping[str, ResourceList],
+        enable_min_scale: bool,
+    ) -> ElasticResult:
+        """``compute_runtimes`` of these inputs (the built-in groups' used read from ``used``)."""
+        key = (tuple(groups), total, enable_min_scale)
+        tree, self._tree = self._tree, None  # (an error below leaves no tree)
+        if tree is not None and self._key == key:
+            try:
+                _report(tree, self._requests, requests, tree.set_request)
+                _report(tree, self._used, used, tree.set_used)
+                self.reused += 1
+            except ValueError:  # inputs a tree refuses: a new one says why, as without the memo
+                tree = None
+        if tree is None or self._key != key:
+            tree = ElasticQuotaTree(groups, total, enable_min_scale=enable_min_scale, requests=requests, used=used)
+        result = tree.result()
+        self._key, self._tree = key, tree
+        self._requests, self._used = dict(requests), dict(used)
+        return result
+
+
+def _report(
+    tree: ElasticQuotaTree,
+    before: Mapping[str, ResourceList],
+    now: Mapping[str, ResourceList],
+    change: Callable[[str, Mapping[str, int]], None],
+) -> None:
+    """Tell ``tree`` (through ``change``) each group whose amounts differ between ``before`` and ``now`` (a group
+    missing from one has none)."""
+    for name in [n for n in before if n not in now]:
+        change(name, _EMPTY)
+    for name, amounts in now.items():
+        if before.get(name, _EMPTY) != amounts:
+            change(name, amounts)
+
+
+def compute_quotas(
+    snapshot: Snapshot,
+    policy: Policy | None = None,
+    usage: GroupUsage | None = None,
+    memo: QuotaTreeMemo | None = None,
+) -> ElasticResult:
     """Koordinator's runtime (and min, max, used, request) of every quota group of ``snapshot``.
 
-    ``usage``: the snapshot's ``group_usage`` when the caller has it already. Raises ``ValueError`` on a quota
-    tree that is not a tree."""
+    ``usage``: the snapshot's ``group_usage`` when the caller has it already; ``memo``: the tree of an earlier call
+    to bring up to date (``QuotaTreeMemo``; the same numbers). Raises ``ValueError`` on a quota tree that is not a
+    tree."""
     policy = policy or snapshot.policy
     usage = usage if usage is not None else group_usage(snapshot)
     args = policy.elastic_quota_args(snapshot.elastic_quota_args)
@@ -363,6 +431,10 @@ def compute_quotas(snapshot: Snapshot, policy: Policy | None = None, usage: Grou
     if args.fairness.enabled:
         groups = fair_quota_groups(groups, snapshot.past_usage or _NO_HISTORY)
     used = _capped(usage.used)
+    if memo is not None:
+        return memo.runtimes(
+            groups, _capped(usage.requests), snapshot.total_allocatable, used, args.enable_min_quota_scale
+        )
     return compute_runtimes(
         groups,
         _capped(usage.requests),
@@ -508,11 +580,16 @@ def past_shares(snapshot: Snapshot, values: QuotaValues, policy: Policy | None =
 
 
 def aggregates_of(
-    snapshot: Snapshot, jobs: list[JobUsage], groups: GroupUsage, summary: JobSummary | None = None
+    snapshot: Snapshot,
+    jobs: list[JobUsage],
+    groups: GroupUsage,
+    summary: JobSummary | None = None,
+    pairs: PairTable | None = None,
 ) -> Aggregates:
     """The aggregates of ``snapshot`` from its ``job_usages`` and ``group_usage`` computed by the caller (a session
     carry that keeps them between sessions), for ``compute_values(aggregates=...)``; ``summary``: what
-    ``summarize_jobs(jobs)`` gives, when the caller kept that too."""
+    ``summarize_jobs(jobs)`` gives, and ``pairs`` the jobs' namespace pairs (``NamespacePairs.table``), when the
+    caller kept them too."""
     quota_key = (id(snapshot.quota_groups), id(snapshot.quota_namespaces))
     return Aggregates(
         snapshot.tasks,
@@ -521,6 +598,7 @@ def aggregates_of(
         jobs,
         summary if summary is not None else summarize_jobs(jobs),
         groups,
+        pairs,
     )
 
 
@@ -542,11 +620,13 @@ def compute_values(
     *,
     base: QuotaValues | None = None,
     aggregates: Aggregates | None = None,
+    quotas_memo: QuotaTreeMemo | None = None,
 ) -> QuotaValues:
     """Every tree node's values for ``snapshot`` under ``policy`` (default: the snapshot's).
 
     ``base``: values of an earlier snapshot whose pod aggregates may be reused (see the module docstring).
-    ``aggregates``: the snapshot's aggregates, computed by the caller (``aggregates_of``).
+    ``aggregates``: the snapshot's aggregates, computed by the caller (``aggregates_of``). ``quotas_memo``: the
+    elastic quota tree of an earlier call, brought up to date (``QuotaTreeMemo``).
     """
     policy = policy or snapshot.policy
     total = snapshot.total_allocatable
@@ -567,8 +647,8 @@ def compute_values(
         book = compute_proportion(queues, agg.summary, total, past_ratios=ratios)
     deserved = {q: book.deserved_of(q) for q in book}
     weights = {ns: info.weight for ns, info in snapshot.namespaces.items()}
-    namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total)
-    quotas = compute_quotas(snapshot, policy, agg.groups)
+    namespaces = compute_namespace_shares(deserved, agg.jobs, weights, total, agg.pairs)
+    quotas = compute_quotas(snapshot, policy, agg.groups, quotas_memo)
     reserved = reservations(snapshot, quotas, agg.groups)
     policy_name = "capacity-hierarchy" if hierarchy else name
     values = QuotaValues(

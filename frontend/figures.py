@@ -202,11 +202,15 @@ def scatter(**trace: Any) -> dict[str, Any]:
 
 
 def _empty(message: str, height: int = 220) -> Figure:
+    """A figure with nothing to draw but a sentence. ``layout.meta.note`` names it so: the page shows the sentence
+    where the annotation would be without drawing a plotly figure (``js/charts.js``, first paint); the rest is the
+    same figure as plotly would draw it, for ``Plotly.react`` when a refresh empties a drawn figure."""
     fig = Figure(layout=_layout(height))
     fig.update_layout(
         xaxis={"visible": False},
         yaxis={"visible": False},
         annotations=[{"text": message, "showarrow": False, "font": {"color": MUTED, "size": 14}}],
+        meta={"note": message},
     )
     return fig
 

@@ -19,7 +19,7 @@ from engine.kueuepolicy import parse_kueue_policy
 from engine.userlimits import user_limits_from_stored
 from quotas import services
 from quotas.forms import UserLimitsFormField
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 
 
 def _apply_rule_errors(form: forms.ModelForm, errors: list[rules.FieldError]) -> None:
@@ -146,6 +146,46 @@ class ResourceFlavorAdminForm(_VersionedAdminForm):
             services.check_resource_flavor(instance, data)
         except rules.RuleViolation as exc:
             _apply_rule_errors(self, exc.errors)
+        return data
+
+
+class LocalQueueAdminForm(forms.ModelForm):
+    """A LocalQueue checked as the API checks it (``services.check_local_queue``), each problem at its field; a form
+    read at an older version than the row's is refused with nothing written, as the other tree forms are."""
+
+    read_version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
+    class Meta:
+        model = LocalQueue
+        fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            current = LocalQueue.objects.filter(pk=self.instance.pk).values_list("version", flat=True)
+            self.fields["read_version"].initial = current.first()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        instance = self.instance if self.instance.pk is not None else None
+        if instance is not None:
+            current = LocalQueue.objects.filter(pk=instance.pk).values_list("version", flat=True).first()
+            if data.get("read_version") != current:
+                self.add_error(
+                    None,
+                    f"LocalQueue {instance} changed since this form was opened, so nothing was saved. Reload the "
+                    "page to see the change, then make yours again.",
+                )
+                return data
+            self.instance.version = current
+        if self.errors:
+            return data
+        try:
+            values = services.check_local_queue(instance, data)
+        except rules.RuleViolation as exc:
+            _apply_rule_errors(self, exc.errors)
+        else:
+            data["weight"] = values["weight"]  # as every writer keeps it ("500m" is "0.5")
         return data
 
 
@@ -283,3 +323,15 @@ class ResourceFlavorAdmin(
     @staticmethod
     def delete_with_rules(obj: ResourceFlavor) -> None:
         services.delete_resource_flavor(obj)
+
+
+@admin.register(LocalQueue)
+class LocalQueueAdmin(UntrimmedNamesAdmin, _OwnedByClusterMixin, _TreeWriteLockMixin, SimpleHistoryAdmin):
+    """Kueue's LocalQueues: a namespace's names for leaf queues (a job's kueue.x-k8s.io/queue-name label), each with
+    its fairSharing.weight."""
+
+    form = LocalQueueAdminForm
+    list_display = ("name", "namespace", "queue", "weight")
+    list_filter = ("namespace",)
+    search_fields = ("name", "namespace__name", "queue__name")
+    readonly_fields = ("version", "created", "updated")

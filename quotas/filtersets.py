@@ -1,7 +1,7 @@
 import django_filters
 
 from quotas.choices import QueueState
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 
 
 class QueueFilterSet(django_filters.FilterSet):
@@ -40,3 +40,13 @@ class ResourceFlavorFilterSet(django_filters.FilterSet):
     class Meta:
         model = ResourceFlavor
         fields = ["name", "topology_name"]
+
+
+class LocalQueueFilterSet(django_filters.FilterSet):
+    namespace = django_filters.CharFilter(field_name="namespace__name")
+    queue = django_filters.CharFilter(field_name="queue__name")
+    name = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = LocalQueue
+        fields = ["namespace", "queue", "name"]

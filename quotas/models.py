@@ -1,5 +1,5 @@
-"""The organisation's trees: queues (Volcano), elastic quota groups (Koordinator), namespaces and weights, and Kueue's
-ResourceFlavors the queues' quotas may be given in.
+"""The organisation's trees: queues (Volcano), elastic quota groups (Koordinator), namespaces and weights, Kueue's
+ResourceFlavors the queues' quotas may be given in, and Kueue's LocalQueues (a namespace's names for leaf queues).
 
 Resource amounts are ``ResourceListField`` (JSON of integers in base units). Every tree model keeps an audit
 history (django-simple-history) and a ``version`` that feeds the API's ETag.
@@ -17,7 +17,7 @@ from simple_history.models import HistoricalRecords
 
 from core.models import VersionedModel
 from engine import rules, treefields
-from engine.admission import label_pairs
+from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueue import resource_flavor_spec
 from engine.objects import (
     DEFAULT_GROUP,
@@ -29,6 +29,7 @@ from engine.objects import (
     QuotaGroupSpec,
     ResourceFlavorSpec,
 )
+from engine.resources import parse_exact_quantity
 from quotas.choices import QueueState
 from quotas.fields import ResourceListField
 
@@ -191,6 +192,36 @@ class Namespace(VersionedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class LocalQueue(VersionedModel):
+    """A Kueue LocalQueue (issue 28): a namespace's name (``name``, what a job's ``kueue.x-k8s.io/queue-name`` label
+    says) for a leaf queue (its ClusterQueue), with its ``fairSharing.weight``, an exact quantity kept as written
+    (``"0.75"``; ``"0"``: its jobs are admitted last under Admission Fair Sharing). The usage Admission Fair Sharing
+    orders it by is kept per cluster by the live sessions (``scheduling.LocalQueueUsage``)."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="local_queues")
+    name = models.CharField(max_length=63)
+    queue = models.ForeignKey(Queue, on_delete=models.PROTECT, related_name="local_queues")
+    weight = models.CharField(
+        max_length=64,
+        default="1",
+        help_text="Kueue's fairSharing.weight, a quantity (1, 0.75, 500m); 0: admitted last under Admission Fair "
+        "Sharing.",
+    )
+    history = HistoricalRecords(excluded_fields=["version", "updated"])
+
+    class Meta:
+        ordering = ["namespace__name", "name"]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="local_queue_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace.name}/{self.name}"
+
+    def to_spec(self) -> LocalQueueSpec:
+        return LocalQueueSpec(
+            self.namespace.name, self.name, self.queue.name, parse_exact_quantity(self.weight, "weight")
+        )
 
 
 class ResourceFlavor(VersionedModel):

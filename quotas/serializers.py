@@ -14,7 +14,7 @@ from core.fields import NameField, ObjectNameField, ResourceListSerializerField,
 from engine import rules, treefields
 from engine.kueuepolicy import parse_kueue_policy
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 from quotas.selectors import queue_phase_counts
 
 NAME_HELP = "DNS-1123 label: lowercase letters, digits and '-', at most 63 characters."
@@ -443,3 +443,55 @@ class ResourceFlavorSerializer(serializers.ModelSerializer):
 
     def update(self, instance: ResourceFlavor, validated_data: dict[str, Any]) -> ResourceFlavor:
         return _with_rules(services.save_resource_flavor, instance, validated_data)  # type: ignore[no-any-return]
+
+
+class LocalQueueSerializer(serializers.ModelSerializer):
+    """A Kueue LocalQueue (issue 28): a namespace's name for a leaf queue (its ClusterQueue), with its
+    ``fairSharing.weight``; the usage Admission Fair Sharing orders it by, per cluster, as the live sessions keep it
+    (read only)."""
+
+    namespace = ObjectNameField(help_text="The namespace it belongs to (an existing one).")
+    name = ObjectNameField(
+        max_length=63,
+        help_text="DNS-1123 subdomain of at most 63 characters: the value of a job's kueue.x-k8s.io/queue-name label.",
+    )
+    queue = ObjectNameField(
+        help_text="The leaf queue (Kueue's ClusterQueue) its jobs go to; not the built-in root or default."
+    )
+    weight = serializers.CharField(
+        required=False,
+        allow_blank=False,
+        help_text='Kueue\'s fairSharing.weight, a quantity: "1" (default), "0.75", "500m"; "0": its jobs are '
+        "admitted last under Admission Fair Sharing.",
+    )
+    usage = serializers.SerializerMethodField(
+        help_text="Per cluster, the decayed usage Admission Fair Sharing orders it by (consumed resources plus the "
+        "entry penalties since the last sample), in whole cores, GiB and GPUs; {} before a session has kept any."
+    )
+
+    class Meta:
+        model = LocalQueue
+        fields = ["namespace", "name", "queue", "weight", "usage", "version", "created", "updated"]
+        read_only_fields = ["version", "created", "updated"]
+
+    def to_representation(self, instance: LocalQueue) -> dict[str, Any]:
+        out = super().to_representation(instance)
+        out["namespace"] = instance.namespace.name
+        out["queue"] = instance.queue.name
+        return out  # type: ignore[no-any-return]
+
+    @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.CharField())))
+    def get_usage(self, obj: LocalQueue) -> dict[str, dict[str, str]]:
+        return services.local_queue_usage(obj)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return services.check_local_queue(self.instance, attrs)
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+
+    def create(self, validated_data: dict[str, Any]) -> LocalQueue:
+        return _with_rules(services.save_local_queue, None, validated_data)  # type: ignore[no-any-return]
+
+    def update(self, instance: LocalQueue, validated_data: dict[str, Any]) -> LocalQueue:
+        return _with_rules(services.save_local_queue, instance, validated_data)  # type: ignore[no-any-return]

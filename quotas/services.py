@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -14,12 +14,22 @@ from django.db.models import Count, Q
 from core import facts, tree_owner
 from core.locks import TREE_WRITE_LOCK
 from engine import rules, treefields
+from engine.admission import LocalQueueSpec
 from engine.kueuepolicy import parse_kueue_policy
 from engine.manifests.kueue import resource_flavor_spec
 from engine.objects import OCCUPYING_STATUSES, ROOT_GROUP, QueueSpec, QuotaGroupSpec, TaskStatus
-from engine.resources import FLAVOR_MARK, FLAVOR_NAME_RE, ResourceList, split_flavor
+from engine.resources import (
+    FLAVOR_MARK,
+    FLAVOR_NAME_RE,
+    QuantityError,
+    ResourceList,
+    format_amount,
+    format_exact_quantity,
+    parse_exact_quantity,
+    split_flavor,
+)
 from engine.treefields import FieldKind
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 
 # The fields an edit sets, from the engine's table of each tree kind (``engine.treefields``)
 QUEUE_FIELDS = treefields.editable(treefields.QUEUE_FIELDS)
@@ -98,17 +108,23 @@ def check_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, An
     return {"name": name, **values}
 
 
+_Row = TypeVar("_Row", ResourceFlavor, LocalQueue)
+
+
+def _written(row: _Row, values: Mapping[str, Any]) -> _Row:
+    """``row`` with the checked ``values`` set and saved (inside the caller's transaction)."""
+    for key, value in values.items():
+        setattr(row, key, value)
+    row.save()
+    return row
+
+
 @transaction.atomic
 def save_resource_flavor(instance: ResourceFlavor | None, data: Mapping[str, Any]) -> ResourceFlavor:
     """Create or update a ResourceFlavor (checked first; one transaction, under the trees' write lock)."""
     lock_tree_writes()
     tree_owner.check_writable()
-    values = check_resource_flavor(instance, data)
-    flavor = instance or ResourceFlavor()
-    for key, value in values.items():
-        setattr(flavor, key, value)
-    flavor.save()
-    return flavor
+    return _written(instance or ResourceFlavor(), check_resource_flavor(instance, data))
 
 
 def resource_flavor_users(name: str) -> list[str]:
@@ -141,6 +157,115 @@ def delete_resource_flavor(flavor: ResourceFlavor) -> None:
             ]
         )
     flavor.delete()
+
+
+# --- Kueue's LocalQueues -------------------------------------------------------------------------------------
+
+LOCAL_QUEUE_NAME_MAX = 63  # a LocalQueue's name is the value of a job's kueue.x-k8s.io/queue-name label
+LOCAL_QUEUE_WEIGHT_MAX = 64  # the characters of a weight written out (``LocalQueue.weight``)
+
+
+def _local_queue_weight(value: object) -> tuple[str | None, list[rules.FieldError]]:
+    """Kueue's ``fairSharing.weight`` of a LocalQueue as stored (``format_exact_quantity``: ``"500m"`` is ``"0.5"``),
+    or the problem naming ``weight``."""
+    if value is None or value == "":
+        return "1", []
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None, [rules.FieldError("weight", f"weight: {value!r} is not a quantity (e.g. 1, 0.75, 500m)")]
+    try:
+        weight = parse_exact_quantity(str(value), "weight")
+    except QuantityError as exc:
+        return None, [rules.FieldError("weight", str(exc))]
+    if weight < 0:
+        return None, [rules.FieldError("weight", f"weight: {value!r} must not be negative (0 is admitted last)")]
+    try:
+        text = format_exact_quantity(weight)
+    except ValueError:  # more digits than Python writes out
+        text = ""
+    if not text or len(text) > LOCAL_QUEUE_WEIGHT_MAX:
+        return None, [
+            rules.FieldError(
+                "weight",
+                f"weight: {value!r} is too large or too fine to keep (at most {LOCAL_QUEUE_WEIGHT_MAX} digits)",
+            )
+        ]
+    return text, []
+
+
+def check_local_queue(instance: LocalQueue | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of a LocalQueue create (``instance`` None) or update, each problem naming its field: ``namespace``
+    an existing namespace, ``name`` a DNS-1123 subdomain of at most 63 characters (a label's value) not taken in
+    that namespace, ``queue`` a leaf queue other than the built-in ``root`` and ``default`` (what Kueue's export
+    writes as a ClusterQueue), ``weight`` a quantity >= 0. Raises ``rules.RuleViolation``."""
+    errors: list[rules.FieldError] = []
+
+    def given(attr: str) -> Any:
+        if attr in data:
+            return data[attr]
+        return getattr(instance, attr) if instance is not None else None
+
+    namespace, queue = given("namespace"), given("queue")
+    ns_name = namespace.name if isinstance(namespace, Namespace) else namespace
+    queue_name = queue.name if isinstance(queue, Queue) else queue
+    name = given("name")
+    errors += rules.validate_dns_subdomain(name, what="LocalQueue name", field="name", max_length=LOCAL_QUEUE_NAME_MAX)
+    ns_row = Namespace.objects.filter(name=ns_name).first() if isinstance(ns_name, str) else None
+    if ns_row is None:
+        errors.append(rules.FieldError("namespace", f"namespace {ns_name!r} does not exist", "does_not_exist"))
+    elif instance is not None and (ns_row.pk != instance.namespace_id or name != instance.name):
+        errors.append(rules.FieldError("name", "a LocalQueue keeps its namespace and name (jobs' labels name it)"))
+    elif instance is None and not errors and LocalQueue.objects.filter(namespace=ns_row, name=name).exists():
+        errors.append(rules.FieldError("name", f"LocalQueue {ns_name}/{name} already exists", "exists"))
+    queue_row = Queue.objects.filter(name=queue_name).first() if isinstance(queue_name, str) else None
+    if queue_row is None:
+        errors.append(rules.FieldError("queue", f"queue {queue_name!r} does not exist", "does_not_exist"))
+    elif queue_row.name in Queue.BUILTIN or queue_row.children.exists():
+        errors.append(
+            rules.FieldError(
+                "queue",
+                f"queue {queue_row.name} is not a leaf queue a LocalQueue may point at (a ClusterQueue: a leaf other "
+                "than the built-in root and default)",
+            )
+        )
+    weight, problems = _local_queue_weight(given("weight"))
+    errors += problems
+    _raise(errors)
+    return {"namespace": ns_row, "name": name, "queue": queue_row, "weight": weight}
+
+
+@transaction.atomic
+def save_local_queue(instance: LocalQueue | None, data: Mapping[str, Any]) -> LocalQueue:
+    """Create or update a LocalQueue (checked first; one transaction, under the trees' write lock)."""
+    lock_tree_writes()
+    tree_owner.check_writable()
+    return _written(instance or LocalQueue(), check_local_queue(instance, data))
+
+
+@transaction.atomic
+def delete_local_queue(row: LocalQueue) -> None:
+    """Delete a LocalQueue (its jobs keep their queue; their usage ordering counts it as a LocalQueue of usage 0)."""
+    lock_tree_writes()
+    tree_owner.check_writable()
+    row.delete()
+
+
+def local_queue_usage(row: LocalQueue) -> dict[str, dict[str, str]]:
+    """Per cluster (by name), the usage Admission Fair Sharing orders ``row`` by: its consumed resources plus its
+    pending entry penalties, as people read amounts (cores, GiB, GPUs); through the reverse relation of the live
+    sessions' rows (``scheduling.LocalQueueUsage``)."""
+    out: dict[str, dict[str, str]] = {}
+    for usage in sorted(row.usages.all(), key=lambda u: u.cluster.name):  # prefetched by the API's list
+        total = dict(usage.consumed or {})
+        for r, v in (usage.penalty or {}).items():
+            total[r] = total.get(r, 0) + v
+        out[usage.cluster.name] = {r: format_amount(int(v), r) for r, v in sorted(total.items())}
+    return out
+
+
+def local_queue_specs() -> list[LocalQueueSpec]:
+    """The stored LocalQueues as the engine reads them (one query)."""
+    rows = LocalQueue.objects.select_related("namespace", "queue").order_by("namespace__name", "name")
+    return [row.to_spec() for row in rows]
 
 
 # --- queues -------------------------------------------------------------------------------------------------
@@ -222,7 +347,17 @@ def check_queue(instance: Queue | None, data: Mapping[str, Any]) -> QueueSpec:
         tree = {k: (replace(v, parent=new.name) if v.parent == old.name else v) for k, v in tree.items()}
     elif old is not None:
         tree = {k: v for k, v in tree.items() if k != old.name}
-    _raise(rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth()) + _flavor_errors(new))
+    # a queue LocalQueues point at stays a leaf
+    parented = (
+        _named_by_local_queues([new.parent], "parent")
+        if new.parent and new.parent != getattr(old, "parent", None)
+        else []
+    )
+    _raise(
+        rules.validate_queue(tree, new, old, facts=queue_facts(), max_depth=_max_depth())
+        + _flavor_errors(new)
+        + parented
+    )
     return new
 
 
@@ -267,8 +402,9 @@ def problems(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, 
 
 def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mapping[str, Any]) -> list[rules.FieldError]:
     """The warnings (``engine.rules.warnings``) about a change the rules accept: deserved, guarantees or min adding
-    up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores. Empty when the
-    change breaks a rule (its errors say more). One warning per field and message, whatever the clusters."""
+    up to more than a cluster has, a weight or deserved that the cluster's queue policy ignores, a deserved or min
+    below the minimum of one of the node's own jobs (``_below_largest_job``). Empty when the change breaks a rule
+    (its errors say more). One warning per field and message, whatever the clusters."""
     try:
         new: Any = (check_queue if kind == "queue" else check_quota_group)(instance, data)
     except rules.RuleViolation:
@@ -288,6 +424,38 @@ def change_warnings(kind: Literal["queue", "quota"], instance: Any, data: Mappin
         out += [w for w in found if w not in out]
     if kind == "queue":
         out += _plain_beside_flavored(after, new)
+    if instance is not None:
+        out += _below_largest_job(kind, instance.name, new)
+    return out
+
+
+def _below_largest_job(kind: Literal["queue", "quota"], name: str, new: Any) -> list[rules.FieldError]:
+    """A warning for each resource whose deserved (a queue) or min (a quota group) the write sets below what one
+    unfinished job of the node asks as its minimum (its whole gang): however fair the division, that job starts
+    only while others lend it the rest, and when they take it back its gang is released whole. The job's refusal
+    reason says the same once it waits (``elasticquota``); this says it to the admin who sets the quota."""
+    field_name, what, others = ("deserved", "queue", "queues") if kind == "queue" else ("min", "quota group", "groups")
+    amounts: Mapping[str, int] = getattr(new, field_name) or {}
+    largest = facts.largest_job_minimums(**({"queue": name} if kind == "queue" else {"quota_group": name}))
+    out = []
+    for resource in sorted(largest):
+        floor = amounts.get(resource)
+        job = largest[resource]
+        demand = job.min_resources[resource]
+        if floor is None or demand <= floor:
+            continue
+        where = f" in cluster {job.cluster}" if len(facts.clusters()) > 1 else ""
+        out.append(
+            rules.FieldError(
+                f"{field_name}.{resource}",
+                f"{what} {new.name}: {field_name} {resource} {format_amount(floor, resource)} is below the minimum "
+                f"of job {job.namespace}/{job.name}{where} ({format_amount(demand, resource)}): however fair the "
+                f"division, it starts only while other {others} lend at least {format_amount(demand - floor, resource)}, "
+                f"and is released whole when they take it back; a {field_name} of {format_amount(demand, resource)} "
+                "or a smaller gang would let it start without borrowing",
+                "below_job_minimum",
+            )
+        )
     return out
 
 
@@ -341,19 +509,43 @@ def save_queue(instance: Queue | None, data: Mapping[str, Any]) -> Queue:
 
 @transaction.atomic
 def delete_queue(queue: Queue, *, cascade: bool = False, force: bool = False) -> list[str]:
-    """Delete a queue (children first with ``cascade``; its podgroups and pods too with ``force``)."""
+    """Delete a queue (children first with ``cascade``; its podgroups and pods, and the Kueue LocalQueues pointing
+    at it, too with ``force``; without, a queue LocalQueues point at is refused)."""
     lock_tree_writes()
     tree_owner.check_writable()  # under the lock: a cluster that owns the trees refuses Fairway's own edits
     tree = queue_specs()
     _raise(rules.validate_queue_delete(tree, queue.name, facts=queue_facts(), cascade=cascade, force=force))
     order = rules.plan_queue_delete(tree, queue.name, cascade=cascade)
     _raise(_mirrored_jobs(order) if force else [])
+    _raise([] if force else _named_by_local_queues(order))
     queues = {q.name: q for q in Queue.objects.filter(name__in=order).select_for_update()}
     for name in order:
         queues[name].podgroups.all().delete()  # pods cascade with their podgroup
+        queues[name].local_queues.all().delete()  # with force: the LocalQueues pointing at it too
         Namespace.objects.filter(default_queue=queues[name]).update(default_queue=None)
         queues[name].delete()
     return order
+
+
+def _named_by_local_queues(queues: Sequence[str], field: str = "name") -> list[rules.FieldError]:
+    """A queue Kueue's LocalQueues point at is neither deleted nor given children: they would point at nothing, or
+    at a cohort."""
+    named = sorted(
+        f"{ns}/{name} ({queue})"
+        for ns, name, queue in LocalQueue.objects.filter(queue__name__in=list(queues)).values_list(
+            "namespace__name", "name", "queue__name"
+        )
+    )
+    if not named:
+        return []
+    return [
+        rules.FieldError(
+            field,
+            f"LocalQueues point at it: {', '.join(named)} (a LocalQueue's queue is a leaf; point them elsewhere or "
+            "delete them first; a forced delete deletes them)",
+            "in_use",
+        )
+    ]
 
 
 def _mirrored_jobs(queues: Sequence[str]) -> list[rules.FieldError]:

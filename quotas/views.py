@@ -1,4 +1,5 @@
-"""REST endpoints of the trees: queues, quota groups, namespaces, Kueue's ResourceFlavors (``/api/v1/``)."""
+"""REST endpoints of the trees: queues, quota groups, namespaces, Kueue's ResourceFlavors and LocalQueues
+(``/api/v1/``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
@@ -18,11 +20,18 @@ from core.api import ETagMixin, bool_param, rule_errors_to_validation_error
 from engine import rules
 from quotas import services
 from quotas.access import visible_group_ids, visible_namespace_ids, visible_queue_ids
-from quotas.filtersets import NamespaceFilterSet, QueueFilterSet, QuotaGroupFilterSet, ResourceFlavorFilterSet
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.filtersets import (
+    LocalQueueFilterSet,
+    NamespaceFilterSet,
+    QueueFilterSet,
+    QuotaGroupFilterSet,
+    ResourceFlavorFilterSet,
+)
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 from quotas.permissions import AdminWritesTeamsRead
 from quotas.selectors import queue_phase_counts
 from quotas.serializers import (
+    LocalQueueSerializer,
     NamespaceSerializer,
     QueueSerializer,
     QuotaGroupSerializer,
@@ -91,7 +100,11 @@ class QueueViewSet(_TreeViewSet):
     @extend_schema(
         parameters=[
             OpenApiParameter("cascade", OpenApiTypes.BOOL, description="Delete the child queues first (seed 004)."),
-            OpenApiParameter("force", OpenApiTypes.BOOL, description="Also delete the podgroups and pods inside."),
+            OpenApiParameter(
+                "force",
+                OpenApiTypes.BOOL,
+                description="Also delete the podgroups and pods inside, and the LocalQueues pointing at it.",
+            ),
         ]
     )
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -182,4 +195,38 @@ class ResourceFlavorViewSet(_TreeViewSet):
         with transaction.atomic():
             flavor = self.locked_object(request)
             self.perform_destroy_with_rules(services.delete_resource_flavor, flavor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(tags=["local-queues"])
+class LocalQueueViewSet(_TreeViewSet):
+    """Kueue's LocalQueues: a namespace's names for leaf queues (a job's ``kueue.x-k8s.io/queue-name`` label), each
+    with its ``fairSharing.weight``, which Admission Fair Sharing divides the LocalQueue's usage by. Addressed as
+    ``<namespace>/<name>``."""
+
+    queryset = LocalQueue.objects.select_related("namespace", "queue").prefetch_related("usages__cluster")
+    serializer_class = LocalQueueSerializer
+    filterset_class = LocalQueueFilterSet
+    lookup_field = "key"
+    lookup_value_regex = "[^/]+/[^/]+"
+    ordering_fields = ["namespace__name", "name", "created", "updated"]
+    ordering = ["namespace__name", "name"]
+
+    def visible_ids(self) -> set[int] | None:
+        namespaces = visible_namespace_ids(self.request.user)
+        if namespaces is None:
+            return None
+        return set(LocalQueue.objects.filter(namespace_id__in=namespaces).values_list("pk", flat=True))
+
+    def get_object(self) -> LocalQueue:
+        namespace, _, name = str(self.kwargs["key"]).partition("/")
+        queryset = self.filter_queryset(self.get_queryset())
+        obj = get_object_or_404(queryset, namespace__name=namespace, name=name)
+        self.check_object_permissions(self.request, obj)
+        return obj  # type: ignore[no-any-return]
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with transaction.atomic():
+            row = self.locked_object(request)
+            self.perform_destroy_with_rules(services.delete_local_queue, row)
         return Response(status=status.HTTP_204_NO_CONTENT)

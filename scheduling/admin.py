@@ -13,6 +13,7 @@ from scheduling.models import (
     ClusterLease,
     Eviction,
     KubeObjectProblem,
+    LocalQueueUsage,
     Node,
     NodeAgentBinding,
     Pod,
@@ -180,6 +181,13 @@ class QuotaOverStateAdmin(_ReadOnlyAdmin):
 @admin.register(UsageHistory)
 class UsageHistoryAdmin(_ReadOnlyAdmin):
     list_display = ("cluster", "updated")
+
+
+@admin.register(LocalQueueUsage)
+class LocalQueueUsageAdmin(_ReadOnlyAdmin):
+    """Admission Fair Sharing: each Kueue LocalQueue's usage the live sessions keep (they write it)."""
+
+    list_display = ("cluster", "local_queue", "consumed", "penalty", "sampled")
 
 
 @admin.register(ClusterLease)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from django.db import connection
 
-from core.facts import ClusterSummary
+from core.facts import ClusterSummary, JobMinimum
 from engine.policy.policy import PolicyError
 from engine.resources import ResourceList
 from engine.values import queue_policy_of
-from scheduling.models import Cluster, ClusterSource, Node, TreeSource, parse_scheduler_policy
+from engine.vocabulary import PodGroupPhase
+from scheduling.models import Cluster, ClusterSource, Node, PodGroup, TreeSource, parse_scheduler_policy
 
 __all__ = ["DatabaseFacts"]
 
@@ -64,3 +65,26 @@ class DatabaseFacts:
             .values_list("name", flat=True)
             .first()
         )
+
+    def largest_job_minimums(
+        self, *, queue: str | None = None, quota_group: str | None = None
+    ) -> dict[str, JobMinimum]:
+        """Per resource, the unfinished podgroup of leaf queue ``queue`` (or of quota group ``quota_group``'s
+        namespaces) whose ``min_resources`` asks the most of it; ties go to the first by cluster, namespace, name."""
+        jobs = PodGroup.objects.exclude(phase=PodGroupPhase.COMPLETED).exclude(min_resources=None)
+        if queue is not None:
+            jobs = jobs.filter(queue__name=queue)
+        if quota_group is not None:
+            jobs = jobs.filter(namespace__quota_group__name=quota_group)
+        if queue is None and quota_group is None:
+            return {}
+        out: dict[str, JobMinimum] = {}
+        rows = jobs.order_by("cluster__name", "namespace__name", "name").values_list(
+            "cluster__name", "namespace__name", "name", "min_resources"
+        )
+        for cluster, namespace, name, minimum in rows.iterator(chunk_size=2000):
+            for resource, amount in (minimum or {}).items():
+                best = out.get(resource)
+                if amount > 0 and (best is None or amount > best.min_resources[resource]):
+                    out[resource] = JobMinimum(cluster, namespace, name, dict(minimum))
+        return out

@@ -16,9 +16,22 @@ One updated row means the lease is ours; it is released (``expires = NULL``) whe
 that dies while holding it loses it when ``ttl`` passes (the task's time limit). The work itself then runs in a
 transaction of its own (SQLite serialises writers anyway).
 
+**Waiting** (``wait`` seconds; 0, the default, does not wait): the scheduling session waits for its lock up to
+``FAIRWAY_SESSION_LOCK_WAIT_SECONDS`` (``scheduling.tasks.run_session``), so that a message arriving while the
+previous session still runs queues behind it instead of being skipped. On PostgreSQL the wait is the server's
+own: ``pg_advisory_xact_lock`` under ``SET LOCAL lock_timeout`` in a savepoint, granted the moment the holder's
+transaction ends (or its connection drops: a dead holder's waiter runs at once), and given up at the timeout (the
+savepoint rolls back, ``lock_timeout`` is restored for the work). On SQLite the lease row is tried again every
+``FAIRWAY_SESSION_LOCK_POLL_SECONDS`` until the wait has passed; a dead holder's lease frees at its ``ttl``, so a
+waiter there gives up first. (A holder's work transaction also holds SQLite's one write lock, ``IMMEDIATE``: a
+waiter's try of the lease waits for that commit in SQLite's busy timeout first, as every writer there does; the
+polling covers the moment between the holder's commit and its release of the lease.) Either way the waiter holds
+nothing while it waits. ``wait`` may be a function, asked only when the lock is found held (what it reads costs
+nothing while nobody else holds the lock).
+
 Usage (the body always runs inside ``transaction.atomic()`` when the lock was acquired)::
 
-    with cluster_lock(SCHEDULING_SESSION_LOCK, cluster.pk, ttl=300) as acquired:
+    with cluster_lock(SCHEDULING_SESSION_LOCK, cluster.pk, ttl=300, wait=1.0) as acquired:
         if not acquired:
             return "skipped"
         ...
@@ -26,12 +39,14 @@ Usage (the body always runs inside ``transaction.atomic()`` when the lock was ac
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, OperationalError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -70,21 +85,26 @@ def uses_advisory_locks(using: str = DEFAULT_DB_ALIAS) -> bool:
 
 
 @contextmanager
-def cluster_lock(key: int, cluster_id: int, *, ttl: float = 300.0, using: str = DEFAULT_DB_ALIAS) -> Iterator[bool]:
-    """Try to take lock ``key`` for ``cluster_id`` without waiting; yield whether it was taken.
+def cluster_lock(
+    key: int,
+    cluster_id: int,
+    *,
+    ttl: float = 300.0,
+    wait: float | Callable[[], float] = 0.0,
+    using: str = DEFAULT_DB_ALIAS,
+) -> Iterator[bool]:
+    """Take lock ``key`` for ``cluster_id``, waiting up to ``wait`` seconds for its holder (0: not at all); yield
+    whether it was taken.
 
     When taken, the body runs inside ``transaction.atomic()`` and the lock is released when that transaction
     ends. ``ttl`` (seconds) bounds how long a dead holder keeps the SQLite lease; PostgreSQL needs none.
     """
     if uses_advisory_locks(using):
         with transaction.atomic(using=using):
-            with connections[using].cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [key, cluster_id])
-                (acquired,) = cursor.fetchone()
-            yield bool(acquired)
+            yield _advisory_lock(key, cluster_id, wait, using)
         return
     owner = uuid.uuid4().hex
-    if not _take_lease(key, cluster_id, owner, ttl, using):
+    if not _wait_for_lease(key, cluster_id, owner, ttl, wait, using):
         yield False
         return
     try:
@@ -92,6 +112,62 @@ def cluster_lock(key: int, cluster_id: int, *, ttl: float = 300.0, using: str = 
             yield True
     finally:
         _release_lease(key, cluster_id, owner, using)
+
+
+_LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock wait that reached lock_timeout
+
+
+def _seconds(wait: float | Callable[[], float]) -> float:
+    return float(wait()) if callable(wait) else float(wait)
+
+
+def _advisory_lock(key: int, cluster_id: int, wait: float | Callable[[], float], using: str) -> bool:
+    """The transaction's advisory lock (inside the caller's ``atomic``): tried at once, then, when held elsewhere and
+    ``wait`` is above 0, waited for under ``lock_timeout`` in a savepoint."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [key, cluster_id])
+        (acquired,) = cursor.fetchone()
+        if acquired:
+            return True
+        seconds = _seconds(wait)
+        if seconds <= 0:
+            return False
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        (previous,) = cursor.fetchone()
+        try:
+            with transaction.atomic(using=using):  # a timeout rolls back to here, its SET LOCAL with it
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(1, round(seconds * 1000))}ms"])
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [key, cluster_id])
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+                raise
+            return False
+        # taken: the work that follows waits for its row locks as it would have without this
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
+        return True
+
+
+def _wait_for_lease(
+    key: int, cluster_id: int, owner: str, ttl: float, wait: float | Callable[[], float], using: str
+) -> bool:
+    """The SQLite lease, tried again every ``FAIRWAY_SESSION_LOCK_POLL_SECONDS`` until ``wait`` has passed."""
+    if _take_lease(key, cluster_id, owner, ttl, using):
+        return True
+    deadline = _clock() + _seconds(wait)
+    while (left := deadline - _clock()) > 0:
+        _pause(min(float(settings.FAIRWAY["SESSION_LOCK_POLL_SECONDS"]), left))
+        if _take_lease(key, cluster_id, owner, ttl, using):
+            return True
+    return False
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
+def _pause(seconds: float) -> None:
+    """Between two tries of a lease (functions of their own, so that tests can follow the tries and the clock)."""
+    time.sleep(seconds)
 
 
 def _take_lease(key: int, cluster_id: int, owner: str, ttl: float, using: str) -> bool:

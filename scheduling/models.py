@@ -491,6 +491,14 @@ class PodGroup(ClusterRow):
         help_text="source=kubernetes: the controller that owns its PodGroup (its ownerReference with controller: "
         "true), as 'Kind name (apiVersion)'; such a PodGroup is deleted through its owner, not by Fairway.",
     )
+    # Kueue's LocalQueue (``kueue.x-k8s.io/queue-name``), which Admission Fair Sharing orders it by (null: none)
+    local_queue = models.CharField(  # noqa: DJ001 - see above
+        max_length=63,
+        null=True,
+        blank=True,
+        help_text="The Kueue LocalQueue of its namespace it was submitted to (its pods' label "
+        "kueue.x-k8s.io/queue-name); Admission Fair Sharing orders its queue's jobs by that LocalQueue's usage.",
+    )
     # who submitted it, for the per-user limits (``engine.userlimits``); null: its namespace counts as its user
     user = models.CharField(  # noqa: DJ001 - see above
         max_length=253,
@@ -919,6 +927,32 @@ class UsageHistory(models.Model):
 
     def __str__(self) -> str:
         return f"past usage of {len(self.nodes)} tree nodes @ {self.updated:%Y-%m-%d %H:%M:%S}"
+
+
+class LocalQueueUsage(models.Model):
+    """Admission Fair Sharing: a Kueue LocalQueue's decayed usage in a cluster (``engine.localqueues``), one row per
+    cluster and LocalQueue, as Kueue keeps it in the LocalQueue's status.
+
+    ``consumed`` is the decayed consumed resources, ``penalty`` the entry penalties of the jobs admitted since the last
+    sample (base units: millicores, bytes), ``sampled`` when it was last sampled (null: seeded from Kueue's status and
+    not sampled yet). Read into the live session's snapshot and written in its transaction, only while some queue has
+    Admission Fair Sharing on; the Kubernetes adapter seeds it from Kueue's status the first time it sees the
+    LocalQueue. Deleting the LocalQueue deletes its rows."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="local_queue_usages")
+    local_queue = models.ForeignKey("quotas.LocalQueue", on_delete=models.CASCADE, related_name="usages")
+    consumed = models.JSONField(default=dict, blank=True, help_text="Decayed consumed resources (base units).")
+    penalty = models.JSONField(
+        default=dict, blank=True, help_text="Entry penalties since the last sample (base units)."
+    )
+    sampled = models.DateTimeField(null=True, blank=True, help_text="When it was last sampled (null: never).")
+
+    class Meta:
+        ordering = ["cluster_id", "local_queue_id"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "local_queue"], name="local_queue_usage_unique")]
+
+    def __str__(self) -> str:
+        return f"usage of LocalQueue {self.local_queue_id} in cluster {self.cluster_id}"
 
 
 class ClusterLease(models.Model):

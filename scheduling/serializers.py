@@ -22,7 +22,7 @@ from engine.resources import ResourceList, null_unbounded
 from engine.session.decisions import blocker_json
 from quotas import services
 from quotas.access import is_admin, submittable_queue_ids, usable_group_ids, visible_namespace_ids
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup
 from scheduling import agent_access, node_use
 from scheduling.choices import AGENT_REPORTED_STATUSES, PodStatus
 from scheduling.models import (
@@ -424,6 +424,26 @@ def submitter(user: Any) -> dict[str, Any]:
     return {"user": user.get_username(), "user_groups": groups or None}
 
 
+def _local_queue_queue(attrs: dict[str, Any], namespace: Namespace, queue: Queue | None) -> Queue | None:
+    """A podgroup's queue with its Kueue LocalQueue (``local_queue``): the LocalQueue's queue when none is given; a
+    LocalQueue the namespace does not have, or one pointing at another queue than the one given, is a 400 naming
+    ``local_queue``."""
+    name = attrs.get("local_queue")
+    if not name:
+        return queue
+    row = LocalQueue.objects.select_related("queue").filter(namespace=namespace, name=name).first()
+    if row is None:
+        raise serializers.ValidationError(
+            {"local_queue": [f"namespace {namespace.name} has no LocalQueue {name}"]}, code="does_not_exist"
+        )
+    if queue is not None and "queue" in attrs and queue.pk != row.queue_id:
+        raise serializers.ValidationError(
+            {"local_queue": [f"LocalQueue {namespace.name}/{name} points at queue {row.queue.name}, not {queue.name}"]}
+        )
+    attrs["queue"] = row.queue
+    return row.queue
+
+
 class PodGroupSerializer(serializers.ModelSerializer):
     cluster = NameField(slug_field="name", queryset=Cluster.objects.all(), required=False)
     name = ObjectNameField()
@@ -451,6 +471,14 @@ class PodGroupSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="Why those flavors (read-only): the flavors the last assignment tried, in order, and what each gave.",
     )
+    local_queue = ObjectNameField(
+        required=False,
+        allow_null=True,
+        max_length=63,
+        help_text="Kueue's LocalQueue of its namespace it is submitted to (as the label kueue.x-k8s.io/queue-name): "
+        "its queue is the LocalQueue's (a different queue is refused), and Admission Fair Sharing orders it by that "
+        "LocalQueue's usage.",
+    )
 
     class Meta:
         model = PodGroup
@@ -467,6 +495,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "priority_class_name",
             "user",
             "user_groups",
+            "local_queue",
             *PODGROUP_STATE,
             "created",
             "updated",
@@ -491,6 +520,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             attrs.setdefault("cluster", default_cluster())
         namespace: Namespace = attrs.get("namespace") or instance.namespace  # type: ignore[union-attr]
         queue: Queue | None = attrs.get("queue") or (instance.queue if instance else None)
+        queue = _local_queue_queue(attrs, namespace, queue)
         if queue is None:
             # Volcano's mutating webhook: a podgroup without a queue goes to its namespace's queue, else default.
             queue = namespace.default_queue or Queue.objects.get(name="default")

@@ -24,7 +24,14 @@ from scheduling import recording
 from scheduling.agent import cluster_disrupted
 from scheduling.feed.mirror import mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
-from scheduling.store import BindingStream, apply_decisions, record_failure, save_past_usage
+from scheduling.store import (
+    BindingStream,
+    apply_decisions,
+    read_local_queue_usage,
+    record_failure,
+    save_local_queue_usage,
+    save_past_usage,
+)
 from scheduling.store.flavors import kept_flavors, record_flavors
 
 __all__ = ["load_over_since", "run_recycle_pass", "run_scheduling_session", "save_over_since"]
@@ -48,6 +55,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             if mirror.last.full:
                 logger.info("cluster %s: full read at %s (%s)", cluster.pk, started.isoformat(), mirror.last.reason)
             now = started.timestamp()
+            # Admission Fair Sharing: each job's LocalQueue and each LocalQueue's kept usage, sampled now (none: off)
+            snapshot, local_queues = read_local_queue_usage(cluster, snapshot, now)
             # The past usage (fairness over time) is an input of the engine too: with it on, the key names the
             # record the result was computed from, and since every session writes a new one, a result is never
             # reused then (the carry still spares rebuilding the state).
@@ -56,6 +65,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 key += f"\n# kueue configuration\n{cluster.kueue_configuration}"
             if snapshot.past_usage is not None:
                 key += f"\n# past usage as of {snapshot.past_usage.updated!r}"
+            if local_queues is not None:  # the LocalQueues' usage orders the jobs too
+                key += f"\n# local queue usage {sorted(snapshot.admission.local_queues.items())!r}"
             result = mirror.reusable(key, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
             bound = None
@@ -81,6 +92,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 mirror.remember(result, key, now, time_horizon(snapshot, now))
             if result.usage_history is not None:
                 save_past_usage(cluster, result.usage_history)
+            save_local_queue_usage(cluster, snapshot, result, local_queues)
             t2 = perf_counter()
             pending = mirror.pending_count()
             session = apply_decisions(

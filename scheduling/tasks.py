@@ -3,9 +3,13 @@
 Every task takes a cluster id (JSON-serialisable), is ``acks_late`` with explicit time limits, and takes its own
 per-cluster lock (``scheduling/locks.py``: a PostgreSQL advisory transaction lock, a lease row on SQLite), so two
 workers never run the same job on the same cluster at once; the loser returns ``"skipped"`` (a session also
-leaves a ``skipped`` row). The work is idempotent (compare-and-swap writes), so a task redelivered after a worker
-died simply runs again. Results: ``"ran"``, ``"skipped"``, ``"failed"`` (recorded as a failed session row),
-``"disabled"`` (simulation tasks on a cluster that is not simulated) or ``"gone"`` (the cluster was deleted).
+leaves a ``skipped`` row). A session waits for its lock first, up to ``FAIRWAY_SESSION_LOCK_WAIT_SECONDS`` (1 s,
+its beat's period, by default): the beat's next message, taken by another worker process while the previous session
+still runs (a session longer than its period), runs as soon as that one commits instead of being skipped. A skipped
+session therefore means a holder that ran past the period and the wait (or a stuck one), not one slow second. The
+work is idempotent (compare-and-swap writes), so a task redelivered after a worker died simply runs again.
+Results: ``"ran"``, ``"skipped"``, ``"failed"`` (recorded as a failed session row), ``"disabled"`` (simulation tasks
+on a cluster that is not simulated) or ``"gone"`` (the cluster was deleted).
 
 No automatic retries: each task runs again on its next beat a second later, which is the retry.
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -42,7 +47,7 @@ from scheduling.locks import (
     WORKLOAD_LOCK,
     cluster_lock,
 )
-from scheduling.models import Cluster, SessionKind, SessionStatus
+from scheduling.models import Cluster, SchedulingSession, SessionKind, SessionStatus
 from security import records as security_records
 
 __all__ = [
@@ -104,18 +109,20 @@ def _locked(
     *,
     simulated_only: bool = False,
     on_skip: Callable[[Cluster], None] | None = None,
+    wait: float = 0.0,
 ) -> str:
     """The common body of every task: find the cluster, take its lock for ``what``, run ``work`` under it.
 
     A cluster being deleted (``scheduling.ownership.delete_cluster`` holds every one of its locks until it commits) is
     ``"gone"``: the task that got its lock after the delete finds no row any more, and a skipped one waits for the
-    delete before it records its skip (a record of a cluster that is no longer there could not commit)."""
+    delete before it records its skip (a record of a cluster that is no longer there could not commit). ``wait``:
+    seconds to wait for a lock held elsewhere before skipping (``scheduling.locks``)."""
     cluster = _cluster(cluster_id)
     if cluster is None:
         return "gone"
     if simulated_only and not cluster.simulated:
         return "disabled"
-    with cluster_lock(lock, cluster.pk, ttl=ttl) as acquired:
+    with cluster_lock(lock, cluster.pk, ttl=ttl, wait=wait) as acquired:
         if not acquired:
             if on_skip is not None:
                 if not ownership.keep_cluster(cluster.pk):
@@ -150,11 +157,45 @@ def run_session(cluster_id: int, forwarded: bool = False) -> str:
             session = sessions.run_scheduling_session(cluster)
         return "ran" if session.status == SessionStatus.OK else "failed"
 
+    waited: list[float] = []
+
+    def wait() -> float:  # asked only when another process holds the lock
+        seconds = 0.0 if _outlasted_a_wait(cluster_id) else lock_wait()
+        waited.append(seconds)
+        return seconds
+
     def skipped(cluster: Cluster) -> None:
-        store.record_skipped(cluster.pk, SessionKind.SESSION)
+        why = ""  # FAIRWAY_SESSION_LOCK_WAIT_SECONDS=0: the plain sentence
+        if waited and waited[0] > 0:
+            why = f"another worker held this cluster's lock for the whole wait ({waited[0]:g} s)"
+        elif lock_wait() > 0:
+            why = "another worker still holds this cluster's lock, past an earlier session's wait"
+        store.record_skipped(cluster.pk, SessionKind.SESSION, why=why)
         _keep_warm(cluster.pk)  # another process runs it (a holder slower than the window): keep up meanwhile
 
-    return _locked(cluster_id, SCHEDULING_SESSION_LOCK, SESSION_TIME_LIMIT, "session", work, on_skip=skipped)
+    return _locked(cluster_id, SCHEDULING_SESSION_LOCK, SESSION_TIME_LIMIT, "session", work, on_skip=skipped, wait=wait)
+
+
+def lock_wait() -> float:
+    """``FAIRWAY_SESSION_LOCK_WAIT_SECONDS``: how long a session waits for a lock that another process holds."""
+    return float(settings.FAIRWAY["SESSION_LOCK_WAIT_SECONDS"])
+
+
+def _outlasted_a_wait(cluster_id: int) -> bool:
+    """Whether a session of the cluster was skipped since the last one that ran finished: the session holding the
+    lock now has already outlasted a whole wait (or the lock is stuck), so another wait would only keep this worker
+    process from its other tasks. Such a message is skipped at once until the holder ends (its row then finishes
+    after those skipped ones, and the next message waits again)."""
+    rows = SchedulingSession.objects.filter(cluster_id=cluster_id, kind=SessionKind.SESSION)
+    last = (
+        rows.exclude(status=SessionStatus.SKIPPED)
+        .exclude(finished=None)
+        .order_by("-started")
+        .values_list("finished", flat=True)
+        .first()
+    )
+    skipped = rows.filter(status=SessionStatus.SKIPPED)
+    return (skipped if last is None else skipped.filter(started__gt=last)).exists()
 
 
 def _keep_warm(cluster_id: int) -> None:

@@ -54,7 +54,7 @@ def _world() -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django_celery_beat.models import ClockedSchedule, IntervalSchedule, SolarSchedule
 
-    from quotas.models import ResourceFlavor
+    from quotas.models import LocalQueue, Namespace, Queue, ResourceFlavor
     from scheduling import tasks
     from scheduling.models import (
         Cluster,
@@ -62,6 +62,7 @@ def _world() -> dict[str, Any]:
         Eviction,
         EvictionAction,
         KubeObjectProblem,
+        LocalQueueUsage,
         NodeAgentBinding,
         Pod,
         QuotaOverState,
@@ -90,6 +91,10 @@ def _world() -> dict[str, Any]:
         cluster=cluster, kind="Pod", namespace="nlp", name="bad", message="bad", first_seen=now, last_seen=now
     )
     ResourceFlavor.objects.create(name="spot", node_labels={"pool": "spot"})  # Kueue's, which the demo has none of
+    local_queue = LocalQueue.objects.create(
+        namespace=Namespace.objects.get(name="nlp"), name="lq-walk", queue=Queue.objects.get(name="nlp")
+    )  # Kueue's too, with the usage a live session keeps
+    LocalQueueUsage.objects.create(cluster=cluster, local_queue=local_queue, consumed={"cpu": 1500}, sampled=now)
     return {"cluster": cluster, "user": user}
 
 
@@ -126,6 +131,14 @@ def _adds() -> dict[str, Add]:
         ),
         "quotas.Namespace": Add(lambda w: {"name": "walk-ns", "weight": "3", "hard": '{"cpu": "5"}'}),
         "quotas.ResourceFlavor": Add(lambda w: {"name": "walk-flavor", "node_labels": '{"pool": "walk"}'}),
+        "quotas.LocalQueue": Add(
+            lambda w: {
+                "namespace": _pk(Namespace, name="nlp"),
+                "name": "walk-lq",
+                "queue": _pk(Queue, name="vision"),
+                "weight": "500m",
+            }
+        ),
         "scheduling.Cluster": Add(lambda w: {"name": "walk-c"}),
         "scheduling.Node": Add(
             lambda w: {
@@ -161,7 +174,7 @@ def _adds() -> dict[str, Add]:
 
 def _changes() -> dict[str, Change]:
     from engine.resources import parse_resource_list
-    from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+    from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 
     def reread(obj: Any) -> Any:
         return type(obj)._default_manager.get(pk=obj.pk)
@@ -204,6 +217,11 @@ def _changes() -> dict[str, Change]:
             lambda o: {"node_labels": '{"pool": "changed"}'},
             lambda o: reread(o).node_labels == {"pool": "changed"},
             lambda: ResourceFlavor.objects.get(name="spot"),
+        ),
+        "quotas.LocalQueue": Change(
+            lambda o: {"weight": "250m"},
+            lambda o: reread(o).weight == "0.25",  # kept as every writer keeps it
+            lambda: LocalQueue.objects.get(name="lq-walk"),
         ),
         "scheduling.Cluster": Change(lambda o: {"description": "walked"}, lambda o: reread(o).description == "walked"),
         "scheduling.Node": Change(

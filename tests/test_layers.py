@@ -163,7 +163,8 @@ ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts", "engine.userlimits"),
     ("engine.policy", "engine.session.plugins", "engine.session.plugins.*.arguments"),  # the policy and its readers
     ("engine.usage", "engine.admission"),  # past usage (fairness over time); the admission levers' data
-    ("engine.objects", "engine.kueuepolicy"),  # the snapshot and the trees' specs; a queue's Kueue levers
+    # the snapshot and the trees' specs; a queue's Kueue levers; the usage Kueue's LocalQueues keep across sessions
+    ("engine.objects", "engine.kueuepolicy", "engine.localqueues"),
     ("engine.fairshare",),  # the fair-share math
     ("engine.values", "engine.rules", "engine.flavors"),  # engine.flavors: Kueue's flavor assignment
     ("engine.lending", "engine.changes"),

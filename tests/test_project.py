@@ -70,6 +70,39 @@ def test_demo_loads_through_the_rules_and_is_idempotent() -> None:
         call_command("load_demo", "--size", "large", stdout=StringIO())
 
 
+def test_every_demo_team_min_covers_its_largest_gang_and_the_demo_loads_without_that_warning() -> None:
+    """Issue 26 item 5: a team's min (its quota group's min and its queue's deserved) is at least its largest job's
+    minimum on every resource, in both sizes (the quotas scale, the jobs do not), while the departments add up to
+    no more than the cluster; loaded, no team's quota group or queue gets the write warning that says otherwise."""
+    from engine.resources import ResourceList, parse_resource_list
+    from quotas import services
+    from quotas.models import Queue, QuotaGroup
+    from scheduling.demo_data import GPU_NODE, JOBS, ORG, SIZES
+    from scheduling.management.commands.load_demo import _times
+
+    for size in SIZES.values():
+        departments = ResourceList.total(
+            parse_resource_list(_times(spec["deserved"], size.factor)) for spec in ORG.values()
+        )
+        assert departments["nvidia.com/gpu"] <= size.gpu_nodes * parse_resource_list(GPU_NODE)["nvidia.com/gpu"]
+        for team, job, pods, request, _priority in JOBS:
+            (dept,) = [d for d, spec in ORG.items() if team in spec["teams"]]
+            deserved = parse_resource_list(_times(ORG[dept]["teams"][team][0], size.factor))
+            for resource, amount in parse_resource_list(request).items():
+                assert amount * pods <= deserved.get(resource, 0), (size, team, job, resource)
+
+    call_command("load_demo", stdout=StringIO())
+    teams = [team for spec in ORG.values() for team in spec["teams"]]
+    for team in teams:
+        for kind, instance in (("quota", QuotaGroup.objects.get(name=team)), ("queue", Queue.objects.get(name=team))):
+            codes = [w.code for w in services.change_warnings(kind, instance, {})]
+            assert "below_job_minimum" not in codes, (team, kind)
+    # the check does look: ml-research's old min (24 GPUs) is below its 8 x 4-GPU llm-pretrain
+    ml = QuotaGroup.objects.get(name="ml-research")
+    warned = services.change_warnings("quota", ml, {"min": ResourceList({**ml.min, "nvidia.com/gpu": 24_000})})
+    assert [(w.field, w.code) for w in warned] == [("min.nvidia.com/gpu", "below_job_minimum")]
+
+
 def test_a_larger_demo_scales_every_quota_and_copies_the_jobs() -> None:
     """The sizes differ only in their numbers: a demo 3 times larger (``--size large`` is 200 times, on 5,000
     nodes) has 3 times every quota, the nodes asked for and each job copied under a numbered name."""
@@ -82,7 +115,7 @@ def test_a_larger_demo_scales_every_quota_and_copies_the_jobs() -> None:
     size = Size(factor=3, cpu_nodes=5, gpu_nodes=4, copies=2)
     Command()._load(size)
     research = Queue.objects.get(name="research")
-    assert research.deserved == parse_resource_list({"cpu": "1200", "memory": "7200Gi", "nvidia.com/gpu": "120"})
+    assert research.deserved == parse_resource_list({"cpu": "1200", "memory": "7200Gi", "nvidia.com/gpu": "144"})
     assert QuotaGroup.objects.get(name="nlp").max == parse_resource_list(
         {"cpu": "600", "memory": "3600Gi", "nvidia.com/gpu": "48"}
     )

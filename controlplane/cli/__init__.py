@@ -5,7 +5,7 @@
     fairway job list|view|why
     fairway eviction list [--team T] [--namespace NS] [--job NS/NAME] [--since 2h]
     fairway whatif -f changes.yaml
-    fairway namespace weight NAME [WEIGHT]
+    fairway namespace weight NAME [WEIGHT]|labels NAME [KEY=VALUE ...]|local-queues [NAME]
     fairway cluster list|show NAME|delete NAME [--force]
     fairway node list [--cluster C] [--state S]|show NAME
     fairway audit [--cluster C] [--days N]

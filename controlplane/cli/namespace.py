@@ -1,6 +1,8 @@
 """``fairway namespace weight NAME [WEIGHT]``: a namespace's fair-share weight within its queue, read or set.
 ``fairway namespace labels NAME [KEY=VALUE ...] [KEY- ...]``: its labels (what a queue's Kueue ``namespaceSelector``
-matches), shown, or changed as ``kubectl label`` changes them: ``KEY=VALUE`` sets, ``KEY-`` removes."""
+matches), shown, or changed as ``kubectl label`` changes them: ``KEY=VALUE`` sets, ``KEY-`` removes.
+``fairway namespace local-queues [NAME]``: Kueue's LocalQueues (of one namespace, or all): the queue each points at,
+its ``fairSharing.weight`` and the usage Admission Fair Sharing orders it by, per cluster."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import argparse
 from typing import Any
 
 from controlplane.cli.client import EXIT_OK, Client, UsageError
-from controlplane.cli.output import emit
+from controlplane.cli.output import emit, emit_list
+
+LOCAL_QUEUE_COLUMNS = ("NAMESPACE", "NAME", "QUEUE", "WEIGHT", "USAGE")
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -24,6 +28,31 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     labels.add_argument("name", metavar="NAME")
     labels.add_argument("changes", nargs="*", metavar="KEY=VALUE|KEY-", help="labels to set or remove")
+    local = nsub.add_parser(
+        "local-queues",
+        help="list Kueue's LocalQueues (of namespace NAME, or all): queue, weight, Admission Fair Sharing usage",
+        parents=[common],
+    )
+    local.add_argument("name", nargs="?", metavar="NAME")
+
+
+def _usage(usage: dict[str, dict[str, str]]) -> str:
+    """Per cluster, the usage in people's units (``c1: cpu=2.5,memory=2Gi``); ``-`` before any session kept one."""
+    parts = [
+        f"{cluster}: " + (",".join(f"{r}={v}" for r, v in amounts.items()) or "0") for cluster, amounts in usage.items()
+    ]
+    return "; ".join(parts) or "-"
+
+
+def _local_queue_row(q: dict[str, Any]) -> list[Any]:
+    return [q["namespace"], q["name"], q["queue"], q["weight"], _usage(q.get("usage") or {})]
+
+
+def _local_queues(args: argparse.Namespace, client: Client) -> int:
+    items = client.list_all("local-queues/", {"namespace": args.name} if args.name else None)
+    empty = f"No LocalQueues in namespace {args.name}" if args.name else "No LocalQueues found"
+    emit_list(items, args.output, empty, _local_queue_row, LOCAL_QUEUE_COLUMNS)
+    return EXIT_OK
 
 
 def _show_labels(labels: dict[str, str]) -> str:
@@ -64,6 +93,8 @@ def _labels(args: argparse.Namespace, client: Client, obj: str) -> int:
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
+    if args.namespace_cmd == "local-queues":
+        return _local_queues(args, client)
     obj = f'namespace "{args.name}"'
     if args.namespace_cmd == "labels":
         return _labels(args, client, obj)

@@ -39,7 +39,7 @@ from typing import Generic, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from engine.amounts import add_into, dominant_share, raw, trusted_resource_list
+from engine.amounts import ShapedSums, add_into, dominant_share, raw, trusted_resource_list
 from engine.collector import paused_during
 from engine.fairshare.queues import Explanation, JobUsage, TraceEntry, render_trace
 from engine.fairshare.waterfill import SETTLED_CAP, FillResult, water_fill
@@ -49,9 +49,11 @@ __all__ = [
     "DEFAULT_NAMESPACE_WEIGHT",
     "NAMESPACE_WEIGHT_KEY",
     "SHARE_DELTA",
+    "NamespacePairs",
     "NamespacePreemption",
     "NamespaceQuota",
     "NamespaceShares",
+    "PairTable",
     "compare_namespaces",
     "compute_namespace_shares",
     "drf_preemptable",
@@ -251,6 +253,141 @@ class _Pairs:
         held = self.ns_held[ns]
         return held if type(held) is dict else raw(self.jobs[held].allocated)  # type: ignore[index]
 
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def request_at(self, p: int) -> dict[str, int]:
+        """The request of pair ``p`` (in pair order)."""
+        return self.request(self.order[p])
+
+    def allocated_at(self, p: int) -> dict[str, int]:
+        return self.allocated(self.order[p])
+
+    def read(self, weights: Mapping[str, int]) -> tuple[list[int], list[dict[str, int]], npt.NDArray[np.intp]]:
+        return _read_pairs(self, weights)
+
+
+@dataclass(frozen=True, slots=True)
+class PairTable:
+    """The (queue, namespace) pairs as ``NamespacePairs`` kept them, as ``_Pairs`` has them from the jobs: ``queues``
+    in name order, ``members[b]`` the namespaces of queue ``b`` by name, its pairs ``starts[b]`` to
+    ``starts[b + 1]``; each pair's request and allocated sums, and each namespace's allocated over all its queues.
+    Nothing in it changes once made (a later change of the keeper makes new dicts and lists)."""
+
+    queues: list[str]
+    members: list[tuple[str, ...]]
+    starts: list[int]
+    requests: list[dict[str, int]]
+    allocateds: list[dict[str, int]]
+    held: Mapping[str, Mapping[str, int]]
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def request_at(self, p: int) -> dict[str, int]:
+        return self.requests[p]
+
+    def allocated_at(self, p: int) -> dict[str, int]:
+        return self.allocateds[p]
+
+    def ns_allocated(self, ns: str) -> Mapping[str, int]:
+        return self.held[ns]
+
+    def read(self, weights: Mapping[str, int]) -> tuple[list[int], list[dict[str, int]], npt.NDArray[np.intp]]:
+        """(the pairs' weights and requests, in pair order; each pair's position there: itself)."""
+        names = chain.from_iterable(self.members)
+        ws = _clean_weights(list(map(weights.get, names, repeat(DEFAULT_NAMESPACE_WEIGHT, len(self.requests)))))
+        return ws, self.requests, np.arange(len(ws), dtype=np.intp)
+
+
+class _PairSums(ShapedSums):
+    """One pair's request (dict 0) and allocated (dict 1) sums, kept by adding and removing its jobs."""
+
+    __slots__ = ("jobs", "sums_made")
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.jobs = 0
+        self.sums_made: list[dict[str, int]] | None = None  # ``made()`` until a job comes or goes
+
+    def add(self, job: JobUsage, sign: int) -> None:
+        self.jobs += sign
+        request, allocated = raw(job.request), raw(job.allocated)
+        self._add(0, tuple(request), request, sign)
+        self._add(1, tuple(allocated), allocated, sign)
+        self.sums_made = None
+
+    def kept_sums(self) -> list[dict[str, int]] | None:
+        if self.sums_made is None:
+            self.sums_made = self.made()
+        return self.sums_made
+
+
+class NamespacePairs:
+    """The (queue, namespace) pairs' sums that ``compute_namespace_shares`` adds up over every job, kept by adding
+    and removing jobs (``add``), for a caller that keeps the jobs between computations (``engine.session.carry``).
+
+    A pair's sums are the same exact integers; a dict's resource names are in the order they first appear among the
+    pair's jobs, which is the longest name order whatever the jobs' order when every job's is a prefix of it
+    (``ShapedSums``); when not, ``table`` is None and the caller computes from the jobs. The namespaces' allocated
+    over all their queues (for their shares, whose resources are read by name) are exact sums too."""
+
+    __slots__ = ("_counts", "_held", "_layout", "_pairs")
+
+    def __init__(self) -> None:
+        self._pairs: dict[tuple[str, str], _PairSums] = {}
+        self._counts: dict[str, int] = {}  # namespace -> its jobs
+        self._held: dict[str, dict[str, int]] = {}  # namespace -> its allocated (a new dict at every change)
+        self._layout: tuple[list[str], list[tuple[str, ...]], list[int], list[_PairSums]] | None = None
+
+    def add(self, job: JobUsage, sign: int) -> None:
+        """Count ``job`` in (``sign`` 1) or out (-1)."""
+        key = (job.queue, job.namespace)
+        pair = self._pairs.get(key)
+        if pair is None:
+            pair = self._pairs[key] = _PairSums()
+            self._layout = None
+        pair.add(job, sign)
+        if not pair.jobs:
+            del self._pairs[key]
+            self._layout = None
+        ns = job.namespace
+        n = self._counts.get(ns, 0) + sign
+        if not n:
+            del self._counts[ns], self._held[ns]
+            return
+        self._counts[ns] = n
+        held = dict(self._held.get(ns, ()))
+        add_into(held, raw(job.allocated), sign)
+        self._held[ns] = held
+
+    def table(self) -> PairTable | None:
+        """The pairs as ``compute_namespace_shares`` takes them, or None when a pair's name orders depend on its
+        jobs' order."""
+        if self._layout is None:
+            keys = sorted(self._pairs)
+            queues: list[str] = []
+            members: list[tuple[str, ...]] = []
+            starts: list[int] = []
+            for i, (queue, _) in enumerate(keys):
+                if not queues or queues[-1] != queue:
+                    queues.append(queue)
+                    starts.append(i)
+            starts.append(len(keys))
+            for b in range(len(queues)):
+                members.append(tuple(ns for _, ns in keys[starts[b] : starts[b + 1]]))
+            self._layout = (queues, members, starts, list(map(self._pairs.__getitem__, keys)))
+        queues, members, starts, pairs = self._layout
+        requests: list[dict[str, int]] = []
+        allocateds: list[dict[str, int]] = []
+        for pair in pairs:
+            made = pair.kept_sums()
+            if made is None:
+                return None
+            requests.append(made[0])
+            allocateds.append(made[1])
+        return PairTable(queues, members, starts, requests, allocateds, self._held.copy())
+
 
 class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
     """``compute_namespace_shares``' result: a mapping ``(queue, namespace) -> NamespaceQuota`` ordered by queue
@@ -259,7 +396,7 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
 
     def __init__(
         self,
-        pairs: _Pairs,
+        pairs: _Pairs | PairTable,
         amounts: list[Mapping[str, int] | None],
         weights: _Ints,
         values: dict[str, _Ints],
@@ -304,7 +441,7 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
                 yield (queue, ns)
 
     def __len__(self) -> int:
-        return len(self._pairs.order)
+        return len(self._pairs)
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -339,7 +476,7 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
             split = self._splits[block] = _QueueSplit(
                 pairs.members[block],
                 _int_list(self._weights[start:stop]),
-                list(map(pairs.request, pairs.order[start:stop])),
+                list(map(pairs.request_at, range(start, stop))),
                 self._amounts[block],
                 {r: _int_list(values[start:stop]) for r, values in self._values.items()},
             )
@@ -352,13 +489,13 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
         if dominant is None:
             dominant = self._dominant[ns] = dominant_share(self._pairs.ns_allocated(ns), self._total)
         weight = split.weights[index]
-        first = self._pairs.order[self._pairs.starts[block] + index]
+        at = self._pairs.starts[block] + index
         entry = NamespaceQuota(
             queue=self._queues[block],
             namespace=ns,
             weight=weight,
             request=trusted_resource_list(split.requests[index]),
-            allocated=trusted_resource_list(self._pairs.allocated(first)),
+            allocated=trusted_resource_list(self._pairs.allocated_at(at)),
             deserved=trusted_resource_list(split.deserved(index)),
             share=dominant[1] / weight,
             dominant_share=dominant[1],
@@ -393,6 +530,7 @@ def compute_namespace_shares(
     jobs: Sequence[JobUsage],
     weights: Mapping[str, int],
     total: ResourceList,
+    pairs: PairTable | None = None,
 ) -> NamespaceShares:
     """Namespace deserved amounts within each queue, and every namespace's weighted share.
 
@@ -403,11 +541,14 @@ def compute_namespace_shares(
     that job's own amounts), the pairs' weights and requests are read in the jobs' own order (the order they lie
     in memory), all the water-fillings run in one numpy computation, and the entries are built on first access,
     with the namespaces' totals over their queues (for their shares) gathered for the first. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
-    the growing dictionaries of every job; one pass after the call remains."""
-    pairs = _pair_jobs(jobs)
-    amounts = [None if qd is None else raw(qd) for qd in map(queue_deserved.get, pairs.queues)]
-    pair_weights, values = _split_queues(pairs, weights, amounts)
-    return NamespaceShares(pairs, amounts, pair_weights, values, raw(total))
+    the growing dictionaries of every job; one pass after the call remains.
+
+    ``pairs``: the pairs of ``jobs`` as a caller kept them (``NamespacePairs.table``), instead of the pass over
+    ``jobs``: the same sums, in the same orders."""
+    table = pairs if pairs is not None else _pair_jobs(jobs)
+    amounts = [None if qd is None else raw(qd) for qd in map(queue_deserved.get, table.queues)]
+    pair_weights, values = _split_queues(table, weights, amounts)
+    return NamespaceShares(table, amounts, pair_weights, values, raw(total))
 
 
 def _pair_jobs(jobs: Sequence[JobUsage]) -> _Pairs:
@@ -487,7 +628,7 @@ _NAMESPACE = attrgetter("namespace")
 
 
 def _split_queues(
-    pairs: _Pairs, weights: Mapping[str, int], amounts: list[Mapping[str, int] | None]
+    pairs: _Pairs | PairTable, weights: Mapping[str, int], amounts: list[Mapping[str, int] | None]
 ) -> tuple[_Ints, dict[str, _Ints]]:
     """Every queue's deserved split among its namespaces by weight, each capped at its request, one water-filling
     per (queue, resource) (``waterfill.water_fill`` with caps and no floors): (each pair's weight, resource -> each
@@ -495,7 +636,7 @@ def _split_queues(
 
     The water-fillings all run at once in numpy, and their values stay there until a queue's entries are read;
     with Python integers when an amount is too large for int64."""
-    ws, requests, where = _read_pairs(pairs, weights)
+    ws, requests, where = pairs.read(weights)
     n = len(ws)
     resources = sorted({r for a in amounts if a is not None for r, v in a.items() if v > 0})
     sizes = np.diff(np.array(pairs.starts, dtype=np.int64))
@@ -542,17 +683,22 @@ def _read_pairs(
         firsts = list(map(firsts.__getitem__, ascending.tolist()))
         at = np.searchsorted(ascending, np.fromiter(pairs.summed, dtype=np.intp, count=len(pairs.summed)))
         summed = list(zip(at.tolist(), pairs.summed.values(), strict=True))
-    ws = list(map(weights.get, map(_NAMESPACE, firsts), repeat(DEFAULT_NAMESPACE_WEIGHT, len(firsts))))
-    if ws and (set(map(type, ws)) != {int} or min(ws) < 1):  # a weight to clean up: rare, so checked in bulk first
-        ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
+    ws = _clean_weights(list(map(weights.get, map(_NAMESPACE, firsts), repeat(DEFAULT_NAMESPACE_WEIGHT, len(firsts)))))
     requests = [r._data if type(r) is ResourceList else _dict(r) for r in [job.request for job in firsts]]
     for i, pair in summed:
         requests[i] = pair.request
     return ws, requests, where
 
 
+def _clean_weights(ws: list[int]) -> list[int]:
+    """The weights read, each cleaned up as ``_clean_weight`` does (rare: checked in bulk first)."""
+    if ws and (set(map(type, ws)) != {int} or min(ws) < 1):
+        ws = [w if type(w) is int and w >= 1 else _clean_weight(w) for w in ws]
+    return ws
+
+
 def _fill_python(
-    pairs: _Pairs,
+    pairs: _Pairs | PairTable,
     requests: list[dict[str, int]],
     weights: list[int],
     amounts: list[Mapping[str, int] | None],

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from engine.manifests.common import (
@@ -512,31 +513,46 @@ def _kueue_name(snapshot: Snapshot, queue: str, kind: str) -> str:
     return kueue.name if kueue is not None and kueue.kind == kind else queue
 
 
+def _local_queue_doc(snapshot: Snapshot, namespace: str, name: str, queue: str, weight: Fraction) -> dict[str, Any]:
+    spec: dict[str, Any] = {"clusterQueue": _kueue_name(snapshot, queue, "ClusterQueue")}
+    if weight != 1:
+        spec["fairSharing"] = {"weight": format_exact_quantity(weight)}
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
 def _kueue_local_queues(
     snapshot: Snapshot, leaves: set[str], notes: list[str]
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The ``default`` LocalQueue of each namespace whose queue is a ClusterQueue, and the namespaces left on the
-    default queue (noting the namespace settings Kueue cannot hold and the namespaces on a cohort)."""
+    """The LocalQueues: those the snapshot keeps (``AdmissionLevers.local_queue_specs``: read from Kueue or stored,
+    with their weights) on a ClusterQueue, and a ``default`` one in each namespace without one of that name whose
+    queue is a ClusterQueue; and the namespaces left on the default queue (noting the namespace settings Kueue cannot
+    hold and the namespaces on a cohort)."""
     queues = snapshot.queues
     local: list[dict[str, Any]] = []
     unplaced: list[str] = []
+    kept = {s.key: s for s in snapshot.admission.local_queue_specs}
+    for spec in sorted(kept.values(), key=lambda s: s.key):
+        if spec.queue in leaves:
+            local.append(_local_queue_doc(snapshot, spec.namespace, spec.name, spec.queue, spec.weight))
+        else:
+            notes.append(f"LocalQueue {spec.namespace}/{spec.name}: its queue {spec.queue} is not a ClusterQueue")
     for ns_name in sorted(snapshot.namespaces):
         ns = snapshot.namespaces[ns_name]
         if ns.weight != 1 or ns.hard:
             notes.append(f"namespace {ns_name}: its weight and ResourceQuota hard limits are not written")
         if ns.queue in leaves:
-            local.append(
-                {
-                    "apiVersion": KUEUE_API,
-                    "kind": "LocalQueue",
-                    "metadata": {"name": KUEUE_LOCAL_QUEUE, "namespace": ns_name},
-                    "spec": {"clusterQueue": _kueue_name(snapshot, ns.queue, "ClusterQueue")},
-                }
-            )
+            if (ns_name, KUEUE_LOCAL_QUEUE) not in kept:
+                local.append(_local_queue_doc(snapshot, ns_name, KUEUE_LOCAL_QUEUE, ns.queue, Fraction(1)))
         elif ns.queue and ns.queue in queues and ns.queue not in (DEFAULT_QUEUE, ROOT_QUEUE):
             notes.append(f"namespace {ns_name}: its queue {ns.queue} is a cohort, which no LocalQueue can point at")
-        else:
+        elif not any(ns_name == key[0] for key in kept):
             unplaced.append(ns_name)
+    local.sort(key=lambda d: (d["metadata"]["namespace"], d["metadata"]["name"]))
     return local, unplaced
 
 

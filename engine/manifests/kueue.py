@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any, TypeVar
 
+from engine.admission import LocalQueueSpec
 from engine.amounts import STANDARD_RESOURCES
 from engine.kueuepolicy import kueue_policy_value
 from engine.limits import ENV_VARS
@@ -127,6 +128,10 @@ class KueueReaders(KueueLeverReaders):
         _uncovered_held(specs, {ids[("ClusterQueue", n)] for n in members})
         self._add_kueue_queues(specs, depths)
         self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
+        for (ns, lq), queue in self.local_queues.items():  # the LocalQueues as the Kueue export writes them again
+            usage = self.admission.local_queues.get((ns, lq))
+            if usage is not None:  # (none: its fairSharing could not be read, and the object is refused)
+                self.admission.local_queue_specs[(ns, lq)] = LocalQueueSpec(ns, lq, queue, usage.weight)
         if self.admission.namespace_selectors:
             self._namespace_labels()
 

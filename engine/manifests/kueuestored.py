@@ -25,21 +25,22 @@ reader gives a simulated one, and counts the nodes and the pods on them per flav
 name) name them, where the reader keeps the order of the input's documents: it decides only which flavor a node
 matching several flavors with as many labels serves.
 
-What a stored tree cannot hold, said where it is documented (docs/kubernetes.md): a LocalQueue's recorded usage and
-weight (the live usage ordering counts every job's LocalQueue usage as 0, so it keeps the job order), and the labels
-of namespaces (a namespace selector sees the ``kubernetes.io/metadata.name`` label only).
+Kueue's LocalQueues are stored beside the trees too (the dashboard's LocalQueue rows: namespace, name, leaf queue,
+``fairSharing.weight``); ``local_queues`` gives them to the snapshot (``AdmissionLevers.local_queue_specs``, which the
+Kueue export writes, and their weights), and the live session adds each job's LocalQueue and the usage it keeps per
+cluster (``with_local_queue_usage``; ``engine.localqueues``), so Admission Fair Sharing orders as in ``simulate``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 import yaml
 
-from engine.admission import AdmissionDraft, namespace_labels
+from engine.admission import AdmissionDraft, LocalQueueKey, LocalQueueSpec, LocalQueueUsage, namespace_labels
 from engine.flavors import FlavorMemo, flavored_nodes, flavored_tasks
 from engine.kueuepolicy import KueuePolicy
 from engine.limits import Limits, load_yaml
@@ -70,6 +71,7 @@ __all__ = [
     "read_stored_configuration",
     "stored_kueue_flavors",
     "uses_flavors",
+    "with_local_queue_usage",
     "with_stored_flavors",
     "with_stored_levers",
 ]
@@ -104,23 +106,41 @@ def read_stored_configuration(text: str, where: str = "kueue_configuration") -> 
         raise ValueError(f"{where}: {exc}") from None
 
 
-def with_stored_levers(snapshot: Snapshot, configuration: StoredConfiguration | None = None) -> Snapshot:
-    """``snapshot`` (read from the stored trees) with the Kueue levers its queues and ``configuration`` hold, as the
-    module docstring says; the snapshot itself when there are none. The side tables of the snapshot's queues are made
-    again from their ``kueue`` fields (a what-if that changed one gets the levers it asks for); without
-    ``configuration``, the snapshot's admission fair sharing is kept."""
-    levered = {name: q.kueue for name, q in snapshot.queues.items() if q.kueue}
-    tables = (snapshot.kueue_names, snapshot.kueue_weights, snapshot.kueue_preemption)
-    if not levered and configuration is None and not (any(tables) or snapshot.admission):
-        return snapshot
+def _admission_draft(snapshot: Snapshot, specs: dict[LocalQueueKey, LocalQueueSpec]) -> AdmissionDraft:
+    """The snapshot's admission data opened again with the stored LocalQueues' weights (``specs``) and the stored
+    namespaces' labels, for ``with_stored_levers`` to add the queues' levers to."""
     before = snapshot.admission
-    draft = AdmissionDraft(
+    usage = dict(before.local_queues)
+    for key, lq in specs.items():  # the stored weight; the usage is the live session's (``engine.localqueues``)
+        old = usage.get(key)
+        usage[key] = LocalQueueUsage(lq.weight, old.consumed if old is not None else {})
+    return AdmissionDraft(
         fair_sharing=before.fair_sharing,
-        local_queues=dict(before.local_queues),
+        local_queues=usage,
         podgroup_local_queue=dict(before.podgroup_local_queue),
         # the stored namespaces' labels (a what-if's snapshot carries them in its namespaces too)
         namespace_labels={**before.namespace_labels, **namespace_labels(snapshot.namespaces)},
+        local_queue_specs=specs,
     )
+
+
+def with_stored_levers(
+    snapshot: Snapshot,
+    configuration: StoredConfiguration | None = None,
+    local_queues: Iterable[LocalQueueSpec] | None = None,
+) -> Snapshot:
+    """``snapshot`` (read from the stored trees) with the Kueue levers its queues and ``configuration`` hold, as the
+    module docstring says; the snapshot itself when there are none. The side tables of the snapshot's queues are made
+    again from their ``kueue`` fields (a what-if that changed one gets the levers it asks for); without
+    ``configuration``, the snapshot's admission fair sharing is kept. ``local_queues``: the stored LocalQueues
+    (their weights; without them, the snapshot's are kept), which the usage ordering and the Kueue export read."""
+    levered = {name: q.kueue for name, q in snapshot.queues.items() if q.kueue}
+    tables = (snapshot.kueue_names, snapshot.kueue_weights, snapshot.kueue_preemption)
+    before = snapshot.admission
+    specs = {lq.key: lq for lq in (before.local_queue_specs if local_queues is None else local_queues)}
+    if not levered and configuration is None and not (any(tables) or before or specs):
+        return snapshot
+    draft = _admission_draft(snapshot, specs)
     names: dict[str, KueueName] = {}
     weights: dict[str, Fraction] = {}
     preemption: dict[str, KueuePreemption] = {}
@@ -155,6 +175,22 @@ def with_stored_levers(snapshot: Snapshot, configuration: StoredConfiguration | 
     if policy is not snapshot.policy:
         changes["policy"] = policy
     return snapshot.replace(**changes)
+
+
+def with_local_queue_usage(
+    snapshot: Snapshot,
+    usage: Mapping[LocalQueueKey, LocalQueueUsage],
+    podgroup_local_queue: Mapping[str, LocalQueueKey],
+) -> Snapshot:
+    """``snapshot`` with each LocalQueue's weight and kept usage (``usage``, ``engine.localqueues.usage_table``) and
+    each podgroup's LocalQueue, which Admission Fair Sharing orders the queues that ask for it by; the snapshot itself
+    when no queue does (as the manifest readers keep them only then)."""
+    levers = snapshot.admission
+    if not (levers.fair_sharing is not None and levers.fair_sharing_queues):
+        return snapshot
+    return snapshot.replace(
+        admission=replace(levers, local_queues=dict(usage), podgroup_local_queue=dict(podgroup_local_queue))
+    )
 
 
 def uses_flavors(queues: Mapping[str, QueueSpec]) -> bool:

@@ -413,7 +413,9 @@ class _Replay:
         self.runs.append((job.key, job.queue, snap.quota_group_of(snap.tasks[uid]), started, at, request))
 
     def _recycle(self, now: float) -> bool:
-        evictions, self.over_since = run.run_recycle(self.snapshot, now=now, over_since=self.over_since)
+        evictions, self.over_since = run.run_recycle(
+            self.snapshot, now=now, over_since=self.over_since, carry=self.carry
+        )
         if not evictions:
             return False
         before = self.snapshot

@@ -41,7 +41,8 @@ from itertools import islice
 from operator import attrgetter
 from typing import NamedTuple
 
-from engine.amounts import raw
+from engine.amounts import ShapedSums, raw
+from engine.fairshare.namespace import NamespacePairs, PairTable
 from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
@@ -58,6 +59,7 @@ from engine.session.session import (
 from engine.values import (
     Aggregates,
     GroupTotals,
+    QuotaTreeMemo,
     aggregates_of,
     group_totals,
     group_usage_of,
@@ -99,6 +101,7 @@ class _Kept:
     unlisted: set[str] | None = None  # the keys of ``members`` missing from ``by_podgroup`` (None: any)
     # what ``summarize_jobs`` adds up per queue, kept by adding and removing jobs (None: not yet)
     queue_sums: dict[str, _QueueSums] | None = None
+    ns_pairs: NamespacePairs | None = None  # the (queue, namespace) pairs' sums, kept likewise (None: not yet)
     usage_moves: list[tuple[JobUsage, int]] = field(default_factory=list)  # usages out (-1) and in (+1) since
     # what the podgroups hold at open per namespace (the session's ``ns_allocated``), kept by adding and removing the
     # podgroups recounted (None: not yet); and per namespace, how many podgroups name each resource in what they hold
@@ -146,6 +149,8 @@ class SessionCarry:
         # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
         self.unsettled: list[str] | None = None
         self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
+        # the elastic quota tree of the cluster's last values, kept current by its sessions and recycling passes
+        self.quotas = QuotaTreeMemo()
 
     def clear(self) -> None:
         """Forget the kept state (the next session builds in full)."""
@@ -353,7 +358,8 @@ class SessionCarry:
             made = sums.totals()
             totals[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
         jobs = list(kept.usages.values())
-        return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs))
+        pairs = _pairs(kept, jobs)  # (before ``_summary``, which takes the moves)
+        return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs), pairs)
 
 
 class JobIndex:
@@ -536,44 +542,7 @@ class _Lent(Mapping[str, str]):
         return len(self._data)
 
 
-class _ShapedSums:
-    """Sums of resource amounts kept by adding and removing contributions, per dict of a total, with the name orders
-    (*shapes*) of the contributions counted: a dict built by adding contributions in some order has its names in the
-    order they first appear, which is the longest shape whatever the order when every shape is a prefix of it
-    (``made`` None otherwise: the caller adds the contributions up again)."""
-
-    __slots__ = ("shapes", "sums")
-
-    def __init__(self, dicts: int) -> None:
-        self.shapes: tuple[dict[tuple[str, ...], int], ...] = tuple({} for _ in range(dicts))
-        self.sums: tuple[dict[str, int], ...] = tuple({} for _ in range(dicts))
-
-    def _add(self, i: int, shape: tuple[str, ...], amounts: Mapping[str, int], sign: int) -> None:
-        shapes = self.shapes[i]
-        n = shapes.get(shape, 0) + sign
-        if n:
-            shapes[shape] = n
-        else:
-            del shapes[shape]
-        sums = self.sums[i]
-        for name, amount in amounts.items():
-            sums[name] = sums.get(name, 0) + sign * amount
-
-    def made(self) -> list[dict[str, int]] | None:
-        """Each dict as adding the contributions up would build it, or None when its order depends on theirs."""
-        out: list[dict[str, int]] = []
-        for shapes, sums in zip(self.shapes, self.sums, strict=True):
-            if not shapes:
-                out.append({})
-                continue
-            longest = max(shapes, key=len)
-            if any(shape != longest[: len(shape)] for shape in shapes):
-                return None
-            out.append({name: sums[name] for name in longest})
-        return out
-
-
-class _GroupSums(_ShapedSums):
+class _GroupSums(ShapedSums):
     """What the pods of one quota group add up to (``values.group_totals``), kept by adding and removing pods.
 
     ``group_totals`` builds its dicts in the order resource names first appear among the group's pods. When the
@@ -618,6 +587,19 @@ class _GroupSums(_ShapedSums):
         )
 
 
+def _pairs(kept: _Kept, jobs: list[JobUsage]) -> PairTable | None:
+    """The namespaces' pairs of ``jobs`` (the kept usages) from the sums kept by adding and removing the jobs that
+    changed since (``usage_moves``, left for ``_summary``); None when a pair's name orders depend on its jobs' order
+    (``compute_namespace_shares`` then adds them up from the jobs)."""
+    pairs, moves = kept.ns_pairs, kept.usage_moves
+    if pairs is None:
+        pairs = kept.ns_pairs = NamespacePairs()
+        moves = [(job, 1) for job in jobs]
+    for usage, sign in moves:
+        pairs.add(usage, sign)
+    return pairs.table()
+
+
 def _summary(kept: _Kept, jobs: list[JobUsage]) -> JobSummary:
     """``summarize_jobs(jobs)`` (``jobs``: the kept usages in snapshot order) from the per-queue sums kept by adding
     and removing the jobs that changed since (``usage_moves``); a queue whose sums cannot give its dicts' orders
@@ -648,7 +630,7 @@ def _summary(kept: _Kept, jobs: list[JobUsage]) -> JobSummary:
     return JobSummary(totals, len(jobs))
 
 
-class _QueueSums(_ShapedSums):
+class _QueueSums(ShapedSums):
     """What ``summarize_jobs`` adds up for the jobs of one queue, kept by adding and removing jobs (exact integers).
 
     ``summarize_jobs`` builds each dict in the order resource names first appear among the queue's jobs. When the

@@ -482,6 +482,10 @@ class Framework:
                 return False
         return True
 
+    def first_voters(self, hook: str) -> list[Plugin]:
+        """The plugins of the first tier with any for ``hook`` (a vote hook: a refusal there is final)."""
+        return next((list(tier) for tier in self._tier_hooks[hook] if tier), [])
+
     def job_pipelined(self, job: JobState) -> bool:
         for tier in self._tier_hooks["job_pipelined"]:
             permitted = False

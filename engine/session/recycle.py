@@ -54,7 +54,7 @@ from engine.session.decisions import Blocker, Eviction
 from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work
 from engine.session.reasons import qty
 from engine.session.session import add_into
-from engine.values import compute_quotas
+from engine.values import QuotaTreeMemo, compute_quotas
 from engine.vocabulary import READY_STATUSES, BlockerKind
 
 __all__ = ["Gang", "Overuse", "gangs_of", "recycle", "recycle_outlook", "recycle_plan", "revoke_victims"]
@@ -260,15 +260,17 @@ def recycle_plan(
     delay: float | None = None,
     quotas: ElasticResult | None = None,
     due_only: bool = False,
+    memo: QuotaTreeMemo | None = None,
 ) -> list[Overuse]:
     """Every quota group over its runtime in ``snapshot`` (but the root, ``system``, ``default`` and the tree roots),
     by name, with the victims recycling would take from it at ``now`` (the one victim choice, used by
     :func:`recycle` and by the warnings that pages show before it acts). ``quotas``: the snapshot's quota values
-    when the caller has them (``compute_quotas(snapshot)``); ``due_only``: choose victims only for the groups a pass
-    at ``now`` evicts (the others get ``victims=None``)."""
+    when the caller has them (``compute_quotas(snapshot)``), else computed, with ``memo``'s tree when given
+    (``QuotaTreeMemo``); ``due_only``: choose victims only for the groups a pass at ``now`` evicts (the others get
+    ``victims=None``)."""
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
-    result = compute_quotas(snapshot) if quotas is None else quotas
+    result = compute_quotas(snapshot, memo=memo) if quotas is None else quotas
     by_group = snapshot.tasks_by_quota_group
     gangs: dict[str, Gang] | None = None  # read at the first choice: most passes find no group over for long
     plan: list[Overuse] = []
@@ -322,12 +324,18 @@ def recycle_outlook(
 
 
 def recycle(
-    snapshot: Snapshot, *, now: float, over_since: Mapping[str, float], delay: float | None = None
+    snapshot: Snapshot,
+    *,
+    now: float,
+    over_since: Mapping[str, float],
+    delay: float | None = None,
+    memo: QuotaTreeMemo | None = None,
 ) -> tuple[list[Eviction], dict[str, float]]:
-    """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map."""
+    """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map (``memo``:
+    the quota tree to bring up to date, ``QuotaTreeMemo``)."""
     evictions: list[Eviction] = []
     since_map: dict[str, float] = {}
-    for entry in recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, due_only=True):
+    for entry in recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, due_only=True, memo=memo):
         name, since, wait = entry.group, entry.since, entry.delay
         if not entry.is_due(now) or entry.victims is None:
             since_map[name] = since

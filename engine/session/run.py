@@ -126,7 +126,12 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
 
 
 def run_recycle(
-    snapshot: Snapshot, *, now: float, over_since: Mapping[str, float], delay: float | None = None
+    snapshot: Snapshot,
+    *,
+    now: float,
+    over_since: Mapping[str, float],
+    delay: float | None = None,
+    carry: SessionCarry | None = None,
 ) -> tuple[list[Eviction], dict[str, float]]:
     """One overuse-revoke pass (seed 001, koordinator.md section 8): for each quota group whose used exceeds its
     runtime, track since when (``over_since``: group -> first time seen over, carried between passes); a group
@@ -134,5 +139,7 @@ def run_recycle(
     important pods (lower priority first, then the most recently started), never non-preemptible ones, until
     ``used <= runtime``; pods that still fit are added back most important first. Returns the evictions (each
     with reason and numbers) and the new ``over_since`` map. ``delay=0`` with an ``over_since`` of 0 for every
-    group is SIMULATE.md's ``--recycle``."""
-    return recycle(snapshot, now=now, over_since=over_since, delay=delay)
+    group is SIMULATE.md's ``--recycle``. ``carry``: the cluster's session carry, whose elastic quota tree (kept
+    from its last session) is brought up to date rather than built again (the same numbers)."""
+    memo = carry.quotas if carry is not None else None
+    return recycle(snapshot, now=now, over_since=over_since, delay=delay, memo=memo)

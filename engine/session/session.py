@@ -81,6 +81,7 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 BOOL = npt.NDArray[np.bool_]
 _Item = TypeVar("_Item", bound=np.generic)
+_Made = TypeVar("_Made")
 
 PODS = "pods"
 ONE_POD = 1000  # resources.py keeps "pods" in milli-units
@@ -386,6 +387,7 @@ class NodeTable:
         # the rows' classes of allocatable amounts (``_allocatable_classes``), made when first needed and shared with
         # the clones, like the label columns (a clone keeps ``alloc``; ``renew`` replaces both)
         self._classes: list[tuple[I64, list[int], list[list[int]]]] = []
+        self._derived: dict[str, object] = {}  # ``derived``: shared with the clones, like the label columns
         self._shared: set[int] = set()  # rows whose task dict belongs to another table (``clone``)
 
     def __len__(self) -> int:
@@ -405,6 +407,7 @@ class NodeTable:
         out.future_ops = self.future_ops
         out._labels = self._labels
         out._classes = self._classes
+        out._derived = self._derived
         return out
 
     def renew(self, nodes: Iterable[NodeInfo]) -> None:
@@ -424,6 +427,7 @@ class NodeTable:
             self.ready[row] = node.ready
         self._labels = {}
         self._classes = []
+        self._derived = {}
 
     def own_row(self, row: int) -> dict[str, TaskState]:
         """Row ``row``'s task dict, to change (copied first when still shared with the table this one cloned)."""
@@ -465,6 +469,15 @@ class NodeTable:
         if not held or held[0][0] is not self.alloc:
             held[:] = [_allocatable_classes(self.alloc)]
         return held[0]
+
+    def derived(self, key: str, make: Callable[[list[NodeInfo]], _Made]) -> _Made:
+        """``make(infos)`` made once for this table's node infos and shared with its clones (the kept table of a
+        ``SessionCarry`` and each session's copy) until ``renew`` changes a node: what a plugin derives from the nodes
+        alone (never changed by its reader). ``key`` names it (one per ``make``)."""
+        held = self._derived.get(key)
+        if held is None:
+            held = self._derived[key] = make(self.infos)
+        return held  # type: ignore[return-value]
 
     def label_column(self, key: str) -> npt.NDArray[np.object_]:
         """The value of label ``key`` on every node (None where unset), cached."""
@@ -908,6 +921,7 @@ class Session:
         # namespace -> what its podgroups hold (event-based, as drf's namespace attribute)
         self.ns_allocated: dict[str, dict[str, int]]
         self._ns_own: set[str] | None  # the namespaces whose sums are the session's own copy (None: every one)
+        self._carry = carry
         self._open_state(snapshot, carry)
 
         # quota values computed once, at open, by the one function pages, the what-if and simulate use
@@ -925,7 +939,6 @@ class Session:
             self.values.namespaces if has_book else None
         )
         self.holds: dict[str, list[tuple[TaskState, int]]] = {}  # per job, its pods holding their nominated rows
-        self._carry = carry
         self._context = self._settle_context()
         self._index_jobs(carry is not None and carry.settled_under == self._context)
         self.placement = Placement(self)
@@ -1059,11 +1072,14 @@ class Session:
         self.tasks, self.jobs = build_state(self.snapshot, self.nodes, self.has_pods)
 
     def _open_values(self) -> QuotaValues:
-        """``compute_values`` of the snapshot under the session's policy. A quota tree that is not a tree leaves
-        the elastic values out (with a warning) rather than the session unopened."""
+        """``compute_values`` of the snapshot under the session's policy (the elastic quota tree the carry kept
+        brought up to date). A quota tree that is not a tree leaves the elastic values out (with a warning) rather
+        than the session unopened."""
         self._quota_error: str | None = None
         try:
-            return compute_values(self.snapshot, self.policy, aggregates=self._aggregates)
+            carry = self._carry
+            memo = carry.quotas if carry is not None else None  # the tree of the cluster's last computation
+            return compute_values(self.snapshot, self.policy, aggregates=self._aggregates, quotas_memo=memo)
         except ValueError as exc:
             self._quota_error = f"elastic quota values not computed: {exc}"
             self.warnings.append(self._quota_error)

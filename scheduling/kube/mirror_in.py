@@ -12,6 +12,10 @@ own, checked by the same rules as the API's:
 * **Kueue's ResourceFlavors** (with ``tree_source=kubernetes``): stored as ``quotas.ResourceFlavor`` rows (created
   and changed before the queues that name them, deleted after), and each queue keeps its quota per flavor
   (``cpu@spot``) with its resource groups and ``flavorFungibility`` in its ``kueue`` field;
+* **Kueue's LocalQueues** (with ``tree_source=kubernetes``): stored as ``quotas.LocalQueue`` rows (namespace, name,
+  ClusterQueue, ``fairSharing.weight``), deleted before the queues they point at may go; Kueue's record of a
+  LocalQueue's usage (its status) seeds the cluster's kept usage the first time it is seen
+  (``store.seed_local_queue_usage``), and a podgroup keeps its pods' LocalQueue (``PodGroup.local_queue``);
 * **Kueue's Configuration** (its ConfigMap, ``FAIRWAY_KUEUE_CONFIGMAP`` in ``FAIRWAY_KUEUE_NAMESPACE``): kept as the
   cluster's ``kueue_configuration``, which the sessions apply as ``fairway simulate`` applies a Configuration file;
 * **nodes**: allocatable, labels, taints, unschedulable, Ready (a node the API server deleted is deleted); an
@@ -47,8 +51,10 @@ from django.db import transaction
 
 from core import tree_owner
 from engine import rules, treefields
+from engine.admission import LocalQueueSpec
 from engine.flavors import unflavored
 from engine.manifests import load_objects
+from engine.manifests.common import KUEUE_QUEUE_LABEL
 from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY
 from engine.objects import (
     DEFAULT_QUEUE,
@@ -61,10 +67,10 @@ from engine.objects import (
     TaskStatus,
     own_podgroup_name,
 )
-from engine.resources import ResourceList
+from engine.resources import ResourceList, format_exact_quantity
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
-from scheduling import evictions
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
+from scheduling import evictions, store
 from scheduling.agent import EVICTED_REASON, NODE_LOST_REASON, confirm_gone, offer
 from scheduling.choices import FINISHED_POD_STATUSES, PodStatus
 from scheduling.models import (
@@ -108,18 +114,24 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     for bad in invalid:
         report.problems[(bad.kind, bad.namespace, bad.name)] = bad.message
     versions = {_key_of(o): str((o.get("metadata") or {}).get("resourceVersion") or "") for o in objects}
+    local_queues = {s.key: s for s in result.snapshot.admission.local_queue_specs}
     if cluster.owns_trees:
         with tree_owner.from_cluster():
             flavors = _sync_resource_flavors(objects, report)
+            # before the queues they point at may go; one the readers refused keeps its row (its last valid version)
+            refused = {(b.namespace, b.name) for b in invalid if b.kind == "LocalQueue"}
+            _delete_local_queues(local_queues, refused, report)
             _sync_queues(result.snapshot, report)
             _delete_resource_flavors(flavors, report)
             _sync_quota_groups(snap, report)
             _sync_namespaces(snap, report)
+            _sync_local_queues(cluster, result.snapshot, local_queues, report)
     _sync_kueue_configuration(cluster, objects, report)
     _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
-    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects))
+    pg_local = _podgroup_local_queues(snap, local_queues)
+    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects), pg_local)
     _sync_pods(cluster, snap, report, now, left_out)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
@@ -223,6 +235,61 @@ def _delete_resource_flavors(keep: set[str], report: Report) -> None:
             report.deleted["ResourceFlavor"] += 1
         except rules.RuleViolation as exc:
             _refused(report, ("ResourceFlavor", "", row.name), exc)
+
+
+# -- Kueue's LocalQueues --------------------------------------------------------------------------------------
+
+
+def _delete_local_queues(
+    keep: Mapping[tuple[str, str], LocalQueueSpec], refused: set[tuple[str, str]], report: Report
+) -> None:
+    """Delete the LocalQueue rows the cluster no longer has (or that point at another queue now: written again after
+    the queues), before the queues they point at may be deleted; ``refused``: LocalQueues the readers could not
+    read, whose rows stay as their last valid version made them."""
+    for row in LocalQueue.objects.select_related("namespace", "queue"):
+        key = (row.namespace.name, row.name)
+        spec = keep.get(key)
+        if key in refused or (spec is not None and spec.queue == row.queue.name):
+            continue
+        services.delete_local_queue(row)
+        report.deleted["LocalQueue"] += int(spec is None)
+
+
+def _sync_local_queues(
+    cluster: Cluster, snap: Snapshot, specs: Mapping[tuple[str, str], LocalQueueSpec], report: Report
+) -> None:
+    """Create or change the LocalQueue rows as the cluster has them (``services.save_local_queue``, the API's checks;
+    one it refuses is a problem of the object), and seed the cluster's kept usage of a LocalQueue it has none of
+    from Kueue's status (``store.seed_local_queue_usage``)."""
+    _ensure_namespaces({ns for ns, _ in specs})
+    current = {(r.namespace.name, r.name): r for r in LocalQueue.objects.select_related("namespace", "queue")}
+    for key, spec in sorted(specs.items()):
+        try:
+            weight = format_exact_quantity(spec.weight)
+        except ValueError:  # more digits than Python writes out
+            report.problems[("LocalQueue", key[0], key[1])] = "spec.fairSharing.weight: too large to keep"
+            continue
+        row = current.get(key)
+        if row is not None and row.queue.name == spec.queue and row.weight == weight:
+            continue
+        data = {"namespace": key[0], "name": key[1], "queue": spec.queue, "weight": weight}
+        try:
+            services.save_local_queue(row, data)
+            report.written["LocalQueue"] += 1
+        except rules.RuleViolation as exc:
+            _refused(report, ("LocalQueue", key[0], key[1]), exc)
+    recorded = {key: usage.consumed for key, usage in snap.admission.local_queues.items() if key in specs}
+    store.seed_local_queue_usage(cluster, recorded)
+
+
+def _podgroup_local_queues(snap: Snapshot, specs: Mapping[tuple[str, str], LocalQueueSpec]) -> dict[str, str]:
+    """Each podgroup's LocalQueue: its pods' ``kueue.x-k8s.io/queue-name`` label, when the LocalQueue exists."""
+    out: dict[str, str] = {}
+    for task in snap.tasks.values():
+        lq = task.labels.get(KUEUE_QUEUE_LABEL)
+        if lq and (task.namespace, lq) in specs:
+            out.setdefault(task.podgroup, lq)
+    return out
 
 
 # -- trees --------------------------------------------------------------------------------------------------
@@ -415,7 +482,13 @@ def _sync_nodes(cluster: Cluster, snap: Snapshot, report: Report) -> set[str]:
 
 
 def _sync_podgroups(
-    cluster: Cluster, snap: Snapshot, keys: set[str], report: Report, now: datetime, owners: Mapping[str, str]
+    cluster: Cluster,
+    snap: Snapshot,
+    keys: set[str],
+    report: Report,
+    now: datetime,
+    owners: Mapping[str, str],
+    local_queues: Mapping[str, str],
 ) -> None:
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
@@ -424,9 +497,10 @@ def _sync_podgroups(
     for key in sorted(keys):
         info, notes = _held_podgroup(snap.podgroups[key], ranges)
         row = rows.get(key)
-        changed = row is None or _changed(row, info)
+        local_queue = local_queues.get(key)
+        changed = row is None or _changed(row, info) or row.local_queue != local_queue
         try:
-            _write_podgroup(cluster, info, row, specs, owners.get(key))
+            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue)
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
@@ -470,14 +544,21 @@ def _changed(row: PodGroup, info: PodGroupInfo) -> bool:
 
 @transaction.atomic
 def _write_podgroup(
-    cluster: Cluster, info: PodGroupInfo, row: PodGroup | None, specs: Mapping[str, Any], owner: str | None
+    cluster: Cluster,
+    info: PodGroupInfo,
+    row: PodGroup | None,
+    specs: Mapping[str, Any],
+    owner: str | None,
+    local_queue: str | None = None,
 ) -> None:
-    """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum."""
+    """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum.
+    ``local_queue``: its Kueue LocalQueue (its pods' label), which Admission Fair Sharing orders it by."""
     if (
         row is not None
         and not _changed(row, info)
         and row.min_task_member == dict(info.min_task_member)
         and row.kube_owner == owner
+        and row.local_queue == local_queue
     ):
         return
     if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
@@ -501,6 +582,7 @@ def _write_podgroup(
         # who submitted it (``yunikorn.apache.org/user.info`` or ``fairway.io/user``; none: its namespace)
         "user": info.user or None,
         "user_groups": list(info.user_groups) or None,
+        "local_queue": local_queue,
     }
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from scheduling.store.bindings import BindingStream
 from scheduling.store.db import ALLOCATED_DB_STATUSES, FINISHED_DB_STATUSES, RowIds, fetched_meanwhile
+from scheduling.store.localqueues import (
+    LocalQueueSession,
+    read_local_queue_usage,
+    save_local_queue_usage,
+    seed_local_queue_usage,
+)
 from scheduling.store.read import (
     LIVE_POD_STATUSES,
     NODE_COLUMNS,
@@ -24,6 +30,7 @@ from scheduling.store.read import (
     pod_user,
     podgroup_info,
     read_cluster,
+    read_local_queues,
     read_past_usage,
     read_resource_flavors,
 )
@@ -39,6 +46,7 @@ __all__ = [
     "POD_COLUMNS",
     "SAMPLE_FULL_RESOLUTION",
     "BindingStream",
+    "LocalQueueSession",
     "RowIds",
     "SpecMemo",
     "apply_decisions",
@@ -53,10 +61,14 @@ __all__ = [
     "pod_user",
     "podgroup_info",
     "read_cluster",
+    "read_local_queue_usage",
+    "read_local_queues",
     "read_past_usage",
     "read_resource_flavors",
     "record_failure",
     "record_skipped",
+    "save_local_queue_usage",
     "save_past_usage",
+    "seed_local_queue_usage",
     "session_decisions",
 ]

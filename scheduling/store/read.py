@@ -20,7 +20,9 @@ dataclasses. What goes in:
 * Kueue's levers of the queues (their ``kueue`` field) and the cluster's Kueue Configuration, as the snapshot's
   admission levers, preemption policies and policy (``engine.manifests.kueuestored.with_stored_levers``);
 * Kueue's ResourceFlavors (``quotas.ResourceFlavor``, read only when some queue has quota in one): the nodes and the
-  pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``).
+  pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``);
+* Kueue's LocalQueues (``quotas.LocalQueue``, one query): their weights and what the Kueue export writes; the live
+  session adds each job's LocalQueue and the usage it keeps (``scheduling.store.localqueues``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from engine import collector, treefields
-from engine.admission import label_pairs
+from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -54,6 +56,7 @@ from engine.objects import (
 )
 from engine.policy.policy import Policy
 from engine.usage import UsageHistory as PastUsage
+from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling.choices import PodGroupPhase as DbPhase
 from scheduling.choices import PodStatus
@@ -107,7 +110,7 @@ _PG_PHASE = {p.value: p for p in PodGroupPhase}
 
 
 def load_snapshot(cluster: Cluster) -> Snapshot:
-    """The cluster as the engine sees it, read in six queries (see the module docstring for what goes in)."""
+    """The cluster as the engine sees it, read in seven queries (see the module docstring for what goes in)."""
     return read_cluster(cluster)[0]
 
 
@@ -145,13 +148,19 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         past_usage=read_past_usage(cluster),
         node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
-    levered = with_stored_levers(snapshot, cluster.kueue_config)
+    levered = with_stored_levers(snapshot, cluster.kueue_config, read_local_queues())
     return with_stored_flavors(levered, read_resource_flavors), RowIds(pods=pods.ids, nodes=node_ids)
 
 
 def read_resource_flavors() -> dict[str, ResourceFlavorSpec]:
     """Kueue's ResourceFlavors stored beside the trees, by name (one query)."""
     return {f.name: f.to_spec() for f in ResourceFlavor.objects.all()}
+
+
+def read_local_queues() -> list[LocalQueueSpec]:
+    """Kueue's LocalQueues stored beside the trees (one query): their weights, which Admission Fair Sharing reads,
+    and what the Kueue export writes."""
+    return services.local_queue_specs()
 
 
 def fairness_on(policy: Policy) -> bool:

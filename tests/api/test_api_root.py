@@ -17,7 +17,7 @@ def test_the_root_lists_every_collection_and_endpoint(admin_api: Any) -> None:
     expected = {
         "queues", "quota-groups", "namespaces", "clusters", "nodes", "podgroups", "pods", "sessions", "evictions",
         "samples", "whatif", "simulate", "export", "audit", "security-events", "change-requests", "trace", "replays",
-        "resource-flavors",
+        "resource-flavors", "local-queues",
     }  # fmt: skip
     assert set(links) == expected
     for name, url in links.items():

@@ -35,7 +35,7 @@ from engine.resources import parse_resource_list
 from engine.session.decisions import SessionResult
 from planning.models import ReplayRun
 from quotas import services
-from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup, ResourceFlavor
 from scheduling import recording, store
 from scheduling.models import (
     Cluster,
@@ -100,6 +100,13 @@ EXPECTED: dict[str, str] = {
     "v1_resource_flavors_update":        "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_resource_flavors_partial_update": "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     "v1_resource_flavors_destroy":       "204 204 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    # Kueue's LocalQueues: a team reads those of its namespaces, admins write them
+    "v1_local_queues_list":              "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
+    "v1_local_queues_create":            "201 201 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_local_queues_retrieve":          "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_local_queues_update":            "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_local_queues_partial_update":    "200 200 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
+    "v1_local_queues_destroy":           "204 204 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
     # --- the cluster: read by team members, changed by admins; the agent API per node ----------------------
     "v1_clusters_list":                  "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     "v1_clusters_create":                "201 201 | 403 403 | 403 403 | 403 403 | 403 403 | 401 401",
@@ -255,6 +262,7 @@ def _build() -> World:
     recording.record(cluster, session, store.read_cluster(cluster)[0], SessionResult(), session.started.timestamp())
     for side in ("a", "b"):  # Kueue's ResourceFlavors (no queue names them: each may be deleted)
         ResourceFlavor.objects.create(name=f"flavor-{side}", node_labels={"pool": side})
+        LocalQueue.objects.create(namespace=ns[side], name=f"lq-{side}", queue=ns[side].default_queue)
 
     User = get_user_model()
     team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
@@ -326,6 +334,8 @@ def _params(op: str, path: str, target: str, ids: dict[str, int]) -> dict[str, s
     }
     if "{name}" in path:
         return {"name": names[resource]}
+    if "{key}" in path:  # a LocalQueue: <namespace>/<name>
+        return {"key": f"ns-{s}/lq-{s}"}
     if "{id}" in path:
         return {"id": str(numbers[resource])}
     return {}
@@ -353,6 +363,12 @@ def _body(op: str, target: str) -> tuple[Any, str]:
         "v1_resource_flavors_create": lambda: ({"name": "flavor-new", "node_labels": {"pool": "new"}}, ""),
         "v1_resource_flavors_update": lambda: ({"name": f"flavor-{s}", "node_labels": {"pool": s}}, ""),
         "v1_resource_flavors_partial_update": lambda: ({"topology_name": "default"}, ""),
+        "v1_local_queues_create": lambda: ({"namespace": f"ns-{s}", "name": "lq-new", "queue": queue}, ""),
+        "v1_local_queues_update": lambda: (
+            {"namespace": f"ns-{s}", "name": f"lq-{s}", "queue": queue, "weight": "0.5"},
+            "",
+        ),
+        "v1_local_queues_partial_update": lambda: ({"weight": "0.5"}, ""),
         "v1_clusters_create": lambda: ({"name": "c2"}, ""),
         "v1_clusters_update": lambda: ({"name": "default", "description": "x"}, ""),
         "v1_clusters_partial_update": lambda: ({"description": "x"}, ""),
@@ -452,7 +468,7 @@ NOT_ABOUT_A_TEAM = {
     "v1_namespaces_list", "v1_clusters_list", "v1_clusters_retrieve", "v1_nodes_list", "v1_nodes_retrieve",
     "v1_podgroups_list", "v1_pods_list", "v1_sessions_list", "v1_sessions_retrieve", "v1_sessions_decisions_list",
     "v1_evictions_list", "v1_samples_list", "v1_simulate_create", "v1_change_requests_list", "v1_replays_list",
-    "v1_resource_flavors_list", "v1_resource_flavors_retrieve",
+    "v1_resource_flavors_list", "v1_resource_flavors_retrieve", "v1_local_queues_list",
 }  # fmt: skip
 AGENT_API = {"v1_nodes_create", "v1_nodes_heartbeat_create", "v1_nodes_pods_list", "v1_pods_status_create",
              "v1_pods_gone_create"}  # fmt: skip

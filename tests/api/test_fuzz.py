@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quotas.models import Namespace, Queue, QuotaGroup
+from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup
 from scheduling.models import Node, Pod, PodGroup
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +49,17 @@ FIELDS = {
     ],
     "/api/v1/namespaces/": ["name", "weight", "default_queue", "quota_group", "hard"],
     "/api/v1/nodes/": ["name", "allocatable", "labels", "taints", "unschedulable", "ready"],
-    "/api/v1/podgroups/": ["namespace", "name", "queue", "min_member", "min_task_member", "min_resources", "priority"],
+    "/api/v1/podgroups/": [
+        "namespace",
+        "name",
+        "queue",
+        "min_member",
+        "min_task_member",
+        "min_resources",
+        "priority",
+        "local_queue",
+    ],
+    "/api/v1/local-queues/": ["namespace", "name", "queue", "weight"],
     "/api/v1/pods/": [
         "namespace",
         "name",
@@ -73,7 +83,7 @@ def bodies(url: str) -> st.SearchStrategy[Any]:
 
 
 def _counts() -> tuple[int, ...]:
-    return tuple(m.objects.count() for m in (Queue, QuotaGroup, Namespace, Node, PodGroup, Pod))
+    return tuple(m.objects.count() for m in (Queue, QuotaGroup, Namespace, Node, PodGroup, Pod, LocalQueue))
 
 
 @pytest.mark.parametrize("url", sorted(FIELDS))

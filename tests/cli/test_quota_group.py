@@ -91,3 +91,33 @@ def test_namespace_labels_view_set_and_remove(cli: Run, world: None) -> None:
     assert Namespace.objects.get(name="nlp").labels == {"team": "nlp"}  # nothing written by the refusals
     code, out, _ = cli("namespace", "labels", "nlp", "-o", "json")
     assert json.loads(out)["labels"] == {"team": "nlp"}
+
+
+def test_namespace_local_queues_lists_kueues_local_queues(cli: Run, world: None) -> None:
+    from django.utils import timezone
+
+    from quotas import services
+    from quotas.models import LocalQueue
+    from scheduling.models import Cluster, LocalQueueUsage
+
+    assert cli("namespace", "local-queues") == (0, "No LocalQueues found\n", "")
+    services.save_local_queue(None, {"namespace": "nlp", "name": "research", "queue": "nlp", "weight": "750m"})
+    services.save_local_queue(None, {"namespace": "vision", "name": "lq", "queue": "vision"})
+    cluster, _ = Cluster.objects.get_or_create(name="default")
+    LocalQueueUsage.objects.create(
+        cluster=cluster,
+        local_queue=LocalQueue.objects.get(name="research"),
+        consumed={"cpu": 2500},
+        penalty={"cpu": 500},
+        sampled=timezone.now(),
+    )
+    code, out, err = cli("namespace", "local-queues")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "NAMESPACE  NAME      QUEUE   WEIGHT  USAGE",
+        "nlp        research  nlp     0.75    default: cpu=3",
+        "vision     lq        vision  1       -",
+    ]
+    code, out, _ = cli("namespace", "local-queues", "vision", "-o", "json")
+    assert [(q["namespace"], q["name"], q["weight"]) for q in json.loads(out)] == [("vision", "lq", "1")]
+    assert cli("namespace", "local-queues", "ghost") == (0, "No LocalQueues in namespace ghost\n", "")

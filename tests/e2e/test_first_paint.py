@@ -25,7 +25,7 @@ AT_MARK = """
         const box = el.getBoundingClientRect();
         const source = document.getElementById("fig-" + el.dataset.figure);
         const layout = source ? JSON.parse(source.textContent).layout || {} : {};
-        return {key: el.dataset.figure, drawn: Boolean(el.querySelector(".main-svg")),
+        return {key: el.dataset.figure, drawn: Boolean(el.querySelector(".main-svg, .chart-note")),
                 onScreen: box.width > 0 && box.bottom > 0 && box.top < window.innerHeight,
                 hasBox: box.width > 0, height: Math.round(box.height), figureHeight: layout.height || null};
       });
@@ -37,11 +37,18 @@ AT_MARK = """
 MARKED = "() => performance.getEntriesByName('fairway:charts-ready').length === 1"
 ALL_DRAWN = """() => Array.from(document.querySelectorAll("[data-figure]")).map((gd) => ({
   key: gd.dataset.figure,
-  drawn: Boolean(gd.querySelector(".main-svg")),
+  drawn: Boolean(gd.querySelector(".main-svg, .chart-note")),
+  note: gd.querySelector(".chart-note") ? gd.querySelector(".chart-note").textContent : null,
   types: (gd.data || []).map((t) => t.type || "scatter"),
   drawnAs: (gd._fullData || []).map((t) => t.type),
-  given: gd.layout.margin || {},
-  used: gd._fullLayout._size,
+  given: (gd.layout && gd.layout.margin) || {},
+  used: gd._fullLayout ? gd._fullLayout._size : {l: 0, r: 0, t: 0, b: 0},
+}))"""
+# A figure with nothing to draw but a sentence (figures._empty: layout.meta.note), by key.
+NOTES = """() => Object.fromEntries(Array.from(document.querySelectorAll("[data-figure]")).map((el) => {
+  const source = document.getElementById("fig-" + el.dataset.figure);
+  const meta = source ? JSON.parse(source.textContent).layout.meta || {} : {};
+  return [el.dataset.figure, meta.note || null];
 }))"""
 CHART_PAGES = ["/overview/", "/trees/queues/", "/trees/quotas/", "/queues/q1/", "/quotas/x/", "/team/x-team/"]
 
@@ -112,4 +119,49 @@ def test_figures_below_the_fold_are_drawn_after_the_mark(site: str, page: Any) -
     assert all(f["drawn"] for f in page.evaluate(ALL_DRAWN))
     page.locator('[data-figure="namespaces"]').scroll_into_view_if_needed()
     assert page.locator('[data-figure="namespaces"] .main-svg').count() > 0
+    assert page.problems == []
+
+
+def test_an_empty_figure_is_its_sentence_without_a_plotly_drawing(site: str, page: Any) -> None:
+    """An empty figure (nobody borrows or lends, no session yet) is shown as its sentence, where plotly put its
+    annotation, without drawing a plotly figure (as costly as a chart's) before the mark; a refresh that brings
+    data draws the chart in its place."""
+    world()
+    page.add_init_script(AT_MARK)
+    login(page, site, "boss", b.PASSWORD)
+    page.goto(site + "/overview/")
+    page.wait_for_function(MARKED)
+    charts_ready(page)
+    notes = {key: note for key, note in page.evaluate(NOTES).items() if note}
+    assert notes, "the overview of this world has an empty figure (no session has run)"
+    for f in page.evaluate(ALL_DRAWN):
+        if f["key"] in notes:
+            assert f["note"] == notes[f["key"]] and f["types"] == [], f
+            assert page.locator(f'[data-figure="{f["key"]}"] .main-svg').count() == 0
+        else:
+            assert f["note"] is None and f["types"], f
+    key, note = next(iter(notes.items()))
+    box = page.evaluate(
+        """(key) => { const el = document.querySelector(`[data-figure="${key}"] .chart-note`);
+                      const s = getComputedStyle(el); return [el.getBoundingClientRect().height, s.paddingTop]; }""",
+        key,
+    )
+    source = page.evaluate(f"JSON.parse(document.getElementById('fig-{key}').textContent).layout")
+    assert box == [source["height"], f"{source['margin']['t']}px"]
+    # a live refresh with data: the sentence goes, the chart is drawn (the builders' figure of a bar chart)
+    page.evaluate(
+        """(key) => window.FairwayCharts.redraw(document.querySelector(`[data-figure="${key}"]`),
+             {data: [{type: "bar", x: ["a"], y: [1]}], layout: {height: 200}})""",
+        key,
+    )
+    page.wait_for_selector(f'[data-figure="{key}"] .main-svg')
+    assert page.locator(f'[data-figure="{key}"] .chart-note').count() == 0
+    # and back to a sentence: plotly draws the empty figure as before (its annotation)
+    page.evaluate(
+        """(key) => { const el = document.querySelector(`[data-figure="${key}"]`);
+                      return window.FairwayCharts.redraw(el, JSON.parse(document.getElementById("fig-" + key).textContent)); }""",
+        key,
+    )
+    page.wait_for_selector(f'[data-figure="{key}"] .annotation-text')
+    assert note in page.locator(f'[data-figure="{key}"] .annotation-text').text_content()
     assert page.problems == []

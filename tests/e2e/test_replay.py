@@ -19,7 +19,7 @@ from tests.scheduling.conftest import build_world
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 DRAWN = """() => Array.from(document.querySelectorAll('.chart[data-figure]'))
-  .filter(el => el.querySelector('.main-svg')).map(el => el.dataset.figure).sort()"""
+  .filter(el => el.querySelector('.main-svg, .chart-note')).map(el => el.dataset.figure).sort()"""
 
 
 def test_the_run_page_follows_the_run_and_then_draws_its_charts(site: str, page: Any, monkeypatch: Any) -> None:

@@ -313,3 +313,41 @@ def test_a_killed_holders_cluster_is_taken_over_at_once_from_the_standby_copy(
     assert "full read at" not in log, _logs(workers)
     session = SchedulingSession.objects.filter(cluster_id=pk).order_by("-id").first()
     assert session is not None and session.status == "ok"
+
+
+def _waiting_for_lock(cluster_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2 "
+            "AND classid = %s AND objid = %s)",
+            [locks.SCHEDULING_SESSION_LOCK, cluster_id],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.parametrize("holder_ends", ["commits", "is killed"])
+def test_a_session_message_waits_for_the_running_session_instead_of_skipping(
+    on_redis: Any, workers: SimpleNamespace, tmp_path: Path, holder_ends: str
+) -> None:
+    """Issue 31: the beat's next message reaches another worker while the cluster's session still runs (a session
+    longer than the period). It waits for the lock (``FAIRWAY_SESSION_LOCK_WAIT_SECONDS``, long here) and runs as
+    soon as the holder commits, or as soon as the server frees a killed holder's lock: no skipped session."""
+    world = build_world(nodes=2, node_cpu="4")
+    marker, release = tmp_path / "paused", tmp_path / "go on"
+    holder = workers.start(pause_marker=marker, FAIRWAY_TEST_PAUSE_RELEASE=str(release))
+    first = run_session.apply_async(args=[world.cluster.pk], queue=workers.queue)
+    _wait_for(marker.exists, 120, "the first session to pause holding the lock\n" + _logs(workers))
+    workers.start(FAIRWAY_SESSION_LOCK_WAIT_SECONDS="60")  # the holder is busy: the next message goes here
+    second = run_session.apply_async(args=[world.cluster.pk], queue=workers.queue)
+    _wait_for(lambda: _waiting_for_lock(world.cluster.pk), 120, "the second session waiting\n" + _logs(workers))
+    if holder_ends == "commits":
+        release.touch()
+        assert first.get(timeout=120) == "ran", _logs(workers)
+    else:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait(30)
+    assert second.get(timeout=120) == "ran", _logs(workers)
+    sessions = list(SchedulingSession.objects.filter(cluster=world.cluster).order_by("id"))
+    assert [s.status for s in sessions] == (["ok", "ok"] if holder_ends == "commits" else ["ok"])
+    assert sum(s.bound for s in sessions) == 3  # every pod bound once, by whichever session committed it
+    assert set(Pod.objects.filter(cluster=world.cluster).values_list("status", flat=True)) == {"Bound"}

@@ -27,11 +27,36 @@ out = []
 for _ in range(3):
     out.append([tasks.generate_workload(c.pk), tasks.run_session(c.pk), tasks.agent_tick(c.pk), tasks.recycle(c.pk),
                 tasks.check_nodes(c.pk), tasks.compact_records(c.pk)])
+import threading
+from django.conf import settings
+from django.db import connection
+settings.FAIRWAY["SESSION_LOCK_WAIT_SECONDS"] = 0.05  # the holder never lets go here: the wait passes
 with locks.cluster_lock(locks.SCHEDULING_SESSION_LOCK, c.pk) as first:
     second = tasks.run_session(c.pk)
+# a session that ran since that skip: the next holder has outlasted no wait yet
+between = tasks.run_session(c.pk)
+# another worker's lease (its session's write transaction over: SQLite's write lock is free), let go while this
+# process's session waits for it: that session runs
+settings.FAIRWAY["SESSION_LOCK_WAIT_SECONDS"] = 60
+tried, real_pause, waited = threading.Event(), locks._pause, {}
+def pause(seconds):
+    tried.set()
+    real_pause(seconds)
+locks._pause = pause
+def waiter():
+    try:
+        waited["result"] = tasks.run_session(c.pk)
+    finally:
+        connection.close()
+held = locks._take_lease(locks.SCHEDULING_SESSION_LOCK, c.pk, "other-worker", 120, "default")
+thread = threading.Thread(target=waiter)
+thread.start()
+assert tried.wait(60)  # the session found the lease held and polls it
+locks._release_lease(locks.SCHEDULING_SESSION_LOCK, c.pk, "other-worker", "default")
+thread.join(120)
 sessions = list(SchedulingSession.objects.order_by("id").values_list("status", "bound", "error"))
 print(json.dumps({
-    "results": out, "held": [first, second], "sessions": sessions,
+    "results": out, "held": [first, second], "sessions": sessions, "waited": [between, held, waited.get("result")],
     "running": Pod.objects.filter(cluster=c, status="Running").count(),
     "pending_reasons": sorted(set(PodGroup.objects.exclude(reason="").values_list("reason", flat=True))),
     "leases": ClusterLease.objects.filter(expires__isnull=False).count(),
@@ -70,9 +95,11 @@ def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
 
     report = json.loads(run("shell", "-c", SCRIPT).strip().splitlines()[-1])
     assert all(r == ["ran"] * 6 for r in report["results"]), report
-    assert report["held"] == [True, "skipped"]  # the lease keeps a second session out
+    assert report["held"] == [True, "skipped"]  # the lease keeps a second session out for the whole wait
+    assert report["waited"] == ["ran", True, "ran"]  # and hands over to a session that waits for it
     statuses = [s[0] for s in report["sessions"]]
-    assert statuses == ["ok", "ok", "ok", "skipped"], report["sessions"]
+    assert statuses == ["ok", "ok", "ok", "skipped", "ok", "ok"], report["sessions"]
+    assert report["sessions"][3][2] == "another worker held this cluster's lock for the whole wait (0.05 s)"
     assert report["sessions"][0][1] > 0 and report["running"] > 0
     assert report["leases"] == 0  # every lease released
     assert report["replay"] == 0

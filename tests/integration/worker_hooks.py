@@ -2,7 +2,8 @@
 
 With ``FAIRWAY_TEST_PAUSE_MARKER`` set, a scheduling session pauses right after writing its decisions, before its
 transaction commits: it writes the marker file (its pid inside) and sleeps, so the test can kill the worker
-mid-session. Without the variable, this module does nothing.
+mid-session; with ``FAIRWAY_TEST_PAUSE_RELEASE`` set too, it goes on (and commits) once that file exists. Without
+the variables, this module does nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from celery.signals import task_prerun
 
 _MARKER = os.environ.get("FAIRWAY_TEST_PAUSE_MARKER", "")
+_RELEASE = os.environ.get("FAIRWAY_TEST_PAUSE_RELEASE", "")
 _patched = False
 
 
@@ -30,7 +32,9 @@ def _pause_sessions(**kwargs: Any) -> None:
     def paused(*args: Any, **kw: Any) -> Any:
         session = real(*args, **kw)  # every decision written, nothing committed yet
         Path(_MARKER).write_text(str(os.getpid()))
-        time.sleep(600)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not (_RELEASE and Path(_RELEASE).exists()):
+            time.sleep(0.1)
         return session
 
     sessions.apply_decisions = paused  # where the session looks it up

@@ -196,9 +196,12 @@ def test_the_kueue_export_of_the_stored_trees_simulates_to_the_same_numbers(kueu
     by_kind = {(d["kind"], d["metadata"]["name"]): d for d in docs}
     assert by_kind[("ClusterQueue", "root")]["spec"]["queueingStrategy"] == "StrictFIFO"
     assert by_kind[("ClusterQueue", "team-b")]["spec"]["preemption"]["withinClusterQueue"] == "LowerPriority"
-    # the trees as exported, with the input's LocalQueues (a namespace's, not the trees': the dashboard keeps none)
-    local = [d for d in yaml.safe_load_all(_tree(strict=True, preempt=True)) if d["kind"] == "LocalQueue"]
-    trees = [d for d in docs if d["kind"] != "ResourceFlavor"] + local
+    # the trees as exported, with the stored LocalQueues
+    assert {(d["metadata"]["namespace"], d["metadata"]["name"]) for d in docs if d["kind"] == "LocalQueue"} == {
+        ("team-a", "lq"),
+        ("team-b", "lq"),
+    }
+    trees = [d for d in docs if d["kind"] != "ResourceFlavor"]
     exported = FIXED + yaml.safe_dump_all(trees, sort_keys=False) + JOBS
     assert _simulated(exported) == _simulated(text)
     # Kueue's candidate order: of two equal priorities the newer admitted goes first
@@ -278,8 +281,7 @@ def test_namespace_labels_survive_the_export() -> None:
     assert namespaces["ns-gold"]["metadata"]["labels"] == {"tier": "gold"}
     assert namespaces["ns-plain"]["metadata"]["labels"] == {"tier": "bronze"}
     pods = _pod("ns-gold", "g", 1) + _pod("ns-plain", "p", 1)
-    # with the input's LocalQueues (a namespace's, not the trees': the dashboard keeps none)
-    local = [d for d in yaml.safe_load_all(SELECTED) if d["kind"] == "LocalQueue"]
-    trees = [d for d in docs if d["kind"] != "ResourceFlavor"] + local
+    # with the LocalQueues read, which the export writes back
+    trees = [d for d in docs if d["kind"] != "ResourceFlavor"]
     exported = FIXED + yaml.safe_dump_all(trees, sort_keys=False) + pods
     assert _simulated(exported) == _simulated(text) == ({"ns-gold/g"}, set())

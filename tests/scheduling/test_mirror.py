@@ -372,6 +372,27 @@ def test_a_new_mirror_reads_in_full_then_incrementally(world: World) -> None:
 
 
 @pytest.mark.django_db
+def test_the_changed_rows_are_read_by_one_array_of_keys_on_postgresql(world: World) -> None:
+    """On PostgreSQL the changed pods' rows are read by their keys as one array parameter (``id = ANY(%s)``), not an
+    ``IN`` list of a placeholder per key (preparing thousands of them cost more than reading the rows); SQLite,
+    without arrays, reads them by an ``IN`` list."""
+    from django.test.utils import CaptureQueriesContext
+
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    Pod.objects.filter(cluster=world.cluster).update(priority=(F("priority") + 1) % 100)
+    with CaptureQueriesContext(connection) as queries:
+        done = mirror.refresh()
+    assert not done.full and done.changes == Pod.objects.filter(cluster=world.cluster).count() > 2
+    pod_reads = [q["sql"] for q in queries.captured_queries if 'FROM "scheduling_pod"' in q["sql"]]
+    array = connection.vendor == "postgresql"
+    assert pod_reads
+    for sql in pod_reads:
+        assert ('"scheduling_pod"."id" = ANY(' in sql, " IN (" in sql) == (array, not array), sql
+    assert_same(mirror, world)
+
+
+@pytest.mark.django_db
 def test_a_new_cluster_has_its_feed_row_so_that_a_reader_never_writes_it(world: World) -> None:
     feed = ClusterFeed.objects.get(cluster=world.cluster)  # made with the cluster, before any mirror read
     mirror = ClusterMirror(world.cluster.pk)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.admission import AdmissionFairSharing, AdmissionLevers, LabelSelector, SelectorTerm
+from engine.admission import AdmissionFairSharing, AdmissionLevers, LabelSelector, LocalQueueSpec, SelectorTerm
 from engine.manifests import ManifestError, load_manifests
 from engine.objects import PodGroupPhase
 from engine.session.run import run_session
@@ -106,7 +106,9 @@ def test_the_entry_penalty_rate_is_kueues() -> None:
 
 def test_the_readers_take_each_lever_and_leave_them_off_otherwise() -> None:
     plain = load(nodes(1) + FLAVOR + cq("a", "2") + lq("a", "a") + job("a", "j", 1, 0))
-    assert plain.snapshot.admission == AdmissionLevers()
+    # no lever on; the LocalQueue is kept for the Kueue export only
+    assert not plain.snapshot.admission
+    assert plain.snapshot.admission == AdmissionLevers(local_queue_specs=(LocalQueueSpec("a", "lq", "a"),))
     levers = (
         "  queueingStrategy: StrictFIFO\n  stopPolicy: HoldAndDrain\n"
         "  namespaceSelector: {matchLabels: {team: a}}\n"

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from engine.amounts import raw
+from engine.fairshare.namespace import NamespaceShares, _pair_jobs
 from engine.fairshare.queues import JobSummary
 from engine.objects import (
     NamespaceInfo,
@@ -314,7 +316,23 @@ def _state(ssn: Session) -> dict[str, Any]:
         # the per-queue sums of the jobs (kept per queue by the carry), every dict's order included
         "summary": _summary(ssn.values.aggregates.summary) if ssn.values.aggregates else None,
         "reservations": repr(ssn.values.reservations),
+        # the namespaces' pairs (kept by the carry: ``NamespacePairs``), every dict's order included
+        "namespaces": _namespaces(ssn.values.namespaces),
     }
+
+
+def _namespaces(shares: NamespaceShares) -> list[Any]:
+    """A ``compute_namespace_shares`` result as plain lists, in its orders (pairs, resource names)."""
+    return [
+        (
+            key,
+            q.weight,
+            [list(raw(a).items()) for a in (q.request, q.allocated, q.deserved)],
+            q.share,
+            q.dominant_resource,
+        )
+        for key, q in shares.items()
+    ]
 
 
 def _ns_allocated(ssn: Session) -> list[Any]:
@@ -595,6 +613,53 @@ def test_namespace_sums_are_kept_and_not_changed_by_a_session(seed: int) -> None
         world.change()
 
 
+def test_namespace_pairs_are_kept_and_match_a_pass_over_the_jobs() -> None:
+    """The (queue, namespace) pairs' sums are kept by the carry (the same ``NamespacePairs``, moved by the jobs that
+    changed) and give what the pass over every job gives, orders included; when a pair's resource names come in
+    orders that depend on its jobs' order, the pairs are added up from the jobs (the table is None). The kept table
+    is used in most sessions."""
+    tables = [made for seed in range(6) for made in _pairs_run(seed)]
+    assert sum(tables) > len(tables) // 2, tables
+
+
+def _pairs_run(seed: int) -> list[bool]:
+    """One random cluster's sessions, the kept pairs compared with a pass over the jobs after each; per session,
+    whether the kept pairs gave a table."""
+    tables: list[bool] = []
+    world = World(4000 + seed)
+    for _ in range(4):
+        world.add_podgroup()
+    carry = SessionCarry()
+    pairs = None
+    for step in range(STEPS):
+        result = _compare(world, carry, now=float(step))
+        kept = carry._kept
+        assert kept is not None and kept.ns_pairs is not None
+        if carry.last.startswith("update"):
+            assert kept.ns_pairs is pairs  # moved, not summed again
+        pairs = kept.ns_pairs
+        jobs = list(kept.usages.values())
+        table = pairs.table()
+        tables.append(table is not None)
+        if table is not None:
+            fresh = _pair_jobs(jobs)
+            assert (table.queues, table.members, table.starts) == (fresh.queues, fresh.members, fresh.starts)
+            assert [list(r.items()) for r in table.requests] == [
+                list(fresh.request_at(p).items()) for p in range(len(fresh))
+            ]
+            assert [list(a.items()) for a in table.allocateds] == [
+                list(fresh.allocated_at(p).items()) for p in range(len(fresh))
+            ]
+            namespaces = {job.namespace for job in jobs}
+            assert table.held.keys() == namespaces
+            for ns in namespaces:  # exact sums (a share reads them by name: their order is not read)
+                ours = {r: v for r, v in table.held[ns].items() if v}
+                assert ours == {r: v for r, v in fresh.ns_allocated(ns).items() if v}, ns
+        world.apply(result, now=float(step))
+        world.change()
+    return tables
+
+
 def test_allocatable_classes_are_made_once_for_the_kept_node_table() -> None:
     """The nodes' classes of allocatable amounts (the scalar scoring's) are made once for the carry's node table and
     read by every session's copy of it, until a node's allocatable changes."""
@@ -612,3 +677,26 @@ def test_allocatable_classes_are_made_once_for_the_kept_node_table() -> None:
     assert made is not first and made[0] is table.alloc
     rows = [tuple(row) for row in table.alloc.tolist()]
     assert [tuple(made[2][c]) for c in made[1]] == rows  # each row's class has that row's amounts
+
+
+def test_predicates_node_filters_are_made_once_for_the_kept_node_table() -> None:
+    """The predicates plugin's cordoned rows and taint groups are made once for the carry's node table and read by
+    every session's copy of it, until a node changes (then made again: a cordoned node is filtered out)."""
+    world = World(5)
+    policy = Policy.from_dict({"actions": ["allocate"], "tiers": [{"plugins": [{"name": "predicates"}]}]})
+    carry = SessionCarry()
+
+    def filters(now: float) -> Any:
+        ssn = Session(dataclasses.replace(world.snap), policy, now, carry=carry)
+        return ssn.nodes.derived("predicates", lambda infos: pytest.fail("not made by the plugin"))
+
+    first = filters(0.0)
+    assert filters(1.0) is first
+    node = next(n for n in world.snap.nodes.values() if not n.unschedulable)
+    world.snap = world.snap.with_nodes([dataclasses.replace(node, unschedulable=True)])
+    again = filters(2.0)
+    assert carry.last.endswith("1 node changed"), carry.last
+    assert again is not first
+    row = sorted(world.snap.nodes).index(node.name)
+    assert again[0][row] and not first[0][row]
+

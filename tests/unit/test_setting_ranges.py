@@ -10,7 +10,7 @@ import sys
 import pytest
 from django.conf import settings
 
-from controlplane.ranges import RANGES, check_ranges
+from controlplane.ranges import HIGHEST, RANGES, check_ranges
 
 
 def test_the_defaults_are_within_range() -> None:
@@ -25,6 +25,14 @@ def test_each_range_names_its_variable(name: str, lowest: float, lowest_allowed:
         with pytest.raises(ValueError, match=rf"^FAIRWAY_{name}={bad}: expected "):
             check_ranges({**base, name: bad})
     check_ranges({**base, name: lowest if lowest_allowed else lowest + 0.5})
+
+
+@pytest.mark.parametrize(("name", "highest", "expected"), HIGHEST, ids=[h[0] for h in HIGHEST])
+def test_a_number_bounded_above_names_its_variable(name: str, highest: float, expected: str) -> None:
+    base = dict(settings.FAIRWAY)
+    with pytest.raises(ValueError, match=rf"^FAIRWAY_{name}={highest + 1}: expected {expected}$"):
+        check_ranges({**base, name: highest + 1})
+    check_ranges({**base, name: highest})
 
 
 def test_a_process_with_a_value_out_of_range_does_not_start() -> None:

@@ -33,7 +33,8 @@ only if it then fits the node and passes its queue's gates (else the node's evic
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -263,11 +264,13 @@ def _between_pass(
     """One try of the first phase for ``pjob`` (``strict``: no pod within its minimum runtime is a victim, whatever
     the priorities); whether it was committed (else it is discarded, the session as it was)."""
     fw = ssn.framework
+    jobs = ssn.jobs_by_queue.get(queue, [])
+    whole_set = fw.victims_are_a_set("preemptable", queue)  # Kueue's classical set, evicted whole
+    if not whole_set and _gang_out_of_reach(ssn, pjob, todo, jobs, room):
+        return False  # the pass would be discarded: nothing tried, nothing to undo
     mark = room.mark()
     stmt = Statement(ssn)
-    jobs = ssn.jobs_by_queue.get(queue, [])
     failed: dict[tuple[object, ...], int] = {}
-    whole_set = fw.victims_are_a_set("preemptable", queue)  # Kueue's classical set, evicted whole
     while fw.job_starving(pjob) and todo:
         task = todo.popleft()
         attempt = attempt_key(task)
@@ -306,14 +309,70 @@ def _between_pass(
     return False
 
 
+def _gang_decides(ssn: Session, whole_gangs: bool) -> bool:
+    """Whether a pass commits only for a job holding its gang minimum with its pipelined pods: with whole gangs always
+    (``gang_met``), else when the ``gang`` plugin votes in the first tier of ``job_pipelined`` votes (its refusal
+    there is final: ``Framework.job_pipelined``)."""
+    return whole_gangs or any(p.name == "gang" for p in ssn.framework.first_voters("job_pipelined"))
+
+
+def _gang_out_of_reach(
+    ssn: Session, pjob: JobState, todo: deque[TaskState], jobs: list[JobState], room: VictimRoom
+) -> bool:
+    """Whether a first-phase pass for ``pjob`` is sure to be discarded (``_out_of_reach``): the victims of each kind
+    of pod it would try (``attempt_key``: its request and what the victim tests read of it) free at most what the
+    pods of the queue's other jobs on each node that pass the victim test for it request (``VictimRoom``, as the
+    pass's own bound: no victims the plugins choose free more). A pass whose commit does not wait for the gang
+    (``_gang_decides``) is always tried."""
+    if not _gang_decides(ssn, bool(room.skip)) or not _short(pjob, todo):
+        return False
+    kinds = {attempt_key(task): task for task in todo}
+    freed: I64 = np.zeros_like(ssn.nodes.idle)
+    for task in kinds.values():
+        be = task.best_effort
+        freed += room.room((pjob.queue, be), partial(_queue_candidates, jobs, be), task, _queue_candidates([pjob], be))
+    return _out_of_reach(ssn, pjob, todo, freed)
+
+
+def _short(job: JobState, todo: Sequence[TaskState]) -> int:
+    """How many more pipelined pods ``job`` needs to hold its gang minimum (0: none), when it has pods to try."""
+    return max(0, job.min_member - job.ready_num() - job.waiting_num() - job.pending_be) if todo else 0
+
+
+def _out_of_reach(ssn: Session, job: JobState, todo: Sequence[TaskState], freed: I64) -> bool:
+    """Whether ``job`` cannot get the ``k`` more pipelined pods its gang needs (``_short``) from the pods ``todo``,
+    when evictions free at most ``freed`` on each node: a pod pipelined on a node fits the node's future idle, which
+    only the evictions there raise (evicting the job's own pods only lowers what it holds). Pods all of one request:
+    at most ``(future idle + freed) // request`` of them on each node their predicates allow; else, per resource,
+    the ``k`` smallest requests against the sum over the nodes."""
+    need = _short(job, todo)
+    if need > len(todo):
+        return True
+    table = ssn.nodes
+    offer = np.maximum(table.idle + table.releasing - table.pipelined, 0) + freed
+    first = todo[0]
+    if all(t.vkey == first.vkey and t.sig == first.sig for t in todo):
+        cols = np.flatnonzero(first.vec > 0)
+        if not cols.size:
+            return False
+        each = (offer[:, cols] // first.vec[cols]).min(axis=1)
+        return int(each[ssn.placement.static_mask(first.sig)].sum()) < need
+    asked = np.sort(np.stack([t.vec for t in todo]), axis=0)[:need].sum(axis=0)
+    return bool((asked > offer.sum(axis=0)).any())
+
+
 def _preempt_within_job(ssn: Session, job: JobState, guard: MinRuntime) -> None:
     """The second phase for one job under its request: its pending pods take from its own lower-priority pods.
     Volcano commits each success of this phase at once. A committed pipeline is a real decision in Fairway (the pod
     runs once its victims are gone), so the job's successes are gathered in one statement and committed only if the
     job is then pipelined (its gang met): all or nothing. Without a gang (no pipelined vote) that is Volcano's
     outcome."""
+    todo = _pending_tasks(ssn, job)
+    decides = _gang_decides(ssn, False) and _short(job, todo)
+    if decides and _out_of_reach(ssn, job, todo, evictable_of(ssn, [job], _PREEMPTABLE)):
+        return  # the statement would be discarded: nothing tried, nothing to undo
     stmt = Statement(ssn)
-    for task in _pending_tasks(ssn, job):
+    for task in todo:
 
         def within(t: TaskState, task: TaskState = task) -> bool:
             return (

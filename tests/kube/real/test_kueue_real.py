@@ -6,6 +6,7 @@ rows and the ClusterQueue's quota per flavor (``cpu@spot``) with its resource gr
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -159,5 +160,74 @@ def test_the_adapter_stores_kueues_flavors_from_the_real_server(
     finally:
         adapter.stop_informers()
         adapter.elector.release()
+        for plural, name in reversed(made):
+            custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+
+
+def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
+    kueue_cluster: Any, admin: k8s.ApiClient, tag: str
+) -> None:
+    """A LocalQueue with a fractional ``fairSharing.weight`` (issue 28 items 5 and 9): its row appears with the exact
+    weight and its ClusterQueue, a pod labelled with it keeps it on its podgroup, a changed weight reaches the row,
+    and once deleted from the server the row goes."""
+    from quotas.models import LocalQueue
+    from scheduling.kube.adapter import Adapter
+    from scheduling.models import PodGroup
+
+    custom = k8s.CustomObjectsApi(admin)
+    team, ns = f"klq-{tag}", f"klq-{tag}"
+    made: list[tuple[str, str]] = []
+
+    def create(plural: str, body: dict[str, Any]) -> None:
+        custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}", **body})
+        made.append((plural, body["metadata"]["name"]))
+
+    Seeder(admin).namespace(ns)
+    create("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}})
+    create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": team},
+                             "spec": {"resourceGroups": _quota("4")}})  # fmt: skip
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+        "spec": {"clusterQueue": team, "fairSharing": {"weight": "0.75"}},
+    })  # fmt: skip
+    Seeder(admin).pod(pod(ns, "p0", labels={"kueue.x-k8s.io/queue-name": "lq"}, scheduler="fairway-kueue"))
+    adapter = Adapter(kueue_cluster, identity=f"klq-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
+                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+
+    def weight_on_server(value: str) -> Any:
+        local = next(i for i in adapter.informers if i.kind.plural == "localqueues")
+        return lambda: (
+            ((local.cache.get(f"{ns}/lq") or {}).get("spec", {}).get("fairSharing") or {}).get("weight") == value
+        )
+
+    try:
+        adapter.start_informers()
+        wait_for(adapter.synced, what="the first lists")
+        local = next(i for i in adapter.informers if i.kind.plural == "localqueues")
+        out = adapter.reconcile()
+        assert out is not None and out["problems"] == [], out
+        row = LocalQueue.objects.select_related("queue").get(namespace__name=ns, name="lq")
+        assert (row.queue.name, row.weight) == (team, "0.75")
+        assert PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns).local_queue == "lq"
+
+        custom.patch_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "lq",
+                                              {"spec": {"fairSharing": {"weight": "2"}}})  # fmt: skip
+        wait_for(weight_on_server("2"), what="the watch to bring the weight")
+        assert adapter.reconcile() is not None
+        assert LocalQueue.objects.get(namespace__name=ns, name="lq").weight == "2"
+
+        k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns, grace_period_seconds=0)
+        custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "lq")
+        wait_for(lambda: local.cache.get(f"{ns}/lq") is None, what="the watch to bring the deletion")
+        out = adapter.reconcile()
+        assert out is not None and out["problems"] == [], out
+        assert not LocalQueue.objects.filter(namespace__name=ns).exists()
+    finally:
+        adapter.stop_informers()
+        adapter.elector.release()
+        with contextlib.suppress(k8s.ApiException):  # gone already when the test got that far
+            k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns, grace_period_seconds=0)
+        with contextlib.suppress(k8s.ApiException):
+            custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "lq")
         for plural, name in reversed(made):
             custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)

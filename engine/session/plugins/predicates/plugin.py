@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.objects import Taint, Toleration
+from engine.objects import NodeInfo, Taint, Toleration
 from engine.policy.policy import PluginOption
 from engine.session.framework import Plugin
 from engine.session.registry import register
@@ -31,19 +31,27 @@ def tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) ->
     return all(any(tol.tolerates(t) for tol in tolerations) for t in taints if t.effect in _BLOCKING)
 
 
+_TaintGroups = list[tuple[tuple[Taint, ...], npt.NDArray[np.int64]]]
+
+
+def _node_filters(infos: list[NodeInfo]) -> tuple[npt.NDArray[np.bool_], _TaintGroups]:
+    """The cordoned rows, and the rows of each set of blocking taints (read only)."""
+    cordoned = np.array([n.unschedulable for n in infos], dtype=np.bool_)
+    groups: dict[tuple[Taint, ...], list[int]] = {}
+    for i, n in enumerate(infos):
+        blocking = tuple(t for t in n.taints if t.effect in _BLOCKING)
+        groups.setdefault(blocking, []).append(i)
+    return cordoned, [(taints, np.asarray(rows, dtype=np.int64)) for taints, rows in groups.items()]
+
+
 @register
 class PredicatesPlugin(Plugin):
     name = "predicates"
 
     def __init__(self, option: PluginOption, session: Session) -> None:
         super().__init__(option, session)
-        table = session.nodes
-        self._cordoned = np.array([n.unschedulable for n in table.infos], dtype=np.bool_)
-        groups: dict[tuple[Taint, ...], list[int]] = {}
-        for i, n in enumerate(table.infos):
-            blocking = tuple(t for t in n.taints if t.effect in _BLOCKING)
-            groups.setdefault(blocking, []).append(i)
-        self._taint_groups = [(taints, np.asarray(rows, dtype=np.int64)) for taints, rows in groups.items()]
+        # made once per node table: a session opened on a kept table (``SessionCarry``) reads the kept ones
+        self._cordoned, self._taint_groups = session.nodes.derived("predicates", _node_filters)
 
     def node_predicate(self, table: NodeTable, signature: Any) -> npt.NDArray[np.bool_]:
         selector, tolerations = signature

@@ -52,11 +52,41 @@
     return window.FairwayTheme ? window.FairwayTheme.apply(fig) : fig;
   }
 
+  /* A figure with nothing to draw but a sentence (frontend/figures.py's _empty: layout.meta.note) is shown as
+     that sentence, where plotly would place its annotation (centred in the plot area inside the margins), in
+     the annotation's font: a plotly drawing of an empty figure (axes, modebar, the text measured) cost as much as
+     a chart's. */
+  function noteOf(fig) {
+    var meta = fig && fig.layout && fig.layout.meta;
+    return meta && typeof meta.note === "string" ? meta.note : null;
+  }
+
+  function showNote(el, fig) {
+    var layout = fig.layout;
+    var margin = layout.margin || {};
+    var note = el.fairwayNote || el.appendChild(document.createElement("p"));
+    var mark = (layout.annotations || [])[0] || {};
+    el.fairwayNote = note;
+    el.fairwayFigure = fig;
+    note.className = "chart-note";
+    note.style.height = layout.height + "px";
+    note.style.padding = [margin.t, margin.r, margin.b, margin.l].map(function (v) { return (v || 0) + "px"; }).join(" ");
+    note.style.fontFamily = (layout.font && layout.font.family) || "";
+    note.style.fontSize = ((mark.font && mark.font.size) || (layout.font && layout.font.size) || 14) + "px";
+    note.textContent = noteOf(fig);
+    return Promise.resolve();
+  }
+
+  function plot(el, fig) {  // the first plotly drawing of el
+    var shown = themed(el, fig);
+    return Plotly.newPlot(el, shown.data, shown.layout, config).then(function () { attach(el); });
+  }
+
   function draw(el) {  // the first drawing of el (once; later ones go through redraw)
     if (!el.fairwayDrawn) {
-      var shown = themed(el, el.fairwayPending);
+      var fig = el.fairwayPending;
       el.fairwayPending = null;
-      el.fairwayDrawn = Plotly.newPlot(el, shown.data, shown.layout, config).then(function () { attach(el); });
+      el.fairwayDrawn = noteOf(fig) !== null ? showNote(el, fig) : plot(el, fig);
       if (el.fairwayDone) el.fairwayDrawn.then(el.fairwayDone);
     }
     return el.fairwayDrawn;
@@ -70,6 +100,13 @@
     }
     return el.fairwayDrawn.then(function () {
       reserve(el, fig);
+      if (el.fairwayNote) {  // a sentence so far: another one, or the figure's first plotly drawing
+        if (noteOf(fig) !== null) return showNote(el, fig);
+        el.removeChild(el.fairwayNote);
+        el.fairwayNote = null;
+        el.fairwayDrawn = plot(el, fig);
+        return el.fairwayDrawn;
+      }
       var shown = themed(el, fig);
       return Plotly.react(el, shown.data, shown.layout, config).then(function () { attach(el); });
     });
