@@ -18,9 +18,12 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   of its ClusterQueue, as Kueue's flavor assigner (``pkg/scheduler/flavorassigner``) does: the flavors in the
   group's order; a flavor whose taints the pods do not tolerate, or whose labels their node selector excludes, is
   skipped; the first one where the workload fits in the ClusterQueue's own quota is taken at once; one where it fits
-  only by borrowing stops the search unless ``whenCanBorrow: TryNextFlavor``, one where it fits only by preempting
-  stops it only with ``whenCanPreempt: MayStopSearch``; otherwise the best one tried wins (fit before preempt, less
-  borrowing first; ``preference: PreemptionOverBorrowing`` puts less borrowing first); when none fits, it is held
+  only by borrowing stops the search unless ``whenCanBorrow: TryNextFlavor``; one where it fits only by preempting is
+  tried with Kueue's preemption itself (its ``SimulatePreemption``: ``classical_targets``, or with fair sharing
+  ``fair_targets``, on the quota as it stands): no victims, the flavor is passed over for any that fits or preempts;
+  victims only in other ClusterQueues (reclaim) rank above some of its own (preempt); such a flavor stops the search
+  only with ``whenCanPreempt: MayStopSearch``; otherwise the best one tried wins (fit, reclaim, preempt, then less
+  borrowing; ``preference: PreemptionOverBorrowing`` puts less borrowing first); when none fits, it is held
   on the first flavor that matches (the group's first when none does) and waits. Its pods then ask for the
   flavored keys and get the flavor's tolerations, so the session admits and places them on that flavor's quota and
   nodes. Workloads are taken by priority, then age, and what a fitting one takes counts for the next ones.
@@ -35,11 +38,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from engine.fairshare.drs import FairTree, FlavorResource, kueue_tree
+from engine.fairshare.drs import FairTree, FlavorResource, flavor_resource, kueue_tree
+from engine.fairshare.kueue_preemption import (
+    Candidate,
+    classical_targets,
+    fair_targets,
+    find_candidates,
+    hierarchical_advantage,
+)
 from engine.objects import (
     FlavorFungibility,
     FlavorGroup,
     KueueFlavors,
+    KueuePreemption,
     NodeInfo,
     PodGroupInfo,
     ResourceFlavorSpec,
@@ -48,6 +59,7 @@ from engine.objects import (
     Toleration,
 )
 from engine.resources import FLAVOR_MARK, ResourceList, sorted_resources, split_flavor
+from engine.session.plugins.kueuefair.arguments import KUEUEFAIR
 from engine.vocabulary import PodGroupPhase, TaskStatus
 from engine.wording import amount as words_of
 
@@ -71,10 +83,13 @@ _V = TypeVar("_V")
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
-# Kueue's preemption modes, worst first (``granularMode.preemptionMode``; preempt and reclaim are one here)
-_NO_FIT, _NO_CANDIDATES, _PREEMPT, _FIT = 0, 1, 2, 3
+# Kueue's preemption modes, worst first (``granularMode.preemptionMode``): reclaiming from other ClusterQueues of the
+# Cohort is better than preempting by priority within the ClusterQueue
+_NO_FIT, _NO_CANDIDATES, _PREEMPT, _RECLAIM, _FIT = 0, 1, 2, 3, 4
 _OUTCOME = {_NO_FIT: "does not fit", _NO_CANDIDATES: "would need a preemption its ClusterQueue may not make",
-            _PREEMPT: "fits by preempting", _FIT: "fits"}  # fmt: skip
+            _PREEMPT: "fits by preempting", _RECLAIM: "fits by reclaiming from other ClusterQueues",
+            _FIT: "fits"}  # fmt: skip
+_NEVER = KueuePreemption()
 
 
 def flavored(resource: str, flavor: str) -> str:
@@ -344,7 +359,7 @@ def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
     """Kueue's ``shouldTryNextFlavor``."""
     if mode.preemption in (_NO_FIT, _NO_CANDIDATES):
         return True
-    if mode.preemption == _PREEMPT and fungibility.when_can_preempt == "TryNextFlavor":
+    if mode.preemption in (_PREEMPT, _RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor":
         return True
     return mode.borrow > 0 and fungibility.when_can_borrow == "TryNextFlavor"
 
@@ -354,6 +369,7 @@ class _Assigner:
         self.snapshot = snapshot
         self.flavors = flavors
         usage: dict[str, dict[str, int]] = {}
+        held: dict[str, dict[str, int]] = {}  # by podgroup: what each admitted workload holds in flavored keys
         for pg_key, members in snapshot.tasks_by_podgroup.items():
             pg = snapshot.podgroups.get(pg_key)
             if pg is None:
@@ -363,10 +379,33 @@ class _Assigner:
                 if task.status in _DONE or not (admitted or task.node is not None):
                     continue
                 into = usage.setdefault(pg.queue, {})
+                mine = held.setdefault(pg_key, {})
                 for key, amount in task.request.raw.items():
                     if FLAVOR_MARK in key:
                         into[key] = into.get(key, 0) + amount
+                        mine[key] = mine.get(key, 0) + amount
         self.tree: FairTree = kueue_tree(snapshot, usage)
+        self.workloads = self._workloads(held)
+        policy = snapshot.policy
+        self.fair = policy.plugin(KUEUEFAIR.name) is not None and policy.arguments_of(KUEUEFAIR).enable
+        self._simulated: dict[tuple[object, ...], tuple[int, int]] = {}
+
+    def _workloads(self, held: Mapping[str, Mapping[str, int]]) -> list[Candidate]:
+        """The admitted workloads as Kueue's preemption candidates: what each holds of its ClusterQueue's quota,
+        its priority, and its creation as its admission (as the ``kueuefair`` plugin counts them)."""
+        out = []
+        for pg_key, amounts in sorted(held.items()):
+            pg = self.snapshot.podgroups[pg_key]
+            node = self.tree.nodes.get(pg.queue)
+            if node is None or node.cohort:
+                continue
+            quota = self.tree.subtree[pg.queue]
+            usage = {flavor_resource(k): v for k, v in amounts.items() if v and flavor_resource(k) in quota}
+            if usage:
+                out.append(
+                    Candidate(pg_key, pg.queue, usage, pg.priority, pg.creation_timestamp, pg.creation_timestamp)
+                )
+        return out
 
     def _borrow_level(self, queue: str, fr: FlavorResource, value: int) -> int:
         """How far up the tree the quota comes from: 0 within the ClusterQueue's own, 1 its cohort's, ..."""
@@ -376,8 +415,10 @@ class _Assigner:
                 return level
         return len(tree.path_to_root(queue)) + 1
 
-    def _mode(self, queue: str, fr: FlavorResource, value: int) -> tuple[_Mode, str]:
-        """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr``, with the reason when it does not simply fit."""
+    def _mode(self, pg: PodGroupInfo, fr: FlavorResource, value: int) -> tuple[_Mode, str]:
+        """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr`` asked by ``pg``, with the reason when it does not
+        simply fit."""
+        queue = pg.queue
         tree = self.tree
         resource = fr[1]
         most = tree.potential_available(queue, fr)
@@ -389,17 +430,50 @@ class _Assigner:
             return _Mode(_FIT, self._borrow_level(queue, fr, value)), ""
         asked = f"{words_of(value, resource)} of {resource} asked"
         reason = f"{asked}, {words_of(max(available, 0), resource)} unused"
-        # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or when it may
-        # preempt while borrowing; whether there are workloads to preempt is the ClusterQueue's policies' question
-        # (Kueue simulates the preemption; here a policy other than Never is taken to find some)
-        policy = self.snapshot.kueue_preemption.get(queue)
+        # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or a subtree below
+        # the top of its tree does (a hierarchical advantage), or it may preempt while borrowing (borrowWithinCohort,
+        # or fair sharing with reclaimWithinCohort)
+        policy = self.snapshot.kueue_preemption.get(queue, _NEVER)
         nominal = tree.nodes[queue].nominal.get(fr, 0)
-        borrowing = policy is not None and policy.borrow_within_cohort != "Never"
-        if value > nominal and not borrowing:
+        borrowing = policy.borrow_within_cohort != "Never" or (self.fair and policy.reclaim_within_cohort != "Never")
+        if value > nominal and not borrowing and not hierarchical_advantage(tree, queue, {fr: value}):
             return _Mode(_NO_FIT, 0), reason
-        if policy is None or (policy.within_cluster_queue, policy.reclaim_within_cohort) == ("Never", "Never"):
-            return _Mode(_NO_CANDIDATES, 0), reason
-        return _Mode(_PREEMPT, 0 if value <= nominal else 1), reason
+        # Kueue's preemption oracle: the preemption itself, tried on the quota as it stands
+        kind, level = self._simulate(pg, fr, value, policy)
+        return _Mode(kind, level), reason
+
+    def _simulate(self, pg: PodGroupInfo, fr: FlavorResource, value: int, policy: KueuePreemption) -> tuple[int, int]:
+        """Kueue's ``SimulatePreemption``: the workloads its preemption (fair or classical) would take for ``value``
+        of ``fr`` in ``pg``'s ClusterQueue; none: no candidates (with the borrowing level as it stands); some of the
+        ClusterQueue's own: preempt, else reclaim, with the borrowing level once they are gone. Kept until a
+        workload given a flavor adds its usage (``choose``)."""
+        tree, queue = self.tree, pg.queue
+        created = pg.creation_timestamp
+        # the creation counts only for LowerOrNewerEqualPriority: workloads of one priority share the answer
+        newer = "LowerOrNewerEqualPriority" in (policy.within_cluster_queue, policy.reclaim_within_cohort)
+        key = (queue, fr, value, pg.priority, created if newer else None)
+        known = self._simulated.get(key)
+        if known is not None:
+            return known
+        request = {fr: value}
+        if self.fair:
+            candidates = find_candidates(tree, queue, request, self.workloads, policy, pg.priority, created)
+            strategies = self.snapshot.policy.arguments_of(KUEUEFAIR).strategies
+            targets, fits = fair_targets(tree, queue, request, candidates, strategies)
+            targets = targets if fits else []
+        else:
+            targets = classical_targets(tree, queue, request, self.workloads, policy, pg.priority, created)
+        if not targets:
+            answer = (_NO_CANDIDATES, self._borrow_level(queue, fr, value))
+        else:
+            for c in targets:
+                tree.add_usage(c.queue, c.usage, -1)
+            level = self._borrow_level(queue, fr, value)
+            for c in targets:
+                tree.add_usage(c.queue, c.usage)
+            answer = (_PREEMPT if any(c.queue == queue for c in targets) else _RECLAIM, level)
+        self._simulated[key] = answer
+        return answer
 
     @staticmethod
     def _matches(spec: ResourceFlavorSpec, tasks: Iterable[TaskInfo]) -> str:
@@ -446,7 +520,7 @@ class _Assigner:
                 first_match = first_match or name
                 worst, why = _Mode(_FIT, 0), ""
                 for resource, amount in asked.items():
-                    mode, reason = self._mode(pg.queue, (name, resource), amount)
+                    mode, reason = self._mode(pg, (name, resource), amount)
                     if _preferred(worst, mode, fungibility):
                         worst, why = mode, reason
                     if worst.preemption == _NO_FIT:
@@ -471,6 +545,7 @@ class _Assigner:
                     taken[(flavor, resource)] = amount
         if taken:
             self.tree.add_usage(pg.queue, taken)
+            self._simulated.clear()  # the preemptions simulated counted the quota as it was
         return FlavorChoice(flavors=chosen, tries=tuple(tries), held=tuple(held))
 
 

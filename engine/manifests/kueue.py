@@ -124,7 +124,9 @@ class KueueReaders(KueueLeverReaders):
         specs = self._kueue_specs(cohorts, members, implicit, flavored, ids)
         if flavored:
             self._kueue_flavors(flavor_specs, flavored, {ids[("ClusterQueue", n)]: v for n, v in members.items()})
-        self._add_kueue_queues(specs, _kueue_depths(specs))
+        depths = _kueue_depths(specs)  # (a cycle of cohorts is refused here)
+        _uncovered_held(specs, {ids[("ClusterQueue", n)] for n in members})
+        self._add_kueue_queues(specs, depths)
         self.local_queues = {key: ids.get(("ClusterQueue", cq), cq) for key, cq in self.local_queues.items()}
         for (ns, lq), queue in self.local_queues.items():  # the LocalQueues as the Kueue export writes them again
             usage = self.admission.local_queues.get((ns, lq))
@@ -612,6 +614,28 @@ def _identity(kind: str, name: str, taken: set[str]) -> str:
         n += 1
         ident = f"{base}-{n}"
     return ident
+
+
+def _uncovered_held(specs: Mapping[str, dict[str, Any]], cluster_queues: set[str]) -> None:
+    """Kueue's ClusterQueue uses only the resources its ``resourceGroups`` cover: a resource (read in one flavor)
+    that another node of its tree has quota for but the ClusterQueue does not list gets a quota and a borrowing limit
+    of 0 there, so that it borrows none of its Cohorts' (Kueue: "resource ... unavailable in ClusterQueue")."""
+
+    def top(name: str) -> str:
+        while specs[name]["parent"] in specs:
+            name = specs[name]["parent"]
+        return name
+
+    listed: dict[str, set[str]] = {}
+    for name, spec in specs.items():
+        listed.setdefault(top(name), set()).update(r for r in spec["deserved"] if FLAVOR_MARK not in r)
+    for name in cluster_queues:
+        spec = specs[name]
+        if spec["parent"] is None:
+            continue  # alone at the top of its tree: it uses at most its own quota already
+        for r in sorted(listed.get(top(name), set()) - set(spec["deserved"])):
+            spec["deserved"] = {**spec["deserved"], r: 0}
+            spec["borrowing"] = {**spec["borrowing"], r: 0}
 
 
 def _kueue_depths(specs: Mapping[str, dict[str, Any]]) -> dict[str, int]:

@@ -30,19 +30,20 @@ from engine.policy.policy import Policy
 from engine.session.plugins.kueuefair.arguments import read_kueuefair_args
 
 __all__ = [
-    "KUEUE_CLASSICAL_ACTIONS",
-    "KUEUE_FAIR_ACTIONS",
+    "KUEUE_ACTIONS",
     "fair_sharing_section",
     "is_kueue_configuration_text",
     "kueue_fair_policy",
     "wants_kueuefair",
 ]
 
-# Kueue evicts when a workload does not fit: within its ClusterQueue (preempt) or across the cohort (reclaim). With
-# fair sharing the preemptor's own ClusterQueue is one target among the others, by share; without it (classical
-# preemption) Kueue tries the other ClusterQueues' candidates before its own, so reclaim runs first.
-KUEUE_FAIR_ACTIONS = "enqueue, allocate, preempt, reclaim, backfill"
-KUEUE_CLASSICAL_ACTIONS = "enqueue, allocate, reclaim, preempt, backfill"
+# Kueue evicts when a workload does not fit: one set from the preemptor's own ClusterQueue and the cohort's, classical
+# or fair. The reclaim action chooses that set (with the queue's own workloads when both policies allow some,
+# ``reclaims_within_queue``), so it runs first: ``preempt`` after it, within a ClusterQueue, finds its own set only
+# for a ClusterQueue whose policies leave reclaim nothing (no Cohort, or ``reclaimWithinCohort: Never``), or where the
+# set takes none of the others' (with preempt first, a ClusterQueue's own lower-priority workloads would go where
+# Kueue's fair sharing takes a workload of the ClusterQueue with the higher share).
+KUEUE_ACTIONS = "enqueue, allocate, reclaim, preempt, backfill"
 
 
 def is_kueue_configuration_text(text: str, max_depth: int) -> bool:
@@ -80,10 +81,10 @@ def wants_kueuefair(preemption: Mapping[str, KueuePreemption], fair_sharing: Map
 
 def kueue_fair_policy(base: Policy, fair_sharing: Mapping[str, Any] | None) -> Policy:
     """``base`` with ``kueuefair`` first in the first tier (``fair_sharing`` its arguments; None: fair sharing off,
-    the preemption policies still enforced) and the preempt and reclaim actions after allocate (reclaim first without
-    fair sharing, as Kueue's classical preemption takes other ClusterQueues' workloads before its own)."""
+    the preemption policies still enforced) and the reclaim and preempt actions after allocate (reclaim first: it
+    chooses Kueue's one set from the ClusterQueue's own workloads and the cohort's, ``KUEUE_ACTIONS``)."""
     arguments = dict(fair_sharing or {})
-    fair = read_kueuefair_args(arguments).enable
+    read_kueuefair_args(arguments)  # refused here when Kueue would refuse it
     data = base.to_dict()
     tiers = data.get("tiers") or [{"plugins": []}]
     for tier in tiers:
@@ -101,7 +102,7 @@ def kueue_fair_policy(base: Policy, fair_sharing: Mapping[str, Any] | None) -> P
         entry["arguments"] = arguments
     tiers[0]["plugins"] = [entry, *tiers[0]["plugins"]]
     data["tiers"] = tiers
-    data["actions"] = KUEUE_FAIR_ACTIONS if fair else KUEUE_CLASSICAL_ACTIONS
+    data["actions"] = KUEUE_ACTIONS
     # Kueue evicts whole workloads: victims are chosen with gangs in mind (``actions.gangvictims``)
     configurations = {c["name"]: c for c in data.get("configurations", [])}
     for action in ("preempt", "reclaim"):

@@ -737,23 +737,6 @@ KNOWN = {
     "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": (
         "as the LowerPriority row: no such hold on a lender's capacity"
     ),
-    "don't assign flavor if there are no candidates for preemption": (
-        "Fairway's flavor assignment does not try the preemption a flavor would need: a flavor where preemption finds "
-        "no candidates is not passed over for the next one"
-    ),
-    "use second flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch": (
-        "as above: a flavor without preemption candidates is not passed over"
-    ),
-    "PreemptionOverBorrowing preference: select fitting second flavor over first flavor with no preemption "
-    "candidates": "as above: a flavor without preemption candidates is not passed over",
-    "prefer reclamation over cq priority based preemption": (
-        "Fairway's flavor assignment does not rank the kinds of preemption a flavor needs (Kueue: reclaiming from "
-        "another ClusterQueue before preempting by priority in its own): it takes the first flavor"
-    ),
-    "cannot borrow resource not listed in clusterQueue": (
-        "a resource with quota in one flavor only is not flavored, and a ClusterQueue that does not list it borrows "
-        "its Cohort's (Kueue: a ClusterQueue uses only the resources its resourceGroups cover)"
-    ),
 }
 
 

@@ -3,9 +3,10 @@
 The assignment cases are Kueue's own, numbers only, from ``pkg/scheduler/flavorassigner/flavorassigner_test.go``
 (``TestAssignFlavors``, ``TestIsPreferred``) of kubernetes-sigs/kueue at ``ff69552e79ad`` (2026-08-22), each built
 as manifests (ResourceFlavors labelled ``type: <flavor>``, one node per flavor, the ClusterQueue's usage as Running
-pods on the flavor's node) and given to ``assign_flavors``. Where Kueue's test fakes its preemption oracle to answer
-"there are workloads to preempt", the ClusterQueue here has a preemption policy that allows it (``withinClusterQueue:
-LowerPriority``): Fairway takes a policy other than Never to find some.
+pods on the flavor's node, of a lower priority than the incoming workload) and given to ``assign_flavors``. Where
+Kueue's test fakes its preemption oracle to answer "there are workloads to preempt", the ClusterQueue here has a
+preemption policy that finds them (``withinClusterQueue: LowerPriority``): Fairway simulates the preemption, as
+Kueue's scheduler does with its real oracle; without a policy, the simulation finds none.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ import pytest
 import yaml
 
 from engine.fairshare.drs import kueue_tree
-from engine.flavors import _FIT, _NO_CANDIDATES, _NO_FIT, _PREEMPT, _Mode, _preferred, assign_flavors, unflavored
+from engine.flavors import (
+    _FIT,
+    _NO_CANDIDATES,
+    _NO_FIT,
+    _PREEMPT,
+    _RECLAIM,
+    _Mode,
+    _preferred,
+    assign_flavors,
+    unflavored,
+)
 from engine.manifests import ManifestError, load_manifests
 from engine.manifests.export import export_trees
 from engine.objects import FlavorFungibility, Snapshot
@@ -105,7 +116,11 @@ def manifests(case: Case) -> str:
             "spec": {"clusterQueue": "test-clusterqueue"},
         }
     )
-    docs += [pod(f"used-{f}", cpus, f"node-{f}") for f, cpus in case.usage.items()]
+    docs.append(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": -1}
+    )
+    # the workloads the usage stands for are of a lower priority: what Kueue's fake oracle says preemption finds
+    docs += [pod(f"used-{f}", cpus, f"node-{f}", {"priorityClassName": "low"}) for f, cpus in case.usage.items()]
     docs.append(pod("wl", case.request, extra=case.pod))
     return yaml.safe_dump_all(docs)
 
@@ -296,6 +311,12 @@ PREFERRED = [
     ((_NO_FIT, 0), (_NO_CANDIDATES, 1), {}, False),
     ((_NO_CANDIDATES, 1), (_NO_CANDIDATES, 2), {"preference": "PreemptionOverBorrowing"}, True),
     ((_NO_CANDIDATES, 2), (_NO_CANDIDATES, 1), {"preference": "PreemptionOverBorrowing"}, False),
+    # Fairway's own rows: reclaiming in the Cohort is better than preempting by priority in the ClusterQueue
+    # (Kueue's ``reclaim`` above ``preempt``), below a fit, at any borrowing level with PreemptionOverBorrowing
+    ((_RECLAIM, 0), (_PREEMPT, 0), {}, True),
+    ((_PREEMPT, 0), (_RECLAIM, 0), {}, False),
+    ((_RECLAIM, 0), (_FIT, 0), {}, False),
+    ((_RECLAIM, 1), (_PREEMPT, 0), {"preference": "PreemptionOverBorrowing"}, False),
 ]
 
 
@@ -557,3 +578,45 @@ def test_preemption_within_the_cluster_queue_on_the_chosen_flavor(when_can_preem
         assert doc["podgroups"]["ns/podgroup-wl"]["flavors"] == {"cpu": "two"}
         assert doc["evictions"] == []
         assert doc["bindings"] == {"ns/wl": "node-two"}
+
+
+def _borrowers(fair: bool) -> str:
+    """ClusterQueue ``test-clusterqueue`` (nominal 0 in flavor one, ``reclaimWithinCohort: Any``) in a Cohort with
+    ``borrower`` (nominal 0, running 4 cpus of flavor one) and ``lender`` (nominal 4); the incoming workload asks 2."""
+    docs = flavor_docs(["one", "two"], {})
+    none = {"nominalQuota": "0"}
+    docs.append(cluster_queue("test-clusterqueue", {"one": none, "two": none}, True, {
+        "preemption": {"reclaimWithinCohort": "Any"}}))  # fmt: skip
+    docs.append(cluster_queue("borrower", {"one": none, "two": none}, True, {}))
+    docs.append(cluster_queue("lender", {"one": {"nominalQuota": "4"}, "two": none}, True, {}))
+    for ns, cq in (("ns", "test-clusterqueue"), ("other", "borrower")):
+        docs.append({"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+                     "spec": {"clusterQueue": cq}})  # fmt: skip
+    running = pod("big", 4, "node-one")
+    running["metadata"]["namespace"] = "other"
+    docs += [running, pod("wl", 2)]
+    if fair:
+        docs.append({"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
+                     "fairSharing": {"enable": True}})  # fmt: skip
+    return yaml.safe_dump_all(docs)
+
+
+@pytest.mark.parametrize("fair", [False, True])
+def test_a_flavor_above_the_nominal_quota_looks_for_victims_with_fair_sharing(fair: bool) -> None:
+    """Kueue's ``canPreemptWhileBorrowing``: above its nominal quota, a ClusterQueue looks for victims with
+    ``borrowWithinCohort`` or, with fair sharing, ``reclaimWithinCohort``. Flavor two has no quota anywhere. Without
+    fair sharing flavor one does not fit either (the workload is held there and waits); with it, the simulated preemption finds the borrower's workload (its
+    share, 4 cpus borrowed, above the incoming one's, 2): it fits by reclaiming, and the session evicts it."""
+    snap = snapshot_of(_borrowers(fair))
+    _, choices = assign_flavors(snap)
+    choice = choices["ns/podgroup-wl"]
+    if fair:
+        tried = [("one", "fits by reclaiming from other ClusterQueues"), ("two", "does not fit")]
+        assert [(t.flavor, t.outcome) for t in choice.tries] == tried
+        assert choice.held == ()
+        doc = json.loads(json.dumps(simulate(snap).document))
+        assert doc["evictions"] == ["other/big"]
+        assert doc["pipelined"] == {"ns/wl": "node-one"}
+    else:
+        assert [(t.flavor, t.outcome) for t in choice.tries] == [("one", "does not fit"), ("two", "does not fit")]
+        assert choice.held == ("one",)

@@ -94,8 +94,8 @@ fairSharing:
     kueuefair = policy.plugin("kueuefair")
     assert kueuefair is not None
     assert dict(kueuefair.arguments) == {"enable": True, "preemptionStrategies": ["LessThanInitialShare"]}
-    # with fair sharing the preemptor's own ClusterQueue is a target among the others: preempt keeps its place
-    assert policy.actions == ("enqueue", "allocate", "preempt", "reclaim", "backfill")
+    # with fair sharing too, reclaim chooses the one set from the ClusterQueue's own workloads and the others'
+    assert policy.actions == ("enqueue", "allocate", "reclaim", "preempt", "backfill")
     # built again over a policy that already has the plugin: one entry, the new arguments
     again = kueue_fair_policy(policy, {"enable": False})
     assert [p.name for tier in again.tiers for p in tier].count("kueuefair") == 1

@@ -24,19 +24,19 @@ answers:
   needs ``borrowWithinCohort: LowerPriority`` and a lower priority, at most ``maxPriorityThreshold``; the smallest set
   that makes the pod fit, in Kueue's order, or none). With fair sharing, Kueue's fair preemption chooses
   (``engine.fairshare.kueue_preemption.fair_targets``: the strategies in order, the preemptor within its nominal
-  quota taking any candidate). The reclaim action hands the plugin one node's pods at a time, so with fair sharing
-  the pods of the workloads chosen are returned even when they do not free all the quota the pod needs (Kueue,
-  which counts quota only, would then preempt nothing), and the action evicts them until the pod fits the node.
-  Without fair sharing, a ClusterQueue in a Cohort whose ``withinClusterQueue`` and ``reclaimWithinCohort`` both
-  allow some takes its victims in one set from its own workloads and the Cohort's (``reclaims_within_queue``: the
-  reclaim action offers its own pods too, the full policy goes to ``classical_targets``, and the reclaim gate asks
-  only that the pod fit the potential available, as its own usage may be freed), as Kueue does: e.g. TestPreemption
-  "preempt from all ClusterQueues in cohort" takes one workload of each.
+  quota taking any candidate; nothing when no set makes the pod fit). Either way a ClusterQueue in a Cohort whose
+  ``withinClusterQueue`` and ``reclaimWithinCohort`` both allow some takes its victims in one set from its own
+  workloads and the Cohort's (``reclaims_within_queue``: the reclaim action offers its own pods too, the full policy
+  goes to ``classical_targets`` or ``find_candidates``, and the reclaim gate asks only that the pod fit the potential
+  available, as its own usage may be freed), as Kueue does: e.g. TestPreemption "preempt from all ClusterQueues in
+  cohort" takes one workload of each, TestFairPreemptions "can preempt a combination of same CQ and highest user"
+  its own low-priority one and one of the ClusterQueue with the highest share. The set is evicted whole
+  (``victims_are_a_set``).
 * **Preemptable** (preempt, within a ClusterQueue): ``withinClusterQueue`` Never (none), LowerPriority (a strictly
-  lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); without fair sharing only
-  Kueue's minimal set among those (``classical_targets`` on the ClusterQueue's workloads alone: taken lowest first,
-  then every one the pod still fits without given back, the later taken first), none when no set makes the pod fit
-  the ClusterQueue's quota; pods of the preemptor's own job are left to the other plugins.
+  lower priority) or LowerOrNewerEqualPriority (also an equal priority created later); only Kueue's minimal set among
+  those (``classical_targets``, or with fair sharing ``fair_targets``, on the ClusterQueue's workloads alone: taken
+  lowest first, then every one the pod still fits without given back, the later taken first), none when no set makes
+  the pod fit the ClusterQueue's quota; pods of the preemptor's own job are left to the other plugins.
 
 * **Job enqueueable**: Kueue admits a workload that fits once others are preempted, so the plugin permits (the later
   tiers' quota votes are not asked) a job whose policies give it candidates: lower-priority running jobs of its own
@@ -352,28 +352,28 @@ class KueueFairPlugin(Plugin):
 
     # -- victims ----------------------------------------------------------------------------------------------
     def reclaims_within_queue(self, queue: str) -> bool:
-        """Without fair sharing, Kueue's classical preemption chooses one set among a ClusterQueue's own workloads
-        and its Cohort's together: when the ClusterQueue is in a Cohort and both ``withinClusterQueue`` and
+        """Kueue's preemption, classical or fair, chooses one set among a ClusterQueue's own workloads and its
+        Cohort's together: when the ClusterQueue is in a Cohort and both ``withinClusterQueue`` and
         ``reclaimWithinCohort`` allow some, ``reclaimable`` is offered the queue's own pods too."""
         node = self.tree.nodes.get(queue)
-        if self.args.enable or node is None or node.cohort or node.parent is None:
+        if node is None or node.cohort or node.parent is None:
             return False
         policy = self.policies.get(queue, _NEVER)
         return policy.within_cluster_queue != "Never" and policy.reclaim_within_cohort != "Never"
 
     def victims_are_a_set(self, hook: str, queue: str) -> bool:
-        """Without fair sharing the victims are Kueue's classical set, which counts quota: the actions evict it whole
-        and place the pod only within the ClusterQueue's quota (reclaim: a ClusterQueue in a Cohort; preempt: any)."""
+        """The victims are Kueue's set (classical or fair), which counts quota: the actions evict it whole and place
+        the pod only within the ClusterQueue's quota (reclaim: a ClusterQueue in a Cohort; preempt: any)."""
         node = self.tree.nodes.get(queue)
-        if self.args.enable or node is None or node.cohort:
+        if node is None or node.cohort:
             return False
         return hook == "preemptable" or node.parent is not None
 
     def preemptable(self, preemptor: TaskState, preemptees: Sequence[TaskState]) -> list[TaskState] | None:
         """The pods of the preemptor's own job as they are (the other plugins decide); of the ClusterQueue's other
-        jobs, those ``withinClusterQueue`` allows, and without fair sharing only Kueue's minimal set among them
-        (``classical_targets`` with the ClusterQueue's workloads alone: the lowest first, then every one the pod
-        still fits without given back), none when no set makes it fit the ClusterQueue's quota."""
+        jobs, only Kueue's minimal set among those ``withinClusterQueue`` allows (without fair sharing
+        ``classical_targets``, with it ``fair_targets``, on the ClusterQueue's workloads alone: the lowest first, then
+        every one the pod still fits without given back), none when no set makes it fit the ClusterQueue's quota."""
         pj = preemptor.pg
         if pj is None:
             return []
@@ -385,15 +385,13 @@ class KueueFairPlugin(Plugin):
             if t.pg is not None and t.pg is not pj and _allowed(policy.within_cluster_queue, t.pg, pj)
         ]
         node = self.tree.nodes.get(pj.queue)
-        if self.args.enable or not allowed or node is None or node.cohort:
+        if not allowed or node is None or node.cohort:
             return mine + allowed
         if self._beyond_nominal(pj.queue, pj) is not None:
             return mine
         request = _amounts(preemptor.req, self.tree.subtree[pj.queue])
         own = dataclasses.replace(policy, reclaim_within_cohort="Never")
-        targets = classical_targets(
-            self.tree, pj.queue, request, self._workloads(allowed), own, pj.priority, pj.creation
-        )
+        targets = self._targets(pj, request, self._workloads(allowed), own)
         chosen = {id(t) for c in targets for t in c.ref}
         return mine + [t for t in allowed if id(t) in chosen]
 
@@ -411,12 +409,20 @@ class KueueFairPlugin(Plugin):
         across = policy  # one set with the ClusterQueue's own workloads (``reclaims_within_queue``)
         if not self.reclaims_within_queue(queue):  # the reclaim action's are other queues'
             across = dataclasses.replace(policy, within_cluster_queue="Never")
-        if self.args.enable:
-            candidates = find_candidates(tree, queue, request, admitted, across, pj.priority, pj.creation)
-            targets, _ = fair_targets(tree, queue, request, candidates, self.args.strategies)
-        else:
-            targets = classical_targets(tree, queue, request, admitted, across, pj.priority, pj.creation)
-        return [t for c in targets for t in c.ref]
+        return [t for c in self._targets(pj, request, admitted, across) for t in c.ref]
+
+    def _targets(
+        self, pj: JobState, request: Mapping[FlavorResource, int], admitted: list[Candidate], policy: KueuePreemption
+    ) -> list[Candidate]:
+        """Kueue's set for ``request`` of ``pj`` among ``admitted`` under ``policy``: fair sharing's
+        (``fair_targets``, the candidates by ``find_candidates``) or the classical one; empty when no set makes the
+        request fit (Kueue then preempts nothing)."""
+        tree, queue = self.tree, pj.queue
+        if not self.args.enable:
+            return classical_targets(tree, queue, request, admitted, policy, pj.priority, pj.creation)
+        candidates = find_candidates(tree, queue, request, admitted, policy, pj.priority, pj.creation)
+        targets, fits = fair_targets(tree, queue, request, candidates, self.args.strategies)
+        return targets if fits else []
 
     def _workloads(self, reclaimees: Sequence[TaskState]) -> list[Candidate]:
         """The reclaimees as Kueue's workloads, one per job: its reclaimees' requests (``ref``: those pods)."""
