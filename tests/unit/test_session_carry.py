@@ -699,4 +699,3 @@ def test_predicates_node_filters_are_made_once_for_the_kept_node_table() -> None
     assert again is not first
     row = sorted(world.snap.nodes).index(node.name)
     assert again[0][row] and not first[0][row]
-
