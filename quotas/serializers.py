@@ -398,9 +398,34 @@ class NamespaceSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class ResourceFlavorSerializer(serializers.ModelSerializer):
+class _CheckedByService:
+    """validate/create/update of a serializer whose object a service checks (``service_check``) and writes whole
+    (``service_save``): the service's rule violations answer as 400s naming their fields, at validation and again at
+    the write."""
+
+    service_check: Any
+    service_save: Any
+    instance: Any
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return type(self).service_check(self.instance, attrs)  # type: ignore[no-any-return]
+        except rules.RuleViolation as exc:
+            raise rule_errors_to_validation_error(exc.errors) from exc
+
+    def create(self, validated_data: dict[str, Any]) -> Any:
+        return _with_rules(type(self).service_save, None, validated_data)
+
+    def update(self, instance: Any, validated_data: dict[str, Any]) -> Any:
+        return _with_rules(type(self).service_save, instance, validated_data)
+
+
+class ResourceFlavorSerializer(_CheckedByService, serializers.ModelSerializer):
     """A Kueue ResourceFlavor (issue 28), its parts in Kueue's spelling of the object's ``spec``; a queue's quota in
     it is under the flavored key of its resource lists (``deserved: {"cpu@spot": "8"}``)."""
+
+    service_check = staticmethod(services.check_resource_flavor)
+    service_save = staticmethod(services.save_resource_flavor)
 
     name = serializers.CharField(
         max_length=253, help_text="DNS-1123 subdomain; the flavor part of a flavored key (cpu@<name>)."
@@ -432,23 +457,14 @@ class ResourceFlavorSerializer(serializers.ModelSerializer):
     def get_used_by(self, obj: ResourceFlavor) -> list[str]:
         return services.resource_flavor_users(obj.name)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return services.check_resource_flavor(self.instance, attrs)
-        except rules.RuleViolation as exc:
-            raise rule_errors_to_validation_error(exc.errors) from exc
 
-    def create(self, validated_data: dict[str, Any]) -> ResourceFlavor:
-        return _with_rules(services.save_resource_flavor, None, validated_data)  # type: ignore[no-any-return]
-
-    def update(self, instance: ResourceFlavor, validated_data: dict[str, Any]) -> ResourceFlavor:
-        return _with_rules(services.save_resource_flavor, instance, validated_data)  # type: ignore[no-any-return]
-
-
-class LocalQueueSerializer(serializers.ModelSerializer):
+class LocalQueueSerializer(_CheckedByService, serializers.ModelSerializer):
     """A Kueue LocalQueue (issue 28): a namespace's name for a leaf queue (its ClusterQueue), with its
     ``fairSharing.weight``; the usage Admission Fair Sharing orders it by, per cluster, as the live sessions keep it
     (read only)."""
+
+    service_check = staticmethod(services.check_local_queue)
+    service_save = staticmethod(services.save_local_queue)
 
     namespace = ObjectNameField(help_text="The namespace it belongs to (an existing one).")
     name = ObjectNameField(
@@ -483,15 +499,3 @@ class LocalQueueSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.CharField())))
     def get_usage(self, obj: LocalQueue) -> dict[str, dict[str, str]]:
         return services.local_queue_usage(obj)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return services.check_local_queue(self.instance, attrs)
-        except rules.RuleViolation as exc:
-            raise rule_errors_to_validation_error(exc.errors) from exc
-
-    def create(self, validated_data: dict[str, Any]) -> LocalQueue:
-        return _with_rules(services.save_local_queue, None, validated_data)  # type: ignore[no-any-return]
-
-    def update(self, instance: LocalQueue, validated_data: dict[str, Any]) -> LocalQueue:
-        return _with_rules(services.save_local_queue, instance, validated_data)  # type: ignore[no-any-return]
