@@ -5,7 +5,7 @@ plugins, then the creation, then the key), and the replay gives a job its trace'
 the demo loaded on the wall clock before the soak's virtual clock started, the demo's first jobs were created after
 every job of the virtual hours, so the live sessions put them last among the jobs of their priority, while the
 trace submitted them at the soak's start, first: with quotas that made ``ml-research/hparam-sweep`` (priority 10)
-tie with jobs of its priority, the replay admitted it two sessions before the live loop did, and 69 of 1,021 jobs
+tie with jobs of its priority, the replay admitted it two sessions before the live loop did, and 69 of 1,060 jobs
 started more than a period later. A few rounds of the soak show it, whatever the quotas."""
 
 from __future__ import annotations
