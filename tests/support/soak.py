@@ -190,26 +190,11 @@ class Soak:
         import time
 
         import time_machine
-        from django.core.management import call_command
-
-        from quotas import services
-        from scheduling.models import Cluster
 
         started = time.perf_counter()
-        services.ensure_builtins()  # a transactional test's flush removed the migrations' rows
-        Cluster.objects.get_or_create(name="default")
-        call_command("load_demo", verbosity=0)
-        call_command("ensure_schedules", "--simulated", "default", verbosity=0)
-        # the node check runs once a round: its timeout spans a few rounds, so that a round is not a silence
-        Cluster.objects.filter(name="default").update(
-            node_heartbeat_timeout=max(40, 3 * self.step), pod_eviction_timeout=max(300, 5 * self.step)
-        )
-        if self.policy is not None:
-            Cluster.objects.filter(name="default").update(scheduler_policy=self.policy)
-        self.cluster = Cluster.objects.get(name="default")
-        self._read_policy()
         rounds = int(self.hours * 3600 / self.step)
         with time_machine.travel(START, tick=False) as clock:
+            self._set_up()
             self.clock = clock
             for i in range(rounds):
                 t = i * self.step
@@ -227,36 +212,46 @@ class Soak:
         self.report.elapsed = time.perf_counter() - started
         return self.report
 
+    def _set_up(self) -> None:
+        """The demo loaded at ``START``, on the virtual clock: its first jobs are created when the first session sees
+        them (as ``make run``'s are, a moment before its first session). Loaded on the wall clock instead, they were
+        created after every job of the virtual hours, so they came last among jobs of their priority (the session
+        orders jobs of one priority by creation), while a trace of the soak submits them at ``START``, first."""
+        from django.core.management import call_command
+
+        from quotas import services
+        from scheduling.models import Cluster
+
+        services.ensure_builtins()  # a transactional test's flush removed the migrations' rows
+        Cluster.objects.get_or_create(name="default")
+        call_command("load_demo", verbosity=0)
+        call_command("ensure_schedules", "--simulated", "default", verbosity=0)
+        # the node check runs once a round: its timeout spans a few rounds, so that a round is not a silence
+        Cluster.objects.filter(name="default").update(
+            node_heartbeat_timeout=max(40, 3 * self.step), pod_eviction_timeout=max(300, 5 * self.step)
+        )
+        if self.policy is not None:
+            Cluster.objects.filter(name="default").update(scheduler_policy=self.policy)
+        self.cluster = Cluster.objects.get(name="default")
+        self._read_policy()
+
     def trace(self) -> Any:
         """What the soak did, as a trace (``engine.replay.trace``, source ``soak``; after ``run``): the jobs with
         their recorded starts and finishes, the tree and the nodes, on the soak's grid (``period``: one round). Its
-        window runs from ``START`` to the last round. The demo's tree and first jobs were loaded on the wall clock
-        before the virtual one started: the tree is read as it is now (the soak edits none), and those jobs are
-        submitted at ``START``, where the soak's first session saw them."""
+        window runs from ``START`` to the last round. The tree is read as it is now (the soak edits none); the demo's
+        first jobs were created at ``START`` (``_set_up``), and each job is submitted when its podgroup was created,
+        the moment the live sessions ordered it by."""
         import dataclasses
 
         from django.utils import timezone
 
         from planning.trace import build_trace
-        from scheduling.models import JobRecord, PodGroup
 
         end = START + timedelta(seconds=(int(self.hours * 3600 / self.step) - 1) * self.step)
         now = timezone.now()
         trace = build_trace(self.cluster, START, now, period=self.step, source="soak", tree_at=now)
         trace.header = dataclasses.replace(trace.header, end=end.timestamp())
         trace.edits = [e for e in trace.edits if e.time <= end.timestamp()]
-        # (the export moves a job whose row is younger than its first start back to that start: those first jobs)
-        walls = {
-            f"{ns}/{name}"
-            for model, column in ((PodGroup, "created"), (JobRecord, "submitted"))
-            for ns, name in model.objects.filter(cluster=self.cluster, **{f"{column}__gt": end}).values_list(
-                "namespace__name" if model is PodGroup else "namespace", "name"
-            )
-        }
-        trace.jobs = [
-            dataclasses.replace(j, submit=START.timestamp()) if j.submit > end.timestamp() or j.key in walls else j
-            for j in trace.jobs
-        ]
         return trace
 
     def _outage(self, t: int) -> bool:
@@ -438,7 +433,10 @@ class Soak:
             seen.add(pk)
             if admissible(phase, blocker):
                 admissible_gpu += pending.get(pk, 0)
-            self._created.setdefault(pk, (created.timestamp(), name))
+            if pk not in self._created:
+                self._created[pk] = (created.timestamp(), name)
+                if created.timestamp() > now:  # the sessions would order it after every job of the virtual hours
+                    self._violation(t, f"podgroup {name} created {created.timestamp() - now:.0f}s after the clock")
             if phase in ("Running", "Completed"):
                 if pk not in self._first_running:
                     self._first_running[pk] = now
