@@ -29,6 +29,7 @@ import gc
 import heapq
 import math
 import random
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,16 @@ def _pod_names(job: TraceJob) -> list[tuple[str, TraceRole]]:
     return out
 
 
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+def replacement_name(name: str) -> str:
+    """The name the simulated job controller gives an evicted pod's replacement (``scheduling.agent``): ``<name>-r1``,
+    then ``<name>-r2`` for the replacement's own, and so on."""
+    match = _RETRY_SUFFIX.search(name)
+    return f"{name[: match.start()]}-r{int(match.group(1)) + 1}" if match else f"{name}-r1"
+
+
 def _plain(amounts: Iterable[tuple[str, int]]) -> dict[str, int]:
     """Amounts per resource, a flavored key (``cpu@spot``) added into its resource's."""
     out: dict[str, int] = {}
@@ -158,6 +169,7 @@ class _Replay:
         self.runtimes = _runtimes(trace, seed)
         self.outcomes = {job.key: JobOutcome(job) for job in trace.jobs}
         self.arrivals = sorted(trace.jobs, key=lambda j: (j.submit, j.namespace, j.name))
+        self.new_replacements = h.replacements == "new"  # an evicted pod's replacement: a new pod, created then
         self.edits = sorted(trace.edits, key=lambda e: e.time)
         self.finishes: list[tuple[float, str]] = []  # heap of (time, pod uid)
         self.pod_start: dict[str, float] = {}
@@ -274,7 +286,7 @@ class _Replay:
                     min_member=job.min_member,
                     min_resources=job.min_resources,
                     priority=job.priority,
-                    creation_timestamp=job.submit,
+                    creation_timestamp=job.creation,
                 )
             )
             for i, (name, role) in enumerate(_pod_names(job)):
@@ -290,7 +302,7 @@ class _Replay:
                     volcano_preemptable=None if job.preemptible else False,
                     quota_group=job.quota_group,
                     task_role=role.name,
-                    creation_timestamp=job.submit,
+                    creation_timestamp=job.creation,
                 )
                 self.pod_job[task.uid] = job
                 self.pod_runtime[task.uid] = job.pod_runtimes[i] if job.pod_runtimes else self.runtimes[job.key]
@@ -384,11 +396,12 @@ class _Replay:
             heapq.heappush(self.finishes, (now + runtime, uid))
 
     def _evicted(self, before: Snapshot, evictions: Sequence[Any], now: float) -> int:
-        """Evicted pods come back Pending (their job controller's replacement) and lose their work."""
-        back = []
+        """Evicted pods come back Pending (their job controller's replacement) and lose their work: under their own
+        name and creation, or (the trace's ``replacements: new``) as a new pod ``<name>-r<N>`` created ``now``."""
+        back, gone = [], []
         for e in evictions:
             task = before.tasks.get(e.task)
-            if task is None:
+            if task is None or e.task not in self.pod_job:  # (not there: already replaced under a new name)
                 continue
             if e.task in self.open_runs:
                 self.close_run_from(before, e.task, now)
@@ -396,15 +409,19 @@ class _Replay:
             job = self.pod_job[e.task]
             counts = self.outcomes[job.key].evictions
             counts[e.action] = counts.get(e.action, 0) + 1
-            back.append(
-                dataclasses.replace(
-                    task, status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
-                )
+            again = dataclasses.replace(
+                task, status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
             )
+            if self.new_replacements:
+                again = dataclasses.replace(again, name=replacement_name(task.name), creation_timestamp=now)
+                self.pod_job[again.uid], self.pod_runtime[again.uid] = job, self.pod_runtime.pop(e.task)
+                del self.pod_job[e.task]
+                gone.append(e.task)
+            back.append(again)
         if back:
             # the podgroup keeps the phase its session gave it (the store writes phases from sessions only): a gang
             # reclaimed below its minimum stays Running, already admitted, while its replacements wait
-            self.snapshot = self.snapshot.with_tasks(back)
+            self.snapshot = self.snapshot.without_tasks(gone).with_tasks(back)
         return len(back)
 
     def close_run_from(self, snap: Snapshot, uid: str, at: float) -> None:
