@@ -286,7 +286,7 @@ class _Replay:
                     min_member=job.min_member,
                     min_resources=job.min_resources,
                     priority=job.priority,
-                    creation_timestamp=job.creation,
+                    creation_timestamp=job.submit,
                 )
             )
             for i, (name, role) in enumerate(_pod_names(job)):
@@ -302,7 +302,7 @@ class _Replay:
                     volcano_preemptable=None if job.preemptible else False,
                     quota_group=job.quota_group,
                     task_role=role.name,
-                    creation_timestamp=job.creation,
+                    creation_timestamp=job.submit,
                 )
                 self.pod_job[task.uid] = job
                 self.pod_runtime[task.uid] = job.pod_runtimes[i] if job.pod_runtimes else self.runtimes[job.key]
@@ -391,9 +391,26 @@ class _Replay:
         if outcome.start is None:
             outcome.start = now
             outcome.flavors = flavor_of_request(task.request)
+            if job.created is not None:
+                self._created_as_recorded(job)
         runtime = self.pod_runtime[uid]
         if runtime is not None:
             heapq.heappush(self.finishes, (now + runtime, uid))
+
+    def _created_as_recorded(self, job: TraceJob) -> None:
+        """A job already running when the cluster was first mirrored (``created``): placed at its start as it was,
+        before the jobs mirrored with it, it is then ordered by its row's creation, as every live session saw it."""
+        pg = self.snapshot.podgroups.get(job.key)
+        if pg is None or job.created is None:
+            return
+        created = job.created
+        tasks = [
+            dataclasses.replace(t, creation_timestamp=created)
+            for t in self.snapshot.podgroup_tasks(job.key)
+            if t.creation_timestamp == job.submit
+        ]
+        self.snapshot = self.snapshot.with_podgroups([dataclasses.replace(pg, creation_timestamp=created)])
+        self.snapshot = self.snapshot.with_tasks(tasks)
 
     def _evicted(self, before: Snapshot, evictions: Sequence[Any], now: float) -> int:
         """Evicted pods come back Pending (their job controller's replacement) and lose their work: under their own

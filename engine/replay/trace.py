@@ -109,11 +109,6 @@ class TraceJob:
     created: float | None = None  # the creation the live sessions ordered it by, where not its submit (None: submit)
 
     @property
-    def creation(self) -> float:
-        """When it was created, as the sessions order the jobs of one priority: ``created``, else its submit."""
-        return self.submit if self.created is None else self.created
-
-    @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 

@@ -7,7 +7,10 @@ a trace used to give the replay another order than the live sessions had:
 
 * a job already running when the Kubernetes adapter first mirrored it: its pods' start is the adapter's round, its
   row is written a moment later; the export submits it at that start (a trace's start may not come before its
-  submit), and the replay ordered it by that submit. The trace now keeps its row's creation (``created``);
+  submit), and the replay ordered it by that submit for good. The trace now keeps its row's creation (``created``):
+  the replay places it at its start, as it was (ordered by its submit, before the jobs mirrored with it, which the
+  live sessions never had to place it against), and orders it by its row's creation once it runs, as every live
+  session that saw it did;
 * an evicted pod: on a cluster of simulated node agents its replacement is a new pod ``<name>-r<N>`` created at the
   eviction (``scheduling.agent.replace_members``), so it comes after the job's other waiting pods; the replay made the
   pod Pending again under its old name and creation, first. The trace now says how the cluster replaces a pod
@@ -43,10 +46,12 @@ tiers:
 
 def _watch(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, dict[str, float | None]], list[str]]:
     """What the sessions see (the store's and the replay's both call ``engine.session.run.run_session``): per side,
-    each job's and pod's creation when first seen. Set ``side[0]`` to the side running."""
+    each job's and pod's creation when first seen, and (``live running``, ``replay running``) when first seen with
+    the pod running. Set ``side[0]`` to the side running."""
+    from engine.objects import TaskStatus
     from engine.session import run as engine_run
 
-    seen: dict[str, dict[str, float | None]] = {"live": {}, "replay": {}}
+    seen: dict[str, dict[str, float | None]] = {k: {} for k in ("live", "replay", "live running", "replay running")}
     side = ["live"]
     real = engine_run.run_session
 
@@ -55,6 +60,10 @@ def _watch(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, dict[str, float |
             seen[side[0]].setdefault(f"job {key}", pg.creation_timestamp)
         for uid, task in snapshot.tasks.items():
             seen[side[0]].setdefault(f"pod {uid}", task.creation_timestamp)
+            if task.status is TaskStatus.RUNNING:
+                running = seen[f"{side[0]} running"]
+                running.setdefault(f"pod {uid}", task.creation_timestamp)
+                running.setdefault(f"job {task.podgroup}", snapshot.podgroups[task.podgroup].creation_timestamp)
         return real(snapshot, **kwargs)
 
     monkeypatch.setattr(engine_run, "run_session", watched)
@@ -148,7 +157,13 @@ def test_a_job_running_when_first_mirrored_keeps_the_creation_the_live_session_o
     assert trace.header.replacements == "same"  # a cluster mirrored from Kubernetes: its controllers make them
     side[0] = "replay"
     replay(trace)
-    assert seen["replay"] == live
+    # the replay places it at its start, as it was, before the job mirrored with it; the sessions that see it running
+    # then see it created when the live sessions did, which order its replacements and victims by it
+    assert seen["replay"]["job team/running"] == T0.timestamp()
+    ran = {"job team/running": written.timestamp(), "pod team/running-0": written.timestamp()}
+    assert seen["live running"] == ran  # (live, waiting is bound but no agent reports it running)
+    assert {k: v for k, v in seen["replay running"].items() if k in ran} == ran
+    assert seen["replay"]["job team/waiting"] == live["job team/waiting"]
 
 
 # -- an evicted pod's replacement on a cluster of simulated node agents ---------------------------------------------
@@ -256,7 +271,7 @@ def test_a_trace_without_the_new_keys_reads_as_before_and_with_them_round_trips(
     lines = list(trace_lines(Trace(header=header, jobs=[job])))
     assert "replacements" not in json.loads(lines[0]) and "created" not in json.loads(lines[-1])
     again = read_trace(lines)
-    assert again.header.replacements == "same" and again.jobs[0].created is None and again.jobs[0].creation == 60.0
+    assert again.header.replacements == "same" and again.jobs[0].created is None
     moved = Trace(header=TraceHeader(cluster="c", start=0.0, end=3600.0, period=60.0, replacements="new"))
     moved.jobs = [TraceJob(namespace="ns", name="j", queue="a", submit=60.0, roles=(role,), start=60.0, created=61.5)]
     lines = list(trace_lines(moved))
