@@ -11,8 +11,11 @@ exactly what the last one did.
 Jobs: each pod runs its own recorded runtime (``podRuntimes``) or else its job's ``runtime`` from its own start (a
 job without one: a draw from its queue's recorded runtimes, seeded by ``seed`` and the job's name, or until the
 window's end when the queue has none). An evicted pod (reclaim, preempt, recycling) is Pending again at once, as its
-job controller's replacement, and restarts its work from the beginning when placed again; its podgroup keeps the
-phase its session gave it, as the store does. After each session a recycling pass runs, as the control plane's beat
+job controller's replacement (under its own name and creation, or, the trace's ``replacements: new``, as a new pod
+``<name>-r<N>`` created then, as the simulated job controller makes it), and restarts its work from the beginning
+when placed again; its podgroup keeps the phase its session gave it, as the store does. Jobs of one priority go by
+their creation: a job's ``submit``, and once it has started its ``created`` where the trace has one (a job already
+running when first mirrored, whose row came after its start). After each session a recycling pass runs, as the control plane's beat
 does. Pipelined pods stay Pending with their nominated node, as the store keeps them.
 
 Kueue's ResourceFlavors (a Tree with ``ResourceFlavor`` objects and ClusterQueues with quota per flavor): before each
