@@ -198,10 +198,12 @@ def _min_resources(f: dict[str, Any]) -> ResourceList | None:
 
 
 def _job(f: dict[str, Any]) -> TraceJob:
-    submit = f["submitted"].timestamp()
+    created = submit = f["submitted"].timestamp()
     if f["started"] is not None:  # a job mirrored from a cluster already running: its row is younger than its pods
         submit = min(submit, f["started"].timestamp())
     return TraceJob(
+        # the live sessions order it by its row's creation: the trace keeps it where the submit moved before it
+        created=created if created != submit else None,
         namespace=f["namespace"],
         name=f["name"],
         queue=f["queue"],
@@ -239,6 +241,9 @@ def build_trace(
         end=now.timestamp(),
         period=period or session_period(),
         source=source,
+        # the simulated job controller replaces an evicted pod by a new one, ``<name>-r<N>`` (``agent.replace_members``);
+        # elsewhere a job controller makes it again, under its own name on Kubernetes (Volcano's), keeping its row
+        replacements="new" if cluster.simulated else "same",
     )
     jobs: dict[str, TraceJob] = {}
     fields = (

@@ -11,8 +11,11 @@ exactly what the last one did.
 Jobs: each pod runs its own recorded runtime (``podRuntimes``) or else its job's ``runtime`` from its own start (a
 job without one: a draw from its queue's recorded runtimes, seeded by ``seed`` and the job's name, or until the
 window's end when the queue has none). An evicted pod (reclaim, preempt, recycling) is Pending again at once, as its
-job controller's replacement, and restarts its work from the beginning when placed again; its podgroup keeps the
-phase its session gave it, as the store does. After each session a recycling pass runs, as the control plane's beat
+job controller's replacement (under its own name and creation, or, the trace's ``replacements: new``, as a new pod
+``<name>-r<N>`` created then, as the simulated job controller makes it), and restarts its work from the beginning
+when placed again; its podgroup keeps the phase its session gave it, as the store does. Jobs of one priority go by
+their creation: a job's ``submit``, and once it has started its ``created`` where the trace has one (a job already
+running when first mirrored, whose row came after its start). After each session a recycling pass runs, as the control plane's beat
 does. Pipelined pods stay Pending with their nominated node, as the store keeps them.
 
 Kueue's ResourceFlavors (a Tree with ``ResourceFlavor`` objects and ClusterQueues with quota per flavor): before each
@@ -29,6 +32,7 @@ import gc
 import heapq
 import math
 import random
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +126,16 @@ def _pod_names(job: TraceJob) -> list[tuple[str, TraceRole]]:
     return out
 
 
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+def replacement_name(name: str) -> str:
+    """The name the simulated job controller gives an evicted pod's replacement (``scheduling.agent``): ``<name>-r1``,
+    then ``<name>-r2`` for the replacement's own, and so on."""
+    match = _RETRY_SUFFIX.search(name)
+    return f"{name[: match.start()]}-r{int(match.group(1)) + 1}" if match else f"{name}-r1"
+
+
 def _plain(amounts: Iterable[tuple[str, int]]) -> dict[str, int]:
     """Amounts per resource, a flavored key (``cpu@spot``) added into its resource's."""
     out: dict[str, int] = {}
@@ -158,6 +172,7 @@ class _Replay:
         self.runtimes = _runtimes(trace, seed)
         self.outcomes = {job.key: JobOutcome(job) for job in trace.jobs}
         self.arrivals = sorted(trace.jobs, key=lambda j: (j.submit, j.namespace, j.name))
+        self.new_replacements = h.replacements == "new"  # an evicted pod's replacement: a new pod, created then
         self.edits = sorted(trace.edits, key=lambda e: e.time)
         self.finishes: list[tuple[float, str]] = []  # heap of (time, pod uid)
         self.pod_start: dict[str, float] = {}
@@ -379,16 +394,34 @@ class _Replay:
         if outcome.start is None:
             outcome.start = now
             outcome.flavors = flavor_of_request(task.request)
+            if job.created is not None:
+                self._created_as_recorded(job)
         runtime = self.pod_runtime[uid]
         if runtime is not None:
             heapq.heappush(self.finishes, (now + runtime, uid))
 
+    def _created_as_recorded(self, job: TraceJob) -> None:
+        """A job already running when the cluster was first mirrored (``created``): placed at its start as it was,
+        before the jobs mirrored with it, it is then ordered by its row's creation, as every live session saw it."""
+        pg = self.snapshot.podgroups.get(job.key)
+        if pg is None or job.created is None:
+            return
+        created = job.created
+        tasks = [
+            dataclasses.replace(t, creation_timestamp=created)
+            for t in self.snapshot.podgroup_tasks(job.key)
+            if t.creation_timestamp == job.submit
+        ]
+        self.snapshot = self.snapshot.with_podgroups([dataclasses.replace(pg, creation_timestamp=created)])
+        self.snapshot = self.snapshot.with_tasks(tasks)
+
     def _evicted(self, before: Snapshot, evictions: Sequence[Any], now: float) -> int:
-        """Evicted pods come back Pending (their job controller's replacement) and lose their work."""
-        back = []
+        """Evicted pods come back Pending (their job controller's replacement) and lose their work: under their own
+        name and creation, or (the trace's ``replacements: new``) as a new pod ``<name>-r<N>`` created ``now``."""
+        back, gone = [], []
         for e in evictions:
             task = before.tasks.get(e.task)
-            if task is None:
+            if task is None or e.task not in self.pod_job:  # (not there: already replaced under a new name)
                 continue
             if e.task in self.open_runs:
                 self.close_run_from(before, e.task, now)
@@ -396,15 +429,19 @@ class _Replay:
             job = self.pod_job[e.task]
             counts = self.outcomes[job.key].evictions
             counts[e.action] = counts.get(e.action, 0) + 1
-            back.append(
-                dataclasses.replace(
-                    task, status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
-                )
+            again = dataclasses.replace(
+                task, status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
             )
+            if self.new_replacements:
+                again = dataclasses.replace(again, name=replacement_name(task.name), creation_timestamp=now)
+                self.pod_job[again.uid], self.pod_runtime[again.uid] = job, self.pod_runtime.pop(e.task)
+                del self.pod_job[e.task]
+                gone.append(e.task)
+            back.append(again)
         if back:
             # the podgroup keeps the phase its session gave it (the store writes phases from sessions only): a gang
             # reclaimed below its minimum stays Running, already admitted, while its replacements wait
-            self.snapshot = self.snapshot.with_tasks(back)
+            self.snapshot = self.snapshot.without_tasks(gone).with_tasks(back)
         return len(back)
 
     def close_run_from(self, snap: Snapshot, uid: str, at: float) -> None:

@@ -4,7 +4,11 @@ Version 2 (version 1 still reads: it is version 2 without the fields marked *2*;
 version that holds it, ``written_version``). One JSON object per line, each with a ``kind``:
 
 * line 1, ``FairwayTrace``: ``version`` (2), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
-  (the session period, seconds), ``source`` (who wrote it: ``export``, ``soak``, ``generator``);
+  (the session period, seconds), ``source`` (who wrote it: ``export``, ``soak``, ``generator``), and where it is not
+  ``same`` ``replacements`` (how the cluster replaces an evicted pod, which decides the replacement's place among its
+  job's pods: ``same``, the pod made again under its own name keeps its creation, as a Kubernetes job controller's
+  pod of the same name is kept on its row; ``new``, a new pod ``<name>-r<N>`` created at the eviction, as the
+  simulated job controller of a cluster of simulated node agents makes it);
 * at most one ``Tree``: ``objects``, the queue and quota trees, the namespaces and the nodes at the window's start as
   Kubernetes manifests (the kinds ``fairway simulate`` reads); a cluster whose queues have quota per Kueue
   ResourceFlavor writes its queue tree as Kueue's objects (*2*: ``ResourceFlavor``, ``ClusterQueue`` with the quota
@@ -17,7 +21,9 @@ version that holds it, ``written_version``). One JSON object per line, each with
   not started / still running at ``to``), ``runtime`` (seconds of work of one pod, or null when unknown),
   ``podRuntimes`` (each pod's seconds of work, roles in order, where they differ; else null),
   ``evictions`` (how many of its pods were evicted) and ``flavors`` (*2*: the ResourceFlavor the cluster gave it per
-  resource, ``{"cpu": "spot"}``; null or absent: none).
+  resource, ``{"cpu": "spot"}``; null or absent: none), and where it is not its ``submit`` ``created`` (the creation the
+  live sessions ordered it by among the jobs of its priority: a job already running when the Kubernetes adapter first
+  mirrored it is submitted at its first start, and its row was created after it).
 
 Reading is strict and names the line and the field of the first problem (``TraceError``); an unknown ``kind`` or an
 unknown key is skipped (the format only grows), a ``version`` above ours is refused.
@@ -53,6 +59,7 @@ __all__ = [
 
 VERSION = 2
 HEADER_KIND = "FairwayTrace"
+REPLACEMENTS = ("same", "new")
 
 
 class TraceError(ValueError):
@@ -67,6 +74,9 @@ class TraceHeader:
     period: float  # the session period (seconds)
     source: str = "export"
     version: int = VERSION
+    # how the cluster replaces an evicted pod: ``same`` (made again under its own name, keeping its creation) or ``new``
+    # (a new pod ``<name>-r<N>`` created at the eviction: the simulated job controller's)
+    replacements: str = "same"
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,7 @@ class TraceJob:
     pod_runtimes: tuple[float, ...] | None = None  # each pod's, roles in order, where they differ
     evictions: int = 0
     flavors: Mapping[str, str] | None = None  # resource -> the ResourceFlavor the cluster gave it (version 2)
+    created: float | None = None  # the creation the live sessions ordered it by, where not its submit (None: submit)
 
     @property
     def key(self) -> str:
@@ -184,8 +195,17 @@ def _header(obj: Mapping[str, Any], where: str) -> TraceHeader:
     if not period:
         raise TraceError(f"{where}: period: the session period must be a number of seconds > 0")
     source = obj.get("source", "export")
+    replacements = obj.get("replacements", "same")
+    if replacements not in REPLACEMENTS:
+        raise TraceError(f"{where}: replacements: must be one of {', '.join(REPLACEMENTS)}, got {replacements!r}")
     return TraceHeader(
-        cluster=_str(obj, "cluster", where), start=start, end=end, period=period, source=str(source), version=version
+        cluster=_str(obj, "cluster", where),
+        start=start,
+        end=end,
+        period=period,
+        source=str(source),
+        version=version,
+        replacements=replacements,
     )
 
 
@@ -331,6 +351,7 @@ def _job(obj: Mapping[str, Any], where: str) -> TraceJob:
         pod_runtimes=_pod_runtimes(obj, where),
         evictions=_int(obj, "evictions", where, 0, 0),
         flavors=_flavors(obj, where),
+        created=_opt_time(obj, "created", where),
     )
     if job.pod_runtimes is not None and len(job.pod_runtimes) != job.pods:
         raise TraceError(f"{where}: podRuntimes: {len(job.pod_runtimes)} runtimes for its {job.pods} pods")
@@ -415,6 +436,7 @@ def job_line(job: TraceJob) -> dict[str, Any]:
         "podRuntimes": None if job.pod_runtimes is None else list(job.pod_runtimes),
         "evictions": job.evictions,
         **({"flavors": dict(job.flavors)} if job.flavors else {}),
+        **({"created": format_time(job.created)} if job.created is not None and job.created != job.submit else {}),
     }
 
 
@@ -446,6 +468,7 @@ def trace_lines(trace: Trace) -> Iterator[str]:
             "to": format_time(h.end),
             "period": h.period,
             "source": h.source,
+            **({"replacements": h.replacements} if h.replacements != "same" else {}),
         }
     )
     if trace.tree is not None:

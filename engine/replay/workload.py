@@ -256,7 +256,8 @@ def generate(
         raise ValueError(f"period: must be a multiple of the generator's beat ({BEAT_SECONDS} s), got {period}")
     end = start + (int(hours * 3600 / period) - 1) * period
     knobs = settings or WorkloadSettings()
-    header = TraceHeader(cluster=cluster, start=start, end=end, period=period, source="generator")
+    # the demo's cluster is simulated: its job controller replaces an evicted pod by a new one (``-r<N>``), created then
+    header = TraceHeader(cluster=cluster, start=start, end=end, period=period, source="generator", replacements="new")
     # (their recorded start kept: one without a runtime was still running at the recording's end, and runs on here)
     first = [replace(j, submit=start) for j in jobs or []]
     base = Trace(header=header, jobs=first, tree=tree_objects)

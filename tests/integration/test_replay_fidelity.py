@@ -57,6 +57,8 @@ def soak_trace() -> object:
 def test_replaying_a_soaks_trace_with_no_change_reproduces_its_starts() -> None:
     trace: object = soak_trace()
     assert trace.header.source == "soak" and trace.header.period == STEP and trace.tree is not None
+    # the simulated agent replaces an evicted pod by a new one, created at the eviction: the replay does the same
+    assert trace.header.replacements == "new"
     assert any(o["kind"] == "ConfigMap" for o in trace.tree)  # the cluster's policy goes with the trace
     assert any(o["kind"] == "Node" and o["spec"].get("taints") for o in trace.tree)
     run = replay(trace)
@@ -76,6 +78,7 @@ def test_replaying_a_soaks_trace_with_no_change_reproduces_its_starts() -> None:
         "started only in the recording": only_recorded,
         "started only in the replay": only_replayed,
         "same start": sum(1 for o in both if o.start == o.job.start),
+        "pods evicted (recorded)": sum(j.evictions for j in trace.jobs),
         "sessions": run.sessions,
     }
     print(json.dumps(figures, indent=1))  # noqa: T201 - the exceptions, reported in the test log
