@@ -401,6 +401,13 @@ class _Assigner:
                         mine[key] = mine.get(key, 0) + amount
         self.tree: FairTree = kueue_tree(snapshot, usage)
         self.workloads = self._workloads(held)
+        # each flavor-resource's candidates: a preemption for one takes only workloads that use it (Kueue's
+        # ``frsNeedPreemption``), so each simulation looks at those alone
+        self.using: dict[FlavorResource, list[Candidate]] = {}
+        for c in self.workloads:
+            for fr, v in c.usage.items():
+                if v > 0:
+                    self.using.setdefault(fr, []).append(c)
         policy = snapshot.policy
         self.fair = policy.plugin(KUEUEFAIR.name) is not None and policy.arguments_of(KUEUEFAIR).enable
         self._simulated: dict[tuple[object, ...], tuple[int, int]] = {}
@@ -478,7 +485,7 @@ class _Assigner:
         """Kueue's ``SimulatePreemption``: the workloads its preemption (fair or classical) would take for ``value``
         of ``fr`` in ``pg``'s ClusterQueue; none: no candidates (with the borrowing level as it stands); some of the
         ClusterQueue's own: preempt, else reclaim, with the borrowing level once they are gone. Kept until a
-        workload given a flavor adds its usage (``choose``)."""
+        workload given a flavor adds its usage (``add``)."""
         tree, queue = self.tree, pg.queue
         created = pg.creation_timestamp
         # the creation counts only for LowerOrNewerEqualPriority: workloads of one priority share the answer
@@ -489,12 +496,13 @@ class _Assigner:
             return known
         request = {fr: value}
         if self.fair:
-            candidates = find_candidates(tree, queue, request, self.workloads, policy, pg.priority, created)
+            admitted = self.using.get(fr, [])
+            candidates = find_candidates(tree, queue, request, admitted, policy, pg.priority, created)
             strategies = self.snapshot.policy.arguments_of(KUEUEFAIR).strategies
             targets, fits = fair_targets(tree, queue, request, candidates, strategies)
             targets = targets if fits else []
         else:
-            targets = classical_targets(tree, queue, request, self.workloads, policy, pg.priority, created)
+            targets = classical_targets(tree, queue, request, self.using.get(fr, []), policy, pg.priority, created)
         if not targets:
             answer = (_NO_CANDIDATES, self._borrow_level(queue, fr, value))
         else:
