@@ -274,3 +274,17 @@ def test_the_what_if_orders_local_queues_by_their_kept_usage(kueue_cluster: Any,
     assert admitted_by_the_proposal() == {"team-a/podgroup-ja"}
     LocalQueueUsage.objects.all().delete()  # the control: no kept usage, the older job goes first
     assert admitted_by_the_proposal() == {"team-b/podgroup-jb"}
+
+
+def test_the_what_if_page_reads_the_kept_usage_too(kueue_cluster: Any) -> None:
+    """The what-if page's impact (``frontend.presenters.impact``) on the same proposal: a's job is the one it admits."""
+    from frontend.presenters import impact
+    from planning import whatif
+
+    _import(kueue_cluster, NODES + _local_queue("team-a", "1", "30") + _local_queue("team-b", "1", "10") + JOBS)
+    before, values = whatif.state_of(kueue_cluster)
+    spec = {"deserved": {"cpu": "6"}, "capability": {"cpu": "6"}}
+    change = {"op": "update", "kind": "queue", "name": "shared", "spec": spec}
+    after = whatif.evaluate(before, values, [change]).after
+    rows = impact.impact(before, after, kueue_cluster)
+    assert [r["key"] for r in rows["admitted"]] == ["team-a/podgroup-ja"]
