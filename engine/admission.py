@@ -183,6 +183,9 @@ class AdmissionLevers:
     # Kueue's LocalQueues (namespace, name, ClusterQueue, weight), sorted by key: what the Kueue export writes; kept
     # whether or not a lever is on (a tuple default: a pickled record of an older engine loads without it)
     local_queue_specs: tuple[LocalQueueSpec, ...] = ()
+    # the jobs Kueue's scheduling cycle leaves waiting this session, with why (``engine.flavors.assign_flavors``
+    # sets them before each session on a flavored Kueue cluster; the session does not admit them)
+    cycle_waits: Mapping[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(

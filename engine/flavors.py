@@ -26,7 +26,11 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   borrowing; ``preference: PreemptionOverBorrowing`` puts less borrowing first); when none fits, it is held
   on the first flavor that matches (the group's first when none does) and waits. Its pods then ask for the
   flavored keys and get the flavor's tolerations, so the session admits and places them on that flavor's quota and
-  nodes. Workloads are taken by priority, then age, and what a fitting one takes counts for the next ones.
+  nodes. Workloads are taken by priority, then age. The first of each ClusterQueue is one of Kueue's scheduling
+  cycle (``_Cycle``): all are given their flavors on the quota as the session opens, then admitted in Kueue's order
+  while they still fit, one that no longer does waiting for the next session, and one that needs a preemption
+  without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one takes counts
+  for the next ones.
 
 Plain Python on the snapshot (no Django); the answers are exact integers.
 """
@@ -338,6 +342,17 @@ class _Mode:
     borrow: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Pick:
+    """A workload's flavors (``choice``), what it asks on them (``usage``), its worst mode over its resource groups
+    (Kueue's representative mode, ``_NO_CANDIDATES`` for a preemption without candidates) and its borrowing level."""
+
+    choice: FlavorChoice
+    usage: Mapping[FlavorResource, int]
+    mode: int
+    borrow: int
+
+
 def _preferred(a: _Mode, b: _Mode, fungibility: FlavorFungibility) -> bool:
     """Kueue's ``isPreferred``: is ``a`` a better assignment than ``b``?"""
     if a.preemption == _NO_FIT:
@@ -386,9 +401,17 @@ class _Assigner:
                         mine[key] = mine.get(key, 0) + amount
         self.tree: FairTree = kueue_tree(snapshot, usage)
         self.workloads = self._workloads(held)
+        # each flavor-resource's candidates: a preemption for one takes only workloads that use it (Kueue's
+        # ``frsNeedPreemption``), so each simulation looks at those alone
+        self.using: dict[FlavorResource, list[Candidate]] = {}
+        for c in self.workloads:
+            for fr, v in c.usage.items():
+                if v > 0:
+                    self.using.setdefault(fr, []).append(c)
         policy = snapshot.policy
         self.fair = policy.plugin(KUEUEFAIR.name) is not None and policy.arguments_of(KUEUEFAIR).enable
         self._simulated: dict[tuple[object, ...], tuple[int, int]] = {}
+        self._heights: dict[str, int] = {}
 
     def _workloads(self, held: Mapping[str, Mapping[str, int]]) -> list[Candidate]:
         """The admitted workloads as Kueue's preemption candidates: what each holds of its ClusterQueue's quota,
@@ -407,13 +430,29 @@ class _Assigner:
                 )
         return out
 
+    def _height(self, name: str) -> int:
+        """Kueue's ``getNodeHeight``: 0 for a ClusterQueue, 1 for a Cohort of ClusterQueues only, else one more
+        than its highest child Cohort."""
+        known = self._heights.get(name)
+        if known is None:
+            tree = self.tree
+            kids = tree.children.get(name, [])
+            known = max([min(len(kids), 1), *(self._height(c) + 1 for c in kids if tree.nodes[c].cohort)])
+            self._heights[name] = known
+        return known
+
     def _borrow_level(self, queue: str, fr: FlavorResource, value: int) -> int:
-        """How far up the tree the quota comes from: 0 within the ClusterQueue's own, 1 its cohort's, ..."""
+        """How far up the tree the quota comes from, as Kueue's ``FindHeightOfLowestSubtreeThatFits`` measures it:
+        0 within the ClusterQueue's own, else the height of the lowest Cohort on its path that holds it (of the top
+        Cohort when none does)."""
         tree = self.tree
-        for level, name in enumerate([queue, *tree.path_to_root(queue)]):
+        path = tree.path_to_root(queue)
+        if not path or tree.usage_of(queue).get(fr, 0) + value <= tree.subtree[queue].get(fr, 0):
+            return 0
+        for name in path:
             if tree.usage_of(name).get(fr, 0) + value <= tree.subtree[name].get(fr, 0):
-                return level
-        return len(tree.path_to_root(queue)) + 1
+                return self._height(name)
+        return self._height(path[-1])
 
     def _mode(self, pg: PodGroupInfo, fr: FlavorResource, value: int) -> tuple[_Mode, str]:
         """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr`` asked by ``pg``, with the reason when it does not
@@ -446,7 +485,7 @@ class _Assigner:
         """Kueue's ``SimulatePreemption``: the workloads its preemption (fair or classical) would take for ``value``
         of ``fr`` in ``pg``'s ClusterQueue; none: no candidates (with the borrowing level as it stands); some of the
         ClusterQueue's own: preempt, else reclaim, with the borrowing level once they are gone. Kept until a
-        workload given a flavor adds its usage (``choose``)."""
+        workload given a flavor adds its usage (``add``)."""
         tree, queue = self.tree, pg.queue
         created = pg.creation_timestamp
         # the creation counts only for LowerOrNewerEqualPriority: workloads of one priority share the answer
@@ -457,12 +496,13 @@ class _Assigner:
             return known
         request = {fr: value}
         if self.fair:
-            candidates = find_candidates(tree, queue, request, self.workloads, policy, pg.priority, created)
+            admitted = self.using.get(fr, [])
+            candidates = find_candidates(tree, queue, request, admitted, policy, pg.priority, created)
             strategies = self.snapshot.policy.arguments_of(KUEUEFAIR).strategies
             targets, fits = fair_targets(tree, queue, request, candidates, strategies)
             targets = targets if fits else []
         else:
-            targets = classical_targets(tree, queue, request, self.workloads, policy, pg.priority, created)
+            targets = classical_targets(tree, queue, request, self.using.get(fr, []), policy, pg.priority, created)
         if not targets:
             answer = (_NO_CANDIDATES, self._borrow_level(queue, fr, value))
         else:
@@ -491,7 +531,11 @@ class _Assigner:
                     return f"node selector {key}={value} excludes it"
         return ""
 
-    def choose(self, pg: PodGroupInfo, tasks: list[TaskInfo], groups: tuple[FlavorGroup, ...]) -> FlavorChoice:
+    def pick(
+        self, pg: PodGroupInfo, tasks: list[TaskInfo], groups: tuple[FlavorGroup, ...], count: bool = True
+    ) -> _Pick:
+        """``pg``'s flavors on the quota as it stands; ``count``: what it takes when it simply fits is added at once
+        (a workload of a later cycle), else the caller adds it (``cycle``)."""
         request: dict[str, int] = {}
         for task in tasks:
             for key, amount in task.request.raw.items():
@@ -501,52 +545,103 @@ class _Assigner:
         chosen: dict[str, str] = {}
         held: list[str] = []
         tries: list[FlavorTry] = []
-        taken: dict[FlavorResource, int] = {}
+        usage: dict[FlavorResource, int] = {}
+        modes: list[_Mode] = []
         for group in groups:
             asked = {r: request[r] for r in group.resources if request.get(r)}
             if not asked or not group.flavors:
                 continue
-            best: tuple[_Mode, str] | None = None
-            first_match = None
-            for name in group.flavors:
-                spec = self.flavors.flavors.get(name)
-                if spec is None:
-                    tries.append(FlavorTry(name, "is not a ResourceFlavor of the input"))
-                    continue
-                refusal = self._matches(spec, tasks)
-                if refusal:
-                    tries.append(FlavorTry(name, "does not match", refusal))
-                    continue
-                first_match = first_match or name
-                worst, why = _Mode(_FIT, 0), ""
-                for resource, amount in asked.items():
-                    mode, reason = self._mode(pg, (name, resource), amount)
-                    if _preferred(worst, mode, fungibility):
-                        worst, why = mode, reason
-                    if worst.preemption == _NO_FIT:
-                        break
-                outcome = _OUTCOME[worst.preemption]
-                if worst.preemption == _FIT and worst.borrow:
-                    outcome = "fits by borrowing"
-                tries.append(FlavorTry(name, outcome, why))
-                if not _try_next(worst, fungibility):
-                    best = (worst, name)
-                    break
-                if best is None or _preferred(worst, best[0], fungibility):
-                    best = (worst, name)
+            best = self._group(pg, tasks, group, asked, fungibility, tries)
             fits = best is not None and best[0].preemption != _NO_FIT
-            flavor = best[1] if best is not None and fits else (first_match or group.flavors[0])
+            flavor = best[1] if best is not None and fits else ((best and best[2]) or group.flavors[0])
             if not fits:
                 held.append(flavor)
             for resource in group.resources:
                 chosen[resource] = flavor
-            if best is not None and best[0].preemption == _FIT and best[1] == flavor:
-                for resource, amount in asked.items():
-                    taken[(flavor, resource)] = amount
-        if taken:
-            self.tree.add_usage(pg.queue, taken)
-            self._simulated.clear()  # the preemptions simulated counted the quota as it was
-        return FlavorChoice(flavors=chosen, tries=tuple(tries), held=tuple(held))
+            modes.append(best[0] if best is not None and fits else _Mode(_NO_FIT, 0))
+            for resource, amount in asked.items():
+                usage[(flavor, resource)] = amount
+        choice = FlavorChoice(flavors=chosen, tries=tuple(tries), held=tuple(held))
+        out = _Pick(
+            choice, usage, min((m.preemption for m in modes), default=_FIT), max((m.borrow for m in modes), default=0)
+        )
+        if count and out.mode == _FIT:
+            self.add(pg.queue, usage)
+        return out
+
+    def _group(
+        self,
+        pg: PodGroupInfo,
+        tasks: list[TaskInfo],
+        group: FlavorGroup,
+        asked: Mapping[str, int],
+        fungibility: FlavorFungibility,
+        tries: list[FlavorTry],
+    ) -> tuple[_Mode, str, str | None] | None:
+        """The best flavor of one resource group for ``asked`` (its mode, its name, the first flavor that matches),
+        the flavors tried appended to ``tries``; None when no flavor of the group is a ResourceFlavor that matches."""
+        best: tuple[_Mode, str] | None = None
+        first_match = None
+        for name in group.flavors:
+            spec = self.flavors.flavors.get(name)
+            if spec is None:
+                tries.append(FlavorTry(name, "is not a ResourceFlavor of the input"))
+                continue
+            refusal = self._matches(spec, tasks)
+            if refusal:
+                tries.append(FlavorTry(name, "does not match", refusal))
+                continue
+            first_match = first_match or name
+            worst, why = _Mode(_FIT, 0), ""
+            for resource, amount in asked.items():
+                mode, reason = self._mode(pg, (name, resource), amount)
+                if _preferred(worst, mode, fungibility):
+                    worst, why = mode, reason
+                if worst.preemption == _NO_FIT:
+                    break
+            outcome = _OUTCOME[worst.preemption]
+            if worst.preemption == _FIT and worst.borrow:
+                outcome = "fits by borrowing"
+            tries.append(FlavorTry(name, outcome, why))
+            if not _try_next(worst, fungibility):
+                best = (worst, name)
+                break
+            if best is None or _preferred(worst, best[0], fungibility):
+                best = (worst, name)
+        return None if best is None else (best[0], best[1], first_match)
+
+    def add(self, queue: str, amounts: Mapping[FlavorResource, int], sign: int = 1) -> None:
+        """``amounts`` added to (``sign=-1``: taken from) ``queue``'s usage; the preemptions simulated counted the
+        quota as it was."""
+        if amounts:
+            self.tree.add_usage(queue, amounts, sign)
+            self._simulated.clear()
+
+    def still_fits(self, queue: str, usage: Mapping[FlavorResource, int]) -> bool:
+        """Whether ``usage`` fits ``queue``'s available quota now (Kueue's ``Fits`` at admission in the cycle)."""
+        return all(amount <= self.tree.available(queue, fr) for fr, amount in usage.items())
+
+    def to_reserve(self, queue: str, pick: _Pick) -> dict[FlavorResource, int]:
+        """Kueue's ``quotaResourcesToReserve`` for a workload that needs a preemption without candidates: borrowing,
+        what it asks within its borrowing limit; else what it asks within its ClusterQueue's unused nominal quota."""
+        node = self.tree.nodes[queue]
+        used = self.tree.usage_of(queue)
+        out = {}
+        for fr, amount in pick.usage.items():
+            if pick.borrow > 0:
+                limit = node.borrowing_limit.get(fr)
+                room = amount if limit is None else self.tree.subtree[queue].get(fr, 0) + limit - used.get(fr, 0)
+            else:
+                room = node.nominal.get(fr, 0) - used.get(fr, 0)
+            if min(amount, room) > 0:
+                out[fr] = min(amount, room)
+        return out
+
+    def unsure_reclaimer(self, queue: str) -> str | None:
+        """``queue``'s ``reclaimWithinCohort`` when it cannot always reclaim what it lends (anything but Any), or
+        None (Kueue's ``CanAlwaysReclaim``)."""
+        policy = self.snapshot.kueue_preemption.get(queue, _NEVER).reclaim_within_cohort
+        return None if policy == "Any" else policy
 
 
 def _given(task: TaskInfo, chosen: Mapping[str, str], flavors: KueueFlavors) -> TaskInfo:
@@ -575,17 +670,121 @@ def _given_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
     return dataclasses.replace(pg, min_resources=_renamed(plain, keys))
 
 
+_Work = list[tuple[PodGroupInfo, list[TaskInfo]]]
+
+
+class _Cycle:
+    """Kueue's scheduling cycle over the heads of the ClusterQueues (``pkg/scheduler/scheduler.go``, ``schedule``):
+    each head is given its flavors on the quota as the session opens (``nominate``), then taken in Kueue's order
+    (less borrowing first, then higher priority, then older; ``makeClassicalIterator``, Kueue's Fair Sharing order
+    is left to the session): one that simply fits is admitted if it still fits what the heads before it took, else
+    it waits for the next session (``Workload no longer fits after processing another workload``); one that needs
+    a preemption without candidates, in a ClusterQueue whose ``reclaimWithinCohort`` is not Any, keeps the quota it
+    asks of its own (``reserveCapacityForUnreclaimablePreempt``), so that no other ClusterQueue borrows it in the
+    cycle; only in its first session (no ``Unschedulable`` condition yet): Kueue then sets it aside as inadmissible,
+    and the next cycle admits the borrower (it comes back when its Cohort changes, which is not followed here). The workloads after the heads are given their flavors one after another on what the cycle left (Kueue's
+    next cycles); a head that waits keeps the later workloads of its ClusterQueue waiting behind it."""
+
+    def __init__(self, assigner: _Assigner) -> None:
+        self.assigner = assigner
+        self.picks: dict[str, _Pick] = {}
+        self.waits: dict[str, str] = {}  # podgroup key -> why it waits this session
+        self.reserved: list[tuple[str, dict[FlavorResource, int], str, str]] = []  # queue, amounts, job, policy
+        self.admitted: list[str] = []
+        self.stopped: dict[str, str] = {}  # ClusterQueue -> its head that waits
+
+    def heads(self, work: _Work, groups: Mapping[str, tuple[FlavorGroup, ...]]) -> None:
+        assigner = self.assigner
+        firsts: dict[str, tuple[PodGroupInfo, list[TaskInfo]]] = {}
+        for pg, tasks in work:
+            firsts.setdefault(pg.queue, (pg, tasks))
+        for pg, tasks in firsts.values():
+            self.picks[pg.key] = assigner.pick(pg, tasks, groups[pg.queue], count=False)
+        order = sorted(
+            firsts.values(),
+            key=lambda e: (self.picks[e[0].key].borrow, -e[0].priority, e[0].creation_timestamp, e[0].key),
+        )
+        for pg, _ in order:
+            self._admit(pg, self.picks[pg.key])
+
+    def _admit(self, pg: PodGroupInfo, pick: _Pick) -> None:
+        assigner, queue = self.assigner, pg.queue
+        if pick.mode == _FIT:
+            if assigner.fair or assigner.still_fits(queue, pick.usage):
+                assigner.add(queue, pick.usage)
+                self.admitted.append(pg.key)
+            else:
+                self._wait(pg, pick)
+        elif (
+            pick.mode == _NO_CANDIDATES
+            and (policy := assigner.unsure_reclaimer(queue)) is not None
+            and not any(c.type == "Unschedulable" for c in pg.conditions)
+        ):
+            amounts = assigner.to_reserve(queue, pick)
+            if amounts:
+                assigner.add(queue, amounts)
+                self.reserved.append((queue, amounts, pg.key, policy))
+
+    def _wait(self, pg: PodGroupInfo, pick: _Pick) -> None:
+        kept = self._kept_from(pg, pick)
+        if kept:
+            why = kept
+        else:
+            before = ", ".join(self.admitted)
+            why = (
+                f"Kueue's scheduling cycle: its flavors were chosen on the quota as the session opened, and it no "
+                f"longer fits once {before} took theirs; it is tried again next session"
+            )
+        self.waits[pg.key] = why
+        self.stopped[pg.queue] = pg.key
+
+    def _kept_from(self, pg: PodGroupInfo, pick: _Pick) -> str:
+        """Why ``pg`` waits when it would fit but for the quota kept by ClusterQueues unsure to reclaim it, else ''."""
+        if not self.reserved:
+            return ""
+        assigner = self.assigner
+        for queue, amounts, _, _ in self.reserved:
+            assigner.add(queue, amounts, -1)
+        try:
+            fits = assigner.still_fits(pg.queue, pick.usage)
+        finally:
+            for queue, amounts, _, _ in self.reserved:
+                assigner.add(queue, amounts)
+        if not fits:
+            return ""
+        kept = "; ".join(
+            f"{queue} keeps {', '.join(f'{words_of(v, r)} of {r} ({f})' for (f, r), v in sorted(amounts.items()))} "
+            f"for {job}, which needs a preemption with no candidates, and its reclaimWithinCohort ({policy}) could not "
+            "be sure to take it back"
+            for queue, amounts, job, policy in self.reserved
+        )
+        return f"Kueue's scheduling cycle: {kept}; it is tried again next session"
+
+    def later(self, pg: PodGroupInfo, tasks: list[TaskInfo], groups: tuple[FlavorGroup, ...]) -> _Pick:
+        """A workload after its ClusterQueue's head, on what the cycle and the workloads before it left."""
+        head = self.stopped.get(pg.queue)
+        if head is not None:
+            pick = self.assigner.pick(pg, tasks, groups, count=False)
+            self.waits[pg.key] = f"Kueue's scheduling cycle: it waits behind {head}, the first job of its ClusterQueue"
+            return pick
+        pick = self.assigner.pick(pg, tasks, groups)
+        if pick.mode == _NO_FIT and (kept := self._kept_from(pg, pick)):
+            self.waits[pg.key] = kept
+        return pick
+
+
 def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[Snapshot, dict[str, FlavorChoice]]:
     """Each waiting workload of a ClusterQueue with flavored resource groups given its flavors (see the module
-    docstring), and the choice made for each, by podgroup key. A workload is waiting while its podgroup is Pending
-    and none of its pods is on a node; the others keep theirs. Without flavors, the snapshot as it is. ``memo``: the
-    same objects again for a pod or podgroup that is the same object given the same flavors as in its last pass."""
+    docstring and ``_Cycle``), and the choice made for each, by podgroup key. A workload is waiting while its
+    podgroup is Pending and none of its pods is on a node; the others keep theirs. Those Kueue's cycle leaves waiting
+    are named in the snapshot's admission levers (``cycle_waits``), so the session does not admit them. Without
+    flavors, the snapshot as it is. ``memo``: the same objects again for a pod or podgroup that is the same object
+    given the same flavors as in its last pass."""
     flavors = snapshot.kueue_flavors
     if flavors is None or not flavors.groups:
         return snapshot, {}
     kept = _memo(memo, flavors)
     pods, groups = kept.given, kept.given_groups
-    assigner = _Assigner(snapshot, flavors)
     by_podgroup = snapshot.tasks_by_podgroup
     waiting = [
         pg
@@ -595,14 +794,17 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         and not any(t.node is not None for t in by_podgroup.get(key, ()))
     ]
     waiting.sort(key=lambda pg: (-pg.priority, pg.creation_timestamp, pg.key))
+    work = [
+        (pg, tasks) for pg in waiting if (tasks := [t for t in by_podgroup.get(pg.key, ()) if t.status not in _DONE])
+    ]
+    cycle = _Cycle(_Assigner(snapshot, flavors))
+    cycle.heads(work, flavors.groups)
     choices: dict[str, FlavorChoice] = {}
     changed: list[TaskInfo] = []
     podgroups: list[PodGroupInfo] = []
-    for pg in waiting:
-        tasks = [t for t in by_podgroup.get(pg.key, ()) if t.status not in _DONE]
-        if not tasks:
-            continue
-        choice = assigner.choose(pg, tasks, flavors.groups[pg.queue])
+    for pg, tasks in work:
+        pick = cycle.picks.get(pg.key) or cycle.later(pg, tasks, flavors.groups[pg.queue])
+        choice = pick.choice
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
@@ -613,7 +815,11 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
-    return (out.with_podgroups(podgroups) if podgroups else out), choices
+    out = out.with_podgroups(podgroups) if podgroups else out
+    waits = {k: v for k, v in cycle.waits.items() if k in choices}
+    if waits or out.admission.cycle_waits:
+        out = out.replace(admission=dataclasses.replace(out.admission, cycle_waits=waits))
+    return out, choices
 
 
 def _kept_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:

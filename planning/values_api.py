@@ -84,17 +84,23 @@ def heavy_work(request: Request | None = None) -> Iterator[Deadline]:
         ) from exc
 
 
-def session_impact(before: Any, after: Any, checkpoint: Callable[[], None] | None = None) -> dict[str, Any]:
+def session_impact(
+    before: Any, after: Any, checkpoint: Callable[[], None] | None = None, cluster: Cluster | None = None
+) -> dict[str, Any]:
     """What one session would do before and after the proposal: podgroups whose outcome changes, new evictions.
 
     ``checkpoint`` is called between podgroups; without one, the two sessions get a budget of their own
-    (``FAIRWAY_REQUEST_BUDGET_SECONDS``), so that no caller (the what-if page included) runs them unbounded."""
+    (``FAIRWAY_REQUEST_BUDGET_SECONDS``), so that no caller (the what-if page included) runs them unbounded.
+    ``cluster``: the cluster the snapshots are of; its LocalQueues' kept usage then orders the jobs of a ClusterQueue
+    with Admission Fair Sharing in both sessions, as in its live sessions (``whatif.with_kept_usage``)."""
 
     if checkpoint is None:
         deadline = Deadline(settings.FAIRWAY_LIMITS.request_budget_seconds, ENV_VARS["request_budget_seconds"])
         deadline.progress = "in the sessions before and after the proposal"
         checkpoint = deadline.check
     now = time.time()
+    if cluster is not None:
+        before, after = whatif.with_kept_usage(cluster, before, now), whatif.with_kept_usage(cluster, after, now)
     # Kueue's ResourceFlavors: the waiting jobs given their flavors first, as the live session gives them
     before, after = assign_flavors(before)[0], assign_flavors(after)[0]
     rb = run.run_session(before, now=now, checkpoint=checkpoint)
@@ -164,7 +170,8 @@ class WhatIfView(APIView):
             deadline.check()
             deadline.progress = "while reading the cluster"
             try:
-                before_snap, before = cached_values(_cluster_name(request, request.data))
+                cluster = whatif.cluster_named(_cluster_name(request, request.data))
+                before_snap, before = whatif.state_of(cluster)
             except Cluster.DoesNotExist:
                 raise serializers.ValidationError({"cluster": ["cluster does not exist"]}) from None
             deadline.progress = "checking the proposed changes"
@@ -180,7 +187,9 @@ class WhatIfView(APIView):
             deadline.progress = "in the sessions before and after the proposal"
             deadline.check()
             result["impact"] = (
-                session_impact(before_snap, after_snap, deadline.check) if body.validated_data["session"] else None
+                session_impact(before_snap, after_snap, deadline.check, cluster)
+                if body.validated_data["session"]
+                else None
             )
         if scope is not None:
             result = whatif_access.filter_result(result, scope, before_snap, after_snap, created)

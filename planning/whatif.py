@@ -69,6 +69,15 @@ def apply_each(snapshot: Snapshot, changes: Sequence[Mapping[str, Any]]) -> Iter
         yield snap
 
 
+def with_kept_usage(cluster: Cluster, snapshot: Snapshot, now: float) -> Snapshot:
+    """``snapshot`` with what Admission Fair Sharing orders the jobs by in ``cluster``'s live sessions: each job's
+    LocalQueue and each LocalQueue's kept usage (``scheduling.LocalQueueUsage``) sampled at ``now``, read only; the
+    snapshot itself when no ClusterQueue uses it."""
+    from scheduling.store.localqueues import read_local_queue_usage
+
+    return read_local_queue_usage(cluster, snapshot, now)[0]
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A what-if evaluated: the snapshots and values before and after."""

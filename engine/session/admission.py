@@ -18,7 +18,7 @@ from engine.vocabulary import BlockerKind
 if TYPE_CHECKING:
     from engine.session.session import JobState, Session
 
-__all__ = ["DRAINED", "UsageOrder", "drain", "namespace_refusal", "strict_fifo_refusal"]
+__all__ = ["DRAINED", "UsageOrder", "cycle_refusal", "drain", "namespace_refusal", "strict_fifo_refusal"]
 
 DRAINED = "ClusterQueueStopped"  # Kueue's eviction reason for a ClusterQueue stopped with HoldAndDrain
 _HOLDING = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.ALLOCATED, TaskStatus.PIPELINED})
@@ -53,6 +53,15 @@ def namespace_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
             "this namespace are never admitted there"
         ),
     )
+
+
+def cycle_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
+    """The refusal of a job Kueue's scheduling cycle leaves waiting this session (``AdmissionLevers.cycle_waits``),
+    else None."""
+    why = ssn.snapshot.admission.cycle_waits.get(job.key)
+    if why is None:
+        return None
+    return GateRefusal(BlockerKind.QUEUE, job.queue, "cycle", message=why)
 
 
 def strict_fifo_refusal(ssn: Session, queue: str, head: JobState) -> GateRefusal:

@@ -13,11 +13,13 @@ from typing import Any
 from engine.objects import Snapshot
 from engine.vocabulary import ADMITTED_PHASES, PodGroupPhase
 from planning.values_api import session_impact
+from scheduling.models import Cluster
 
 
-def impact(before: Snapshot, after: Snapshot) -> dict[str, Any]:
-    """The impact rows for the what-if page: one session on each snapshot, their podgroups and evictions compared."""
-    return _from_session(session_impact(before, after))
+def impact(before: Snapshot, after: Snapshot, cluster: Cluster | None = None) -> dict[str, Any]:
+    """The impact rows for the what-if page: one session on each snapshot of ``cluster``, their podgroups and
+    evictions compared (its LocalQueues' kept usage ordering Admission Fair Sharing's jobs, as live)."""
+    return _from_session(session_impact(before, after, cluster=cluster))
 
 
 def _from_session(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -62,7 +62,7 @@ def whatif(request: HttpRequest) -> HttpResponse:
                     "changed_nodes": sum(len(v) for v in diff.values()),
                     "resource": resource,
                     "resources": resources,
-                    "impact": impact.impact(st.snapshot, after_snap),
+                    "impact": impact.impact(st.snapshot, after_snap, st.cluster),
                 }
             )
             figs["whatif_queues"] = figures.whatif_figure(

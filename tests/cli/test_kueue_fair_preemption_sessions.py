@@ -16,8 +16,9 @@ set: the reclaim action offers the plugin the queue's own pods with the others' 
 and evicts the set whole. Those rows run through the live Celery session too
 (``tests/scheduling/test_kueue_victims_live.py``).
 
-Left out (``LEFT_OUT``): the one row with two flavors of cpu (a flavor selects nodes by labels; the unit table holds
-it).
+The one row with two flavors of cpu (``TWO_FLAVORS``: a flavor selects nodes by labels) runs with the scheduler table's
+manifests instead (``tests/cli/test_kueue_scheduler_table.py``: a ResourceFlavor and a node per flavor), its incoming
+workload asking for its flavor by a node selector, as Kueue's table gives it that flavor.
 """
 
 from __future__ import annotations
@@ -33,13 +34,10 @@ from controlplane.cli import main
 from engine.fairshare.drs import FairNode, FairTree
 from engine.fairshare.kueue_preemption import Candidate, fair_targets, find_candidates
 from engine.objects import KueuePreemption
-from tests.unit.test_kueue_fair_preemption import BASE, BASE_POLICY, CASES, CPU, M
+from tests.unit.test_kueue_fair_preemption import BASE, BASE_POLICY, CASES, CHEAP, CPU, PREMIUM, M
 
-LEFT_OUT = {
-    "nominal first: workload fitting within nominal can preempt despite high aggregate DRS": (
-        "two flavors of cpu (premium, cheap) select nodes by labels"
-    ),
-}
+TWO_FLAVORS = "nominal first: workload fitting within nominal can preempt despite high aggregate DRS"
+LEFT_OUT = {TWO_FLAVORS}  # run by ``test_the_two_flavor_row_as_a_session``
 # the rows whose set mixes the preemptor's own workloads and other ClusterQueues'
 MIXED = [
     "can preempt a combination of same CQ and highest user",
@@ -265,3 +263,38 @@ def test_the_rows_the_live_session_takes(tmp_path: Path, capsys: Any, name: str)
     evicted, doc = run_session(tmp_path, capsys, spec)
     assert evicted == spec["want"]
     assert _incoming(spec) in {**doc["bindings"], **doc["pipelined"]}
+
+
+def test_the_two_flavor_row_as_a_session(tmp_path: Path, capsys: Any) -> None:
+    """a (3 cpu premium, 0 cheap) runs 2 premium and 5 cheap (borrowed from b: its dominant share is high); b (0
+    premium, 6 cheap) borrows 1 premium. a's incoming 1 cpu on premium is within a's nominal premium quota, so fair
+    sharing lets it take any candidate: b's premium workload, whatever the shares."""
+    from tests.cli.test_kueue_clauses import FAIR_CONFIGURATION
+    from tests.cli.test_kueue_scheduler_table import ANY, CQ, WL, Row
+    from tests.cli.test_kueue_scheduler_table import manifests as table_manifests
+
+    spec = CASES[TWO_FLAVORS]
+    assert spec["want"] == {"b_prem1"} and spec["incoming"] == ("a", 1, 0, PREMIUM)
+    queues = {
+        "a": CQ("all", "cpu@premium=3,cpu@cheap=0", reclaim=ANY),
+        "b": CQ("all", "cpu@premium=0,cpu@cheap=6", reclaim=ANY),
+    }
+    flavor_of = {PREMIUM: "premium", CHEAP: "cheap"}
+    workloads = [
+        WL(f"{queue}/{k8s(name)}", queue, f"cpu={cpu}", flavor=flavor_of[flavor])
+        for name, queue, cpu, _, flavor in spec["admitted"]
+    ]
+    workloads.append(WL("a/incoming", "a", "cpu=1", second=1))
+    text = table_manifests(Row(queues, tuple(workloads), {})) + FAIR_CONFIGURATION
+    job = "spec: {parallelism: 1, template: {spec: {"
+    assert text.count(job) == 1
+    text = text.replace(job, job + "nodeSelector: {flavor: premium}, ")  # Kueue's table gives it premium
+    path = tmp_path / "in.yaml"
+    path.write_text(text)
+    code = main(["simulate", "-f", str(path), "-o", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["evictions"] == ["b/b--b-prem1"]
+    assert doc["pipelined"] == {"a/a--incoming-0": "node-premium"}
+    assert doc["podgroups"]["a/a--incoming"]["flavors"] == {"cpu": "premium"}

@@ -690,7 +690,7 @@ ROWS: dict[str, Row] = {
         (
             WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
             WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
-            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1", second=1),  # Creation(now)
         ),
         {"eng-beta/b1-pending": "on-demand"},
     ),
@@ -704,7 +704,7 @@ ROWS: dict[str, Row] = {
         (
             WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
             WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
-            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1", second=1),  # Creation(now)
         ),
         {},
     ),
@@ -718,26 +718,14 @@ ROWS: dict[str, Row] = {
         (
             WL("eng-alpha/a1-admitted", "clusterqueuea", f"{GPU}=1", flavor="on-demand"),
             WL("eng-alpha/a2-pending", "clusterqueuea", f"{GPU}=2"),
-            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1"),
+            WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1", second=1),  # Creation(now)
         ),
         {},
     ),
 }
 
 
-KNOWN = {
-    "cannot borrow if cohort was assigned and would result in overadmission": (
-        "one Kueue cycle: eng-beta's flavor was chosen (on-demand) before eng-alpha's admission and it waits for the "
-        "next cycle; the session's flavor assignment counts eng-alpha first and admits eng-beta on spot at once"
-    ),
-    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=LowerPriority)": (
-        "Kueue keeps a lender's capacity from a borrower while the lender has a pending workload it could not surely "
-        "reclaim for; Fairway lets the borrower in"
-    ),
-    "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": (
-        "as the LowerPriority row: no such hold on a lender's capacity"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

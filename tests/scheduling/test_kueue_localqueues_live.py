@@ -247,3 +247,44 @@ def test_a_local_queue_the_readers_refuse_keeps_its_row_and_a_deleted_one_goes(k
     assert dict(LocalQueue.objects.values_list("name", "weight")) == {"lq-team-a": "2", "lq-team-b": "1"}
     _import(kueue_cluster, NODES + _local_queue("team-b"))
     assert list(LocalQueue.objects.values_list("name", flat=True)) == ["lq-team-b"]
+
+
+def test_the_what_if_orders_local_queues_by_their_kept_usage(kueue_cluster: Any, admin_api: Any) -> None:
+    """The what-if's sessions read the LocalQueues' kept usage as the live ones do. Before the proposal the
+    ClusterQueue has room for one job: the lighter LocalQueue's (b, 10 cpu used lately, later job) is admitted, so
+    raising the quota to room for both admits a's job in the session after. Without the kept usage the older job (a's)
+    would be the one admitted before, and b's the one the proposal admits."""
+    from scheduling.models import LocalQueueUsage
+
+    _import(kueue_cluster, NODES + _local_queue("team-a", "1", "30") + _local_queue("team-b", "1", "10") + JOBS)
+    change = {
+        "op": "update",
+        "kind": "queue",
+        "name": "shared",
+        "spec": {"deserved": {"cpu": "6"}, "capability": {"cpu": "6"}},
+    }
+    body = {"cluster": kueue_cluster.name, "changes": [change], "session": True}
+
+    def admitted_by_the_proposal() -> set[str]:
+        r = admin_api.post("/api/v1/whatif/", body, format="json")
+        assert r.status_code == 200, r.json()
+        changed = r.json()["impact"]["podgroups"]
+        return {key for key, c in changed.items() if c["after"]["placed"] > c["before"]["placed"]}
+
+    assert admitted_by_the_proposal() == {"team-a/podgroup-ja"}
+    LocalQueueUsage.objects.all().delete()  # the control: no kept usage, the older job goes first
+    assert admitted_by_the_proposal() == {"team-b/podgroup-jb"}
+
+
+def test_the_what_if_page_reads_the_kept_usage_too(kueue_cluster: Any) -> None:
+    """The what-if page's impact (``frontend.presenters.impact``) on the same proposal: a's job is the one it admits."""
+    from frontend.presenters import impact
+    from planning import whatif
+
+    _import(kueue_cluster, NODES + _local_queue("team-a", "1", "30") + _local_queue("team-b", "1", "10") + JOBS)
+    before, values = whatif.state_of(kueue_cluster)
+    spec = {"deserved": {"cpu": "6"}, "capability": {"cpu": "6"}}
+    change = {"op": "update", "kind": "queue", "name": "shared", "spec": spec}
+    after = whatif.evaluate(before, values, [change]).after
+    rows = impact.impact(before, after, kueue_cluster)
+    assert [r["key"] for r in rows["admitted"]] == ["team-a/podgroup-ja"]

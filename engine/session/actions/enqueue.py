@@ -70,7 +70,7 @@ import numpy as np
 from engine.objects import OPEN, PodGroupPhase, TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
-from engine.session.admission import UsageOrder, namespace_refusal, strict_fifo_refusal
+from engine.session.admission import UsageOrder, cycle_refusal, namespace_refusal, strict_fifo_refusal
 from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, add_into
 from engine.vocabulary import BlockerKind
@@ -267,7 +267,7 @@ def enqueue(ssn: Session) -> None:
             continue
         job = jobs.pop()
         waiting = backoff_refusal(job, ssn.now)
-        held = waiting or fw.user_limit_admission(job)  # per-user limits: every podgroup, with a minimum or not
+        held = waiting or cycle_refusal(ssn, job) or fw.user_limit_admission(job)  # per-user limits: every podgroup
         if held is not None:
             job.backing_off = waiting is not None
             job.enqueue_refusal = held
