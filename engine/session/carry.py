@@ -35,7 +35,7 @@ sessions opened through a carry with sessions built from scratch.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
@@ -67,7 +67,7 @@ from engine.values import (
 )
 from engine.wording import plural
 
-__all__ = ["JobIndex", "SessionCarry"]
+__all__ = ["JobIndex", "KeptDerived", "SessionCarry"]
 
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
@@ -149,6 +149,11 @@ class SessionCarry:
         # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
         self.unsettled: list[str] | None = None
         self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
+        # the podgroup keys whose ``JobState`` the last ``open`` made or recounted, and those gone: every other
+        # podgroup opens as the session before opened it (None: not known, after a full build)
+        self.moved_jobs: set[str] | None = None
+        # what a plugin derives from the podgroups at open, kept by it between sessions (``KeptDerived``)
+        self.derived: dict[str, KeptDerived] = {}
         # the elastic quota tree of the cluster's last values, kept current by its sessions and recycling passes
         self.quotas = QuotaTreeMemo()
 
@@ -162,6 +167,8 @@ class SessionCarry:
         self.written = None
         self.unsettled = None
         self.index = None
+        self.moved_jobs = None
+        self.derived = {}
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -212,6 +219,7 @@ class SessionCarry:
         self._touched = touched
         written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
         self.index = None
+        self.moved_jobs = None
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
@@ -306,6 +314,9 @@ class SessionCarry:
             kept.group_first.pop(group, None)
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
+        moved = set(recount)
+        if len(jobs) != len(kept.jobs) or recount:
+            moved |= kept.jobs.keys() - jobs.keys()
         _recount_jobs(kept, jobs, recount, dirty_jobs, written)
         index = kept.index
         kept.index = None  # (an error below leaves none)
@@ -319,6 +330,7 @@ class SessionCarry:
         kept.task_resources = ch.task_resources
         kept.states = tasks
         kept.jobs = jobs
+        self.moved_jobs = moved
         self.last = (
             f"update: {len(ch.changed)} pods new or changed, {len(ch.removed)} gone, "
             f"{len(recount)} podgroups recounted"
@@ -360,6 +372,61 @@ class SessionCarry:
         jobs = list(kept.usages.values())
         pairs = _pairs(kept, jobs)  # (before ``_summary``, which takes the moves)
         return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs), pairs)
+
+
+class KeptDerived:
+    """What a plugin derives from the podgroups at open, kept on the carry between sessions: per podgroup key its
+    part (only the podgroups with a part), and their sum. ``opened``: the carry's ``opened`` when it was last
+    brought up to date; it is valid for the next session only when that session is the very next one opened
+    (``SessionCarry.moved_jobs`` then names every podgroup whose part may differ)."""
+
+    __slots__ = ("opened", "parts", "total")
+
+    def __init__(self, opened: int, parts: dict[str, dict[str, int]], total: dict[str, int]) -> None:
+        self.opened = opened
+        self.parts = parts
+        self.total = total
+
+    @classmethod
+    def current(
+        cls,
+        carry: SessionCarry | None,
+        name: str,
+        jobs: Mapping[str, JobState],
+        part: Callable[[JobState], dict[str, int] | None],
+    ) -> dict[str, int]:
+        """The sum over ``jobs`` of ``part(job)`` (resource -> amount; None or empty: no part), as a pass over every
+        podgroup adds it up, kept on ``carry`` under ``name`` and redone only for the podgroups the carry's last
+        open moved. A resource whose sum came back to zero may stay with 0 (read it with ``get(r, 0)``)."""
+        kept = carry.derived.get(name) if carry is not None else None
+        moved = carry.moved_jobs if carry is not None else None
+        if kept is None or moved is None or carry is None or kept.opened != carry.opened - 1:
+            parts: dict[str, dict[str, int]] = {}
+            total: dict[str, int] = {}
+            for key, job in jobs.items():
+                ours = part(job)
+                if ours:
+                    parts[key] = ours
+                    for r, v in ours.items():
+                        total[r] = total.get(r, 0) + v
+            kept = cls(0, parts, total)
+        else:
+            parts, total = kept.parts, kept.total
+            for key in moved:
+                old = parts.pop(key, None)
+                if old:
+                    for r, v in old.items():
+                        total[r] -= v
+                job = jobs.get(key)
+                ours = part(job) if job is not None else None
+                if ours:
+                    parts[key] = ours
+                    for r, v in ours.items():
+                        total[r] = total.get(r, 0) + v
+        if carry is not None:
+            kept.opened = carry.opened
+            carry.derived[name] = kept
+        return dict(total)
 
 
 class JobIndex:

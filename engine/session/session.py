@@ -963,6 +963,11 @@ class Session:
                 add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
         self._ns_own = None
 
+    @property
+    def carry(self) -> SessionCarry | None:
+        """The state kept from the last session of this cluster that this session opened on (None: built here)."""
+        return self._carry
+
     # -- the podgroups to walk ------------------------------------------------------------------------------------
     def _index_jobs(self, reuse: bool) -> None:
         """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),

@@ -318,7 +318,15 @@ def _state(ssn: Session) -> dict[str, Any]:
         "reservations": repr(ssn.values.reservations),
         # the namespaces' pairs (kept by the carry: ``NamespacePairs``), every dict's order included
         "namespaces": _namespaces(ssn.values.namespaces),
+        # what the podgroups reserve at open for overcommit (kept by the carry: ``KeptDerived``; a resource whose
+        # kept sum came back to zero may stay listed with 0, which the plugin reads as absent)
+        "reserved": _reserved(ssn),
     }
+
+
+def _reserved(ssn: Session) -> list[Any] | None:
+    plugin = ssn.framework.plugin("overcommit")
+    return None if plugin is None else sorted((r, v) for r, v in plugin.inqueue.items() if v)  # type: ignore[attr-defined]
 
 
 def _namespaces(shares: NamespaceShares) -> list[Any]:
@@ -358,6 +366,7 @@ _INDEXES = ("resource_names", "task_quota_groups", "tasks_by_podgroup", "tasks_b
 
 QUIET: list[int] = []  # per session opened through a carry: the podgroups it left out of its passes (quiet)
 INDEXED: list[bool] = []  # per session opened through a carry: whether its podgroup indexes were the kept ones
+RESERVED: list[bool] = []  # per session with overcommit opened through a carry: whether its reservations were kept
 
 
 def _compare(world: World, carry: SessionCarry, now: float) -> Any:
@@ -365,7 +374,11 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
     plain = Session(dataclasses.replace(snap), snap.policy, now)
     kept_snap = dataclasses.replace(snap)
     reopened = carry.written
+    memo = carry.derived.get("overcommit")
+    kept_reserved = memo is not None and memo.opened == carry.opened
     kept = Session(kept_snap, snap.policy, now, carry=carry)
+    if kept.framework.plugin("overcommit") is not None:  # whether the reservations were the kept ones, moved
+        RESERVED.append(kept_reserved and carry.moved_jobs is not None)
     assert _state(kept) == _state(plain), (carry.last, reopened)
     QUIET.append(len(kept.jobs) - len(kept.live_keys()))
     reuse = carry.settled_under == kept._context
@@ -699,3 +712,22 @@ def test_predicates_node_filters_are_made_once_for_the_kept_node_table() -> None
     assert again is not first
     row = sorted(world.snap.nodes).index(node.name)
     assert again[0][row] and not first[0][row]
+
+
+def test_overcommit_reservations_are_kept_and_match_a_pass_over_the_podgroups() -> None:
+    """What the podgroups reserve at open for overcommit is kept by the carry and moved by the podgroups it
+    recounted, made or lost (``KeptDerived``): every session compares it with a fresh session's pass over every
+    podgroup (``_state``), and the kept sum is the one used in most sessions with overcommit."""
+    RESERVED.clear()
+    for seed in range(4000, 4040):
+        world = World(seed)
+        if "overcommit" not in world.snap.policy.to_yaml():
+            continue
+        for _ in range(4):
+            world.add_podgroup()
+        carry = SessionCarry()
+        for step in range(STEPS // 2):
+            result = _compare(world, carry, now=float(step))
+            world.apply(result, now=float(step))
+            world.change()
+    assert len(RESERVED) > 20 and sum(RESERVED) > len(RESERVED) // 2, RESERVED
