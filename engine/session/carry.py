@@ -46,6 +46,7 @@ from engine.fairshare.namespace import NamespacePairs, PairTable
 from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
+from engine.session.decisions import PodGroupStatus
 from engine.session.session import (
     PODS,
     JobState,
@@ -148,6 +149,9 @@ class SessionCarry:
         self.written: set[str] | None = None
         # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
         self.unsettled: list[str] | None = None
+        # the statuses the last close gave, every settled one the object a later close gives again while it stays
+        # settled (None: none; ``Session.close``, ``StatusChanges``)
+        self.statuses: Mapping[str, PodGroupStatus] | None = None
         self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
         # the podgroup keys whose ``JobState`` the last ``open`` made or recounted, and those gone: every other
         # podgroup opens as the session before opened it (None: not known, after a full build)
@@ -166,6 +170,7 @@ class SessionCarry:
         self.settled_under = None
         self.written = None
         self.unsettled = None
+        self.statuses = None
         self.index = None
         self.moved_jobs = None
         self.derived = {}

@@ -38,6 +38,7 @@ from engine.objects import (
     Toleration,
 )
 from engine.policy.policy import Policy
+from engine.replay.recorded import compact_decisions
 from engine.resources import ResourceList
 from engine.session.carry import SessionCarry
 from engine.session.run import apply_result, run_actions
@@ -396,12 +397,34 @@ def _compare(world: World, carry: SessionCarry, now: float) -> Any:
     run_actions(kept)
     assert _ns_allocated(kept) == _ns_allocated(plain)  # the session's own changes, on its copy of the kept sums
     a, b = plain.close(), kept.close()
+    _check_status_changes(carry, b, kept_snap)
     assert b.bindings == a.bindings
     assert b.evictions == a.evictions
     assert list(b.podgroups.items()) == list(a.podgroups.items())
     assert (b.queue_values, b.namespace_values, b.quota_values) == (a.queue_values, a.namespace_values, a.quota_values)
     assert b.warnings == a.warnings
     return a
+
+
+COMPACT: dict[int, tuple[Any, Any]] = {}  # per carry (by id): its last result's statuses and their compact form
+COMPACTED: list[bool] = []  # per session with ``StatusChanges``: whether the compact statuses were made from those
+
+
+def _check_status_changes(carry: SessionCarry, result: Any, snap: Snapshot) -> None:
+    """The close's ``StatusChanges``: every status not computed is the very object of the close before, the computed
+    keys in the mapping's order; and the decisions as recorded, made from the last ones and the computed statuses,
+    are those made from every status."""
+    changes = result.status_changes
+    previous = COMPACT.get(id(carry))
+    made = compact_decisions(result, snap, previous)
+    assert made == compact_decisions(result, snap)
+    COMPACT[id(carry)] = (result.podgroups, made["podgroups"])
+    if changes is None:
+        return
+    COMPACTED.append(previous is not None and previous[0] is changes.base)
+    computed = set(changes.computed)
+    assert changes.computed == [key for key in result.podgroups if key in computed]
+    assert all(changes.base.get(key) is st for key, st in result.podgroups.items() if key not in computed)
 
 
 # 60 clusters of 25 changes each keep this file near ten seconds; FAIRWAY_CARRY_SEEDS / FAIRWAY_CARRY_STEPS for more
@@ -594,13 +617,16 @@ def test_settled_podgroups_decide_as_fresh_sessions(seed: int) -> None:
 
 
 def test_settled_podgroups_are_left_out() -> None:
-    """The runs above do leave podgroups out, and reopen only some, in most of their sessions."""
+    """The runs above do leave podgroups out, and reopen only some, in most of their sessions; their statuses say
+    which the close computed, and the recorded decisions are made from those in most sessions."""
     QUIET.clear()
     INDEXED.clear()
+    COMPACTED.clear()
     reopened = sum(_settled_run(seed) for seed in range(SEEDS // 4, SEEDS // 4 + 6))
     assert sum(INDEXED) > len(INDEXED) // 2, INDEXED  # the kept podgroup indexes, not a pass over every podgroup
     assert sum(1 for n in QUIET if n) > len(QUIET) // 2, QUIET
     assert reopened > len(QUIET) // 8, reopened  # (reclaim and preempt, in half the policies, reopen all)
+    assert sum(COMPACTED) > len(COMPACTED) // 2, COMPACTED
 
 
 @pytest.mark.parametrize("seed", range(4))
