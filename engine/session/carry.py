@@ -311,7 +311,8 @@ class SessionCarry:
         tasks, regrouped = _reorder(kept, ch, added, new_group)
         pos = kept.rank
         for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
-            table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
+            if not _in_order(table.tasks[row], pos):
+                table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
         resort = _regroup(kept.members, dirty_jobs, tasks, added, pos, boundary if ch.at_end else None)
         groups = kept.groups
         for group in [g for g, sums in groups.items() if not sums.pods]:
@@ -917,6 +918,8 @@ def _task_resources(kept: _Kept, removed: list[str], changed: list[TaskInfo]) ->
     for info in changed:
         old = states.get(info.uid)
         if old is not None:
+            if old.info.request.raw.keys() == info.request.raw.keys():  # the same names (a status moved): no change
+                continue
             _count_names(task_resources, old.info, -1)
         _count_names(task_resources, info, 1)
     return task_resources
@@ -1018,6 +1021,17 @@ def _first_pods(kept: _Kept, stale: set[str]) -> None:
                 break
     for group in need:
         first.pop(group, None)
+
+
+def _in_order(row: Mapping[str, object], rank: Mapping[str, int]) -> bool:
+    """Whether a node row's pods are in snapshot order already (most rows that gained a pod: it came last)."""
+    last = -1
+    for uid in row:
+        at = rank[uid]
+        if at < last:
+            return False
+        last = at
+    return True
 
 
 def _last_first(kept: _Kept) -> int:

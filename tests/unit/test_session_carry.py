@@ -207,7 +207,7 @@ class World:
         rng = self.rng
         snap = self.snap
         kind = rng.choices(
-            ["status", "add", "join", "insert", "remove", "pg", "pg-gone", "node", "node-gone", "quota", "apply"],
+            ["status", "add", "join", "insert", "remove", "pg", "pg-gone", "node", "node-gone", "quota", "resize"],
             weights=[30, 10, 8, 4, 8, 8, 3, 6, 1, 2, 8],
         )[0]
         tasks = list(snap.tasks.values())
@@ -225,6 +225,9 @@ class World:
             self.snap = snap.with_tasks(changed)
         elif kind == "add":
             self.add_podgroup()
+        elif kind == "resize" and tasks:  # a pod's request replaced (its resource names may change)
+            t = rng.choice(tasks)
+            self.snap = snap.with_tasks([dataclasses.replace(t, request=ResourceList(dict(rng.choice(SHAPES))))])
         elif kind == "join" and snap.podgroups:
             pg = rng.choice(list(snap.podgroups.values()))
             self.snap = snap.with_tasks([self.task(pg.namespace, pg.key, self.fresh_name(f"{pg.name}-x"))])
