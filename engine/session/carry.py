@@ -423,8 +423,8 @@ class KeptDerived:
                 if old:
                     for r, v in old.items():
                         total[r] -= v
-                job = jobs.get(key)
-                ours = part(job) if job is not None else None
+                now = jobs.get(key)
+                ours = part(now) if now is not None else None
                 if ours:
                     parts[key] = ours
                     for r, v in ours.items():
