@@ -335,6 +335,7 @@ class SessionCarry:
         kept.infos = snap.tasks
         kept.task_resources = ch.task_resources
         kept.states = tasks
+        _let_go_jobs(kept.jobs, jobs, moved)
         kept.jobs = jobs
         self.moved_jobs = moved
         self.last = (
@@ -1021,6 +1022,15 @@ def _first_pods(kept: _Kept, stale: set[str]) -> None:
                 break
     for group in need:
         first.pop(group, None)
+
+
+def _let_go_jobs(old: Mapping[str, JobState], jobs: Mapping[str, JobState], moved: set[str]) -> None:
+    """Empty the member lists of the podgroup states replaced or gone: each member points back at its state, so
+    the pair would otherwise be a cycle that only the cyclic collector frees (and never, once frozen)."""
+    for key in moved:
+        state = old.get(key)
+        if state is not None and jobs.get(key) is not state:
+            state.tasks = []
 
 
 def _in_order(row: Mapping[str, object], rank: Mapping[str, int]) -> bool:
