@@ -63,11 +63,13 @@ class _Chain:
     # the last session's result (the object: a session whose result was reused hands in the same one) and digest
     last_result: Any = None
     last_digest: str = ""
+    # the podgroups' statuses of ``last_result`` as its decisions hold them (``compact_decisions``'s ``previous``)
+    last_statuses: Any = None
 
     def reset(self) -> None:
         self.recorder.clear()
         self.last_session = self.keyframe_session = None
-        self.last_result, self.last_digest = None, ""
+        self.last_result, self.last_digest, self.last_statuses = None, "", None
 
 
 _lock = threading.Lock()
@@ -143,10 +145,15 @@ def _record(
         else:
             payload, kind = delta.payload, RecordKind.DELTA
             parent, keyframe = chain.last_session, chain.keyframe_session
+        statuses = chain.last_statuses
         if kind == RecordKind.DELTA and result is chain.last_result:
             decisions, digest = b"", chain.last_digest  # the parent's, unchanged
         else:
-            decisions, digest = dump_decisions(compact_decisions(result, snapshot))
+            last = chain.last_result
+            previous = None if last is None or statuses is None else (last.podgroups, statuses)
+            compact = compact_decisions(result, snapshot, previous)  # (only the computed statuses, when it can)
+            decisions, digest = dump_decisions(compact)
+            statuses = compact["podgroups"]
         row = SessionRecord(
             cluster=cluster,
             session_id=session.pk,
@@ -174,7 +181,7 @@ def _record(
         chain.sessions_since += 1
         chain.bytes_since += len(payload)
     chain.last_session, chain.last_time = session.pk, now
-    chain.last_result, chain.last_digest = result, digest
+    chain.last_result, chain.last_digest, chain.last_statuses = result, digest, statuses
     return row
 
 

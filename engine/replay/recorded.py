@@ -395,15 +395,52 @@ def rebuild(keyframe: bytes, deltas: Iterable[bytes] = ()) -> Snapshot:
 # -- decisions --------------------------------------------------------------------------------------------------
 
 
-def compact_decisions(result: SessionResult, snapshot: Snapshot | None = None) -> dict[str, Any]:
+def compact_decisions(
+    result: SessionResult,
+    snapshot: Snapshot | None = None,
+    previous: tuple[Mapping[str, Any], Mapping[str, list[str]]] | None = None,
+) -> dict[str, Any]:
     """What a session decided, as compared: the bindings (pod, node, pipelined), the evictions (pod, action,
     preemptor, message) and the podgroups' statuses (phase, reason, message), in the session's order. With the
     ``snapshot`` the session was fed, a status the podgroup already had there is left out (most of them, session
-    after session): a replay, filtered against the same snapshot, then compares exactly as with every status."""
+    after session): a replay, filtered against the same snapshot, then compares exactly as with every status.
+
+    ``previous``: the podgroups' statuses of the session before on the same kept state (its result's mapping) and
+    what this function made of them (with its snapshot). When this result's statuses are based on that mapping
+    (``SessionResult.status_changes``), only the statuses the close computed are looked at: every other one is the
+    very status object of the session before, for a podgroup whose snapshot object did not change either (a
+    settled podgroup is one nothing changed), so its entry is the one made then. The statuses then come in
+    another order (the digest and the stored decisions sort the keys)."""
+    changes = getattr(result, "status_changes", None)
+    if snapshot is not None and previous is not None and changes is not None and previous[0] is changes.base:
+        return _compact(result, snapshot, _compact_statuses_since(result.podgroups, snapshot, changes, previous[1]))
+    return _compact(result, snapshot, _compact_statuses(result.podgroups.items(), snapshot))
+
+
+def _compact(result: SessionResult, snapshot: Snapshot | None, statuses: dict[str, list[str]]) -> dict[str, Any]:
+    return {
+        "bindings": [[b.task, b.node, b.pipelined] for b in result.bindings],
+        "evictions": [[e.task, e.action, e.preemptor, e.message] for e in result.evictions],
+        "podgroups": statuses,
+    }
+
+
+def _compact_statuses_since(
+    statuses: Mapping[str, Any], snapshot: Snapshot, changes: Any, before: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """``_compact_statuses`` of ``statuses``, from ``before`` (made of ``changes.base``) and the computed ones."""
+    computed = set(changes.computed)
+    out = {key: entry for key, entry in before.items() if key in statuses and key not in computed}
+    out.update(_compact_statuses(((key, statuses[key]) for key in changes.computed), snapshot))
+    return out
+
+
+def _compact_statuses(items: Iterable[tuple[str, Any]], snapshot: Snapshot | None) -> dict[str, list[str]]:
+    """The statuses that differ from their podgroup's in ``snapshot`` (every one without it)."""
     podgroups = snapshot.podgroups if snapshot is not None else {}
     get = podgroups.get
     statuses: dict[str, list[str]] = {}
-    for key, s in result.podgroups.items():
+    for key, s in items:
         pg = get(key)
         if pg is not None and pg.phase == s.phase:  # (a StrEnum: compared as its text)
             # the status it came in with: its phase, and its Unschedulable condition's reason and message
@@ -414,11 +451,7 @@ def compact_decisions(result: SessionResult, snapshot: Snapshot | None = None) -
             if reason == s.reason and message == s.message:
                 continue
         statuses[key] = [s.phase, s.reason, s.message]
-    return {
-        "bindings": [[b.task, b.node, b.pipelined] for b in result.bindings],
-        "evictions": [[e.task, e.action, e.preemptor, e.message] for e in result.evictions],
-        "podgroups": statuses,
-    }
+    return statuses
 
 
 def _canonical(decisions: Mapping[str, Any]) -> bytes:

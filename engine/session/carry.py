@@ -35,7 +35,7 @@ sessions opened through a carry with sessions built from scratch.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
@@ -46,6 +46,7 @@ from engine.fairshare.namespace import NamespacePairs, PairTable
 from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
 from engine.objects import ALLOCATED_STATUSES, NodeInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
+from engine.session.decisions import PodGroupStatus
 from engine.session.session import (
     PODS,
     JobState,
@@ -67,7 +68,7 @@ from engine.values import (
 )
 from engine.wording import plural
 
-__all__ = ["JobIndex", "SessionCarry"]
+__all__ = ["JobIndex", "KeptDerived", "SessionCarry"]
 
 FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
@@ -148,7 +149,15 @@ class SessionCarry:
         self.written: set[str] | None = None
         # the podgroups the last session left unsettled, by key (None: not known; ``Session.close``)
         self.unsettled: list[str] | None = None
+        # the statuses the last close gave, every settled one the object a later close gives again while it stays
+        # settled (None: none; ``Session.close``, ``StatusChanges``)
+        self.statuses: Mapping[str, PodGroupStatus] | None = None
         self.index: JobIndex | None = None  # the podgroups' indexes for the session opened last (``JobIndex``)
+        # the podgroup keys whose ``JobState`` the last ``open`` made or recounted, and those gone: every other
+        # podgroup opens as the session before opened it (None: not known, after a full build)
+        self.moved_jobs: set[str] | None = None
+        # what a plugin derives from the podgroups at open, kept by it between sessions (``KeptDerived``)
+        self.derived: dict[str, KeptDerived] = {}
         # the elastic quota tree of the cluster's last values, kept current by its sessions and recycling passes
         self.quotas = QuotaTreeMemo()
 
@@ -161,7 +170,10 @@ class SessionCarry:
         self.settled_under = None
         self.written = None
         self.unsettled = None
+        self.statuses = None
         self.index = None
+        self.moved_jobs = None
+        self.derived = {}
 
     def note_tasks(
         self, base: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo], changed: Collection[str] | None
@@ -212,6 +224,7 @@ class SessionCarry:
         self._touched = touched
         written, self.written = self.written, None  # (a session that does not close leaves None: reopen all)
         self.index = None
+        self.moved_jobs = None
         try:
             kept = self._kept
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
@@ -298,7 +311,8 @@ class SessionCarry:
         tasks, regrouped = _reorder(kept, ch, added, new_group)
         pos = kept.rank
         for row in new_rows:  # a row's pods in snapshot order, as a full build inserts them
-            table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
+            if not _in_order(table.tasks[row], pos):
+                table.tasks[row] = dict(sorted(table.tasks[row].items(), key=lambda item: pos[item[0]]))
         resort = _regroup(kept.members, dirty_jobs, tasks, added, pos, boundary if ch.at_end else None)
         groups = kept.groups
         for group in [g for g, sums in groups.items() if not sums.pods]:
@@ -306,6 +320,9 @@ class SessionCarry:
             kept.group_first.pop(group, None)
             regrouped = True
         jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
+        moved = set(recount)
+        if len(jobs) != len(kept.jobs) or recount:
+            moved |= kept.jobs.keys() - jobs.keys()
         _recount_jobs(kept, jobs, recount, dirty_jobs, written)
         index = kept.index
         kept.index = None  # (an error below leaves none)
@@ -318,7 +335,9 @@ class SessionCarry:
         kept.infos = snap.tasks
         kept.task_resources = ch.task_resources
         kept.states = tasks
+        _let_go_jobs(kept.jobs, jobs, moved)
         kept.jobs = jobs
+        self.moved_jobs = moved
         self.last = (
             f"update: {len(ch.changed)} pods new or changed, {len(ch.removed)} gone, "
             f"{len(recount)} podgroups recounted"
@@ -360,6 +379,61 @@ class SessionCarry:
         jobs = list(kept.usages.values())
         pairs = _pairs(kept, jobs)  # (before ``_summary``, which takes the moves)
         return aggregates_of(snap, jobs, group_usage_of(totals), _summary(kept, jobs), pairs)
+
+
+class KeptDerived:
+    """What a plugin derives from the podgroups at open, kept on the carry between sessions: per podgroup key its
+    part (only the podgroups with a part), and their sum. ``opened``: the carry's ``opened`` when it was last
+    brought up to date; it is valid for the next session only when that session is the very next one opened
+    (``SessionCarry.moved_jobs`` then names every podgroup whose part may differ)."""
+
+    __slots__ = ("opened", "parts", "total")
+
+    def __init__(self, opened: int, parts: dict[str, dict[str, int]], total: dict[str, int]) -> None:
+        self.opened = opened
+        self.parts = parts
+        self.total = total
+
+    @classmethod
+    def current(
+        cls,
+        carry: SessionCarry | None,
+        name: str,
+        jobs: Mapping[str, JobState],
+        part: Callable[[JobState], dict[str, int] | None],
+    ) -> dict[str, int]:
+        """The sum over ``jobs`` of ``part(job)`` (resource -> amount; None or empty: no part), as a pass over every
+        podgroup adds it up, kept on ``carry`` under ``name`` and redone only for the podgroups the carry's last
+        open moved. A resource whose sum came back to zero may stay with 0 (read it with ``get(r, 0)``)."""
+        kept = carry.derived.get(name) if carry is not None else None
+        moved = carry.moved_jobs if carry is not None else None
+        if kept is None or moved is None or carry is None or kept.opened != carry.opened - 1:
+            parts: dict[str, dict[str, int]] = {}
+            total: dict[str, int] = {}
+            for key, job in jobs.items():
+                ours = part(job)
+                if ours:
+                    parts[key] = ours
+                    for r, v in ours.items():
+                        total[r] = total.get(r, 0) + v
+            kept = cls(0, parts, total)
+        else:
+            parts, total = kept.parts, kept.total
+            for key in moved:
+                old = parts.pop(key, None)
+                if old:
+                    for r, v in old.items():
+                        total[r] -= v
+                now = jobs.get(key)
+                ours = part(now) if now is not None else None
+                if ours:
+                    parts[key] = ours
+                    for r, v in ours.items():
+                        total[r] = total.get(r, 0) + v
+        if carry is not None:
+            kept.opened = carry.opened
+            carry.derived[name] = kept
+        return dict(total)
 
 
 class JobIndex:
@@ -845,6 +919,8 @@ def _task_resources(kept: _Kept, removed: list[str], changed: list[TaskInfo]) ->
     for info in changed:
         old = states.get(info.uid)
         if old is not None:
+            if old.info.request.raw.keys() == info.request.raw.keys():  # the same names (a status moved): no change
+                continue
             _count_names(task_resources, old.info, -1)
         _count_names(task_resources, info, 1)
     return task_resources
@@ -946,6 +1022,26 @@ def _first_pods(kept: _Kept, stale: set[str]) -> None:
                 break
     for group in need:
         first.pop(group, None)
+
+
+def _let_go_jobs(old: Mapping[str, JobState], jobs: Mapping[str, JobState], moved: set[str]) -> None:
+    """Empty the member lists of the podgroup states replaced or gone: each member points back at its state, so
+    the pair would otherwise be a cycle that only the cyclic collector frees (and never, once frozen)."""
+    for key in moved:
+        state = old.get(key)
+        if state is not None and jobs.get(key) is not state:
+            state.tasks = []
+
+
+def _in_order(row: Mapping[str, object], rank: Mapping[str, int]) -> bool:
+    """Whether a node row's pods are in snapshot order already (most rows that gained a pod: it came last)."""
+    last = -1
+    for uid in row:
+        at = rank[uid]
+        if at < last:
+            return False
+        last = at
+    return True
 
 
 def _last_first(kept: _Kept) -> int:

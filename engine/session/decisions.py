@@ -106,6 +106,18 @@ class PodGroupStatus:
     released_idle_gpu_seconds: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StatusChanges:
+    """How a session's podgroup statuses differ from those of the session before it on the same kept state
+    (``engine.session.carry``): ``base`` is that session's ``SessionResult.podgroups``, and every podgroup of this
+    result not in ``computed`` is in ``base`` with the very same status object (settled, nothing of it changed).
+    ``computed``: the keys whose status this session's close computed, in key order (the mapping's order). A
+    writer or a recorder that kept what it made of ``base`` redoes only these."""
+
+    base: Mapping[str, PodGroupStatus]
+    computed: list[str]
+
+
 @dataclass(slots=True)
 class SessionResult:
     """Everything one session decided, plus the quota values it computed when it opened."""
@@ -124,6 +136,8 @@ class SessionResult:
     # fairness over time: the past usage brought forward to this session (engine.usage.UsageHistory), for the
     # caller to keep; None when the policy has it off
     usage_history: Any = None
+    # which statuses the close computed, the others being the last session's (None: not known, every one is new)
+    status_changes: StatusChanges | None = None
 
     @property
     def bound(self) -> int:

@@ -64,7 +64,7 @@ from engine.objects import (
 )
 from engine.policy.policy import Policy
 from engine.session.admission import drain
-from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult
+from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult, StatusChanges
 from engine.session.framework import Framework
 from engine.session.gangrepair import below_minimum, gang_release
 from engine.session.reasons import GateRefusal, Reason, describe_job, qty, requeued_message, suspended_status
@@ -963,6 +963,11 @@ class Session:
                 add_into(self.ns_allocated.setdefault(job.namespace, {}), job.allocated)
         self._ns_own = None
 
+    @property
+    def carry(self) -> SessionCarry | None:
+        """The state kept from the last session of this cluster that this session opened on (None: built here)."""
+        return self._carry
+
     # -- the podgroups to walk ------------------------------------------------------------------------------------
     def _index_jobs(self, reuse: bool) -> None:
         """The jobs per queue, the nominated pods' holds, and the podgroups the last session settled (``close``),
@@ -1244,18 +1249,22 @@ class Session:
         touched = {t.job for t in self.touched}
         quiet = self._quiet
         settle = self._carry is not None
+        base = None
         if self._carry is not None:  # (a close that raises leaves no context: nothing is reused after it)
             self._carry.settled_under = None
+            base, self._carry.statuses = self._carry.statuses, None
         timeout = requeue.args.gang_repair_timeout
         unsettled: list[str] = []  # for the carry: the podgroups this close leaves unsettled, by key
+        computed: list[str] = []  # the podgroups whose status this close computes (the others: the last close's)
         for key in sorted(self.jobs):
             job = self.jobs[key]
             if job.settled is not None:
                 if key in quiet and key not in touched:  # settled by the last session, nothing of it changed
-                    statuses[key] = job.settled
+                    statuses[key] = job.settled  # (the very object the last close gave: ``StatusChanges``)
                     continue
                 job.settled = None
             unsettled.append(key)
+            computed.append(key)
             if job.info.suspended:  # held by a person until resumed (a job action): neither released nor requeued
                 statuses[key] = suspended_status(job)
                 continue
@@ -1274,7 +1283,7 @@ class Session:
             if settle and key not in touched and self._settles(job, status, timeout):
                 job.settled = status
                 unsettled.pop()
-        self._hand_over(unsettled)
+        self._hand_over(unsettled, statuses)
         trees = usage_now(self.snapshot, self.values, self.policy)  # fairness over time: empty when it is off
         return SessionResult(
             bindings=list(self.bindings),
@@ -1286,17 +1295,19 @@ class Session:
             values_at_open=self.values if self._quota_error is None else None,
             warnings=list(dict.fromkeys(self.warnings)),
             usage_history=advance(self.snapshot.past_usage, trees, self.now) if trees else None,
+            status_changes=None if base is None else StatusChanges(base, computed),
         )
 
-    def _hand_over(self, unsettled: list[str]) -> None:
+    def _hand_over(self, unsettled: list[str], statuses: dict[str, PodGroupStatus]) -> None:
         """What the carry keeps of this close for the next session: the context of the settled podgroups, the ones
-        left unsettled, and those whose per-session state this session may have changed (the actions and the close
-        leave the quiet ones untouched, but reclaim's and preempt's passes cover all)."""
+        left unsettled, this close's statuses, and those whose per-session state this session may have changed
+        (the actions and the close leave the quiet ones untouched, but reclaim's and preempt's passes cover all)."""
         carry = self._carry
         if carry is None:
             return
         carry.settled_under = self._context
         carry.unsettled = unsettled
+        carry.statuses = statuses
         carry_all = any(name in self.policy.actions for name in ("reclaim", "preempt"))
         carry.written = None if carry_all else set(self.live_keys())
 

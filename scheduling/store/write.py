@@ -299,16 +299,36 @@ def _current_statuses(cluster: Cluster) -> tuple[_Current, tuple[Any, int, int, 
     return current, position
 
 
+def _statuses_to_compare(
+    statuses: Mapping[str, decisions.PodGroupStatus], changes: decisions.StatusChanges | None, now_read: _Current
+) -> Iterable[tuple[str, decisions.PodGroupStatus]]:
+    """The statuses that may differ from their rows, in ``statuses``' order: every one, or when the last session
+    this process wrote is the one ``changes`` is based on (its statuses are ``seen``), only those the close
+    computed and those of the rows read again: every other one is the very status object the last session wrote
+    its row from (``StatusChanges``), which the loop of ``_apply_podgroup_statuses`` skips too."""
+    if changes is None or not now_read.seen or now_read.seen is not changes.base:
+        return statuses.items()
+    keys = changes.computed
+    if now_read.fresh:  # (the computed keys are in the mapping's order, the key order of ``Session.close``)
+        keys = sorted({*keys, *(key for key in now_read.fresh if key in statuses)})
+    return [(key, statuses[key]) for key in keys]
+
+
 def _apply_podgroup_statuses(
-    cluster: Cluster, session: SchedulingSession, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime
+    cluster: Cluster,
+    session: SchedulingSession,
+    statuses: Mapping[str, decisions.PodGroupStatus],
+    now: datetime,
+    changes: decisions.StatusChanges | None = None,
 ) -> dict[str, int]:
-    """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase."""
+    """Write changed phases / reasons / conditions; history rows on change; returns podgroups per phase.
+    ``changes``: which statuses the session computed (``_statuses_to_compare``)."""
     now_read, position = _current_statuses(cluster)
     current, counts, seen, fresh = now_read.rows, now_read.counts, now_read.seen.get, now_read.fresh
     updates: dict[int, dict[str, Any]] = {}
     written: dict[str, _StatusRow] = {}  # the rows as the updates leave them
     history: list[tuple[int, str, str, str, dict[str, Any] | None]] = []  # (podgroup, phase, reason, message, blocker)
-    for key, st in statuses.items():
+    for key, st in _statuses_to_compare(statuses, changes, now_read):
         if seen(key) is st and key not in fresh:  # the last session wrote it from this very status: nothing moved
             continue
         row = current.get(key)
@@ -392,10 +412,17 @@ def _conditions_of(pks: list[int]) -> dict[int, str | None]:
     return out
 
 
-def _record_gang_releases(cluster: Cluster, statuses: Mapping[str, decisions.PodGroupStatus], now: datetime) -> None:
+def _record_gang_releases(
+    cluster: Cluster,
+    statuses: Mapping[str, decisions.PodGroupStatus],
+    now: datetime,
+    changes: decisions.StatusChanges | None = None,
+) -> None:
     """Count each gang released whole (``engine.session.gangrepair``) on its podgroup, with the GPU-seconds it held
-    idle and why: its page and the API show them after its status has moved on."""
-    for key, st in statuses.items():
+    idle and why: its page and the API show them after its status has moved on. With ``changes`` only the statuses
+    the close computed are looked at: the others are settled ones, Running or Completed, never a release."""
+    for key in statuses if changes is None else changes.computed:
+        st = statuses[key]
         if st.released_idle_gpu_seconds is None:
             continue
         ns, name = split_uid(key)
@@ -635,8 +662,12 @@ def apply_decisions(
         applied = apply_bindings(cluster, result.bindings, now, ids) if bound is None else bound
         evicted = _apply_evictions(cluster, session, result.evictions, now)
         if phases is None:
-            phases = _apply_podgroup_statuses(cluster, session, result.podgroups, now) if result.podgroups else {}
-            _record_gang_releases(cluster, result.podgroups, now)
+            phases = (
+                _apply_podgroup_statuses(cluster, session, result.podgroups, now, result.status_changes)
+                if result.podgroups
+                else {}
+            )
+            _record_gang_releases(cluster, result.podgroups, now, result.status_changes)
         _write_samples(cluster, result, now)
         session.bindings = applied
         session.bound = sum(1 for a in applied if not a[2])

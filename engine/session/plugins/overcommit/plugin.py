@@ -20,6 +20,7 @@ from fractions import Fraction
 from engine.objects import PodGroupPhase
 from engine.policy.policy import PluginOption
 from engine.resources import sorted_resources
+from engine.session.carry import KeptDerived
 from engine.session.framework import PERMIT, REJECT, Plugin
 from engine.session.plugins.overcommit.arguments import OVERCOMMIT
 from engine.session.reasons import GateRefusal, qty
@@ -44,16 +45,23 @@ class OvercommitPlugin(Plugin):
         }
         self.idle: dict[str, int] = dict(self.capacity)
         add_into(self.idle, used, -1)
-        self.inqueue: dict[str, int] = {}
-        for job in session.jobs.values():
-            mr = job.min_resources
-            if mr is None:
-                continue
-            if job.phase == PodGroupPhase.INQUEUE:
-                add_into(self.inqueue, mr)
-            elif job.phase == PodGroupPhase.RUNNING and job.allocated_num() >= job.min_member:
-                allocated = self.session.job_usage(job).allocated
-                add_into(self.inqueue, {r: v - allocated[r] for r, v in mr.items() if v > allocated[r]})
+        # what the podgroups reserve at open: a pass over every podgroup, or with a carry the sum kept from the last
+        # session, redone for the podgroups that changed (``KeptDerived``; a part is a function of the podgroup's
+        # state at open, which the carry keeps for every podgroup it did not move)
+        self.inqueue: dict[str, int] = KeptDerived.current(session.carry, self.name, session.jobs, self._reserved)
+
+    def _reserved(self, job: JobState) -> dict[str, int] | None:
+        """What ``job`` reserves at open: an Inqueue podgroup its ``minResources``, a Running one with at least
+        ``minMember`` allocated pods the part of it not yet allocated."""
+        mr = job.min_resources
+        if mr is None:
+            return None
+        if job.phase == PodGroupPhase.INQUEUE:
+            return dict(mr)
+        if job.phase == PodGroupPhase.RUNNING and job.allocated_num() >= job.min_member:
+            allocated = self.session.job_usage(job).allocated
+            return {r: v - allocated[r] for r, v in mr.items() if v > allocated[r]}
+        return None
 
     def _check(self, job: JobState, include_job: bool) -> GateRefusal | None:
         mr = job.min_resources or {}
