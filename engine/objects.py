@@ -331,13 +331,74 @@ class TaskInfo:
     def __hash__(self) -> int:
         return hash(self.uid)
 
+    def evolve(self, **changes: Any) -> TaskInfo:
+        """``dataclasses.replace(self, **changes)``, the same object field for field, at a fraction of its cost for
+        the fields a session's outcome moves (status, node, start time, pipelined, nominated: ``_PLAIN_TASK``); other
+        fields (a derived ``uid`` or ``best_effort``, a normalized mapping) go through ``dataclasses.replace``."""
+        if not changes.keys() <= _PLAIN_TASK:
+            return dataclasses.replace(self, **changes)
+        new = TaskInfo(
+            self.namespace,
+            self.name,
+            self.podgroup,
+            self.request,
+            self.priority,
+            self.priority_class,
+            self.volcano_preemptable,
+            self.quota_preemptible,
+            self.quota_group,
+            self.status,
+            self.node,
+            self.node_selector,
+            self.tolerations,
+            self.labels,
+            self.task_role,
+            self.creation_timestamp,
+            self.start_timestamp,
+            self.preemption_policy,
+            self.pipelined,
+            self.nominated,
+        )
+        for name, value in changes.items():
+            _TASK_COPY[name][1](new, value)
+        return new
+
+
+_Frozen = TypeVar("_Frozen")
+
 
 def _slot_setters(cls: type) -> Any:
     """Each field's slot setter (its member descriptor's ``__set__``) as an attribute of one object."""
     return SimpleNamespace(**{f.name: getattr(cls, f.name).__set__ for f in dataclasses.fields(cls)})
 
 
+def _slot_copy(cls: type) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], None]]]:
+    """Each field's slot getter and setter (its member descriptor's ``__get__`` and ``__set__``), by name."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        member = getattr(cls, f.name)
+        out[f.name] = (member.__get__, member.__set__)
+    return out
+
+
+def _evolved(
+    obj: _Frozen, copy: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], None]]], changes: Mapping[str, Any]
+) -> _Frozen:
+    """A copy of the slotted frozen ``obj`` with ``changes`` set, every other field (derived ones too) as it was."""
+    new = object.__new__(type(obj))
+    for name, (get, put) in copy.items():
+        put(new, changes[name] if name in changes else get(obj))
+    return new
+
+
 _TASK_SLOTS = _slot_setters(TaskInfo)
+_TASK_COPY = _slot_copy(TaskInfo)
+# the fields ``TaskInfo.__init__`` stores as given (no derived field reads them)
+_PLAIN_TASK = frozenset(
+    f.name
+    for f in dataclasses.fields(TaskInfo)
+    if f.init and f.name not in ("namespace", "name", "request", "node_selector", "labels")
+)
 
 
 def own_podgroup_name(pod_name: str) -> str:
@@ -397,6 +458,21 @@ class PodGroupInfo:
 
     def __hash__(self) -> int:
         return hash(self.key)
+
+    def evolve(self, **changes: Any) -> PodGroupInfo:
+        """``dataclasses.replace(self, **changes)``, the same object field for field (``__post_init__``'s rule for a
+        suspended podgroup read Inqueue too), at a fraction of its cost; a new namespace or name goes through
+        ``dataclasses.replace`` (the key is derived from them)."""
+        if not changes.keys() <= _PLAIN_PODGROUP:
+            return dataclasses.replace(self, **changes)
+        new = _evolved(self, _PODGROUP_COPY, changes)
+        if new.suspended and new.phase == PodGroupPhase.INQUEUE:
+            _PODGROUP_COPY["phase"][1](new, PodGroupPhase.PENDING)
+        return new
+
+
+_PODGROUP_COPY = _slot_copy(PodGroupInfo)
+_PLAIN_PODGROUP = frozenset(f.name for f in dataclasses.fields(PodGroupInfo) if f.init) - {"namespace", "name"}
 
 
 # -- namespaces, priority classes, HDRF annotations ------------------------------------------------------------

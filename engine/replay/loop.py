@@ -257,7 +257,7 @@ class _Replay:
             return
         tasks = dict(self.snapshot.tasks)
         for uid in done:
-            tasks[uid] = dataclasses.replace(tasks[uid], status=TaskStatus.SUCCEEDED)
+            tasks[uid] = tasks[uid].evolve(status=TaskStatus.SUCCEEDED)
         self.snapshot = self.snapshot.replace(tasks=tasks)
         finished_groups = {tasks[uid].podgroup for uid in done}
         gone_pgs: list[str] = []
@@ -376,10 +376,10 @@ class _Replay:
         tasks = dict(self.snapshot.tasks)
         for uid, task in tasks.items():
             if task.pipelined or task.nominated:
-                tasks[uid] = dataclasses.replace(task, pipelined=False, nominated=None)
+                tasks[uid] = task.evolve(pipelined=False, nominated=None)
         for b in result.bindings:
             if b.pipelined and b.task in tasks:
-                tasks[b.task] = dataclasses.replace(tasks[b.task], pipelined=True, nominated=b.node)
+                tasks[b.task] = tasks[b.task].evolve(pipelined=True, nominated=b.node)
         return self.snapshot.replace(tasks=tasks)
 
     def _started(self, uid: str, now: float) -> None:
@@ -429,8 +429,8 @@ class _Replay:
             job = self.pod_job[e.task]
             counts = self.outcomes[job.key].evictions
             counts[e.action] = counts.get(e.action, 0) + 1
-            again = dataclasses.replace(
-                task, status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
+            again = task.evolve(
+                status=TaskStatus.PENDING, node=None, start_timestamp=None, pipelined=False, nominated=None
             )
             if self.new_replacements:
                 again = dataclasses.replace(again, name=replacement_name(task.name), creation_timestamp=now)

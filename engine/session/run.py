@@ -10,7 +10,6 @@ by name.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 
 from engine.collector import paused_during
@@ -81,7 +80,7 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
         task = snapshot.tasks.get(binding.task)
         if task is None:
             continue
-        changed[task.uid] = dataclasses.replace(task, status=TaskStatus.RUNNING, node=binding.node, start_timestamp=now)
+        changed[task.uid] = task.evolve(status=TaskStatus.RUNNING, node=binding.node, start_timestamp=now)
     gone = {e.task for e in result.evictions}
     tasks = {uid: changed.get(uid, t) for uid, t in snapshot.tasks.items() if uid not in gone}
     by_group: dict[str, list[TaskInfo]] = {}
@@ -112,8 +111,7 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
                     "Unschedulable", reason=status.reason, message=status.message, last_transition_time=now
                 ),
             )
-        podgroups[key] = dataclasses.replace(
-            pg,
+        podgroups[key] = pg.evolve(
             phase=phase,
             conditions=conditions,
             unplaced_sessions=status.unplaced_sessions,
