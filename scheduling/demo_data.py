@@ -6,28 +6,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# department -> (deserved, guarantee, capability, weight), teams -> (deserved, guarantee, weight, ns weight)
+# department -> (deserved, guarantee, capability, weight), teams -> (deserved, guarantee, weight, ns weight).
+# A team's deserved (its quota group's min too) holds each of its jobs (ml-research's 8 x 4-GPU llm-pretrain: 32 GPUs)
+# and, on every resource, its GPUs' worth of GPU jobs: 8 cores and 64 GiB per GPU (the GPU machines' ratio, and the
+# workload generator's GPU jobs'), the rest of its cores at 4 GiB each (the CPU machines' ratio). The departments add
+# up to the cluster (1,024 cores, 6,144 GiB, 64 GPUs) on every resource (docs/recycling-and-gangs.md, "The demo's
+# quotas cover its gangs"; tests/test_project.py checks both).
 ORG: dict[str, dict[str, Any]] = {
     "research": {
-        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "40"},
+        "deserved": {"cpu": "456", "memory": "3360Gi", "nvidia.com/gpu": "48"},
         "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "8"},
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "64"},
         "weight": 4,
         "teams": {
             "ml-research": (
-                {"cpu": "200", "memory": "1200Gi", "nvidia.com/gpu": "24"},
+                {"cpu": "256", "memory": "2048Gi", "nvidia.com/gpu": "32"},
                 {"cpu": "48", "memory": "288Gi", "nvidia.com/gpu": "4"},
                 3,
                 2,
             ),
             "nlp": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "100", "memory": "656Gi", "nvidia.com/gpu": "8"},
                 {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
                 2,
                 1,
             ),
             "vision": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "100", "memory": "656Gi", "nvidia.com/gpu": "8"},
                 {"cpu": "24", "memory": "144Gi", "nvidia.com/gpu": "2"},
                 2,
                 1,
@@ -35,25 +40,25 @@ ORG: dict[str, dict[str, Any]] = {
         },
     },
     "engineering": {
-        "deserved": {"cpu": "400", "memory": "2400Gi", "nvidia.com/gpu": "16"},
+        "deserved": {"cpu": "372", "memory": "1872Gi", "nvidia.com/gpu": "12"},
         "guarantee": {"cpu": "96", "memory": "576Gi", "nvidia.com/gpu": "0"},
         "capability": {"cpu": "800", "memory": "4800Gi", "nvidia.com/gpu": "32"},
         "weight": 4,
         "teams": {
             "platform": (
-                {"cpu": "160", "memory": "960Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "160", "memory": "768Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "48", "memory": "288Gi"},
                 2,
                 1,
             ),
             "data-eng": (
-                {"cpu": "140", "memory": "840Gi", "nvidia.com/gpu": "4"},
+                {"cpu": "140", "memory": "688Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "24", "memory": "144Gi"},
                 2,
                 2,
             ),
             "search": (
-                {"cpu": "100", "memory": "600Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "72", "memory": "416Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "24", "memory": "144Gi"},
                 1,
                 1,
@@ -61,18 +66,18 @@ ORG: dict[str, dict[str, Any]] = {
         },
     },
     "operations": {
-        "deserved": {"cpu": "224", "memory": "1344Gi", "nvidia.com/gpu": "8"},
+        "deserved": {"cpu": "196", "memory": "912Gi", "nvidia.com/gpu": "4"},
         "guarantee": {"cpu": "32", "memory": "192Gi", "nvidia.com/gpu": "0"},
         "capability": {"cpu": "512", "memory": "3072Gi", "nvidia.com/gpu": "16"},
         "weight": 2,
         "teams": {
             "analytics": (
-                {"cpu": "124", "memory": "744Gi", "nvidia.com/gpu": "8"},
+                {"cpu": "96", "memory": "512Gi", "nvidia.com/gpu": "4"},
                 {"cpu": "16", "memory": "96Gi"},
                 2,
                 3,
             ),
-            "batch-etl": ({"cpu": "100", "memory": "600Gi"}, {"cpu": "16", "memory": "96Gi"}, 1, 1),
+            "batch-etl": ({"cpu": "100", "memory": "400Gi"}, {"cpu": "16", "memory": "96Gi"}, 1, 1),
         },
     },
 }

@@ -82,9 +82,9 @@ def test_a_larger_demo_scales_every_quota_and_copies_the_jobs() -> None:
     size = Size(factor=3, cpu_nodes=5, gpu_nodes=4, copies=2)
     Command()._load(size)
     research = Queue.objects.get(name="research")
-    assert research.deserved == parse_resource_list({"cpu": "1200", "memory": "7200Gi", "nvidia.com/gpu": "120"})
+    assert research.deserved == parse_resource_list({"cpu": "1368", "memory": "10080Gi", "nvidia.com/gpu": "144"})
     assert QuotaGroup.objects.get(name="nlp").max == parse_resource_list(
-        {"cpu": "600", "memory": "3600Gi", "nvidia.com/gpu": "48"}
+        {"cpu": "600", "memory": "3936Gi", "nvidia.com/gpu": "48"}
     )
     assert Namespace.objects.get(name="nlp").hard["nvidia.com/gpu"] == 384_000
     assert Node.objects.count() == 9 and sum(bool(n.taints) for n in Node.objects.filter(name__startswith="gpu-")) == 4
@@ -92,6 +92,60 @@ def test_a_larger_demo_scales_every_quota_and_copies_the_jobs() -> None:
     sweep = PodGroup.objects.get(name="hparam-sweep-001")
     assert sweep.min_member == 16 and sweep.pods.count() == 16
     assert all(p.tolerations for p in sweep.pods.all())  # a GPU job tolerates the GPU machines' taint
+
+
+def _per_gpu(request: dict[str, int]) -> tuple[int, int]:
+    """The cores (milli) and memory (bytes) a GPU job of the workload generator asks per GPU."""
+    gpus = request["nvidia.com/gpu"] // 1000
+    return request["cpu"] // gpus, request["memory"] // gpus
+
+
+@pytest.mark.parametrize("size_name", ["small", "large"])
+def test_the_demos_quotas_hold_its_jobs_and_add_up_to_its_cluster(size_name: str) -> None:
+    """Every team's deserved (its quota group's min) holds its largest job on every resource, and its GPUs' worth of
+    the workload generator's GPU jobs (their cores and memory per GPU), the rest of its cores at the CPU machines'
+    memory per core; its department's deserved is the sum of its teams'; the departments add up to the small demo's
+    cluster on every resource, and to the large demo's quotas (200 times) within its larger cluster."""
+    import random
+
+    from engine.replay.workload import WorkloadSettings, draw_job
+    from engine.resources import parse_resource_list
+    from scheduling.demo_data import CPU_NODE, GPU_NODE, JOBS, ORG, SIZES
+    from scheduling.management.commands.load_demo import _times
+
+    size = SIZES[size_name]
+    gpu_job = next(
+        r for _ in range(50) if "nvidia.com/gpu" in (r := draw_job(random.Random(_), True, WorkloadSettings())[1])
+    )
+    cores_per_gpu, memory_per_gpu = _per_gpu(gpu_job)
+    cpu_node, gpu_node = parse_resource_list(CPU_NODE), parse_resource_list(GPU_NODE)
+    assert (cores_per_gpu, memory_per_gpu) == _per_gpu(dict(gpu_node))  # the generator asks the GPU machines' ratio
+    memory_per_core = cpu_node["memory"] // (cpu_node["cpu"] // 1000)
+    names = ("cpu", "memory", "nvidia.com/gpu")
+    departments = dict.fromkeys(names, 0)
+    for dept, spec in ORG.items():
+        teams = dict.fromkeys(names, 0)
+        for team, (deserved_text, *_) in spec["teams"].items():
+            deserved = parse_resource_list(_times(deserved_text, size.factor))
+            for name in names:
+                teams[name] += deserved.get(name, 0)
+            for owner, job, pods, request, _ in JOBS:
+                need = {k: v * pods for k, v in parse_resource_list(request).items()}
+                assert owner != team or all(v <= deserved.get(k, 0) for k, v in need.items()), (team, job, deserved)
+            gpus = deserved.get("nvidia.com/gpu", 0) // 1000
+            gpu_cores = cores_per_gpu * gpus
+            assert deserved["cpu"] >= gpu_cores, (team, "cpu")
+            other = (deserved["cpu"] - gpu_cores) // 1000 * memory_per_core
+            assert deserved["memory"] >= memory_per_gpu * gpus + other, (team, "memory")
+        assert teams == {n: parse_resource_list(_times(spec["deserved"], size.factor)).get(n, 0) for n in names}, dept
+        for name in names:
+            departments[name] += teams[name]
+    machines = {n: cpu_node.get(n, 0) * size.cpu_nodes + gpu_node.get(n, 0) * size.gpu_nodes for n in names}
+    small = SIZES["small"]
+    scaled = {
+        n: (cpu_node.get(n, 0) * small.cpu_nodes + gpu_node.get(n, 0) * small.gpu_nodes) * size.factor for n in names
+    }
+    assert departments == scaled and all(departments[n] <= machines[n] for n in names), (departments, machines)
 
 
 def test_ensure_admin_prints_credentials_and_token() -> None:
