@@ -530,11 +530,19 @@ class _Classical:
     def _place(
         self, cohort: str, top: str, skip: str | None, advantage: bool, out: dict[str, tuple[str, bool]]
     ) -> None:
-        """``_collect``'s walk, noting where each ClusterQueue it reaches stands instead of gathering candidates."""
-        for child in self.tree.children[cohort]:
-            if child in (skip, self.preemptor) or _within_nominal(self.tree, child, self.need):
+        """``_collect``'s walk, noting where each ClusterQueue it reaches stands instead of gathering candidates
+        (``_within_nominal`` unrolled for one flavor-resource: every ClusterQueue of the tree passes here)."""
+        tree, need = self.tree, self.need
+        one = need[0] if len(need) == 1 else None
+        for child in tree.children[cohort]:
+            if child == skip or child == self.preemptor:
                 continue
-            if self.tree.nodes[child].cohort:
+            if one is not None:
+                if tree.usage_of(child).get(one, 0) <= tree.subtree[child].get(one, 0):
+                    continue
+            elif _within_nominal(tree, child, need):
+                continue
+            if tree.nodes[child].cohort:
                 self._place(child, top, skip, advantage, out)
             else:
                 out[child] = (top, advantage)
@@ -585,18 +593,18 @@ class _Classical:
 
     def attempt(self, ordered: Iterable[_Entry], borrow: bool, spent: set[str] | None = None) -> list[Candidate]:
         """Candidates taken in order until the request fits, then every one it still fits without given back (from
-        the second-to-last taken to the first); empty when it never fits. The tree is left as it was. ``spent``:
-        where to note the other ClusterQueues found within their nominal quota (or below a Cohort that is): they
-        stay so while candidates are taken (usage only goes down), so their other candidates are passed over."""
+        the second-to-last taken to the first); empty when it never fits. The tree is left as it was. ``spent``
+        (the fast path's; None: every candidate looked at): where to note the other ClusterQueues found within their
+        nominal quota (or below a Cohort that is): they stay so while candidates are taken (usage only goes down), so
+        their other candidates are passed over."""
         tree = self.tree
         taken: list[Candidate] = []
-        spent = set() if spent is None else spent
         try:
             for c, k, top in ordered:
-                if c.queue in spent:
+                if spent is not None and c.queue in spent:
                     continue
                 if not self._valid(c, k, top, borrow):
-                    if c.queue != self.preemptor and not (borrow and k == _WITHOUT_BORROWING):
+                    if spent is not None and c.queue != self.preemptor and not (borrow and k == _WITHOUT_BORROWING):
                         spent.add(c.queue)
                     continue
                 tree.add_usage(c.queue, c.usage, -1)
