@@ -27,6 +27,10 @@ does not fit.
 
 Without fair sharing, ``classical_targets`` is Kueue's classical preemption (``classicalPreemptions`` and
 ``preemption/classical/``) on the same tree: see its docstring.
+
+A caller that simulates many preemptions on one set of admitted workloads (Kueue's flavor assigner) indexes them once
+(``CandidateIndex``: by flavor-resource and ClusterQueue, in Kueue's candidate order) and passes the index: the
+searches then take candidates only from the ClusterQueues that may give some, one at a time, to the same answers.
 """
 
 from __future__ import annotations
