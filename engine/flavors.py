@@ -45,6 +45,7 @@ from typing import Any, Generic, TypeVar
 from engine.fairshare.drs import FairTree, FlavorResource, flavor_resource, kueue_tree
 from engine.fairshare.kueue_preemption import (
     Candidate,
+    CandidateIndex,
     classical_targets,
     fair_targets,
     find_candidates,
@@ -380,6 +381,8 @@ def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
 
 
 class _Assigner:
+    indexed = True  # the preemptions simulated on the candidates indexed once (False: on the plain lists, as a check)
+
     def __init__(self, snapshot: Snapshot, flavors: KueueFlavors) -> None:
         self.snapshot = snapshot
         self.flavors = flavors
@@ -403,11 +406,8 @@ class _Assigner:
         self.workloads = self._workloads(held)
         # each flavor-resource's candidates: a preemption for one takes only workloads that use it (Kueue's
         # ``frsNeedPreemption``), so each simulation looks at those alone
-        self.using: dict[FlavorResource, list[Candidate]] = {}
-        for c in self.workloads:
-            for fr, v in c.usage.items():
-                if v > 0:
-                    self.using.setdefault(fr, []).append(c)
+        # (made once for the pass, each list in Kueue's candidate order, so that no simulation sorts them again)
+        self.using = CandidateIndex(self.workloads)
         policy = snapshot.policy
         self.fair = policy.plugin(KUEUEFAIR.name) is not None and policy.arguments_of(KUEUEFAIR).enable
         self._simulated: dict[tuple[object, ...], tuple[int, int]] = {}
@@ -495,14 +495,15 @@ class _Assigner:
         if known is not None:
             return known
         request = {fr: value}
+        admitted, indexed = self.using.of(fr), self.indexed
         if self.fair:
-            admitted = self.using.get(fr, [])
-            candidates = find_candidates(tree, queue, request, admitted, policy, pg.priority, created)
+            candidates = find_candidates(tree, queue, request, admitted, policy, pg.priority, created, indexed)
             strategies = self.snapshot.policy.arguments_of(KUEUEFAIR).strategies
             targets, fits = fair_targets(tree, queue, request, candidates, strategies)
             targets = targets if fits else []
         else:
-            targets = classical_targets(tree, queue, request, self.using.get(fr, []), policy, pg.priority, created)
+            grouped = self.using.grouped(fr) if indexed else None
+            targets = classical_targets(tree, queue, request, admitted, policy, pg.priority, created, grouped=grouped)
         if not targets:
             answer = (_NO_CANDIDATES, self._borrow_level(queue, fr, value))
         else:

@@ -27,11 +27,17 @@ does not fit.
 
 Without fair sharing, ``classical_targets`` is Kueue's classical preemption (``classicalPreemptions`` and
 ``preemption/classical/``) on the same tree: see its docstring.
+
+A caller that simulates many preemptions on one set of admitted workloads (Kueue's flavor assigner) indexes them once
+(``CandidateIndex``: by flavor-resource and ClusterQueue, in Kueue's candidate order) and passes the index: the
+searches then take candidates only from the ClusterQueues that may give some, one at a time, to the same answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +48,13 @@ __all__ = [
     "LESS_THAN_INITIAL_SHARE",
     "LESS_THAN_OR_EQUAL_TO_FINAL_SHARE",
     "Candidate",
+    "CandidateIndex",
     "candidate_key",
     "classical_targets",
     "fair_targets",
     "find_candidates",
     "hierarchical_advantage",
+    "order_key",
     "satisfies",
 ]
 
@@ -74,6 +82,38 @@ def candidate_key(preemptor_queue: str) -> Callable[[Candidate], tuple[Any, ...]
     return lambda c: (c.queue == preemptor_queue, c.priority, -c.admitted, c.name)
 
 
+def order_key(c: Candidate) -> tuple[Any, ...]:
+    """``candidate_key`` without its first term (the preemptor's ClusterQueue): an order of the candidates that any
+    preemptor can use, its own workloads put last by the caller."""
+    return (c.priority, -c.admitted, c.name)
+
+
+class CandidateIndex:
+    """The admitted workloads as candidates, made once for many preemptions on one set of them (Kueue's flavor
+    assigner simulates one per flavor tried): for each flavor-resource, the workloads that use it in ``order_key``
+    order (``of``, for ``find_candidates(presorted=True)``), and the same by ClusterQueue (``grouped``, for
+    ``classical_targets(grouped=...)``)."""
+
+    __slots__ = ("_grouped", "using")
+
+    def __init__(self, admitted: Iterable[Candidate]) -> None:
+        self.using: dict[FlavorResource, list[Candidate]] = {}
+        self._grouped: dict[FlavorResource, dict[str, list[Candidate]]] = {}
+        for c in sorted(admitted, key=order_key):
+            for fr, v in c.usage.items():
+                if v > 0:
+                    self.using.setdefault(fr, []).append(c)
+                    self._grouped.setdefault(fr, {}).setdefault(c.queue, []).append(c)
+
+    def of(self, fr: FlavorResource) -> list[Candidate]:
+        """The workloads using ``fr``, in ``order_key`` order."""
+        return self.using.get(fr, [])
+
+    def grouped(self, fr: FlavorResource) -> dict[str, list[Candidate]]:
+        """The workloads using ``fr`` by ClusterQueue, each ClusterQueue's in ``order_key`` order."""
+        return self._grouped.get(fr, {})
+
+
 def satisfies(policy: str, candidate: Candidate, priority: int, created: float) -> bool:
     """Kueue's ``SatisfiesPreemptionPolicy``: may a workload of ``priority`` created at ``created`` preempt
     ``candidate`` under ``policy`` (Never, LowerPriority, LowerOrNewerEqualPriority, Any)?"""
@@ -94,35 +134,38 @@ def find_candidates(
     policy: KueuePreemption,
     priority: int,
     created: float = 0.0,
+    presorted: bool = False,
 ) -> list[Candidate]:
     """Kueue's ``findCandidates``: the preemptor's ClusterQueue's workloads its ``withinClusterQueue`` allows, and,
     when it is in a Cohort and ``reclaimWithinCohort`` is not Never, the workloads that policy allows of the other
     ClusterQueues of its tree that borrow on a flavor-resource of the request; only workloads using one of those; in
-    ``candidate_key`` order."""
+    ``candidate_key`` order (``presorted``: ``admitted`` is in ``order_key`` order, so no sort is needed)."""
     needed = {fr for fr, v in request.items() if v > 0}
 
     def uses(c: Candidate) -> bool:
         return any(c.usage.get(fr, 0) > 0 for fr in needed)
 
-    out = []
+    own: list[Candidate] = []
     if policy.within_cluster_queue != "Never":
-        out += [
+        own = [
             c
             for c in admitted
             if c.queue == preemptor and uses(c) and satisfies(policy.within_cluster_queue, c, priority, created)
         ]
+    others: list[Candidate] = []
     if tree.nodes[preemptor].parent is not None and policy.reclaim_within_cohort != "Never":
         lenders = {
             q
             for q in tree.cluster_queues(tree.root_of(preemptor))
             if q != preemptor and tree.nodes[q].parent is not None and tree.borrowing(q, needed)
         }
-        out += [
+        others = [
             c
             for c in admitted
             if c.queue in lenders and uses(c) and satisfies(policy.reclaim_within_cohort, c, priority, created)
         ]
-    return sorted(out, key=candidate_key(preemptor))
+    # (``candidate_key`` puts the other ClusterQueues' first: in ``order_key`` order, each part is in order)
+    return others + own if presorted else sorted(own + others, key=candidate_key(preemptor))
 
 
 class _Ordering:
@@ -342,6 +385,7 @@ def classical_targets(
     policy: KueuePreemption,
     priority: int,
     created: float = 0.0,
+    grouped: Mapping[str, Sequence[Candidate]] | None = None,
 ) -> list[Candidate]:
     """The workloads Kueue's classical preemption (fair sharing off) evicts so that ``request`` fits in ClusterQueue
     ``preemptor``, among ``admitted`` (every admitted workload of the tree); empty when no set makes it fit.
@@ -356,8 +400,14 @@ def classical_targets(
     and each Cohort between it and the one it shares with the preemptor are above their nominal quota. The order: the other ClusterQueues' hierarchical candidates, then their other ones, then the
     preemptor's own, each by ``candidate_key``. The attempts (borrowing allowed or not, in Kueue's order) take
     candidates until the request fits, then give back, from the second-to-last taken to the first, every one it still
-    fits without. The tree is left as it was."""
+    fits without. The tree is left as it was.
+
+    ``grouped``: ``admitted`` by ClusterQueue, each in ``order_key`` order (``CandidateIndex.grouped``, made once for
+    many calls): the candidates are then gathered from the ClusterQueues that may give some alone, without sorting
+    them all, and the other ClusterQueues' ones an attempt cannot take are not listed, to the same answer."""
     search = _Classical(tree, preemptor, request, policy, priority, created)
+    if grouped is not None:
+        return search.from_groups(grouped)
     hierarchy, others, own = search.candidates(admitted)
     key = candidate_key(preemptor)
     ordered = [e for group in (hierarchy, others, own) for e in sorted(group, key=lambda e: key(e[0]))]
@@ -431,6 +481,76 @@ class _Classical:
                 previous = cohort
         return hierarchy, others, own
 
+    def from_groups(self, grouped: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+        """``classical_targets`` on the candidates by ClusterQueue (``grouped``): where each other ClusterQueue
+        stands is found once by walking the tree; the candidates of the ClusterQueues with a hierarchical advantage
+        and the preemptor's own are listed; the others only as far as an attempt may take them: with
+        ``borrowWithinCohort`` forbidding it, an attempt that lets the preemptor borrow cannot take any."""
+        places: dict[str, tuple[str, bool]] = {}  # another ClusterQueue -> the Cohort it shares, advantage
+        if self.node.parent is not None and self.policy.reclaim_within_cohort != "Never":
+            advantage, left = _fit_in_quota(self.tree, self.preemptor, self.request)
+            previous: str | None = None
+            for cohort in self.tree.path_to_root(self.preemptor):
+                self._place(cohort, cohort, previous, advantage, places)
+                fits_here, left = _fit_in_quota(self.tree, cohort, left)
+                advantage = advantage or fits_here
+                previous = cohort
+        own: list[_Entry] = []
+        if self.policy.within_cluster_queue != "Never":
+            own = [(c, k, None) for c in grouped.get(self.preemptor, ()) if (k := self.kind(c, False)) is not None]
+        near = {q: top for q, (top, adv) in places.items() if adv}
+        plain = {q: top for q, (top, adv) in places.items() if not adv}
+        found = [any(self.kind(c, adv) is not None for q in qs for c in grouped.get(q, ())) for qs, adv in
+                 ((near, True), (plain, False))]  # fmt: skip
+        for borrow in self.attempts(*found):
+            spent: set[str] = set()
+            ordered = self._stream(grouped, near, True, spent)
+            if not (borrow and self.forbidden):  # (else every other one is ReclaimWithoutBorrowing: not valid here)
+                ordered = itertools.chain(ordered, self._stream(grouped, plain, False, spent))
+            taken = self.attempt(itertools.chain(ordered, own), borrow, spent)
+            if taken:
+                return taken
+        return []
+
+    def _stream(
+        self, grouped: Mapping[str, Sequence[Candidate]], tops: Mapping[str, str], advantage: bool, spent: set[str]
+    ) -> Iterator[_Entry]:
+        """The candidates of the ClusterQueues of ``tops`` (to the Cohort each shares with the preemptor) with their
+        kind, in ``order_key`` order, each looked at only when the attempt comes to it; a ClusterQueue put in
+        ``spent`` (by ``attempt``) gives no more."""
+        heap = [(order_key(cs[0]), q, 0) for q in tops if (cs := grouped.get(q))]
+        heapq.heapify(heap)
+        while heap:
+            _, q, i = heapq.heappop(heap)
+            if q in spent:
+                continue
+            cs = grouped[q]
+            if i + 1 < len(cs):
+                heapq.heappush(heap, (order_key(cs[i + 1]), q, i + 1))
+            k = self.kind(cs[i], advantage)
+            if k is not None:
+                yield cs[i], k, tops[q]
+
+    def _place(
+        self, cohort: str, top: str, skip: str | None, advantage: bool, out: dict[str, tuple[str, bool]]
+    ) -> None:
+        """``_collect``'s walk, noting where each ClusterQueue it reaches stands instead of gathering candidates
+        (``_within_nominal`` unrolled for one flavor-resource: every ClusterQueue of the tree passes here)."""
+        tree, need = self.tree, self.need
+        one = need[0] if len(need) == 1 else None
+        for child in tree.children[cohort]:
+            if child == skip or child == self.preemptor:
+                continue
+            if one is not None:
+                if tree.usage_of(child).get(one, 0) <= tree.subtree[child].get(one, 0):
+                    continue
+            elif _within_nominal(tree, child, need):
+                continue
+            if tree.nodes[child].cohort:
+                self._place(child, top, skip, advantage, out)
+            else:
+                out[child] = (top, advantage)
+
     def _collect(self, cohort: str, top: str, skip: str | None, advantage: bool, out: list[_Entry]) -> None:
         for child in self.tree.children[cohort]:
             if child in (skip, self.preemptor) or _within_nominal(self.tree, child, self.need):
@@ -475,14 +595,21 @@ class _Classical:
                 return False
         return True
 
-    def attempt(self, ordered: Sequence[_Entry], borrow: bool) -> list[Candidate]:
+    def attempt(self, ordered: Iterable[_Entry], borrow: bool, spent: set[str] | None = None) -> list[Candidate]:
         """Candidates taken in order until the request fits, then every one it still fits without given back (from
-        the second-to-last taken to the first); empty when it never fits. The tree is left as it was."""
+        the second-to-last taken to the first); empty when it never fits. The tree is left as it was. ``spent``
+        (the fast path's; None: every candidate looked at): where to note the other ClusterQueues found within their
+        nominal quota (or below a Cohort that is): they stay so while candidates are taken (usage only goes down), so
+        their other candidates are passed over."""
         tree = self.tree
         taken: list[Candidate] = []
         try:
             for c, k, top in ordered:
+                if spent is not None and c.queue in spent:
+                    continue
                 if not self._valid(c, k, top, borrow):
+                    if spent is not None and c.queue != self.preemptor and not (borrow and k == _WITHOUT_BORROWING):
+                        spent.add(c.queue)
                     continue
                 tree.add_usage(c.queue, c.usage, -1)
                 taken.append(c)
