@@ -659,7 +659,14 @@ def apply_decisions(
             pending_pods=pending_pods,
             warnings=list(result.warnings)[:100],
         )
-        applied = apply_bindings(cluster, result.bindings, now, ids) if bound is None else bound
+        if bound is not None:
+            applied = bound
+        elif kind == SessionKind.RECYCLE and not result.bindings:
+            # a recycling pass binds nothing: the pods the last session pipelined keep their nominated nodes for
+            # the next session (``apply_bindings`` would first put them back to Pending, as a session does)
+            applied = []
+        else:
+            applied = apply_bindings(cluster, result.bindings, now, ids)
         evicted = _apply_evictions(cluster, session, result.evictions, now)
         if phases is None:
             phases = (
