@@ -35,6 +35,7 @@ helpers, which copy only what changes and keep every cached index that the chang
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -131,6 +132,16 @@ OPEN = "Open"
 ROOT_GROUP = "root"
 SYSTEM_GROUP = "system"
 DEFAULT_GROUP = "default"
+
+
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+def replacement_name(name: str) -> str:
+    """The name a simulated job controller gives an evicted pod's replacement (``scheduling.agent``, the replay):
+    ``<name>-r1``, then ``<name>-r2`` for the replacement's own, and so on."""
+    match = _RETRY_SUFFIX.search(name)
+    return f"{name[: match.start()]}-r{int(match.group(1)) + 1}" if match else f"{name}-r1"
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -65,7 +64,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from engine import rules
 from engine.limits import node_amount_errors
-from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE
+from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, replacement_name
 from engine.replay.workload import WorkloadSettings, backlog_full, busy, draw_job, fit_size
 from engine.resources import ResourceList
 from engine.wording import duration as say_duration
@@ -433,9 +432,6 @@ def agent_tick(cluster: Cluster, now: datetime) -> dict[str, int]:
     }
 
 
-_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
-
-
 def replace_members(evicted: list[Pod]) -> int:
     """The simulated job controller: each evicted (or lost) pod of a podgroup still at work gets a Pending
     replacement (``<name>-r<N>``, same request, priority and placement constraints), as Volcano's job controller
@@ -443,13 +439,11 @@ def replace_members(evicted: list[Pod]) -> int:
     minMember."""
     replacements = []
     for pod in evicted:
-        match = _RETRY_SUFFIX.search(pod.name)
-        base, attempt = (pod.name[: match.start()], int(match.group(1)) + 1) if match else (pod.name, 1)
         replacements.append(
             Pod(
                 cluster_id=pod.cluster_id,
                 namespace_id=pod.namespace_id,
-                name=f"{base}-r{attempt}",
+                name=replacement_name(pod.name),
                 podgroup_id=pod.podgroup_id,
                 task_name=pod.task_name,
                 request=pod.request,

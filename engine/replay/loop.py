@@ -32,7 +32,6 @@ import gc
 import heapq
 import math
 import random
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +40,7 @@ from engine.changes import ProposalError, apply_changes
 from engine.collector import paused
 from engine.flavors import FlavorMemo, assign_flavors, flavor_of_request, with_kept_flavors
 from engine.manifests import load_objects
-from engine.objects import PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
+from engine.objects import PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus, replacement_name
 from engine.policy.policy import Policy
 from engine.replay.trace import Trace, TraceJob, TraceRole, format_time
 from engine.resources import split_flavor
@@ -124,16 +123,6 @@ def _pod_names(job: TraceJob) -> list[tuple[str, TraceRole]]:
         for i in range(role.pods):
             out.append((f"{job.name}-{role.name}-{i}" if role.name else f"{job.name}-{len(out)}", role))
     return out
-
-
-_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
-
-
-def replacement_name(name: str) -> str:
-    """The name the simulated job controller gives an evicted pod's replacement (``scheduling.agent``): ``<name>-r1``,
-    then ``<name>-r2`` for the replacement's own, and so on."""
-    match = _RETRY_SUFFIX.search(name)
-    return f"{name[: match.start()]}-r{int(match.group(1)) + 1}" if match else f"{name}-r1"
 
 
 def _plain(amounts: Iterable[tuple[str, int]]) -> dict[str, int]:
