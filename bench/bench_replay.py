@@ -6,6 +6,17 @@ the one-core figure), with the trace's job count.
 
     .venv/bin/python bench/bench_replay.py --size small --hours 168 --period 60
     .venv/bin/python bench/bench_replay.py --size large --hours 1 --period 10
+    .venv/bin/python bench/bench_replay.py --trace day.jsonl --stages
+    .venv/bin/python bench/bench_replay.py --trace day.jsonl --profile day.pstats
+
+``--trace FILE`` replays a trace saved before (``--save``) instead of generating one: the same workload for paired
+runs. Where the CPU goes, in milliseconds of CPU a session: ``--stages`` times the stages of each session without a
+profiler (the session's opening, its kept state and quota values, each action, its close, and the replay loop's own
+steps: applying the result, the recycling pass, finishes, arrivals, samples); ``--profile FILE`` runs the replay
+under cProfile, writes the statistics to ``FILE`` and prints the functions taking the most cumulative time, as
+shares of the profiled replay (its clock is the wall clock, cheap to read: on a loaded machine every function waits
+its turn alike; read by CPU time the profiler's own clock calls cost more than the replay. Its overhead still
+inflates small, often called functions: the shares rank, ``--stages`` gives the amounts).
 
 The tree (queues, quota groups, namespaces, nodes, the demo's policy) and, for the large demo, its first 7,200 jobs
 are read from a database where ``load_demo --size SIZE`` ran (PostgreSQL, ``DATABASE_URL``, default
@@ -71,21 +82,80 @@ def _from_database(size: str) -> tuple[list[dict[str, Any]], list[Any]]:
     return trace.tree, trace.jobs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", choices=("small", "large"), default="small")
-    parser.add_argument("--hours", type=float, default=168.0, help="the workload's length (default a week)")
-    parser.add_argument("--period", type=int, default=60, help="the session period (seconds, even)")
-    parser.add_argument("--seed", type=int, default=0, help="the workload generator's seed")
-    parser.add_argument("--tree", type=Path, help="a trace whose Tree and first jobs are used (no database)")
-    parser.add_argument("--save", type=Path, help="write the generated trace there")
-    args = parser.parse_args()
+# What ``--stages`` times: (label, module, attribute); an indented label is a part of the one above it. The actions
+# are added from the engine's table of actions, each under "  action NAME".
+STAGES = (
+    ("session, in all", "engine.replay.loop", "_Replay.session"),
+    ("  opening", "engine.session.session", "Session.__init__"),
+    ("    kept state (update or full build)", "engine.session.session", "Session._open_state"),
+    ("    quota values at open", "engine.session.session", "Session._open_values"),
+    ("  close (statuses, reasons)", "engine.session.session", "Session.close"),
+    ("  loop: applying the result", "engine.session.run", "apply_result"),
+    ("  loop: recycling pass", "engine.replay.loop", "_Replay._recycle"),
+    ("  loop: finishes", "engine.replay.loop", "_Replay.apply_finishes"),
+    ("  loop: arrivals", "engine.replay.loop", "_Replay.add_arrivals"),
+    ("  loop: pipelined pods", "engine.replay.loop", "_Replay._pipelined"),
+    ("  loop: evictions", "engine.replay.loop", "_Replay._evicted"),
+    ("  loop: samples", "engine.replay.loop", "_Replay._sample"),
+)
 
-    from engine.replay import replay, trace_lines
+
+def time_stages() -> dict[str, float]:
+    """Wrap each stage of ``STAGES`` and each action with a CPU timer (this process only: a benchmark's
+    instrument); returns the seconds each has taken so far, filled in as the replay runs."""
+    import importlib
+
+    from engine.session.actions import ACTIONS
+
+    spent: dict[str, float] = {}
+
+    def timed(label: str, fn: Any) -> Any:
+        spent[label] = 0.0
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            begun = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] += time.process_time() - begun
+
+        return wrapper
+
+    for label, module, attribute in STAGES:
+        owner: Any = importlib.import_module(module)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, name, timed(label, getattr(owner, name)))
+    for name, action in list(ACTIONS.items()):
+        ACTIONS[name] = timed(f"  action {name}", action)
+    return spent
+
+
+def profile_top(stats: Any, sessions: int, count: int = 40) -> list[str]:
+    """The ``count`` functions of a cProfile run with the most cumulative time: per line, the cumulative and own
+    time as percentages of the profiled total, calls a session, and the function."""
+    root = str(ROOT) + "/"
+    total = max(cumulative for (_, _, _, cumulative, _) in stats.stats.values())
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][3])[:count]
+    out = []
+    for (filename, line, function), (_, calls, own, cumulative, _) in rows:
+        where = f"{filename.replace(root, '')}:{line}({function})"
+        out.append(f"{100 * cumulative / total:6.1f} % {100 * own / total:5.1f} % {calls / sessions:9.1f}  {where}")
+    return out
+
+
+def workload(args: argparse.Namespace) -> tuple[Any, int, float]:
+    """The trace to replay (``--trace``, else generated as the module docstring says), its jobs there at the start,
+    and the seconds generating it took."""
+    from engine.replay import read_trace, trace_lines
     from engine.replay.loop import tree_snapshot
     from engine.replay.workload import generate
     from tests.support.soak import START
 
+    if args.trace is not None:
+        trace = read_trace(args.trace.read_text().splitlines(), str(args.trace))
+        return trace, sum(1 for j in trace.jobs if j.submit <= trace.header.start), 0.0
     objects, first = tree_and_first_jobs(args.tree, args.size)
     tree = tree_snapshot(objects)
     started = time.perf_counter()
@@ -95,19 +165,49 @@ def main() -> None:
     generated = time.perf_counter() - started
     if args.save:
         args.save.write_text("\n".join(trace_lines(trace)) + "\n")
+    return trace, len(first), generated
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", choices=("small", "large"), default="small")
+    parser.add_argument("--hours", type=float, default=168.0, help="the workload's length (default a week)")
+    parser.add_argument("--period", type=int, default=60, help="the session period (seconds, even)")
+    parser.add_argument("--seed", type=int, default=0, help="the workload generator's seed")
+    parser.add_argument("--tree", type=Path, help="a trace whose Tree and first jobs are used (no database)")
+    parser.add_argument("--save", type=Path, help="write the generated trace there")
+    parser.add_argument("--trace", type=Path, help="replay this trace (saved with --save) instead of generating one")
+    parser.add_argument("--stages", action="store_true", help="the CPU time of each stage, in ms a session")
+    parser.add_argument("--profile", type=Path, help="run under cProfile, write the statistics there")
+    args = parser.parse_args()
+
+    from engine.replay import replay
+    from engine.replay.loop import tree_snapshot
+
+    trace, first, generated = workload(args)
+    spent = time_stages() if args.stages else None
+    profiler = None
+    if args.profile is not None:
+        import cProfile
+
+        profiler = cProfile.Profile()
     pods = sum(j.pods for j in trace.jobs)
     started, cpu = time.perf_counter(), time.process_time()
+    if profiler is not None:
+        profiler.enable()
     run = replay(trace)
+    if profiler is not None:
+        profiler.disable()
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     same = sum(1 for o in run.outcomes.values() if o.start == o.job.start)
-    figures = {
-        "size": args.size,
-        "hours": args.hours,
-        "period_s": args.period,
+    figures: dict[str, Any] = {
+        "size": args.size if args.trace is None else str(args.trace),
+        "hours": round(run.grid_points * trace.header.period / 3600, 2),
+        "period_s": trace.header.period,
         "seed": args.seed,
-        "nodes": len(tree.nodes),
+        "nodes": len(tree_snapshot(trace.tree).nodes) if trace.tree is not None else None,
         "jobs": len(trace.jobs),
-        "first_jobs": len(first),
+        "first_jobs": first,
         "pods": pods,
         "generate_s": round(generated, 1),
         "replay_s": round(elapsed, 1),
@@ -116,8 +216,17 @@ def main() -> None:
         "periods_skipped": run.grid_points - run.sessions,
         "sessions_per_s": round(run.sessions / elapsed, 1),
         "sessions_per_cpu_s": round(run.sessions / cpu, 1),
+        "cpu_ms_per_session": round(1000 * cpu / run.sessions, 2),
         "same_start_as_generated": same,
+        "load": [round(x, 1) for x in os.getloadavg()],
     }
+    if spent is not None:
+        figures["stages_cpu_ms_per_session"] = {k: round(1000 * v / run.sessions, 2) for k, v in spent.items()}
+    if profiler is not None:
+        import pstats
+
+        profiler.dump_stats(str(args.profile))
+        figures["profile_top_cumulative_own_calls"] = profile_top(pstats.Stats(str(args.profile)), run.sessions)
     print(json.dumps(figures, indent=1))
 
 
