@@ -51,6 +51,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
+from engine.fairshare.tournament import Head, next_head
 from engine.objects import (
     FlavorFungibility,
     FlavorGroup,
@@ -701,6 +702,9 @@ class _Cycle:
             firsts.setdefault(pg.queue, (pg, tasks))
         for pg, tasks in firsts.values():
             self.picks[pg.key] = assigner.pick(pg, tasks, groups[pg.queue], count=False)
+        if assigner.fair:
+            self._fair_heads([pg for pg, _ in firsts.values()])
+            return
         order = sorted(
             firsts.values(),
             key=lambda e: (self.picks[e[0].key].borrow, -e[0].priority, e[0].creation_timestamp, e[0].key),
@@ -708,10 +712,30 @@ class _Cycle:
         for pg, _ in order:
             self._admit(pg, self.picks[pg.key])
 
+    def _fair_heads(self, firsts: list[PodGroupInfo]) -> None:
+        """With Kueue's Fair Sharing: the heads taken one at a time by the tournament (``next_head``), each on the
+        usage the heads before it added (the shares computed again), as ``fairSharingIterator.pop``; what a head
+        asks counts in its shares only when some flavor holds it (Kueue's assignment usage)."""
+        tree = self.assigner.tree
+        pgs = {pg.key: pg for pg in firsts}
+        left: dict[str, Head] = {}
+        for pg in firsts:
+            if pg.queue in tree.nodes:
+                pick = self.picks[pg.key]
+                usage = {} if pick.mode == _NO_FIT else pick.usage
+                left[pg.queue] = Head(pg.key, pg.queue, usage, pg.priority, pg.creation_timestamp)
+        while left:
+            head = next_head(tree, left)
+            del left[head.queue]
+            self._admit(pgs[head.key], self.picks[head.key])
+        for pg in firsts:  # (every ClusterQueue is in the tree; one that is not has no share and comes last)
+            if pg.queue not in tree.nodes:
+                self._admit(pg, self.picks[pg.key])
+
     def _admit(self, pg: PodGroupInfo, pick: _Pick) -> None:
         assigner, queue = self.assigner, pg.queue
         if pick.mode == _FIT:
-            if assigner.fair or assigner.still_fits(queue, pick.usage):
+            if assigner.still_fits(queue, pick.usage):
                 assigner.add(queue, pick.usage)
                 self.admitted.append(pg.key)
             else:
