@@ -24,12 +24,15 @@ Plain Python on ``engine.fairshare.drs.FairTree``; exact integers and Fractions.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
 from engine.fairshare.drs import FairTree, FlavorResource, Share
 
-__all__ = ["Head", "less", "next_head"]
+__all__ = ["Head", "Tournament", "less", "next_head"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,58 +49,98 @@ class Head:
 
 def less(a: Head, a_share: Share, b: Head, b_share: Share) -> bool:
     """Kueue's ``entryComparer.less`` at one Cohort: is ``a`` taken before ``b``, ``a_share`` and ``b_share`` being
-    the shares of the children that offer them, each with its head admitted? An exact tie is False (the first met
-    stays)."""
-    a_borrows = any(a.usage.get(fr, 0) > 0 for fr in a_share.borrowed_on)
-    b_borrows = any(b.usage.get(fr, 0) > 0 for fr in b_share.borrowed_on)
-    if a_borrows != b_borrows:
-        return not a_borrows
-    a_key, b_key = a_share.key(), b_share.key()
-    if a_key != b_key:
-        return a_key < b_key
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    return a.created < b.created
+    the shares of the children that offer them, each with its head admitted? In order: not borrowing on what the head
+    asks, the lower share, the higher priority, the older. An exact tie is False (the first met stays)."""
+    return _key(a, a_share) < _key(b, b_share)
 
 
-def _shares(tree: FairTree, root: str, heads: Mapping[str, Head]) -> dict[tuple[str, str], Share]:
-    """Kueue's ``computeDRS``: per (Cohort, head), the share of the Cohort's child on the head's path, with the head's
-    usage added to its ClusterQueue."""
-    out: dict[tuple[str, str], Share] = {}
-    for queue in tree.cluster_queues(root):
-        head = heads.get(queue)
-        if head is None:
-            continue
-        with tree.trying(queue, {fr: v for fr, v in head.usage.items() if v}):
-            share = tree.share(queue)
-            for ancestor in tree.path_to_root(queue):
-                out[(ancestor, head.key)] = share
-                share = tree.share(ancestor)
-    return out
+def _key(head: Head, share: Share) -> tuple[bool, tuple[int, Fraction], int, float]:
+    """``less`` as a sort key: ``less(a, sa, b, sb)`` is ``_key(a, sa) < _key(b, sb)``."""
+    return (any(head.usage.get(fr, 0) > 0 for fr in share.borrowed_on), share.key(), -head.priority, head.created)
 
 
-def _winner(
-    tree: FairTree, cohort: str, heads: Mapping[str, Head], shares: Mapping[tuple[str, str], Share]
-) -> Head | None:
-    """Kueue's ``runTournament`` below ``cohort``: the head it nominates, or None when its subtree has none left."""
-    kids = tree.children[cohort]
-    candidates = [w for c in kids if tree.nodes[c].cohort and (w := _winner(tree, c, heads, shares)) is not None]
-    candidates += [heads[c] for c in kids if not tree.nodes[c].cohort and c in heads]
-    if not candidates:
-        return None
-    best = candidates[0]
-    for current in candidates[1:]:
-        if less(current, shares[(cohort, current.key)], best, shares[(cohort, best.key)]):
-            best = current
-    return best
+class Tournament:
+    """Kueue's Fair Sharing iterator over ``heads`` (by ClusterQueue, each a ClusterQueue of ``tree``): ``pop`` takes
+    the next head on the tree's usage as it stands; a caller that adds usage to a ClusterQueue says so (``changed``),
+    so that only what depends on it is computed again (the shares of the nodes on its path, the nominees of the
+    Cohorts above them)."""
+
+    def __init__(self, tree: FairTree, heads: Mapping[str, Head]) -> None:
+        self.tree = tree
+        self.by_root: dict[str, dict[str, Head]] = {}
+        self._path: dict[str, tuple[str, ...]] = {}  # by head key: its ClusterQueue and the Cohorts above it
+        self._under: dict[str, set[str]] = {}  # by node below a top: the heads whose path passes it
+        for queue, head in heads.items():
+            self.by_root.setdefault(tree.root_of(queue), {})[queue] = head
+            path = self._path[head.key] = (queue, *tree.path_to_root(queue))
+            for node in path[:-1]:
+                self._under.setdefault(node, set()).add(head.key)
+        self._keys: dict[str, dict[str, tuple[Any, ...]]] = {}  # by head key, per Cohort on its path: ``_key``
+        self._nominee: dict[str, Head | None] = {}  # by Cohort: ``_winner``
+
+    def __bool__(self) -> bool:
+        return bool(self.by_root)
+
+    def _keys_of(self, head: Head) -> dict[str, tuple[Any, ...]]:
+        """Kueue's ``computeDRS`` for one head, as ``less``'s keys: per Cohort on its path, with the share of the
+        Cohort's child on the path, the head's usage added to its ClusterQueue."""
+        known = self._keys.get(head.key)
+        if known is None:
+            tree = self.tree
+            known = {}
+            with tree.trying(head.queue, {fr: v for fr, v in head.usage.items() if v}):
+                path = self._path[head.key]
+                for child, cohort in itertools.pairwise(path):
+                    known[cohort] = _key(head, tree.share(child))
+            self._keys[head.key] = known
+        return known
+
+    def _winner(self, cohort: str, heads: Mapping[str, Head]) -> Head | None:
+        """Kueue's ``runTournament`` below ``cohort``: the head it nominates (the least by ``less``, the first met on
+        a tie), or None when its subtree has none left."""
+        if cohort in self._nominee:
+            return self._nominee[cohort]
+        tree = self.tree
+        kids = tree.children[cohort]
+        candidates = [w for c in kids if tree.nodes[c].cohort and (w := self._winner(c, heads)) is not None]
+        candidates += [heads[c] for c in kids if not tree.nodes[c].cohort and c in heads]
+        best = None
+        if candidates:
+            at = min(range(len(candidates)), key=lambda i: (self._keys_of(candidates[i])[cohort], i))
+            best = candidates[at]
+        self._nominee[cohort] = best
+        return best
+
+    def _forget(self, key: str) -> None:
+        """A head's keys and the nominees of the Cohorts above it are computed again."""
+        self._keys.pop(key, None)
+        for cohort in self._path[key][1:]:
+            self._nominee.pop(cohort, None)
+
+    def pop(self) -> Head:
+        """The head Kueue's Fair Sharing takes next (the trees by the name of their top), taken out."""
+        root = min(self.by_root)
+        heads = self.by_root[root]
+        winner = heads[root] if not self.tree.nodes[root].cohort else self._winner(root, heads)
+        assert winner is not None  # the root was taken from a head's path
+        del heads[winner.queue]
+        if not heads:
+            del self.by_root[root]
+        self._forget(winner.key)
+        for node in self._path[winner.key][:-1]:
+            self._under[node].discard(winner.key)
+        return winner
+
+    def changed(self, queue: str) -> None:
+        """Usage was added to (or taken from) ``queue``: the heads whose path below the top shares a node with its
+        path are compared again."""
+        for node in (queue, *self.tree.path_to_root(queue)):
+            for key in self._under.get(node, ()):
+                if key in self._keys:
+                    self._forget(key)
 
 
 def next_head(tree: FairTree, heads: Mapping[str, Head]) -> Head:
     """The head Kueue's Fair Sharing takes next among ``heads`` (by ClusterQueue, each a ClusterQueue of ``tree``),
     on the tree's usage as it stands. ``heads`` must not be empty."""
-    root = min(tree.root_of(queue) for queue in heads)
-    if not tree.nodes[root].cohort:
-        return heads[root]
-    winner = _winner(tree, root, heads, _shares(tree, root, heads))
-    assert winner is not None  # the root was taken from a head's path
-    return winner
+    return Tournament(tree, heads).pop()

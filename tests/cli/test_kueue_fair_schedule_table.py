@@ -13,6 +13,7 @@ a head that no longer fits once the heads before it took theirs waits.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -321,6 +322,22 @@ ROWS[WEIGHTS_ROW] = Row(
 @pytest.mark.parametrize("name", sorted(ROWS))
 def test_kueue_fair_schedule_case(tmp_path: Path, capsys: Any, name: str) -> None:
     row = ROWS[name]
+    got = run_row(tmp_path, capsys, row, prefix="" if name in WITHOUT_FAIR_SHARING else CONFIG)
+    assert got.preempted == row.preempted
+    assert got.admitted == row.admitted
+    assert got.pipelined == set(row.pipelined)
+
+
+# the rows whose workloads are all outside the scheduler table's ClusterQueues (``BASE``: other trees) give Kueue's
+# answer without them too; where no resource of a row's own ClusterQueues and Cohorts has several flavors, the session
+# then runs Kueue's cycle without the flavor assigner (``engine.fairshare.kueuecycle``)
+ALONE = sorted(n for n, row in ROWS.items() if not any(w.queue in BASE for w in row.workloads))
+
+
+@pytest.mark.parametrize("name", ALONE)
+def test_kueue_fair_schedule_case_without_the_base_queues(tmp_path: Path, capsys: Any, name: str) -> None:
+    row = ROWS[name]
+    row = replace(row, queues={q: spec for q, spec in row.queues.items() if q not in BASE})
     got = run_row(tmp_path, capsys, row, prefix="" if name in WITHOUT_FAIR_SHARING else CONFIG)
     assert got.preempted == row.preempted
     assert got.admitted == row.admitted

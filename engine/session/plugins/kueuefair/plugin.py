@@ -66,6 +66,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
+from engine.fairshare.kueuecycle import fair_cycle_waits
 from engine.objects import KueuePreemption, TaskStatus
 from engine.policy.policy import PluginOption
 from engine.session.framework import ABSTAIN, ONE_CLASS, PERMIT, Plugin, VictimTest
@@ -127,6 +128,11 @@ class KueueFairPlugin(Plugin):
         for job in session.jobs.values():
             self._move(job.queue, job.allocated, 1)
             self.jobs_of.setdefault(job.queue, []).append(job)
+        # Kueue's scheduling cycle with Fair Sharing where no resource has several flavors (with several, the flavor
+        # assigner runs it before the session: ``AdmissionLevers.cycle_waits``)
+        flavors = snap.kueue_flavors
+        cycle = self.args.enable and not (flavors is not None and flavors.groups) and bool(self.tree.nodes)
+        self.cycle_waits: Mapping[str, str] = fair_cycle_waits(snap) if cycle else {}
 
     # -- usage ------------------------------------------------------------------------------------------------
     def _move(self, queue: str, request: Mapping[str, int], sign: int) -> None:
