@@ -12,12 +12,13 @@ which wins tournament" (its session is in ``tests/cli/test_kueue_fair_schedule_t
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 import pytest
 
 from engine.fairshare.drs import NO_SHARE, FairNode, FairTree, Share
-from engine.fairshare.tournament import Head, less, next_head
+from engine.fairshare.tournament import Head, Tournament, less, next_head
 
 CPU = ("default", "cpu")
 BORROWING = Share(borrowed_on=(CPU,))  # Kueue's BorrowingDRS(cpu default)
@@ -128,3 +129,38 @@ def test_a_clusterqueue_without_a_cohort_gives_its_head_at_once() -> None:
 def test_an_exact_tie_keeps_the_first_met() -> None:
     a, b = Head("ns/a", "qa", ONE, priority=3, created=5), Head("ns/b", "qb", ONE, priority=3, created=5)
     assert not less(a, BORROWING, b, BORROWING) and not less(b, BORROWING, a, BORROWING)
+
+
+def _random_case(rng: random.Random) -> tuple[list[FairNode], dict[str, Head], dict[str, dict[tuple[str, str], int]]]:
+    """A random tree of two to three levels, each ClusterQueue with a head and some usage."""
+    nodes = [FairNode("top", cohort=True, nominal={CPU: rng.randint(0, 20)})]
+    cohorts = ["top"]
+    for i in range(rng.randint(1, 4)):
+        nodes.append(FairNode(f"c{i}", rng.choice(cohorts), cohort=True, nominal={CPU: rng.randint(0, 10)}))
+        cohorts.append(f"c{i}")
+    heads, usage = {}, {}
+    for i in range(rng.randint(2, 9)):
+        q = f"q{i}"
+        weight = Fraction(rng.choice([0, 1, 1, 2, 3]), rng.choice([1, 2]))
+        nodes.append(FairNode(q, rng.choice(cohorts), nominal={CPU: rng.randint(0, 5)}, weight=weight))
+        usage[q] = {CPU: rng.randint(0, 8)}
+        heads[q] = Head(f"ns/{q}", q, {CPU: rng.randint(0, 6)}, rng.randint(0, 2), rng.randint(0, 3))
+    return nodes, heads, usage
+
+
+def test_the_kept_tournament_takes_the_heads_as_one_computed_afresh_each_time() -> None:
+    # ``Tournament`` keeps the shares and nominees between pops; ``changed`` forgets what an admission moves. The
+    # order must be that of a tournament run afresh on the same usage before each pop
+    rng = random.Random(28)
+    for _ in range(300):
+        nodes, heads, usage = _random_case(rng)
+        kept_tree, fresh_tree = FairTree(nodes, usage), FairTree(nodes, usage)
+        kept, left = Tournament(kept_tree, heads), dict(heads)
+        while left:
+            head, again = kept.pop(), next_head(fresh_tree, left)
+            assert head == again
+            del left[head.queue]
+            if all(v <= kept_tree.available(head.queue, fr) for fr, v in head.usage.items()):
+                kept_tree.add_usage(head.queue, head.usage)
+                fresh_tree.add_usage(head.queue, head.usage)
+                kept.changed(head.queue)
