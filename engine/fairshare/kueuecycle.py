@@ -13,9 +13,9 @@ session. (With several flavors of a resource, ``engine.flavors._Cycle`` runs the
   fits is admitted when it still fits what the heads before it took, else it **waits** for the next session, and the
   later workloads of its ClusterQueue wait behind it. A head that would preempt is left to the session (its
   preemption is the session's; it takes no quota in the cycle here).
-* The **later** workloads (by priority, then age, over all ClusterQueues) are counted one after another on what the
-  heads left: one that no longer fits waits for the next session (it is not a head in this cycle; Kueue takes it
-  when it is).
+* The **later** workloads (by priority, then age, over all ClusterQueues; Kueue's next cycles) are counted one after
+  another on what the heads left, as the flavor assigner counts them; one that does not fit is left to the session
+  (which may preempt for it), as there.
 
 Plain Python on the snapshot; exact integers.
 """
@@ -152,9 +152,4 @@ def fair_cycle_waits(snapshot: Snapshot) -> dict[str, str]:
             )
         elif _fits(tree, pg.queue, asked):
             tree.add_usage(pg.queue, asked)
-        else:
-            waits[pg.key] = (
-                "Kueue's scheduling cycle: it is not the first job of its ClusterQueue, and it does not fit once the "
-                f"first jobs took theirs; {_AGAIN}"
-            )
     return waits

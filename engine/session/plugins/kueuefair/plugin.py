@@ -12,7 +12,14 @@ answers:
   level, a node that would not borrow on what the head asks comes before one that would
   (``FairSharingPrioritizeNonBorrowing``), then the lower dominant resource share, then the name; two queues compare at
   the first level where their paths part, i.e. between the two children of their lowest common Cohort. Kueue breaks a
-  tie by the workloads' priority and age; here the name does.
+  tie by the workloads' priority and age; here the name does. The key is not the tournament itself (a Cohort's share
+  with the head is compared before its children's): which heads Kueue's cycle admits is decided at the session's open
+  by the tournament (``engine.fairshare.tournament``), the others waiting (``cycle_waits``), so the key only orders
+  what the cycle let through.
+* **Kueue's scheduling cycle** (with ``enable``, where no resource has several flavors; with several, the flavor
+  assigner runs it before the session): ``cycle_waits``, the jobs the cycle leaves waiting this session
+  (``engine.fairshare.kueuecycle``: a head that no longer fits once the heads the tournament took before it took
+  theirs, and the jobs behind it), refused by the enqueue action.
 * **Victim queue order** (with ``enable``): the reverse, shares only: victims come first from the subtree with the
   highest share, level by level (Kueue's ``TargetClusterQueueOrdering``).
 * **Reclaimable** (reclaim, across ClusterQueues): the reclaimer's ClusterQueue must be in a Cohort and its
