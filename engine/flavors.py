@@ -28,7 +28,7 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   flavored keys and get the flavor's tolerations, so the session admits and places them on that flavor's quota and
   nodes. Workloads are taken by priority, then age. The first of each ClusterQueue is one of Kueue's scheduling
   cycle (``_Cycle``): all are given their flavors on the quota as the session opens, then admitted in Kueue's order
-  while they still fit, one that no longer does waiting for the next session, and one that needs a preemption
+  (with Fair Sharing, its tournament) while they still fit, one that no longer does waiting for the next session, and one that needs a preemption
   without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one takes counts
   for the next ones.
 
@@ -51,6 +51,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
+from engine.fairshare.tournament import Head, Tournament
 from engine.objects import (
     FlavorFungibility,
     FlavorGroup,
@@ -677,8 +678,8 @@ _Work = list[tuple[PodGroupInfo, list[TaskInfo]]]
 class _Cycle:
     """Kueue's scheduling cycle over the heads of the ClusterQueues (``pkg/scheduler/scheduler.go``, ``schedule``):
     each head is given its flavors on the quota as the session opens (``nominate``), then taken in Kueue's order
-    (less borrowing first, then higher priority, then older; ``makeClassicalIterator``, Kueue's Fair Sharing order
-    is left to the session): one that simply fits is admitted if it still fits what the heads before it took, else
+    (less borrowing first, then higher priority, then older: ``makeClassicalIterator``; with Fair Sharing, one at a
+    time by Kueue's tournament over the Cohort tree, ``engine.fairshare.tournament``): one that simply fits is admitted if it still fits what the heads before it took, else
     it waits for the next session (``Workload no longer fits after processing another workload``); one that needs
     a preemption without candidates, in a ClusterQueue whose ``reclaimWithinCohort`` is not Any, keeps the quota it
     asks of its own (``reserveCapacityForUnreclaimablePreempt``), so that no other ClusterQueue borrows it in the
@@ -701,6 +702,9 @@ class _Cycle:
             firsts.setdefault(pg.queue, (pg, tasks))
         for pg, tasks in firsts.values():
             self.picks[pg.key] = assigner.pick(pg, tasks, groups[pg.queue], count=False)
+        if assigner.fair:
+            self._fair_heads([pg for pg, _ in firsts.values()])
+            return
         order = sorted(
             firsts.values(),
             key=lambda e: (self.picks[e[0].key].borrow, -e[0].priority, e[0].creation_timestamp, e[0].key),
@@ -708,10 +712,33 @@ class _Cycle:
         for pg, _ in order:
             self._admit(pg, self.picks[pg.key])
 
+    def _fair_heads(self, firsts: list[PodGroupInfo]) -> None:
+        """With Kueue's Fair Sharing: the heads taken one at a time by the tournament (``next_head``), each on the
+        usage the heads before it added (the shares computed again), as ``fairSharingIterator.pop``; what a head
+        asks counts in its shares only when some flavor holds it (Kueue's assignment usage)."""
+        tree = self.assigner.tree
+        pgs = {pg.key: pg for pg in firsts}
+        left: dict[str, Head] = {}
+        for pg in firsts:
+            if pg.queue in tree.nodes:
+                pick = self.picks[pg.key]
+                usage = {} if pick.mode == _NO_FIT else pick.usage
+                left[pg.queue] = Head(pg.key, pg.queue, usage, pg.priority, pg.creation_timestamp)
+        tournament = Tournament(tree, left)
+        while tournament:
+            head = tournament.pop()
+            version = tree.version
+            self._admit(pgs[head.key], self.picks[head.key])
+            if tree.version != version:  # it took its quota, or kept some (``_admit``)
+                tournament.changed(head.queue)
+        for pg in firsts:  # (every ClusterQueue is in the tree; one that is not has no share and comes last)
+            if pg.queue not in tree.nodes:
+                self._admit(pg, self.picks[pg.key])
+
     def _admit(self, pg: PodGroupInfo, pick: _Pick) -> None:
         assigner, queue = self.assigner, pg.queue
         if pick.mode == _FIT:
-            if assigner.fair or assigner.still_fits(queue, pick.usage):
+            if assigner.still_fits(queue, pick.usage):
                 assigner.add(queue, pick.usage)
                 self.admitted.append(pg.key)
             else:

@@ -9,7 +9,7 @@
 * ``preemption``: ``reclaimWithinCohort`` (Never, LowerPriority, Any), ``borrowWithinCohort`` (``policy`` Never or
   LowerPriority, ``maxPriorityThreshold``), ``withinClusterQueue`` (Never, LowerPriority, LowerOrNewerEqualPriority);
 * ``admissionScope``: ``{"admissionMode": "UsageBasedAdmissionFairSharing"}`` (or ``NoAdmissionFairSharing``);
-* ``fairSharing``: ``{"weight": "0.75"}``, Kueue's weight as an exact quantity (0, or above 10^-9, at most 65535);
+* ``fairSharing``: ``{"weight": "0.75"}``, Kueue's weight as an exact quantity (0, or above 10^-9, no upper bound, as Kueue);
 * ``resourceGroups``: a ClusterQueue's resource groups whose resources have quota in several ResourceFlavors, each
   ``{"coveredResources": [...], "flavors": [...]}`` with its flavors in the order Kueue tries them (their quotas are
   the queue's ``deserved``, ``borrowing_limit`` and ``lending_limit`` under the flavored keys, ``cpu@spot``:
@@ -74,7 +74,6 @@ _KEYS = (
     "fairSharing", "resourceGroups", "flavorFungibility",
 )  # fmt: skip
 _LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
-_MAX_WEIGHT = 65535  # a queue's greatest weight
 _INT32 = 2**31
 
 KUEUE_POLICY_HELP = (
@@ -214,9 +213,6 @@ def _weight(value: object, where: str, bad: _Problems) -> str | None:
         return None
     if weight < 0 or 0 < weight <= _LEAST_WEIGHT:
         bad.add(f"{where}.weight", f"{given!r} must be 0 or greater than 10^-9 (Kueue's bounds)")
-        return None
-    if weight > _MAX_WEIGHT:
-        bad.add(f"{where}.weight", f"{given!r} must be at most {_MAX_WEIGHT}")
         return None
     return format_exact_quantity(weight)
 

@@ -361,7 +361,7 @@ class KueueReaders(KueueLeverReaders):
     @staticmethod
     def _weight(doc: _Doc) -> Fraction:
         """``spec.fairSharing.weight``, a quantity, exactly (default 1): 0, or greater than 10^-9, as Kueue accepts
-        (and at most 65535, a queue's greatest weight)."""
+        (no upper bound: a whole weight above 65535 is scaled down by ``_whole_weights``)."""
         sharing = _map(doc.spec.get("fairSharing"), "spec.fairSharing")
         raw = sharing.get("weight")
         if raw is None:
@@ -374,15 +374,13 @@ class KueueReaders(KueueLeverReaders):
             raise _FieldError(f"spec.fairSharing.weight: {exc.message}") from None
         if value < 0 or (0 < value <= _LEAST_WEIGHT):
             raise _FieldError(f"spec.fairSharing.weight: {raw!r} must be 0 or greater than 10^-9 (Kueue's bounds)")
-        if value > MAX_WEIGHT:
-            raise _FieldError(f"spec.fairSharing.weight: {raw!r} must be at most {MAX_WEIGHT}")
         return value
 
     def _whole_weights(self, specs: Mapping[str, dict[str, Any]]) -> None:
         """Each queue's whole ``weight`` from Kueue's exact ones, sibling set by sibling set (the children of one
         cohort; the tops of the trees together): whole weights stay; in a set with a fraction every weight is
         multiplied by the least common denominator, so the ratios stay exact (0.75 and 0.25 are 3 and 1). The exact
-        weights of such a set, and a weight of 0, are kept in ``kueue_weights`` (for export and fair sharing). A set
+        weights of such a set or of one scaled down (below), and a weight of 0, are kept in ``kueue_weights`` (for export and fair sharing). A set
         whose whole weights would pass 65535 is scaled down to fit, rounded (a warning names it); a weight of 0 is the
         whole weight 1, the least a queue has (its infinite share is fair sharing's, with a warning)."""
         sets: dict[str | None, list[str]] = {}
@@ -392,6 +390,7 @@ class KueueReaders(KueueLeverReaders):
             exact = {n: specs[n]["exact_weight"] for n in sorted(members)}
             scale = math.lcm(*(w.denominator for w in exact.values()))
             whole = {n: int(w * scale) for n, w in exact.items()}
+            scaled = scale > 1 or max(whole.values()) > MAX_WEIGHT
             if max(whole.values()) > MAX_WEIGHT:
                 top = max(exact.values())
                 whole = {n: max(1, round(w * MAX_WEIGHT / top)) if w else 0 for n, w in exact.items()}
@@ -400,7 +399,7 @@ class KueueReaders(KueueLeverReaders):
                     f"{MAX_WEIGHT}; read as {', '.join(str(whole[n]) for n in sorted(exact))}"
                 )
             for n, w in exact.items():
-                if scale > 1 or not w:
+                if scaled or not w:
                     self.kueue_weights[n] = w
                 if not w:
                     doc = specs[n]["doc"]

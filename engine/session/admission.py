@@ -56,9 +56,12 @@ def namespace_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
 
 
 def cycle_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
-    """The refusal of a job Kueue's scheduling cycle leaves waiting this session (``AdmissionLevers.cycle_waits``),
-    else None."""
+    """The refusal of a job Kueue's scheduling cycle leaves waiting this session (``AdmissionLevers.cycle_waits``, or
+    with Fair Sharing and one flavor per resource the ``kueuefair`` plugin's ``cycle_waits``), else None."""
     why = ssn.snapshot.admission.cycle_waits.get(job.key)
+    if why is None:
+        plugin = ssn.framework.plugin("kueuefair")  # the cycle without flavors (``engine.fairshare.kueuecycle``)
+        why = getattr(plugin, "cycle_waits", {}).get(job.key) if plugin is not None else None
     if why is None:
         return None
     return GateRefusal(BlockerKind.QUEUE, job.queue, "cycle", message=why)

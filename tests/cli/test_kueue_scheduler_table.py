@@ -56,12 +56,13 @@ class CQ:
     when_can_borrow: str = ""
     when_can_preempt: str = ""
     preference: str = ""
+    weight: str = ""  # ``fairSharing.weight`` (a quantity), none when ''
 
 
 @dataclass(frozen=True)
 class WL:
     """A workload (Kueue's ``namespace/name``): its ClusterQueue, one pod's request (``resource=amount``, cpu in
-    cores), ``count`` pods, priority, creation (seconds); ``flavor`` set: admitted there (one pod with the total)."""
+    cores), ``count`` pods, priority, creation (seconds, under an hour); ``flavor`` set: admitted there (one pod with the total)."""
 
     name: str
     queue: str
@@ -131,6 +132,8 @@ def resource_groups(text: str) -> str:
 
 def cluster_queue(name: str, q: CQ) -> str:
     spec = [f"cohortName: {q.cohort}"] if q.cohort else []
+    if q.weight:
+        spec.append(f"fairSharing: {{weight: '{q.weight}'}}")
     preemption = [f"withinClusterQueue: {q.within}", f"reclaimWithinCohort: {q.reclaim}"]
     if q.borrow != NEVER:
         threshold = "" if q.threshold is None else f", maxPriorityThreshold: {q.threshold}"
@@ -208,7 +211,7 @@ def requests(w: WL, times: int) -> str:
 
 
 def workload(w: WL) -> str:
-    created = f'"2026-01-01T00:00:{w.second:02d}Z"'
+    created = f'"2026-01-01T00:{w.second // 60:02d}:{w.second % 60:02d}Z"'
     labels = "{kueue.x-k8s.io/queue-name: lq}"
     if w.flavor:  # admitted: one Running pod with the workload's total on its flavor's node
         return (
@@ -232,9 +235,10 @@ class Outcome:
     preempted: set[str] = field(default_factory=set)
 
 
-def run_row(tmp_path: Path, capsys: Any, row: Row) -> Outcome:
+def run_row(tmp_path: Path, capsys: Any, row: Row, prefix: str = "") -> Outcome:
+    """The row's session; ``prefix``: a document put before the row's (Kueue's Configuration)."""
     path = tmp_path / "in.yaml"
-    path.write_text(manifests(row))
+    path.write_text((f"---\n{prefix}" if prefix else "") + manifests(row))
     code = main(["simulate", "-f", str(path), "-o", "json"])
     out = capsys.readouterr()
     assert code == 0, out.err

@@ -161,7 +161,10 @@ def test_a_scheduler_policy_naming_kueuefair_is_used_as_written() -> None:
             {"fairSharing": {"weight": "-1"}},
             [("kueue.fairSharing.weight", "'-1' must be 0 or greater than 10^-9 (Kueue's bounds)")],
         ),
-        ({"fairSharing": {"weight": "70000"}}, [("kueue.fairSharing.weight", "'70000' must be at most 65535")]),
+        (
+            {"fairSharing": {"weight": "1e-10"}},
+            [("kueue.fairSharing.weight", "'1e-10' must be 0 or greater than 10^-9 (Kueue's bounds)")],
+        ),
         ({"kind": "LocalQueue"}, [("kueue.kind", "'LocalQueue' is not one of ClusterQueue, Cohort")]),
         (
             {"stopPolicies": "Hold"},

@@ -12,7 +12,14 @@ answers:
   level, a node that would not borrow on what the head asks comes before one that would
   (``FairSharingPrioritizeNonBorrowing``), then the lower dominant resource share, then the name; two queues compare at
   the first level where their paths part, i.e. between the two children of their lowest common Cohort. Kueue breaks a
-  tie by the workloads' priority and age; here the name does.
+  tie by the workloads' priority and age; here the name does. The key is not the tournament itself (a Cohort's share
+  with the head is compared before its children's): which heads Kueue's cycle admits is decided at the session's open
+  by the tournament (``engine.fairshare.tournament``), the others waiting (``cycle_waits``), so the key only orders
+  what the cycle let through.
+* **Kueue's scheduling cycle** (with ``enable``, where no resource has several flavors; with several, the flavor
+  assigner runs it before the session): ``cycle_waits``, the jobs the cycle leaves waiting this session
+  (``engine.fairshare.kueuecycle``: a head that no longer fits once the heads the tournament took before it took
+  theirs, and the jobs behind it), refused by the enqueue action.
 * **Victim queue order** (with ``enable``): the reverse, shares only: victims come first from the subtree with the
   highest share, level by level (Kueue's ``TargetClusterQueueOrdering``).
 * **Reclaimable** (reclaim, across ClusterQueues): the reclaimer's ClusterQueue must be in a Cohort and its
@@ -66,6 +73,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
+from engine.fairshare.kueuecycle import fair_cycle_waits
 from engine.objects import KueuePreemption, TaskStatus
 from engine.policy.policy import PluginOption
 from engine.session.framework import ABSTAIN, ONE_CLASS, PERMIT, Plugin, VictimTest
@@ -127,6 +135,11 @@ class KueueFairPlugin(Plugin):
         for job in session.jobs.values():
             self._move(job.queue, job.allocated, 1)
             self.jobs_of.setdefault(job.queue, []).append(job)
+        # Kueue's scheduling cycle with Fair Sharing where no resource has several flavors (with several, the flavor
+        # assigner runs it before the session: ``AdmissionLevers.cycle_waits``)
+        flavors = snap.kueue_flavors
+        cycle = self.args.enable and not (flavors is not None and flavors.groups) and bool(self.tree.nodes)
+        self.cycle_waits: Mapping[str, str] = fair_cycle_waits(snap) if cycle else {}
 
     # -- usage ------------------------------------------------------------------------------------------------
     def _move(self, queue: str, request: Mapping[str, int], sign: int) -> None:
