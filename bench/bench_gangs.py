@@ -9,10 +9,10 @@ minimum makes no progress: ``Soak.stall_broken_gangs``); each runs its own
 demo policy (the old one has neither ``revokeWholeGangs``, ``gangRepairTimeout`` nor ``minRuntime``).
 Prints one line per run and a table of the means with their spread (min-max):
 
-    .venv/bin/python bench/bench_gangs.py [--seeds 1 2 3] [--hours 1] [--step 10] [--before 7d7e773]
+    .venv/bin/python bench/bench_gangs.py [--seeds 1 2 3] [--hours 1] [--step 10] [--before 7d7e773] [--database-prefix P]
 
-Needs PostgreSQL at ``127.0.0.1:5432`` (databases ``fairway_bench_gangs_now`` / ``_before``, created here) and
-git. Asserts nothing.
+Needs PostgreSQL at ``127.0.0.1:5432`` (databases ``<prefix>_now`` / ``_before``, created here; the prefix
+``fairway_bench_gangs`` by default) and git. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ FIGURES = (
     ("binds", "pods bound"),
     ("gpu_utilisation_min", "GPUs allocated at worst (saturated rounds)"),
     ("gpu_utilisation_mean", "GPUs allocated on average (saturated rounds)"),
+    ("gpu_utilisation_usable_min", "the same at worst, where admitted work could start on the free room"),
+    ("shape_blocked_rounds", "saturated rounds where no admitted GPU job could start on the free room"),
+    ("shape_blocked_longest_rounds", "the longest run of such rounds"),
     ("broken_gang_gpu_seconds", "GPU-seconds held by gangs below their minimum past the bound"),
     ("stalled_pod_seconds", "pod-seconds run by gangs below their minimum (no progress)"),
     ("thrash", "pods evicted within minRuntime by no higher priority"),
@@ -74,6 +77,7 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--step", type=int, default=10)
     parser.add_argument("--before", default="7d7e773", help="the commit to compare with")
+    parser.add_argument("--database-prefix", default="fairway_bench_gangs", help="the two databases' name prefix")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="fairway-before-"))
@@ -86,7 +90,7 @@ def main() -> None:
         results: dict[str, list[dict[str, object]]] = {"now": [], "before": []}
         for seed in args.seeds:
             for label, tree in (("now", ROOT), ("before", before)):
-                figures = run(tree, f"fairway_bench_gangs_{label}", seed, args.hours, args.step)
+                figures = run(tree, f"{args.database_prefix}_{label}", seed, args.hours, args.step)
                 results[label].append(figures)
                 shown = {key: figures.get(key) for key, _ in FIGURES}
                 print(f"seed {seed} {label:>6}: {json.dumps(shown)}", flush=True)

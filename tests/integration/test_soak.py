@@ -63,3 +63,7 @@ def test_half_an_hour_of_ten_second_rounds_evicts_no_task_twice_in_a_minute() ->
     assert report.violations == [], "\n".join(report.violations[:20])
     assert report.binds > 1000 and report.evictions["preempt"] > 0, summary  # preemption did happen
     assert report.evicted_twice_in_a_minute == 0, summary
+    # issue 26's GPU figure: at least 90 % of the GPUs allocated in every saturated round where admitted work could
+    # start on the free room (the rounds where no admitted job fits it are counted apart: docs/recycling-and-gangs.md,
+    # "The rounds below 90 %"); seeds 1 to 5 over an hour: 93.8 to 100 % at worst
+    assert all(u >= 0.9 for u in report.gpu_utilisation_usable), summary

@@ -58,6 +58,15 @@ class SoakReport:
     violations: list[str] = field(default_factory=list)
     saturated_rounds: int = 0  # rounds where admissible GPU demand exceeded the GPUs of ready nodes
     gpu_utilisation: list[float] = field(default_factory=list)  # in those rounds, after the session
+    # Of those rounds, all but the "shape-blocked" ones: GPUs idle, and no admissible job with GPU demand could start
+    # on the room free after the session as it stands (its pods up to its minimum, by cpu, memory and GPUs on the
+    # ready nodes, selectors and taints ignored): every admitted GPU job needs more, or other shapes, than the free
+    # room offers (a 4 x 2-GPU gang and 8 free GPUs in 1-GPU holes), and only an eviction or a pod finishing lets it
+    # start. Those are counted, with their longest run, so that packing which leaves holes shows there rather than
+    # disappearing from the figure.
+    gpu_utilisation_usable: list[float] = field(default_factory=list)
+    shape_blocked_rounds: int = 0
+    shape_blocked_longest: int = 0  # the longest run of consecutive shape-blocked rounds
     borrowing_hours: set[int] = field(default_factory=set)
     lending_hours: set[int] = field(default_factory=set)
     reclaim_hours: set[int] = field(default_factory=set)
@@ -111,6 +120,9 @@ class SoakReport:
             "saturated_rounds": self.saturated_rounds,
             "gpu_utilisation_min": round(min(util), 3) if util else None,
             "gpu_utilisation_mean": round(sum(util) / len(util), 3) if util else None,
+            "gpu_utilisation_usable_min": round(min(usable), 3) if (usable := self.gpu_utilisation_usable) else None,
+            "shape_blocked_rounds": self.shape_blocked_rounds,
+            "shape_blocked_longest_rounds": self.shape_blocked_longest,
             "hours_with_borrowing": sorted(self.borrowing_hours),
             "hours_with_lending": sorted(self.lending_hours),
             "hours_with_reclaim": sorted(self.reclaim_hours),
@@ -145,6 +157,59 @@ def admissible(phase: str, blocker: dict[str, Any] | None) -> bool:
     return blocker.get("kind") == "cluster" and blocker.get("limit") in ("overcommit", "idle")
 
 
+FIT_BUDGET = 20_000  # placements tried before a search gives up and counts the pods as fitting (the strict answer)
+FIT_RESOURCES = ("cpu", "memory", GPU)
+
+
+def fits(pods: list[dict[str, int]], free: list[dict[str, int]], budget: int = FIT_BUDGET) -> bool:
+    """Can every pod of ``pods`` (requests) be placed together on the nodes' ``free`` room (cpu, memory and GPUs per
+    node), by some placement? An exact search (largest pods first, identical pods on non-decreasing nodes, nodes
+    with the same room tried once per pod); past ``budget`` placements it answers True, the answer that counts the
+    room as usable."""
+    need = sorted(
+        (tuple(p.get(r, 0) for r in FIT_RESOURCES) for p in pods), key=lambda v: (v[2], v[0], v[1]), reverse=True
+    )
+    room = [[n.get(r, 0) for r in FIT_RESOURCES] for n in free]
+    if any(sum(n[i] for n in room) < sum(p[i] for p in need) for i in range(len(FIT_RESOURCES))):
+        return False
+    tries = 0
+
+    def place(i: int, start: int) -> bool:
+        nonlocal tries
+        if i == len(need):
+            return True
+        pod, seen = need[i], set()
+        for k in range(start, len(room)):
+            node = room[k]
+            if tuple(node) in seen or any(node[j] < pod[j] for j in range(len(pod))):
+                continue
+            seen.add(tuple(node))
+            tries += 1
+            if tries > budget:
+                return True
+            for j in range(len(pod)):
+                node[j] -= pod[j]
+            ok = place(i + 1, k if i + 1 < len(need) and need[i + 1] == pod else 0)
+            for j in range(len(pod)):
+                node[j] += pod[j]
+            if ok:
+                return True
+        return False
+
+    return place(0, 0)
+
+
+def could_start(jobs: list[tuple[list[dict[str, int]], int]], free: list[dict[str, int]]) -> bool:
+    """Could one of ``jobs`` — each its pending pods' requests and how many of them it needs to start (what its
+    minimum still lacks, at least one) — start on the ``free`` room as it stands? Each job is tried with its
+    smallest pending pods (the likeliest to fit)."""
+    for pending, needed in jobs:
+        chosen = sorted(pending, key=lambda p: tuple(p.get(r, 0) for r in (GPU, "cpu", "memory")))[: max(1, needed)]
+        if chosen and fits(chosen, free):
+            return True
+    return False
+
+
 class Soak:
     """One soak run over the demo cluster (``load_demo`` + ``ensure_schedules --simulated default``)."""
 
@@ -157,6 +222,7 @@ class Soak:
         saturation_floor: float = 0.85,
         workload: Any = None,
         on_round: Callable[[Soak], None] | None = None,
+        on_saturated: Callable[[Soak, float, bool], None] | None = None,
         seed: int = 0,
         policy: str | None = None,
         stall_broken_gangs: bool = True,
@@ -169,6 +235,7 @@ class Soak:
         self.faults = faults
         self.floor = saturation_floor
         self.on_round = on_round
+        self.on_saturated = on_saturated  # called with the GPU allocation and whether admitted work could start
         self.seed = seed
         self.stall_broken_gangs = stall_broken_gangs
         self.policy = policy  # the cluster's scheduler policy (YAML); None: the demo's
@@ -184,6 +251,7 @@ class Soak:
         self._created: dict[int, tuple[float, str]] = {}
         self._unplaced: Counter[int] = Counter()
         self._last_session = 0
+        self._blocked_run = 0  # consecutive shape-blocked saturated rounds
 
     # -- the loop ----------------------------------------------------------------------------------------------
     def run(self) -> SoakReport:
@@ -394,11 +462,15 @@ class Soak:
         used: dict[int, Counter[str]] = {pk: Counter() for pk in nodes}
         live: set[int] = set()
         gpu_pending: Counter[int] = Counter()  # per podgroup
+        self._pending_pods: dict[int, list[dict[str, int]]] = {}  # per podgroup: its Pending pods' requests
+        self._members: Counter[int] = Counter()  # per podgroup: pods that count towards its minimum
         for pk, node_id, status, request, group in Pod.objects.filter(cluster=self.cluster).values_list(
             "id", "node_id", "status", "request", "podgroup_id"
         ):
             if status not in FINISHED:
                 live.add(pk)
+            if status in (*OCCUPYING, "Pipelined", "Succeeded") and group is not None:
+                self._members[group] += 1
             if status in OCCUPYING:
                 if node_id is None:
                     self._violation(t, f"pod {pk} is {status} without a node")
@@ -406,6 +478,7 @@ class Soak:
                 used[node_id].update(request)
             elif status == "Pending" and group is not None:
                 gpu_pending[group] += request.get(GPU, 0)
+                self._pending_pods.setdefault(group, []).append(request)
         for pk, (name, alloc, _ready) in nodes.items():
             for resource, amount in used[pk].items():
                 if amount > alloc.get(resource, 0):
@@ -417,6 +490,11 @@ class Soak:
         capacity = sum(alloc.get(GPU, 0) for _pk, (_n, alloc, ready) in nodes.items() if ready)
         occupied = sum(used[pk].get(GPU, 0) for pk, (_n, _a, ready) in nodes.items() if ready)
         self._gpu = (capacity, occupied, gpu_pending)
+        self._free = [
+            {r: alloc.get(r, 0) - used[pk].get(r, 0) for r in FIT_RESOURCES}
+            for pk, (_n, alloc, ready) in nodes.items()
+            if ready
+        ]
 
     def _check_podgroups(self, t: int) -> None:
         from django.db.models import Sum
@@ -427,12 +505,14 @@ class Soak:
         admissible_gpu = 0
         seen: set[int] = set()
         capacity, occupied, pending = self._gpu
-        for pk, name, phase, reason, unplaced, created, blocker in PodGroup.objects.filter(
+        admitted: list[tuple[list[dict[str, int]], int]] = []  # admissible jobs with GPU demand: pods, how many needed
+        for pk, name, phase, reason, unplaced, created, blocker, min_member in PodGroup.objects.filter(
             cluster=self.cluster
-        ).values_list("id", "name", "phase", "reason", "unplaced_sessions", "created", "blocker"):
+        ).values_list("id", "name", "phase", "reason", "unplaced_sessions", "created", "blocker", "min_member"):
             seen.add(pk)
-            if admissible(phase, blocker):
-                admissible_gpu += pending.get(pk, 0)
+            if admissible(phase, blocker) and pending.get(pk, 0):
+                admissible_gpu += pending[pk]
+                admitted.append((self._pending_pods[pk], min_member - self._members[pk]))
             if pk not in self._created:
                 self._created[pk] = (created.timestamp(), name)
                 if created.timestamp() > now:  # the sessions would order it after every job of the virtual hours
@@ -458,9 +538,26 @@ class Soak:
             self._first_running.pop(pk, None)
         self._admissible_gpu = admissible_gpu
         if capacity and admissible_gpu and occupied + admissible_gpu >= capacity:
-            self.report.saturated_rounds += 1
-            util = occupied / capacity
-            self.report.gpu_utilisation.append(util)
+            self._saturated(occupied, capacity, admitted)
+        else:
+            self._blocked_run = 0
+
+    def _saturated(self, occupied: int, capacity: int, admitted: list[tuple[list[dict[str, int]], int]]) -> None:
+        """A round where admissible GPU demand met what is free: its GPU allocation, and whether it is shape-blocked
+        (GPUs idle, and no admitted GPU job could start on the free room as it stands: ``could_start``)."""
+        util = occupied / capacity
+        self.report.saturated_rounds += 1
+        self.report.gpu_utilisation.append(util)
+        blocked = occupied < capacity and not could_start(admitted, self._free)
+        if blocked:
+            self.report.shape_blocked_rounds += 1
+            self._blocked_run += 1
+            self.report.shape_blocked_longest = max(self.report.shape_blocked_longest, self._blocked_run)
+        else:
+            self.report.gpu_utilisation_usable.append(util)
+            self._blocked_run = 0
+        if self.on_saturated is not None:
+            self.on_saturated(self, util, not blocked)
 
     def _check_quotas(self, t: int) -> None:
         hour = t // 3600
