@@ -1,7 +1,11 @@
 """The OpenAPI schema and its Swagger UI / Redoc pages, for signed-in users only unless
 ``FAIRWAY_PUBLIC_API_DOCS=true`` (the schema maps every endpoint and parameter: no need to hand it to anyone who
 asks). The schema answers an anonymous client as the API does (401 in the error envelope); the two HTML pages send
-a browser to the login page and back."""
+a browser to the login page and back.
+
+The schema is built once per process and language and kept (drf-spectacular takes two to three seconds of CPU to
+walk every view; the document is the same for every reader, ``SERVE_PUBLIC``), and built again after a setting
+changes (Django's ``setting_changed``, which tests' ``override_settings`` send)."""
 
 from __future__ import annotations
 
@@ -9,20 +13,44 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpResponse
+from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 
 def docs_are_public() -> bool:
     return bool(settings.FAIRWAY.get("PUBLIC_API_DOCS", False))
 
 
+_SCHEMAS: dict[tuple[str | None, str | None], dict[str, Any]] = {}  # (API version, language) -> the document
+
+
+@receiver(setting_changed)
+def _forget_schemas(**_kwargs: Any) -> None:
+    _SCHEMAS.clear()
+
+
 class SchemaView(SpectacularAPIView):
     def get_permissions(self) -> list[BasePermission]:
         return [AllowAny()] if docs_are_public() else [IsAuthenticated()]
+
+    def _get_schema_response(self, request: Request) -> Response:
+        if self.urlconf is not None or self.patterns is not None or not self.serve_public:
+            return super()._get_schema_response(request)  # a document that may differ: built each time
+        version = self.api_version or request.version or self._get_version_parameter(request)
+        key = (version, translation.get_language())
+        schema = _SCHEMAS.get(key)
+        if schema is None:
+            generator = self.generator_class(urlconf=self.urlconf, api_version=version, patterns=self.patterns)
+            schema = _SCHEMAS[key] = generator.get_schema(request=request, public=True)
+        filename = self._get_filename(request, version)
+        return Response(data=schema, headers={"Content-Disposition": f'inline; filename="{filename}"'})
 
 
 # The docs pages load nothing from another host: their scripts and styles are the sidecar's, served here. ReDoc's

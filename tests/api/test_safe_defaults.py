@@ -211,6 +211,32 @@ def test_public_api_docs_opt_in(client: Any, db: Any, settings: Any) -> None:
     assert client.get("/api/docs/").status_code == 200 and client.get("/api/redoc/").status_code == 200
 
 
+def test_the_schema_is_built_once_and_again_after_a_setting_changes(
+    client: Any, db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    built: list[int] = []
+    real = SchemaGenerator.get_schema
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SchemaGenerator, "get_schema", counting)
+    client.force_login(b.user("reader"))
+    settings.FAIRWAY = {**settings.FAIRWAY, "PUBLIC_API_DOCS": False}  # a setting changed: whatever was kept is gone
+    first = client.get("/api/schema/?format=json")
+    second = client.get("/api/schema/?format=json")
+    yaml_text = client.get("/api/schema/")
+    assert first.status_code == second.status_code == yaml_text.status_code == 200
+    assert first.content == second.content and b"/api/v1/queues/" in first.content
+    assert yaml_text["Content-Type"].startswith("application/vnd.oai.openapi") and b"openapi: 3" in yaml_text.content
+    assert len(built) == 1  # the JSON twice and the YAML from one document
+    settings.ROOT_URLCONF = settings.ROOT_URLCONF  # any setting changed (a URL may have): built again
+    assert client.get("/api/schema/?format=json").content == first.content and len(built) == 2
+
+
 # -- documented --------------------------------------------------------------------------------------------------
 
 

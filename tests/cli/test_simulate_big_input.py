@@ -98,8 +98,13 @@ def _lean(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _dump_all(docs: list[dict[str, Any]]) -> str:
+    """``yaml.safe_dump_all`` by libyaml's emitter: the same text, four times faster on the big inputs here."""
+    return yaml.dump_all(docs, Dumper=yaml.CSafeDumper)
+
+
 def _list_text(objects: list[dict[str, Any]], indented: bool = False) -> str:
-    text = yaml.safe_dump({"apiVersion": "v1", "items": objects, "kind": "List", "metadata": {"resourceVersion": ""}})
+    text = _dump_all([{"apiVersion": "v1", "items": objects, "kind": "List", "metadata": {"resourceVersion": ""}}])
     if indented:  # "items:\n  - ..." as some tools write it
         head, _, rest = text.partition("items:\n")
         body, _, tail = rest.partition("kind: List\n")
@@ -127,7 +132,7 @@ def test_a_list_streams_to_the_snapshot_of_the_lean_input(small_pieces: None, in
     assert [n for n, _ in read] == list(range(1, len(objects) + 1))
     assert [item for _, item in read] == [_lean(o) for o in objects]  # managedFields and most of status gone
     streamed = load_manifests([("full.yaml", text)])
-    lean = load_manifests([("lean.yaml", yaml.safe_dump_all([_lean(o) for o in objects]))])
+    lean = load_manifests([("lean.yaml", _dump_all([_lean(o) for o in objects]))])
     assert streamed.snapshot == lean.snapshot
     assert streamed.warnings == lean.warnings
     assert streamed.origins[("Pod", "ns1/p7")] == ("full.yaml", 1, 4 + 5 + 8)
@@ -153,7 +158,7 @@ def test_what_a_cut_could_break_is_read_whole(small_pieces: None) -> None:
     text = _list_text(_objects())
     assert list_items(text.replace("name: p3\n", "name: &a p3\n"), 64) is None  # an anchor
     assert list_items("---\n" + text + "---\nkind: Node\n", 64) is None  # more documents
-    assert list_items(yaml.safe_dump_all([_lean(o) for o in _objects()]), 64) is None  # not a List
+    assert list_items(_dump_all([_lean(o) for o in _objects()]), 64) is None  # not a List
     # the same text through load_manifests: read the usual way, same snapshot
     aliased = text.replace("name: p3\n", "name: &a p3\n")
     assert load_manifests([("a.yaml", aliased)]).snapshot == load_manifests([("a.yaml", text)]).snapshot
@@ -183,13 +188,12 @@ def test_errors_are_those_of_the_whole_text(small_pieces: None, monkeypatch: pyt
 def test_the_cli_gives_the_same_answer_for_the_dump_and_the_lean_input(tmp_path: Path) -> None:
     """Over STREAM_MIN_CHARS the command streams; the answer equals the lean input's."""
     objects = _objects()
-    text = _list_text(objects)
     pods = [_pod(i) for i in range(40, 40 + 8000)]
     text = _list_text([*objects, *pods])
     assert len(text) > liststream.STREAM_MIN_CHARS
     full, lean = tmp_path / "full.yaml", tmp_path / "lean.yaml"
     full.write_text(text)
-    lean.write_text(yaml.safe_dump_all([_lean(o) for o in [*objects, *pods]]))
+    lean.write_text(_dump_all([_lean(o) for o in [*objects, *pods]]))
     outputs = []
     for path in (full, lean):
         run = run_simulate(["-f", str(path), "-o", "json"], timeout=300)
