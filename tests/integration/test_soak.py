@@ -1,10 +1,11 @@
-"""Hours of ``make run`` in virtual time (issue 8; two here, six in ``bench/bench_soak.py``): the real loop (store, engine, simulated agent, workload
-generator, node checks, recycling) with a machine that dies and comes back and a control-plane outage, and the
-invariants checked after every session (``tests/support/soak.py``): no node over its allocatable, no pod bound
-twice, no pod lost, no podgroup Inqueue for more than three sessions without a place, every waiting podgroup with
-a reason, GPUs at least 85 % allocated whenever admissible demand exceeds them, borrowing and lending in every
-hour, no gang holding nodes below its minimum past its repair bound, no pod evicted by reclaim or preempt within
-its minimum runtime by an evictor of no higher priority. ``bench/bench_soak.py`` runs the same soak at a finer period for docs/benchmarks.md."""
+"""Hours of ``make run`` in virtual time (issue 8; two here, six in ``bench/bench_soak.py``): the real loop (store,
+engine, simulated agent, workload generator, node checks, recycling) with a machine that dies and comes back and a
+control-plane outage, and the invariants checked after every session (``tests/support/soak.py``): no node over its
+allocatable, no pod bound twice, no pod lost, no podgroup Inqueue for more than three sessions without a place, every
+waiting podgroup with a reason, GPUs at least 85 % allocated whenever admissible demand exceeds them, borrowing and
+lending in every hour, no gang holding nodes below its minimum past its repair bound, no pod evicted by reclaim or
+preempt within its minimum runtime by an evictor of no higher priority. ``bench/bench_soak.py`` runs the same soak at
+a finer period for docs/benchmarks.md."""
 
 from __future__ import annotations
 
