@@ -41,15 +41,10 @@ def paused() -> Iterator[None]:
 
 
 def collect_young() -> None:
-    """Collect the two young generations now, in one pass, for a caller with time to spare inside a paused block
-    (waiting on the database): with the collector paused every object a computation allocated is still in the
-    youngest one, so the first allocation after the pause would otherwise walk them all at once (70 ms after a
-    50,000-pod session). Both generations, not the youngest alone: its survivors (a worker's new copy of its pods'
-    mapping, 200,000 entries at 20,000 nodes, and the kept state's new objects) would otherwise be walked a second
-    time by the middle generation's next collection, which came in nearly every session of a worker (each pass
-    over that mapping visits every pod object, scattered in memory: about 25 ms of a 1 % session's CPU). What
-    survives goes to the oldest generation, as it would have at that next collection."""
-    gc.collect(1)
+    """Collect the youngest generation now, for a caller with time to spare inside a paused block (waiting on the
+    database): with the collector paused every object a computation allocated is still in it, so the first
+    allocation after the pause would otherwise walk them all at once (70 ms after a 50,000-pod session)."""
+    gc.collect(0)
 
 
 def paused_during(func: Callable[P, R]) -> Callable[P, R]:
