@@ -12,17 +12,19 @@ from collections.abc import Mapping
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from time import perf_counter
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from core.models import Revision
 from engine import collector
 from engine.flavors import assign_flavors, with_kept_flavors
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
 from scheduling import recording
 from scheduling.agent import cluster_disrupted
-from scheduling.feed.mirror import mirror_of, record_session
+from scheduling.feed.mirror import ClusterMirror, mirror_of, record_session
 from scheduling.models import Cluster, QuotaOverState, SchedulingSession, SessionKind
 from scheduling.store import (
     BindingStream,
@@ -70,6 +72,7 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             result = mirror.reusable(key, now)  # nothing changed: the same decisions
             known = None if result is None else mirror.phase_counts()  # and their statuses are written
             bound = None
+            stream = None
             waited = 0.0  # for the bindings still being written when the engine was done
             if result is None:
                 carry = mirror.carry
@@ -111,6 +114,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                 },
             )
             record_session(cluster.pk, mirror)
+            if bound and stream is not None and stream.revision is not None:
+                _own_writes_on_commit(cluster, mirror, stream.revision, bound, result)
     except Exception as exc:
         logger.exception("scheduling session of cluster %s failed", cluster.name)
         return record_failure(cluster, SessionKind.SESSION, started, exc)
@@ -118,6 +123,15 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
     # session's transaction; a failure there is logged and never the session's
     recording.record(cluster, session, snapshot, result, now, mirror.tasks_note)
     return session
+
+
+def _own_writes_on_commit(cluster: Cluster, mirror: ClusterMirror, lo: int, bound: list[Any], result: Any) -> None:
+    """Once the session commits, its mirror applies its bindings without reading them back
+    (``ClusterMirror.own_writes``): the session held the cluster's revision from ``lo`` (its first binding
+    statement) to its commit, so every change the feed logged in between is its own."""
+    (hi,) = Revision.objects.values_of(Revision.cluster_key(cluster.pk))
+    evicted = [e.task for e in result.evictions]
+    transaction.on_commit(lambda: mirror.own_writes(lo, hi, bound, evicted))
 
 
 def load_over_since(cluster: Cluster) -> dict[str, float]:

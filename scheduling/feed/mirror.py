@@ -135,6 +135,7 @@ class Refresh:
     reason: str = ""
     changes: int = 0
     ms: float = 0.0
+    own: int = 0  # of the changed rows, the last session's own bindings applied without reading them back
 
 
 @dataclass
@@ -201,6 +202,18 @@ class _State:
     nodes_copy: dict[str, NodeInfo] | None = None  # the snapshots' copy of ``nodes`` while no node changes
 
 
+@dataclass(frozen=True)
+class _Own:
+    """A session's own bindings, as it committed them (``ClusterMirror.own_writes``): every change the feed logged at
+    revisions ``lo`` to ``hi`` is that session's, and ``pods`` (primary key -> (uid, node, pipelined)) are the pods
+    its bindings moved, evicted ones left out, on the copy ``state`` from before that session's writes."""
+
+    state: _State
+    lo: int
+    hi: int
+    pods: dict[int, tuple[str, str, bool]]
+
+
 class ClusterMirror:
     """The in-process copy of one cluster (see the module docstring)."""
 
@@ -227,6 +240,7 @@ class ClusterMirror:
         # (base, tasks, uids changed or None): how the last copy of the pods differs from the one before, as the
         # carry is told; ``scheduling.recording`` finds a session's changed pods by it
         self.tasks_note: tuple[Any, Any, Any] | None = None
+        self._own: _Own | None = None  # the last session's own bindings (``own_writes``)
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -251,7 +265,8 @@ class ClusterMirror:
                 self.version += 1
                 self._rows += 1
                 raise
-            self.last = Refresh(done.full, done.reason, done.changes, round((perf_counter() - t0) * 1000.0, 3))
+            ms = round((perf_counter() - t0) * 1000.0, 3)
+            self.last = Refresh(done.full, done.reason, done.changes, ms, done.own)
             return self.last
 
     def snapshot(self, cluster: Cluster) -> Snapshot:
@@ -353,6 +368,29 @@ class ClusterMirror:
                 return 0
             return st.pending
 
+    def own_writes(self, lo: int, hi: int, bound: Iterable[Any], evicted: Iterable[str]) -> None:
+        """Once a session of this mirror committed: the feed logged its own writes at revisions ``lo`` to ``hi`` (it
+        held the cluster's revision from ``lo`` on, so no other writer's change is among them), and ``bound``
+        (``[uid, node, pipelined]`` each) are the bindings that took effect. The next refresh makes those pods'
+        objects from what it holds and the binding, as reading their rows back would give them, instead of reading
+        them: a pod is Bound on its node (a pipelined one reads back Pending, nominated to the node). Only for a pod
+        that nothing else changed: one the feed also logged at another revision (another writer, after the commit),
+        one the session evicted, one without a podgroup, or one of a podgroup or node the refresh re-reads with
+        its pods, is read as before."""
+        with self._lock:
+            self._own = None
+            st = self._state
+            if st is None or st.cluster_rev >= lo or hi < lo:
+                return
+            left_out = set(evicted)
+            pods: dict[int, tuple[str, str, bool]] = {}
+            for uid, node, pipelined in bound:
+                pk = st.pod_ids.get(uid)
+                if pk is not None and uid not in left_out and pk not in st.own_of:
+                    pods[pk] = (uid, node, bool(pipelined))
+            if pods:
+                self._own = _Own(st, lo, hi, pods)
+
     @property
     def cluster_rev(self) -> int | None:
         return None if self._state is None else self._state.cluster_rev
@@ -416,10 +454,10 @@ class ClusterMirror:
                 return Refresh(True, "a tree change renamed or moved what the rows refer to")
             st.trees, st.trees_rev = trees, trees_rev
             self.version += 1
-        changes = 0
+        changes = own = 0
         if rev != st.cluster_rev:
             try:
-                changes = self._apply_changes(st, cache, rev)
+                changes, own = self._apply_changes(st, cache, rev)
             except _Stale as stale:
                 self._full(epoch, trees_rev, rev)
                 return Refresh(True, str(stale))
@@ -430,7 +468,7 @@ class ClusterMirror:
         # A copy kept current from the feed while another process ran the sessions (a standby): it takes over with
         # the changes only, every write of those sessions being in the feed like any other.
         took_over = session and last != self.generation
-        return Refresh(False, TAKEOVER if took_over else "", changes)
+        return Refresh(False, TAKEOVER if took_over else "", changes, own=own)
 
     def _full(self, epoch: uuid.UUID, trees_rev: int, rev: int) -> None:
         """Read everything (the revisions were read before: changes committed meanwhile are applied again)."""
@@ -459,15 +497,30 @@ class ClusterMirror:
                         _put_pod(st, row, cache)
         self._state = st
 
-    def _apply_changes(self, st: _State, cache: Any, rev: int) -> int:
+    def _apply_changes(self, st: _State, cache: Any, rev: int) -> tuple[int, int]:
+        """Apply the rows changed since the copy's revision; returns how many, and how many of them were the last
+        session's own bindings, applied without reading them (``own_writes``)."""
         by_kind: dict[int, set[int]] = {ChangeKind.NODE: set(), ChangeKind.PODGROUP: set(), ChangeKind.POD: set()}
+        own, self._own = self._own, None
+        if own is not None and (own.state is not st or st.cluster_rev >= own.lo or rev < own.hi):
+            own = None
+        mine: set[int] = set()  # pods only the last session's bindings changed since the copy's revision
+        table = RowChange._meta.db_table
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT DISTINCT kind, row_id FROM {RowChange._meta.db_table} WHERE cluster_id = %s AND rev > %s",
-                [self.cluster_id, st.cluster_rev],
-            )
-            for kind, row_id in cursor.fetchall():
-                by_kind[kind].add(row_id)
+            if own is None:
+                sql = f"SELECT DISTINCT kind, row_id, false FROM {table} WHERE cluster_id = %s AND rev > %s"
+                cursor.execute(sql, [self.cluster_id, st.cluster_rev])
+            else:
+                sql = f"""
+                    SELECT kind, row_id, bool_and(rev BETWEEN %s AND %s) FROM {table}
+                     WHERE cluster_id = %s AND rev > %s GROUP BY kind, row_id
+                """
+                cursor.execute(sql, [own.lo, own.hi, self.cluster_id, st.cluster_rev])
+            for kind, row_id, inside in cursor.fetchall():
+                if inside and kind == ChangeKind.POD and own is not None and row_id in own.pods:
+                    mine.add(row_id)
+                else:
+                    by_kind[kind].add(row_id)
             # A pruning that committed before the query above may have deleted some of what it should have seen.
             cursor.execute(
                 f"SELECT pruned_through FROM {ClusterFeed._meta.db_table} WHERE cluster_id = %s", [self.cluster_id]
@@ -475,7 +528,7 @@ class ClusterMirror:
             found = cursor.fetchone()
         if found is None or found[0] > st.cluster_rev:
             raise _Stale("changes since the copy were pruned")
-        changes = sum(len(v) for v in by_kind.values())
+        changes = sum(len(v) for v in by_kind.values()) + len(mine)
         pods = by_kind[ChangeKind.POD]
         renamed_nodes = self._apply_nodes(st, cache, by_kind[ChangeKind.NODE])
         reopened = self._apply_podgroups(st, cache, by_kind[ChangeKind.PODGROUP])
@@ -484,8 +537,12 @@ class ClusterMirror:
         if reopened:
             for chunk in _chunks(sorted(reopened)):
                 pods.update(_ids(Pod.objects.filter(podgroup_id__in=chunk)))
+        bound = _own_bound(st, own, mine - pods) if own is not None else {}
+        pods.update(mine - bound.keys())  # (a pod not as the binding found it: read)
         self._apply_pods(st, cache, pods)
-        return changes
+        for task in bound.values():
+            _store_bound(st, task)
+        return changes, len(bound)
 
     def _apply_nodes(self, st: _State, cache: Any, pks: set[int]) -> set[int]:
         """Apply the changed nodes; returns those renamed (the pods on them name them)."""
@@ -627,6 +684,32 @@ def _drop_own(st: _State, pk: int) -> None:
     key = st.own_of.pop(pk, None)
     if key is not None:
         st.own.pop(key, None)
+
+
+def _own_bound(st: _State, own: _Own, pks: set[int]) -> dict[int, TaskInfo]:
+    """The objects of the pods ``pks`` that only the last session's bindings changed, made from the copy's own and
+    the binding as ``store.pod_task`` reads such a row (Bound on its node; Pipelined reads back Pending, nominated
+    to it), by primary key; a pod the copy no longer holds under that uid is left out (read)."""
+    out: dict[int, TaskInfo] = {}
+    for pk in sorted(pks):
+        uid, node, pipelined = own.pods[pk]
+        old = st.tasks.get(uid)
+        if old is None or st.pod_uids.get(pk) != uid or node not in st.nodes:
+            continue
+        if pipelined:
+            out[pk] = old.evolve(status=TaskStatus.PENDING, node=None, pipelined=True, nominated=node)
+        else:
+            out[pk] = old.evolve(status=TaskStatus.BOUND, node=node, pipelined=False, nominated=None)
+    return out
+
+
+def _store_bound(st: _State, task: TaskInfo) -> None:
+    """``_store_task`` for a pod the copy holds already, under the same uid and primary key (``_own_bound``)."""
+    old = st.tasks[task.uid]
+    st.pending += (task.status is TaskStatus.PENDING) - (old.status is TaskStatus.PENDING)
+    if st.linked:
+        st.touched.add(task.uid)
+    st.tasks[task.uid] = task  # (its place kept)
 
 
 def _chunks(pks: list[int]) -> Iterable[list[int]]:

@@ -259,6 +259,9 @@ class BindingStream:
         self._last_sent = threading.Event()
         self._error: BaseException | None = None
         self._applied: list[list[Any]] = []
+        # the cluster's revision once its first batch locked it: every change logged from there until the
+        # session's commit is the session's own (``ClusterMirror.own_writes``); None before the first batch
+        self.revision: int | None = None
 
     @staticmethod
     def usable(ids: RowIds | None) -> bool:
@@ -310,7 +313,9 @@ class BindingStream:
     def _write(self) -> None:
         try:
             cluster, now = self._cluster, self._now
-            Revision.objects.bump(Revision.cluster_key(cluster.pk))
+            key = Revision.cluster_key(cluster.pk)
+            Revision.objects.bump(key)
+            (self.revision,) = Revision.objects.values_of(key)
             _pipelined_back(cluster, now)
             nodes = _nodes_still_there(cluster, self._ids)
             for batch, last in self._batches():
