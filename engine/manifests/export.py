@@ -739,6 +739,19 @@ def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
         spec["nodeName"] = task.node
     if task.node_selector:
         spec["nodeSelector"] = dict(task.node_selector)
+    if task.node_affinity:
+        terms = [
+            {
+                "matchExpressions": [
+                    {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})}
+                    for e in term
+                ]
+            }
+            for term in task.node_affinity
+        ]
+        spec["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
     if task.tolerations:
         spec["tolerations"] = [
             {
