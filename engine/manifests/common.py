@@ -410,9 +410,10 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
             raise ManifestError(
                 file, index, kind, name or None, f"metadata.namespace: expected a string, got {brief(raw_ns)}", item
             )
-    prefix = meta.get("generateName") if isinstance(meta, Mapping) and raw_name in (None, "") else None
-    generated = isinstance(prefix, str) and prefix != ""
-    doc = _Doc(file, index, item, obj, kind, group, prefix if generated else name, namespace, handler, generated)
+    raw_prefix = meta.get("generateName") if isinstance(meta, Mapping) and raw_name in (None, "") else None
+    prefix = raw_prefix if isinstance(raw_prefix, str) else ""
+    generated = prefix != ""
+    doc = _Doc(file, index, item, obj, kind, group, prefix or name, namespace, handler, generated)
     if handler not in ("KubeSchedulerConfiguration", "KueueConfiguration") and not generated:
         if meta is not None and not isinstance(meta, Mapping):
             raise doc.error(f"metadata: expected a mapping, got {_type_name(meta)}")
