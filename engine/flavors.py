@@ -58,6 +58,7 @@ from engine.objects import (
     KueueFlavors,
     KueuePreemption,
     NodeInfo,
+    NodeSelectorRequirement,
     PodGroupInfo,
     ResourceFlavorSpec,
     Snapshot,
@@ -355,6 +356,15 @@ class _Pick:
     borrow: int
 
 
+def _affinity_matches(terms: tuple[tuple[NodeSelectorRequirement, ...], ...], labels: Mapping[str, str]) -> bool:
+    """Kueue's ``flavorSelector``: the pod's required node affinity against a flavor's node labels, each term's
+    expressions kept only for the keys the flavor labels; a term left empty (or no term) matches every flavor."""
+    kept = [tuple(e for e in term if e.key in labels) for term in terms]
+    if not kept or not all(kept):
+        return True
+    return any(all(e.matches(labels) for e in term) for term in kept)
+
+
 def _preferred(a: _Mode, b: _Mode, fungibility: FlavorFungibility) -> bool:
     """Kueue's ``isPreferred``: is ``a`` a better assignment than ``b``?"""
     if a.preemption == _NO_FIT:
@@ -531,6 +541,8 @@ class _Assigner:
             for key, value in task.node_selector.items():
                 if key in spec.node_labels and spec.node_labels[key] != value:
                     return f"node selector {key}={value} excludes it"
+            if task.node_affinity and not _affinity_matches(task.node_affinity, spec.node_labels):
+                return "required node affinity excludes it"
         return ""
 
     def pick(

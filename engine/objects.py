@@ -221,6 +221,34 @@ class Toleration:
         return self.operator in ("Equal", "") and self.value == taint.value
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt reads (base 10)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorRequirement:
+    """One ``matchExpressions`` entry of a pod's required node affinity (Kubernetes' ``NodeSelectorRequirement``)."""
+
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Kubernetes' reading of the requirement against a node's ``labels`` (Gt/Lt compare integers)."""
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if not present or not _GO_INT.fullmatch(labels[self.key]):
+            return False  # Kubernetes: a label that is not an integer does not match Gt or Lt
+        have, bound = int(labels[self.key]), int(self.values[0])
+        return have > bound if self.operator == "Gt" else have < bound
+
+
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
     """A node as the scheduler sees it."""
@@ -278,6 +306,9 @@ class TaskInfo:
     # against every other job until its own job's turn (``Session`` ``holds``), so the room its preemption freed is
     # not taken by others first
     nominated: str | None = None
+    # the pod's required node affinity: its ``nodeSelectorTerms`` (ORed), each its ``matchExpressions`` (ANDed);
+    # a term with only ``matchFields`` is an empty tuple. Read by the flavor assigner (``engine/flavors.py``)
+    node_affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()
     uid: str = field(init=False, repr=False)
     best_effort: bool = field(init=False, repr=False, compare=False)
 
@@ -303,6 +334,7 @@ class TaskInfo:
         preemption_policy: str = "PreemptLowerPriority",
         pipelined: bool = False,
         nominated: str | None = None,
+        node_affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = (),
     ) -> None:
         if request is None:
             request = ResourceList()
@@ -327,6 +359,7 @@ class TaskInfo:
         s.preemption_policy(self, preemption_policy)
         s.pipelined(self, pipelined)
         s.nominated(self, nominated)
+        s.node_affinity(self, node_affinity)
         s.uid(self, f"{namespace}/{name}")
         s.best_effort(self, request.is_zero())
 
@@ -369,6 +402,7 @@ class TaskInfo:
             self.preemption_policy,
             self.pipelined,
             self.nominated,
+            self.node_affinity,
         )
         for name, value in changes.items():
             _TASK_COPY[name][1](new, value)

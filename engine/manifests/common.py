@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -192,6 +193,7 @@ class _Doc:
     name: str
     namespace: str
     handler: str
+    generated: bool = False  # named from ``metadata.generateName`` (``_generated_names`` adds the suffix)
 
     @property
     def where(self) -> str:
@@ -316,7 +318,22 @@ def _split_documents(sources: Sequence[tuple[str, str]], warnings: list[str], li
             doc = _make_doc(file, index, None, data, warnings)
             if doc is not None:
                 docs.append(doc)
-    return docs
+    return _generated_names(docs)
+
+
+def _generated_names(docs: list[_Doc]) -> list[_Doc]:
+    """Each object with a ``metadata.generateName`` and no name named as ``kubectl create`` would name it, with a
+    suffix the API server would pick at random made deterministic: the n-th such object of one kind, namespace and
+    prefix gets ``<prefix>0000n`` (five digits)."""
+    seen: dict[tuple[str, str, str, str], int] = {}
+    out = []
+    for doc in docs:
+        if doc.generated:
+            key = (doc.group, doc.kind, doc.namespace, doc.name)
+            seen[key] = seen.get(key, 0) + 1
+            doc = dataclasses.replace(doc, name=f"{doc.name}{seen[key]:05d}", generated=False)
+        out.append(doc)
+    return out
 
 
 def _streamed_list(file: str, text: str, docs: list[_Doc], warnings: list[str], limits: Limits) -> bool:
@@ -393,8 +410,11 @@ def _make_doc(file: str, index: int, item: int | None, obj: Mapping[str, Any], w
             raise ManifestError(
                 file, index, kind, name or None, f"metadata.namespace: expected a string, got {brief(raw_ns)}", item
             )
-    doc = _Doc(file, index, item, obj, kind, group, name, namespace, handler)
-    if handler not in ("KubeSchedulerConfiguration", "KueueConfiguration"):
+    raw_prefix = meta.get("generateName") if isinstance(meta, Mapping) and raw_name in (None, "") else None
+    prefix = raw_prefix if isinstance(raw_prefix, str) else ""
+    generated = prefix != ""
+    doc = _Doc(file, index, item, obj, kind, group, prefix or name, namespace, handler, generated)
+    if handler not in ("KubeSchedulerConfiguration", "KueueConfiguration") and not generated:
         if meta is not None and not isinstance(meta, Mapping):
             raise doc.error(f"metadata: expected a mapping, got {_type_name(meta)}")
         if raw_name is None or raw_name == "":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ from engine.manifests.common import (
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
+    NodeSelectorRequirement,
     PodGroupInfo,
     PodGroupPhase,
     PriorityClassInfo,
@@ -194,6 +196,7 @@ class CoreReaders(_BuilderBase):
             creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
             start_timestamp=_time(status.get("startTime"), "status.startTime"),
             preemption_policy=preemption_policy,
+            node_affinity=_node_affinity(spec.get("affinity"), f"{path}.affinity"),
         )
 
     def _volcano_preemptable(self, doc: _Doc, labels: Mapping[str, str], annotations: Mapping[str, str]) -> bool | None:
@@ -317,6 +320,42 @@ def _toleration(raw: object, path: str) -> Toleration:
         effect=_str(t.get("effect"), f"{path}.effect"),
         toleration_seconds=None if seconds is None else _int(seconds, f"{path}.tolerationSeconds", 0),
     )
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _node_affinity(raw: object, path: str) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:
+    """The ``nodeSelectorTerms`` of ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``, each
+    its ``matchExpressions`` (``matchFields`` are not read); checked as the API server checks them."""
+    node = _map(_map(raw, path).get("nodeAffinity"), f"{path}.nodeAffinity")
+    at = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    required = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution"), at)
+    terms = []
+    for i, term in enumerate(_list(required.get("nodeSelectorTerms"), f"{at}.nodeSelectorTerms")):
+        where = f"{at}.nodeSelectorTerms[{i}]"
+        expressions = _list(_map(term, where).get("matchExpressions"), f"{where}.matchExpressions")
+        terms.append(tuple(_node_requirement(e, f"{where}.matchExpressions[{j}]") for j, e in enumerate(expressions)))
+    return tuple(terms)
+
+
+def _node_requirement(raw: object, path: str) -> NodeSelectorRequirement:
+    e = _map(raw, path)
+    key = _str(e.get("key"), f"{path}.key")
+    if not key:
+        raise _FieldError(f"{path}.key: missing")
+    operator = _str(e.get("operator"), f"{path}.operator")
+    if operator not in _NODE_OPERATORS:
+        raise _FieldError(f"{path}.operator: {operator!r} is not one of {', '.join(_NODE_OPERATORS)}")
+    values = tuple(_str(v, f"{path}.values[{i}]") for i, v in enumerate(_list(e.get("values"), f"{path}.values")))
+    if operator in ("In", "NotIn") and not values:
+        raise _FieldError(f"{path}.values: must be non-empty with operator {operator}")
+    if operator in ("Exists", "DoesNotExist") and values:
+        raise _FieldError(f"{path}.values: must be empty with operator {operator}")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not _GO_INT.fullmatch(values[0])):
+        raise _FieldError(f"{path}.values: operator {operator} takes one integer")
+    return NodeSelectorRequirement(key, operator, values)
 
 
 def _container_request(raw: object, path: str) -> tuple[ResourceList, bool]:

@@ -711,6 +711,19 @@ def job_manifests(
     return docs
 
 
+def _node_affinity(task: TaskInfo) -> dict[str, Any]:
+    """A pod's required node affinity as its spec writes it (``affinity.nodeAffinity``)."""
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})} for e in term
+            ]
+        }
+        for term in task.node_affinity
+    ]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
 def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
     labels = dict(task.labels)
     if task.quota_group is not None:
@@ -739,6 +752,8 @@ def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
         spec["nodeName"] = task.node
     if task.node_selector:
         spec["nodeSelector"] = dict(task.node_selector)
+    if task.node_affinity:
+        spec["affinity"] = _node_affinity(task)
     if task.tolerations:
         spec["tolerations"] = [
             {

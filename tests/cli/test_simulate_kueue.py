@@ -274,6 +274,41 @@ def test_shared_quota_setup_reads_the_two_cpu_flavors(tmp_path: Path, capsys: An
     assert doc["podgroups"]["default/second"]["flavorAssignment"].startswith("flavor spot for cpu (tried on-demand: ")
 
 
+def test_a_required_node_affinity_skips_the_flavors_it_excludes(tmp_path: Path, capsys: Any) -> None:
+    """Kueue's ``shared-quota-setup`` (cpu in on-demand then spot, 9 each): a Job of 2 whose pods require
+    ``node-type NotIn [on-demand]`` is given spot though on-demand has room, and runs on the spot nodes; a term on a
+    key no flavor labels (``zone``) leaves the choice to the order of the flavors."""
+    text = (
+        Path(__file__).resolve().parents[1] / "fixtures" / "kueue-examples" / "admin__shared-quota-setup.yaml"
+    ).read_text()
+    nodes = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: {kind}-{i}, labels: {{node-type: {kind}}}}}\n"
+        f'status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}\n'
+        for kind in ("on-demand", "spot")
+        for i in range(9)
+    )
+    affinity = (
+        "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: node-type, operator: NotIn, values: [on-demand]}]}]}}}"
+    )
+    spot = job("default", 2, "spot-only").replace("    spec: {containers:", f"    spec: {{{affinity}, containers:")
+    zoned = job("default", 2, "zoned").replace(
+        "    spec: {containers:",
+        "    spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: zone, operator: In, values: [z1]}]}]}}}, containers:",
+    )
+    jobs = (spot + zoned).replace("queue-name: lq", "queue-name: team-queue")
+    code, doc, err = simulate(tmp_path, capsys, nodes + text + jobs)
+    assert code == 0, err
+    assert doc["podgroups"]["default/spot-only"]["flavors"] == {"cpu": "spot"}
+    assert doc["podgroups"]["default/spot-only"]["flavorAssignment"] == (
+        "flavor spot for cpu (tried on-demand: does not match (required node affinity excludes it); spot: fits)"
+    )
+    placed = [n for p, n in doc["bindings"].items() if p.startswith("default/spot-only-")]
+    assert len(placed) == 2 and all(n.startswith("spot-") for n in placed)
+    assert doc["podgroups"]["default/zoned"]["flavors"] == {"cpu": "on-demand"}
+
+
 def test_a_stop_policy_closes_the_cluster_queue(tmp_path: Path, capsys: Any) -> None:
     """``fairway export --format kueue`` writes a Closed leaf as ``stopPolicy: Hold``; Hold and HoldAndDrain read back
     as Closed, and a stop policy Kueue does not know is named."""

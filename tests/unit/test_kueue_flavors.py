@@ -12,6 +12,7 @@ Kueue's scheduler does with its real oracle; without a policy, the simulation fi
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +32,8 @@ from engine.flavors import (
     unflavored,
 )
 from engine.manifests import ManifestError, load_manifests
-from engine.manifests.export import export_trees
-from engine.objects import FlavorFungibility, Snapshot
+from engine.manifests.export import export_trees, job_manifests
+from engine.objects import FlavorFungibility, NodeSelectorRequirement, Snapshot
 from engine.resources import format_amount, resource_label
 from engine.simulate import render_table, simulate
 
@@ -129,6 +130,14 @@ def snapshot_of(text: str) -> Snapshot:
     return load_manifests([("case.yaml", text)]).snapshot
 
 
+def affinity(terms: list[list[tuple[str, str, list[str]]]]) -> dict[str, Any]:
+    """A pod spec's required node affinity: terms (ORed) of (key, operator, values) expressions (ANDed)."""
+    rows = [{"matchExpressions": [{"key": k, "operator": o, "values": v} for k, o, v in term]} for term in terms]
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": rows}}}
+    }
+
+
 TRY_NEXT = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
 STOP = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}
 PREEMPTS = {"preemption": {"withinClusterQueue": "LowerPriority"}}
@@ -156,6 +165,27 @@ CASES: dict[str, Case] = {
         want="two",
         tried=[("one", "does not match"), ("two", "fits")],
         pod={"nodeSelector": {"type": "two"}},
+    ),
+    "multiple flavors, fits with node affinity": Case(  # a selector key no flavor labels is left out
+        flavors={"one": {"nominalQuota": "4"}, "two": {"nominalQuota": "4"}},
+        request="1",
+        want="two",
+        tried=[("one", "does not match"), ("two", "fits")],
+        pod={"nodeSelector": {"ignored1": "foo"}, **affinity([[("type", "In", ["two"])]])},
+    ),
+    "multiple flavors, node affinity fits any flavor": Case(  # the first term has no key a flavor labels
+        flavors={"one": {"nominalQuota": "4"}, "two": {"nominalQuota": "4"}},
+        request="1",
+        want="one",
+        tried=[("one", "fits")],
+        pod=affinity([[("ignored2", "In", ["bar"])], [("cpuType", "In", ["two"])]]),
+    ),
+    "multiple flavors, doesn't fit node affinity": Case(
+        flavors={"one": {"nominalQuota": "4"}, "two": {"nominalQuota": "4"}},
+        request="1",
+        want="one",  # no flavor matches: held on the group's first, so that the session says what is missing
+        tried=[("one", "does not match"), ("two", "does not match")],
+        pod=affinity([[("type", "In", ["three"])]]),
     ),
     "single flavor, used resources, doesn't fit": Case(
         flavors={"default": {"nominalQuota": "4"}, "two": {"nominalQuota": "0"}},
@@ -620,3 +650,79 @@ def test_a_flavor_above_the_nominal_quota_looks_for_victims_with_fair_sharing(fa
     else:
         assert [(t.flavor, t.outcome) for t in choice.tries] == [("one", "does not fit"), ("two", "does not fit")]
         assert choice.held == ("one",)
+
+
+@pytest.mark.parametrize(
+    ("operator", "values", "labels", "want"),
+    [
+        ("In", ["a", "b"], {"k": "b"}, True),
+        ("In", ["a"], {"k": "b"}, False),
+        ("NotIn", ["a"], {"k": "b"}, True),
+        ("NotIn", ["a"], {}, True),
+        ("NotIn", ["b"], {"k": "b"}, False),
+        ("Exists", [], {"k": ""}, True),
+        ("Exists", [], {}, False),
+        ("DoesNotExist", [], {}, True),
+        ("DoesNotExist", [], {"k": "x"}, False),
+        ("Gt", ["4"], {"k": "5"}, True),
+        ("Gt", ["5"], {"k": "5"}, False),
+        ("Gt", ["4"], {"k": "five"}, False),
+        ("Lt", ["-1"], {"k": "-2"}, True),
+        ("Lt", ["4"], {}, False),
+    ],
+)
+def test_node_selector_requirement_reads_as_kubernetes(
+    operator: str, values: list[str], labels: dict[str, str], want: bool
+) -> None:
+    assert NodeSelectorRequirement("k", operator, tuple(values)).matches(labels) is want
+
+
+def test_a_flavor_is_checked_against_each_term_of_the_required_node_affinity() -> None:
+    """Terms are ORed, expressions ANDed, and only the keys the flavor labels count (Kueue's ``flavorSelector``):
+    ``NotIn [one]`` excludes flavor one, ``zone`` (no flavor labels it) is left out."""
+    case = Case(
+        flavors={"one": {"nominalQuota": "4"}, "two": {"nominalQuota": "4"}},
+        request="1",
+        want="two",
+        tried=[],
+        pod=affinity([[("type", "NotIn", ["one"]), ("zone", "In", ["z1"])]]),
+    )
+    _, choices = assign_flavors(snapshot_of(manifests(case)))
+    choice = choices["ns/podgroup-wl"]
+    assert [(t.flavor, t.outcome, t.reason) for t in choice.tries] == [
+        ("one", "does not match", "required node affinity excludes it"),
+        ("two", "fits", ""),
+    ]
+    assert dict(choice.flavors) == {"cpu": "two"}
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ({"key": "k", "operator": "Near", "values": ["a"]}, "matchExpressions[0].operator: 'Near' is not one of"),
+        ({"key": "k", "operator": "In"}, "matchExpressions[0].values: must be non-empty with operator In"),
+        ({"key": "k", "operator": "Exists", "values": ["a"]}, "values: must be empty with operator Exists"),
+        ({"key": "k", "operator": "Gt", "values": ["1.5"]}, "values: operator Gt takes one integer"),
+        ({"operator": "Exists"}, "nodeSelectorTerms[0].matchExpressions[0].key: missing"),
+    ],
+)
+def test_a_bad_node_affinity_is_refused_naming_the_field(expression: dict[str, Any], message: str) -> None:
+    spec = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expression]}]
+            }
+        }
+    }
+    case = Case(flavors={"one": {"nominalQuota": "4"}}, request="1", want="one", tried=[], pod={"affinity": spec})
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        snapshot_of(manifests(case))
+
+
+def test_export_writes_the_required_node_affinity_back() -> None:
+    pod_spec = affinity([[("type", "In", ["two"])], [("gpu", "Exists", [])]])
+    case = Case(flavors={"one": {"nominalQuota": "4"}}, request="1", want="one", tried=[], pod=pod_spec)
+    snap = snapshot_of(manifests(case))
+    task = snap.tasks["ns/wl"]
+    again = snapshot_of(yaml.safe_dump_all(job_manifests(snap.podgroups[task.podgroup], [task], None)))
+    assert again.tasks["ns/wl"].node_affinity == task.node_affinity != ()

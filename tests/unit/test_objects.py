@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from engine.objects import TaskInfo, TaskStatus, Toleration
+from engine.objects import NodeSelectorRequirement, TaskInfo, TaskStatus, Toleration
 from engine.resources import ResourceList
 
 INIT_FIELDS = [f for f in dataclasses.fields(TaskInfo) if f.init]
@@ -57,6 +57,7 @@ def test_every_field_is_set_from_its_argument() -> None:
         "preemption_policy": "Never",
         "pipelined": True,
         "nominated": "n2",
+        "node_affinity": ((NodeSelectorRequirement("zone", "In", ("a",)),),),
     }
     assert set(values) == {f.name for f in INIT_FIELDS}
     by_name = TaskInfo(**values)  # type: ignore[arg-type]

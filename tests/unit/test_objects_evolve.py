@@ -9,6 +9,7 @@ import random
 import pytest
 
 from engine.objects import (
+    NodeSelectorRequirement,
     PodGroupCondition,
     PodGroupInfo,
     PodGroupPhase,
@@ -39,6 +40,7 @@ _TASK_VALUES: dict[str, list[object]] = {
     "preemption_policy": ["Never"],
     "pipelined": [True, False],
     "nominated": ["n3", None],
+    "node_affinity": [((NodeSelectorRequirement("zone", "NotIn", ("b",)),),), ()],
 }
 
 _PODGROUP_VALUES: dict[str, list[object]] = {
@@ -85,6 +87,7 @@ def _task() -> TaskInfo:
         preemption_policy="Never",
         pipelined=True,
         nominated="n1",
+        node_affinity=((NodeSelectorRequirement("zone", "In", ("a",)),),),
     )
 
 
