@@ -70,8 +70,8 @@ def page(context: Any) -> Iterator[Any]:
     """A page that records the browser's console errors and uncaught exceptions in ``page.problems``."""
     tab = context.new_page()
     # how long a step may wait (a navigation, a selector, a screenshot): a loaded 2-core machine needed more than 15 s
-    # for a screenshot once; FAIRWAY_E2E_TIMEOUT_MS sets it
-    tab.set_default_timeout(int(os.environ.get("FAIRWAY_E2E_TIMEOUT_MS", "30000")))
+    # for a screenshot once, and more than 30 s for the API reference's whole page; FAIRWAY_E2E_TIMEOUT_MS sets it
+    tab.set_default_timeout(int(os.environ.get("FAIRWAY_E2E_TIMEOUT_MS", "90000")))
     tab.problems = []
     tab.on("pageerror", lambda exc: tab.problems.append(f"page error: {exc}"))
     tab.on("console", lambda msg: tab.problems.append(f"console: {msg.text}") if msg.type == "error" else None)
@@ -93,12 +93,13 @@ def site(live_server: Any, transactional_db: Any, settings: Any) -> str:
     return str(live_server.url)
 
 
-def shot(page: Any, name: str) -> Path:
-    """Save a full-page screenshot under tests/artifacts/ (the mouse parked away from the figures first)."""
+def shot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    """Save a screenshot under tests/artifacts/, the whole page unless ``full_page`` is false (the mouse parked away
+    from the figures first)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.mouse.move(0, 0)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
