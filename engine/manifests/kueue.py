@@ -294,6 +294,10 @@ class KueueReaders(KueueLeverReaders):
             groups.append(FlavorGroup(resources=tuple(dict.fromkeys(covered)), flavors=tuple(dict.fromkeys(names))))
         if parent_key == "cohortName":
             self.kueue_groups[doc.name] = (tuple(groups), _read(doc, _fungibility))
+        unread = sorted(set(spec) - (_CLUSTER_QUEUE_FIELDS if parent_key == "cohortName" else _COHORT_FIELDS))
+        if unread:
+            fields = ", ".join(f"spec.{key}" for key in unread)
+            self.warnings.append(f"{doc.where}: not read, left out: {fields}")
         return doc, parent or None, quotas
 
     def _several_flavors(
@@ -471,6 +475,15 @@ class KueueReaders(KueueLeverReaders):
 
 _T = TypeVar("_T")
 _LABEL_MAX = 63  # a queue name is a DNS-1123 label
+# The spec fields a Cohort's and a ClusterQueue's readers take (this module and ``kueuelevers``); any other is named in
+# a warning (admission checks, concurrent admission, a field of a later Kueue), never dropped in silence.
+_COHORT_FIELDS = frozenset({"parentName", "parent", "resourceGroups", "fairSharing"})
+_CLUSTER_QUEUE_FIELDS = frozenset(
+    {
+        "cohortName", "cohort", "resourceGroups", "fairSharing", "preemption", "flavorFungibility", "stopPolicy",
+        "queueingStrategy", "namespaceSelector", "admissionScope",
+    }
+)  # fmt: skip
 _LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
 _KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
