@@ -51,6 +51,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
+from engine.fairshare.kueuecycle import holding_tasks
 from engine.fairshare.tournament import Head, Tournament
 from engine.objects import (
     FlavorFungibility,
@@ -399,20 +400,13 @@ class _Assigner:
         self.flavors = flavors
         usage: dict[str, dict[str, int]] = {}
         held: dict[str, dict[str, int]] = {}  # by podgroup: what each admitted workload holds in flavored keys
-        for pg_key, members in snapshot.tasks_by_podgroup.items():
-            pg = snapshot.podgroups.get(pg_key)
-            if pg is None:
-                continue
-            admitted = pg.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING)
-            for task in members:
-                if task.status in _DONE or not (admitted or task.node is not None):
-                    continue
-                into = usage.setdefault(pg.queue, {})
-                mine = held.setdefault(pg_key, {})
-                for key, amount in task.request.raw.items():
-                    if FLAVOR_MARK in key:
-                        into[key] = into.get(key, 0) + amount
-                        mine[key] = mine.get(key, 0) + amount
+        for pg_key, pg, task in holding_tasks(snapshot):
+            into = usage.setdefault(pg.queue, {})
+            mine = held.setdefault(pg_key, {})
+            for key, amount in task.request.raw.items():
+                if FLAVOR_MARK in key:
+                    into[key] = into.get(key, 0) + amount
+                    mine[key] = mine.get(key, 0) + amount
         self.tree: FairTree = kueue_tree(snapshot, usage)
         self.workloads = self._workloads(held)
         # each flavor-resource's candidates: a preemption for one takes only workloads that use it (Kueue's

@@ -22,7 +22,7 @@ Plain Python on the snapshot; exact integers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from engine.fairshare.drs import FairTree, FlavorResource, flavor_resource, kueue_tree
 from engine.fairshare.kueue_preemption import hierarchical_advantage
@@ -37,20 +37,26 @@ _NEVER = KueuePreemption()
 _AGAIN = "it is tried again next session"
 
 
-def _usage(snapshot: Snapshot) -> dict[str, dict[str, int]]:
-    """Each queue's usage: the requests of the admitted podgroups' pods (Inqueue or Running) and of pods on nodes."""
-    usage: dict[str, dict[str, int]] = {}
+def holding_tasks(snapshot: Snapshot) -> Iterator[tuple[str, PodGroupInfo, TaskInfo]]:
+    """The pods whose requests count as their ClusterQueue's usage, with their podgroup's key and podgroup: the
+    unfinished pods of admitted podgroups (Inqueue or Running) and any unfinished pod on a node."""
     for key, members in snapshot.tasks_by_podgroup.items():
         pg = snapshot.podgroups.get(key)
         if pg is None:
             continue
         admitted = pg.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING)
         for task in members:
-            if task.status in _DONE or not (admitted or task.node is not None):
-                continue
-            into = usage.setdefault(pg.queue, {})
-            for r, v in task.request.raw.items():
-                into[r] = into.get(r, 0) + v
+            if task.status not in _DONE and (admitted or task.node is not None):
+                yield key, pg, task
+
+
+def _usage(snapshot: Snapshot) -> dict[str, dict[str, int]]:
+    """Each queue's usage: the requests of its holding pods (``holding_tasks``)."""
+    usage: dict[str, dict[str, int]] = {}
+    for _key, pg, task in holding_tasks(snapshot):
+        into = usage.setdefault(pg.queue, {})
+        for r, v in task.request.raw.items():
+            into[r] = into.get(r, 0) + v
     return usage
 
 
