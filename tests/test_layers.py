@@ -13,6 +13,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 NOT_LAYERS = {"tests"}  # the tests may import anything; nothing imports them (checked below)
 
@@ -89,19 +91,25 @@ def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
     return found
 
 
-def test_the_walk_sees_every_package() -> None:
+@pytest.fixture(scope="module")
+def repository_graph() -> dict[str, dict[str, list[str]]]:
+    """The repository's own graph, read once for the tests below (a walk parses every file of every package)."""
+    return package_imports(ROOT)
+
+
+def test_the_walk_sees_every_package(repository_graph: dict[str, dict[str, list[str]]]) -> None:
     found = packages(ROOT)
     for name in ("engine", "core", "quotas", "scheduling", "planning", "frontend", "controlplane", "tests"):
         assert name in found
-    assert "scheduling" in package_imports(ROOT)["planning"]  # the walk reads imports (planning reads the cluster)
+    assert "scheduling" in repository_graph["planning"]  # the walk reads imports (planning reads the cluster)
 
 
-def test_no_package_imports_a_layer_above_it() -> None:
-    assert violations(package_imports(ROOT)) == []
+def test_no_package_imports_a_layer_above_it(repository_graph: dict[str, dict[str, list[str]]]) -> None:
+    assert violations(repository_graph) == []
 
 
-def test_the_packages_import_each_other_without_cycles() -> None:
-    assert cycles(package_imports(ROOT)) == []
+def test_the_packages_import_each_other_without_cycles(repository_graph: dict[str, dict[str, list[str]]]) -> None:
+    assert cycles(repository_graph) == []
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
