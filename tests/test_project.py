@@ -32,6 +32,19 @@ def test_openapi_schema_is_valid_and_lists_the_api(admin_api: Any) -> None:
         "/api/v1/podgroups/",
         "/api/v1/pods/",
         "/api/v1/nodes/",
+        # the records and the node agent's endpoints (tests/scheduling/test_records_api.py): one validated build of
+        # the schema serves both lists (it takes seconds)
+        "/api/v1/sessions/",
+        "/api/v1/sessions/{id}/",
+        "/api/v1/sessions/{id}/decisions/",
+        "/api/v1/samples/",
+        "/api/v1/evictions/",
+        "/api/v1/podgroups/{id}/history/",
+        "/api/v1/podgroups/{id}/why/",
+        "/api/v1/nodes/{name}/heartbeat/",
+        "/api/v1/nodes/{name}/pods/",
+        "/api/v1/pods/{id}/status/",
+        "/api/v1/pods/{id}/gone/",
     ):
         assert path in schema["paths"], path
 
