@@ -19,6 +19,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.module not in slow_modules)  # stable: collection order within each group
 
 
+# Folders whose modules share a costly process per test worker: under ``--dist loadscope`` they go to one worker as one
+# unit, so it is started once (not once per worker that got one of their modules) and stopped when they are done.
+ONE_WORKER_FOLDERS = ("tests/kube/real/",)  # a real etcd and kube-apiserver (the ``control_plane`` fixture)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` as usual (one module to one worker), with each of ``ONE_WORKER_FOLDERS`` as one unit."""
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FoldersTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            folder = next((f for f in ONE_WORKER_FOLDERS if nodeid.startswith(f)), None)
+            return folder or super()._split_scope(nodeid)
+
+    return FoldersTogether(config, log)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _fast_password_hashing() -> Iterator[None]:
     """Passwords hashed with MD5 in the test process (and the live servers it runs in threads).

@@ -1,5 +1,5 @@
 """The real control plane of ``tests/support/kube_apiserver.py`` (etcd + kube-apiserver, RBAC, the peers' CRDs),
-one per test session (per xdist worker): its tests keep apart by namespace and by name.
+one for the folder (started once per run: see ``control_plane``): its tests keep apart by namespace and by name.
 
 Skipped, with the reason, when the binaries are not built and ``CI`` is not set; under CI a missing binary fails
 (``make test`` builds them first, once per machine)."""
@@ -26,8 +26,11 @@ def _under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def control_plane() -> Iterator[ControlPlane]:
+    """One etcd and kube-apiserver for this folder's tests, stopped after the last of them (an idle pair costs about
+    2 % of a core). ``make test`` hands the whole folder to one worker (``ONE_WORKER_FOLDERS`` in tests/conftest.py),
+    so the pair starts once per run."""
     bins = binaries()
     missing = bins.missing()
     if missing:
