@@ -8,7 +8,7 @@ the YAML texts as PyYAML's safe loader does, in about 0.6 of its time.
 
 ``load_manifests`` reads YAML texts (multi-document, or ``kind: List`` as ``kubectl get -o yaml`` prints it)
 and builds a ``Snapshot``; several sources merge in order, a later object of the same kind and name replacing
-the earlier one. Exactly the fields listed in SIMULATE.md's "Input kinds" table are read:
+the earlier one, with a warning naming both. Exactly the fields listed in SIMULATE.md's "Input kinds" table are read:
 
 ==================================================  ==============================================================
 kind                                                becomes

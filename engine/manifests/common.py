@@ -693,6 +693,16 @@ def _times(request: ResourceList, count: int) -> ResourceList:
     return ResourceList({name: amount * count for name, amount in request.items()})
 
 
+_REPLACED_NAMED = 5  # replacements named one by one; past that, one line counts the rest
+
+
+def _same_object(doc: _Doc, earlier: _Doc, key: str) -> str:
+    """Why ``doc`` replaces ``earlier``: the same object, or (ElasticQuota) the same quota group."""
+    if doc.handler == "ElasticQuota" and (earlier.group != doc.group or doc.group == PLUGINS_QUOTA_GROUP):
+        return f"both define quota group {key}"
+    return "the same kind and name: the later one is kept, as kubectl apply would"
+
+
 class _BuilderBase:
     """The state the readers fill, in input order, and the helpers they share."""
 
@@ -751,17 +761,20 @@ class _BuilderBase:
         """The documents by kind and key: later objects of the same kind and key replace earlier ones (as kubectl
         apply would), keeping the first position so that the output order follows the input."""
         by_kind: dict[str, dict[str, _Doc]] = {}
+        replaced = 0
         for doc in docs:
             key = self._key(doc)
             bucket = by_kind.setdefault(doc.handler, {})
             earlier = bucket.get(key)
-            if (
-                earlier is not None
-                and doc.handler == "ElasticQuota"
-                and (earlier.group != doc.group or doc.group == PLUGINS_QUOTA_GROUP)
-            ):
-                self.warnings.append(f"{doc.where}: replaces {earlier.where} (both define quota group {key})")
+            if earlier is not None:
+                replaced += 1
+                if replaced <= _REPLACED_NAMED:
+                    self.warnings.append(f"{doc.where}: replaces {earlier.where} ({_same_object(doc, earlier, key)})")
             bucket[key] = doc
+        if replaced > _REPLACED_NAMED:
+            self.warnings.append(
+                f"{replaced - _REPLACED_NAMED} more objects replace an earlier one of the same kind and name"
+            )
         return by_kind
 
     @staticmethod

@@ -585,6 +585,31 @@ def test_scheduler_plugins_elastic_quota_is_named_like_its_namespace() -> None:
     ]
 
 
+def test_a_later_object_of_the_same_kind_and_name_replaces_the_earlier_and_says_so() -> None:
+    """As ``kubectl apply`` of the documents in order: the later one is kept, and a warning names both documents (a
+    Kueue ClusterQueue, a namespaced LocalQueue and a Volcano Queue alike); past five, one line counts the rest."""
+    base = "kueue.x-k8s.io/v1beta1"
+    cq = {"apiVersion": base, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {"resourceGroups": []}}
+    lq = {"apiVersion": base, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"}}
+    lq["spec"] = {"clusterQueue": "cq"}
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
+    kept = "(the same kind and name: the later one is kept, as kubectl apply would)"
+    result = load(cq, {**cq, "spec": {"resourceGroups": [], "cohort": "c"}}, lq, lq)
+    assert result.warnings[:2] == [
+        f"t.yaml: document 2 (ClusterQueue cq): replaces t.yaml: document 1 (ClusterQueue cq) {kept}",
+        f"t.yaml: document 4 (LocalQueue ns/lq): replaces t.yaml: document 3 (LocalQueue ns/lq) {kept}",
+    ]
+    assert result.snapshot.queues["cq"].parent == "c"  # the later ClusterQueue
+    weights = [{**queue, "spec": {"weight": w}} for w in range(1, 9)]
+    many = load(*weights)
+    assert many.snapshot.queues["q"].weight == 8
+    assert (
+        len(many.warnings) == 6
+        and many.warnings[-1] == "2 more objects replace an earlier one of the same kind and name"
+    )
+    assert not [w for w in load(cq, lq, queue).warnings if "replaces" in w]  # no duplicate, no such warning
+
+
 # -- vcjob ----------------------------------------------------------------------------------------------------------
 
 
