@@ -1,0 +1,71 @@
+"""One SQLite database migrated once for the whole test run, copied by the tests that need a fresh, migrated
+embedded database but do not test migrating it (``migrate`` costs about eight seconds of CPU on a fresh file).
+
+``template(root)`` migrates ``root/migrated.sqlite3`` the first time any process of the run asks (the xdist workers
+share ``root``, the session's base temporary folder, and take turns through a lock file) with ``manage.py migrate``
+in a process of its own: every migration, the data migrations' rows, the schedules made after ``migrate`` and
+SQLite's change-feed triggers, as on a fresh install. ``copy_to(template, dest)`` gives a test its own copy.
+
+A pytest run in a subprocess (the SQLite pass of a module, the pytest configuration's own runs) gets its test
+database the same way: ``FAIRWAY_TEST_SQLITE_TEMPLATE`` names the template and ``tests/conftest.py`` copies it as
+the test database (a file; Django keeps it and only checks that every migration is applied).
+
+The tests of migrating itself (``tests/test_migrations.py``, ``/readyz`` before and after, the installed wheel)
+still migrate an empty database of their own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+ENV = "FAIRWAY_TEST_SQLITE_TEMPLATE"
+
+
+def _migrate(path: Path) -> None:
+    """``manage.py migrate`` on the SQLite file ``path``, in a process of its own as on a fresh install (in this
+    process, django-celery-beat's change tracking of the schedules the migrations create would write to the default
+    database whatever database is migrated)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", ENV)}
+    env.update(DATABASE_URL=f"sqlite:///{path}", FAIRWAY_VAR_DIR=str(path.parent / "var"))
+    done = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "migrate", "--noinput", "-v", "0"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    conn = sqlite3.connect(path)  # one file: WAL's log folded back in, a copy needs nothing beside it
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def template(root: Path) -> Path:
+    """The migrated SQLite file of this run under ``root``, made by the first process that asks."""
+    path = root / "migrated.sqlite3"
+    with (root / "migrated.sqlite3.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker making it: wait for it
+        if not path.exists():
+            part = root / f"migrated.sqlite3.{os.getpid()}.part"
+            part.unlink(missing_ok=True)
+            _migrate(part)
+            part.rename(path)  # complete or absent
+    return path
+
+
+def copy_to(source: Path, dest: Path) -> Path:
+    """A copy of the template at ``dest`` (its folder made if needed)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, dest)
+    return dest
