@@ -31,8 +31,16 @@ def _session_root(factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def migrated_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite file migrated once for the run (``tests.support.migrated_sqlite``): copy it, never write to it."""
-    return migrated_sqlite.template(_session_root(tmp_path_factory))
+    """A SQLite file migrated once for the run (``tests.support.migrated_sqlite``): copy it, never write to it. A
+    pytest run in a subprocess that was handed one (``FAIRWAY_TEST_SQLITE_TEMPLATE``) uses that one."""
+    handed = os.environ.get(migrated_sqlite.ENV)
+    return Path(handed) if handed else migrated_sqlite.template(_session_root(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def demo_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """That file with ``make run``'s demo loaded, once for the run: copy it, never write to it."""
+    return migrated_sqlite.demo_template(_session_root(tmp_path_factory))
 
 
 def _sqlite_template() -> Path | None:

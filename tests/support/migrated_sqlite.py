@@ -4,7 +4,9 @@ embedded database but do not test migrating it (``migrate`` costs about eight se
 ``template(root)`` migrates ``root/migrated.sqlite3`` the first time any process of the run asks (the xdist workers
 share ``root``, the session's base temporary folder, and take turns through a lock file) with ``manage.py migrate``
 in a process of its own: every migration, the data migrations' rows, the schedules made after ``migrate`` and
-SQLite's change-feed triggers, as on a fresh install. ``copy_to(template, dest)`` gives a test its own copy.
+SQLite's change-feed triggers, as on a fresh install. ``demo_template(root)`` is a copy of it with ``manage.py
+load_demo`` run on it (about seven seconds of CPU more: the demo's users' passwords are hashed with the product's
+hasher), for the tests of ``make run``'s embedded default. ``copy_to(template, dest)`` gives a test its own copy.
 
 A pytest run in a subprocess (the SQLite pass of a module, the pytest configuration's own runs) gets its test
 database the same way: ``FAIRWAY_TEST_SQLITE_TEMPLATE`` names the template and ``tests/conftest.py`` copies it as
@@ -22,20 +24,21 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ENV = "FAIRWAY_TEST_SQLITE_TEMPLATE"
 
 
-def _migrate(path: Path) -> None:
-    """``manage.py migrate`` on the SQLite file ``path``, in a process of its own as on a fresh install (in this
-    process, django-celery-beat's change tracking of the schedules the migrations create would write to the default
-    database whatever database is migrated)."""
+def _manage(path: Path, *args: str) -> None:
+    """``manage.py *args`` on the SQLite file ``path``, in a process of its own as on a fresh install (in this
+    process, django-celery-beat's change tracking of the schedules that ``migrate`` creates would write to the
+    default database whatever database is migrated)."""
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", ENV)}
     env.update(DATABASE_URL=f"sqlite:///{path}", FAIRWAY_VAR_DIR=str(path.parent / "var"))
     done = subprocess.run(
-        [sys.executable, str(root / "manage.py"), "migrate", "--noinput", "-v", "0"],
+        [sys.executable, str(root / "manage.py"), *args],
         cwd=root,
         env=env,
         capture_output=True,
@@ -51,17 +54,32 @@ def _migrate(path: Path) -> None:
         conn.close()
 
 
-def template(root: Path) -> Path:
-    """The migrated SQLite file of this run under ``root``, made by the first process that asks."""
-    path = root / "migrated.sqlite3"
-    with (root / "migrated.sqlite3.lock").open("w") as lock:
+def _made_once(path: Path, make: Callable[[Path], None]) -> Path:
+    """``path``, made by ``make(part)`` then renamed by the first process that asks; the others wait for it."""
+    with path.with_name(path.name + ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another worker making it: wait for it
         if not path.exists():
-            part = root / f"migrated.sqlite3.{os.getpid()}.part"
+            part = path.with_name(f"{path.name}.{os.getpid()}.part")
             part.unlink(missing_ok=True)
-            _migrate(part)
+            make(part)
             part.rename(path)  # complete or absent
     return path
+
+
+def template(root: Path) -> Path:
+    """The migrated SQLite file of this run under ``root`` (``manage.py migrate`` on an empty file)."""
+    return _made_once(root / "migrated.sqlite3", lambda part: _manage(part, "migrate", "--noinput", "-v", "0"))
+
+
+def demo_template(root: Path) -> Path:
+    """The migrated SQLite file with the demo loaded (``manage.py load_demo``, the small demo of ``make run``)."""
+    migrated = template(root)
+
+    def make(part: Path) -> None:
+        copy_to(migrated, part)
+        _manage(part, "load_demo")
+
+    return _made_once(root / "demo.sqlite3", make)
 
 
 def copy_to(source: Path, dest: Path) -> Path:
