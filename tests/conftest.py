@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import migrated_sqlite
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -36,6 +40,57 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return folder or super()._split_scope(nodeid)
 
     return FoldersTogether(config, log)
+
+
+def _session_root(factory: pytest.TempPathFactory) -> Path:
+    """The base temporary folder of the whole run: the same for every xdist worker of it."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once for the run (``tests.support.migrated_sqlite``): copy it, never write to it. A
+    pytest run in a subprocess that was handed one (``FAIRWAY_TEST_SQLITE_TEMPLATE``) uses that one."""
+    handed = os.environ.get(migrated_sqlite.ENV)
+    return Path(handed) if handed else migrated_sqlite.template(_session_root(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def demo_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """That file with ``make run``'s demo loaded, once for the run: copy it, never write to it."""
+    return migrated_sqlite.demo_template(_session_root(tmp_path_factory))
+
+
+def _sqlite_template() -> Path | None:
+    """The migrated template this run's test database is copied from, if any: ``FAIRWAY_TEST_SQLITE_TEMPLATE``
+    set (a pytest run in a subprocess) and the database SQLite."""
+    from django.conf import settings
+
+    template = os.environ.get(migrated_sqlite.ENV)
+    if template and settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        return Path(template)
+    return None
+
+
+@pytest.fixture(scope="session")
+def django_db_keepdb(request: pytest.FixtureRequest) -> bool:
+    """``--reuse-db``, or a test database copied from a migrated template (below): kept, not made again."""
+    return bool(request.config.getvalue("reuse_db")) or _sqlite_template() is not None
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Under ``FAIRWAY_TEST_SQLITE_TEMPLATE`` (a pytest run in a subprocess, on SQLite) the test database is a copy
+    of that migrated file instead of an empty one that every migration runs on."""
+    from django.conf import settings
+
+    template = _sqlite_template()
+    if template is not None:
+        copied = migrated_sqlite.copy_to(template, tmp_path_factory.mktemp("test-db") / "test.sqlite3")
+        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = str(copied)
 
 
 @pytest.fixture(autouse=True, scope="session")

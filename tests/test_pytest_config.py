@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import migrated_sqlite
+
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = ("DATABASE_URL", "FAIRWAY_TEST_REDIS_URL", "STATICFILES_STORAGE")
 
@@ -95,10 +97,14 @@ def test_c_needs_the_migrated_rows() -> None:
 """
 
 
-def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_next_module(tmp_path: Path) -> None:
+def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_next_module(
+    tmp_path: Path, migrated_sqlite_template: Path
+) -> None:
     """``make test`` deals modules out by scope (xdist ``loadscope``): a module that mixes plain and transactional
     tests runs its transactional ones, which end with a flush, before the next module on that worker; the next
-    module's tests still find the built-in tree nodes, the default cluster and the node-agents group."""
+    module's tests still find the built-in tree nodes, the default cluster and the node-agents group. The run's test
+    database is a copy of the migrated SQLite file of this run (``tests.support.migrated_sqlite``), with the rows the
+    migrations made, as a freshly migrated one has them."""
     (tmp_path / "test_first.py").write_text(FIRST_MODULE)
     (tmp_path / "test_second.py").write_text(SECOND_MODULE)
     run = pytest_run(
@@ -106,6 +112,7 @@ def test_a_transactional_tests_flush_does_not_take_the_migrated_rows_from_the_ne
         "-n", "1", "--dist", "loadscope", "-v",
         str(tmp_path / "test_first.py"), str(tmp_path / "test_second.py"),
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", FAIRWAY_VAR_DIR=str(tmp_path / "var"),
+        **{migrated_sqlite.ENV: str(migrated_sqlite_template)},
     )  # fmt: skip
     order = [
         line.split("::")[1].split()[0] for line in run.stdout.splitlines() if " PASSED " in line or "FAILED" in line

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import migrated_sqlite
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-READY_TIMEOUT = 600.0  # the first start migrates a fresh SQLite database and collects the static files
+READY_TIMEOUT = 600.0  # the first start collects the static files
 STOP_TIMEOUT = 100.0  # above the supervisor's own (75 s)
 WORKER_READY = " ready."  # the Celery worker's last start-up line ("worker@host ready.")
 
@@ -87,9 +88,20 @@ class Sandbox:
 
 
 @pytest.fixture(scope="module")
-def var_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One var directory for the module: the first run prepares it, the later ones find it ready."""
-    return tmp_path_factory.mktemp("fairway-var")
+def var_dir(tmp_path_factory: pytest.TempPathFactory, demo_sqlite_template: Path) -> Path:
+    """One var directory for the module: the first run prepares it, the later ones find it ready. Its database
+    starts as a copy of the run's SQLite file made by ``migrate`` and ``load_demo`` (``tests.support.migrated_sqlite``):
+    each start's preparation finds the migrations applied and the demo loaded (migrating and loading the demo are
+    not what this module tests; ``tests/integration/test_embedded_sqlite.py`` and the installed wheel's test run
+    them), and collects the static files, makes the admin and the schedules."""
+    var = tmp_path_factory.mktemp("fairway-var")
+    migrated_sqlite.copy_to(demo_sqlite_template, var / "fairway.sqlite3")
+    return var
+
+
+# the var directories whose database beat needs (migrated, with the periodic tasks) is made: by a start's
+# preparation (prepare_run, before the servers) or by the beat test itself when it runs first
+_BEAT_READY: set[Path] = set()
 
 
 @pytest.fixture
@@ -171,6 +183,7 @@ def test_a_signal_to_the_process_group_stops_every_child_once(sandbox: Sandbox, 
     try:
         wait_until_served(sandbox.port, lambda: proc.poll() is None, out.read_text)
         procs = check_running(proc.pid, sandbox, out.read_text)
+        _BEAT_READY.add(sandbox.var)  # its preparation made beat's database (prepare_run, before the servers)
         os.killpg(proc.pid, sig)
         assert proc.wait(STOP_TIMEOUT) == 0, out.read_text()[-4000:]
     finally:
@@ -227,6 +240,7 @@ def test_ctrl_c_on_the_terminal_stops_make_run_with_status_0(sandbox: Sandbox) -
 
         wait_until_served(sandbox.port, running, log)
         procs = check_running(pid, sandbox, log)
+        _BEAT_READY.add(sandbox.var)
         os.write(fd, b"\x03")  # Ctrl-C: the terminal sends SIGINT to its foreground process group
         deadline = time.monotonic() + STOP_TIMEOUT
         status = None
@@ -258,9 +272,6 @@ def test_the_worker_runs_one_process_on_the_embedded_sqlite(
     assert concurrency == processes
     worker = devserver.server_commands(sys.executable, Path("/tmp/v"), "127.0.0.1", 8000, concurrency)["worker"]
     assert worker[worker.index("--concurrency") + 1] == str(processes)
-
-
-_BEAT_READY: set[Path] = set()
 
 
 @pytest.mark.parametrize(("after", "locked"), [(0.5, True), (0.3, False), (1.5, False)],

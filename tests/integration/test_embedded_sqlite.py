@@ -1,6 +1,7 @@
-"""The embedded default of ``make run`` (SQLite, no servers): migrate, the demo, the schedules, then every
-periodic task once in a fresh process. This exercises the SQLite side of the store and the locks (lease rows,
-per-node binding updates, CASE updates of podgroups, epoch reads) that the PostgreSQL suite does not reach."""
+"""The embedded default of ``make run`` (SQLite, no servers): migrated and with the demo (a copy of the run's
+SQLite file with both), the schedules, then every periodic task once in a fresh process. This exercises the SQLite
+side of the store and the locks (lease rows, per-node binding updates, CASE updates of podgroups, epoch reads) that
+the PostgreSQL suite does not reach."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.support import migrated_sqlite
+
 pytestmark = pytest.mark.slow
 
 SCRIPT = """
-import json
+import io, json
+from django.core.management import call_command
 from django.utils import timezone
 from engine.session.decisions import SessionResult
 from scheduling import locks, store, tasks
 from scheduling.models import Cluster, ClusterLease, Pod, PodGroup, SchedulingSession
 assert not locks.uses_advisory_locks()
+schedules = io.StringIO()
+call_command("ensure_schedules", "--simulated", "default", stdout=schedules)
 c = Cluster.objects.get(name="default")
 out = []
 for _ in range(3):
@@ -56,7 +62,7 @@ locks._release_lease(locks.SCHEDULING_SESSION_LOCK, c.pk, "other-worker", "defau
 thread.join(120)
 sessions = list(SchedulingSession.objects.order_by("id").values_list("status", "bound", "error"))
 print(json.dumps({
-    "results": out, "held": [first, second], "sessions": sessions, "waited": [between, held, waited.get("result")],
+    "schedules": schedules.getvalue(), "results": out, "held": [first, second], "sessions": sessions, "waited": [between, held, waited.get("result")],
     "running": Pod.objects.filter(cluster=c, status="Running").count(),
     "pending_reasons": sorted(set(PodGroup.objects.exclude(reason="").values_list("reason", flat=True))),
     "leases": ClusterLease.objects.filter(expires__isnull=False).count(),
@@ -65,9 +71,11 @@ print(json.dumps({
 """
 
 
-def _embedded(tmp_path: Path) -> Callable[..., str]:
+def _embedded(tmp_path: Path, template: Path) -> Callable[..., str]:
     """``run(*args)``: ``manage.py`` on the embedded default (a SQLite file under ``tmp_path``), migrated and with
-    the demo loaded; returns its output."""
+    the demo loaded; returns its output. The file is a copy of the run's SQLite file made by ``manage.py migrate``
+    and ``manage.py load_demo`` (``tests.support.migrated_sqlite``, once for the run, each checked to exit 0)."""
+    migrated_sqlite.copy_to(template, tmp_path / "fairway.sqlite3")
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")},
         "FAIRWAY_VAR_DIR": str(tmp_path),
@@ -81,19 +89,16 @@ def _embedded(tmp_path: Path) -> Callable[..., str]:
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
         return done.stdout
 
-    run("migrate", "--noinput", "-v", "0")
-    run("load_demo")
     return run
 
 
-def test_the_embedded_default_runs_every_task(tmp_path: Path) -> None:
-    run = _embedded(tmp_path)
-    assert "cluster default (simulated): 6 of 6 periodic tasks enabled" in run(
-        "ensure_schedules", "--simulated", "default"
-    )
+def test_the_embedded_default_runs_every_task(tmp_path: Path, demo_sqlite_template: Path) -> None:
+    run = _embedded(tmp_path, demo_sqlite_template)
     import json
 
+    # ensure_schedules first, in the same process as the tasks (one start-up of Django fewer)
     report = json.loads(run("shell", "-c", SCRIPT).strip().splitlines()[-1])
+    assert "cluster default (simulated): 6 of 6 periodic tasks enabled" in report["schedules"], report["schedules"]
     assert all(r == ["ran"] * 6 for r in report["results"]), report
     assert report["held"] == [True, "skipped"]  # the lease keeps a second session out for the whole wait
     assert report["waited"] == ["ran", True, "ran"]  # and hands over to a session that waits for it
@@ -130,11 +135,11 @@ print(json.dumps(out))
 """
 
 
-def test_pages_read_while_a_session_holds_the_write_lock(tmp_path: Path) -> None:
+def test_pages_read_while_a_session_holds_the_write_lock(tmp_path: Path, demo_sqlite_template: Path) -> None:
     """SQLite's write lock is held by the worker's session from its read to its commit. A GET's transaction
     (``ATOMIC_REQUESTS``) begins DEFERRED (``SQLiteReadsMiddleware``): it reads WAL's snapshot at once instead of
     waiting for that lock (60 s busy timeout, then a 503)."""
-    run = _embedded(tmp_path)
+    run = _embedded(tmp_path, demo_sqlite_template)
     import json
 
     report = json.loads(run("shell", "-c", READS_SCRIPT).strip().splitlines()[-1])
