@@ -65,20 +65,27 @@ def _fresh_cache() -> Iterator[None]:
     yield
 
 
-@pytest.fixture
-def make_user(db: Any) -> Callable[..., Any]:
+def new_user(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> Any:
+    """A user with the password ``pw-<username>``, in the Django groups named (made if missing)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
-    User = get_user_model()
+    user = get_user_model().objects.create_user(username, password="pw-" + username, is_staff=staff)
+    for g in groups:
+        user.groups.add(Group.objects.get_or_create(name=g)[0])
+    return user
 
-    def make(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> Any:
-        user = User.objects.create_user(username, password="pw-" + username, is_staff=staff)
-        for g in groups:
-            user.groups.add(Group.objects.get_or_create(name=g)[0])
-        return user
 
-    return make
+def user_token(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> str:
+    """``new_user``'s user and a token of it, for a module's shared data (``module_db``, then ``token_client``)."""
+    from security.tokens import create_token
+
+    return create_token(new_user(username, staff=staff, groups=groups), "test")[1]  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    return new_user
 
 
 @pytest.fixture
