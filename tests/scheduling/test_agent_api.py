@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from quotas.models import Queue
 from scheduling import sessions
 from scheduling.models import Node, NodeAgentBinding, Pod
-from tests.conftest import error_attrs, forget_cluster_state
+from tests.conftest import ensure_migrated_rows, error_attrs, forget_cluster_state
 from tests.scheduling.conftest import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -31,12 +31,13 @@ def _shared(module_db: Any) -> tuple[World, dict[str, str | None]]:
 
         from security.tokens import create_token
 
+        ensure_migrated_rows()
         world = build_world()
         team = Group.objects.create(name="team-a")
         Queue.objects.get(name="team-a").teams.add(team)
         users = get_user_model().objects
         kubelet = users.create_user("kubelet", password="pw-kubelet")
-        kubelet.groups.add(Group.objects.get_or_create(name="node-agents")[0])
+        kubelet.groups.add(Group.objects.get(name="node-agents"))
         for name in (
             *world.nodes,
             "new-node",

@@ -36,7 +36,7 @@ from scheduling.models import (
 from scheduling.store import bindings as store_bindings
 from scheduling.store import db as store_db
 from scheduling.store import write as store_write
-from tests.conftest import forget_cluster_state
+from tests.conftest import ensure_migrated_rows, forget_cluster_state
 from tests.scheduling.conftest import GIB, World, build_world, rl
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +45,12 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def _world(module_db: Any) -> World:
     """``build_world()`` once for the module (each test runs in a transaction of its own)."""
-    return module_db(build_world)
+
+    def build() -> World:
+        ensure_migrated_rows()
+        return build_world()
+
+    return module_db(build)
 
 
 @pytest.fixture
