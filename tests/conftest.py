@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from tests.support import migrated_sqlite
+
+T = TypeVar("T")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -136,20 +139,27 @@ def _fresh_cache() -> Iterator[None]:
     yield
 
 
-@pytest.fixture
-def make_user(db: Any) -> Callable[..., Any]:
+def new_user(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> Any:
+    """A user with the password ``pw-<username>``, in the Django groups named (made if missing)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
-    User = get_user_model()
+    user = get_user_model().objects.create_user(username, password="pw-" + username, is_staff=staff)
+    for g in groups:
+        user.groups.add(Group.objects.get_or_create(name=g)[0])
+    return user
 
-    def make(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> Any:
-        user = User.objects.create_user(username, password="pw-" + username, is_staff=staff)
-        for g in groups:
-            user.groups.add(Group.objects.get_or_create(name=g)[0])
-        return user
 
-    return make
+def user_token(username: str, *, staff: bool = False, groups: tuple[str, ...] = ()) -> str:
+    """``new_user``'s user and a token of it, for a module's shared data (``module_db``, then ``token_client``)."""
+    from security.tokens import create_token
+
+    return create_token(new_user(username, staff=staff, groups=groups), "test")[1]  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    return new_user
 
 
 @pytest.fixture
@@ -211,9 +221,21 @@ def _migrated_rows(request: pytest.FixtureRequest) -> None:
     transactional = {"transactional_db", "live_server"} & set(request.fixturenames) or (
         marker is not None and marker.kwargs.get("transaction", False)
     )
-    if transactional or (marker is None and "db" not in request.fixturenames):
+    if transactional:
+        from django.db import connection
+
+        if connection.in_atomic_block:
+            pytest.fail("a transactional test cannot run inside a module's shared data (module_db): move it elsewhere")
+        return
+    if marker is None and "db" not in request.fixturenames:
         return
     request.getfixturevalue("db")
+    ensure_migrated_rows()
+
+
+def ensure_migrated_rows() -> None:
+    """The rows the data migrations create (built-in tree nodes, default cluster, ``node-agents`` group), put back if
+    a transactional test's flush took them (one query when they are there)."""
     from django.contrib.auth.models import Group
 
     from quotas import services
@@ -226,3 +248,72 @@ def _migrated_rows(request: pytest.FixtureRequest) -> None:
     services.ensure_builtins()
     Cluster.objects.get_or_create(name="default", defaults={"description": "The cluster this control plane manages"})
     Group.objects.get_or_create(name=NODE_AGENTS_GROUP)
+
+
+@pytest.fixture(scope="module")
+def module_db(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Callable[[Callable[[], T]], T]]:
+    """Data built once for a whole module, for modules whose tests all run on the ``db`` fixture.
+
+    ``module_db(build)`` runs ``build()`` inside a transaction opened for the module and returns what it returns.
+    Each test still runs in its own transaction nested in it (a savepoint rolled back after the test: whatever a
+    test writes, the next one sees the module's data as built), and the module's transaction is rolled back when the
+    module ends, so that the next module on this worker starts from the migrated database as before. Django's
+    ``TestCase.setUpTestData`` does the same per class. A module-scoped fixture that builds the data hands each
+    test a fresh copy of its Python objects (``copy.deepcopy``, as ``setUpTestData`` does) where a test may change
+    them. A transactional test (``transactional_db``, ``live_server``) cannot run in such a module (it fails saying
+    so: it would commit and flush inside the module's transaction)."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+
+    def build(make: Callable[[], T]) -> T:
+        with django_db_blocker.unblock():
+            return make()
+
+    try:
+        yield build
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+def forget_cluster_state(cluster_id: int) -> None:
+    """Drop what this process keeps about a cluster between sessions (its mirror, its recording chain, the statuses
+    and quota samples its last session left): a test on a module's shared cluster starts as on a new one."""
+    from scheduling import recording
+    from scheduling.feed import mirror
+    from scheduling.store import write
+
+    mirror.forget(cluster_id)
+    recording.forget(cluster_id)
+    write._STATUSES.pop(cluster_id, None)
+    write._LAST_SAMPLES.pop(cluster_id, None)
+
+
+def token_client(token: str | None) -> Any:
+    """An APIClient sending ``token`` (``None``: anonymous); tokens made once for a module serve every test."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    if token is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def demo_tokens(usernames: tuple[str, ...], admin: str = "boss") -> dict[str, str]:
+    """``load_demo`` on the migrated rows, an admin ``admin`` added, and a token for each of ``usernames`` and the
+    admin: {username: token}. For a module's shared data (``module_db``)."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from security.tokens import create_token
+
+    ensure_migrated_rows()
+    call_command("load_demo", stdout=StringIO())
+    users = get_user_model().objects
+    made = {name: users.get(username=name) for name in usernames}
+    made[admin] = users.create_user(admin, is_staff=True)
+    return {name: create_token(user, "test")[1] for name, user in made.items()}

@@ -5,6 +5,7 @@ names; nothing is written."""
 
 from __future__ import annotations
 
+import copy
 from io import StringIO
 from typing import Any
 
@@ -12,23 +13,36 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from tests.conftest import ensure_migrated_rows
 from tests.support.html_forms import form_data
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _demo(module_db: Any) -> Any:
+    """The demo organisation and a node agent binding, loaded once for the module (each test runs in a transaction
+    of its own)."""
+
+    def build() -> Any:
+        from django.contrib.auth import get_user_model
+
+        from scheduling.models import Cluster, NodeAgentBinding
+
+        ensure_migrated_rows()
+        call_command("load_demo", stdout=StringIO())
+        cluster = Cluster.objects.get(name="default")
+        NodeAgentBinding.objects.create(
+            user=get_user_model().objects.get(username="nlp-lead"), cluster=cluster, node="gpu-01"
+        )
+        return cluster
+
+    return module_db(build)
+
+
 @pytest.fixture
-def demo(db: Any) -> Any:
-    from django.contrib.auth import get_user_model
-
-    from scheduling.models import Cluster, NodeAgentBinding
-
-    call_command("load_demo", stdout=StringIO())
-    cluster = Cluster.objects.get(name="default")
-    NodeAgentBinding.objects.create(
-        user=get_user_model().objects.get(username="nlp-lead"), cluster=cluster, node="gpu-01"
-    )
-    return cluster
+def demo(_demo: Any, db: Any) -> Any:
+    return copy.deepcopy(_demo)
 
 
 def _instances() -> dict[str, Any]:

@@ -5,25 +5,26 @@ pods and podgroups, and a team's waiting pods and podgroups are capped (``FAIRWA
 
 from __future__ import annotations
 
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
 
 from quotas.models import Queue
 from scheduling.models import Pod, PodGroup
-from tests.conftest import error_attrs
+from tests.conftest import demo_tokens, error_attrs, token_client
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _tokens(module_db: Any) -> dict[str, str]:
+    """The demo organisation, loaded once for the module (each test runs in a transaction of its own)."""
+    return module_db(lambda: demo_tokens(("nlp-lead",)))
+
+
 @pytest.fixture
-def demo(api: Any) -> dict[str, Any]:
-    call_command("load_demo", stdout=StringIO())
-    users = get_user_model().objects
-    return {"nlp": api(users.get(username="nlp-lead")), "admin": api(users.create_user("boss", is_staff=True))}
+def demo(_tokens: dict[str, str], db: Any) -> dict[str, Any]:
+    return {"nlp": token_client(_tokens["nlp-lead"]), "admin": token_client(_tokens["boss"])}
 
 
 def _nlp_pod() -> Pod:

@@ -8,44 +8,58 @@ import pytest
 from django.contrib.auth.models import Group
 
 from quotas.models import Queue, QuotaGroup
+from tests.conftest import ensure_migrated_rows, token_client, user_token
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _tokens(module_db: Any) -> dict[str, str | None]:
+    """The trees and users of ``setup``, built once for the module (each test runs in a transaction of its own)."""
+
+    def build() -> dict[str, str | None]:
+        ensure_migrated_rows()
+        admin = user_token("admin", staff=True)
+        a = token_client(admin)
+        for body in (
+            {"name": "dept-a"},
+            {"name": "team-a1", "parent": "dept-a"},
+            {"name": "team-a2", "parent": "dept-a"},
+            {"name": "dept-b"},
+            {"name": "team-b", "parent": "dept-b"},
+        ):
+            assert a.post("/api/v1/queues/", body, format="json").status_code == 201
+        for body in (
+            {"name": "g-dept-a", "is_parent": True, "min": {"cpu": "4"}, "max": {"cpu": "8"}},
+            {"name": "g-team-a1", "parent": "g-dept-a", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
+            {"name": "g-team-b", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
+        ):
+            assert a.post("/api/v1/quota-groups/", body, format="json").status_code == 201, body
+        namespace = {"name": "ns-a", "default_queue": "team-a1", "quota_group": "g-team-a1"}
+        a.post("/api/v1/namespaces/", namespace, format="json")
+        namespace = {"name": "ns-b", "default_queue": "team-b", "quota_group": "g-team-b"}
+        a.post("/api/v1/namespaces/", namespace, format="json")
+        a.post("/api/v1/podgroups/", {"namespace": "ns-b", "name": "b-job"}, format="json")
+        team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
+        Queue.objects.get(name="dept-a").teams.add(team_a)
+        QuotaGroup.objects.get(name="g-dept-a").teams.add(team_a)
+        Queue.objects.get(name="team-b").teams.add(team_b)
+        return {
+            "admin": admin,
+            "member": user_token("alice", groups=("team-a",)),
+            "elsewhere": user_token("bob", groups=("team-b",)),
+            "nobody": user_token("carol"),
+            "anonymous": None,
+        }
+
+    return module_db(build)
+
+
 @pytest.fixture
-def setup(admin_api: Any, make_user: Any, api: Any) -> dict[str, Any]:
-    """Queues dept-a/{team-a1, team-a2} and dept-b/team-b; quota groups likewise; team 'a' owns dept-a."""
-    a = admin_api
-    for body in (
-        {"name": "dept-a"},
-        {"name": "team-a1", "parent": "dept-a"},
-        {"name": "team-a2", "parent": "dept-a"},
-        {"name": "dept-b"},
-        {"name": "team-b", "parent": "dept-b"},
-    ):
-        assert a.post("/api/v1/queues/", body, format="json").status_code == 201
-    for body in (
-        {"name": "g-dept-a", "is_parent": True, "min": {"cpu": "4"}, "max": {"cpu": "8"}},
-        {"name": "g-team-a1", "parent": "g-dept-a", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
-        {"name": "g-team-b", "min": {"cpu": "2"}, "max": {"cpu": "8"}},
-    ):
-        assert a.post("/api/v1/quota-groups/", body, format="json").status_code == 201, body
-    a.post(
-        "/api/v1/namespaces/", {"name": "ns-a", "default_queue": "team-a1", "quota_group": "g-team-a1"}, format="json"
-    )
-    a.post("/api/v1/namespaces/", {"name": "ns-b", "default_queue": "team-b", "quota_group": "g-team-b"}, format="json")
-    a.post("/api/v1/podgroups/", {"namespace": "ns-b", "name": "b-job"}, format="json")
-    team_a, team_b = Group.objects.create(name="team-a"), Group.objects.create(name="team-b")
-    Queue.objects.get(name="dept-a").teams.add(team_a)
-    QuotaGroup.objects.get(name="g-dept-a").teams.add(team_a)
-    Queue.objects.get(name="team-b").teams.add(team_b)
-    return {
-        "admin": admin_api,
-        "member": api(make_user("alice", groups=("team-a",))),
-        "elsewhere": api(make_user("bob", groups=("team-b",))),
-        "nobody": api(make_user("carol")),
-        "anonymous": api(None),
-    }
+def setup(_tokens: dict[str, str | None], db: Any) -> dict[str, Any]:
+    """Queues dept-a/{team-a1, team-a2} and dept-b/team-b; quota groups likewise; team 'a' owns dept-a. A client for
+    each role: admin, member (team a), elsewhere (team b), nobody (no team), anonymous."""
+    return {who: token_client(token) for who, token in _tokens.items()}
 
 
 READS = [

@@ -8,15 +8,32 @@ import pytest
 
 from quotas.models import Namespace, Queue
 from tests.acceptance import manifests as m
-from tests.conftest import error_attrs
+from tests.conftest import ensure_migrated_rows, error_attrs, token_client, user_token
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _admin_token(module_db: Any) -> str:
+    """The cluster below, built once for the module (each test runs in a transaction of its own)."""
+
+    def build() -> str:
+        ensure_migrated_rows()
+        token = user_token("ops", staff=True)  # not "admin": test_simulate_endpoint makes that one (admin_api)
+        _build_cluster(token_client(token))
+        return token
+
+    return module_db(build)
+
+
 @pytest.fixture
-def cluster(admin_api: Any) -> Any:
-    """16 cpu; q1 and q2 under root, each with a 10-cpu pending job; quota groups g1/g2 with min 4 / 4."""
-    a = admin_api
+def cluster(_admin_token: str, db: Any) -> Any:
+    """16 cpu; q1 and q2 under root, each with a 10-cpu pending job; quota groups g1/g2 with min 4 / 4 (an admin's
+    client)."""
+    return token_client(_admin_token)
+
+
+def _build_cluster(a: Any) -> None:
     a.post("/api/v1/nodes/", {"name": "n1", "allocatable": {"cpu": "16", "memory": "64Gi"}}, format="json")
     for q in ("q1", "q2"):
         assert a.post("/api/v1/queues/", {"name": q}, format="json").status_code == 201
@@ -37,7 +54,6 @@ def cluster(admin_api: Any) -> Any:
                 format="json",
             )
             assert r.status_code == 201, r.json()
-    return a
 
 
 def test_tree_endpoints_carry_computed_values(cluster: Any) -> None:

@@ -4,11 +4,13 @@ addresses, and one cluster of two GPU nodes. Built through ``quotas.services`` (
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from engine.resources import ResourceList
+from tests.conftest import ensure_migrated_rows, token_client
 
 LEADS = ("nlp-lead", "vision-lead", "research-lead", "operations-lead", "analytics-lead")
 
@@ -77,10 +79,25 @@ def org() -> dict[str, Any]:
     return made
 
 
+@pytest.fixture(scope="module")
+def _org(module_db: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """``org()`` and a token per user, built once for each module that uses them (each test runs in a transaction of
+    its own)."""
+
+    def build() -> tuple[dict[str, Any], dict[str, str]]:
+        from security.tokens import create_token
+
+        ensure_migrated_rows()
+        made = org()
+        return made, {name: create_token(user, "test")[1] for name, user in made.items()}
+
+    return module_db(build)  # type: ignore[no-any-return]
+
+
 @pytest.fixture
-def people(db: Any) -> dict[str, Any]:
+def people(_org: tuple[dict[str, Any], dict[str, str]], db: Any) -> dict[str, Any]:
     """The users of ``org()`` by role (``nlp-lead``, ``research-lead``, …, ``admin``)."""
-    return org()
+    return copy.deepcopy(_org[0])
 
 
 class Committing:
@@ -99,9 +116,13 @@ class Committing:
 
 
 @pytest.fixture
-def clients(people: dict[str, Any], api: Any, django_capture_on_commit_callbacks: Any) -> dict[str, Any]:
+def clients(
+    _org: tuple[dict[str, Any], dict[str, str]], db: Any, django_capture_on_commit_callbacks: Any
+) -> dict[str, Any]:
     """An API client per user of ``people`` (``Committing``)."""
-    return {name: Committing(api(user), django_capture_on_commit_callbacks) for name, user in people.items()}
+    return {
+        name: Committing(token_client(token), django_capture_on_commit_callbacks) for name, token in _org[1].items()
+    }
 
 
 NLP_PLUS_4 = [

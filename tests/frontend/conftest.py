@@ -33,6 +33,10 @@ def admin_client(client: Any, admin: Any) -> Any:
 @pytest.fixture
 def lending(db: Any) -> None:
     """The two-group lending example plus a team for each side (x-team: lead-x; y-team: lead-y)."""
+    build_lending()
+
+
+def build_lending() -> None:
     b.lending()
     b.team("x-team", queues=["xq"], groups=["x"])
     b.team("y-team", queues=["yq"], groups=["y"])

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from quotas.models import Namespace, Queue
+from tests.conftest import ensure_migrated_rows
 from tests.frontend import builders as b
-from tests.frontend.conftest import login
+from tests.frontend.conftest import build_lending, login
 
 READ_PAGES = [
     "/",
@@ -23,6 +24,22 @@ READ_PAGES = [
     "/history/queues/xq/",
 ]
 EDIT_PAGES = ["/edit/", "/edit/queues/xq/", "/edit/new/queue/", "/edit/quotas/x/", "/edit/new/quota/", "/whatif/"]
+
+
+@pytest.fixture(scope="module")
+def _lending(module_db: Any) -> None:
+    """``lending`` built once for the module (each test runs in a transaction of its own)."""
+
+    def build() -> None:
+        ensure_migrated_rows()
+        build_lending()
+
+    module_db(build)
+
+
+@pytest.fixture
+def lending(_lending: None, db: Any) -> None:
+    """The two-group lending example plus a team for each side (x-team: lead-x; y-team: lead-y)."""
 
 
 @pytest.mark.parametrize("path", READ_PAGES + EDIT_PAGES)

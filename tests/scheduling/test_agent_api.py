@@ -5,6 +5,7 @@ Bad input is a 4xx naming the field, never a 500."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -15,29 +16,64 @@ from hypothesis import strategies as st
 from quotas.models import Queue
 from scheduling import sessions
 from scheduling.models import Node, NodeAgentBinding, Pod
-from tests.conftest import error_attrs
-from tests.scheduling.conftest import World
+from tests.conftest import ensure_migrated_rows, error_attrs, forget_cluster_state
+from tests.scheduling.conftest import World, build_world
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _shared(module_db: Any) -> tuple[World, dict[str, str | None]]:
+    """The world and the callers' tokens, built once for the module (each test runs in a transaction of its own)."""
+
+    def build() -> tuple[World, dict[str, str | None]]:
+        from django.contrib.auth import get_user_model
+
+        from security.tokens import create_token
+
+        ensure_migrated_rows()
+        world = build_world()
+        team = Group.objects.create(name="team-a")
+        Queue.objects.get(name="team-a").teams.add(team)
+        users = get_user_model().objects
+        kubelet = users.create_user("kubelet", password="pw-kubelet")
+        kubelet.groups.add(Group.objects.get(name="node-agents"))
+        for name in (
+            *world.nodes,
+            "new-node",
+        ):  # the agent of this cluster's nodes (per-node identity: test_agent_identity)
+            NodeAgentBinding.objects.create(user=kubelet, cluster=world.cluster, node=name)
+        alice = users.create_user("alice", password="pw-alice")
+        alice.groups.add(team)
+        callers = {
+            "agent": kubelet,
+            "admin": users.create_user("boss", password="pw-boss", is_staff=True),
+            "member": alice,
+            "nobody": users.create_user("carol", password="pw-carol"),
+        }
+        tokens: dict[str, str | None] = {who: create_token(user, "test")[1] for who, user in callers.items()}
+        return world, {**tokens, "anonymous": None}
+
+    return module_db(build)
+
+
 @pytest.fixture
-def clients(world: World, api: Any, make_user: Any) -> dict[str, Any]:
-    team = Group.objects.create(name="team-a")
-    Queue.objects.get(name="team-a").teams.add(team)
-    kubelet = make_user("kubelet", groups=("node-agents",))
-    for name in (
-        *world.nodes,
-        "new-node",
-    ):  # the agent of this cluster's nodes (per-node identity: test_agent_identity)
-        NodeAgentBinding.objects.create(user=kubelet, cluster=world.cluster, node=name)
-    return {
-        "agent": api(kubelet),
-        "admin": api(make_user("boss", staff=True)),
-        "member": api(make_user("alice", groups=("team-a",))),
-        "nobody": api(make_user("carol")),
-        "anonymous": api(None),
-    }
+def world(_shared: tuple[World, dict[str, str | None]], db: Any) -> World:
+    """The module's world, as a test of its own would have built it (fresh objects, no state of a past session)."""
+    forget_cluster_state(_shared[0].cluster.pk)
+    return copy.deepcopy(_shared[0])
+
+
+@pytest.fixture
+def clients(_shared: tuple[World, dict[str, str | None]], db: Any) -> dict[str, Any]:
+    from rest_framework.test import APIClient
+
+    out = {}
+    for who, token in _shared[1].items():
+        out[who] = client = APIClient()
+        if token is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return out
 
 
 def _bound(world: World) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import Counter
@@ -35,9 +36,28 @@ from scheduling.models import (
 from scheduling.store import bindings as store_bindings
 from scheduling.store import db as store_db
 from scheduling.store import write as store_write
+from tests.conftest import ensure_migrated_rows, forget_cluster_state
 from tests.scheduling.conftest import GIB, World, build_world, rl
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def _world(module_db: Any) -> World:
+    """``build_world()`` once for the module (each test runs in a transaction of its own)."""
+
+    def build() -> World:
+        ensure_migrated_rows()
+        return build_world()
+
+    return module_db(build)
+
+
+@pytest.fixture
+def world(_world: World, db: Any) -> World:
+    """The module's world, as a test of its own would have built it (fresh objects, no state of a past session)."""
+    forget_cluster_state(_world.cluster.pk)
+    return copy.deepcopy(_world)
 
 
 # -- reading --------------------------------------------------------------------------------------------------
