@@ -45,7 +45,8 @@ with a namespace gets gang jobs at a rate that rises and falls on a slow wave wh
 teams idle and lend while others burst and borrow, then the lenders come back and reclaim), with seeded randomness
 (``random.Random`` seeded by the seed, the cluster and the second), jobs sized from templates (GPU jobs for teams
 whose queue deserves GPUs), a cap on each queue's backlog (pods, and what its queue deserves, so that an
-idle team's queue drains and lends), and the namespace quota rules of the API.
+idle team's queue drains and lends), and the namespace quota rules of the API. A call's jobs (all its beats: a soak
+plays several in one call) are written together at its end, in one transaction.
 """
 
 from __future__ import annotations
