@@ -17,8 +17,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from plotly.subplots import make_subplots
-
 from engine.resources import resource_label
 from engine.wording import duration as duration_words
 from engine.wording import plural
@@ -183,6 +181,10 @@ class Figure:
 
 @lru_cache(maxsize=256)
 def _grid_layout(rows: int, cols: int, options: str) -> str:
+    # imported here: plotly (with numpy and narwhals) is about a second of CPU to import, which every process that
+    # loads the pages' modules without drawing a chart paid (each Celery worker and management command)
+    from plotly.subplots import make_subplots
+
     return json.dumps(json.loads(make_subplots(rows=rows, cols=cols, **json.loads(options)).to_json())["layout"])
 
 

@@ -45,7 +45,8 @@ with a namespace gets gang jobs at a rate that rises and falls on a slow wave wh
 teams idle and lend while others burst and borrow, then the lenders come back and reclaim), with seeded randomness
 (``random.Random`` seeded by the seed, the cluster and the second), jobs sized from templates (GPU jobs for teams
 whose queue deserves GPUs), a cap on each queue's backlog (pods, and what its queue deserves, so that an
-idle team's queue drains and lends), and the namespace quota rules of the API.
+idle team's queue drains and lends), and the namespace quota rules of the API. A call's jobs (all its beats: a soak
+plays several in one call) are written together at its end, in one transaction.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import BigIntegerField, Count, Exists, Max, OuterRef, Q, Sum
+from django.db.models import BigIntegerField, Count, Exists, Max, Min, OuterRef, Q, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
@@ -387,12 +388,14 @@ _DURATIONS_PER_QUERY = 64
 
 def _finish_due(cluster: Cluster, on_played: Q, now: datetime) -> int:
     """Running pods whose ``duration_seconds`` have passed since they started become Succeeded; returns how many.
-    A pod is due when ``started <= now - duration``: the database compares that per distinct duration (a workload
-    has a few), so no row is read into Python."""
+    A pod is due when ``started <= now - duration``: the database gives each distinct duration's earliest start,
+    and compares the pods' starts for the durations where that one is due (a few a tick, of the workload's tens of
+    durations), so no pod row is read into Python and the update names only those durations."""
     running = Pod.objects.filter(
         on_played, cluster=cluster, status=PodStatus.RUNNING, duration_seconds__isnull=False, started__isnull=False
     )
-    durations = sorted(set(running.order_by().values_list("duration_seconds", flat=True).distinct()))
+    earliest = running.order_by().values_list("duration_seconds").annotate(first=Min("started"))
+    durations = sorted(seconds for seconds, first in earliest if first <= now - timedelta(seconds=seconds))
     finished = 0
     for i in range(0, len(durations), _DURATIONS_PER_QUERY):
         due = Q()
@@ -519,6 +522,9 @@ def generate_workload(
     queues = {q.name: q for q in Queue.objects.filter(name__in=list(by_queue))}
     submitted = refused = pods = 0
     asked: dict[int, ResourceList] = {}
+    stamps = [int(now.timestamp() - 2.0 * (ticks - 1 - beat)) for beat in range(ticks)]
+    taken = _names_taken(cluster, stamps)
+    jobs: list[tuple[PodGroup, list[Pod]]] = []  # written together at the end of the call
     for beat in range(ticks):
         t = now.timestamp() - 2.0 * (ticks - 1 - beat)
         rng = random.Random(f"{seed}:{cluster.name}:{int(t)}")
@@ -539,57 +545,58 @@ def generate_workload(
             per_pod = ResourceList(request)
             min_resources = ResourceList({k: v * size for k, v in request.items()})
             name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
-            with transaction.atomic():
-                # What the namespace's other podgroups ask (only where a ResourceQuota bounds it): read once per
-                # call, then counted on as this call submits (a generator's beats follow each other in one process).
-                others = asked.get(ns.pk)
-                if others is None:
-                    others = asked[ns.pk] = (
-                        ResourceList.total(
-                            mr
-                            for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
-                                "min_resources", flat=True
-                            )
-                            if mr
+            # What the namespace's other podgroups ask (only where a ResourceQuota bounds it): read once per call,
+            # then counted on as this call submits (a generator's beats follow each other in one process).
+            others = asked.get(ns.pk)
+            if others is None:
+                others = asked[ns.pk] = (
+                    ResourceList.total(
+                        mr
+                        for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
+                            "min_resources", flat=True
                         )
-                        if ns.hard
-                        else ResourceList()
+                        if mr
                     )
-                errors = rules.validate_podgroup(
-                    specs,
-                    queue,
-                    min_member=size,
-                    min_resources=min_resources,
-                    namespace=ns.name,
-                    namespace_hard=ns.hard,
-                    other_min_resources=others,
+                    if ns.hard
+                    else ResourceList()
                 )
-                if errors or PodGroup.objects.filter(cluster=cluster, namespace=ns, name=name).exists():
-                    refused += 1
-                    continue
-                pg = PodGroup.objects.create(
+            errors = rules.validate_podgroup(
+                specs,
+                queue,
+                min_member=size,
+                min_resources=min_resources,
+                namespace=ns.name,
+                namespace_hard=ns.hard,
+                other_min_resources=others,
+            )
+            if errors or (ns.pk, name) in taken:
+                refused += 1
+                continue
+            taken.add((ns.pk, name))
+            pg = PodGroup(
+                cluster=cluster,
+                namespace=ns,
+                name=name,
+                queue=queues[queue],
+                min_member=size,
+                min_resources=min_resources,
+                priority=priority,
+            )
+            members = [
+                Pod(
                     cluster=cluster,
                     namespace=ns,
-                    name=name,
-                    queue=queues[queue],
-                    min_member=size,
-                    min_resources=min_resources,
+                    name=f"{name}-{k}",
+                    podgroup=pg,
+                    request=per_pod,
                     priority=priority,
+                    quota_group_id=ns.quota_group_id,
+                    duration_seconds=duration,
+                    tolerations=_GPU_TOLERATION if gpu else [],
                 )
-                Pod.objects.bulk_create(
-                    Pod(
-                        cluster=cluster,
-                        namespace=ns,
-                        name=f"{name}-{k}",
-                        podgroup=pg,
-                        request=per_pod,
-                        priority=priority,
-                        quota_group_id=ns.quota_group_id,
-                        duration_seconds=duration,
-                        tolerations=_GPU_TOLERATION if gpu else [],
-                    )
-                    for k in range(size)
-                )
+                for k in range(size)
+            ]
+            jobs.append((pg, members))
             submitted += 1
             pods += size
             if ns.hard:
@@ -598,8 +605,28 @@ def generate_workload(
             amounts = backlog.setdefault(queue, {})
             for r in ("cpu", _GPU):
                 amounts[r] = amounts.get(r, 0) + request.get(r, 0) * size
+    _submit(jobs)
     collected = collect_garbage(cluster, now, knobs.ttl_after_finished)
     return {"submitted": submitted, "pods": pods, "refused": refused, "collected": collected}
+
+
+def _names_taken(cluster: Cluster, stamps: list[int]) -> set[tuple[int, str]]:
+    """The (namespace id, name) of the cluster's podgroups named as the generator names a job of one of ``stamps``
+    (``job-<second>-<draw>``): a draw that comes out again is refused, as it was when checked job by job."""
+    named = Q()
+    for stamp in sorted(set(stamps)):
+        named |= Q(name__startswith=f"job-{stamp}-")
+    return set(PodGroup.objects.filter(named, cluster=cluster).values_list("namespace_id", "name"))
+
+
+def _submit(jobs: list[tuple[PodGroup, list[Pod]]]) -> None:
+    """Write the call's jobs, each podgroup with its pods, in one transaction: two bulk inserts (and one move of the
+    cluster's revision each) instead of a transaction, a save and an insert per job."""
+    if not jobs:
+        return
+    with transaction.atomic():
+        PodGroup.objects.bulk_create([pg for pg, _ in jobs])
+        Pod.objects.bulk_create([pod for _, members in jobs for pod in members])
 
 
 def collect_garbage(cluster: Cluster, now: datetime, ttl_seconds: int) -> int:

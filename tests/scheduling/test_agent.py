@@ -291,6 +291,22 @@ def test_workload_generator_is_seeded_and_follows_the_rules() -> None:
             assert ("nvidia.com/gpu" in p.request) == bool(p.tolerations)
 
 
+def test_the_generator_writes_a_calls_jobs_together_and_refuses_a_name_already_taken() -> None:
+    """One call's beats are written at its end, each podgroup with its pods; the same draw again (the same seed,
+    cluster and seconds: a beat run twice) finds its names taken and submits nothing."""
+    call_command("load_demo", stdout=StringIO())
+    cluster = Cluster.objects.get(name="default")
+    knobs = agent.WorkloadSettings(jobs_per_tick=1.0, max_pending_pods=10_000)
+    at = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+    first = agent.generate_workload(cluster, at, seed=3, settings=knobs, ticks=4)
+    new = PodGroup.objects.filter(cluster=cluster, name__startswith="job-")
+    assert first["submitted"] == new.count() > 1 and first["refused"] == 0
+    assert first["pods"] == Pod.objects.filter(podgroup__in=new).count() == sum(pg.min_member for pg in new)
+    again = agent.generate_workload(cluster, at, seed=3, settings=knobs, ticks=4)
+    assert (again["submitted"], again["refused"]) == (0, first["submitted"])
+    assert new.count() == first["submitted"]
+
+
 def test_workload_generator_respects_the_backlog_cap_and_namespace_quota() -> None:
     from quotas.models import Namespace
 

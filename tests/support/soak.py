@@ -451,6 +451,8 @@ class Soak:
                 self.report.binds += 1
 
     def _check_nodes_and_pods(self, t: int) -> None:
+        """One read of the cluster's pods per round (with their gang's minimum and queue, for ``_check_gangs``): no
+        node over its allocatable, no occupying pod without a node, no live pod gone; the GPUs and free room."""
         from scheduling.models import Node, Pod
 
         nodes = {
@@ -459,14 +461,22 @@ class Soak:
                 "id", "name", "allocatable", "ready"
             )
         }
+        self._ready_allocatable = [alloc for _n, alloc, ready in nodes.values() if ready]
         used: dict[int, Counter[str]] = {pk: Counter() for pk in nodes}
         live: set[int] = set()
+        present: set[int] = set()
         gpu_pending: Counter[int] = Counter()  # per podgroup
         self._pending_pods: dict[int, list[dict[str, int]]] = {}  # per podgroup: its Pending pods' requests
         self._members: Counter[int] = Counter()  # per podgroup: pods that count towards its minimum
-        for pk, node_id, status, request, group in Pod.objects.filter(cluster=self.cluster).values_list(
-            "id", "node_id", "status", "request", "podgroup_id"
+        self._gang_pods: list[tuple[int, str, dict[str, int], int, str]] = []  # pods of gangs (minimum above one)
+        for pk, node_id, status, request, group, min_member, queue in Pod.objects.filter(
+            cluster=self.cluster
+        ).values_list(
+            "id", "node_id", "status", "request", "podgroup_id", "podgroup__min_member", "podgroup__queue__name"
         ):
+            present.add(pk)
+            if group is not None and min_member > 1:
+                self._gang_pods.append((group, status, request, min_member, queue))
             if status not in FINISHED:
                 live.add(pk)
             if status in (*OCCUPYING, "Pipelined", "Succeeded") and group is not None:
@@ -483,8 +493,7 @@ class Soak:
             for resource, amount in used[pk].items():
                 if amount > alloc.get(resource, 0):
                     self._violation(t, f"node {name} over its allocatable {resource}: {amount} > {alloc.get(resource)}")
-        gone = self._live - set(Pod.objects.filter(pk__in=self._live).values_list("id", flat=True))
-        for pk in sorted(gone):
+        for pk in sorted(self._live - present):  # every pod of the cluster was read: one not there is gone
             self._violation(t, f"pod {pk} disappeared while it was not finished")
         self._live = live
         capacity = sum(alloc.get(GPU, 0) for _pk, (_n, alloc, ready) in nodes.items() if ready)
@@ -573,8 +582,6 @@ class Soak:
     def _check_gangs(self, t: int) -> None:
         """Gangs below their minimum while holding nodes: counted from when first seen so; past the bound (the
         gang repair timeout plus a round), the GPUs they hold count as wasted, and it is a violation."""
-        from scheduling.models import Pod
-
         now = (START + timedelta(seconds=t)).timestamp() + self._spent
         holding: Counter[int] = Counter()
         counted: Counter[int] = Counter()  # holding, pipelined or finished well: what makes the gang whole
@@ -582,9 +589,7 @@ class Soak:
         held: dict[int, Counter[str]] = {}  # per podgroup: cpu and GPUs its pods hold
         minimum: dict[int, int] = {}
         queue_of: dict[int, str] = {}
-        for group, status, request, min_member, queue in Pod.objects.filter(
-            cluster=self.cluster, podgroup__min_member__gt=1
-        ).values_list("podgroup_id", "status", "request", "podgroup__min_member", "podgroup__queue__name"):
+        for group, status, request, min_member, queue in self._gang_pods:  # read by _check_nodes_and_pods
             minimum[group], queue_of[group] = min_member, queue
             if status in KEPT:
                 holding[group] += 1
@@ -682,10 +687,8 @@ class Soak:
     def _check_shares(self, t: int) -> None:
         """Each queue's allocated and deserved shares of the ready nodes (cpu and GPUs), in the rounds it asked for
         at least its deserved."""
-        from scheduling.models import Node
-
         capacity: Counter[str] = Counter()
-        for alloc in Node.objects.filter(cluster=self.cluster, ready=True).values_list("allocatable", flat=True):
+        for alloc in self._ready_allocatable:  # read by _check_nodes_and_pods this round
             capacity.update({r: alloc.get(r, 0) for r in ("cpu", GPU)})
         at = START + timedelta(seconds=t) + timedelta(seconds=self._spent)
         for name, request, allocated, deserved in self._latest_samples(
