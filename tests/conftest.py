@@ -31,6 +31,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 ONE_WORKER_FOLDERS = ("tests/kube/real/",)  # a real etcd and kube-apiserver (the ``control_plane`` fixture)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist (-p no:xdist) does not know it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadscope`` as usual (one module to one worker), with each of ``ONE_WORKER_FOLDERS`` as one unit."""
     if config.getoption("dist", None) != "loadscope":

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from engine.policy.policy import Policy, default_policy_with
 from scheduling.models import Cluster, UsageHistory
-from tests.api.test_whatif import cluster  # noqa: F401  (the fixture: q1, q2 each asking 10 of 16 cpu)
+from tests.api.test_whatif import _admin_token, cluster  # noqa: F401  (the fixtures: q1, q2 each asking 10 of 16 cpu, built once per module)
 
 FAIR = {"name": "proportion", "arguments": {"fairnessOverTime": True}}
 
@@ -68,7 +68,7 @@ def test_the_whatif_takes_the_recorded_past_usage_into_account(cluster: Any) -> 
 def test_the_node_page_shows_the_line_under_the_time_series(cluster: Any, switch_on: bool) -> None:  # noqa: F811
     _record(switch_on)
     client = Client()
-    client.force_login(get_user_model().objects.get(username="admin"))
+    client.force_login(get_user_model().objects.get(username="ops"))  # the admin of the cluster fixture
     page = client.get(reverse("frontend:queue", args=["q1"])).content.decode()
     line = "Fairness over time: weight 1, past usage 1.8\u00d7 its share over 7 days \u2192 surplus share 0.22"
     assert (line in page) is switch_on

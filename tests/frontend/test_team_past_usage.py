@@ -17,7 +17,7 @@ from engine.usage import PastShare
 from frontend.presenters.past_usage import sentence
 from quotas.models import Queue, QuotaGroup
 from scheduling.models import Cluster, UsageHistory
-from tests.api.test_whatif import cluster  # noqa: F401  (the fixture: q1, q2 each asking 10 of 16 cpu)
+from tests.api.test_whatif import _admin_token, cluster  # noqa: F401  (the fixtures: q1, q2 each asking 10 of 16 cpu, built once per module)
 
 FAIR = {"name": "proportion", "arguments": {"fairnessOverTime": True}}
 
