@@ -59,7 +59,8 @@ def test_swagger_ui_is_served_offline(admin_api: Any, client: Any, make_user: An
     # the check reads the addresses, not the whole page)
     addresses = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html)
     assert addresses and all(not a.startswith(("http:", "https:", "//")) for a in addresses), addresses
-    assert client.get("/api/schema/").status_code == 200
+    # the schema the page reads is served to a signed-in user too: tests/api/test_safe_defaults.py (one build of it
+    # costs seconds of CPU; this module already builds and validates it once, above)
 
 
 def test_demo_loads_through_the_rules_and_is_idempotent() -> None:
