@@ -290,8 +290,7 @@ def forget_cluster_state(cluster_id: int) -> None:
 
     mirror.forget(cluster_id)
     recording.forget(cluster_id)
-    write._STATUSES.pop(cluster_id, None)
-    write._LAST_SAMPLES.pop(cluster_id, None)
+    write.forget(cluster_id)
 
 
 def token_client(token: str | None) -> Any:

@@ -550,6 +550,13 @@ _SAMPLE_COLUMNS = ("cluster", "time", "kind", "name", "request", "allocated", "d
 _LAST_SAMPLES: dict[int, dict[tuple[str, str], tuple[Any, datetime]]] = {}
 
 
+def forget(cluster_id: int) -> None:
+    """Drop what this process keeps about one cluster's writes (the podgroup statuses its last session left, its last
+    samples): the next write reads them again, as a new process would (tests; a cluster handed to another worker)."""
+    _STATUSES.pop(cluster_id, None)
+    _LAST_SAMPLES.pop(cluster_id, None)
+
+
 def _changed_samples(cluster_id: int, rows: list[Any], now: datetime) -> list[Any]:
     """The rows to write: a node's sample when its values changed since the last one this process wrote, or that
     one is ``FAIRWAY_SAMPLE_EVERY_SECONDS`` old (0: every session). The charts draw samples as steps, so a value
