@@ -1,10 +1,12 @@
 """mypy, strict on the pure engine (pyproject's ``[tool.mypy]``), as part of the suite: `make test` and plain
 `pytest` both run it, beside the other tests rather than before them.
 
-It keeps mypy's own cache where ``make typecheck`` and a plain ``mypy`` keep it (``.mypy_cache/`` in the checkout,
-ignored by git): a later run re-checks only the modules that changed and those that depend on them, with the same
-result as a cold run (mypy's incremental mode). A fresh clone (CI) starts cold and pays the whole check once;
-``FAIRWAY_TEST_MYPY_CACHE`` names another cache folder (an empty temporary one for a cold run)."""
+It keeps mypy's own cache outside the checkout, in ``~/.cache/fairway/mypy`` (under ``XDG_CACHE_HOME`` when set), so
+that every clone and worktree on a machine shares it: a later run re-checks only the modules whose source differs from
+what the cache saw and those that depend on them, with the same result as a cold run (mypy's incremental mode: a
+file whose time stamp changed is compared by its hash, so a fresh clone of unchanged code reuses the cache; 27 s of
+CPU cold, under 1 s warm on these machines). ``FAIRWAY_TEST_MYPY_CACHE`` names another cache folder (an empty
+temporary one for a cold run)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_mypy_is_clean_on_the_engine() -> None:
-    cache = os.environ.get("FAIRWAY_TEST_MYPY_CACHE") or str(REPO / ".mypy_cache")
+    cache = os.environ.get("FAIRWAY_TEST_MYPY_CACHE") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fairway" / "mypy"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", cache],
         capture_output=True,
