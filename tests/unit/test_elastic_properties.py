@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -39,34 +40,59 @@ class Case:
         }
 
 
+# The strategies the composites draw from, made once (by their arguments): a strategy built inside a composite is
+# looked up again in Hypothesis's cache, or built and checked again, at every draw, which cost more than the values
+# themselves. The same strategies, so the same values are drawn.
+_integers = cache(st.integers)
+_BOOLEANS = st.booleans()
+_HUGE_AMOUNTS = st.sampled_from([HUGE, HUGE - 1, HUGE // 3, 2**61 + 7, 2**40 + 3, 3037000500, 10**15 + 1])
+_KEYS_ALL = st.lists(st.sampled_from(RESOURCES), min_size=1, max_size=3, unique=True)
+_NAME = st.from_regex(r"[a-d][a-d0-2]{0,2}", fullmatch=True)
+
+
+@cache
+def _names(n: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(_NAME, min_size=n, max_size=n, unique=True)
+
+
+@cache
+def _keys(keys_all: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(keys_all), min_size=0, max_size=3, unique=True)
+
+
+@lru_cache(maxsize=1024)  # the parents so far: a new tuple at most examples
+def _parent(parents: tuple[tuple[str, int], ...]) -> st.SearchStrategy[tuple[str, int]]:
+    return st.sampled_from(parents)
+
+
 def _amount(draw: st.DrawFn, huge: bool, hi: int = 100) -> int:
-    if huge and draw(st.integers(0, 3)) == 0:
-        return draw(st.sampled_from([HUGE, HUGE - 1, HUGE // 3, 2**61 + 7, 2**40 + 3, 3037000500, 10**15 + 1]))
-    return draw(st.integers(0, hi))
+    if huge and draw(_integers(0, 3)) == 0:
+        return draw(_HUGE_AMOUNTS)
+    return draw(_integers(0, hi))
 
 
 @st.composite
 def cases(draw: st.DrawFn, *, huge: bool = False, valid: bool = False, max_groups: int = 14) -> Case:
-    n = draw(st.integers(1, max_groups))
-    keys_all = draw(st.lists(st.sampled_from(RESOURCES), min_size=1, max_size=3, unique=True))
+    n = draw(_integers(1, max_groups))
+    keys_all = draw(_KEYS_ALL)
     parents: list[tuple[str, int]] = [(ROOT_GROUP, 0)]
-    second_tree = draw(st.booleans())
+    second_tree = draw(_BOOLEANS)
     groups: list[QuotaGroupSpec] = []
     if second_tree:
         groups.append(QuotaGroupSpec(name="t2", parent=None, tree_id="tree-2", min=ResourceList({keys_all[0]: 50})))
         parents.append(("t2", 0))
-    names = draw(st.lists(st.from_regex(r"[a-d][a-d0-2]{0,2}", fullmatch=True), min_size=n, max_size=n, unique=True))
+    names = draw(_names(n))
     for name in names:
-        parent, depth = draw(st.sampled_from(parents))
-        keys = keys_all if valid else draw(st.lists(st.sampled_from(keys_all), min_size=0, max_size=3, unique=True))
+        parent, depth = draw(_parent(tuple(parents)))
+        keys = keys_all if valid else draw(_keys(tuple(keys_all)))
         mx = {k: _amount(draw, huge, 120) for k in keys}
-        mn = {k: (draw(st.integers(0, mx[k])) if valid else _amount(draw, huge, 60)) for k in keys}
+        mn = {k: (draw(_integers(0, mx[k])) if valid else _amount(draw, huge, 60)) for k in keys}
         sw: ResourceList | None = None
-        mode = draw(st.integers(0, 3))
+        mode = draw(_integers(0, 3))
         if mode == 1:
             sw = ResourceList({k: _amount(draw, huge, 10) for k in keys})
         elif mode == 2:
-            sw = ResourceList({k: draw(st.integers(0, 3)) for k in keys[:1]})
+            sw = ResourceList({k: draw(_integers(0, 3)) for k in keys[:1]})
         groups.append(
             QuotaGroupSpec(
                 name=name,
@@ -74,22 +100,20 @@ def cases(draw: st.DrawFn, *, huge: bool = False, valid: bool = False, max_group
                 min=ResourceList(mn),
                 max=ResourceList(mx),
                 shared_weight=sw,
-                allow_lent=draw(st.booleans()),
-                min_scale_exempt=draw(st.integers(0, 4)) == 0,
+                allow_lent=draw(_BOOLEANS),
+                min_scale_exempt=draw(_integers(0, 4)) == 0,
             )
         )
         if depth < 3:
             parents.append((name, depth + 1))
     requests = {g.name: ResourceList({k: _amount(draw, huge, 150) for k in keys_all}) for g in groups if g.parent}
-    if draw(st.booleans()):  # a root's own pods: counted in its request, never distributed
-        requests[ROOT_GROUP] = ResourceList({keys_all[0]: draw(st.integers(0, 50))})
+    if draw(_BOOLEANS):  # a root's own pods: counted in its request, never distributed
+        requests[ROOT_GROUP] = ResourceList({keys_all[0]: draw(_integers(0, 50))})
     used = {g.name: ResourceList({k: _amount(draw, huge, 80) for k in keys_all}) for g in groups if g.parent}
     total = ResourceList({k: _amount(draw, huge, 300) for k in keys_all})
-    tree_totals = (
-        {"tree-2": ResourceList({k: _amount(draw, huge, 200) for k in keys_all})} if draw(st.booleans()) else {}
-    )
-    system_used = ResourceList({keys_all[0]: draw(st.integers(0, 30))}) if draw(st.booleans()) else ResourceList()
-    return Case(groups, requests, used, total, tree_totals, system_used, draw(st.booleans()))
+    tree_totals = {"tree-2": ResourceList({k: _amount(draw, huge, 200) for k in keys_all})} if draw(_BOOLEANS) else {}
+    system_used = ResourceList({keys_all[0]: draw(_integers(0, 30))}) if draw(_BOOLEANS) else ResourceList()
+    return Case(groups, requests, used, total, tree_totals, system_used, draw(_BOOLEANS))
 
 
 def as_plain(result: Mapping[str, Any]) -> dict[str, dict[str, dict[str, int]]]:
@@ -138,10 +162,14 @@ def test_result_does_not_depend_on_input_order(case: Case, rnd: random.Random) -
 EDITS = ("request", "used", "total", "update", "reparent", "add", "remove", "tree_total", "system")
 
 
+_CASES = {huge: cases(huge=huge) for huge in (False, True)}
+_SCRIPTS = st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 10**6), st.integers(0, 200)), max_size=8)
+
+
 @st.composite
 def edit_scripts(draw: st.DrawFn) -> tuple[Case, list[tuple[str, int, int]]]:
-    case = draw(cases(huge=draw(st.booleans())))
-    script = draw(st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 10**6), st.integers(0, 200)), max_size=8))
+    case = draw(_CASES[draw(_BOOLEANS)])
+    script = draw(_SCRIPTS)
     return case, script
 
 

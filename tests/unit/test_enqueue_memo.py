@@ -6,6 +6,7 @@ every podgroup asks the gates itself: the same bindings, evictions and podgroup 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from typing import Any
 
 import pytest
@@ -39,33 +40,41 @@ TEMPLATES = [
 ]
 
 
+# The strategies ``copied_jobs`` draws from, made once (by their arguments): a strategy built inside the composite is
+# looked up again in Hypothesis's cache, or built and checked again, at every draw, which cost more than the values
+# themselves. The same strategies, so the same values are drawn.
+_integers = cache(st.integers)
+_sampled = cache(st.sampled_from)
+_TEMPLATE_CHOICES = st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=3)
+
+
 @st.composite
 def copied_jobs(draw: Any) -> Snapshot:
     """A small cluster, some running work, and many waiting copies of a few job templates."""
-    nodes = [node(f"n{i}", str(draw(st.integers(4, 8))), "16Gi", gpu=draw(st.sampled_from([0, 2]))) for i in range(3)]
+    nodes = [node(f"n{i}", str(draw(_integers(4, 8))), "16Gi", gpu=draw(_sampled((0, 2)))) for i in range(3)]
     queues = [
-        queue(f"q{i}", draw(st.integers(1, 3)), capability=rl(str(draw(st.integers(4, 24)))) if i else None)
+        queue(f"q{i}", draw(_integers(1, 3)), capability=rl(str(draw(_integers(4, 24)))) if i else None)
         for i in range(3)
     ]
     groups = [group("g0", min=rl("4", "16Gi"), max=rl("10", "40Gi")), group("g1", min=rl("2", "8Gi"), max=rl("6"))]
     namespaces = [
-        NamespaceInfo("ns0", hard=rl(str(draw(st.integers(2, 12))))),
+        NamespaceInfo("ns0", hard=rl(str(draw(_integers(2, 12))))),
         NamespaceInfo("ns1"),
     ]
     pods, pgs = [], []
-    chosen = draw(st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=3))  # a few jobs, copied many times
-    for j in range(draw(st.integers(8, 40))):
-        size, cpu, mem, min_member, gpu = draw(st.sampled_from(chosen))
-        ns = draw(st.sampled_from(["ns0", "ns0", "ns1"]))
-        q = draw(st.sampled_from(["q0", "q1", "q1", "q2"]))
-        quota = draw(st.sampled_from([None, "g0", "g0", "g1"]))
-        running_on = draw(st.sampled_from([None, None, None, None, None, "n0", "n1"]))
+    chosen = draw(_TEMPLATE_CHOICES)  # a few jobs, copied many times
+    for j in range(draw(_integers(8, 40))):
+        size, cpu, mem, min_member, gpu = draw(_sampled(tuple(chosen)))
+        ns = draw(_sampled(("ns0", "ns0", "ns1")))
+        q = draw(_sampled(("q0", "q1", "q1", "q2")))
+        quota = draw(_sampled((None, "g0", "g0", "g1")))
+        running_on = draw(_sampled((None, None, None, None, None, "n0", "n1")))
         phase = PodGroupPhase.RUNNING if running_on else PodGroupPhase.PENDING
         extra = {"gpu": gpu} if gpu else {}
-        minimum = rl(str(int(cpu) * min_member), **extra) if draw(st.integers(0, 7)) else None
+        minimum = rl(str(int(cpu) * min_member), **extra) if draw(_integers(0, 7)) else None
         pgs.append(
             podgroup(ns, f"j{j}", q, min_member, phase=phase, min_resources=minimum,
-                     priority=draw(st.integers(0, 2)), created=float(draw(st.integers(0, 3))))
+                     priority=draw(_integers(0, 2)), created=float(draw(_integers(0, 3))))
         )  # fmt: skip
         for k in range(size):
             status: dict[str, Any] = {"status": TaskStatus.RUNNING, "node": running_on} if running_on else {}
@@ -77,7 +86,7 @@ def copied_jobs(draw: Any) -> Snapshot:
         queues=queues,
         namespaces=namespaces,
         groups=groups,
-        policy=POLICIES[draw(st.sampled_from(sorted(POLICIES)))],
+        policy=POLICIES[draw(_sampled(tuple(sorted(POLICIES))))],
     )
 
 

@@ -1132,47 +1132,112 @@ _statuses = st.sampled_from(
 )
 
 
+# The strategies the composites below draw from, made once: a strategy built inside a composite is looked up again in
+# Hypothesis's cache (or built and checked again: one with a lambda is new each time) at every draw, which cost more
+# than the values themselves. The same strategies, so the same values are drawn.
+_NS = st.sampled_from(["ns1", "ns2"])
+_MAYBE_NAME = st.one_of(st.none(), _name)
+_PG = st.sampled_from(["pg1", "pg2"])
+_PRIORITY = st.integers(-100, 100)
+_CLASS = st.sampled_from(["", "high"])
+_MAYBE_BOOL = st.one_of(st.none(), st.booleans())
+_BOOL = st.booleans()
+_MAYBE_GROUP = st.one_of(st.none(), st.sampled_from(["g1", "default", "system"]))
+_SELECTOR = st.dictionaries(st.sampled_from(["zone", "gpu"]), st.sampled_from(["a", "b"]), max_size=2)
+_TOLERATIONS = st.lists(
+    st.builds(
+        Toleration,
+        key=st.sampled_from(["", "gpu"]),
+        operator=st.sampled_from(["Equal", "Exists"]),
+        value=st.sampled_from(["", "x"]),
+        effect=st.sampled_from(["", "NoSchedule"]),
+        toleration_seconds=st.one_of(st.none(), st.integers(0, 600)),
+    ),
+    max_size=2,
+)
+_LABELS = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["web", "db"]), max_size=2)
+_ROLE = st.sampled_from(["", "worker"])
+_PREEMPTION = st.sampled_from(["PreemptLowerPriority", "Never"])
+_CLASS_VALUE = st.integers(-10, 10**6)
+_QUEUE_PARENT = st.sampled_from(["root", "a"])
+_QUEUE_WEIGHT = st.integers(1, 65535)
+_QUEUE_PRIORITY = st.integers(0, 100)
+_STATE = st.sampled_from(["Open", "Closed", "Closing", "Unknown"])
+_QUEUE_NAMES = st.lists(st.sampled_from(["a", "b", "default"]), unique=True)
+_GROUP_PARENT = st.sampled_from(["root", "g1", None])
+_SHARED_WEIGHT = st.one_of(st.none(), _res.filter(lambda r: not r.is_zero()))
+_TREE = st.sampled_from(["", "7"])
+_GROUP_NAMES = st.lists(st.sampled_from(["g1", "g2", "default"]), unique=True)
+_PG_QUEUE = st.sampled_from(["a", "default"])
+_MIN_MEMBER = st.integers(0, 5)
+_MIN_TASK_MEMBER = st.dictionaries(st.sampled_from(["worker"]), st.integers(0, 3))
+_MAYBE_RES = st.one_of(st.none(), _res)
+_PG_PRIORITY = st.integers(-5, 5)
+_PG_CLASS = st.sampled_from(["", "high", "gone"])
+_PHASE = st.sampled_from(list(PodGroupPhase))
+_CREATED = st.integers(0, 2_000_000_000).map(float)
+_CONDITIONS = st.lists(
+    st.builds(
+        PodGroupCondition,
+        type=st.sampled_from(["Scheduled", "Unschedulable"]),
+        reason=st.sampled_from(["", "NotEnoughResources"]),
+        last_transition_time=_time,
+    ),
+    max_size=1,
+)
+_PG_KEYS = st.lists(st.sampled_from(["ns1/pg1", "ns2/pg2", "ns1/pg2"]), unique=True)
+_NS_WEIGHT = st.integers(1, 9)
+_NS_QUEUE = st.one_of(st.none(), st.just("a"))
+_NS_HARD = st.one_of(st.none(), _res.filter(lambda r: bool(r)))
+_NS_NAMES = st.lists(st.sampled_from(["ns1", "ns2", "g1"]), unique=True)
+_NODE_LABELS = st.dictionaries(st.just("zone"), st.sampled_from(["a", "b"]))
+_TAINTS = st.lists(
+    st.builds(
+        Taint,
+        st.sampled_from(["gpu", "spot"]),
+        st.sampled_from(["", "x"]),
+        st.sampled_from(["NoSchedule", "NoExecute"]),
+    ),
+    max_size=2,
+)
+_NODE_NAMES = st.lists(_name, unique=True)
+_POLICY = st.sampled_from([DEFAULT_POLICY, DEFAULT_POLICY.with_actions("allocate", "reclaim", "preempt")])
+_EQ_ARGS = st.one_of(
+    st.none(),
+    st.builds(ElasticQuotaArgs, monitor_all_quotas=st.booleans(), delay_evict_time=st.sampled_from([1.0, 120.0, 0.5])),
+)
+
+
 @st.composite
 def _task(draw: st.DrawFn) -> TaskInfo:
-    ns = draw(st.sampled_from(["ns1", "ns2"]))
+    ns = draw(_NS)
     status = draw(_statuses)
     node = draw(_name) if status not in (TaskStatus.PENDING,) else None
     if status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.UNKNOWN, TaskStatus.RELEASING):
-        node = draw(st.one_of(st.none(), _name))
+        node = draw(_MAYBE_NAME)
     return TaskInfo(
         namespace=ns,
         name=draw(_name),
-        podgroup=f"{ns}/{draw(st.sampled_from(['pg1', 'pg2']))}",
+        podgroup=f"{ns}/{draw(_PG)}",
         request=draw(_res),
-        priority=draw(st.integers(-100, 100)),
-        priority_class=draw(st.sampled_from(["", "high"])),
-        volcano_preemptable=draw(st.one_of(st.none(), st.booleans())),
-        quota_preemptible=draw(st.booleans()),
-        quota_group=draw(st.one_of(st.none(), st.sampled_from(["g1", "default", "system"]))),
+        priority=draw(_PRIORITY),
+        priority_class=draw(_CLASS),
+        volcano_preemptable=draw(_MAYBE_BOOL),
+        quota_preemptible=draw(_BOOL),
+        quota_group=draw(_MAYBE_GROUP),
         status=status,
         node=node,
-        node_selector=draw(st.dictionaries(st.sampled_from(["zone", "gpu"]), st.sampled_from(["a", "b"]), max_size=2)),
-        tolerations=tuple(
-            draw(
-                st.lists(
-                    st.builds(
-                        Toleration,
-                        key=st.sampled_from(["", "gpu"]),
-                        operator=st.sampled_from(["Equal", "Exists"]),
-                        value=st.sampled_from(["", "x"]),
-                        effect=st.sampled_from(["", "NoSchedule"]),
-                        toleration_seconds=st.one_of(st.none(), st.integers(0, 600)),
-                    ),
-                    max_size=2,
-                )
-            )
-        ),
-        labels=draw(st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["web", "db"]), max_size=2)),
-        task_role=draw(st.sampled_from(["", "worker"])),
+        node_selector=draw(_SELECTOR),
+        tolerations=tuple(draw(_TOLERATIONS)),
+        labels=draw(_LABELS),
+        task_role=draw(_ROLE),
         creation_timestamp=draw(_time),
         start_timestamp=draw(_time),
-        preemption_policy=draw(st.sampled_from(["PreemptLowerPriority", "Never"])),
+        preemption_policy=draw(_PREEMPTION),
     )
+
+
+_TASKS = st.lists(_task(), max_size=6)
 
 
 @st.composite
@@ -1180,60 +1245,53 @@ def _snapshot(draw: st.DrawFn) -> Snapshot:
     classes = [
         PriorityClassInfo(
             "high",
-            draw(st.integers(-10, 10**6)),
-            draw(st.booleans()),
-            draw(st.sampled_from(["PreemptLowerPriority", "Never"])),
+            draw(_CLASS_VALUE),
+            draw(_BOOL),
+            draw(_PREEMPTION),
         )
     ]
     queues = [
         QueueSpec(
-            name=n, parent=draw(st.sampled_from(["root", "a"])) if n != "a" else "root", weight=draw(st.integers(1, 65535)),
-            capability=draw(_res), deserved=draw(_res), guarantee=draw(_res), reclaimable=draw(st.booleans()),
-            priority=draw(st.integers(0, 100)), state=draw(st.sampled_from(["Open", "Closed", "Closing", "Unknown"])),
+            name=n, parent=draw(_QUEUE_PARENT) if n != "a" else "root", weight=draw(_QUEUE_WEIGHT),
+            capability=draw(_res), deserved=draw(_res), guarantee=draw(_res), reclaimable=draw(_BOOL),
+            priority=draw(_QUEUE_PRIORITY), state=draw(_STATE),
         )
-        for n in draw(st.lists(st.sampled_from(["a", "b", "default"]), unique=True))
+        for n in draw(_QUEUE_NAMES)
     ]  # fmt: skip
     groups = [
         QuotaGroupSpec(
-            name=n, parent=draw(st.sampled_from(["root", "g1", None])) if n != "g1" else "root",
-            is_parent=draw(st.booleans()), min=draw(_res), max=draw(_res),
-            shared_weight=draw(st.one_of(st.none(), _res.filter(lambda r: not r.is_zero()))),
-            allow_lent=draw(st.booleans()), tree_id=draw(st.sampled_from(["", "7"])), min_scale_exempt=draw(st.booleans()),
+            name=n, parent=draw(_GROUP_PARENT) if n != "g1" else "root",
+            is_parent=draw(_BOOL), min=draw(_res), max=draw(_res),
+            shared_weight=draw(_SHARED_WEIGHT),
+            allow_lent=draw(_BOOL), tree_id=draw(_TREE), min_scale_exempt=draw(_BOOL),
         )
-        for n in draw(st.lists(st.sampled_from(["g1", "g2", "default"]), unique=True))
+        for n in draw(_GROUP_NAMES)
     ]  # fmt: skip
     podgroups = [
         PodGroupInfo(
-            namespace=key.split("/")[0], name=key.split("/")[1], queue=draw(st.sampled_from(["a", "default"])),
-            min_member=draw(st.integers(0, 5)), min_task_member=draw(st.dictionaries(st.sampled_from(["worker"]), st.integers(0, 3))),
-            min_resources=draw(st.one_of(st.none(), _res)), priority=draw(st.integers(-5, 5)),
-            priority_class=draw(st.sampled_from(["", "high", "gone"])), phase=draw(st.sampled_from(list(PodGroupPhase))),
-            creation_timestamp=draw(st.integers(0, 2_000_000_000).map(float)),
-            conditions=tuple(draw(st.lists(st.builds(PodGroupCondition, type=st.sampled_from(["Scheduled", "Unschedulable"]), reason=st.sampled_from(["", "NotEnoughResources"]), last_transition_time=_time), max_size=1))),
+            namespace=key.split("/")[0], name=key.split("/")[1], queue=draw(_PG_QUEUE),
+            min_member=draw(_MIN_MEMBER), min_task_member=draw(_MIN_TASK_MEMBER),
+            min_resources=draw(_MAYBE_RES), priority=draw(_PG_PRIORITY),
+            priority_class=draw(_PG_CLASS), phase=draw(_PHASE),
+            creation_timestamp=draw(_CREATED),
+            conditions=tuple(draw(_CONDITIONS)),
         )
-        for key in draw(st.lists(st.sampled_from(["ns1/pg1", "ns2/pg2", "ns1/pg2"]), unique=True))
+        for key in draw(_PG_KEYS)
     ]  # fmt: skip
     namespaces = [
-        NamespaceInfo(n, weight=draw(st.integers(1, 9)), queue=draw(st.one_of(st.none(), st.just("a"))),
-                      hard=draw(st.one_of(st.none(), _res.filter(lambda r: bool(r)))))
-        for n in draw(st.lists(st.sampled_from(["ns1", "ns2", "g1"]), unique=True))
+        NamespaceInfo(n, weight=draw(_NS_WEIGHT), queue=draw(_NS_QUEUE),
+                      hard=draw(_NS_HARD))
+        for n in draw(_NS_NAMES)
     ]  # fmt: skip
     nodes = [
-        NodeInfo(n, draw(_res), draw(st.dictionaries(st.just("zone"), st.sampled_from(["a", "b"]))),
-                 tuple(draw(st.lists(st.builds(Taint, st.sampled_from(["gpu", "spot"]), st.sampled_from(["", "x"]), st.sampled_from(["NoSchedule", "NoExecute"])), max_size=2))),
-                 draw(st.booleans()), draw(st.booleans()))
-        for n in draw(st.lists(_name, unique=True))
+        NodeInfo(n, draw(_res), draw(_NODE_LABELS),
+                 tuple(draw(_TAINTS)),
+                 draw(_BOOL), draw(_BOOL))
+        for n in draw(_NODE_NAMES)
     ]  # fmt: skip
-    tasks = {t.uid: t for t in draw(st.lists(_task(), max_size=6))}
-    policy = draw(st.sampled_from([DEFAULT_POLICY, DEFAULT_POLICY.with_actions("allocate", "reclaim", "preempt")]))
-    eq_args = draw(
-        st.one_of(
-            st.none(),
-            st.builds(
-                ElasticQuotaArgs, monitor_all_quotas=st.booleans(), delay_evict_time=st.sampled_from([1.0, 120.0, 0.5])
-            ),
-        )
-    )
+    tasks = {t.uid: t for t in draw(_TASKS)}
+    policy = draw(_POLICY)
+    eq_args = draw(_EQ_ARGS)
     snap = Snapshot.build(
         nodes=nodes, podgroups=podgroups, queues=queues, quota_groups=groups, namespaces=namespaces,
         priority_classes=classes, policy=policy, elastic_quota_args=eq_args,

@@ -49,9 +49,27 @@ def resource_lists(max_amount: int = 50_000, min_size: int = 0) -> st.SearchStra
     )
 
 
+# The strategies ``clusters`` draws from, made once: a strategy built inside the composite is looked up again (and
+# a ``one_of`` built and checked again) at every draw, which cost Hypothesis more than the values themselves.
+_COUNTS = st.integers(min_value=1, max_value=7)
+_WEIGHTS = st.integers(min_value=1, max_value=6)
+_CAPABILITIES = st.one_of(st.just(ResourceList()), resource_lists(80_000))
+_DESERVED = resource_lists(20_000)
+_GUARANTEES = st.one_of(st.just(ResourceList()), resource_lists(5_000))
+_PRIORITIES = st.integers(min_value=0, max_value=2)
+_JOB_COUNTS = st.integers(min_value=0, max_value=12)
+_REQUESTS = resource_lists(30_000)
+_QUARTERS = st.integers(min_value=0, max_value=4)
+_MINIMUMS = resource_lists(10_000)
+_NAMESPACES = st.sampled_from(["ns-a", "ns-b", "ns-c"])
+_PHASES = st.sampled_from(["Pending", "Inqueue", "Running"])
+_SMALL = st.integers(min_value=0, max_value=3)
+_TOTALS = resource_lists(100_000, min_size=1)
+
+
 @st.composite
 def clusters(draw: st.DrawFn, *, hierarchy: bool = False) -> tuple[list[QueueSpec], list[JobUsage], ResourceList]:
-    count = draw(st.integers(min_value=1, max_value=7))
+    count = draw(_COUNTS)
     names = [f"q{i}" for i in range(count)]
     queues: list[QueueSpec] = []
     if hierarchy:
@@ -64,34 +82,34 @@ def clusters(draw: st.DrawFn, *, hierarchy: bool = False) -> tuple[list[QueueSpe
             QueueSpec(
                 name=name,
                 parent=parent,
-                weight=draw(st.integers(min_value=1, max_value=6)),
-                capability=draw(st.one_of(st.just(ResourceList()), resource_lists(80_000))),
-                deserved=draw(resource_lists(20_000)),
-                guarantee=draw(st.one_of(st.just(ResourceList()), resource_lists(5_000))),
-                priority=draw(st.integers(min_value=0, max_value=2)),
+                weight=draw(_WEIGHTS),
+                capability=draw(_CAPABILITIES),
+                deserved=draw(_DESERVED),
+                guarantee=draw(_GUARANTEES),
+                priority=draw(_PRIORITIES),
             )
         )
     leaves = [q.name for q in queues if q.name != "root" and not any(o.parent == q.name for o in queues)]
     jobs: list[JobUsage] = []
-    for j in range(draw(st.integers(min_value=0, max_value=12))):
-        request = draw(resource_lists(30_000))
-        held = draw(st.integers(min_value=0, max_value=4))  # quarters of the request already allocated
+    for j in range(draw(_JOB_COUNTS)):
+        request = draw(_REQUESTS)
+        held = draw(_QUARTERS)  # quarters of the request already allocated
         allocated = ResourceList({r: a * held // 4 for r, a in request.items()})
         has_min = draw(st.booleans())
         jobs.append(
             JobUsage(
                 queue=draw(st.sampled_from(leaves)),
-                namespace=draw(st.sampled_from(["ns-a", "ns-b", "ns-c"])),
+                namespace=draw(_NAMESPACES),
                 request=request,
                 allocated=allocated,
-                min_resources=draw(resource_lists(10_000)) if has_min else None,
-                phase=draw(st.sampled_from(["Pending", "Inqueue", "Running"])),
-                min_member=draw(st.integers(min_value=0, max_value=3)),
-                allocated_tasks=draw(st.integers(min_value=0, max_value=3)),
+                min_resources=draw(_MINIMUMS) if has_min else None,
+                phase=draw(_PHASES),
+                min_member=draw(_SMALL),
+                allocated_tasks=draw(_SMALL),
                 name=f"job{j}",
             )
         )
-    total = draw(resource_lists(100_000, min_size=1))
+    total = draw(_TOTALS)
     return queues, jobs, total
 
 

@@ -1028,6 +1028,14 @@ def test_tree_checks_podgroups_and_depth() -> None:
 # --------------------------------------------------------------------------------------------------------
 
 _NAMES = ["a", "b", "c", "d", "e", "f"]
+# The strategies the composites draw from, made once: a strategy built inside a composite is looked up again in
+# Hypothesis's cache at every draw, which cost more than the values themselves. The same strategies, the same values.
+_UP_TO_3 = st.integers(0, 3)
+_UP_TO_4 = st.integers(0, 4)
+_BOOLEANS = st.booleans()
+_OPERATION_COUNTS = st.integers(1, 30)
+_NAME = st.sampled_from(_NAMES)
+_PARENT = st.sampled_from([ROOT_QUEUE, *_NAMES])
 
 
 @st.composite
@@ -1037,25 +1045,28 @@ def _limits(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, int], dict[str, 
     des: dict[str, int] = {}
     gua: dict[str, int] = {}
     for name in ("cpu", "memory"):
-        g = draw(st.integers(0, 3))
-        d = g + draw(st.integers(0, 3))
-        c = d + draw(st.integers(0, 4))
-        if draw(st.booleans()):
+        g = draw(_UP_TO_3)
+        d = g + draw(_UP_TO_3)
+        c = d + draw(_UP_TO_4)
+        if draw(_BOOLEANS):
             des[name] = d
-            if draw(st.booleans()):
+            if draw(_BOOLEANS):
                 gua[name] = g
-        if draw(st.booleans()):
+        if draw(_BOOLEANS):
             cap[name] = c
     return cap, des, gua
+
+
+_LIMITS = _limits()
 
 
 @st.composite
 def _operations(draw: st.DrawFn) -> list[tuple[str, str, dict[str, int], dict[str, int], dict[str, int]]]:
     ops = []
-    for _ in range(draw(st.integers(1, 30))):
-        name = draw(st.sampled_from(_NAMES))
-        parent = draw(st.sampled_from([ROOT_QUEUE, *_NAMES]))
-        ops.append((name, parent, *draw(_limits())))
+    for _ in range(draw(_OPERATION_COUNTS)):
+        name = draw(_NAME)
+        parent = draw(_PARENT)
+        ops.append((name, parent, *draw(_LIMITS)))
     return ops
 
 
@@ -1080,12 +1091,16 @@ def test_accepted_changes_always_leave_a_valid_tree(ops, max_depth: int) -> None
     assert validate_queue_tree(tree, max_depth=max_depth) == []
 
 
+_FOREST_PARENTS = [st.sampled_from([ROOT_QUEUE, *_NAMES[:i]]) for i in range(len(_NAMES))]
+_STATES = st.sampled_from(["Open", "Open", "Closed", "Unknown"])
+
+
 @st.composite
 def _forest(draw: st.DrawFn) -> dict[str, QueueSpec]:
     tree = tree_of()
     for i, name in enumerate(_NAMES):
-        parent = draw(st.sampled_from([ROOT_QUEUE, *_NAMES[:i]]))
-        state = draw(st.sampled_from(["Open", "Open", "Closed", "Unknown"]))
+        parent = draw(_FOREST_PARENTS[i])
+        state = draw(_STATES)
         tree[name] = QueueSpec(name, parent=parent, state=state)
     return tree
 

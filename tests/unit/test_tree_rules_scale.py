@@ -153,16 +153,24 @@ def test_the_benchmarks_wide_tree_is_accepted_and_simulated(tmp_path: Path) -> N
 # -- the whole-tree check against the node-by-node check simulate made before ---------------------------------------
 NAMES = [f"n{i}" for i in range(8)]
 AMOUNT = st.sampled_from([0, 1000, 2000, 4000])
+# The strategies the composites draw from, made once: a strategy built inside a composite is looked up again in
+# Hypothesis's cache (or built and checked again) at every draw, which cost more than the values themselves.
+_CHOSEN = st.lists(st.sampled_from(NAMES), min_size=1, max_size=8, unique=True)
+_QUEUE_PARENT = st.sampled_from([ROOT_QUEUE, *NAMES, "ghost"])
+_GROUP_PARENT = st.sampled_from([ROOT_GROUP, *NAMES, "ghost"])
+_GUARANTEE = {d: st.sampled_from([0, d]) for d in (0, 1000, 2000, 4000)}
+_CAPABILITY = st.one_of(st.none(), AMOUNT)
+_BOOLEANS = st.booleans()
 
 
 @st.composite
 def queue_trees(draw: Any) -> dict[str, QueueSpec]:
     queues = {ROOT_QUEUE: QueueSpec(name=ROOT_QUEUE, parent=None, capability=ResourceList({"cpu": 8000}))}
-    for name in draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=8, unique=True)):
-        parent = draw(st.sampled_from([ROOT_QUEUE, *NAMES, "ghost"]))
+    for name in draw(_CHOSEN):
+        parent = draw(_QUEUE_PARENT)
         deserved = draw(AMOUNT)
-        guarantee = draw(st.sampled_from([0, deserved]))
-        capability = draw(st.one_of(st.none(), AMOUNT))
+        guarantee = draw(_GUARANTEE[deserved])
+        capability = draw(_CAPABILITY)
         queues[name] = QueueSpec(
             name=name,
             parent=parent,
@@ -176,13 +184,13 @@ def queue_trees(draw: Any) -> dict[str, QueueSpec]:
 @st.composite
 def quota_trees(draw: Any) -> dict[str, QuotaGroupSpec]:
     groups = {ROOT_GROUP: QuotaGroupSpec(name=ROOT_GROUP, parent=None, is_parent=True)}
-    for name in draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=8, unique=True)):
-        parent = draw(st.sampled_from([ROOT_GROUP, *NAMES, "ghost"]))
+    for name in draw(_CHOSEN):
+        parent = draw(_GROUP_PARENT)
         mn = draw(AMOUNT)
         groups[name] = QuotaGroupSpec(
             name=name,
             parent=parent,
-            is_parent=draw(st.booleans()),
+            is_parent=draw(_BOOLEANS),
             min=ResourceList({"cpu": mn}),
             max=ResourceList({"cpu": mn + draw(AMOUNT)}),
         )
