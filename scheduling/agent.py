@@ -71,7 +71,7 @@ from engine.resources import ResourceList
 from engine.wording import duration as say_duration
 from quotas import services
 from quotas.choices import QueueState
-from quotas.models import Namespace, Queue
+from quotas.models import Namespace
 from scheduling import counters, evictions
 from scheduling.choices import FINISHED_POD_STATUSES, PodGroupPhase, PodStatus
 from scheduling.models import Cluster, Eviction, EvictionAction, Node, Pod, PodGroup, RemovalCause
@@ -519,7 +519,7 @@ def generate_workload(
     for ns in Namespace.objects.filter(default_queue__name__in=leaves).select_related("default_queue"):
         by_queue.setdefault(ns.default_queue.name, []).append(ns)  # type: ignore[union-attr]
     waiting, backlog = _pending_by_queue(cluster, list(by_queue))
-    queues = {q.name: q for q in Queue.objects.filter(name__in=list(by_queue))}
+    queues = {name: namespaces[0].default_queue for name, namespaces in by_queue.items()}  # read with them
     submitted = refused = pods = 0
     asked: dict[int, ResourceList] = {}
     stamps = [int(now.timestamp() - 2.0 * (ticks - 1 - beat)) for beat in range(ticks)]
@@ -545,21 +545,12 @@ def generate_workload(
             per_pod = ResourceList(request)
             min_resources = ResourceList({k: v * size for k, v in request.items()})
             name = f"job-{int(t)}-{rng.randrange(16**6):06x}"
-            # What the namespace's other podgroups ask (only where a ResourceQuota bounds it): read once per call,
-            # then counted on as this call submits (a generator's beats follow each other in one process).
-            others = asked.get(ns.pk)
-            if others is None:
-                others = asked[ns.pk] = (
-                    ResourceList.total(
-                        mr
-                        for mr in PodGroup.objects.filter(namespace=ns, cluster=cluster).values_list(
-                            "min_resources", flat=True
-                        )
-                        if mr
-                    )
-                    if ns.hard
-                    else ResourceList()
-                )
+            # What the namespace's other podgroups ask (only where a ResourceQuota bounds it): read once per call for
+            # every namespace (one query, when a job first needs it), then counted on as this call submits (a
+            # generator's beats follow each other in one process).
+            if ns.pk not in asked:
+                asked.update(_asked(cluster, [n for names in by_queue.values() for n in names if n.pk not in asked]))
+            others = asked[ns.pk]
             errors = rules.validate_podgroup(
                 specs,
                 queue,
@@ -608,6 +599,22 @@ def generate_workload(
     _submit(jobs)
     collected = collect_garbage(cluster, now, knobs.ttl_after_finished)
     return {"submitted": submitted, "pods": pods, "refused": refused, "collected": collected}
+
+
+def _asked(cluster: Cluster, namespaces: list[Namespace]) -> dict[int, ResourceList]:
+    """Per namespace (by id), what its podgroups of ``cluster`` ask (their ``min_resources`` summed), for those a
+    ResourceQuota bounds (the others: nothing, unread), in one query."""
+    bounded = [ns.pk for ns in namespaces if ns.hard]
+    rows: dict[int, list[ResourceList]] = {pk: [] for pk in bounded}
+    if bounded:
+        for pk, mr in PodGroup.objects.filter(namespace_id__in=bounded, cluster=cluster).values_list(
+            "namespace_id", "min_resources"
+        ):
+            if mr:
+                rows[pk].append(mr)
+    out = {ns.pk: ResourceList() for ns in namespaces}
+    out.update({pk: ResourceList.total(asks) for pk, asks in rows.items()})
+    return out
 
 
 def _names_taken(cluster: Cluster, stamps: list[int]) -> set[tuple[int, str]]:

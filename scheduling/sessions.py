@@ -142,15 +142,21 @@ def load_over_since(cluster: Cluster) -> dict[str, float]:
     }
 
 
-def save_over_since(cluster: Cluster, over_since: Mapping[str, float]) -> None:
-    """Replace the debounce state with ``over_since`` (rows for groups no longer over are deleted)."""
-    existing = dict(QuotaOverState.objects.filter(cluster=cluster).values_list("name", "over_since"))
-    QuotaOverState.objects.filter(cluster=cluster).exclude(name__in=list(over_since)).delete()
+def save_over_since(
+    cluster: Cluster, over_since: Mapping[str, float], existing: Mapping[str, float] | None = None
+) -> None:
+    """Replace the debounce state with ``over_since`` (rows for groups no longer over are deleted). ``existing``:
+    the state as ``load_over_since`` read it in this transaction (read again when not given); only what differs
+    from it is written."""
+    if existing is None:
+        existing = load_over_since(cluster)
+    if any(name not in over_since for name in existing):
+        QuotaOverState.objects.filter(cluster=cluster).exclude(name__in=list(over_since)).delete()
     for name, ts in over_since.items():
         moment = datetime.fromtimestamp(ts, tz=UTC)
         if name not in existing:
             QuotaOverState.objects.create(cluster=cluster, name=name, over_since=moment)
-        elif existing[name] != moment:
+        elif datetime.fromtimestamp(existing[name], tz=UTC) != moment:
             QuotaOverState.objects.filter(cluster=cluster, name=name).update(over_since=moment)
 
 
@@ -183,7 +189,7 @@ def run_recycle_pass(cluster: Cluster) -> SchedulingSession | None:
             t1 = perf_counter()
             evictions, new_over = run.run_recycle(snapshot, now=started.timestamp(), over_since=over)
             t2 = perf_counter()
-            save_over_since(cluster, new_over)
+            save_over_since(cluster, new_over, over)
             if not evictions:
                 return None
             return apply_decisions(

@@ -129,7 +129,7 @@ def _locked(
                     return "gone"
                 on_skip(cluster)
             return _skipped(cluster, what)
-        if _cluster(cluster_id) is None:
+        if not Cluster.objects.filter(pk=cluster_id).exists():  # deleted before the lock was ours
             return "gone"
         return work(cluster)
 

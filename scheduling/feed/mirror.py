@@ -64,6 +64,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
+from engine.admission import LocalQueueSpec
 from engine.flavors import FlavorMemo
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
@@ -148,6 +149,9 @@ class _Trees:
     groups: list[QuotaGroupSpec]
     queues: list[QueueSpec]
     queue_names: dict[int, str]
+    # Kueue's LocalQueues as the snapshots read them: tree rows too (a write of one moves the trees' revision, which
+    # makes new ``_Trees``), read by the first snapshot at this revision instead of by every snapshot
+    local_queues: list[LocalQueueSpec] | None = None
 
     def same_references(self, other: _Trees) -> bool:
         """Whether the names the cluster's rows refer to by key are unchanged (then the rows need no re-read)."""
@@ -311,7 +315,9 @@ class ClusterMirror:
             self._last_snapshot = snapshot
             # Kueue's levers of the queues and the cluster's Kueue Configuration, its ResourceFlavors (none: the
             # snapshot as it is; the same flavored object for an unchanged node or pod)
-            levered = with_stored_levers(snapshot, cluster.kueue_config, store.read_local_queues())
+            if st.trees.local_queues is None:
+                st.trees.local_queues = store.read_local_queues()
+            levered = with_stored_levers(snapshot, cluster.kueue_config, st.trees.local_queues)
             return with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
 
     def row_ids(self) -> store.RowIds:

@@ -232,3 +232,31 @@ def test_a_bulk_write_filtered_by_cluster_moves_that_cluster_only_when_it_writes
     assert after[0] > before[0] and after[1] == before[1]
     assert Pod.objects.filter(name="train-0").update(status="Bound") == 1  # no cluster named: its rows tell
     assert revisions()[0] > after[0] and revisions()[1] == before[1]
+
+
+def test_a_bulk_write_inside_a_transaction_takes_no_savepoint_and_one_that_matches_nothing_writes_nothing(
+    cluster: Cluster,
+) -> None:
+    """Inside a transaction a bulk write and its revision's move share it (no savepoint: two statements less, as the
+    live loop makes tens of such writes a second); a write whose cluster has no matching row issues no UPDATE or
+    DELETE at all, and moves nothing (the check that would move the revision found none). Rolled back whole, the
+    write and its move go together."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    key = Revision.cluster_key(cluster.pk)
+    (before,) = Revision.objects.values_of(key)
+    with transaction.atomic(), CaptureQueriesContext(connection) as seen:
+        assert Pod.objects.filter(cluster=cluster, status="Succeeded").update(status="Running") == 0
+        assert Pod.objects.filter(cluster=cluster, status="Succeeded").delete() == (0, {})
+        assert Pod.objects.filter(cluster=cluster, status="Bound").update(status="Running") == 1
+    statements = [q["sql"].split()[0] for q in seen.captured_queries]
+    assert "SAVEPOINT" not in statements, statements
+    assert statements.count("UPDATE") == 2 and "DELETE" not in statements, statements  # the revision, the pod
+    (after,) = Revision.objects.values_of(key)
+    assert after > before
+    with pytest.raises(RuntimeError), transaction.atomic():
+        Pod.objects.filter(cluster=cluster, status="Running").update(status="Bound")
+        raise RuntimeError("rolled back")
+    assert Revision.objects.values_of(key) == (after,)
+    assert Pod.objects.filter(cluster=cluster, status="Running").count() == 1

@@ -748,3 +748,26 @@ def test_sqlite_without_all_its_triggers_reads_in_full(world: World) -> None:
     _touch(world)
     assert mirror.refresh().reason == "no change feed on this database"
     assert_same(mirror, world)
+
+
+def test_the_local_queues_are_read_once_per_trees_revision_and_again_after_a_write(world: World) -> None:
+    """Kueue's LocalQueues are tree rows: the mirror reads them for the first snapshot at a trees revision and keeps
+    them for the next ones (a session and its recycling pass read the same); a LocalQueue written (which moves the
+    trees' revision) is in the next snapshot."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from quotas.models import LocalQueue
+
+    mirror = ClusterMirror(world.cluster.pk)
+    first, _ = mirror.read(world.cluster)
+    assert first.admission.local_queue_specs == ()
+    with CaptureQueriesContext(connection) as seen:
+        again, _ = mirror.read(world.cluster)
+    assert not [q for q in seen.captured_queries if "quotas_localqueue" in q["sql"]]
+    assert again.admission.local_queue_specs == ()
+    LocalQueue.objects.create(
+        namespace=Namespace.objects.get(name="ns-a"), name="lq-a", queue=Queue.objects.get(name="team-a"), weight="2"
+    )
+    after, _ = mirror.read(world.cluster)
+    assert [(s.namespace, s.name, s.queue) for s in after.admission.local_queue_specs] == [("ns-a", "lq-a", "team-a")]

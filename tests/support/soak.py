@@ -506,8 +506,6 @@ class Soak:
         ]
 
     def _check_podgroups(self, t: int) -> None:
-        from django.db.models import Sum
-
         from scheduling.models import PodGroup
 
         now = (START + timedelta(seconds=t)).timestamp() + self._spent
@@ -515,10 +513,14 @@ class Soak:
         seen: set[int] = set()
         capacity, occupied, pending = self._gpu
         admitted: list[tuple[list[dict[str, int]], int]] = []  # admissible jobs with GPU demand: pods, how many needed
-        for pk, name, phase, reason, unplaced, created, blocker, min_member in PodGroup.objects.filter(
+        requeues = 0
+        for pk, name, phase, reason, unplaced, created, blocker, min_member, requeued in PodGroup.objects.filter(
             cluster=self.cluster
-        ).values_list("id", "name", "phase", "reason", "unplaced_sessions", "created", "blocker", "min_member"):
+        ).values_list(
+            "id", "name", "phase", "reason", "unplaced_sessions", "created", "blocker", "min_member", "requeues"
+        ):
             seen.add(pk)
+            requeues += requeued
             if admissible(phase, blocker) and pending.get(pk, 0):
                 admissible_gpu += pending[pk]
                 admitted.append((self._pending_pods[pk], min_member - self._members[pk]))
@@ -539,7 +541,7 @@ class Soak:
             self.report.max_unplaced_inqueue = max(self.report.max_unplaced_inqueue, unplaced)
             if unplaced > 3:
                 self._violation(t, f"podgroup {name} Inqueue for {unplaced} sessions without a place")
-        self.report.requeues = int(PodGroup.objects.filter(cluster=self.cluster).aggregate(n=Sum("requeues"))["n"] or 0)
+        self.report.requeues = requeues  # every podgroup of the cluster was read
         finished = [pk for pk in self._created if pk not in seen]
         self.report.completed_jobs += len(finished)
         for pk in finished:
