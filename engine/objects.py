@@ -40,10 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import SimpleNamespace
-from typing import Any, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from engine.admission import AdmissionLevers
 from engine.limits import ENV_VARS, Limits, node_amount_errors
@@ -81,6 +78,10 @@ from engine.vocabulary import (
 from engine.vocabulary import (
     TaskStatus as TaskStatus,
 )
+
+if TYPE_CHECKING:  # numpy is imported where a matrix is made (``_matrix``): Django imports this module at start-up
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ALLOCATED_STATUSES",
@@ -710,7 +711,7 @@ def _set_aside(nodes: Iterable[NodeInfo], bound: int) -> dict[str, str]:
 # -- the snapshot ------------------------------------------------------------------------------------------------
 
 _T = TypeVar("_T")
-Int64Matrix = npt.NDArray[np.int64]
+Int64Matrix: TypeAlias = "npt.NDArray[np.int64]"
 
 # Which fields each cached index depends on: a copy that changes none of them keeps the index.
 _CACHE_DEPS: dict[str, frozenset[str]] = {
@@ -1117,6 +1118,8 @@ def _children(specs: Iterable[QueueSpec | QuotaGroupSpec]) -> dict[str, tuple[st
 def _matrix(
     objects: Mapping[str, _T], amounts: Callable[[_T], ResourceList], names: tuple[str, ...]
 ) -> tuple[tuple[str, ...], Int64Matrix]:
+    import numpy as np
+
     column = {name: i for i, name in enumerate(names)}
     keys = tuple(objects)
     out = np.zeros((len(keys), len(names)), dtype=np.int64)

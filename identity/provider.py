@@ -8,7 +8,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import requests
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
@@ -81,6 +80,8 @@ def _discovery(url: str) -> dict[str, Any]:
     key = f"identity:oidc-discovery:{url}"
     document = cache.get(key)
     if document is None:
+        import requests  # here, not at the top: every process imports this module at start-up (``IdentityConfig``)
+
         try:
             response = requests.get(url, timeout=config().get("TIMEOUT_SECONDS", 10))
             response.raise_for_status()

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import forms
 
+from scheduling.kubeconfig import KUBECONFIG_MAX_CHARS, kubeconfig_problem
 from scheduling.models import Cluster
-from scheduling.serializers import KUBECONFIG_MAX_CHARS, kubeconfig_problem
 
 
 class SecretTextarea(forms.Textarea):

@@ -10,7 +10,6 @@ from django.db import connection
 from core.facts import ClusterSummary, JobMinimum
 from engine.policy.policy import PolicyError
 from engine.resources import ResourceList
-from engine.values import queue_policy_of
 from engine.vocabulary import PodGroupPhase
 from scheduling.models import Cluster, ClusterSource, Node, PodGroup, TreeSource, parse_scheduler_policy
 
@@ -44,6 +43,8 @@ class DatabaseFacts:
             "cluster_id", "allocatable"
         ):
             totals.setdefault(cluster_id, []).append(ResourceList(allocatable or {}))
+        from engine.values import queue_policy_of  # here: the engine's values are not needed at start-up
+
         out = []
         for cluster in Cluster.objects.order_by("name").only("id", "name", "scheduler_policy"):
             try:

@@ -6,7 +6,6 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
@@ -25,6 +24,7 @@ from quotas.access import is_admin, submittable_queue_ids, usable_group_ids, vis
 from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup
 from scheduling import agent_access, node_use
 from scheduling.choices import AGENT_REPORTED_STATUSES, PodStatus
+from scheduling.kubeconfig import KUBECONFIG_MAX_CHARS, kubeconfig_problem
 from scheduling.models import (
     Cluster,
     Eviction,
@@ -47,36 +47,7 @@ def default_cluster() -> Cluster:
     return cluster
 
 
-def kubeconfig_problem(text: str) -> str:
-    """Why ``text`` is not a kubeconfig the adapter can load, or "" (blank is fine: the in-cluster service account).
-    Only where the problem is, never the text (it holds credentials)."""
-    if not text.strip():
-        return ""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        return f"the kubeconfig is not valid YAML{where}"
-    if not isinstance(data, Mapping):
-        return "the kubeconfig must be a YAML mapping (apiVersion: v1, kind: Config, clusters, users, contexts)"
-    for key in ("clusters", "contexts"):
-        items = data.get(key)
-        if not isinstance(items, list) or not items:
-            return f"the kubeconfig has no {key}: it needs at least one"
-    contexts = {str(c.get("name")) for c in data["contexts"] if isinstance(c, Mapping)}
-    current = data.get("current-context")
-    if not current:
-        return "the kubeconfig has no current-context: the adapter connects with it"
-    if str(current) not in contexts:
-        return f"the kubeconfig's current-context {str(current)[:63]!r} is not one of its contexts"
-    return ""
-
-
 _REPORTED = ", ".join(AGENT_REPORTED_STATUSES[:-1]) + f" or {AGENT_REPORTED_STATUSES[-1]}"  # "Running, ... or Failed"
-
-
-KUBECONFIG_MAX_CHARS = 131_072  # a kubeconfig with a few embedded certificates is some kilobytes
 
 
 class ClusterSerializer(serializers.ModelSerializer):

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.support import migrated_sqlite
+from tests.support import migrated_sqlite, pg_template
 
 T = TypeVar("T")
 
@@ -95,6 +95,60 @@ def django_db_modify_db_settings(
     if template is not None:
         copied = migrated_sqlite.copy_to(template, tmp_path_factory.mktemp("test-db") / "test.sqlite3")
         settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = str(copied)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request: pytest.FixtureRequest,
+    django_test_environment: None,
+    django_db_blocker: Any,
+    django_db_use_migrations: bool,
+    django_db_keepdb: bool,
+    django_db_createdb: bool,
+    django_db_modify_db_settings: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """pytest-django's, except that an xdist worker on PostgreSQL copies the run's migrated template instead of
+    migrating its own database when another worker made it first (``tests.support.pg_template``)."""
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _disable_migrations, _get_databases_for_setup
+
+    if not django_db_use_migrations:
+        _disable_migrations()
+    keepdb = django_db_keepdb and not django_db_createdb
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+    verbosity = request.config.option.verbose
+
+    def migrate(keep: bool) -> Any:
+        return setup_databases(
+            verbosity=verbosity, interactive=False, aliases=aliases, serialized_aliases=serialized_aliases, keepdb=keep
+        )
+
+    with django_db_blocker.unblock():
+        if pg_template.wanted(keepdb, django_db_use_migrations):
+            db_cfg = pg_template.set_up(_session_root(tmp_path_factory), migrate)
+        else:
+            db_cfg = migrate(keepdb)
+    yield
+    if not django_db_keepdb:
+        with django_db_blocker.unblock():
+            try:
+                teardown_databases(db_cfg, verbosity=verbosity)
+            except Exception as exc:  # as pytest-django's: a warning, not an error
+                request.node.warn(pytest.PytestWarning(f"Error when trying to teardown test databases: {exc!r}"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's controller (not an xdist worker), once the workers are done, drops the PostgreSQL template they
+    made, if they made one (``tests.support.pg_template``)."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if os.environ.get("PYTEST_XDIST_WORKER") or factory is None:
+        return
+    from pytest_django.plugin import blocking_manager_key
+
+    if blocking_manager_key in session.config.stash:  # Django is set up (not a -p no:django run)
+        with session.config.stash[blocking_manager_key].unblock():
+            pg_template.drop(factory.getbasetemp())
 
 
 @pytest.fixture(autouse=True, scope="session")
