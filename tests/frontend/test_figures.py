@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 import pytest
@@ -182,6 +183,13 @@ def test_a_chain_of_unlimited_nodes_that_claim_nothing_keeps_every_level() -> No
 
 
 caps = st.one_of(st.none(), st.integers(0, 1_000))
+_TOTAL = st.integers(0, 2_000)
+
+
+@cache
+def _parents(names: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """The parent drawn among the nodes so far, made once per list rather than at every draw (same values)."""
+    return st.sampled_from(names)
 
 
 @settings(max_examples=150, deadline=None)
@@ -189,9 +197,9 @@ caps = st.one_of(st.none(), st.integers(0, 1_000))
 def test_children_never_outgrow_their_parent(data: st.DataObject, n: int) -> None:
     spec: dict[str, tuple[str | None, int | None]] = {"root": (None, data.draw(caps))}
     for i in range(n):
-        parent = data.draw(st.sampled_from(sorted(spec)))
+        parent = data.draw(_parents(tuple(sorted(spec))))
         spec[f"n{i}"] = (parent, data.draw(caps))
-    tree = make_tree(spec, total=data.draw(st.integers(0, 2_000)))
+    tree = make_tree(spec, total=data.draw(_TOTAL))
     s = sizes(tree, "cpu")
     for name in tree.order:
         kids = tree.nodes[name].children

@@ -96,7 +96,10 @@ def test_the_bounds_bracket_the_true_start_when_runtimes_vary(world: dict[str, A
     assert 1260.0 <= got["p90_seconds"] <= 51 * 60
 
 
-def test_a_job_that_can_never_start_says_why(world: dict[str, Any]) -> None:
+def test_a_job_that_can_never_start_says_why(world: dict[str, Any], settings: Any) -> None:
+    """The replays run to the horizon, as the job never starts: an hour of them rather than two, as the reason comes
+    from the engine's sessions on the empty cluster whatever the horizon."""
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_HORIZON_HOURS": 1.0}
     huge = builders.job("ns-a", "huge", "team-a", 1, {"cpu": "16"}, priority=10)  # first in its queue
     got = estimates.estimate_of(huge, world["now"])
     assert got is not None and got["state"] == "never"

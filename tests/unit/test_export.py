@@ -5,6 +5,7 @@ own CRD schema (kept in tests/fixtures/crds). Kueue's format keeps what Kueue ca
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,10 @@ def load_docs(docs: list[dict[str, Any]]) -> Snapshot:
     return load_manifests([("export.yaml", yaml.safe_dump_all(docs, sort_keys=False))]).snapshot
 
 
+@cache
 def drawn(seed: int) -> Snapshot:
+    """The corpus generator's snapshot for ``seed``, read from its manifests once per module: several tests draw the
+    same seeds, and the snapshot (frozen, never changed by the export or the engine) is only read."""
     return load_docs(corpus.snapshot(seed).docs)
 
 
@@ -80,7 +84,9 @@ def test_an_unknown_format_is_named() -> None:
 CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
 
 
+@cache
 def _schema(crd_file: str, version: str) -> dict[str, Any]:
+    """The CRD's schema for ``version``, parsed once per module (the validators only read it)."""
     crd = yaml.safe_load((CRDS / crd_file).read_text())
     for v in crd["spec"]["versions"]:
         if v["name"] == version:

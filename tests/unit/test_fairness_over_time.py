@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 import pytest
@@ -206,27 +207,33 @@ def test_every_tree_plugin_takes_the_switch() -> None:
 # -- guarantees are never touched ----------------------------------------------------------------------------------
 
 
+# The strategies the composite draws from, made once (by their arguments): one built inside the composite is looked
+# up again in Hypothesis's cache, or built and checked again, at every draw. The same strategies, so the same values.
+_integers = cache(st.integers)
+_RATIO = st.fractions(min_value=0, max_value=20, max_denominator=100)
+
+
 @st.composite
 def _trees(draw: Any) -> tuple[Snapshot, UsageHistory]:
-    count = draw(st.integers(2, 4))
-    total = draw(st.integers(4, 40))
+    count = draw(_integers(2, 4))
+    total = draw(_integers(4, 40))
     names = [f"q{i}" for i in range(count)]
-    guarantees = [draw(st.integers(0, total // count)) for _ in names]
+    guarantees = [draw(_integers(0, total // count)) for _ in names]
     queues = [
-        queue(n, draw(st.integers(1, 5)), guarantee=rl(str(g)) if g else None)
+        queue(n, draw(_integers(1, 5)), guarantee=rl(str(g)) if g else None)
         for n, g in zip(names, guarantees, strict=True)
     ]
     pgs, pods = [], []
     for n in names:
-        asked = draw(st.integers(0, total))
+        asked = draw(_integers(0, total))
         if asked:
             pgs.append(podgroup(n, f"j{n}", n, 1, phase="Inqueue"))
             pods += [pod(n, f"j{n}-{i}", f"j{n}", "1") for i in range(asked)]
-    groups = [group(f"g{i}", min=rl(str(draw(st.integers(0, 3)))), max=rl(str(total))) for i in range(count)]
+    groups = [group(f"g{i}", min=rl(str(draw(_integers(0, 3)))), max=rl(str(total))) for i in range(count)]
     gpods = [
         pod(f"g{i}", f"p{i}-{k}", f"jg{i}", "1", quota=f"g{i}")
         for i in range(count)
-        for k in range(draw(st.integers(0, 6)))
+        for k in range(draw(_integers(0, 6)))
     ]
     pol = policy("allocate", ["gang"], [FAIR, {"name": "elasticquota", "arguments": {"fairnessOverTime": True}}])
     snap = snapshot(
@@ -237,9 +244,8 @@ def _trees(draw: Any) -> tuple[Snapshot, UsageHistory]:
         groups=groups,
         policy=pol,
     )
-    ratio = st.fractions(min_value=0, max_value=20, max_denominator=100)
-    recorded = {node_key(QUEUE, n): draw(ratio) for n in names}
-    recorded |= {node_key(QUOTA, f"g{i}"): draw(ratio) for i in range(count)}
+    recorded = {node_key(QUEUE, n): draw(_RATIO) for n in names}
+    recorded |= {node_key(QUOTA, f"g{i}"): draw(_RATIO) for i in range(count)}
     return snap, UsageHistory(recorded=recorded)
 
 

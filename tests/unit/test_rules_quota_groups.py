@@ -655,27 +655,35 @@ def test_quota_tree_of_builtins_is_valid() -> None:
 # --------------------------------------------------------------------------------------------------------
 
 _NAMES = ["a", "b", "c", "d", "e"]
+# The strategies the composite draws from, made once: one built inside the composite is looked up again in
+# Hypothesis's cache, or built and checked again, at every draw. The same strategies, so the same values are drawn.
+_OPS = st.integers(1, 30)
+_NAME = st.sampled_from(_NAMES)
+_PARENT = st.sampled_from([ROOT_GROUP, *_NAMES])
+_BOOLEANS = st.booleans()
+_TOP = st.integers(0, 6)
+_MINS = [st.integers(0, top) for top in range(7)]  # the min of a resource is at most its max (0-6)
 
 
 @st.composite
 def _group_ops(draw: st.DrawFn) -> list[QuotaGroupSpec]:
     ops = []
-    for _ in range(draw(st.integers(1, 30))):
-        name = draw(st.sampled_from(_NAMES))
-        parent = draw(st.sampled_from([ROOT_GROUP, *_NAMES]))
+    for _ in range(draw(_OPS)):
+        name = draw(_NAME)
+        parent = draw(_PARENT)
         mx: dict[str, int] = {}
         mn: dict[str, int] = {}
         for resource in ("cpu", "memory"):
-            if draw(st.booleans()):
-                top = draw(st.integers(0, 6))
+            if draw(_BOOLEANS):
+                top = draw(_TOP)
                 mx[resource] = top
-                if draw(st.booleans()):
-                    mn[resource] = draw(st.integers(0, top))
+                if draw(_BOOLEANS):
+                    mn[resource] = draw(_MINS[top])
         ops.append(
             QuotaGroupSpec(
                 name,
                 parent=parent,
-                is_parent=draw(st.booleans()),
+                is_parent=draw(_BOOLEANS),
                 min=ResourceList({k: v * 1000 for k, v in mn.items()}),
                 max=ResourceList({k: v * 1000 for k, v in mx.items()}),
             )

@@ -13,6 +13,10 @@ from engine.resources import parse_resource_list
 
 NOW = 1_780_000_000.0  # on the 60 s grid of the forecast (its origin)
 PERIOD = 60.0
+# How far ahead the forecasts of a job that can never start look: an hour (60 sessions) rather than the default six;
+# the job waits alone on an idle cluster, so later sessions see the same state, and the reason comes from the
+# engine's own sessions on the empty cluster, whatever the horizon.
+NEVER_HORIZON = 3600.0
 
 
 def tree(capability: str | None = None) -> Snapshot:
@@ -133,14 +137,18 @@ def test_the_budget_stops_the_draws_and_says_how_far_they_got() -> None:
 
 def test_a_gang_bigger_than_the_cluster_can_never_start_and_the_engine_says_why() -> None:
     state = cluster(job("big", 8, NOW - 60))
-    got = forecast_starts(state, now=NOW, period=PERIOD, runtimes={"a": [600.0]}, targets=["ns/big"], draws=2)
+    got = forecast_starts(
+        state, now=NOW, period=PERIOD, runtimes={"a": [600.0]}, targets=["ns/big"], draws=2, horizon=NEVER_HORIZON
+    )
     never = got["ns/big"].never
     assert never is not None and "nvidia.com/gpu" in never
 
 
 def test_a_job_over_its_queues_capability_can_never_start() -> None:
     state = cluster(job("w", 4, NOW - 60), capability="2")
-    got = forecast_starts(state, now=NOW, period=PERIOD, runtimes={"a": [600.0]}, targets=["ns/w"], draws=2)
+    got = forecast_starts(
+        state, now=NOW, period=PERIOD, runtimes={"a": [600.0]}, targets=["ns/w"], draws=2, horizon=NEVER_HORIZON
+    )
     never = got["ns/w"].never
     assert never is not None and "queue a" in never and "requested 4, available 2" in never
 

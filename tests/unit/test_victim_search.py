@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import sys
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -173,6 +174,14 @@ def random_cluster(rng: random.Random, policy_name: str) -> Snapshot:
     )
 
 
+@cache
+def seeded_cluster(seed: int, policy_name: str) -> Snapshot:
+    """``random_cluster`` for a seed the tests below share, built once per module: the snapshot is frozen and the
+    sessions only read it, so each test sees the same cluster it would build itself (with the snapshot's memo of
+    derived values, such as the tasks by node, already filled: they are functions of the snapshot alone)."""
+    return random_cluster(random.Random(seed), policy_name)
+
+
 def _everything(self: common.VictimRoom, scope: Any, candidates: Any, preemptor: TaskState, without: Any = ()) -> Any:
     """The plain search: every node that passes the predicates is tried."""
     return np.full_like(self.ssn.nodes.idle, 2**40)
@@ -231,7 +240,7 @@ def test_the_random_clusters_exercise_the_victim_actions(monkeypatch: pytest.Mon
         monkeypatch.setattr(sys.modules[module], "rows_with_room", counting)
     for seed in range(40):
         for name in ("demo", "default"):
-            result = run_session(random_cluster(random.Random(seed), name), now=0.0)
+            result = run_session(seeded_cluster(seed, name), now=0.0)
             actions.update(e.action for e in result.evictions)
     assert actions == {"reclaim", "preempt"}
     assert skipped > tried > 0
@@ -263,7 +272,7 @@ def test_a_pod_that_passes_the_victim_test_has_a_job_that_passes_the_job_test() 
         m.setattr(common.VictimRoom, "_passing", checking)
         for seed in range(30):
             for name in sorted(POLICIES):
-                run_session(random_cluster(random.Random(seed), name), now=0.0)
+                run_session(seeded_cluster(seed, name), now=0.0)
     assert checked and passed and filtered  # the job tests refuse some jobs, and some pods pass
 
 
@@ -289,7 +298,7 @@ def _rooms_checked(m: pytest.MonkeyPatch, seeds: range) -> tuple[int, int]:
     m.setattr(common.VictimRoom, "_passing", checking)
     for seed in seeds:
         for name in sorted(POLICIES):
-            snap = random_cluster(random.Random(seed), name)
+            snap = seeded_cluster(seed, name)
             for session in range(3):
                 result = run_session(snap, now=float(session))
                 snap = apply_result(snap, result, now=float(session))
@@ -320,7 +329,7 @@ def test_sort_victims_keyed_matches_pairwise() -> None:
     rng = random.Random(7)
     checked = 0
     for seed in range(30):
-        snap = random_cluster(random.Random(seed), rng.choice(sorted(POLICIES)))
+        snap = seeded_cluster(seed, rng.choice(sorted(POLICIES)))
         ssn = Session(snap, snap.policy, 0.0)
         victims = [t for t in ssn.tasks.values() if t.status in (TaskStatus.RUNNING, TaskStatus.BOUND)]
         preemptors = [t for t in ssn.tasks.values() if t.status == TaskStatus.PENDING and t.pg is not None]
