@@ -542,15 +542,20 @@ class NamespaceInfo:
     # matches (``engine.admission``); Kubernetes' own ``kubernetes.io/metadata.name`` is implied, never stored
     labels: tuple[tuple[str, str], ...] = ()
 
-    def __setstate__(self, state: Sequence[Any]) -> None:
-        """A pickled namespace of an older engine (a session record written before ``labels``) loads with the
-        defaults of the fields it lacks."""
-        values = list(state)
-        for i, f in enumerate(dataclasses.fields(self)):
-            object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
-
     def label_map(self) -> dict[str, str]:
         return dict(self.labels)
+
+
+def _namespace_setstate(self: NamespaceInfo, state: Sequence[Any]) -> None:
+    """A pickled namespace of an older engine (a session record written before ``labels``) loads with the defaults of
+    the fields it lacks. Set after the class is made: ``dataclass(slots=True, frozen=True)`` of Python 3.11.0 to
+    3.11.4 replaces a ``__setstate__`` written in the class body with its own, which needs every field."""
+    values = list(state)
+    for i, f in enumerate(dataclasses.fields(self)):
+        object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
+
+
+setattr(NamespaceInfo, "__setstate__", _namespace_setstate)  # noqa: B010 (mypy: a slotted dataclass declares none)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Literal
 
 from engine.resources import ResourceList
 from engine.userlimits import stored_user_limits, user_limits_from_stored
+from engine.vocabulary import Word
 
 __all__ = [
     "DESCRIPTION_ANNOTATION",
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-class FieldKind(StrEnum):
+class FieldKind(Word):
     INT = "int"
     BOOL = "bool"
     TEXT = "text"

@@ -5,9 +5,20 @@ engine, so every other module, the fair-share math included, can use it."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
-class TaskStatus(StrEnum):
+class Word(StrEnum):
+    """A ``StrEnum`` that pickles by value on every Python release: ``(its class, (its value,))``, as Python 3.11.7
+    and later do. Python 3.11.0 to 3.11.4 (Debian 12's 3.11.2 among them) pickle a member by name through
+    ``builtins.getattr``, which the session records' loader refuses (``engine.replay.recorded``: it loads classes
+    only), and which would make a record depend on the release that wrote it."""
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return self.__class__, (self._value_,)
+
+
+class TaskStatus(Word):
     """Volcano's task status (``pkg/scheduler/api/types.go``)."""
 
     PENDING = "Pending"
@@ -51,7 +62,7 @@ PLACED_NOT_STARTED: tuple[TaskStatus, ...] = (
 )
 
 
-class QueueState(StrEnum):
+class QueueState(Word):
     """A queue's state (Volcano's ``QueueState``)."""
 
     OPEN = "Open"
@@ -65,7 +76,7 @@ QUEUE_STATES: tuple[str, ...] = tuple(s.value for s in QueueState)
 CLOSED_QUEUE_STATES: frozenset[str] = frozenset({QueueState.CLOSED.value, QueueState.CLOSING.value})
 
 
-class PodGroupPhase(StrEnum):
+class PodGroupPhase(Word):
     """Volcano's PodGroup phase."""
 
     PENDING = "Pending"
@@ -81,7 +92,7 @@ ADMITTED_PHASES: frozenset[str] = frozenset({PodGroupPhase.INQUEUE, PodGroupPhas
 WAITING_PHASES: tuple[str, ...] = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN)
 
 
-class BlockerKind(StrEnum):
+class BlockerKind(Word):
     """What stops a job (a ``Blocker``'s and a gate refusal's ``kind``; ``engine.session.reasons`` makes them)."""
 
     QUEUE = "queue"

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from engine.fairshare.verdicts import Refusal, Verdict, equals
 from engine.resources import format_amount, resource_label
 from engine.session.decisions import Blocker, PodGroupStatus
-from engine.vocabulary import BlockerKind, PodGroupPhase
+from engine.vocabulary import BlockerKind, PodGroupPhase, Word
 from engine.vocabulary import TaskStatus as S
 from engine.wording import plural
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from engine.session.session import JobState, Session
 
 
-class Reason(StrEnum):
+class Reason(Word):
     """A podgroup's reason when it is not Running (Volcano's condition reasons, and Fairway's own)."""
 
     QUEUE_NOT_FOUND = "QueueNotFound"
