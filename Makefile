@@ -26,7 +26,8 @@ unexport PYTHONDONTWRITEBYTECODE
 # The packages are installed by uv (from PyPI, into the virtualenv, in about 15 s on a fresh machine where pip took
 # 70 s: it resolves and unpacks in parallel and leaves bytecode to the first import); pip does it when uv cannot.
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); \
+	  echo "$(PYTHON) cannot make a virtualenv here (Debian's python3.11-venv missing?): using python3"; python3 -m venv $(VENV); }
 	@test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --upgrade pip -e '.[test]' || \
 	  $(BIN)/python -m pip install --quiet --upgrade pip -e '.[test]'
