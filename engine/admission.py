@@ -186,6 +186,10 @@ class AdmissionLevers:
     # the jobs Kueue's scheduling cycle leaves waiting this session, with why (``engine.flavors.assign_flavors``
     # sets them before each session on a flavored Kueue cluster; the session does not admit them)
     cycle_waits: Mapping[str, str] = field(default_factory=dict)
+    # Kueue's partial admission (``engine.partial``): (podgroup key, the least count of pods it may be admitted
+    # with), sorted, from a Job's ``kueue.x-k8s.io/job-min-parallelism``; sized before each session, not a lever of
+    # the session itself (a tuple default: a pickled record of an older engine loads without it)
+    partial_admission: tuple[tuple[str, int], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -222,6 +226,7 @@ class AdmissionDraft:
     podgroup_local_queue: dict[str, tuple[str, str]] = field(default_factory=dict)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
+    partial_admission: dict[str, int] = field(default_factory=dict)
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""
@@ -232,8 +237,9 @@ class AdmissionDraft:
         # Kueue's admissionScope does nothing without the Configuration's admissionFairSharing
         fair = frozenset(q for q in self.fair_sharing_queues if q in queues) if self.fair_sharing else frozenset()
         specs = tuple(s for _, s in sorted(self.local_queue_specs.items()) if s.queue in queues)
+        partial = tuple(sorted(self.partial_admission.items()))
         if not (strict or draining or held or selectors or fair):
-            return AdmissionLevers(local_queue_specs=specs) if specs else AdmissionLevers()
+            return AdmissionLevers(local_queue_specs=specs, partial_admission=partial)
         usage = bool(fair)
         return AdmissionLevers(
             strict_fifo=strict,
@@ -246,4 +252,5 @@ class AdmissionDraft:
             podgroup_local_queue=dict(self.podgroup_local_queue) if usage else {},
             namespace_labels=dict(self.namespace_labels) if selectors else {},
             local_queue_specs=specs,
+            partial_admission=partial,
         )

@@ -75,6 +75,7 @@ __all__ = [
     "FlavorChoice",
     "FlavorMemo",
     "FlavorTry",
+    "admission_oracle",
     "assign_flavors",
     "flavor_of_request",
     "flavored",
@@ -395,16 +396,18 @@ def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
 class _Assigner:
     indexed = True  # the preemptions simulated on the candidates indexed once (False: on the plain lists, as a check)
 
-    def __init__(self, snapshot: Snapshot, flavors: KueueFlavors) -> None:
+    def __init__(self, snapshot: Snapshot, flavors: KueueFlavors, plain: bool = False) -> None:
         self.snapshot = snapshot
         self.flavors = flavors
         usage: dict[str, dict[str, int]] = {}
-        held: dict[str, dict[str, int]] = {}  # by podgroup: what each admitted workload holds in flavored keys
+        # by podgroup: what each admitted workload holds in flavored keys (``plain``: in every key, for the quota
+        # of resources read in one flavor too: ``fit_mode``)
+        held: dict[str, dict[str, int]] = {}
         for pg_key, pg, task in holding_tasks(snapshot):
             into = usage.setdefault(pg.queue, {})
             mine = held.setdefault(pg_key, {})
             for key, amount in task.request.raw.items():
-                if FLAVOR_MARK in key:
+                if plain or FLAVOR_MARK in key:
                     into[key] = into.get(key, 0) + amount
                     mine[key] = mine.get(key, 0) + amount
         self.tree: FairTree = kueue_tree(snapshot, usage)
@@ -618,6 +621,32 @@ class _Assigner:
                 best = (worst, name)
         return None if best is None else (best[0], best[1], first_match)
 
+    def fit_mode(self, pg: PodGroupInfo, tasks: list[TaskInfo]) -> tuple[bool, str]:
+        """Whether ``tasks`` of ``pg`` may be admitted on the quota as it stands, as Kueue's scheduler asks of an
+        assignment (``getInitialAssignments``): they fit, or they fit by a preemption that finds workloads to
+        preempt; with what was found, for people. The resources of its ClusterQueue's flavored resource groups are
+        asked through their flavors (``pick``), the others (read in one flavor) each on its quota (the assigner
+        made with ``plain``); the worst answer is the workload's (Kueue's representative mode)."""
+        groups = self.flavors.groups.get(pg.queue, ())
+        worst, fungibility = _Mode(_FIT, 0), FlavorFungibility()
+        if groups:
+            pick = self.pick(pg, tasks, groups, count=False)
+            worst = _Mode(pick.mode, pick.borrow)
+        grouped = {r for group in groups for r in group.resources}
+        request: dict[FlavorResource, int] = {}
+        for task in tasks:
+            for key, amount in task.request.raw.items():
+                fr = flavor_resource(key)
+                if fr[1] not in grouped:
+                    request[fr] = request.get(fr, 0) + amount
+        quota = self.tree.subtree.get(pg.queue, {})
+        for fr, amount in sorted(request.items()):
+            if amount and fr in quota:
+                mode, _ = self._mode(pg, fr, amount)
+                if _preferred(worst, mode, fungibility):
+                    worst = mode
+        return worst.preemption >= _PREEMPT, _OUTCOME[worst.preemption]
+
     def add(self, queue: str, amounts: Mapping[FlavorResource, int], sign: int = 1) -> None:
         """``amounts`` added to (``sign=-1``: taken from) ``queue``'s usage; the preemptions simulated counted the
         quota as it was."""
@@ -805,6 +834,14 @@ class _Cycle:
         if pick.mode == _NO_FIT and (kept := self._kept_from(pg, pick)):
             self.waits[pg.key] = kept
         return pick
+
+
+def admission_oracle(snapshot: Snapshot) -> Callable[[PodGroupInfo, list[TaskInfo]], tuple[bool, str]]:
+    """Kueue's question of an assignment on the quota as ``snapshot`` stands (``_Assigner.fit_mode``): may these
+    pods of this workload be admitted, by fitting or by a preemption that finds workloads to preempt, and what was
+    found. Every ClusterQueue's quota counts, flavored or read in one flavor (``engine.partial`` sizes Kueue's
+    partial admission with it)."""
+    return _Assigner(snapshot, snapshot.kueue_flavors or KueueFlavors(), plain=True).fit_mode
 
 
 def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[Snapshot, dict[str, FlavorChoice]]:

@@ -16,6 +16,7 @@ from engine.fairshare.drs import Share
 from engine.flavors import FlavorChoice, assign_flavors, flavor_of_request, with_kept_flavors
 from engine.limits import ENV_VARS, Deadline, Limits, node_amount_errors
 from engine.objects import Snapshot
+from engine.partial import PartialAdmission
 from engine.policy.policy import Policy
 from engine.resources import (
     ResourceNames,
@@ -285,12 +286,14 @@ def _run_sessions(
     checkpoint = deadline.check if deadline is not None else None
     values = None
     choices: dict[str, FlavorChoice] = {}  # Kueue's flavor assignment of each workload, the latest
+    partial = PartialAdmission(snapshot)  # Kueue's Jobs that may be admitted with fewer pods
     for i in range(sessions):
         if deadline is not None:
             deadline.progress = f"in session {i + 1} of {sessions}"
             deadline.check()
         t = start + i
         started = time.perf_counter()
+        snapshot = partial.before(snapshot)
         # several flavors per resource: an admitted workload's pods not on a node in the flavors of those that are,
         # then each waiting workload's
         snapshot, chosen = assign_flavors(with_kept_flavors(snapshot, {}))
@@ -307,6 +310,9 @@ def _run_sessions(
         )
         warnings.extend(result.warnings)
         snapshot = engine.apply_result(snapshot, result, now=t)
+        if partial:
+            placed = {snapshot.tasks[b.task].podgroup for b in result.bindings if b.task in snapshot.tasks}
+            snapshot = partial.after(snapshot, placed)
         document["podgroups"] = {
             key: {
                 "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",
@@ -318,6 +324,9 @@ def _run_sessions(
         }
     if snapshot.kueue_flavors is not None:
         _flavor_entries(snapshot, document["podgroups"], choices)
+    for key, entry in partial.entries().items():
+        if key in document["podgroups"]:
+            document["podgroups"][key]["partialAdmission"] = entry
     return snapshot, values
 
 
@@ -453,6 +462,17 @@ def render_table(doc: Mapping[str, Any]) -> str:
                 ],
                 ["PODGROUP", "FLAVORS", "ASSIGNMENT"],
             )
+    partial = {k: v["partialAdmission"] for k, v in doc["podgroups"].items() if "partialAdmission" in v}
+    if partial:  # Kueue's partial admission: the count each Job was tried with, and why
+        lines += ["", "PARTIAL ADMISSION"]
+        lines += _table(
+            [
+                [k, str(v["count"]), str(v["minCount"]), "-" if v["admittedCount"] is None else str(v["admittedCount"]),
+                 v["sizing"]]
+                for k, v in partial.items()
+            ],
+            ["PODGROUP", "PODS", "MIN", "ADMITTED", "SIZING"],
+        )  # fmt: skip
     if doc["bindings"] or doc["pipelined"]:
         lines += ["", "BINDINGS"]
         lines += _table(

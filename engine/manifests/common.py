@@ -84,6 +84,7 @@ FAIRWAY_SUSPENDED = "fairway.io/suspended"
 # Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
+KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's least count (partial admission)
 FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
 FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 # fairness over time (``engine.usage``): a node's recorded past-usage ratio, e.g. "1.8" (simulate's input)

@@ -57,6 +57,7 @@ from engine.amounts import STANDARD_RESOURCES
 from engine.kueuepolicy import kueue_policy_value
 from engine.limits import ENV_VARS
 from engine.manifests.common import (
+    KUEUE_MIN_PARALLELISM,
     KUEUE_QUEUE_LABEL,
     _Doc,
     _FieldError,
@@ -433,10 +434,17 @@ class KueueReaders(KueueLeverReaders):
             raise _FieldError(
                 f"spec.parallelism: {parallelism} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})"
             )
+        # Kueue's pod count: the parallelism, or the completions when fewer (``podsCount``)
+        completions = spec.get("completions")
+        if completions is not None:
+            parallelism = min(parallelism, _int(completions, "spec.completions", 1, minimum=0))
         pg_key = f"{doc.namespace}/{doc.name}"
+        least = self._min_parallelism(doc, parallelism)
         if pg_key in self.podgroups:
             self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the Job is not expanded")
             return
+        if least is not None:
+            self.admission.partial_admission[pg_key] = least
         self._room_for_pods(parallelism, "spec.parallelism")
         self._room_for_podgroup()
         template = _map(spec.get("template"), "spec.template")
@@ -471,6 +479,21 @@ class KueueReaders(KueueLeverReaders):
             phase=PodGroupPhase.PENDING,
             creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
         )
+
+    def _min_parallelism(self, doc: _Doc, count: int) -> int | None:
+        """The Job's ``kueue.x-k8s.io/job-min-parallelism`` (Kueue's partial admission, ``engine.partial``): a whole
+        number from 1 to one less than its pods, as Kueue's webhook checks it; None when not set."""
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        raw = annotations.get(KUEUE_MIN_PARALLELISM)
+        if raw is None:
+            return None
+        where = f"metadata.annotations.{KUEUE_MIN_PARALLELISM}"
+        if not re.fullmatch(r"[+-]?[0-9]+", raw.strip()):
+            raise _FieldError(f"{where}: {raw!r} is not a whole number")
+        least = int(raw)
+        if not 0 < least < count:
+            raise _FieldError(f"{where}: {least} should be between 1 and {count - 1} (the Job's pods less one)")
+        return least
 
 
 _T = TypeVar("_T")

@@ -82,6 +82,13 @@ CASES: dict[str, Example] = {
         quota={"cluster-queue": {"cpu": "9", "memory": "9Gi"}},
         admitted={"default/sample-elastic-job": 3},
     ),
+    # partial admission: a Job of 20 one-cpu pods that may run with 5 or more; the 9 cpu hold 9 of them
+    "partial admission": Example(
+        files=["admin__single-clusterqueue-setup.yaml", "jobs__sample-job-partial-admission.yaml"],
+        nodes=nodes(3, "4"),
+        quota={"cluster-queue": {"cpu": "9", "memory": "36Gi"}},
+        admitted={"default/sample-job-partial-admission": 9},
+    ),
     # cpu in two flavors of 9 (on-demand, spot) and cpu_credits: the sample Job's 3 cpu fit on-demand
     "shared quota": Example(
         files=["admin__shared-quota-setup.yaml", "admin__shared-quota-sample-job.yaml"],

@@ -16,9 +16,10 @@ session evicts and pipelines the preemptor at once (its pods wait on the node), 
 leaves waiting the session's answer is the victims and the preemptor pipelined.
 
 Out of scope, and left out for that reason: topology-aware scheduling, MultiKueue, admission checks (the check-state
-cases), partial admission (a workload admitted with fewer pods), workload slices, preemption gates, LimitRanges, and
-the cases about the scheduler's own bookkeeping (requeue reasons, events, error paths, integer overflow). Not
-expressible here: a workload of several pod sets (a session's podgroup has one template) and the namespace selector
+cases), workload slices, preemption gates, LimitRanges, and the cases about the scheduler's own bookkeeping (requeue
+reasons, events, error paths, integer overflow). Partial admission with one pod set is in (a Job's
+``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). Not expressible here: a workload of several
+pod sets (a session's podgroup has one template; the partial admission cases with several among them) and the namespace selector
 (``failed to match clusterQueue selector``: Fairway reads ``namespaceSelector`` but the rows build no namespaces), and
 ``multiple preemptions skip preemption when shared limited resource``, whose ClusterQueues set ``borrowWithinCohort``
 with ``reclaimWithinCohort: Never``, which Kueue's webhook (and Fairway's reader) refuses.
@@ -71,6 +72,7 @@ class WL:
     priority: int = 0
     flavor: str = ""
     second: int = 0
+    min_count: int = 0  # partial admission: ``kueue.x-k8s.io/job-min-parallelism`` (0: none)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Row:
     preempted: frozenset[str] = frozenset()
     cohorts: tuple[tuple[str, str | None, str], ...] = ()  # name, parent, quota (same notation)
     pipelined: frozenset[str] = frozenset()  # preemptors Kueue leaves waiting for their victims
+    counts: dict[str, int] = field(default_factory=dict)  # partial admission: the pods Kueue admits (or pipelines)
 
 
 # The ClusterQueues every case shares (TestSchedule's ``clusterQueues``; ``sales`` has the flavor ``default``).
@@ -220,9 +223,10 @@ def workload(w: WL) -> str:
             f"spec: {{nodeName: node-{w.flavor}, priorityClassName: p{w.priority + 1000}, containers: [{{name: c, "
             f"resources: {{requests: {{{requests(w, w.count)}}}}}}}]}}\nstatus: {{phase: Running, startTime: {created}}}"
         )
+    partial = f", annotations: {{kueue.x-k8s.io/job-min-parallelism: '{w.min_count}'}}" if w.min_count else ""
     return (
         f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {pod_name(w.name)}, namespace: {w.queue}, "
-        f"creationTimestamp: {created}, labels: {labels}}}\n"
+        f"creationTimestamp: {created}, labels: {labels}{partial}}}\n"
         f"spec: {{parallelism: {w.count}, template: {{spec: {{priorityClassName: p{w.priority + 1000}, "
         f"containers: [{{name: c, resources: {{requests: {{{requests(w, 1)}}}}}}}]}}}}}}"
     )
@@ -251,9 +255,10 @@ def run_row(tmp_path: Path, capsys: Any, row: Row, prefix: str = "") -> Outcome:
         prefix = f"{w.queue}/{pod_name(w.name)}-"
         bound = {k: v for k, v in doc["bindings"].items() if k.startswith(prefix)}
         waiting = {k: v for k, v in doc["pipelined"].items() if k.startswith(prefix)}
-        if len(bound) == w.count:
+        count = row.counts.get(w.name, w.count)
+        if len(bound) == count:
             result.admitted[w.name] = next(iter(bound.values())).removeprefix("node-")
-        elif len(bound) + len(waiting) == w.count:
+        elif len(bound) + len(waiting) == count:
             result.pipelined.add(w.name)
     for key in doc["evictions"]:
         result.preempted.add(by_pod[key.split("/", 1)[1]].name)
@@ -725,6 +730,37 @@ ROWS: dict[str, Row] = {
             WL("eng-beta/b1-pending", "clusterqueueb", f"{GPU}=1", second=1),  # Creation(now)
         ),
         {},
+    ),
+    # partial admission (a Job's ``kueue.x-k8s.io/job-min-parallelism``): 50 pods of 2 cpu do not fit sales' 50
+    # cpu; the most that do, from 20 up, is 25
+    "partial admission single variable pod set": Row(
+        BASE,
+        (WL("sales/new", "sales", "cpu=2", 50, min_count=20),),
+        {"sales/new": "default"},
+        counts={"sales/new": 25},
+    ),
+    # all 20 GPUs fit by preempting old (10 of eng-beta's 20, lower priority): the whole Job first, not 10 pods now
+    "partial admission single variable pod set, preempt first": Row(
+        BASE,
+        (
+            WL("eng-beta/new", "eng-beta", f"{GPU}=1", 20, priority=4, min_count=10),
+            WL("eng-beta/old", "eng-beta", f"{GPU}=1", 10, priority=-4, flavor="model-a"),
+        ),
+        {},
+        frozenset({"eng-beta/old"}),
+        pipelined=frozenset({"eng-beta/new"}),
+    ),
+    # 30 GPUs never fit eng-beta's 20 (it borrows none); the most that do, from 10 up, is 20, by preempting old
+    "partial admission single variable pod set, preempt with partial admission": Row(
+        BASE,
+        (
+            WL("eng-beta/new", "eng-beta", f"{GPU}=1", 30, priority=4, min_count=10),
+            WL("eng-beta/old", "eng-beta", f"{GPU}=1", 10, priority=-4, flavor="model-a"),
+        ),
+        {},
+        frozenset({"eng-beta/old"}),
+        pipelined=frozenset({"eng-beta/new"}),
+        counts={"eng-beta/new": 20},
     ),
 }
 

@@ -127,6 +127,25 @@ def _evict_set(
     return _fits_on_node(ssn, job.queue, task, row)
 
 
+def _take_set(
+    ssn: Session,
+    stmt: Statement,
+    task: TaskState,
+    row: int,
+    victims: list[TaskState],
+    sort_victims: Callable[[list[TaskState]], list[TaskState]],
+    keep: Callable[[TaskState], bool],
+    queue_ok: bool,
+) -> bool:
+    """Whether ``task`` goes to node ``row`` with a node's victims taken as one set (Kueue's): at once when the node's
+    free room and its queue's gates hold it already (a pod of a workload whose other pods need the evictions: Kueue
+    preempts for the whole workload, so the pods that fit where room is free go there), else with the set evicted
+    whole (``_evict_set``); none when there is no set."""
+    if queue_ok and fits(task, ssn.nodes.future_idle(row)):
+        return True
+    return bool(victims) and _evict_set(ssn, stmt, task, row, sort_victims(victims), keep)
+
+
 def _scored_rows(ssn: Session, task: TaskState, extra: I64) -> list[int]:
     """The nodes that pass the predicates and could hold ``task`` with ``extra`` freed, best score first."""
     mask = np.zeros(len(ssn.nodes), dtype=np.bool_)
@@ -146,7 +165,7 @@ def _preempt(
     """Find a node for ``task`` by evicting pods that ``keep`` accepts; ``extra()``: per node, at least what the
     victims the plugins could choose among them request (nodes where even that leaves no room are passed over).
     ``skip``: ``GANG_RULE`` for victims chosen with gangs in mind (``actions.gangvictims``); ``whole_set``: a node's
-    victims are one set, evicted whole (``_evict_set``)."""
+    victims are one set, evicted whole (``_take_set``)."""
     if task.info.preemption_policy == "Never":
         return False
     job = task.pg
@@ -167,7 +186,7 @@ def _preempt(
         victims = fw.preemptable(task, preemptees, skip)
         node_stmt = Statement(ssn)
         if whole_set:
-            ok = bool(victims) and _evict_set(ssn, node_stmt, task, row, sort_victims(victims), keep)
+            ok = _take_set(ssn, node_stmt, task, row, victims, sort_victims, keep, queue_ok)
             ordered: list[TaskState] = []
         elif gangs is not None:
             plan = gangs.plan(row, sort_victims(victims))
