@@ -19,7 +19,9 @@ here runs):
   the live sessions keep the usage across sessions: ``engine.localqueues``).
 
 The LocalQueues themselves (``local_queue_specs``: namespace, name, ClusterQueue, weight) are kept whether or not a
-lever is on, for the Kueue export; they alone do not turn the levers on.
+lever is on, for the Kueue export; they alone do not turn the levers on. So are Kueue's pod groups that wait for their
+pods (``pod_group_waits``: fewer pods than their ``pod-group-total-count`` and none on a node), which ``enqueue``
+never admits, whatever the levers: Kueue makes no workload of such a group until all its pods exist.
 
 Pure module: plain data and the few rules that read it.
 """
@@ -186,6 +188,10 @@ class AdmissionLevers:
     # the jobs Kueue's scheduling cycle leaves waiting this session, with why (``engine.flavors.assign_flavors``
     # sets them before each session on a flavored Kueue cluster; the session does not admit them)
     cycle_waits: Mapping[str, str] = field(default_factory=dict)
+    # Kueue's pod groups short of their total count with none of their pods on a node, (podgroup key, why) sorted:
+    # Kueue makes no workload of such a group until all its pods exist, so the session admits none (a tuple default,
+    # as above: an older record loads without it)
+    pod_group_waits: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -222,6 +228,7 @@ class AdmissionDraft:
     podgroup_local_queue: dict[str, tuple[str, str]] = field(default_factory=dict)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
+    pod_group_waits: dict[str, str] = field(default_factory=dict)
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""
@@ -232,8 +239,11 @@ class AdmissionDraft:
         # Kueue's admissionScope does nothing without the Configuration's admissionFairSharing
         fair = frozenset(q for q in self.fair_sharing_queues if q in queues) if self.fair_sharing else frozenset()
         specs = tuple(s for _, s in sorted(self.local_queue_specs.items()) if s.queue in queues)
+        waits = tuple(sorted(self.pod_group_waits.items()))
         if not (strict or draining or held or selectors or fair):
-            return AdmissionLevers(local_queue_specs=specs) if specs else AdmissionLevers()
+            return (
+                AdmissionLevers(local_queue_specs=specs, pod_group_waits=waits) if specs or waits else AdmissionLevers()
+            )
         usage = bool(fair)
         return AdmissionLevers(
             strict_fifo=strict,
@@ -246,4 +256,5 @@ class AdmissionDraft:
             podgroup_local_queue=dict(self.podgroup_local_queue) if usage else {},
             namespace_labels=dict(self.namespace_labels) if selectors else {},
             local_queue_specs=specs,
+            pod_group_waits=waits,
         )

@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any, TypeVar
@@ -61,6 +60,7 @@ from engine.manifests.common import (
     _Doc,
     _FieldError,
     _int,
+    _is_kube_name,
     _list,
     _map,
     _rl,
@@ -69,7 +69,7 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import _toleration
-from engine.manifests.kueuelevers import KueueLeverReaders
+from engine.manifests.kueuegroups import KueuePodGroupReaders
 from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_QUEUE,
@@ -95,8 +95,9 @@ _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resou
 _Node = tuple[_Doc, str | None, _Quotas]  # a Cohort or ClusterQueue: its document, parent and quotas
 
 
-class KueueReaders(KueueLeverReaders):
-    """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs."""
+class KueueReaders(KueuePodGroupReaders):
+    """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs, and
+    ``_kueue_pod_groups`` after the pods (``engine.manifests.kueuegroups``)."""
 
     # -- the tree -------------------------------------------------------------------------------------------------
     def _read_kueue(self) -> None:
@@ -485,7 +486,6 @@ _CLUSTER_QUEUE_FIELDS = frozenset(
     }
 )  # fmt: skip
 _LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
-_KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def _read(doc: _Doc, reader: Callable[[_Doc], _T]) -> _T:
@@ -607,11 +607,6 @@ def _flavor_spec(name: str, spec: Mapping[str, Any], where: str) -> ResourceFlav
         tolerations=tolerations,
         topology_name=topology,
     )
-
-
-def _is_kube_name(name: str) -> bool:
-    """A Kubernetes object name: a DNS-1123 subdomain of at most 253 characters."""
-    return len(name) <= 253 and _KUBE_NAME.fullmatch(name) is not None
 
 
 def _identity(kind: str, name: str, taken: set[str]) -> str:
