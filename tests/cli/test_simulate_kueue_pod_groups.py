@@ -182,3 +182,48 @@ def test_a_malformed_group_is_refused_naming_the_field(case: str, tmp_path: Path
     with pytest.raises(ManifestError) as refused:
         load_manifests([("in.yaml", queue("9") + pods)])
     assert message in str(refused.value)
+
+
+def test_a_group_short_of_its_pods_takes_no_flavor_in_kueues_cycle(tmp_path: Path, capsys: Any) -> None:
+    """cpu in two flavors, on-demand first: the waiting group (older) is no workload yet, so it takes no on-demand
+    cpu in the cycle, and the pod after it is given on-demand."""
+    flavors = "".join(
+        f"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {f}}}\n"
+        f"spec: {{nodeLabels: {{tier: {f}}}}}\n"
+        for f in ("on-demand", "spot")
+    )
+    tree = queue("4").replace(
+        "    - name: default-flavor\n      resources: [{name: cpu, nominalQuota: 4}]\n",
+        "    - {name: on-demand, resources: [{name: cpu, nominalQuota: 4}]}\n"
+        "    - {name: spot, resources: [{name: cpu, nominalQuota: 4}]}\n",
+    )
+    nodes = NODES.replace("metadata: {name: n0}", "metadata: {name: n0, labels: {tier: on-demand}}").replace(
+        "metadata: {name: n1}", "metadata: {name: n1, labels: {tier: spot}}"
+    )
+    later = pod("later", group=None, count=None, created="2026-01-01T00:09:00Z")
+    code, doc, err = simulate(
+        tmp_path, capsys, nodes + flavors + tree + pod("a", created="2026-01-01T00:00:00Z") + later
+    )
+    assert code == 0, err
+    assert doc["podgroups"]["ns/podgroup-later"]["flavors"] == {"cpu": "on-demand"}
+    assert doc["bindings"] == {"ns/later": "n0"}
+    assert doc["podgroups"]["ns/g"]["reason"] == "NotEnoughPods"
+
+
+def test_a_group_short_of_its_pods_is_no_head_of_kueues_fair_cycle(tmp_path: Path, capsys: Any) -> None:
+    """Fair Sharing on, two ClusterQueues of 2 cores in one cohort: the waiting group of a (older) and the pod of b
+    each fit by borrowing, not both; the group is no workload yet, so it takes nothing in the cycle and b's pod runs."""
+    fair = "---\napiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n"
+    tree = "".join(
+        queue("2")
+        .replace("metadata: {name: cq}\nspec:\n", f"metadata: {{name: {name}}}\nspec:\n  cohortName: co\n")
+        .replace("namespace: ns", f"namespace: {name}")
+        .replace("clusterQueue: cq", f"clusterQueue: {name}")
+        for name in ("a", "b")
+    )
+    group = pod("g0", created="2026-01-01T00:00:00Z").replace("namespace: ns", "namespace: a")
+    other = pod("p", group=None, count=None, created="2026-01-01T00:09:00Z").replace("namespace: ns", "namespace: b")
+    code, doc, err = simulate(tmp_path, capsys, NODES + fair + tree + group + other)
+    assert code == 0, err
+    assert list(doc["bindings"]) == ["b/p"], doc["podgroups"]
+    assert doc["podgroups"]["a/g"]["reason"] == "NotEnoughPods"
