@@ -34,7 +34,8 @@ The mapping (docs/simulate.md states it too):
 * a ``LocalQueue`` (namespace, name) points at its ``spec.clusterQueue``: a pod labelled
   ``kueue.x-k8s.io/queue-name: <LocalQueue>`` goes to that ClusterQueue's queue (its podgroup of one pod); a
   ``batch/v1`` Job so labelled becomes a podgroup of ``spec.parallelism`` pods (default 1) from its template, all of
-  them needed at once (Kueue admits a Job whole); a Job without the label is skipped with a warning;
+  them needed at once (Kueue admits a Job whole); a Job without the label is skipped with a warning; the pods of a
+  Kueue pod group (``kueue.x-k8s.io/pod-group-name``) are one podgroup named after the group (``kueuegroups``);
 * resources a ClusterQueue does not cover are not limited by it (Kueue would not admit such a workload).
 
 The policy: input with Kueue objects and no scheduler policy (neither ``--policy`` nor a ConfigMap) runs Volcano's

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from engine.manifests import ManifestError, load_manifests
+from engine.manifests.export import job_manifests
 from tests.cli.test_simulate_kueue import bound, simulate
 
 NODES = "".join(
@@ -227,3 +229,15 @@ def test_a_group_short_of_its_pods_is_no_head_of_kueues_fair_cycle(tmp_path: Pat
     assert code == 0, err
     assert list(doc["bindings"]) == ["b/p"], doc["podgroups"]
     assert doc["podgroups"]["a/g"]["reason"] == "NotEnoughPods"
+
+
+def test_the_job_page_yaml_of_a_group_reads_back_the_same() -> None:
+    """``job_manifests`` writes a group as a Volcano PodGroup with its pods (``scheduling.k8s.io/group-name``, the
+    Kueue keys kept as labels): read back, the same podgroup and pods."""
+    text = queue("9") + pod("a", created="2026-01-01T00:00:00Z") + pod("b", 2)
+    snap = load_manifests([("in.yaml", text)]).snapshot
+    group = snap.podgroups["ns/g"]
+    written = yaml.safe_dump_all(job_manifests(group, list(snap.tasks.values()), None))
+    again = load_manifests([("in.yaml", queue("9")), ("job.yaml", written)]).snapshot
+    assert again.podgroups == {"ns/g": group}
+    assert again.tasks == snap.tasks
