@@ -17,10 +17,12 @@ group, admitted whole once N of its pods exist. Here they are one podgroup:
 * a group none of whose pods has the queue label is not managed by Kueue: each pod is a workload of its own, with a
   warning; a pod that names a Volcano PodGroup (``scheduling.k8s.io/group-name``) is that PodGroup's, and Kueue's
   keys on it are not read;
-* ``kueue.x-k8s.io/pod-group-fast-admission: "true"`` (Kueue admits the group on its first pod, reserving the quota
-  of N of its shape) is not read: a warning says the group waits for all its pods. ``retriable-in-group: "false"``
-  (the group ends once no pod of it can run, rather than waiting for replacements) is how Fairway reads every group:
-  a group whose pods have all finished is Completed, and no quota is kept for pods to come.
+* ``kueue.x-k8s.io/pod-group-fast-admission: "true"`` (on the group's first pod that can run, whose annotations
+  Kueue reads): Kueue makes the workload on that pod, N pods of its shape, and admits it without the others; so the
+  podgroup's ``minResources`` is N times that pod's request (admitting it reserves the quota of all N, and a Running
+  group keeps the part its missing pods would take) and its gang the pods that exist. ``retriable-in-group:
+  "false"`` (the group ends once no pod of it can run, rather than waiting for replacements) is how Fairway reads
+  every group: a group whose pods have all finished is Completed, and no quota is kept for pods to come.
 """
 
 from __future__ import annotations
@@ -118,25 +120,7 @@ class KueuePodGroupReaders(KueueLeverReaders):
         self._room_for_podgroup()
         ns, name = ref.task.namespace, key.split("/", 1)[1]
         tasks = [p.task for p in members]
-        gang = count
-        if len(active) < count and not any(t.node is not None for t in tasks):
-            self.admission.pod_group_waits[key] = (
-                f"{len(active)} of its {count} pods exist ({KUEUE_GROUP_COUNT}): Kueue admits a pod group only once "
-                "all its pods exist"
-            )
-        elif 0 < len(active) < count:  # admitted (a pod on a node): Kueue keeps it so while the others are missing
-            gang = len(active)
-            self.warnings.append(
-                f"{ref.doc.where}: Kueue pod group {key}: {len(active)} of its {count} pods ({KUEUE_GROUP_COUNT}) can "
-                f"run and it is admitted (a pod on a node): read as a gang of {gang}, as Kueue keeps it admitted "
-                "while it waits for the others"
-            )
-        fast = next((p for p in members if p.annotations.get(KUEUE_GROUP_FAST_ADMISSION) == "true"), None)
-        if fast is not None:
-            self.warnings.append(
-                f"{fast.doc.where}: {KUEUE_GROUP_FAST_ADMISSION} is not read: the group is admitted once all {count} "
-                "of its pods exist (Kueue admits it on its first pod, reserving the quota of all of them)"
-            )
+        gang, minimum = self._gang(key, ref, active, any(t.node is not None for t in tasks))
         for pod in members:  # who submitted it: its first pod that says
             user = user_annotation(pod.annotations, self.limits.max_json_depth)
             if user[0]:
@@ -147,9 +131,35 @@ class KueuePodGroupReaders(KueueLeverReaders):
             name=name,
             queue=self._kueue_queue(ref.doc, ns, ref.labels) or DEFAULT_QUEUE,
             min_member=gang,
-            min_resources=ResourceList.total(p.task.request for p in active),
+            min_resources=minimum,
             priority=self._kueue_workload(ref.doc, ns, ref.labels, key, ref.task.priority),
             priority_class=ref.task.priority_class,
             phase=_phase(tasks),
             creation_timestamp=min((t.creation_timestamp for t in tasks if t.creation_timestamp), default=0.0),
         )
+
+    def _gang(self, key: str, ref: GroupPod, active: list[GroupPod], placed: bool) -> tuple[int, ResourceList]:
+        """The group's ``minMember`` and ``minResources`` (``active``: its pods that can run; ``placed``: one of its
+        pods is on a node), noting a group that waits for its pods in ``pod_group_waits``."""
+        count = ref.count
+        total = ResourceList.total(p.task.request for p in active)
+        if len(active) >= count:
+            return count, total
+        if active and ref.annotations.get(KUEUE_GROUP_FAST_ADMISSION) == "true":
+            # Kueue's workload is made on the first pod that can run: N pods of its shape, admitted without the others
+            first = active[0].task.request
+            return len(active), ResourceList({r: v * count for r, v in first.items()})
+        if not placed:
+            self.admission.pod_group_waits[key] = (
+                f"{len(active)} of its {count} pods exist ({KUEUE_GROUP_COUNT}): Kueue admits a pod group only once "
+                "all its pods exist"
+            )
+            return count, total
+        if not active:
+            return count, total
+        self.warnings.append(
+            f"{ref.doc.where}: Kueue pod group {key}: {len(active)} of its {count} pods ({KUEUE_GROUP_COUNT}) can run "
+            f"and it is admitted (a pod on a node): read as a gang of {len(active)}, as Kueue keeps it admitted while "
+            "it waits for the others"
+        )
+        return len(active), total

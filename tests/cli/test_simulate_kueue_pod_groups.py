@@ -142,11 +142,23 @@ def test_a_group_without_the_queue_label_is_not_kueues(tmp_path: Path, capsys: A
     assert "Kueue pod group ns/g: no pod of it has the label kueue.x-k8s.io/queue-name" in err
 
 
-def test_fast_admission_is_named_in_a_warning() -> None:
+def test_fast_admission_admits_on_the_first_pod_and_reserves_the_whole_count(tmp_path: Path, capsys: Any) -> None:
+    """``pod-group-fast-admission``: one pod of a group of 2 runs at once, and the quota of the second (3 more of the
+    8 cores) stays reserved: the 3-core pod beside it waits. Without it the group waits, and that pod runs."""
     fast = 'kueue.x-k8s.io/pod-group-fast-admission: "true"'
-    result = load_manifests([("in.yaml", queue("9") + pod("a", annotations=fast))])
-    assert any("kueue.x-k8s.io/pod-group-fast-admission is not read" in w for w in result.warnings)
-    assert result.snapshot.admission.pod_group_waits  # it still waits for its second pod
+    other = pod("other", group=None, count=None, created="2026-01-01T00:09:00Z")
+    group = pod("a", annotations=fast, created="2026-01-01T00:00:00Z")
+    code, doc, err = simulate(tmp_path, capsys, NODES + queue("8") + group + other)
+    assert code == 0, err
+    assert list(doc["bindings"]) == ["ns/a"]
+    assert doc["podgroups"]["ns/podgroup-other"]["phase"] == "Pending"
+    assert "requested 3, available 2" in doc["podgroups"]["ns/podgroup-other"]["message"]
+    snap = load_manifests([("in.yaml", queue("8") + group)]).snapshot
+    pg = snap.podgroups["ns/g"]
+    assert (pg.min_member, pg.min_resources, snap.admission.pod_group_waits) == (1, {"cpu": 6000}, ())
+    code, doc, err = simulate(tmp_path, capsys, NODES + queue("8") + group.replace(fast, "") + other)
+    assert code == 0, err
+    assert list(doc["bindings"]) == ["ns/other"]
 
 
 MALFORMED = {
