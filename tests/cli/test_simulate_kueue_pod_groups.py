@@ -253,3 +253,14 @@ def test_the_job_page_yaml_of_a_group_reads_back_the_same() -> None:
     again = load_manifests([("in.yaml", queue("9")), ("job.yaml", written)]).snapshot
     assert again.podgroups == {"ns/g": group}
     assert again.tasks == snap.tasks
+
+
+def test_the_group_name_as_an_annotation_is_read_first() -> None:
+    """Since Kueue 0.18 the group's name may be an annotation, which Kueue reads before the label."""
+    named = 'kueue.x-k8s.io/pod-group-name: "h"'
+    text = queue("9") + pod("a", group=None, annotations=named) + pod("b", group="other", annotations=named)
+    snap = load_manifests([("in.yaml", text)]).snapshot
+    assert set(snap.podgroups) == {"ns/h"} and snap.podgroups["ns/h"].min_member == 2
+    bad = queue("9") + pod("a", group=None, annotations='kueue.x-k8s.io/pod-group-name: "H!"')
+    with pytest.raises(ManifestError, match=r"metadata\.annotations\[kueue\.x-k8s\.io/pod-group-name\]: 'H!' is not"):
+        load_manifests([("in.yaml", bad)])
