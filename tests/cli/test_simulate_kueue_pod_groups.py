@@ -180,6 +180,11 @@ MALFORMED = {
         pod("a") + pod("b", queue=""),
         "document 5 (Pod ns/b): metadata.labels[kueue.x-k8s.io/queue-name]: missing where pod ns/a",
     ),
+    "a Volcano PodGroup of the same name": (
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\n"
+        "spec: {minMember: 1}\n" + pod("a") + pod("b"),
+        "document 5 (Pod ns/a): metadata.labels[kueue.x-k8s.io/pod-group-name]: PodGroup ns/g is in the input too",
+    ),
     "more pods than the count": (
         pod("a") + pod("b") + pod("c"),
         "document 6 (Pod ns/c): metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: 2, but 3 pods of Kueue "
