@@ -19,7 +19,9 @@ here runs):
   the live sessions keep the usage across sessions: ``engine.localqueues``).
 
 The LocalQueues themselves (``local_queue_specs``: namespace, name, ClusterQueue, weight) are kept whether or not a
-lever is on, for the Kueue export; they alone do not turn the levers on.
+lever is on, for the Kueue export; they alone do not turn the levers on. So are Kueue's pod groups that wait for their
+pods (``pod_group_waits``: fewer pods than their ``pod-group-total-count`` and none on a node), which ``enqueue``
+never admits, whatever the levers: Kueue makes no workload of such a group until all its pods exist.
 
 Pure module: plain data and the few rules that read it.
 """
@@ -190,6 +192,10 @@ class AdmissionLevers:
     # with), sorted, from a Job's ``kueue.x-k8s.io/job-min-parallelism``; sized before each session, not a lever of
     # the session itself (a tuple default: a pickled record of an older engine loads without it)
     partial_admission: tuple[tuple[str, int], ...] = ()
+    # Kueue's pod groups short of their total count with none of their pods on a node, (podgroup key, why) sorted:
+    # Kueue makes no workload of such a group until all its pods exist, so the session admits none (a tuple default,
+    # as above: an older record loads without it)
+    pod_group_waits: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -227,6 +233,7 @@ class AdmissionDraft:
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
     partial_admission: dict[str, int] = field(default_factory=dict)
+    pod_group_waits: dict[str, str] = field(default_factory=dict)
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""
@@ -238,8 +245,9 @@ class AdmissionDraft:
         fair = frozenset(q for q in self.fair_sharing_queues if q in queues) if self.fair_sharing else frozenset()
         specs = tuple(s for _, s in sorted(self.local_queue_specs.items()) if s.queue in queues)
         partial = tuple(sorted(self.partial_admission.items()))
+        waits = tuple(sorted(self.pod_group_waits.items()))
         if not (strict or draining or held or selectors or fair):
-            return AdmissionLevers(local_queue_specs=specs, partial_admission=partial)
+            return AdmissionLevers(local_queue_specs=specs, partial_admission=partial, pod_group_waits=waits)
         usage = bool(fair)
         return AdmissionLevers(
             strict_fifo=strict,
@@ -253,4 +261,5 @@ class AdmissionDraft:
             namespace_labels=dict(self.namespace_labels) if selectors else {},
             local_queue_specs=specs,
             partial_admission=partial,
+            pod_group_waits=waits,
         )

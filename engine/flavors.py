@@ -857,11 +857,13 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
     kept = _memo(memo, flavors)
     pods, groups = kept.given, kept.given_groups
     by_podgroup = snapshot.tasks_by_podgroup
+    short = dict(snapshot.admission.pod_group_waits)  # Kueue pod groups short of pods: no workload, no flavor yet
     waiting = [
         pg
         for key, pg in snapshot.podgroups.items()
         if pg.queue in flavors.groups
         and pg.phase == PodGroupPhase.PENDING
+        and key not in short
         and not any(t.node is not None for t in by_podgroup.get(key, ()))
     ]
     waiting.sort(key=lambda pg: (-pg.priority, pg.creation_timestamp, pg.key))

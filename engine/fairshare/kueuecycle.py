@@ -65,9 +65,10 @@ def _waiting(snapshot: Snapshot, tree: FairTree) -> list[tuple[PodGroupInfo, dic
     what it asks of its ClusterQueue's quota."""
     out = []
     by_podgroup = snapshot.tasks_by_podgroup
+    short = dict(snapshot.admission.pod_group_waits)  # Kueue pod groups short of pods: no workload yet
     for pg in sorted(snapshot.podgroups.values(), key=lambda p: (-p.priority, p.creation_timestamp, p.key)):
         node = tree.nodes.get(pg.queue)
-        if node is None or node.cohort or pg.phase != PodGroupPhase.PENDING or pg.suspended:
+        if node is None or node.cohort or pg.phase != PodGroupPhase.PENDING or pg.suspended or pg.key in short:
             continue
         tasks: tuple[TaskInfo, ...] = by_podgroup.get(pg.key, ())
         if any(t.node is not None for t in tasks):

@@ -2,7 +2,7 @@
 
 One module per source: ``core`` (PriorityClass, Namespace, ResourceQuota, Pod, Node), ``volcano`` (Queue,
 PodGroup, vcjob), ``koordinator`` (ElasticQuota tree, the plugin's arguments), ``scheduler_plugins`` (the flat
-ElasticQuota), ``kueue`` (Cohort, ClusterQueue, LocalQueue, ResourceFlavor, labelled batch Jobs); ``common`` holds the errors, the result, documents and field readers, ``builder`` reads the kinds
+ElasticQuota), ``kueue`` (Cohort, ClusterQueue, LocalQueue, ResourceFlavor, labelled batch Jobs; ``kueuegroups``: Kueue's pod groups); ``common`` holds the errors, the result, documents and field readers, ``builder`` reads the kinds
 in order (ConfigMaps: the Volcano scheduler configuration or a KubeSchedulerConfiguration), and ``yamlload`` reads
 the YAML texts as PyYAML's safe loader does, in about 0.6 of its time.
 
@@ -26,7 +26,8 @@ kind                                                becomes
 ConfigMap)                                          ``pluginConfig``)
 ``kueue.x-k8s.io`` Cohort, ClusterQueue,            queues (``kueue``: cohorts are inner queues, ClusterQueues
 LocalQueue, ResourceFlavor; ``batch/v1 Job``        leaves); labelled pods and Jobs join their LocalQueue's
-labelled ``kueue.x-k8s.io/queue-name``              ClusterQueue
+labelled ``kueue.x-k8s.io/queue-name``              ClusterQueue; a pod group (``pod-group-name``) is one
+                                                    podgroup (``kueuegroups``)
 ``kueue.x-k8s.io`` WorkloadPriorityClass;          a labelled Job's or pod's priority; the admission levers
 ``config.kueue.x-k8s.io`` Configuration (bare or    (``kueuelevers``, ``kueueconfig``: ``Snapshot.admission``,
 in ``kueue-manager-config``)                        the ``enqueue`` configuration)

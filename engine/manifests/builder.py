@@ -105,6 +105,7 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             self._run(doc, self._podgroup)
         for doc in self.docs("Pod"):
             self._run(doc, self._pod)
+        self._kueue_pod_groups()
         for doc in self.docs("VolcanoJob"):
             self._run(doc, self._volcano_job)
         for doc in self.docs("BatchJob"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -85,6 +86,12 @@ FAIRWAY_SUSPENDED = "fairway.io/suspended"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
 KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's least count (partial admission)
+# Kueue's plain-Pod groups (``engine.manifests.kueuegroups``): the group's name (a label, or an annotation, which Kueue
+# reads first since 0.18), its total count (an annotation), and two annotations Fairway names in a warning
+KUEUE_GROUP_NAME = "kueue.x-k8s.io/pod-group-name"
+KUEUE_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_GROUP_FAST_ADMISSION = "kueue.x-k8s.io/pod-group-fast-admission"
+KUEUE_RETRIABLE_IN_GROUP = "kueue.x-k8s.io/retriable-in-group"
 FAIRWAY_BORROWING_LIMIT = "fairway.io/borrowing-limit"
 FAIRWAY_LENDING_LIMIT = "fairway.io/lending-limit"
 # fairness over time (``engine.usage``): a node's recorded past-usage ratio, e.g. "1.8" (simulate's input)
@@ -581,6 +588,39 @@ def _format_time(seconds: float) -> str:
     return text.replace("+00:00", "Z")
 
 
+_KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_GO_ATOI = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi reads
+_INT32_MAX = 2**31 - 1
+
+
+def _is_kube_name(name: str) -> bool:
+    """A Kubernetes object name: a DNS-1123 subdomain of at most 253 characters."""
+    return len(name) <= 253 and _KUBE_NAME.fullmatch(name) is not None
+
+
+def kueue_pod_group(labels: Mapping[str, str], annotations: Mapping[str, str]) -> tuple[str, int] | None:
+    """A pod's Kueue pod group: its name (the ``kueue.x-k8s.io/pod-group-name`` annotation, else the label) and its
+    total count (``kueue.x-k8s.io/pod-group-total-count``); None when the pod names no group. Metadata Kueue's pod
+    webhook refuses is a ``_FieldError`` naming the field: a count without a name, a name without a count, a name
+    that is not a Kubernetes name, a count that is not a whole number greater than 0."""
+    by_annotation = annotations.get(KUEUE_GROUP_NAME, "")
+    name = by_annotation or labels.get(KUEUE_GROUP_NAME, "")
+    name_path = f"metadata.{'annotations' if by_annotation else 'labels'}[{KUEUE_GROUP_NAME}]"
+    count_path = f"metadata.annotations[{KUEUE_GROUP_COUNT}]"
+    raw = annotations.get(KUEUE_GROUP_COUNT)
+    if not name:
+        if raw is None:
+            return None
+        raise _FieldError(f"{name_path}: missing: a pod with the annotation {KUEUE_GROUP_COUNT} names its group")
+    if not _is_kube_name(name):
+        raise _FieldError(f"{name_path}: {name!r} is not a valid Kubernetes name (a DNS-1123 subdomain)")
+    if raw is None:
+        raise _FieldError(f"{count_path}: missing: a pod of a Kueue pod group gives the group's total count")
+    if not _GO_ATOI.fullmatch(raw) or not 1 <= int(raw) <= _INT32_MAX:
+        raise _FieldError(f"{count_path}: {raw!r} is not a whole number of pods from 1 to {_INT32_MAX}")
+    return name, int(raw)
+
+
 def _go_bool(text: str) -> bool | None:
     if text in _GO_TRUE:
         return True
@@ -704,6 +744,18 @@ def _same_object(doc: _Doc, earlier: _Doc, key: str) -> str:
     return "the same kind and name: the later one is kept, as kubectl apply would"
 
 
+@dataclass(frozen=True, slots=True)
+class GroupPod:
+    """A pod of a Kueue pod group as the pod reader met it (``engine.manifests.kueuegroups`` reads the group)."""
+
+    doc: _Doc
+    task: TaskInfo
+    count: int  # its kueue.x-k8s.io/pod-group-total-count
+    queue: str  # its kueue.x-k8s.io/queue-name label ("": a pod Kueue does not manage)
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+
+
 class _BuilderBase:
     """The state the readers fill, in input order, and the helpers they share."""
 
@@ -740,6 +792,8 @@ class _BuilderBase:
         self.pod_jobs: set[str] = set()  # "ns/job" named by explicit pods' volcano.sh/job-name annotation
         self.auto_podgroups: dict[str, PodGroupInfo] = {}
         self.pod_users: dict[str, tuple[str, tuple[str, ...]]] = {}  # podgroup key -> its first pod's user and groups
+        # Kueue's pod groups: "ns/group" -> its pods in input order (``engine.manifests.kueuegroups``)
+        self.kueue_group_pods: dict[str, list[GroupPod]] = {}
         self.policy: Policy = DEFAULT_POLICY
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None

@@ -13,10 +13,12 @@ from engine.manifests.common import (
     JOB_NAME_ANNOTATION,
     KOORD_PREEMPTIBLE,
     KOORD_QUOTA_NAME,
+    KUEUE_QUEUE_LABEL,
     NAMESPACE_WEIGHT_KEY,
     PREEMPTABLE_KEY,
     QUEUE_NAME_ANNOTATION,
     TASK_SPEC_ANNOTATION,
+    GroupPod,
     _bool,
     _BuilderBase,
     _Doc,
@@ -29,6 +31,7 @@ from engine.manifests.common import (
     _str,
     _string_map,
     _time,
+    kueue_pod_group,
     user_annotation,
 )
 from engine.objects import (
@@ -126,11 +129,18 @@ class CoreReaders(_BuilderBase):
         meta, spec, status = doc.meta, doc.spec, doc.status
         labels = _string_map(meta.get("labels"), "metadata.labels", doc, self.warnings)
         annotations = _string_map(meta.get("annotations"), "metadata.annotations", doc, self.warnings)
-        task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta)
         group_name = annotations.get(GROUP_NAME_ANNOTATION, "")
-        if not group_name:
+        # Kueue's pod group (``engine.manifests.kueuegroups``); a pod naming a Volcano PodGroup is that PodGroup's
+        kueue = None if group_name else kueue_pod_group(labels, annotations)
+        queue = labels.get(KUEUE_QUEUE_LABEL, "")
+        grouped = f"{doc.namespace}/{kueue[0]}" if kueue is not None and queue else None
+        task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta, podgroup=grouped)
+        if kueue is not None:
+            member = GroupPod(doc, task, kueue[1], queue, labels, annotations)
+            self.kueue_group_pods.setdefault(f"{doc.namespace}/{kueue[0]}", []).append(member)
+        if not (group_name or grouped):  # (a pod of a group Kueue does not manage, without the queue label, too)
             self._add_own_podgroup(doc, task, annotations)
-        else:
+        elif group_name:  # (a Kueue group's podgroup is made once every pod is read)
             user = user_annotation(annotations, self.limits.max_json_depth)
             if user[0]:
                 self.pod_users.setdefault(f"{doc.namespace}/{group_name}", user)

@@ -34,7 +34,8 @@ The mapping (docs/simulate.md states it too):
 * a ``LocalQueue`` (namespace, name) points at its ``spec.clusterQueue``: a pod labelled
   ``kueue.x-k8s.io/queue-name: <LocalQueue>`` goes to that ClusterQueue's queue (its podgroup of one pod); a
   ``batch/v1`` Job so labelled becomes a podgroup of ``spec.parallelism`` pods (default 1) from its template, all of
-  them needed at once (Kueue admits a Job whole); a Job without the label is skipped with a warning;
+  them needed at once (Kueue admits a Job whole); a Job without the label is skipped with a warning; the pods of a
+  Kueue pod group (``kueue.x-k8s.io/pod-group-name``) are one podgroup named after the group (``kueuegroups``);
 * resources a ClusterQueue does not cover are not limited by it (Kueue would not admit such a workload).
 
 The policy: input with Kueue objects and no scheduler policy (neither ``--policy`` nor a ConfigMap) runs Volcano's
@@ -62,6 +63,7 @@ from engine.manifests.common import (
     _Doc,
     _FieldError,
     _int,
+    _is_kube_name,
     _list,
     _map,
     _rl,
@@ -70,7 +72,7 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import _toleration
-from engine.manifests.kueuelevers import KueueLeverReaders
+from engine.manifests.kueuegroups import KueuePodGroupReaders
 from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_QUEUE,
@@ -96,8 +98,9 @@ _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resou
 _Node = tuple[_Doc, str | None, _Quotas]  # a Cohort or ClusterQueue: its document, parent and quotas
 
 
-class KueueReaders(KueueLeverReaders):
-    """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs."""
+class KueueReaders(KueuePodGroupReaders):
+    """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs, and
+    ``_kueue_pod_groups`` after the pods (``engine.manifests.kueuegroups``)."""
 
     # -- the tree -------------------------------------------------------------------------------------------------
     def _read_kueue(self) -> None:
@@ -508,7 +511,6 @@ _CLUSTER_QUEUE_FIELDS = frozenset(
     }
 )  # fmt: skip
 _LEAST_WEIGHT = Fraction(1, 10**9)  # Kueue: a weight other than 0 must be greater than 10^-9
-_KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def _read(doc: _Doc, reader: Callable[[_Doc], _T]) -> _T:
@@ -630,11 +632,6 @@ def _flavor_spec(name: str, spec: Mapping[str, Any], where: str) -> ResourceFlav
         tolerations=tolerations,
         topology_name=topology,
     )
-
-
-def _is_kube_name(name: str) -> bool:
-    """A Kubernetes object name: a DNS-1123 subdomain of at most 253 characters."""
-    return len(name) <= 253 and _KUBE_NAME.fullmatch(name) is not None
 
 
 def _identity(kind: str, name: str, taken: set[str]) -> str:

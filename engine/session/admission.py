@@ -18,7 +18,15 @@ from engine.vocabulary import BlockerKind
 if TYPE_CHECKING:
     from engine.session.session import JobState, Session
 
-__all__ = ["DRAINED", "UsageOrder", "cycle_refusal", "drain", "namespace_refusal", "strict_fifo_refusal"]
+__all__ = [
+    "DRAINED",
+    "UsageOrder",
+    "cycle_refusal",
+    "drain",
+    "namespace_refusal",
+    "pod_group_refusals",
+    "strict_fifo_refusal",
+]
 
 DRAINED = "ClusterQueueStopped"  # Kueue's eviction reason for a ClusterQueue stopped with HoldAndDrain
 _HOLDING = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.ALLOCATED, TaskStatus.PIPELINED})
@@ -65,6 +73,15 @@ def cycle_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
     if why is None:
         return None
     return GateRefusal(BlockerKind.QUEUE, job.queue, "cycle", message=why)
+
+
+def pod_group_refusals(ssn: Session) -> dict[str, GateRefusal]:
+    """The refusals of Kueue's pod groups that wait for their pods (``AdmissionLevers.pod_group_waits``), by podgroup
+    key: Kueue makes no workload of such a group, so it is never admitted and blocks nobody."""
+    return {
+        key: GateRefusal(BlockerKind.GANG, key, "minMember", message=why)
+        for key, why in ssn.snapshot.admission.pod_group_waits
+    }
 
 
 def strict_fifo_refusal(ssn: Session, queue: str, head: JobState) -> GateRefusal:

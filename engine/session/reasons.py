@@ -214,6 +214,8 @@ def describe_pending(ssn: Session, job: JobState, counts: str) -> tuple[str, str
     if job.enqueue_refusal is not None:
         ref = job.enqueue_refusal
         reason = Reason.QUEUE_CLOSED if ref.check == "state" else Reason.UNSCHEDULABLE
+        if ref.kind == BlockerKind.GANG:  # a Kueue pod group short of its pods (``actions.enqueue``)
+            reason = Reason.NOT_ENOUGH_PODS
         return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
     return (
         Reason.PENDING,

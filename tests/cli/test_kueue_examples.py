@@ -42,6 +42,7 @@ class Example:
     admitted: dict[str, int] = field(default_factory=dict)
     waiting: int = 0
     flavors: dict[str, dict[str, str]] = field(default_factory=dict)  # podgroup -> resource -> flavor
+    members: dict[str, str] = field(default_factory=dict)  # pod -> its podgroup, where its name does not say
 
 
 CASES: dict[str, Example] = {
@@ -60,7 +61,7 @@ CASES: dict[str, Example] = {
         admitted={f"default/sample-job-0000{i}": 3 for i in (1, 2, 3)},
         waiting=1,
     ),
-    # "Run plain Pods": a Pod of 3 cpu and a group of two Pods of 3 cpu fit the 9 cpu
+    # "Run plain Pods": a Pod of 3 cpu and a group of two Pods of 3 cpu (one workload, sample-group) fit the 9 cpu
     "plain Pods": Example(
         files=[
             "admin__single-clusterqueue-setup.yaml",
@@ -69,11 +70,8 @@ CASES: dict[str, Example] = {
         ],
         nodes=nodes(3, "4"),
         quota={"cluster-queue": {"cpu": "9", "memory": "36Gi"}},
-        admitted={
-            "default/podgroup-kueue-sleep-00001": 1,
-            "default/podgroup-sample-leader-00001": 1,
-            "default/podgroup-sample-worker-00001": 1,
-        },
+        admitted={"default/podgroup-kueue-sleep-00001": 1, "default/sample-group": 2},
+        members={f"default/sample-{role}-00001": "default/sample-group" for role in ("leader", "worker")},
     ),
     # an elastic Job (parallelism 3 of 100m) is admitted as it stands
     "scalable Job": Example(
@@ -153,7 +151,9 @@ def test_kueue_example_simulates_as_documented(name: str, tmp_path: Path, capsys
         assert doc["queues"][queue]["deserved"] == quota
     bound: dict[str, int] = {}
     for pod in doc["bindings"]:
-        group = next(pg for pg in doc["podgroups"] if pod == pg.replace("podgroup-", "") or pod.startswith(f"{pg}-"))
+        group = case.members.get(pod) or next(
+            pg for pg in doc["podgroups"] if pod == pg.replace("podgroup-", "") or pod.startswith(f"{pg}-")
+        )
         bound[group] = bound.get(group, 0) + 1
     assert bound == case.admitted
     waiting = [pg for pg, row in doc["podgroups"].items() if row["phase"] == "Pending"]
@@ -230,6 +230,26 @@ spec:
     assert doc["podgroups"]["default/podgroup-plain"]["flavors"] == {"cpu": "on-demand"}
     assert doc["podgroups"]["default/podgroup-tolerant"]["flavors"] == {"cpu": "spot"}
     assert doc["bindings"] == {"default/plain": "od0", "default/tolerant": "spot0"}
+
+
+def test_the_pod_group_example_is_one_workload_of_two_pods() -> None:
+    """``kueue-pod-group.yaml``: the leader and the worker (3 cpu each, ``pod-group-total-count: "2"``) are one
+    podgroup named after the group, admitted whole; the leader alone waits for the worker."""
+    setup = (EXAMPLES / "admin__single-clusterqueue-setup.yaml").read_text()
+    group = (EXAMPLES / "pods-kueue__kueue-pod-group.yaml").read_text()
+    snap = load_manifests([("setup.yaml", setup), ("group.yaml", group)]).snapshot
+    pg = snap.podgroups["default/sample-group"]
+    assert (pg.queue, pg.min_member, pg.min_resources) == ("cluster-queue", 2, {"cpu": 6000})
+    assert sorted(t.name for t in snap.tasks.values() if t.podgroup == pg.key) == [
+        "sample-leader-00001",
+        "sample-worker-00001",
+    ]
+    leader = group[: group.index("---", group.index("kind: Pod"))]
+    alone = load_manifests([("setup.yaml", setup), ("leader.yaml", leader)]).snapshot
+    assert dict(alone.admission.pod_group_waits) == {
+        "default/sample-group": "1 of its 2 pods exist (kueue.x-k8s.io/pod-group-total-count): Kueue admits a pod "
+        "group only once all its pods exist"
+    }
 
 
 def test_generate_name_numbers_each_copy_and_a_missing_name_is_named() -> None:

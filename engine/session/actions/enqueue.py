@@ -36,7 +36,8 @@ its quota group or one of their ancestors allows stays Pending with that limit's
 podgroup, one without ``minResources`` too, and only where some tree node sets a limit.
 
 A **suspended** podgroup (``PodGroupInfo.suspended``, a person's job action) is never admitted: it stays Pending,
-reserving nothing, until it is resumed.
+reserving nothing, until it is resumed. Nor is a Kueue pod group short of its pods (``AdmissionLevers.pod_group_waits``:
+Kueue makes no workload of it until all its pods exist), which blocks nobody and says so (``NotEnoughPods``).
 
 **Kueue's admission levers** (``Snapshot.admission``, off unless the input asks; ``engine.session.admission``): a
 podgroup whose namespace does not match its queue's namespace selector is never admitted and blocks nobody; in a
@@ -70,7 +71,13 @@ import numpy as np
 from engine.objects import OPEN, PodGroupPhase, TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
-from engine.session.admission import UsageOrder, cycle_refusal, namespace_refusal, strict_fifo_refusal
+from engine.session.admission import (
+    UsageOrder,
+    cycle_refusal,
+    namespace_refusal,
+    pod_group_refusals,
+    strict_fifo_refusal,
+)
 from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, add_into
 from engine.vocabulary import BlockerKind
@@ -232,12 +239,16 @@ def _pending_by_queue(ssn: Session, usage: UsageOrder | None) -> tuple[dict[str,
     fw, queues, levers = ssn.framework, ssn.snapshot.queues, ssn.snapshot.admission
     pending: dict[str, KeyedHeap[JobState]] = {}
     with_jobs = {queue for queue in ssn.jobs_by_queue if queue in queues}
+    short = pod_group_refusals(ssn) if levers.pod_group_waits else {}
     for key in ssn.live_keys():  # a quiet podgroup is Running or Completed in an existing queue
         job = ssn.jobs[key]
         if job.queue not in queues:
             job.skip_refusal = GateRefusal(BlockerKind.QUEUE, job.queue, "exists", message="the queue does not exist")
             continue
         if job.is_pending() and not job.info.suspended:  # a suspended podgroup waits to be resumed, not admitted
+            if key in short:  # a Kueue pod group short of pods: no workload yet, so out of the heap
+                job.enqueue_refusal = short[key]
+                continue
             if levers and (mismatch := namespace_refusal(ssn, job)) is not None:
                 job.enqueue_refusal = mismatch  # never admitted there; blocks nobody (Kueue keeps it out of the heap)
                 continue
