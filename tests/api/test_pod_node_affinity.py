@@ -96,6 +96,10 @@ def test_a_pod_no_node_matches_waits_and_says_why(world: Any) -> None:
             "node_affinity[0].matchFields[0].key: 'metadata.labels' is not a valid field selector key",
         ),
         ({"matchExpressions": []}, "node_affinity: expected a list, got"),
+        (
+            [{"matchExpressions": [{"key": {"zone": 1}, "operator": "In", "values": [1.5]}]}],
+            "node_affinity[0].matchExpressions[0].key: expected a string, got",
+        ),
     ],
 )
 def test_a_bad_term_is_a_400_naming_the_field_and_nothing_is_written(world: Any, affinity: Any, detail: str) -> None:

@@ -5,6 +5,7 @@ vectorised mask agrees with the scalar reading node by node, and a pod no node m
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import random
 import re
 from typing import Any
@@ -242,3 +243,12 @@ def test_bad_match_fields_are_refused_naming_the_field(affinity: dict[str, Any],
 def test_a_preferred_affinity_alone_is_no_requirement() -> None:
     preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1}]}}
     assert _read(preferred) == ()
+
+
+def test_a_requirement_pickled_before_match_field_loads_as_a_label_requirement() -> None:
+    """A session record written by the engine before ``match_field`` holds three fields per requirement."""
+    old = NodeSelectorRequirement.__new__(NodeSelectorRequirement)
+    old.__setstate__(("zone", "In", ("a",)))  # what pickle hands over for such a record
+    assert old == R("zone", "In", ("a",)) and old.match_field is False
+    field = R("metadata.name", "In", ("n1",), match_field=True)
+    assert pickle.loads(pickle.dumps(field)) == field
