@@ -360,8 +360,9 @@ class _Pick:
 
 def _affinity_matches(terms: tuple[tuple[NodeSelectorRequirement, ...], ...], labels: Mapping[str, str]) -> bool:
     """Kueue's ``flavorSelector``: the pod's required node affinity against a flavor's node labels, each term's
-    expressions kept only for the keys the flavor labels; a term left empty (or no term) matches every flavor."""
-    kept = [tuple(e for e in term if e.key in labels) for term in terms]
+    expressions kept only for the keys the flavor labels (``matchFields`` never); a term left empty (or no term)
+    matches every flavor."""
+    kept = [tuple(e for e in term if e.key in labels and not e.match_field) for term in terms]
     if not kept or not all(kept):
         return True
     return any(all(e.matches(labels) for e in term) for term in kept)

@@ -223,6 +223,7 @@ class Toleration:
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt reads (base 10)
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +233,14 @@ class NodeSelectorRequirement:
     key: str
     operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
     values: tuple[str, ...] = ()
+    # a ``matchFields`` entry: ``key`` is the node's field ``metadata.name`` (In / NotIn, one value), not a label
+    match_field: bool = False
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Kubernetes' reading of the requirement against a node's ``labels`` (Gt/Lt compare integers)."""
+    def matches(self, labels: Mapping[str, str], name: str | None = None) -> bool:
+        """Kubernetes' reading of the requirement against a node's ``labels`` (Gt/Lt compare 64-bit integers), or,
+        for a ``matchFields`` entry, against the node's ``name``."""
+        if self.match_field:
+            return (name in self.values) is (self.operator == "In")
         present = self.key in labels
         if self.operator == "In":
             return present and labels[self.key] in self.values
@@ -247,7 +253,31 @@ class NodeSelectorRequirement:
         if not present or not _GO_INT.fullmatch(labels[self.key]):
             return False  # Kubernetes: a label that is not an integer does not match Gt or Lt
         have, bound = int(labels[self.key]), int(self.values[0])
+        if not (INT64_MIN <= have <= INT64_MAX and INT64_MIN <= bound <= INT64_MAX):
+            return False  # Go's strconv.ParseInt(value, 10, 64) fails: no match
         return have > bound if self.operator == "Gt" else have < bound
+
+
+def _requirement_setstate(self: NodeSelectorRequirement, state: Sequence[Any]) -> None:
+    """A pickled requirement of an older engine (a session record written before ``match_field``) loads with the
+    defaults of the fields it lacks (see ``_namespace_setstate``)."""
+    values = list(state)
+    for i, f in enumerate(dataclasses.fields(self)):
+        object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
+
+
+setattr(NodeSelectorRequirement, "__setstate__", _requirement_setstate)  # noqa: B010 (as for NamespaceInfo)
+
+NodeAffinity: TypeAlias = tuple[tuple[NodeSelectorRequirement, ...], ...]
+
+
+def affinity_admits(terms: NodeAffinity, labels: Mapping[str, str], name: str) -> bool:
+    """Whether a node (its ``labels`` and ``name``) passes a pod's required node affinity as Kubernetes reads it
+    (``k8s.io/component-helpers/scheduling/corev1/nodeaffinity``): no affinity admits every node; otherwise some
+    term has all its requirements met, and a term without any requirement matches no node."""
+    if not terms:
+        return True
+    return any(term and all(e.matches(labels, name) for e in term) for term in terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,8 +337,9 @@ class TaskInfo:
     # against every other job until its own job's turn (``Session`` ``holds``), so the room its preemption freed is
     # not taken by others first
     nominated: str | None = None
-    # the pod's required node affinity: its ``nodeSelectorTerms`` (ORed), each its ``matchExpressions`` (ANDed);
-    # a term with only ``matchFields`` is an empty tuple. Read by the flavor assigner (``engine/flavors.py``)
+    # the pod's required node affinity: its ``nodeSelectorTerms`` (ORed), each its ``matchExpressions`` and
+    # ``matchFields`` (ANDed; ``affinity_admits``). The predicates plugin filters the nodes by it; the flavor
+    # assigner (``engine/flavors.py``) reads the ``matchExpressions`` on the flavors' label keys
     node_affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()
     uid: str = field(init=False, repr=False)
     best_effort: bool = field(init=False, repr=False, compare=False)

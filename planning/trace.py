@@ -32,7 +32,16 @@ from engine.manifests.common import SCHEDULER_CONF_KEY, SCHEDULER_CONFIGMAP
 from engine.manifests.export import export_trees
 from engine.manifests.kueuestored import with_stored_flavors
 from engine.objects import NamespaceInfo, NodeInfo, QueueSpec, QuotaGroupSpec, ResourceFlavorSpec, Snapshot
-from engine.replay.trace import Trace, TraceEdit, TraceHeader, TraceJob, TraceRole, read_tolerations, trace_lines
+from engine.replay.trace import (
+    Trace,
+    TraceEdit,
+    TraceHeader,
+    TraceJob,
+    TraceRole,
+    read_affinity,
+    read_tolerations,
+    trace_lines,
+)
 from engine.resources import ResourceList
 from planning.export import AdminsOnly
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
@@ -179,7 +188,8 @@ def _edits(start: datetime, end: datetime) -> list[TraceEdit]:
 
 
 def _role(row: list[Any]) -> TraceRole:
-    """A history row's role: ``[name, pods, request]`` and, where its pods have them, ``{nodeSelector, tolerations}``."""
+    """A history row's role: ``[name, pods, request]`` and, where its pods have them, ``{nodeSelector, tolerations,
+    nodeAffinity}``."""
     placement = row[3] if len(row) > 3 else {}
     return TraceRole(
         name=row[0],
@@ -187,6 +197,7 @@ def _role(row: list[Any]) -> TraceRole:
         request=ResourceList(row[2]),
         node_selector=placement.get("nodeSelector") or {},
         tolerations=read_tolerations(placement.get("tolerations"), "tolerations"),
+        node_affinity=read_affinity(placement.get("nodeAffinity"), "nodeAffinity"),
     )
 
 

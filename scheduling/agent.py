@@ -454,6 +454,7 @@ def replace_members(evicted: list[Pod]) -> int:
                 preemptible=pod.preemptible,
                 quota_group_id=pod.quota_group_id,
                 node_selector=pod.node_selector,
+                node_affinity=pod.node_affinity,
                 tolerations=pod.tolerations,
                 labels=pod.labels,
                 duration_seconds=pod.duration_seconds,

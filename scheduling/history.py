@@ -53,6 +53,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
                 "node_selector",
                 "tolerations",
                 "name",
+                "node_affinity",
             )
         ):
             pods.setdefault(row[0], []).append(row[1:])
@@ -119,10 +120,11 @@ def _facts(
     its replacement (``<name>-r<N>``) is the same task again."""
     roles: dict[tuple[str, str, str], list[Any]] = {}
     pod_runs: dict[int, list[tuple[list[Any], float | None]]] = {}  # per role entry: (name's order, run) a pod
-    for role, request, _pre, _group, started, finished, status, selector, tolerations, pod in members:
+    for role, request, _pre, _group, started, finished, status, selector, tolerations, pod, affinity in members:
         if status == "Failed":
             continue  # an evicted or failed copy; its replacement is counted instead
-        placement = {k: v for k, v in (("nodeSelector", selector), ("tolerations", tolerations)) if v}
+        placed = (("nodeSelector", selector), ("tolerations", tolerations), ("nodeAffinity", affinity))
+        placement = {k: v for k, v in placed if v}
         key = (role, repr(sorted((request or {}).items())), repr(placement))
         entry = roles.setdefault(key, [role, 0, {k: int(v) for k, v in sorted((request or {}).items())}])
         if placement and len(entry) == 3:

@@ -562,6 +562,13 @@ class Pod(ClusterRow):
         db_constraint=False,
     )
     node_selector = models.JSONField(default=dict, blank=True)
+    node_affinity = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Its required node affinity: the nodeSelectorTerms of Kubernetes' "
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution (each its matchExpressions and "
+        "matchFields; terms ORed, entries ANDed); empty: none.",
+    )
     tolerations = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True)
     # who submitted a pod of no podgroup (its own podgroup's user, ``PodGroup.user``); null: its namespace

@@ -15,6 +15,8 @@ from rest_framework.exceptions import APIException, PermissionDenied
 from core.api import rule_errors_to_validation_error
 from core.fields import BlockerField, NameField, ObjectNameField, ResourceListSerializerField
 from engine import rules
+from engine.manifests.core import read_node_selector_terms
+from engine.manifests.export import node_selector_terms
 from engine.objects import DEFAULT_GROUP
 from engine.policy.policy import PolicyError
 from engine.resources import ResourceList, null_unbounded
@@ -179,6 +181,32 @@ class TolerationSerializer(serializers.Serializer):
 
 class StringMapField(serializers.DictField):
     child = serializers.CharField(max_length=253, allow_blank=True)
+
+
+class NodeAffinityField(serializers.JSONField):
+    """A pod's required node affinity: the ``nodeSelectorTerms`` of Kubernetes'
+    ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`` (``[]``: none), checked as the API server
+    checks them and stored as ``engine.manifests.export.node_selector_terms`` writes them back."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "Required node affinity, as Kubernetes' nodeSelectorTerms: a list of terms (ORed), each with "
+            "matchExpressions (key, operator In/NotIn/Exists/DoesNotExist/Gt/Lt, values) and/or matchFields "
+            "(metadata.name In/NotIn one name), ANDed. The session places the pod only on a node some term matches. "
+            "[]: none.",
+        )
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        value = super().to_internal_value(data)
+        if value in (None, []):
+            return []
+        try:
+            terms = read_node_selector_terms(value, self.field_name or "node_affinity")
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from exc
+        return node_selector_terms(terms)
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -559,6 +587,7 @@ class PodSerializer(serializers.ModelSerializer):
     request = ResourceListSerializerField(required=False, per_node=True)  # a pod fits on one node or on none
     labels = StringMapField(required=False)
     node_selector = StringMapField(required=False)
+    node_affinity = NodeAffinityField(required=False)
     tolerations = TolerationSerializer(many=True, required=False)
     duration_seconds = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=10**7)
     user = serializers.CharField(
@@ -589,6 +618,7 @@ class PodSerializer(serializers.ModelSerializer):
             "message",
             "node",
             "node_selector",
+            "node_affinity",
             "tolerations",
             "labels",
             "duration_seconds",

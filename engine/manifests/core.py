@@ -338,16 +338,48 @@ _NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 def _node_affinity(raw: object, path: str) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:
     """The ``nodeSelectorTerms`` of ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``, each
-    its ``matchExpressions`` (``matchFields`` are not read); checked as the API server checks them."""
+    its ``matchExpressions`` and ``matchFields`` (``metadata.name`` only); checked as the API server checks them."""
     node = _map(_map(raw, path).get("nodeAffinity"), f"{path}.nodeAffinity")
     at = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    if node.get("requiredDuringSchedulingIgnoredDuringExecution") is None:
+        return ()
     required = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution"), at)
+    return read_node_selector_terms(required.get("nodeSelectorTerms"), f"{at}.nodeSelectorTerms")
+
+
+def read_node_selector_terms(raw: object, path: str) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:
+    """A required node affinity's ``nodeSelectorTerms`` (at ``path``: a list of terms, each its
+    ``matchExpressions`` and ``matchFields``), checked as the API server checks them; a ``ValueError`` names the
+    bad field (``<path>[1].matchExpressions[0].operator: ...``)."""
+    listed = _list(raw, path)
+    if not listed:
+        raise _FieldError(f"{path}: must have at least one node selector term")
     terms = []
-    for i, term in enumerate(_list(required.get("nodeSelectorTerms"), f"{at}.nodeSelectorTerms")):
-        where = f"{at}.nodeSelectorTerms[{i}]"
-        expressions = _list(_map(term, where).get("matchExpressions"), f"{where}.matchExpressions")
-        terms.append(tuple(_node_requirement(e, f"{where}.matchExpressions[{j}]") for j, e in enumerate(expressions)))
+    for i, term in enumerate(listed):
+        where = f"{path}[{i}]"
+        t = _map(term, where)
+        expressions = _list(t.get("matchExpressions"), f"{where}.matchExpressions")
+        fields = _list(t.get("matchFields"), f"{where}.matchFields")
+        terms.append(
+            tuple(_node_requirement(e, f"{where}.matchExpressions[{j}]") for j, e in enumerate(expressions))
+            + tuple(_field_requirement(e, f"{where}.matchFields[{j}]") for j, e in enumerate(fields))
+        )
     return tuple(terms)
+
+
+def _field_requirement(raw: object, path: str) -> NodeSelectorRequirement:
+    """A ``matchFields`` entry: the API server takes only ``metadata.name`` with ``In`` or ``NotIn`` and one value."""
+    e = _map(raw, path)
+    key = _str(e.get("key"), f"{path}.key")
+    if key != "metadata.name":
+        raise _FieldError(f"{path}.key: {key!r} is not a valid field selector key (only metadata.name)")
+    operator = _str(e.get("operator"), f"{path}.operator")
+    if operator not in ("In", "NotIn"):
+        raise _FieldError(f"{path}.operator: {operator!r} is not one of In, NotIn")
+    values = tuple(_str(v, f"{path}.values[{i}]") for i, v in enumerate(_list(e.get("values"), f"{path}.values")))
+    if len(values) != 1:
+        raise _FieldError(f"{path}.values: must be only one value with operator {operator} for a node field selector")
+    return NodeSelectorRequirement(key, operator, values, match_field=True)
 
 
 def _node_requirement(raw: object, path: str) -> NodeSelectorRequirement:

@@ -79,6 +79,7 @@ from engine.objects import (
     FlavorGroup,
     KueuePreemption,
     NamespaceInfo,
+    NodeAffinity,
     PodGroupInfo,
     QueueHierarchy,
     QueueSpec,
@@ -711,17 +712,25 @@ def job_manifests(
     return docs
 
 
-def _node_affinity(task: TaskInfo) -> dict[str, Any]:
-    """A pod's required node affinity as its spec writes it (``affinity.nodeAffinity``)."""
-    terms = [
-        {
-            "matchExpressions": [
-                {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})} for e in term
-            ]
+def node_affinity_spec(terms: NodeAffinity) -> dict[str, Any]:
+    """A pod's required node affinity as its spec writes it (``affinity``: ``nodeAffinity``'s required terms)."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": node_selector_terms(terms)}
         }
-        for term in task.node_affinity
-    ]
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
+
+
+def node_selector_terms(terms: NodeAffinity) -> list[dict[str, Any]]:
+    """The ``nodeSelectorTerms`` of a required node affinity, each term's ``matchExpressions`` and ``matchFields``."""
+    out: list[dict[str, Any]] = []
+    for term in terms:
+        written: dict[str, Any] = {}
+        for e in term:
+            entry = {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})}
+            written.setdefault("matchFields" if e.match_field else "matchExpressions", []).append(entry)
+        out.append(written)
+    return out
 
 
 def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
@@ -753,7 +762,7 @@ def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
     if task.node_selector:
         spec["nodeSelector"] = dict(task.node_selector)
     if task.node_affinity:
-        spec["affinity"] = _node_affinity(task)
+        spec["affinity"] = node_affinity_spec(task.node_affinity)
     if task.tolerations:
         spec["tolerations"] = [
             {

@@ -289,6 +289,7 @@ class _Replay:
                     request=role.request,
                     node_selector=role.node_selector,
                     tolerations=role.tolerations,
+                    node_affinity=role.node_affinity,
                     priority=job.priority,
                     quota_preemptible=job.preemptible,
                     volcano_preemptable=None if job.preemptible else False,

@@ -1,9 +1,10 @@
 """The trace format (``docs/replay.md``): what happened on a cluster over a window, as JSON Lines.
 
-Version 2 (version 1 still reads: it is version 2 without the fields marked *2*; a trace is written in the lowest
-version that holds it, ``written_version``). One JSON object per line, each with a ``kind``:
+Version 3 (versions 1 and 2 still read: they are version 3 without the fields marked *3*, and version 1 without
+those marked *2*; a trace is written in the lowest version that holds it, ``written_version``). One JSON object per
+line, each with a ``kind``:
 
-* line 1, ``FairwayTrace``: ``version`` (2), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
+* line 1, ``FairwayTrace``: ``version`` (3), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
   (the session period, seconds), ``source`` (who wrote it: ``export``, ``soak``, ``generator``), and where it is not
   ``same`` ``replacements`` (how the cluster replaces an evicted pod, which decides the replacement's place among its
   job's pods: ``same``, the pod made again under its own name keeps its creation, as a Kubernetes job controller's
@@ -17,7 +18,8 @@ version that holds it, ``written_version``). One JSON object per line, each with
 * ``Job``: ``namespace``, ``name``, ``queue``, ``quotaGroup`` (or null), ``submit``, ``priority``, ``preemptible``,
   ``minMember``, ``minResources`` (the podgroup's, as quantities; null: none, so admission checks nothing),
   ``roles`` (each ``name``, ``pods``, ``request`` as quantities, and where the pods have them their
-  ``nodeSelector`` and ``tolerations`` as in a pod's spec), ``start`` and ``finish`` (null:
+  ``nodeSelector`` and ``tolerations`` as in a pod's spec and *3* ``nodeAffinity``, the ``nodeSelectorTerms`` of their
+  required node affinity), ``start`` and ``finish`` (null:
   not started / still running at ``to``), ``runtime`` (seconds of work of one pod, or null when unknown),
   ``podRuntimes`` (each pod's seconds of work, roles in order, where they differ; else null),
   ``evictions`` (how many of its pods were evicted) and ``flavors`` (*2*: the ResourceFlavor the cluster gave it per
@@ -37,7 +39,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.objects import Toleration
+from engine.manifests.core import read_node_selector_terms
+from engine.manifests.export import node_selector_terms
+from engine.objects import NodeAffinity, Toleration
 from engine.resources import QuantityError, ResourceList, parse_resource_list
 
 __all__ = [
@@ -57,7 +61,7 @@ __all__ = [
     "written_version",
 ]
 
-VERSION = 2
+VERSION = 3
 HEADER_KIND = "FairwayTrace"
 REPLACEMENTS = ("same", "new")
 
@@ -86,6 +90,7 @@ class TraceRole:
     request: ResourceList
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    node_affinity: NodeAffinity = ()  # the pods' required node affinity (version 3)
 
 
 @dataclass(frozen=True)
@@ -229,9 +234,20 @@ def _roles(obj: Mapping[str, Any], where: str) -> tuple[TraceRole, ...]:
                 request=request,
                 node_selector=_selector(role.get("nodeSelector"), f"{at}: nodeSelector"),
                 tolerations=read_tolerations(role.get("tolerations"), f"{at}: tolerations"),
+                node_affinity=read_affinity(role.get("nodeAffinity"), f"{at}: nodeAffinity"),
             )
         )
     return tuple(out)
+
+
+def read_affinity(value: Any, where: str) -> NodeAffinity:
+    """A required node affinity's ``nodeSelectorTerms`` as in a pod's spec (null or absent: none)."""
+    if value is None:
+        return ()
+    try:
+        return read_node_selector_terms(value, "nodeAffinity")
+    except ValueError as exc:
+        raise TraceError(f"{where}: {str(exc).removeprefix('nodeAffinity')}") from None
 
 
 def _selector(value: Any, where: str) -> dict[str, str]:
@@ -446,12 +462,17 @@ def _role_line(role: TraceRole) -> dict[str, Any]:
         out["nodeSelector"] = dict(role.node_selector)
     if role.tolerations:
         out["tolerations"] = [toleration_dict(t) for t in role.tolerations]
+    if role.node_affinity:
+        out["nodeAffinity"] = node_selector_terms(role.node_affinity)
     return out
 
 
 def written_version(trace: Trace) -> int:
-    """The lowest version that holds ``trace``: 2 when it has flavors (a job's ``flavors``, a ResourceFlavor in its
-    Tree: a fairway of version 1 would replay it without them), else 1 (an older fairway reads it)."""
+    """The lowest version that holds ``trace``: 3 when a role has a required node affinity (a fairway of version 2
+    would place its pods anywhere), 2 when it has flavors (a job's ``flavors``, a ResourceFlavor in its Tree: a fairway
+    of version 1 would replay it without them), else 1 (an older fairway reads it)."""
+    if any(role.node_affinity for job in trace.jobs for role in job.roles):
+        return 3
     flavored_tree = any(o.get("kind") == "ResourceFlavor" for o in trace.tree or ())
     return 2 if flavored_tree or any(job.flavors for job in trace.jobs) else 1
 

@@ -274,7 +274,8 @@ class Plugin:
 
     # -- nodes -------------------------------------------------------------------------------------------------
     def node_predicate(self, table: NodeTable, signature: Any) -> npt.NDArray[np.bool_]:
-        """Which nodes pass this plugin's non-resource predicates for tasks of ``signature`` (selector, taints)."""
+        """Which nodes pass this plugin's non-resource predicates for tasks of ``signature`` (``TaskState.sig``:
+        node selector, tolerations, node affinity)."""
         raise NotImplementedError
 
     def node_scores(self, table: NodeTable, rows: Any, vec: npt.NDArray[np.int64]) -> npt.NDArray[np.float64] | None:

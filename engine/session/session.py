@@ -28,8 +28,8 @@ request vector, an array of node scores with ``-inf`` for nodes whose idle canno
 (the same predicate signature and the same request vector) that array with ``-inf`` also for the nodes the
 predicates rule out; nodes that changed since the request or the class was last used (an append-only change log)
 are rescored once per request (one vectorised call, or one by one when few moved), so a placement costs an
-``argmax`` plus the rescoring of the few nodes that moved. Predicate masks (node selector, taints, cordon) are
-computed once per signature. Ties between equally scored nodes go to the node whose name sorts first (Volcano
+``argmax`` plus the rescoring of the few nodes that moved. Predicate masks (node selector, node affinity, taints,
+cordon) are computed once per signature. Ties between equally scored nodes go to the node whose name sorts first (Volcano
 picks one at random).
 
 Deliberate differences from Volcano are commented where they occur; the main ones: ties are broken by name,
@@ -64,6 +64,7 @@ from engine.objects import (
 )
 from engine.policy.policy import Policy
 from engine.session.admission import drain
+from engine.session.affinity import predicates_named, unmatched_clause
 from engine.session.decisions import Binding, BindingSink, Eviction, PodGroupStatus, SessionResult, StatusChanges
 from engine.session.framework import Framework
 from engine.session.gangrepair import below_minimum, gang_release
@@ -176,9 +177,11 @@ class TaskState:
         self.critical = info.priority_class in ("system-cluster-critical", "system-node-critical") or (
             info.namespace == "kube-system"
         )
+        # what the predicates read of the pod: pods of the same signature share a node mask (``Placement``)
         self.sig: tuple[Any, ...] = (
             tuple(sorted(info.node_selector.items())),
             info.tolerations,
+            info.node_affinity,
         )
         self.start = info.start_timestamp
         self.fallback_key: tuple[Any, ...] = (info.creation_timestamp or 0.0, *_pod_index_key(info.uid))
@@ -573,7 +576,7 @@ class Placement:
 
     # -- predicates -------------------------------------------------------------------------------------------
     def static_mask(self, sig: tuple[Any, ...]) -> BOOL:
-        """Nodes a task with this (node selector, tolerations) signature may use, resources aside."""
+        """Nodes a task with this (node selector, tolerations, node affinity) signature may use, resources aside."""
         mask = self._static.get(sig)
         if mask is None:
             # Volcano leaves not-ready nodes out of the session's node list
@@ -772,7 +775,8 @@ class Placement:
                 BlockerKind.CLUSTER,
                 "nodes",
                 "predicates",
-                message=f"no node passes the predicates (node selector, taints, cordon): 0 of {ready} ready nodes",
+                message=f"no node passes the predicates ({predicates_named(task.info.node_affinity)}): 0 of {ready}"
+                f" ready nodes{unmatched_clause(t, task.info.node_affinity)}",
             )
         cols = np.flatnonzero(task.vec > 0)
         if cols.size == 0:

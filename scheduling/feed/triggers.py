@@ -29,7 +29,10 @@ on SQLite (it copies the table and drops the old one, triggers included) must ru
 it (``RunSQLOn``); until then the mirror, which checks that they all exist (``mirror.supported``), reads in full.
 
 This is the current SQL. A migration that changes it (say, one more logged column) edits it here and runs the
-new statements after its schema change; the initial migration then creates the same triggers on a new database.
+new statements after its schema change. The initial migration creates the triggers of ``INITIAL_COLUMNS``, the
+columns its tables have: on SQLite a trigger must never name a column not there yet, since any table's rebuild
+(a later migration's) re-reads every trigger of the database and fails on it. ``postgresql_create`` /
+``sqlite_create`` make the triggers of a given column list (``0037_pod_node_affinity`` goes back with them).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from django.db import migrations
 __all__ = [
     "COLUMNS",
     "EVERY_ROW_CHANGED",
+    "INITIAL_COLUMNS",
     "OPERATIONS",
     "POSTGRESQL_CREATE",
     "POSTGRESQL_DROP",
@@ -48,6 +52,8 @@ __all__ = [
     "SQLITE_DROP",
     "TRIGGER_NAMES",
     "RunSQLOn",
+    "postgresql_create",
+    "sqlite_create",
     "trigger_name",
 ]
 
@@ -70,10 +76,18 @@ COLUMNS: dict[str, tuple[int, list[str]]] = {
         [
             "cluster_id", "namespace_id", "name", "podgroup_id", "task_name", "request", "priority", "preemptible",
             "quota_group_id", "status", "node_id", "node_selector", "tolerations", "labels", "created", "started",
+            "node_affinity",
         ],
     ),
 }
 # fmt: on
+# the columns added to ``COLUMNS`` by a migration after the initial one (0037_pod_node_affinity: node_affinity)
+_ADDED_LATER: dict[str, frozenset[str]] = {"scheduling_pod": frozenset({"node_affinity"})}
+# the columns the initial migration's triggers log: those its tables have
+INITIAL_COLUMNS: dict[str, tuple[int, list[str]]] = {
+    table: (kind, [c for c in columns if c not in _ADDED_LATER.get(table, frozenset())])
+    for table, (kind, columns) in COLUMNS.items()
+}
 OPERATIONS = ("INSERT", "UPDATE", "DELETE")
 EVERY_ROW_CHANGED = "fairway.feed_every_row_changed"  # PostgreSQL, pod updates: log every row without comparing
 
@@ -107,8 +121,8 @@ _PG_TRANSITION = {
 }
 
 
-def _pg_body(table: str, op: str) -> str:
-    kind, columns = COLUMNS[table]
+def _pg_body(table: str, op: str, logged: dict[str, tuple[int, list[str]]]) -> str:
+    kind, columns = logged[table]
     if op == "INSERT":
         return _PG_LOG.format(rows="SELECT cluster_id, id FROM new_rows", kind=kind)
     if op == "DELETE":
@@ -124,17 +138,22 @@ def _pg_body(table: str, op: str) -> str:
     )
 
 
-def _pg_create(table: str, op: str) -> list[str]:
+def _pg_create(table: str, op: str, logged: dict[str, tuple[int, list[str]]]) -> list[str]:
     name = trigger_name(table, op)
     return [
         f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
-        f"BEGIN\n{_pg_body(table, op)}\n    RETURN NULL;\nEND\n$body$",
+        f"BEGIN\n{_pg_body(table, op, logged)}\n    RETURN NULL;\nEND\n$body$",
         f"CREATE TRIGGER {name} AFTER {op} ON {table} REFERENCING {_PG_TRANSITION[op]} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
     ]
 
 
-POSTGRESQL_CREATE = [sql for table in COLUMNS for op in OPERATIONS for sql in _pg_create(table, op)]
+def postgresql_create(logged: dict[str, tuple[int, list[str]]]) -> list[str]:
+    """The PostgreSQL triggers logging the changes of ``logged``'s columns (``COLUMNS``, or an older migration's)."""
+    return [sql for table in logged for op in OPERATIONS for sql in _pg_create(table, op, logged)]
+
+
+POSTGRESQL_CREATE = postgresql_create(COLUMNS)
 POSTGRESQL_DROP = [
     sql
     for table in COLUMNS
@@ -157,8 +176,8 @@ _SQLITE_BODY = """
 """
 
 
-def _sqlite_create(table: str, op: str) -> str:
-    kind, columns = COLUMNS[table]
+def _sqlite_create(table: str, op: str, logged: dict[str, tuple[int, list[str]]]) -> str:
+    kind, columns = logged[table]
     ref = "OLD" if op == "DELETE" else "NEW"
     when = " WHEN " + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns) if op == "UPDATE" else ""
     return (
@@ -167,7 +186,12 @@ def _sqlite_create(table: str, op: str) -> str:
     )
 
 
-SQLITE_CREATE = [_sqlite_create(table, op) for table in COLUMNS for op in OPERATIONS]
+def sqlite_create(logged: dict[str, tuple[int, list[str]]]) -> list[str]:
+    """The SQLite triggers logging the changes of ``logged``'s columns (``COLUMNS``, or an older migration's)."""
+    return [_sqlite_create(table, op, logged) for table in logged for op in OPERATIONS]
+
+
+SQLITE_CREATE = sqlite_create(COLUMNS)
 SQLITE_DROP = [f"DROP TRIGGER IF EXISTS {name};" for name in TRIGGER_NAMES]
 
 

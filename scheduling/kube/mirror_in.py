@@ -55,6 +55,7 @@ from engine.admission import LocalQueueSpec
 from engine.flavors import unflavored
 from engine.manifests import load_objects
 from engine.manifests.common import KUEUE_QUEUE_LABEL
+from engine.manifests.export import node_selector_terms
 from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY
 from engine.objects import (
     DEFAULT_QUEUE,
@@ -676,6 +677,7 @@ class _References:
             "preemptible": task.volcano_preemptable is not False and task.quota_preemptible,
             "quota_group_id": group_id,
             "node_selector": dict(task.node_selector),
+            "node_affinity": node_selector_terms(task.node_affinity),
             "tolerations": [_toleration(t) for t in task.tolerations],
             "labels": dict(task.labels),
         }

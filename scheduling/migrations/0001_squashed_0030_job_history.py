@@ -534,6 +534,9 @@ class Migration(migrations.Migration):
         migrations.RunPython(create_default_cluster, migrations.RunPython.noop),
         migrations.RunPython(create_node_agents_group, migrations.RunPython.noop),
         migrations.RunPython(compress_bindings_lz4, compress_bindings_pglz),
-        triggers.RunSQLOn("postgresql", triggers.POSTGRESQL_CREATE, triggers.POSTGRESQL_DROP),
-        triggers.RunSQLOn("sqlite", triggers.SQLITE_CREATE, triggers.SQLITE_DROP),
+        # the triggers of the columns the tables have here (a later migration that logs more makes them again)
+        triggers.RunSQLOn(
+            "postgresql", triggers.postgresql_create(triggers.INITIAL_COLUMNS), triggers.POSTGRESQL_DROP
+        ),
+        triggers.RunSQLOn("sqlite", triggers.sqlite_create(triggers.INITIAL_COLUMNS), triggers.SQLITE_DROP),
     ]

@@ -17,7 +17,9 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import FloatField, Func, QuerySet, TextField
 from django.db.models.functions import Cast
 
+from engine.manifests.core import read_node_selector_terms
 from engine.objects import (
+    NodeAffinity,
     Toleration,
 )
 from engine.resources import ResourceList
@@ -46,6 +48,7 @@ class JsonCache:
         self.values: dict[str | None, Any] = {None: None, "{}": {}, "[]": []}
         self.resources: dict[str | None, ResourceList] = {None: ResourceList(), "{}": ResourceList()}
         self.tolerations: dict[str | None, tuple[Toleration, ...]] = {None: (), "[]": ()}
+        self.affinities: dict[str | None, NodeAffinity] = {None: (), "[]": ()}
 
     def value(self, text: str | None) -> Any:
         try:
@@ -63,6 +66,16 @@ class JsonCache:
             rl = ResourceList({str(k): int(v) for k, v in data.items()})
             self.resources[text] = rl
             return rl
+
+    def node_affinity(self, text: str | None) -> NodeAffinity:
+        """A pod's stored required node affinity (``Pod.node_affinity``: Kubernetes' ``nodeSelectorTerms``)."""
+        try:
+            return self.affinities[text]
+        except KeyError:
+            terms = self.value(text)
+            out = read_node_selector_terms(terms, "node_affinity") if terms else ()
+            self.affinities[text] = out
+            return out
 
     def toleration_tuple(self, text: str | None) -> tuple[Toleration, ...]:
         try:

@@ -400,6 +400,7 @@ POD_COLUMNS = (
     as_text("node_selector"),
     as_text("tolerations"),
     as_text("labels"),
+    as_text("node_affinity"),
     Epoch("created"),
     Epoch("started"),
     "user",
@@ -435,6 +436,7 @@ def pod_task(
         selector,
         tolerations,
         labels,
+        affinity,
         created,
         started,
         _user,
@@ -471,6 +473,7 @@ def pod_task(
         start_timestamp=started,
         pipelined=pipelined,
         nominated=nominated,
+        node_affinity=cache.node_affinity(affinity),
     )
 
 

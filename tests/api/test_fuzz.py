@@ -69,6 +69,7 @@ FIELDS = {
         "quota_group",
         "labels",
         "node_selector",
+        "node_affinity",
         "tolerations",
         "duration_seconds",
     ],

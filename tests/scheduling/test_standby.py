@@ -101,8 +101,9 @@ def test_a_standby_that_lagged_takes_over_with_the_changes_and_decides_as_a_full
         if round_no % 3 == 0:  # the standby catches up on some of A's sessions only
             _as_this_process(b)
             assert not standby.keep_warm(world.cluster).startswith("full read")
-    with transaction.atomic():  # and a change after A's last session
+    with transaction.atomic():  # and a change after A's last session, a new pod among it (the engine must run)
         writer.step()
+        writer.op_create_pod()
 
     _as_this_process(b)  # A is gone: B takes the cluster's session over
     monkeypatch.setattr(engine_run, "run_session", checked)

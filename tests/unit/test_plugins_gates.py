@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.objects import Taint, Toleration
+from engine.objects import NodeSelectorRequirement, Taint, Toleration
 from engine.session.framework import PERMIT, REJECT
 from engine.session.session import Session
 from tests.unit.test_session_support import (
@@ -118,12 +118,14 @@ def test_predicate_masks() -> None:
         pods=[pod("ns", "p", "pg")],
         policy=policy("allocate", ["predicates"]),
     )
-    mask = ssn.placement.static_mask
-    assert mask(((("zone", "x"),), ())).tolist() == [True, True, False, False, False]
-    assert mask(((("disk", "ssd"), ("zone", "x")), ())).tolist() == [True, False, False, False, False]
-    assert mask(((), ())).tolist() == [True, True, False, False, False]
+    mask = ssn.placement.static_mask  # a signature: (node selector, tolerations, required node affinity)
+    assert mask(((("zone", "x"),), (), ())).tolist() == [True, True, False, False, False]
+    assert mask(((("disk", "ssd"), ("zone", "x")), (), ())).tolist() == [True, False, False, False, False]
+    assert mask(((), (), ())).tolist() == [True, True, False, False, False]
     tolerant = (Toleration(key="gpu", operator="Exists", effect="NoExecute"),)
-    assert mask(((("zone", "y"),), tolerant)).tolist() == [False, False, True, False, False]
+    assert mask(((("zone", "y"),), tolerant, ())).tolist() == [False, False, True, False, False]
+    no_ssd = ((NodeSelectorRequirement("disk", "NotIn", ("ssd",)),),)
+    assert mask(((), tolerant, no_ssd)).tolist() == [False, True, True, False, False]
 
 
 def test_gang_keeps_the_minimum_in_candidate_order() -> None:

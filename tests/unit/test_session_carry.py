@@ -28,6 +28,7 @@ from engine.fairshare.queues import JobSummary
 from engine.objects import (
     NamespaceInfo,
     NodeInfo,
+    NodeSelectorRequirement,
     PodGroupInfo,
     PodGroupPhase,
     QueueSpec,
@@ -70,6 +71,14 @@ SHAPES = [
     {"cpu": 1000, "memory": 0},  # a zero amount
     {"cpu": 1000, "memory": 2 * GiB, "nvidia.com/gpu": 1000},
     {},  # best effort
+]
+# required node affinities (a pod of each keeps its own predicate mask): zone b or node n01; not zone a
+AFFINITIES = [
+    (
+        (NodeSelectorRequirement("zone", "In", ("b",)),),
+        (NodeSelectorRequirement("metadata.name", "In", ("n01",), match_field=True),),
+    ),
+    ((NodeSelectorRequirement("zone", "NotIn", ("a",)),),),
 ]
 STATUSES = [S.PENDING, S.PENDING, S.RUNNING, S.RUNNING, S.BOUND, S.RELEASING, S.SUCCEEDED, S.FAILED, S.PIPELINED]
 
@@ -186,6 +195,7 @@ class World:
             node=node,
             node_selector={"zone": "a"} if rng.random() < 0.15 else {},
             tolerations=(Toleration(key="gpu", operator="Exists"),) if rng.random() < 0.2 else (),
+            node_affinity=rng.choice(AFFINITIES) if rng.random() < 0.15 else (),
             task_role="worker" if rng.random() < 0.3 else "",
             creation_timestamp=float(rng.randint(0, 5)),
             pipelined=status == S.PENDING and rng.random() < 0.1,

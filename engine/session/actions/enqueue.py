@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.objects import OPEN, PodGroupPhase, TaskStatus
+from engine.objects import OPEN, NodeAffinity, PodGroupPhase, TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
 from engine.session.admission import (
@@ -78,6 +78,7 @@ from engine.session.admission import (
     pod_group_refusals,
     strict_fifo_refusal,
 )
+from engine.session.affinity import predicates_named, unmatched_clause
 from engine.session.reasons import GateRefusal, qty
 from engine.session.session import JobState, Session, add_into
 from engine.vocabulary import BlockerKind
@@ -169,13 +170,13 @@ class NodeFit:
                 continue
             key = (task.sig, task.vkey)
             if key not in self._seen:
-                self._seen[key] = self._check(task.sig, task.vec)
+                self._seen[key] = self._check(task.sig, task.vec, task.info.node_affinity)
             refusal = self._seen[key]
             if refusal is not None:
                 return refusal
         return None
 
-    def _check(self, sig: tuple[Any, ...], vec: Any) -> GateRefusal | None:
+    def _check(self, sig: tuple[Any, ...], vec: Any, affinity: NodeAffinity) -> GateRefusal | None:
         table = self.ssn.nodes
         usable = self.ssn.placement.static_mask(sig)
         cols = np.flatnonzero(vec > 0)
@@ -191,7 +192,8 @@ class NodeFit:
                 BlockerKind.CLUSTER,
                 "nodes",
                 "predicates",
-                message=f"no ready node passes the predicates (node selector, taints, cordon) of {plural(len(table), 'node')}",
+                message=f"no ready node passes the predicates ({predicates_named(affinity)}) of"
+                f" {plural(len(table), 'node')}{unmatched_clause(table, affinity)}",
             )
         largest = alloc.max(axis=0)
         short = [j for j in range(cols.size) if largest[j] < need[j]]

@@ -1,13 +1,16 @@
 """``predicates``: the node filters besides resources (Volcano ``plugins/predicates``, kube-scheduler's filters).
 
-A node passes when it is not cordoned (``spec.unschedulable``), its labels match the pod's ``nodeSelector``, and
-the pod tolerates each of its ``NoSchedule`` / ``NoExecute`` taints (``PreferNoSchedule`` never blocks).
+A node passes when it is not cordoned (``spec.unschedulable``), its labels match the pod's ``nodeSelector``, it
+passes the pod's required node affinity (``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``,
+kube-scheduler's ``NodeAffinity`` filter: ``engine.session.affinity``), and the pod tolerates each of its
+``NoSchedule`` / ``NoExecute`` taints (``PreferNoSchedule`` never blocks). The preferred node affinity is not read.
 Not-ready nodes are never used (Volcano leaves them out of the session). Resource fit (the task's request
 against a node's idle and future idle, and the pod count when nodes declare ``pods``) is checked by the session
 for every placement, as Volcano's allocate does, whether this plugin is enabled or not.
 
-Masks are computed once per (node selector, tolerations) signature, vectorised over the nodes: one label column
-per selector key, one tolerance check per distinct set of taints.
+Masks are computed once per (node selector, tolerations, node affinity) signature, vectorised over the nodes: one
+label column per selector or affinity key, one tolerance check per distinct set of taints; a pod without an affinity
+adds nothing to its mask.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy.typing as npt
 
 from engine.objects import NodeInfo, Taint, Toleration
 from engine.policy.policy import PluginOption
+from engine.session.affinity import affinity_mask
 from engine.session.framework import Plugin
 from engine.session.registry import register
 from engine.session.session import NodeTable, Session
@@ -54,10 +58,12 @@ class PredicatesPlugin(Plugin):
         self._cordoned, self._taint_groups = session.nodes.derived("predicates", _node_filters)
 
     def node_predicate(self, table: NodeTable, signature: Any) -> npt.NDArray[np.bool_]:
-        selector, tolerations = signature
+        selector, tolerations, affinity = signature
         mask: npt.NDArray[np.bool_] = ~self._cordoned
         for key, value in selector:
             mask &= table.label_column(key) == value
+        if affinity:
+            mask &= affinity_mask(table, affinity)
         for taints, rows in self._taint_groups:
             if taints and not tolerated(taints, tolerations):
                 mask[rows] = False
