@@ -175,7 +175,7 @@ ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("engine.objects", "engine.kueuepolicy", "engine.localqueues"),
     ("engine.fairshare",),  # the fair-share math
     ("engine.values", "engine.rules", "engine.flavors"),  # engine.flavors: Kueue's flavor assignment
-    ("engine.lending", "engine.changes"),
+    ("engine.lending", "engine.changes", "engine.partial"),  # engine.partial: Kueue's partial admission
     ("engine.audit",),
     ("engine.session", "engine.session.plugins.*.plugin"),  # the scheduling session: framework, actions, plugins
     ("engine.manifests", "engine.simulate"),
