@@ -86,14 +86,16 @@ def kubelets(admin: k8s.ApiClient) -> Iterator[Callable[..., KubeletStandIn]]:
 
 
 def make_cluster(kubeconfig: str, tag: str, **fields: Any) -> Any:
-    """A ``source=kubernetes`` cluster of this test (its name and scheduler name carry ``tag``)."""
+    """A ``source=kubernetes`` cluster of this test (its name and scheduler name carry ``tag`` unless given), its
+    tree from the cluster unless ``tree_source`` says otherwise."""
     from quotas import services
     from scheduling.models import Cluster
 
     services.ensure_builtins()
     fields.setdefault("tree_source", "kubernetes")
-    return Cluster.objects.create(name=f"c{tag}", source="kubernetes", kubeconfig=kubeconfig,
-                                  scheduler_name=f"fw-{tag}", **fields)  # fmt: skip
+    fields.setdefault("name", f"c{tag}")
+    fields.setdefault("scheduler_name", f"fw-{tag}")
+    return Cluster.objects.create(source="kubernetes", kubeconfig=kubeconfig, **fields)
 
 
 @pytest.fixture

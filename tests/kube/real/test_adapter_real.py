@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client as k8s
 
 from tests.kube.conftest import Seeder, node, pod, podgroup, queue, wait_for
+from tests.kube.real.conftest import make_cluster
 from tests.support.kube_apiserver import ControlPlane
 
 SCHEDULER = "fairway-real"
@@ -20,14 +21,7 @@ SCHEDULER = "fairway-real"
 
 @pytest.fixture
 def real_cluster(db: Any, control_plane: ControlPlane) -> Any:
-    from quotas import services
-    from scheduling.models import Cluster
-
-    services.ensure_builtins()
-    return Cluster.objects.create(
-        name="real1", source="kubernetes", kubeconfig=control_plane.kubeconfig(), scheduler_name=SCHEDULER,
-        tree_source="kubernetes",
-    )  # fmt: skip
+    return make_cluster(control_plane.kubeconfig(), "", name="real1", scheduler_name=SCHEDULER)
 
 
 @pytest.fixture
@@ -119,7 +113,6 @@ def test_a_status_write_at_a_stale_version_meets_a_real_409_and_is_retried_on_a_
 
     from scheduling.kube import mirror_out
     from scheduling.kube.client import KIND_BY_PATH
-    from tests.kube.real.conftest import make_cluster
 
     ns, custom, cluster = f"ns-{tag}", k8s.CustomObjectsApi(admin), make_cluster(control_plane.kubeconfig(), tag)
     Seeder(admin).namespace(ns)

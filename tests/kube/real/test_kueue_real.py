@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client as k8s
 
 from tests.kube.conftest import Seeder, pod, wait_for
+from tests.kube.real.conftest import make_cluster
 from tests.support.kube_apiserver import ControlPlane
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
@@ -25,14 +26,7 @@ def _quota(cpu: str, **limits: str) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def kueue_cluster(db: Any, control_plane: ControlPlane) -> Any:
-    from quotas import services
-    from scheduling.models import Cluster
-
-    services.ensure_builtins()
-    return Cluster.objects.create(
-        name="kueue1", source="kubernetes", kubeconfig=control_plane.kubeconfig(), scheduler_name="fairway-kueue",
-        tree_source="kubernetes",
-    )  # fmt: skip
+    return make_cluster(control_plane.kubeconfig(), "", name="kueue1", scheduler_name="fairway-kueue")
 
 
 def test_the_adapter_mirrors_kueues_tree_from_the_real_server(

@@ -10,6 +10,7 @@ import pytest
 from kubernetes import client as k8s
 
 from tests.kube.conftest import Seeder, node, pod, podgroup, queue, wait_for
+from tests.kube.real.conftest import make_cluster
 from tests.support.kube_apiserver import ControlPlane
 
 SCHEDULER = "fairway-affinity"
@@ -17,14 +18,7 @@ SCHEDULER = "fairway-affinity"
 
 @pytest.fixture
 def affinity_cluster(db: Any, control_plane: ControlPlane) -> Any:
-    from quotas import services
-    from scheduling.models import Cluster
-
-    services.ensure_builtins()
-    return Cluster.objects.create(
-        name="affinity1", source="kubernetes", kubeconfig=control_plane.kubeconfig(), scheduler_name=SCHEDULER,
-        tree_source="kubernetes",
-    )  # fmt: skip
+    return make_cluster(control_plane.kubeconfig(), "", name="affinity1", scheduler_name=SCHEDULER)
 
 
 def _node(core: k8s.CoreV1Api, name: str, zone: str) -> None:
