@@ -9,7 +9,9 @@ group, admitted whole once N of its pods exist. Here they are one podgroup:
 * pods that can run are Kueue's ``isPodRunnableOrSucceeded``: not Failed, and not deleted before they had a node.
   While fewer than N exist and none of its pods is on a node, Kueue has made no workload of the group: it waits,
   Pending, admitted by no session (``AdmissionLevers.pod_group_waits``, reason ``NotEnoughPods`` with the count); a
-  pod on a node means Kueue admitted it, and it stays admitted;
+  pod on a node means Kueue admitted it, and it stays admitted. That rule is ``pod_group_wait``, which the live
+  sessions apply too: the Kubernetes adapter stores N (``LoadResult.kueue_pod_groups``) and the store finds the groups
+  that wait from the pods it holds (``scheduling.store.with_pod_group_waits``);
 * what Kueue refuses exits 2 naming the document and the field: a count without a group name or a name without a
   count, a count that is not a whole number greater than 0, a name that is not a Kubernetes name (its pod webhook),
   pods of one group that name different LocalQueues or counts (a Failed pod aside, as Kueue skips it), and more pods

@@ -46,15 +46,15 @@ def _group_pods(names: tuple[str, ...], count: int = 2, **annotations: str) -> l
     return out
 
 
-def _kueue_world() -> tuple[Any, list[dict[str, Any]]]:
-    """A ``source=kubernetes`` cluster with one node of 8 cores, queue ``ml`` and LocalQueue ``team/lq`` pointing at
-    it; returns the cluster and the objects every pass sends besides the pods."""
+def _kueue_world(**queue: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """A ``source=kubernetes`` cluster with one node of 8 cores, queue ``ml`` (with the fields ``queue``) and
+    LocalQueue ``team/lq`` pointing at it; returns the cluster and the objects every pass sends besides the pods."""
     from quotas import services
     from scheduling.models import Cluster
     from tests.kube.conftest import node
 
     services.ensure_builtins()
-    services.save_queue(None, {"name": "ml", "weight": 1})
+    services.save_queue(None, {"name": "ml", "weight": 1, **queue})
     cluster = Cluster.objects.create(name="west", source="kubernetes", scheduler_name="fairway")
     local_queue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                    "metadata": {"name": "lq", "namespace": "team"}, "spec": {"clusterQueue": "ml"}}  # fmt: skip
@@ -126,3 +126,28 @@ def test_a_volcano_podgroup_short_of_its_pods_is_still_admitted(db: Any) -> None
     group = PodGroup.objects.get(cluster=cluster, name="train")
     assert group.kueue_pod_group_count is None
     assert group.phase == "Inqueue", (group.phase, group.reason, group.message)  # Volcano reserves its quota first
+
+
+def test_a_pod_group_short_of_its_pods_holds_no_quota(db: Any) -> None:
+    """Queue ``ml`` has a capability of 2 cores; the group (2 pods of 2 cores, 1 present) came first. A job of 1 core
+    submitted after it is admitted and runs: the group reserves nothing while it waits (as a Volcano PodGroup it
+    would reserve 2 cores, and the job would not fit)."""
+    from engine.resources import parse_resource_list
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import PodGroup
+
+    cluster, others = _kueue_world(capability=parse_resource_list({"cpu": "2"}))
+    leader = _group_pods(("leader",))
+    leader[0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    mirror(cluster, [*others, *leader], timezone.now())
+    sessions.run_scheduling_session(cluster)
+    volcano = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+               "metadata": {"name": "other", "namespace": "team"},
+               "spec": {"queue": "ml", "minMember": 1, "minResources": {"cpu": "1"}}}  # fmt: skip
+    report = mirror(cluster, [*others, *leader, volcano, pod("team", "o-0", group="other")], timezone.now())
+    assert not report.problems, report.problems
+    sessions.run_scheduling_session(cluster)
+    phases = {g.name: (g.phase, g.reason) for g in PodGroup.objects.filter(cluster=cluster)}
+    assert phases["train"] == ("Pending", "NotEnoughPods"), phases
+    assert phases["other"][0] in ("Inqueue", "Running"), phases
