@@ -499,6 +499,15 @@ class PodGroup(ClusterRow):
         help_text="The Kueue LocalQueue of its namespace it was submitted to (its pods' label "
         "kueue.x-k8s.io/queue-name); Admission Fair Sharing orders its queue's jobs by that LocalQueue's usage.",
     )
+    # Kueue's plain-Pod group (``engine.manifests.kueuegroups``): its pod-group-total-count (null: any other podgroup)
+    kueue_pod_group_count = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="source=kubernetes: a Kueue pod group's pod count (its pods' annotation "
+        "kueue.x-k8s.io/pod-group-total-count), which Kueue admits only once all its pods exist: while fewer of its "
+        "pods can run and none is on a node, the sessions do not admit it. Null: any other podgroup (a Volcano "
+        "PodGroup, a Kueue pod group with fast admission).",
+    )
     # who submitted it, for the per-user limits (``engine.userlimits``); null: its namespace counts as its user
     user = models.CharField(  # noqa: DJ001 - see above
         max_length=253,

@@ -79,7 +79,11 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
         )
         self.warnings.extend(snapshot.problems())
         return LoadResult(
-            snapshot=snapshot, warnings=self.warnings, policy_source=self.policy_source, origins=self.origins
+            snapshot=snapshot,
+            warnings=self.warnings,
+            policy_source=self.policy_source,
+            origins=self.origins,
+            kueue_pod_groups={k: n for k, n in self.kueue_pod_groups.items() if k in self.podgroups},
         )
 
     def _read_classes_and_namespaces(self) -> None:

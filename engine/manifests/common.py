@@ -170,6 +170,10 @@ class LoadResult:
     warnings: list[str] = field(default_factory=list)
     policy_source: str | None = None
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
+    # Kueue's plain-Pod groups that Kueue admits only once all their pods exist (every one but a fast-admission group
+    # with a pod that can run): podgroup key -> its pod-group-total-count (the store keeps it: ``PodGroup.
+    # kueue_pod_group_count``, by which the live sessions find the groups that wait, ``pod_group_wait``)
+    kueue_pod_groups: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -794,6 +798,8 @@ class _BuilderBase:
         self.pod_users: dict[str, tuple[str, tuple[str, ...]]] = {}  # podgroup key -> its first pod's user and groups
         # Kueue's pod groups: "ns/group" -> its pods in input order (``engine.manifests.kueuegroups``)
         self.kueue_group_pods: dict[str, list[GroupPod]] = {}
+        # Kueue's pod groups admitted only once all their pods exist: podgroup key -> pod-group-total-count
+        self.kueue_pod_groups: dict[str, int] = {}
         self.policy: Policy = DEFAULT_POLICY
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None

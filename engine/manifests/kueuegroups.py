@@ -9,7 +9,9 @@ group, admitted whole once N of its pods exist. Here they are one podgroup:
 * pods that can run are Kueue's ``isPodRunnableOrSucceeded``: not Failed, and not deleted before they had a node.
   While fewer than N exist and none of its pods is on a node, Kueue has made no workload of the group: it waits,
   Pending, admitted by no session (``AdmissionLevers.pod_group_waits``, reason ``NotEnoughPods`` with the count); a
-  pod on a node means Kueue admitted it, and it stays admitted;
+  pod on a node means Kueue admitted it, and it stays admitted. That rule is ``pod_group_wait``, which the live
+  sessions apply too: the Kubernetes adapter stores N (``LoadResult.kueue_pod_groups``) and the store finds the groups
+  that wait from the pods it holds (``scheduling.store.with_pod_group_waits``);
 * what Kueue refuses exits 2 naming the document and the field: a count without a group name or a name without a
   count, a count that is not a whole number greater than 0, a name that is not a Kubernetes name (its pod webhook),
   pods of one group that name different LocalQueues or counts (a Failed pod aside, as Kueue skips it), and more pods
@@ -27,6 +29,7 @@ group, admitted whole once N of its pods exist. Here they are one podgroup:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 
 from engine.manifests.common import (
@@ -43,7 +46,7 @@ from engine.objects import DEFAULT_QUEUE, PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase, TaskStatus
 
-__all__ = ["KueuePodGroupReaders"]
+__all__ = ["KueuePodGroupReaders", "pod_group_wait"]
 
 _COUNT_PATH = f"metadata.annotations[{KUEUE_GROUP_COUNT}]"
 _QUEUE_PATH = f"metadata.labels[{KUEUE_QUEUE_LABEL}]"
@@ -53,6 +56,20 @@ _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 def _can_run(task: TaskInfo) -> bool:
     """Kueue's ``isPodRunnableOrSucceeded``: not Failed, and not being deleted before it had a node."""
     return task.status is not TaskStatus.FAILED and not (task.status is TaskStatus.RELEASING and task.node is None)
+
+
+def pod_group_wait(count: int, tasks: Iterable[TaskInfo]) -> str | None:
+    """Why a Kueue pod group of ``count`` pods (its ``pod-group-total-count``) whose pods are ``tasks`` waits for the
+    others, Kueue having made no workload of it yet: fewer than ``count`` of them can run and none is on a node. None
+    when it does not wait. The one rule of ``fairway simulate`` (the readers) and the live sessions (the store)."""
+    tasks = list(tasks)
+    active = sum(1 for t in tasks if _can_run(t))
+    if active >= count or any(t.node is not None for t in tasks):
+        return None
+    return (
+        f"{active} of its {count} pods exist ({KUEUE_GROUP_COUNT}): Kueue admits a pod group only once all its pods "
+        "exist"
+    )
 
 
 def _name_path(pod: GroupPod) -> str:
@@ -120,7 +137,7 @@ class KueuePodGroupReaders(KueueLeverReaders):
         self._room_for_podgroup()
         ns, name = ref.task.namespace, key.split("/", 1)[1]
         tasks = [p.task for p in members]
-        gang, minimum = self._gang(key, ref, active, any(t.node is not None for t in tasks))
+        gang, minimum = self._gang(key, ref, active, tasks)
         for pod in members:  # who submitted it: its first pod that says
             user = user_annotation(pod.annotations, self.limits.max_json_depth)
             if user[0]:
@@ -138,24 +155,22 @@ class KueuePodGroupReaders(KueueLeverReaders):
             creation_timestamp=min((t.creation_timestamp for t in tasks if t.creation_timestamp), default=0.0),
         )
 
-    def _gang(self, key: str, ref: GroupPod, active: list[GroupPod], placed: bool) -> tuple[int, ResourceList]:
-        """The group's ``minMember`` and ``minResources`` (``active``: its pods that can run; ``placed``: one of its
-        pods is on a node), noting a group that waits for its pods in ``pod_group_waits``."""
+    def _gang(self, key: str, ref: GroupPod, active: list[GroupPod], tasks: list[TaskInfo]) -> tuple[int, ResourceList]:
+        """The group's ``minMember`` and ``minResources`` (``active``: its pods that can run; ``tasks``: all its pods),
+        noting a group that waits for its pods in ``pod_group_waits``, and one that Kueue admits only once all its pods
+        exist (not ``fast-admission``) in ``kueue_pod_groups`` (the store keeps it, for the live sessions)."""
         count = ref.count
         total = ResourceList.total(p.task.request for p in active)
-        if len(active) >= count:
-            return count, total
-        if active and ref.annotations.get(KUEUE_GROUP_FAST_ADMISSION) == "true":
+        if active and ref.annotations.get(KUEUE_GROUP_FAST_ADMISSION) == "true" and len(active) < count:
             # Kueue's workload is made on the first pod that can run: N pods of its shape, admitted without the others
             first = active[0].task.request
             return len(active), ResourceList({r: v * count for r, v in first.items()})
-        if not placed:
-            self.admission.pod_group_waits[key] = (
-                f"{len(active)} of its {count} pods exist ({KUEUE_GROUP_COUNT}): Kueue admits a pod group only once "
-                "all its pods exist"
-            )
+        self.kueue_pod_groups[key] = count
+        why = pod_group_wait(count, tasks)
+        if why is not None:
+            self.admission.pod_group_waits[key] = why
             return count, total
-        if not active:
+        if len(active) >= count or not active:
             return count, total
         self.warnings.append(
             f"{ref.doc.where}: Kueue pod group {key}: {len(active)} of its {count} pods ({KUEUE_GROUP_COUNT}) can run "

@@ -44,7 +44,8 @@ are immutable, the copies are the only cost), in the order a full read gives: no
 creation, pods by primary key. On a cluster whose queues name Kueue ResourceFlavors it counts the nodes and the pods
 on them per flavor keeping the flavored object of every unchanged row (``engine.flavors.FlavorMemo``), and the session
 keeps the flavors it gives the jobs likewise (``session_flavors``), so that the carry still finds the changes by
-identity; a cluster without flavors skips both. The values cache (``planning.valuecache``) and the sessions share
+identity; a cluster without flavors skips both. The Kueue pod groups that wait for their pods are found anew from the
+pods of each snapshot (``store.with_pod_group_waits``), so a pod that arrives or goes is counted at once. The values cache (``planning.valuecache``) and the sessions share
 the process's mirror of each cluster (``mirror_of``); a lock keeps two threads from refreshing it at once.
 """
 
@@ -192,6 +193,7 @@ class _State:
     podgroups: dict[str, PodGroupInfo] = field(default_factory=dict)
     pg_keys: dict[int, str] = field(default_factory=dict)  # open (not Completed) podgroups only
     pg_order: dict[int, tuple[float, int]] = field(default_factory=dict)
+    kueue_counts: dict[str, int] = field(default_factory=dict)  # Kueue pod groups' pod counts (``store.kueue_count``)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     pod_ids: dict[str, int] = field(default_factory=dict)  # uid -> pk
     pod_uids: dict[int, str] = field(default_factory=dict)  # pk -> uid
@@ -318,7 +320,9 @@ class ClusterMirror:
             if st.trees.local_queues is None:
                 st.trees.local_queues = store.read_local_queues()
             levered = with_stored_levers(snapshot, cluster.kueue_config, st.trees.local_queues)
-            return with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
+            flavored = with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
+            # Kueue's pod groups short of their pods, from the pods as they stand (``store.with_pod_group_waits``)
+            return store.with_pod_group_waits(flavored, st.kueue_counts)
 
     def row_ids(self) -> store.RowIds:
         with self._lock:
@@ -594,6 +598,7 @@ class ClusterMirror:
             )
             if old is not None and (info is None or info.key != old):
                 del st.podgroups[old], st.pg_keys[pk], st.pg_order[pk]
+                st.kueue_counts.pop(old, None)
             if info is None:
                 if old is not None:
                     moved.add(pk)
@@ -601,9 +606,7 @@ class ClusterMirror:
             if info.key != old:
                 moved.add(pk)
                 resort = True
-            st.podgroups[info.key] = info
-            st.pg_keys[pk] = info.key
-            st.pg_order[pk] = (info.creation_timestamp or 0.0, pk)
+            _put_podgroup(st, rows[pk], cache, info)
         if resort:
             order = sorted(st.pg_keys, key=st.pg_order.__getitem__)
             st.podgroups = {st.pg_keys[pk]: st.podgroups[st.pg_keys[pk]] for pk in order}
@@ -652,11 +655,16 @@ def _put_node(st: _State, row: Any, cache: Any) -> None:
     st.node_ids[info.name] = row[0]
 
 
-def _put_podgroup(st: _State, row: Any, cache: Any) -> None:
-    info = store.podgroup_info(row, cache, st.trees.ns_names)
+def _put_podgroup(st: _State, row: Any, cache: Any, info: PodGroupInfo | None = None) -> None:
+    info = info or store.podgroup_info(row, cache, st.trees.ns_names)
     st.podgroups[info.key] = info
     st.pg_keys[row[0]] = info.key
     st.pg_order[row[0]] = (info.creation_timestamp or 0.0, row[0])
+    count = store.kueue_count(row)
+    if count is None:
+        st.kueue_counts.pop(info.key, None)
+    else:
+        st.kueue_counts[info.key] = count
 
 
 def _included(st: _State, row: Any) -> bool:

@@ -32,7 +32,8 @@ This is the current SQL. A migration that changes it (say, one more logged colum
 new statements after its schema change. The initial migration creates the triggers of ``INITIAL_COLUMNS``, the
 columns its tables have: on SQLite a trigger must never name a column not there yet, since any table's rebuild
 (a later migration's) re-reads every trigger of the database and fails on it. ``postgresql_create`` /
-``sqlite_create`` make the triggers of a given column list (``0037_pod_node_affinity`` goes back with them).
+``sqlite_create`` make the triggers of a given column list (``columns_as_of``: a migration that adds a logged column
+makes those of its own list, and goes back with those of the one before).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "SQLITE_DROP",
     "TRIGGER_NAMES",
     "RunSQLOn",
+    "columns_as_of",
     "postgresql_create",
     "sqlite_create",
     "trigger_name",
@@ -69,6 +71,7 @@ COLUMNS: dict[str, tuple[int, list[str]]] = {
             "backoff_until",
             "reason", "message", "blocker",  # not read by the engine, written with its statuses (above)
             "suspended_at",
+            "kueue_pod_group_count",
         ],
     ),
     "scheduling_pod": (
@@ -81,13 +84,30 @@ COLUMNS: dict[str, tuple[int, list[str]]] = {
     ),
 }
 # fmt: on
-# the columns added to ``COLUMNS`` by a migration after the initial one (0037_pod_node_affinity: node_affinity)
-_ADDED_LATER: dict[str, frozenset[str]] = {"scheduling_pod": frozenset({"node_affinity"})}
+# the columns added to ``COLUMNS`` by a migration after the initial one, in migration order: (migration, table, column)
+_ADDED_LATER: tuple[tuple[str, str, str], ...] = (
+    ("0037_pod_node_affinity", "scheduling_pod", "node_affinity"),
+    ("0038_podgroup_kueue_pod_group_count", "scheduling_podgroup", "kueue_pod_group_count"),
+)
+
+
+def columns_as_of(migration: str | None) -> dict[str, tuple[int, list[str]]]:
+    """The columns the triggers log once ``migration`` (one of ``_ADDED_LATER``'s) has run; None: the initial
+    migration's (those its tables have). A migration makes the triggers of its own list, never ``COLUMNS``: on SQLite a
+    trigger naming a column a later migration adds breaks every table rebuild in between."""
+    names = [m for m, _, _ in _ADDED_LATER]
+    upto = names.index(migration) + 1 if migration is not None else 0
+    later: dict[str, set[str]] = {}
+    for _, table, column in _ADDED_LATER[upto:]:
+        later.setdefault(table, set()).add(column)
+    return {
+        table: (kind, [c for c in columns if c not in later.get(table, set())])
+        for table, (kind, columns) in COLUMNS.items()
+    }
+
+
 # the columns the initial migration's triggers log: those its tables have
-INITIAL_COLUMNS: dict[str, tuple[int, list[str]]] = {
-    table: (kind, [c for c in columns if c not in _ADDED_LATER.get(table, frozenset())])
-    for table, (kind, columns) in COLUMNS.items()
-}
+INITIAL_COLUMNS = columns_as_of(None)
 OPERATIONS = ("INSERT", "UPDATE", "DELETE")
 EVERY_ROW_CHANGED = "fairway.feed_every_row_changed"  # PostgreSQL, pod updates: log every row without comparing
 

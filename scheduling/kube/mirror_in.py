@@ -24,7 +24,9 @@ own, checked by the same rules as the API's:
   one problem that says how many and which, and their pods are not applied (``_within_node_cap``);
 * **podgroups** (Volcano PodGroups): queue, minMember, minTaskMember, minResources, priority, checked with
   ``engine.rules.validate_podgroup`` when created or when their queue or minimum changes; the phase, reasons and
-  conditions are the sessions' (they are written back, not read);
+  conditions are the sessions' (they are written back, not read); Kueue's plain-Pod groups are podgroups too, which
+  keep their pod count (``PodGroup.kueue_pod_group_count``, cleared when the group becomes something else): the
+  sessions do not admit one while it waits for its pods (``store.with_pod_group_waits``);
 * **pods** with the cluster's ``schedulerName``: request, priority, preemptible, quota group, placement constraints;
   their status follows what the cluster reports, as a node agent's reports do (``scheduling.agent``): a node name
   with phase Pending is Bound, Running, Succeeded, Failed; a ``deletionTimestamp`` is Releasing; a pod gone from the
@@ -132,7 +134,7 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
     pg_local = _podgroup_local_queues(snap, local_queues)
-    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects), pg_local)
+    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects), pg_local, result.kueue_pod_groups)
     _sync_pods(cluster, snap, report, now, left_out)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
@@ -490,7 +492,10 @@ def _sync_podgroups(
     now: datetime,
     owners: Mapping[str, str],
     local_queues: Mapping[str, str],
+    kueue_counts: Mapping[str, int],
 ) -> None:
+    """Create, update or delete the podgroup rows of ``keys``; ``kueue_counts``: the pod count of each Kueue pod group
+    that waits for all its pods (``LoadResult.kueue_pod_groups``), kept as ``PodGroup.kueue_pod_group_count``."""
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
@@ -498,10 +503,12 @@ def _sync_podgroups(
     for key in sorted(keys):
         info, notes = _held_podgroup(snap.podgroups[key], ranges)
         row = rows.get(key)
-        local_queue = local_queues.get(key)
-        changed = row is None or _changed(row, info) or row.local_queue != local_queue
+        local_queue, count = local_queues.get(key), kueue_counts.get(key)
+        changed = (
+            row is None or _changed(row, info) or (row.local_queue, row.kueue_pod_group_count) != (local_queue, count)
+        )
         try:
-            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue)
+            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue, count)
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
@@ -551,15 +558,19 @@ def _write_podgroup(
     specs: Mapping[str, Any],
     owner: str | None,
     local_queue: str | None = None,
+    kueue_count: int | None = None,
 ) -> None:
     """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum.
-    ``local_queue``: its Kueue LocalQueue (its pods' label), which Admission Fair Sharing orders it by."""
+    ``local_queue``: its Kueue LocalQueue (its pods' label), which Admission Fair Sharing orders it by;
+    ``kueue_count``: a Kueue pod group's pod count, which the sessions wait for (None: any other podgroup, or a group
+    that stopped being one)."""
     if (
         row is not None
         and not _changed(row, info)
         and row.min_task_member == dict(info.min_task_member)
         and row.kube_owner == owner
         and row.local_queue == local_queue
+        and row.kueue_pod_group_count == kueue_count
     ):
         return
     if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
@@ -584,6 +595,7 @@ def _write_podgroup(
         "user": info.user or None,
         "user_groups": list(info.user_groups) or None,
         "local_queue": local_queue,
+        "kueue_pod_group_count": kueue_count,
     }
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)

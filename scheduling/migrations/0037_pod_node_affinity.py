@@ -8,8 +8,9 @@ from django.db import migrations, models
 
 from scheduling.feed import triggers
 
-# the change feed's logged columns before this migration: the initial migration's
+# the change feed's logged columns before this migration (the initial migration's) and after it
 BEFORE = triggers.INITIAL_COLUMNS
+AFTER = triggers.columns_as_of("0037_pod_node_affinity")
 
 
 class Migration(migrations.Migration):
@@ -28,8 +29,8 @@ class Migration(migrations.Migration):
         ),
         triggers.RunSQLOn(
             "postgresql",
-            triggers.POSTGRESQL_DROP + triggers.POSTGRESQL_CREATE,
+            triggers.POSTGRESQL_DROP + triggers.postgresql_create(AFTER),
             triggers.POSTGRESQL_DROP + triggers.postgresql_create(BEFORE),
         ),
-        triggers.RunSQLOn("sqlite", triggers.SQLITE_CREATE, triggers.SQLITE_DROP),
+        triggers.RunSQLOn("sqlite", triggers.sqlite_create(AFTER), triggers.SQLITE_DROP),
     ]

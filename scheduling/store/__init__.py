@@ -23,6 +23,7 @@ from scheduling.store.read import (
     SpecMemo,
     fairness_on,
     job_infos,
+    kueue_count,
     load_snapshot,
     node_info,
     own_podgroup,
@@ -33,6 +34,7 @@ from scheduling.store.read import (
     read_local_queues,
     read_past_usage,
     read_resource_flavors,
+    with_pod_group_waits,
 )
 from scheduling.store.records import SAMPLE_FULL_RESOLUTION, compact_records, session_decisions
 from scheduling.store.write import apply_decisions, record_failure, record_skipped, save_past_usage
@@ -54,6 +56,7 @@ __all__ = [
     "fairness_on",
     "fetched_meanwhile",
     "job_infos",
+    "kueue_count",
     "load_snapshot",
     "node_info",
     "own_podgroup",
@@ -71,4 +74,5 @@ __all__ = [
     "save_past_usage",
     "seed_local_queue_usage",
     "session_decisions",
+    "with_pod_group_waits",
 ]

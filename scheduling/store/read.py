@@ -22,13 +22,17 @@ dataclasses. What goes in:
 * Kueue's ResourceFlavors (``quotas.ResourceFlavor``, read only when some queue has quota in one): the nodes and the
   pods on them counted per flavor as ``fairway simulate`` counts them (``with_stored_flavors``);
 * Kueue's LocalQueues (``quotas.LocalQueue``, one query): their weights and what the Kueue export writes; the live
-  session adds each job's LocalQueue and the usage it keeps (``scheduling.store.localqueues``).
+  session adds each job's LocalQueue and the usage it keeps (``scheduling.store.localqueues``);
+* Kueue's pod groups that wait for their pods (``PodGroup.kueue_pod_group_count`` set, fewer of its pods that can run
+  than that and none on a node): the admission's ``pod_group_waits`` (``with_pod_group_waits``), as ``fairway
+  simulate`` reads them, so that no session admits such a group (``NotEnoughPods``) until its last pod arrives.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
 from django.conf import settings
@@ -36,6 +40,7 @@ from django.db.models import Q
 
 from engine import collector, treefields
 from engine.admission import LocalQueueSpec, label_pairs
+from engine.manifests.kueuegroups import pod_group_wait
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -134,7 +139,7 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
     namespaces = read_namespaces(cache)
     group_names, groups = read_quota_groups(cache)
     node_names, node_ids, nodes = _read_nodes(cluster, cache)
-    pg_keys, podgroups = _read_podgroups(cluster, cache, namespaces.names)
+    pg_keys, podgroups, kueue_counts = _read_podgroups(cluster, cache, namespaces.names)
     pods = _read_pods(cluster, cache, namespaces, group_names, node_names, pg_keys, podgroups)
     snapshot = Snapshot.build(
         nodes=nodes,
@@ -149,7 +154,8 @@ def read_cluster(cluster: Cluster) -> tuple[Snapshot, RowIds]:
         node_bound=settings.FAIRWAY_LIMITS.max_node_amount,
     )
     levered = with_stored_levers(snapshot, cluster.kueue_config, read_local_queues())
-    return with_stored_flavors(levered, read_resource_flavors), RowIds(pods=pods.ids, nodes=node_ids)
+    flavored = with_stored_flavors(levered, read_resource_flavors)
+    return with_pod_group_waits(flavored, kueue_counts), RowIds(pods=pods.ids, nodes=node_ids)
 
 
 def read_resource_flavors() -> dict[str, ResourceFlavorSpec]:
@@ -325,7 +331,30 @@ PODGROUP_COLUMNS = (
     "suspended_at",
     "user",
     "user_groups",
+    "kueue_pod_group_count",  # not in ``PodGroupInfo``: ``kueue_count``, ``with_pod_group_waits``
 )
+
+
+def kueue_count(row: Sequence[Any]) -> int | None:
+    """A Kueue pod group's pod count, of a podgroup row read with ``PODGROUP_COLUMNS`` (None: any other podgroup)."""
+    count: int | None = row[-1]
+    return count
+
+
+def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, int]) -> Snapshot:
+    """``snapshot`` with those of the Kueue pod groups ``counts`` (podgroup key -> its pod count, ``kueue_count``) that
+    wait for their pods as its admission's ``pod_group_waits``, by the rule ``fairway simulate`` reads them with
+    (``engine.manifests.kueuegroups.pod_group_wait``): the sessions admit none of them. The snapshot itself when none
+    waits and none did."""
+    waits = []
+    for key, count in counts.items():
+        if key in snapshot.podgroups:
+            why = pod_group_wait(count, snapshot.podgroup_tasks(key))
+            if why is not None:
+                waits.append((key, why))
+    if not waits and not snapshot.admission.pod_group_waits:
+        return snapshot
+    return snapshot.replace(admission=replace(snapshot.admission, pod_group_waits=tuple(sorted(waits))))
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:
@@ -349,6 +378,7 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
         suspended_at,
         user,
         user_groups,
+        _kueue_count,
     ) = row
     return PodGroupInfo(
         namespace=ns_names[ns_id],
@@ -373,16 +403,21 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
 
 def _read_podgroups(
     cluster: Cluster, cache: JsonCache, ns_names: Mapping[int, str]
-) -> tuple[dict[int, str], dict[str, PodGroupInfo]]:
-    """The podgroups still to schedule (a Completed one is not read) and their keys by primary key."""
+) -> tuple[dict[int, str], dict[str, PodGroupInfo], dict[str, int]]:
+    """The podgroups still to schedule (a Completed one is not read), their keys by primary key, and the pod counts
+    of the Kueue pod groups among them (``kueue_count``) by key."""
     pg_keys: dict[int, str] = {}
     podgroups: dict[str, PodGroupInfo] = {}
+    counts: dict[str, int] = {}
     for row in PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED).values_list(*PODGROUP_COLUMNS):
         info = podgroup_info(row, cache, ns_names)
         pg_keys[row[0]] = info.key
         podgroups[info.key] = info
+        count = kueue_count(row)
+        if count is not None:
+            counts[info.key] = count
 
-    return pg_keys, podgroups
+    return pg_keys, podgroups, counts
 
 
 POD_COLUMNS = (

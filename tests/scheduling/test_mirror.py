@@ -68,6 +68,7 @@ def _compare(mine: Snapshot, full: Snapshot) -> None:
         k: sorted(v) for k, v in full.quota_namespaces.items()
     }
     assert mine.policy == full.policy
+    assert mine.admission.pod_group_waits == full.admission.pod_group_waits
 
 
 # -- random writes through the real write paths ----------------------------------------------------------------
@@ -205,6 +206,7 @@ class Writer:
         if group is not None:
             group.phase = self.rng.choice(PHASES)
             group.unplaced_sessions = self.rng.randint(0, 3)
+            group.kueue_pod_group_count = group.unplaced_sessions or None  # (no draw of its own: the same sequences)
             group.conditions = [{"type": "Unschedulable", "status": "True", "reason": "r", "transitionID": "1"}]
             group.save()
 
@@ -404,6 +406,41 @@ def test_every_write_is_logged_in_its_transaction_and_a_heartbeat_is_not(world: 
     assert max(logged.filter(kind=3).values_list("rev", flat=True)) < min(
         logged.filter(kind=1).values_list("rev", flat=True)
     )
+
+
+@pytest.mark.django_db
+def test_a_kueue_pod_groups_wait_follows_its_count_and_its_pods(world: World) -> None:
+    """The count alone is logged (its trigger column), and the group's wait is found anew from the pods of each
+    snapshot: a pod that arrives ends it, one that goes brings it back, without a full read."""
+    mirror = ClusterMirror(world.cluster.pk)
+    mirror.refresh()
+    pg = world.podgroups["ns-a/pg-a"]
+    PodGroup.objects.filter(pk=pg.pk).update(kueue_pod_group_count=3)
+    assert not mirror.refresh().full and mirror.last.changes == 1
+    waits = dict(mirror.snapshot(world.cluster).admission.pod_group_waits)
+    assert waits["ns-a/pg-a"].startswith("2 of its 3 pods exist"), waits
+    assert_same(mirror, world)
+    third = Pod.objects.create(cluster=world.cluster, namespace=pg.namespace, name="a-2", podgroup=pg)
+    assert not mirror.refresh().full
+    assert mirror.snapshot(world.cluster).admission.pod_group_waits == ()
+    assert_same(mirror, world)
+    third.delete()
+    assert not mirror.refresh().full
+    assert [k for k, _ in mirror.snapshot(world.cluster).admission.pod_group_waits] == ["ns-a/pg-a"]
+    Pod.objects.filter(pk=world.pods["ns-a/a-0"].pk).update(status="Failed")  # a Failed pod cannot run
+    assert not mirror.refresh().full
+    assert dict(mirror.snapshot(world.cluster).admission.pod_group_waits)["ns-a/pg-a"].startswith("1 of its 3")
+    assert_same(mirror, world)
+    Pod.objects.filter(pk=world.pods["ns-a/a-1"].pk).update(status="Running", node=world.nodes["n1"])  # admitted
+    assert not mirror.refresh().full
+    assert mirror.snapshot(world.cluster).admission.pod_group_waits == ()
+    Pod.objects.filter(pk=world.pods["ns-a/a-1"].pk).update(status="Pending", node=None)
+    assert not mirror.refresh().full
+    assert [k for k, _ in mirror.snapshot(world.cluster).admission.pod_group_waits] == ["ns-a/pg-a"]
+    PodGroup.objects.filter(pk=pg.pk).update(kueue_pod_group_count=None)  # no longer a Kueue pod group: no wait
+    assert not mirror.refresh().full and mirror.last.changes == 1
+    assert mirror.snapshot(world.cluster).admission.pod_group_waits == ()
+    assert_same(mirror, world)
 
 
 # -- falling back to a full read -------------------------------------------------------------------------------

@@ -225,3 +225,85 @@ def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
             custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "lq")
         for plural, name in reversed(made):
             custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+
+
+def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
+    kueue_cluster: Any, admin: k8s.ApiClient, tag: str
+) -> None:
+    """A Kueue pod group of 2 pods with 1 on the server: its row keeps the count, the session leaves it Pending with
+    ``NotEnoughPods`` (no node, no quota held); once the second pod is on the server the next pass and session admit it
+    and bind both, and the server takes the bindings."""
+    from scheduling import tasks
+    from scheduling.kube.adapter import Adapter
+    from scheduling.models import Pod, PodGroup
+    from tests.kube.conftest import node
+
+    custom, core = k8s.CustomObjectsApi(admin), k8s.CoreV1Api(admin)
+    team, ns, node_name = f"kpg-{tag}", f"kpg-{tag}", f"kpg-n-{tag}"
+    made: list[tuple[str, str]] = []
+
+    def create(plural: str, body: dict[str, Any]) -> None:
+        custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}", **body})
+        made.append((plural, body["metadata"]["name"]))
+
+    def member(name: str) -> dict[str, Any]:
+        labels = {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/pod-group-name": "train"}
+        obj = pod(ns, name, labels=labels, scheduler="fairway-kueue")
+        obj["metadata"]["annotations"] = {"kueue.x-k8s.io/pod-group-total-count": "2"}
+        return obj
+
+    Seeder(admin).namespace(ns)
+    create("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}})
+    create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": team},
+                             "spec": {"resourceGroups": _quota("8")}})  # fmt: skip
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+        "spec": {"clusterQueue": team},
+    })  # fmt: skip
+    box = node(node_name, cpu="8")  # Ready, without the not-ready taint the server adds (``test_adapter_real``)
+    core.create_node({key: value for key, value in box.items() if key != "status"})
+    core.patch_node(node_name, {"spec": {"taints": None}})
+    core.patch_node_status(node_name, {"status": box["status"]})
+    Seeder(admin).pod(member("leader"))
+    adapter = Adapter(kueue_cluster, identity=f"kpg-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
+                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    try:
+        adapter.start_informers()
+        wait_for(adapter.synced, what="the first lists")
+        out = adapter.reconcile()
+        assert out is not None and out["problems"] == [], out
+        group = PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns, name="train")
+        assert (group.queue.name, group.min_member, group.kueue_pod_group_count) == (team, 2, 2)
+        assert tasks.run_session(kueue_cluster.pk) == "ran"
+        group.refresh_from_db()
+        assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)
+        assert "1 of its 2 pods exist" in group.message
+        assert not Pod.objects.filter(cluster=kueue_cluster, node__isnull=False).exists()
+
+        Seeder(admin).pod(member("worker"))
+        pods = next(i for i in adapter.informers if i.kind.plural == "pods")
+        wait_for(lambda: pods.cache.get(f"{ns}/worker") is not None, what="the watch to bring the second pod")
+        assert adapter.reconcile() is not None
+        assert tasks.run_session(kueue_cluster.pk) == "ran"
+        group.refresh_from_db()
+        assert group.phase in ("Inqueue", "Running") and group.reason != "NotEnoughPods", (group.phase, group.reason)
+        for _ in range(3):  # admitted, then placed whole
+            if Pod.objects.filter(cluster=kueue_cluster, node__name=node_name).count() == 2:
+                break
+            assert tasks.run_session(kueue_cluster.pk) == "ran"
+        bound = dict(Pod.objects.filter(cluster=kueue_cluster, namespace__name=ns).values_list("name", "node__name"))
+        assert bound == {"leader": node_name, "worker": node_name}, bound
+        out = adapter.reconcile()
+        assert out is not None and out["sent"]["bound"] == 2, out
+        assert {core.read_namespaced_pod(p, ns).spec.node_name for p in ("leader", "worker")} == {node_name}
+    finally:
+        adapter.stop_informers()
+        adapter.elector.release()
+        core.delete_node(node_name)  # the next tests' sessions must not place pods on a node nobody plays
+        for name in ("leader", "worker"):
+            with contextlib.suppress(k8s.ApiException):
+                core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+        with contextlib.suppress(k8s.ApiException):
+            custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "lq")
+        for plural, name in reversed(made):
+            custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
