@@ -470,6 +470,13 @@ class PodGroupSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="Why those flavors (read-only): the flavors the last assignment tried, in order, and what each gave.",
     )
+    kueue_pod_group_count = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="Kueue's pod group (read-only, set by the Kubernetes adapter): its "
+        "kueue.x-k8s.io/pod-group-total-count, which it waits for (reason NotEnoughPods) until that many of its pods "
+        "exist; null for every other podgroup.",
+    )
     local_queue = ObjectNameField(
         required=False,
         allow_null=True,
@@ -495,6 +502,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "user",
             "user_groups",
             "local_queue",
+            "kueue_pod_group_count",
             *PODGROUP_STATE,
             "created",
             "updated",

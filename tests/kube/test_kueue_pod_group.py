@@ -68,6 +68,12 @@ def test_a_pod_group_keeps_its_count_and_loses_it_when_it_becomes_something_else
     cluster, others = _kueue_world()
     mirror(cluster, [*others, *_group_pods(("leader",))], timezone.now())
     assert PodGroup.objects.get(cluster=cluster, name="train").kueue_pod_group_count == 2
+    # the API shows it, read-only: a client cannot set it
+    from scheduling.serializers import PodGroupSerializer
+
+    row = PodGroup.objects.get(cluster=cluster, name="train")
+    assert PodGroupSerializer(row).data["kueue_pod_group_count"] == 2
+    assert PodGroupSerializer().fields["kueue_pod_group_count"].read_only
     # with fast admission Kueue admits it on its first pod: it never waits, nothing is kept
     fast = _group_pods(("leader",), **{"kueue.x-k8s.io/pod-group-fast-admission": "true"})
     report = mirror(cluster, [*others, *fast], timezone.now())
