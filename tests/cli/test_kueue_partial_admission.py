@@ -213,3 +213,34 @@ def test_an_admitted_job_evicted_later_gets_its_pods_back_and_is_sized_again() -
     group: PodGroupInfo = again.podgroups["team/train"]
     assert len(pods) == 7 and group.min_member == 7
     assert "team/train" not in partial.admitted
+
+
+def test_a_multi_pod_workload_reclaims_from_its_cohort_for_the_pods_the_free_quota_lacks(
+    tmp_path: Path, capsys: Any
+) -> None:
+    # cq-a and cq-b lend to each other (10 cores each); cq-b borrows 5 of cq-a's for one 15-core workload. A Job of
+    # 10 one-core pods in cq-a finds 5 free: Kueue reclaims cq-b's workload for the whole Job (reclaimWithinCohort:
+    # Any); the 5 that fit the free quota are pipelined beside that eviction, the other 5 take what it frees
+    cq = (
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec: {{cohortName: "
+        "co, {more}resourceGroups: [{{coveredResources: [cpu], flavors: [{{name: default, resources: [{{name: cpu, "
+        "nominalQuota: 10}}]}}]}}]}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: "
+        "{{name: lq, namespace: {ns}}}\nspec: {{clusterQueue: {name}}}\n"
+    )
+    text = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n"
+    text += cq.format(name="cq-a", ns="a", more="preemption: {reclaimWithinCohort: Any}, ")
+    text += cq.format(name="cq-b", ns="b", more="")
+    text += (
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+        "status: {allocatable: {cpu: '64', memory: 256Gi, pods: '500'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: b, labels: {kueue.x-k8s.io/queue-name: lq}, "
+        "creationTimestamp: '2026-01-01T00:00:00Z'}\nspec: {nodeName: n0, containers: [{name: c, resources: "
+        "{requests: {cpu: '15'}}}]}\nstatus: {phase: Running, startTime: '2026-01-01T00:00:00Z'}\n"
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: want, namespace: a, labels: "
+        "{kueue.x-k8s.io/queue-name: lq}, creationTimestamp: '2026-01-01T00:01:00Z'}\nspec: {parallelism: 10, "
+        "template: {spec: {containers: [{name: c, resources: {requests: {cpu: '1'}}}]}}}\n"
+    )
+    code, doc = simulate(tmp_path, capsys, text)
+    assert code == 0 and isinstance(doc, dict)
+    assert doc["evictions"] == ["b/big"]
+    assert sum(1 for pod in doc["pipelined"] if pod.startswith("a/want-")) == 10

@@ -52,6 +52,15 @@ def fits(task: TaskState, available: I64) -> bool:
     return bool((task.vec[cols] <= available[cols]).all())
 
 
+def free_room_holds(ssn: Session, task: TaskState, row: int, queue: str) -> bool:
+    """Whether node ``row``'s free room (its future idle) and ``queue``'s allocatable gates hold ``task`` without any
+    eviction. With a plugin whose victims are one set (Kueue's, ``Framework.victims_are_a_set``) a pod goes there at
+    once: Kueue preempts for a whole workload, so of a workload of several pods, those that fit where room is free
+    take it and the victims are found for the others (a pod that fits needs none, so asking for its victims alone
+    would find nothing for any of them)."""
+    return fits(task, ssn.nodes.future_idle(row)) and ssn.framework.allocatable(queue, task) is None
+
+
 _EVICTABLE = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 
 

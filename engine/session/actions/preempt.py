@@ -47,6 +47,7 @@ from engine.session.actions.common import (
     attempt_key,
     evictable_of,
     fits,
+    free_room_holds,
     rows_with_room,
 )
 from engine.session.actions.gangvictims import (
@@ -135,13 +136,12 @@ def _take_set(
     victims: list[TaskState],
     sort_victims: Callable[[list[TaskState]], list[TaskState]],
     keep: Callable[[TaskState], bool],
-    queue_ok: bool,
 ) -> bool:
-    """Whether ``task`` goes to node ``row`` with a node's victims taken as one set (Kueue's): at once when the node's
-    free room and its queue's gates hold it already (a pod of a workload whose other pods need the evictions: Kueue
-    preempts for the whole workload, so the pods that fit where room is free go there), else with the set evicted
-    whole (``_evict_set``); none when there is no set."""
-    if queue_ok and fits(task, ssn.nodes.future_idle(row)):
+    """Whether ``task`` goes to node ``row`` with a node's victims taken as one set (Kueue's): at once where the free
+    room holds it (``free_room_holds``), else with the set evicted whole (``_evict_set``); none without a set."""
+    job = task.pg
+    assert job is not None
+    if free_room_holds(ssn, task, row, job.queue):
         return True
     return bool(victims) and _evict_set(ssn, stmt, task, row, sort_victims(victims), keep)
 
@@ -186,7 +186,7 @@ def _preempt(
         victims = fw.preemptable(task, preemptees, skip)
         node_stmt = Statement(ssn)
         if whole_set:
-            ok = _take_set(ssn, node_stmt, task, row, victims, sort_victims, keep, queue_ok)
+            ok = _take_set(ssn, node_stmt, task, row, victims, sort_victims, keep)
             ordered: list[TaskState] = []
         elif gangs is not None:
             plan = gangs.plan(row, sort_victims(victims))

@@ -46,7 +46,15 @@ from collections.abc import Callable, Iterator
 
 from engine.objects import TaskStatus
 from engine.resources import sorted_resources
-from engine.session.actions.common import KeyedHeap, MinRuntime, VictimRoom, attempt_key, fits, rows_with_room
+from engine.session.actions.common import (
+    KeyedHeap,
+    MinRuntime,
+    VictimRoom,
+    attempt_key,
+    fits,
+    free_room_holds,
+    rows_with_room,
+)
 from engine.session.actions.gangvictims import GANG_RULE, GangVictims, free_first, gang_met, whole_gang_words
 from engine.session.decisions import Blocker
 from engine.session.reasons import GateRefusal, qty
@@ -226,7 +234,7 @@ def _reclaim_for_task(
     rows = rows_with_room(ssn, task, extra)
     for row in rows if gangs is None else free_first(ssn, task, rows):
         reclaimees = [t for t in table.tasks[row].values() if holds(t)]
-        if not reclaimees and (gangs is None or not fits(task, table.future_idle(row))):
+        if not reclaimees and ((gangs is None and not whole_set) or not fits(task, table.future_idle(row))):
             continue
         # Volcano hands the plugins the node's pods in map order (random); the plugins walk them with running
         # totals (gang's minimum, proportion's allocated), so the order decides who is chosen. Fairway hands
@@ -234,8 +242,10 @@ def _reclaim_for_task(
         reclaimees = sort_victims(sorted(reclaimees, key=lambda t: t.uid))
         victims = fw.reclaimable(task, reclaimees, skip)
         node_stmt = Statement(ssn)
-        if whole_set:  # the plugin's victims are one set, evicted whole (Kueue counts quota)
-            if victims and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds):
+        if whole_set:  # the plugin's victims are one set, evicted whole (Kueue counts quota), or the free room
+            if free_room_holds(ssn, task, row, job.queue) or (
+                victims and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds)
+            ):
                 node_stmt.pipeline(task, row)
                 stmt.merge(node_stmt)
                 return True
