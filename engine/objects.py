@@ -226,6 +226,15 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt reads (base 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
+def go_int64(text: str | None) -> int | None:
+    """``text`` as Go's ``strconv.ParseInt(text, 10, 64)`` reads it, None where that fails (what Kubernetes compares
+    for ``Gt`` / ``Lt``)."""
+    if text is None or not _GO_INT.fullmatch(text):
+        return None
+    number = int(text)
+    return number if INT64_MIN <= number <= INT64_MAX else None
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSelectorRequirement:
     """One ``matchExpressions`` entry of a pod's required node affinity (Kubernetes' ``NodeSelectorRequirement``)."""
@@ -250,23 +259,24 @@ class NodeSelectorRequirement:
             return present
         if self.operator == "DoesNotExist":
             return not present
-        if not present or not _GO_INT.fullmatch(labels[self.key]):
-            return False  # Kubernetes: a label that is not an integer does not match Gt or Lt
-        have, bound = int(labels[self.key]), int(self.values[0])
-        if not (INT64_MIN <= have <= INT64_MAX and INT64_MIN <= bound <= INT64_MAX):
-            return False  # Go's strconv.ParseInt(value, 10, 64) fails: no match
+        have, bound = go_int64(labels.get(self.key)), go_int64(self.values[0])
+        if have is None or bound is None:
+            return False  # Kubernetes: a label (or bound) that is not a 64-bit integer does not match Gt or Lt
         return have > bound if self.operator == "Gt" else have < bound
 
 
-def _requirement_setstate(self: NodeSelectorRequirement, state: Sequence[Any]) -> None:
-    """A pickled requirement of an older engine (a session record written before ``match_field``) loads with the
-    defaults of the fields it lacks (see ``_namespace_setstate``)."""
+def _setstate_with_defaults(self: Any, state: Sequence[Any]) -> None:
+    """A slotted frozen dataclass pickled by an older engine (a session record written before a field was added at
+    the end) loads with the defaults of the fields it lacks. Attached after the class is made (``setattr``):
+    ``dataclass(slots=True, frozen=True)`` of Python 3.11.0 to 3.11.4 replaces a ``__setstate__`` written in the class
+    body with its own, which needs every field."""
     values = list(state)
     for i, f in enumerate(dataclasses.fields(self)):
         object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
 
 
-setattr(NodeSelectorRequirement, "__setstate__", _requirement_setstate)  # noqa: B010 (as for NamespaceInfo)
+# a requirement recorded before ``match_field``
+setattr(NodeSelectorRequirement, "__setstate__", _setstate_with_defaults)  # noqa: B010 (mypy: slotted, none declared)
 
 NodeAffinity: TypeAlias = tuple[tuple[NodeSelectorRequirement, ...], ...]
 
@@ -577,16 +587,8 @@ class NamespaceInfo:
         return dict(self.labels)
 
 
-def _namespace_setstate(self: NamespaceInfo, state: Sequence[Any]) -> None:
-    """A pickled namespace of an older engine (a session record written before ``labels``) loads with the defaults of
-    the fields it lacks. Set after the class is made: ``dataclass(slots=True, frozen=True)`` of Python 3.11.0 to
-    3.11.4 replaces a ``__setstate__`` written in the class body with its own, which needs every field."""
-    values = list(state)
-    for i, f in enumerate(dataclasses.fields(self)):
-        object.__setattr__(self, f.name, values[i] if i < len(values) else f.default)
-
-
-setattr(NamespaceInfo, "__setstate__", _namespace_setstate)  # noqa: B010 (mypy: a slotted dataclass declares none)
+# a namespace recorded before ``labels``
+setattr(NamespaceInfo, "__setstate__", _setstate_with_defaults)  # noqa: B010 (mypy: slotted, none declared)
 
 
 @dataclass(frozen=True, slots=True)

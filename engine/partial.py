@@ -93,7 +93,7 @@ class PartialAdmission:
         self.sized: dict[str, Sizing] = {}  # the latest sizing of each Job looked at
         self.admitted: dict[str, int] = {}  # Jobs admitted (whole or in part) by a session: their count
         self._tried: dict[str, Sizing] = {}  # this session's sizings, until ``after``
-        self._kept: dict[str, Sizing] = {}  # this session's cuts, until ``after``
+        self._kept: set[str] = set()  # this session's cuts, until ``after``
         self._given: dict[str, tuple[Sizing, PodGroupInfo]] = {}  # cuts kept for admitted Jobs, with their podgroup
 
     def __bool__(self) -> bool:
@@ -121,7 +121,7 @@ class PartialAdmission:
             self._tried[key] = sizing
             if sizing.count < sizing.full:
                 kept = pods[: sizing.count]
-                self._kept[key] = sizing
+                self._kept.add(key)
                 self._given[key] = (sizing, pg)
                 cut_pods.extend(t.uid for t in sizing.left_out)
                 cut_groups.append(pg.evolve(min_member=sizing.count, min_resources=_summed(kept)))
@@ -135,34 +135,36 @@ class PartialAdmission:
         for key, sizing in self._tried.items():
             if key in admitted:
                 self.admitted[key] = sizing.count
-        back_pods: list[TaskInfo] = []
-        back_groups: list[PodGroupInfo] = []
-        for key, sizing in self._kept.items():
-            if key in admitted:
-                continue
-            _, before = self._given.pop(key)
-            back_pods.extend(sizing.left_out)
-            now = snapshot.podgroups.get(key)
-            if now is not None:
-                back_groups.append(now.evolve(min_member=before.min_member, min_resources=before.min_resources))
-        self._tried, self._kept = {}, {}
-        return _restored(snapshot, back_pods, back_groups)
+        back = [key for key in self._kept if key not in admitted]
+        self._tried, self._kept = {}, set()
+        return self._whole_again(snapshot, back)
 
     def _evicted_back(self, snapshot: Snapshot) -> Snapshot:
         """A Job admitted in part that waits again (evicted): its pods back, to be sized afresh (Kueue restores the
         Job's parallelism when it evicts the workload)."""
         by_podgroup = snapshot.tasks_by_podgroup
-        back_pods: list[TaskInfo] = []
-        back_groups: list[PodGroupInfo] = []
-        for key, (sizing, before) in list(self._given.items()):
-            pg = snapshot.podgroups.get(key)
-            if pg is None or not _waiting(pg, by_podgroup.get(key, ())):
-                continue
-            del self._given[key]
+        back = [
+            key
+            for key in self._given
+            if (pg := snapshot.podgroups.get(key)) is not None and _waiting(pg, by_podgroup.get(key, ()))
+        ]
+        for key in back:
             self.admitted.pop(key, None)
-            back_pods.extend(sizing.left_out)
-            back_groups.append(pg.evolve(min_member=before.min_member, min_resources=before.min_resources))
-        return _restored(snapshot, back_pods, back_groups)
+        return self._whole_again(snapshot, back)
+
+    def _whole_again(self, snapshot: Snapshot, keys: list[str]) -> Snapshot:
+        """``snapshot`` with the Jobs ``keys`` whole again: the pods their cut left out back, their podgroups' minimum
+        and minimum resources as before the cut; their cuts forgotten."""
+        pods: list[TaskInfo] = []
+        groups: list[PodGroupInfo] = []
+        for key in keys:
+            sizing, before = self._given.pop(key)
+            pods.extend(sizing.left_out)
+            now = snapshot.podgroups.get(key)
+            if now is not None:
+                groups.append(now.evolve(min_member=before.min_member, min_resources=before.min_resources))
+        out = snapshot.with_tasks(pods) if pods else snapshot
+        return out.with_podgroups(groups) if groups else out
 
     def entries(self) -> dict[str, dict[str, object]]:
         """Each Job looked at: its ``partialAdmission`` entry (``Sizing.entry``)."""
@@ -191,8 +193,3 @@ def _summed(pods: Iterable[TaskInfo]) -> ResourceList:
         for key, amount in task.request.raw.items():
             out[key] = out.get(key, 0) + amount
     return ResourceList(out)
-
-
-def _restored(snapshot: Snapshot, pods: list[TaskInfo], groups: list[PodGroupInfo]) -> Snapshot:
-    out = snapshot.with_tasks(pods) if pods else snapshot
-    return out.with_podgroups(groups) if groups else out

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from engine.objects import _GO_INT, INT64_MAX, INT64_MIN, NodeAffinity, NodeInfo, NodeSelectorRequirement
+from engine.objects import NodeAffinity, NodeInfo, NodeSelectorRequirement, go_int64
 from engine.wording import plural
 
 if TYPE_CHECKING:
@@ -62,8 +62,8 @@ def _requirement_mask(table: NodeTable, e: NodeSelectorRequirement) -> BOOL:
 
 
 def _compare(table: NodeTable, e: NodeSelectorRequirement) -> BOOL:
-    bound = int(e.values[0])
-    if not INT64_MIN <= bound <= INT64_MAX:
+    bound = go_int64(e.values[0])
+    if bound is None:
         return np.zeros(len(table), dtype=np.bool_)  # the requirement does not parse in Kubernetes: no match
     numbers, valid = table.derived(f"affinity-int:{e.key}", lambda infos: _integers(infos, e.key))
     out: BOOL = valid & (numbers > bound if e.operator == "Gt" else numbers < bound)
@@ -75,11 +75,8 @@ def _integers(infos: list[NodeInfo], key: str) -> tuple[npt.NDArray[np.int64], B
     numbers = np.zeros(len(infos), dtype=np.int64)
     valid: BOOL = np.zeros(len(infos), dtype=np.bool_)
     for i, node in enumerate(infos):
-        value = node.labels.get(key)
-        if value is None or not _GO_INT.fullmatch(value):
-            continue
-        number = int(value)
-        if INT64_MIN <= number <= INT64_MAX:
+        number = go_int64(node.labels.get(key))
+        if number is not None:
             numbers[i], valid[i] = number, True
     return numbers, valid
 

@@ -11,7 +11,7 @@ import pickletools
 
 import pytest
 
-from engine.objects import NamespaceInfo
+from engine.objects import NamespaceInfo, NodeSelectorRequirement
 from engine.replay.recorded import RecordError, _Loader
 from engine.session.reasons import Reason
 from engine.treefields import FieldKind
@@ -48,6 +48,7 @@ def test_the_loader_still_refuses_getattr() -> None:
 
 
 def test_a_namespace_keeps_its_own_setstate_and_round_trips() -> None:
-    assert NamespaceInfo.__setstate__.__name__ == "_namespace_setstate"
+    assert NamespaceInfo.__setstate__.__name__ == "_setstate_with_defaults"
+    assert NodeSelectorRequirement.__setstate__.__name__ == "_setstate_with_defaults"
     now = NamespaceInfo(name="nlp", weight=2, labels=(("team", "nlp"),))
     assert _Loader(io.BytesIO(pickle.dumps(now, protocol=pickle.HIGHEST_PROTOCOL))).load() == now

@@ -24,6 +24,28 @@ def _quota(cpu: str, **limits: str) -> list[dict[str, Any]]:
     return [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor", "resources": resources}]}]
 
 
+def _adapter(cluster: Any, identity: str) -> Any:
+    """An adapter of ``cluster`` holding its lease briefly (the server is shared by the session's tests)."""
+    from scheduling.kube.adapter import Adapter
+
+    return Adapter(cluster, identity=identity, lease_namespace="kube-system", lease_seconds=5.0, renew_seconds=0.5,
+                   watch_seconds=5)  # fmt: skip
+
+
+def _first_pass(adapter: Any) -> dict[str, Any]:
+    """The adapter's informers started, their first lists read, and its first pass, which must find no problem."""
+    adapter.start_informers()
+    wait_for(adapter.synced, what="the first lists")
+    out: dict[str, Any] | None = adapter.reconcile()
+    assert out is not None and out["problems"] == [], out
+    return out
+
+
+def _stop(adapter: Any) -> None:
+    adapter.stop_informers()
+    adapter.elector.release()
+
+
 @pytest.fixture
 def kueue_cluster(db: Any, control_plane: ControlPlane) -> Any:
     return make_cluster(control_plane.kubeconfig(), "", name="kueue1", scheduler_name="fairway-kueue")
@@ -33,7 +55,6 @@ def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
     kueue_cluster: Any, admin: k8s.ApiClient, tag: str
 ) -> None:
     from quotas.models import Namespace, Queue
-    from scheduling.kube.adapter import Adapter
     from scheduling.models import PodGroup
 
     custom = k8s.CustomObjectsApi(admin)
@@ -59,13 +80,9 @@ def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
                            "spec": {"clusterQueue": team}})  # fmt: skip
     Seeder(admin).pod(pod(ns, "p0", labels={"kueue.x-k8s.io/queue-name": "team-queue"}, scheduler="fairway-kueue"))
 
-    adapter = Adapter(kueue_cluster, identity=f"kq-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
-                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    adapter = _adapter(kueue_cluster, f"kq-{tag}")
     try:
-        adapter.start_informers()
-        wait_for(adapter.synced, what="the first lists")
-        out = adapter.reconcile()
-        assert out is not None and out["problems"] == [], out
+        _first_pass(adapter)
         rows = {q.name: q.to_spec() for q in Queue.objects.filter(name__in=[cohort, team, "root-clusterqueue"])}
         assert rows[cohort].parent == "root" and int(rows[cohort].deserved["cpu"]) == 20_000  # its own 4 + 10 + 6
         assert rows[team].parent == cohort and int(rows[team].deserved["cpu"]) == 10_000
@@ -101,8 +118,7 @@ def test_the_adapter_mirrors_kueues_tree_from_the_real_server(
         assert adapter.reconcile() is not None
         assert Namespace.objects.get(name=ns).labels == {"team": "nlp"}
     finally:
-        adapter.stop_informers()
-        adapter.elector.release()
+        _stop(adapter)
         k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns)
         custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "localqueues", "team-queue")
         for plural, name in reversed(made):
@@ -113,7 +129,6 @@ def test_the_adapter_stores_kueues_flavors_from_the_real_server(
     kueue_cluster: Any, admin: k8s.ApiClient, tag: str
 ) -> None:
     from quotas.models import Queue, ResourceFlavor
-    from scheduling.kube.adapter import Adapter
 
     custom = k8s.CustomObjectsApi(admin)
     team, spot, ondemand = f"kf-{tag}", f"spot-{tag}", f"on-demand-{tag}"
@@ -135,13 +150,9 @@ def test_the_adapter_stores_kueues_flavors_from_the_real_server(
     ]}]  # fmt: skip
     create("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": team},
                              "spec": {"resourceGroups": groups, "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"}}})  # fmt: skip
-    adapter = Adapter(kueue_cluster, identity=f"kf-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
-                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    adapter = _adapter(kueue_cluster, f"kf-{tag}")
     try:
-        adapter.start_informers()
-        wait_for(adapter.synced, what="the first lists")
-        out = adapter.reconcile()
-        assert out is not None and out["problems"] == [], out
+        _first_pass(adapter)
         stored = ResourceFlavor.objects.get(name=spot)
         assert stored.node_labels == {"type": "spot"} and stored.node_taints == [taint]
         queue = Queue.objects.get(name=team)
@@ -152,8 +163,7 @@ def test_the_adapter_stores_kueues_flavors_from_the_real_server(
             "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"},
         }
     finally:
-        adapter.stop_informers()
-        adapter.elector.release()
+        _stop(adapter)
         for plural, name in reversed(made):
             custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
 
@@ -165,7 +175,6 @@ def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
     weight and its ClusterQueue, a pod labelled with it keeps it on its podgroup, a changed weight reaches the row,
     and once deleted from the server the row goes."""
     from quotas.models import LocalQueue
-    from scheduling.kube.adapter import Adapter
     from scheduling.models import PodGroup
 
     custom = k8s.CustomObjectsApi(admin)
@@ -185,8 +194,7 @@ def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
         "spec": {"clusterQueue": team, "fairSharing": {"weight": "0.75"}},
     })  # fmt: skip
     Seeder(admin).pod(pod(ns, "p0", labels={"kueue.x-k8s.io/queue-name": "lq"}, scheduler="fairway-kueue"))
-    adapter = Adapter(kueue_cluster, identity=f"klq-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
-                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    adapter = _adapter(kueue_cluster, f"klq-{tag}")
 
     def weight_on_server(value: str) -> Any:
         local = next(i for i in adapter.informers if i.kind.plural == "localqueues")
@@ -217,8 +225,7 @@ def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
         assert out is not None and out["problems"] == [], out
         assert not LocalQueue.objects.filter(namespace__name=ns).exists()
     finally:
-        adapter.stop_informers()
-        adapter.elector.release()
+        _stop(adapter)
         with contextlib.suppress(k8s.ApiException):  # gone already when the test got that far
             k8s.CoreV1Api(admin).delete_namespaced_pod("p0", ns, grace_period_seconds=0)
         with contextlib.suppress(k8s.ApiException):
@@ -234,7 +241,6 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
     ``NotEnoughPods`` (no node, no quota held); once the second pod is on the server the next pass and session admit it
     and bind both, and the server takes the bindings."""
     from scheduling import tasks
-    from scheduling.kube.adapter import Adapter
     from scheduling.models import Pod, PodGroup
     from tests.kube.conftest import node
 
@@ -265,13 +271,9 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
     core.patch_node(node_name, {"spec": {"taints": None}})
     core.patch_node_status(node_name, {"status": box["status"]})
     Seeder(admin).pod(member("leader"))
-    adapter = Adapter(kueue_cluster, identity=f"kpg-{tag}", lease_namespace="kube-system", lease_seconds=5.0,
-                      renew_seconds=0.5, watch_seconds=5)  # fmt: skip
+    adapter = _adapter(kueue_cluster, f"kpg-{tag}")
     try:
-        adapter.start_informers()
-        wait_for(adapter.synced, what="the first lists")
-        out = adapter.reconcile()
-        assert out is not None and out["problems"] == [], out
+        out = _first_pass(adapter)
         group = PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns, name="train")
         assert (group.queue.name, group.min_member, group.kueue_pod_group_count) == (team, 2, 2)
         assert tasks.run_session(kueue_cluster.pk) == "ran"
@@ -297,8 +299,7 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
         assert out is not None and out["sent"]["bound"] == 2, out
         assert {core.read_namespaced_pod(p, ns).spec.node_name for p in ("leader", "worker")} == {node_name}
     finally:
-        adapter.stop_informers()
-        adapter.elector.release()
+        _stop(adapter)
         core.delete_node(node_name)  # the next tests' sessions must not place pods on a node nobody plays
         for name in ("leader", "worker"):
             with contextlib.suppress(k8s.ApiException):
