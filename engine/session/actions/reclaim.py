@@ -180,6 +180,23 @@ def _evict_set(
     return fits(task, ssn.nodes.future_idle(row)) and ssn.framework.allocatable(job.queue, task) is None
 
 
+def _take_set(
+    ssn: Session,
+    node_stmt: Statement,
+    task: TaskState,
+    job: JobState,
+    row: int,
+    victims: list[TaskState],
+    sort_victims: Callable[[list[TaskState]], list[TaskState]],
+    holds: Callable[[TaskState], bool],
+) -> bool:
+    """Whether ``task`` goes to node ``row`` with the plugin's victims taken as one set: at once where the free room
+    holds it (``free_room_holds``), else with the set evicted whole (``_evict_set``); none without a set."""
+    if free_room_holds(ssn, task, row, job.queue):
+        return True
+    return bool(victims) and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds)
+
+
 def _holder(
     ssn: Session, task: TaskState, job: JobState, guard: MinRuntime, strict: bool, within: bool
 ) -> Callable[[TaskState], bool]:
@@ -243,9 +260,7 @@ def _reclaim_for_task(
         victims = fw.reclaimable(task, reclaimees, skip)
         node_stmt = Statement(ssn)
         if whole_set:  # the plugin's victims are one set, evicted whole (Kueue counts quota), or the free room
-            if free_room_holds(ssn, task, row, job.queue) or (
-                victims and _evict_set(ssn, node_stmt, task, job, row, sort_victims(victims), holds)
-            ):
+            if _take_set(ssn, node_stmt, task, job, row, victims, sort_victims, holds):
                 node_stmt.pipeline(task, row)
                 stmt.merge(node_stmt)
                 return True
