@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -42,7 +43,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from kubernetes import client as k8s
 
-from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD
+from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM
 from engine.manifests.export import export_trees
 from engine.resources import ResourceList, is_unlimited
 from quotas.models import Namespace, Queue
@@ -86,7 +87,7 @@ class Sender:
         *,
         missing: frozenset[str] = frozenset(),
     ) -> None:
-        self.core, self.custom = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api)
+        self.core, self.custom, self.batch = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api), k8s.BatchV1Api(api)
         self.cluster, self.caches, self.now = cluster, caches, now
         self.missing = missing  # the cache keys of the kinds whose CRD is not installed: nothing is written there
         self.counts: dict[str, int] = {}
@@ -105,7 +106,8 @@ class Sender:
         return self._values
 
     def send_all(self) -> dict[str, int]:
-        for step in (self.send_bindings, self.send_evictions, self.send_deletions, self.write_podgroup_status,
+        for step in (self.send_bindings, self.write_job_parallelism, self.send_evictions, self.send_deletions,
+                     self.write_podgroup_status,
                      self.write_queue_status, self.write_elastic_quotas, self.write_trees,
                      self.send_problem_events):  # fmt: skip
             try:
@@ -169,6 +171,40 @@ class Sender:
         except k8s.ApiException as exc:
             return exc
         return None
+
+    def write_job_parallelism(self) -> None:
+        """Kueue's partial admission: a Job a session admitted with k of its N pods (``PodGroup.kueue_admitted_count``)
+        gets ``spec.parallelism: k`` and the annotation ``fairway.io/original-parallelism: N`` (a merge patch), once
+        the cache shows k of its pods bound (the Job controller then deletes the pods beyond k that no node holds);
+        a Job that no longer has a count (it waits again: evicted) gets N back and the annotation removed, as Kueue
+        restores a Job's parallelism."""
+        jobs = self.objects("batch", "jobs")
+        if not jobs:
+            return
+        bound = Counter(
+            (ref.get("uid"), (obj.get("metadata") or {}).get("namespace"))
+            for obj in self.caches.get(cache_key("", "pods"), [])
+            if (obj.get("spec") or {}).get("nodeName") and (ref := _controller(obj)) is not None
+        )
+        rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
+        for ns, name, count in rows.values_list("namespace__name", "name", "kueue_admitted_count"):
+            obj = jobs.get((ns, name))
+            if obj is None:
+                continue
+            meta = obj.get("metadata") or {}
+            original = (meta.get("annotations") or {}).get(ORIGINAL_PARALLELISM)
+            parallelism = (obj.get("spec") or {}).get("parallelism", 1)
+            if count is not None and count != parallelism and bound[(meta.get("uid"), ns)] >= count:
+                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: original or str(parallelism)}},
+                         "spec": {"parallelism": count}}  # fmt: skip
+            elif count is None and original is not None and original.strip().isdigit():
+                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: None}},
+                         "spec": {"parallelism": int(original)}}  # fmt: skip
+            else:
+                continue
+            _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
+                                                   _preload_content=False))  # fmt: skip
+            self._count("job_parallelism")
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -472,6 +508,12 @@ def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
         return [call(job) for job in jobs]
     with ThreadPoolExecutor(min(CONCURRENT_CALLS, len(jobs)), thread_name_prefix="kube-send") as pool:
         return list(pool.map(call, jobs))
+
+
+def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An object's ``ownerReference`` with ``controller: true`` (None: none)."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
 
 
 def _drain(response: Any) -> None:
