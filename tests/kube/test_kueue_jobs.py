@@ -160,7 +160,13 @@ def test_a_partial_admission_is_sized_as_simulate_sizes_it_and_kept_to_its_count
     assert placed == [f"sample-{i}" for i in range(4)], placed  # the first 4: the most that fit
     assert group.kueue_admitted_count == 4
     # the adapter lowered the parallelism (the annotation keeps 6); the controller has not deleted the others yet:
-    # the sessions keep the job to its 4 pods meanwhile
+    # the sessions keep the job to its 4 pods meanwhile, though its queue now has room for them
+    from engine.resources import parse_resource_list
+    from quotas import services
+    from quotas.models import Queue
+
+    room = parse_resource_list({"cpu": "8"})
+    services.save_queue(Queue.objects.get(name="ml"), {"name": "ml", "deserved": room, "capability": room})
     lowered = job("sample", 4, annotations={"kueue.x-k8s.io/job-min-parallelism": "2", ORIGINAL: "6"})
     bound = [job_pod("sample", f"sample-{i}", node_name="n1") for i in range(4)]
     mirror(cluster, [*others[:2], lowered, *bound, *pods[4:]], timezone.now())
