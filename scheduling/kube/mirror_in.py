@@ -27,6 +27,10 @@ own, checked by the same rules as the API's:
   conditions are the sessions' (they are written back, not read); Kueue's plain-Pod groups are podgroups too, which
   keep their pod count (``PodGroup.kueue_pod_group_count``, cleared when the group becomes something else): the
   sessions do not admit one while it waits for its pods (``store.with_pod_group_waits``);
+* **Kueue's batch/v1 Jobs** (labelled with a LocalQueue; read live, ``engine.manifests.kueuejobs``): the pods a Job
+  controls are one podgroup ``<namespace>/<job>`` owned by the Job, which keeps its pod count and what is read of the
+  Job (``PodGroup.kueue_job``: its ``job-min-parallelism``, whether it is suspended): the sessions wait for its pods as
+  for a pod group's, and size its partial admission (``engine.partial``);
 * **pods** with the cluster's ``schedulerName``: request, priority, preemptible, quota group, placement constraints;
   their status follows what the cluster reports, as a node agent's reports do (``scheduling.agent``): a node name
   with phase Pending is Bound, Running, Succeeded, Failed; a ``deletionTimestamp`` is Releasing; a pod gone from the

@@ -4,6 +4,9 @@
 * **bindings**: a pod Bound here whose object has no ``spec.nodeName`` gets ``POST pods/{name}/binding``
   (a 409 means it is bound already: the watch brings where, and the mirror follows); ``client.CONCURRENT_CALLS`` at a
   time on kept-alive connections, as are the PodGroup statuses that changed (a session places thousands at once);
+* **Kueue Jobs admitted in part**: ``spec.parallelism`` lowered to the count a session admitted the Job with once its
+  pods are bound there, the Job's own kept in ``fairway.io/original-parallelism``, and given back when it waits again
+  (``write_job_parallelism``);
 * **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff

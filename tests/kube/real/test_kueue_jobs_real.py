@@ -66,8 +66,10 @@ class _World:
         self.core.create_node({key: value for key, value in box.items() if key != "status"})
         self.core.patch_node(self.node, {"spec": {"taints": None}})
         self.core.patch_node_status(self.node, {"status": box["status"]})
-        self.adapter = Adapter(self.cluster, identity=f"kj-{tag}", lease_seconds=5.0, renew_seconds=0.0,
-                               watch_seconds=2)  # fmt: skip (short watches: its threads stop soon after the test)
+        # short watches: its threads stop soon after the test
+        self.adapter = Adapter(
+            self.cluster, identity=f"kj-{tag}", lease_seconds=5.0, renew_seconds=0.0, watch_seconds=2
+        )
         for informer in self.adapter.informers:
             informer.backoff, informer.max_backoff = 0.05, 0.5
 
