@@ -145,8 +145,19 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     kueue.update({key: (job.count, job.stored()) for key, job in jobs.items()})
     _sync_podgroups(cluster, snap, pg_docs, report, now, owners, pg_local, kueue)
     _sync_pods(cluster, snap, report, now, left_out)
+    _pods_of_refused_jobs(snap, invalid, report)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
+
+
+def _pods_of_refused_jobs(snap: Snapshot, invalid: Iterable[Any], report: Report) -> None:
+    """A pod of a Kueue Job the readers refused is not applied either (it is not made a job of its own): its problem
+    names the Job and why it was refused."""
+    refused = {f"{b.namespace}/{b.name}": b.message for b in invalid if b.kind == "Job"}
+    for task in snap.tasks.values():
+        key = ("Pod", task.namespace, task.name)
+        if task.podgroup in refused and key in report.problems:
+            report.problems[key] = f"not applied: its Job {task.podgroup} was refused ({refused[task.podgroup]})"
 
 
 def _key_of(obj: Mapping[str, Any]) -> ProblemKey:

@@ -135,6 +135,19 @@ def test_a_job_short_of_its_pods_holds_nothing_until_its_last_pod_then_runs_whol
     assert Pod.objects.get(cluster=cluster, name="train-d").node.name == "n1"
 
 
+def test_the_pods_of_a_refused_job_wait_with_it_and_say_why(db: Any) -> None:
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import KubeObjectProblem, Pod
+
+    cluster = _world()
+    bad = job("train", 2, annotations={"kueue.x-k8s.io/job-min-parallelism": "2"})  # not below its 2 pods
+    report = mirror(cluster, [node("n1"), LOCAL_QUEUE, bad, job_pod("train", "train-a")], timezone.now())
+    assert report.problems[("Job", "team", "train")].startswith("metadata.annotations.kueue.x-k8s.io/job-min-par")
+    assert report.problems[("Pod", "team", "train-a")].startswith("not applied: its Job team/train was refused (")
+    assert not Pod.objects.filter(cluster=cluster).exists()  # not a job of its own either
+    assert KubeObjectProblem.objects.filter(cluster=cluster, kind="Pod", name="train-a").exists()
+
+
 def _partial_world(db: Any) -> tuple[Any, list[dict[str, Any]]]:
     """Kueue's sample-job-partial-admission shape, smaller: a Job of 6 pods of 1 core, at least 2, in queue ``ml``
     of 4 cores (as a ClusterQueue alone in its tree: its nominal quota is its capability), on a node of 8."""
