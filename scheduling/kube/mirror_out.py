@@ -184,20 +184,15 @@ class Sender:
         jobs = self.objects("batch", "jobs")
         if not jobs:
             return
-        bound = Counter(
-            (ref.get("uid"), (obj.get("metadata") or {}).get("namespace"))
-            for obj in self.caches.get(cache_key("", "pods"), [])
-            if (obj.get("spec") or {}).get("nodeName") and (ref := _controller(obj)) is not None
-        )
+        todo = []
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
         for ns, name, count in rows.values_list("namespace__name", "name", "kueue_admitted_count"):
             obj = jobs.get((ns, name))
             if obj is None:
                 continue
-            meta = obj.get("metadata") or {}
-            original = (meta.get("annotations") or {}).get(ORIGINAL_PARALLELISM)
+            original = ((obj.get("metadata") or {}).get("annotations") or {}).get(ORIGINAL_PARALLELISM)
             parallelism = (obj.get("spec") or {}).get("parallelism", 1)
-            if count is not None and count != parallelism and bound[(meta.get("uid"), ns)] >= count:
+            if count is not None and count != parallelism:
                 patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: original or str(parallelism)}},
                          "spec": {"parallelism": count}}  # fmt: skip
             elif count is None and original is not None and original.strip().isdigit():
@@ -205,6 +200,11 @@ class Sender:
                          "spec": {"parallelism": int(original)}}  # fmt: skip
             else:
                 continue
+            todo.append((ns, name, obj, count, patch))
+        bound = _bound_by_controller(self.caches.get(cache_key("", "pods"), [])) if todo else Counter()
+        for ns, name, obj, count, patch in todo:
+            if count is not None and bound[((obj.get("metadata") or {}).get("uid"), ns)] < count:
+                continue  # its pods' bindings not seen yet: the controller could delete one of them
             _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
                                                    _preload_content=False))  # fmt: skip
             self._count("job_parallelism")
@@ -511,6 +511,15 @@ def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
         return [call(job) for job in jobs]
     with ThreadPoolExecutor(min(CONCURRENT_CALLS, len(jobs)), thread_name_prefix="kube-send") as pool:
         return list(pool.map(call, jobs))
+
+
+def _bound_by_controller(pods: list[dict[str, Any]]) -> Counter[tuple[Any, Any]]:
+    """The pods with a node, by (their controller's uid, their namespace)."""
+    return Counter(
+        (ref.get("uid"), (obj.get("metadata") or {}).get("namespace"))
+        for obj in pods
+        if (obj.get("spec") or {}).get("nodeName") and (ref := _controller(obj)) is not None
+    )
 
 
 def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
