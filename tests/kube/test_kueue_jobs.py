@@ -172,6 +172,10 @@ def test_a_partial_admission_is_sized_as_simulate_sizes_it_and_kept_to_its_count
     placed = sorted(Pod.objects.filter(cluster=cluster, node__isnull=False).values_list("name", flat=True))
     assert placed == [f"sample-{i}" for i in range(4)], placed  # the first 4: the most that fit
     assert group.kueue_admitted_count == 4
+    from scheduling.serializers import PodGroupSerializer
+
+    assert PodGroupSerializer(group).data["kueue_admitted_count"] == 4  # the API shows it, read-only
+    assert PodGroupSerializer().fields["kueue_admitted_count"].read_only
     # the adapter lowered the parallelism (the annotation keeps 6); the controller has not deleted the others yet:
     # the sessions keep the job to its 4 pods meanwhile, though its queue now has room for them
     from engine.resources import parse_resource_list
