@@ -621,6 +621,8 @@ def _write_podgroup(
         "kueue_pod_group_count": kueue[0],
         "kueue_job": kueue[1],
     }
+    if (kueue[1] or {}).get("minCount") is None:  # not (or no longer) a Job that may be admitted in part
+        values["kueue_admitted_count"] = None
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)
         fields = None

@@ -195,6 +195,10 @@ def test_a_partial_admission_is_sized_as_simulate_sizes_it_and_kept_to_its_count
     mirror(cluster, [*others[:2], lowered, *bound], timezone.now())
     sessions.run_scheduling_session(cluster)
     assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count == 4
+    # the annotation taken off: it may no longer be admitted in part, the count goes (the adapter gives the Job 6)
+    del lowered["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"]
+    mirror(cluster, [*others[:2], lowered, *bound], timezone.now())
+    assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count is None
 
 
 def test_a_job_admitted_in_part_that_waits_again_loses_its_count(db: Any) -> None:
