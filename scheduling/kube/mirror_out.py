@@ -205,8 +205,14 @@ class Sender:
         for ns, name, obj, count, patch in todo:
             if count is not None and bound[((obj.get("metadata") or {}).get("uid"), ns)] < count:
                 continue  # its pods' bindings not seen yet: the controller could delete one of them
-            _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
-                                                   _preload_content=False))  # fmt: skip
+            try:
+                _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
+                                                       _preload_content=False))  # fmt: skip
+            except k8s.ApiException as exc:
+                if exc.status == 404:
+                    continue  # deleted meanwhile: the watch brings it, and the mirror removes its job
+                self._problem(exc, f"setting the parallelism of Job {ns}/{name}")
+                continue
             self._count("job_parallelism")
 
     def send_evictions(self) -> None:

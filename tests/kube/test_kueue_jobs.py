@@ -280,3 +280,32 @@ def test_the_adapter_lowers_the_parallelism_once_the_pods_are_bound_and_gives_it
     assert out is not None and out["sent"].get("job_parallelism") == 1, out
     restored = emulator.get("batch", "jobs", "team", "sample")
     assert restored["spec"]["parallelism"] == 6 and ORIGINAL not in (restored["metadata"].get("annotations") or {})
+
+
+def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any) -> None:
+    from kubernetes import client as k8s
+
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.kube.mirror_out import Sender
+    from scheduling.models import PodGroup
+
+    cluster = _world()
+    sample = job("sample", 6, annotations={"kueue.x-k8s.io/job-min-parallelism": "2"})
+    bound = [job_pod("sample", f"sample-{i}", node_name="n1") for i in range(4)]
+    mirror(cluster, [node("n1"), LOCAL_QUEUE, sample, *bound], timezone.now())
+    PodGroup.objects.filter(cluster=cluster, name="sample").update(kueue_admitted_count=4)
+    caches = {"batch/jobs": [sample], "/pods": bound}
+
+    class Refusing:
+        def __init__(self, status: int) -> None:
+            self.status = status
+
+        def patch_namespaced_job(self, *args: Any, **kwargs: Any) -> Any:
+            raise k8s.ApiException(status=self.status, reason="refused")
+
+    for status, problems in ((404, 0), (403, 1)):
+        sender = Sender(k8s.ApiClient(), cluster, caches, timezone.now())
+        sender.batch = Refusing(status)
+        sender.write_job_parallelism()
+        assert len(sender.problems) == problems and not sender.counts, (status, sender.problems)
+    assert "setting the parallelism of Job team/sample" in sender.problems[0]
