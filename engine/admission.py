@@ -192,6 +192,9 @@ class AdmissionLevers:
     # with), sorted, from a Job's ``kueue.x-k8s.io/job-min-parallelism``; sized before each session, not a lever of
     # the session itself (a tuple default: a pickled record of an older engine loads without it)
     partial_admission: tuple[tuple[str, int], ...] = ()
+    # Kueue's Jobs admitted in part by an earlier session of a live cluster, (podgroup key, the count admitted) sorted
+    # (``PodGroup.kueue_admitted_count``): ``engine.partial`` keeps them to that count (a tuple default, as above)
+    partial_admitted: tuple[tuple[str, int], ...] = ()
     # Kueue's pod groups short of their total count with none of their pods on a node, (podgroup key, why) sorted:
     # Kueue makes no workload of such a group until all its pods exist, so the session admits none (a tuple default,
     # as above: an older record loads without it)

@@ -20,6 +20,11 @@ admitted (some pod bound or pipelined: the pods left out are never created, as K
 other Job its pods back, to be sized again at the next session, as Kueue sizes a workload again at each cycle; an
 admitted Job that is evicted later and waits again gets its pods back too, as Kueue restores the Job's parallelism.
 
+A live cluster runs each session on its own (``scheduling.sessions``): the Jobs admitted in part by an earlier one come
+in the snapshot (``AdmissionLevers.partial_admitted``, stored on their rows), and ``before`` keeps each to its count as
+simulate's run keeps its cut: its pods on a node first, then its others up to the count; the pods beyond it are left
+out (the adapter lowered the Job's parallelism: the Job controller deletes them). ``cuts`` gives the counts to store.
+
 Each Job's workloads are sized on the quota as the session opens, none counting another (Kueue nominates the heads
 of a cycle on one snapshot): two that each fit alone may not both be admitted, and the session leaves the second
 waiting, whole again. Plain Python on the snapshot; counts and amounts are exact integers.
@@ -103,6 +108,7 @@ class PartialAdmission:
         """``snapshot`` with each waiting Job that may be admitted in part cut to the count it is tried with."""
         if not self.least:
             return snapshot
+        snapshot = self._resumed(snapshot)
         snapshot = self._evicted_back(snapshot)
         oracle: Oracle | None = None
         by_podgroup = snapshot.tasks_by_podgroup
@@ -138,6 +144,39 @@ class PartialAdmission:
         back = [key for key in self._kept if key not in admitted]
         self._tried, self._kept = {}, set()
         return self._whole_again(snapshot, back)
+
+    def _resumed(self, snapshot: Snapshot) -> Snapshot:
+        """The Jobs an earlier session admitted in part (``AdmissionLevers.partial_admitted``, a live cluster's) kept
+        to their count, as ``before`` keeps a cut it made: their pods on a node (or being placed) first, then the
+        others in order, the pods beyond the count left out. Read once; one that waits again is sized afresh."""
+        cuts = [(k, n) for k, n in snapshot.admission.partial_admitted if k in self.least and k not in self._given]
+        by_podgroup = snapshot.tasks_by_podgroup
+        cut_pods: list[str] = []
+        cut_groups: list[PodGroupInfo] = []
+        for key, count in cuts:
+            pg = snapshot.podgroups.get(key)
+            pods = [t for t in by_podgroup.get(key, ()) if t.status not in _DONE]
+            if pg is None or _waiting(pg, pods) or count >= pg.min_member:
+                continue
+            pods.sort(key=lambda t: t.node is None)  # (stable: the others in order)
+            sizing = Sizing(key, pg.min_member, self.least[key], count, "admitted in part", "admitted",
+                            tuple(pods[count:]))  # fmt: skip
+            self._given[key] = (sizing, pg)
+            self.admitted[key] = count
+            cut_pods.extend(t.uid for t in sizing.left_out)
+            # (its pods are alike, made from one template: ``count`` of them, those that exist or not)
+            whole = pg.min_resources.raw if pg.min_resources is not None else {}
+            least = ResourceList({r: v * count // pg.min_member for r, v in whole.items()})
+            cut_groups.append(pg.evolve(min_member=count, min_resources=least))
+        if not cut_groups:
+            return snapshot
+        out = snapshot.without_tasks(cut_pods) if cut_pods else snapshot
+        return out.with_podgroups(cut_groups)
+
+    def cuts(self) -> dict[str, int]:
+        """The Jobs admitted in part as things stand (after ``after``): podgroup key -> its count, what a live
+        cluster stores (``PodGroup.kueue_admitted_count``) for the next session and the adapter."""
+        return {key: sizing.count for key, (sizing, _) in sorted(self._given.items())}
 
     def _evicted_back(self, snapshot: Snapshot) -> Snapshot:
         """A Job admitted in part that waits again (evicted): its pods back, to be sized afresh (Kueue restores the

@@ -508,6 +508,22 @@ class PodGroup(ClusterRow):
         "pods can run and none is on a node, the sessions do not admit it. Null: any other podgroup (a Volcano "
         "PodGroup, a Kueue pod group with fast admission).",
     )
+    # Kueue's batch/v1 Job read live (``engine.manifests.kueuejobs``): what the reader found (null: any other podgroup)
+    kueue_job = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='source=kubernetes: a Kueue batch/v1 Job\'s podgroup: {"minCount": its '
+        'kueue.x-k8s.io/job-min-parallelism or null, "suspended": whether spec.suspend is true}. Its pod count is '
+        "kueue_pod_group_count. Null: any other podgroup.",
+    )
+    # Kueue's partial admission, live (``engine.partial``): the count a session admitted a Job with, below its own
+    kueue_admitted_count = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="source=kubernetes: the pods a session admitted a Kueue Job with when that is fewer than its count "
+        "(partial admission, kueue.x-k8s.io/job-min-parallelism): the adapter lowers the Job's spec.parallelism to it, "
+        "and gives the Job its own back once it waits again. Null: admitted whole, or not admitted.",
+    )
     # who submitted it, for the per-user limits (``engine.userlimits``); null: its namespace counts as its user
     user = models.CharField(  # noqa: DJ001 - see above
         max_length=253,

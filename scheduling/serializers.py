@@ -473,9 +473,16 @@ class PodGroupSerializer(serializers.ModelSerializer):
     kueue_pod_group_count = serializers.IntegerField(
         read_only=True,
         allow_null=True,
-        help_text="Kueue's pod group (read-only, set by the Kubernetes adapter): its "
-        "kueue.x-k8s.io/pod-group-total-count, which it waits for (reason NotEnoughPods) until that many of its pods "
-        "exist; null for every other podgroup.",
+        help_text="Kueue's pod group or batch/v1 Job (read-only, set by the Kubernetes adapter): its "
+        "kueue.x-k8s.io/pod-group-total-count, or a Job's pod count (its parallelism, or its completions when fewer), "
+        "which it waits for (reason NotEnoughPods) until that many of its pods exist; null for every other podgroup.",
+    )
+    kueue_admitted_count = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="Kueue's partial admission (read-only, set by the sessions): the pods a Kueue Job was admitted with "
+        "when fewer than its count (kueue.x-k8s.io/job-min-parallelism); the Kubernetes adapter lowers the Job's "
+        "spec.parallelism to it. Null: admitted whole, not admitted, or not such a Job.",
     )
     local_queue = ObjectNameField(
         required=False,
@@ -503,6 +510,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "user_groups",
             "local_queue",
             "kueue_pod_group_count",
+            "kueue_admitted_count",
             *PODGROUP_STATE,
             "created",
             "updated",

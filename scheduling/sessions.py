@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.models import Revision
 from engine import collector
 from engine.flavors import assign_flavors, with_kept_flavors
+from engine.partial import PartialAdmission
 from engine.session import decisions, run
 from engine.session.clock import time_horizon
 from scheduling import recording
@@ -32,6 +33,7 @@ from scheduling.store import (
     read_local_queue_usage,
     record_failure,
     save_local_queue_usage,
+    save_partial_admissions,
     save_past_usage,
 )
 from scheduling.store.flavors import kept_flavors, record_flavors
@@ -76,6 +78,10 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
             waited = 0.0  # for the bindings still being written when the engine was done
             if result is None:
                 carry = mirror.carry
+                # Kueue's Jobs that may be admitted in part, sized as ``fairway simulate`` sizes them, and those an
+                # earlier session admitted in part kept to their count (``engine.partial``)
+                partial = PartialAdmission(snapshot)
+                snapshot = partial.before(snapshot)
                 if snapshot.kueue_flavors is not None:
                     # Kueue's ResourceFlavors: each waiting job given its flavors as ``fairway simulate`` gives them
                     # (``engine.flavors``), kept on its row; a pod or podgroup unchanged and given the same flavors
@@ -93,6 +99,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                     bound = stream.finish() if stream is not None else None
                     waited = perf_counter() - done
                 mirror.remember(result, key, now, time_horizon(snapshot, now))
+                if partial:
+                    _keep_partial_admissions(cluster, partial, snapshot, result)
             if result.usage_history is not None:
                 save_past_usage(cluster, result.usage_history)
             save_local_queue_usage(cluster, snapshot, result, local_queues)
@@ -123,6 +131,15 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
     # session's transaction; a failure there is logged and never the session's
     recording.record(cluster, session, snapshot, result, now, mirror.tasks_note)
     return session
+
+
+def _keep_partial_admissions(cluster: Cluster, partial: PartialAdmission, snapshot: Any, result: Any) -> None:
+    """The session's partial admissions kept: the Jobs it placed a pod of keep their cut, the others are whole again,
+    and each Job's count is stored on its row (``store.save_partial_admissions``) for the next session and the
+    Kubernetes adapter, which lowers the Job's parallelism to it."""
+    placed = {snapshot.tasks[b.task].podgroup for b in result.bindings if b.task in snapshot.tasks}
+    partial.after(snapshot, placed)
+    save_partial_admissions(cluster, partial.cuts())
 
 
 def _own_writes_on_commit(cluster: Cluster, mirror: ClusterMirror, lo: int, bound: list[Any], result: Any) -> None:

@@ -84,6 +84,7 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             policy_source=self.policy_source,
             origins=self.origins,
             kueue_pod_groups={k: n for k, n in self.kueue_pod_groups.items() if k in self.podgroups},
+            kueue_jobs={k: j for k, j in self.kueue_jobs.items() if k in self.podgroups},
         )
 
     def _read_classes_and_namespaces(self) -> None:
@@ -107,6 +108,9 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
     def _read_jobs(self) -> None:
         for doc in self.docs("PodGroup"):
             self._run(doc, self._podgroup)
+        if self.live:  # the Kueue Jobs whose pods (read next) join their podgroup (``engine.manifests.kueuejobs``)
+            for doc in self.docs("BatchJob"):
+                self._index_live_job(doc)
         for doc in self.docs("Pod"):
             self._run(doc, self._pod)
         self._kueue_pod_groups()
@@ -220,9 +224,12 @@ class _TolerantBuilder(_Builder):
     """The builder for the objects of a live API server (``load_objects``): an object that cannot be read is set
     aside in ``invalid`` with its reason, and the others are read as ``load_manifests`` reads them."""
 
-    def __init__(self, docs: list[_Doc], warnings: list[str], limits: Limits, invalid: list[InvalidObject]) -> None:
+    def __init__(
+        self, docs: list[_Doc], warnings: list[str], limits: Limits, invalid: list[InvalidObject], live: bool
+    ) -> None:
         super().__init__(docs, warnings, limits)
         self.invalid = invalid
+        self.live = live
 
     def _run(self, doc: _Doc, fn: Callable[[_Doc], None]) -> None:
         try:
@@ -238,12 +245,19 @@ class _TolerantBuilder(_Builder):
 
 
 def load_objects(
-    objects: Sequence[Mapping[str, object]], *, source: str = "cluster", limits: Limits | None = None
+    objects: Sequence[Mapping[str, object]],
+    *,
+    source: str = "cluster",
+    limits: Limits | None = None,
+    live: bool = False,
 ) -> tuple[LoadResult, list[InvalidObject]]:
     """Read Kubernetes objects (as the API server serves them, each with its ``apiVersion`` and ``kind``) into a
     ``Snapshot`` with the readers ``load_manifests`` uses, one difference aside: an object that cannot be read is
     returned in the second list (kind, namespace, name, the reason, its 1-based position in ``objects``) and left
-    out, instead of stopping the read. ``LoadResult.origins`` names ``source`` and each object's position."""
+    out, instead of stopping the read. ``LoadResult.origins`` names ``source`` and each object's position.
+
+    ``live``: the objects are a cluster's as they stand (the Kubernetes adapter): a Kueue ``batch/v1`` Job is never
+    expanded from its template; its podgroup holds the pods it controls (``engine.manifests.kueuejobs``)."""
     limits = limits or Limits()
     warnings: list[str] = []
     invalid: list[InvalidObject] = []
@@ -258,4 +272,4 @@ def load_objects(
             continue
         if doc is not None:
             docs.append(doc)
-    return _TolerantBuilder(docs, warnings, limits, invalid).build(), invalid
+    return _TolerantBuilder(docs, warnings, limits, invalid, live).build(), invalid

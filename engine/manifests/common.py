@@ -86,6 +86,9 @@ FAIRWAY_SUSPENDED = "fairway.io/suspended"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
 KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's least count (partial admission)
+# a Job's own parallelism, kept by the Kubernetes adapter when it lowers ``spec.parallelism`` to the count a partial
+# admission gave (``scheduling.kube.mirror_out``): the reader counts the Job's pods from it, as Kueue from its workload
+ORIGINAL_PARALLELISM = "fairway.io/original-parallelism"
 # Kueue's plain-Pod groups (``engine.manifests.kueuegroups``): the group's name (a label, or an annotation, which Kueue
 # reads first since 0.18), its total count (an annotation), and two annotations Fairway names in a warning
 KUEUE_GROUP_NAME = "kueue.x-k8s.io/pod-group-name"
@@ -174,6 +177,25 @@ class LoadResult:
     # with a pod that can run): podgroup key -> its pod-group-total-count (the store keeps it: ``PodGroup.
     # kueue_pod_group_count``, by which the live sessions find the groups that wait, ``pod_group_wait``)
     kueue_pod_groups: dict[str, int] = field(default_factory=dict)
+    # Kueue's batch/v1 Jobs read live (``load_objects(live=True)``): podgroup key -> what the store keeps of each
+    kueue_jobs: dict[str, KueueJob] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KueueJob:
+    """A Kueue ``batch/v1`` Job read live: its LocalQueue, its pod count (Kueue's: its parallelism, or its completions
+    when fewer; the parallelism its ``fairway.io/original-parallelism`` keeps when the adapter lowered it), its
+    ``job-min-parallelism`` (None: not set), whether it is suspended, and its parallelism as the server has it."""
+
+    local_queue: str
+    count: int
+    least: int | None
+    suspended: bool
+    parallelism: int
+
+    def stored(self) -> dict[str, object]:
+        """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
+        return {"minCount": self.least, "suspended": self.suspended}
 
 
 @dataclass(frozen=True)
@@ -800,6 +822,11 @@ class _BuilderBase:
         self.kueue_group_pods: dict[str, list[GroupPod]] = {}
         # Kueue's pod groups admitted only once all their pods exist: podgroup key -> pod-group-total-count
         self.kueue_pod_groups: dict[str, int] = {}
+        # live (``load_objects(live=True)``): a Kueue Job's pods are the pods it controls, its template not expanded
+        self.live = False
+        self.live_jobs: dict[str, str] = {}  # "ns/job" -> its uid: the Kueue Jobs whose pods join their podgroup
+        self.job_pods: dict[str, list[TaskInfo]] = {}  # "ns/job" -> its pods, in input order
+        self.kueue_jobs: dict[str, KueueJob] = {}
         self.policy: Policy = DEFAULT_POLICY
         self.policy_source: str | None = None
         self.eq_args: ElasticQuotaArgs | None = None
@@ -861,6 +888,20 @@ class _BuilderBase:
             fn(doc)
         except (_FieldError, QuantityError, PolicyError) as exc:
             raise doc.error(str(exc)) from None
+
+    def _live_job_of(self, namespace: str, meta: Mapping[str, Any]) -> str | None:
+        """Live (``live_jobs``): the key of the Kueue Job that controls a pod (its ``ownerReference`` with
+        ``controller: true``, kind Job of ``batch/v1``, the Job's name and uid), else None. The Job controller's
+        ``batch.kubernetes.io/job-name`` label is only a hint: a pod of another owner, or of an older Job of the
+        same name, is not the Job's."""
+        refs = meta.get("ownerReferences")
+        if not self.live_jobs or not isinstance(refs, list):
+            return None
+        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
+        if ref is None or ref.get("kind") != "Job" or str(ref.get("apiVersion") or "").split("/")[0] != "batch":
+            return None
+        key = f"{namespace}/{ref.get('name') or ''}"
+        return key if ref.get("uid") and self.live_jobs.get(key) == ref.get("uid") else None
 
     def _room_for_pods(self, adding: int, path: str = "") -> None:
         """Refuse a document that takes the snapshot over ``max_pods`` (before anything is built for it)."""

@@ -134,7 +134,11 @@ class CoreReaders(_BuilderBase):
         kueue = None if group_name else kueue_pod_group(labels, annotations)
         queue = labels.get(KUEUE_QUEUE_LABEL, "")
         grouped = f"{doc.namespace}/{kueue[0]}" if kueue is not None and queue else None
+        job_key = None if group_name or grouped else self._live_job_of(doc.namespace, meta)
+        grouped = grouped or job_key
         task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta, podgroup=grouped)
+        if job_key is not None:  # a pod a Kueue Job controls (live): its Job's podgroup (``kueuejobs``)
+            self.job_pods.setdefault(job_key, []).append(task)
         if kueue is not None:
             member = GroupPod(doc, task, kueue[1], queue, labels, annotations)
             self.kueue_group_pods.setdefault(f"{doc.namespace}/{kueue[0]}", []).append(member)

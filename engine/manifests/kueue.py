@@ -72,7 +72,7 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import _toleration
-from engine.manifests.kueuegroups import KueuePodGroupReaders
+from engine.manifests.kueuejobs import KueueJobReaders
 from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_QUEUE,
@@ -85,6 +85,7 @@ from engine.objects import (
     QueueSpec,
     ResourceFlavorSpec,
     Taint,
+    TaskInfo,
 )
 from engine.policy.policy import Policy, default_policy_with
 from engine.resources import FLAVOR_MARK, QuantityError, ResourceList, parse_exact_quantity
@@ -98,7 +99,7 @@ _Quotas = dict[str, dict[str, tuple[str, int, int | None, int | None]]]  # resou
 _Node = tuple[_Doc, str | None, _Quotas]  # a Cohort or ClusterQueue: its document, parent and quotas
 
 
-class KueueReaders(KueuePodGroupReaders):
+class KueueReaders(KueueJobReaders):
     """The builder's Kueue part: ``_read_kueue`` after the Volcano queues, ``_batch_job`` with the jobs, and
     ``_kueue_pod_groups`` after the pods (``engine.manifests.kueuegroups``)."""
 
@@ -432,7 +433,7 @@ class KueueReaders(KueuePodGroupReaders):
             self.warnings.append(f"{doc.where}: a Job without the label {KUEUE_QUEUE_LABEL}; skipped")
             return
         spec = doc.spec
-        parallelism = _int(spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
+        parallelism = self._job_parallelism(doc)
         if parallelism > self.limits.max_replicas:
             raise _FieldError(
                 f"spec.parallelism: {parallelism} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})"
@@ -448,21 +449,13 @@ class KueueReaders(KueuePodGroupReaders):
             return
         if least is not None:
             self.admission.partial_admission[pg_key] = least
+        if self.live:  # its pods are those it controls (``kueuejobs``): the template is not expanded
+            self._room_for_podgroup()
+            self._live_batch_job(doc, queue, labels, parallelism, least, self._job_sample(doc, pg_key))
+            return
         self._room_for_pods(parallelism, "spec.parallelism")
         self._room_for_podgroup()
-        template = _map(spec.get("template"), "spec.template")
-        t_meta = _map(template.get("metadata"), "spec.template.metadata")
-        t_spec = _map(template.get("spec"), "spec.template.spec")
-        pod_labels = _string_map(t_meta.get("labels"), "spec.template.metadata.labels", doc, self.warnings)
-        pod_annotations = _string_map(
-            t_meta.get("annotations"), "spec.template.metadata.annotations", doc, self.warnings
-        )
-        meta = doc.meta
-        pod_meta = {"creationTimestamp": meta.get("creationTimestamp")}
-        sample = self._task(
-            doc, doc.namespace, f"{doc.name}-0", pod_labels, pod_annotations, t_spec, {}, pod_meta,
-            podgroup=pg_key, path="spec.template.spec",
-        )  # fmt: skip
+        sample = self._job_sample(doc, pg_key)
         for index in range(parallelism):
             task = dataclasses.replace(sample, name=f"{doc.name}-{index}") if index else sample
             if task.uid in self.tasks:
@@ -480,8 +473,23 @@ class KueueReaders(KueuePodGroupReaders):
             priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, sample.priority),
             priority_class=sample.priority_class,
             phase=PodGroupPhase.PENDING,
-            creation_timestamp=_time(meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
+            creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
         )
+
+    def _job_sample(self, doc: _Doc, pg_key: str) -> TaskInfo:
+        """The pod of a Job's ``spec.template`` (named ``<job>-0``): its request, priority and placement."""
+        template = _map(doc.spec.get("template"), "spec.template")
+        t_meta = _map(template.get("metadata"), "spec.template.metadata")
+        t_spec = _map(template.get("spec"), "spec.template.spec")
+        pod_labels = _string_map(t_meta.get("labels"), "spec.template.metadata.labels", doc, self.warnings)
+        pod_annotations = _string_map(
+            t_meta.get("annotations"), "spec.template.metadata.annotations", doc, self.warnings
+        )
+        pod_meta = {"creationTimestamp": doc.meta.get("creationTimestamp")}
+        return self._task(
+            doc, doc.namespace, f"{doc.name}-0", pod_labels, pod_annotations, t_spec, {}, pod_meta,
+            podgroup=pg_key, path="spec.template.spec",
+        )  # fmt: skip
 
     def _min_parallelism(self, doc: _Doc, count: int) -> int | None:
         """The Job's ``kueue.x-k8s.io/job-min-parallelism`` (Kueue's partial admission, ``engine.partial``): a whole

@@ -46,14 +46,14 @@ from engine.objects import DEFAULT_QUEUE, PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase, TaskStatus
 
-__all__ = ["KueuePodGroupReaders", "pod_group_wait"]
+__all__ = ["KueuePodGroupReaders", "can_run", "group_phase", "pod_group_wait"]
 
 _COUNT_PATH = f"metadata.annotations[{KUEUE_GROUP_COUNT}]"
 _QUEUE_PATH = f"metadata.labels[{KUEUE_QUEUE_LABEL}]"
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
-def _can_run(task: TaskInfo) -> bool:
+def can_run(task: TaskInfo) -> bool:
     """Kueue's ``isPodRunnableOrSucceeded``: not Failed, and not being deleted before it had a node."""
     return task.status is not TaskStatus.FAILED and not (task.status is TaskStatus.RELEASING and task.node is None)
 
@@ -63,7 +63,7 @@ def pod_group_wait(count: int, tasks: Iterable[TaskInfo]) -> str | None:
     others, Kueue having made no workload of it yet: fewer than ``count`` of them can run and none is on a node. None
     when it does not wait. The one rule of ``fairway simulate`` (the readers) and the live sessions (the store)."""
     tasks = list(tasks)
-    active = sum(1 for t in tasks if _can_run(t))
+    active = sum(1 for t in tasks if can_run(t))
     if active >= count or any(t.node is not None for t in tasks):
         return None
     return (
@@ -77,7 +77,7 @@ def _name_path(pod: GroupPod) -> str:
     return f"metadata.{where}[{KUEUE_GROUP_NAME}]"
 
 
-def _phase(tasks: list[TaskInfo]) -> PodGroupPhase:
+def group_phase(tasks: list[TaskInfo]) -> PodGroupPhase:
     """As a pod's own podgroup: Completed when every pod has finished, Running when one holds a node."""
     if all(t.status in _DONE for t in tasks):
         return PodGroupPhase.COMPLETED
@@ -126,7 +126,7 @@ class KueuePodGroupReaders(KueueLeverReaders):
         _check_agreement(key, ref, pods)
         members = [p for p in pods if p.queue]  # (a Failed pod without the label has a podgroup of its own)
         count = ref.count
-        active = [p for p in members if _can_run(p.task)]
+        active = [p for p in members if can_run(p.task)]
         if len(active) > count:
             raise active[count].doc.error(
                 f"{_COUNT_PATH}: {count}, but {len(active)} pods of Kueue pod group {key} that can run are in the "
@@ -151,7 +151,7 @@ class KueuePodGroupReaders(KueueLeverReaders):
             min_resources=minimum,
             priority=self._kueue_workload(ref.doc, ns, ref.labels, key, ref.task.priority),
             priority_class=ref.task.priority_class,
-            phase=_phase(tasks),
+            phase=group_phase(tasks),
             creation_timestamp=min((t.creation_timestamp for t in tasks if t.creation_timestamp), default=0.0),
         )
 

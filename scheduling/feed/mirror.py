@@ -193,7 +193,7 @@ class _State:
     podgroups: dict[str, PodGroupInfo] = field(default_factory=dict)
     pg_keys: dict[int, str] = field(default_factory=dict)  # open (not Completed) podgroups only
     pg_order: dict[int, tuple[float, int]] = field(default_factory=dict)
-    kueue_counts: dict[str, int] = field(default_factory=dict)  # Kueue pod groups' pod counts (``store.kueue_count``)
+    kueue_counts: dict[str, store.KueueCount] = field(default_factory=dict)  # (``store.kueue_count``)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     pod_ids: dict[str, int] = field(default_factory=dict)  # uid -> pk
     pod_uids: dict[int, str] = field(default_factory=dict)  # pk -> uid

@@ -71,7 +71,7 @@ COLUMNS: dict[str, tuple[int, list[str]]] = {
             "backoff_until",
             "reason", "message", "blocker",  # not read by the engine, written with its statuses (above)
             "suspended_at",
-            "kueue_pod_group_count",
+            "kueue_pod_group_count", "kueue_job", "kueue_admitted_count",
         ],
     ),
     "scheduling_pod": (
@@ -88,6 +88,8 @@ COLUMNS: dict[str, tuple[int, list[str]]] = {
 _ADDED_LATER: tuple[tuple[str, str, str], ...] = (
     ("0037_pod_node_affinity", "scheduling_pod", "node_affinity"),
     ("0038_podgroup_kueue_pod_group_count", "scheduling_podgroup", "kueue_pod_group_count"),
+    ("0039_podgroup_kueue_job", "scheduling_podgroup", "kueue_job"),
+    ("0039_podgroup_kueue_job", "scheduling_podgroup", "kueue_admitted_count"),
 )
 
 
@@ -96,7 +98,7 @@ def columns_as_of(migration: str | None) -> dict[str, tuple[int, list[str]]]:
     migration's (those its tables have). A migration makes the triggers of its own list, never ``COLUMNS``: on SQLite a
     trigger naming a column a later migration adds breaks every table rebuild in between."""
     names = [m for m, _, _ in _ADDED_LATER]
-    upto = names.index(migration) + 1 if migration is not None else 0
+    upto = len(names) - names[::-1].index(migration) if migration is not None else 0  # past its last column
     later: dict[str, set[str]] = {}
     for _, table, column in _ADDED_LATER[upto:]:
         later.setdefault(table, set()).add(column)

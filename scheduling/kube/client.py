@@ -17,10 +17,12 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from engine.manifests.common import KUEUE_QUEUE_LABEL
+
 __all__ = ["CONCURRENT_CALLS", "KINDS", "Kind", "api_client", "error_status", "kueue_config_kind", "refusal"]
 
 
-BUILT_IN_GROUPS = ("", "scheduling.k8s.io")
+BUILT_IN_GROUPS = ("", "scheduling.k8s.io", "batch")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Kind:
     plural: str
     namespaced: bool
     field_selector: str = ""  # ``{scheduler}`` is the cluster's scheduler name
+    label_selector: str = ""  # e.g. a label's existence (``kueue.x-k8s.io/queue-name``): only those objects are read
     namespace: str = ""  # a namespaced kind read in this namespace only (its path is the namespace's collection)
     # whether the kind's CRD serves a ``status`` subresource: where it does, a write of the main resource ignores
     # ``status`` and ``…/status`` must be used; where it does not (Volcano's PodGroup and Koordinator's
@@ -70,6 +73,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("Cohort", "kueue.x-k8s.io", "v1beta2", "cohorts", False),
     Kind("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False),
     Kind("LocalQueue", "kueue.x-k8s.io", "v1beta2", "localqueues", True),
+    # Kueue's batch/v1 Jobs (those labelled with a LocalQueue): their pods are one podgroup each (read only; a partial
+    # admission patches ``spec.parallelism``)
+    Kind("Job", "batch", "v1", "jobs", True, label_selector=KUEUE_QUEUE_LABEL),
     Kind("Pod", "", "v1", "pods", True, field_selector="spec.schedulerName={scheduler}"),
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}

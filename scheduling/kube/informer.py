@@ -1,6 +1,6 @@
 """List and watch one kind of the API server into an in-memory cache, as client-go's reflector does.
 
-* **List** the whole collection (``GET …?fieldSelector=``) and remember the list's ``metadata.resourceVersion``.
+* **List** the whole collection (``GET …?fieldSelector=&labelSelector=``, the kind's selectors) and remember the list's ``metadata.resourceVersion``.
 * **Watch** from that version (``?watch=true&resourceVersion=&allowWatchBookmarks=true&timeoutSeconds=``): each
   ``ADDED`` / ``MODIFIED`` / ``DELETED`` event updates the cache and the version; a ``BOOKMARK`` only moves the
   version, so a watch that saw nothing of its own kind still resumes near the head. When the server ends the watch
@@ -83,6 +83,8 @@ class Informer:
         query = [(k, v) for k, v in params.items() if v not in (None, "")]
         if self.field_selector:
             query.append(("fieldSelector", self.field_selector))
+        if self.kind.label_selector:
+            query.append(("labelSelector", self.kind.label_selector))
         return self.api.call_api(
             *self.api.param_serialize(
                 method="GET", resource_path=self.kind.path(), query_params=query, auth_settings=["BearerToken"]

@@ -27,6 +27,10 @@ own, checked by the same rules as the API's:
   conditions are the sessions' (they are written back, not read); Kueue's plain-Pod groups are podgroups too, which
   keep their pod count (``PodGroup.kueue_pod_group_count``, cleared when the group becomes something else): the
   sessions do not admit one while it waits for its pods (``store.with_pod_group_waits``);
+* **Kueue's batch/v1 Jobs** (labelled with a LocalQueue; read live, ``engine.manifests.kueuejobs``): the pods a Job
+  controls are one podgroup ``<namespace>/<job>`` owned by the Job, which keeps its pod count and what is read of the
+  Job (``PodGroup.kueue_job``: its ``job-min-parallelism``, whether it is suspended): the sessions wait for its pods as
+  for a pod group's, and size its partial admission (``engine.partial``);
 * **pods** with the cluster's ``schedulerName``: request, priority, preemptible, quota group, placement constraints;
   their status follows what the cluster reports, as a node agent's reports do (``scheduling.agent``): a node name
   with phase Pending is Bound, Running, Succeeded, Failed; a ``deletionTimestamp`` is Releasing; a pod gone from the
@@ -109,7 +113,7 @@ class Report:
 
 def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime) -> Report:
     """Apply the cluster's objects (every kind the informers watch) to the rows; see the module docstring."""
-    result, invalid = load_objects(objects, source=f"cluster {cluster.name}")
+    result, invalid = load_objects(objects, source=f"cluster {cluster.name}", live=True)
     # the queues keep their quota per ResourceFlavor (``cpu@spot``); the nodes and pods their plain resources, which
     # the sessions count per flavor as they read them (``engine.manifests.kueuestored.with_stored_flavors``)
     snap = unflavored(result.snapshot)
@@ -134,10 +138,26 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
     pg_local = _podgroup_local_queues(snap, local_queues)
-    _sync_podgroups(cluster, snap, pg_docs, report, now, _controllers(objects), pg_local, result.kueue_pod_groups)
+    jobs = result.kueue_jobs  # Kueue's batch/v1 Jobs: their podgroups' pod count, owner and LocalQueue
+    owners = {**_controllers(objects), **{key: f"Job {key.split('/', 1)[1]} (batch/v1)" for key in jobs}}
+    pg_local.update({k: j.local_queue for k, j in jobs.items() if (k.split("/", 1)[0], j.local_queue) in local_queues})
+    kueue = {key: (count, None) for key, count in result.kueue_pod_groups.items()}
+    kueue.update({key: (job.count, job.stored()) for key, job in jobs.items()})
+    _sync_podgroups(cluster, snap, pg_docs, report, now, owners, pg_local, kueue)
     _sync_pods(cluster, snap, report, now, left_out)
+    _pods_of_refused_jobs(snap, invalid, report)
     _record_problems(cluster, report.problems, versions, now, report.held)
     return report
+
+
+def _pods_of_refused_jobs(snap: Snapshot, invalid: Iterable[Any], report: Report) -> None:
+    """A pod of a Kueue Job the readers refused is not applied either (it is not made a job of its own): its problem
+    names the Job and why it was refused."""
+    refused = {f"{b.namespace}/{b.name}": b.message for b in invalid if b.kind == "Job"}
+    for task in snap.tasks.values():
+        key = ("Pod", task.namespace, task.name)
+        if task.podgroup in refused and key in report.problems:
+            report.problems[key] = f"not applied: its Job {task.podgroup} was refused ({refused[task.podgroup]})"
 
 
 def _key_of(obj: Mapping[str, Any]) -> ProblemKey:
@@ -492,10 +512,11 @@ def _sync_podgroups(
     now: datetime,
     owners: Mapping[str, str],
     local_queues: Mapping[str, str],
-    kueue_counts: Mapping[str, int],
+    kueue: Mapping[str, tuple[int, dict[str, Any] | None]],
 ) -> None:
-    """Create, update or delete the podgroup rows of ``keys``; ``kueue_counts``: the pod count of each Kueue pod group
-    that waits for all its pods (``LoadResult.kueue_pod_groups``), kept as ``PodGroup.kueue_pod_group_count``."""
+    """Create, update or delete the podgroup rows of ``keys``; ``kueue``: the pod count of each Kueue pod group that
+    waits for all its pods (``LoadResult.kueue_pod_groups``) and of each Kueue Job, with what is read of a Job
+    (``LoadResult.kueue_jobs``), kept as ``PodGroup.kueue_pod_group_count`` and ``PodGroup.kueue_job``."""
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
@@ -503,12 +524,14 @@ def _sync_podgroups(
     for key in sorted(keys):
         info, notes = _held_podgroup(snap.podgroups[key], ranges)
         row = rows.get(key)
-        local_queue, count = local_queues.get(key), kueue_counts.get(key)
+        local_queue, (count, job) = local_queues.get(key), kueue.get(key, (None, None))
         changed = (
-            row is None or _changed(row, info) or (row.local_queue, row.kueue_pod_group_count) != (local_queue, count)
+            row is None
+            or _changed(row, info)
+            or (row.local_queue, row.kueue_pod_group_count, row.kueue_job) != (local_queue, count, job)
         )
         try:
-            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue, count)
+            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue, (count, job))
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
@@ -558,19 +581,19 @@ def _write_podgroup(
     specs: Mapping[str, Any],
     owner: str | None,
     local_queue: str | None = None,
-    kueue_count: int | None = None,
+    kueue: tuple[int | None, dict[str, Any] | None] = (None, None),
 ) -> None:
     """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum.
     ``local_queue``: its Kueue LocalQueue (its pods' label), which Admission Fair Sharing orders it by;
-    ``kueue_count``: a Kueue pod group's pod count, which the sessions wait for (None: any other podgroup, or a group
-    that stopped being one)."""
+    ``kueue``: a Kueue pod group's or Job's pod count, which the sessions wait for, and what is read of a Job
+    (``PodGroup.kueue_job``); (None, None): any other podgroup, or a group or Job that stopped being one."""
     if (
         row is not None
         and not _changed(row, info)
         and row.min_task_member == dict(info.min_task_member)
         and row.kube_owner == owner
         and row.local_queue == local_queue
-        and row.kueue_pod_group_count == kueue_count
+        and (row.kueue_pod_group_count, row.kueue_job) == kueue
     ):
         return
     if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
@@ -595,8 +618,11 @@ def _write_podgroup(
         "user": info.user or None,
         "user_groups": list(info.user_groups) or None,
         "local_queue": local_queue,
-        "kueue_pod_group_count": kueue_count,
+        "kueue_pod_group_count": kueue[0],
+        "kueue_job": kueue[1],
     }
+    if (kueue[1] or {}).get("minCount") is None:  # not (or no longer) a Job that may be admitted in part
+        values["kueue_admitted_count"] = None
     if row is None:
         row = PodGroup(cluster=cluster, namespace=Namespace.objects.get(name=info.namespace), name=info.name)
         fields = None

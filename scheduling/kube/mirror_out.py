@@ -4,6 +4,9 @@
 * **bindings**: a pod Bound here whose object has no ``spec.nodeName`` gets ``POST pods/{name}/binding``
   (a 409 means it is bound already: the watch brings where, and the mirror follows); ``client.CONCURRENT_CALLS`` at a
   time on kept-alive connections, as are the PodGroup statuses that changed (a session places thousands at once);
+* **Kueue Jobs admitted in part**: ``spec.parallelism`` lowered to the count a session admitted the Job with once its
+  pods are bound there, the Job's own kept in ``fairway.io/original-parallelism``, and given back when it waits again
+  (``write_job_parallelism``);
 * **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
@@ -33,6 +36,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -42,7 +46,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from kubernetes import client as k8s
 
-from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD
+from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM
 from engine.manifests.export import export_trees
 from engine.resources import ResourceList, is_unlimited
 from quotas.models import Namespace, Queue
@@ -86,7 +90,7 @@ class Sender:
         *,
         missing: frozenset[str] = frozenset(),
     ) -> None:
-        self.core, self.custom = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api)
+        self.core, self.custom, self.batch = k8s.CoreV1Api(api), k8s.CustomObjectsApi(api), k8s.BatchV1Api(api)
         self.cluster, self.caches, self.now = cluster, caches, now
         self.missing = missing  # the cache keys of the kinds whose CRD is not installed: nothing is written there
         self.counts: dict[str, int] = {}
@@ -105,7 +109,8 @@ class Sender:
         return self._values
 
     def send_all(self) -> dict[str, int]:
-        for step in (self.send_bindings, self.send_evictions, self.send_deletions, self.write_podgroup_status,
+        for step in (self.send_bindings, self.write_job_parallelism, self.send_evictions, self.send_deletions,
+                     self.write_podgroup_status,
                      self.write_queue_status, self.write_elastic_quotas, self.write_trees,
                      self.send_problem_events):  # fmt: skip
             try:
@@ -169,6 +174,46 @@ class Sender:
         except k8s.ApiException as exc:
             return exc
         return None
+
+    def write_job_parallelism(self) -> None:
+        """Kueue's partial admission: a Job a session admitted with k of its N pods (``PodGroup.kueue_admitted_count``)
+        gets ``spec.parallelism: k`` and the annotation ``fairway.io/original-parallelism: N`` (a merge patch), once
+        the cache shows k of its pods bound (the Job controller then deletes the pods beyond k that no node holds);
+        a Job that no longer has a count (it waits again: evicted) gets N back and the annotation removed, as Kueue
+        restores a Job's parallelism."""
+        jobs = self.objects("batch", "jobs")
+        if not jobs:
+            return
+        todo = []
+        rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
+        for ns, name, count in rows.values_list("namespace__name", "name", "kueue_admitted_count"):
+            obj = jobs.get((ns, name))
+            if obj is None:
+                continue
+            original = ((obj.get("metadata") or {}).get("annotations") or {}).get(ORIGINAL_PARALLELISM)
+            parallelism = (obj.get("spec") or {}).get("parallelism", 1)
+            if count is not None and count != parallelism:
+                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: original or str(parallelism)}},
+                         "spec": {"parallelism": count}}  # fmt: skip
+            elif count is None and original is not None and original.strip().isdigit():
+                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: None}},
+                         "spec": {"parallelism": int(original)}}  # fmt: skip
+            else:
+                continue
+            todo.append((ns, name, obj, count, patch))
+        bound = _bound_by_controller(self.caches.get(cache_key("", "pods"), [])) if todo else Counter()
+        for ns, name, obj, count, patch in todo:
+            if count is not None and bound[((obj.get("metadata") or {}).get("uid"), ns)] < count:
+                continue  # its pods' bindings not seen yet: the controller could delete one of them
+            try:
+                _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
+                                                       _preload_content=False))  # fmt: skip
+            except k8s.ApiException as exc:
+                if exc.status == 404:
+                    continue  # deleted meanwhile: the watch brings it, and the mirror removes its job
+                self._problem(exc, f"setting the parallelism of Job {ns}/{name}")
+                continue
+            self._count("job_parallelism")
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -472,6 +517,21 @@ def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
         return [call(job) for job in jobs]
     with ThreadPoolExecutor(min(CONCURRENT_CALLS, len(jobs)), thread_name_prefix="kube-send") as pool:
         return list(pool.map(call, jobs))
+
+
+def _bound_by_controller(pods: list[dict[str, Any]]) -> Counter[tuple[Any, Any]]:
+    """The pods with a node, by (their controller's uid, their namespace)."""
+    return Counter(
+        (ref.get("uid"), (obj.get("metadata") or {}).get("namespace"))
+        for obj in pods
+        if (obj.get("spec") or {}).get("nodeName") and (ref := _controller(obj)) is not None
+    )
+
+
+def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An object's ``ownerReference`` with ``controller: true`` (None: none)."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
 
 
 def _drain(response: Any) -> None:

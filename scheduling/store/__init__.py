@@ -20,6 +20,7 @@ from scheduling.store.read import (
     NODE_COLUMNS,
     POD_COLUMNS,
     PODGROUP_COLUMNS,
+    KueueCount,
     SpecMemo,
     fairness_on,
     job_infos,
@@ -37,7 +38,13 @@ from scheduling.store.read import (
     with_pod_group_waits,
 )
 from scheduling.store.records import SAMPLE_FULL_RESOLUTION, compact_records, session_decisions
-from scheduling.store.write import apply_decisions, record_failure, record_skipped, save_past_usage
+from scheduling.store.write import (
+    apply_decisions,
+    record_failure,
+    record_skipped,
+    save_partial_admissions,
+    save_past_usage,
+)
 
 __all__ = [
     "ALLOCATED_DB_STATUSES",
@@ -48,6 +55,7 @@ __all__ = [
     "POD_COLUMNS",
     "SAMPLE_FULL_RESOLUTION",
     "BindingStream",
+    "KueueCount",
     "LocalQueueSession",
     "RowIds",
     "SpecMemo",
@@ -71,6 +79,7 @@ __all__ = [
     "record_failure",
     "record_skipped",
     "save_local_queue_usage",
+    "save_partial_admissions",
     "save_past_usage",
     "seed_local_queue_usage",
     "session_decisions",

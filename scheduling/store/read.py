@@ -41,6 +41,7 @@ from django.db.models import Q
 from engine import collector, treefields
 from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueuegroups import pod_group_wait
+from engine.manifests.kueuejobs import job_wait
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -331,30 +332,63 @@ PODGROUP_COLUMNS = (
     "suspended_at",
     "user",
     "user_groups",
-    "kueue_pod_group_count",  # not in ``PodGroupInfo``: ``kueue_count``, ``with_pod_group_waits``
+    # not in ``PodGroupInfo``: ``kueue_count``, ``with_pod_group_waits``
+    "kueue_pod_group_count",
+    "kueue_job",
+    "kueue_admitted_count",
 )
 
 
-def kueue_count(row: Sequence[Any]) -> int | None:
-    """A Kueue pod group's pod count, of a podgroup row read with ``PODGROUP_COLUMNS`` (None: any other podgroup)."""
-    count: int | None = row[-1]
-    return count
+class KueueCount(NamedTuple):
+    """What a podgroup row keeps of a Kueue pod group or Job: its pod count; for a Job (``engine.manifests.kueuejobs``)
+    what the adapter read of it (``{"minCount", "suspended"}``) and the count a session admitted it with in part."""
+
+    count: int
+    job: Mapping[str, Any] | None = None
+    admitted: int | None = None
 
 
-def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, int]) -> Snapshot:
-    """``snapshot`` with those of the Kueue pod groups ``counts`` (podgroup key -> its pod count, ``kueue_count``) that
-    wait for their pods as its admission's ``pod_group_waits``, by the rule ``fairway simulate`` reads them with
-    (``engine.manifests.kueuegroups.pod_group_wait``): the sessions admit none of them. The snapshot itself when none
-    waits and none did."""
-    waits = []
-    for key, count in counts.items():
-        if key in snapshot.podgroups:
-            why = pod_group_wait(count, snapshot.podgroup_tasks(key))
-            if why is not None:
-                waits.append((key, why))
-    if not waits and not snapshot.admission.pod_group_waits:
+def kueue_count(row: Sequence[Any]) -> KueueCount | None:
+    """A Kueue pod group's or Job's count, of a podgroup row read with ``PODGROUP_COLUMNS`` (None: any other
+    podgroup)."""
+    count, job, admitted = row[-3:]
+    if count is None:
+        return None
+    return KueueCount(count, job if isinstance(job, Mapping) else None, admitted)
+
+
+def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -> Snapshot:
+    """``snapshot`` with those of the Kueue pod groups and Jobs ``counts`` (podgroup key -> ``kueue_count``) that wait
+    for their pods as its admission's ``pod_group_waits``, by the rules ``fairway simulate`` reads them with
+    (``engine.manifests.kueuegroups.pod_group_wait``, ``engine.manifests.kueuejobs.job_wait``): the sessions admit none
+    of them; and the Jobs' partial admission (``partial_admission``: their ``job-min-parallelism``;
+    ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps.
+    The snapshot itself when none waits or is partial, and none was."""
+    waits, least, admitted = [], [], []
+    for key, kc in counts.items():
+        if key not in snapshot.podgroups:
+            continue
+        tasks = snapshot.podgroup_tasks(key)
+        if kc.job is None:
+            why = pod_group_wait(kc.count, tasks)
+        else:
+            why = job_wait(kc.count, tasks, bool(kc.job.get("suspended")))
+            if isinstance(kc.job.get("minCount"), int):
+                least.append((key, int(kc.job["minCount"])))
+                if kc.admitted is not None:
+                    admitted.append((key, kc.admitted))
+        if why is not None:
+            waits.append((key, why))
+    levers = snapshot.admission
+    if not (waits or least or levers.pod_group_waits or levers.partial_admission or levers.partial_admitted):
         return snapshot
-    return snapshot.replace(admission=replace(snapshot.admission, pod_group_waits=tuple(sorted(waits))))
+    changed = replace(
+        levers,
+        pod_group_waits=tuple(sorted(waits)),
+        partial_admission=tuple(sorted(least)),
+        partial_admitted=tuple(sorted(admitted)),
+    )
+    return snapshot.replace(admission=changed)
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:
@@ -379,6 +413,8 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
         user,
         user_groups,
         _kueue_count,
+        _kueue_job,
+        _kueue_admitted,
     ) = row
     return PodGroupInfo(
         namespace=ns_names[ns_id],
@@ -403,12 +439,12 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
 
 def _read_podgroups(
     cluster: Cluster, cache: JsonCache, ns_names: Mapping[int, str]
-) -> tuple[dict[int, str], dict[str, PodGroupInfo], dict[str, int]]:
+) -> tuple[dict[int, str], dict[str, PodGroupInfo], dict[str, KueueCount]]:
     """The podgroups still to schedule (a Completed one is not read), their keys by primary key, and the pod counts
     of the Kueue pod groups among them (``kueue_count``) by key."""
     pg_keys: dict[int, str] = {}
     podgroups: dict[str, PodGroupInfo] = {}
-    counts: dict[str, int] = {}
+    counts: dict[str, KueueCount] = {}
     for row in PodGroup.objects.filter(cluster=cluster).exclude(phase=DbPhase.COMPLETED).values_list(*PODGROUP_COLUMNS):
         info = podgroup_info(row, cache, ns_names)
         pg_keys[row[0]] = info.key

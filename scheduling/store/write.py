@@ -87,6 +87,20 @@ def save_past_usage(cluster: Cluster, history: PastUsage) -> None:
     UsageHistory.objects.update_or_create(cluster=cluster, defaults={"updated": updated, "nodes": stored["nodes"]})
 
 
+def save_partial_admissions(cluster: Cluster, cuts: Mapping[str, int]) -> int:
+    """Store the count each Kueue Job admitted in part runs with (``engine.partial.PartialAdmission.cuts``: podgroup
+    key -> count) as ``PodGroup.kueue_admitted_count``, and clear it on every other Job's row (admitted whole, waiting
+    again, or gone): the next session keeps each to its count, and the Kubernetes adapter sets the Job's
+    ``spec.parallelism`` from it. Returns the rows changed."""
+    rows = PodGroup.objects.filter(cluster=cluster, kueue_job__isnull=False)
+    changed = 0
+    for pk, ns, name, stored in rows.values_list("id", "namespace__name", "name", "kueue_admitted_count"):
+        count = cuts.get(f"{ns}/{name}")
+        if count != stored:
+            changed += PodGroup.objects.filter(pk=pk).update(kueue_admitted_count=count)
+    return changed
+
+
 def _find_pods(cluster: Cluster, uids: Iterable[str], statuses: Sequence[str]) -> dict[str, tuple[int, str, str]]:
     """uid -> (pk, status, node name) of the cluster's pods among ``uids`` in one of ``statuses``."""
     by_ns: dict[str, list[str]] = {}

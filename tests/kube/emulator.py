@@ -4,7 +4,7 @@ parsing, request log and ``Status`` errors) with the semantics the adapter relie
 * numeric, increasing ``metadata.resourceVersion`` (one counter for every object, as etcd's revision) and
   ``metadata.uid`` / ``creationTimestamp`` on create;
 * list with ``metadata.resourceVersion``, ``fieldSelector`` (``a.b=c``, ``a.b!=c``) and ``labelSelector``
-  (``k=v``);
+  (``k=v``, ``k``, ``!k``);
 * watch from ``?resourceVersion=`` (the events after it, replayed from the log), ``allowWatchBookmarks``
   (a ``BOOKMARK`` whenever the stream is idle for ``bookmark_seconds``), ``timeoutSeconds``; a watch from a version
   older than the compacted floor gets an ``ERROR`` event with code 410 (``compact()``), as the real server does;
@@ -65,6 +65,10 @@ def _selected(obj: Mapping[str, Any], fields: str, labels: str) -> bool:
                 return False
     have = (obj.get("metadata") or {}).get("labels") or {}
     for term in filter(None, labels.split(",")):
+        if "=" not in term:  # existence (``key``) or absence (``!key``)
+            if (term.lstrip("!") in have) == term.startswith("!"):
+                return False
+            continue
         key, _, want = term.partition("=")
         if have.get(key) != want:
             return False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from scheduling.kube.client import KINDS, Kind
+from scheduling.kube.client import BUILT_IN_GROUPS, KINDS, Kind
 
 CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
 
@@ -27,7 +27,7 @@ def _served(kinds: list[Kind]) -> dict[tuple[str, str, str], bool]:
 
 
 def test_each_custom_kind_writes_its_status_where_its_crd_serves_it() -> None:
-    custom = [k for k in KINDS if k.group not in ("", "scheduling.k8s.io")]  # the built-in kinds are not CRDs
+    custom = [k for k in KINDS if k.group not in BUILT_IN_GROUPS]  # the built-in kinds are not CRDs
     served = _served(custom)
     assert {(k.group, k.plural) for k in custom} == {
         ("scheduling.volcano.sh", "queues"), ("scheduling.volcano.sh", "podgroups"),

@@ -28,6 +28,26 @@ def _granted() -> set[tuple[str, str, str]]:
     return out
 
 
+def _kueue_job(kube: Any, seed: Any) -> str:
+    """A LocalQueue of queue ``kjob`` and a Job of 4 pods of 1 core in it (``job-min-parallelism: 1``), with its pods
+    as the Job controller makes them (seeded: the emulator runs no controller); returns the Job's name."""
+    k8s.CustomObjectsApi(kube).create_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "team-ml", "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
+        "spec": {"clusterQueue": "kjob"}})  # fmt: skip
+    template = pod("team-ml", "template")
+    job = k8s.BatchV1Api(kube).create_namespaced_job("team-ml", {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "sample", "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+                     "annotations": {"kueue.x-k8s.io/job-min-parallelism": "1"}},
+        "spec": {"parallelism": 4, "template": {"spec": template["spec"]}}})  # fmt: skip
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "sample", "uid": job.metadata.uid, "controller": True}
+    for i in range(4):
+        member = pod("team-ml", f"sample-{i}")
+        member["metadata"]["ownerReferences"] = [owner]
+        seed.pod(member)
+    return "sample"
+
+
 def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     kcluster: Any, seed: Any, make_adapter: Any, emulator: Any, kube: Any
 ) -> None:
@@ -40,6 +60,8 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
 
     services.save_queue(None, {"name": "ml", "deserved": parse_resource_list({"cpu": "8"})})
     services.save_queue(None, {"name": "gone", "weight": 1})
+    two = parse_resource_list({"cpu": "2"})
+    services.save_queue(None, {"name": "kjob", "deserved": two, "capability": two})  # a Kueue Job's ClusterQueue
     services.save_quota_group(
         None,
         {
@@ -62,10 +84,17 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     k8s.CustomObjectsApi(kube).create_namespaced_custom_object("scheduling.x-k8s.io", "v1alpha1", "team-ml",
         "elasticquotas", {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
                           "metadata": {"name": "team-ml"}, "spec": {"max": {"cpu": "4"}}})  # fmt: skip
+    # a Kueue Job of 4 pods (at least 1) in a ClusterQueue of 2 cores: admitted with 2, its parallelism patched
+    made = _kueue_job(kube, seed)
     adapter = make_adapter(renew_seconds=0.0)  # every pass renews the lease, however fast the machine
     adapter.reconcile()
     tasks.run_session(kcluster.pk)
     adapter.reconcile()
+    pods = next(i for i in adapter.informers if i.kind.plural == "pods")
+    wait_for(lambda: sum(1 for p in pods.snapshot() if p["metadata"]["name"].startswith("sample-")
+                         and p["spec"].get("nodeName")) == 2, what="the Job's 2 pods bound")  # fmt: skip
+    adapter.reconcile()
+    assert emulator.get("batch", "jobs", "team-ml", made)["spec"]["parallelism"] == 2
     row = Pod.objects.get(cluster=kcluster, name="train-0")
     Pod.objects.filter(pk=row.pk).update(status="Releasing")
     Eviction.objects.create(cluster=kcluster, pod=row, pod_uid="team-ml/train-0", namespace="team-ml",
@@ -85,6 +114,7 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     for verb, group, plural, sub, _ in emulator.verbs():
         used.add((group, f"{plural}/{sub}" if sub else plural, verb))
     seeded = {("", "namespaces", "create"), ("", "nodes", "create"), ("", "pods", "create"),
+              ("batch", "jobs", "create"), ("kueue.x-k8s.io", "localqueues", "create"),
               ("scheduling.volcano.sh", "podgroups", "create"), ("scheduling.x-k8s.io", "elasticquotas", "create")}  # fmt: skip
     granted = _granted()
     adapter_requests = used - seeded | (used & granted)

@@ -1,0 +1,119 @@
+"""Kueue's ``batch/v1`` Jobs in a live cluster (``load_objects(live=True)``: the Kubernetes adapter).
+
+``fairway simulate`` expands a Job labelled ``kueue.x-k8s.io/queue-name`` from its template (``kueue``'s
+``_batch_job``). A live cluster has the pods themselves: the Job controller makes them from the template, with its
+``schedulerName``, usually without the queue label, which is on the Job. So, live:
+
+* the Job is never expanded; the pods it controls (an ``ownerReference`` with ``controller: true``, kind ``Job`` of
+  ``batch/v1``, the Job's name and uid; the ``batch.kubernetes.io/job-name`` label is only a hint) are ONE podgroup
+  ``<namespace>/<job>`` in its LocalQueue's ClusterQueue, whatever labels they carry, with Kueue's pod count (the
+  parallelism, or the completions when fewer) as its minimum and that many times the template's request as its
+  minimum resources;
+* before admission, a Job with fewer pods that can run than its count waits, holding no quota (``job_wait``, the rule
+  of Kueue's pod groups, ``kueuegroups.pod_group_wait``): a Job half created never takes part of its quota. Once one of
+  its pods is on a node it is admitted, and the pods the Job controller makes later (one that failed and was
+  replaced, completions above the parallelism) join it and are placed;
+* a suspended Job (``spec.suspend: true``) has no pods: it waits, with that reason and a warning; Fairway never
+  resumes it (Kueue's webhook suspends Jobs and Kueue resumes them on admission: here the Job runs unsuspended);
+* partial admission (``kueue.x-k8s.io/job-min-parallelism``) is sized by ``engine.partial`` as in simulate; when a
+  session admits k of its N pods the adapter lowers ``spec.parallelism`` to k and keeps N in the Job's annotation
+  ``fairway.io/original-parallelism``, from which this reader counts the Job's pods (and checks the minimum); the
+  adapter gives the Job its parallelism back once it waits again (evicted), as Kueue restores it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from engine.manifests.common import (
+    KUEUE_QUEUE_LABEL,
+    ORIGINAL_PARALLELISM,
+    KueueJob,
+    _Doc,
+    _FieldError,
+    _int,
+    _string_map,
+    _time,
+)
+from engine.manifests.kueuegroups import KueuePodGroupReaders, can_run, group_phase, pod_group_wait
+from engine.objects import PodGroupInfo, TaskInfo
+from engine.resources import ResourceList
+from engine.vocabulary import PodGroupPhase
+
+__all__ = ["KueueJobReaders", "job_wait"]
+
+SUSPENDED = (
+    "the Job is suspended (spec.suspend: true): the Job controller makes no pods for it; Fairway does not resume a "
+    "Job (Kueue's webhook suspends Jobs and Kueue resumes them: with Fairway, submit them unsuspended)"
+)
+
+
+def job_wait(count: int, tasks: Iterable[TaskInfo], suspended: bool) -> str | None:
+    """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: suspended, or fewer of its
+    pods can run than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when
+    it does not wait."""
+    tasks = list(tasks)
+    if pod_group_wait(count, tasks) is None and not (suspended and all(t.node is None for t in tasks)):
+        return None
+    if suspended:
+        return SUSPENDED
+    active = sum(1 for t in tasks if can_run(t))
+    return (
+        f"{active} of its {count} pods exist (the Job's parallelism, or its completions when fewer): a Job is admitted "
+        "once all its pods exist"
+    )
+
+
+class KueueJobReaders(KueuePodGroupReaders):
+    """The builder's part that reads Kueue's Jobs live (the module docstring)."""
+
+    def _index_live_job(self, doc: _Doc) -> None:
+        """Live: a Job labelled with a LocalQueue, by its key, with its uid (its pods' controller reference names
+        it); read before the pods, which join its podgroup. A Job that cannot be read is refused by ``_batch_job``."""
+        labels, uid = doc.meta.get("labels"), doc.meta.get("uid")
+        if isinstance(labels, Mapping) and labels.get(KUEUE_QUEUE_LABEL) and isinstance(uid, str) and uid:
+            self.live_jobs[f"{doc.namespace}/{doc.name}"] = uid
+
+    def _job_parallelism(self, doc: _Doc) -> int:
+        """The Job's ``spec.parallelism`` (default 1); live, the one ``fairway.io/original-parallelism`` keeps when the
+        adapter lowered it for a partial admission."""
+        parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
+        if not self.live:
+            return parallelism
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        raw = annotations.get(ORIGINAL_PARALLELISM)
+        if raw is None:
+            return parallelism
+        if not re.fullmatch(r"[0-9]{1,9}", raw.strip()):
+            raise _FieldError(f"metadata.annotations.{ORIGINAL_PARALLELISM}: {raw!r} is not a whole number")
+        return int(raw)
+
+    def _live_batch_job(
+        self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, least: int | None, sample: TaskInfo
+    ) -> None:
+        """The podgroup of a Kueue Job read live: its pods are those it controls (``job_pods``)."""
+        key = f"{doc.namespace}/{doc.name}"
+        tasks = self.job_pods.get(key, [])
+        suspend = doc.spec.get("suspend")
+        if suspend is not None and not isinstance(suspend, bool):
+            raise _FieldError(f"spec.suspend: {suspend!r} is not true or false")
+        if suspend:
+            self.warnings.append(f"{doc.where}: {SUSPENDED}")
+        why = job_wait(count, tasks, bool(suspend))
+        if why is not None:
+            self.admission.pod_group_waits[key] = why
+        parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
+        self.kueue_jobs[key] = KueueJob(labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism)
+        self._origin("PodGroup", key)
+        self.podgroups[key] = PodGroupInfo(
+            namespace=doc.namespace,
+            name=doc.name,
+            queue=queue,
+            min_member=count,
+            min_resources=ResourceList({r: v * count for r, v in sample.request.items()}),
+            priority=self._kueue_workload(doc, doc.namespace, labels, key, sample.priority),
+            priority_class=sample.priority_class,
+            phase=group_phase(tasks) if tasks else PodGroupPhase.PENDING,
+            creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
+        )

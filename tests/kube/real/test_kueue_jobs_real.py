@@ -1,0 +1,200 @@
+"""Kueue's ``batch/v1`` Jobs against the real API server with the real Job controller (kube-controller-manager with
+only the ``job`` controller, on a server of this module's own): the controller makes a Job's pods from its template
+(with the template's ``schedulerName``, without the Job's queue label) and deletes the active pods beyond a lowered
+``spec.parallelism``. Through the adapter and real sessions:
+
+(a) a Job of 3 pods in a ClusterQueue of 4 cores is one podgroup, its 3 pods bound;
+(b) Kueue's ``sample-job-partial-admission`` shape (20 pods of 1 core, ``job-min-parallelism: 5``) in a ClusterQueue
+    of 9 cores: admitted with 9 pods, its parallelism patched to 9 (the annotation keeps 20), 9 pods bound, the
+    other 11 deleted by the controller;
+(c) a Job that does not fit waits whole: no pod bound."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from tests.kube.conftest import node, wait_for
+from tests.kube.real.conftest import make_cluster
+from tests.support.kube_apiserver import ControlPlane, binaries
+
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+ORIGINAL = "fairway.io/original-parallelism"
+
+
+@pytest.fixture(scope="module")
+def job_plane(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+    """``control_plane`` first: it skips or fails with the reason when the binaries are not built."""
+    with ControlPlane(binaries(), controllers=("job",)) as plane:
+        yield plane
+
+
+@pytest.fixture
+def jadmin(job_plane: ControlPlane) -> Iterator[k8s.ApiClient]:
+    with job_plane.api_client() as api:
+        yield api
+
+
+class _World:
+    """A namespace, a ClusterQueue of ``cpu`` cores alone in its tree with LocalQueue ``lq``, a node of 32 cores, a
+    cluster of this test and its adapter; ``job`` submits a Kueue Job; ``close`` deletes what it made."""
+
+    def __init__(self, plane: ControlPlane, admin: k8s.ApiClient, tag: str, cpu: str) -> None:
+        from scheduling.kube.adapter import Adapter
+
+        self.admin, self.tag, self.ns = admin, tag, f"kj-{tag}"
+        self.core, self.batch, self.custom = k8s.CoreV1Api(admin), k8s.BatchV1Api(admin), k8s.CustomObjectsApi(admin)
+        self.cluster = make_cluster(plane.kubeconfig(), tag)
+        self.core.create_namespace({"metadata": {"name": self.ns}})
+        flavors = [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": cpu}]}]
+        self.cq = f"cq-{tag}"
+        for plural, body in (("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}),
+                             ("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": self.cq}, "spec": {
+                                 "resourceGroups": [{"coveredResources": ["cpu"], "flavors": flavors}]}})):  # fmt: skip
+            with contextlib.suppress(k8s.ApiException):  # (the flavor: one per server)
+                self.custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}",
+                                                                                  **body})  # fmt: skip
+        self.custom.create_namespaced_custom_object(GROUP, VERSION, self.ns, "localqueues", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "lq"},
+            "spec": {"clusterQueue": self.cq}})  # fmt: skip
+        self.node = f"kj-n-{tag}"
+        box = node(self.node, cpu="32")  # Ready, untainted (no node lifecycle controller runs here)
+        self.core.create_node({key: value for key, value in box.items() if key != "status"})
+        self.core.patch_node(self.node, {"spec": {"taints": None}})
+        self.core.patch_node_status(self.node, {"status": box["status"]})
+        # short watches: its threads stop soon after the test
+        self.adapter = Adapter(
+            self.cluster, identity=f"kj-{tag}", lease_seconds=5.0, renew_seconds=0.0, watch_seconds=2
+        )
+        for informer in self.adapter.informers:
+            informer.backoff, informer.max_backoff = 0.05, 0.5
+
+    def job(self, name: str, parallelism: int, **annotations: str) -> None:
+        container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+        self.batch.create_namespaced_job(self.ns, {
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}, "annotations": annotations},
+            "spec": {"parallelism": parallelism, "completions": parallelism, "template": {"spec": {
+                "schedulerName": self.cluster.scheduler_name, "restartPolicy": "Never", "containers": [container]}}},
+        })  # fmt: skip
+
+    def server_pods(self, job: str) -> list[k8s.V1Pod]:
+        pods = self.core.list_namespaced_pod(self.ns, label_selector=f"batch.kubernetes.io/job-name={job}").items
+        return [p for p in pods if p.metadata.deletion_timestamp is None]
+
+    def cached(self, job: str, count: int) -> None:
+        """Wait for the Job and ``count`` of its pods in the adapter's caches, then mirror them in."""
+        informers = {i.kind.plural: i for i in self.adapter.informers}
+        wait_for(lambda: f"{self.ns}/{job}" in informers["jobs"].cache, what="the Job in the cache")
+        wait_for(lambda: sum(1 for p in informers["pods"].snapshot() if p["metadata"]["namespace"] == self.ns
+                             and p["metadata"]["name"].startswith(f"{job}-")) == count,
+                 what=f"{count} pods of {job} in the cache")  # fmt: skip
+        assert self.adapter.reconcile(force=True) is not None
+
+    def sessions(self, until: Any, most: int = 4) -> None:
+        from scheduling import tasks
+
+        for _ in range(most):
+            assert tasks.run_session(self.cluster.pk) == "ran"
+            if until():
+                return
+        raise AssertionError("the sessions did not get there")
+
+    def close(self) -> None:
+        self.adapter.stop_informers()
+        self.adapter.elector.release()
+        with contextlib.suppress(k8s.ApiException):
+            self.core.delete_node(self.node)
+        with contextlib.suppress(k8s.ApiException):
+            self.core.delete_namespace(self.ns)
+        with contextlib.suppress(k8s.ApiException):
+            self.custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", self.cq)
+
+
+@pytest.fixture
+def world(db: Any, job_plane: ControlPlane, jadmin: k8s.ApiClient, tag: str) -> Iterator[Any]:
+    made: list[_World] = []
+
+    def make(cpu: str) -> _World:
+        made.append(_World(job_plane, jadmin, tag, cpu))
+        made[-1].adapter.start_informers()
+        wait_for(made[-1].adapter.synced, what="the first lists")
+        return made[-1]
+
+    yield make
+    for w in made:
+        w.close()
+
+
+def _bound(w: _World, job: str) -> list[str]:
+    from scheduling.models import Pod
+
+    rows = Pod.objects.filter(cluster=w.cluster, podgroup__name=job, node__isnull=False)
+    return sorted(rows.values_list("name", flat=True))
+
+
+def test_a_job_of_3_pods_is_one_podgroup_and_its_pods_are_bound(world: Any) -> None:
+    from scheduling.models import Pod, PodGroup
+
+    w = world("4")
+    w.job("small", 3)
+    w.cached("small", 3)
+    group = PodGroup.objects.get(cluster=w.cluster, name="small")
+    assert (group.queue.name, group.min_member, group.kube_owner, group.local_queue) == (
+        w.cq, 3, "Job small (batch/v1)", "lq")  # fmt: skip
+    assert Pod.objects.filter(cluster=w.cluster, namespace__name=w.ns, podgroup=group).count() == 3
+    w.sessions(lambda: len(_bound(w, "small")) == 3)
+    out = w.adapter.reconcile()
+    assert out is not None and out["sent"].get("bound") == 3 and out["problems"] == [], out
+    assert {p.spec.node_name for p in w.server_pods("small")} == {w.node}
+
+
+def test_kueues_partial_admission_sample_is_admitted_with_9_pods_and_the_controller_deletes_the_rest(
+    world: Any,
+) -> None:
+    from scheduling.models import Pod, PodGroup
+
+    w = world("9")
+    w.job("sample-job", 20, **{"kueue.x-k8s.io/job-min-parallelism": "5"})
+    w.cached("sample-job", 20)
+    w.sessions(lambda: len(_bound(w, "sample-job")) == 9)
+    group = PodGroup.objects.get(cluster=w.cluster, name="sample-job")
+    assert group.kueue_admitted_count == 9
+    out = w.adapter.reconcile()  # the bindings; the parallelism once the watch shows them
+    assert out is not None and out["sent"].get("bound") == 9, out
+    pods = next(i for i in w.adapter.informers if i.kind.plural == "pods")
+    wait_for(lambda: sum(1 for p in pods.snapshot() if p["spec"].get("nodeName")) == 9, what="the 9 bindings")
+    out = w.adapter.reconcile()
+    assert out is not None and out["sent"].get("job_parallelism") == 1, out
+    job = w.batch.read_namespaced_job("sample-job", w.ns)
+    assert (job.spec.parallelism, job.metadata.annotations[ORIGINAL]) == (9, "20")
+    # the Job controller deletes the 11 pods no node holds
+    wait_for(lambda: len(w.server_pods("sample-job")) == 9, timeout=30.0, what="the controller to delete 11 pods")
+    assert {p.spec.node_name for p in w.server_pods("sample-job")} == {w.node}
+    wait_for(lambda: sum(1 for p in pods.snapshot() if p["metadata"]["name"].startswith("sample-job-")) == 9,
+             what="the deletions in the cache")  # fmt: skip
+    w.adapter.reconcile()
+    w.sessions(lambda: True)
+    assert Pod.objects.filter(cluster=w.cluster, podgroup=group).count() == 9
+    assert len(_bound(w, "sample-job")) == 9
+    group.refresh_from_db()
+    assert (group.min_member, group.kueue_admitted_count) == (20, 9)  # still a Job of 20, admitted with 9
+
+
+def test_a_job_that_does_not_fit_waits_whole(world: Any) -> None:
+    from scheduling.models import PodGroup
+
+    w = world("4")
+    w.job("big", 6)
+    w.cached("big", 6)
+    w.sessions(lambda: PodGroup.objects.get(cluster=w.cluster, name="big").reason != "", most=2)
+    group = PodGroup.objects.get(cluster=w.cluster, name="big")
+    assert group.phase == "Pending" and _bound(w, "big") == [], (group.phase, group.reason, group.message)
+    assert "cpu" in group.message, group.message
+    out = w.adapter.reconcile()
+    assert out is not None and not out["sent"].get("bound")
+    assert {p.spec.node_name for p in w.server_pods("big")} == {None}

@@ -1,0 +1,311 @@
+"""Kueue's ``batch/v1`` Jobs in a live cluster (``engine.manifests.kueuejobs``): the reader's live mode, the rows the
+adapter writes, the live sessions (a Job short of its pods waits; partial admission sized by ``engine.partial`` and
+kept to its count), and the adapter's patch of ``spec.parallelism`` through the emulator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from tests.kube.conftest import node, pod
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ORIGINAL = "fairway.io/original-parallelism"
+
+
+def job(name: str, parallelism: int = 3, *, ns: str = "team", uid: str = "", **spec: Any) -> dict[str, Any]:
+    """A Job of LocalQueue ``lq`` whose template asks for 1 core (``spec``: more fields, ``annotations`` aside)."""
+    annotations = spec.pop("annotations", {})
+    template = {"spec": {"schedulerName": "fairway", "restartPolicy": "Never",
+                         "containers": [{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}  # fmt: skip
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{name}", "labels": {QUEUE_LABEL: "lq"},
+                         "annotations": annotations},
+            "spec": {"parallelism": parallelism, "template": template, **spec}}  # fmt: skip
+
+
+def job_pod(owner: str, name: str, *, ns: str = "team", uid: str = "", node_name: str = "") -> dict[str, Any]:
+    """A pod the Job controller made for ``owner``: its controller reference, the template's request, no queue
+    label (the Job has it); ``node_name``: bound there."""
+    out = pod(ns, name, scheduler="fairway", labels={"batch.kubernetes.io/job-name": owner})
+    out["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": owner,
+                                           "uid": uid or f"uid-{owner}", "controller": True}]  # fmt: skip
+    if node_name:
+        out["spec"]["nodeName"] = node_name
+    return out
+
+
+LOCAL_QUEUE = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+               "metadata": {"name": "lq", "namespace": "team"}, "spec": {"clusterQueue": "ml"}}  # fmt: skip
+
+
+# -- the reader's live mode (no database) --------------------------------------------------------------------
+
+
+def test_live_a_jobs_pods_are_one_podgroup_and_its_template_is_not_expanded() -> None:
+    from engine.manifests import load_objects
+
+    stranger = job_pod("train", "train-x", uid="uid-an-older-train")  # the label says train; its controller does not
+    objects = [LOCAL_QUEUE, job("train", 4, completions=3), job_pod("train", "train-a"), job_pod("train", "train-b"),
+               stranger]  # fmt: skip
+    result, invalid = load_objects(objects, live=True)
+    snap = result.snapshot
+    assert not invalid
+    assert {k: t.podgroup for k, t in snap.tasks.items()} == {
+        "team/train-a": "team/train", "team/train-b": "team/train", "team/train-x": "team/podgroup-train-x"}  # fmt: skip
+    group = snap.podgroups["team/train"]
+    # Kueue's count: the parallelism, or the completions when fewer; the template's request that many times
+    assert (group.queue, group.min_member, group.min_resources.raw) == ("ml", 3, {"cpu": 3000})
+    assert result.kueue_jobs["team/train"].stored() == {"minCount": None, "suspended": False}
+    assert dict(snap.admission.pod_group_waits)["team/train"].startswith("2 of its 3 pods exist")
+    # simulate expands the template as before (its own pods aside)
+    expanded, _ = load_objects(objects)
+    assert len([t for t in expanded.snapshot.tasks.values() if t.podgroup == "team/train"]) == 3
+    assert not expanded.kueue_jobs
+
+
+def test_live_a_suspended_job_waits_with_its_reason_and_a_warning() -> None:
+    from engine.manifests import load_objects
+
+    result, _ = load_objects([LOCAL_QUEUE, job("train", 2, suspend=True)], live=True)
+    why = dict(result.snapshot.admission.pod_group_waits)["team/train"]
+    assert why.startswith("the Job is suspended (spec.suspend: true)") and "does not resume" in why
+    assert any("spec.suspend: true" in w for w in result.warnings)
+    assert result.kueue_jobs["team/train"].suspended
+
+
+def test_live_the_original_parallelism_counts_the_job_and_checks_its_minimum() -> None:
+    """A Job admitted with 4 of its 6 pods has ``parallelism: 4`` and the annotation 6: it is still a Job of 6 pods
+    with a minimum of 5 (5 < 6 is valid; read from its parallelism alone, 5 would be refused)."""
+    from engine.manifests import load_objects
+
+    annotations = {"kueue.x-k8s.io/job-min-parallelism": "5", ORIGINAL: "6"}
+    result, invalid = load_objects([LOCAL_QUEUE, job("train", 4, annotations=annotations)], live=True)
+    assert not invalid
+    assert result.snapshot.podgroups["team/train"].min_member == 6
+    assert dict(result.snapshot.admission.partial_admission) == {"team/train": 5}
+    assert (result.kueue_jobs["team/train"].count, result.kueue_jobs["team/train"].parallelism) == (6, 4)
+    bad = job("train", 4, annotations={ORIGINAL: "six"})
+    _, invalid = load_objects([LOCAL_QUEUE, bad], live=True)
+    assert [i.message for i in invalid] == [f"metadata.annotations.{ORIGINAL}: 'six' is not a whole number"]
+
+
+# -- the rows and the live sessions ----------------------------------------------------------------------------
+
+
+def _world(**queue: Any) -> Any:
+    from quotas import services
+    from scheduling.models import Cluster
+
+    services.ensure_builtins()
+    services.save_queue(None, {"name": "ml", "weight": 1, **queue})
+    return Cluster.objects.create(name="west", source="kubernetes", scheduler_name="fairway")
+
+
+def test_a_job_short_of_its_pods_holds_nothing_until_its_last_pod_then_runs_whole(db: Any) -> None:
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod, PodGroup
+
+    cluster = _world()
+    others = [node("n1"), LOCAL_QUEUE, job("train", 3)]
+    report = mirror(cluster, [*others, job_pod("train", "train-a"), job_pod("train", "train-b")], timezone.now())
+    assert not report.problems, report.problems
+    group = PodGroup.objects.get(cluster=cluster, name="train")
+    assert (group.queue.name, group.min_member, group.kueue_pod_group_count) == ("ml", 3, 3)
+    assert (group.kube_owner, group.kueue_job) == ("Job train (batch/v1)", {"minCount": None, "suspended": False})
+    assert sessions.run_scheduling_session(cluster).status == "ok"
+    group.refresh_from_db()
+    assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)
+    assert "2 of its 3 pods exist" in group.message
+    assert not Pod.objects.filter(cluster=cluster, node__isnull=False).exists()
+    mirror(cluster, [*others, *(job_pod("train", f"train-{c}") for c in "abc")], timezone.now())
+    for _ in range(3):
+        sessions.run_scheduling_session(cluster)
+    assert set(Pod.objects.filter(cluster=cluster).values_list("node__name", flat=True)) == {"n1"}
+    # a pod the Job controller makes later (one failed and was replaced) joins the admitted job and is placed
+    failed = job_pod("train", "train-a", node_name="n1")
+    failed["status"]["phase"] = "Failed"
+    pods = [failed, *(job_pod("train", f"train-{c}", node_name="n1") for c in "bc"), job_pod("train", "train-d")]
+    mirror(cluster, [*others, *pods], timezone.now())
+    for _ in range(2):
+        sessions.run_scheduling_session(cluster)
+    assert Pod.objects.get(cluster=cluster, name="train-d").node.name == "n1"
+
+
+def test_the_pods_of_a_refused_job_wait_with_it_and_say_why(db: Any) -> None:
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import KubeObjectProblem, Pod
+
+    cluster = _world()
+    bad = job("train", 2, annotations={"kueue.x-k8s.io/job-min-parallelism": "2"})  # not below its 2 pods
+    report = mirror(cluster, [node("n1"), LOCAL_QUEUE, bad, job_pod("train", "train-a")], timezone.now())
+    assert report.problems[("Job", "team", "train")].startswith("metadata.annotations.kueue.x-k8s.io/job-min-par")
+    assert report.problems[("Pod", "team", "train-a")].startswith("not applied: its Job team/train was refused (")
+    assert not Pod.objects.filter(cluster=cluster).exists()  # not a job of its own either
+    assert KubeObjectProblem.objects.filter(cluster=cluster, kind="Pod", name="train-a").exists()
+
+
+def _partial_world(db: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """Kueue's sample-job-partial-admission shape, smaller: a Job of 6 pods of 1 core, at least 2, in queue ``ml``
+    of 4 cores (as a ClusterQueue alone in its tree: its nominal quota is its capability), on a node of 8."""
+    cluster = _world(deserved={"cpu": 4000}, capability={"cpu": 4000})  # a ClusterQueue of nominal quota 4
+    annotations = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    return cluster, [node("n1"), LOCAL_QUEUE, job("sample", 6, annotations=annotations)]
+
+
+def test_a_partial_admission_is_sized_as_simulate_sizes_it_and_kept_to_its_count(db: Any) -> None:
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod, PodGroup
+
+    cluster, others = _partial_world(db)
+    pods = [job_pod("sample", f"sample-{i}") for i in range(6)]
+    mirror(cluster, [*others, *pods], timezone.now())
+    group = PodGroup.objects.get(cluster=cluster, name="sample")
+    assert group.kueue_job == {"minCount": 2, "suspended": False}
+    for _ in range(3):
+        sessions.run_scheduling_session(cluster)
+    group.refresh_from_db()
+    placed = sorted(Pod.objects.filter(cluster=cluster, node__isnull=False).values_list("name", flat=True))
+    assert placed == [f"sample-{i}" for i in range(4)], placed  # the first 4: the most that fit
+    assert group.kueue_admitted_count == 4
+    from scheduling.serializers import PodGroupSerializer
+
+    assert PodGroupSerializer(group).data["kueue_admitted_count"] == 4  # the API shows it, read-only
+    assert PodGroupSerializer().fields["kueue_admitted_count"].read_only
+    # the adapter lowered the parallelism (the annotation keeps 6); the controller has not deleted the others yet:
+    # the sessions keep the job to its 4 pods meanwhile, though its queue now has room for them
+    from engine.resources import parse_resource_list
+    from quotas import services
+    from quotas.models import Queue
+
+    room = parse_resource_list({"cpu": "8"})
+    services.save_queue(Queue.objects.get(name="ml"), {"name": "ml", "deserved": room, "capability": room})
+    lowered = job("sample", 4, annotations={"kueue.x-k8s.io/job-min-parallelism": "2", ORIGINAL: "6"})
+    bound = [job_pod("sample", f"sample-{i}", node_name="n1") for i in range(4)]
+    mirror(cluster, [*others[:2], lowered, *bound, *pods[4:]], timezone.now())
+    for _ in range(2):
+        sessions.run_scheduling_session(cluster)
+    assert Pod.objects.filter(cluster=cluster, node__isnull=False).count() == 4
+    assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count == 4
+    # the controller deleted them: nothing changes
+    mirror(cluster, [*others[:2], lowered, *bound], timezone.now())
+    sessions.run_scheduling_session(cluster)
+    assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count == 4
+    # the annotation taken off: it may no longer be admitted in part, the count goes (the adapter gives the Job 6)
+    del lowered["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"]
+    mirror(cluster, [*others[:2], lowered, *bound], timezone.now())
+    assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count is None
+
+
+def test_a_job_admitted_in_part_that_waits_again_loses_its_count(db: Any) -> None:
+    """Evicted (its pods gone, the job Pending again): the count is cleared, for the adapter to give the Job its
+    parallelism back; the job is sized afresh once its pods exist again."""
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import PodGroup
+
+    cluster, others = _partial_world(db)
+    mirror(cluster, [*others, *(job_pod("sample", f"sample-{i}") for i in range(6))], timezone.now())
+    for _ in range(3):
+        sessions.run_scheduling_session(cluster)
+    group = PodGroup.objects.get(cluster=cluster, name="sample")
+    assert group.kueue_admitted_count == 4
+    lowered = job("sample", 4, annotations={"kueue.x-k8s.io/job-min-parallelism": "2", ORIGINAL: "6"})
+    mirror(cluster, [*others[:2], lowered], timezone.now())  # every pod gone (evicted), none made yet
+    PodGroup.objects.filter(pk=group.pk).update(phase="Pending")
+    sessions.run_scheduling_session(cluster)
+    group.refresh_from_db()
+    assert group.kueue_admitted_count is None
+    assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.reason)
+
+
+# -- the adapter's patch, through the emulator ----------------------------------------------------------------
+
+
+@pytest.fixture
+def batch(kube: Any) -> Any:
+    from kubernetes import client as k8s
+
+    return k8s.BatchV1Api(kube)
+
+
+def test_the_adapter_lowers_the_parallelism_once_the_pods_are_bound_and_gives_it_back(
+    kcluster: Any, seed: Any, make_adapter: Any, emulator: Any, batch: Any
+) -> None:
+    from kubernetes import client as k8s
+
+    from quotas import services
+    from scheduling import tasks
+    from scheduling.models import PodGroup
+    from tests.kube.conftest import wait_for
+
+    services.save_queue(None, {"name": "ml", "weight": 1, "deserved": {"cpu": 4000}, "capability": {"cpu": 4000}})
+    seed.namespace("team")
+    seed.node(node("n1"))
+    k8s.CustomObjectsApi(seed.core.api_client).create_namespaced_custom_object(
+        "kueue.x-k8s.io", "v1beta2", "team", "localqueues", LOCAL_QUEUE)  # fmt: skip
+    made = batch.create_namespaced_job("team", job("sample", 6, annotations={
+        "kueue.x-k8s.io/job-min-parallelism": "2"}))  # fmt: skip
+    for i in range(6):
+        seed.pod(job_pod("sample", f"sample-{i}", uid=made.metadata.uid))
+    unlabelled = job("plain", 2)
+    unlabelled["metadata"]["labels"] = {}
+    batch.create_namespaced_job("team", unlabelled)  # not Kueue's: not listed at all (the label selector)
+    adapter = make_adapter(renew_seconds=0.0)
+    jobs = next(i for i in adapter.informers if i.kind.plural == "jobs")
+    wait_for(lambda: "team/sample" in jobs.cache, what="the Job listed")
+    assert set(jobs.cache) == {"team/sample"}
+    adapter.reconcile()
+    for _ in range(3):
+        tasks.run_session(kcluster.pk)
+    assert PodGroup.objects.get(cluster=kcluster, name="sample").kueue_admitted_count == 4
+    out = adapter.reconcile()  # the bindings go; the watch has not brought them back yet: no patch
+    assert out is not None and out["sent"].get("bound") == 4 and "job_parallelism" not in out["sent"], out
+    pods = next(i for i in adapter.informers if i.kind.plural == "pods")
+    wait_for(lambda: sum(bool(p["spec"].get("nodeName")) for p in pods.snapshot()) == 4, what="the bound pods")
+    out = adapter.reconcile()
+    assert out is not None and out["sent"].get("job_parallelism") == 1, out
+    patched = emulator.get("batch", "jobs", "team", "sample")
+    assert patched["spec"]["parallelism"] == 4 and patched["metadata"]["annotations"][ORIGINAL] == "6"
+    wait_for(lambda: jobs.cache["team/sample"]["spec"]["parallelism"] == 4, what="the patched Job")
+    out = adapter.reconcile()
+    assert out is not None and "job_parallelism" not in out["sent"], out  # once
+    # evicted and waiting again: the count cleared (the sessions do it), the parallelism given back
+    PodGroup.objects.filter(cluster=kcluster, name="sample").update(kueue_admitted_count=None)
+    out = adapter.reconcile()
+    assert out is not None and out["sent"].get("job_parallelism") == 1, out
+    restored = emulator.get("batch", "jobs", "team", "sample")
+    assert restored["spec"]["parallelism"] == 6 and ORIGINAL not in (restored["metadata"].get("annotations") or {})
+
+
+def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any) -> None:
+    from kubernetes import client as k8s
+
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.kube.mirror_out import Sender
+    from scheduling.models import PodGroup
+
+    cluster = _world()
+    sample = job("sample", 6, annotations={"kueue.x-k8s.io/job-min-parallelism": "2"})
+    bound = [job_pod("sample", f"sample-{i}", node_name="n1") for i in range(4)]
+    mirror(cluster, [node("n1"), LOCAL_QUEUE, sample, *bound], timezone.now())
+    PodGroup.objects.filter(cluster=cluster, name="sample").update(kueue_admitted_count=4)
+    caches = {"batch/jobs": [sample], "/pods": bound}
+
+    class Refusing:
+        def __init__(self, status: int) -> None:
+            self.status = status
+
+        def patch_namespaced_job(self, *args: Any, **kwargs: Any) -> Any:
+            raise k8s.ApiException(status=self.status, reason="refused")
+
+    for status, problems in ((404, 0), (403, 1)):
+        sender = Sender(k8s.ApiClient(), cluster, caches, timezone.now())
+        sender.batch = Refusing(status)
+        sender.write_job_parallelism()
+        assert len(sender.problems) == problems and not sender.counts, (status, sender.problems)
+    assert "setting the parallelism of Job team/sample" in sender.problems[0]
