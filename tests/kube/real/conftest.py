@@ -30,7 +30,9 @@ def _under_ci() -> bool:
 def control_plane() -> Iterator[ControlPlane]:
     """One etcd and kube-apiserver for this folder's tests, stopped after the last of them (an idle pair costs about
     2 % of a core). ``make test`` hands the whole folder to one worker (``ONE_WORKER_FOLDERS`` in tests/conftest.py),
-    so the pair starts once per run."""
+    so the pair starts once per run. Beside them kube-controller-manager runs the Job controller alone (Kueue's
+    Jobs: it makes a Job's pods and deletes those beyond a lowered parallelism); it acts on Jobs only, which no
+    other test creates, so it costs a module of its own a second server."""
     bins = binaries()
     missing = bins.missing()
     if missing:
@@ -39,7 +41,7 @@ def control_plane() -> Iterator[ControlPlane]:
         if _under_ci():
             pytest.fail(reason + " (CI is set: make test builds them before the suite)")
         pytest.skip(reason)
-    with ControlPlane(bins) as plane:
+    with ControlPlane(bins, controllers=("job",)) as plane:
         yield plane
 
 

@@ -1,5 +1,5 @@
 """Kueue's ``batch/v1`` Jobs against the real API server with the real Job controller (kube-controller-manager with
-only the ``job`` controller, on a server of this module's own): the controller makes a Job's pods from its template
+only the ``job`` controller, which the folder's shared server runs): the controller makes a Job's pods from its template
 (with the template's ``schedulerName``, without the Job's queue label) and deletes the active pods beyond a lowered
 ``spec.parallelism``. Through the adapter and real sessions:
 
@@ -20,22 +20,15 @@ from kubernetes import client as k8s
 
 from tests.kube.conftest import node, wait_for
 from tests.kube.real.conftest import make_cluster
-from tests.support.kube_apiserver import ControlPlane, binaries
+from tests.support.kube_apiserver import ControlPlane
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 ORIGINAL = "fairway.io/original-parallelism"
 
 
-@pytest.fixture(scope="module")
-def job_plane(control_plane: ControlPlane) -> Iterator[ControlPlane]:
-    """``control_plane`` first: it skips or fails with the reason when the binaries are not built."""
-    with ControlPlane(binaries(), controllers=("job",)) as plane:
-        yield plane
-
-
 @pytest.fixture
-def jadmin(job_plane: ControlPlane) -> Iterator[k8s.ApiClient]:
-    with job_plane.api_client() as api:
+def jadmin(control_plane: ControlPlane) -> Iterator[k8s.ApiClient]:
+    with control_plane.api_client() as api:
         yield api
 
 
@@ -50,14 +43,14 @@ class _World:
         self.core, self.batch, self.custom = k8s.CoreV1Api(admin), k8s.BatchV1Api(admin), k8s.CustomObjectsApi(admin)
         self.cluster = make_cluster(plane.kubeconfig(), tag)
         self.core.create_namespace({"metadata": {"name": self.ns}})
-        flavors = [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": cpu}]}]
-        self.cq = f"cq-{tag}"
-        for plural, body in (("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}),
+        # the flavor is this test's own (the server is the folder's: another test may make a ``default-flavor``)
+        self.flavor, self.cq = f"kj-{tag}", f"cq-{tag}"
+        flavors = [{"name": self.flavor, "resources": [{"name": "cpu", "nominalQuota": cpu}]}]
+        for plural, body in (("resourceflavors", {"kind": "ResourceFlavor", "metadata": {"name": self.flavor}}),
                              ("clusterqueues", {"kind": "ClusterQueue", "metadata": {"name": self.cq}, "spec": {
                                  "resourceGroups": [{"coveredResources": ["cpu"], "flavors": flavors}]}})):  # fmt: skip
-            with contextlib.suppress(k8s.ApiException):  # (the flavor: one per server)
-                self.custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}",
-                                                                                  **body})  # fmt: skip
+            self.custom.create_cluster_custom_object(GROUP, VERSION, plural, {"apiVersion": f"{GROUP}/{VERSION}",
+                                                                              **body})  # fmt: skip
         self.custom.create_namespaced_custom_object(GROUP, VERSION, self.ns, "localqueues", {
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "lq"},
             "spec": {"clusterQueue": self.cq}})  # fmt: skip
@@ -105,22 +98,34 @@ class _World:
         raise AssertionError("the sessions did not get there")
 
     def close(self) -> None:
+        """Everything this test made goes, its Jobs and pods first: the folder's server runs no garbage collector and
+        no namespace controller, so a deleted namespace keeps its objects (Terminating), and a Kueue Job left there
+        would be in the view of every later test's adapter."""
         self.adapter.stop_informers()
         self.adapter.elector.release()
+        with contextlib.suppress(k8s.ApiException):
+            self.batch.delete_collection_namespaced_job(self.ns, propagation_policy="Background")
+        with contextlib.suppress(k8s.ApiException):  # no kubelet confirms a graceful deletion: at once
+            self.core.delete_collection_namespaced_pod(self.ns, grace_period_seconds=0)
+        wait_for(lambda: not self.batch.list_namespaced_job(self.ns).items, timeout=30, what="the Jobs deleted")
+        # the Job controller takes its tracking finalizer off each pod of a deleted Job
+        wait_for(lambda: not self.core.list_namespaced_pod(self.ns).items, timeout=30, what="the pods deleted")
         with contextlib.suppress(k8s.ApiException):
             self.core.delete_node(self.node)
         with contextlib.suppress(k8s.ApiException):
             self.core.delete_namespace(self.ns)
         with contextlib.suppress(k8s.ApiException):
             self.custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", self.cq)
+        with contextlib.suppress(k8s.ApiException):
+            self.custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", self.flavor)
 
 
 @pytest.fixture
-def world(db: Any, job_plane: ControlPlane, jadmin: k8s.ApiClient, tag: str) -> Iterator[Any]:
+def world(db: Any, control_plane: ControlPlane, jadmin: k8s.ApiClient, tag: str) -> Iterator[Any]:
     made: list[_World] = []
 
     def make(cpu: str) -> _World:
-        made.append(_World(job_plane, jadmin, tag, cpu))
+        made.append(_World(control_plane, jadmin, tag, cpu))
         made[-1].adapter.start_informers()
         wait_for(made[-1].adapter.synced, what="the first lists")
         return made[-1]
