@@ -267,3 +267,59 @@ def test_unlabelled_or_other_version_is_skipped() -> None:
     assert any(
         "kubeflow.org/v1 MPIJob is not read (Kueue reads kubeflow.org/v2beta1); skipped" in w for w in result.warnings
     )
+
+
+def flavored(on_demand: str, master: str = "", worker: str = "") -> str:
+    """Nodes ``od`` and ``sp`` of 4 cores, labelled ``instance`` on-demand and spot; flavors of those labels; a
+    ClusterQueue of ``on_demand`` cores in on-demand then 4 in spot; a PyTorchJob ``ns/train`` of a Master of one
+    core and two Workers of one core, with the node selectors ``master`` and ``worker`` (an instance or "")."""
+    nodes = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{instance: {i}}}}}\n"
+        'status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}\n'
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+        f"metadata: {{name: {i}}}\nspec: {{nodeLabels: {{instance: {i}}}}}\n"
+        for n, i in (("od", "on-demand"), ("sp", "spot"))
+    )
+    tree = f"""---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {{name: on-demand, resources: [{{name: cpu, nominalQuota: {on_demand}}}]}}
+    - {{name: spot, resources: [{{name: cpu, nominalQuota: 4}}]}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+"""
+
+    def spec(instance: str) -> str:
+        selector = f"nodeSelector: {{instance: {instance}}}, " if instance else ""
+        return f"{{spec: {{{selector}containers: [{{name: c, resources: {{requests: {{cpu: '1'}}}}}}]}}}}"
+
+    body = (
+        f"  pytorchReplicaSpecs:\n    Master: {{replicas: 1, template: {spec(master)}}}\n"
+        f"    Worker: {{replicas: 2, template: {spec(worker)}}}\n"
+    )
+    return nodes + tree + job("PyTorchJob", body)
+
+
+def test_one_flavor_for_the_whole_workload(tmp_path: Path, capsys: Any) -> None:
+    """A workload of several pod sets gets one flavor per resource group for all its pods (docs/simulate.md, "Kueue's
+    workloads of several pod sets"). Kueue's flavor assigner gives each pod set its own, so Kueue's answers differ:
+    (1) the Master selecting on-demand and the Workers spot: Kueue admits it, the Master on on-demand and the Workers
+    on spot; here no flavor matches every pod and it waits; (2) 2 cores in on-demand: Kueue puts the Master (1 core)
+    on on-demand and the Workers (2 more, 3 > 2) on spot; here the whole 3 cores go to spot."""
+    code, doc, err = simulate(tmp_path, capsys, flavored("4", "on-demand", "spot"))
+    assert code == 0, err
+    row = doc["podgroups"]["ns/train"]
+    assert not doc["bindings"] and row["phase"] == "Pending"
+    assert row["flavorAssignment"].startswith("no flavor fits: held on flavor on-demand for cpu")
+    code, doc, err = simulate(tmp_path, capsys, flavored("2"))
+    assert code == 0, err
+    assert doc["podgroups"]["ns/train"]["flavors"] == {"cpu": "spot"}
+    assert set(doc["bindings"].values()) == {"sp"} and len(doc["bindings"]) == 3
