@@ -185,6 +185,7 @@ class KueueJobReaders(CoreReaders):
             self.warnings.append(f"{doc.where}: a {doc.kind} without the label {KUEUE_QUEUE_LABEL}; skipped")
             return
         pod_sets = read_pod_sets()
+        created = _time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0
         pg_key = f"{doc.namespace}/{doc.name}"
         if pg_key in self.podgroups:
             self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the {doc.kind} is not expanded")
@@ -192,7 +193,7 @@ class KueueJobReaders(CoreReaders):
         total = sum(p.count for p in pod_sets)
         self._room_for_pods(total, field)
         self._room_for_podgroup()
-        samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]
+        samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added
         for pod_set, sample in zip(pod_sets, samples, strict=True):
             self._add_pod_set_pods(doc, pod_set, sample)
         priority, class_name = self._pod_set_priority(doc, labels, own_class, samples)
@@ -209,7 +210,7 @@ class KueueJobReaders(CoreReaders):
             priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, priority),
             priority_class=class_name,
             phase=PodGroupPhase.PENDING,
-            creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
+            creation_timestamp=created,
         )
 
     def _pod_set_priority(

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from engine.limits import Limits
-from engine.manifests import ManifestError, load_manifests
+from engine.manifests import ManifestError, load_manifests, load_objects
 from tests.cli.test_simulate_kueue import simulate
 
 NODES = "".join(
@@ -323,3 +324,14 @@ def test_one_flavor_for_the_whole_workload(tmp_path: Path, capsys: Any) -> None:
     assert code == 0, err
     assert doc["podgroups"]["ns/train"]["flavors"] == {"cpu": "spot"}
     assert set(doc["bindings"].values()) == {"sp"} and len(doc["bindings"]) == 3
+
+
+def test_a_bad_pod_set_leaves_nothing_half_written() -> None:
+    """Read tolerantly (objects of a live API server), a JobSet whose second template is bad is set aside whole: none
+    of its first pod set's pods nor its podgroup is left in the snapshot."""
+    good_then_bad = job("JobSet", "  replicatedJobs:\n" + replicated("a", 2) + replicated("b", 1, cpu="lots"))
+    objects = list(yaml.safe_load_all(queue("10") + good_then_bad))
+    result, invalid = load_objects(objects)
+    assert [(i.kind, i.name) for i in invalid] == [("JobSet", "train")]
+    assert "spec.replicatedJobs[1].template.spec.template.spec.containers[0]" in invalid[0].message
+    assert not result.snapshot.tasks and not result.snapshot.podgroups
