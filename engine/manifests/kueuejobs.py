@@ -12,8 +12,10 @@
     PS, Worker, Evaluator; JAX: Worker), of ``replicas`` pods (default 1);
   - ``kubeflow.org/v2beta1`` MPIJob: ``spec.mpiReplicaSpecs`` Launcher, then Worker, of ``replicas`` pods (default 1);
 
-  a pod set's name is Kueue's (the replica type in lower case); a replica type is matched without regard to case,
-  as the training operator's defaulting writes it;
+  a pod set's name is Kueue's (the replica type in lower case); a Kubeflow replica type is matched without regard
+  to case, as the training operator's defaulting writes it (an MPIJob's as written: the MPI operator has no such
+  defaulting); a replica type without ``replicas`` counts 1, as Kueue counts it (the MPI operator's own default for
+  its Worker is 0, which Kueue does not apply);
 * the pod sets of one object are **one podgroup** named after it, in its LocalQueue's ClusterQueue, admitted whole
   (``minMember`` every pod, ``minResources`` their sum), as Kueue admits one Workload; its pods are named as their
   controllers name them (JobSet: ``<jobset>-<replicatedJob>-<job index>-<pod index>``; Kubeflow and MPI:
@@ -144,10 +146,13 @@ class KueueJobReaders(CoreReaders):
         field, types = KUBEFLOW_KINDS[doc.kind]
         path = f"spec.{field}"
         specs = _map(doc.spec.get(field), path)
-        canonical = {t.lower(): t for t in types}
+        # the training operator's defaulting writes a replica type in its case (``worker`` is Worker); the MPI
+        # operator's (v2beta1) has none, and Kueue reads its keys as written
+        exact = doc.kind == "MPIJob"
+        canonical = {t if exact else t.lower(): t for t in types}
         found: dict[str, tuple[str, Any]] = {}
         for key, raw in specs.items():
-            kind = canonical.get(str(key).lower())
+            kind = canonical.get(str(key) if exact else str(key).lower())
             if kind is None:
                 raise _FieldError(f"{path}.{key}: not a replica type of {doc.kind} (one of {', '.join(types)})")
             if kind in found:

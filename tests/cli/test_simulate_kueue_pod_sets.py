@@ -168,6 +168,11 @@ SHAPES: dict[str, Shape] = {
         3000,
         1000,
         "high",
+    ),  # a Worker without replicas counts 1, as Kueue counts it (not the MPI operator's 0)
+    "MPIJob, Worker without replicas": Shape(
+        job("MPIJob", "  mpiReplicaSpecs:\n" + replica("Launcher", None) + replica("Worker", None, cpu="2")),
+        {"train-launcher-0": "launcher", "train-worker-0": "worker"},
+        3000,
     ),
 }
 
@@ -233,6 +238,10 @@ BAD: dict[str, tuple[str, str]] = {
     "replicas not a number": (
         job("MPIJob", "  mpiReplicaSpecs:\n" + replica("Launcher") + "    Worker: {replicas: two}\n"),
         "spec.mpiReplicaSpecs.Worker.replicas: expected an integer",
+    ),
+    "an MPIJob's replica type in another case": (
+        job("MPIJob", "  mpiReplicaSpecs:\n" + replica("launcher")),
+        "spec.mpiReplicaSpecs.launcher: not a replica type of MPIJob (one of Launcher, Worker)",
     ),
     "no replica spec": (job("JAXJob", "  jaxReplicaSpecs: {}\n"), "spec.jaxReplicaSpecs: missing"),
     "a bad request in a template": (
