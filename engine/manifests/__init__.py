@@ -28,6 +28,9 @@ ConfigMap)                                          ``pluginConfig``)
 LocalQueue, ResourceFlavor; ``batch/v1 Job``        leaves); labelled pods and Jobs join their LocalQueue's
 labelled ``kueue.x-k8s.io/queue-name``              ClusterQueue; a pod group (``pod-group-name``) is one
                                                     podgroup (``kueuegroups``)
+``jobset.x-k8s.io`` JobSet; ``kubeflow.org``        one podgroup of the pod sets' pods, admitted whole, in the
+PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob,   LocalQueue's ClusterQueue (``kueuepodsets``)
+MPIJob, labelled with a LocalQueue
 ``kueue.x-k8s.io`` WorkloadPriorityClass;          a labelled Job's or pod's priority; the admission levers
 ``config.kueue.x-k8s.io`` Configuration (bare or    (``kueuelevers``, ``kueueconfig``: ``Snapshot.admission``,
 in ``kueue-manager-config``)                        the ``enqueue`` configuration)

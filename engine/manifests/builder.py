@@ -29,6 +29,7 @@ from engine.manifests.koordinator import (
 from engine.manifests.kueue import KUEUE_POLICY, KueueReaders
 from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY, KUEUE_CONFIGMAP
 from engine.manifests.kueuefair import fair_sharing_section, kueue_fair_policy, wants_kueuefair
+from engine.manifests.kueuepodsets import KueuePodSetReaders
 from engine.manifests.scheduler_plugins import SchedulerPluginsReaders
 from engine.manifests.volcano import (
     VolcanoReaders,
@@ -41,7 +42,7 @@ from engine.policy.policy import Policy, PolicyError
 from engine.usage import UsageHistory
 
 
-class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPluginsReaders):
+class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorReaders, SchedulerPluginsReaders):
     """Reads the documents kind by kind, in the order the later kinds need the earlier ones."""
 
     def build(self) -> LoadResult:
@@ -118,6 +119,7 @@ class _Builder(VolcanoReaders, KueueReaders, KoordinatorReaders, SchedulerPlugin
             self._run(doc, self._volcano_job)
         for doc in self.docs("BatchJob"):
             self._run(doc, self._batch_job)
+        self._read_pod_set_jobs()
         for key, pg in self.auto_podgroups.items():
             self.podgroups.setdefault(key, pg)
         for key, (user, groups) in self.pod_users.items():

@@ -268,6 +268,8 @@ _HANDLED: dict[tuple[str, str], str] = {
     (PLUGINS_QUOTA_GROUP, "ElasticQuota"): "ElasticQuota",
     ("batch.volcano.sh", "Job"): "VolcanoJob",
     ("batch", "Job"): "BatchJob",
+    ("jobset.x-k8s.io", "JobSet"): "JobSet",
+    **{("kubeflow.org", k): k for k in ("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")},
     ("kueue.x-k8s.io", "ClusterQueue"): "ClusterQueue",
     ("kueue.x-k8s.io", "Cohort"): "Cohort",
     ("kueue.x-k8s.io", "LocalQueue"): "LocalQueue",

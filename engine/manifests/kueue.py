@@ -36,6 +36,7 @@ The mapping (docs/simulate.md states it too):
   ``batch/v1`` Job so labelled becomes a podgroup of ``spec.parallelism`` pods (default 1) from its template, all of
   them needed at once (Kueue admits a Job whole); a Job without the label is skipped with a warning; the pods of a
   Kueue pod group (``kueue.x-k8s.io/pod-group-name``) are one podgroup named after the group (``kueuegroups``);
+* a JobSet, Kubeflow's training jobs and an MPIJob so labelled are one podgroup of their pod sets (``kueuepodsets``);
 * resources a ClusterQueue does not cover are not limited by it (Kueue would not admit such a workload).
 
 The policy: input with Kueue objects and no scheduler policy (neither ``--policy`` nor a ConfigMap) runs Volcano's

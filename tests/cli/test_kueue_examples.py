@@ -87,6 +87,33 @@ CASES: dict[str, Example] = {
         quota={"cluster-queue": {"cpu": "9", "memory": "36Gi"}},
         admitted={"default/sample-job-partial-admission": 9},
     ),
+    # "Run a JobSet": a workers Job of one 1-cpu pod and a driver Job of one 2-cpu pod, one workload of 3 cpu admitted
+    # whole: three of four fit the 9 cpu, the fourth waits
+    "four sample JobSets": Example(
+        files=["admin__single-clusterqueue-setup.yaml", *["jobs__sample-jobset.yaml"] * 4],
+        nodes=nodes(4, "4"),
+        quota={"cluster-queue": {"cpu": "9", "memory": "36Gi"}},
+        admitted={f"default/sleep-job-0000{i}": 2 for i in (1, 2, 3)},
+        waiting=1,
+    ),
+    # Kubeflow's training jobs and the MPIJob, each one workload of its pod sets (Master/Launcher, PS, Worker):
+    # every one fits the 9 cpu and is admitted whole
+    **{
+        f"sample {kind}": Example(
+            files=["admin__single-clusterqueue-setup.yaml", f"jobs__sample-{kind.lower()}.yaml"],
+            nodes=nodes(3, "4"),
+            quota={"cluster-queue": {"cpu": "9", "memory": "36Gi"}},
+            admitted={f"default/{job}": pods},
+        )
+        for kind, job, pods in (
+            ("PyTorchJob", "pytorch-simple", 2),
+            ("TFJob", "tensorflow-dist-mnist", 3),
+            ("XGBoostJob", "xgboost-dist-iris-test-train", 3),
+            ("PaddleJob", "paddle-simple-cpu", 2),
+            ("JAXJob", "jax-simple", 2),
+            ("MPIJob", "pi", 3),  # limits without requests: the limits are the requests
+        )
+    },
     # cpu in two flavors of 9 (on-demand, spot) and cpu_credits: the sample Job's 3 cpu fit on-demand
     "shared quota": Example(
         files=["admin__shared-quota-setup.yaml", "admin__shared-quota-sample-job.yaml"],

@@ -1,0 +1,257 @@
+"""Kueue's workloads of several pod sets: a JobSet, Kubeflow's training jobs and an MPIJob labelled
+``kueue.x-k8s.io/queue-name``, read as Kueue's job integrations read them (``pkg/controller/jobs/jobset``,
+``pkg/controller/jobs/kubeflow``, ``pkg/controller/jobs/mpijob`` of kubernetes-sigs/kueue at ``ff69552e79``, v0.17):
+
+* each kind gives a list of **pod sets** (a name, a count of pods, the pod template), in Kueue's order:
+
+  - ``jobset.x-k8s.io/v1alpha2`` JobSet: one per ``spec.replicatedJobs[i]``, named as it is, of ``replicas``
+    (default 1) times its Job template's pods (``parallelism``, default 1, or ``completions`` when fewer: Kueue's
+    ``podsCount``);
+  - ``kubeflow.org/v1`` PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob: one per replica type of
+    ``spec.<kind>ReplicaSpecs`` in the kind's order (PyTorch, XGBoost, Paddle: Master, Worker; TF: Chief, Master,
+    PS, Worker, Evaluator; JAX: Worker), of ``replicas`` pods (default 1);
+  - ``kubeflow.org/v2beta1`` MPIJob: ``spec.mpiReplicaSpecs`` Launcher, then Worker, of ``replicas`` pods (default 1);
+
+  a pod set's name is Kueue's (the replica type in lower case); a Kubeflow replica type is matched without regard
+  to case, as the training operator's defaulting writes it (an MPIJob's as written: the MPI operator has no such
+  defaulting); a replica type without ``replicas`` counts 1, as Kueue counts it (the MPI operator's own default for
+  its Worker is 0, which Kueue does not apply);
+* the pod sets of one object are **one podgroup** named after it, in its LocalQueue's ClusterQueue, admitted whole
+  (``minMember`` every pod, ``minResources`` their sum), as Kueue admits one Workload; its pods are named as their
+  controllers name them (JobSet: ``<jobset>-<replicatedJob>-<job index>-<pod index>``; Kubeflow and MPI:
+  ``<job>-<replica type>-<index>``; a Job's pod is numbered as Fairway numbers a Job's pods, without Kubernetes'
+  random suffix), each with its pod set as its role;
+* the priority is Kueue's: the WorkloadPriorityClass of the ``kueue.x-k8s.io/priority-class`` label, else the
+  PriorityClass of ``spec.runPolicy.schedulingPolicy.priorityClass`` (Kubeflow, MPI), else the first pod set's
+  ``priorityClassName`` in the order above; the pods keep their own;
+* what cannot be used exits 2 naming the field (``spec.replicatedJobs[1].replicas``), the limits on replicas and
+  pods included; an object without the queue label is skipped with a warning, as a Job is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.limits import ENV_VARS
+from engine.manifests.common import (
+    KUEUE_PRIORITY_LABEL,
+    KUEUE_QUEUE_LABEL,
+    _Doc,
+    _FieldError,
+    _int,
+    _list,
+    _map,
+    _str,
+    _string_map,
+    _time,
+)
+from engine.manifests.core import CoreReaders
+from engine.objects import PodGroupInfo, TaskInfo
+from engine.resources import ResourceList
+from engine.vocabulary import PodGroupPhase
+
+__all__ = ["KUBEFLOW_KINDS", "KueuePodSetReaders", "PodSet"]
+
+# kind -> (its replica specs field, its replica types in Kueue's order: ``OrderedReplicaTypes``)
+KUBEFLOW_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "PyTorchJob": ("pytorchReplicaSpecs", ("Master", "Worker")),
+    "TFJob": ("tfReplicaSpecs", ("Chief", "Master", "PS", "Worker", "Evaluator")),
+    "XGBoostJob": ("xgbReplicaSpecs", ("Master", "Worker")),
+    "PaddleJob": ("paddleReplicaSpecs", ("Master", "Worker")),
+    "JAXJob": ("jaxReplicaSpecs", ("Worker",)),
+    "MPIJob": ("mpiReplicaSpecs", ("Launcher", "Worker")),
+}
+# the version of each kind that Kueue's integration reads; another is skipped with a warning
+_VERSIONS: dict[str, str] = {
+    "JobSet": "jobset.x-k8s.io/v1alpha2",
+    "MPIJob": "kubeflow.org/v2beta1",
+    **{kind: "kubeflow.org/v1" for kind in KUBEFLOW_KINDS if kind != "MPIJob"},
+}
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """One of Kueue's pod sets: its name (the pods' role), its count of pods, its pod template and that template's
+    field path; its pods are ``<prefix>-<index>``, or ``<prefix>-<index // per_job>-<index % per_job>`` when it is
+    made of Jobs of ``per_job`` pods each (a JobSet's replicated job)."""
+
+    name: str
+    count: int
+    template: Mapping[str, Any]
+    path: str
+    prefix: str
+    per_job: int = 0
+
+    def pod_name(self, index: int) -> str:
+        if self.per_job:
+            return f"{self.prefix}-{index // self.per_job}-{index % self.per_job}"
+        return f"{self.prefix}-{index}"
+
+
+class KueuePodSetReaders(CoreReaders):
+    """The builder's part that reads the JobSets, Kubeflow's jobs and MPIJobs (the module docstring)."""
+
+    def _read_pod_set_jobs(self) -> None:
+        for doc in self.docs("JobSet"):
+            self._run(doc, self._jobset)
+        for kind in KUBEFLOW_KINDS:
+            for doc in self.docs(kind):
+                self._run(doc, self._kubeflow_job)
+
+    def _jobset(self, doc: _Doc) -> None:
+        self._pod_set_workload(doc, "spec.replicatedJobs", lambda: self._jobset_pod_sets(doc), ("", ""))
+
+    def _kubeflow_job(self, doc: _Doc) -> None:
+        run_policy = _map(doc.spec.get("runPolicy"), "spec.runPolicy")
+        scheduling = _map(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
+        path = "spec.runPolicy.schedulingPolicy.priorityClass"
+        own_class = (_str(scheduling.get("priorityClass"), path), path)
+        field = f"spec.{KUBEFLOW_KINDS[doc.kind][0]}"
+        self._pod_set_workload(doc, field, lambda: self._replica_pod_sets(doc), own_class)
+
+    def _replicas(self, value: object, path: str) -> int:
+        count = _int(value, path, 1, minimum=0)
+        if count > self.limits.max_replicas:
+            raise _FieldError(f"{path}: {count} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})")
+        return count
+
+    def _jobset_pod_sets(self, doc: _Doc) -> list[PodSet]:
+        """One pod set per replicated job: ``replicas`` Jobs of ``min(parallelism, completions)`` pods each."""
+        pod_sets: list[PodSet] = []
+        for i, raw in enumerate(_list(doc.spec.get("replicatedJobs"), "spec.replicatedJobs")):
+            path = f"spec.replicatedJobs[{i}]"
+            replicated = _map(raw, path)
+            name = _str(replicated.get("name"), f"{path}.name")
+            if not name:
+                raise _FieldError(f"{path}.name: missing")
+            if any(p.name == name for p in pod_sets):
+                raise _FieldError(f"{path}.name: {name!r} is the name of an earlier replicated job (JobSet refuses it)")
+            replicas = self._replicas(replicated.get("replicas"), f"{path}.replicas")
+            job = _map(_map(replicated.get("template"), f"{path}.template").get("spec"), f"{path}.template.spec")
+            per_job = self._replicas(job.get("parallelism"), f"{path}.template.spec.parallelism")
+            if job.get("completions") is not None:  # Kueue's podsCount: the completions when fewer
+                per_job = min(per_job, _int(job.get("completions"), f"{path}.template.spec.completions", 1, minimum=0))
+            template_path = f"{path}.template.spec.template"
+            template = _map(job.get("template"), template_path)
+            pod_sets.append(PodSet(name, replicas * per_job, template, template_path, f"{doc.name}-{name}", per_job))
+        if not pod_sets:
+            raise _FieldError("spec.replicatedJobs: missing (a JobSet runs at least one replicated job)")
+        return pod_sets
+
+    def _replica_pod_sets(self, doc: _Doc) -> list[PodSet]:
+        """One pod set per replica type of ``spec.<kind>ReplicaSpecs``, in the kind's order, of ``replicas`` pods."""
+        field, types = KUBEFLOW_KINDS[doc.kind]
+        path = f"spec.{field}"
+        specs = _map(doc.spec.get(field), path)
+        # the training operator's defaulting writes a replica type in its case (``worker`` is Worker); the MPI
+        # operator's (v2beta1) has none, and Kueue reads its keys as written
+        exact = doc.kind == "MPIJob"
+        canonical = {t if exact else t.lower(): t for t in types}
+        found: dict[str, tuple[str, Any]] = {}
+        for key, raw in specs.items():
+            kind = canonical.get(str(key) if exact else str(key).lower())
+            if kind is None:
+                raise _FieldError(f"{path}.{key}: not a replica type of {doc.kind} (one of {', '.join(types)})")
+            if kind in found:
+                raise _FieldError(f"{path}.{key}: replica type {kind} is given twice ({found[kind][0]} and {key})")
+            found[kind] = (str(key), raw)
+        pod_sets: list[PodSet] = []
+        for kind in types:
+            if kind not in found or found[kind][1] is None:  # Kueue skips a replica type whose spec is null
+                continue
+            key, raw = found[kind]
+            spec = _map(raw, f"{path}.{key}")
+            count = self._replicas(spec.get("replicas"), f"{path}.{key}.replicas")
+            template = _map(spec.get("template"), f"{path}.{key}.template")
+            role = kind.lower()
+            pod_sets.append(PodSet(role, count, template, f"{path}.{key}.template", f"{doc.name}-{role}"))
+        if not pod_sets:
+            raise _FieldError(f"{path}: missing (a {doc.kind} has at least one of {', '.join(types)})")
+        return pod_sets
+
+    def _pod_set_workload(
+        self, doc: _Doc, field: str, read_pod_sets: Callable[[], list[PodSet]], own_class: tuple[str, str]
+    ) -> None:
+        """The workload of ``doc``: its pod sets (``read_pod_sets()``, under ``field``) as one podgroup admitted
+        whole, in its LocalQueue's ClusterQueue; ``own_class``: the object's own PriorityClass name and its field
+        (Kubeflow's and MPI's ``runPolicy.schedulingPolicy.priorityClass``), which Kueue takes before the pod sets'."""
+        api_version = doc.obj.get("apiVersion")
+        if api_version != _VERSIONS[doc.kind]:
+            self.warnings.append(
+                f"{doc.where}: {api_version} {doc.kind} is not read (Kueue reads {_VERSIONS[doc.kind]}); skipped"
+            )
+            return
+        labels = _string_map(doc.meta.get("labels"), "metadata.labels", doc, self.warnings)
+        queue = self._kueue_queue(doc, doc.namespace, labels)
+        if queue is None:
+            self.warnings.append(f"{doc.where}: a {doc.kind} without the label {KUEUE_QUEUE_LABEL}; skipped")
+            return
+        pod_sets = read_pod_sets()
+        created = _time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0
+        pg_key = f"{doc.namespace}/{doc.name}"
+        if pg_key in self.podgroups:
+            self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the {doc.kind} is not expanded")
+            return
+        total = sum(p.count for p in pod_sets)
+        self._room_for_pods(total, field)
+        self._room_for_podgroup()
+        samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added
+        for pod_set, sample in zip(pod_sets, samples, strict=True):
+            self._add_pod_set_pods(doc, pod_set, sample)
+        priority, class_name = self._pod_set_priority(doc, labels, own_class, samples)
+        self._origin("PodGroup", pg_key)
+        self.podgroups[pg_key] = PodGroupInfo(
+            namespace=doc.namespace,
+            name=doc.name,
+            queue=queue,
+            min_member=total,
+            min_resources=ResourceList.total(
+                ResourceList({r: v * p.count for r, v in s.request.items()})
+                for p, s in zip(pod_sets, samples, strict=True)
+            ),
+            priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, priority),
+            priority_class=class_name,
+            phase=PodGroupPhase.PENDING,
+            creation_timestamp=created,
+        )
+
+    def _pod_set_priority(
+        self, doc: _Doc, labels: Mapping[str, str], own_class: tuple[str, str], samples: list[TaskInfo]
+    ) -> tuple[int, str]:
+        """The workload's priority when no WorkloadPriorityClass gives it, and the PriorityClass it comes from, as
+        Kueue's ``ExtractPriority`` takes it: the object's own class, else the first pod set's ``priorityClassName``
+        (a class missing from the input was named in a warning when its pod was read), else the global default."""
+        class_name, path = own_class
+        wanted = labels.get(KUEUE_PRIORITY_LABEL)
+        if class_name:
+            if wanted and wanted in self.workload_priority_classes:  # not used: no warning for a missing class
+                return self.global_default, class_name
+            return self._class_priority(doc, class_name, path)[0], class_name
+        class_name = next((s.priority_class for s in samples if s.priority_class), "")
+        known = self.priority_classes.get(class_name)
+        return (known.value if known is not None else self.global_default), class_name
+
+    def _pod_set_sample(self, doc: _Doc, pod_set: PodSet, pg_key: str) -> TaskInfo:
+        """The first pod of ``pod_set`` (its template read even when it has no pods, so that errors surface)."""
+        t_meta = _map(pod_set.template.get("metadata"), f"{pod_set.path}.metadata")
+        t_spec = _map(pod_set.template.get("spec"), f"{pod_set.path}.spec")
+        labels = _string_map(t_meta.get("labels"), f"{pod_set.path}.metadata.labels", doc, self.warnings)
+        annotations = _string_map(t_meta.get("annotations"), f"{pod_set.path}.metadata.annotations", doc, self.warnings)
+        pod_meta = {"creationTimestamp": doc.meta.get("creationTimestamp")}
+        sample = self._task(
+            doc, doc.namespace, pod_set.pod_name(0), labels, annotations, t_spec, {}, pod_meta,
+            podgroup=pg_key, path=f"{pod_set.path}.spec",
+        )  # fmt: skip
+        return dataclasses.replace(sample, task_role=pod_set.name)
+
+    def _add_pod_set_pods(self, doc: _Doc, pod_set: PodSet, sample: TaskInfo) -> None:
+        for index in range(pod_set.count):
+            task = dataclasses.replace(sample, name=pod_set.pod_name(index)) if index else sample
+            if task.uid in self.tasks:
+                self.warnings.append(f"{doc.where}: Pod {task.uid} is in the input; the generated one is dropped")
+                continue
+            self._origin("Pod", task.uid)
+            self.tasks[task.uid] = task
