@@ -70,7 +70,6 @@ from engine.manifests.common import (
     _rl,
     _str,
     _string_map,
-    _time,
 )
 from engine.manifests.core import _toleration
 from engine.manifests.kueuejobs import KueueJobReaders
@@ -82,7 +81,6 @@ from engine.objects import (
     KueueFlavors,
     KueueName,
     KueuePreemption,
-    PodGroupInfo,
     QueueSpec,
     ResourceFlavorSpec,
     Taint,
@@ -464,18 +462,7 @@ class KueueReaders(KueueJobReaders):
                 continue
             self._origin("Pod", task.uid)
             self.tasks[task.uid] = task
-        self._origin("PodGroup", pg_key)
-        self.podgroups[pg_key] = PodGroupInfo(
-            namespace=doc.namespace,
-            name=doc.name,
-            queue=queue,
-            min_member=parallelism,
-            min_resources=ResourceList({r: v * parallelism for r, v in sample.request.items()}),
-            priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, sample.priority),
-            priority_class=sample.priority_class,
-            phase=PodGroupPhase.PENDING,
-            creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
-        )
+        self._job_podgroup(doc, queue, labels, parallelism, sample, PodGroupPhase.PENDING)
 
     def _job_sample(self, doc: _Doc, pg_key: str) -> TaskInfo:
         """The pod of a Job's ``spec.template`` (named ``<job>-0``): its request, priority and placement."""

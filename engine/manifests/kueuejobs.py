@@ -105,6 +105,14 @@ class KueueJobReaders(KueuePodGroupReaders):
             self.admission.pod_group_waits[key] = why
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
         self.kueue_jobs[key] = KueueJob(labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism)
+        self._job_podgroup(doc, queue, labels, count, sample, group_phase(tasks) if tasks else PodGroupPhase.PENDING)
+
+    def _job_podgroup(
+        self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, sample: TaskInfo, phase: PodGroupPhase
+    ) -> None:
+        """The podgroup of a Kueue Job, live or expanded from its template: ``count`` pods like ``sample``, admitted
+        whole."""
+        key = f"{doc.namespace}/{doc.name}"
         self._origin("PodGroup", key)
         self.podgroups[key] = PodGroupInfo(
             namespace=doc.namespace,
@@ -114,6 +122,6 @@ class KueueJobReaders(KueuePodGroupReaders):
             min_resources=ResourceList({r: v * count for r, v in sample.request.items()}),
             priority=self._kueue_workload(doc, doc.namespace, labels, key, sample.priority),
             priority_class=sample.priority_class,
-            phase=group_phase(tasks) if tasks else PodGroupPhase.PENDING,
+            phase=phase,
             creation_timestamp=_time(doc.meta.get("creationTimestamp"), "metadata.creationTimestamp") or 0.0,
         )
