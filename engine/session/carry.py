@@ -1016,7 +1016,7 @@ def _replace_tasks(
             task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
         states[info.uid] = task
         table.place(task, 1)
-        if task.orig_node >= 0:
+        if task.orig_node >= 0 and task.orig_status not in _DONE:  # (a finished pod is not in its row: ``place``)
             new_rows.add(task.orig_node)
         dirty_jobs.add(task.job)
         sums = groups.get(task.quota_group)
