@@ -44,7 +44,15 @@ from typing import NamedTuple
 from engine.amounts import ShapedSums, raw
 from engine.fairshare.namespace import NamespacePairs, PairTable
 from engine.fairshare.queues import JobSummary, JobUsage, QueueTotals, summarize_jobs
-from engine.objects import ALLOCATED_STATUSES, NodeInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus
+from engine.objects import (
+    ALLOCATED_STATUSES,
+    NodeInfo,
+    PodGroupInfo,
+    PodGroupPhase,
+    Snapshot,
+    TaskInfo,
+    TaskStatus,
+)
 from engine.resources import ResourceList
 from engine.session.decisions import PodGroupStatus
 from engine.session.session import (
@@ -54,6 +62,7 @@ from engine.session.session import (
     TaskState,
     build_state,
     count_job,
+    same_spec,
     table_columns,
     task_vector,
 )
@@ -98,6 +107,7 @@ class _Kept:
     group_first: dict[str, int]  # quota group -> the rank of its first pod (the groups' order)
     jobs: dict[str, JobState]  # snapshot podgroup order
     usages: dict[str, JobUsage]
+    podgroups: Mapping[str, PodGroupInfo] = field(default_factory=dict)  # the last snapshot's podgroups
     by_podgroup: dict[str, tuple[TaskInfo, ...]] = field(default_factory=dict)
     unlisted: set[str] | None = None  # the keys of ``members`` missing from ``by_podgroup`` (None: any)
     # what ``summarize_jobs`` adds up per queue, kept by adding and removing jobs (None: not yet)
@@ -125,10 +135,11 @@ class Opened(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class _Link:
-    """``tasks`` differs from ``base`` only at the uids in ``changed`` (``SessionCarry.note_tasks``)."""
+    """``tasks`` differs from ``base`` only at the keys in ``changed`` (``SessionCarry.note_tasks``, and
+    ``note_podgroups`` for the podgroups' mappings)."""
 
-    base: Mapping[str, TaskInfo]
-    tasks: Mapping[str, TaskInfo]
+    base: Mapping[str, object]
+    tasks: Mapping[str, object]
     changed: frozenset[str]
 
 
@@ -140,6 +151,7 @@ class SessionCarry:
         self._kept: _Kept | None = None
         self._touched: list[TaskState] = []
         self._links: tuple[_Link, ...] = ()  # replaced whole, never changed in place (``note_tasks``)
+        self._pg_links: tuple[_Link, ...] = ()  # the same for the podgroups (``note_podgroups``)
         self.last = "nothing kept yet"
         self.opened = 0  # sessions opened through this carry
         # what the last session's settled statuses depend on beyond their podgroups (``Session.close``)
@@ -167,6 +179,7 @@ class SessionCarry:
         self._kept = None
         self._touched = []
         self._links = ()
+        self._pg_links = ()
         self.settled_under = None
         self.written = None
         self.unsettled = None
@@ -192,27 +205,23 @@ class SessionCarry:
             return
         self._links = (*self._links[-(LINKS - 1) :], _Link(base, tasks, frozenset(changed)))
 
+    def note_podgroups(
+        self, base: Mapping[str, PodGroupInfo], podgroups: Mapping[str, PodGroupInfo], changed: Collection[str] | None
+    ) -> None:
+        """``note_tasks`` for the podgroups: ``podgroups`` differs from ``base`` only at the keys in ``changed`` (new,
+        replaced by another info object, or gone), every other key in both with the same object in the same relative
+        order. With notes leading from the kept snapshot's podgroups to the next snapshot's, ``open`` renews the
+        podgroups' states at those keys (and those with a changed pod) only, instead of walking every podgroup."""
+        if changed is None:
+            self._pg_links = ()
+            return
+        self._pg_links = (*self._pg_links[-(LINKS - 1) :], _Link(base, podgroups, frozenset(changed)))
+
     def _changed_since(self, kept: Mapping[str, TaskInfo], tasks: Mapping[str, TaskInfo]) -> set[str] | None:
         """The uids that may differ between the kept snapshot's task mapping and ``tasks``, by the notes (None when
         the notes do not lead from one to the other); the notes followed are dropped."""
-        if tasks is kept:
-            return set()
-        links = self._links
-        by_tasks = {id(link.tasks): link for link in links}
-        out: set[str] = set()
-        used: list[_Link] = []
-        at = tasks
-        for _ in range(len(links)):
-            link = by_tasks.get(id(at))
-            if link is None or link.tasks is not at:
-                return None
-            out |= link.changed
-            used.append(link)
-            at = link.base
-            if at is kept:
-                self._links = tuple(link for link in self._links if all(link is not u for u in used))
-                return out
-        return None
+        out, self._links = _follow(self._links, kept, tasks)
+        return out
 
     def open(self, snapshot: Snapshot, touched: list[TaskState]) -> Opened:
         """The node table (a copy the session may change), tasks, jobs, pod-slot flag and aggregates a session on
@@ -230,7 +239,9 @@ class SessionCarry:
             why = "nothing kept yet" if kept is None else _why_full(kept, snapshot)
             if kept is None or why:
                 return self._full(snapshot, why)
-            return self._update(kept, snapshot, self._changed_since(kept.infos, snapshot.tasks), written)
+            hint = self._changed_since(kept.infos, snapshot.tasks)
+            pg_hint, self._pg_links = _follow(self._pg_links, kept.podgroups, snapshot.podgroups)
+            return self._update(kept, snapshot, hint, written, pg_hint)
         except BaseException:
             self.clear()
             raise
@@ -278,6 +289,7 @@ class SessionCarry:
             group_first=group_first,
             jobs=jobs,
             usages=usages,
+            podgroups=snap.podgroups,
         )
         self._kept = kept
         self.last = f"full build: {why}"
@@ -288,11 +300,14 @@ class SessionCarry:
 
     # -- the update --------------------------------------------------------------------------------------------
 
-    def _update(self, kept: _Kept, snap: Snapshot, hint: set[str] | None, written: set[str] | None) -> Opened:
+    def _update(
+        self, kept: _Kept, snap: Snapshot, hint: set[str] | None, written: set[str] | None, pg_hint: set[str] | None
+    ) -> Opened:
         """Bring the kept state up to ``snap`` by redoing only what changed, or build in full when the changes
         cannot be shown equivalent cheaply (checked before the kept state is touched). ``hint``: the uids that
         may have changed, by the caller's notes (None: compare every pod); ``written``: the podgroups whose state the
-        last session may have changed (None: any)."""
+        last session may have changed (None: any); ``pg_hint``: the podgroup keys that may have changed, by the
+        caller's notes (None: walk every podgroup)."""
         noted = hint is not None and snap.tasks is not kept.infos  # (the same mapping needs no note)
         ch = _changes(kept, snap, hint)
         if isinstance(ch, str):
@@ -319,20 +334,10 @@ class SessionCarry:
             del groups[group]
             kept.group_first.pop(group, None)
             regrouped = True
-        jobs, recount = _renew_jobs(kept, snap, dirty_jobs)
-        moved = set(recount)
-        if len(jobs) != len(kept.jobs) or recount:
-            moved |= kept.jobs.keys() - jobs.keys()
-        _recount_jobs(kept, jobs, recount, dirty_jobs, written)
-        index = kept.index
-        kept.index = None  # (an error below leaves none)
-        kept.index = (index.moved(kept.jobs, jobs, recount) if index is not None else None) or JobIndex.build(jobs)
-        self.index = kept.index
-        if self.unsettled is not None:  # a recounted podgroup is unsettled until a close settles it again
-            self.unsettled = [key for key in dict.fromkeys([*self.unsettled, *recount]) if key in jobs]
-
+        jobs, recount, moved, renewed = self._renew(kept, snap, dirty_jobs, written, pg_hint)
         kept.nodes = snap.nodes
         kept.infos = snap.tasks
+        kept.podgroups = snap.podgroups
         kept.task_resources = ch.task_resources
         kept.states = tasks
         _let_go_jobs(kept.jobs, jobs, moved)
@@ -341,11 +346,32 @@ class SessionCarry:
         self.last = (
             f"update: {len(ch.changed)} pods new or changed, {len(ch.removed)} gone, "
             f"{len(recount)} podgroups recounted"
+            + (" (those noted)" if renewed else "")
             + (f", {plural(len(ch.nodes), 'node')} changed" if ch.nodes else "")
             + (", by the caller's notes" if noted and ch.order is None else "")
         )
         aggregates = self._aggregates(kept, snap, resort, regrouped)
         return Opened(table.clone(), tasks, jobs, kept.has_pods, aggregates, _ns_allocated(kept))
+
+    def _renew(
+        self, kept: _Kept, snap: Snapshot, dirty_jobs: set[str], written: set[str] | None, pg_hint: set[str] | None
+    ) -> tuple[dict[str, JobState], set[str], set[str], bool]:
+        """The podgroups' states brought up to ``snap`` (by the caller's notes ``pg_hint`` when they show it, else
+        over every podgroup), recounted, and their kept indexes moved; returns the states, the keys recounted, those
+        recounted or gone, and whether the notes were used."""
+        renewed = _renew_noted(kept, snap, dirty_jobs, pg_hint) if pg_hint is not None else None
+        jobs, recount, gone, appended = renewed or _renew_jobs(kept, snap, dirty_jobs)
+        _recount_jobs(kept, jobs, recount, dirty_jobs, written, gone, appended)
+        index = kept.index
+        kept.index = None  # (an error below leaves none)
+        known = (gone, appended) if appended is not None else None
+        kept.index = (index.moved(kept.jobs, jobs, recount, known) if index is not None else None) or JobIndex.build(
+            jobs
+        )
+        self.index = kept.index
+        if self.unsettled is not None:  # a recounted podgroup is unsettled until a close settles it again
+            self.unsettled = [key for key in dict.fromkeys([*self.unsettled, *recount]) if key in jobs]
+        return jobs, recount, recount | gone, renewed is not None
 
     # -- the snapshot's indexes and the values' aggregates ----------------------------------------------------
 
@@ -461,12 +487,23 @@ class JobIndex:
                 pending[key] = None
         return cls(by_queue, pending, {key: i for i, key in enumerate(jobs)})
 
-    def moved(self, old: dict[str, JobState], jobs: dict[str, JobState], recount: set[str]) -> JobIndex | None:
+    def moved(
+        self,
+        old: dict[str, JobState],
+        jobs: dict[str, JobState],
+        recount: set[str],
+        known: tuple[set[str], list[str]] | None = None,
+    ) -> JobIndex | None:
         """The index for ``jobs`` (``old``'s podgroups with ``recount``'s new or changed), or None when it is not
         shown cheaply: the kept podgroups moved in the order or a recounted one changed queue. A queue whose first
-        podgroup left moves to the place of its next one among the queues."""
-        gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
-        new = _appended(old, jobs, recount, gone)
+        podgroup left moves to the place of its next one among the queues. ``known``: the podgroups gone and the new
+        ones in snapshot order, the kept ones in their order (the caller's notes showed it: ``_renew_noted``)."""
+        if known is not None:
+            gone, new_keys = known
+            new: list[str] | None = new_keys
+        else:
+            gone = old.keys() - jobs.keys() if len(old) != len(jobs) or recount else set()
+            new = _appended(old, jobs, recount, gone)
         if new is None:
             return None
         touched: set[str] = {old[key].queue for key in gone}
@@ -780,6 +817,28 @@ class _QueueSums(ShapedSums):
         )
 
 
+def _follow(
+    links: tuple[_Link, ...], kept: Mapping[str, object], at: Mapping[str, object]
+) -> tuple[set[str] | None, tuple[_Link, ...]]:
+    """The keys that may differ between the kept mapping and ``at`` by the notes ``links`` (None when they do not
+    lead from one to the other), and the notes left (those followed are dropped)."""
+    if at is kept:
+        return set(), links
+    by_at = {id(link.tasks): link for link in links}
+    out: set[str] = set()
+    used: list[_Link] = []
+    for _ in range(len(links)):
+        link = by_at.get(id(at))
+        if link is None or link.tasks is not at:
+            return None, links
+        out |= link.changed
+        used.append(link)
+        at = link.base
+        if at is kept:
+            return out, tuple(link for link in links if all(link is not u for u in used))
+    return None, links
+
+
 def _why_full(kept: _Kept, snap: Snapshot) -> str:
     """Why the kept state cannot be updated to ``snap`` ('' when it can)."""
     nodes = snap.nodes
@@ -951,10 +1010,13 @@ def _replace_tasks(
             dirty_jobs.add(old.job)
             groups[old.quota_group].add(old.info, -1)
         row = table.index.get(info.node, -1) if info.node is not None else -1
-        task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
+        if old is not None and same_spec(old.info, info):  # a binding or a completion: the vector and so on kept
+            task = old.moved(info, row, snap.quota_group_of(info))
+        else:
+            task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
         states[info.uid] = task
         table.place(task, 1)
-        if task.orig_node >= 0:
+        if task.orig_node >= 0 and task.orig_status not in _DONE:  # (a finished pod is not in its row: ``place``)
             new_rows.add(task.orig_node)
         dirty_jobs.add(task.job)
         sums = groups.get(task.quota_group)
@@ -1052,10 +1114,12 @@ def _last_first(kept: _Kept) -> int:
     return kept.rank[members[next(reversed(members))][0].uid]
 
 
-def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict[str, JobState], set[str]]:
+def _renew_jobs(
+    kept: _Kept, snap: Snapshot, dirty_jobs: set[str]
+) -> tuple[dict[str, JobState], set[str], set[str], list[str] | None]:
     """The podgroups' states in snapshot order: a new ``JobState`` for a new or changed podgroup, the kept one
-    otherwise; and the keys to recount (new, changed, or with a member changed). The pods of a podgroup that is
-    gone become orphans."""
+    otherwise; the keys to recount (new, changed, or with a member changed) and the podgroups gone. The pods of a
+    podgroup that is gone become orphans. (None: the order of the new podgroups among the others is not known.)"""
     old_jobs = kept.jobs
     jobs: dict[str, JobState] = {}
     recount: set[str] = set()
@@ -1068,19 +1132,72 @@ def _renew_jobs(kept: _Kept, snap: Snapshot, dirty_jobs: set[str]) -> tuple[dict
             job.tasks = []
             recount.add(key)
         jobs[key] = job
+    gone: set[str] = set()
     if len(jobs) != len(old_jobs) or recount:
-        for key in old_jobs.keys() - jobs.keys():
-            for task in kept.members.get(key, ()):
-                task.pg = None
-    return jobs, recount
+        gone = old_jobs.keys() - jobs.keys()
+        _orphans(kept, gone)
+    return jobs, recount, gone, None
+
+
+def _renew_noted(
+    kept: _Kept, snap: Snapshot, dirty_jobs: set[str], hint: set[str]
+) -> tuple[dict[str, JobState], set[str], set[str], list[str]] | None:
+    """``_renew_jobs`` looking only at the podgroups of ``hint`` (the caller's notes: every other key is the same
+    object in the same relative order) and those with a changed pod, with the new podgroups in snapshot order; None
+    when the new ones are not the last of the snapshot (or the count shows the notes missed one): walk them all."""
+    old_jobs, podgroups = kept.jobs, snap.podgroups
+    if not isinstance(podgroups, dict):
+        return None
+    gone = {key for key in hint if key in old_jobs and key not in podgroups}
+    new = {key for key in hint if key in podgroups and key not in old_jobs}
+    if len(podgroups) != len(old_jobs) - len(gone) + len(new):
+        return None
+    tail = list(islice(reversed(podgroups), len(new)))
+    if len(tail) != len(new) or not new.issuperset(tail):
+        return None
+    tail.reverse()
+    jobs = old_jobs.copy()  # (the kept mapping stays as the last session opened with it)
+    recount: set[str] = set()
+    for key in gone:
+        del jobs[key]
+    for key in hint:
+        pg = podgroups.get(key)
+        if pg is not None and key not in new and jobs[key].info is not pg:
+            jobs[key] = JobState(pg)  # (its place kept)
+            recount.add(key)
+    for key in tail:
+        jobs[key] = JobState(podgroups[key])
+        recount.add(key)
+    for key in dirty_jobs:
+        job = jobs.get(key)
+        if job is not None and key not in recount:
+            job.tasks = []
+            recount.add(key)
+    _orphans(kept, gone)
+    return jobs, recount, gone, tail
+
+
+def _orphans(kept: _Kept, gone: Collection[str]) -> None:
+    """The kept pods of the podgroups gone have no podgroup state any more."""
+    for key in gone:
+        for task in kept.members.get(key, ()):
+            task.pg = None
 
 
 def _recount_jobs(
-    kept: _Kept, jobs: dict[str, JobState], recount: set[str], dirty_jobs: set[str], written: set[str] | None
+    kept: _Kept,
+    jobs: dict[str, JobState],
+    recount: set[str],
+    dirty_jobs: set[str],
+    written: set[str] | None,
+    gone: set[str],
+    appended: list[str] | None,
 ) -> None:
     """Count the podgroups in ``recount`` over their members again, with the functions of a full build, forget
     the member indexes of every dirty key, and reopen from its counters at open every podgroup recounted or whose
-    state the last session may have changed (``written``; None: every podgroup)."""
+    state the last session may have changed (``written``; None: every podgroup). ``gone``: the podgroups gone;
+    ``appended``: the new ones, the last in ``jobs`` in this order, the others in their kept order (None: not
+    known, the usages are put in ``jobs``' order again)."""
     moves = kept.ns_moves
     for key in recount:
         job = jobs[key]
@@ -1108,14 +1225,17 @@ def _recount_jobs(
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
         kept.unlisted |= recount | dirty_jobs
-    if len(kept.jobs) != len(jobs) or recount:  # podgroups gone: out of their namespaces' sums
-        for key in kept.jobs.keys() - jobs.keys():
-            base = kept.jobs[key].base
-            if base is not None:
-                moves.append((kept.jobs[key].namespace, base[2], -1))
-    if len(kept.usages) != len(jobs):  # podgroups gone: out of their queues' sums
-        kept.usage_moves.extend((kept.usages[key], -1) for key in kept.usages.keys() - jobs.keys())
-    kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order, without podgroups gone
+    for key in gone:  # podgroups gone: out of their namespaces' sums and their queues' sums
+        base = kept.jobs[key].base
+        if base is not None:
+            moves.append((kept.jobs[key].namespace, base[2], -1))
+        if key in kept.usages:
+            kept.usage_moves.append((kept.usages.pop(key), -1))
+    if appended is None:
+        kept.usages = {key: kept.usages[key] for key in jobs}  # snapshot order
+    else:  # the kept ones in their order (a recounted one kept its place), the new ones last in snapshot order
+        for key in appended:
+            kept.usages[key] = kept.usages.pop(key)
     if written is None:
         for job in jobs.values():
             job.reopen()

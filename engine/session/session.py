@@ -76,7 +76,7 @@ from engine.vocabulary import BlockerKind
 if TYPE_CHECKING:
     from engine.session.carry import SessionCarry
 
-__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState", "rows_of"]
+__all__ = ["PODS", "JobState", "NodeTable", "Placement", "Session", "TaskState", "rows_of", "same_spec"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -185,6 +185,24 @@ class TaskState:
         )
         self.start = info.start_timestamp
         self.fallback_key: tuple[Any, ...] = (info.creation_timestamp or 0.0, *_pod_index_key(info.uid))
+
+    def moved(self, info: TaskInfo, node: int, quota_group: str) -> TaskState:
+        """A new state for ``info``, another info of this pod whose spec is this one's (``same_spec``: only its
+        status, node and start time moved, as a binding or a completion moves them): what ``__init__`` derives from
+        the spec (the request and its vector, the predicates' signature, the order key) is taken from this state,
+        which stays as it is. No podgroup state yet, as ``__init__`` with ``pg`` None."""
+        out = TaskState.__new__(TaskState)
+        out.info = info
+        out.uid, out.name, out.namespace, out.job = self.uid, self.name, self.namespace, self.job
+        out.pg = None
+        out.req, out.vec, out.vkey = self.req, self.vec, self.vkey
+        out.status = out.orig_status = info.status
+        out.node = out.orig_node = node
+        out.priority, out.best_effort, out.role = self.priority, self.best_effort, self.role
+        out.preemptable, out.quota_group = self.preemptable, quota_group
+        out.quota_preemptible, out.critical = self.quota_preemptible, self.critical
+        out.sig, out.start, out.fallback_key = self.sig, info.start_timestamp, self.fallback_key
+        return out
 
     # the fairshare gates' TaskLike / JobTask protocols
     @property
@@ -821,6 +839,26 @@ def table_columns(snapshot: Snapshot) -> tuple[tuple[str, ...], bool]:
         resources.append(PODS)
         resources.sort()
     return tuple(resources), has_pods
+
+
+def same_spec(a: TaskInfo, b: TaskInfo) -> bool:
+    """Whether two infos of a pod differ at most in what a binding or a completion moves (status, node, start time,
+    pipelined, nominated node, labels): every field ``TaskState`` derives its request, vector, signature, order key
+    and flags from is equal (``TaskState.moved``)."""
+    return (
+        a.uid == b.uid
+        and a.podgroup == b.podgroup
+        and (a.request is b.request or a.request == b.request)
+        and (a.node_selector is b.node_selector or a.node_selector == b.node_selector)
+        and (a.tolerations is b.tolerations or a.tolerations == b.tolerations)
+        and (a.node_affinity is b.node_affinity or a.node_affinity == b.node_affinity)
+        and a.priority == b.priority
+        and a.priority_class == b.priority_class
+        and a.volcano_preemptable == b.volcano_preemptable
+        and a.quota_preemptible == b.quota_preemptible
+        and a.task_role == b.task_role
+        and a.creation_timestamp == b.creation_timestamp
+    )
 
 
 def task_vector(info: TaskInfo, table: NodeTable, has_pods: bool) -> I64:

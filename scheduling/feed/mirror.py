@@ -65,6 +65,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
+from engine import collector
 from engine.admission import LocalQueueSpec
 from engine.flavors import FlavorMemo
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
@@ -205,6 +206,11 @@ class _State:
     # changed since it (not after a full read or a re-sort): the engine's carry is told (``SessionCarry.note_tasks``)
     touched: set[str] = field(default_factory=set)
     linked: bool = False
+    # the same for the podgroups' keys (own podgroups included) since the last copy of ``podgroups`` (``snapshot``;
+    # ``SessionCarry.note_podgroups``); not after a full read or a re-sort
+    pg_touched: set[str] = field(default_factory=set)
+    pg_linked: bool = False
+    pg_last: tuple[float, int] = (-math.inf, 0)  # the largest ``pg_order`` stored (one gone may have had it)
     nodes_copy: dict[str, NodeInfo] | None = None  # the snapshots' copy of ``nodes`` while no node changes
 
 
@@ -256,7 +262,13 @@ class ClusterMirror:
         with self._lock:
             self.refresh(session=session)
             self._local.version = self.version  # what ``remember`` will stand for, in this thread
-            return self.snapshot(cluster), self.row_ids()
+            copies = self._copies
+            snapshot = self.snapshot(cluster)
+            if session and self._copies is not copies:
+                # a new copy of the pods, kept until the next session's: out of the collector's young generations at
+                # once, not walked there twice (``collector.promote_young``; a session only, not a page's read)
+                collector.promote_young()
+            return snapshot, self.row_ids()
 
     def refresh(self, *, session: bool = False) -> Refresh:
         """Bring the mirror up to date (a full read when it cannot prove it is current); returns what it did."""
@@ -296,6 +308,9 @@ class ClusterMirror:
                 self.carry.note_tasks(base, tasks, st.touched if linked else None)
                 self.tasks_note = (base, tasks, st.touched if linked else None)  # and for the session's recording
                 st.touched, st.linked = set(), True
+                pg_base = self._copies[2] if self._copies else {}
+                self.carry.note_podgroups(pg_base, podgroups, st.pg_touched if st.pg_linked and self._copies else None)
+                st.pg_touched, st.pg_linked = set(), True
                 self._copies = (self._rows, tasks, podgroups)
             _, tasks, podgroups = self._copies
             if st.nodes_copy is None:
@@ -582,12 +597,14 @@ class ClusterMirror:
 
     def _apply_podgroups(self, st: _State, cache: Any, pks: set[int]) -> set[int]:
         """Apply the changed podgroups; returns those that opened, completed, went or were renamed (which of their
-        pods the snapshot holds, and under which key, depends on it)."""
+        pods the snapshot holds, and under which key, depends on it). The podgroups keep their order by creation:
+        new ones that come after every other go last, in that order; otherwise all are sorted again."""
         if not pks:
             return set()
         rows = {row[0]: row for row in _rows(PodGroup, self.cluster_id, pks, store.PODGROUP_COLUMNS)}
         moved: set[int] = set()
-        resort = False
+        fresh: list[int] = []  # new keys (not renamed ones): appended when they come after the others
+        last, resort = st.pg_last, False
         for pk in pks:
             old = st.pg_keys.get(pk)
             row = rows.get(pk)
@@ -599,17 +616,30 @@ class ClusterMirror:
             if old is not None and (info is None or info.key != old):
                 del st.podgroups[old], st.pg_keys[pk], st.pg_order[pk]
                 st.kueue_counts.pop(old, None)
+                st.pg_touched.add(old)
             if info is None:
                 if old is not None:
                     moved.add(pk)
                 continue
             if info.key != old:
                 moved.add(pk)
-                resort = True
+                if old is None and info.key not in st.podgroups:
+                    fresh.append(pk)
+                else:
+                    resort = True
             _put_podgroup(st, rows[pk], cache, info)
+        if fresh and not resort:
+            fresh.sort(key=st.pg_order.__getitem__)
+            if st.pg_order[fresh[0]] > last:  # after every other: last, in their order
+                for pk in fresh:
+                    key = st.pg_keys[pk]
+                    st.podgroups[key] = st.podgroups.pop(key)
+            else:
+                resort = True
         if resort:
             order = sorted(st.pg_keys, key=st.pg_order.__getitem__)
             st.podgroups = {st.pg_keys[pk]: st.podgroups[st.pg_keys[pk]] for pk in order}
+            st.pg_linked = False  # a podgroup came in between the others
         return moved
 
     def _apply_pods(self, st: _State, cache: Any, pks: set[int]) -> None:
@@ -637,7 +667,8 @@ class ClusterMirror:
         for pk, task in tasks.items():
             if pk not in st.pod_uids and pk < st.max_pod:
                 resort = True
-            _drop_own(st, pk)
+            if rows[pk][3] is not None or st.own_of.get(pk) != task.podgroup:  # (else its own podgroup keeps its place)
+                _drop_own(st, pk)
             _store_task(st, pk, rows[pk], task)
         if resort:
             order = sorted(st.pod_uids)
@@ -658,8 +689,10 @@ def _put_node(st: _State, row: Any, cache: Any) -> None:
 def _put_podgroup(st: _State, row: Any, cache: Any, info: PodGroupInfo | None = None) -> None:
     info = info or store.podgroup_info(row, cache, st.trees.ns_names)
     st.podgroups[info.key] = info
+    st.pg_touched.add(info.key)
     st.pg_keys[row[0]] = info.key
-    st.pg_order[row[0]] = (info.creation_timestamp or 0.0, row[0])
+    st.pg_order[row[0]] = order = (info.creation_timestamp or 0.0, row[0])
+    st.pg_last = max(st.pg_last, order)
     count = store.kueue_count(row)
     if count is None:
         st.kueue_counts.pop(info.key, None)
@@ -688,6 +721,7 @@ def _store_task(st: _State, pk: int, row: Any, task: TaskInfo) -> None:
     if row[3] is None:
         st.own[task.podgroup] = store.own_podgroup(task, st.trees.default_queue, store.pod_user(row))
         st.own_of[pk] = task.podgroup
+        st.pg_touched.add(task.podgroup)
 
 
 def _put_pod(st: _State, row: Any, cache: Any) -> None:
@@ -698,6 +732,7 @@ def _drop_own(st: _State, pk: int) -> None:
     key = st.own_of.pop(pk, None)
     if key is not None:
         st.own.pop(key, None)
+        st.pg_touched.add(key)
 
 
 def _own_bound(st: _State, own: _Own, pks: set[int]) -> dict[int, TaskInfo]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import os
 import random
 import subprocess
@@ -20,6 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.models import Revision
+from engine import collector
 from engine.objects import Snapshot
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent, sessions, store
@@ -335,6 +337,45 @@ def test_the_session_mirror_stays_equal_to_a_full_read() -> None:
         assert_same(mirror, world)
 
 
+@pytest.mark.django_db
+def test_the_notes_of_changed_podgroups_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the mirror tells the engine's carry of each new copy of the podgroups (``note_podgroups``): it differs
+    from the copy before only at the noted keys, and every key in both is in the same relative order (a new podgroup
+    created after the others goes last, as a full read orders them); the copies stay equal to a full read."""
+    from engine.session.carry import SessionCarry
+
+    notes: list[tuple[Any, Any, Any]] = []
+    real = SessionCarry.note_podgroups
+
+    def noting(self: SessionCarry, base: Any, podgroups: Any, changed: Any) -> None:
+        notes.append((base, podgroups, changed))
+        real(self, base, podgroups, changed)
+
+    monkeypatch.setattr(SessionCarry, "note_podgroups", noting)
+    rng = random.Random(7)
+    world = build_world("pgnotes")
+    writer = Writer(world, rng)
+    for step in range(40):
+        for _ in range(rng.randint(1, 3)):
+            with transaction.atomic():
+                writer.step() if step % 4 else writer.op_create_group()
+            if step % 3 == 0:  # the first pod without a podgroup changes: its own podgroup keeps its place
+                writer.op_create_pod()
+                alone = Pod.objects.filter(cluster=world.cluster, podgroup=None).order_by("id").first()
+                Pod.objects.filter(pk=alone.pk).update(priority=F("priority") + 1)  # type: ignore[union-attr]
+        assert sessions.run_scheduling_session(world.cluster).status == "ok"
+    known = [(base, now, changed) for base, now, changed in notes if changed is not None and base]
+    for base, now, changed in known:
+        assert all(now[key] is pg for key, pg in base.items() if key in now and key not in changed)
+        assert set(now) ^ set(base) <= changed  # new and gone keys noted
+        assert [key for key in base if key in now] == [key for key in now if key in base]
+    assert len(known) > 20, len(known)
+    mirror = mirror_of(world.cluster.pk)
+    mirror.refresh()
+    assert_same(mirror, world)
+    assert "podgroups recounted (those noted)" in mirror.carry.last or mirror.carry.last.startswith("full")
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 @pytest.mark.django_db
 def test_a_sessions_own_bindings_are_applied_without_reading_them_back(
@@ -646,6 +687,22 @@ def test_new_pods_read_in_one_refresh_keep_the_notes_of_what_changed(world: Worl
     assert mirror.tasks_note is not None
     assert mirror.tasks_note[2] == {f"ns-b/new-{base + 2}", f"ns-b/new-{base + 9}"}
     assert_same(mirror, world)
+
+
+@pytest.mark.django_db
+def test_the_copy_of_the_pods_leaves_the_young_generations_at_once(world: World) -> None:
+    """The copy of the pods a session's snapshot holds lives until the next session's: the collector's young
+    generations do not walk it (``collector.promote_young``); a read for another use (a page) leaves them alone."""
+    mirror = ClusterMirror(world.cluster.pk)
+    with collector.paused():
+        snapshot, _ = mirror.read(world.cluster, session=True)
+        assert snapshot.tasks and isinstance(snapshot.tasks, dict)
+        for generation, holds in ((0, False), (1, False), (2, True)):
+            assert any(o is snapshot.tasks for o in gc.get_objects(generation=generation)) is holds, generation
+        Pod.objects.filter(pk=world.pods["ns-b/solo"].pk).update(priority=F("priority") + 1)
+        other, _ = mirror.read(world.cluster)
+        assert other.tasks is not snapshot.tasks
+        assert any(o is other.tasks for o in gc.get_objects(generation=0))
 
 
 # -- the steady state ------------------------------------------------------------------------------------------

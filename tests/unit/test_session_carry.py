@@ -44,7 +44,7 @@ from engine.replay.recorded import compact_decisions
 from engine.resources import ResourceList
 from engine.session.carry import SessionCarry
 from engine.session.run import apply_result, run_actions, run_session
-from engine.session.session import Placement, Session
+from engine.session.session import Placement, Session, TaskState
 
 GiB = 2**30
 S = TaskStatus
@@ -312,6 +312,8 @@ def _state(ssn: Session) -> dict[str, Any]:
             (u, x.status, x.node, x.job, x.pg.key if x.pg else None, x.quota_group, x.vec.tolist(), x.vkey)
             for u, x in ssn.tasks.items()
         ],
+        # every other slot of the pods' states (the carry makes a changed pod's from its old one: ``TaskState.moved``)
+        "task_slots": [_slots(x) for x in ssn.tasks.values()],
         "jobs": [
             (k, j.phase, sorted(j.counts.items()), j.pending_be, list(j.allocated.items()), [x.uid for x in j.tasks])
             for k, j in ssn.jobs.items()
@@ -337,6 +339,14 @@ def _state(ssn: Session) -> dict[str, Any]:
         # kept sum came back to zero may stay listed with 0, which the plugin reads as absent)
         "reserved": _reserved(ssn),
     }
+
+
+_SLOTS = ("info", "name", "namespace", "orig_status", "orig_node", "priority", "best_effort", "role", "preemptable")
+_SLOTS += ("quota_preemptible", "critical", "sig", "start", "fallback_key")
+
+
+def _slots(task: TaskState) -> tuple[Any, ...]:
+    return (*(getattr(task, name) for name in _SLOTS), list(task.req.items()))
 
 
 def _reserved(ssn: Session) -> list[Any] | None:
@@ -461,6 +471,29 @@ def test_carried_sessions_decide_as_fresh_ones(seed: int) -> None:
     assert updates > STEPS // 5  # the incremental path was exercised, not only full builds
 
 
+def test_a_bound_or_finished_pod_keeps_what_its_state_derives_from_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod whose status, node or start time moved (a binding taking effect, a completion) gets a new state made
+    from its old one (``TaskState.moved``: its request's vector, signature and order key kept); the sessions opened
+    so, every slot of every pod's state compared, decide as fresh ones; a pod whose request changed is made anew."""
+    made: list[tuple[str, bool]] = []
+    moved = TaskState.moved
+
+    def counted(self: TaskState, info: TaskInfo, node: int, quota_group: str) -> TaskState:
+        made.append((info.uid, self.info.request == info.request))
+        return moved(self, info, node, quota_group)
+
+    monkeypatch.setattr(TaskState, "moved", counted)
+    for seed in range(SEEDS // 3):
+        world = World(3000 + seed)
+        carry = SessionCarry()
+        for step in range(STEPS):
+            result = _compare(world, carry, now=float(step))
+            if world.rng.random() < 0.5:
+                world.apply(result, now=float(step))
+            world.change()
+    assert len(made) > 100 and all(same for _, same in made)
+
+
 @pytest.mark.parametrize("seed", range(SEEDS // 2))
 def test_sessions_opened_by_the_callers_notes_decide_as_fresh_ones(seed: int) -> None:
     """The same random changes, the caller noting before each session which pods it changed (``note_tasks``, as the
@@ -485,6 +518,41 @@ def test_sessions_opened_by_the_callers_notes_decide_as_fresh_ones(seed: int) ->
         result = _compare(world, carry, now=float(step))
         noted += carry.last.endswith("by the caller's notes")
         before = world.snap.tasks
+        if world.rng.random() < 0.25:
+            world.apply(result, now=float(step))
+        for _ in range(world.rng.randint(1, 3)):
+            world.change()
+    assert noted > STEPS // 5, noted  # the noted path was exercised
+
+
+@pytest.mark.parametrize("seed", range(SEEDS // 2))
+def test_sessions_opened_by_the_callers_notes_of_podgroups_decide_as_fresh_ones(seed: int) -> None:
+    """The caller notes the podgroups it changed too (``note_podgroups``, as the mirror does), now and then with
+    unchanged ones among them, a note lost or one that says nothing is known: the carry renews the noted podgroups
+    and those with a changed pod only, not every podgroup, and still decides as a fresh session."""
+    world = World(2000 + seed)
+    rng = random.Random(seed)
+    carry = SessionCarry()
+    noted = 0
+    before, before_pgs = world.snap.tasks, world.snap.podgroups
+    for step in range(STEPS):
+        tasks, podgroups = world.snap.tasks, world.snap.podgroups
+        changed = {u for u, t in tasks.items() if before.get(u) is not t} | (before.keys() - tasks.keys())
+        carry.note_tasks(before, tasks, changed)
+        keys = {k for k, pg in podgroups.items() if before_pgs.get(k) is not pg} | (
+            before_pgs.keys() - podgroups.keys()
+        )
+        if rng.random() < 0.3:  # a superset: the caller re-read podgroups that had not changed
+            keys |= set(rng.sample(sorted(podgroups), min(3, len(podgroups))))
+        roll = rng.random()
+        if roll < 0.1:
+            carry.note_podgroups(before_pgs, podgroups, None)  # not known: every podgroup walked
+        elif roll < 0.85 or before_pgs is podgroups:
+            carry.note_podgroups(before_pgs, podgroups, keys)
+        # else: the note is lost
+        result = _compare(world, carry, now=float(step))
+        noted += "podgroups recounted (those noted)" in carry.last
+        before, before_pgs = world.snap.tasks, world.snap.podgroups
         if world.rng.random() < 0.25:
             world.apply(result, now=float(step))
         for _ in range(world.rng.randint(1, 3)):
