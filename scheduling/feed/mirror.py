@@ -262,13 +262,7 @@ class ClusterMirror:
         with self._lock:
             self.refresh(session=session)
             self._local.version = self.version  # what ``remember`` will stand for, in this thread
-            copies = self._copies
-            snapshot = self.snapshot(cluster)
-            if session and self._copies is not copies:
-                # a new copy of the pods, kept until the next session's: out of the collector's young generations at
-                # once, not walked there twice (``collector.promote_young``; a session only, not a page's read)
-                collector.promote_young()
-            return snapshot, self.row_ids()
+            return self.snapshot(cluster), self.row_ids()
 
     def refresh(self, *, session: bool = False) -> Refresh:
         """Bring the mirror up to date (a full read when it cannot prove it is current); returns what it did."""
@@ -312,6 +306,8 @@ class ClusterMirror:
                 self.carry.note_podgroups(pg_base, podgroups, st.pg_touched if st.pg_linked and self._copies else None)
                 st.pg_touched, st.pg_linked = set(), True
                 self._copies = (self._rows, tasks, podgroups)
+                # kept until the next copy: out of the young generations at once, not walked there twice
+                collector.promote_young()
             _, tasks, podgroups = self._copies
             if st.nodes_copy is None:
                 st.nodes_copy = st.nodes.copy()
