@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
-__all__ = ["collect_young", "paused", "paused_during", "promote_young"]
+__all__ = ["collect_young", "paused", "paused_during"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,21 +45,6 @@ def collect_young() -> None:
     database): with the collector paused every object a computation allocated is still in it, so the first
     allocation after the pause would otherwise walk them all at once (70 ms after a 50,000-pod session)."""
     gc.collect(0)
-
-
-def promote_young() -> bool:
-    """Move every object of the two young generations to the oldest one at once, without walking them (CPython's
-    ``gc.freeze`` then ``gc.unfreeze``: two list splices), for a caller that just made a large container that lives
-    until the next one replaces it (a cluster's copy of its 200,000 pods each session): in a young generation each
-    collection walks all of its entries (about 400,000 objects' headers, 20-25 ms) and the next generation's once
-    more. What is promoted is collected by the full collections, as anything old: cyclic garbage among it waits for
-    the next one. Returns whether it moved them: not while objects are frozen (``gc.freeze`` by the process: the
-    unfreeze would undo it)."""
-    if gc.get_freeze_count():
-        return False
-    gc.freeze()
-    gc.unfreeze()
-    return True
 
 
 def paused_during(func: Callable[P, R]) -> Callable[P, R]:

@@ -65,7 +65,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import Revision
-from engine import collector
 from engine.admission import LocalQueueSpec
 from engine.flavors import FlavorMemo
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
@@ -306,8 +305,6 @@ class ClusterMirror:
                 self.carry.note_podgroups(pg_base, podgroups, st.pg_touched if st.pg_linked and self._copies else None)
                 st.pg_touched, st.pg_linked = set(), True
                 self._copies = (self._rows, tasks, podgroups)
-                # kept until the next copy: out of the young generations at once, not walked there twice
-                collector.promote_young()
             _, tasks, podgroups = self._copies
             if st.nodes_copy is None:
                 st.nodes_copy = st.nodes.copy()

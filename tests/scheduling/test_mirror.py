@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import os
 import random
 import subprocess
@@ -21,7 +20,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.models import Revision
-from engine import collector
 from engine.objects import Snapshot
 from quotas.models import Namespace, Queue, QuotaGroup
 from scheduling import agent, sessions, store
@@ -687,19 +685,6 @@ def test_new_pods_read_in_one_refresh_keep_the_notes_of_what_changed(world: Worl
     assert mirror.tasks_note is not None
     assert mirror.tasks_note[2] == {f"ns-b/new-{base + 2}", f"ns-b/new-{base + 9}"}
     assert_same(mirror, world)
-
-
-@pytest.mark.django_db
-def test_the_copy_of_the_pods_leaves_the_young_generations_at_once(world: World) -> None:
-    """The copy of the pods a snapshot holds lives until the next one: the collector's young generations do not walk
-    it (``collector.promote_young``)."""
-    mirror = ClusterMirror(world.cluster.pk)
-    with collector.paused():
-        mirror.refresh()
-        snapshot = mirror.snapshot(world.cluster)
-        assert snapshot.tasks and isinstance(snapshot.tasks, dict)
-        for generation, holds in ((0, False), (1, False), (2, True)):
-            assert any(o is snapshot.tasks for o in gc.get_objects(generation=generation)) is holds, generation
 
 
 # -- the steady state ------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import gc
-import weakref
 from typing import Any
 
 import pytest
@@ -40,44 +39,6 @@ def test_collector_pause_leaves_a_disabled_collector_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
-
-
-def _in_generation(obj: object, generation: int) -> bool:
-    return any(o is obj for o in gc.get_objects(generation=generation))
-
-
-def test_promote_young_moves_the_young_objects_to_the_oldest_generation_and_they_are_still_collected() -> None:
-    class Node:
-        other: Any = None
-
-    with collector.paused():
-        gc.collect()
-        kept = {i: Node() for i in range(100)}  # a new container: in the youngest generation
-        a, b = Node(), Node()
-        a.other, b.other = b, a  # a cycle, garbage once dropped
-        ref = weakref.ref(a)
-        del a, b
-        assert _in_generation(kept, 0)
-        assert collector.promote_young()
-        assert not _in_generation(kept, 0) and not _in_generation(kept, 1) and _in_generation(kept, 2)
-        assert gc.get_freeze_count() == 0
-        gc.collect(1)  # the young collections no longer see it
-        assert ref() is not None
-    gc.collect()  # a full one does
-    assert ref() is None
-
-
-def test_promote_young_leaves_frozen_objects_frozen() -> None:
-    gc.collect()
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with collector.paused():
-            young: dict[int, list[int]] = {1: []}
-            assert not collector.promote_young()
-            assert gc.get_freeze_count() == frozen and _in_generation(young, 0)
-    finally:
-        gc.unfreeze()
 
 
 def test_collector_pause_restores_after_an_exception() -> None:
