@@ -59,8 +59,9 @@ def _compare(mine: Snapshot, full: Snapshot) -> None:
     assert set(mine.podgroups) == set(full.podgroups)
     for key, pg in full.podgroups.items():
         assert mine.podgroups[key] == pg, key
-    real = [k for k in full.podgroups if "/?" not in k]
-    assert [k for k in mine.podgroups if k in set(real)][: len(real)] == real or set(real) <= set(mine.podgroups)
+    # (the podgroups' order is not compared: the mirror appends one made after the others where a full read sorts
+    # them, and no decision reads it, as every order the sessions use ends on the job's key; the carried sessions'
+    # tests compare decisions with fresh ones)
     assert dict(mine.queues) == dict(full.queues)
     assert dict(mine.quota_groups) == dict(full.quota_groups)
     assert dict(mine.namespaces) == dict(full.namespaces)
