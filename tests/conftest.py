@@ -21,9 +21,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Under ``make test`` (xdist, ``--dist loadscope --no-loadscope-reorder``) each module goes to one worker in this
     order, so the few long modules (schemathesis, the soak, the outages, ``make run``) start at once and the many
     short ones fill the other worker around them, instead of one long module running alone at the end.
+
+    Before them, ``ONE_WORKER_FOLDERS``: each is one unit of a few minutes on one worker (the real API server's
+    folder), which dealt out in the middle of the run was the last to finish, alone on a worker.
     """
     slow_modules = {item.module for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.module not in slow_modules)  # stable: collection order within each group
+
+    def group(item: pytest.Item) -> int:
+        if item.nodeid.startswith(ONE_WORKER_FOLDERS):
+            return 0
+        return 1 if item.module in slow_modules else 2
+
+    items.sort(key=group)  # stable: collection order within each group
 
 
 # Folders whose modules share a costly process per test worker: under ``--dist loadscope`` they go to one worker as one

@@ -170,6 +170,7 @@ def test_the_installed_wheel_imports_from_its_own_place(installed: dict[str, obj
         assert str(venv) in file and str(ROOT) not in file, file
 
 
+@pytest.mark.slow  # migrates from empty in a subprocess: dealt out first
 def test_the_installed_wheel_checks_migrates_and_schedules(installed: dict[str, object]) -> None:
     run(installed, "python", "-m", "django", "check", "--deploy", "--fail-level", "ERROR")
     run(installed, "python", "-m", "django", "migrate", "--noinput", "-v0")

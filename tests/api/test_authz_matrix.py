@@ -50,7 +50,7 @@ from scheduling.models import (
 from security.models import SecurityEvent
 from security.tokens import create_token
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # a few hundred requests: dealt out first
 
 ROLES = ("admin", "member", "elsewhere", "agent", "nobody", "anonymous")
 TARGETS = ("own", "foreign")
