@@ -34,11 +34,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from engine.flavors import admission_oracle
 from engine.objects import PodGroupInfo, Snapshot, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase, TaskStatus
+
+
+class Binding(Protocol):
+    """A session's binding, as ``after_session`` reads it: the pod's uid."""
+
+    @property
+    def task(self) -> str: ...
+
 
 __all__ = ["PartialAdmission", "Sizing"]
 
@@ -144,6 +153,12 @@ class PartialAdmission:
         back = [key for key in self._kept if key not in admitted]
         self._tried, self._kept = {}, set()
         return self._whole_again(snapshot, back)
+
+    def after_session(self, snapshot: Snapshot, bindings: Iterable[Binding]) -> Snapshot:
+        """``after`` for a session's ``bindings`` (bound or pipelined), on the snapshot with its result applied: the
+        Jobs admitted are those with a pod among them."""
+        tasks = snapshot.tasks
+        return self.after(snapshot, {tasks[b.task].podgroup for b in bindings if b.task in tasks})
 
     def _resumed(self, snapshot: Snapshot) -> Snapshot:
         """The Jobs an earlier session admitted in part (``AdmissionLevers.partial_admitted``, a live cluster's) kept

@@ -311,8 +311,7 @@ def _run_sessions(
         warnings.extend(result.warnings)
         snapshot = engine.apply_result(snapshot, result, now=t)
         if partial:
-            placed = {snapshot.tasks[b.task].podgroup for b in result.bindings if b.task in snapshot.tasks}
-            snapshot = partial.after(snapshot, placed)
+            snapshot = partial.after_session(snapshot, result.bindings)
         document["podgroups"] = {
             key: {
                 "queue": snapshot.podgroups[key].queue if key in snapshot.podgroups else "",

@@ -137,8 +137,7 @@ def _keep_partial_admissions(cluster: Cluster, partial: PartialAdmission, snapsh
     """The session's partial admissions kept: the Jobs it placed a pod of keep their cut, the others are whole again,
     and each Job's count is stored on its row (``store.save_partial_admissions``) for the next session and the
     Kubernetes adapter, which lowers the Job's parallelism to it."""
-    placed = {snapshot.tasks[b.task].podgroup for b in result.bindings if b.task in snapshot.tasks}
-    partial.after(snapshot, placed)
+    partial.after_session(snapshot, result.bindings)
     save_partial_admissions(cluster, partial.cuts())
 
 
