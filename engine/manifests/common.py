@@ -905,6 +905,19 @@ class _BuilderBase:
         key = f"{namespace}/{ref.get('name') or ''}"
         return key if ref.get("uid") and self.live_jobs.get(key) == ref.get("uid") else None
 
+    def _replicas(self, value: object, path: str, default: int = 1) -> int:
+        """A count of replicas (a whole number from 0, ``default`` when absent) within ``max_replicas``: a Volcano
+        Job's task, a Kueue Job's parallelism, a JobSet's or a Kubeflow job's replicas."""
+        return self._within_max_replicas(_int(value, path, default, minimum=0), path)
+
+    def _within_max_replicas(self, count: int, path: str) -> int:
+        """``count``, refused naming ``path`` when above ``max_replicas``."""
+        if count > self.limits.max_replicas:
+            raise _FieldError(
+                f"{path}: {brief(count)} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})"
+            )
+        return count
+
     def _room_for_pods(self, adding: int, path: str = "") -> None:
         """Refuse a document that takes the snapshot over ``max_pods`` (before anything is built for it)."""
         total = len(self.tasks) + adding

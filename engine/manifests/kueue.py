@@ -57,7 +57,6 @@ from typing import Any, TypeVar
 from engine.admission import LocalQueueSpec
 from engine.amounts import STANDARD_RESOURCES
 from engine.kueuepolicy import kueue_policy_value
-from engine.limits import ENV_VARS
 from engine.manifests.common import (
     KUEUE_MIN_PARALLELISM,
     KUEUE_QUEUE_LABEL,
@@ -432,11 +431,7 @@ class KueueReaders(KueueJobReaders):
             self.warnings.append(f"{doc.where}: a Job without the label {KUEUE_QUEUE_LABEL}; skipped")
             return
         spec = doc.spec
-        parallelism = self._job_parallelism(doc)
-        if parallelism > self.limits.max_replicas:
-            raise _FieldError(
-                f"spec.parallelism: {parallelism} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})"
-            )
+        parallelism = self._within_max_replicas(self._job_parallelism(doc), "spec.parallelism")
         # Kueue's pod count: the parallelism, or the completions when fewer (``podsCount``)
         completions = spec.get("completions")
         if completions is not None:

@@ -35,7 +35,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.limits import ENV_VARS
 from engine.manifests.common import (
     KUEUE_PRIORITY_LABEL,
     KUEUE_QUEUE_LABEL,
@@ -111,12 +110,6 @@ class KueuePodSetReaders(CoreReaders):
         own_class = (_str(scheduling.get("priorityClass"), path), path)
         field = f"spec.{KUBEFLOW_KINDS[doc.kind][0]}"
         self._pod_set_workload(doc, field, lambda: self._replica_pod_sets(doc), own_class)
-
-    def _replicas(self, value: object, path: str) -> int:
-        count = _int(value, path, 1, minimum=0)
-        if count > self.limits.max_replicas:
-            raise _FieldError(f"{path}: {count} is more than {self.limits.max_replicas} ({ENV_VARS['max_replicas']})")
-        return count
 
     def _jobset_pod_sets(self, doc: _Doc) -> list[PodSet]:
         """One pod set per replicated job: ``replicas`` Jobs of ``min(parallelism, completions)`` pods each."""

@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from engine.limits import ENV_VARS, brief
 from engine.manifests.common import (
     _GO_TRUE,
     FAIRWAY_PRIORITY,
@@ -298,12 +297,7 @@ class VolcanoReaders(CoreReaders):
             task_spec = _map(raw, path)
             # Volcano's job webhook names an unnamed task "default<i>" and defaults minAvailable to replicas.
             role = _str(task_spec.get("name"), f"{path}.name") or f"default{i}"
-            replicas = _int(task_spec.get("replicas"), f"{path}.replicas", 0, minimum=0)
-            if replicas > self.limits.max_replicas:
-                raise _FieldError(
-                    f"{path}.replicas: {brief(replicas)} is more than {self.limits.max_replicas} "
-                    f"({ENV_VARS['max_replicas']})"
-                )
+            replicas = self._replicas(task_spec.get("replicas"), f"{path}.replicas", 0)
             min_available = _int(task_spec.get("minAvailable"), f"{path}.minAvailable", replicas, minimum=0)
             template = _map(task_spec.get("template"), f"{path}.template")
             roles.append((role, replicas, min_available, template, path))
