@@ -112,6 +112,7 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
         if self.live:  # the Kueue Jobs whose pods (read next) join their podgroup (``engine.manifests.kueuejobs``)
             for doc in self.docs("BatchJob"):
                 self._index_live_job(doc)
+            self._index_live_pod_set_jobs()  # the JobSets, Kubeflow's jobs and MPIJobs, likewise (``kueuepodsets``)
         for doc in self.docs("Pod"):
             self._run(doc, self._pod)
         self._kueue_pod_groups()

@@ -83,6 +83,13 @@ FAIRWAY_MIN_SCALE_EXEMPT = "fairway.io/min-scale-exempt"
 # a PodGroup suspended by a job action (``PodGroupInfo.suspended``): "true" holds it Pending, never admitted or placed
 FAIRWAY_SUSPENDED = "fairway.io/suspended"
 # Kueue's borrowing and lending limits on a Volcano Queue or a Koordinator ElasticQuota: a JSON resource list
+# what the JobSet controller and Kubeflow's operators put on the pods they make (live: ``_live_pod_set_job_of``)
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
+JOBSET_REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+KUBEFLOW_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+KUBEFLOW_REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+KUBEFLOW_JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
 KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's least count (partial admission)
@@ -192,10 +199,21 @@ class KueueJob:
     least: int | None
     suspended: bool
     parallelism: int
+    # the object's kind and apiVersion: a Job's, or a workload of several pod sets read live (a JobSet, Kubeflow's
+    # jobs, an MPIJob: ``engine.manifests.kueuepodsets``), which Kueue never admits in part (``least`` None)
+    kind: str = "Job"
+    api_version: str = "batch/v1"
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
-        return {"minCount": self.least, "suspended": self.suspended}
+        stored: dict[str, object] = {"minCount": self.least, "suspended": self.suspended}
+        if self.kind != "Job":  # the wait's words name the kind (``kueuejobs.job_wait``)
+            stored["kind"] = self.kind
+        return stored
+
+    def owner(self, name: str) -> str:
+        """The podgroup's owner as ``PodGroup.kube_owner`` names it: ``Kind name (apiVersion)``."""
+        return f"{self.kind} {name} ({self.api_version})"
 
 
 @dataclass(frozen=True)
@@ -827,6 +845,8 @@ class _BuilderBase:
         # live (``load_objects(live=True)``): a Kueue Job's pods are the pods it controls, its template not expanded
         self.live = False
         self.live_jobs: dict[str, str] = {}  # "ns/job" -> its uid: the Kueue Jobs whose pods join their podgroup
+        # "ns/name" -> (kind, uid): the JobSets, Kubeflow's jobs and MPIJobs whose pods join their podgroup
+        self.live_pod_set_jobs: dict[str, tuple[str, str]] = {}
         self.job_pods: dict[str, list[TaskInfo]] = {}  # "ns/job" -> its pods, in input order
         self.kueue_jobs: dict[str, KueueJob] = {}
         self.policy: Policy = DEFAULT_POLICY
@@ -904,6 +924,41 @@ class _BuilderBase:
             return None
         key = f"{namespace}/{ref.get('name') or ''}"
         return key if ref.get("uid") and self.live_jobs.get(key) == ref.get("uid") else None
+
+    def _live_pod_set_job_of(
+        self, namespace: str, meta: Mapping[str, Any], labels: Mapping[str, str]
+    ) -> tuple[str, str] | None:
+        """Live (``live_pod_set_jobs``): the key of the JobSet, Kubeflow job or MPIJob a pod belongs to, with the pod's
+        pod set (its role), else None. As their controllers make them: a JobSet's pods (its Jobs' pods) carry
+        ``jobset.sigs.k8s.io/jobset-name`` and ``jobset-uid`` and their replicated job's name; a Kubeflow job's pods
+        have it as their controller and carry ``training.kubeflow.org/replica-type``; an MPIJob's workers have it as
+        their controller, its launcher's pod is its Job ``<mpijob>-launcher``'s, and both carry
+        ``training.kubeflow.org/job-name`` and ``job-role``. A name without the uid it had when read is not enough:
+        a pod of an older object of the same name is not the object's."""
+        if not self.live_pod_set_jobs:
+            return None
+        jobset = labels.get(JOBSET_NAME_LABEL)
+        if jobset is not None:
+            key = f"{namespace}/{jobset}"
+            if self.live_pod_set_jobs.get(key) == ("JobSet", labels.get(JOBSET_UID_LABEL)):
+                return key, labels.get(JOBSET_REPLICATED_JOB_LABEL, "")
+            return None
+        refs = meta.get("ownerReferences")
+        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None) if isinstance(
+            refs, list) else None  # fmt: skip
+        if ref is None:
+            return None
+        group = str(ref.get("apiVersion") or "").split("/")[0]
+        role = labels.get(KUBEFLOW_REPLICA_TYPE_LABEL) or labels.get(KUBEFLOW_JOB_ROLE_LABEL) or ""
+        if group == "kubeflow.org":
+            key = f"{namespace}/{ref.get('name') or ''}"
+            return (key, role.lower()) if self.live_pod_set_jobs.get(key) == (ref.get("kind"), ref.get("uid")) else None
+        owner = labels.get(KUBEFLOW_JOB_NAME_LABEL)  # an MPIJob's launcher: its Job's pod
+        if group == "batch" and owner and role == "launcher" and ref.get("name") == f"{owner}-launcher":
+            key = f"{namespace}/{owner}"
+            if self.live_pod_set_jobs.get(key, ("",))[0] == "MPIJob":
+                return key, role
+        return None
 
     def _replicas(self, value: object, path: str, default: int = 1) -> int:
         """A count of replicas (a whole number from 0, ``default`` when absent) within ``max_replicas``: a Volcano

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -135,8 +136,13 @@ class CoreReaders(_BuilderBase):
         queue = labels.get(KUEUE_QUEUE_LABEL, "")
         grouped = f"{doc.namespace}/{kueue[0]}" if kueue is not None and queue else None
         job_key = None if group_name or grouped else self._live_job_of(doc.namespace, meta)
+        # a pod of a JobSet, a Kubeflow job or an MPIJob (live): its workload's podgroup, its pod set its role
+        pod_set = None if group_name or grouped or job_key else self._live_pod_set_job_of(doc.namespace, meta, labels)
+        job_key = pod_set[0] if pod_set is not None else job_key
         grouped = grouped or job_key
         task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta, podgroup=grouped)
+        if pod_set is not None and pod_set[1]:
+            task = dataclasses.replace(task, task_role=pod_set[1])
         if job_key is not None:  # a pod a Kueue Job controls (live): its Job's podgroup (``kueuejobs``)
             self.job_pods.setdefault(job_key, []).append(task)
         if kueue is not None:

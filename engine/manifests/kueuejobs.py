@@ -48,21 +48,25 @@ SUSPENDED = (
     "Job (Kueue's webhook suspends Jobs and Kueue resumes them: with Fairway, submit them unsuspended)"
 )
 
+SUSPENDED_WORKLOAD = (
+    "the {kind} is suspended: its controller makes no pods for it; Fairway does not resume a {kind} (Kueue suspends "
+    "them and resumes them on admission: with Fairway, submit them unsuspended)"
+)
 
-def job_wait(count: int, tasks: Iterable[TaskInfo], suspended: bool) -> str | None:
+
+def job_wait(count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job") -> str | None:
     """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: suspended, or fewer of its
     pods can run than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when
-    it does not wait."""
+    it does not wait. ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for
+    all the pods of its pod sets."""
     tasks = list(tasks)
     if pod_group_wait(count, tasks) is None and not (suspended and all(t.node is None for t in tasks)):
         return None
     if suspended:
-        return SUSPENDED
+        return SUSPENDED if kind == "Job" else SUSPENDED_WORKLOAD.format(kind=kind)
     active = sum(1 for t in tasks if can_run(t))
-    return (
-        f"{active} of its {count} pods exist (the Job's parallelism, or its completions when fewer): a Job is admitted "
-        "once all its pods exist"
-    )
+    counted = "the Job's parallelism, or its completions when fewer" if kind == "Job" else "all its pod sets' pods"
+    return f"{active} of its {count} pods exist ({counted}): a {kind} is admitted once all its pods exist"
 
 
 class KueueJobReaders(KueuePodGroupReaders):

@@ -25,7 +25,13 @@
   PriorityClass of ``spec.runPolicy.schedulingPolicy.priorityClass`` (Kubeflow, MPI), else the first pod set's
   ``priorityClassName`` in the order above; the pods keep their own;
 * what cannot be used exits 2 naming the field (``spec.replicatedJobs[1].replicas``), the limits on replicas and
-  pods included; an object without the queue label is skipped with a warning, as a Job is.
+  pods included; an object without the queue label is skipped with a warning, as a Job is;
+* **live** (``load_objects(live=True)``: the Kubernetes adapter) the pods are not made from the templates: the pods
+  the object's controllers made join its podgroup (``_live_pod_set_job_of``: a JobSet's by its name and uid labels,
+  a Kubeflow job's by their controller reference, an MPIJob's launcher by its Job), each with its pod set as its
+  role; the podgroup's minimum is still every pod of its pod sets, read from the object, and it waits, holding no
+  quota, until that many exist (``kueuejobs.job_wait``, as a Kueue Job waits); a suspended object
+  (``spec.suspend``, Kubeflow's and MPI's ``spec.runPolicy.suspend``) waits too, and is not resumed.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any
 from engine.manifests.common import (
     KUEUE_PRIORITY_LABEL,
     KUEUE_QUEUE_LABEL,
+    KueueJob,
     _Doc,
     _FieldError,
     _int,
@@ -48,6 +55,8 @@ from engine.manifests.common import (
     _time,
 )
 from engine.manifests.core import CoreReaders
+from engine.manifests.kueuegroups import group_phase
+from engine.manifests.kueuejobs import SUSPENDED_WORKLOAD, job_wait
 from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
@@ -189,11 +198,16 @@ class KueuePodSetReaders(CoreReaders):
             self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the {doc.kind} is not expanded")
             return
         total = sum(p.count for p in pod_sets)
-        self._room_for_pods(total, field)
+        if not self.live:  # (live, its pods were counted when read)
+            self._room_for_pods(total, field)
         self._room_for_podgroup()
         samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added
-        for pod_set, sample in zip(pod_sets, samples, strict=True):
-            self._add_pod_set_pods(doc, pod_set, sample)
+        phase = PodGroupPhase.PENDING
+        if self.live:
+            phase = self._live_pod_set_wait(doc, labels[KUEUE_QUEUE_LABEL], pg_key, total)
+        else:
+            for pod_set, sample in zip(pod_sets, samples, strict=True):
+                self._add_pod_set_pods(doc, pod_set, sample)
         priority, class_name = self._pod_set_priority(doc, labels, own_class, samples)
         self._origin("PodGroup", pg_key)
         self.podgroups[pg_key] = PodGroupInfo(
@@ -207,9 +221,44 @@ class KueuePodSetReaders(CoreReaders):
             ),
             priority=self._kueue_workload(doc, doc.namespace, labels, pg_key, priority),
             priority_class=class_name,
-            phase=PodGroupPhase.PENDING,
+            phase=phase,
             creation_timestamp=created,
         )
+
+    def _index_live_pod_set_jobs(self) -> None:
+        """Live: each JobSet, Kubeflow job and MPIJob labelled with a LocalQueue, at the version Kueue reads, by its
+        key, with its kind and uid; read before the pods, which join its podgroup (``_live_pod_set_job_of``)."""
+        for kind in ("JobSet", *KUBEFLOW_KINDS):
+            for doc in self.docs(kind):
+                labels, uid = doc.meta.get("labels"), doc.meta.get("uid")
+                if (
+                    isinstance(labels, Mapping)
+                    and labels.get(KUEUE_QUEUE_LABEL)
+                    and isinstance(uid, str)
+                    and uid
+                    and doc.obj.get("apiVersion") == _VERSIONS[doc.kind]
+                ):
+                    self.live_pod_set_jobs[f"{doc.namespace}/{doc.name}"] = (doc.kind, uid)
+
+    def _live_pod_set_wait(self, doc: _Doc, local_queue: str, pg_key: str, total: int) -> PodGroupPhase:
+        """Live: whether the workload waits for its pods (or is suspended), kept as a Kueue Job's count is
+        (``kueue_jobs``: the adapter stores it, the sessions wait by it); its podgroup's phase from its pods."""
+        tasks = self.job_pods.get(pg_key, [])
+        run_policy = doc.spec.get("runPolicy") if doc.kind != "JobSet" else None
+        where = doc.spec if run_policy is None else _map(run_policy, "spec.runPolicy")
+        path = "spec.suspend" if run_policy is None else "spec.runPolicy.suspend"
+        suspend = where.get("suspend")
+        if suspend is not None and not isinstance(suspend, bool):
+            raise _FieldError(f"{path}: {suspend!r} is not true or false")
+        why = job_wait(total, tasks, bool(suspend), doc.kind)
+        if suspend:
+            self.warnings.append(f"{doc.where}: {why or SUSPENDED_WORKLOAD.format(kind=doc.kind)}")
+        if why is not None:
+            self.admission.pod_group_waits[pg_key] = why
+        self.kueue_jobs[pg_key] = KueueJob(
+            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind]
+        )
+        return group_phase(tasks) if tasks else PodGroupPhase.PENDING
 
     def _pod_set_priority(
         self, doc: _Doc, labels: Mapping[str, str], own_class: tuple[str, str], samples: list[TaskInfo]

@@ -31,6 +31,9 @@ own, checked by the same rules as the API's:
   controls are one podgroup ``<namespace>/<job>`` owned by the Job, which keeps its pod count and what is read of the
   Job (``PodGroup.kueue_job``: its ``job-min-parallelism``, whether it is suspended): the sessions wait for its pods as
   for a pod group's, and size its partial admission (``engine.partial``);
+* **Kueue's JobSets, Kubeflow's jobs and MPIJobs** (labelled with a LocalQueue; read live,
+  ``engine.manifests.kueuepodsets``): the pods their controllers made are one podgroup owned by the object, of all
+  its pod sets' pods, kept and waited for as a Job's (never admitted in part);
 * **pods** with the cluster's ``schedulerName``: request, priority, preemptible, quota group, placement constraints;
   their status follows what the cluster reports, as a node agent's reports do (``scheduling.agent``): a node name
   with phase Pending is Bound, Running, Succeeded, Failed; a ``deletionTimestamp`` is Releasing; a pod gone from the
@@ -63,6 +66,7 @@ from engine.manifests import load_objects
 from engine.manifests.common import KUEUE_QUEUE_LABEL
 from engine.manifests.export import node_selector_terms
 from engine.manifests.kueueconfig import KUEUE_CONFIG_KEY
+from engine.manifests.kueuepodsets import KUBEFLOW_KINDS
 from engine.objects import (
     DEFAULT_QUEUE,
     ROOT_QUEUE,
@@ -138,8 +142,9 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     left_out = _sync_nodes(cluster, snap, report)
     pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
     pg_local = _podgroup_local_queues(snap, local_queues)
-    jobs = result.kueue_jobs  # Kueue's batch/v1 Jobs: their podgroups' pod count, owner and LocalQueue
-    owners = {**_controllers(objects), **{key: f"Job {key.split('/', 1)[1]} (batch/v1)" for key in jobs}}
+    # Kueue's batch/v1 Jobs, JobSets, Kubeflow's jobs and MPIJobs: their podgroups' pod count, owner and LocalQueue
+    jobs = result.kueue_jobs
+    owners = {**_controllers(objects), **{key: job.owner(key.split("/", 1)[1]) for key, job in jobs.items()}}
     pg_local.update({k: j.local_queue for k, j in jobs.items() if (k.split("/", 1)[0], j.local_queue) in local_queues})
     kueue = {key: (count, None) for key, count in result.kueue_pod_groups.items()}
     kueue.update({key: (job.count, job.stored()) for key, job in jobs.items()})
@@ -150,14 +155,19 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     return report
 
 
+# the kinds of Kueue's workloads read live, whose pods join the object's podgroup
+WORKLOAD_KINDS = ("Job", "JobSet", *KUBEFLOW_KINDS)
+
+
 def _pods_of_refused_jobs(snap: Snapshot, invalid: Iterable[Any], report: Report) -> None:
-    """A pod of a Kueue Job the readers refused is not applied either (it is not made a job of its own): its problem
-    names the Job and why it was refused."""
-    refused = {f"{b.namespace}/{b.name}": b.message for b in invalid if b.kind == "Job"}
+    """A pod of a Kueue Job (or JobSet, Kubeflow job, MPIJob) the readers refused is not applied either (it is not
+    made a job of its own): its problem names the object and why it was refused."""
+    refused = {f"{b.namespace}/{b.name}": (b.kind, b.message) for b in invalid if b.kind in WORKLOAD_KINDS}
     for task in snap.tasks.values():
         key = ("Pod", task.namespace, task.name)
         if task.podgroup in refused and key in report.problems:
-            report.problems[key] = f"not applied: its Job {task.podgroup} was refused ({refused[task.podgroup]})"
+            kind, why = refused[task.podgroup]
+            report.problems[key] = f"not applied: its {kind} {task.podgroup} was refused ({why})"
 
 
 def _key_of(obj: Mapping[str, Any]) -> ProblemKey:

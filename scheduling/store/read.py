@@ -372,7 +372,7 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -
         if kc.job is None:
             why = pod_group_wait(kc.count, tasks)
         else:
-            why = job_wait(kc.count, tasks, bool(kc.job.get("suspended")))
+            why = job_wait(kc.count, tasks, bool(kc.job.get("suspended")), str(kc.job.get("kind") or "Job"))
             if isinstance(kc.job.get("minCount"), int):
                 least.append((key, int(kc.job["minCount"])))
                 if kc.admitted is not None:

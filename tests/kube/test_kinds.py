@@ -33,7 +33,9 @@ def test_each_custom_kind_writes_its_status_where_its_crd_serves_it() -> None:
         ("scheduling.volcano.sh", "queues"), ("scheduling.volcano.sh", "podgroups"),
         ("scheduling.sigs.k8s.io", "elasticquotas"), ("scheduling.x-k8s.io", "elasticquotas"),
         ("kueue.x-k8s.io", "resourceflavors"), ("kueue.x-k8s.io", "cohorts"), ("kueue.x-k8s.io", "clusterqueues"),
-        ("kueue.x-k8s.io", "localqueues")}  # fmt: skip
+        ("kueue.x-k8s.io", "localqueues"), ("jobset.x-k8s.io", "jobsets"), ("kubeflow.org", "pytorchjobs"),
+        ("kubeflow.org", "tfjobs"), ("kubeflow.org", "xgboostjobs"), ("kubeflow.org", "paddlejobs"),
+        ("kubeflow.org", "jaxjobs"), ("kubeflow.org", "mpijobs")}  # fmt: skip
     for kind in custom:
         key = (kind.group, kind.plural, kind.version)
         assert key in served, f"{key} is not served by the CRDs in {CRDS}"

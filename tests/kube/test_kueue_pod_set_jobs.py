@@ -1,0 +1,191 @@
+"""Kueue's workloads of several pod sets in a live cluster (``engine.manifests.kueuepodsets``, live): a JobSet, a
+Kubeflow job and an MPIJob labelled with a LocalQueue are each one podgroup of the pods their controllers made (never
+made from the templates), with every pod of their pod sets as its minimum, each pod's pod set its role; such a
+workload waits, holding no quota, until all its pods exist, as a Kueue Job does; pods of an older object of the same
+name, or another owner's, are not its own. Through the reader, then the rows the adapter writes and real sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from tests.kube.conftest import node, pod
+from tests.kube.test_kueue_jobs import LOCAL_QUEUE, QUEUE_LABEL, _world
+
+CPU = {"resources": {"requests": {"cpu": "1"}}}
+
+
+def _template(cpu: str = "1") -> dict[str, Any]:
+    return {"spec": {"schedulerName": "fairway", "restartPolicy": "Never",
+                     "containers": [{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}  # fmt: skip
+
+
+def jobset(name: str, workers: int = 2, *, uid: str = "", **spec: Any) -> dict[str, Any]:
+    """A JobSet of a ``driver`` (one Job of one pod of 2 cores) and ``workers`` Jobs of one pod of 1 core."""
+    replicated = [
+        {"name": "driver", "replicas": 1, "template": {"spec": {"parallelism": 1, "template": _template("2")}}},
+        {"name": "workers", "replicas": workers, "template": {"spec": {"parallelism": 1, "template": _template()}}},
+    ]
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": "team", "uid": uid or f"uid-{name}", "labels": {QUEUE_LABEL: "lq"}},
+            "spec": {"replicatedJobs": replicated, **spec}}  # fmt: skip
+
+
+def jobset_pod(owner: str, rjob: str, index: int, *, uid: str = "", node_name: str = "") -> dict[str, Any]:
+    """A pod as the JobSet controller's Job makes it: the JobSet's labels, its Job as its controller."""
+    job_name = f"{owner}-{rjob}-{index}"
+    labels = {"jobset.sigs.k8s.io/jobset-name": owner, "jobset.sigs.k8s.io/jobset-uid": uid or f"uid-{owner}",
+              "jobset.sigs.k8s.io/replicatedjob-name": rjob, "batch.kubernetes.io/job-name": job_name}  # fmt: skip
+    out = pod("team", f"{job_name}-0", scheduler="fairway", labels=labels, cpu="2" if rjob == "driver" else "1")
+    out["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job_name,
+                                           "uid": f"uid-{job_name}", "controller": True}]  # fmt: skip
+    if node_name:
+        out["spec"]["nodeName"] = node_name
+    return out
+
+
+def pytorchjob(name: str, workers: int = 2, **run_policy: Any) -> dict[str, Any]:
+    specs = {"Master": {"replicas": 1, "template": _template()}, "Worker": {"replicas": workers, "template": _template()}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": name, "namespace": "team", "uid": f"uid-{name}", "labels": {QUEUE_LABEL: "lq"}},
+            "spec": {"pytorchReplicaSpecs": specs, "runPolicy": run_policy}}  # fmt: skip
+
+
+def operator_pod(kind: str, api_version: str, owner: str, role: str, index: int, **labels: str) -> dict[str, Any]:
+    """A pod a Kubeflow operator made: the job as its controller, the replica type (or MPI's job role) label."""
+    out = pod("team", f"{owner}-{role}-{index}", scheduler="fairway", labels={
+        "training.kubeflow.org/job-name": owner, **labels})  # fmt: skip
+    out["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": owner,
+                                           "uid": f"uid-{owner}", "controller": True}]  # fmt: skip
+    return out
+
+
+def mpijob(name: str, workers: int = 2) -> dict[str, Any]:
+    specs = {"Launcher": {"replicas": 1, "template": _template()}, "Worker": {"replicas": workers, "template": _template()}}
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": name, "namespace": "team", "uid": f"uid-{name}", "labels": {QUEUE_LABEL: "lq"}},
+            "spec": {"mpiReplicaSpecs": specs}}  # fmt: skip
+
+
+def mpi_launcher_pod(owner: str, job_name: str = "") -> dict[str, Any]:
+    """The MPI operator's launcher pod: made by its Job ``<mpijob>-launcher``, with the MPIJob's labels."""
+    job_name = job_name or f"{owner}-launcher"
+    out = pod("team", f"{job_name}-x1", scheduler="fairway", labels={
+        "training.kubeflow.org/job-name": owner, "training.kubeflow.org/job-role": "launcher"})  # fmt: skip
+    out["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job_name,
+                                           "uid": f"uid-{job_name}", "controller": True}]  # fmt: skip
+    return out
+
+
+# -- the reader's live mode (no database) --------------------------------------------------------------------
+
+
+def test_live_a_jobsets_pods_are_one_podgroup_by_its_labels_and_uid() -> None:
+    from engine.manifests import load_objects
+
+    older = jobset_pod("train", "workers", 5, uid="uid-an-older-train")  # the name matches, the uid does not
+    objects = [LOCAL_QUEUE, jobset("train", 2), jobset_pod("train", "driver", 0), jobset_pod("train", "workers", 0),
+               older]  # fmt: skip
+    result, invalid = load_objects(objects, live=True)
+    snap = result.snapshot
+    assert not invalid
+    assert {k: (t.podgroup, t.task_role) for k, t in snap.tasks.items()} == {
+        "team/train-driver-0-0": ("team/train", "driver"), "team/train-workers-0-0": ("team/train", "workers"),
+        "team/train-workers-5-0": ("team/podgroup-train-workers-5-0", "")}  # fmt: skip
+    group = snap.podgroups["team/train"]
+    # every pod of its pod sets, from the object: a driver of 2 cores and two workers of 1
+    assert (group.queue, group.min_member, group.min_resources.raw) == ("ml", 3, {"cpu": 4000})
+    job = result.kueue_jobs["team/train"]
+    assert job.stored() == {"minCount": None, "suspended": False, "kind": "JobSet"}
+    assert job.owner("train") == "JobSet train (jobset.x-k8s.io/v1alpha2)"
+    assert dict(snap.admission.pod_group_waits)["team/train"] == (
+        "2 of its 3 pods exist (all its pod sets' pods): a JobSet is admitted once all its pods exist")
+    # simulate still makes the pods from the templates
+    expanded, _ = load_objects([LOCAL_QUEUE, jobset("train", 2)])
+    assert len([t for t in expanded.snapshot.tasks.values() if t.podgroup == "team/train"]) == 3
+    assert not expanded.kueue_jobs
+
+
+def test_live_kubeflow_and_mpi_pods_join_by_their_controller_the_launcher_by_its_job() -> None:
+    from engine.manifests import load_objects
+
+    torch = [operator_pod("PyTorchJob", "kubeflow.org/v1", "pt", role, i, **{
+        "training.kubeflow.org/replica-type": role}) for role, i in (("master", 0), ("worker", 0), ("worker", 1))]  # fmt: skip
+    mpi = [mpi_launcher_pod("mpi"), *(operator_pod("MPIJob", "kubeflow.org/v2beta1", "mpi", "worker", i, **{
+        "training.kubeflow.org/job-role": "worker"}) for i in range(2))]  # fmt: skip
+    # hostile or foreign: a launcher pod of another Job than ``<mpijob>-launcher``, a pod naming the PyTorchJob with
+    # another kind in its controller reference
+    stray_launcher = mpi_launcher_pod("mpi", job_name="something-else")
+    wrong_kind = operator_pod("TFJob", "kubeflow.org/v1", "pt", "worker", 9)
+    objects = [LOCAL_QUEUE, pytorchjob("pt"), mpijob("mpi"), *torch, *mpi, stray_launcher, wrong_kind]
+    result, invalid = load_objects(objects, live=True)
+    snap = result.snapshot
+    assert not invalid
+    assert sorted((t.name, t.task_role) for t in snap.tasks.values() if t.podgroup == "team/pt") == [
+        ("pt-master-0", "master"), ("pt-worker-0", "worker"), ("pt-worker-1", "worker")]  # fmt: skip
+    assert sorted((t.name, t.task_role) for t in snap.tasks.values() if t.podgroup == "team/mpi") == [
+        ("mpi-launcher-x1", "launcher"), ("mpi-worker-0", "worker"), ("mpi-worker-1", "worker")]  # fmt: skip
+    assert snap.tasks["team/something-else-x1"].podgroup != "team/mpi"
+    assert snap.tasks["team/pt-worker-9"].podgroup != "team/pt"
+    assert not snap.admission.pod_group_waits  # both complete
+    assert (snap.podgroups["team/pt"].min_member, snap.podgroups["team/mpi"].min_member) == (3, 3)
+    assert result.kueue_jobs["team/mpi"].owner("mpi") == "MPIJob mpi (kubeflow.org/v2beta1)"
+
+
+def test_live_a_suspended_workload_waits_with_its_reason_and_a_bad_suspend_names_its_field() -> None:
+    from engine.manifests import load_objects
+
+    result, _ = load_objects([LOCAL_QUEUE, pytorchjob("pt", suspend=True)], live=True)
+    why = dict(result.snapshot.admission.pod_group_waits)["team/pt"]
+    assert why.startswith("the PyTorchJob is suspended") and "does not resume" in why
+    assert any("PyTorchJob is suspended" in w for w in result.warnings)
+    _, invalid = load_objects([LOCAL_QUEUE, jobset("train", suspend="yes")], live=True)
+    assert [b.kind for b in invalid] == ["JobSet"]
+    assert invalid[0].message.endswith("spec.suspend: 'yes' is not true or false")
+
+
+# -- the rows the adapter writes, and real sessions ----------------------------------------------------------------
+
+
+def test_a_jobset_short_of_its_pods_holds_nothing_then_runs_whole(db: Any) -> None:
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod, PodGroup
+
+    cluster = _world()
+    others = [node("n1"), LOCAL_QUEUE, jobset("train", 2)]
+    report = mirror(cluster, [*others, jobset_pod("train", "driver", 0), jobset_pod("train", "workers", 0)],
+                    timezone.now())  # fmt: skip
+    assert not report.problems, report.problems
+    group = PodGroup.objects.get(cluster=cluster, name="train")
+    assert (group.min_member, group.kueue_pod_group_count, group.kube_owner) == (
+        3, 3, "JobSet train (jobset.x-k8s.io/v1alpha2)")  # fmt: skip
+    assert group.kueue_job == {"minCount": None, "suspended": False, "kind": "JobSet"}
+    assert sessions.run_scheduling_session(cluster).status == "ok"
+    group.refresh_from_db()
+    assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)
+    assert "a JobSet is admitted once all its pods exist" in group.message
+    assert not Pod.objects.filter(cluster=cluster, node__isnull=False).exists()
+    pods = [jobset_pod("train", "driver", 0), *(jobset_pod("train", "workers", i) for i in range(2))]
+    mirror(cluster, [*others, *pods], timezone.now())
+    for _ in range(3):
+        sessions.run_scheduling_session(cluster)
+    bound = Pod.objects.filter(cluster=cluster, podgroup__name="train")
+    assert sorted(bound.values_list("name", "task_name", "node__name")) == [
+        ("train-driver-0-0", "driver", "n1"), ("train-workers-0-0", "workers", "n1"),
+        ("train-workers-1-0", "workers", "n1")]  # fmt: skip
+
+
+def test_the_pods_of_a_refused_jobset_wait_with_it_and_say_why(db: Any) -> None:
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod
+
+    cluster = _world()
+    bad = jobset("train", 1)
+    bad["spec"]["replicatedJobs"][1]["replicas"] = -1
+    report = mirror(cluster, [node("n1"), LOCAL_QUEUE, bad, jobset_pod("train", "driver", 0)], timezone.now())
+    assert "spec.replicatedJobs[1].replicas" in report.problems[("JobSet", "team", "train")]
+    assert report.problems[("Pod", "team", "train-driver-0-0")].startswith(
+        "not applied: its JobSet team/train was refused (")  # fmt: skip
+    assert not Pod.objects.filter(cluster=cluster).exists()
