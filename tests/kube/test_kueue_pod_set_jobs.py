@@ -46,7 +46,10 @@ def jobset_pod(owner: str, rjob: str, index: int, *, uid: str = "", node_name: s
 
 
 def pytorchjob(name: str, workers: int = 2, **run_policy: Any) -> dict[str, Any]:
-    specs = {"Master": {"replicas": 1, "template": _template()}, "Worker": {"replicas": workers, "template": _template()}}
+    specs = {
+        "Master": {"replicas": 1, "template": _template()},
+        "Worker": {"replicas": workers, "template": _template()},
+    }
     return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
             "metadata": {"name": name, "namespace": "team", "uid": f"uid-{name}", "labels": {QUEUE_LABEL: "lq"}},
             "spec": {"pytorchReplicaSpecs": specs, "runPolicy": run_policy}}  # fmt: skip
@@ -62,7 +65,10 @@ def operator_pod(kind: str, api_version: str, owner: str, role: str, index: int,
 
 
 def mpijob(name: str, workers: int = 2) -> dict[str, Any]:
-    specs = {"Launcher": {"replicas": 1, "template": _template()}, "Worker": {"replicas": workers, "template": _template()}}
+    specs = {
+        "Launcher": {"replicas": 1, "template": _template()},
+        "Worker": {"replicas": workers, "template": _template()},
+    }
     return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
             "metadata": {"name": name, "namespace": "team", "uid": f"uid-{name}", "labels": {QUEUE_LABEL: "lq"}},
             "spec": {"mpiReplicaSpecs": specs}}  # fmt: skip
@@ -100,7 +106,8 @@ def test_live_a_jobsets_pods_are_one_podgroup_by_its_labels_and_uid() -> None:
     assert job.stored() == {"minCount": None, "suspended": False, "kind": "JobSet"}
     assert job.owner("train") == "JobSet train (jobset.x-k8s.io/v1alpha2)"
     assert dict(snap.admission.pod_group_waits)["team/train"] == (
-        "2 of its 3 pods exist (all its pod sets' pods): a JobSet is admitted once all its pods exist")
+        "2 of its 3 pods exist (all its pod sets' pods): a JobSet is admitted once all its pods exist"
+    )
     # simulate still makes the pods from the templates
     expanded, _ = load_objects([LOCAL_QUEUE, jobset("train", 2)])
     assert len([t for t in expanded.snapshot.tasks.values() if t.podgroup == "team/train"]) == 3
