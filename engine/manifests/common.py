@@ -845,8 +845,7 @@ class _BuilderBase:
         # live (``load_objects(live=True)``): a Kueue Job's pods are the pods it controls, its template not expanded
         self.live = False
         self.live_jobs: dict[str, str] = {}  # "ns/job" -> its uid: the Kueue Jobs whose pods join their podgroup
-        # "ns/name" -> (kind, uid): the JobSets, Kubeflow's jobs and MPIJobs whose pods join their podgroup
-        self.live_pod_set_jobs: dict[str, tuple[str, str]] = {}
+        self.live_pod_set_jobs: dict[str, tuple[str, str]] = {}  # the same for JobSets, ...: "ns/name" -> (kind, uid)
         self.job_pods: dict[str, list[TaskInfo]] = {}  # "ns/job" -> its pods, in input order
         self.kueue_jobs: dict[str, KueueJob] = {}
         self.policy: Policy = DEFAULT_POLICY

@@ -15,8 +15,9 @@ CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "crds"
 
 def _served(kinds: list[Kind]) -> dict[tuple[str, str, str], bool]:
     out = {}
-    for path in {CRDS / f"{k.group}_{k.plural}.yaml" for k in kinds}:  # the files are named as their CRDs
-        for doc in yaml.safe_load_all(path.read_text()):
+    # the files are named as their CRDs; the workloads' (JobSet, Kubeflow's) in a folder of their own
+    for path in {next(CRDS.glob(f"**/{k.group}_{k.plural}.yaml")) for k in kinds}:
+        for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):  # (some are 600 KB)
             if doc and doc.get("kind") == "CustomResourceDefinition":
                 spec = doc["spec"]
                 for version in spec["versions"]:

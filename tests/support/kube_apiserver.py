@@ -9,7 +9,7 @@ The binaries are built once per machine by ``scripts/kube-tools.sh`` (``make kub
   token (``--token-auth-file``; the user is in ``system:masters``), and a service-account issuer whose signing key
   pair is made here, so the TokenRequest API issues real ServiceAccount tokens;
 
-waits for ``/readyz``, installs the peers' CRDs (``tests/fixtures/crds``, copied unchanged from their repositories)
+waits for ``/readyz``, installs the peers' CRDs (``tests/fixtures/crds``, copied unchanged from their repositories; not its ``workloads`` folder)
 and waits until each is Established. ``stop()`` (also on a failed start, and at the end of a ``with`` block) stops
 kube-apiserver, then etcd, and removes the temporary folder. A start that fails raises ``ControlPlaneError`` with
 the end of the failing process's log.
