@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -260,8 +262,13 @@ def load_objects(
     out, instead of stopping the read. ``LoadResult.origins`` names ``source`` and each object's position.
 
     ``live``: the objects are a cluster's as they stand (the Kubernetes adapter): a Kueue ``batch/v1`` Job is never
-    expanded from its template; its podgroup holds the pods it controls (``engine.manifests.kueuejobs``)."""
+    expanded from its template; its podgroup holds the pods it controls (``engine.manifests.kueuejobs``). The bounds
+    on a snapshot's pods and podgroups (``max_pods``, ``max_podgroups``: what one simulate request may make) do not
+    apply there: a cluster holds the pods it holds (20,000 nodes run 200,000), its nodes bounded by the adapter's
+    ``FAIRWAY_MAX_NODES`` and its pods by Kubernetes (``maxPods`` per node, ResourceQuotas' ``count/pods``)."""
     limits = limits or Limits()
+    if live:
+        limits = dataclasses.replace(limits, max_pods=sys.maxsize, max_podgroups=sys.maxsize)
     warnings: list[str] = []
     invalid: list[InvalidObject] = []
     docs: list[_Doc] = []

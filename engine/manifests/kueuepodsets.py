@@ -198,7 +198,7 @@ class KueuePodSetReaders(CoreReaders):
             self.warnings.append(f"{doc.where}: PodGroup {pg_key} is in the input; the {doc.kind} is not expanded")
             return
         total = sum(p.count for p in pod_sets)
-        if not self.live:  # (live, its pods were counted when read)
+        if not self.live:  # (live, the pods are the cluster's, not made here)
             self._room_for_pods(total, field)
         self._room_for_podgroup()
         samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added

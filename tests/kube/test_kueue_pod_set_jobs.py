@@ -196,3 +196,17 @@ def test_the_pods_of_a_refused_jobset_wait_with_it_and_say_why(db: Any) -> None:
     assert report.problems[("Pod", "team", "train-driver-0-0")].startswith(
         "not applied: its JobSet team/train was refused (")  # fmt: skip
     assert not Pod.objects.filter(cluster=cluster).exists()
+
+
+def test_live_a_cluster_holds_more_pods_and_podgroups_than_one_simulate_request_may() -> None:
+    """The simulate bounds (``FAIRWAY_MAX_PODS``, ``FAIRWAY_MAX_PODGROUPS``) are for what a request makes; a live
+    cluster's pods are its own: 20,050 single pods (each its own podgroup, above the 20,000 podgroups of a simulate
+    snapshot) are all read live, while the same objects as a simulate input are refused past the bound."""
+    from engine.manifests import load_objects
+
+    pods = [pod("team", f"p{i}", scheduler="fairway") for i in range(20_050)]
+    result, invalid = load_objects(pods, live=True)
+    assert not invalid
+    assert (len(result.snapshot.tasks), len(result.snapshot.podgroups)) == (20_050, 20_050)
+    _, invalid = load_objects(pods)
+    assert len(invalid) == 50 and "more than 20000 (FAIRWAY_MAX_PODGROUPS)" in invalid[0].message
