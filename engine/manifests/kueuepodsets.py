@@ -209,6 +209,7 @@ class KueuePodSetReaders(CoreReaders):
             priority_class=class_name,
             phase=PodGroupPhase.PENDING,
             creation_timestamp=created,
+            pod_sets=tuple(p.name for p in pod_sets),
         )
 
     def _pod_set_priority(
