@@ -18,11 +18,11 @@ leaves waiting the session's answer is the victims and the preemptor pipelined.
 Out of scope, and left out for that reason: topology-aware scheduling, MultiKueue, admission checks (the check-state
 cases), workload slices, preemption gates, LimitRanges, and the cases about the scheduler's own bookkeeping (requeue
 reasons, events, error paths, integer overflow). Partial admission with one pod set is in (a Job's
-``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). Not expressible here: the workloads of several
-pod sets (Fairway reads them from a JobSet or Kubeflow's jobs, ``tests/cli/test_simulate_kueue_pod_sets.py``, but
-gives a workload one flavor per resource group, where these rows, ``assign multiple resources and flavors`` and ``no
-overadmission while borrowing``, give each pod set its own: docs/simulate.md, "Kueue's workloads of several pod
-sets"; and its partial admission is a Job's, one pod set, so not the cases of several variable pod sets) and the namespace selector
+``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). The workloads of several pod sets are in
+(``PS``): a pending one is a JobSet of one replicated job per pod set, each pod set given its own flavor
+(docs/simulate.md, "Kueue's workloads of several pod sets"), the answer each pod set's flavors; an admitted one is a
+Running pod per pod set on its flavor's node. Not expressible here: the partial admission cases of several variable
+pod sets (Fairway's partial admission is a Job's, one pod set) and the namespace selector
 (``failed to match clusterQueue selector``: Fairway reads ``namespaceSelector`` but the rows build no namespaces), and
 ``multiple preemptions skip preemption when shared limited resource``, whose ClusterQueues set ``borrowWithinCohort``
 with ``reclaimWithinCohort: Never``, which Kueue's webhook (and Fairway's reader) refuses.
