@@ -29,11 +29,12 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   Kueue's order, each pod set's own pods deciding which flavors match and each asking on top of what the pod sets
   before it were given (Kueue's ``assignmentUsage``), so its pod sets may land on different flavors; its mode is
   the worst of theirs. Its pods then ask for the flavored keys (each pod those of its pod set) and get the flavor's
-  tolerations, so the session admits and places them on that flavor's quota and nodes. Workloads are taken by priority, then age. The first of each ClusterQueue is one of Kueue's scheduling
-  cycle (``_Cycle``): all are given their flavors on the quota as the session opens, then admitted in Kueue's order
-  (with Fair Sharing, its tournament) while they still fit, one that no longer does waiting for the next session, and one that needs a preemption
-  without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one takes counts
-  for the next ones.
+  tolerations, so the session admits and places them on that flavor's quota and nodes. Workloads are taken by
+  priority, then age. The first of each ClusterQueue is one of Kueue's scheduling cycle (``_Cycle``): all are
+  given their flavors on the quota as the session opens, then admitted in Kueue's order (with Fair Sharing, its
+  tournament) while they still fit, one that no longer does waiting for the next session, and one that needs a
+  preemption without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one
+  takes counts for the next ones.
 
 Plain Python on the snapshot (no Django); the answers are exact integers.
 """
@@ -438,7 +439,7 @@ def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
 
 
 def _asked(value: int, earlier: int, resource: str) -> str:
-    """``3 cores of cpu asked`` (``, 1 core of it by the pod sets before`` when the earlier pod sets asked some)."""
+    """``3 cores of cpu asked``, with `` (1 core of it by the pod sets before)`` when the earlier pod sets asked some."""
     before = f" ({words_of(earlier, resource)} of it by the pod sets before)" if earlier else ""
     return f"{words_of(value, resource)} of {resource} asked{before}"
 
