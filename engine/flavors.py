@@ -458,6 +458,8 @@ def _pod_sets(pg: PodGroupInfo, tasks: list[TaskInfo]) -> list[tuple[str, list[T
 def _choice(sets: list[PodSetChoice], tries: tuple[FlavorTry, ...]) -> FlavorChoice:
     """The workload's choice from its pod sets' (each resource's flavor that of the first pod set asking it; each
     pod set named when they differ)."""
+    if len(sets) == 1:
+        return FlavorChoice(flavors=sets[0].flavors, tries=tries, held=sets[0].held)
     flavors: dict[str, str] = {}
     for pod_set in sets:
         for resource, flavor in pod_set.flavors.items():
@@ -1029,9 +1031,13 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
-        changed.extend(
-            pods.get(t.uid, t, choice.of_pod_set(t.task_role), lambda t, c: _given(t, c, flavors)) for t in tasks
-        )
+        if choice.pod_sets:
+            changed.extend(
+                pods.get(t.uid, t, choice.of_pod_set(t.task_role), lambda t, c: _given(t, c, flavors)) for t in tasks
+            )
+        else:
+            chosen = choice.flavors
+            changed.extend(pods.get(t.uid, t, chosen, lambda t, c: _given(t, c, flavors)) for t in tasks)
         if pg.min_resources is not None:
             podgroups.append(_given_podgroup(groups, pg, by_podgroup.get(pg.key, ()), choice))
     pods.done()
