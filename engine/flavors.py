@@ -24,13 +24,17 @@ A resource with quota in several flavors (``cpu`` in ``on-demand`` and ``spot``)
   victims only in other ClusterQueues (reclaim) rank above some of its own (preempt); such a flavor stops the search
   only with ``whenCanPreempt: MayStopSearch``; otherwise the best one tried wins (fit, reclaim, preempt, then less
   borrowing; ``preference: PreemptionOverBorrowing`` puts less borrowing first); when none fits, it is held
-  on the first flavor that matches (the group's first when none does) and waits. Its pods then ask for the
-  flavored keys and get the flavor's tolerations, so the session admits and places them on that flavor's quota and
-  nodes. Workloads are taken by priority, then age. The first of each ClusterQueue is one of Kueue's scheduling
-  cycle (``_Cycle``): all are given their flavors on the quota as the session opens, then admitted in Kueue's order
-  (with Fair Sharing, its tournament) while they still fit, one that no longer does waiting for the next session, and one that needs a preemption
-  without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one takes counts
-  for the next ones.
+  on the first flavor that matches (the group's first when none does) and waits. A workload of several pod sets
+  (``PodGroupInfo.pod_sets``: a JobSet, Kubeflow's training jobs, an MPIJob) is given flavors pod set by pod set in
+  Kueue's order, each pod set's own pods deciding which flavors match and each asking on top of what the pod sets
+  before it were given (Kueue's ``assignmentUsage``), so its pod sets may land on different flavors; its mode is
+  the worst of theirs. Its pods then ask for the flavored keys (each pod those of its pod set) and get the flavor's
+  tolerations, so the session admits and places them on that flavor's quota and nodes. Workloads are taken by
+  priority, then age. The first of each ClusterQueue is one of Kueue's scheduling cycle (``_Cycle``): all are
+  given their flavors on the quota as the session opens, then admitted in Kueue's order (with Fair Sharing, its
+  tournament) while they still fit, one that no longer does waiting for the next session, and one that needs a
+  preemption without candidates keeping its ClusterQueue's quota from borrowers; after them, what a fitting one
+  takes counts for the next ones.
 
 Plain Python on the snapshot (no Django); the answers are exact integers.
 """
@@ -75,6 +79,7 @@ __all__ = [
     "FlavorChoice",
     "FlavorMemo",
     "FlavorTry",
+    "PodSetChoice",
     "admission_oracle",
     "assign_flavors",
     "flavor_of_request",
@@ -311,33 +316,72 @@ def flavored_tasks(
 # -- the assignment -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class FlavorTry:
-    """One flavor the assigner looked at for a resource group: what it found (``outcome``) and why."""
+    """One flavor the assigner looked at for a resource group: what it found (``outcome``) and why; ``pod_set``: the
+    pod set it was tried for, in a workload of several ('' for a workload of one)."""
 
     flavor: str
     outcome: str
     reason: str = ""
+    pod_set: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetChoice:
+    """One pod set's flavors (resource -> flavor) in a workload of several, and the flavors it is held on."""
+
+    name: str
+    flavors: Mapping[str, str]
+    held: tuple[str, ...] = ()
+
+
+def _given_words(flavors: Mapping[str, str], held: tuple[str, ...]) -> str:
+    by_flavor: dict[str, list[str]] = {}
+    for resource, flavor in sorted(flavors.items()):
+        by_flavor.setdefault(flavor, []).append(resource)
+    return "; ".join(
+        f"{'no flavor fits: held on ' if flavor in held else ''}flavor {flavor} for {', '.join(rs)}"
+        for flavor, rs in by_flavor.items()
+    )
+
+
+def _tries_words(tries: tuple[FlavorTry, ...]) -> str:
+    """The flavors tried, by pod set when they were tried for more than one."""
+    by_set: dict[str, list[str]] = {}
+    for t in tries:
+        by_set.setdefault(t.pod_set, []).append(f"{t.flavor}: {t.outcome}" + (f" ({t.reason})" if t.reason else ""))
+    if len(by_set) == 1:
+        return "; ".join(next(iter(by_set.values())))
+    return "; ".join(f"pod set {name}: " + "; ".join(said) for name, said in by_set.items())
 
 
 @dataclass(frozen=True, slots=True)
 class FlavorChoice:
     """A workload's flavors (resource -> flavor), the flavors tried, and the resource groups where no flavor fits
     or matches (``held``: the workload is held on the flavor that matched first, or on the group's first flavor when
-    none matches, so that it waits as Kueue leaves it, the session saying what is missing)."""
+    none matches, so that it waits as Kueue leaves it, the session saying what is missing). A workload of several
+    pod sets whose pod sets were given different flavors has each one's in ``pod_sets`` (Kueue's order), and
+    ``flavors`` holds, per resource, the flavor of the first pod set that asks for it."""
 
     flavors: Mapping[str, str]
     tries: tuple[FlavorTry, ...]
     held: tuple[str, ...] = ()
+    pod_sets: tuple[PodSetChoice, ...] = ()
+
+    def of_pod_set(self, name: str) -> Mapping[str, str]:
+        """The flavors of the pods of pod set ``name`` (the workload's when its pod sets share them)."""
+        for pod_set in self.pod_sets:
+            if pod_set.name == name:
+                return pod_set.flavors
+        return self.flavors
 
     def sentence(self) -> str:
-        """For people: ``flavor spot for cpu, memory (tried on-demand: does not fit (…); spot: fits)``."""
-        tried = "; ".join(f"{t.flavor}: {t.outcome}" + (f" ({t.reason})" if t.reason else "") for t in self.tries)
-        by_flavor: dict[str, list[str]] = {}
-        for resource, flavor in sorted(self.flavors.items()):
-            by_flavor.setdefault(flavor, []).append(resource)
-        given = "; ".join(
-            f"{'no flavor fits: held on ' if flavor in self.held else ''}flavor {flavor} for {', '.join(rs)}"
-            for flavor, rs in by_flavor.items()
-        )
+        """For people: ``flavor spot for cpu, memory (tried on-demand: does not fit (…); spot: fits)``; for pod sets
+        given different flavors, each named: ``pod set launcher: flavor on-demand for cpu; pod set worker: …``."""
+        if self.pod_sets:
+            given = "; ".join(f"pod set {p.name}: {_given_words(p.flavors, p.held)}" for p in self.pod_sets)
+        else:
+            given = _given_words(self.flavors, self.held)
+        tried = _tries_words(self.tries)
         return f"{given} (tried {tried})" if tried else given
 
 
@@ -392,6 +436,37 @@ def _try_next(mode: _Mode, fungibility: FlavorFungibility) -> bool:
     if mode.preemption in (_PREEMPT, _RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor":
         return True
     return mode.borrow > 0 and fungibility.when_can_borrow == "TryNextFlavor"
+
+
+def _asked(value: int, earlier: int, resource: str) -> str:
+    """``3 cores of cpu asked``, with `` (1 core of it by the pod sets before)`` when the earlier pod sets asked some."""
+    before = f" ({words_of(earlier, resource)} of it by the pod sets before)" if earlier else ""
+    return f"{words_of(value, resource)} of {resource} asked{before}"
+
+
+def _pod_sets(pg: PodGroupInfo, tasks: list[TaskInfo]) -> list[tuple[str, list[TaskInfo]]]:
+    """The pod sets of ``pg``'s ``tasks`` in Kueue's order: for a workload of several (``pg.pod_sets``), the pods of
+    each pod set by their role (a role not listed after them, as first met); else one pod set of them all."""
+    if not pg.pod_sets:
+        return [("", tasks)]
+    by_role: dict[str, list[TaskInfo]] = {name: [] for name in pg.pod_sets}
+    for task in tasks:
+        by_role.setdefault(task.task_role, []).append(task)
+    return [(name, members) for name, members in by_role.items() if members]
+
+
+def _choice(sets: list[PodSetChoice], tries: tuple[FlavorTry, ...]) -> FlavorChoice:
+    """The workload's choice from its pod sets' (each resource's flavor that of the first pod set asking it; each
+    pod set named when they differ)."""
+    if len(sets) == 1:
+        return FlavorChoice(flavors=sets[0].flavors, tries=tries, held=sets[0].held)
+    flavors: dict[str, str] = {}
+    for pod_set in sets:
+        for resource, flavor in pod_set.flavors.items():
+            flavors.setdefault(resource, flavor)
+    held = tuple(dict.fromkeys(f for pod_set in sets for f in pod_set.held))
+    differ = any(flavors[r] != f for pod_set in sets for r, f in pod_set.flavors.items())
+    return FlavorChoice(flavors=flavors, tries=tries, held=held, pod_sets=tuple(sets) if differ else ())
 
 
 class _Assigner:
@@ -463,20 +538,20 @@ class _Assigner:
                 return self._height(name)
         return self._height(path[-1])
 
-    def _mode(self, pg: PodGroupInfo, fr: FlavorResource, value: int) -> tuple[_Mode, str]:
-        """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr`` asked by ``pg``, with the reason when it does not
-        simply fit."""
+    def _mode(self, pg: PodGroupInfo, fr: FlavorResource, value: int, earlier: int = 0) -> tuple[_Mode, str]:
+        """Kueue's ``fitsResourceQuota`` for ``value`` of ``fr`` asked by ``pg`` (``earlier`` of it by the pod sets
+        before the one tried), with the reason when it does not simply fit."""
         queue = pg.queue
         tree = self.tree
         resource = fr[1]
         most = tree.potential_available(queue, fr)
         if value > most:
-            asked = f"{words_of(value, resource)} of {resource} asked"
+            asked = _asked(value, earlier, resource)
             return _Mode(_NO_FIT, 0), f"{asked}, at most {words_of(most, resource)}"
         available = tree.available(queue, fr)
         if value <= available:  # (the sentences only for what does not simply fit: most workloads fit)
             return _Mode(_FIT, self._borrow_level(queue, fr, value)), ""
-        asked = f"{words_of(value, resource)} of {resource} asked"
+        asked = _asked(value, earlier, resource)
         reason = f"{asked}, {words_of(max(available, 0), resource)} unused"
         # a preemption may make room when the ClusterQueue's own nominal quota holds the request, or a subtree below
         # the top of its tree does (a hierarchical advantage), or it may preempt while borrowing (borrowWithinCohort,
@@ -546,24 +621,52 @@ class _Assigner:
     def pick(
         self, pg: PodGroupInfo, tasks: list[TaskInfo], groups: tuple[FlavorGroup, ...], count: bool = True
     ) -> _Pick:
-        """``pg``'s flavors on the quota as it stands; ``count``: what it takes when it simply fits is added at once
-        (a workload of a later cycle), else the caller adds it (``cycle``)."""
+        """``pg``'s flavors on the quota as it stands, pod set by pod set in Kueue's order (``_pod_sets``), each
+        asking on top of what the pod sets before it were given (Kueue's ``assignmentUsage``); ``count``: what it
+        takes when it simply fits is added at once (a workload of a later cycle), else the caller adds it
+        (``cycle``)."""
+        fungibility = self.flavors.fungibility.get(pg.queue, FlavorFungibility())
+        tries: list[FlavorTry] = []
+        usage: dict[FlavorResource, int] = {}
+        modes: list[_Mode] = []
+        sets = [
+            self._pod_set(pg, name, members, groups, fungibility, (tries, usage, modes))
+            for name, members in _pod_sets(pg, tasks)
+        ]
+        out = _Pick(
+            _choice(sets, tuple(tries)),
+            usage,
+            min((m.preemption for m in modes), default=_FIT),
+            max((m.borrow for m in modes), default=0),
+        )
+        if count and out.mode == _FIT:
+            self.add(pg.queue, usage)
+        return out
+
+    def _pod_set(
+        self,
+        pg: PodGroupInfo,
+        name: str,
+        tasks: list[TaskInfo],
+        groups: tuple[FlavorGroup, ...],
+        fungibility: FlavorFungibility,
+        into: tuple[list[FlavorTry], dict[FlavorResource, int], list[_Mode]],
+    ) -> PodSetChoice:
+        """One pod set's flavor per resource group; the flavors tried, what it asks on its flavors (added to the
+        earlier pod sets') and its modes appended to ``into``."""
+        tries, usage, modes = into
         request: dict[str, int] = {}
         for task in tasks:
             for key, amount in task.request.raw.items():
                 base = split_flavor(key)[0]
                 request[base] = request.get(base, 0) + amount
-        fungibility = self.flavors.fungibility.get(pg.queue, FlavorFungibility())
         chosen: dict[str, str] = {}
         held: list[str] = []
-        tries: list[FlavorTry] = []
-        usage: dict[FlavorResource, int] = {}
-        modes: list[_Mode] = []
         for group in groups:
             asked = {r: request[r] for r in group.resources if request.get(r)}
             if not asked or not group.flavors:
                 continue
-            best = self._group(pg, tasks, group, asked, fungibility, tries)
+            best = self._group(pg, tasks, group, asked, fungibility, (tries, usage, name))
             fits = best is not None and best[0].preemption != _NO_FIT
             flavor = best[1] if best is not None and fits else ((best and best[2]) or group.flavors[0])
             if not fits:
@@ -572,14 +675,8 @@ class _Assigner:
                 chosen[resource] = flavor
             modes.append(best[0] if best is not None and fits else _Mode(_NO_FIT, 0))
             for resource, amount in asked.items():
-                usage[(flavor, resource)] = amount
-        choice = FlavorChoice(flavors=chosen, tries=tuple(tries), held=tuple(held))
-        out = _Pick(
-            choice, usage, min((m.preemption for m in modes), default=_FIT), max((m.borrow for m in modes), default=0)
-        )
-        if count and out.mode == _FIT:
-            self.add(pg.queue, usage)
-        return out
+                usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount
+        return PodSetChoice(name, chosen, tuple(held))
 
     def _group(
         self,
@@ -588,25 +685,29 @@ class _Assigner:
         group: FlavorGroup,
         asked: Mapping[str, int],
         fungibility: FlavorFungibility,
-        tries: list[FlavorTry],
+        pod_set: tuple[list[FlavorTry], Mapping[FlavorResource, int], str],
     ) -> tuple[_Mode, str, str | None] | None:
-        """The best flavor of one resource group for ``asked`` (its mode, its name, the first flavor that matches),
-        the flavors tried appended to ``tries``; None when no flavor of the group is a ResourceFlavor that matches."""
+        """The best flavor of one resource group for ``asked`` by the pods ``tasks`` of one pod set (its mode, its
+        name, the first flavor that matches), each flavor asked on top of what the earlier pod sets of the workload
+        were given there (``pod_set``: the tries to append to, those earlier amounts, the pod set's name); None when
+        no flavor of the group is a ResourceFlavor that matches."""
+        tries, before, set_name = pod_set
         best: tuple[_Mode, str] | None = None
         first_match = None
         for name in group.flavors:
             spec = self.flavors.flavors.get(name)
             if spec is None:
-                tries.append(FlavorTry(name, "is not a ResourceFlavor of the input"))
+                tries.append(FlavorTry(name, "is not a ResourceFlavor of the input", pod_set=set_name))
                 continue
             refusal = self._matches(spec, tasks)
             if refusal:
-                tries.append(FlavorTry(name, "does not match", refusal))
+                tries.append(FlavorTry(name, "does not match", refusal, set_name))
                 continue
             first_match = first_match or name
             worst, why = _Mode(_FIT, 0), ""
             for resource, amount in asked.items():
-                mode, reason = self._mode(pg, (name, resource), amount)
+                earlier = before.get((name, resource), 0)
+                mode, reason = self._mode(pg, (name, resource), earlier + amount, earlier)
                 if _preferred(worst, mode, fungibility):
                     worst, why = mode, reason
                 if worst.preemption == _NO_FIT:
@@ -614,7 +715,7 @@ class _Assigner:
             outcome = _OUTCOME[worst.preemption]
             if worst.preemption == _FIT and worst.borrow:
                 outcome = "fits by borrowing"
-            tries.append(FlavorTry(name, outcome, why))
+            tries.append(FlavorTry(name, outcome, why, set_name))
             if not _try_next(worst, fungibility):
                 best = (worst, name)
                 break
@@ -706,6 +807,54 @@ def _given_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
     keys = {r: flavored(r, f) for r, f in chosen.items()}
     plain = {split_flavor(k)[0] if FLAVOR_MARK in k else k: v for k, v in pg.min_resources.items()}
     return dataclasses.replace(pg, min_resources=_renamed(plain, keys))
+
+
+# per flavors given (resource -> flavor, as sorted items), what the pods given them ask for (plain keys, sorted items)
+_Parts = tuple[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, int], ...]], ...]
+
+
+def _by_flavors(
+    tasks: Iterable[TaskInfo], by_role: Mapping[str, Mapping[str, str]], otherwise: Mapping[str, str]
+) -> _Parts:
+    """What the pods ask for in their plain keys, summed per the flavors each is given (its role's in ``by_role``,
+    else ``otherwise``)."""
+    sums: dict[tuple[tuple[str, str], ...], dict[str, int]] = {}
+    for task in tasks:
+        into = sums.setdefault(tuple(sorted(by_role.get(task.task_role, otherwise).items())), {})
+        for key, amount in task.request.raw.items():
+            base = split_flavor(key)[0]
+            into[base] = into.get(base, 0) + amount
+    return tuple((chosen, tuple(sorted(amounts.items()))) for chosen, amounts in sums.items())
+
+
+def _given_podgroup(
+    recall: _Recall[PodGroupInfo, PodGroupInfo], pg: PodGroupInfo, tasks: Iterable[TaskInfo], choice: FlavorChoice
+) -> PodGroupInfo:
+    """``pg`` with its ``minResources`` in the chosen flavors: for pod sets given different flavors, each pod set's
+    part (what its pods ask for) in its own flavors, what its pods do not account for in the workload's."""
+    if not choice.pod_sets:
+        return recall.get(pg.key, pg, choice.flavors, _given_group)
+    parts = _by_flavors(tasks, {p.name: p.flavors for p in choice.pod_sets}, choice.flavors)
+    return recall.get(pg.key, pg, (tuple(sorted(choice.flavors.items())), parts), _split_group)
+
+
+def _split_group(pg: PodGroupInfo, extra: tuple[tuple[tuple[str, str], ...], _Parts]) -> PodGroupInfo:
+    assert pg.min_resources is not None
+    chosen, parts = extra
+    plain = {split_flavor(k)[0] if FLAVOR_MARK in k else k: v for k, v in pg.min_resources.items()}
+    out: dict[str, int] = {}
+    for given, amounts in parts:
+        keys = {r: flavored(r, f) for r, f in given}
+        for resource, amount in amounts:
+            take = min(amount, plain.get(resource, 0))
+            if take > 0:
+                key = keys.get(resource, resource)
+                out[key] = out.get(key, 0) + take
+                plain[resource] -= take
+    rest = {r: v for r, v in plain.items() if v > 0}
+    for key, amount in _renamed(rest, {r: flavored(r, f) for r, f in chosen}).items():
+        out[key] = out.get(key, 0) + amount
+    return dataclasses.replace(pg, min_resources=ResourceList(out))
 
 
 _Work = list[tuple[PodGroupInfo, list[TaskInfo]]]
@@ -882,10 +1031,15 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
-        chosen = choice.flavors
-        changed.extend(pods.get(t.uid, t, chosen, lambda t, c: _given(t, c, flavors)) for t in tasks)
+        if choice.pod_sets:
+            changed.extend(
+                pods.get(t.uid, t, choice.of_pod_set(t.task_role), lambda t, c: _given(t, c, flavors)) for t in tasks
+            )
+        else:
+            chosen = choice.flavors
+            changed.extend(pods.get(t.uid, t, chosen, lambda t, c: _given(t, c, flavors)) for t in tasks)
         if pg.min_resources is not None:
-            podgroups.append(groups.get(pg.key, pg, chosen, _given_group))
+            podgroups.append(_given_podgroup(groups, pg, by_podgroup.get(pg.key, ()), choice))
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
@@ -900,6 +1054,20 @@ def _kept_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
     assert pg.min_resources is not None
     keys = {r: flavored(r, f) for r, f in chosen.items()}
     return dataclasses.replace(pg, min_resources=_renamed(pg.min_resources, keys))
+
+
+def _kept_by_pod_set(
+    pg: PodGroupInfo, placed: list[TaskInfo], chosen: Mapping[str, str], flavors: KueueFlavors
+) -> dict[str, dict[str, str]]:
+    """For a workload of several pod sets, each pod set's kept flavors, by role: the job's (``chosen``) with those of
+    the pod set's own pods on nodes over them (none for a pod set with no pod on a node, nor for a workload of one)."""
+    if not pg.pod_sets:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for task in placed:
+        mine = out.setdefault(task.task_role, dict(chosen))
+        mine.update((r, f) for r, f in flavor_of_request(task.request).items() if f in flavors.resources.get(r, ()))
+    return out
 
 
 def with_kept_flavors(
@@ -932,11 +1100,17 @@ def with_kept_flavors(
         chosen = {r: f for r, f in chosen.items() if f in flavors.resources.get(r, ())}
         if not chosen:
             continue
+        of_role = _kept_by_pod_set(pg, placed, chosen, flavors)
         for task in tasks:
-            if task.node is None and task.status not in _DONE and any(r in chosen for r in task.request.raw):
-                changed.append(pods.get(task.uid, task, chosen, lambda t, c: _given(t, c, flavors)))
+            mine = of_role.get(task.task_role, chosen)
+            if task.node is None and task.status not in _DONE and any(r in mine for r in task.request.raw):
+                changed.append(pods.get(task.uid, task, mine, lambda t, c: _given(t, c, flavors)))
         if pg.min_resources is not None and any(r in chosen for r in pg.min_resources.raw):
-            podgroups.append(groups.get(key, pg, chosen, _kept_group))
+            if any(m != chosen for m in of_role.values()):
+                parts = _by_flavors(tasks, of_role, chosen)
+                podgroups.append(groups.get(key, pg, (tuple(sorted(chosen.items())), parts), _split_group))
+            else:
+                podgroups.append(groups.get(key, pg, chosen, _kept_group))
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot

@@ -536,6 +536,10 @@ class PodGroupInfo:
     # user's groups (the Django user's, or the annotation's)
     user: str = ""
     user_groups: tuple[str, ...] = ()
+    # Kueue's pod sets in Kueue's order, for a workload read from a kind of several (a JobSet, Kubeflow's training
+    # jobs, an MPIJob: ``engine.manifests.kueuepodsets``), each the role of its pods: Kueue's flavor assigner gives
+    # each its own flavors (``engine.flavors``); empty: one pod set of all its pods (a Job, a pod group, a PodGroup)
+    pod_sets: tuple[str, ...] = ()
     key: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -330,14 +330,27 @@ def _run_sessions(
 
 
 def _flavor_entries(snapshot: Snapshot, podgroups: dict[str, Any], choices: Mapping[str, FlavorChoice]) -> None:
-    """Each podgroup's Kueue flavors (``flavors``: resource -> flavor, from what its pods ask for) and, for one the
-    assigner looked at, ``flavorAssignment``: the sentence saying which flavors it tried and what it found."""
+    """Each podgroup's Kueue flavors (``flavors``: resource -> flavor, from what its pods ask for; for a workload of
+    several pod sets, the flavor of the first pod set asking for the resource, and ``podSetFlavors``, each pod set's,
+    when they differ) and, for one the assigner looked at, ``flavorAssignment``: the sentence saying which flavors it
+    tried and what it found."""
     by_podgroup = snapshot.tasks_by_podgroup
     for key, entry in podgroups.items():
         given: dict[str, str] = {}
+        pg = snapshot.podgroups.get(key)
+        pod_sets = pg.pod_sets if pg is not None else ()
+        by_set: dict[str, dict[str, str]] = {name: {} for name in pod_sets}
         for task in by_podgroup.get(key, ()):
-            given.update(flavor_of_request(task.request))
+            if pod_sets:
+                by_set.setdefault(task.task_role, {}).update(flavor_of_request(task.request))
+            else:
+                given.update(flavor_of_request(task.request))
+        for flavors in by_set.values():
+            for resource, flavor in flavors.items():
+                given.setdefault(resource, flavor)
         entry["flavors"] = dict(sorted(given.items()))
+        if any(given[r] != f for flavors in by_set.values() for r, f in flavors.items()):
+            entry["podSetFlavors"] = {name: dict(sorted(f.items())) for name, f in by_set.items() if f}
         if key in choices:
             entry["flavorAssignment"] = choices[key].sentence()
 

@@ -223,6 +223,7 @@ class KueuePodSetReaders(CoreReaders):
             priority_class=class_name,
             phase=phase,
             creation_timestamp=created,
+            pod_sets=tuple(p.name for p in pod_sets),
         )
 
     def _index_live_pod_set_jobs(self) -> None:

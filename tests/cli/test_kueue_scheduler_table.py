@@ -18,11 +18,11 @@ leaves waiting the session's answer is the victims and the preemptor pipelined.
 Out of scope, and left out for that reason: topology-aware scheduling, MultiKueue, admission checks (the check-state
 cases), workload slices, preemption gates, LimitRanges, and the cases about the scheduler's own bookkeeping (requeue
 reasons, events, error paths, integer overflow). Partial admission with one pod set is in (a Job's
-``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). Not expressible here: the workloads of several
-pod sets (Fairway reads them from a JobSet or Kubeflow's jobs, ``tests/cli/test_simulate_kueue_pod_sets.py``, but
-gives a workload one flavor per resource group, where these rows, ``assign multiple resources and flavors`` and ``no
-overadmission while borrowing``, give each pod set its own: docs/simulate.md, "Kueue's workloads of several pod
-sets"; and its partial admission is a Job's, one pod set, so not the cases of several variable pod sets) and the namespace selector
+``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). The workloads of several pod sets are in
+(``PS``): a pending one is a JobSet of one replicated job per pod set, each pod set given its own flavor
+(docs/simulate.md, "Kueue's workloads of several pod sets"), the answer each pod set's flavors; an admitted one is a
+Running pod per pod set on its flavor's node. Not expressible here: the partial admission cases of several variable
+pod sets (Fairway's partial admission is a Job's, one pod set) and the namespace selector
 (``failed to match clusterQueue selector``: Fairway reads ``namespaceSelector`` but the rows build no namespaces), and
 ``multiple preemptions skip preemption when shared limited resource``, whose ClusterQueues set ``borrowWithinCohort``
 with ``reclaimWithinCohort: Never``, which Kueue's webhook (and Fairway's reader) refuses.
@@ -64,6 +64,17 @@ class CQ:
 
 
 @dataclass(frozen=True)
+class PS:
+    """One pod set of a workload of several: its name, one pod's request (as ``WL.request``), its pods, and the
+    flavor it is admitted on (an admitted workload's)."""
+
+    name: str
+    request: str
+    count: int = 1
+    flavor: str = ""
+
+
+@dataclass(frozen=True)
 class WL:
     """A workload (Kueue's ``namespace/name``): its ClusterQueue, one pod's request (``resource=amount``, cpu in
     cores), ``count`` pods, priority, creation (seconds, under an hour); ``flavor`` set: admitted there (one pod with the total)."""
@@ -76,17 +87,25 @@ class WL:
     flavor: str = ""
     second: int = 0
     min_count: int = 0  # partial admission: ``kueue.x-k8s.io/job-min-parallelism`` (0: none)
+    # a workload of several pod sets (its ``request`` and ``count`` unused): pending, a JobSet of one replicated job
+    # per pod set (``count`` Jobs of one pod); admitted (each with its ``flavor``), one Running pod per pod set
+    pod_sets: tuple[PS, ...] = ()
 
 
 @dataclass(frozen=True)
 class Row:
     queues: dict[str, CQ]
     workloads: tuple[WL, ...]
-    admitted: dict[str, str]  # pending workload -> the flavor Kueue admits it on
+    # pending workload -> the flavor Kueue admits it on; for one of several pod sets, each pod set's flavors
+    # (``one: cpu=on-demand, example.com/gpu=model-a; two: cpu=spot``: ``pod_set_flavors``)
+    admitted: dict[str, str]
     preempted: frozenset[str] = frozenset()
     cohorts: tuple[tuple[str, str | None, str], ...] = ()  # name, parent, quota (same notation)
     pipelined: frozenset[str] = frozenset()  # preemptors Kueue leaves waiting for their victims
     counts: dict[str, int] = field(default_factory=dict)  # partial admission: the pods Kueue admits (or pipelines)
+    # flavor -> flavor: the first's resources on the second's node, the first's ResourceFlavor labelled as the second
+    # (a pod asking for a resource in each finds a node: Kueue counts quota only)
+    hosts: dict[str, str] = field(default_factory=dict)
 
 
 # The ClusterQueues every case shares (TestSchedule's ``clusterQueues``; ``sales`` has the flavor ``default``).
@@ -178,13 +197,18 @@ def manifests(row: Row) -> str:
         for resource, flavor, nominal, _, _ in quota_entries(text):
             per = capacity.setdefault(flavor, {})
             per[resource] = per.get(resource, 0) + amount(resource, nominal)
+    on_node: dict[str, dict[str, int]] = {}  # each node's flavor -> resource -> capacity
     for flavor, per in sorted(capacity.items()):
+        host = row.hosts.get(flavor, flavor)
         taint = TAINTS.get(flavor)
         taints = f", nodeTaints: [{{key: key, value: {taint}, effect: NoSchedule}}]" if taint else ""
         docs.append(
             f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {flavor}}}\n"
-            f"spec: {{nodeLabels: {{flavor: {flavor}}}{taints}}}"
+            f"spec: {{nodeLabels: {{flavor: {host}}}{taints}}}"
         )
+        on_node.setdefault(host, {}).update(per)
+    for flavor, per in sorted(on_node.items()):
+        taint = TAINTS.get(flavor)
         allocatable = ", ".join(f"{r}: '{quantity(r, max(v, 1))}'" for r, v in sorted(per.items()))
         node_taints = f"spec: {{taints: [{{key: key, value: {taint}, effect: NoSchedule}}]}}\n" if taint else ""
         docs.append(
@@ -219,6 +243,8 @@ def requests(w: WL, times: int) -> str:
 def workload(w: WL) -> str:
     created = f'"2026-01-01T00:{w.second // 60:02d}:{w.second % 60:02d}Z"'
     labels = "{kueue.x-k8s.io/queue-name: lq}"
+    if w.pod_sets:
+        return pod_set_workload(w, created, labels)
     if w.flavor:  # admitted: one Running pod with the workload's total on its flavor's node
         return (
             f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {pod_name(w.name)}, namespace: {w.queue}, "
@@ -232,6 +258,33 @@ def workload(w: WL) -> str:
         f"creationTimestamp: {created}, labels: {labels}{partial}}}\n"
         f"spec: {{parallelism: {w.count}, template: {{spec: {{priorityClassName: p{w.priority + 1000}, "
         f"containers: [{{name: c, resources: {{requests: {{{requests(w, 1)}}}}}}}]}}}}}}"
+    )
+
+
+def pod_set_workload(w: WL, created: str, labels: str) -> str:
+    """A workload of several pod sets: admitted, one Running pod per pod set on its flavor's node (each its own
+    workload here: the quota is the same); pending, a JobSet of one replicated job per pod set."""
+    if all(p.flavor for p in w.pod_sets):
+        return "\n---\n".join(
+            workload(WL(f"{w.name}-{p.name}", w.queue, p.request, p.count, w.priority, p.flavor, w.second))
+            for p in w.pod_sets
+        )
+    jobs = "".join(
+        f"  - {{name: {p.name}, replicas: {p.count}, template: {{spec: {{parallelism: 1, template: {{spec: "
+        f"{{priorityClassName: p{w.priority + 1000}, containers: [{{name: c, resources: {{requests: "
+        f"{{{requests(WL(w.name, w.queue, p.request), 1)}}}}}}}]}}}}}}}}}}\n"
+        for p in w.pod_sets
+    )
+    return (
+        f"apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: {pod_name(w.name)}, "
+        f"namespace: {w.queue}, creationTimestamp: {created}, labels: {labels}}}\nspec:\n  replicatedJobs:\n{jobs}"
+    )
+
+
+def pod_set_flavors(flavors: dict[str, dict[str, str]]) -> str:
+    """``one: cpu=on-demand, example.com/gpu=model-a; two: cpu=spot``."""
+    return "; ".join(
+        f"{name}: " + ", ".join(f"{r}={f}" for r, f in sorted(given.items())) for name, given in flavors.items()
     )
 
 
@@ -251,6 +304,7 @@ def run_row(tmp_path: Path, capsys: Any, row: Row, prefix: str = "") -> Outcome:
     assert code == 0, out.err
     doc = json.loads(out.out)
     by_pod = {pod_name(w.name): w for w in row.workloads}
+    by_pod.update({pod_name(f"{w.name}-{p.name}"): w for w in row.workloads for p in w.pod_sets})
     result = Outcome()
     for w in row.workloads:
         if w.flavor:
@@ -258,8 +312,12 @@ def run_row(tmp_path: Path, capsys: Any, row: Row, prefix: str = "") -> Outcome:
         prefix = f"{w.queue}/{pod_name(w.name)}-"
         bound = {k: v for k, v in doc["bindings"].items() if k.startswith(prefix)}
         waiting = {k: v for k, v in doc["pipelined"].items() if k.startswith(prefix)}
-        count = row.counts.get(w.name, w.count)
-        if len(bound) == count:
+        count = row.counts.get(w.name, sum(p.count for p in w.pod_sets) or w.count)
+        if len(bound) == count and w.pod_sets:  # each pod set's flavors
+            entry = doc["podgroups"][f"{w.queue}/{pod_name(w.name)}"]
+            given = entry.get("podSetFlavors") or {p.name: entry["flavors"] for p in w.pod_sets}
+            result.admitted[w.name] = pod_set_flavors(given)
+        elif len(bound) == count:
             result.admitted[w.name] = next(iter(bound.values())).removeprefix("node-")
         elif len(bound) + len(waiting) == count:
             result.pipelined.add(w.name)
@@ -489,6 +547,32 @@ ROWS: dict[str, Row] = {
         BASE,
         (WL("eng-alpha/new", "eng-alpha", "cpu=1", 45), WL("eng-beta/new", "eng-beta", "cpu=1", 56)),
         {"eng-alpha/new": "on-demand"},
+    ),
+    # (Kueue's case turns PartialAdmission on; its pod sets set no minimum count, so it plays no part.) Kueue: one
+    # gets cpu on-demand (60 of eng-beta's 50 + 10 borrowable) and gpu model-a, two (40 more, 100 > 60) cpu spot;
+    # the gpu, whose quota is in one flavor only, is counted under its own name here (no flavor to choose), so only
+    # cpu is named
+    "assign multiple resources and flavors": Row(
+        BASE,
+        (WL("eng-beta/new", "eng-beta", "", pod_sets=(PS("one", f"cpu=6,{GPU}=1", 10), PS("two", "cpu=1", 40))),),
+        {"eng-beta/new": "one: cpu=on-demand; two: cpu=spot"},
+        hosts={"model-a": "on-demand"},
+    ),
+    "no overadmission while borrowing": Row(
+        with_base(**{"eng-gamma": CQ("eng", "cpu@on-demand=50/10,cpu@spot=0/100", LP, ANY)}),
+        (
+            WL("eng-beta/new", "eng-beta", "cpu=1", 50, second=1),
+            WL("eng-alpha/new-alpha", "eng-alpha", "cpu=1", second=2),
+            WL("eng-gamma/new-gamma", "eng-gamma", "cpu=1", 50, second=3),
+            WL(
+                "eng-gamma/existing",
+                "eng-gamma",
+                "",
+                pod_sets=(PS("borrow-on-demand", "cpu=1", 51, "on-demand"), PS("use-all-spot", "cpu=1", 100, "spot")),
+                second=3,
+            ),
+        ),
+        {"eng-beta/new": "on-demand", "eng-alpha/new-alpha": "on-demand"},
     ),
     "preemption while borrowing, workload waiting for preemption should not block a borrowing workload in another "
     "CQ": Row(

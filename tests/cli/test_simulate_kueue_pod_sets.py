@@ -4,6 +4,7 @@ what cannot be used exits 2 naming the field. Kueue's own sample manifests are i
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -318,21 +319,50 @@ spec: {{clusterQueue: cq}}
     return nodes + tree + job("PyTorchJob", body)
 
 
-def test_one_flavor_for_the_whole_workload(tmp_path: Path, capsys: Any) -> None:
-    """A workload of several pod sets gets one flavor per resource group for all its pods (docs/simulate.md, "Kueue's
-    workloads of several pod sets"). Kueue's flavor assigner gives each pod set its own, so Kueue's answers differ:
-    (1) the Master selecting on-demand and the Workers spot: Kueue admits it, the Master on on-demand and the Workers
-    on spot; here no flavor matches every pod and it waits; (2) 2 cores in on-demand: Kueue puts the Master (1 core)
-    on on-demand and the Workers (2 more, 3 > 2) on spot; here the whole 3 cores go to spot."""
-    code, doc, err = simulate(tmp_path, capsys, flavored("4", "on-demand", "spot"))
+def test_each_pod_set_its_own_flavor(tmp_path: Path, capsys: Any) -> None:
+    """Kueue's flavor assigner gives each pod set its own flavor, in pod-set order, each on the usage the earlier
+    ones were given (docs/simulate.md, "Kueue's workloads of several pod sets"): (1) the Master selecting on-demand
+    and the Workers spot: the Master on on-demand, the Workers on spot; (2) 2 cores in on-demand: the Master (1 core)
+    on on-demand, the Workers (2 more, 3 > 2) on spot; (3) 3 cores in on-demand: all of it there, the pod sets named
+    in no sentence."""
+    want = {"master": {"cpu": "on-demand"}, "worker": {"cpu": "spot"}}
+    for text in (flavored("4", "on-demand", "spot"), flavored("2")):
+        code, doc, err = simulate(tmp_path, capsys, text)
+        assert code == 0, err
+        row = doc["podgroups"]["ns/train"]
+        assert row["phase"] == "Running" and row["podSetFlavors"] == want
+        assert row["flavors"] == {"cpu": "on-demand"}  # the first pod set's
+        assert doc["bindings"] == {"ns/train-master-0": "od", "ns/train-worker-0": "sp", "ns/train-worker-1": "sp"}
+        assert row["flavorAssignment"].startswith(
+            "pod set master: flavor on-demand for cpu; pod set worker: flavor spot for cpu (tried pod set master: "
+            "on-demand: fits; pod set worker: on-demand: "
+        ), row["flavorAssignment"]
+    assert (
+        "on-demand: does not fit (3 cores of cpu asked (1 core of it by the pod sets before), at most 2 cores)"
+        in (row["flavorAssignment"])
+    )
+    code, doc, err = simulate(tmp_path, capsys, flavored("3"))
+    row = doc["podgroups"]["ns/train"]
+    assert "podSetFlavors" not in row and row["flavors"] == {"cpu": "on-demand"}
+    assert set(doc["bindings"].values()) == {"od"} and len(doc["bindings"]) == 3
+    assert (
+        row["flavorAssignment"]
+        == "flavor on-demand for cpu (tried pod set master: on-demand: fits; pod set worker: on-demand: fits)"
+    )
+
+
+def test_a_pod_set_that_fits_no_flavor_holds_the_workload(tmp_path: Path, capsys: Any) -> None:
+    """The workload's mode is the worst of its pod sets': Workers selecting a flavor their 2 cores no longer fit (1 of
+    on-demand's 2 taken by the Master) keep the whole workload waiting, none of its pods bound."""
+    code, doc, err = simulate(tmp_path, capsys, flavored("2", worker="on-demand"))
     assert code == 0, err
     row = doc["podgroups"]["ns/train"]
-    assert not doc["bindings"] and row["phase"] == "Pending"
-    assert row["flavorAssignment"].startswith("no flavor fits: held on flavor on-demand for cpu")
-    code, doc, err = simulate(tmp_path, capsys, flavored("2"))
-    assert code == 0, err
-    assert doc["podgroups"]["ns/train"]["flavors"] == {"cpu": "spot"}
-    assert set(doc["bindings"].values()) == {"sp"} and len(doc["bindings"]) == 3
+    assert not doc["bindings"] and not doc["pipelined"] and row["phase"] == "Pending"
+    assert row["flavorAssignment"].startswith(
+        "no flavor fits: held on flavor on-demand for cpu (tried pod set master: on-demand: fits; pod set worker: "
+        "on-demand: does not fit (3 cores of cpu asked (1 core of it by the pod sets before), at most 2 cores); "
+        "spot: does not match (node selector instance=on-demand excludes it))"
+    ), row["flavorAssignment"]
 
 
 def test_a_bad_pod_set_leaves_nothing_half_written() -> None:
@@ -344,3 +374,113 @@ def test_a_bad_pod_set_leaves_nothing_half_written() -> None:
     assert [(i.kind, i.name) for i in invalid] == [("JobSet", "train")]
     assert "spec.replicatedJobs[1].template.spec.template.spec.containers[0]" in invalid[0].message
     assert not result.snapshot.tasks and not result.snapshot.podgroups
+
+
+def test_launcher_and_workers_on_different_flavors(tmp_path: Path, capsys: Any) -> None:
+    """An MPIJob in a ClusterQueue of spot (tainted, 4 cores) then on-demand (2 cores) whose Launcher tolerates only
+    on-demand's taint: the Launcher on on-demand, the Workers on spot, each pod on its flavor's node; the sentence
+    names each pod set and what it tried."""
+    flavors = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{instance: {i}}}}}\n"
+        f"spec: {{taints: [{{key: {k}, value: 'yes', effect: NoSchedule}}]}}\n"
+        'status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}\n'
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+        f"metadata: {{name: {i}}}\nspec: {{nodeLabels: {{instance: {i}}}, "
+        f"nodeTaints: [{{key: {k}, value: 'yes', effect: NoSchedule}}]}}\n"
+        for n, i, k in (("od", "on-demand", "dedicated"), ("sp", "spot", "spot"))
+    )
+    tree = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: spot, resources: [{name: cpu, nominalQuota: 4}]}
+    - {name: on-demand, resources: [{name: cpu, nominalQuota: 2}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ns}
+spec: {clusterQueue: cq}
+"""
+
+    def spec(keys: tuple[str, ...]) -> str:
+        tolerations = ", ".join(f"{{key: {k}, operator: Exists, effect: NoSchedule}}" for k in keys)
+        request = "{cpu: '1'}"
+        return (
+            f"{{spec: {{tolerations: [{tolerations}], containers: [{{name: c, resources: {{requests: {request}}}}}]}}}}"
+        )
+
+    body = (
+        f"  mpiReplicaSpecs:\n    Launcher: {{replicas: 1, template: {spec(('dedicated',))}}}\n"
+        f"    Worker: {{replicas: 2, template: {spec(('dedicated', 'spot'))}}}\n"
+    )
+    code, doc, err = simulate(tmp_path, capsys, flavors + tree + job("MPIJob", body))
+    assert code == 0, err
+    row = doc["podgroups"]["ns/train"]
+    assert row["podSetFlavors"] == {"launcher": {"cpu": "on-demand"}, "worker": {"cpu": "spot"}}
+    assert doc["bindings"] == {"ns/train-launcher-0": "od", "ns/train-worker-0": "sp", "ns/train-worker-1": "sp"}
+    assert row["flavorAssignment"] == (
+        "pod set launcher: flavor on-demand for cpu; pod set worker: flavor spot for cpu (tried pod set launcher: "
+        "spot: does not match (untolerated taint spot=yes:NoSchedule); on-demand: fits; pod set worker: spot: fits)"
+    )
+
+
+def _kueue_pod_set_flavors(quota: list[int], pod_sets: list[tuple[int, int, int | None]]) -> list[int] | None:
+    """Kueue's flavor assigner written plainly for one ClusterQueue without a Cohort or admitted workloads: each pod
+    set (pods, cores a pod, the flavor its node selector names or None) in order takes the first flavor it may use
+    whose quota holds it on top of the earlier pod sets' (``assignmentUsage``); None when one fits none."""
+    used = [0] * len(quota)
+    out = []
+    for count, cores, only in pod_sets:
+        fits = [f for f in range(len(quota)) if only in (None, f) and used[f] + count * cores <= quota[f]]
+        if not fits:
+            return None
+        used[fits[0]] += count * cores
+        out.append(fits[0])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_pod_set_flavors_against_kueues_arithmetic(seed: int, tmp_path: Path, capsys: Any) -> None:
+    """Random JobSets (2 or 3 replicated jobs, some selecting a flavor) in a ClusterQueue of three flavors of random
+    quota: each pod set's flavor is what Kueue's assigner gives (``_kueue_pod_set_flavors``), or none is bound."""
+    rng = random.Random(seed)
+    quota = [rng.randint(0, 8) for _ in range(3)]
+    pod_sets = [
+        (rng.randint(1, 3), rng.randint(1, 3), rng.choice([None, None, rng.randrange(3)]))
+        for _ in range(rng.randint(2, 3))
+    ]
+    docs = [
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{f}, labels: {{instance: f{f}}}}}\n"
+        'status: {allocatable: {cpu: "64", memory: 64Gi, pods: "110"}}\n'
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+        f"metadata: {{name: f{f}}}\nspec: {{nodeLabels: {{instance: f{f}}}}}\n"
+        for f in range(3)
+    ]
+    listed = ", ".join(f"{{name: f{f}, resources: [{{name: cpu, nominalQuota: {q}}}]}}" for f, q in enumerate(quota))
+    docs.append(
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        f"spec: {{resourceGroups: [{{coveredResources: [cpu], flavors: [{listed}]}}]}}\n"
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\n"
+        "spec: {clusterQueue: cq}\n"
+    )
+    jobs = ""
+    for i, (count, cores, only) in enumerate(pod_sets):
+        selector = f"nodeSelector: {{instance: f{only}}}, " if only is not None else ""
+        pod = f"{{spec: {{{selector}containers: [{{name: c, resources: {{requests: {{cpu: '{cores}'}}}}}}]}}}}"
+        jobs += f"  - {{name: s{i}, replicas: {count}, template: {{spec: {{parallelism: 1, template: {pod}}}}}}}\n"
+    code, doc, err = simulate(tmp_path, capsys, "".join(docs) + job("JobSet", "  replicatedJobs:\n" + jobs))
+    assert code == 0, err
+    want = _kueue_pod_set_flavors(quota, pod_sets)
+    if want is None:
+        assert not doc["bindings"] and not doc["pipelined"], (quota, pod_sets)
+        return
+    expected = {
+        f"ns/train-s{i}-{j}-0": f"n{flavor}"
+        for i, ((count, _, _), flavor) in enumerate(zip(pod_sets, want, strict=True))
+        for j in range(count)
+    }
+    assert doc["bindings"] == expected, (quota, pod_sets)

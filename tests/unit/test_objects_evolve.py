@@ -61,6 +61,7 @@ _PODGROUP_VALUES: dict[str, list[object]] = {
     "suspended": [True, False],
     "user": ["ann"],
     "user_groups": [("ml",)],
+    "pod_sets": [("launcher", "worker"), ()],
 }
 
 
@@ -108,6 +109,7 @@ def _podgroup(**kw: object) -> PodGroupInfo:
         "backoff_until": 45.0,
         "user": "bob",
         "user_groups": ("dev",),
+        "pod_sets": ("launcher", "worker"),
     }
     fields.update(kw)
     return PodGroupInfo(namespace="ns-a", name="job-1", **fields)  # type: ignore[arg-type]
