@@ -203,12 +203,15 @@ class KueueJob:
     # jobs, an MPIJob: ``engine.manifests.kueuepodsets``), which Kueue never admits in part (``least`` None)
     kind: str = "Job"
     api_version: str = "batch/v1"
+    pod_sets: tuple[str, ...] = ()  # its pod sets' names, in Kueue's order (``PodGroupInfo.pod_sets``)
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
         stored: dict[str, object] = {"minCount": self.least, "suspended": self.suspended}
         if self.kind != "Job":  # the wait's words name the kind (``kueuejobs.job_wait``)
             stored["kind"] = self.kind
+        if self.pod_sets:  # each pod set is given its own flavors (``engine.flavors``)
+            stored["podSets"] = list(self.pod_sets)
         return stored
 
     def owner(self, name: str) -> str:

@@ -204,7 +204,8 @@ class KueuePodSetReaders(CoreReaders):
         samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added
         phase = PodGroupPhase.PENDING
         if self.live:
-            phase = self._live_pod_set_wait(doc, labels[KUEUE_QUEUE_LABEL], pg_key, total)
+            names = tuple(p.name for p in pod_sets)
+            phase = self._live_pod_set_wait(doc, labels[KUEUE_QUEUE_LABEL], pg_key, total, names)
         else:
             for pod_set, sample in zip(pod_sets, samples, strict=True):
                 self._add_pod_set_pods(doc, pod_set, sample)
@@ -241,7 +242,9 @@ class KueuePodSetReaders(CoreReaders):
                 ):
                     self.live_pod_set_jobs[f"{doc.namespace}/{doc.name}"] = (doc.kind, uid)
 
-    def _live_pod_set_wait(self, doc: _Doc, local_queue: str, pg_key: str, total: int) -> PodGroupPhase:
+    def _live_pod_set_wait(
+        self, doc: _Doc, local_queue: str, pg_key: str, total: int, pod_sets: tuple[str, ...]
+    ) -> PodGroupPhase:
         """Live: whether the workload waits for its pods (or is suspended), kept as a Kueue Job's count is
         (``kueue_jobs``: the adapter stores it, the sessions wait by it); its podgroup's phase from its pods."""
         tasks = self.job_pods.get(pg_key, [])
@@ -257,7 +260,7 @@ class KueuePodSetReaders(CoreReaders):
         if why is not None:
             self.admission.pod_group_waits[pg_key] = why
         self.kueue_jobs[pg_key] = KueueJob(
-            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind]
+            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets
         )
         return group_phase(tasks) if tasks else PodGroupPhase.PENDING
 

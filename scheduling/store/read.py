@@ -434,6 +434,8 @@ def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, s
         suspended=suspended_at is not None,
         user=user or "",
         user_groups=tuple(user_groups or ()),
+        # a Kueue workload of several pod sets read live (``engine.manifests.kueuepodsets``): each its own flavors
+        pod_sets=tuple(_kueue_job.get("podSets") or ()) if isinstance(_kueue_job, Mapping) else (),
     )
 
 

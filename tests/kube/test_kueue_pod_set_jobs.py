@@ -103,7 +103,7 @@ def test_live_a_jobsets_pods_are_one_podgroup_by_its_labels_and_uid() -> None:
     # every pod of its pod sets, from the object: a driver of 2 cores and two workers of 1
     assert (group.queue, group.min_member, group.min_resources.raw) == ("ml", 3, {"cpu": 4000})
     job = result.kueue_jobs["team/train"]
-    assert job.stored() == {"minCount": None, "suspended": False, "kind": "JobSet"}
+    assert job.stored() == {"minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}
     assert job.owner("train") == "JobSet train (jobset.x-k8s.io/v1alpha2)"
     assert dict(snap.admission.pod_group_waits)["team/train"] == (
         "2 of its 3 pods exist (all its pod sets' pods): a JobSet is admitted once all its pods exist"
@@ -168,7 +168,7 @@ def test_a_jobset_short_of_its_pods_holds_nothing_then_runs_whole(db: Any) -> No
     group = PodGroup.objects.get(cluster=cluster, name="train")
     assert (group.min_member, group.kueue_pod_group_count, group.kube_owner) == (
         3, 3, "JobSet train (jobset.x-k8s.io/v1alpha2)")  # fmt: skip
-    assert group.kueue_job == {"minCount": None, "suspended": False, "kind": "JobSet"}
+    assert group.kueue_job == {"minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}
     assert sessions.run_scheduling_session(cluster).status == "ok"
     group.refresh_from_db()
     assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)

@@ -491,3 +491,74 @@ def test_the_replays_page_replays_a_flavored_cluster_with_its_flavors(
     base, prop = run.result["baseline"]["teams"]["queue/team-a"], run.result["proposal"]["teams"]["queue/team-a"]
     assert base["jobs"]["started"] == 3  # running (on-demand), big (spot), small (on-demand); huge fits nowhere
     assert prop["jobs"]["started"] == 2  # no spot node: big waits
+
+
+def _torch_pod(role: str, index: int, select: str) -> str:
+    """A pod of PyTorchJob ``pt`` as the training operator makes it (its controller, its replica type labelled)."""
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pt-{role}-{index}
+  namespace: team-a
+  creationTimestamp: "2026-01-01T00:05:00Z"
+  labels: {{training.kubeflow.org/job-name: pt, training.kubeflow.org/replica-type: {role}}}
+  ownerReferences: [{{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: pt, uid: uid-pt, controller: true}}]
+spec:
+  schedulerName: fairway
+  nodeSelector: {{type: {select}}}
+  containers: [{{name: c, resources: {{requests: {{cpu: "1", memory: 1Gi}}}}}}]
+status: {{phase: Pending}}
+"""
+
+
+# a PyTorchJob whose Master selects on-demand nodes and whose Workers select spot: no flavor matches every pod, so it
+# is admitted only with a flavor per pod set, as Kueue gives them (the Master on-demand, the Workers spot)
+TORCH = """
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pt
+  namespace: team-a
+  uid: uid-pt
+  creationTimestamp: "2026-01-01T00:05:00Z"
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          schedulerName: fairway
+          nodeSelector: {type: on-demand}
+          containers: [{name: c, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          schedulerName: fairway
+          nodeSelector: {type: spot}
+          containers: [{name: c, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+"""
+
+
+def test_a_live_pytorchjob_gets_a_flavor_per_pod_set_as_simulate_gives(kueue_cluster: Any) -> None:
+    """Live, the pods the operator made are the workload's; its pod sets are kept on its row (``kueue_job``'s
+    ``podSets``) so that each gets its own flavor there too: the same bindings as ``fairway simulate`` of the
+    PyTorchJob alone."""
+    from scheduling import sessions
+    from scheduling.models import Pod, PodGroup
+
+    live = FLAVORS + NODES + TORCH + _torch_pod("master", 0, "on-demand") + "".join(
+        _torch_pod("worker", i, "spot") for i in range(2))  # fmt: skip
+    _import(kueue_cluster, live)
+    assert PodGroup.objects.get(name="pt").kueue_job["podSets"] == ["master", "worker"]
+    bindings, _, why = _simulated(FLAVORS + NODES + TORCH)
+    assert bindings == {"team-a/pt-master-0": "od-1", "team-a/pt-worker-0": "spot-1", "team-a/pt-worker-1": "spot-1"}
+    assert why["team-a/pt"].startswith("pod set master: flavor on-demand for cpu, memory; pod set worker: flavor spot")
+    sessions.run_scheduling_session(kueue_cluster)
+    placed = Pod.objects.filter(cluster=kueue_cluster, status__in=("Bound", "Binding", "Allocated"))
+    assert {f"team-a/{name}": node for name, node in placed.values_list("name", "node__name")} == bindings
+    assert PodGroup.objects.get(name="pt").flavor_assignment == why["team-a/pt"]
