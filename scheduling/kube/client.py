@@ -42,6 +42,9 @@ class Kind:
     # ElasticQuota declare ``subresources: {}`` or none), ``…/status`` is a 404 and the status is written with the
     # object, as their own controllers do. ``tests/kube/test_kinds.py`` checks these against the peers' CRDs.
     status_subresource: bool = True
+    # a kind whose CRD most clusters do not have (JobSet, Kubeflow's jobs): its absence is logged, not a problem of
+    # every pass (``informer``)
+    integration: bool = False
 
     @property
     def crd(self) -> str:
@@ -78,12 +81,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("Job", "batch", "v1", "jobs", True, label_selector=KUEUE_QUEUE_LABEL),
     # Kueue's workloads of several pod sets (those labelled with a LocalQueue; read only): the pods their controllers
     # make are one podgroup each (``engine.manifests.kueuepodsets``)
-    Kind("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True, label_selector=KUEUE_QUEUE_LABEL),
+    Kind("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True, label_selector=KUEUE_QUEUE_LABEL, integration=True),
     *(
-        Kind(kind, "kubeflow.org", "v1", f"{kind.lower()}s", True, label_selector=KUEUE_QUEUE_LABEL)
+        Kind(kind, "kubeflow.org", "v1", f"{kind.lower()}s", True, label_selector=KUEUE_QUEUE_LABEL, integration=True)
         for kind in ("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob")
     ),
-    Kind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", True, label_selector=KUEUE_QUEUE_LABEL),
+    Kind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", True, label_selector=KUEUE_QUEUE_LABEL, integration=True),
     Kind("Pod", "", "v1", "pods", True, field_selector="spec.schedulerName={scheduler}"),
 )
 KIND_BY_PATH = {(k.group, k.plural): k for k in KINDS}

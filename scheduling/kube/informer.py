@@ -15,7 +15,9 @@
 * **A CRD that is not installed** (the list answers 404: a cluster without Koordinator, say) is not fatal: the kind
   counts as listed and empty (``missing``), a warning names the CRD once, and the list is tried again every
   ``missing_recheck`` seconds, so a CRD installed later is picked up. The adapter runs without that kind meanwhile
-  (every kind it reads is optional except the built-in ones, which a server always has).
+  (every kind it reads is optional except the built-in ones, which a server always has). The workload
+  integrations (JobSet, Kubeflow's jobs: ``Kind.integration``), which most clusters do not run, are logged at info
+  level and are not a ``problem``.
 
 Only HTTP happens here (no database): the caches are read by the adapter's thread, under ``lock``. ``generation``
 moves whenever the cache changes, so the adapter knows when to mirror again.
@@ -119,10 +121,14 @@ class Informer:
 
     def _missing(self) -> None:
         if not self.missing:
-            self.problem = (f"the CRD {self.kind.crd} is not installed (the API server serves no {self.kind.path()}): "
-                            f"the adapter runs without {self.kind.kind}s of {self.kind.group} and looks again every "
-                            f"{self.missing_recheck:g} s")  # fmt: skip
-            logger.warning("%s", self.problem)
+            said = (f"the CRD {self.kind.crd} is not installed (the API server serves no {self.kind.path()}): "
+                    f"the adapter runs without {self.kind.kind}s of {self.kind.group} and looks again every "
+                    f"{self.missing_recheck:g} s")  # fmt: skip
+            if self.kind.integration:  # (most clusters run no JobSet or training operator: not a problem)
+                logger.info("%s", said)
+            else:
+                self.problem = said
+                logger.warning("%s", said)
         with self.lock:
             if self.cache or not self.missing:
                 self.generation += 1

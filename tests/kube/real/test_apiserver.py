@@ -44,8 +44,9 @@ def test_every_crd_the_adapter_reads_is_installed_and_established(control_plane:
         if any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
     }
     assert expected <= established
-    for kind in KINDS:  # every custom kind the adapter lists is served
-        if kind.crd:
+    # every custom kind the adapter lists is served (the workload integrations' CRDs are installed by their tests)
+    for kind in KINDS:
+        if kind.crd and not kind.integration:
             assert kind.crd in established, kind
 
 

@@ -122,12 +122,12 @@ class _World:
             self.custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", self.flavor)
 
 
-@pytest.fixture
-def world(db: Any, control_plane: ControlPlane, jadmin: k8s.ApiClient, adapter_token: str, tag: str) -> Iterator[Any]:
+def worlds(kind: type[_World], plane: ControlPlane, admin: k8s.ApiClient, token: str, tag: str) -> Iterator[Any]:
+    """A fixture's maker of ``kind`` worlds (``make(cpu)``, its adapter started and synced); closes them after."""
     made: list[_World] = []
 
     def make(cpu: str) -> _World:
-        made.append(_World(control_plane, jadmin, tag, cpu, adapter_token))
+        made.append(kind(plane, admin, tag, cpu, token))
         made[-1].adapter.start_informers()
         wait_for(made[-1].adapter.synced, what="the first lists")
         return made[-1]
@@ -135,6 +135,11 @@ def world(db: Any, control_plane: ControlPlane, jadmin: k8s.ApiClient, adapter_t
     yield make
     for w in made:
         w.close()
+
+
+@pytest.fixture
+def world(db: Any, control_plane: ControlPlane, jadmin: k8s.ApiClient, adapter_token: str, tag: str) -> Iterator[Any]:
+    yield from worlds(_World, control_plane, jadmin, adapter_token, tag)
 
 
 def _bound(w: _World, job: str) -> list[str]:
