@@ -52,6 +52,7 @@ the process's mirror of each cluster (``mirror_of``); a lock keeps two threads f
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import uuid
 from collections import Counter
@@ -205,6 +206,9 @@ class _State:
     # changed since it (not after a full read or a re-sort): the engine's carry is told (``SessionCarry.note_tasks``)
     touched: set[str] = field(default_factory=set)
     linked: bool = False
+    # while linked, every store (uid, info) and drop (uid, None) of ``tasks`` since its last copy, in order: what
+    # brings an earlier copy up to date without a new one (``ClusterMirror._renewed_copy``)
+    log: list[tuple[str, TaskInfo | None]] = field(default_factory=list)
     # the same for the podgroups' keys (own podgroups included) since the last copy of ``podgroups`` (``snapshot``;
     # ``SessionCarry.note_podgroups``); not after a full read or a re-sort
     pg_touched: set[str] = field(default_factory=set)
@@ -237,6 +241,10 @@ class ClusterMirror:
         self.version = 0  # moves whenever what the mirror holds changes
         self._rows = 0  # moves whenever the cluster's rows it holds change (not for a tree change)
         self._copies: tuple[int, dict[str, TaskInfo], dict[str, PodGroupInfo]] | None = None
+        # the pods' copy before the last one and the mirror's stores and drops of its pods since that copy was made
+        # until the last one (``_renewed_copy``); how many copies were so renewed instead of made anew
+        self._spare: tuple[dict[str, TaskInfo], list[tuple[str, TaskInfo | None]]] | None = None
+        self.renewed = 0
         self._last_snapshot: Snapshot | None = None  # its indexes of the fields unchanged since are reused
         # (version, policy, now, the engine's result, until when time alone changes nothing: ``clock.time_horizon``)
         self._memo: tuple[int, str, float, Any, float] | None = None
@@ -294,13 +302,16 @@ class ClusterMirror:
                 podgroups = st.podgroups.copy()
                 for key, info in st.own.items():
                     podgroups.setdefault(key, info)
-                tasks = st.tasks.copy()
                 # what changed since the last copy, for the engine's kept state (it then looks at those pods only)
                 linked = st.linked and self._copies is not None
                 base = self._copies[1] if self._copies else {}
+                log = st.log if linked else None
+                self.tasks_note = None  # (it holds the copy before the last one: ``_renewed_copy``)
+                tasks = self._renewed_copy(st, log) or st.tasks.copy()
+                self._spare = (base, log) if log is not None else None
                 self.carry.note_tasks(base, tasks, st.touched if linked else None)
                 self.tasks_note = (base, tasks, st.touched if linked else None)  # and for the session's recording
-                st.touched, st.linked = set(), True
+                st.touched, st.linked, st.log = set(), True, []
                 pg_base = self._copies[2] if self._copies else {}
                 self.carry.note_podgroups(pg_base, podgroups, st.pg_touched if st.pg_linked and self._copies else None)
                 st.pg_touched, st.pg_linked = set(), True
@@ -331,6 +342,30 @@ class ClusterMirror:
             flavored = with_stored_flavors(levered, store.read_resource_flavors, self.flavored)
             # Kueue's pod groups short of their pods, from the pods as they stand (``store.with_pod_group_waits``)
             return store.with_pod_group_waits(flavored, st.kueue_counts)
+
+    def _renewed_copy(self, st: _State, log: list[tuple[str, TaskInfo | None]] | None) -> dict[str, TaskInfo] | None:
+        """The copy of the pods that the snapshot before the last one got, brought up to ``st.tasks`` in place by the
+        mirror's own stores and drops since it was made, replayed in their order (``replay_stores``: the same
+        operations from an equal dictionary give an equal one, order included), instead of a new copy of every pod;
+        None when that cannot be done (then a new copy, as before).
+
+        A new copy of 200,000 entries is a young container that the cyclic collector's next young and middle
+        collections walk entry by entry; an old one brought up to date by a few thousand stores is not walked again.
+        It is renewed only when this mirror holds the last reference to it (the carry and the recording hold the last
+        snapshot's pods; a values cache or any other reader still holding that older snapshot keeps it from being
+        changed), and only when every store and drop since it was made is logged (none lost to a full read or a
+        re-sort), and fewer than a quarter of the pods."""
+        spare, self._spare = self._spare, None
+        if spare is None or log is None:
+            return None
+        mapping, before = spare
+        del spare
+        if len(before) + len(log) > len(mapping) // 4 or sys.getrefcount(mapping) != _SOLE_OWNER:
+            return None  # (someone else may still read it: never change it)
+        if not replay_stores(mapping, before) or not replay_stores(mapping, log) or len(mapping) != len(st.tasks):
+            return None
+        self.renewed += 1
+        return mapping
 
     def row_ids(self) -> store.RowIds:
         with self._lock:
@@ -654,6 +689,7 @@ class ClusterMirror:
                 st.pending -= st.tasks.pop(old).status is TaskStatus.PENDING
                 if st.linked:
                     st.touched.add(old)
+                    st.log.append((old, None))
                 del st.pod_ids[old], st.pod_uids[pk]
                 _drop_own(st, pk)
         resort = False
@@ -667,6 +703,26 @@ class ClusterMirror:
             order = sorted(st.pod_uids)
             st.tasks = {st.pod_uids[pk]: st.tasks[st.pod_uids[pk]] for pk in order}
             st.linked = False  # a pod came in between the others
+
+
+def _sole_owner() -> int:
+    """What ``sys.getrefcount`` says of a dictionary one local name alone holds (this interpreter's count)."""
+    probe: dict[str, object] = {}
+    return sys.getrefcount(probe)
+
+
+_SOLE_OWNER = _sole_owner()
+
+
+def replay_stores(mapping: dict[str, Any], log: list[tuple[str, Any]]) -> bool:
+    """Apply the logged stores (``(key, value)``) and drops (``(key, None)``) to ``mapping`` in their order; False
+    when a drop finds no such key (``mapping`` was not the dictionary they were made on: it is then unusable)."""
+    for key, value in log:
+        if value is not None:
+            mapping[key] = value
+        elif mapping.pop(key, None) is None:
+            return False
+    return True
 
 
 # -- the mirror's rows ------------------------------------------------------------------------------------------
@@ -707,6 +763,7 @@ def _store_task(st: _State, pk: int, row: Any, task: TaskInfo) -> None:
     st.pending += (task.status is TaskStatus.PENDING) - (old is not None and old.status is TaskStatus.PENDING)
     if st.linked:  # (not during a full read)
         st.touched.add(task.uid)
+        st.log.append((task.uid, task))
     st.tasks[task.uid] = task  # an update keeps its place
     st.pod_ids[task.uid] = pk
     st.pod_uids[pk] = task.uid
@@ -751,6 +808,7 @@ def _store_bound(st: _State, task: TaskInfo) -> None:
     st.pending += (task.status is TaskStatus.PENDING) - (old.status is TaskStatus.PENDING)
     if st.linked:
         st.touched.add(task.uid)
+        st.log.append((task.uid, task))
     st.tasks[task.uid] = task  # (its place kept)
 
 
