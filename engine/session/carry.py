@@ -1018,9 +1018,10 @@ def _replace_tasks(
     groups = kept.groups
     dirty_jobs: set[str] = set()
     new_rows: set[int] = set()
+    moves: list[tuple[TaskState, int]] = []  # the node rows' changes, in order (``NodeTable.place_all``)
     for uid in removed:
         gone = states.pop(uid)
-        table.place(gone, -1)
+        moves.append((gone, -1))
         dirty_jobs.add(gone.job)
         groups[gone.quota_group].add(gone.info, -1)
     added: list[TaskState] = []
@@ -1031,7 +1032,7 @@ def _replace_tasks(
         kept_spec = old is not None and same_spec(old.info, info)  # a binding or a completion
         moved = False
         if old is not None:
-            table.place(old, -1)
+            moves.append((old, -1))
             dirty_jobs.add(old.job)
             moved = kept_spec and old.quota_group == group and _same_shape(old.info, info)
             if moved:  # the same request in the same group: only the classes its status moved it between
@@ -1044,7 +1045,7 @@ def _replace_tasks(
         else:
             task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, group)
         states[info.uid] = task
-        table.place(task, 1)
+        moves.append((task, 1))
         if task.orig_node >= 0 and task.orig_status not in _DONE:  # (a finished pod is not in its row: ``place``)
             new_rows.add(task.orig_node)
         dirty_jobs.add(task.job)
@@ -1055,6 +1056,7 @@ def _replace_tasks(
                 new_group = True
             sums.add(info, 1)
         added.append(task)
+    table.place_all(moves)
     return added, dirty_jobs, new_rows, new_group
 
 
