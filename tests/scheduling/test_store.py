@@ -700,6 +700,24 @@ def test_bindings_written_while_the_engine_runs_are_those_written_after_it(monke
 
 
 @needs_postgres
+def test_streamed_bindings_skip_a_node_deleted_since_the_read(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer asks only for the nodes each batch names (``_nodes_still_there``): a binding to a node deleted
+    between the read and the write is not made, the others are, one batch at a time."""
+    from django.db import transaction
+
+    monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
+    monkeypatch.setattr(store.BindingStream, "MAX_BATCH", 1)
+    _, ids = store.read_cluster(world.cluster)
+    world.nodes["n2"].delete()
+    with transaction.atomic(), store.BindingStream(world.cluster, timezone.now(), ids) as stream:
+        stream(BIND_ALL.bindings)
+        applied = stream.finish()
+    assert applied is not None
+    assert sorted(map(tuple, applied)) == [("ns-a/a-0", "n1", False), ("ns-b/solo", "n3", True)]
+    assert (world.pod("ns-a/a-1").status, world.pod("ns-a/a-1").node) == ("Pending", None)
+
+
+@needs_postgres
 def test_the_writer_takes_what_has_come_in_batches_then_the_rest_at_once(world: World) -> None:
     stream = store.BindingStream(world.cluster, timezone.now(), store.RowIds(pods={}, nodes={}))
     stream.MIN_BATCH, stream.MAX_BATCH = 2, 2
