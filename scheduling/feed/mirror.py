@@ -370,7 +370,7 @@ class ClusterMirror:
             return None
         mapping, before = spare
         del spare
-        if len(before) + len(log) > len(mapping) // 4 or sys.getrefcount(mapping) != _SOLE_OWNER:
+        if len(before) + len(log) > len(mapping) // 4 or _REFCOUNT is None or _REFCOUNT(mapping) != _SOLE_OWNER:
             return None  # (someone else may still read it: never change it)
         if not replay_stores(mapping, before) or not replay_stores(mapping, log) or len(mapping) != len(current):
             return None
@@ -726,10 +726,14 @@ class ClusterMirror:
             st.linked = False  # a pod came in between the others
 
 
+_REFCOUNT = getattr(sys, "getrefcount", None)  # (an interpreter without it never renews a copy)
+
+
 def _sole_owner() -> int:
-    """What ``sys.getrefcount`` says of a dictionary one local name alone holds (this interpreter's count)."""
+    """What ``sys.getrefcount`` says of a dictionary one local name alone holds, as ``_renewed`` asks it (this
+    interpreter's own count: the argument itself is counted by some versions and not by others)."""
     probe: dict[str, object] = {}
-    return sys.getrefcount(probe)
+    return _REFCOUNT(probe) if _REFCOUNT is not None else -1
 
 
 _SOLE_OWNER = _sole_owner()
