@@ -865,6 +865,15 @@ class QueueBook(Mapping[str, QueueQuota]):
             "pipelined_pods": st.pipelined_pods,
         }
 
+    def sample_inputs(self, name: str) -> tuple[object, ...]:
+        """What ``self[name]``'s request, allocated, deserved, borrowed and lent are exported from, without building
+        its ``QueueQuota``: the book's class (which exports deserved) and the queue's raw amounts (read-only; a
+        caller that keeps them copies them). Equal inputs export equal values, so a writer of quota samples can skip
+        a queue whose inputs did not change since its last sample."""
+        st = self._states[name]
+        borrowed, lent = self._borrowed_and_lent()
+        return (type(self), st.request, st.allocated, st.deserved, borrowed.get(name, {}), lent.get(name, {}))
+
     def deserved_of(self, name: str) -> ResourceList:
         """``self[name].deserved`` without building the queue's other values (namespace shares need only this)."""
         snap = self._snapshots.get(name)

@@ -682,6 +682,19 @@ class _GroupSums(ShapedSums):
         elif status == TaskStatus.RELEASING:
             self._add(2, shape, amounts, sign)
 
+    def move(self, old: TaskInfo, new: TaskInfo) -> None:
+        """``add(old, -1)`` then ``add(new, 1)`` for two infos of one pod with the same request in the same order
+        (``_same_shape``): only the classes the pod's status moved it into or out of change (the sums are exact
+        integers and the shapes' counts the same either way; ``made`` does not read the order of the shapes)."""
+        was, now = _classes(old), _classes(new)
+        if was == now:
+            return
+        amounts = new.request.raw
+        shape = tuple(amounts)
+        for i in range(4):
+            if was[i] != now[i]:
+                self._add(i, shape, amounts, 1 if now[i] else -1)
+
     def totals(self) -> GroupTotals | None:
         made = self.made()
         if made is None:
@@ -696,6 +709,15 @@ class _GroupSums(ShapedSums):
             trusted(waiting) if n_waiting else None,
             n_waiting,
         )
+
+
+def _classes(info: TaskInfo) -> tuple[bool, bool, bool, bool]:
+    """The classes of ``_GroupSums`` a pod counts in (live, used, releasing, pipelined), as ``_GroupSums.add``."""
+    status = info.status
+    if status in _DONE:
+        return (False, False, False, False)
+    used = status in ALLOCATED_STATUSES
+    return (True, used, not used and status == TaskStatus.RELEASING, info.pipelined or status == TaskStatus.PIPELINED)
 
 
 def _pairs(kept: _Kept, jobs: list[JobUsage]) -> PairTable | None:
@@ -996,36 +1018,51 @@ def _replace_tasks(
     groups = kept.groups
     dirty_jobs: set[str] = set()
     new_rows: set[int] = set()
+    moves: list[tuple[TaskState, int]] = []  # the node rows' changes, in order (``NodeTable.place_all``)
     for uid in removed:
         gone = states.pop(uid)
-        table.place(gone, -1)
+        moves.append((gone, -1))
         dirty_jobs.add(gone.job)
         groups[gone.quota_group].add(gone.info, -1)
     added: list[TaskState] = []
     new_group = False
     for info in changed:
         old = states.get(info.uid)
+        group = snap.quota_group_of(info)
+        kept_spec = old is not None and same_spec(old.info, info)  # a binding or a completion
+        moved = False
         if old is not None:
-            table.place(old, -1)
+            moves.append((old, -1))
             dirty_jobs.add(old.job)
-            groups[old.quota_group].add(old.info, -1)
+            moved = kept_spec and old.quota_group == group and _same_shape(old.info, info)
+            if moved:  # the same request in the same group: only the classes its status moved it between
+                groups[group].move(old.info, info)
+            else:
+                groups[old.quota_group].add(old.info, -1)
         row = table.index.get(info.node, -1) if info.node is not None else -1
-        if old is not None and same_spec(old.info, info):  # a binding or a completion: the vector and so on kept
-            task = old.moved(info, row, snap.quota_group_of(info))
+        if old is not None and kept_spec:  # the vector and so on kept
+            task = old.moved(info, row, group)
         else:
-            task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, snap.quota_group_of(info))
+            task = TaskState(info, None, task_vector(info, table, kept.has_pods), row, group)
         states[info.uid] = task
-        table.place(task, 1)
+        moves.append((task, 1))
         if task.orig_node >= 0 and task.orig_status not in _DONE:  # (a finished pod is not in its row: ``place``)
             new_rows.add(task.orig_node)
         dirty_jobs.add(task.job)
-        sums = groups.get(task.quota_group)
-        if sums is None:
-            sums = groups[task.quota_group] = _GroupSums()
-            new_group = True
-        sums.add(info, 1)
+        if not moved:
+            sums = groups.get(group)
+            if sums is None:
+                sums = groups[group] = _GroupSums()
+                new_group = True
+            sums.add(info, 1)
         added.append(task)
+    table.place_all(moves)
     return added, dirty_jobs, new_rows, new_group
+
+
+def _same_shape(a: TaskInfo, b: TaskInfo) -> bool:
+    """Whether two equal requests (``same_spec``) also name their resources in the same order (the sums' shapes)."""
+    return a.request is b.request or tuple(raw(a.request)) == tuple(raw(b.request))
 
 
 def _reorder(kept: _Kept, ch: _Changes, added: list[TaskState], new_group: bool) -> tuple[dict[str, TaskState], bool]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -478,6 +478,39 @@ class NodeTable:
         elif status == S.PIPELINED:
             self.pipelined[row] += vec
             self.future_ops += sign
+
+    def place_all(self, moves: Sequence[tuple[TaskState, int]]) -> None:
+        """``place`` of each ``(task, sign)`` in turn, the rows' amounts moved at the end by one ``ufunc.at`` per
+        array instead of a row at a time (exact integer sums, whatever their order; each row's task dict changes in
+        the same order as by ``place``)."""
+        rows: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])  # idle, evictable, releasing, pipe
+        vecs: tuple[list[I64], list[I64], list[I64], list[I64]] = ([], [], [], [])
+        for task, sign in moves:
+            row, status = task.orig_node, task.orig_status
+            if row < 0 or status in _TERMINAL:
+                continue
+            if sign > 0:
+                self.own_row(row)[task.uid] = task
+            else:
+                del self.own_row(row)[task.uid]
+            vec = task.vec if sign > 0 else -task.vec
+            if status in ALLOCATED_STATUSES:
+                into = (0, 1) if status in (S.RUNNING, S.BOUND) and task.preemptable else (0,)
+            elif status == S.RELEASING:
+                into = (0, 2)
+                self.future_ops += sign
+            elif status == S.PIPELINED:
+                into = (3,)
+                self.future_ops += sign
+            else:
+                continue
+            for i in into:
+                rows[i].append(row)
+                vecs[i].append(vec)
+        arrays = (self.idle, self.evictable, self.releasing, self.pipelined)
+        for i, array in enumerate(arrays):
+            if rows[i]:
+                (np.subtract if i == 0 else np.add).at(array, rows[i], np.array(vecs[i]))
 
     def future_idle(self, row: int) -> I64:
         out: I64 = self.idle[row] + self.releasing[row] - self.pipelined[row]

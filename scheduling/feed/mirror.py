@@ -52,6 +52,7 @@ the process's mirror of each cluster (``mirror_of``); a lock keeps two threads f
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import uuid
 from collections import Counter
@@ -205,6 +206,12 @@ class _State:
     # changed since it (not after a full read or a re-sort): the engine's carry is told (``SessionCarry.note_tasks``)
     touched: set[str] = field(default_factory=set)
     linked: bool = False
+    # every store (uid, info) and drop (uid, None) of ``tasks`` since its last copy, in order: what brings an
+    # earlier copy up to date without a new one (``ClusterMirror._renewed``); None: not kept (a full read, or too
+    # long: ``_bound_logs``)
+    log: list[tuple[str, TaskInfo | None]] | None = None
+    # the same for ``pod_ids`` since its last copy (``ClusterMirror.row_ids``)
+    ids_log: list[tuple[str, int | None]] | None = None
     # the same for the podgroups' keys (own podgroups included) since the last copy of ``podgroups`` (``snapshot``;
     # ``SessionCarry.note_podgroups``); not after a full read or a re-sort
     pg_touched: set[str] = field(default_factory=set)
@@ -237,6 +244,13 @@ class ClusterMirror:
         self.version = 0  # moves whenever what the mirror holds changes
         self._rows = 0  # moves whenever the cluster's rows it holds change (not for a tree change)
         self._copies: tuple[int, dict[str, TaskInfo], dict[str, PodGroupInfo]] | None = None
+        # the pods' copy before the last one and the mirror's stores and drops of its pods since that copy was made
+        # until the last one (``_renewed_copy``); how many copies were so renewed instead of made anew
+        self._spare: tuple[dict[str, TaskInfo], list[tuple[str, TaskInfo | None]]] | None = None
+        self.renewed = 0
+        # the same for the pods' keys of ``row_ids`` (its last copy, and the rows' version it stands for)
+        self._ids_copy: tuple[int, dict[str, int]] | None = None
+        self._ids_spare: tuple[dict[str, int], list[tuple[str, int | None]]] | None = None
         self._last_snapshot: Snapshot | None = None  # its indexes of the fields unchanged since are reused
         # (version, policy, now, the engine's result, until when time alone changes nothing: ``clock.time_horizon``)
         self._memo: tuple[int, str, float, Any, float] | None = None
@@ -276,6 +290,8 @@ class ClusterMirror:
                 self.version += 1
                 self._rows += 1
                 raise
+            if self._state is not None:
+                _bound_logs(self._state)
             ms = round((perf_counter() - t0) * 1000.0, 3)
             self.last = Refresh(done.full, done.reason, done.changes, ms, done.own)
             return self.last
@@ -294,13 +310,16 @@ class ClusterMirror:
                 podgroups = st.podgroups.copy()
                 for key, info in st.own.items():
                     podgroups.setdefault(key, info)
-                tasks = st.tasks.copy()
                 # what changed since the last copy, for the engine's kept state (it then looks at those pods only)
                 linked = st.linked and self._copies is not None
                 base = self._copies[1] if self._copies else {}
+                log = st.log if linked else None
+                self.tasks_note = None  # (it holds the copy before the last one: ``_renewed``)
+                tasks = self._renewed("_spare", log, st.tasks) or st.tasks.copy()
+                self._spare = (base, log) if log is not None else None
                 self.carry.note_tasks(base, tasks, st.touched if linked else None)
                 self.tasks_note = (base, tasks, st.touched if linked else None)  # and for the session's recording
-                st.touched, st.linked = set(), True
+                st.touched, st.linked, st.log = set(), True, []
                 pg_base = self._copies[2] if self._copies else {}
                 self.carry.note_podgroups(pg_base, podgroups, st.pg_touched if st.pg_linked and self._copies else None)
                 st.pg_touched, st.pg_linked = set(), True
@@ -332,12 +351,46 @@ class ClusterMirror:
             # Kueue's pod groups short of their pods, from the pods as they stand (``store.with_pod_group_waits``)
             return store.with_pod_group_waits(flavored, st.kueue_counts)
 
+    def _renewed(self, slot: str, log: list[tuple[str, Any]] | None, current: dict[str, Any]) -> dict[str, Any] | None:
+        """The copy of one of the mirror's dictionaries (the pods: ``_spare``; their keys: ``_ids_spare``) that the
+        reader before the last one got, brought up to ``current`` in place by the mirror's own stores and drops
+        since it was made, replayed in their order (``replay_stores``: the same operations on an equal dictionary
+        give an equal one, order included), instead of a new copy of every pod; None when that cannot be done (then
+        a new copy, as before).
+
+        A new copy of 200,000 entries costs its references' counts and, the pods' being a young container, the
+        cyclic collector's next young and middle collections walk it entry by entry; an old one brought up to date
+        by a few thousand stores is not walked again. It is renewed only when this mirror holds the last reference
+        to it (the carry and the recording hold the last snapshot's pods; a values cache or any other reader still
+        holding the older one keeps it from being changed), only when every store and drop since it was made is
+        logged (none lost to a full read or a re-sort), and fewer than a quarter of the pods."""
+        spare = getattr(self, slot)
+        setattr(self, slot, None)
+        if spare is None or log is None:
+            return None
+        mapping, before = spare
+        del spare
+        if len(before) + len(log) > len(mapping) // 4 or _REFCOUNT is None or _REFCOUNT(mapping) != _SOLE_OWNER:
+            return None  # (someone else may still read it: never change it)
+        if not replay_stores(mapping, before) or not replay_stores(mapping, log) or len(mapping) != len(current):
+            return None
+        self.renewed += 1
+        return mapping  # type: ignore[no-any-return]
+
     def row_ids(self) -> store.RowIds:
         with self._lock:
             st = self._state
             if st is None:
                 raise RuntimeError("the mirror has not been read yet (call refresh first)")
-            return store.RowIds(pods=st.pod_ids.copy(), nodes=st.node_ids.copy())  # (``copy``: see ``snapshot``)
+            # the same copy of the pods' keys while those rows are unchanged, else the one before it renewed
+            copied = self._ids_copy
+            if copied is None or copied[0] != self._rows:
+                log = st.ids_log if copied is not None else None
+                pods = self._renewed("_ids_spare", log, st.pod_ids) or st.pod_ids.copy()  # (``copy``: ``snapshot``)
+                self._ids_spare = (copied[1], log) if copied is not None and log is not None else None
+                st.ids_log = []
+                self._ids_copy = copied = (self._rows, pods)
+            return store.RowIds(pods=copied[1], nodes=st.node_ids.copy())
 
     def remember(self, result: Any, policy: str, now: float, until: float = math.inf) -> None:
         """The engine's ``result`` on the snapshot this thread last ``read``, under ``policy`` (its text) at
@@ -654,6 +707,10 @@ class ClusterMirror:
                 st.pending -= st.tasks.pop(old).status is TaskStatus.PENDING
                 if st.linked:
                     st.touched.add(old)
+                if st.log is not None:
+                    st.log.append((old, None))
+                if st.ids_log is not None:
+                    st.ids_log.append((old, None))
                 del st.pod_ids[old], st.pod_uids[pk]
                 _drop_own(st, pk)
         resort = False
@@ -667,6 +724,40 @@ class ClusterMirror:
             order = sorted(st.pod_uids)
             st.tasks = {st.pod_uids[pk]: st.tasks[st.pod_uids[pk]] for pk in order}
             st.linked = False  # a pod came in between the others
+
+
+_REFCOUNT = getattr(sys, "getrefcount", None)  # (an interpreter without it never renews a copy)
+
+
+def _sole_owner() -> int:
+    """What ``sys.getrefcount`` says of a dictionary one local name alone holds, as ``_renewed`` asks it (this
+    interpreter's own count: the argument itself is counted by some versions and not by others)."""
+    probe: dict[str, object] = {}
+    return _REFCOUNT(probe) if _REFCOUNT is not None else -1
+
+
+_SOLE_OWNER = _sole_owner()
+
+
+def _bound_logs(st: _State) -> None:
+    """Drop a log of stores and drops longer than a quarter of the pods (a reader that copies seldom: a copy is
+    cheaper than replaying it, and the log would only grow)."""
+    limit = len(st.tasks) // 4 + 64
+    if st.log is not None and len(st.log) > limit:
+        st.log = None
+    if st.ids_log is not None and len(st.ids_log) > limit:
+        st.ids_log = None
+
+
+def replay_stores(mapping: dict[str, Any], log: list[tuple[str, Any]]) -> bool:
+    """Apply the logged stores (``(key, value)``) and drops (``(key, None)``) to ``mapping`` in their order; False
+    when a drop finds no such key (``mapping`` was not the dictionary they were made on: it is then unusable)."""
+    for key, value in log:
+        if value is not None:
+            mapping[key] = value
+        elif mapping.pop(key, None) is None:
+            return False
+    return True
 
 
 # -- the mirror's rows ------------------------------------------------------------------------------------------
@@ -707,8 +798,12 @@ def _store_task(st: _State, pk: int, row: Any, task: TaskInfo) -> None:
     st.pending += (task.status is TaskStatus.PENDING) - (old is not None and old.status is TaskStatus.PENDING)
     if st.linked:  # (not during a full read)
         st.touched.add(task.uid)
+    if st.log is not None:
+        st.log.append((task.uid, task))
     st.tasks[task.uid] = task  # an update keeps its place
     st.pod_ids[task.uid] = pk
+    if st.ids_log is not None:
+        st.ids_log.append((task.uid, pk))
     st.pod_uids[pk] = task.uid
     st.max_pod = max(st.max_pod, pk)
     if row[3] is None:
@@ -751,6 +846,8 @@ def _store_bound(st: _State, task: TaskInfo) -> None:
     st.pending += (task.status is TaskStatus.PENDING) - (old.status is TaskStatus.PENDING)
     if st.linked:
         st.touched.add(task.uid)
+    if st.log is not None:
+        st.log.append((task.uid, task))
     st.tasks[task.uid] = task  # (its place kept)
 
 

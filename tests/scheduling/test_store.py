@@ -519,6 +519,42 @@ def test_a_node_is_sampled_when_its_values_change_and_at_least_every_interval(
     assert session(t0 + timedelta(seconds=61), "2", "1") == ["a", "b"]
 
 
+@pytest.mark.parametrize("seed", range(16))
+def test_samples_made_from_their_kept_inputs_are_the_ones_made_afresh(
+    seed: int, world: World, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A tree node whose inputs equal those of its last sample (``QueueBook.sample_inputs``, a quota group's five
+    amounts) gets that sample's values without making them again: over seeded sessions of random clusters whose
+    results take effect and whose pods change, every row made so equals the row made with no memory at all."""
+    from engine.session.carry import SessionCarry
+    from engine.session.run import run_session
+    from tests.unit.test_session_carry import World as RandomCluster
+
+    settings.FAIRWAY = {**settings.FAIRWAY, "SAMPLE_EVERY_SECONDS": 3}
+    cid = world.cluster.pk
+    store_write._LAST_SAMPLES.pop(cid, None)
+    cluster, carry = RandomCluster(seed), SessionCarry()
+    t0 = timezone.now()
+    made = reused = 0
+    for step in range(25):
+        result = run_session(cluster.snap, now=float(step), carry=carry)
+        rows, sources = store_write._sample_rows(cid, result)
+        memory = store_write._LAST_SAMPLES.pop(cid, None)
+        fresh, _ = store_write._sample_rows(cid, result)
+        if memory is not None:
+            store_write._LAST_SAMPLES[cid] = memory
+        assert rows == fresh, step
+        made += len(sources)
+        reused += len(rows) - len(sources)
+        with django_capture_on_commit_callbacks(execute=True):
+            store_write._changed_samples(cid, rows, t0 + timedelta(seconds=step), sources)
+        if cluster.rng.random() < 0.5:
+            cluster.apply(result, now=float(step))
+        for _ in range(cluster.rng.randint(1, 3)):
+            cluster.change()
+    assert reused > 0 and made > 0  # both paths taken
+
+
 def test_quota_samples_keep_any_name_and_every_amount(world: World) -> None:
     """The samples go in with one COPY: names and amounts come back as written, whatever their characters."""
     big = {"cpu": str(2**40), "memory": "3Ei", "example.com/weird": "7"}
@@ -661,6 +697,24 @@ def test_bindings_written_while_the_engine_runs_are_those_written_after_it(monke
         RowChange.objects.filter(cluster_id=streamed.cluster.pk, kind=ChangeKind.POD).values_list("row_id", flat=True)
     )
     assert set(Pod.objects.filter(cluster=streamed.cluster, status="Bound").values_list("id", flat=True)) <= logged
+
+
+@needs_postgres
+def test_streamed_bindings_skip_a_node_deleted_since_the_read(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer asks only for the nodes each batch names (``_nodes_still_there``): a binding to a node deleted
+    between the read and the write is not made, the others are, one batch at a time."""
+    from django.db import transaction
+
+    monkeypatch.setattr(store.BindingStream, "MIN_BATCH", 1)
+    monkeypatch.setattr(store.BindingStream, "MAX_BATCH", 1)
+    _, ids = store.read_cluster(world.cluster)
+    world.nodes["n2"].delete()
+    with transaction.atomic(), store.BindingStream(world.cluster, timezone.now(), ids) as stream:
+        stream(BIND_ALL.bindings)
+        applied = stream.finish()
+    assert applied is not None
+    assert sorted(map(tuple, applied)) == [("ns-a/a-0", "n1", False), ("ns-b/solo", "n3", True)]
+    assert (world.pod("ns-a/a-1").status, world.pod("ns-a/a-1").node) == ("Pending", None)
 
 
 @needs_postgres
