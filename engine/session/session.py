@@ -457,27 +457,38 @@ class NodeTable:
             self.tasks[row] = self.tasks[row].copy()
         return self.tasks[row]
 
-    def place(self, task: TaskState, sign: int) -> None:
-        """Count (``sign`` 1) or uncount (-1) what ``task`` holds on its node as the session opens with it."""
+    def _enter(self, task: TaskState, sign: int) -> tuple[int, ...]:
+        """Count (``sign`` 1) or uncount (-1) ``task`` in its node row's pods and ``future_ops``; the arrays its
+        request moves in (0 idle, taken away; 1 evictable, 2 releasing, 3 pipelined, added), none for a
+        pod on no node or finished."""
         row, status = task.orig_node, task.orig_status
         if row < 0 or status in _TERMINAL:
-            return
+            return ()
         if sign > 0:
             self.own_row(row)[task.uid] = task
         else:
             del self.own_row(row)[task.uid]
-        vec = task.vec if sign > 0 else -task.vec
         if status in ALLOCATED_STATUSES:
-            self.idle[row] -= vec
-            if status in (S.RUNNING, S.BOUND) and task.preemptable:
-                self.evictable[row] += vec
-        elif status == S.RELEASING:
-            self.idle[row] -= vec
-            self.releasing[row] += vec
+            return (0, 1) if status in (S.RUNNING, S.BOUND) and task.preemptable else (0,)
+        if status == S.RELEASING:
             self.future_ops += sign
-        elif status == S.PIPELINED:
-            self.pipelined[row] += vec
+            return (0, 2)
+        if status == S.PIPELINED:
             self.future_ops += sign
+            return (3,)
+        return ()
+
+    def place(self, task: TaskState, sign: int) -> None:
+        """Count (``sign`` 1) or uncount (-1) what ``task`` holds on its node as the session opens with it."""
+        into = self._enter(task, sign)
+        if into:
+            vec, row = (task.vec if sign > 0 else -task.vec), task.orig_node
+            arrays = (self.idle, self.evictable, self.releasing, self.pipelined)
+            for i in into:
+                if i:
+                    arrays[i][row] += vec
+                else:
+                    self.idle[row] -= vec
 
     def place_all(self, moves: Sequence[tuple[TaskState, int]]) -> None:
         """``place`` of each ``(task, sign)`` in turn, the rows' amounts moved at the end by one ``ufunc.at`` per
@@ -486,27 +497,12 @@ class NodeTable:
         rows: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])  # idle, evictable, releasing, pipe
         vecs: tuple[list[I64], list[I64], list[I64], list[I64]] = ([], [], [], [])
         for task, sign in moves:
-            row, status = task.orig_node, task.orig_status
-            if row < 0 or status in _TERMINAL:
-                continue
-            if sign > 0:
-                self.own_row(row)[task.uid] = task
-            else:
-                del self.own_row(row)[task.uid]
-            vec = task.vec if sign > 0 else -task.vec
-            if status in ALLOCATED_STATUSES:
-                into = (0, 1) if status in (S.RUNNING, S.BOUND) and task.preemptable else (0,)
-            elif status == S.RELEASING:
-                into = (0, 2)
-                self.future_ops += sign
-            elif status == S.PIPELINED:
-                into = (3,)
-                self.future_ops += sign
-            else:
-                continue
-            for i in into:
-                rows[i].append(row)
-                vecs[i].append(vec)
+            into = self._enter(task, sign)
+            if into:
+                vec = task.vec if sign > 0 else -task.vec
+                for i in into:
+                    rows[i].append(task.orig_node)
+                    vecs[i].append(vec)
         arrays = (self.idle, self.evictable, self.releasing, self.pipelined)
         for i, array in enumerate(arrays):
             if rows[i]:
