@@ -230,6 +230,14 @@ class InvalidObject:
     index: int
 
 
+def controller_ref(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An object's ``ownerReference`` with ``controller: true`` (its controller), else None."""
+    refs = meta.get("ownerReferences")
+    if not isinstance(refs, list):
+        return None
+    return next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
+
+
 class _FieldError(ValueError):
     """A bad field inside one object; the caller adds the document's location."""
 
@@ -918,10 +926,9 @@ class _BuilderBase:
         ``controller: true``, kind Job of ``batch/v1``, the Job's name and uid), else None. The Job controller's
         ``batch.kubernetes.io/job-name`` label is only a hint: a pod of another owner, or of an older Job of the
         same name, is not the Job's."""
-        refs = meta.get("ownerReferences")
-        if not self.live_jobs or not isinstance(refs, list):
+        if not self.live_jobs:
             return None
-        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
+        ref = controller_ref(meta)
         if ref is None or ref.get("kind") != "Job" or str(ref.get("apiVersion") or "").split("/")[0] != "batch":
             return None
         key = f"{namespace}/{ref.get('name') or ''}"
@@ -945,9 +952,7 @@ class _BuilderBase:
             if self.live_pod_set_jobs.get(key) == ("JobSet", labels.get(JOBSET_UID_LABEL)):
                 return key, labels.get(JOBSET_REPLICATED_JOB_LABEL, "")
             return None
-        refs = meta.get("ownerReferences")
-        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None) if isinstance(
-            refs, list) else None  # fmt: skip
+        ref = controller_ref(meta)
         if ref is None:
             return None
         group = str(ref.get("apiVersion") or "").split("/")[0]

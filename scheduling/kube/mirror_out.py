@@ -46,7 +46,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from kubernetes import client as k8s
 
-from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM
+from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM, controller_ref
 from engine.manifests.export import export_trees
 from engine.resources import ResourceList, is_unlimited
 from quotas.models import Namespace, Queue
@@ -524,14 +524,8 @@ def _bound_by_controller(pods: list[dict[str, Any]]) -> Counter[tuple[Any, Any]]
     return Counter(
         (ref.get("uid"), (obj.get("metadata") or {}).get("namespace"))
         for obj in pods
-        if (obj.get("spec") or {}).get("nodeName") and (ref := _controller(obj)) is not None
+        if (obj.get("spec") or {}).get("nodeName") and (ref := controller_ref(obj.get("metadata") or {})) is not None
     )
-
-
-def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """An object's ``ownerReference`` with ``controller: true`` (None: none)."""
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
 
 
 def _drain(response: Any) -> None:
