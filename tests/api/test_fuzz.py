@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from quotas.models import LocalQueue, Namespace, Queue, QuotaGroup
 from scheduling.models import Node, Pod, PodGroup
+from tests.support.examples import examples
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +93,7 @@ def test_random_bodies_never_cause_a_server_error(admin_api: Any, url: str) -> N
     admin_api.post("/api/v1/namespaces/", {"name": "ns1"}, format="json")
     admin_api.post("/api/v1/queues/", {"name": "q1"}, format="json")
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(body=bodies(url))
     def check(body: Any) -> None:
         before = _counts()

@@ -16,6 +16,7 @@ from frontend import figures
 from frontend.presenters import balances, units
 from frontend.presenters.ledger import POOL, attribute
 from frontend.presenters.trees import Tree, TreeNode, effective_cap, sizes
+from tests.support.examples import examples
 
 GI = 2**30
 
@@ -100,7 +101,7 @@ def test_gpu_loans_read_in_whole_gpus_that_add_up_to_what_was_borrowed() -> None
     assert [r["amount"] for r in rows] == ["≈ 13 GPUs", "< 1 GPU"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     borrowed=st.lists(st.integers(0, 10_000), min_size=1, max_size=5),
     lent=st.lists(st.integers(0, 10_000), min_size=0, max_size=5),
@@ -192,7 +193,7 @@ def _parents(names: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.sampled_from(names)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), n=st.integers(1, 25))
 def test_children_never_outgrow_their_parent(data: st.DataObject, n: int) -> None:
     spec: dict[str, tuple[str | None, int | None]] = {"root": (None, data.draw(caps))}

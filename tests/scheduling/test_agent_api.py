@@ -18,6 +18,7 @@ from scheduling import sessions
 from scheduling.models import Node, NodeAgentBinding, Pod
 from tests.conftest import ensure_migrated_rows, error_attrs, forget_cluster_state
 from tests.scheduling.conftest import World, build_world
+from tests.support.examples import examples
 
 pytestmark = pytest.mark.django_db
 
@@ -262,7 +263,7 @@ _json = st.recursive(
 _fields = st.sampled_from(["allocatable", "labels", "taints", "unschedulable", "status", "node", "message", "cpu"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     body=st.dictionaries(_fields, _json, max_size=4) | _json, target=st.sampled_from(["heartbeat", "status", "gone"])
 )

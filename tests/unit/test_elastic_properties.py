@@ -16,6 +16,7 @@ from engine.fairshare.elastic import FIELDS, ElasticQuotaTree, ElasticResult, co
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import MAX_AMOUNT, ResourceList, split_unit
 from tests.support.elastic_reference import reference_quotas
+from tests.support.examples import examples
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 HUGE = MAX_AMOUNT
@@ -128,7 +129,7 @@ def assert_same(fast: ElasticResult, expected: Mapping[str, Any]) -> None:
         assert got[name] == want[name], name
 
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -146,7 +147,7 @@ def test_fast_path_equals_reference_with_huge_amounts(case: Case) -> None:
     assert_same(fast, reference_quotas(case.groups, case.requests, case.total, **case.kwargs()))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(cases(max_groups=10), st.randoms(use_true_random=False))
 def test_result_does_not_depend_on_input_order(case: Case, rnd: random.Random) -> None:
     first = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())
@@ -243,7 +244,7 @@ def _apply(tree: ElasticQuotaTree, model: dict[str, Any], kind: str, pick: int, 
             tree.remove_group(name)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edit_scripts())
 def test_incremental_equals_full_recompute(data: tuple[Case, list[tuple[str, int, int]]]) -> None:
     case, script = data
@@ -386,7 +387,7 @@ def test_raising_shared_weight_never_lowers_runtime(case: Case, pick: int, extra
     assert after[g.name].runtime[k] >= before[g.name].runtime[k] - depth
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(cases(huge=True))
 def test_explanations_reproduce_runtimes(case: Case) -> None:
     res = compute_runtimes(case.groups, case.requests, case.total, **case.kwargs())

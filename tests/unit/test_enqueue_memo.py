@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from engine.objects import NamespaceInfo, PodGroupPhase, Snapshot, TaskStatus
 from engine.session.run import apply_result, run_session
+from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, plugin, pod, podgroup, policy, queue, rl, snapshot
 
 ENQUEUE = importlib.import_module("engine.session.actions.enqueue")  # the module (the package exports the function)
@@ -99,7 +100,7 @@ def _decisions(snap: Snapshot, sessions: int = 3) -> list[Any]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(copied_jobs())
 def test_identical_podgroups_are_refused_as_if_each_asked(snap: Snapshot) -> None:
     memo = _decisions(snap)

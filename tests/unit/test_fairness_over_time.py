@@ -34,6 +34,7 @@ from engine.usage import (
     node_key,
 )
 from engine.values import compute_values, past_shares, usage_now
+from tests.support.examples import examples
 from tests.unit.test_session_support import evicted, group, node, pod, podgroup, policy, queue, rl, running, snapshot
 
 CPU = "cpu"
@@ -249,7 +250,7 @@ def _trees(draw: Any) -> tuple[Snapshot, UsageHistory]:
     return snap, UsageHistory(recorded=recorded)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees())
 def test_guarantees_and_mins_are_untouched_under_any_past_usage(tree: tuple[Snapshot, UsageHistory]) -> None:
     snap, history = tree

@@ -12,6 +12,7 @@ from engine.objects import Snapshot, TaskInfo, TaskStatus
 from engine.resources import ResourceList
 from engine.session.gangcover import Unit, least_waste_cover, pod_work
 from engine.session.recycle import gangs_of, revoke_victims
+from tests.support.examples import examples
 from tests.unit.test_session_support import podgroup
 
 GPU = "nvidia.com/gpu"
@@ -64,7 +65,7 @@ unit_strategy = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(unit_strategy, st.integers(0, 20), st.integers(0, 20))
 def test_cover_frees_the_need_and_is_least_work_when_exact(
     spec: list[tuple[int, int, int, int]], need_gpu: int, need_cpu: int
@@ -109,7 +110,7 @@ def _world(spec: list[tuple[int, int, int, int, int, int, int]], pinned: int) ->
     return pods, Snapshot.build(podgroups=groups, tasks=pods)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(gang_strategy, st.integers(0, 40), st.integers(0, 40), st.integers(-1, 15))
 def test_no_gang_below_its_minimum_and_the_need_is_freed(
     spec: list[tuple[int, int, int, int, int, int, int]], runtime_gpu: int, runtime_cpu: int, pinned: int

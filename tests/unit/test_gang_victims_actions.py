@@ -14,6 +14,7 @@ from engine.objects import Snapshot, TaskInfo
 from engine.policy.policy import Policy, PolicyError
 from engine.session.run import run_session
 from engine.vocabulary import READY_STATUSES
+from tests.support.examples import examples
 from tests.unit.test_session_support import (
     Q,
     evicted,
@@ -240,7 +241,7 @@ def _check(snap: Snapshot, action: str) -> None:
         assert not left or len(left) >= pg.min_member, (action, key, sorted(gone))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(victim_gangs, preemptor, st.sampled_from(["preempt", "reclaim"]))
 def test_no_gang_is_broken_and_every_eviction_places_its_beneficiary(
     gangs: list[tuple[int, int, int, int]], job: tuple[int, int], action: str
@@ -248,7 +249,7 @@ def test_no_gang_is_broken_and_every_eviction_places_its_beneficiary(
     _check(_random_world(gangs, job, action, True), action)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(victim_gangs, preemptor, st.sampled_from(["preempt", "reclaim"]))
 def test_with_the_option_off_the_pod_by_pod_choice_is_unchanged(
     gangs: list[tuple[int, int, int, int]], job: tuple[int, int], action: str

@@ -28,6 +28,7 @@ from engine.fairshare.verdicts import TaskRef
 from engine.manifests import load_manifests
 from engine.objects import QueueSpec, QuotaGroupSpec
 from engine.resources import ResourceList
+from tests.support.examples import examples
 from tests.support.kueue_reference import KueueNode, KueueTree
 
 CPU = 1000  # millicores per cpu
@@ -330,7 +331,7 @@ def kueue_trees(draw: st.DrawFn) -> tuple[list[KueueNode], list[tuple[str, int]]
     return nodes, submitted
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(kueue_trees())
 def test_admissions_match_kueue_on_random_trees(tree: tuple[list[KueueNode], list[tuple[str, int]]]) -> None:
     """Every workload Kueue admits, Fairway admits, and no other; afterwards the most one more workload may take

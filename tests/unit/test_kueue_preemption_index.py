@@ -25,6 +25,7 @@ from engine.fairshare.kueue_preemption import (
 )
 from engine.manifests import load_manifests
 from engine.objects import KueuePreemption
+from tests.support.examples import examples
 
 FRS: tuple[FlavorResource, ...] = (("a", "cpu"), ("b", "cpu"), ("a", "memory"))
 WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
@@ -81,7 +82,7 @@ def _usage(tree: FairTree) -> dict[str, dict[FlavorResource, int]]:
     return {n: dict(tree.usage_of(n)) for n in tree.nodes}
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32))
 def test_classical_targets_on_the_index_are_the_plain_ones(seed: int) -> None:
     tree, queue, request, admitted, policy, priority, created = _case(seed)
@@ -98,7 +99,7 @@ def test_classical_targets_on_the_index_are_the_plain_ones(seed: int) -> None:
     assert _usage(tree) == before  # the tree is left as it was
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(min_value=0, max_value=2**32))
 def test_find_candidates_presorted_are_the_sorted_ones(seed: int) -> None:
     tree, queue, request, admitted, policy, priority, created = _case(seed)

@@ -26,6 +26,7 @@ from engine.limits import (
     yaml_depth_bound,
 )
 from engine.resources import QuantityError, parse_quantity
+from tests.support.examples import examples
 
 BOMB = "[" * 100_000 + "]" * 100_000  # the 200 KB body that crashed a web worker
 
@@ -49,7 +50,7 @@ json_values = st.recursive(
 
 # -- JSON ------------------------------------------------------------------------------------------------------------
 @given(json_values)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_json_depth_is_exact_whatever_the_strings_hold(value: Any) -> None:
     for text in (json.dumps(value), json.dumps(value, indent=1), json.dumps(value, ensure_ascii=False)):
         assert json_depth(text) == depth_of(value)
@@ -84,7 +85,7 @@ yaml_values = st.recursive(
     st.integers(min_value=2, max_value=6),
     st.integers(min_value=1, max_value=12),
 )
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_the_yaml_text_bound_never_underestimates(value: Any, flow: bool | None, indent: int, limit: int) -> None:
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent)
     depth = depth_of(yaml.safe_load(text))

@@ -22,6 +22,7 @@ from engine.limits import SafeLoader, YAMLTooDeep, check_yaml_depth, yaml_depth_
 from engine.manifests import fastyaml
 from engine.manifests.yamlload import ManifestLoader, load_manifest_documents
 from tests.acceptance.manifests import PEER_MANIFESTS, needs_peer_manifests
+from tests.support.examples import examples
 from tests.unit.test_limits import depth_of
 
 
@@ -152,7 +153,7 @@ structures = st.recursive(
 
 
 @given(st.lists(st.dictionaries(keys, structures, min_size=1, max_size=4), min_size=1, max_size=3))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_the_lean_loader_reads_generated_texts_as_pyyaml_does(documents: list[dict[str, Any]]) -> None:
     text = "".join("---" + _block(doc, 0) for doc in documents)
     assert_same_reading(text)
@@ -179,7 +180,7 @@ yaml_values = st.recursive(
     st.sampled_from([False, None, True]),
     st.integers(min_value=1, max_value=12),
 )
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_the_bound_over_several_documents_never_underestimates(
     values: list[Any], flow: bool | None, limit: int
 ) -> None:
@@ -338,7 +339,7 @@ def test_the_fast_path_declines_what_json_reads_otherwise(text: str) -> None:
 
 @needs_ryml
 @given(st.lists(st.dictionaries(keys, structures, min_size=1, max_size=4), min_size=1, max_size=3))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_the_fast_path_reads_generated_texts_as_pyyaml_does_or_declines(documents: list[dict[str, Any]]) -> None:
     assert_fast_agrees("".join("---" + _block(doc, 0) for doc in documents))
 
@@ -355,7 +356,7 @@ dumped = st.recursive(
 
 @needs_ryml
 @given(st.dictionaries(st.sampled_from(["a", "b", "c"]), plain_scalars, min_size=1), st.booleans())
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_the_fast_path_reads_plain_numbers_as_pyyaml_does_or_declines(values: dict[str, str], flow: bool) -> None:
     if flow:
         text = "{" + ", ".join(f"{k}: {v}" for k, v in values.items()) + "}\n"
@@ -371,7 +372,7 @@ def test_the_fast_path_reads_plain_numbers_as_pyyaml_does_or_declines(values: di
     st.sampled_from([None, '"', "'"]),
     st.sampled_from([20, 80]),
 )
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_the_fast_path_reads_what_pyyaml_writes(
     values: list[Any], flow: bool | None, style: str | None, width: int
 ) -> None:
@@ -384,7 +385,7 @@ MUTABLE = TAKEN[0] + "---\n" + TAKEN[4] + "---\n" + TAKEN[5]
 
 @needs_ryml
 @given(st.lists(st.tuples(st.integers(0, len(MUTABLE)), st.integers(0, 3), st.sampled_from(list(" \n-:#'\"[]{},|>?.0y1e"))), min_size=1, max_size=4))  # fmt: skip
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 def test_the_fast_path_on_broken_texts_reads_as_pyyaml_does_or_declines(edits: list[tuple[int, int, str]]) -> None:
     text = MUTABLE
     for at, cut, char in edits:
@@ -485,7 +486,7 @@ _ONE_WORD_VALUES = ["1", "12", "-5", "5", "1.5", "12:30", "2026-11-29T03:45:11Z"
                     "0x1F", "1e3", "~", "=", "12:", "3:4", ".5", "+1", "5:"]  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet=_PLAIN_ALPHABET, max_size=40))
 def test_the_one_pass_plain_words_agree_with_the_search_per_value(text: str) -> None:
     """``fastyaml._plain_words`` (one pass over the text for every candidate value) finds a one-word value exactly

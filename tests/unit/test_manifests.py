@@ -29,6 +29,7 @@ from engine.objects import (
 )
 from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import ResourceList
+from tests.support.examples import examples
 from tests.support.manifest_dump import dump_snapshot, dump_yaml
 
 GiB, MiB = 2**30, 2**20
@@ -1073,7 +1074,7 @@ _fields = {
 }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(sorted(_fields)),
     data=st.data(),
@@ -1303,7 +1304,7 @@ def _snapshot(draw: st.DrawFn) -> Snapshot:
     return snap.replace(tasks=tasks)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snap=_snapshot())
 def test_dump_then_load_gives_back_an_equal_snapshot(snap: Snapshot) -> None:
     text = dump_yaml(snap)

@@ -17,6 +17,7 @@ from engine.objects import NodeInfo, PodGroupInfo, QuotaGroupSpec, Snapshot, Tas
 from engine.resources import MAX_AMOUNT, ResourceList
 from engine.session.run import run_recycle, run_session
 from engine.values import compute_values
+from tests.support.examples import examples
 
 BOUND = Limits().max_node_amount
 
@@ -75,7 +76,7 @@ _AMOUNT = st.one_of(
 _LIST = st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), _AMOUNT, max_size=3)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     allocatables=st.lists(_LIST, min_size=1, max_size=6),
     requests=st.lists(st.tuples(_LIST, st.booleans(), st.booleans()), max_size=12),

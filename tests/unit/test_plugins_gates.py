@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from engine.objects import NodeSelectorRequirement, Taint, Toleration
 from engine.session.framework import PERMIT, REJECT
 from engine.session.session import Session
+from tests.support.examples import examples
 from tests.unit.test_session_support import (
     Q,
     node,
@@ -31,7 +32,7 @@ def open_session(**objects: Any) -> Session:
     return Session(snap, snap.policy, 0.0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.sampled_from(["proportion", "capacity", "hier"]),
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=5),

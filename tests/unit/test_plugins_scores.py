@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from engine.session.framework import Plugin
 from engine.session.session import Session, TaskState
+from tests.support.examples import examples
 from tests.unit.test_session_support import node, plugin, pod, podgroup, policy, running, snapshot
 
 GiB = 2**30
@@ -73,7 +74,7 @@ def test_binpack_known_values_and_overflow() -> None:
 amounts = st.integers(min_value=0, max_value=2**40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(amounts, amounts, amounts, amounts), min_size=1, max_size=6),
     st.tuples(st.integers(0, 2**34), st.integers(0, 2**40)),
@@ -134,7 +135,7 @@ def test_cached_placement_matches_a_fresh_computation(names: list[str]) -> None:
         ssn.allocate_task(task, pick[0])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 11), st.booleans()), min_size=1, max_size=60))
 def test_classes_of_one_request_share_its_scores(steps: list[tuple[int, bool]]) -> None:
     # pods of the same two requests under different node selectors: a class of one signature takes the scores its

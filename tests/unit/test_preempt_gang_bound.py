@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from engine.objects import Snapshot, TaskInfo
 from engine.session.run import run_session
+from tests.support.examples import examples
 from tests.unit.test_gang_victims_actions import TIERS, preempt_policy
 from tests.unit.test_session_support import Q, node, pipelined, pod, podgroup, policy, queue, running, snapshot
 
@@ -116,7 +117,7 @@ def test_a_gang_its_own_pods_cannot_make_room_for_is_not_tried(monkeypatch: pyte
         assert tried
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     st.integers(2, 4),
     st.lists(st.tuples(st.integers(1, 4), st.sampled_from([1, 2, 4, 8])), min_size=1, max_size=6),

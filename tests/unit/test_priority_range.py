@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from engine.fairshare.elastic import protected_non_preemptible
 from engine.rules import hold_to_range, priority_range, validate_priority_range
+from tests.support.examples import examples
 
 
 def test_the_strictest_along_the_path_holds() -> None:
@@ -44,7 +45,7 @@ def test_the_most_important_non_preemptible_pods_within_min_are_protected() -> N
     assert protected_non_preemptible({"cpu": 0}, pods) == set()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 8)), max_size=10), st.integers(0, 30))
 def test_protected_pods_never_exceed_min(spec: list[tuple[int, int]], min_cpu: int) -> None:
     pods = [(f"p{i}", prio, float(i), {"cpu": cpu}) for i, (prio, cpu) in enumerate(spec)]

@@ -28,10 +28,11 @@ from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota
 from engine.fairshare.waterfill import hamilton, water_fill
 from engine.objects import QueueSpec
 from engine.resources import ResourceList
+from tests.support.examples import examples
 
 T = TypeVar("T")
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "ephemeral-storage")
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 amounts = st.integers(min_value=0, max_value=50_000)
 

@@ -15,6 +15,7 @@ from engine.objects import Snapshot, TaskInfo, TaskStatus
 from engine.session.carry import SessionCarry
 from engine.session.run import run_recycle, run_session
 from engine.values import QuotaTreeMemo, compute_quotas, compute_values, group_usage
+from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, snapshot
 
 GROUPS = ("a", "b", "c")
@@ -65,7 +66,7 @@ pods_strategy = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(pods_strategy, st.sampled_from([40, 40, 40, 32]), st.sampled_from([10, 10, 4])),

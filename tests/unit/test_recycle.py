@@ -11,6 +11,7 @@ from engine.policy.policy import ElasticQuotaArgs
 from engine.resources import ResourceList
 from engine.session.recycle import gangs_of, revoke_victims
 from engine.session.run import run_recycle
+from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, running, snapshot
 
 
@@ -245,7 +246,7 @@ def test_each_roles_minimum_is_kept() -> None:
     assert sorted(e.task for e in evictions) == ["nsa/job-2", "nsa/job-3"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(0, 5), st.integers(1, 8), st.booleans()),
              min_size=1, max_size=6),
@@ -297,7 +298,7 @@ def _tasks(spec: list[tuple[int, int, bool, int]]) -> list[TaskInfo]:
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pods_strategy, st.integers(0, 40))
 def test_revoke_victims_properties(spec: list[tuple[int, int, bool, int]], runtime_cpu: int) -> None:
     pods = _tasks(spec)

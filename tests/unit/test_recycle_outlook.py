@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from engine.session.recycle import recycle_outlook, recycle_plan
 from engine.session.run import run_recycle
 from engine.values import compute_quotas
+from tests.support.examples import examples
 from tests.unit.test_recycle import a_pod, gang_pod, overused, with_gangs
 
 
@@ -45,7 +46,7 @@ def test_the_values_the_caller_has_give_the_same_outlook() -> None:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 12), min_size=1, max_size=9),
     priorities=st.lists(st.integers(0, 3), min_size=9, max_size=9),

@@ -31,6 +31,7 @@ from engine.rules import (
     validate_queue_delete,
     validate_queue_tree,
 )
+from tests.support.examples import examples
 
 
 def rl(data: Mapping[str, object] | None = None) -> ResourceList:
@@ -1074,7 +1075,7 @@ def _scaled(amounts: dict[str, int]) -> ResourceList:
     return ResourceList({n: a * (1000 if n == "cpu" else 2**30) for n, a in amounts.items()})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_operations(), st.integers(2, 5))
 def test_accepted_changes_always_leave_a_valid_tree(ops, max_depth: int) -> None:  # type: ignore[no-untyped-def]
     """Whatever sequence of creates, updates and moves validate_queue accepts, the whole tree stays valid."""
@@ -1105,7 +1106,7 @@ def _forest(draw: st.DrawFn) -> dict[str, QueueSpec]:
     return tree
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_forest(), st.sampled_from(_NAMES), st.dictionaries(st.sampled_from(_NAMES), st.integers(0, 2)))
 def test_close_leaves_no_open_queue_below(tree: dict[str, QueueSpec], name: str, pgs: dict[str, int]) -> None:
     facts = {n: QueueFacts(podgroups=c) for n, c in pgs.items()}
@@ -1119,7 +1120,7 @@ def test_close_leaves_no_open_queue_below(tree: dict[str, QueueSpec], name: str,
     assert all(after[n] != "Closing" or facts.get(n, QueueFacts()).podgroups > 0 for n in plan)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_forest(), st.sampled_from(_NAMES))
 def test_close_then_open_restores_an_open_subtree(tree: dict[str, QueueSpec], name: str) -> None:
     subtree = [name, *(n for n, _ in _descendants(tree, name))]
@@ -1137,7 +1138,7 @@ def test_close_then_open_restores_an_open_subtree(tree: dict[str, QueueSpec], na
     assert all(states[n] == "Open" and not flags.get(n, False) for n in subtree)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_forest(), st.sampled_from(_NAMES))
 def test_delete_plan_puts_children_before_parents(tree: dict[str, QueueSpec], name: str) -> None:
     order = plan_queue_delete(tree, name, cascade=True)

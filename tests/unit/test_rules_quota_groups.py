@@ -22,6 +22,7 @@ from engine.rules import (
     validate_quota_group_delete,
     validate_quota_tree,
 )
+from tests.support.examples import examples
 
 
 def res(cpu: int | None = None, mem: int | None = None, **other: str) -> ResourceList:
@@ -691,7 +692,7 @@ def _group_ops(draw: st.DrawFn) -> list[QuotaGroupSpec]:
     return ops
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_group_ops())
 def test_accepted_changes_always_leave_a_valid_quota_tree(ops: list[QuotaGroupSpec]) -> None:
     tree = builtins()

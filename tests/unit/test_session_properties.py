@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from engine.objects import PodGroupPhase, Snapshot, TaskStatus
 from engine.resources import ResourceList
 from engine.session.run import apply_result, run_session
+from tests.support.examples import examples
 from tests.unit.test_session_support import (
     node,
     plugin,
@@ -108,7 +109,7 @@ def clusters(draw: Any) -> Snapshot:
     return snapshot(nodes=nodes, queues=queues, podgroups=groups, pods=pods, policy=pol)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_session_properties(snap: Snapshot) -> None:
     result = run_session(snap, now=0.0)

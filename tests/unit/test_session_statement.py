@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from engine.objects import TaskStatus
 from engine.session.session import Session
 from engine.session.statement import Statement
+from tests.support.examples import examples
 from tests.unit.test_session_support import (
     group,
     node,
@@ -98,7 +99,7 @@ def apply(ssn: Session, stmt: Statement, plan: list[tuple[str, int, int]]) -> in
     return done
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(ops)
 def test_discard_restores_the_session_exactly(plan: list[tuple[str, int, int]]) -> None:
     ssn = make_session()
@@ -117,7 +118,7 @@ def test_discard_restores_the_session_exactly(plan: list[tuple[str, int, int]]) 
         assert cached is None or cached[0] == int(np.argmax(fresh))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(ops)
 def test_commit_turns_every_operation_into_a_decision(plan: list[tuple[str, int, int]]) -> None:
     ssn = make_session()

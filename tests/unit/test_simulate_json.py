@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from controlplane.cli import main
 from controlplane.simulate_cli import dump_json
+from tests.support.examples import examples
 
 
 def reference(document: Any) -> str:
@@ -36,7 +37,7 @@ documents = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=8), documents, max_size=5))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_the_json_is_the_standard_librarys_byte_for_byte(document: dict[str, Any]) -> None:
     assert dump_json(document) == reference(document)
 

@@ -33,6 +33,7 @@ from engine.objects import (
 )
 from engine.policy.policy import DEFAULT_POLICY, ElasticQuotaArgs, Policy
 from engine.resources import MAX_AMOUNT, ResourceList
+from tests.support.examples import examples
 
 GiB = 2**30
 
@@ -381,7 +382,7 @@ def _derived(snap: Snapshot) -> dict[str, Any]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(nodes=st.lists(_nodes, max_size=4), tasks=st.lists(_tasks, max_size=6), edits=_edits)
 def test_carried_caches_equal_a_fresh_computation(
     nodes: list[NodeInfo], tasks: list[TaskInfo], edits: list[tuple[str, list[Any]]]

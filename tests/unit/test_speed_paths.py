@@ -17,6 +17,7 @@ from engine.fairshare.elastic import compute_runtimes
 from engine.objects import Snapshot
 from engine.policy.policy import default_policy_with
 from engine.values import compute_values
+from tests.support.examples import examples
 from tests.unit.test_session_properties import clusters
 from tests.unit.test_session_support import group, rl
 
@@ -52,7 +53,7 @@ def test_collector_pause_restores_after_an_exception() -> None:
     assert gc.isenabled()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_queue_book_copy_is_independent(snap: Snapshot) -> None:
     book = compute_values(snap).queues
@@ -86,7 +87,7 @@ def test_elastic_groups_hold_their_governed_resources() -> None:
     assert {name: again[name] for name in reversed(list(again))} == {name: result[name] for name in result}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_whatif_prints_every_node_as_printing_it_afresh_would(snap: Snapshot) -> None:
     before = compute_values(snap)
@@ -99,7 +100,7 @@ def test_whatif_prints_every_node_as_printing_it_afresh_would(snap: Snapshot) ->
     assert result["before"] == as_quantities(node_values(before))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_a_queues_plain_values_are_its_exported_values(snap: Snapshot) -> None:
     """``QueueBook.plain_values`` (what a what-if compares, read from the accounts) holds the amounts of the queue's
@@ -128,7 +129,7 @@ def test_a_queues_plain_values_are_its_exported_values(snap: Snapshot) -> None:
             assert book.deserved_of(name) == q.deserved
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_a_finished_session_leaves_no_cycle_for_the_collector(snap: Snapshot) -> None:
     """``Session.release`` cuts the session's cycles: once the result is out, reference counting has freed it all,

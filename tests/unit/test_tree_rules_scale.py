@@ -27,6 +27,8 @@ from engine.simulate import SimulationError, validate_snapshot
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import bench_tree_rules
 
+from tests.support.examples import examples
+
 CHAIN = 20_000
 
 
@@ -197,7 +199,7 @@ def quota_trees(draw: Any) -> dict[str, QuotaGroupSpec]:
     return groups
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queue_trees(), st.integers(min_value=1, max_value=4))
 def test_the_linear_queue_check_accepts_what_every_queue_alone_accepts(
     queues: dict[str, QueueSpec], depth: int
@@ -213,7 +215,7 @@ def test_the_linear_queue_check_accepts_what_every_queue_alone_accepts(
     assert bool(rules.validate_queue_tree(queues, max_depth=depth)) == bool(alone)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(quota_trees(), st.integers(min_value=1, max_value=4))
 def test_the_linear_quota_check_accepts_what_every_group_alone_accepts(
     groups: dict[str, QuotaGroupSpec], depth: int

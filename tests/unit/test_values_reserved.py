@@ -21,6 +21,7 @@ from engine.resources import ResourceList, is_unlimited
 from engine.session.run import run_session
 from engine.session.session import Session
 from engine.values import compute_values
+from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, pod, podgroup, policy, queue, rl, running, snapshot
 
 GPU = "nvidia.com/gpu"
@@ -166,7 +167,7 @@ def _number(text: str) -> int:
     return round(float(text) * 1000)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     jobs=_jobs(),
     capability=st.integers(1, 30),

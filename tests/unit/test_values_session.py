@@ -14,6 +14,7 @@ from engine.objects import ALLOCATED_STATUSES, Snapshot, TaskStatus
 from engine.policy.policy import Policy
 from engine.session.session import Session
 from engine.values import compute_quotas, compute_values
+from tests.support.examples import examples
 from tests.unit.test_session_properties import clusters
 from tests.unit.test_session_support import group, node, pod, podgroup, policy, queue, rl, running, snapshot
 
@@ -101,7 +102,7 @@ def _nonzero(amounts: Any) -> dict[str, int]:
     return {r: int(v) for r, v in dict(amounts).items() if v}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters_with_quotas())
 def test_the_session_opens_on_the_values_of_its_snapshot(snap: Snapshot) -> None:
     values = compute_values(snap, snap.policy)

@@ -24,6 +24,7 @@ from engine.session.actions import common
 from engine.session.framework import Framework
 from engine.session.run import apply_result, run_session
 from engine.session.session import TaskState
+from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, plugin, pod, podgroup, policy, queue, rl, snapshot
 
 ACTIONS = "enqueue, allocate, backfill, reclaim, preempt"
@@ -209,7 +210,9 @@ def _decisions(snap: Snapshot, sessions: int = 2) -> list[Any]:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(seed=st.integers(0, 2**32 - 1), policy_name=st.sampled_from(sorted(POLICIES)))
 def test_shortcuts_decide_as_the_plain_search(monkeypatch: pytest.MonkeyPatch, seed: int, policy_name: str) -> None:
