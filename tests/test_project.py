@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -162,11 +164,27 @@ def test_the_demos_quotas_hold_its_jobs_and_add_up_to_its_cluster(size_name: str
     assert departments == scaled and all(departments[n] <= machines[n] for n in names), (departments, machines)
 
 
-def test_ensure_admin_prints_credentials_and_token() -> None:
-    out = StringIO()
-    call_command("ensure_admin", "--username", "boss", stdout=out)
-    text = out.getvalue()
-    assert "username boss" in text and "FAIRWAY_TOKEN=" in text
+def test_ensure_admin_prints_credentials_and_token(tmp_path: Path) -> None:
+    # its own var folder: a test writing the checkout's var/admin-password sent the next `make run` to a login that
+    # failed (the file then held the test database's password, not the one of the admin in var/fairway.sqlite3)
+    with override_settings(VAR_DIR=tmp_path):
+        out = StringIO()
+        call_command("ensure_admin", "--username", "boss", stdout=out)
+        password = (tmp_path / "admin-password").read_text()
+        text = out.getvalue()
+        assert f"username boss  password {password}\n" in text and "FAIRWAY_TOKEN=" in text
+        again = StringIO()
+        call_command("ensure_admin", "--username", "boss", stdout=again)
+        assert f"password {password}\n" in again.getvalue()  # the same admin, the same password
+        (tmp_path / "admin-password").write_text("written-by-someone-else")  # another database's, or changed since
+        stale = StringIO()
+        call_command("ensure_admin", "--username", "boss", stdout=stale)
+        assert "written-by-someone-else" not in stale.getvalue()
+        assert "does not hold it: `manage.py changepassword boss` sets a new one" in stale.getvalue()
+        (tmp_path / "admin-password").unlink()
+        gone = StringIO()
+        call_command("ensure_admin", "--username", "boss", stdout=gone)
+        assert "`manage.py changepassword boss` sets a new one" in gone.getvalue()
 
 
 @pytest.mark.parametrize("model", ["queue", "quotagroup", "namespace"])

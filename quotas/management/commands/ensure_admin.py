@@ -30,7 +30,12 @@ class Command(BaseCommand):
             user = User.objects.create_superuser(username=username, email="", password=password)
             password_file.write_text(password)
             password_file.chmod(0o600)
-        password = password_file.read_text().strip() if password_file.exists() else "(set before; unchanged)"
+            kept = password
+        else:
+            kept = self._kept_password(user, password_file)
+        password = kept or (
+            f"(set before; {password_file} does not hold it: `manage.py changepassword {username}` sets a new one)"
+        )
         key = self._token(user, settings.VAR_DIR / "admin-token")
         self.stdout.write(
             self.style.SUCCESS("Admin login: ")
@@ -38,6 +43,15 @@ class Command(BaseCommand):
             + self.style.SUCCESS("API token:   ")
             + f"{key}   (export FAIRWAY_TOKEN={key})"
         )
+
+    @staticmethod
+    def _kept_password(user: Any, password_file: Any) -> str | None:
+        """The password kept in ``password_file`` when it is still the user's (another database, or a password
+        changed since, makes it stale: printing it would send the admin to a login that fails)."""
+        if not password_file.exists():
+            return None
+        kept = password_file.read_text().strip()
+        return kept if kept and user.check_password(kept) else None
 
     @staticmethod
     def _token(user: Any, token_file: Any) -> str:
