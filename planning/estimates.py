@@ -6,7 +6,7 @@ it, ``planning.valuecache``) for the first ``FAIRWAY_START_ESTIMATE_JOBS_PER_QUE
 runtimes drawn from each queue's recorded ones (the ``JobRecord`` history and the finished jobs still there, the
 latest ``RUNTIMES_PER_QUEUE``) and the jobs submitted in the last ``FAIRWAY_START_ESTIMATE_ARRIVALS_HOURS`` submitted
 again in each such span ahead (the work that keeps coming: ``planning.trace.build_trace``'s jobs of that span),
-``FAIRWAY_START_ESTIMATE_DRAWS`` draws within ``FAIRWAY_START_ESTIMATE_BUDGET_SECONDS`` of CPU, and keeps the result in the cluster's ``StartEstimates`` row. The Celery task ``planning.tasks.estimate_starts``
+``FAIRWAY_START_ESTIMATE_DRAWS`` draws within ``FAIRWAY_START_ESTIMATE_BUDGET_SECONDS`` of CPU (``budget_clock``), and keeps the result in the cluster's ``StartEstimates`` row. The Celery task ``planning.tasks.estimate_starts``
 calls it on the ``estimates`` queue (never a session worker) when a reader finds the row older than
 ``FAIRWAY_START_ESTIMATE_TTL_SECONDS`` or a job submitted since (once per TTL: the readers meanwhile get the row
 they found). A reader that finds no row, or one older than three TTLs, asks the worker too (once: the cache keeps
@@ -22,6 +22,7 @@ The times are kept from the moment of the computation, so that the sentence stay
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -95,6 +96,16 @@ def _entry(f: StartForecast, horizon: float) -> dict[str, Any]:
     }
 
 
+def budget_clock() -> Callable[[], float]:
+    """The clock a round's CPU budget is counted on, from now: the thread's CPU time, or the wall-clock time over
+    ``WALL_PER_CPU`` when that is more (a worker given less than half a core stops at that many times its budget of
+    wall-clock time, within its task's time limit)."""
+    from planning.tasks import WALL_PER_CPU
+
+    cpu, wall = time.thread_time(), time.monotonic()
+    return lambda: max(time.thread_time() - cpu, (time.monotonic() - wall) / WALL_PER_CPU)
+
+
 def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | None = None) -> StartEstimates:
     """Compute the estimates of ``cluster``'s first waiting jobs of each queue now and keep them (its row)."""
     now = now or timezone.now()
@@ -107,6 +118,7 @@ def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | No
     window = float(_setting("ARRIVALS_HOURS")) * 3600
     recent = build_trace(cluster, now - timedelta(seconds=window), now).jobs if targets else []
     began = time.thread_time()
+    clock = budget_clock()
 
     history = any(runtimes.values())
     period = max(session_period(), float(_setting("PERIOD_SECONDS")))
@@ -124,7 +136,7 @@ def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | No
             draws=int(_setting("DRAWS")) if history else 1,
             seed=int(now.timestamp()),
             horizon=horizon,
-            clock=time.thread_time,
+            clock=clock,
             budget=float(_setting("BUDGET_SECONDS") if budget is None else budget),
             recent=recent,
             window=window,

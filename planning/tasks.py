@@ -7,7 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-__all__ = ["ESTIMATES_QUEUE", "REPLAY_QUEUE", "estimate_starts", "run_replay"]
+__all__ = ["ESTIMATES_QUEUE", "REPLAY_QUEUE", "WALL_PER_CPU", "estimate_starts", "run_replay"]
 
 REPLAY_QUEUE = "replay"
 
@@ -28,7 +28,12 @@ def run_replay(run_id: int) -> str:
 
 
 ESTIMATES_QUEUE = "estimates"
-_ESTIMATE_LIMIT = float(settings.FAIRWAY["START_ESTIMATE_BUDGET_SECONDS"]) + 60  # the budget, reading and writing
+# A round stops at its budget of CPU time, or at this many times that budget of wall-clock time when the worker gets
+# less than half a core (``planning.estimates.budget_clock``): on a loaded machine it writes what its draws found
+# instead of running into this task's time limit and writing nothing.
+WALL_PER_CPU = 2.0
+# the budget's wall-clock bound, then reading and writing
+_ESTIMATE_LIMIT = WALL_PER_CPU * float(settings.FAIRWAY["START_ESTIMATE_BUDGET_SECONDS"]) + 60
 
 
 @shared_task(
