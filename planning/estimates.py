@@ -31,6 +31,7 @@ from django.core.cache import cache
 from django.db.models import F, Max
 from django.utils import timezone
 
+from core.advisory import after_commit
 from engine.flavors import assign_flavors
 from engine.replay.forecast import StartForecast, forecast_starts, waiting_jobs
 from engine.wording import duration
@@ -109,6 +110,17 @@ def budget_clock() -> Callable[[], float]:
 def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | None = None) -> StartEstimates:
     """Compute the estimates of ``cluster``'s first waiting jobs of each queue now and keep them (its row)."""
     now = now or timezone.now()
+    return _keep(cluster, _round(cluster, budget, now))
+
+
+def _keep(cluster: Cluster, fields: dict[str, Any]) -> StartEstimates:
+    row, _ = StartEstimates.objects.update_or_create(cluster=cluster, defaults=fields)
+    cache.delete(_asked_key(cluster.pk))
+    return row
+
+
+def _round(cluster: Cluster, budget: float | None, now: datetime) -> dict[str, Any]:
+    """A round of estimates computed now: the fields of ``cluster``'s ``StartEstimates`` row."""
     snapshot, _values = valuecache.current(cluster)
     # Kueue's ResourceFlavors: the waiting jobs given their flavors as the next live session gives them, kept through
     # the replay (a job the replay sees arrive keeps its plain request)
@@ -144,19 +156,13 @@ def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | No
         if targets
         else {}
     )
-    jobs = {key: _entry(f, horizon) for key, f in forecasts.items()}
-    row, _ = StartEstimates.objects.update_or_create(
-        cluster=cluster,
-        defaults={
-            "computed": now,
-            "cpu_seconds": round(time.thread_time() - began, 3),
-            "jobs": jobs,
-            "no_history": not history,
-            "requested": None,
-        },
-    )
-    cache.delete(_asked_key(cluster.pk))
-    return row
+    return {
+        "computed": now,
+        "cpu_seconds": round(time.thread_time() - began, 3),
+        "jobs": {key: _entry(f, horizon) for key, f in forecasts.items()},
+        "no_history": not history,
+        "requested": None,
+    }
 
 
 def _ttl() -> float:
@@ -167,17 +173,36 @@ def _age(row: StartEstimates, now: datetime) -> float:
     return (now - row.computed).total_seconds()
 
 
+def _round_of_a_reader(cluster: Cluster, now: datetime) -> StartEstimates:
+    """A round a page or an API request computes (within its budget), kept once the request's transaction commits
+    (``core.advisory``: a reading request stays a read); when the budget cut it, the worker's round, with its own
+    budget, is asked for next."""
+    fields = _round(cluster, float(_setting("PAGE_BUDGET_SECONDS")), now)
+    row = StartEstimates(cluster=cluster, **fields)
+
+    def keep() -> None:
+        kept = _keep(cluster, fields)
+        if any(e.get("cut") for e in kept.jobs.values()):
+            _ask_refresh(kept, now)
+
+    after_commit(keep, "a round of start estimates a reader computed")
+    return row
+
+
 def _ask_refresh(row: StartEstimates, now: datetime) -> None:
     """Send the task once per TTL (compare-and-swap on ``requested``: concurrent readers send it once)."""
     from planning.tasks import estimate_starts
 
-    claimed = (
-        StartEstimates.objects.filter(pk=row.pk, computed=row.computed)
-        .exclude(requested__gt=now - timedelta(seconds=_ttl()))
-        .update(requested=now)
-    )
-    if claimed:
-        estimate_starts.delay(row.cluster_id)
+    def claim() -> None:
+        claimed = (
+            StartEstimates.objects.filter(cluster_id=row.cluster_id, computed=row.computed)
+            .exclude(requested__gt=now - timedelta(seconds=_ttl()))
+            .update(requested=now)
+        )
+        if claimed:
+            estimate_starts.delay(row.cluster_id)
+
+    after_commit(claim, "asking for a round of start estimates")  # a reading request's write (core.advisory)
 
 
 def _asked_key(cluster_id: int) -> str:
@@ -215,9 +240,7 @@ def estimate_of(pg: PodGroup, now: datetime | None = None) -> dict[str, Any] | N
         if _worker_asked(pg.cluster_id, now):
             return {**_NOTHING_YET, "computed": row.computed if row is not None else None, "state": "pending",
                     "sentence": _ESTIMATING}  # fmt: skip
-        row = refresh(pg.cluster, budget=float(_setting("PAGE_BUDGET_SECONDS")), now=now)
-        if any(e.get("cut") for e in row.jobs.values()):
-            _ask_refresh(row, now)  # the page's budget did not suffice: the worker's round, with its own, follows
+        row = _round_of_a_reader(pg.cluster, now)
     key = f"{pg.namespace.name}/{pg.name}"
     entry = row.jobs.get(key)
     if _age(row, now) > _ttl() or (entry is None and pg.created > row.computed):

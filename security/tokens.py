@@ -11,15 +11,13 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from core.advisory import after_commit
 from security.log import security_event
 from security.models import KEY_MARK, PREFIX_LENGTH, ApiToken
 
@@ -100,24 +98,6 @@ def find_token(key: str) -> ApiToken:
     return found
 
 
-@contextmanager
-def _without_waiting() -> Iterator[None]:
-    """On SQLite, a statement that finds the write lock taken fails at once instead of waiting the busy timeout
-    (the worker's session may hold it for seconds); elsewhere nothing changes."""
-    if connection.vendor != "sqlite":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA busy_timeout")
-        (before,) = cursor.fetchone()
-        cursor.execute("PRAGMA busy_timeout = 0")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA busy_timeout = {int(before)}")
-
-
 def mark_used(token: ApiToken) -> None:
     """Records when the token was last used, at most once per ``FAIRWAY_TOKEN_LAST_USED_SECONDS`` (a conditional
     update: no write at all on most requests).
@@ -133,11 +113,7 @@ def mark_used(token: ApiToken) -> None:
     pk = token.pk
 
     def write() -> None:
-        try:
-            with _without_waiting():
-                ApiToken.objects.filter(pk=pk).exclude(last_used__gt=now - every).update(last_used=now)
-        except DatabaseError:
-            return
+        ApiToken.objects.filter(pk=pk).exclude(last_used__gt=now - every).update(last_used=now)
 
-    transaction.on_commit(write)
+    after_commit(write, "a token's last use")
     token.last_used = now

@@ -32,6 +32,18 @@ def knobs(settings: Any) -> None:
     valuecache.clear()
 
 
+@pytest.fixture
+def ask(django_capture_on_commit_callbacks: Any) -> Any:
+    """``estimate_of`` as one reading request: its advisory writes (the round a reader computed, the claim that asks
+    the worker) run once its transaction commits (``core.advisory``), here at the end of the call."""
+
+    def read(pg: PodGroup, now: Any = None) -> dict[str, Any] | None:
+        with django_capture_on_commit_callbacks(execute=True):
+            return estimates.estimate_of(pg, now)
+
+    return read
+
+
 def record(cluster: Cluster, name: str, runtime: float, ago: timedelta = timedelta(hours=1)) -> None:
     JobRecord.objects.create(
         cluster=cluster,
@@ -128,30 +140,30 @@ def test_only_the_first_jobs_of_each_queue_are_estimated(world: dict[str, Any], 
 
 
 def test_the_estimates_are_kept_for_the_ttl_then_the_task_is_asked_once(
-    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    world: dict[str, Any], ask: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sent: list[int] = []
     monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: sent.append(cluster_id))
     now = world["now"]
-    first = estimates.estimate_of(world["wait"], now)
+    first = ask(world["wait"], now)
     row = StartEstimates.objects.get()
     # within the TTL: the same row, the time left counted from its computation; nothing asked of the worker
-    again = estimates.estimate_of(world["wait"], now + timedelta(seconds=30))
+    again = ask(world["wait"], now + timedelta(seconds=30))
     assert StartEstimates.objects.get().computed == row.computed and sent == []
     assert first is not None and again is not None
     assert again["p50_seconds"] == pytest.approx(first["p50_seconds"] - 30)
     # past the TTL: the row still answers, and the estimates worker is asked for a new round, once
-    estimates.estimate_of(world["wait"], now + timedelta(seconds=90))
-    estimates.estimate_of(world["later"], now + timedelta(seconds=95))
+    ask(world["wait"], now + timedelta(seconds=90))
+    ask(world["later"], now + timedelta(seconds=95))
     assert sent == [world["cluster"].pk]
     assert StartEstimates.objects.get().computed == row.computed
     # past three TTLs (no worker kept up): the reader computes a new round itself
-    estimates.estimate_of(world["wait"], now + timedelta(seconds=200))
+    ask(world["wait"], now + timedelta(seconds=200))
     assert StartEstimates.objects.get().computed == now + timedelta(seconds=200)
 
 
 def test_a_reader_without_a_round_asks_the_worker_and_computes_only_when_it_does_not_answer(
-    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, settings: Any
+    world: dict[str, Any], ask: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
     """No round yet: the page and the API do not compute one in the request; they ask the estimates worker (once for
     every reader) and say "estimating"; only past the wait, with still no round, does a reader compute it."""
@@ -159,38 +171,38 @@ def test_a_reader_without_a_round_asks_the_worker_and_computes_only_when_it_does
     sent: list[int] = []
     monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: sent.append(cluster_id))
     now = world["now"]
-    first = estimates.estimate_of(world["wait"], now)
-    again = estimates.estimate_of(world["later"], now + timedelta(seconds=20))
+    first = ask(world["wait"], now)
+    again = ask(world["later"], now + timedelta(seconds=20))
     assert first is not None and again is not None
     assert (first["state"], again["state"]) == ("pending", "pending") and first["computed"] is None
     assert first["sentence"] == "estimating when it will start\u2026"
     assert sent == [world["cluster"].pk] and not StartEstimates.objects.exists()
     # the worker's round answers every reader after it, and the next stale round is asked for anew
     assert tasks.estimate_starts.apply(args=[world["cluster"].pk]).get() == "ran"
-    got = estimates.estimate_of(world["wait"], now + timedelta(seconds=25))
+    got = ask(world["wait"], now + timedelta(seconds=25))
     assert got is not None and got["state"] == "estimated"
     StartEstimates.objects.update(computed=now - timedelta(seconds=600))  # older than three TTLs
-    stale = estimates.estimate_of(world["wait"], now + timedelta(seconds=26))
+    stale = ask(world["wait"], now + timedelta(seconds=26))
     assert stale is not None and stale["state"] == "pending" and len(sent) == 2
     # no round came within the wait: the reader computes it itself
-    late = estimates.estimate_of(world["wait"], now + timedelta(seconds=60))
+    late = ask(world["wait"], now + timedelta(seconds=60))
     assert late is not None and late["state"] == "estimated" and len(sent) == 2
     assert StartEstimates.objects.get().computed == now + timedelta(seconds=60)
 
 
 def test_a_job_submitted_after_the_round_is_pending_and_asks_for_a_new_one(
-    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    world: dict[str, Any], ask: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sent: list[int] = []
     monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: sent.append(cluster_id))
-    estimates.estimate_of(world["wait"], world["now"])
+    ask(world["wait"], world["now"])
     PodGroup.objects.filter(pk=world["later"].pk).update(created=world["now"] + timedelta(seconds=5))
     StartEstimates.objects.update(jobs={k: v for k, v in StartEstimates.objects.get().jobs.items() if "later" not in k})
-    got = estimates.estimate_of(PodGroup.objects.get(pk=world["later"].pk), world["now"] + timedelta(seconds=10))
+    got = ask(PodGroup.objects.get(pk=world["later"].pk), world["now"] + timedelta(seconds=10))
     assert got is not None and got["state"] == "pending" and sent == [world["cluster"].pk]
     # the task's round (run here as the worker would) estimates it
     assert tasks.estimate_starts.apply(args=[world["cluster"].pk]).get() == "ran"
-    got = estimates.estimate_of(PodGroup.objects.get(pk=world["later"].pk))
+    got = ask(PodGroup.objects.get(pk=world["later"].pk))
     assert got is not None and got["state"] == "estimated"
 
 
@@ -228,12 +240,12 @@ def test_the_sentence_in_peoples_words() -> None:
 
 
 def test_a_page_round_the_budget_cuts_says_how_far_it_looked_and_asks_the_worker(
-    world: dict[str, Any], settings: Any, monkeypatch: pytest.MonkeyPatch
+    world: dict[str, Any], ask: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sent: list[int] = []
     monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: sent.append(cluster_id))
     settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_PAGE_BUDGET_SECONDS": 1e-9}
-    got = estimates.estimate_of(world["later"], world["now"])
+    got = ask(world["later"], world["now"])
     assert got is not None and got["state"] == "estimated" and got["p50_seconds"] is None
     assert "(as far as the replays the CPU budget allowed looked)" in got["sentence"]
     assert sent == [world["cluster"].pk]  # the worker's round, with its own budget, follows
