@@ -97,14 +97,16 @@ def _entry(f: StartForecast, horizon: float) -> dict[str, Any]:
     }
 
 
-def budget_clock() -> Callable[[], float]:
+def budget_clock(
+    cpu_clock: Callable[[], float] = time.thread_time, wall_clock: Callable[[], float] = time.monotonic
+) -> Callable[[], float]:
     """The clock a round's CPU budget is counted on, from now: the thread's CPU time, or the wall-clock time over
     ``WALL_PER_CPU`` when that is more (a worker given less than half a core stops at that many times its budget of
     wall-clock time, within its task's time limit)."""
     from planning.tasks import WALL_PER_CPU
 
-    cpu, wall = time.thread_time(), time.monotonic()
-    return lambda: max(time.thread_time() - cpu, (time.monotonic() - wall) / WALL_PER_CPU)
+    cpu, wall = cpu_clock(), wall_clock()
+    return lambda: max(cpu_clock() - cpu, (wall_clock() - wall) / WALL_PER_CPU)
 
 
 def refresh(cluster: Cluster, *, budget: float | None = None, now: datetime | None = None) -> StartEstimates:

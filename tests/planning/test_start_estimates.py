@@ -258,18 +258,17 @@ def test_a_round_stops_at_twice_its_budget_of_wall_clock_time_on_a_loaded_machin
     with nothing written (seen under ``make run`` on the loaded machine). Here the wall clock runs 10 s a reading
     while the CPU clock barely moves: the round stops at its budget's wall-clock bound and writes what it found."""
     wall = iter(range(0, 10**6, 10))
-    monkeypatch.setattr(estimates.time, "monotonic", lambda: float(next(wall)))
+    real = estimates.budget_clock
+    monkeypatch.setattr(estimates, "budget_clock", lambda: real(wall_clock=lambda: float(next(wall))))
     row = estimates.refresh(world["cluster"], budget=15.0)  # 30 s of wall clock: three readings after the start
     assert row.jobs, row.jobs
     for entry in row.jobs.values():  # cut by the wall clock: fewer than the 5 draws, "as far as it looked"
         assert entry["cut"] and entry["draws"] < 5 and entry["later_than"] is not None, entry
 
 
-def test_the_budget_clock_counts_cpu_time_when_the_worker_has_its_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    cpu = iter([0.0, 5.0])
-    wall = iter([100.0, 106.0])
-    monkeypatch.setattr(estimates.time, "thread_time", lambda: next(cpu))
-    monkeypatch.setattr(estimates.time, "monotonic", lambda: next(wall))
-    assert estimates.budget_clock()() == 5.0  # 5 s of CPU in 6 s: the CPU time
+def test_the_budget_clock_counts_cpu_time_when_the_worker_has_its_core() -> None:
+    cpu, wall = iter([0.0, 5.0]), iter([100.0, 106.0])
+    assert estimates.budget_clock(lambda: next(cpu), lambda: next(wall))() == 5.0  # 5 s of CPU in 6 s: the CPU time
     cpu, wall = iter([0.0, 1.0]), iter([100.0, 130.0])
-    assert estimates.budget_clock()() == 15.0  # 1 s of CPU in 30 s: the wall-clock time over 2
+    # 1 s of CPU in 30 s: the wall-clock time over 2
+    assert estimates.budget_clock(lambda: next(cpu), lambda: next(wall))() == 15.0
