@@ -333,3 +333,13 @@ def test_a_gang_released_whole_shows_why_and_the_gpu_seconds_it_held_idle(admin_
     )
     PodGroup.objects.filter(pk=story.pk).update(gang_releases=0)
     assert 'data-testid="job-gang-releases"' not in admin_client.get("/jobs/x-ns/eval/").content.decode()
+
+
+def test_a_completed_job_says_it_finished(admin_client: Any, lending: None) -> None:
+    from scheduling.models import Pod
+
+    done = b.job("y-ns", "report", "yq", 2, {"cpu": "1"}, phase="Completed")
+    Pod.objects.filter(podgroup=done).update(status="Succeeded")
+    page = admin_client.get("/jobs/y-ns/report/").content.decode()
+    assert '<h2 id="why-title">Completed</h2>' in page and 'data-testid="job-completed"' in page
+    assert "Nothing holds it back" not in page
