@@ -96,7 +96,7 @@ from engine.amounts import (
     less_equal_partly_with_dimension_zero_filtered,
     raw,
 )
-from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key, victim_order
+from engine.fairshare.queue_order import QueueOrderKey, Step, capacity_order_key, order_step, victim_order
 from engine.fairshare.queues import MINUS, JobUsage, QueueAccount, QueueBook, decompose, fmt
 from engine.fairshare.verdicts import ALLOWED, Refusal, TaskLike, Verdict, VictimSelection, refuse
 from engine.fairshare.verdicts import T as _T
@@ -161,7 +161,19 @@ class CapacityResult(QueueBook):
         path: tuple[QueueAccount, ...] = ()
         if st is not None and self.hierarchy and not st.children:
             path = (*(self._states[a] for a in st.ancestors[1:]), st)
-        return capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio)
+        return capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio, step=self._step)
+
+    def _step(self, st: QueueAccount) -> Step:
+        """``st``'s step of a queue order key (``queue_order.order_step``), kept until its share moves
+        (``_update_share`` drops it) or the past-usage ratios are replaced; the deserved it reads is fixed once the
+        book is computed (its share is set after it)."""
+        if self._steps_ratios is not self.past_ratios:
+            self._steps = {}
+            self._steps_ratios = self.past_ratios
+        found = self._steps.get(st.name)
+        if found is None:
+            found = self._steps[st.name] = order_step(st, self.past_ratio)
+        return found
 
     def compare_queues(self, left: str, right: str) -> int:
         lk, rk = self.queue_order_key(left), self.queue_order_key(right)

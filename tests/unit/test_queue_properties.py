@@ -11,20 +11,24 @@
 
 from __future__ import annotations
 
+import copy
 import random
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from fractions import Fraction
 from typing import TypeVar
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota
+from engine.fairshare.queue_order import capacity_order_key
+from engine.fairshare.queues import JobUsage, QueueAccount, QueueBook, QueueQuota
 from engine.fairshare.waterfill import hamilton, water_fill
 from engine.objects import QueueSpec
 from engine.resources import ResourceList
@@ -363,6 +367,53 @@ def test_hierarchical_allocatable_never_exceeds_any_ancestor(
         for r, a in request.items():
             if a > 0 and r in quota.real_capability:
                 assert quota.allocated.get(r, 0) + a <= quota.real_capability[r]
+
+
+def _fresh_order_key(result: CapacityResult, name: str) -> tuple[object, ...]:
+    """``name``'s queue order key computed from the accounts now, without the book's kept steps."""
+    st_ = result._states[name]
+    path: tuple[QueueAccount, ...] = ()
+    if result.hierarchy and not st_.children:
+        path = (*(result._states[a] for a in st_.ancestors[1:]), st_)
+    key = capacity_order_key(st_, path, hierarchy=result.hierarchy, past_ratio=result.past_ratio)
+    return key.head, key.path
+
+
+@SETTINGS
+@given(clusters(hierarchy=True), st.booleans(), st.data())
+def test_capacity_order_keys_follow_every_share_move(
+    cluster: tuple[list[QueueSpec], list[JobUsage], ResourceList], hierarchy: bool, data: st.DataObject
+) -> None:
+    """The book keeps each queue's step of the order key until its share moves: after any sequence of
+    allocations, deallocations, admissions, copies and new past-usage ratios, every key equals the one computed
+    afresh."""
+    queues, jobs, total = cluster
+    if not hierarchy:
+        queues = [replace(q, parent=None) for q in queues if q.name != "root"]
+    result = compute_capacity(queues, jobs, total, hierarchy=hierarchy)
+    leaves = [n for n in result if result.is_leaf(n) and n != "root"]
+    for _ in range(data.draw(st.integers(min_value=1, max_value=12))):
+        for name in result:  # read every key (so steps are kept), then move something
+            kept = result.queue_order_key(name)
+            assert (kept.head, kept.path) == _fresh_order_key(result, name)
+        move = data.draw(st.sampled_from(["allocate", "deallocate", "enqueue", "copy", "ratios"]))
+        leaf = data.draw(st.sampled_from(leaves))
+        request = data.draw(resource_lists(20_000, min_size=1))
+        if move == "allocate":
+            result.on_allocate(leaf, request)
+        elif move == "deallocate":
+            result.on_deallocate(leaf, request)
+        elif move == "enqueue":
+            result.on_enqueued(
+                JobUsage(queue=leaf, namespace="ns-a", request=request, allocated=ResourceList(), min_resources=request)
+            )
+        elif move == "copy":
+            result = copy.deepcopy(result)
+        else:
+            result.past_ratios = {n: Fraction(data.draw(st.integers(1, 9)), 4) for n in result}
+    for name in result:
+        kept = result.queue_order_key(name)
+        assert (kept.head, kept.path) == _fresh_order_key(result, name)
 
 
 def test_engine_modules_are_pure() -> None:
