@@ -86,6 +86,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from engine.amounts import (
+    IGNORED_SCALARS,
     ZERO,
     add_into,
     greater_partly_with_relevant_dimensions,
@@ -424,15 +425,17 @@ class CapacityResult(QueueBook):
             return refuse(self._closed(found))
         if job.min_resources is None:
             return ALLOWED
-        for node in self.chain(found.name):
-            base = dict(node.allocated)
-            add_into(base, node.inqueue)
-            add_into(base, node.elastic, -1)
-            reasons = self._quota_refusals(
-                node.name, "realCapability", base, node.real_capability, job.min_resources, node, reserved=True
-            )
-            if reasons:
-                return refuse(*reasons)
+        chain = self.chain(found.name)
+        if not _reservation_fits(chain, job.min_resources):  # the refusals' words only when one refuses
+            for node in chain:
+                base = dict(node.allocated)
+                add_into(base, node.inqueue)
+                add_into(base, node.elastic, -1)
+                reasons = self._quota_refusals(
+                    node.name, "realCapability", base, node.real_capability, job.min_resources, node, reserved=True
+                )
+                if reasons:
+                    return refuse(*reasons)
         reasons = self._reserve_refusals(found, job.min_resources, reserved=True)
         return refuse(*reasons) if reasons else ALLOWED
 
@@ -593,3 +596,16 @@ def _less_kept(limit: Mapping[str, int], kept: Mapping[str, list[tuple[str, int]
         if r in out and not is_unlimited(out[r]):
             out[r] = max(0, out[r] - sum(a for _, a in holders))
     return out
+
+
+def _reservation_fits(chain: Sequence[QueueAccount], request: Mapping[str, int]) -> bool:
+    """``allocated + inqueue - elastic + request <= realCapability`` on every resource the request asks for (> 0,
+    ``pods`` aside; a limit it does not name reads as 0), for every node of ``chain``: what ``enqueueable``'s
+    ``_quota_refusals`` finds nothing against, tested without building the sums or the refusals."""
+    asked = [(r, v) for r, v in raw(request).items() if v > 0 and r not in IGNORED_SCALARS]
+    for node in chain:
+        allocated, inqueue, elastic, limit = node.allocated, node.inqueue, node.elastic, node.real_capability
+        for r, v in asked:
+            if allocated.get(r, 0) + inqueue.get(r, 0) - elastic.get(r, 0) + v > limit.get(r, 0):
+                return False
+    return True
