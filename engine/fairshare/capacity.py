@@ -157,20 +157,29 @@ class CapacityResult(QueueBook):
         return is_empty(st.deserved)
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
-        """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``)."""
+        """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``).
+
+        Kept until a share moves (``_update_share`` drops every kept key: an ancestor's share is part of its leaves'
+        keys) or the past-usage ratios are replaced; what else a key reads (priority, deserved, the tree) is fixed
+        once the book is computed."""
+        if self._steps_ratios is not self.past_ratios:
+            self._steps, self._keys = {}, {}
+            self._steps_ratios = self.past_ratios
+        found = self._keys.get(name)
+        if found is not None:
+            return found
         st = self._states.get(name)
         path: tuple[QueueAccount, ...] = ()
         if st is not None and self.hierarchy and not st.children:
             path = (*(self._states[a] for a in st.ancestors[1:]), st)
-        return capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio, step=self._step)
+        found = capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio, step=self._step)
+        self._keys[name] = found
+        return found
 
     def _step(self, st: QueueAccount) -> Step:
         """``st``'s step of a queue order key (``queue_order.order_step``), kept until its share moves
-        (``_update_share`` drops it) or the past-usage ratios are replaced; the deserved it reads is fixed once the
-        book is computed (its share is set after it)."""
-        if self._steps_ratios is not self.past_ratios:
-            self._steps = {}
-            self._steps_ratios = self.past_ratios
+        (``_update_share`` drops it); the deserved it reads is fixed once the book is computed (its share is set
+        after it)."""
         found = self._steps.get(st.name)
         if found is None:
             found = self._steps[st.name] = order_step(st, self.past_ratio)
