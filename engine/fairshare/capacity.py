@@ -165,7 +165,7 @@ class CapacityResult(QueueBook):
         if self._steps_ratios is not self.past_ratios:
             self._steps, self._keys = {}, {}
             self._steps_ratios = self.past_ratios
-        found = self._keys.get(name)
+        found: QueueOrderKey | None = self._keys.get(name)
         if found is not None:
             return found
         st = self._states.get(name)
