@@ -86,6 +86,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from engine.amounts import (
+    IGNORED_SCALARS,
     ZERO,
     add_into,
     greater_partly_with_relevant_dimensions,
@@ -96,7 +97,7 @@ from engine.amounts import (
     less_equal_partly_with_dimension_zero_filtered,
     raw,
 )
-from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key, victim_order
+from engine.fairshare.queue_order import QueueOrderKey, Step, capacity_order_key, order_step, victim_order
 from engine.fairshare.queues import MINUS, JobUsage, QueueAccount, QueueBook, decompose, fmt
 from engine.fairshare.verdicts import ALLOWED, Refusal, TaskLike, Verdict, VictimSelection, refuse
 from engine.fairshare.verdicts import T as _T
@@ -156,12 +157,33 @@ class CapacityResult(QueueBook):
         return is_empty(st.deserved)
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
-        """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``)."""
+        """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``).
+
+        Kept until a share moves (``_update_share`` drops every kept key: an ancestor's share is part of its leaves'
+        keys) or the past-usage ratios are replaced; what else a key reads (priority, deserved, the tree) is fixed
+        once the book is computed."""
+        if self._steps_ratios is not self.past_ratios:
+            self._steps, self._keys = {}, {}
+            self._steps_ratios = self.past_ratios
+        found: QueueOrderKey | None = self._keys.get(name)
+        if found is not None:
+            return found
         st = self._states.get(name)
         path: tuple[QueueAccount, ...] = ()
         if st is not None and self.hierarchy and not st.children:
             path = (*(self._states[a] for a in st.ancestors[1:]), st)
-        return capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio)
+        found = capacity_order_key(st, path, hierarchy=self.hierarchy, past_ratio=self.past_ratio, step=self._step)
+        self._keys[name] = found
+        return found
+
+    def _step(self, st: QueueAccount) -> Step:
+        """``st``'s step of a queue order key (``queue_order.order_step``), kept until its share moves
+        (``_update_share`` drops it); the deserved it reads is fixed once the book is computed (its share is set
+        after it)."""
+        found = self._steps.get(st.name)
+        if found is None:
+            found = self._steps[st.name] = order_step(st, self.past_ratio)
+        return found
 
     def compare_queues(self, left: str, right: str) -> int:
         lk, rk = self.queue_order_key(left), self.queue_order_key(right)
@@ -412,15 +434,17 @@ class CapacityResult(QueueBook):
             return refuse(self._closed(found))
         if job.min_resources is None:
             return ALLOWED
-        for node in self.chain(found.name):
-            base = dict(node.allocated)
-            add_into(base, node.inqueue)
-            add_into(base, node.elastic, -1)
-            reasons = self._quota_refusals(
-                node.name, "realCapability", base, node.real_capability, job.min_resources, node, reserved=True
-            )
-            if reasons:
-                return refuse(*reasons)
+        chain = self.chain(found.name)
+        if not _reservation_fits(chain, job.min_resources):  # the refusals' words only when one refuses
+            for node in chain:
+                base = dict(node.allocated)
+                add_into(base, node.inqueue)
+                add_into(base, node.elastic, -1)
+                reasons = self._quota_refusals(
+                    node.name, "realCapability", base, node.real_capability, job.min_resources, node, reserved=True
+                )
+                if reasons:
+                    return refuse(*reasons)
         reasons = self._reserve_refusals(found, job.min_resources, reserved=True)
         return refuse(*reasons) if reasons else ALLOWED
 
@@ -581,3 +605,16 @@ def _less_kept(limit: Mapping[str, int], kept: Mapping[str, list[tuple[str, int]
         if r in out and not is_unlimited(out[r]):
             out[r] = max(0, out[r] - sum(a for _, a in holders))
     return out
+
+
+def _reservation_fits(chain: Sequence[QueueAccount], request: Mapping[str, int]) -> bool:
+    """``allocated + inqueue - elastic + request <= realCapability`` on every resource the request asks for (> 0,
+    ``pods`` aside; a limit it does not name reads as 0), for every node of ``chain``: what ``enqueueable``'s
+    ``_quota_refusals`` finds nothing against, tested without building the sums or the refusals."""
+    asked = [(r, v) for r, v in raw(request).items() if v > 0 and r not in IGNORED_SCALARS]
+    for node in chain:
+        allocated, inqueue, elastic, limit = node.allocated, node.inqueue, node.elastic, node.real_capability
+        for r, v in asked:
+            if allocated.get(r, 0) + inqueue.get(r, 0) - elastic.get(r, 0) + v > limit.get(r, 0):
+                return False
+    return True

@@ -14,6 +14,7 @@ order (``docs/rules/which-queue-first.md``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -23,7 +24,15 @@ from engine.amounts import is_empty
 if TYPE_CHECKING:
     from engine.fairshare.queues import QueueAccount
 
-__all__ = ["QueueOrderKey", "capacity_order_key", "common_level", "proportion_compare", "victim_order"]
+__all__ = [
+    "QueueOrderKey",
+    "Step",
+    "capacity_order_key",
+    "common_level",
+    "order_step",
+    "proportion_compare",
+    "victim_order",
+]
 
 # one step of a capacity path: (queue, share, 1 when best effort, past-usage ratio)
 Step = tuple[str, float, int, float]
@@ -40,18 +49,27 @@ class QueueOrderKey:
     Built from the shares of one moment: a key taken before an allocation does not follow it.
     """
 
-    __slots__ = ("head", "path")
+    __slots__ = ("_against", "_parted", "head", "path")
 
     def __init__(self, head: tuple[int, ...], path: tuple[Step, ...]) -> None:
         self.head = head
         self.path = path
+        # the last key compared with and the parting found: a heap's tuple comparison asks ``==`` twice and ``<``
+        # once of the same pair (keys never change, so the answer holds)
+        self._against: QueueOrderKey | None = None
+        self._parted: tuple[tuple[float, int, float], tuple[float, int, float]] | None = None
 
     def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int, float], tuple[float, int, float]] | None:
         """The (share, best effort, past-usage ratio) of both paths at the first step naming different queues, if any."""
+        if other is self._against:
+            return self._parted
+        parted = None
         for mine, theirs in zip(self.path, other.path, strict=False):
             if mine[0] != theirs[0]:
-                return mine[1:], theirs[1:]
-        return None
+                parted = mine[1:], theirs[1:]
+                break
+        self._against, self._parted = other, parted
+        return parted
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, QueueOrderKey):
@@ -84,7 +102,8 @@ def proportion_compare(left: QueueAccount, right: QueueAccount, past_ratio: Call
     return -1 if left.share < right.share else 1
 
 
-def _step(st: QueueAccount, past_ratio: Callable[[str], Fraction]) -> Step:
+def order_step(st: QueueAccount, past_ratio: Callable[[str], Fraction]) -> Step:
+    """One queue's step of a capacity path, from its current share."""
     return (st.name, st.share, 1 if is_empty(st.deserved) else 0, float(past_ratio(st.name)))
 
 
@@ -94,17 +113,21 @@ def capacity_order_key(
     *,
     hierarchy: bool,
     past_ratio: Callable[[str], Fraction],
+    step: Callable[[QueueAccount], Step] | None = None,
 ) -> QueueOrderKey:
     """``st``'s key under capacity. Flat, and for an inner queue of a hierarchy, the path is the queue alone; for a
     leaf of a hierarchy ``path`` runs from the level below root down to the leaf, so two leaves are compared through
-    the children of their lowest common ancestor that lie on their paths."""
+    the children of their lowest common ancestor that lie on their paths. ``step``: a queue's step as
+    ``order_step`` gives it (a book passes its kept steps; by default each is computed)."""
     if st is None:
         return QueueOrderKey((0,), ())
+    if step is None:
+        step = functools.partial(order_step, past_ratio=past_ratio)
     if not hierarchy:
-        return QueueOrderKey((-st.spec.priority,), (_step(st, past_ratio),))
+        return QueueOrderKey((-st.spec.priority,), (step(st),))
     if st.children:
-        return QueueOrderKey((-st.spec.priority, 1), (_step(st, past_ratio),))
-    return QueueOrderKey((-st.spec.priority, 0), tuple(_step(s, past_ratio) for s in path))
+        return QueueOrderKey((-st.spec.priority, 1), (step(st),))
+    return QueueOrderKey((-st.spec.priority, 0), tuple(step(s) for s in path))
 
 
 def common_level(a: QueueAccount, b: QueueAccount) -> int:

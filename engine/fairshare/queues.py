@@ -761,6 +761,10 @@ class QueueBook(Mapping[str, QueueQuota]):
         self._chains: dict[str, tuple[QueueAccount, ...]] = {}  # built on first use, per queue
         # fairness over time (``engine.usage``): each queue's clamped past-usage ratio; empty when it is off
         self.past_ratios: dict[str, Fraction] = {}
+        # the queue order's steps (capacity), each dropped when its queue's share moves; for these ratios
+        self._steps: dict[str, tuple[str, float, int, float]] = {}
+        self._keys: dict[str, Any] = {}  # and the keys made of them (capacity's ``queue_order_key``)
+        self._steps_ratios: dict[str, Fraction] | None = None
 
     def past_ratio(self, queue: str) -> Fraction:
         """The queue's clamped past-usage ratio (1 without fairness over time or a record): the queue orders'
@@ -779,6 +783,7 @@ class QueueBook(Mapping[str, QueueQuota]):
         clone._snapshots = {}
         clone._flows = None
         clone._chains = {}
+        clone._steps, clone._keys = {}, {}
         return clone
 
     # -- mapping ----------------------------------------------------------------------------------------------
@@ -948,6 +953,8 @@ class QueueBook(Mapping[str, QueueQuota]):
 
     def _update_share(self, st: QueueAccount) -> None:
         st.share = 1.0 if self._best_effort(st) else self._share_basis(st)[1]
+        self._steps.pop(st.name, None)
+        self._keys.clear()
 
     # -- mutators ------------------------------------------------------------------------------------------------
     def chain(self, name: str) -> tuple[QueueAccount, ...]:

@@ -11,20 +11,24 @@
 
 from __future__ import annotations
 
+import copy
 import random
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from fractions import Fraction
 from typing import TypeVar
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queues import JobUsage, QueueBook, QueueQuota
+from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key
+from engine.fairshare.queues import JobUsage, QueueAccount, QueueBook, QueueQuota
 from engine.fairshare.waterfill import hamilton, water_fill
 from engine.objects import QueueSpec
 from engine.resources import ResourceList
@@ -364,6 +368,75 @@ def test_hierarchical_allocatable_never_exceeds_any_ancestor(
         for r, a in request.items():
             if a > 0 and r in quota.real_capability:
                 assert quota.allocated.get(r, 0) + a <= quota.real_capability[r]
+
+
+def _fresh_order_key(result: CapacityResult, name: str) -> tuple[object, ...]:
+    """``name``'s queue order key computed from the accounts now, without the book's kept steps."""
+    st_ = result._states[name]
+    path: tuple[QueueAccount, ...] = ()
+    if result.hierarchy and not st_.children:
+        path = (*(result._states[a] for a in st_.ancestors[1:]), st_)
+    key = capacity_order_key(st_, path, hierarchy=result.hierarchy, past_ratio=result.past_ratio)
+    return key.head, key.path
+
+
+@SETTINGS
+@given(clusters(hierarchy=True), st.booleans(), st.data())
+def test_capacity_order_keys_follow_every_share_move(
+    cluster: tuple[list[QueueSpec], list[JobUsage], ResourceList], hierarchy: bool, data: st.DataObject
+) -> None:
+    """The book keeps each queue's step of the order key until its share moves: after any sequence of
+    allocations, deallocations, admissions, copies and new past-usage ratios, every key equals the one computed
+    afresh."""
+    queues, jobs, total = cluster
+    if not hierarchy:
+        queues = [replace(q, parent=None) for q in queues if q.name != "root"]
+    result = compute_capacity(queues, jobs, total, hierarchy=hierarchy)
+    leaves = [n for n in result if result.is_leaf(n) and n != "root"]
+    for _ in range(data.draw(st.integers(min_value=1, max_value=12))):
+        for name in result:  # read every key (so steps are kept), then move something
+            kept = result.queue_order_key(name)
+            assert (kept.head, kept.path) == _fresh_order_key(result, name)
+        move = data.draw(st.sampled_from(["allocate", "deallocate", "enqueue", "copy", "ratios"]))
+        leaf = data.draw(st.sampled_from(leaves))
+        request = data.draw(resource_lists(20_000, min_size=1))
+        if move == "allocate":
+            result.on_allocate(leaf, request)
+        elif move == "deallocate":
+            result.on_deallocate(leaf, request)
+        elif move == "enqueue":
+            result.on_enqueued(
+                JobUsage(queue=leaf, namespace="ns-a", request=request, allocated=ResourceList(), min_resources=request)
+            )
+        elif move == "copy":
+            result = copy.deepcopy(result)
+        else:
+            result.past_ratios = {n: Fraction(data.draw(st.integers(1, 9)), 4) for n in result}
+    for name in result:
+        kept = result.queue_order_key(name)
+        assert (kept.head, kept.path) == _fresh_order_key(result, name)
+
+
+_STEPS = st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 1), st.just(1.0))
+_KEYS = st.builds(QueueOrderKey, st.tuples(st.integers(0, 1)), st.lists(_STEPS, min_size=0, max_size=3).map(tuple))
+
+
+@SETTINGS
+@given(st.lists(_KEYS, min_size=2, max_size=6), st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=40))
+def test_queue_order_key_comparisons_do_not_depend_on_the_ones_before(
+    keys: list[QueueOrderKey], pairs: list[tuple[int, int]]
+) -> None:
+    """A key remembers its last comparison (a heap compares the same pair three times): any sequence of
+    comparisons answers as fresh copies of the keys do."""
+    for i, j in pairs:
+        a, b = keys[i % len(keys)], keys[j % len(keys)]
+        fresh_a, fresh_b = QueueOrderKey(a.head, a.path), QueueOrderKey(b.head, b.path)
+        assert (a == b, a < b, b < a, (a, "x") < (b, "y")) == (
+            fresh_a == fresh_b,
+            fresh_a < fresh_b,
+            fresh_b < fresh_a,
+            (QueueOrderKey(a.head, a.path), "x") < (QueueOrderKey(b.head, b.path), "y"),
+        )
 
 
 def test_engine_modules_are_pure() -> None:

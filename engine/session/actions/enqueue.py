@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.amounts import raw
 from engine.objects import OPEN, NodeAffinity, PodGroupPhase, TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import KeyedHeap
@@ -135,6 +136,12 @@ class NamespaceQuotas:
             return None
         used = self._used().get(job.namespace, {})
         admitted = self.admitted.get(job.namespace, {})
+        limits = raw(hard)
+        if not any(  # the common answer first, without sorting
+            w > 0 and r != "pods" and r in limits and used.get(r, 0) + admitted.get(r, 0) + w > limits[r]
+            for r, w in raw(job.min_resources).items()
+        ):
+            return None
         for r in sorted_resources(job.min_resources):
             want = job.min_resources[r]
             if want <= 0 or r not in hard:
