@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.amounts import raw
 from engine.changes import ProposalError, apply_changes
 from engine.collector import paused
 from engine.flavors import FlavorMemo, assign_flavors, flavor_of_request, with_kept_flavors
@@ -471,9 +472,10 @@ class _Replay:
 
     def _sample(self, now: float) -> None:
         used: dict[str, int] = {}
+        running = TaskStatus.RUNNING
         for t in self.snapshot.tasks.values():
-            if t.status == TaskStatus.RUNNING:
-                for r, v in t.request.items():
+            if t.status == running:
+                for r, v in raw(t.request).items():
                     used[r] = used.get(r, 0) + v
         capacity: dict[str, int] = {}
         for node in self.snapshot.schedulable_nodes:

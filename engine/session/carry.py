@@ -820,7 +820,8 @@ class _QueueSums(ShapedSums):
                 self.reserved_jobs += sign
 
     def _put(self, i: int, amounts: Mapping[str, int], sign: int) -> None:
-        self._add(i, tuple(amounts), amounts, sign)
+        if amounts:  # (an empty contribution moves no sum, and its empty name order is a prefix of every other)
+            self._add(i, tuple(amounts), amounts, sign)
 
     def totals(self) -> QueueTotals | None:
         made = self.made()
@@ -1167,7 +1168,7 @@ def _renew_jobs(
     for key, pg in snap.podgroups.items():
         job = old_jobs.get(key)
         if job is None or job.info is not pg:
-            job = JobState(pg)
+            job = JobState(pg, job)
             recount.add(key)
         elif key in dirty_jobs:
             job.tasks = []
@@ -1204,7 +1205,7 @@ def _renew_noted(
     for key in hint:
         pg = podgroups.get(key)
         if pg is not None and key not in new and jobs[key].info is not pg:
-            jobs[key] = JobState(pg)  # (its place kept)
+            jobs[key] = JobState(pg, jobs[key])  # (its place kept)
             recount.add(key)
     for key in tail:
         jobs[key] = JobState(podgroups[key])

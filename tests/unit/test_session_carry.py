@@ -471,6 +471,44 @@ def test_carried_sessions_decide_as_fresh_ones(seed: int) -> None:
     assert updates > STEPS // 5  # the incremental path was exercised, not only full builds
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_podgroup_record_changed_alone_decides_as_fresh(seed: int) -> None:
+    """A podgroup whose record alone changed (its phase, its condition's time, its minimums) while its pods did not:
+    its new state takes its counters, its member list and (when equal) its usage from its last one, and the
+    minimums it derives when they are the same objects; the sessions decide as fresh ones, and the kept sums are
+    a fresh session's."""
+    world = World(5000 + seed)
+    carry = SessionCarry()
+    for step in range(STEPS):
+        result = _compare(world, carry, now=float(step))
+        if world.rng.random() < 0.25:
+            world.apply(result, now=float(step))
+        snap = world.snap
+        if not snap.podgroups:
+            world.add_podgroup()
+            continue
+        picked = world.rng.sample(list(snap.podgroups.values()), min(len(snap.podgroups), 3))
+        changed = []
+        for pg in picked:
+            fields: dict[str, Any] = world.rng.choice(
+                [
+                    {
+                        "min_resources": world.rng.choice(
+                            [None, ResourceList({"cpu": 250}), ResourceList({"memory": GiB})]
+                        )
+                    },
+                    {"min_task_member": world.rng.choice([{}, {"worker": 1}, {"worker": 2}])},
+                    {"phase": world.rng.choice(list(PodGroupPhase))},
+                    {"unplaced_sessions": pg.unplaced_sessions + 1},
+                    {},  # a new record equal to the last one
+                ]
+            )
+            changed.append(dataclasses.replace(pg, **fields))
+        world.snap = snap.with_podgroups(changed)
+        if world.rng.random() < 0.3:
+            world.change()
+
+
 def test_a_bound_or_finished_pod_keeps_what_its_state_derives_from_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pod whose status, node or start time moved (a binding taking effect, a completion) gets a new state made
     from its old one (``TaskState.moved``: its request's vector, signature and order key kept); the sessions opened
