@@ -167,6 +167,7 @@ class _Replay:
         self.finishes: list[tuple[float, str]] = []  # heap of (time, pod uid)
         self.pod_start: dict[str, float] = {}
         self.pod_job: dict[str, TraceJob] = {}
+        self.job_pods: dict[str, list[str]] = {}  # job key -> its pods' uids (as the snapshot's grouping, unordered)
         self.pod_runtime: dict[str, float | None] = {}
         self.open_runs: dict[str, tuple[float, dict[str, int]]] = {}
         self.runs: list[tuple[str, str, str | None, float, float, dict[str, int]]] = []
@@ -253,7 +254,7 @@ class _Replay:
         gone_pgs: list[str] = []
         gone_tasks: list[str] = []
         for key in sorted(finished_groups):
-            members = self.snapshot.podgroup_tasks(key)
+            members = [tasks[uid] for uid in self.job_pods.get(key, ()) if uid in tasks]
             if all(t.status == TaskStatus.SUCCEEDED for t in members):
                 finish = max(self.pod_start[t.uid] + (self.pod_runtime[t.uid] or 0) for t in members)
                 self.outcomes[key].finish = finish
@@ -261,6 +262,7 @@ class _Replay:
                     self.finished_jobs.append((finish, self.outcomes[key].job))
                 gone_pgs.append(key)
                 gone_tasks.extend(t.uid for t in members)
+                self.job_pods.pop(key, None)
         if gone_pgs:
             self.snapshot = self.snapshot.without_tasks(gone_tasks).without_podgroups(gone_pgs)
 
@@ -299,6 +301,7 @@ class _Replay:
                     creation_timestamp=job.submit,
                 )
                 self.pod_job[task.uid] = job
+                self.job_pods.setdefault(job.key, []).append(task.uid)
                 self.pod_runtime[task.uid] = job.pod_runtimes[i] if job.pod_runtimes else self.runtimes[job.key]
                 tasks.append(task)
             self.outcomes[job.key].group = self.snapshot.quota_group_of(tasks[-1])
@@ -427,6 +430,8 @@ class _Replay:
                 again = dataclasses.replace(again, name=replacement_name(task.name), creation_timestamp=now)
                 self.pod_job[again.uid], self.pod_runtime[again.uid] = job, self.pod_runtime.pop(e.task)
                 del self.pod_job[e.task]
+                pods = self.job_pods[job.key]
+                pods[pods.index(e.task)] = again.uid
                 gone.append(e.task)
             back.append(again)
         if back:
