@@ -73,6 +73,7 @@ from engine.session.session import (
 from engine.values import (
     Aggregates,
     GroupTotals,
+    GroupUsage,
     QuotaTreeMemo,
     aggregates_of,
     group_totals,
@@ -249,6 +250,31 @@ class SessionCarry:
         except BaseException:
             self.clear()
             raise
+
+    def group_usage(self, snap: Snapshot) -> GroupUsage | None:
+        """``values.group_usage(snap)`` from the quota groups' sums kept at the last open, moved by the pods that
+        differ (by identity) between that session's snapshot and ``snap`` (a recycling pass right after the session:
+        the pods it bound or evicted), without changing the kept state; None when nothing is kept or the quota groups
+        changed (the caller adds every pod up). The groups in the order of their first pods in ``snap``."""
+        kept = self._kept
+        if kept is None or _why_full(kept, snap):
+            return None
+        infos, quota_of = kept.infos, kept.quota_of
+        order: dict[str, None] = {}
+        moved: list[tuple[TaskInfo | None, TaskInfo | None, str | None, str | None]] = []
+        for uid, info in snap.tasks.items():
+            was = infos.get(uid)
+            if was is info:
+                group = quota_of[uid]
+            else:
+                group = snap.quota_group_of(info)
+                moved.append((was, info, quota_of.get(uid) if was is not None else None, group))
+            if group not in order:
+                order[group] = None
+        if len(infos) != len(snap.tasks) - sum(1 for was, _, _, _ in moved if was is None):
+            tasks = snap.tasks
+            moved.extend((infos[uid], None, quota_of[uid], None) for uid in infos if uid not in tasks)
+        return group_usage_of(_moved_totals(kept.groups, moved, order, snap))
 
     # -- the full build ------------------------------------------------------------------------------------------
 
@@ -671,6 +697,16 @@ class _GroupSums(ShapedSums):
         super().__init__(4)  # per class (live, used, releasing, pipelined): shape -> pods, resource -> amount
         self.pods = 0  # every pod of the group, finished ones too (the group is in the snapshot's grouping)
 
+    @classmethod
+    def copy_of(cls, other: _GroupSums | None) -> _GroupSums:
+        """A copy of ``other`` (None: empty sums) to move while ``other`` stays as it is."""
+        out = cls()
+        if other is not None:
+            out.pods = other.pods
+            out.shapes = tuple(dict(d) for d in other.shapes)
+            out.sums = tuple(dict(d) for d in other.sums)
+        return out
+
     def add(self, info: TaskInfo, sign: int) -> None:
         self.pods += sign
         status = info.status
@@ -713,6 +749,36 @@ class _GroupSums(ShapedSums):
             trusted(waiting) if n_waiting else None,
             n_waiting,
         )
+
+
+def _moved_totals(
+    groups: Mapping[str, _GroupSums],
+    moved: list[tuple[TaskInfo | None, TaskInfo | None, str | None, str | None]],
+    order: Mapping[str, None],
+    snap: Snapshot,
+) -> dict[str, GroupTotals]:
+    """Each group of ``order`` (in that order): its ``group_totals`` from the kept sums of ``groups`` moved by the pods
+    of ``moved`` (old info and group, new info and group; copies of the sums they touch, the kept ones unchanged), or
+    added up from ``snap``'s pods when the sums cannot give its dicts' order."""
+    copies: dict[str, _GroupSums] = {}
+
+    def ours(group: str) -> _GroupSums:
+        sums = copies.get(group)
+        if sums is None:
+            sums = copies[group] = _GroupSums.copy_of(groups.get(group))
+        return sums
+
+    for was, info, old_group, group in moved:
+        if was is not None and old_group is not None:
+            ours(old_group).add(was, -1)
+        if info is not None and group is not None:
+            ours(group).add(info, 1)
+    out: dict[str, GroupTotals] = {}
+    for group in order:
+        sums = copies.get(group) or groups.get(group)
+        made = sums.totals() if sums is not None else None
+        out[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
+    return out
 
 
 def _classes(info: TaskInfo) -> tuple[bool, bool, bool, bool]:

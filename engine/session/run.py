@@ -151,6 +151,9 @@ def run_recycle(
     ``used <= runtime``; pods that still fit are added back most important first. Returns the evictions (each
     with reason and numbers) and the new ``over_since`` map. ``delay=0`` with an ``over_since`` of 0 for every
     group is SIMULATE.md's ``--recycle``. ``carry``: the cluster's session carry, whose elastic quota tree (kept
-    from its last session) is brought up to date rather than built again (the same numbers)."""
-    memo = carry.quotas if carry is not None else None
-    return recycle(snapshot, now=now, over_since=over_since, delay=delay, memo=memo)
+    from its last session) is brought up to date rather than built again, and whose quota groups' sums kept at that
+    session's open, moved by the pods that changed since, give the groups' usage (the same numbers)."""
+    if carry is None:
+        return recycle(snapshot, now=now, over_since=over_since, delay=delay)
+    usage = carry.group_usage(snapshot)  # the kept sums moved by the pods that changed since the session opened
+    return recycle(snapshot, now=now, over_since=over_since, delay=delay, memo=carry.quotas, usage=usage)
