@@ -272,7 +272,6 @@ def recycle_plan(
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
     result = compute_quotas(snapshot, usage=usage, memo=memo) if quotas is None else quotas
-    by_group = snapshot.tasks_by_quota_group
     gangs: dict[str, Gang] | None = None  # read at the first choice: most passes find no group over for long
     plan: list[Overuse] = []
     for name in sorted(result):
@@ -298,7 +297,11 @@ def recycle_plan(
         if due_only and not entry.is_due(now):
             plan.append(entry)
             continue
-        pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
+        pods = [
+            t
+            for t in snapshot.tasks_by_quota_group.get(name, ())  # (made at the first choice, as the gangs)
+            if t.node is not None and t.status in ALLOCATED_STATUSES
+        ]
         if gangs is None and args.revoke_whole_gangs:
             gangs = gangs_of(snapshot)
         spec = snapshot.quota_groups.get(name)
