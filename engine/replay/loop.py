@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.amounts import raw
 from engine.changes import ProposalError, apply_changes
 from engine.collector import paused
 from engine.flavors import FlavorMemo, assign_flavors, flavor_of_request, with_kept_flavors
@@ -166,6 +167,7 @@ class _Replay:
         self.finishes: list[tuple[float, str]] = []  # heap of (time, pod uid)
         self.pod_start: dict[str, float] = {}
         self.pod_job: dict[str, TraceJob] = {}
+        self.job_pods: dict[str, list[str]] = {}  # job key -> its pods' uids (as the snapshot's grouping, unordered)
         self.pod_runtime: dict[str, float | None] = {}
         self.open_runs: dict[str, tuple[float, dict[str, int]]] = {}
         self.runs: list[tuple[str, str, str | None, float, float, dict[str, int]]] = []
@@ -252,7 +254,7 @@ class _Replay:
         gone_pgs: list[str] = []
         gone_tasks: list[str] = []
         for key in sorted(finished_groups):
-            members = self.snapshot.podgroup_tasks(key)
+            members = [tasks[uid] for uid in self.job_pods.get(key, ()) if uid in tasks]
             if all(t.status == TaskStatus.SUCCEEDED for t in members):
                 finish = max(self.pod_start[t.uid] + (self.pod_runtime[t.uid] or 0) for t in members)
                 self.outcomes[key].finish = finish
@@ -260,6 +262,7 @@ class _Replay:
                     self.finished_jobs.append((finish, self.outcomes[key].job))
                 gone_pgs.append(key)
                 gone_tasks.extend(t.uid for t in members)
+                self.job_pods.pop(key, None)
         if gone_pgs:
             self.snapshot = self.snapshot.without_tasks(gone_tasks).without_podgroups(gone_pgs)
 
@@ -298,6 +301,7 @@ class _Replay:
                     creation_timestamp=job.submit,
                 )
                 self.pod_job[task.uid] = job
+                self.job_pods.setdefault(job.key, []).append(task.uid)
                 self.pod_runtime[task.uid] = job.pod_runtimes[i] if job.pod_runtimes else self.runtimes[job.key]
                 tasks.append(task)
             self.outcomes[job.key].group = self.snapshot.quota_group_of(tasks[-1])
@@ -426,6 +430,8 @@ class _Replay:
                 again = dataclasses.replace(again, name=replacement_name(task.name), creation_timestamp=now)
                 self.pod_job[again.uid], self.pod_runtime[again.uid] = job, self.pod_runtime.pop(e.task)
                 del self.pod_job[e.task]
+                pods = self.job_pods[job.key]
+                pods[pods.index(e.task)] = again.uid
                 gone.append(e.task)
             back.append(again)
         if back:
@@ -471,9 +477,10 @@ class _Replay:
 
     def _sample(self, now: float) -> None:
         used: dict[str, int] = {}
+        running = TaskStatus.RUNNING
         for t in self.snapshot.tasks.values():
-            if t.status == TaskStatus.RUNNING:
-                for r, v in t.request.items():
+            if t.status == running:
+                for r, v in raw(t.request).items():
                     used[r] = used.get(r, 0) + v
         capacity: dict[str, int] = {}
         for node in self.snapshot.schedulable_nodes:

@@ -12,7 +12,10 @@ no global state) and, for the next snapshot, redoes only what changed:
   its old info and counted with its new one; a podgroup whose info changed gets a new ``JobState``. Podgroups
   and quota groups with a changed member are recounted over their members in snapshot order, with the same
   functions as a full build (``session.count_job``, ``values.job_usage``, ``values.group_totals``), so every sum,
-  list order and dict order is the one a full build gives. Node rows are exact integer sums. A caller that knows
+  list order and dict order is the one a full build gives. A podgroup whose record alone changed (its phase, its
+  condition's time: every podgroup after each session in a replay) takes its counters and member list at open from
+  its last state, and its usage too when the fields the usage reads are equal; a usage equal name for name to the
+  last one moves none of the per-queue and per-namespace sums. Node rows are exact integer sums. A caller that knows
   which pods it re-read says so (``note_tasks``): then only those are looked at, not every pod of the snapshot,
   and the podgroups' and quota groups' orders are re-sorted only when a first pod left or a new one does not come
   last.
@@ -24,7 +27,8 @@ no global state) and, for the next snapshot, redoes only what changed:
 * **A full build** (``build_state``) whenever equivalence cannot be shown cheaply: no state yet, a node added or
   gone (rows move), the pod slots appearing or going, the quota groups' names or the namespaces they list changed
   (the pods' quota groups move), the snapshot's task order moved (beyond appended and removed pods), the resource
-  columns changed, or more than a quarter of the pods changed (a full build is then as fast). An error while
+  columns changed, or more than half of the pods changed (measured on the small demo's replay, where about a third
+  of the pods change between two sessions: the update then costs about two thirds of a full build). An error while
   updating drops the kept state, so the next session builds in full.
 
 ``last`` says what the last ``open`` did and ``opened`` counts them (for benchmarks and tests). The randomized test
@@ -69,6 +73,7 @@ from engine.session.session import (
 from engine.values import (
     Aggregates,
     GroupTotals,
+    GroupUsage,
     QuotaTreeMemo,
     aggregates_of,
     group_totals,
@@ -79,7 +84,7 @@ from engine.wording import plural
 
 __all__ = ["JobIndex", "KeptDerived", "SessionCarry"]
 
-FULL_BUILD_SHARE = 4  # more than 1/4 of the pods changed: build in full
+FULL_BUILD_SHARE = 2  # more than half of the pods changed: build in full
 LINKS = 4  # the caller's notes of what changed between task mappings (``note_tasks``) kept at most
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _QUEUE_OF = attrgetter("queue")
@@ -245,6 +250,31 @@ class SessionCarry:
         except BaseException:
             self.clear()
             raise
+
+    def group_usage(self, snap: Snapshot) -> GroupUsage | None:
+        """``values.group_usage(snap)`` from the quota groups' sums kept at the last open, moved by the pods that
+        differ (by identity) between that session's snapshot and ``snap`` (a recycling pass right after the session:
+        the pods it bound or evicted), without changing the kept state; None when nothing is kept or the quota groups
+        changed (the caller adds every pod up). The groups in the order of their first pods in ``snap``."""
+        kept = self._kept
+        if kept is None or _why_full(kept, snap):
+            return None
+        infos, quota_of = kept.infos, kept.quota_of
+        order: dict[str, None] = {}
+        moved: list[tuple[TaskInfo | None, TaskInfo | None, str | None, str | None]] = []
+        for uid, info in snap.tasks.items():
+            was = infos.get(uid)
+            if was is info:
+                group = quota_of[uid]
+            else:
+                group = snap.quota_group_of(info)
+                moved.append((was, info, quota_of.get(uid) if was is not None else None, group))
+            if group not in order:
+                order[group] = None
+        if len(infos) != len(snap.tasks) - sum(1 for was, _, _, _ in moved if was is None):
+            tasks = snap.tasks
+            moved.extend((infos[uid], None, quota_of[uid], None) for uid in infos if uid not in tasks)
+        return group_usage_of(_moved_totals(kept.groups, moved, order, snap))
 
     # -- the full build ------------------------------------------------------------------------------------------
 
@@ -667,6 +697,16 @@ class _GroupSums(ShapedSums):
         super().__init__(4)  # per class (live, used, releasing, pipelined): shape -> pods, resource -> amount
         self.pods = 0  # every pod of the group, finished ones too (the group is in the snapshot's grouping)
 
+    @classmethod
+    def copy_of(cls, other: _GroupSums | None) -> _GroupSums:
+        """A copy of ``other`` (None: empty sums) to move while ``other`` stays as it is."""
+        out = cls()
+        if other is not None:
+            out.pods = other.pods
+            out.shapes = tuple(dict(d) for d in other.shapes)
+            out.sums = tuple(dict(d) for d in other.sums)
+        return out
+
     def add(self, info: TaskInfo, sign: int) -> None:
         self.pods += sign
         status = info.status
@@ -709,6 +749,36 @@ class _GroupSums(ShapedSums):
             trusted(waiting) if n_waiting else None,
             n_waiting,
         )
+
+
+def _moved_totals(
+    groups: Mapping[str, _GroupSums],
+    moved: list[tuple[TaskInfo | None, TaskInfo | None, str | None, str | None]],
+    order: Mapping[str, None],
+    snap: Snapshot,
+) -> dict[str, GroupTotals]:
+    """Each group of ``order`` (in that order): its ``group_totals`` from the kept sums of ``groups`` moved by the pods
+    of ``moved`` (old info and group, new info and group; copies of the sums they touch, the kept ones unchanged), or
+    added up from ``snap``'s pods when the sums cannot give its dicts' order."""
+    copies: dict[str, _GroupSums] = {}
+
+    def ours(group: str) -> _GroupSums:
+        sums = copies.get(group)
+        if sums is None:
+            sums = copies[group] = _GroupSums.copy_of(groups.get(group))
+        return sums
+
+    for was, info, old_group, group in moved:
+        if was is not None and old_group is not None:
+            ours(old_group).add(was, -1)
+        if info is not None and group is not None:
+            ours(group).add(info, 1)
+    out: dict[str, GroupTotals] = {}
+    for group in order:
+        sums = copies.get(group) or groups.get(group)
+        made = sums.totals() if sums is not None else None
+        out[group] = made if made is not None else group_totals(snap.tasks_by_quota_group[group])
+    return out
 
 
 def _classes(info: TaskInfo) -> tuple[bool, bool, bool, bool]:
@@ -816,7 +886,8 @@ class _QueueSums(ShapedSums):
                 self.reserved_jobs += sign
 
     def _put(self, i: int, amounts: Mapping[str, int], sign: int) -> None:
-        self._add(i, tuple(amounts), amounts, sign)
+        if amounts:  # (an empty contribution moves no sum, and its empty name order is a prefix of every other)
+            self._add(i, tuple(amounts), amounts, sign)
 
     def totals(self) -> QueueTotals | None:
         made = self.made()
@@ -1163,7 +1234,7 @@ def _renew_jobs(
     for key, pg in snap.podgroups.items():
         job = old_jobs.get(key)
         if job is None or job.info is not pg:
-            job = JobState(pg)
+            job = JobState(pg, job)
             recount.add(key)
         elif key in dirty_jobs:
             job.tasks = []
@@ -1200,7 +1271,7 @@ def _renew_noted(
     for key in hint:
         pg = podgroups.get(key)
         if pg is not None and key not in new and jobs[key].info is not pg:
-            jobs[key] = JobState(pg)  # (its place kept)
+            jobs[key] = JobState(pg, jobs[key])  # (its place kept)
             recount.add(key)
     for key in tail:
         jobs[key] = JobState(podgroups[key])
@@ -1237,27 +1308,7 @@ def _recount_jobs(
     known, the usages are put in ``jobs``' order again)."""
     moves = kept.ns_moves
     for key in recount:
-        job = jobs[key]
-        old_job = kept.jobs.get(key)
-        if old_job is not None and old_job.base is not None:
-            moves.append((old_job.namespace, old_job.base[2], -1))
-        job.base = None
-        job.settled = None  # its status is computed again (``Session.close``)
-        job.counts = dict.fromkeys(job.counts, 0)
-        job.pending_be = 0
-        job.allocated = {}
-        ours = kept.members.get(key, [])
-        for task in ours:
-            task.pg = job
-        count_job(job, ours)
-        job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
-        moves.append((job.namespace, job.base[2], 1))
-        old = kept.usages.get(key)
-        if old is not None:
-            kept.usage_moves.append((old, -1))
-        usage = kept.usages[key] = job_usage(job.info, [t.info for t in ours])
-        kept.usage_moves.append((usage, 1))
-        kept.by_podgroup.pop(key, None)
+        _recount_job(kept, jobs[key], kept.jobs.get(key), key not in dirty_jobs)
     for key in dirty_jobs - recount:  # pods of a key without podgroup
         kept.by_podgroup.pop(key, None)
     if kept.unlisted is not None:
@@ -1281,6 +1332,88 @@ def _recount_jobs(
         state = jobs.get(key)
         if state is not None:
             state.reopen()
+
+
+def _recount_job(kept: _Kept, job: JobState, old_job: JobState | None, same_members: bool) -> None:
+    """Count ``job`` (new, or with its members changed) over its members, with the functions of a full build, and
+    move the kept sums by the difference. ``same_members``: none of its pods changed since ``old_job`` (the kept
+    state of the key) was counted, only the podgroup's own record (a phase, a condition's time): the counters and
+    the member list are then ``old_job``'s at open, and its usage is kept when the podgroup's fields the usage reads
+    are equal (``job_usage`` would give an equal one); what did not change moves no sum."""
+    key = job.key
+    job.settled = None  # its status is computed again (``Session.close``)
+    ours = kept.members.get(key, [])
+    for task in ours:
+        task.pg = job
+    old_base = old_job.base if old_job is not None else None
+    if same_members and old_job is not None and old_base is not None:
+        job.tasks = list(old_job.tasks)
+        job.base = old_base  # (read only: ``reopen`` copies it)
+    else:
+        job.base = None
+        job.counts = dict.fromkeys(job.counts, 0)
+        job.pending_be = 0
+        job.allocated = {}
+        count_job(job, ours)
+        job.base = (dict(job.counts), job.pending_be, dict(job.allocated))
+    moves = kept.ns_moves
+    if old_job is None or old_base is None:
+        moves.append((job.namespace, job.base[2], 1))
+    elif job.base is not old_base and (
+        old_job.namespace != job.namespace or not _same_amounts(old_base[2], job.base[2])
+    ):
+        moves.append((old_job.namespace, old_base[2], -1))
+        moves.append((job.namespace, job.base[2], 1))
+    old = kept.usages.get(key)
+    if old is not None and same_members and old_job is not None and _same_usage_fields(old_job.info, job.info):
+        return  # (the member index stays: the same pods)
+    usage = job_usage(job.info, [t.info for t in ours])
+    if old is not None and _same_usage(old, usage):
+        usage = old
+    else:
+        if old is not None:
+            kept.usage_moves.append((old, -1))
+        kept.usage_moves.append((usage, 1))
+    kept.usages[key] = usage
+    if not same_members:
+        kept.by_podgroup.pop(key, None)
+
+
+def _same_amounts(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> bool:
+    """Equal amounts under the same names in the same order (the kept sums' shapes read the order), or both None."""
+    if a is None or b is None:
+        return a is b
+    return list(raw(a).items()) == list(raw(b).items())
+
+
+def _same_usage(a: JobUsage, b: JobUsage) -> bool:
+    """Whether two usages of one podgroup are the same field for field, their amounts' name orders included (the
+    kept queue and pair sums read them)."""
+    return (
+        a.queue == b.queue
+        and a.namespace == b.namespace
+        and a.name == b.name
+        and a.phase == b.phase
+        and a.min_member == b.min_member
+        and a.allocated_tasks == b.allocated_tasks
+        and a.pipelined_tasks == b.pipelined_tasks
+        and _same_amounts(a.request, b.request)
+        and _same_amounts(a.allocated, b.allocated)
+        and _same_amounts(a.pipelined, b.pipelined)
+        and (a.min_resources is b.min_resources or _same_amounts(a.min_resources, b.min_resources))
+    )
+
+
+def _same_usage_fields(a: PodGroupInfo, b: PodGroupInfo) -> bool:
+    """Whether ``job_usage`` reads the same of two records of one podgroup (its queue, minimum, phase, minMember)."""
+    return (
+        a.queue == b.queue
+        and (a.min_resources is b.min_resources or _same_amounts(a.min_resources, b.min_resources))
+        and a.phase == b.phase
+        and a.min_member == b.min_member
+        and a.namespace == b.namespace
+        and a.name == b.name
+    )
 
 
 def _regroup(

@@ -54,7 +54,7 @@ from engine.session.decisions import Blocker, Eviction
 from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work
 from engine.session.reasons import qty
 from engine.session.session import add_into
-from engine.values import QuotaTreeMemo, compute_quotas
+from engine.values import GroupUsage, QuotaTreeMemo, compute_quotas
 from engine.vocabulary import READY_STATUSES, BlockerKind
 
 __all__ = ["Gang", "Overuse", "gangs_of", "recycle", "recycle_outlook", "recycle_plan", "revoke_victims"]
@@ -261,17 +261,17 @@ def recycle_plan(
     quotas: ElasticResult | None = None,
     due_only: bool = False,
     memo: QuotaTreeMemo | None = None,
+    usage: GroupUsage | None = None,
 ) -> list[Overuse]:
     """Every quota group over its runtime in ``snapshot`` (but the root, ``system``, ``default`` and the tree roots),
     by name, with the victims recycling would take from it at ``now`` (the one victim choice, used by
     :func:`recycle` and by the warnings that pages show before it acts). ``quotas``: the snapshot's quota values
     when the caller has them (``compute_quotas(snapshot)``), else computed, with ``memo``'s tree when given
-    (``QuotaTreeMemo``); ``due_only``: choose victims only for the groups a pass at ``now`` evicts (the others get
-    ``victims=None``)."""
+    (``QuotaTreeMemo``), and with ``usage`` as the snapshot's ``group_usage`` when the caller has it; ``due_only``:
+    choose victims only for the groups a pass at ``now`` evicts (the others get ``victims=None``)."""
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
-    result = compute_quotas(snapshot, memo=memo) if quotas is None else quotas
-    by_group = snapshot.tasks_by_quota_group
+    result = compute_quotas(snapshot, usage=usage, memo=memo) if quotas is None else quotas
     gangs: dict[str, Gang] | None = None  # read at the first choice: most passes find no group over for long
     plan: list[Overuse] = []
     for name in sorted(result):
@@ -297,7 +297,11 @@ def recycle_plan(
         if due_only and not entry.is_due(now):
             plan.append(entry)
             continue
-        pods = [t for t in by_group.get(name, ()) if t.node is not None and t.status in ALLOCATED_STATUSES]
+        pods = [
+            t
+            for t in snapshot.tasks_by_quota_group.get(name, ())  # (made at the first choice, as the gangs)
+            if t.node is not None and t.status in ALLOCATED_STATUSES
+        ]
         if gangs is None and args.revoke_whole_gangs:
             gangs = gangs_of(snapshot)
         spec = snapshot.quota_groups.get(name)
@@ -330,12 +334,15 @@ def recycle(
     over_since: Mapping[str, float],
     delay: float | None = None,
     memo: QuotaTreeMemo | None = None,
+    usage: GroupUsage | None = None,
 ) -> tuple[list[Eviction], dict[str, float]]:
     """One overuse-revoke pass: the evictions (with reasons and numbers) and the new ``over_since`` map (``memo``:
-    the quota tree to bring up to date, ``QuotaTreeMemo``)."""
+    the quota tree to bring up to date, ``QuotaTreeMemo``; ``usage``: the snapshot's ``group_usage`` when the caller
+    has it)."""
     evictions: list[Eviction] = []
     since_map: dict[str, float] = {}
-    for entry in recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, due_only=True, memo=memo):
+    plan = recycle_plan(snapshot, now=now, over_since=over_since, delay=delay, due_only=True, memo=memo, usage=usage)
+    for entry in plan:
         name, since, wait = entry.group, entry.since, entry.delay
         if not entry.is_due(now) or entry.victims is None:
             since_map[name] = since

@@ -10,7 +10,7 @@ by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from engine.collector import paused_during
 from engine.objects import (
@@ -83,17 +83,13 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
         changed[task.uid] = task.evolve(status=TaskStatus.RUNNING, node=binding.node, start_timestamp=now)
     gone = {e.task for e in result.evictions}
     tasks = {uid: changed.get(uid, t) for uid, t in snapshot.tasks.items() if uid not in gone}
-    by_group: dict[str, list[TaskInfo]] = {}
-    for t in tasks.values():
-        by_group.setdefault(t.podgroup, []).append(t)
+    counted = _scheduled_and_live(tasks.values())
     podgroups = dict(snapshot.podgroups)
     for key, status in result.podgroups.items():
         pg = podgroups.get(key)
         if pg is None:
             continue
-        members = by_group.get(key, [])
-        scheduled = sum(1 for t in members if t.status in _SCHEDULED)
-        live = sum(1 for t in members if t.status not in FINISHED_STATUSES)
+        scheduled, live = counted.get(key, _NONE)
         phase = PodGroupPhase(status.phase)
         if phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE, PodGroupPhase.UNKNOWN) and scheduled >= max(
             pg.min_member, 1
@@ -123,6 +119,23 @@ def apply_result(snapshot: Snapshot, result: SessionResult, *, now: float) -> Sn
     return snapshot.replace(tasks=tasks, podgroups=podgroups)
 
 
+_NONE = (0, 0)
+
+
+def _scheduled_and_live(tasks: Iterable[TaskInfo]) -> dict[str, tuple[int, int]]:
+    """Per podgroup key, how many of its pods are scheduled (``_SCHEDULED``) and how many are not finished."""
+    out: dict[str, tuple[int, int]] = {}
+    scheduled_statuses, finished = _SCHEDULED, FINISHED_STATUSES
+    for t in tasks:
+        status = t.status
+        scheduled, live = out.get(t.podgroup, _NONE)
+        out[t.podgroup] = (
+            scheduled + (status in scheduled_statuses),
+            live + (status not in finished),
+        )
+    return out
+
+
 def run_recycle(
     snapshot: Snapshot,
     *,
@@ -138,6 +151,9 @@ def run_recycle(
     ``used <= runtime``; pods that still fit are added back most important first. Returns the evictions (each
     with reason and numbers) and the new ``over_since`` map. ``delay=0`` with an ``over_since`` of 0 for every
     group is SIMULATE.md's ``--recycle``. ``carry``: the cluster's session carry, whose elastic quota tree (kept
-    from its last session) is brought up to date rather than built again (the same numbers)."""
-    memo = carry.quotas if carry is not None else None
-    return recycle(snapshot, now=now, over_since=over_since, delay=delay, memo=memo)
+    from its last session) is brought up to date rather than built again, and whose quota groups' sums kept at that
+    session's open, moved by the pods that changed since, give the groups' usage (the same numbers)."""
+    if carry is None:
+        return recycle(snapshot, now=now, over_since=over_since, delay=delay)
+    usage = carry.group_usage(snapshot)  # the kept sums moved by the pods that changed since the session opened
+    return recycle(snapshot, now=now, over_since=over_since, delay=delay, memo=carry.quotas, usage=usage)

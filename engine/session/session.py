@@ -218,7 +218,9 @@ class TaskState:
 
 
 class JobState:
-    """A podgroup inside a session: gang counters (kept current on every status change) and its reasons."""
+    """A podgroup inside a session: gang counters (kept current on every status change) and its reasons. ``like``:
+    the last state of the same podgroup (a ``SessionCarry`` renewing it for a new record), whose minimums are taken
+    as they are when the new record holds the same objects (they are read, never changed)."""
 
     __slots__ = (
         "allocate_refusal",
@@ -252,7 +254,7 @@ class JobState:
         "usage",
     )
 
-    def __init__(self, info: PodGroupInfo) -> None:
+    def __init__(self, info: PodGroupInfo, like: JobState | None = None) -> None:
         self.info = info
         self.key = info.key
         self.name = info.name
@@ -260,11 +262,20 @@ class JobState:
         self.queue = info.queue
         self.priority = info.priority
         self.min_member = info.min_member
-        self.min_task_member: dict[str, int] = dict(info.min_task_member)
-        self.task_min_total = sum(self.min_task_member.values())
-        self.min_resources: dict[str, int] | None = (
-            None if info.min_resources is None else dict(raw(info.min_resources))
-        )
+        self.min_task_member: dict[str, int]
+        self.task_min_total: int
+        self.min_resources: dict[str, int] | None
+        was = like.info if like is not None else None
+        if like is not None and was is not None and was.min_task_member is info.min_task_member:
+            self.min_task_member = like.min_task_member  # (read only, as the minimums below)
+            self.task_min_total = like.task_min_total
+        else:
+            self.min_task_member = dict(info.min_task_member)
+            self.task_min_total = sum(self.min_task_member.values())
+        if like is not None and was is not None and was.min_resources is info.min_resources:
+            self.min_resources = like.min_resources
+        else:
+            self.min_resources = None if info.min_resources is None else dict(raw(info.min_resources))
         self.creation = info.creation_timestamp
         self.tasks: list[TaskState] = []
         self.base: tuple[dict[TaskStatus, int], int, dict[str, int]] | None = None  # kept by a ``SessionCarry``

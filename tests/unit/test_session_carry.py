@@ -45,6 +45,7 @@ from engine.resources import ResourceList
 from engine.session.carry import SessionCarry
 from engine.session.run import apply_result, run_actions, run_session
 from engine.session.session import Placement, Session, TaskState
+from engine.values import group_usage
 
 GiB = 2**30
 S = TaskStatus
@@ -469,6 +470,75 @@ def test_carried_sessions_decide_as_fresh_ones(seed: int) -> None:
         for _ in range(world.rng.randint(1, 3)):
             world.change()
     assert updates > STEPS // 5  # the incremental path was exercised, not only full builds
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_podgroup_record_changed_alone_decides_as_fresh(seed: int) -> None:
+    """A podgroup whose record alone changed (its phase, its condition's time, its minimums) while its pods did not:
+    its new state takes its counters, its member list and (when equal) its usage from its last one, and the
+    minimums it derives when they are the same objects; the sessions decide as fresh ones, and the kept sums are
+    a fresh session's."""
+    world = World(5000 + seed)
+    carry = SessionCarry()
+    for step in range(STEPS):
+        result = _compare(world, carry, now=float(step))
+        if world.rng.random() < 0.25:
+            world.apply(result, now=float(step))
+        snap = world.snap
+        if not snap.podgroups:
+            world.add_podgroup()
+            continue
+        picked = world.rng.sample(list(snap.podgroups.values()), min(len(snap.podgroups), 3))
+        changed = []
+        for pg in picked:
+            fields: dict[str, Any] = world.rng.choice(
+                [
+                    {
+                        "min_resources": world.rng.choice(
+                            [None, ResourceList({"cpu": 250}), ResourceList({"memory": GiB})]
+                        )
+                    },
+                    {"min_task_member": world.rng.choice([{}, {"worker": 1}, {"worker": 2}])},
+                    {"phase": world.rng.choice(list(PodGroupPhase))},
+                    {"unplaced_sessions": pg.unplaced_sessions + 1},
+                    {},  # a new record equal to the last one
+                ]
+            )
+            changed.append(dataclasses.replace(pg, **fields))
+        world.snap = snap.with_podgroups(changed)
+        if world.rng.random() < 0.3:
+            world.change()
+
+
+def _usage_items(usage: Any) -> list[Any]:
+    """A ``GroupUsage`` as lists: every dict's order and every amount's name order compared."""
+    return [
+        [(group, list(raw(amounts).items())) for group, amounts in part.items()]
+        for part in (usage.requests, usage.used, usage.releasing, usage.pipelined)
+    ] + [list(usage.pipelined_pods.items())]
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_recycling_pass_usage_from_the_kept_sums_is_a_fresh_one(seed: int) -> None:
+    """``SessionCarry.group_usage`` (the quota groups' usage for the recycling pass right after a session, from the
+    sums kept at open moved by the pods that differ) is ``group_usage`` of the snapshot, orders included, after the
+    session's own result and after random changes of every kind; the kept state is left as it was (the next session
+    still decides as a fresh one)."""
+    world = World(7000 + seed)
+    carry = SessionCarry()
+    checked = 0
+    for step in range(STEPS):
+        result = _compare(world, carry, now=float(step))
+        if world.rng.random() < 0.6:
+            world.apply(result, now=float(step))
+        for _ in range(world.rng.randint(0, 2)):
+            world.change()
+        moved = carry.group_usage(world.snap)
+        if moved is not None:
+            fresh = group_usage(dataclasses.replace(world.snap))
+            assert _usage_items(moved) == _usage_items(fresh)
+            checked += 1
+    assert checked > STEPS // 2
 
 
 def test_a_bound_or_finished_pod_keeps_what_its_state_derives_from_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
