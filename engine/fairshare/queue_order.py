@@ -49,27 +49,18 @@ class QueueOrderKey:
     Built from the shares of one moment: a key taken before an allocation does not follow it.
     """
 
-    __slots__ = ("_against", "_parted", "head", "path")
+    __slots__ = ("head", "path")
 
     def __init__(self, head: tuple[int, ...], path: tuple[Step, ...]) -> None:
         self.head = head
         self.path = path
-        # the last key compared with and the parting found: a heap's tuple comparison asks ``==`` twice and ``<``
-        # once of the same pair (keys never change, so the answer holds)
-        self._against: QueueOrderKey | None = None
-        self._parted: tuple[tuple[float, int, float], tuple[float, int, float]] | None = None
 
     def _parting(self, other: QueueOrderKey) -> tuple[tuple[float, int, float], tuple[float, int, float]] | None:
         """The (share, best effort, past-usage ratio) of both paths at the first step naming different queues, if any."""
-        if other is self._against:
-            return self._parted
-        parted = None
         for mine, theirs in zip(self.path, other.path, strict=False):
             if mine[0] != theirs[0]:
-                parted = mine[1:], theirs[1:]
-                break
-        self._against, self._parted = other, parted
-        return parted
+                return mine[1:], theirs[1:]
+        return None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, QueueOrderKey):

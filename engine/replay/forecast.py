@@ -126,6 +126,7 @@ class _Forward(_Replay):
             if any(self.snapshot.tasks[u].status in _STARTED for u in uids):
                 outcome.start = min(starts, default=now)  # started before now: not waiting
             self.outcomes[key] = outcome
+            self.job_pods[key] = list(uids)  # (the loop finds a finished job's pods there)
             for uid in uids:
                 task = self.snapshot.tasks[uid]
                 self.pod_job[uid] = job

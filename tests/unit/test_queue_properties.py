@@ -27,7 +27,7 @@ from engine.fairshare.capacity import CapacityResult
 from engine.fairshare.deserved import compute_capacity
 from engine.fairshare.namespace import compute_namespace_shares
 from engine.fairshare.proportion import compute_proportion
-from engine.fairshare.queue_order import QueueOrderKey, capacity_order_key
+from engine.fairshare.queue_order import capacity_order_key
 from engine.fairshare.queues import JobUsage, QueueAccount, QueueBook, QueueQuota
 from engine.fairshare.waterfill import hamilton, water_fill
 from engine.objects import QueueSpec
@@ -415,28 +415,6 @@ def test_capacity_order_keys_follow_every_share_move(
     for name in result:
         kept = result.queue_order_key(name)
         assert (kept.head, kept.path) == _fresh_order_key(result, name)
-
-
-_STEPS = st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 1), st.just(1.0))
-_KEYS = st.builds(QueueOrderKey, st.tuples(st.integers(0, 1)), st.lists(_STEPS, min_size=0, max_size=3).map(tuple))
-
-
-@SETTINGS
-@given(st.lists(_KEYS, min_size=2, max_size=6), st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=40))
-def test_queue_order_key_comparisons_do_not_depend_on_the_ones_before(
-    keys: list[QueueOrderKey], pairs: list[tuple[int, int]]
-) -> None:
-    """A key remembers its last comparison (a heap compares the same pair three times): any sequence of
-    comparisons answers as fresh copies of the keys do."""
-    for i, j in pairs:
-        a, b = keys[i % len(keys)], keys[j % len(keys)]
-        fresh_a, fresh_b = QueueOrderKey(a.head, a.path), QueueOrderKey(b.head, b.path)
-        assert (a == b, a < b, b < a, (a, "x") < (b, "y")) == (
-            fresh_a == fresh_b,
-            fresh_a < fresh_b,
-            fresh_b < fresh_a,
-            (QueueOrderKey(a.head, a.path), "x") < (QueueOrderKey(b.head, b.path), "y"),
-        )
 
 
 def test_engine_modules_are_pure() -> None:
