@@ -13,8 +13,14 @@
   of Kueue's pod groups, ``kueuegroups.pod_group_wait``): a Job half created never takes part of its quota. Once one of
   its pods is on a node it is admitted, and the pods the Job controller makes later (one that failed and was
   replaced, completions above the parallelism) join it and are placed;
-* a suspended Job (``spec.suspend: true``) has no pods: it waits, with that reason and a warning; Fairway never
-  resumes it (Kueue's webhook suspends Jobs and Kueue resumes them on admission: here the Job runs unsuspended);
+* a suspended Job (``spec.suspend: true``, as Kueue's webhook leaves every Job it manages and as Kueue's samples are
+  written) has no pods: it is admitted as Kueue admits it, from its template (its podgroup's minimum and minimum
+  resources are the template's), and once a session admits it the adapter resumes it (``spec.suspend: false``,
+  ``scheduling.kube.mirror_out``), whereupon the Job controller makes its pods and they join the admitted podgroup;
+  an admitted Job that waits again (evicted, or not placed in time) is suspended again, as Kueue suspends it. Two
+  cases still wait: a Job in a ClusterQueue with flavored resource groups (flavors are chosen on pods, and a
+  suspended Job has none yet) and a suspended workload of several pod sets (a JobSet, Kubeflow's and MPI's jobs);
+  a suspended Job is admitted whole (partial admission sizes a Job on its pods, once they exist);
 * partial admission (``kueue.x-k8s.io/job-min-parallelism``) is sized by ``engine.partial`` as in simulate; when a
   session admits k of its N pods the adapter lowers ``spec.parallelism`` to k and keeps N in the Job's annotation
   ``fairway.io/original-parallelism``, from which this reader counts the Job's pods (and checks the minimum); the
@@ -41,29 +47,37 @@ from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
 
-__all__ = ["KueueJobReaders", "job_wait"]
+__all__ = ["RESUMED", "KueueJobReaders", "job_wait"]
 
-SUSPENDED = (
-    "the Job is suspended (spec.suspend: true): the Job controller makes no pods for it; Fairway does not resume a "
-    "Job (Kueue's webhook suspends Jobs and Kueue resumes them: with Fairway, submit them unsuspended)"
+RESUMED = "fairway.io/resumed"  # on a Job the adapter resumed: suspended again when it waits again, as Kueue does
+
+SUSPENDED_FLAVORED = (
+    "the Job is suspended (spec.suspend: true) and its ClusterQueue has flavored resource groups: Fairway chooses "
+    "flavors on a Job's pods, and a suspended Job has none, so it is not resumed there (submit it unsuspended)"
 )
 
 SUSPENDED_WORKLOAD = (
-    "the {kind} is suspended: its controller makes no pods for it; Fairway does not resume a {kind} (Kueue suspends "
-    "them and resumes them on admission: with Fairway, submit them unsuspended)"
+    "the {kind} is suspended: its controller makes no pods for it; Fairway resumes suspended batch/v1 Jobs only, not "
+    "a {kind} (submit it unsuspended)"
 )
 
 
-def job_wait(count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job") -> str | None:
-    """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: suspended, or fewer of its
-    pods can run than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when
-    it does not wait. ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for
-    all the pods of its pod sets."""
+def job_wait(
+    count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job", *, flavored: bool = False
+) -> str | None:
+    """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: fewer of its pods can run
+    than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when it does not
+    wait. A suspended Job none of whose pods is on a node does not wait: it is admitted from its template, and the
+    adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups (``flavored``).
+    ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for all the pods of its
+    pod sets, and waits while it is suspended."""
     tasks = list(tasks)
-    if pod_group_wait(count, tasks) is None and not (suspended and all(t.node is None for t in tasks)):
+    if suspended and all(t.node is None for t in tasks):
+        if kind != "Job":
+            return SUSPENDED_WORKLOAD.format(kind=kind)
+        return SUSPENDED_FLAVORED if flavored else None
+    if pod_group_wait(count, tasks) is None:
         return None
-    if suspended:
-        return SUSPENDED if kind == "Job" else SUSPENDED_WORKLOAD.format(kind=kind)
     active = sum(1 for t in tasks if can_run(t))
     counted = "the Job's parallelism, or its completions when fewer" if kind == "Job" else "all its pod sets' pods"
     return f"{active} of its {count} pods exist ({counted}): a {kind} is admitted once all its pods exist"
@@ -93,6 +107,10 @@ class KueueJobReaders(KueuePodGroupReaders):
             raise _FieldError(f"metadata.annotations.{ORIGINAL_PARALLELISM}: {raw!r} is not a whole number")
         return int(raw)
 
+    def _flavored(self, queue: str) -> bool:
+        """Whether ``queue`` (a ClusterQueue) has flavored resource groups (``Snapshot.kueue_flavors``)."""
+        return self.kueue_flavors is not None and queue in self.kueue_flavors.groups
+
     def _live_batch_job(
         self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, least: int | None, sample: TaskInfo
     ) -> None:
@@ -102,9 +120,9 @@ class KueueJobReaders(KueuePodGroupReaders):
         suspend = doc.spec.get("suspend")
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"spec.suspend: {suspend!r} is not true or false")
-        if suspend:
-            self.warnings.append(f"{doc.where}: {SUSPENDED}")
-        why = job_wait(count, tasks, bool(suspend))
+        why = job_wait(count, tasks, bool(suspend), flavored=self._flavored(queue))
+        if suspend and why is not None:
+            self.warnings.append(f"{doc.where}: {why}")
         if why is not None:
             self.admission.pod_group_waits[key] = why
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)

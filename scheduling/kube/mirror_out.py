@@ -4,9 +4,10 @@
 * **bindings**: a pod Bound here whose object has no ``spec.nodeName`` gets ``POST pods/{name}/binding``
   (a 409 means it is bound already: the watch brings where, and the mirror follows); ``client.CONCURRENT_CALLS`` at a
   time on kept-alive connections, as are the PodGroup statuses that changed (a session places thousands at once);
-* **Kueue Jobs admitted in part**: ``spec.parallelism`` lowered to the count a session admitted the Job with once its
-  pods are bound there, the Job's own kept in ``fairway.io/original-parallelism``, and given back when it waits again
-  (``write_job_parallelism``);
+* **Kueue Jobs**: a suspended Job a session admitted is resumed (``spec.suspend: false``), and suspended again when it
+  waits again; ``spec.parallelism`` lowered to the count a session admitted a Job with in part (once its pods are bound
+  there, or with the resume), the Job's own kept in ``fairway.io/original-parallelism``, and given back when it waits
+  again (``write_kueue_jobs``);
 * **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
@@ -48,7 +49,9 @@ from kubernetes import client as k8s
 
 from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM, controller_ref
 from engine.manifests.export import export_trees
+from engine.manifests.kueuejobs import RESUMED
 from engine.resources import ResourceList, is_unlimited
+from engine.vocabulary import PodGroupPhase
 from quotas.models import Namespace, Queue
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
@@ -109,7 +112,7 @@ class Sender:
         return self._values
 
     def send_all(self) -> dict[str, int]:
-        for step in (self.send_bindings, self.write_job_parallelism, self.send_evictions, self.send_deletions,
+        for step in (self.send_bindings, self.write_kueue_jobs, self.send_evictions, self.send_deletions,
                      self.write_podgroup_status,
                      self.write_queue_status, self.write_elastic_quotas, self.write_trees,
                      self.send_problem_events):  # fmt: skip
@@ -175,35 +178,32 @@ class Sender:
             return exc
         return None
 
-    def write_job_parallelism(self) -> None:
-        """Kueue's partial admission: a Job a session admitted with k of its N pods (``PodGroup.kueue_admitted_count``)
-        gets ``spec.parallelism: k`` and the annotation ``fairway.io/original-parallelism: N`` (a merge patch), once
-        the cache shows k of its pods bound (the Job controller then deletes the pods beyond k that no node holds);
-        a Job that no longer has a count (it waits again: evicted) gets N back and the annotation removed, as Kueue
-        restores a Job's parallelism."""
+    def write_kueue_jobs(self) -> None:
+        """Kueue's Jobs as Kueue's controller keeps them, each with one merge patch (``_job_patch``):
+
+        * a suspended Job (``spec.suspend: true``) a session admitted (its podgroup Inqueue or Running) is resumed:
+          ``spec.suspend: false`` and the annotation ``fairway.io/resumed``, with its parallelism lowered in the same
+          patch when it was admitted in part (no pod of it exists yet, so none can be lost);
+        * a Job so resumed whose podgroup waits again (evicted, or given back for not being placed in time) is
+          suspended again and the annotation removed, its parallelism given back, as Kueue suspends an evicted Job
+          (the Job controller deletes its pods);
+        * partial admission of a Job that runs unsuspended: a Job a session admitted with k of its N pods
+          (``PodGroup.kueue_admitted_count``) gets ``spec.parallelism: k`` and the annotation
+          ``fairway.io/original-parallelism: N`` once the cache shows k of its pods bound (the Job controller then
+          deletes the pods beyond k that no node holds); a Job that no longer has a count (it waits again: evicted)
+          gets N back and the annotation removed, as Kueue restores a Job's parallelism."""
         jobs = self.objects("batch", "jobs")
         if not jobs:
             return
         todo = []
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
-        for ns, name, count in rows.values_list("namespace__name", "name", "kueue_admitted_count"):
+        for ns, name, phase, count in rows.values_list("namespace__name", "name", "phase", "kueue_admitted_count"):
             obj = jobs.get((ns, name))
-            if obj is None:
-                continue
-            original = ((obj.get("metadata") or {}).get("annotations") or {}).get(ORIGINAL_PARALLELISM)
-            parallelism = (obj.get("spec") or {}).get("parallelism", 1)
-            if count is not None and count != parallelism:
-                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: original or str(parallelism)}},
-                         "spec": {"parallelism": count}}  # fmt: skip
-            elif count is None and original is not None and original.strip().isdigit():
-                patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: None}},
-                         "spec": {"parallelism": int(original)}}  # fmt: skip
-            else:
-                continue
-            todo.append((ns, name, obj, count, patch))
+            if obj is not None and (change := _job_patch(obj, phase, count)) is not None:
+                todo.append((ns, name, obj, *change))
         bound = _bound_by_controller(self.caches.get(cache_key("", "pods"), [])) if todo else Counter()
-        for ns, name, obj, count, patch in todo:
-            if count is not None and bound[((obj.get("metadata") or {}).get("uid"), ns)] < count:
+        for ns, name, obj, what, patch, needs_bound in todo:
+            if needs_bound and bound[((obj.get("metadata") or {}).get("uid"), ns)] < needs_bound:
                 continue  # its pods' bindings not seen yet: the controller could delete one of them
             try:
                 _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
@@ -211,9 +211,9 @@ class Sender:
             except k8s.ApiException as exc:
                 if exc.status == 404:
                     continue  # deleted meanwhile: the watch brings it, and the mirror removes its job
-                self._problem(exc, f"setting the parallelism of Job {ns}/{name}")
+                self._problem(exc, f"{_JOB_WORDS[what]} Job {ns}/{name}")
                 continue
-            self._count("job_parallelism")
+            self._count(what)
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -517,6 +517,46 @@ def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
         return [call(job) for job in jobs]
     with ThreadPoolExecutor(min(CONCURRENT_CALLS, len(jobs)), thread_name_prefix="kube-send") as pool:
         return list(pool.map(call, jobs))
+
+
+# what each of ``_job_patch``'s patches does, for the counts and a refusal's words
+_JOB_WORDS = {
+    "job_resumed": "resuming",
+    "job_suspended": "suspending",
+    "job_parallelism": "setting the parallelism of",
+}
+_ADMITTED = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
+
+
+def _job_patch(obj: Mapping[str, Any], phase: str, count: int | None) -> tuple[str, dict[str, Any], int] | None:
+    """What a Kueue Job ``obj`` whose podgroup is in ``phase``, admitted with ``count`` pods (None: whole, or not
+    admitted), needs from the adapter (``Mirror.write_kueue_jobs``): (what, the merge patch, the pods of it that
+    must be seen bound first), or None when nothing."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    annotations = meta.get("annotations") or {}
+    original = annotations.get(ORIGINAL_PARALLELISM)
+    given_back = original is not None and original.strip().isdigit()
+    parallelism = spec.get("parallelism", 1)
+    if spec.get("suspend") is True and phase in _ADMITTED:
+        patch: dict[str, Any] = {"metadata": {"annotations": {RESUMED: "true"}}, "spec": {"suspend": False}}
+        if count is not None and count != parallelism:
+            patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = original or str(parallelism)
+            patch["spec"]["parallelism"] = count
+        return "job_resumed", patch, 0
+    if spec.get("suspend") is not True and annotations.get(RESUMED) and phase == PodGroupPhase.PENDING:
+        patch = {"metadata": {"annotations": {RESUMED: None}}, "spec": {"suspend": True}}
+        if given_back:
+            patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = None
+            patch["spec"]["parallelism"] = int(original)
+        return "job_suspended", patch, 0
+    if count is not None and count != parallelism:
+        patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: original or str(parallelism)}},
+                 "spec": {"parallelism": count}}  # fmt: skip
+        return "job_parallelism", patch, count
+    if count is None and given_back:
+        patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: None}}, "spec": {"parallelism": int(original)}}
+        return "job_parallelism", patch, 0
+    return None
 
 
 def _bound_by_controller(pods: list[dict[str, Any]]) -> Counter[tuple[Any, Any]]:

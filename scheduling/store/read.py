@@ -365,6 +365,7 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -
     ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps.
     The snapshot itself when none waits or is partial, and none was."""
     waits, least, admitted = [], [], []
+    flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
     for key, kc in counts.items():
         if key not in snapshot.podgroups:
             continue
@@ -372,8 +373,10 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -
         if kc.job is None:
             why = pod_group_wait(kc.count, tasks)
         else:
-            why = job_wait(kc.count, tasks, bool(kc.job.get("suspended")), str(kc.job.get("kind") or "Job"))
-            if isinstance(kc.job.get("minCount"), int):
+            suspended = bool(kc.job.get("suspended"))
+            flavored = snapshot.podgroups[key].queue in flavor_groups
+            why = job_wait(kc.count, tasks, suspended, str(kc.job.get("kind") or "Job"), flavored=flavored)
+            if isinstance(kc.job.get("minCount"), int) and not suspended:  # sized on its pods, once they exist
                 least.append((key, int(kc.job["minCount"])))
                 if kc.admitted is not None:
                     admitted.append((key, kc.admitted))

@@ -66,14 +66,47 @@ def test_live_a_jobs_pods_are_one_podgroup_and_its_template_is_not_expanded() ->
     assert not expanded.kueue_jobs
 
 
-def test_live_a_suspended_job_waits_with_its_reason_and_a_warning() -> None:
+def test_live_a_suspended_job_is_admissible_from_its_template() -> None:
+    """Kueue's own sample Job is ``suspend: true``: it has no pods, and it does not wait; its podgroup's minimum and
+    minimum resources are its template's, so a session can admit it and the adapter resume it."""
     from engine.manifests import load_objects
 
-    result, _ = load_objects([LOCAL_QUEUE, job("train", 2, suspend=True)], live=True)
-    why = dict(result.snapshot.admission.pod_group_waits)["team/train"]
-    assert why.startswith("the Job is suspended (spec.suspend: true)") and "does not resume" in why
-    assert any("spec.suspend: true" in w for w in result.warnings)
-    assert result.kueue_jobs["team/train"].suspended
+    result, invalid = load_objects([LOCAL_QUEUE, job("train", 2, suspend=True)], live=True)
+    assert not invalid
+    assert "team/train" not in dict(result.snapshot.admission.pod_group_waits)
+    group = result.snapshot.podgroups["team/train"]
+    assert (group.min_member, group.min_resources.raw, group.phase) == (2, {"cpu": 2000}, "Pending")
+    assert not [t for t in result.snapshot.tasks.values() if t.podgroup == "team/train"]
+    assert not any("suspend" in w for w in result.warnings)
+    assert result.kueue_jobs["team/train"].stored() == {"minCount": None, "suspended": True}
+
+
+def _flavored_queue() -> list[dict[str, Any]]:
+    """ClusterQueue ``ml`` whose cpu has quota in two flavors (on-demand, spot), and its LocalQueue ``lq``."""
+    kueue = "kueue.x-k8s.io/v1beta2"
+    flavors = [{"apiVersion": kueue, "kind": "ResourceFlavor", "metadata": {"name": name},
+                "spec": {"nodeLabels": {"instance": name}}} for name in ("on-demand", "spot")]  # fmt: skip
+    quota = [{"name": name, "resources": [{"name": "cpu", "nominalQuota": "4"}]} for name in ("on-demand", "spot")]
+    queue = {"apiVersion": kueue, "kind": "ClusterQueue", "metadata": {"name": "ml"},
+             "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": quota}]}}  # fmt: skip
+    return [*flavors, queue, LOCAL_QUEUE]
+
+
+def test_live_a_suspended_job_waits_where_flavors_are_chosen_and_a_suspended_jobset_waits() -> None:
+    """Flavors are chosen on pods, which a suspended Job has none of: in a ClusterQueue with flavored resource groups
+    it waits, saying why, with a warning; a suspended workload of several pod sets (a JobSet) is not resumed."""
+    from engine.manifests import load_objects
+    from engine.manifests.kueuejobs import SUSPENDED_FLAVORED, job_wait
+
+    result, invalid = load_objects([*_flavored_queue(), job("train", 2, suspend=True)], live=True)
+    assert not invalid
+    assert dict(result.snapshot.admission.pod_group_waits)["team/train"] == SUSPENDED_FLAVORED
+    assert any(SUSPENDED_FLAVORED in w for w in result.warnings)
+    # unsuspended there, it waits for its pods as any Job does
+    result, _ = load_objects([*_flavored_queue(), job("train", 2)], live=True)
+    assert dict(result.snapshot.admission.pod_group_waits)["team/train"].startswith("0 of its 2 pods exist")
+    assert "resumes suspended batch/v1 Jobs only" in (job_wait(3, [], True, "JobSet") or "")
+    assert job_wait(3, [], True) is None and job_wait(3, [], True, flavored=True) == SUSPENDED_FLAVORED
 
 
 def test_live_the_original_parallelism_counts_the_job_and_checks_its_minimum() -> None:
@@ -282,6 +315,81 @@ def test_the_adapter_lowers_the_parallelism_once_the_pods_are_bound_and_gives_it
     assert restored["spec"]["parallelism"] == 6 and ORIGINAL not in (restored["metadata"].get("annotations") or {})
 
 
+def test_the_adapter_resumes_a_suspended_job_once_admitted_and_suspends_it_again_when_it_waits(
+    kcluster: Any, seed: Any, make_adapter: Any, emulator: Any, batch: Any
+) -> None:
+    """Kueue's sample Job, ``suspend: true``: the session admits it from its template (Inqueue, nothing placed: it has
+    no pods yet), the adapter resumes it (``spec.suspend: false``, ``fairway.io/resumed``) once; given back to
+    Pending (evicted, or not placed in time) it is suspended again, as Kueue suspends an evicted Job. One that does not
+    fit stays suspended."""
+    from kubernetes import client as k8s
+
+    from quotas import services
+    from scheduling import tasks
+    from scheduling.models import PodGroup
+    from tests.kube.conftest import wait_for
+
+    services.save_queue(None, {"name": "ml", "weight": 1, "deserved": {"cpu": 4000}, "capability": {"cpu": 4000}})
+    seed.namespace("team")
+    seed.node(node("n1"))
+    k8s.CustomObjectsApi(seed.core.api_client).create_namespaced_custom_object(
+        "kueue.x-k8s.io", "v1beta2", "team", "localqueues", LOCAL_QUEUE)  # fmt: skip
+    batch.create_namespaced_job("team", job("sample", 3, suspend=True))
+    batch.create_namespaced_job("team", job("large", 5, suspend=True))  # 5 cores: never within the queue's 4
+    adapter = make_adapter(renew_seconds=0.0)
+    jobs = next(i for i in adapter.informers if i.kind.plural == "jobs")
+    wait_for(lambda: {"team/sample", "team/large"} <= set(jobs.cache), what="the Jobs listed")
+    adapter.reconcile()
+    tasks.run_session(kcluster.pk)
+    phases = dict(PodGroup.objects.filter(cluster=kcluster).values_list("name", "phase"))
+    assert (phases["sample"], phases["large"]) == ("Inqueue", "Pending"), phases
+    out = adapter.reconcile()
+    assert out is not None and out["sent"].get("job_resumed") == 1 and out["problems"] == [], out
+    resumed = emulator.get("batch", "jobs", "team", "sample")
+    assert resumed["spec"]["suspend"] is False and resumed["metadata"]["annotations"]["fairway.io/resumed"] == "true"
+    assert emulator.get("batch", "jobs", "team", "large")["spec"]["suspend"] is True
+    wait_for(lambda: jobs.cache["team/sample"]["spec"].get("suspend") is False, what="the resumed Job")
+    out = adapter.reconcile()
+    assert out is not None and "job_resumed" not in out["sent"], out  # once
+    PodGroup.objects.filter(cluster=kcluster, name="sample").update(phase="Pending")  # given back
+    out = adapter.reconcile()
+    assert out is not None and out["sent"].get("job_suspended") == 1, out
+    again = emulator.get("batch", "jobs", "team", "sample")
+    assert again["spec"]["suspend"] is True and "fairway.io/resumed" not in (again["metadata"].get("annotations") or {})
+
+
+@pytest.mark.parametrize(
+    ("spec", "annotations", "phase", "count", "expected"),
+    [
+        # admitted while suspended: resumed, with the partial count in the same patch (no pod exists to lose)
+        ({"suspend": True, "parallelism": 6}, {}, "Inqueue", None,
+         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": "true"}}, "spec": {"suspend": False}}, 0)),
+        ({"suspend": True, "parallelism": 6}, {}, "Running", 4,
+         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": "true", ORIGINAL: "6"}},
+                          "spec": {"suspend": False, "parallelism": 4}}, 0)),
+        ({"suspend": True}, {}, "Pending", None, None),  # not admitted: stays suspended
+        ({"suspend": True}, {}, "Completed", None, None),
+        # resumed by the adapter and waiting again: suspended again, its parallelism given back
+        ({"parallelism": 4}, {"fairway.io/resumed": "true", ORIGINAL: "6"}, "Pending", None,
+         ("job_suspended", {"metadata": {"annotations": {"fairway.io/resumed": None, ORIGINAL: None}},
+                            "spec": {"suspend": True, "parallelism": 6}}, 0)),
+        ({}, {"fairway.io/resumed": "true"}, "Running", None, None),  # resumed and running: nothing
+        ({}, {}, "Pending", None, None),  # submitted unsuspended: never suspended by the adapter
+        # a Job that runs unsuspended, admitted in part: lowered once 4 pods are seen bound; given back
+        ({"parallelism": 6}, {}, "Running", 4,
+         ("job_parallelism", {"metadata": {"annotations": {ORIGINAL: "6"}}, "spec": {"parallelism": 4}}, 4)),
+        ({"parallelism": 4}, {ORIGINAL: "6"}, "Pending", None,
+         ("job_parallelism", {"metadata": {"annotations": {ORIGINAL: None}}, "spec": {"parallelism": 6}}, 0)),
+    ],
+)  # fmt: skip
+def test_what_the_adapter_patches_on_a_kueue_job(
+    spec: dict[str, Any], annotations: dict[str, str], phase: str, count: int | None, expected: Any
+) -> None:
+    from scheduling.kube.mirror_out import _job_patch
+
+    assert _job_patch({"metadata": {"annotations": annotations}, "spec": spec}, phase, count) == expected
+
+
 def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any) -> None:
     from kubernetes import client as k8s
 
@@ -306,6 +414,6 @@ def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any
     for status, problems in ((404, 0), (403, 1)):
         sender = Sender(k8s.ApiClient(), cluster, caches, timezone.now())
         sender.batch = Refusing(status)
-        sender.write_job_parallelism()
+        sender.write_kueue_jobs()
         assert len(sender.problems) == problems and not sender.counts, (status, sender.problems)
     assert "setting the parallelism of Job team/sample" in sender.problems[0]

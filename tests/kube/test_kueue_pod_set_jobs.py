@@ -145,7 +145,7 @@ def test_live_a_suspended_workload_waits_with_its_reason_and_a_bad_suspend_names
 
     result, _ = load_objects([LOCAL_QUEUE, pytorchjob("pt", suspend=True)], live=True)
     why = dict(result.snapshot.admission.pod_group_waits)["team/pt"]
-    assert why.startswith("the PyTorchJob is suspended") and "does not resume" in why
+    assert why.startswith("the PyTorchJob is suspended") and "resumes suspended batch/v1 Jobs only" in why
     assert any("PyTorchJob is suspended" in w for w in result.warnings)
     _, invalid = load_objects([LOCAL_QUEUE, jobset("train", suspend="yes")], live=True)
     assert [b.kind for b in invalid] == ["JobSet"]
