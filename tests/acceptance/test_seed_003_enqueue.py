@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.objects import NamespaceInfo, PodGroupPhase
 from engine.policy.policy import Policy
 from engine.session.run import apply_result, run_session
@@ -111,6 +113,27 @@ def test_pending_stays_when_the_namespace_quota_refuses() -> None:
     assert status.phase == PodGroupPhase.PENDING
     assert "namespace ns hard: insufficient cpu, requested 3, available 1" in status.message
     assert status.blocker is not None and status.blocker.kind == "namespace"
+
+
+def test_the_namespace_quota_counts_amounts_not_the_pods_count() -> None:
+    """The gate compares amounts (``sorted_resources``: ``pods`` is a count, left out): a minimum naming 3 pods in a
+    namespace whose ResourceQuota allows 2 is not refused here (Kubernetes' own ResourceQuota admission refuses the
+    third pod when it is created), while the same minimum over the cpu hard limit is; the gate's quick answer and
+    its refusal loop agree on both."""
+
+    def status(hard_cpu: str) -> Any:
+        snap = snapshot(
+            nodes=[node("n1", "10", "64Gi")],
+            namespaces=[NamespaceInfo("ns", hard=rl(hard_cpu, pods=2))],
+            podgroups=[podgroup("ns", "a", min_resources=rl("3", pods=3), phase=Q.PENDING, created=1.0)],
+            policy=enqueue_policy(),
+        )
+        return run_session(snap, now=0.0).podgroups["ns/a"]
+
+    assert status("8").phase == PodGroupPhase.INQUEUE
+    refused = status("2")
+    assert refused.phase == PodGroupPhase.PENDING
+    assert "namespace ns hard: insufficient cpu, requested 3, available 2" in refused.message
 
 
 def test_podgroup_without_min_resources_is_admitted_at_once() -> None:
