@@ -199,6 +199,10 @@ class AdmissionLevers:
     # Kueue makes no workload of such a group until all its pods exist, so the session admits none (a tuple default,
     # as above: an older record loads without it)
     pod_group_waits: tuple[tuple[str, str], ...] = ()
+    # admitted podgroups whose controller is still making their pods (a Kueue Job the adapter resumes, or resumed
+    # moments ago: ``scheduling.store.read.with_pod_group_waits``), sorted: the requeue rule counts no session without
+    # a pod placed against them, since they have nothing to place yet (a tuple default, as above)
+    pods_awaited: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(

@@ -204,6 +204,9 @@ class KueueJob:
     kind: str = "Job"
     api_version: str = "batch/v1"
     pod_sets: tuple[str, ...] = ()  # its pod sets' names, in Kueue's order (``PodGroupInfo.pod_sets``)
+    # when the adapter resumed it (its ``fairway.io/resumed`` annotation, seconds since the epoch; None: not resumed by
+    # the adapter): its pods are still being made for a while after (``AdmissionLevers.pods_awaited``)
+    resumed_at: float | None = None
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
@@ -212,6 +215,8 @@ class KueueJob:
             stored["kind"] = self.kind
         if self.pod_sets:  # each pod set is given its own flavors (``engine.flavors``)
             stored["podSets"] = list(self.pod_sets)
+        if self.resumed_at is not None:  # its pods awaited a while (``scheduling.store.read.with_pod_group_waits``)
+            stored["resumedAt"] = self.resumed_at
         return stored
 
     def owner(self, name: str) -> str:

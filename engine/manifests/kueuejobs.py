@@ -111,6 +111,19 @@ class KueueJobReaders(KueuePodGroupReaders):
         """Whether ``queue`` (a ClusterQueue) has flavored resource groups (``Snapshot.kueue_flavors``)."""
         return self.kueue_flavors is not None and queue in self.kueue_flavors.groups
 
+    def _resumed_at(self, doc: _Doc) -> float | None:
+        """When the adapter resumed the Job (its ``fairway.io/resumed`` annotation), or None. A value that is not a
+        time is left out with a warning: the Job is read, only its pods are not awaited after a resume."""
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        value = annotations.get(RESUMED)
+        if value is None:
+            return None
+        try:
+            return _time(value, f"metadata.annotations.{RESUMED}")
+        except _FieldError as exc:
+            self.warnings.append(f"{doc.where}: {exc}")
+            return None
+
     def _live_batch_job(
         self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, least: int | None, sample: TaskInfo
     ) -> None:
@@ -126,7 +139,10 @@ class KueueJobReaders(KueuePodGroupReaders):
         if why is not None:
             self.admission.pod_group_waits[key] = why
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
-        self.kueue_jobs[key] = KueueJob(labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism)
+        resumed = self._resumed_at(doc)
+        self.kueue_jobs[key] = KueueJob(
+            labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism, resumed_at=resumed
+        )
         self._job_podgroup(doc, queue, labels, count, sample, group_phase(tasks) if tasks else PodGroupPhase.PENDING)
 
     def _job_podgroup(

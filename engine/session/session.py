@@ -1411,7 +1411,8 @@ class RequeueRule:
     """Each podgroup's status at close, with Fairway's requeue rule (``actions.enqueue``): a podgroup that ends a
     session Inqueue with a reservation (``minResources``) and none of its pods placed in that session counts an
     unplaced session; after ``requeueAfterSessions`` of them in a row it goes back to Pending, gives its reservation
-    back and waits a backoff before the next admission. Placing anything resets the count; running resets the
+    back and waits a backoff before the next admission. Placing anything resets the count, and so does a session
+    where its pods are awaited (``AdmissionLevers.pods_awaited``: its controller is making them); running resets the
     backoff."""
 
     def __init__(self, ssn: Session) -> None:
@@ -1419,6 +1420,8 @@ class RequeueRule:
         self.args = ssn.policy.enqueue_args()
         self.on = "enqueue" in ssn.policy.actions and self.args.requeue_after_sessions > 0
         self.placed = {self.ssn.tasks[b.task].job for b in ssn.bindings if b.task in ssn.tasks}
+        # admitted jobs whose pods are still being made (``AdmissionLevers.pods_awaited``): nothing to place yet
+        self.placed.update(ssn.snapshot.admission.pods_awaited)
 
     def status(self, job: JobState, phase: str) -> PodGroupStatus:
         info = job.info

@@ -40,7 +40,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -182,8 +182,8 @@ class Sender:
         """Kueue's Jobs as Kueue's controller keeps them, each with one merge patch (``_job_patch``):
 
         * a suspended Job (``spec.suspend: true``) a session admitted (its podgroup Inqueue or Running) is resumed:
-          ``spec.suspend: false`` and the annotation ``fairway.io/resumed``, with its parallelism lowered in the same
-          patch when it was admitted in part (no pod of it exists yet, so none can be lost);
+          ``spec.suspend: false`` and the annotation ``fairway.io/resumed`` (the time), with its parallelism lowered in
+          the same patch when it was admitted in part (no pod of it exists yet, so none can be lost);
         * a Job so resumed whose podgroup waits again (evicted, or given back for not being placed in time) is
           suspended again and the annotation removed, its parallelism given back, as Kueue suspends an evicted Job
           (the Job controller deletes its pods);
@@ -199,7 +199,7 @@ class Sender:
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
         for ns, name, phase, count in rows.values_list("namespace__name", "name", "phase", "kueue_admitted_count"):
             obj = jobs.get((ns, name))
-            if obj is not None and (change := _job_patch(obj, phase, count)) is not None:
+            if obj is not None and (change := _job_patch(obj, phase, count, self.now)) is not None:
                 todo.append((ns, name, obj, *change))
         bound = _bound_by_controller(self.caches.get(cache_key("", "pods"), [])) if todo else Counter()
         for ns, name, obj, what, patch, needs_bound in todo:
@@ -528,17 +528,21 @@ _JOB_WORDS = {
 _ADMITTED = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
 
 
-def _job_patch(obj: Mapping[str, Any], phase: str, count: int | None) -> tuple[str, dict[str, Any], int] | None:
+def _job_patch(
+    obj: Mapping[str, Any], phase: str, count: int | None, now: datetime
+) -> tuple[str, dict[str, Any], int] | None:
     """What a Kueue Job ``obj`` whose podgroup is in ``phase``, admitted with ``count`` pods (None: whole, or not
-    admitted), needs from the adapter (``Mirror.write_kueue_jobs``): (what, the merge patch, the pods of it that
-    must be seen bound first), or None when nothing."""
+    admitted), needs from the adapter (``Sender.write_kueue_jobs``) at ``now``: (what, the merge patch, the pods of
+    it that must be seen bound first), or None when nothing. A resume writes ``now`` in ``fairway.io/resumed``: the
+    sessions await the Job's pods for a while after it (``scheduling.store.read.with_pod_group_waits``)."""
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     annotations = meta.get("annotations") or {}
     original = annotations.get(ORIGINAL_PARALLELISM)
     given_back = original is not None and original.strip().isdigit()
     parallelism = spec.get("parallelism", 1)
     if spec.get("suspend") is True and phase in _ADMITTED:
-        patch: dict[str, Any] = {"metadata": {"annotations": {RESUMED: "true"}}, "spec": {"suspend": False}}
+        stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        patch: dict[str, Any] = {"metadata": {"annotations": {RESUMED: stamp}}, "spec": {"suspend": False}}
         if count is not None and count != parallelism:
             patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = original or str(parallelism)
             patch["spec"]["parallelism"] = count

@@ -31,6 +31,7 @@ dataclasses. What goes in:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
@@ -357,14 +358,16 @@ def kueue_count(row: Sequence[Any]) -> KueueCount | None:
     return KueueCount(count, job if isinstance(job, Mapping) else None, admitted)
 
 
-def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -> Snapshot:
+def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], now: float | None = None) -> Snapshot:
     """``snapshot`` with those of the Kueue pod groups and Jobs ``counts`` (podgroup key -> ``kueue_count``) that wait
     for their pods as its admission's ``pod_group_waits``, by the rules ``fairway simulate`` reads them with
     (``engine.manifests.kueuegroups.pod_group_wait``, ``engine.manifests.kueuejobs.job_wait``): the sessions admit none
     of them; and the Jobs' partial admission (``partial_admission``: their ``job-min-parallelism``;
-    ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps.
-    The snapshot itself when none waits or is partial, and none was."""
+    ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps;
+    and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_pods_awaited``).
+    The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the clock's)."""
     waits, least, admitted = [], [], []
+    awaited = _pods_awaited(snapshot, counts, time.time() if now is None else now)
     flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
     for key, kc in counts.items():
         if key not in snapshot.podgroups:
@@ -383,15 +386,38 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount]) -
         if why is not None:
             waits.append((key, why))
     levers = snapshot.admission
-    if not (waits or least or levers.pod_group_waits or levers.partial_admission or levers.partial_admitted):
+    before = levers.pod_group_waits or levers.partial_admission or levers.partial_admitted or levers.pods_awaited
+    if not (waits or least or awaited or before):
         return snapshot
     changed = replace(
         levers,
         pod_group_waits=tuple(sorted(waits)),
         partial_admission=tuple(sorted(least)),
         partial_admitted=tuple(sorted(admitted)),
+        pods_awaited=awaited,
     )
     return snapshot.replace(admission=changed)
+
+
+def _pods_awaited(snapshot: Snapshot, counts: Mapping[str, KueueCount], now: float) -> tuple[str, ...]:
+    """The Kueue Jobs a session admitted (Inqueue) whose pods are not all there yet, none on a node, while the adapter
+    is to resume them (still suspended) or resumed them less than ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` ago (their
+    ``resumedAt``; a time ahead of the clock counts for nothing): their controller is making the pods, so the requeue
+    rule does not count these sessions as sessions that placed nothing. Sorted podgroup keys."""
+    grace = settings.FAIRWAY["KUEUE_POD_CREATION_SECONDS"]
+    out = []
+    for key, kc in counts.items():
+        pg = snapshot.podgroups.get(key)
+        if kc.job is None or pg is None or pg.phase != PodGroupPhase.INQUEUE:
+            continue
+        resumed = kc.job.get("resumedAt")
+        coming = bool(kc.job.get("suspended")) or (
+            isinstance(resumed, int | float) and 0 <= now - float(resumed) < grace
+        )
+        tasks = snapshot.podgroup_tasks(key)
+        if coming and len(tasks) < kc.count and all(t.node is None for t in tasks):
+            out.append(key)
+    return tuple(sorted(out))
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:

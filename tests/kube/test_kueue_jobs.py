@@ -4,6 +4,8 @@ kept to its count), and the adapter's patch of ``spec.parallelism`` through the 
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from tests.kube.conftest import node, pod
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ORIGINAL = "fairway.io/original-parallelism"
+STAMP = "2026-12-01T08:00:00Z"  # the time a resume writes in fairway.io/resumed (``_job_patch``'s ``now`` below)
 
 
 def job(name: str, parallelism: int = 3, *, ns: str = "team", uid: str = "", **spec: Any) -> dict[str, Any]:
@@ -346,7 +349,8 @@ def test_the_adapter_resumes_a_suspended_job_once_admitted_and_suspends_it_again
     out = adapter.reconcile()
     assert out is not None and out["sent"].get("job_resumed") == 1 and out["problems"] == [], out
     resumed = emulator.get("batch", "jobs", "team", "sample")
-    assert resumed["spec"]["suspend"] is False and resumed["metadata"]["annotations"]["fairway.io/resumed"] == "true"
+    stamp = resumed["metadata"]["annotations"]["fairway.io/resumed"]
+    assert resumed["spec"]["suspend"] is False and abs(datetime.fromisoformat(stamp).timestamp() - time.time()) < 600
     assert emulator.get("batch", "jobs", "team", "large")["spec"]["suspend"] is True
     wait_for(lambda: jobs.cache["team/sample"]["spec"].get("suspend") is False, what="the resumed Job")
     out = adapter.reconcile()
@@ -358,14 +362,59 @@ def test_the_adapter_resumes_a_suspended_job_once_admitted_and_suspends_it_again
     assert again["spec"]["suspend"] is True and "fairway.io/resumed" not in (again["metadata"].get("annotations") or {})
 
 
+def test_the_sessions_await_a_resumed_jobs_pods_for_a_while_and_no_longer(db: Any, settings: Any) -> None:
+    """An admitted (Inqueue) Kueue Job without its pods is awaited, so the requeue rule does not give its reservation
+    back while its controller makes them: while the adapter is still to resume it, and for
+    ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` after the resume its annotation records; not after that, not for a time
+    ahead of the clock, and not once its pods are all there."""
+    from scheduling import store
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Cluster, PodGroup
+
+    settings.FAIRWAY = {**settings.FAIRWAY, "KUEUE_POD_CREATION_SECONDS": 30.0}
+    cluster = _world()
+    now = time.time()
+
+    def awaited(spec: dict[str, Any], annotations: dict[str, str], pods: int = 0, phase: str = "Inqueue") -> bool:
+        objects = [node("n1"), LOCAL_QUEUE, job("train", 2, annotations=annotations, **spec)]
+        mirror(cluster, [*objects, *(job_pod("train", f"train-{i}") for i in range(pods))], timezone.now())
+        PodGroup.objects.filter(cluster=cluster, name="train").update(phase=phase)
+        snapshot = store.load_snapshot(Cluster.objects.get(pk=cluster.pk))
+        return "team/train" in snapshot.admission.pods_awaited
+
+    def stamp(seconds_ago: float) -> dict[str, str]:
+        return {"fairway.io/resumed": datetime.fromtimestamp(now - seconds_ago, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+    assert awaited({"suspend": True}, {})  # admitted, the adapter still to resume it
+    assert not awaited({"suspend": True}, {}, phase="Pending")  # not admitted: nothing awaited
+    assert awaited({}, stamp(10))
+    assert awaited({}, stamp(10), pods=1)  # one of its two pods made
+    assert not awaited({}, stamp(10), pods=2)  # all there: the requeue rule counts again
+    assert not awaited({}, stamp(40))  # past the setting
+    assert not awaited({}, stamp(-3600))  # ahead of the clock: counts for nothing
+    assert not awaited({}, {})  # submitted unsuspended: never awaited
+
+
+def test_a_resumed_annotation_that_is_not_a_time_is_left_out_with_a_warning() -> None:
+    from engine.manifests import load_objects
+
+    result, invalid = load_objects(
+        [LOCAL_QUEUE, job("train", 2, annotations={"fairway.io/resumed": "soon"})], live=True
+    )
+    assert not invalid and result.kueue_jobs["team/train"].resumed_at is None
+    assert any("fairway.io/resumed" in w for w in result.warnings)
+    result, _ = load_objects([LOCAL_QUEUE, job("train", 2, annotations={"fairway.io/resumed": STAMP})], live=True)
+    assert result.kueue_jobs["team/train"].stored()["resumedAt"] == datetime.fromisoformat(STAMP).timestamp()
+
+
 @pytest.mark.parametrize(
     ("spec", "annotations", "phase", "count", "expected"),
     [
         # admitted while suspended: resumed, with the partial count in the same patch (no pod exists to lose)
         ({"suspend": True, "parallelism": 6}, {}, "Inqueue", None,
-         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": "true"}}, "spec": {"suspend": False}}, 0)),
+         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": STAMP}}, "spec": {"suspend": False}}, 0)),
         ({"suspend": True, "parallelism": 6}, {}, "Running", 4,
-         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": "true", ORIGINAL: "6"}},
+         ("job_resumed", {"metadata": {"annotations": {"fairway.io/resumed": STAMP, ORIGINAL: "6"}},
                           "spec": {"suspend": False, "parallelism": 4}}, 0)),
         ({"suspend": True}, {}, "Pending", None, None),  # not admitted: stays suspended
         ({"suspend": True}, {}, "Completed", None, None),
@@ -387,7 +436,8 @@ def test_what_the_adapter_patches_on_a_kueue_job(
 ) -> None:
     from scheduling.kube.mirror_out import _job_patch
 
-    assert _job_patch({"metadata": {"annotations": annotations}, "spec": spec}, phase, count) == expected
+    now = datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC)
+    assert _job_patch({"metadata": {"annotations": annotations}, "spec": spec}, phase, count, now) == expected
 
 
 def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any) -> None:

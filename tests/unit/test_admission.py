@@ -143,6 +143,26 @@ def test_an_admitted_job_that_cannot_be_placed_gives_its_reservation_back() -> N
     assert a[6].phase == Q.PENDING and a[6].reason == "Unschedulable"
 
 
+def test_an_admitted_job_whose_pods_are_awaited_keeps_its_reservation() -> None:
+    """A job admitted before its pods exist (a Kueue Job the adapter resumes: ``AdmissionLevers.pods_awaited``) has
+    nothing to place while its controller makes them: no session counts against it. The same job not awaited gives
+    its reservation back after three sessions, as any admitted job that places nothing."""
+    import dataclasses
+
+    base = snapshot(
+        nodes=[node("n1", "8", "32Gi")],
+        podgroups=[podgroup("t", "c", "q", 2, phase=Q.PENDING, min_resources=rl("2", "2Gi"))],
+        queues=[queue("q")],
+        policy=policy("enqueue, allocate, backfill", *DEFAULT_TIERS),
+    )
+    awaited = base.replace(admission=dataclasses.replace(base.admission, pods_awaited=("t/c",)))
+    _, results = _run(awaited, 5)
+    assert [(r.podgroups["t/c"].phase, r.podgroups["t/c"].unplaced_sessions) for r in results] == [(Q.INQUEUE, 0)] * 5
+    _, results = _run(base, 3)
+    assert [r.podgroups["t/c"].phase for r in results] == [Q.INQUEUE, Q.INQUEUE, Q.PENDING]
+    assert results[2].podgroups["t/c"].reason == "Requeued"
+
+
 def test_requeue_after_sessions_zero_keeps_volcanos_reservation() -> None:
     _, results = _run(_fragmented({"requeueAfterSessions": 0}), 6)
     assert all(r.podgroups["t/a"].phase == Q.INQUEUE for r in results)
