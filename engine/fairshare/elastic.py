@@ -63,7 +63,7 @@ with the whole-forest reference in ``tests/support/elastic_reference.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -722,6 +722,42 @@ class ElasticQuotaTree:
         self._sused[:, i] = row
         self._refresh_used(i)
 
+    def set_requests(self, requests: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_request`` for several groups: their rows written, then each group above them brought up to date
+        once, deepest first (not once for each group below it); the same values."""
+        rows: list[int] = []
+        for name, request in requests.items():
+            self._check_target(name, "request")
+            rl = ResourceList(request)
+            if name in OUTSIDE_GROUPS:
+                self._requests[name] = rl
+                continue
+            i = self._lay.pos[name]
+            row = _vector(self._masked(rl, name), self._kidx, f"request of {name}")
+            self._requests[name] = rl
+            self._own("_sreq", "_creq", "_req", "_lim")
+            self._sreq[:, i] = row
+            rows.append(i)
+        self._refresh_rows(rows, self._request_step, self._dirty)
+
+    def set_used_of(self, used: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_used`` for several groups, each group above them brought up to date once (as ``set_requests``)."""
+        rows: list[int] = []
+        for name, amounts in used.items():
+            self._check_target(name, "used")
+            rl = ResourceList(amounts)
+            if name in OUTSIDE_GROUPS:
+                self._used_in[name] = rl
+                self._roots_dirty = True
+                continue
+            i = self._lay.pos[name]
+            row = _vector(self._masked(rl, name), self._kidx, f"used of {name}")
+            self._used_in[name] = rl
+            self._own("_sused", "_used")
+            self._sused[:, i] = row
+            rows.append(i)
+        self._refresh_rows(rows, self._used_step, self._used_dirty)
+
     def set_total(self, total: Mapping[str, int], tree_id: str = "") -> None:
         """The cluster total (``tree_id=""``) or the total of another tree changed."""
         rl = ResourceList(total)
@@ -1044,36 +1080,60 @@ class ElasticQuotaTree:
             return np.asarray(block.sum(axis=1), dtype=np.int64)
         return np.array([min(sum(int(v) for v in row), UNLIMITED_INT64) for row in block], np.int64)
 
+    def _request_step(self, i: int) -> bool:
+        """Recompute group ``i``'s request and limited request from its own and its children's; whether the limited
+        request changed."""
+        creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
+        req = (
+            creq
+            if self._lay.parent[i] < 0
+            else lending.request_floor(creq, self._keep[:, i], self._mn[:, i], self._lend[i])
+        )
+        lim = np.minimum(req, self._mx[:, i])
+        changed = not np.array_equal(lim, self._lim[:, i])
+        self._creq[:, i] = creq
+        self._req[:, i] = req
+        self._lim[:, i] = lim
+        return changed
+
+    def _used_step(self, i: int) -> bool:
+        """Recompute group ``i``'s used from its own and its children's; whether it changed."""
+        used = kern.sat_add(self._sused[:, i], self._kid_sum(self._used, i))
+        changed = not np.array_equal(used, self._used[:, i])
+        self._used[:, i] = used
+        return changed
+
+    def _refresh_rows(self, rows: list[int], step: Callable[[int], bool], dirty: set[int]) -> None:
+        """``step`` on ``rows`` and, while it changes something, on their parents: each group once, deepest first (a
+        parent's position is below its children's), its parent marked in ``dirty`` when it changed."""
+        par = self._lay.parent
+        todo = set(rows)
+        while todo:
+            i = max(todo)
+            todo.discard(i)
+            if step(i):
+                p = int(par[i])
+                if p >= 0:
+                    dirty.add(p)
+                    todo.add(p)
+
     def _refresh_request(self, i: int, force_parent: bool = False, whole_path: bool = False) -> None:
         """Recompute request and limited request from ``i`` up while the limited request keeps changing."""
-        par = self._lay.parent
-        first = True
-        while i >= 0:
-            creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
-            p = int(par[i])
-            req = creq if p < 0 else lending.request_floor(creq, self._keep[:, i], self._mn[:, i], self._lend[i])
-            lim = np.minimum(req, self._mx[:, i])
-            changed = not np.array_equal(lim, self._lim[:, i])
-            self._creq[:, i] = creq
-            self._req[:, i] = req
-            self._lim[:, i] = lim
-            if p >= 0 and (changed or (first and force_parent)):
-                self._dirty.add(p)
-            if not changed and not whole_path:
-                break
-            first = False
-            i = p
+        self._refresh_path(i, self._request_step, self._dirty, force_parent, whole_path)
 
     def _refresh_used(self, i: int, force_parent: bool = False, whole_path: bool = False) -> None:
+        self._refresh_path(i, self._used_step, self._used_dirty, force_parent, whole_path)
+
+    def _refresh_path(
+        self, i: int, step: Callable[[int], bool], dirty: set[int], force_parent: bool, whole_path: bool
+    ) -> None:
         par = self._lay.parent
         first = True
         while i >= 0:
-            used = kern.sat_add(self._sused[:, i], self._kid_sum(self._used, i))
-            changed = not np.array_equal(used, self._used[:, i])
-            self._used[:, i] = used
+            changed = step(i)
             p = int(par[i])
             if p >= 0 and (changed or (first and force_parent)):
-                self._used_dirty.add(p)
+                dirty.add(p)
             if not changed and not whole_path:
                 break
             first = False
