@@ -690,6 +690,10 @@ class ElasticQuotaTree:
             self._used_in[name] = _as_rl(rl)
         self._check_totals()
         self._shared: set[str] = set()
+        # system/default -> (spec, request, used) and the values made of them (``_special_quota``)
+        self._specials: dict[
+            str, tuple[tuple[QuotaGroupSpec, ResourceList | None, ResourceList | None], GroupQuota]
+        ] = {}
         self._rebuild()
 
     # -- public changes -----------------------------------------------------------------------------------------
@@ -1287,23 +1291,33 @@ class ElasticQuotaTree:
         return np.asarray(kids[changed], dtype=np.intp)
 
     def _special_quota(self, name: str, g: QuotaGroupSpec) -> GroupQuota:
-        keys = sorted(g.max)
-        req = self._requests.get(name) or ResourceList()
-        used = self._used_in.get(name) or ResourceList()
+        """The values of ``system`` or ``default`` (outside the trees), kept while their spec, request and used are
+        equal to those they were made of (a result of every session and recycling pass reads them)."""
+        request, used = self._requests.get(name), self._used_in.get(name)
+        kept = self._specials.get(name)
+        if kept is not None and kept[0] == (g, request, used):
+            return kept[1]
+        made = _special_quota(name, g, request or ResourceList(), used or ResourceList())
+        self._specials[name] = ((g, request, used), made)
+        return made
 
-        def rl(values: Iterable[int]) -> ResourceList:
-            return ResourceList(dict(zip(keys, values, strict=True)))
 
-        return GroupQuota(
-            name=name,
-            request=rl(req[k] for k in keys),
-            limited_request=rl(min(req[k], g.max[k]) for k in keys),
-            used=rl(used[k] for k in keys),
-            auto_scaled_min=rl(g.min[k] for k in keys),
-            runtime=rl(g.max[k] for k in keys),
-            borrowed=rl(max(0, used[k] - g.min[k]) for k in keys),
-            lent=rl(0 for _ in keys),
-        )
+def _special_quota(name: str, g: QuotaGroupSpec, req: ResourceList, used: ResourceList) -> GroupQuota:
+    keys = sorted(g.max)
+
+    def rl(values: Iterable[int]) -> ResourceList:
+        return ResourceList(dict(zip(keys, values, strict=True)))
+
+    return GroupQuota(
+        name=name,
+        request=rl(req[k] for k in keys),
+        limited_request=rl(min(req[k], g.max[k]) for k in keys),
+        used=rl(used[k] for k in keys),
+        auto_scaled_min=rl(g.min[k] for k in keys),
+        runtime=rl(g.max[k] for k in keys),
+        borrowed=rl(max(0, used[k] - g.min[k]) for k in keys),
+        lent=rl(0 for _ in keys),
+    )
 
 
 def _cycle_message_names(specs: Mapping[str, QuotaGroupSpec], name: str) -> str:
