@@ -31,7 +31,7 @@ disagree on a number. The counting rules, in one place:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -357,7 +357,7 @@ class QuotaTreeMemo:
     """The elastic quota tree (``ElasticQuotaTree``) of the last ``compute_quotas`` given this memo, with the inputs
     it was brought to. A later call with the same quota groups (as specs, after fairness weighting), the same total
     and the same min scaling reports to that tree only the groups whose request or used changed
-    (``ElasticQuotaTree.set_request`` / ``set_used``), which recomputes only the request paths and sibling sets they
+    (``ElasticQuotaTree.set_requests`` / ``set_used_of``: each group above them once), which recomputes only the paths and sibling sets they
     touch, instead of building a tree again; anything else builds a new one. The numbers are the ones a new tree
     gives (the tree's incremental path is exact; ``result`` copies on write, so values returned before stay as they
     were). The caller holds it (``SessionCarry.quotas``: a cluster's sessions and its recycling passes, one after
@@ -385,8 +385,8 @@ class QuotaTreeMemo:
         tree, self._tree = self._tree, None  # (an error below leaves no tree)
         if tree is not None and self._key == key:
             try:
-                _report(tree, self._requests, requests, tree.set_request)
-                _report(tree, self._used, used, tree.set_used)
+                tree.set_requests(_changed(self._requests, requests))
+                tree.set_used_of(_changed(self._used, used))
                 self.reused += 1
             except ValueError:  # inputs a tree refuses: a new one says why, as without the memo
                 tree = None
@@ -398,19 +398,14 @@ class QuotaTreeMemo:
         return result
 
 
-def _report(
-    tree: ElasticQuotaTree,
-    before: Mapping[str, ResourceList],
-    now: Mapping[str, ResourceList],
-    change: Callable[[str, Mapping[str, int]], None],
-) -> None:
-    """Tell ``tree`` (through ``change``) each group whose amounts differ between ``before`` and ``now`` (a group
-    missing from one has none)."""
-    for name in [n for n in before if n not in now]:
-        change(name, _EMPTY)
+def _changed(before: Mapping[str, ResourceList], now: Mapping[str, ResourceList]) -> dict[str, Mapping[str, int]]:
+    """Each group whose amounts differ between ``before`` and ``now``, with its amounts now (a group missing from one
+    has none)."""
+    out: dict[str, Mapping[str, int]] = {name: _EMPTY for name in before if name not in now}
     for name, amounts in now.items():
         if before.get(name, _EMPTY) != amounts:
-            change(name, amounts)
+            out[name] = amounts
+    return out
 
 
 def compute_quotas(

@@ -84,6 +84,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from engine.amounts import (
     IGNORED_SCALARS,
@@ -133,6 +134,7 @@ class CapacityResult(QueueBook):
         # accounts of its own); in a hierarchy their ancestors are among them, so a reserve counts at every level
         self._keepers = tuple(sorted(name for name, st in states.items() if st.withheld))
         self._keeper_parents = frozenset(states[k].parent for k in self._keepers)  # hierarchy: where reserves sit
+        self._empty_deserved: dict[str, tuple[Mapping[str, int], bool]] = {}  # ``_best_effort``'s answers
 
     # -- structure ---------------------------------------------------------------------------------------------
     def is_leaf(self, queue: str) -> bool:
@@ -154,7 +156,21 @@ class CapacityResult(QueueBook):
 
     # -- shares and order ----------------------------------------------------------------------------------------
     def _best_effort(self, st: QueueAccount) -> bool:
-        return is_empty(st.deserved)
+        """Whether the queue deserves nothing (``is_empty``), kept with the deserved dict it was found for: a share
+        moves at every allocation, its deserved is fixed once the book is computed (a new dict otherwise)."""
+        deserved = st.deserved
+        kept = self._empty_deserved.get(st.name)
+        if kept is not None and kept[0] is deserved:
+            return kept[1]
+        empty = is_empty(deserved)
+        self._empty_deserved[st.name] = (deserved, empty)
+        return empty
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CapacityResult:
+        clone = super().__deepcopy__(memo)
+        assert isinstance(clone, CapacityResult)
+        clone._empty_deserved = {}  # (the copy's accounts have dicts of their own)
+        return clone
 
     def queue_order_key(self, name: str) -> QueueOrderKey:
         """Volcano's QueueOrderFn as a sort key, taken from the current shares (``queue_order.capacity_order_key``).

@@ -63,7 +63,7 @@ with the whole-forest reference in ``tests/support/elastic_reference.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -690,6 +690,10 @@ class ElasticQuotaTree:
             self._used_in[name] = _as_rl(rl)
         self._check_totals()
         self._shared: set[str] = set()
+        # system/default -> (spec, request, used) and the values made of them (``_special_quota``)
+        self._specials: dict[
+            str, tuple[tuple[QuotaGroupSpec, ResourceList | None, ResourceList | None], GroupQuota]
+        ] = {}
         self._rebuild()
 
     # -- public changes -----------------------------------------------------------------------------------------
@@ -721,6 +725,42 @@ class ElasticQuotaTree:
         self._own("_sused", "_used")
         self._sused[:, i] = row
         self._refresh_used(i)
+
+    def set_requests(self, requests: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_request`` for several groups: their rows written, then each group above them brought up to date
+        once, deepest first (not once for each group below it); the same values."""
+        rows: list[int] = []
+        for name, request in requests.items():
+            self._check_target(name, "request")
+            rl = ResourceList(request)
+            if name in OUTSIDE_GROUPS:
+                self._requests[name] = rl
+                continue
+            i = self._lay.pos[name]
+            row = _vector(self._masked(rl, name), self._kidx, f"request of {name}")
+            self._requests[name] = rl
+            self._own("_sreq", "_creq", "_req", "_lim")
+            self._sreq[:, i] = row
+            rows.append(i)
+        self._refresh_rows(rows, self._request_step, self._dirty)
+
+    def set_used_of(self, used: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_used`` for several groups, each group above them brought up to date once (as ``set_requests``)."""
+        rows: list[int] = []
+        for name, amounts in used.items():
+            self._check_target(name, "used")
+            rl = ResourceList(amounts)
+            if name in OUTSIDE_GROUPS:
+                self._used_in[name] = rl
+                self._roots_dirty = True
+                continue
+            i = self._lay.pos[name]
+            row = _vector(self._masked(rl, name), self._kidx, f"used of {name}")
+            self._used_in[name] = rl
+            self._own("_sused", "_used")
+            self._sused[:, i] = row
+            rows.append(i)
+        self._refresh_rows(rows, self._used_step, self._used_dirty)
 
     def set_total(self, total: Mapping[str, int], tree_id: str = "") -> None:
         """The cluster total (``tree_id=""``) or the total of another tree changed."""
@@ -1044,36 +1084,60 @@ class ElasticQuotaTree:
             return np.asarray(block.sum(axis=1), dtype=np.int64)
         return np.array([min(sum(int(v) for v in row), UNLIMITED_INT64) for row in block], np.int64)
 
+    def _request_step(self, i: int) -> bool:
+        """Recompute group ``i``'s request and limited request from its own and its children's; whether the limited
+        request changed."""
+        creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
+        req = (
+            creq
+            if self._lay.parent[i] < 0
+            else lending.request_floor(creq, self._keep[:, i], self._mn[:, i], self._lend[i])
+        )
+        lim = np.minimum(req, self._mx[:, i])
+        changed = not np.array_equal(lim, self._lim[:, i])
+        self._creq[:, i] = creq
+        self._req[:, i] = req
+        self._lim[:, i] = lim
+        return changed
+
+    def _used_step(self, i: int) -> bool:
+        """Recompute group ``i``'s used from its own and its children's; whether it changed."""
+        used = kern.sat_add(self._sused[:, i], self._kid_sum(self._used, i))
+        changed = not np.array_equal(used, self._used[:, i])
+        self._used[:, i] = used
+        return changed
+
+    def _refresh_rows(self, rows: list[int], step: Callable[[int], bool], dirty: set[int]) -> None:
+        """``step`` on ``rows`` and, while it changes something, on their parents: each group once, deepest first (a
+        parent's position is below its children's), its parent marked in ``dirty`` when it changed."""
+        par = self._lay.parent
+        todo = set(rows)
+        while todo:
+            i = max(todo)
+            todo.discard(i)
+            if step(i):
+                p = int(par[i])
+                if p >= 0:
+                    dirty.add(p)
+                    todo.add(p)
+
     def _refresh_request(self, i: int, force_parent: bool = False, whole_path: bool = False) -> None:
         """Recompute request and limited request from ``i`` up while the limited request keeps changing."""
-        par = self._lay.parent
-        first = True
-        while i >= 0:
-            creq = kern.sat_add(self._sreq[:, i], self._kid_sum(self._lim, i))
-            p = int(par[i])
-            req = creq if p < 0 else lending.request_floor(creq, self._keep[:, i], self._mn[:, i], self._lend[i])
-            lim = np.minimum(req, self._mx[:, i])
-            changed = not np.array_equal(lim, self._lim[:, i])
-            self._creq[:, i] = creq
-            self._req[:, i] = req
-            self._lim[:, i] = lim
-            if p >= 0 and (changed or (first and force_parent)):
-                self._dirty.add(p)
-            if not changed and not whole_path:
-                break
-            first = False
-            i = p
+        self._refresh_path(i, self._request_step, self._dirty, force_parent, whole_path)
 
     def _refresh_used(self, i: int, force_parent: bool = False, whole_path: bool = False) -> None:
+        self._refresh_path(i, self._used_step, self._used_dirty, force_parent, whole_path)
+
+    def _refresh_path(
+        self, i: int, step: Callable[[int], bool], dirty: set[int], force_parent: bool, whole_path: bool
+    ) -> None:
         par = self._lay.parent
         first = True
         while i >= 0:
-            used = kern.sat_add(self._sused[:, i], self._kid_sum(self._used, i))
-            changed = not np.array_equal(used, self._used[:, i])
-            self._used[:, i] = used
+            changed = step(i)
             p = int(par[i])
             if p >= 0 and (changed or (first and force_parent)):
-                self._used_dirty.add(p)
+                dirty.add(p)
             if not changed and not whole_path:
                 break
             first = False
@@ -1227,23 +1291,33 @@ class ElasticQuotaTree:
         return np.asarray(kids[changed], dtype=np.intp)
 
     def _special_quota(self, name: str, g: QuotaGroupSpec) -> GroupQuota:
-        keys = sorted(g.max)
-        req = self._requests.get(name) or ResourceList()
-        used = self._used_in.get(name) or ResourceList()
+        """The values of ``system`` or ``default`` (outside the trees), kept while their spec, request and used are
+        equal to those they were made of (a result of every session and recycling pass reads them)."""
+        request, used = self._requests.get(name), self._used_in.get(name)
+        kept = self._specials.get(name)
+        if kept is not None and kept[0] == (g, request, used):
+            return kept[1]
+        made = _special_quota(name, g, request or ResourceList(), used or ResourceList())
+        self._specials[name] = ((g, request, used), made)
+        return made
 
-        def rl(values: Iterable[int]) -> ResourceList:
-            return ResourceList(dict(zip(keys, values, strict=True)))
 
-        return GroupQuota(
-            name=name,
-            request=rl(req[k] for k in keys),
-            limited_request=rl(min(req[k], g.max[k]) for k in keys),
-            used=rl(used[k] for k in keys),
-            auto_scaled_min=rl(g.min[k] for k in keys),
-            runtime=rl(g.max[k] for k in keys),
-            borrowed=rl(max(0, used[k] - g.min[k]) for k in keys),
-            lent=rl(0 for _ in keys),
-        )
+def _special_quota(name: str, g: QuotaGroupSpec, req: ResourceList, used: ResourceList) -> GroupQuota:
+    keys = sorted(g.max)
+
+    def rl(values: Iterable[int]) -> ResourceList:
+        return ResourceList(dict(zip(keys, values, strict=True)))
+
+    return GroupQuota(
+        name=name,
+        request=rl(req[k] for k in keys),
+        limited_request=rl(min(req[k], g.max[k]) for k in keys),
+        used=rl(used[k] for k in keys),
+        auto_scaled_min=rl(g.min[k] for k in keys),
+        runtime=rl(g.max[k] for k in keys),
+        borrowed=rl(max(0, used[k] - g.min[k]) for k in keys),
+        lent=rl(0 for _ in keys),
+    )
 
 
 def _cycle_message_names(specs: Mapping[str, QuotaGroupSpec], name: str) -> str:

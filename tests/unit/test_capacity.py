@@ -11,6 +11,7 @@ decides the outcome.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -896,3 +897,23 @@ def test_explain_hierarchy() -> None:
     assert "inherited from parent b" in text  # memory
     root_text = str(result.explain("root"))
     assert "guarantee[cpu] = 5" in root_text
+
+
+def test_best_effort_answer_follows_a_new_deserved() -> None:
+    """A queue's best effort (nothing deserved: share 1) is kept with the deserved dict it was found for; a queue
+    given a new deserved (here in a session's copy of the book) is asked again, both ways."""
+    queues = [q("q1", deserved=rl(cpu="2", memory="4Gi")), q("q2")]
+    jobs = [running("q1", rl(cpu="1", memory="1Gi")), running("q2", rl(cpu="1", memory="1Gi"))]
+    result = compute_capacity(queues, jobs, TWO_NODES)
+    assert result["q1"].share == 0.5 and result["q2"].share == 1.0
+    book = copy.deepcopy(result)
+    book.on_allocate("q1", rl(cpu="1"))
+    book.on_allocate("q2", rl(cpu="1"))
+    assert book["q1"].share == 1.0 and book["q2"].share == 1.0
+    book._states["q1"].deserved = {}  # now deserves nothing: best effort
+    book._states["q2"].deserved = {"cpu": 8000}
+    book.on_allocate("q1", rl(cpu="1"))
+    book.on_allocate("q2", rl(cpu="1"))
+    assert book["q1"].share == 1.0
+    assert book["q2"].share == 3000 / 8000
+    assert result["q1"].share == 0.5 and result["q2"].share == 1.0  # the book copied from is as it was

@@ -708,6 +708,37 @@ def test_builtin_groups_stay_outside() -> None:
     assert set(result) == {ROOT_GROUP, "a", SYSTEM_GROUP, DEFAULT_GROUP}
 
 
+def test_builtin_groups_values_kept_only_while_their_inputs_are_equal() -> None:
+    """A tree keeps the values of ``system`` and ``default`` between results while their spec, request and used are
+    equal; any of the three changed gives new values, as a new tree's."""
+    specs = [
+        QuotaGroupSpec(ROOT_GROUP, parent=None, is_parent=True, allow_lent=False),
+        QuotaGroupSpec(DEFAULT_GROUP, max=res(10), min=res(2)),
+        QuotaGroupSpec("a", max=res(100)),
+    ]
+    tree = ElasticQuotaTree(specs, res(100), requests={DEFAULT_GROUP: res(4)}, used={DEFAULT_GROUP: res(4)})
+    first = tree.result()[DEFAULT_GROUP]
+    tree.set_request("a", res(50))
+    assert tree.result()[DEFAULT_GROUP] is first  # nothing of default moved: kept
+    tree.set_used(DEFAULT_GROUP, res(3))
+    assert tree.result()[DEFAULT_GROUP] == GroupQuota(
+        DEFAULT_GROUP, res(4), res(4), res(3), res(2), res(10), res(1), res(0)
+    )
+    tree.set_request(DEFAULT_GROUP, res(12))
+    assert tree.result()[DEFAULT_GROUP].request == res(12)
+    assert tree.result()[DEFAULT_GROUP].limited_request == res(10)
+    tree.update_group(QuotaGroupSpec(DEFAULT_GROUP, max=res(20), min=res(2)))
+    assert tree.result()[DEFAULT_GROUP].runtime == res(20)
+    assert tree.result()[DEFAULT_GROUP].limited_request == res(12)
+    new = ElasticQuotaTree(
+        [*specs[:1], QuotaGroupSpec(DEFAULT_GROUP, max=res(20), min=res(2)), specs[2]],
+        res(100),
+        requests={DEFAULT_GROUP: res(12), "a": res(50)},
+        used={DEFAULT_GROUP: res(3)},
+    )
+    assert tree.result()[DEFAULT_GROUP] == new.result()[DEFAULT_GROUP]
+
+
 def test_explain_k01() -> None:
     def cpu(v: int) -> ResourceList:
         return ResourceList({"cpu": v})

@@ -285,6 +285,52 @@ def test_incremental_equals_full_recompute(data: tuple[Case, list[tuple[str, int
         assert as_plain(res) == plain
 
 
+_BATCHES = st.lists(
+    st.tuples(st.sampled_from(("request", "used")), st.integers(0, 10**6), st.integers(0, 200)), max_size=10
+)
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_CASES[False], _BATCHES, _BATCHES)
+def test_several_groups_set_at_once_equal_full_recompute(
+    case: Case, first: list[tuple[str, int, int]], second: list[tuple[str, int, int]]
+) -> None:
+    """``set_requests`` / ``set_used_of`` (several groups, each group above them refreshed once, deepest first) give
+    the numbers of a tree built on the new inputs, batch after batch (siblings and cousins changed together, amounts
+    that cancel out on a parent)."""
+    tree = ElasticQuotaTree(
+        case.groups,
+        case.total,
+        requests=case.requests,
+        used=case.used,
+        tree_totals=case.tree_totals,
+        enable_min_scale=case.enable_min_scale,
+    )
+    requests, used = dict(case.requests), dict(case.used)
+    members = sorted(g.name for g in case.groups if g.parent is not None)
+    keys = sorted({k for g in case.groups for k in g.max} | set(case.total)) or ["cpu"]
+    for batch in (first, second):
+        if not members:
+            return
+        changes: dict[str, dict[str, ResourceList]] = {"request": {}, "used": {}}
+        for kind, pick, value in batch:
+            name = members[pick % len(members)]
+            changes[kind][name] = ResourceList({k: (value * (i + 1)) % 157 for i, k in enumerate(keys)})
+        tree.set_requests(changes["request"])
+        tree.set_used_of(changes["used"])
+        requests.update(changes["request"])
+        used.update(changes["used"])
+        full = compute_runtimes(
+            case.groups,
+            requests,
+            case.total,
+            used=used,
+            tree_totals=case.tree_totals,
+            enable_min_scale=case.enable_min_scale,
+        )
+        assert as_plain(tree.result()) == as_plain(full)
+
+
 # -- invariants ---------------------------------------------------------------------------------------------------
 
 
