@@ -357,11 +357,12 @@ class QuotaTreeMemo:
     """The elastic quota tree (``ElasticQuotaTree``) of the last ``compute_quotas`` given this memo, with the inputs
     it was brought to. A later call with the same quota groups (as specs, after fairness weighting), the same total
     and the same min scaling reports to that tree only the groups whose request or used changed
-    (``ElasticQuotaTree.set_requests`` / ``set_used_of``: each group above them once), which recomputes only the paths and sibling sets they
-    touch, instead of building a tree again; anything else builds a new one. The numbers are the ones a new tree
-    gives (the tree's incremental path is exact; ``result`` copies on write, so values returned before stay as they
-    were). The caller holds it (``SessionCarry.quotas``: a cluster's sessions and its recycling passes, one after
-    the other); one call at a time. ``reused`` counts the calls it served from its tree (for tests and benchmarks)."""
+    (``ElasticQuotaTree.set_requests`` / ``set_used_of``: each group above them once), which recomputes only the
+    paths and sibling sets they touch, instead of building a tree again; anything else builds a new one. The
+    numbers are the ones a new tree gives (the tree's incremental path is exact; ``result`` copies on write, so
+    values returned before stay as they were). The caller holds it (``SessionCarry.quotas``: a cluster's sessions
+    and its recycling passes, one after the other); one call at a time. ``reused`` counts the calls it served from
+    its tree (for tests and benchmarks)."""
 
     __slots__ = ("_key", "_requests", "_tree", "_used", "reused")
 

@@ -365,7 +365,8 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
     of them; and the Jobs' partial admission (``partial_admission``: their ``job-min-parallelism``;
     ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps;
     and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_pods_awaited``).
-    The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the clock's)."""
+    The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the
+    clock's)."""
     waits, least, admitted = [], [], []
     awaited = _pods_awaited(snapshot, counts, time.time() if now is None else now)
     flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
