@@ -699,68 +699,56 @@ class ElasticQuotaTree:
     # -- public changes -----------------------------------------------------------------------------------------
     def set_request(self, name: str, request: Mapping[str, int]) -> None:
         """The pods of group ``name`` now request ``request`` in total (pending and assigned)."""
+        i = self._write_request(name, request)
+        if i is not None:
+            self._refresh_request(i)
+
+    def set_used(self, name: str, used: Mapping[str, int]) -> None:
+        """The assigned pods of group ``name`` now use ``used`` in total."""
+        i = self._write_used(name, used)
+        if i is not None:
+            self._refresh_used(i)
+
+    def set_requests(self, requests: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_request`` for several groups: their rows written, then each group above them brought up to date
+        once, deepest first (not once for each group below it); the same values."""
+        rows = [i for name, request in requests.items() if (i := self._write_request(name, request)) is not None]
+        self._refresh_rows(rows, self._request_step, self._dirty)
+
+    def set_used_of(self, used: Mapping[str, Mapping[str, int]]) -> None:
+        """``set_used`` for several groups, each group above them brought up to date once (as ``set_requests``)."""
+        rows = [i for name, amounts in used.items() if (i := self._write_used(name, amounts)) is not None]
+        self._refresh_rows(rows, self._used_step, self._used_dirty)
+
+    def _write_request(self, name: str, request: Mapping[str, int]) -> int | None:
+        """Group ``name``'s own request row set to ``request``; its position, for the groups above it to be brought
+        up to date (None: a group outside the trees, which has no row)."""
         self._check_target(name, "request")
         rl = ResourceList(request)
         if name in OUTSIDE_GROUPS:
             self._requests[name] = rl
-            return
+            return None
         i = self._lay.pos[name]
         row = _vector(self._masked(rl, name), self._kidx, f"request of {name}")
         self._requests[name] = rl
         self._own("_sreq", "_creq", "_req", "_lim")
         self._sreq[:, i] = row
-        self._refresh_request(i)
+        return i
 
-    def set_used(self, name: str, used: Mapping[str, int]) -> None:
-        """The assigned pods of group ``name`` now use ``used`` in total."""
+    def _write_used(self, name: str, used: Mapping[str, int]) -> int | None:
+        """Group ``name``'s own used row set to ``used`` (as ``_write_request``)."""
         self._check_target(name, "used")
         rl = ResourceList(used)
         if name in OUTSIDE_GROUPS:
             self._used_in[name] = rl
             self._roots_dirty = True
-            return
+            return None
         i = self._lay.pos[name]
         row = _vector(self._masked(rl, name), self._kidx, f"used of {name}")
         self._used_in[name] = rl
         self._own("_sused", "_used")
         self._sused[:, i] = row
-        self._refresh_used(i)
-
-    def set_requests(self, requests: Mapping[str, Mapping[str, int]]) -> None:
-        """``set_request`` for several groups: their rows written, then each group above them brought up to date
-        once, deepest first (not once for each group below it); the same values."""
-        rows: list[int] = []
-        for name, request in requests.items():
-            self._check_target(name, "request")
-            rl = ResourceList(request)
-            if name in OUTSIDE_GROUPS:
-                self._requests[name] = rl
-                continue
-            i = self._lay.pos[name]
-            row = _vector(self._masked(rl, name), self._kidx, f"request of {name}")
-            self._requests[name] = rl
-            self._own("_sreq", "_creq", "_req", "_lim")
-            self._sreq[:, i] = row
-            rows.append(i)
-        self._refresh_rows(rows, self._request_step, self._dirty)
-
-    def set_used_of(self, used: Mapping[str, Mapping[str, int]]) -> None:
-        """``set_used`` for several groups, each group above them brought up to date once (as ``set_requests``)."""
-        rows: list[int] = []
-        for name, amounts in used.items():
-            self._check_target(name, "used")
-            rl = ResourceList(amounts)
-            if name in OUTSIDE_GROUPS:
-                self._used_in[name] = rl
-                self._roots_dirty = True
-                continue
-            i = self._lay.pos[name]
-            row = _vector(self._masked(rl, name), self._kidx, f"used of {name}")
-            self._used_in[name] = rl
-            self._own("_sused", "_used")
-            self._sused[:, i] = row
-            rows.append(i)
-        self._refresh_rows(rows, self._used_step, self._used_dirty)
+        return i
 
     def set_total(self, total: Mapping[str, int], tree_id: str = "") -> None:
         """The cluster total (``tree_id=""``) or the total of another tree changed."""
