@@ -821,6 +821,8 @@ class GroupPod:
 class _BuilderBase:
     """The state the readers fill, in input order, and the helpers they share."""
 
+    _read_annotations: tuple[_Doc, dict[str, str]] | None = None  # ``_annotations``' last document and its reading
+
     def __init__(
         self,
         docs: list[_Doc],
@@ -1002,6 +1004,17 @@ class _BuilderBase:
                 f"the snapshot would hold {total} podgroups, more than {self.limits.max_podgroups} "
                 f"({ENV_VARS['max_podgroups']})"
             )
+
+    def _annotations(self, doc: _Doc) -> dict[str, str]:
+        """``doc``'s annotations as strings (``_string_map``), read once for a document that several readers ask
+        about (a Kueue Job: its original parallelism, its minimum, its resume), so a value that is not a string is
+        warned about once. Read-only for the callers."""
+        kept = self._read_annotations
+        if kept is not None and kept[0] is doc:
+            return kept[1]
+        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        self._read_annotations = (doc, annotations)
+        return annotations
 
     def _origin(self, kind: str, key: str, *, keep: bool = False) -> None:
         doc = self.current

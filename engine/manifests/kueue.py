@@ -477,7 +477,7 @@ class KueueReaders(KueueJobReaders):
     def _min_parallelism(self, doc: _Doc, count: int) -> int | None:
         """The Job's ``kueue.x-k8s.io/job-min-parallelism`` (Kueue's partial admission, ``engine.partial``): a whole
         number from 1 to one less than its pods, as Kueue's webhook checks it; None when not set."""
-        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        annotations = self._annotations(doc)
         raw = annotations.get(KUEUE_MIN_PARALLELISM)
         if raw is None:
             return None

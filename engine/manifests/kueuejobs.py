@@ -39,7 +39,6 @@ from engine.manifests.common import (
     _Doc,
     _FieldError,
     _int,
-    _string_map,
     _time,
 )
 from engine.manifests.kueuegroups import KueuePodGroupReaders, can_run, group_phase, pod_group_wait
@@ -99,7 +98,7 @@ class KueueJobReaders(KueuePodGroupReaders):
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
         if not self.live:
             return parallelism
-        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        annotations = self._annotations(doc)
         raw = annotations.get(ORIGINAL_PARALLELISM)
         if raw is None:
             return parallelism
@@ -114,7 +113,7 @@ class KueueJobReaders(KueuePodGroupReaders):
     def _resumed_at(self, doc: _Doc) -> float | None:
         """When the adapter resumed the Job (its ``fairway.io/resumed`` annotation), or None. A value that is not a
         time is left out with a warning: the Job is read, only its pods are not awaited after a resume."""
-        annotations = _string_map(doc.meta.get("annotations"), "metadata.annotations", doc, self.warnings)
+        annotations = self._annotations(doc)
         value = annotations.get(RESUMED)
         if value is None:
             return None

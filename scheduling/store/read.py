@@ -364,11 +364,11 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
     (``engine.manifests.kueuegroups.pod_group_wait``, ``engine.manifests.kueuejobs.job_wait``): the sessions admit none
     of them; and the Jobs' partial admission (``partial_admission``: their ``job-min-parallelism``;
     ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps;
-    and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_pods_awaited``).
+    and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_awaited``).
     The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the
     clock's)."""
-    waits, least, admitted = [], [], []
-    awaited = _pods_awaited(snapshot, counts, time.time() if now is None else now)
+    waits, least, admitted, awaited = [], [], [], []
+    clock, grace = time.time() if now is None else now, settings.FAIRWAY["KUEUE_POD_CREATION_SECONDS"]
     flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
     for key, kc in counts.items():
         if key not in snapshot.podgroups:
@@ -377,9 +377,12 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         if kc.job is None:
             why = pod_group_wait(kc.count, tasks)
         else:
-            suspended = bool(kc.job.get("suspended"))
-            flavored = snapshot.podgroups[key].queue in flavor_groups
-            why = job_wait(kc.count, tasks, suspended, str(kc.job.get("kind") or "Job"), flavored=flavored)
+            suspended, pg = bool(kc.job.get("suspended")), snapshot.podgroups[key]
+            why = job_wait(
+                kc.count, tasks, suspended, str(kc.job.get("kind") or "Job"), flavored=pg.queue in flavor_groups
+            )
+            if _awaited(pg, kc, tasks, clock, grace):
+                awaited.append(key)
             if isinstance(kc.job.get("minCount"), int) and not suspended:  # sized on its pods, once they exist
                 least.append((key, int(kc.job["minCount"])))
                 if kc.admitted is not None:
@@ -395,30 +398,22 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         pod_group_waits=tuple(sorted(waits)),
         partial_admission=tuple(sorted(least)),
         partial_admitted=tuple(sorted(admitted)),
-        pods_awaited=awaited,
+        pods_awaited=tuple(sorted(awaited)),
     )
     return snapshot.replace(admission=changed)
 
 
-def _pods_awaited(snapshot: Snapshot, counts: Mapping[str, KueueCount], now: float) -> tuple[str, ...]:
-    """The Kueue Jobs a session admitted (Inqueue) whose pods are not all there yet, none on a node, while the adapter
-    is to resume them (still suspended) or resumed them less than ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` ago (their
-    ``resumedAt``; a time ahead of the clock counts for nothing): their controller is making the pods, so the requeue
-    rule does not count these sessions as sessions that placed nothing. Sorted podgroup keys."""
-    grace = settings.FAIRWAY["KUEUE_POD_CREATION_SECONDS"]
-    out = []
-    for key, kc in counts.items():
-        pg = snapshot.podgroups.get(key)
-        if kc.job is None or pg is None or pg.phase != PodGroupPhase.INQUEUE:
-            continue
-        resumed = kc.job.get("resumedAt")
-        coming = bool(kc.job.get("suspended")) or (
-            isinstance(resumed, int | float) and 0 <= now - float(resumed) < grace
-        )
-        tasks = snapshot.podgroup_tasks(key)
-        if coming and len(tasks) < kc.count and all(t.node is None for t in tasks):
-            out.append(key)
-    return tuple(sorted(out))
+def _awaited(pg: PodGroupInfo, kc: KueueCount, tasks: Sequence[TaskInfo], now: float, grace: float) -> bool:
+    """Whether a Kueue Job a session admitted (Inqueue) has its pods awaited: not all there yet, none on a node, while
+    the adapter is to resume it (still suspended) or resumed it less than ``grace``
+    (``FAIRWAY_KUEUE_POD_CREATION_SECONDS``) before ``now`` (its ``resumedAt``; a time ahead of the clock counts for
+    nothing). Its controller is making the pods, so the requeue rule does not count these sessions as sessions that
+    placed nothing."""
+    if kc.job is None or pg.phase != PodGroupPhase.INQUEUE or len(tasks) >= kc.count:
+        return False
+    resumed = kc.job.get("resumedAt")
+    coming = bool(kc.job.get("suspended")) or (isinstance(resumed, int | float) and 0 <= now - float(resumed) < grace)
+    return coming and all(t.node is None for t in tasks)
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:

@@ -112,6 +112,18 @@ def test_live_a_suspended_job_waits_where_flavors_are_chosen_and_a_suspended_job
     assert job_wait(3, [], True) is None and job_wait(3, [], True, flavored=True) == SUSPENDED_FLAVORED
 
 
+def test_a_jobs_annotations_are_read_once_so_a_bad_value_is_warned_about_once() -> None:
+    """Three readers ask about a live Job's annotations (its original parallelism, its minimum, its resume): one
+    reading, so a value that is not a string gives one warning."""
+    from engine.manifests import load_objects
+
+    result, invalid = load_objects(
+        [LOCAL_QUEUE, job("train", 2, annotations={"team.example/cost-center": 42})], live=True
+    )
+    assert not invalid
+    assert len([w for w in result.warnings if "team.example/cost-center" in w]) == 1, result.warnings
+
+
 def test_live_the_original_parallelism_counts_the_job_and_checks_its_minimum() -> None:
     """A Job admitted with 4 of its 6 pods has ``parallelism: 4`` and the annotation 6: it is still a Job of 6 pods
     with a minimum of 5 (5 < 6 is valid; read from its parallelism alone, 5 would be refused)."""
