@@ -203,6 +203,11 @@ class AdmissionLevers:
     # moments ago: ``scheduling.store.read.with_pod_group_waits``), sorted: the requeue rule counts no session without
     # a pod placed against them, since they have nothing to place yet (a tuple default, as above)
     pods_awaited: tuple[str, ...] = ()
+    # Kueue's suspended Jobs without pods, (podgroup key, their pod template) sorted: a pod of the template asking for
+    # the whole Job (its podgroup's minimum resources), which Kueue's flavor assigner and scheduling cycle read as the
+    # Job's pods (``pods_or_template``) until the Job has its own (each an ``engine.objects.TaskInfo``, a floor above
+    # this module; a tuple default, as above)
+    templates: tuple[tuple[str, Any], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -241,6 +246,7 @@ class AdmissionDraft:
     local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
     partial_admission: dict[str, int] = field(default_factory=dict)
     pod_group_waits: dict[str, str] = field(default_factory=dict)
+    templates: dict[str, Any] = field(default_factory=dict)  # podgroup key -> its template's ``TaskInfo``
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""
@@ -253,8 +259,11 @@ class AdmissionDraft:
         specs = tuple(s for _, s in sorted(self.local_queue_specs.items()) if s.queue in queues)
         partial = tuple(sorted(self.partial_admission.items()))
         waits = tuple(sorted(self.pod_group_waits.items()))
+        templates = tuple(sorted(self.templates.items()))
         if not (strict or draining or held or selectors or fair):
-            return AdmissionLevers(local_queue_specs=specs, partial_admission=partial, pod_group_waits=waits)
+            return AdmissionLevers(
+                local_queue_specs=specs, partial_admission=partial, pod_group_waits=waits, templates=templates
+            )
         usage = bool(fair)
         return AdmissionLevers(
             strict_fifo=strict,
@@ -269,4 +278,5 @@ class AdmissionDraft:
             local_queue_specs=specs,
             partial_admission=partial,
             pod_group_waits=waits,
+            templates=templates,
         )

@@ -42,7 +42,7 @@ Plain Python on the snapshot (no Django); the answers are exact integers.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -55,7 +55,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
-from engine.fairshare.kueuecycle import holding_tasks
+from engine.fairshare.kueuecycle import holding_tasks, pods_or_template
 from engine.fairshare.tournament import Head, Tournament
 from engine.objects import (
     FlavorFungibility,
@@ -1017,9 +1017,8 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         and not any(t.node is not None for t in by_podgroup.get(key, ()))
     ]
     waiting.sort(key=lambda pg: (-pg.priority, pg.creation_timestamp, pg.key))
-    work = [
-        (pg, tasks) for pg in waiting if (tasks := [t for t in by_podgroup.get(pg.key, ()) if t.status not in _DONE])
-    ]
+    templates = dict(snapshot.admission.templates)  # a suspended Job without pods: its template's pod stands for them
+    work = [(pg, tasks) for pg in waiting if (tasks := pods_or_template(pg, by_podgroup.get(pg.key, ()), templates))]
     cycle = _Cycle(_Assigner(snapshot, flavors))
     cycle.heads(work, flavors.groups)
     choices: dict[str, FlavorChoice] = {}
@@ -1031,7 +1030,9 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
-        if choice.pod_sets:
+        if tasks[0] is templates.get(pg.key):
+            pass  # its template's pod, not one of the snapshot's (the Job's pods, once made, keep the flavors)
+        elif choice.pod_sets:
             changed.extend(
                 pods.get(t.uid, t, choice.of_pod_set(t.task_role), lambda t, c: _given(t, c, flavors)) for t in tasks
             )
@@ -1111,10 +1112,29 @@ def with_kept_flavors(
                 podgroups.append(groups.get(key, pg, (tuple(sorted(chosen.items())), parts), _split_group))
             else:
                 podgroups.append(groups.get(key, pg, chosen, _kept_group))
+    podgroups.extend(_kept_without_pods(snapshot, stored, flavors, groups))
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
     return out.with_podgroups(podgroups) if podgroups else out
+
+
+def _kept_without_pods(
+    snapshot: Snapshot,
+    stored: Mapping[str, Mapping[str, str]],
+    flavors: KueueFlavors,
+    groups: _Recall[PodGroupInfo, PodGroupInfo],
+) -> Iterator[PodGroupInfo]:
+    """The admitted podgroups with no pod yet (a suspended Kueue Job admitted from its template, whose controller
+    makes its pods once resumed) with their minimum resources in their stored flavors."""
+    by_podgroup = snapshot.tasks_by_podgroup
+    for key, given in stored.items():
+        pg = snapshot.podgroups.get(key)
+        if pg is None or pg.phase == PodGroupPhase.PENDING or pg.min_resources is None or key in by_podgroup:
+            continue
+        chosen = {r: f for r, f in given.items() if f in flavors.resources.get(r, ())}
+        if any(r in chosen for r in pg.min_resources.raw):
+            yield groups.get(key, pg, chosen, _kept_group)
 
 
 def _summed(amounts: Mapping[str, int]) -> ResourceList:

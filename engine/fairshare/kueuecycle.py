@@ -22,7 +22,7 @@ Plain Python on the snapshot; exact integers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from engine.fairshare.drs import FairTree, FlavorResource, flavor_resource, kueue_tree
 from engine.fairshare.kueue_preemption import hierarchical_advantage
@@ -30,7 +30,7 @@ from engine.fairshare.tournament import Head, Tournament
 from engine.objects import KueuePreemption, PodGroupInfo, Snapshot, TaskInfo
 from engine.vocabulary import PodGroupPhase, TaskStatus
 
-__all__ = ["fair_cycle_waits"]
+__all__ = ["fair_cycle_waits", "holding_tasks", "pods_or_template"]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _NEVER = KueuePreemption()
@@ -39,8 +39,11 @@ _AGAIN = "it is tried again next session"
 
 def holding_tasks(snapshot: Snapshot) -> Iterator[tuple[str, PodGroupInfo, TaskInfo]]:
     """The pods whose requests count as their ClusterQueue's usage, with their podgroup's key and podgroup: the
-    unfinished pods of admitted podgroups (Inqueue or Running) and any unfinished pod on a node."""
-    for key, members in snapshot.tasks_by_podgroup.items():
+    unfinished pods of admitted podgroups (Inqueue or Running) and any unfinished pod on a node; and for an admitted
+    podgroup with no pod at all yet (a Kueue Job resumed on its admission, whose controller is making them), a pod
+    asking for its minimum resources: Kueue counts an admitted workload's quota whether or not its pods exist."""
+    by_podgroup = snapshot.tasks_by_podgroup
+    for key, members in by_podgroup.items():
         pg = snapshot.podgroups.get(key)
         if pg is None:
             continue
@@ -48,6 +51,19 @@ def holding_tasks(snapshot: Snapshot) -> Iterator[tuple[str, PodGroupInfo, TaskI
         for task in members:
             if task.status not in _DONE and (admitted or task.node is not None):
                 yield key, pg, task
+    for key, pg in snapshot.podgroups.items():
+        if pg.phase == PodGroupPhase.INQUEUE and pg.min_resources is not None and key not in by_podgroup:
+            yield key, pg, TaskInfo(pg.namespace, f"{pg.name}-admitted", key, request=pg.min_resources)
+
+
+def pods_or_template(pg: PodGroupInfo, tasks: Iterable[TaskInfo], templates: Mapping[str, TaskInfo]) -> list[TaskInfo]:
+    """A waiting workload's pods as Kueue's flavor assigner and scheduling cycle read them: its unfinished ``tasks``;
+    for a suspended Job with none, the pod its template stands for (``templates``: ``AdmissionLevers.templates``),
+    which asks for the whole Job."""
+    unfinished = [t for t in tasks if t.status not in _DONE]
+    if unfinished or pg.key not in templates:
+        return unfinished
+    return [templates[pg.key]]
 
 
 def _usage(snapshot: Snapshot) -> dict[str, dict[str, int]]:
@@ -66,6 +82,7 @@ def _waiting(snapshot: Snapshot, tree: FairTree) -> list[tuple[PodGroupInfo, dic
     out = []
     by_podgroup = snapshot.tasks_by_podgroup
     short = dict(snapshot.admission.pod_group_waits)  # Kueue pod groups short of pods: no workload yet
+    templates = dict(snapshot.admission.templates)  # suspended Jobs without pods: their template's
     for pg in sorted(snapshot.podgroups.values(), key=lambda p: (-p.priority, p.creation_timestamp, p.key)):
         node = tree.nodes.get(pg.queue)
         if node is None or node.cohort or pg.phase != PodGroupPhase.PENDING or pg.suspended or pg.key in short:
@@ -74,12 +91,11 @@ def _waiting(snapshot: Snapshot, tree: FairTree) -> list[tuple[PodGroupInfo, dic
         if any(t.node is not None for t in tasks):
             continue
         asked: dict[FlavorResource, int] = {}
-        for task in tasks:
-            if task.status not in _DONE:
-                for r, v in task.request.raw.items():
-                    fr = flavor_resource(r)
-                    if v and fr in tree.subtree[pg.queue]:
-                        asked[fr] = asked.get(fr, 0) + v
+        for task in pods_or_template(pg, tasks, templates):
+            for r, v in task.request.raw.items():
+                fr = flavor_resource(r)
+                if v and fr in tree.subtree[pg.queue]:
+                    asked[fr] = asked.get(fr, 0) + v
         if asked:
             out.append((pg, asked))
     return out

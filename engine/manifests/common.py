@@ -207,6 +207,9 @@ class KueueJob:
     # when the adapter resumed it (its ``fairway.io/resumed`` annotation, seconds since the epoch; None: not resumed by
     # the adapter): its pods are still being made for a while after (``AdmissionLevers.pods_awaited``)
     resumed_at: float | None = None
+    # a suspended Job's pod template, where its pods may run (``export.placement_spec``: its nodeSelector, tolerations
+    # and required node affinity): Kueue's flavor assigner reads it before the Job has pods (``engine.flavors``)
+    template: Mapping[str, Any] | None = None
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
@@ -217,6 +220,8 @@ class KueueJob:
             stored["podSets"] = list(self.pod_sets)
         if self.resumed_at is not None:  # its pods awaited a while (``scheduling.store.read.with_pod_group_waits``)
             stored["resumedAt"] = self.resumed_at
+        if self.template is not None:  # given flavors before it has pods (``scheduling.store.read``)
+            stored["template"] = dict(self.template)
         return stored
 
     def owner(self, name: str) -> str:

@@ -37,6 +37,7 @@ from engine.manifests.common import (
 )
 from engine.objects import (
     NamespaceInfo,
+    NodeAffinity,
     NodeInfo,
     NodeSelectorRequirement,
     PodGroupInfo,
@@ -340,6 +341,21 @@ def _toleration(raw: object, path: str) -> Toleration:
         effect=_str(t.get("effect"), f"{path}.effect"),
         toleration_seconds=None if seconds is None else _int(seconds, f"{path}.tolerationSeconds", 0),
     )
+
+
+def read_placement(spec: Mapping[str, Any], path: str) -> tuple[dict[str, str], tuple[Toleration, ...], NodeAffinity]:
+    """What a pod spec at ``path`` says of where its pod may run (``export.placement_spec`` writes it): its
+    ``nodeSelector``, ``tolerations`` and required node affinity; a ``ValueError`` names a bad field."""
+    selector = _map(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    for key, value in selector.items():
+        if not isinstance(value, str):
+            raise _FieldError(f"{path}.nodeSelector.{key}: {value!r} is not a string")
+    tolerations = tuple(
+        _toleration(t, f"{path}.tolerations[{i}]")
+        for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.tolerations"))
+    )
+    affinity = _node_affinity(spec.get("affinity"), f"{path}.affinity")
+    return {str(k): v for k, v in selector.items()}, tolerations, affinity
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")

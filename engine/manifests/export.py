@@ -108,6 +108,7 @@ __all__ = [
     "export_trees",
     "job_manifests",
     "namespace_manifests",
+    "placement_spec",
     "queue_manifest",
     "quota_group_manifest",
     "resource_flavor_manifest",
@@ -712,6 +713,28 @@ def job_manifests(
     return docs
 
 
+def placement_spec(task: TaskInfo) -> dict[str, Any]:
+    """What a pod's spec says of where it may run, as the spec writes it: its ``nodeSelector``, required node
+    ``affinity`` and ``tolerations`` (those it has; ``engine.manifests.core.read_placement`` reads them back)."""
+    spec: dict[str, Any] = {}
+    if task.node_selector:
+        spec["nodeSelector"] = dict(task.node_selector)
+    if task.node_affinity:
+        spec["affinity"] = node_affinity_spec(task.node_affinity)
+    if task.tolerations:
+        spec["tolerations"] = [
+            {
+                "operator": t.operator,
+                **({"key": t.key} if t.key else {}),
+                **({"value": t.value} if t.value else {}),
+                **({"effect": t.effect} if t.effect else {}),
+                **({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {}),
+            }
+            for t in task.tolerations
+        ]
+    return spec
+
+
 def node_affinity_spec(terms: NodeAffinity) -> dict[str, Any]:
     """A pod's required node affinity as its spec writes it (``affinity``: ``nodeAffinity``'s required terms)."""
     return {
@@ -759,21 +782,7 @@ def _pod_manifest(task: TaskInfo, group: str) -> dict[str, Any]:
     placed = task.node is not None and task.status not in (TaskStatus.PENDING, TaskStatus.PIPELINED)
     if placed:
         spec["nodeName"] = task.node
-    if task.node_selector:
-        spec["nodeSelector"] = dict(task.node_selector)
-    if task.node_affinity:
-        spec["affinity"] = node_affinity_spec(task.node_affinity)
-    if task.tolerations:
-        spec["tolerations"] = [
-            {
-                "operator": t.operator,
-                **({"key": t.key} if t.key else {}),
-                **({"value": t.value} if t.value else {}),
-                **({"effect": t.effect} if t.effect else {}),
-                **({"tolerationSeconds": t.toleration_seconds} if t.toleration_seconds is not None else {}),
-            }
-            for t in task.tolerations
-        ]
+    spec.update(placement_spec(task))
     doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
     phase = POD_PHASE[task.status] if placed or task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED) else None
     pod_status: dict[str, Any] = {}

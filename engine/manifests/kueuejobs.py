@@ -17,10 +17,13 @@
   written) has no pods: it is admitted as Kueue admits it, from its template (its podgroup's minimum and minimum
   resources are the template's), and once a session admits it the adapter resumes it (``spec.suspend: false``,
   ``scheduling.kube.mirror_out``), whereupon the Job controller makes its pods and they join the admitted podgroup;
-  an admitted Job that waits again (evicted, or not placed in time) is suspended again, as Kueue suspends it. Two
-  cases still wait: a Job in a ClusterQueue with flavored resource groups (flavors are chosen on pods, and a
-  suspended Job has none yet) and a suspended workload of several pod sets (a JobSet, Kubeflow's and MPI's jobs);
-  a suspended Job is admitted whole (partial admission sizes a Job on its pods, once they exist);
+  an admitted Job that waits again (evicted, or not placed in time) is suspended again, as Kueue suspends it. Until
+  it has pods its template stands for them (``AdmissionLevers.templates``, ``template_pod``: one pod asking for the
+  whole Job, with the template's nodeSelector, tolerations and required node affinity, which the store keeps with
+  the Job), so in a ClusterQueue with flavored resource groups Kueue's flavor assigner gives it its flavors as it
+  gives a Job with pods (``engine.flavors``); the flavors are kept with the admitted Job and its pods, once made,
+  ask for them. A suspended workload of several pod sets (a JobSet, Kubeflow's and MPI's jobs) still waits; a
+  suspended Job is admitted whole (partial admission sizes a Job on its pods, once they exist);
 * partial admission (``kueue.x-k8s.io/job-min-parallelism``) is sized by ``engine.partial`` as in simulate; when a
   session admits k of its N pods the adapter lowers ``spec.parallelism`` to k and keeps N in the Job's annotation
   ``fairway.io/original-parallelism``, from which this reader counts the Job's pods (and checks the minimum); the
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from engine.manifests.common import (
     KUEUE_QUEUE_LABEL,
@@ -41,18 +45,20 @@ from engine.manifests.common import (
     _int,
     _time,
 )
+from engine.manifests.core import read_placement
+from engine.manifests.export import placement_spec
 from engine.manifests.kueuegroups import KueuePodGroupReaders, can_run, group_phase, pod_group_wait
 from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
 
-__all__ = ["RESUMED", "KueueJobReaders", "job_wait"]
+__all__ = ["RESUMED", "KueueJobReaders", "job_wait", "template_pod"]
 
 RESUMED = "fairway.io/resumed"  # on a Job the adapter resumed: suspended again when it waits again, as Kueue does
 
 SUSPENDED_FLAVORED = (
-    "the Job is suspended (spec.suspend: true) and its ClusterQueue has flavored resource groups: Fairway chooses "
-    "flavors on a Job's pods, and a suspended Job has none, so it is not resumed there (submit it unsuspended)"
+    "the Job is suspended (spec.suspend: true) in a ClusterQueue with flavored resource groups, and where its pods may "
+    "run (its pod template) is not known yet: it is given its flavors once the adapter reads the Job again"
 )
 
 SUSPENDED_WORKLOAD = (
@@ -62,24 +68,43 @@ SUSPENDED_WORKLOAD = (
 
 
 def job_wait(
-    count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job", *, flavored: bool = False
+    count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job", *, untemplated: bool = False
 ) -> str | None:
     """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: fewer of its pods can run
     than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when it does not
     wait. A suspended Job none of whose pods is on a node does not wait: it is admitted from its template, and the
-    adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups (``flavored``).
+    adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups and its pod
+    template is not known (``untemplated``: a stored Job read before templates were kept).
     ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for all the pods of its
     pod sets, and waits while it is suspended."""
     tasks = list(tasks)
     if suspended and all(t.node is None for t in tasks):
         if kind != "Job":
             return SUSPENDED_WORKLOAD.format(kind=kind)
-        return SUSPENDED_FLAVORED if flavored else None
+        return SUSPENDED_FLAVORED if untemplated else None
     if pod_group_wait(count, tasks) is None:
         return None
     active = sum(1 for t in tasks if can_run(t))
     counted = "the Job's parallelism, or its completions when fewer" if kind == "Job" else "all its pod sets' pods"
     return f"{active} of its {count} pods exist ({counted}): a {kind} is admitted once all its pods exist"
+
+
+def template_pod(pg: PodGroupInfo, placement: Mapping[str, Any]) -> TaskInfo:
+    """The pod a suspended Job's template stands for while the Job has none (``AdmissionLevers.templates``): it asks
+    for the whole Job (its podgroup's minimum resources) and may run where the template's ``placement``
+    (``export.placement_spec``: nodeSelector, tolerations, required node affinity) allows. A ``ValueError`` names a
+    bad field of ``placement``."""
+    selector, tolerations, affinity = read_placement(placement, "template")
+    return TaskInfo(
+        namespace=pg.namespace,
+        name=f"{pg.name}-template",
+        podgroup=pg.key,
+        request=pg.min_resources or ResourceList(),
+        priority=pg.priority,
+        node_selector=selector,
+        tolerations=tolerations,
+        node_affinity=affinity,
+    )
 
 
 class KueueJobReaders(KueuePodGroupReaders):
@@ -106,10 +131,6 @@ class KueueJobReaders(KueuePodGroupReaders):
             raise _FieldError(f"metadata.annotations.{ORIGINAL_PARALLELISM}: {raw!r} is not a whole number")
         return int(raw)
 
-    def _flavored(self, queue: str) -> bool:
-        """Whether ``queue`` (a ClusterQueue) has flavored resource groups (``Snapshot.kueue_flavors``)."""
-        return self.kueue_flavors is not None and queue in self.kueue_flavors.groups
-
     def _resumed_at(self, doc: _Doc) -> float | None:
         """When the adapter resumed the Job (its ``fairway.io/resumed`` annotation), or None. A value that is not a
         time is left out with a warning: the Job is read, only its pods are not awaited after a resume."""
@@ -132,17 +153,20 @@ class KueueJobReaders(KueuePodGroupReaders):
         suspend = doc.spec.get("suspend")
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"spec.suspend: {suspend!r} is not true or false")
-        why = job_wait(count, tasks, bool(suspend), flavored=self._flavored(queue))
+        why = job_wait(count, tasks, bool(suspend))
         if suspend and why is not None:
             self.warnings.append(f"{doc.where}: {why}")
         if why is not None:
             self.admission.pod_group_waits[key] = why
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
         resumed = self._resumed_at(doc)
+        placement = placement_spec(sample) if suspend else None  # where its pods may run, before it has any
         self.kueue_jobs[key] = KueueJob(
-            labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism, resumed_at=resumed
+            labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism, resumed_at=resumed, template=placement
         )
         self._job_podgroup(doc, queue, labels, count, sample, group_phase(tasks) if tasks else PodGroupPhase.PENDING)
+        if placement is not None and why is None:  # admissible while suspended: read as its template's pod
+            self.admission.templates[key] = template_pod(self.podgroups[key], placement)
 
     def _job_podgroup(
         self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, sample: TaskInfo, phase: PodGroupPhase

@@ -4,8 +4,10 @@ assignment tried), which the job page, ``why`` and the API show.
 
 A waiting job is given its flavors afresh before each session (``engine.flavors.assign_flavors``, as ``fairway
 simulate`` does); an admitted job keeps its flavors (``kept_flavors`` gives them back to the session, whose pods are
-read with their plain requests: ``engine.flavors.with_kept_flavors``), those of its pods on nodes first. Only the rows whose values changed are
-written, in the session's transaction.
+read with their plain requests: ``engine.flavors.with_kept_flavors``), those of its pods on nodes first. A job
+without pods (a suspended Kueue Job admitted from its template) keeps those of its minimum resources, which its pods
+ask for once its controller has made them. Only the rows whose values changed are written, in the session's
+transaction.
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ __all__ = ["job_flavors", "kept_flavors", "record_flavors"]
 
 
 def job_flavors(snapshot: Snapshot) -> dict[str, dict[str, str]]:
-    """Each podgroup's flavors, by key, from what its pods ask for (``cpu@spot``: ``{"cpu": "spot"}``); a podgroup
-    given none is left out."""
+    """Each podgroup's flavors, by key, from what its pods ask for (``cpu@spot``: ``{"cpu": "spot"}``), or for one
+    without pods (a suspended Kueue Job given flavors from its template) from its minimum resources; a podgroup given
+    none is left out."""
     out: dict[str, dict[str, str]] = {}
-    for key, tasks in snapshot.tasks_by_podgroup.items():
+    by_podgroup = snapshot.tasks_by_podgroup
+    for key, tasks in by_podgroup.items():
         given: dict[str, str] = {}
         for task in tasks:
             given.update(flavor_of_request(task.request))
         if given:
+            out[key] = dict(sorted(given.items()))
+    for key, pg in snapshot.podgroups.items():
+        if key not in by_podgroup and pg.min_resources is not None and (given := flavor_of_request(pg.min_resources)):
             out[key] = dict(sorted(given.items()))
     return out
 

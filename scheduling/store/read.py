@@ -42,7 +42,7 @@ from django.db.models import Q
 from engine import collector, treefields
 from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueuegroups import pod_group_wait
-from engine.manifests.kueuejobs import job_wait
+from engine.manifests.kueuejobs import job_wait, template_pod
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -367,7 +367,7 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
     and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_awaited``).
     The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the
     clock's)."""
-    waits, least, admitted, awaited = [], [], [], []
+    waits, least, admitted, awaited, templates = [], [], [], [], []
     clock, grace = time.time() if now is None else now, settings.FAIRWAY["KUEUE_POD_CREATION_SECONDS"]
     flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
     for key, kc in counts.items():
@@ -378,9 +378,16 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
             why = pod_group_wait(kc.count, tasks)
         else:
             suspended, pg = bool(kc.job.get("suspended")), snapshot.podgroups[key]
+            template = _template(pg, kc.job) if suspended else None
             why = job_wait(
-                kc.count, tasks, suspended, str(kc.job.get("kind") or "Job"), flavored=pg.queue in flavor_groups
+                kc.count,
+                tasks,
+                suspended,
+                str(kc.job.get("kind") or "Job"),
+                untemplated=template is None and pg.queue in flavor_groups,
             )
+            if why is None and template is not None:
+                templates.append((key, template))
             if _awaited(pg, kc, tasks, clock, grace):
                 awaited.append(key)
             if isinstance(kc.job.get("minCount"), int) and not suspended:  # sized on its pods, once they exist
@@ -390,8 +397,14 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         if why is not None:
             waits.append((key, why))
     levers = snapshot.admission
-    before = levers.pod_group_waits or levers.partial_admission or levers.partial_admitted or levers.pods_awaited
-    if not (waits or least or awaited or before):
+    before = (
+        levers.pod_group_waits
+        or levers.partial_admission
+        or levers.partial_admitted
+        or levers.pods_awaited
+        or levers.templates
+    )
+    if not (waits or least or awaited or templates or before):
         return snapshot
     changed = replace(
         levers,
@@ -399,8 +412,22 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         partial_admission=tuple(sorted(least)),
         partial_admitted=tuple(sorted(admitted)),
         pods_awaited=tuple(sorted(awaited)),
+        templates=tuple(sorted(templates, key=lambda item: item[0])),
     )
     return snapshot.replace(admission=changed)
+
+
+def _template(pg: PodGroupInfo, job: Mapping[str, Any]) -> TaskInfo | None:
+    """The pod a suspended Kueue Job's stored template stands for (``engine.manifests.kueuejobs.template_pod``), or
+    None when the row keeps none (written before templates were kept) or one that cannot be read (logged)."""
+    placement = job.get("template")
+    if not isinstance(placement, Mapping):
+        return None
+    try:
+        return template_pod(pg, placement)
+    except ValueError as exc:
+        logger.warning("podgroup %s: its stored pod template cannot be read: %s", pg.key, exc)
+        return None
 
 
 def _awaited(pg: PodGroupInfo, kc: KueueCount, tasks: Sequence[TaskInfo], now: float, grace: float) -> bool:

@@ -81,7 +81,10 @@ def test_live_a_suspended_job_is_admissible_from_its_template() -> None:
     assert (group.min_member, group.min_resources.raw, group.phase) == (2, {"cpu": 2000}, "Pending")
     assert not [t for t in result.snapshot.tasks.values() if t.podgroup == "team/train"]
     assert not any("suspend" in w for w in result.warnings)
-    assert result.kueue_jobs["team/train"].stored() == {"minCount": None, "suspended": True}
+    # where its pods may run is kept with it (nothing here), and its template's pod stands for its pods
+    assert result.kueue_jobs["team/train"].stored() == {"minCount": None, "suspended": True, "template": {}}
+    [(key, template)] = result.snapshot.admission.templates
+    assert (key, template.podgroup, template.request.raw) == ("team/train", "team/train", {"cpu": 2000})
 
 
 def _flavored_queue() -> list[dict[str, Any]]:
@@ -95,21 +98,30 @@ def _flavored_queue() -> list[dict[str, Any]]:
     return [*flavors, queue, LOCAL_QUEUE]
 
 
-def test_live_a_suspended_job_waits_where_flavors_are_chosen_and_a_suspended_jobset_waits() -> None:
-    """Flavors are chosen on pods, which a suspended Job has none of: in a ClusterQueue with flavored resource groups
-    it waits, saying why, with a warning; a suspended workload of several pod sets (a JobSet) is not resumed."""
+def test_live_a_suspended_job_is_given_flavors_from_its_template_and_a_suspended_jobset_waits() -> None:
+    """In a ClusterQueue with flavored resource groups a suspended Job does not wait either: its template's pod (the
+    whole Job's request, the template's node selector) is what Kueue's flavor assigner reads, so it is given the
+    flavor its template allows; a suspended workload of several pod sets (a JobSet) is not resumed."""
+    from engine.flavors import assign_flavors
     from engine.manifests import load_objects
     from engine.manifests.kueuejobs import SUSPENDED_FLAVORED, job_wait
 
-    result, invalid = load_objects([*_flavored_queue(), job("train", 2, suspend=True)], live=True)
-    assert not invalid
-    assert dict(result.snapshot.admission.pod_group_waits)["team/train"] == SUSPENDED_FLAVORED
-    assert any(SUSPENDED_FLAVORED in w for w in result.warnings)
+    pinned = job("train", 2, suspend=True)
+    pinned["spec"]["template"]["spec"]["nodeSelector"] = {"instance": "spot"}
+    result, invalid = load_objects([*_flavored_queue(), pinned], live=True)
+    assert not invalid and not any("suspend" in w for w in result.warnings)
+    assert "team/train" not in dict(result.snapshot.admission.pod_group_waits)
+    assert result.kueue_jobs["team/train"].stored()["template"] == {"nodeSelector": {"instance": "spot"}}
+    flavored, chosen = assign_flavors(result.snapshot)
+    assert chosen["team/train"].flavors == {"cpu": "spot"}
+    assert flavored.podgroups["team/train"].min_resources.raw == {"cpu@spot": 2000}
+    assert not flavored.tasks  # the template's pod is not one of the cluster's pods
     # unsuspended there, it waits for its pods as any Job does
     result, _ = load_objects([*_flavored_queue(), job("train", 2)], live=True)
     assert dict(result.snapshot.admission.pod_group_waits)["team/train"].startswith("0 of its 2 pods exist")
+    assert not result.snapshot.admission.templates
     assert "resumes suspended batch/v1 Jobs only" in (job_wait(3, [], True, "JobSet") or "")
-    assert job_wait(3, [], True) is None and job_wait(3, [], True, flavored=True) == SUSPENDED_FLAVORED
+    assert job_wait(3, [], True) is None and job_wait(3, [], True, untemplated=True) == SUSPENDED_FLAVORED
 
 
 def test_a_jobs_annotations_are_read_once_so_a_bad_value_is_warned_about_once() -> None:

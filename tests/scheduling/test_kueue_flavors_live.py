@@ -562,3 +562,88 @@ def test_a_live_pytorchjob_gets_a_flavor_per_pod_set_as_simulate_gives(kueue_clu
     placed = Pod.objects.filter(cluster=kueue_cluster, status__in=("Bound", "Binding", "Allocated"))
     assert {f"team-a/{name}": node for name, node in placed.values_list("name", "node__name")} == bindings
     assert PodGroup.objects.get(name="pt").flavor_assignment == why["team-a/pt"]
+
+
+def _suspended(name: str, pods: int, *, spot_only: bool = False) -> dict[str, Any]:
+    """A suspended Kueue Job of LocalQueue ``lq`` in team-a, ``pods`` pods of 1 core (``spot_only``: its template
+    selects the spot nodes and tolerates their taint)."""
+    from tests.kube.test_kueue_jobs import job
+
+    out = job(name, pods, ns="team-a", suspend=True)
+    if spot_only:
+        out["spec"]["template"]["spec"] |= {
+            "nodeSelector": {"type": "spot"},
+            "tolerations": [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+        }
+    return out
+
+
+def test_a_suspended_job_is_given_its_flavors_from_its_template_and_its_pods_keep_them(kueue_cluster: Any) -> None:
+    """A suspended Job has no pods: its template stands for them, so Kueue's flavor assigner gives it its flavors
+    (``big`` does not fit on-demand's 2 free cores and goes to spot; ``pinned``'s template selects spot; ``small``
+    fits on-demand), the session admits it on that flavor's quota and the flavors are kept with its row. An admitted
+    Job whose pods are not made yet holds its quota in the assignment, as Kueue counts an admitted workload: ``later``
+    finds on-demand full and goes to spot. Once resumed, the pods its controller makes ask for the kept flavor and
+    are placed on its nodes."""
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod, PodGroup
+    from tests.kube.test_kueue_jobs import job_pod
+
+    base = list(yaml.safe_load_all(FLAVORS + NODES + _pod("running", 2, "2026-01-01T00:00:00Z", node="od-1")))
+    jobs = [_suspended("big", 3), _suspended("pinned", 1, spot_only=True), _suspended("small", 2)]
+    report = mirror(kueue_cluster, [*base, *jobs], timezone.now())
+    assert not report.problems, report.problems
+    template = PodGroup.objects.get(name="pinned").kueue_job["template"]
+    assert template["nodeSelector"] == {"type": "spot"} and template["tolerations"][0]["key"] == "spot"
+    sessions.run_scheduling_session(kueue_cluster)
+    rows = {name: (phase, fl, why) for name, phase, fl, why in PodGroup.objects.filter(
+        name__in=("big", "pinned", "small")).values_list("name", "phase", "flavors", "flavor_assignment")}  # fmt: skip
+    assert {n: (r[0], r[1]) for n, r in rows.items()} == {
+        "big": ("Inqueue", {"cpu": "spot"}), "pinned": ("Inqueue", {"cpu": "spot"}),
+        "small": ("Inqueue", {"cpu": "on-demand"})}  # fmt: skip
+    assert "on-demand: does not match (node selector type=spot excludes it)" in rows["pinned"][2]
+    assert not Pod.objects.filter(cluster=kueue_cluster).exclude(name="running").exists()
+    # small, admitted without pods, holds on-demand's last 2 cores: later goes to spot
+    report = mirror(kueue_cluster, [*base, *jobs, _suspended("later", 2)], timezone.now())
+    sessions.run_scheduling_session(kueue_cluster)
+    later = PodGroup.objects.get(name="later")
+    assert (later.phase, later.flavors) == ("Inqueue", {"cpu": "spot"}), later.flavor_assignment
+    assert PodGroup.objects.get(name="small").flavors == {"cpu": "on-demand"}  # kept while it has no pods
+    # resumed: the Job controller makes the pods, with the template's plain request; they keep the Job's flavor
+    resumed = [{**j, "spec": {**j["spec"], "suspend": False}} for j in jobs]
+    pods = [job_pod(j, f"{j}-{i}", ns="team-a") for j, n in (("big", 3), ("pinned", 1), ("small", 2)) for i in range(n)]
+    for made in pods:  # as the template asks (1 core)
+        del made["spec"]["containers"][0]["resources"]["requests"]["memory"]
+        if made["metadata"]["name"] == "pinned-0":
+            made["spec"] |= {k: v for k, v in jobs[1]["spec"]["template"]["spec"].items() if k != "containers"}
+    report = mirror(kueue_cluster, [*base, *resumed, _suspended("later", 2), *pods], timezone.now())
+    assert not report.problems, report.problems
+    for _ in range(2):
+        sessions.run_scheduling_session(kueue_cluster)
+    placed = dict(Pod.objects.filter(cluster=kueue_cluster).exclude(name="running").values_list("name", "node__name"))
+    assert placed == {"big-0": "spot-1", "big-1": "spot-1", "big-2": "spot-1", "pinned-0": "spot-1",
+                      "small-0": "od-1", "small-1": "od-1"}  # fmt: skip
+
+
+def test_a_suspended_job_stored_without_its_template_waits_in_a_flavored_queue() -> None:
+    """A row written before the adapter kept templates (or one whose template cannot be read) does not say where the
+    Job's pods may run: in a flavored ClusterQueue it waits, saying so, until the adapter reads the Job again; in one
+    without flavors it is admissible as before."""
+    from engine.manifests.kueuejobs import SUSPENDED_FLAVORED
+    from scheduling.store.read import KueueCount, with_pod_group_waits
+
+    snapshot = load_manifests([("in.yaml", TEXT)]).snapshot
+    key = "team-a/podgroup-small"
+    without = snapshot.replace(tasks={k: t for k, t in snapshot.tasks.items() if t.podgroup != key})
+    old = {key: KueueCount(1, {"minCount": None, "suspended": True})}
+    assert dict(with_pod_group_waits(without, old).admission.pod_group_waits) == {key: SUSPENDED_FLAVORED}
+    bad = {key: KueueCount(1, {"minCount": None, "suspended": True, "template": {"tolerations": "none"}})}
+    assert dict(with_pod_group_waits(without, bad).admission.pod_group_waits) == {key: SUSPENDED_FLAVORED}
+    kept = {key: KueueCount(1, {"minCount": None, "suspended": True, "template": {"nodeSelector": {"type": "spot"}}})}
+    levers = with_pod_group_waits(without, kept).admission
+    assert not levers.pod_group_waits
+    [(_, template)] = levers.templates
+    assert (template.node_selector, template.request.raw) == ({"type": "spot"}, {"cpu": 2000, "memory": 2**30})
+    plain = without.replace(kueue_flavors=None)
+    assert not with_pod_group_waits(plain, old).admission.pod_group_waits

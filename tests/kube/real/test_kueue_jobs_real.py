@@ -11,7 +11,8 @@ server's RBAC allows each list, watch, binding and the Job's patch), and real se
 (c) a Job that does not fit waits whole: no pod bound;
 (d) Kueue's sample Job as Kueue's samples write it, ``suspend: true`` (3 pods of 1 core) in a ClusterQueue of 4 cores:
     admitted from its template, resumed by the adapter, its 3 pods made by the controller and bound; a suspended Job of
-    5 cores beside it stays suspended, without pods."""
+    5 cores beside it stays suspended, without pods;
+(e) the same Job in a ClusterQueue of two flavors: given the flavor it fits from its template, its pods bound there."""
 
 from __future__ import annotations
 
@@ -237,3 +238,60 @@ def test_kueues_suspended_sample_job_is_resumed_once_admitted_and_its_pods_are_b
     large = w.batch.read_namespaced_job("large", w.ns)
     assert large.spec.suspend is True and not w.server_pods("large")
     assert PodGroup.objects.get(cluster=w.cluster, name="large").phase == "Pending"
+
+
+def test_a_suspended_job_in_a_flavored_clusterqueue_is_given_its_flavor_and_its_pods_are_bound_there(
+    world: Any,
+) -> None:
+    """(e) A ClusterQueue with two flavors (``a``: 2 cores on the first node, ``b``: 4 cores on a second node): Kueue's
+    sample Job, suspended, 3 pods of 1 core, has no pods to choose a flavor on; its template stands for them, so it
+    is given ``b`` (it does not fit ``a``), admitted, resumed, and the pods the controller makes are bound on ``b``'s
+    node, its flavor kept with the Job."""
+    from scheduling.models import PodGroup
+
+    w = world("2")
+    flavor_b, node_b = f"{w.flavor}-b", f"{w.node}-b"
+    try:
+        w.custom.patch_cluster_custom_object(
+            GROUP, VERSION, "resourceflavors", w.flavor, {"spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-a"}}}
+        )
+        w.custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": flavor_b},
+            "spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-b"}}})  # fmt: skip
+        quota = [{"name": name, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                 for name, cpu in ((w.flavor, "2"), (flavor_b, "4"))]  # fmt: skip
+        w.custom.patch_cluster_custom_object(GROUP, VERSION, "clusterqueues", w.cq, {
+            "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": quota}]}})  # fmt: skip
+        w.core.patch_node(w.node, {"metadata": {"labels": {"kj-flavor": f"{w.tag}-a"}}})
+        box = node(node_b, cpu="32")
+        box["metadata"].setdefault("labels", {})["kj-flavor"] = f"{w.tag}-b"
+        w.core.create_node({key: value for key, value in box.items() if key != "status"})
+        w.core.patch_node(node_b, {"spec": {"taints": None}})
+        w.core.patch_node_status(node_b, {"status": box["status"]})
+        w.job("sample-job", 3, suspend=True)
+        informers = {i.kind.plural: i for i in w.adapter.informers}
+        wait_for(lambda: f"{w.ns}/sample-job" in informers["jobs"].cache, what="the Job")
+        wait_for(lambda: node_b in {n["metadata"]["name"] for n in informers["nodes"].snapshot()}, what="the node")
+
+        def both_flavors() -> bool:
+            groups = (informers["clusterqueues"].cache.get(w.cq) or {}).get("spec", {}).get("resourceGroups", [{}])
+            return len(groups[0].get("flavors", [])) == 2
+
+        wait_for(both_flavors, what="the ClusterQueue's two flavors")
+        assert w.adapter.reconcile(force=True) is not None
+        w.sessions(lambda: PodGroup.objects.get(cluster=w.cluster, name="sample-job").phase == "Inqueue")
+        group = PodGroup.objects.get(cluster=w.cluster, name="sample-job")
+        assert group.flavors == {"cpu": flavor_b}, group.flavor_assignment
+        out = w.adapter.reconcile()
+        assert out is not None and out["sent"].get("job_resumed") == 1 and out["problems"] == [], out
+        wait_for(lambda: len(w.server_pods("sample-job")) == 3, timeout=30.0, what="the controller to make 3 pods")
+        w.cached("sample-job", 3)
+        w.sessions(lambda: len(_bound(w, "sample-job")) == 3)
+        out = w.adapter.reconcile()
+        assert out is not None and out["sent"].get("bound") == 3 and out["problems"] == [], out
+        assert {p.spec.node_name for p in w.server_pods("sample-job")} == {node_b}
+    finally:
+        with contextlib.suppress(k8s.ApiException):
+            w.core.delete_node(node_b)
+        with contextlib.suppress(k8s.ApiException):
+            w.custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_b)
