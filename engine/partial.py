@@ -14,6 +14,10 @@ waiting Job on the quota as the session opens, asking Kueue's questions in Kueue
    preempt, found by bisection as Kueue's reducer finds it (it takes fewer pods never to fit worse than more);
 4. none: N, and the Job waits whole.
 
+A suspended Job (a live cluster's: it has no pods until it is resumed) is sized on its template
+(``AdmissionLevers.templates``): N pods like the template's, of which the count it is tried with then asks for its
+flavors; the session admitting it (Inqueue) is its admission, and the adapter resumes it with that parallelism.
+
 A Job sized below N enters the session with the pods it keeps (its first ones; the podgroup's minimum and its
 minimum resources are theirs), the others left out. ``PartialAdmission.after`` keeps the cut of a Job the session
 admitted (some pod bound or pipelined: the pods left out are never created, as Kueue's parallelism) and gives every
@@ -32,7 +36,8 @@ waiting, whole again. Plain Python on the snapshot; counts and amounts are exact
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+import dataclasses
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,6 +52,13 @@ class Binding(Protocol):
 
     @property
     def task(self) -> str: ...
+
+
+class Phased(Protocol):
+    """A session's podgroup status, as ``after_session`` reads it: its phase."""
+
+    @property
+    def phase(self) -> str: ...
 
 
 __all__ = ["PartialAdmission", "Sizing"]
@@ -109,18 +121,22 @@ class PartialAdmission:
         self._tried: dict[str, Sizing] = {}  # this session's sizings, until ``after``
         self._kept: set[str] = set()  # this session's cuts, until ``after``
         self._given: dict[str, tuple[Sizing, PodGroupInfo]] = {}  # cuts kept for admitted Jobs, with their podgroup
+        self._templated: dict[str, TaskInfo] = {}  # this session's Jobs sized on their template, until ``after``
 
     def __bool__(self) -> bool:
         return bool(self.least)
 
     def before(self, snapshot: Snapshot) -> Snapshot:
-        """``snapshot`` with each waiting Job that may be admitted in part cut to the count it is tried with."""
+        """``snapshot`` with each waiting Job that may be admitted in part cut to the count it is tried with. A
+        suspended Job without pods is sized on its template (``AdmissionLevers.templates``: as many pods as its count,
+        each the template's), and its template then asks for the count it is tried with."""
         if not self.least:
             return snapshot
         snapshot = self._resumed(snapshot)
         snapshot = self._evicted_back(snapshot)
         oracle: Oracle | None = None
         by_podgroup = snapshot.tasks_by_podgroup
+        templates = dict(snapshot.admission.templates)
         cut_pods: list[str] = []
         cut_groups: list[PodGroupInfo] = []
         for key, least in sorted(self.least.items()):
@@ -128,21 +144,30 @@ class PartialAdmission:
             if pg is None or key in self._given or not _waiting(pg, by_podgroup.get(key, ())):
                 continue
             pods = [t for t in by_podgroup.get(key, ()) if t.status not in _DONE]
+            template = templates.get(key) if not pods else None
+            if template is not None:
+                pods = _template_pods(pg, template)
             if len(pods) <= least:
                 continue
             oracle = oracle or admission_oracle(snapshot)
             sizing = _size(pg, pods, least, oracle)
+            if template is not None:
+                sizing = dataclasses.replace(sizing, left_out=())  # (its template's pods: not the cluster's)
+                self._templated[key] = template
             self.sized[key] = sizing
             self._tried[key] = sizing
             if sizing.count < sizing.full:
-                kept = pods[: sizing.count]
+                kept = _summed(pods[: sizing.count])
                 self._kept.add(key)
                 self._given[key] = (sizing, pg)
                 cut_pods.extend(t.uid for t in sizing.left_out)
-                cut_groups.append(pg.evolve(min_member=sizing.count, min_resources=_summed(kept)))
+                cut_groups.append(pg.evolve(min_member=sizing.count, min_resources=kept))
+                if template is not None:
+                    templates[key] = dataclasses.replace(template, request=kept)
         if not cut_groups:
             return snapshot
-        return snapshot.without_tasks(cut_pods).with_podgroups(cut_groups)
+        out = snapshot.without_tasks(cut_pods).with_podgroups(cut_groups)
+        return _with_templates(out, templates)
 
     def after(self, snapshot: Snapshot, admitted: Collection[str]) -> Snapshot:
         """``snapshot`` after the session: the cuts of the Jobs it admitted (``admitted``: podgroup keys with a pod
@@ -152,13 +177,24 @@ class PartialAdmission:
                 self.admitted[key] = sizing.count
         back = [key for key in self._kept if key not in admitted]
         self._tried, self._kept = {}, set()
-        return self._whole_again(snapshot, back)
+        out = self._whole_again(snapshot, back)
+        templates = {key: self._templated[key] for key in back if key in self._templated}
+        self._templated = {}
+        return _with_templates(out, {**dict(out.admission.templates), **templates}) if templates else out
 
-    def after_session(self, snapshot: Snapshot, bindings: Iterable[Binding]) -> Snapshot:
+    def after_session(
+        self, snapshot: Snapshot, bindings: Iterable[Binding], phases: Mapping[str, Phased] | None = None
+    ) -> Snapshot:
         """``after`` for a session's ``bindings`` (bound or pipelined), on the snapshot with its result applied: the
-        Jobs admitted are those with a pod among them."""
+        Jobs admitted are those with a pod among them, and a Job sized on its template (it has no pods yet) that
+        the session admitted (``phases``: the session's podgroup statuses, Inqueue or Running)."""
         tasks = snapshot.tasks
-        return self.after(snapshot, {tasks[b.task].podgroup for b in bindings if b.task in tasks})
+        admitted = {tasks[b.task].podgroup for b in bindings if b.task in tasks}
+        for key in self._templated:
+            status = (phases or {}).get(key)
+            if status is not None and status.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING):
+                admitted.add(key)
+        return self.after(snapshot, admitted)
 
     def _resumed(self, snapshot: Snapshot) -> Snapshot:
         """The Jobs an earlier session admitted in part (``AdmissionLevers.partial_admitted``, a live cluster's) kept
@@ -239,6 +275,22 @@ def _size(pg: PodGroupInfo, pods: list[TaskInfo], least: int, oracle: Oracle) ->
     if not count:
         return Sizing(pg.key, full, least, full, whole, "")
     return Sizing(pg.key, full, least, count, whole, answer, tuple(pods[count:]))
+
+
+def _template_pods(pg: PodGroupInfo, template: TaskInfo) -> list[TaskInfo]:
+    """A suspended Job's pods as its template makes them: its count of pods, each asking for its template's share
+    (the template's pod asks for the whole Job, ``count`` times a pod's request, so the division is exact)."""
+    count = max(pg.min_member, 1)
+    each = ResourceList({r: v // count for r, v in template.request.raw.items()})
+    return [dataclasses.replace(template, name=f"{pg.name}-{i}", request=each) for i in range(count)]
+
+
+def _with_templates(snapshot: Snapshot, templates: Mapping[str, TaskInfo]) -> Snapshot:
+    """``snapshot`` with these templates (``AdmissionLevers.templates``), when they differ."""
+    items = tuple(sorted(templates.items(), key=lambda item: item[0]))
+    if items == snapshot.admission.templates:
+        return snapshot
+    return snapshot.replace(admission=dataclasses.replace(snapshot.admission, templates=items))
 
 
 def _summed(pods: Iterable[TaskInfo]) -> ResourceList:

@@ -134,10 +134,11 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
 
 
 def _keep_partial_admissions(cluster: Cluster, partial: PartialAdmission, snapshot: Any, result: Any) -> None:
-    """The session's partial admissions kept: the Jobs it placed a pod of keep their cut, the others are whole again,
-    and each Job's count is stored on its row (``store.save_partial_admissions``) for the next session and the
-    Kubernetes adapter, which lowers the Job's parallelism to it."""
-    partial.after_session(snapshot, result.bindings)
+    """The session's partial admissions kept: the Jobs it placed a pod of (or admitted without pods: a suspended Job
+    sized on its template) keep their cut, the others are whole again, and each Job's count is stored on its row
+    (``store.save_partial_admissions``) for the next session and the Kubernetes adapter, which lowers the Job's
+    parallelism to it (resuming a suspended one with it)."""
+    partial.after_session(snapshot, result.bindings, result.podgroups)
     save_partial_admissions(cluster, partial.cuts())
 
 

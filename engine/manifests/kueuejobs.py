@@ -22,8 +22,9 @@
   whole Job, with the template's nodeSelector, tolerations and required node affinity, which the store keeps with
   the Job), so in a ClusterQueue with flavored resource groups Kueue's flavor assigner gives it its flavors as it
   gives a Job with pods (``engine.flavors``); the flavors are kept with the admitted Job and its pods, once made,
-  ask for them. A suspended workload of several pod sets (a JobSet, Kubeflow's and MPI's jobs) still waits; a
-  suspended Job is admitted whole (partial admission sizes a Job on its pods, once they exist);
+  ask for them; a suspended Job that may be admitted in part is sized on its template too (``engine.partial``), and
+  the adapter resumes it with the parallelism it was admitted with. A suspended workload of several pod sets (a
+  JobSet, Kubeflow's and MPI's jobs) still waits;
 * partial admission (``kueue.x-k8s.io/job-min-parallelism``) is sized by ``engine.partial`` as in simulate; when a
   session admits k of its N pods the adapter lowers ``spec.parallelism`` to k and keeps N in the Job's annotation
   ``fairway.io/original-parallelism``, from which this reader counts the Job's pods (and checks the minimum); the

@@ -390,7 +390,8 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
                 templates.append((key, template))
             if _awaited(pg, kc, tasks, clock, grace):
                 awaited.append(key)
-            if isinstance(kc.job.get("minCount"), int) and not suspended:  # sized on its pods, once they exist
+            # sized on its pods, or while suspended on its template (``engine.partial``)
+            if isinstance(kc.job.get("minCount"), int) and (not suspended or template is not None):
                 least.append((key, int(kc.job["minCount"])))
                 if kc.admitted is not None:
                     admitted.append((key, kc.admitted))

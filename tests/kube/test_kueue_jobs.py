@@ -124,6 +124,37 @@ def test_live_a_suspended_job_is_given_flavors_from_its_template_and_a_suspended
     assert job_wait(3, [], True) is None and job_wait(3, [], True, untemplated=True) == SUSPENDED_FLAVORED
 
 
+def test_a_suspended_job_is_sized_on_its_template_for_a_partial_admission_then_given_its_flavor() -> None:
+    """6 pods of 1 core, at least 2, in a ClusterQueue of 4 cores in each of two flavors: no flavor holds 6, so it is
+    tried with 4 (the most that fit), its template then asks for 4 and is given on-demand; no pod is made for it.
+    Not admitted by the session, it is whole again; admitted (Inqueue), its cut is kept."""
+    from engine.flavors import assign_flavors
+    from engine.manifests import load_objects
+    from engine.partial import PartialAdmission
+    from engine.session.decisions import PodGroupStatus
+
+    annotations = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    result, invalid = load_objects(
+        [*_flavored_queue(), job("train", 6, annotations=annotations, suspend=True)], live=True
+    )
+    assert not invalid
+    partial = PartialAdmission(result.snapshot)
+    cut = partial.before(result.snapshot)
+    assert (cut.podgroups["team/train"].min_member, partial.cuts()) == (4, {"team/train": 4})
+    assert partial.sized["team/train"].sentence() == "all 6 pods: does not fit; 4 pods (the most from 2 up): fits"
+    assert dict(cut.admission.templates)["team/train"].request.raw == {"cpu": 4000} and not cut.tasks
+    flavored, _ = assign_flavors(cut)
+    assert flavored.podgroups["team/train"].min_resources.raw == {"cpu@on-demand": 4000}
+    whole = partial.after_session(cut, [], {})
+    assert whole.podgroups["team/train"].min_member == 6 and partial.cuts() == {}
+    assert dict(whole.admission.templates)["team/train"].request.raw == {"cpu": 6000}
+    again = PartialAdmission(result.snapshot)
+    kept = again.after_session(
+        again.before(result.snapshot), [], {"team/train": PodGroupStatus("team/train", "Inqueue")}
+    )
+    assert (kept.podgroups["team/train"].min_member, again.cuts()) == (4, {"team/train": 4})
+
+
 def test_a_jobs_annotations_are_read_once_so_a_bad_value_is_warned_about_once() -> None:
     """Three readers ask about a live Job's annotations (its original parallelism, its minimum, its resume): one
     reading, so a value that is not a string gives one warning."""
@@ -259,6 +290,39 @@ def test_a_partial_admission_is_sized_as_simulate_sizes_it_and_kept_to_its_count
     del lowered["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"]
     mirror(cluster, [*others[:2], lowered, *bound], timezone.now())
     assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count is None
+
+
+def test_a_suspended_job_is_admitted_in_part_from_its_template_and_resumed_with_that_parallelism(db: Any) -> None:
+    """Kueue's partial admission of a suspended Job (it has no pods): sized on its template (6 pods of 1 core, at
+    least 2, in a queue of 4 cores: 4), admitted with 4, the count kept on its row for the adapter, which resumes
+    it with that parallelism (the annotation keeps 6); the 4 pods the controller then makes are placed."""
+    from datetime import datetime
+
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.kube.mirror_out import _job_patch
+    from scheduling.models import Pod, PodGroup
+
+    cluster, others = _partial_world(db)
+    annotations = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    suspended = job("sample", 6, annotations=annotations, suspend=True)
+    mirror(cluster, [*others[:2], suspended], timezone.now())
+    sessions.run_scheduling_session(cluster)
+    group = PodGroup.objects.get(cluster=cluster, name="sample")
+    assert (group.phase, group.kueue_admitted_count) == ("Inqueue", 4), (group.phase, group.message)
+    sessions.run_scheduling_session(cluster)  # not resumed yet: the count is kept
+    group.refresh_from_db()
+    assert (group.phase, group.kueue_admitted_count) == ("Inqueue", 4), (group.phase, group.message)
+    what, patch, _ = _job_patch(suspended, "Inqueue", 4, datetime(2026, 12, 1, 8, tzinfo=UTC)) or ("", {}, 0)
+    assert what == "job_resumed" and patch["spec"] == {"suspend": False, "parallelism": 4}, patch
+    assert patch["metadata"]["annotations"][ORIGINAL] == "6"
+    resumed = job("sample", 4, annotations={**annotations, ORIGINAL: "6", "fairway.io/resumed": STAMP})
+    pods = [job_pod("sample", f"sample-{i}") for i in range(4)]
+    mirror(cluster, [*others[:2], resumed, *pods], timezone.now())
+    for _ in range(2):
+        sessions.run_scheduling_session(cluster)
+    assert Pod.objects.filter(cluster=cluster, node__isnull=False).count() == 4
+    assert PodGroup.objects.get(pk=group.pk).kueue_admitted_count == 4
 
 
 def test_a_job_admitted_in_part_that_waits_again_loses_its_count(db: Any) -> None:
