@@ -433,15 +433,22 @@ def _template(pg: PodGroupInfo, job: Mapping[str, Any]) -> TaskInfo | None:
 
 def _awaited(pg: PodGroupInfo, kc: KueueCount, tasks: Sequence[TaskInfo], now: float, grace: float) -> bool:
     """Whether a Kueue Job a session admitted (Inqueue) has its pods awaited: not all there yet, none on a node, while
-    the adapter is to resume it (still suspended) or resumed it less than ``grace``
-    (``FAIRWAY_KUEUE_POD_CREATION_SECONDS``) before ``now`` (its ``resumedAt``; a time ahead of the clock counts for
-    nothing). Its controller is making the pods, so the requeue rule does not count these sessions as sessions that
-    placed nothing."""
+    the adapter is to resume it (still suspended) or its controller is still making them: less than ``grace``
+    (``FAIRWAY_KUEUE_POD_CREATION_SECONDS``) since the resume (its ``resumedAt``; a time ahead of the clock counts for
+    nothing) or since the newest of its pods was stored (its row's time, not one its owner writes), whichever is
+    later, so a large Job whose controller makes a pod at least every ``grace`` seconds is awaited until its last. The requeue rule does not count these sessions
+    as sessions that placed nothing."""
     if kc.job is None or pg.phase != PodGroupPhase.INQUEUE or len(tasks) >= kc.count:
         return False
+    if any(t.node is not None for t in tasks):
+        return False
+    if kc.job.get("suspended"):
+        return True
     resumed = kc.job.get("resumedAt")
-    coming = bool(kc.job.get("suspended")) or (isinstance(resumed, int | float) and 0 <= now - float(resumed) < grace)
-    return coming and all(t.node is None for t in tasks)
+    if not isinstance(resumed, int | float) or now < float(resumed):
+        return False
+    made = (t.creation_timestamp for t in tasks if t.creation_timestamp is not None and t.creation_timestamp <= now)
+    return now - max((float(resumed), *made)) < grace
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:

@@ -453,19 +453,24 @@ def test_the_adapter_resumes_a_suspended_job_once_admitted_and_suspends_it_again
 def test_the_sessions_await_a_resumed_jobs_pods_for_a_while_and_no_longer(db: Any, settings: Any) -> None:
     """An admitted (Inqueue) Kueue Job without its pods is awaited, so the requeue rule does not give its reservation
     back while its controller makes them: while the adapter is still to resume it, and for
-    ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` after the resume its annotation records; not after that, not for a time
-    ahead of the clock, and not once its pods are all there."""
+    ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` after the resume its annotation records or after its newest pod was made;
+    not after that, not for a time ahead of the clock, and not once its pods are all there."""
     from scheduling import store
     from scheduling.kube.mirror_in import mirror
-    from scheduling.models import Cluster, PodGroup
+    from scheduling.models import Cluster, Pod, PodGroup
 
     settings.FAIRWAY = {**settings.FAIRWAY, "KUEUE_POD_CREATION_SECONDS": 30.0}
     cluster = _world()
     now = time.time()
 
-    def awaited(spec: dict[str, Any], annotations: dict[str, str], pods: int = 0, phase: str = "Inqueue") -> bool:
+    def awaited(
+        spec: dict[str, Any], annotations: dict[str, str], pods: int = 0, phase: str = "Inqueue", made: float = 10
+    ) -> bool:
         objects = [node("n1"), LOCAL_QUEUE, job("train", 2, annotations=annotations, **spec)]
-        mirror(cluster, [*objects, *(job_pod("train", f"train-{i}") for i in range(pods))], timezone.now())
+        made_pods = [job_pod("train", f"train-{i}") for i in range(pods)]
+        mirror(cluster, [*objects, *made_pods], timezone.now())
+        # stored ``made`` seconds ago (the row's time: when the adapter first saw the pod)
+        Pod.objects.filter(cluster=cluster).update(created=datetime.fromtimestamp(now - made, UTC))
         PodGroup.objects.filter(cluster=cluster, name="train").update(phase=phase)
         snapshot = store.load_snapshot(Cluster.objects.get(pk=cluster.pk))
         return "team/train" in snapshot.admission.pods_awaited
@@ -479,6 +484,10 @@ def test_the_sessions_await_a_resumed_jobs_pods_for_a_while_and_no_longer(db: An
     assert awaited({}, stamp(10), pods=1)  # one of its two pods made
     assert not awaited({}, stamp(10), pods=2)  # all there: the requeue rule counts again
     assert not awaited({}, stamp(40))  # past the setting
+    # a large Job whose controller is still making its pods: the window runs from its newest pod
+    assert awaited({}, stamp(40), pods=1, made=10)
+    assert not awaited({}, stamp(80), pods=1, made=50)  # none made for longer than the setting
+    assert not awaited({}, stamp(40), pods=1, made=-3600)  # a pod made "in the future" counts for nothing
     assert not awaited({}, stamp(-3600))  # ahead of the clock: counts for nothing
     assert not awaited({}, {})  # submitted unsuspended: never awaited
 
