@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -53,9 +54,13 @@ from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
 
-__all__ = ["RESUMED", "KueueJobReaders", "job_wait", "template_pod"]
+__all__ = ["ORIGINAL_PLACEMENT", "RESUMED", "KueueJobReaders", "job_wait", "template_pod"]
 
 RESUMED = "fairway.io/resumed"  # on a Job the adapter resumed: suspended again when it waits again, as Kueue does
+# on a Job the adapter resumed with its flavors' node labels and tolerations written into its template (as Kueue
+# writes them): the template's own placement (``export.placement_spec``, JSON), which the reader takes as the
+# template's and the next resume starts from
+ORIGINAL_PLACEMENT = "fairway.io/original-placement"
 
 SUSPENDED_FLAVORED = (
     "the Job is suspended (spec.suspend: true) in a ClusterQueue with flavored resource groups, and where its pods may "
@@ -145,6 +150,24 @@ class KueueJobReaders(KueuePodGroupReaders):
             self.warnings.append(f"{doc.where}: {exc}")
             return None
 
+    def _placement(self, doc: _Doc, sample: TaskInfo) -> dict[str, Any]:
+        """Where the pods of a suspended Job's template may run (``export.placement_spec``): its own, kept in
+        ``fairway.io/original-placement`` when a resume wrote its flavors' into the template; one that cannot be read
+        there is left out with a warning (the template's is used)."""
+        raw = self._annotations(doc).get(ORIGINAL_PLACEMENT)
+        if raw is None:
+            return placement_spec(sample)
+        where = f"metadata.annotations.{ORIGINAL_PLACEMENT}"
+        try:
+            kept = json.loads(raw)
+            if not isinstance(kept, dict):
+                raise ValueError("not a JSON object")
+            read_placement(kept, where)
+        except ValueError as exc:
+            self.warnings.append(f"{doc.where}: {where}: {exc}; the template's placement is used")
+            return placement_spec(sample)
+        return kept
+
     def _live_batch_job(
         self, doc: _Doc, queue: str, labels: Mapping[str, str], count: int, least: int | None, sample: TaskInfo
     ) -> None:
@@ -161,7 +184,7 @@ class KueueJobReaders(KueuePodGroupReaders):
             self.admission.pod_group_waits[key] = why
         parallelism = _int(doc.spec.get("parallelism"), "spec.parallelism", 1, minimum=0)
         resumed = self._resumed_at(doc)
-        placement = placement_spec(sample) if suspend else None  # where its pods may run, before it has any
+        placement = self._placement(doc, sample) if suspend else None  # where its pods may run, before it has any
         self.kueue_jobs[key] = KueueJob(
             labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism, resumed_at=resumed, template=placement
         )

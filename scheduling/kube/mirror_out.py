@@ -34,6 +34,7 @@ changed meanwhile) is retried on a fresh read, up to ``CONFLICT_RETRIES`` times.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -49,10 +50,10 @@ from kubernetes import client as k8s
 
 from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM, controller_ref
 from engine.manifests.export import export_trees
-from engine.manifests.kueuejobs import RESUMED
+from engine.manifests.kueuejobs import ORIGINAL_PLACEMENT, RESUMED
 from engine.resources import ResourceList, is_unlimited
 from engine.vocabulary import PodGroupPhase
-from quotas.models import Namespace, Queue
+from quotas.models import Namespace, Queue, ResourceFlavor
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
 from scheduling.kube.client import CONCURRENT_CALLS, KIND_BY_PATH, Kind, error_status, refusal
@@ -183,7 +184,8 @@ class Sender:
 
         * a suspended Job (``spec.suspend: true``) a session admitted (its podgroup Inqueue or Running) is resumed:
           ``spec.suspend: false`` and the annotation ``fairway.io/resumed`` (the time), with its parallelism lowered in
-          the same patch when it was admitted in part (no pod of it exists yet, so none can be lost);
+          the same patch when it was admitted in part (no pod of it exists yet, so none can be lost) and its flavors'
+          node labels and tolerations written into its pod template (``_placement_patch``, as Kueue writes them);
         * a Job so resumed whose podgroup waits again (evicted, or given back for not being placed in time) is
           suspended again and the annotation removed, its parallelism given back, as Kueue suspends an evicted Job
           (the Job controller deletes its pods);
@@ -197,9 +199,17 @@ class Sender:
             return
         todo = []
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
-        for ns, name, phase, count in rows.values_list("namespace__name", "name", "phase", "kueue_admitted_count"):
+        specs: dict[str, tuple[dict[str, str], list[dict[str, Any]]]] | None = None
+        for ns, name, phase, count, flavors in rows.values_list(
+            "namespace__name", "name", "phase", "kueue_admitted_count", "flavors"
+        ):
             obj = jobs.get((ns, name))
-            if obj is not None and (change := _job_patch(obj, phase, count, self.now)) is not None:
+            if obj is None:
+                continue
+            if flavors and specs is None:  # the ResourceFlavors, read once a pass when a Job has flavors
+                specs = {f.name: (f.node_labels or {}, f.tolerations or []) for f in ResourceFlavor.objects.all()}
+            placement = _flavor_placement(flavors, specs or {})
+            if (change := _job_patch(obj, phase, count, self.now, placement)) is not None:
                 todo.append((ns, name, obj, *change))
         bound = _bound_by_controller(self.caches.get(cache_key("", "pods"), [])) if todo else Counter()
         for ns, name, obj, what, patch, needs_bound in todo:
@@ -528,13 +538,53 @@ _JOB_WORDS = {
 _ADMITTED = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
 
 
+Placement = tuple[dict[str, str], list[dict[str, Any]]]  # a Job's flavors' node labels and tolerations
+
+
+def _flavor_placement(flavors: Any, specs: Mapping[str, Placement]) -> Placement | None:
+    """The node labels and tolerations of a job's flavors (``PodGroup.flavors``: resource -> flavor), as Kueue
+    writes them into a Job's template when it admits it; None when it has no flavor with either."""
+    if not isinstance(flavors, Mapping):
+        return None
+    labels: dict[str, str] = {}
+    tolerations: list[dict[str, Any]] = []
+    for name in sorted(set(flavors.values())):
+        node_labels, flavor_tolerations = specs.get(name, ({}, []))
+        labels.update(node_labels)
+        tolerations.extend(t for t in flavor_tolerations if t not in tolerations)
+    return (labels, tolerations) if labels or tolerations else None
+
+
+def _placement_patch(obj: Mapping[str, Any], flavor: Placement) -> tuple[dict[str, Any], str]:
+    """A resume's change to a Job's pod template for its flavors (``flavor``): the template's own node selector
+    with the flavors' node labels, its own tolerations with theirs; and the template's own placement, for
+    ``fairway.io/original-placement`` (taken from that annotation when an earlier resume wrote it: the template
+    then holds an earlier flavor's)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    own = {"nodeSelector": template.get("nodeSelector") or {}, "tolerations": template.get("tolerations") or []}
+    with contextlib.suppress(ValueError, TypeError):
+        kept = json.loads(annotations.get(ORIGINAL_PLACEMENT) or "null")
+        if isinstance(kept, dict):
+            own = {"nodeSelector": kept.get("nodeSelector") or {}, "tolerations": kept.get("tolerations") or []}
+    labels, tolerations = flavor
+    selector: dict[str, Any] = {key: None for key in template.get("nodeSelector") or {}}  # (merge patch: removed)
+    selector.update(own["nodeSelector"])
+    selector.update(labels)
+    given = [*own["tolerations"], *(t for t in tolerations if t not in own["tolerations"])]
+    change = {"spec": {"nodeSelector": selector, "tolerations": given or None}}
+    return change, json.dumps(own, sort_keys=True, separators=(",", ":"))
+
+
 def _job_patch(
-    obj: Mapping[str, Any], phase: str, count: int | None, now: datetime
+    obj: Mapping[str, Any], phase: str, count: int | None, now: datetime, flavor: Placement | None = None
 ) -> tuple[str, dict[str, Any], int] | None:
     """What a Kueue Job ``obj`` whose podgroup is in ``phase``, admitted with ``count`` pods (None: whole, or not
     admitted), needs from the adapter (``Sender.write_kueue_jobs``) at ``now``: (what, the merge patch, the pods of
     it that must be seen bound first), or None when nothing. A resume writes ``now`` in ``fairway.io/resumed``: the
-    sessions await the Job's pods for a while after it (``scheduling.store.read.with_pod_group_waits``)."""
+    sessions await the Job's pods for a while after it (``scheduling.store.read.with_pod_group_waits``); and, for a
+    Job given flavors (``flavor``: their node labels and tolerations), writes them into its pod template as Kueue
+    does (``_placement_patch``; the template's own placement kept in ``fairway.io/original-placement``)."""
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     annotations = meta.get("annotations") or {}
     original = annotations.get(ORIGINAL_PARALLELISM)
@@ -546,6 +596,10 @@ def _job_patch(
         if count is not None and count != parallelism:
             patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = original or str(parallelism)
             patch["spec"]["parallelism"] = count
+        if flavor is not None or ORIGINAL_PLACEMENT in annotations:  # (no flavor now: the template's own again)
+            patch["spec"]["template"], patch["metadata"]["annotations"][ORIGINAL_PLACEMENT] = _placement_patch(
+                obj, flavor or ({}, [])
+            )
         return "job_resumed", patch, 0
     if spec.get("suspend") is not True and annotations.get(RESUMED) and phase == PodGroupPhase.PENDING:
         patch = {"metadata": {"annotations": {RESUMED: None}}, "spec": {"suspend": True}}

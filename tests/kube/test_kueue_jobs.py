@@ -537,6 +537,63 @@ def test_what_the_adapter_patches_on_a_kueue_job(
     assert _job_patch({"metadata": {"annotations": annotations}, "spec": spec}, phase, count, now) == expected
 
 
+SPOT = {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+MINE = {"key": "team", "operator": "Exists"}
+
+
+def test_a_resume_writes_the_jobs_flavors_into_its_template_as_kueue_does() -> None:
+    """A suspended Job given flavors is resumed with their node labels in its template's node selector and their
+    tolerations after its own (Kueue's ``RunWithPodSetsInfo``), the template's own placement kept in
+    ``fairway.io/original-placement``; resumed again later on another flavor, the new one replaces the earlier one
+    (from the kept placement, not from the template the earlier resume changed); a Job without flavors gets its own
+    placement back."""
+    import json
+
+    from scheduling.kube.mirror_out import _flavor_placement, _job_patch
+
+    now = datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC)
+    own = {"nodeSelector": {"zone": "a"}, "tolerations": [MINE]}
+    obj = {"metadata": {"annotations": {}}, "spec": {"suspend": True, "template": {"spec": dict(own)}}}
+    specs = {"spot": ({"type": "spot"}, [SPOT]), "on-demand": ({"type": "on-demand"}, []), "plain": ({}, [])}
+    spot = _flavor_placement({"cpu": "spot", "memory": "spot"}, specs)
+    assert spot == ({"type": "spot"}, [SPOT]) and _flavor_placement({"cpu": "plain"}, specs) is None
+    what, patch, _ = _job_patch(obj, "Inqueue", None, now, spot) or ("", {}, 0)
+    assert what == "job_resumed"
+    assert patch["spec"]["template"] == {"spec": {"nodeSelector": {"zone": "a", "type": "spot"},
+                                                  "tolerations": [MINE, SPOT]}}  # fmt: skip
+    kept = patch["metadata"]["annotations"]["fairway.io/original-placement"]
+    assert json.loads(kept) == own
+    # suspended again (evicted) and admitted on on-demand: the template still holds spot's
+    changed = {"nodeSelector": {"zone": "a", "type": "spot"}, "tolerations": [MINE, SPOT]}
+    again = {"metadata": {"annotations": {"fairway.io/original-placement": kept}},
+             "spec": {"suspend": True, "template": {"spec": changed}}}  # fmt: skip
+    _, patch, _ = _job_patch(again, "Inqueue", None, now, _flavor_placement({"cpu": "on-demand"}, specs)) or ("", {}, 0)
+    assert patch["spec"]["template"] == {"spec": {"nodeSelector": {"zone": "a", "type": "on-demand"},
+                                                  "tolerations": [MINE]}}  # fmt: skip
+    _, patch, _ = _job_patch(again, "Inqueue", None, now) or ("", {}, 0)  # no flavor now: its own placement
+    assert patch["spec"]["template"] == {"spec": {"nodeSelector": {"zone": "a", "type": None}, "tolerations": [MINE]}}
+    assert "template" not in (_job_patch(obj, "Inqueue", None, now) or ("", {"spec": {}}, 0))[1]["spec"]
+
+
+def test_a_suspended_jobs_kept_placement_is_its_templates() -> None:
+    """The reader takes a suspended Job's placement from ``fairway.io/original-placement`` when a resume wrote its
+    flavors into its template (so its next flavors are chosen on its own constraints); one that cannot be read is
+    left out with a warning."""
+    import json
+
+    from engine.manifests import load_objects
+
+    written = job("train", 2, suspend=True, annotations={
+        "fairway.io/original-placement": json.dumps({"nodeSelector": {"zone": "a"}})})  # fmt: skip
+    written["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a", "type": "spot"}
+    result, invalid = load_objects([LOCAL_QUEUE, written], live=True)
+    assert not invalid and result.kueue_jobs["team/train"].stored()["template"] == {"nodeSelector": {"zone": "a"}}
+    written["metadata"]["annotations"]["fairway.io/original-placement"] = '{"tolerations": 3}'
+    result, invalid = load_objects([LOCAL_QUEUE, written], live=True)
+    assert result.kueue_jobs["team/train"].stored()["template"] == {"nodeSelector": {"zone": "a", "type": "spot"}}
+    assert any("original-placement" in w for w in result.warnings)
+
+
 def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any) -> None:
     from kubernetes import client as k8s
 

@@ -284,7 +284,13 @@ def test_a_suspended_job_in_a_flavored_clusterqueue_is_given_its_flavor_and_its_
         assert group.flavors == {"cpu": flavor_b}, group.flavor_assignment
         out = w.adapter.reconcile()
         assert out is not None and out["sent"].get("job_resumed") == 1 and out["problems"] == [], out
+        # the flavor's node labels written into the template as Kueue writes them: the controller's pods carry them
+        job = w.batch.read_namespaced_job("sample-job", w.ns)
+        assert job.spec.template.spec.node_selector == {"kj-flavor": f"{w.tag}-b"}
+        assert job.metadata.annotations["fairway.io/original-placement"] == '{"nodeSelector":{},"tolerations":[]}'
         wait_for(lambda: len(w.server_pods("sample-job")) == 3, timeout=30.0, what="the controller to make 3 pods")
+        selectors = [p.spec.node_selector for p in w.server_pods("sample-job")]
+        assert selectors == [{"kj-flavor": f"{w.tag}-b"}] * 3, selectors
         w.cached("sample-job", 3)
         w.sessions(lambda: len(_bound(w, "sample-job")) == 3)
         out = w.adapter.reconcile()
