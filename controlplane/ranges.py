@@ -12,7 +12,7 @@ RANGES: tuple[tuple[str, float, bool, str], ...] = (
     ("SESSION_LOCK_WAIT_SECONDS", 0, True, "a number of seconds, 0 (no wait) or more"),
     ("SESSION_LOCK_POLL_SECONDS", 0, False, "a number of seconds above 0"),
     ("NODE_CHECK_GAP_SECONDS", 0, False, "a number of seconds above 0"),
-    ("KUEUE_POD_CREATION_SECONDS", 0, True, "a number of seconds, 0 (no wait) or more"),
+    ("POD_CREATION_SECONDS", 0, True, "a number of seconds, 0 (no wait) or more"),
     ("METRICS_NODE_SERIES_LIMIT", 0, True, "a number of nodes, 0 (counts only) or more"),
     ("MAX_PENDING_PODS_PER_TEAM", 1, True, "a whole number of pods, at least 1"),
     ("MAX_PENDING_PODGROUPS_PER_TEAM", 1, True, "a whole number of podgroups, at least 1"),

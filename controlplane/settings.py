@@ -342,7 +342,7 @@ FAIRWAY = {
     "NODE_CHECK_GAP_SECONDS": env.float("FAIRWAY_NODE_CHECK_GAP_SECONDS", default=15.0),
     # a Kueue Job the Kubernetes adapter resumed has this long for its controller to make its pods before the requeue
     # rule counts its sessions without a pod placed (scheduling.store.read.with_pod_group_waits)
-    "KUEUE_POD_CREATION_SECONDS": env.float("FAIRWAY_KUEUE_POD_CREATION_SECONDS", default=60.0),
+    "POD_CREATION_SECONDS": env.float("FAIRWAY_POD_CREATION_SECONDS", default=60.0),
     # The OpenAPI schema and the Swagger / Redoc pages are for signed-in users unless this is true.
     "PUBLIC_API_DOCS": env.bool("FAIRWAY_PUBLIC_API_DOCS", default=False),
     # /metrics answers a request bearing this token (a Prometheus scrape config's bearer token) besides admins.

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
@@ -111,6 +111,7 @@ def _conditions_in(raw: object) -> tuple[PodGroupCondition, ...]:
 
 
 _TASK_STATUS = {s.value: s for s in TaskStatus}
+_FINISHED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 _PG_PHASE = {p.value: p for p in PodGroupPhase}
@@ -364,11 +365,12 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
     (``engine.manifests.kueuegroups.pod_group_wait``, ``engine.manifests.kueuejobs.job_wait``): the sessions admit none
     of them; and the Jobs' partial admission (``partial_admission``: their ``job-min-parallelism``;
     ``partial_admitted``: the count an earlier session admitted one with), which ``engine.partial`` sizes and keeps;
-    and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_awaited``).
+    and the Kueue Jobs admitted whose pods their controller is still making (``pods_awaited``, ``_awaited``), and any
+    other admitted podgroup whose controller is still making its pods (``_growing``).
     The snapshot itself when none waits or is partial or awaited, and none was. ``now``: the time (default: the
     clock's)."""
     waits, least, admitted, awaited, templates = [], [], [], [], []
-    clock, grace = time.time() if now is None else now, settings.FAIRWAY["KUEUE_POD_CREATION_SECONDS"]
+    clock, grace = time.time() if now is None else now, settings.FAIRWAY["POD_CREATION_SECONDS"]
     flavor_groups = snapshot.kueue_flavors.groups if snapshot.kueue_flavors is not None else {}
     for key, kc in counts.items():
         if key not in snapshot.podgroups:
@@ -405,6 +407,7 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         or levers.pods_awaited
         or levers.templates
     )
+    awaited.extend(_growing(snapshot, counts, clock, grace))
     if not (waits or least or awaited or templates or before):
         return snapshot
     changed = replace(
@@ -434,7 +437,7 @@ def _template(pg: PodGroupInfo, job: Mapping[str, Any]) -> TaskInfo | None:
 def _awaited(pg: PodGroupInfo, kc: KueueCount, tasks: Sequence[TaskInfo], now: float, grace: float) -> bool:
     """Whether a Kueue Job a session admitted (Inqueue) has its pods awaited: not all there yet, none on a node, while
     the adapter is to resume it (still suspended) or its controller is still making them: less than ``grace``
-    (``FAIRWAY_KUEUE_POD_CREATION_SECONDS``) since the resume (its ``resumedAt``; a time ahead of the clock counts for
+    (``FAIRWAY_POD_CREATION_SECONDS``) since the resume (its ``resumedAt``; a time ahead of the clock counts for
     nothing) or since the newest of its pods was stored (its row's time, not one its owner writes), whichever is
     later, so a large Job whose controller makes a pod at least every ``grace`` seconds is awaited until its last. The requeue rule does not count these sessions
     as sessions that placed nothing."""
@@ -449,6 +452,24 @@ def _awaited(pg: PodGroupInfo, kc: KueueCount, tasks: Sequence[TaskInfo], now: f
         return False
     made = (t.creation_timestamp for t in tasks if t.creation_timestamp is not None and t.creation_timestamp <= now)
     return now - max((float(resumed), *made)) < grace
+
+
+def _growing(snapshot: Snapshot, counts: Mapping[str, KueueCount], now: float, grace: float) -> Iterator[str]:
+    """The admitted (Inqueue) podgroups other than Kueue's (``counts``) whose controller is still making their pods
+    (Volcano's job controller makes a vcjob's pods once its PodGroup is Inqueue, seed 003): fewer pods than their
+    minimum, none on a node, and the newest stored less than ``grace`` (``FAIRWAY_POD_CREATION_SECONDS``) before
+    ``now`` (its row's time). The requeue rule does not count these sessions as sessions that placed nothing, so a
+    large job on a slow control plane keeps its reservation while its pods keep coming; one whose pods stop coming
+    is counted again after ``grace``."""
+    for key, pg in snapshot.podgroups.items():
+        if pg.phase != PodGroupPhase.INQUEUE or key in counts:
+            continue
+        tasks = [t for t in snapshot.podgroup_tasks(key) if t.status not in _FINISHED]
+        if not tasks or len(tasks) >= pg.min_member or any(t.node is not None for t in tasks):
+            continue
+        made = [t.creation_timestamp for t in tasks if t.creation_timestamp is not None and t.creation_timestamp <= now]
+        if made and now - max(made) < grace:
+            yield key
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:

@@ -453,13 +453,13 @@ def test_the_adapter_resumes_a_suspended_job_once_admitted_and_suspends_it_again
 def test_the_sessions_await_a_resumed_jobs_pods_for_a_while_and_no_longer(db: Any, settings: Any) -> None:
     """An admitted (Inqueue) Kueue Job without its pods is awaited, so the requeue rule does not give its reservation
     back while its controller makes them: while the adapter is still to resume it, and for
-    ``FAIRWAY_KUEUE_POD_CREATION_SECONDS`` after the resume its annotation records or after its newest pod was made;
+    ``FAIRWAY_POD_CREATION_SECONDS`` after the resume its annotation records or after its newest pod was made;
     not after that, not for a time ahead of the clock, and not once its pods are all there."""
     from scheduling import store
     from scheduling.kube.mirror_in import mirror
     from scheduling.models import Cluster, Pod, PodGroup
 
-    settings.FAIRWAY = {**settings.FAIRWAY, "KUEUE_POD_CREATION_SECONDS": 30.0}
+    settings.FAIRWAY = {**settings.FAIRWAY, "POD_CREATION_SECONDS": 30.0}
     cluster = _world()
     now = time.time()
 
