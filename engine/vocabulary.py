@@ -111,3 +111,11 @@ BLOCKER_TREE: dict[str, str] = {
     BlockerKind.QUOTA: "quota",
     BlockerKind.NAMESPACE: "namespace",
 }
+
+
+# Why a Kueue workload waits when its pod templates are refused before any pod exists (Kueue's words; each followed
+# by where and which bound): its containers ask for more than their limits (checked first), or they fall outside their
+# namespace's LimitRanges (``engine.manifests.limitranges``). Its refusal is its template's, not its gang's count.
+RESOURCES_INVALID = "resources validation failed"
+LIMIT_RANGE_WAIT = "resources didn't satisfy LimitRange constraints"
+TEMPLATE_REFUSALS: tuple[str, ...] = (RESOURCES_INVALID, LIMIT_RANGE_WAIT)

@@ -98,6 +98,9 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
             self._run(doc, self._namespace)
         for doc in self.docs("ResourceQuota"):
             self._run(doc, self._resource_quota)
+        for doc in self.docs("LimitRange"):
+            self._run(doc, self._limit_range)
+        self.limit_ranges.summarize()
 
     def _read_trees(self) -> None:
         for doc in self.docs("Queue"):

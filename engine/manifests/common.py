@@ -210,6 +210,8 @@ class KueueJob:
     # a suspended Job's pod template, where its pods may run (``export.placement_spec``: its nodeSelector, tolerations
     # and required node affinity): Kueue's flavor assigner reads it before the Job has pods (``engine.flavors``)
     template: Mapping[str, Any] | None = None
+    # why its templates fall outside its namespace's LimitRanges (``kueuejobs.job_wait``: it waits while so)
+    limit_range: str | None = None
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
@@ -222,6 +224,8 @@ class KueueJob:
             stored["resumedAt"] = self.resumed_at
         if self.template is not None:  # given flavors before it has pods (``scheduling.store.read``)
             stored["template"] = dict(self.template)
+        if self.limit_range is not None:  # it waits while its templates fall outside the LimitRanges
+            stored["limitRange"] = self.limit_range
         return stored
 
     def owner(self, name: str) -> str:
@@ -297,7 +301,7 @@ class _Doc:
 
 
 # kind handlers by (API group, kind); "" is the core group.
-_CORE_KINDS = ("Node", "Namespace", "ResourceQuota", "Pod", "ConfigMap")
+_CORE_KINDS = ("Node", "Namespace", "ResourceQuota", "LimitRange", "Pod", "ConfigMap")
 _HANDLED: dict[tuple[str, str], str] = {
     **{("", k): k for k in _CORE_KINDS},
     ("scheduling.volcano.sh", "Queue"): "Queue",

@@ -1,4 +1,4 @@
-"""Core Kubernetes kinds: PriorityClass, Namespace, ResourceQuota, Pod, Node."""
+"""Core Kubernetes kinds: PriorityClass, Namespace, ResourceQuota, LimitRange, Pod, Node."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from engine.manifests.common import (
     kueue_pod_group,
     user_annotation,
 )
+from engine.manifests.limitranges import LimitRangeSummary, NamespaceLimits, read_limit_range
 from engine.objects import (
     NamespaceInfo,
     NodeAffinity,
@@ -53,6 +54,10 @@ from engine.resources import QuantityError, ResourceList, parse_quantity
 
 
 class CoreReaders(_BuilderBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limit_ranges = NamespaceLimits()  # ``engine.manifests.limitranges``
+
     def _priority_class(self, doc: _Doc) -> None:
         obj = doc.obj
         value = _int(obj.get("value"), "value", 0, minimum=-(2**31), maximum=2**31 - 1)
@@ -110,6 +115,11 @@ class CoreReaders(_BuilderBase):
             self.warnings.append(f"{doc.where}: {path}: {value!r} is below 1; weight 1 used")
             return 1
         return whole
+
+    def _limit_range(self, doc: _Doc) -> None:
+        """A LimitRange: its items kept by namespace and name (``engine.manifests.limitranges``)."""
+        items = read_limit_range(doc.spec)
+        self.limit_ranges.ranges.setdefault(doc.namespace or "default", {})[doc.name] = items
 
     def _complete_namespaces(self) -> None:
         # Namespaces known only from their pods are left out: Snapshot.namespace() reads them as the defaults.
@@ -174,8 +184,10 @@ class CoreReaders(_BuilderBase):
         *,
         podgroup: str | None = None,
         path: str = "spec",
+        template: bool = False,
     ) -> TaskInfo:
-        request = _pod_request(spec, path)
+        """The pod of ``spec`` (``template``: a Kueue workload's, of podgroup ``podgroup``: ``_limited_request``)."""
+        request = self._limited_request(namespace, spec, path, podgroup if template else None)
         class_name = _str(spec.get("priorityClassName"), f"{path}.priorityClassName")
         class_priority, pc = self._class_priority(doc, class_name, f"{path}.priorityClassName")
         priority = _int(spec.get("priority"), f"{path}.priority", class_priority, minimum=-(2**31), maximum=2**31 - 1)
@@ -219,6 +231,24 @@ class CoreReaders(_BuilderBase):
             preemption_policy=preemption_policy,
             node_affinity=_node_affinity(spec.get("affinity"), f"{path}.affinity"),
         )
+
+    def _limited_request(
+        self, namespace: str, spec: Mapping[str, Any], path: str, template: str | None
+    ) -> ResourceList:
+        """The request of the pod of ``spec``, with its namespace's LimitRange defaults where the API server has not
+        given them yet: a pod from manifests, and a Kueue workload's template (``template``: its podgroup's key),
+        which waits while it falls outside the ranges; a pod outside them is refused, as the API server refuses it."""
+        if template is not None:  # a template is checked even without a LimitRange: its requests against its limits
+            ranges: LimitRangeSummary | None = self.limit_ranges.summaries.get(namespace, LimitRangeSummary())
+        else:
+            ranges = None if self.live else self.limit_ranges.summaries.get(namespace)
+        request = _pod_request(spec, path, ranges)
+        found = limit_range_violations(spec, path, ranges) if ranges is not None else []
+        if found and template is None:
+            raise _FieldError(f"{'; '.join(found)} (the API server's LimitRanger refuses such a pod)")
+        if found and template is not None:
+            self.limit_ranges.refusals.setdefault(template, []).extend(found)
+        return request
 
     def _volcano_preemptable(self, doc: _Doc, labels: Mapping[str, str], annotations: Mapping[str, str]) -> bool | None:
         # Volcano reads the annotation first, then the label (api.GetPodPreemptable); a value ParseBool
@@ -426,13 +456,16 @@ def _node_requirement(raw: object, path: str) -> NodeSelectorRequirement:
     return NodeSelectorRequirement(key, operator, values)
 
 
-def _container_request(raw: object, path: str) -> tuple[ResourceList, bool]:
-    """A container's requests (a limit without a request counts as the request) and whether it is a sidecar."""
+def _container_request(raw: object, path: str, ranges: LimitRangeSummary | None = None) -> tuple[ResourceList, bool]:
+    """A container's requests (a limit without a request counts as the request; then ``ranges``' defaults, as the
+    API server gives them) and whether it is a sidecar."""
     c = _map(raw, path)
     resources = _map(c.get("resources"), f"{path}.resources")
     asked = _rl(resources.get("requests"), f"{path}.resources.requests")
     limits = _rl(resources.get("limits"), f"{path}.resources.limits")
     sidecar = c.get("restartPolicy") == "Always"
+    if ranges is not None and ranges.container is not None:
+        return ResourceList(ranges.container_request(asked, limits)[0]), sidecar
     if all(name in asked for name in limits):
         return asked, sidecar  # every limit has its request (or there are none): the requests as they are
     requests = dict(asked)
@@ -441,24 +474,26 @@ def _container_request(raw: object, path: str) -> tuple[ResourceList, bool]:
     return ResourceList(requests), sidecar
 
 
-def _pod_request(spec: Mapping[str, Any], path: str = "spec") -> ResourceList:
-    """Kubernetes' PodRequests: max(containers + sidecars, each init container + earlier sidecars) + overhead."""
+def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRangeSummary | None = None) -> ResourceList:
+    """Kubernetes' PodRequests: max(containers + sidecars, each init container + earlier sidecars) + overhead; each
+    container with ``ranges``' defaults (its namespace's LimitRanges) when given."""
     containers = spec.get("containers")
     if (
-        type(containers) is list
+        ranges is None
+        and type(containers) is list
         and len(containers) == 1
         and not spec.get("initContainers")
         and not spec.get("overhead")
     ):
         return _container_request(containers[0], f"{path}.containers[0]")[0]  # one container: its request is the pod's
     total = ResourceList.total(
-        _container_request(c, f"{path}.containers[{i}]")[0]
+        _container_request(c, f"{path}.containers[{i}]", ranges)[0]
         for i, c in enumerate(_list(spec.get("containers"), f"{path}.containers"))
     )
     sidecars = ResourceList()
     init_peak = ResourceList()
     for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.initContainers")):
-        request, sidecar = _container_request(c, f"{path}.initContainers[{i}]")
+        request, sidecar = _container_request(c, f"{path}.initContainers[{i}]", ranges)
         if sidecar:
             total = total + request
             sidecars = sidecars + request
@@ -466,3 +501,17 @@ def _pod_request(spec: Mapping[str, Any], path: str = "spec") -> ResourceList:
         else:
             init_peak = init_peak.maximum(request + sidecars)
     return total.maximum(init_peak) + _rl(spec.get("overhead"), f"{path}.overhead")
+
+
+def limit_range_violations(spec: Mapping[str, Any], path: str, ranges: LimitRangeSummary) -> list[str]:
+    """Where the pod of ``spec``, its containers defaulted by ``ranges``, falls outside them (Kueue's
+    ``ValidateLimitRange`` and ``ValidateResources``: init containers, then containers, then the whole pod)."""
+    containers = []
+    for kind in ("initContainers", "containers"):
+        for i, raw in enumerate(_list(spec.get(kind), f"{path}.{kind}")):
+            where = f"{path}.{kind}[{i}]"
+            resources = _map(_map(raw, where).get("resources"), f"{where}.resources")
+            asked = _rl(resources.get("requests"), f"{where}.resources.requests")
+            limits = _rl(resources.get("limits"), f"{where}.resources.limits")
+            containers.append((where, *ranges.container_request(asked, limits)))
+    return ranges.violations(containers, _pod_request(spec, path, ranges))

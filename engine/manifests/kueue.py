@@ -458,6 +458,9 @@ class KueueReaders(KueueJobReaders):
             self._origin("Pod", task.uid)
             self.tasks[task.uid] = task
         self._job_podgroup(doc, queue, labels, parallelism, sample, PodGroupPhase.PENDING)
+        why = self.limit_ranges.wait(pg_key)
+        if why is not None:  # its template outside its namespace's LimitRanges: Kueue keeps it pending
+            self.admission.pod_group_waits[pg_key] = why
 
     def _job_sample(self, doc: _Doc, pg_key: str) -> TaskInfo:
         """The pod of a Job's ``spec.template`` (named ``<job>-0``): its request, priority and placement."""
@@ -471,7 +474,7 @@ class KueueReaders(KueueJobReaders):
         pod_meta = {"creationTimestamp": doc.meta.get("creationTimestamp")}
         return self._task(
             doc, doc.namespace, f"{doc.name}-0", pod_labels, pod_annotations, t_spec, {}, pod_meta,
-            podgroup=pg_key, path="spec.template.spec",
+            podgroup=pg_key, path="spec.template.spec", template=True,
         )  # fmt: skip
 
     def _min_parallelism(self, doc: _Doc, count: int) -> int | None:

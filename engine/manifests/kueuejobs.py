@@ -74,7 +74,13 @@ SUSPENDED_WORKLOAD = (
 
 
 def job_wait(
-    count: int, tasks: Iterable[TaskInfo], suspended: bool, kind: str = "Job", *, untemplated: bool = False
+    count: int,
+    tasks: Iterable[TaskInfo],
+    suspended: bool,
+    kind: str = "Job",
+    *,
+    untemplated: bool = False,
+    limit_range: str | None = None,
 ) -> str | None:
     """Why a Kueue Job of ``count`` pods whose pods are ``tasks`` waits, holding no quota: fewer of its pods can run
     than its count and none is on a node (``pod_group_wait``, the rule of Kueue's pod groups). None when it does not
@@ -82,8 +88,12 @@ def job_wait(
     adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups and its pod
     template is not known (``untemplated``: a stored Job read before templates were kept).
     ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for all the pods of its
-    pod sets, and waits while it is suspended."""
+    pod sets, and waits while it is suspended.
+    ``limit_range``: why its templates fall outside its namespace's LimitRanges (``engine.manifests.limitranges``):
+    it waits for that while none of its pods is on a node, as Kueue keeps such a workload pending."""
     tasks = list(tasks)
+    if limit_range is not None and all(t.node is None for t in tasks):
+        return limit_range
     if suspended and all(t.node is None for t in tasks):
         if kind != "Job":
             return SUSPENDED_WORKLOAD.format(kind=kind)
@@ -177,7 +187,8 @@ class KueueJobReaders(KueuePodGroupReaders):
         suspend = doc.spec.get("suspend")
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"spec.suspend: {suspend!r} is not true or false")
-        why = job_wait(count, tasks, bool(suspend))
+        limit_range = self.limit_ranges.wait(key)
+        why = job_wait(count, tasks, bool(suspend), limit_range=limit_range)
         if suspend and why is not None:
             self.warnings.append(f"{doc.where}: {why}")
         if why is not None:
@@ -186,8 +197,9 @@ class KueueJobReaders(KueuePodGroupReaders):
         resumed = self._resumed_at(doc)
         placement = self._placement(doc, sample) if suspend else None  # where its pods may run, before it has any
         self.kueue_jobs[key] = KueueJob(
-            labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism, resumed_at=resumed, template=placement
-        )
+            labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism,
+            resumed_at=resumed, template=placement, limit_range=limit_range,
+        )  # fmt: skip
         self._job_podgroup(doc, queue, labels, count, sample, group_phase(tasks) if tasks else PodGroupPhase.PENDING)
         if placement is not None and why is None:  # admissible while suspended: read as its template's pod
             self.admission.templates[key] = template_pod(self.podgroups[key], placement)

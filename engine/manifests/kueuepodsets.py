@@ -226,6 +226,9 @@ class KueuePodSetReaders(CoreReaders):
             creation_timestamp=created,
             pod_sets=tuple(p.name for p in pod_sets),
         )
+        why = self.limit_ranges.wait(pg_key)
+        if why is not None and not self.live:  # its templates outside its namespace's LimitRanges: Kueue keeps it
+            self.admission.pod_group_waits[pg_key] = why
 
     def _index_live_pod_set_jobs(self) -> None:
         """Live: each JobSet, Kubeflow job and MPIJob labelled with a LocalQueue, at the version Kueue reads, by its
@@ -254,14 +257,16 @@ class KueuePodSetReaders(CoreReaders):
         suspend = where.get("suspend")
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"{path}: {suspend!r} is not true or false")
-        why = job_wait(total, tasks, bool(suspend), doc.kind)
+        limit_range = self.limit_ranges.wait(pg_key)
+        why = job_wait(total, tasks, bool(suspend), doc.kind, limit_range=limit_range)
         if suspend:
             self.warnings.append(f"{doc.where}: {why or SUSPENDED_WORKLOAD.format(kind=doc.kind)}")
         if why is not None:
             self.admission.pod_group_waits[pg_key] = why
         self.kueue_jobs[pg_key] = KueueJob(
-            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets
-        )
+            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets,
+            limit_range=limit_range,
+        )  # fmt: skip
         return group_phase(tasks) if tasks else PodGroupPhase.PENDING
 
     def _pod_set_priority(
@@ -289,7 +294,7 @@ class KueuePodSetReaders(CoreReaders):
         pod_meta = {"creationTimestamp": doc.meta.get("creationTimestamp")}
         sample = self._task(
             doc, doc.namespace, pod_set.pod_name(0), labels, annotations, t_spec, {}, pod_meta,
-            podgroup=pg_key, path=f"{pod_set.path}.spec",
+            podgroup=pg_key, path=f"{pod_set.path}.spec", template=True,
         )  # fmt: skip
         return dataclasses.replace(sample, task_role=pod_set.name)
 

@@ -13,7 +13,7 @@ from engine.objects import PodGroupPhase, TaskStatus
 from engine.resources import milli_scale
 from engine.session.decisions import Blocker, Eviction, PodGroupStatus
 from engine.session.reasons import GateRefusal
-from engine.vocabulary import BlockerKind
+from engine.vocabulary import TEMPLATE_REFUSALS, BlockerKind
 
 if TYPE_CHECKING:
     from engine.session.session import JobState, Session
@@ -77,9 +77,12 @@ def cycle_refusal(ssn: Session, job: JobState) -> GateRefusal | None:
 
 def pod_group_refusals(ssn: Session) -> dict[str, GateRefusal]:
     """The refusals of Kueue's pod groups that wait for their pods (``AdmissionLevers.pod_group_waits``), by podgroup
-    key: Kueue makes no workload of such a group, so it is never admitted and blocks nobody."""
+    key: Kueue makes no workload of such a group, so it is never admitted and blocks nobody. A workload whose pod
+    templates are refused (``TEMPLATE_REFUSALS``) waits for its template, not for its pods' count."""
     return {
-        key: GateRefusal(BlockerKind.GANG, key, "minMember", message=why)
+        key: GateRefusal(
+            BlockerKind.GANG, key, "template" if why.startswith(TEMPLATE_REFUSALS) else "minMember", message=why
+        )
         for key, why in ssn.snapshot.admission.pod_group_waits
     }
 

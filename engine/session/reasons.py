@@ -37,6 +37,7 @@ class Reason(Word):
     QUEUE_CLOSED = "QueueClosed"
     PENDING = "Pending"
     SUSPENDED = "Suspended"
+    MISCONFIGURED = "Misconfigured"  # Kueue's: its pod templates are refused (``engine.vocabulary.TEMPLATE_REFUSALS``)
 
 
 # A blocker's kind in people's words (a parent queue is a queue to the reader).
@@ -214,8 +215,8 @@ def describe_pending(ssn: Session, job: JobState, counts: str) -> tuple[str, str
     if job.enqueue_refusal is not None:
         ref = job.enqueue_refusal
         reason = Reason.QUEUE_CLOSED if ref.check == "state" else Reason.UNSCHEDULABLE
-        if ref.kind == BlockerKind.GANG:  # a Kueue pod group short of its pods (``actions.enqueue``)
-            reason = Reason.NOT_ENOUGH_PODS
+        if ref.kind == BlockerKind.GANG:  # a Kueue pod group short of its pods, or one whose templates are refused
+            reason = Reason.NOT_ENOUGH_PODS if ref.check == "minMember" else Reason.MISCONFIGURED
         return reason, f"not admitted (Pending -> Inqueue): {ref}", ref.blocker()
     return (
         Reason.PENDING,

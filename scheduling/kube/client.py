@@ -66,6 +66,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
     Kind("Namespace", "", "v1", "namespaces", False),
     Kind("ResourceQuota", "", "v1", "resourcequotas", True),
+    Kind("LimitRange", "", "v1", "limitranges", True),
     Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False),
     Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True, status_subresource=False),
     Kind("ElasticQuota", "scheduling.x-k8s.io", "v1alpha1", "elasticquotas", True),

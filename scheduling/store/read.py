@@ -387,6 +387,7 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
                 suspended,
                 str(kc.job.get("kind") or "Job"),
                 untemplated=template is None and pg.queue in flavor_groups,
+                limit_range=_text(kc.job.get("limitRange")),
             )
             if why is None and template is not None:
                 templates.append((key, template))
@@ -419,6 +420,11 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         templates=tuple(sorted(templates, key=lambda item: item[0])),
     )
     return snapshot.replace(admission=changed)
+
+
+def _text(value: object) -> str | None:
+    """A stored Job's text field (None when absent or not text)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _template(pg: PodGroupInfo, job: Mapping[str, Any]) -> TaskInfo | None:

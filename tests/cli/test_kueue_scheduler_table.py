@@ -16,16 +16,17 @@ session evicts and pipelines the preemptor at once (its pods wait on the node), 
 leaves waiting the session's answer is the victims and the preemptor pipelined.
 
 Out of scope, and left out for that reason: topology-aware scheduling, MultiKueue, admission checks (the check-state
-cases), workload slices, preemption gates, LimitRanges, and the cases about the scheduler's own bookkeeping (requeue
-reasons, events, error paths, integer overflow). Partial admission with one pod set is in (a Job's
-``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). The workloads of several pod sets are in
-(``PS``): a pending one is a JobSet of one replicated job per pod set, each pod set given its own flavor
-(docs/simulate.md, "Kueue's workloads of several pod sets"), the answer each pod set's flavors; an admitted one is a
-Running pod per pod set on its flavor's node. Not expressible here: the partial admission cases of several variable
-pod sets (Fairway's partial admission is a Job's, one pod set) and the namespace selector
-(``failed to match clusterQueue selector``: Fairway reads ``namespaceSelector`` but the rows build no namespaces), and
-``multiple preemptions skip preemption when shared limited resource``, whose ClusterQueues set ``borrowWithinCohort``
-with ``reclaimWithinCohort: Never``, which Kueue's webhook (and Fairway's reader) refuses.
+cases), workload slices, preemption gates, and the cases about the scheduler's own bookkeeping (requeue reasons,
+events, error paths, integer overflow). The two LimitRange cases (a container above the range's max, requests above
+limits) run in ``tests/kube/test_limit_ranges.py``, beside Kueue's integration table. Partial admission with one pod
+set is in (a Job's ``kueue.x-k8s.io/job-min-parallelism``; ``counts``: the pods admitted). The workloads of several
+pod sets are in (``PS``): a pending one is a JobSet of one replicated job per pod set, each pod set given its own
+flavor (docs/simulate.md, "Kueue's workloads of several pod sets"), the answer each pod set's flavors; an admitted one
+is a Running pod per pod set on its flavor's node. Not expressible here: the partial admission cases of several
+variable pod sets (Fairway's partial admission is a Job's, one pod set) and the namespace selector (``failed to match
+clusterQueue selector``: Fairway reads ``namespaceSelector`` but the rows build no namespaces), and ``multiple
+preemptions skip preemption when shared limited resource``, whose ClusterQueues set ``borrowWithinCohort`` with
+``reclaimWithinCohort: Never``, which Kueue's webhook (and Fairway's reader) refuses.
 
 ``KNOWN``: rows where the session differs from Kueue, each with the reason; they are run and must still differ (strict
 expected failures), so a fix shows.

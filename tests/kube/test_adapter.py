@@ -71,9 +71,9 @@ def test_watch_events_update_the_mirror(kcluster: Any, seed: Any, make_adapter: 
     core.patch_node("n1", {"metadata": {"labels": {"zone": "b"}}})
     core.delete_node("n2")
     seed.pod(pod("team-ml", "late"))
-    wait_for(lambda: len(adapter.informers[6].cache) == 2 and "late" in str(_pods(adapter).cache),
-             what="the watch events")  # fmt: skip
-    assert adapter.informers[6].lists == 1  # nothing was listed again: the watch brought it
+    nodes = next(i for i in adapter.informers if i.kind.plural == "nodes")
+    wait_for(lambda: len(nodes.cache) == 2 and "late" in str(_pods(adapter).cache), what="the watch events")
+    assert nodes.lists == 1  # nothing was listed again: the watch brought it
     adapter.reconcile()
     assert sorted(Node.objects.filter(cluster=kcluster).values_list("name", "labels__zone")) == [
         ("n1", "b"), ("n3", "a")]  # fmt: skip

@@ -72,8 +72,12 @@ class _World:
         for informer in self.adapter.informers:
             informer.backoff, informer.max_backoff = 0.05, 0.5
 
-    def job(self, name: str, parallelism: int, *, suspend: bool = False, **annotations: str) -> None:
-        container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+    def job(
+        self, name: str, parallelism: int, *, suspend: bool = False, resources: Any = None, **annotations: str
+    ) -> None:
+        """A Job whose pods ask for 1 core each (``resources``: the container's own instead)."""
+        asked = {"requests": {"cpu": "1"}} if resources is None else resources
+        container = {"name": "main", "image": "busybox", "resources": asked}
         self.batch.create_namespaced_job(self.ns, {
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}, "annotations": annotations},
@@ -301,3 +305,44 @@ def test_a_suspended_job_in_a_flavored_clusterqueue_is_given_its_flavor_and_its_
             w.core.delete_node(node_b)
         with contextlib.suppress(k8s.ApiException):
             w.custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_b)
+
+
+def test_a_namespaces_limit_ranges_size_a_suspended_job_as_the_api_server_sizes_its_pods(world: Any) -> None:
+    """(f) A LimitRange as the API server completes it is what Fairway reads from manifests; a suspended Job whose
+    template asks for nothing is sized with its default request (3 pods of 1 core in 4 cores: admitted, resumed,
+    and the pods the controller makes ask for what Fairway counted); a Job whose template is above the LimitRange's
+    max waits with Kueue's words and is not resumed."""
+    from engine.manifests.limitranges import LIMIT_RANGE_WAIT, read_limit_range
+    from scheduling.models import PodGroup
+
+    w = world("4")
+    sent = {"limits": [{"type": "Container", "max": {"cpu": "3", "memory": "1Gi"}, "min": {"memory": "64Mi"}},
+                       {"type": "Pod", "max": {"cpu": "8"}}]}  # fmt: skip
+    made = w.core.create_namespaced_limit_range(w.ns, {"metadata": {"name": "probe"}, "spec": sent})
+    served = w.admin.sanitize_for_serialization(made)["spec"]
+    assert read_limit_range(served) == read_limit_range(sent), served
+    w.core.delete_namespaced_limit_range("probe", w.ns)
+    w.core.create_namespaced_limit_range(w.ns, {"metadata": {"name": "limits"}, "spec": {"limits": [
+        {"type": "Container", "max": {"cpu": "2"}, "defaultRequest": {"cpu": "1"}}]}})  # fmt: skip
+    w.job("sample-job", 3, suspend=True, resources={})
+    w.job("big", 1, suspend=True, resources={"requests": {"cpu": "3"}, "limits": {"cpu": "3"}})
+    informers = {i.kind.plural: i for i in w.adapter.informers}
+    wait_for(lambda: {f"{w.ns}/sample-job", f"{w.ns}/big"} <= set(informers["jobs"].cache), what="the Jobs")
+    wait_for(lambda: any(lr["metadata"]["namespace"] == w.ns for lr in informers["limitranges"].snapshot()),
+             what="the LimitRange")  # fmt: skip
+    assert w.adapter.reconcile(force=True) is not None
+    assert PodGroup.objects.get(cluster=w.cluster, name="sample-job").min_resources == {"cpu": 3000}
+    w.sessions(lambda: PodGroup.objects.get(cluster=w.cluster, name="sample-job").phase == "Inqueue")
+    out = w.adapter.reconcile()
+    assert out is not None and out["sent"].get("job_resumed") == 1 and out["problems"] == [], out
+    wait_for(lambda: len(w.server_pods("sample-job")) == 3, timeout=30.0, what="the controller to make 3 pods")
+    asked = [(p.spec.containers[0].resources.requests, p.spec.containers[0].resources.limits)
+             for p in w.server_pods("sample-job")]  # fmt: skip
+    assert asked == [({"cpu": "1"}, {"cpu": "2"})] * 3, asked
+    w.cached("sample-job", 3)
+    w.sessions(lambda: len(_bound(w, "sample-job")) == 3)
+    big = PodGroup.objects.get(cluster=w.cluster, name="big")
+    assert big.phase == "Pending", big.phase
+    assert f"{LIMIT_RANGE_WAIT}: spec.template.spec.containers[0]" in big.message, big.message
+    assert "cpu (2 cores): requests must not be above the LimitRange max" in big.message
+    assert w.batch.read_namespaced_job("big", w.ns).spec.suspend is True and not w.server_pods("big")
