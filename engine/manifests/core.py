@@ -484,6 +484,7 @@ def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRange
         and len(containers) == 1
         and not spec.get("initContainers")
         and not spec.get("overhead")
+        and not spec.get("resources")
     ):
         return _container_request(containers[0], f"{path}.containers[0]")[0]  # one container: its request is the pod's
     total = ResourceList.total(
@@ -500,7 +501,31 @@ def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRange
             init_peak = init_peak.maximum(sidecars)
         else:
             init_peak = init_peak.maximum(request + sidecars)
-    return total.maximum(init_peak) + _rl(spec.get("overhead"), f"{path}.overhead")
+    return _pod_level(spec, path, total.maximum(init_peak)) + _rl(spec.get("overhead"), f"{path}.overhead")
+
+
+def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> ResourceList:
+    """The containers' request ``containers`` under the pod's own ``spec.resources`` (Kubernetes' pod-level
+    resources, on by default since 1.34): for cpu, memory and hugepages the pod's request when it sets one, else the
+    containers' when they ask for it, else the pod's limit (the API server's defaulting, checked against the real one
+    in tests/kube/real/test_kueue_jobs_real.py); any other resource stays the containers'."""
+    raw = spec.get("resources")
+    if not raw:
+        return containers
+    resources = _map(raw, f"{path}.resources")
+    asked = _rl(resources.get("requests"), f"{path}.resources.requests")
+    limits = _rl(resources.get("limits"), f"{path}.resources.limits")
+    out = dict(containers.raw)
+    for name, value in limits.items():
+        if _pod_level_resource(name) and name not in out:
+            out[name] = value
+    out.update((name, value) for name, value in asked.items() if _pod_level_resource(name))
+    return ResourceList(out)
+
+
+def _pod_level_resource(name: str) -> bool:
+    """Whether the pod's own ``spec.resources`` sets ``name`` (Kubernetes' IsSupportedPodLevelResource)."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
 def limit_range_violations(spec: Mapping[str, Any], path: str, ranges: LimitRangeSummary) -> list[str]:

@@ -68,8 +68,9 @@ SUSPENDED_FLAVORED = (
 )
 
 SUSPENDED_WORKLOAD = (
-    "the {kind} is suspended: its controller makes no pods for it; Fairway resumes suspended batch/v1 Jobs only, not "
-    "a {kind} (submit it unsuspended)"
+    "the {kind} is suspended in a ClusterQueue with flavored resource groups: its pod sets are given their flavors "
+    "from their pods, not from its templates, so Fairway resumes a suspended {kind} only in a ClusterQueue without "
+    "flavors (submit it unsuspended)"
 )
 
 
@@ -88,16 +89,17 @@ def job_wait(
     adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups and its pod
     template is not known (``untemplated``: a stored Job read before templates were kept).
     ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for all the pods of its
-    pod sets, and waits while it is suspended.
+    pod sets; suspended, it is admitted from its templates and resumed as a Job is, unless its ClusterQueue has
+    flavored resource groups (``untemplated``: its pod sets' templates are not kept for the flavor assigner).
     ``limit_range``: why its templates fall outside its namespace's LimitRanges (``engine.manifests.limitranges``):
     it waits for that while none of its pods is on a node, as Kueue keeps such a workload pending."""
     tasks = list(tasks)
     if limit_range is not None and all(t.node is None for t in tasks):
         return limit_range
     if suspended and all(t.node is None for t in tasks):
-        if kind != "Job":
-            return SUSPENDED_WORKLOAD.format(kind=kind)
-        return SUSPENDED_FLAVORED if untemplated else None
+        if not untemplated:
+            return None
+        return SUSPENDED_FLAVORED if kind == "Job" else SUSPENDED_WORKLOAD.format(kind=kind)
     if pod_group_wait(count, tasks) is None:
         return None
     active = sum(1 for t in tasks if can_run(t))
@@ -121,6 +123,20 @@ def template_pod(pg: PodGroupInfo, placement: Mapping[str, Any]) -> TaskInfo:
         tolerations=tolerations,
         node_affinity=affinity,
     )
+
+
+def resumed_at(doc: _Doc, annotations: Mapping[str, str], warnings: list[str]) -> float | None:
+    """When the adapter resumed the workload ``doc`` (its ``fairway.io/resumed`` annotation), or None. A value that
+    is not a time is left out with a warning in ``warnings``: the object is read, only its pods are not awaited after a
+    resume."""
+    value = annotations.get(RESUMED)
+    if value is None:
+        return None
+    try:
+        return _time(value, f"metadata.annotations.{RESUMED}")
+    except _FieldError as exc:
+        warnings.append(f"{doc.where}: {exc}")
+        return None
 
 
 class KueueJobReaders(KueuePodGroupReaders):
@@ -148,17 +164,7 @@ class KueueJobReaders(KueuePodGroupReaders):
         return int(raw)
 
     def _resumed_at(self, doc: _Doc) -> float | None:
-        """When the adapter resumed the Job (its ``fairway.io/resumed`` annotation), or None. A value that is not a
-        time is left out with a warning: the Job is read, only its pods are not awaited after a resume."""
-        annotations = self._annotations(doc)
-        value = annotations.get(RESUMED)
-        if value is None:
-            return None
-        try:
-            return _time(value, f"metadata.annotations.{RESUMED}")
-        except _FieldError as exc:
-            self.warnings.append(f"{doc.where}: {exc}")
-            return None
+        return resumed_at(doc, self._annotations(doc), self.warnings)
 
     def _placement(self, doc: _Doc, sample: TaskInfo) -> dict[str, Any]:
         """Where the pods of a suspended Job's template may run (``export.placement_spec``): its own, kept in

@@ -31,7 +31,10 @@
   a Kubeflow job's by their controller reference, an MPIJob's launcher by its Job), each with its pod set as its
   role; the podgroup's minimum is still every pod of its pod sets, read from the object, and it waits, holding no
   quota, until that many exist (``kueuejobs.job_wait``, as a Kueue Job waits); a suspended object
-  (``spec.suspend``, Kubeflow's and MPI's ``spec.runPolicy.suspend``) waits too, and is not resumed.
+  (``spec.suspend``, Kubeflow's and MPI's ``spec.runPolicy.suspend``) is admitted from its templates (its minimum
+  resources are theirs) and resumed by the adapter as Kueue resumes it (``scheduling.kube.mirror_out``), its pods
+  awaited a while after (``fairway.io/resumed``), except in a ClusterQueue with flavored resource groups, where it
+  waits: its pod sets are given their flavors from their pods, and no template of theirs is kept for the assigner.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from engine.manifests.common import (
 )
 from engine.manifests.core import CoreReaders
 from engine.manifests.kueuegroups import group_phase
-from engine.manifests.kueuejobs import SUSPENDED_WORKLOAD, job_wait
+from engine.manifests.kueuejobs import job_wait, resumed_at
 from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
@@ -205,7 +208,7 @@ class KueuePodSetReaders(CoreReaders):
         phase = PodGroupPhase.PENDING
         if self.live:
             names = tuple(p.name for p in pod_sets)
-            phase = self._live_pod_set_wait(doc, labels[KUEUE_QUEUE_LABEL], pg_key, total, names)
+            phase = self._live_pod_set_wait(doc, (labels[KUEUE_QUEUE_LABEL], queue), pg_key, total, names)
         else:
             for pod_set, sample in zip(pod_sets, samples, strict=True):
                 self._add_pod_set_pods(doc, pod_set, sample)
@@ -246,10 +249,12 @@ class KueuePodSetReaders(CoreReaders):
                     self.live_pod_set_jobs[f"{doc.namespace}/{doc.name}"] = (doc.kind, uid)
 
     def _live_pod_set_wait(
-        self, doc: _Doc, local_queue: str, pg_key: str, total: int, pod_sets: tuple[str, ...]
+        self, doc: _Doc, queues: tuple[str, str], pg_key: str, total: int, pod_sets: tuple[str, ...]
     ) -> PodGroupPhase:
-        """Live: whether the workload waits for its pods (or is suspended), kept as a Kueue Job's count is
-        (``kueue_jobs``: the adapter stores it, the sessions wait by it); its podgroup's phase from its pods."""
+        """Live: whether the workload waits for its pods (or, suspended, in a flavored ClusterQueue), kept as a Kueue
+        Job's count is (``kueue_jobs``: the adapter stores it, the sessions wait by it); ``queues``: its LocalQueue
+        and its ClusterQueue's queue; its podgroup's phase from its pods."""
+        local_queue, queue = queues
         tasks = self.job_pods.get(pg_key, [])
         run_policy = doc.spec.get("runPolicy") if doc.kind != "JobSet" else None
         where = doc.spec if run_policy is None else _map(run_policy, "spec.runPolicy")
@@ -258,14 +263,15 @@ class KueuePodSetReaders(CoreReaders):
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"{path}: {suspend!r} is not true or false")
         limit_range = self.limit_ranges.wait(pg_key)
-        why = job_wait(total, tasks, bool(suspend), doc.kind, limit_range=limit_range)
-        if suspend:
-            self.warnings.append(f"{doc.where}: {why or SUSPENDED_WORKLOAD.format(kind=doc.kind)}")
+        flavored = self.kueue_flavors is not None and queue in self.kueue_flavors.groups
+        why = job_wait(total, tasks, bool(suspend), doc.kind, untemplated=flavored, limit_range=limit_range)
+        if suspend and why is not None:
+            self.warnings.append(f"{doc.where}: {why}")
         if why is not None:
             self.admission.pod_group_waits[pg_key] = why
         self.kueue_jobs[pg_key] = KueueJob(
             local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets,
-            limit_range=limit_range,
+            resumed_at=resumed_at(doc, self._annotations(doc), self.warnings), limit_range=limit_range,
         )  # fmt: skip
         return group_phase(tasks) if tasks else PodGroupPhase.PENDING
 

@@ -80,8 +80,8 @@ KINDS: tuple[Kind, ...] = (
     # Kueue's batch/v1 Jobs (those labelled with a LocalQueue): their pods are one podgroup each (read only; a partial
     # admission patches ``spec.parallelism``)
     Kind("Job", "batch", "v1", "jobs", True, label_selector=KUEUE_QUEUE_LABEL),
-    # Kueue's workloads of several pod sets (those labelled with a LocalQueue; read only): the pods their controllers
-    # make are one podgroup each (``engine.manifests.kueuepodsets``)
+    # Kueue's workloads of several pod sets (those labelled with a LocalQueue; a suspended one is resumed once
+    # admitted): the pods their controllers make are one podgroup each (``engine.manifests.kueuepodsets``)
     Kind("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True, label_selector=KUEUE_QUEUE_LABEL, integration=True),
     *(
         Kind(kind, "kubeflow.org", "v1", f"{kind.lower()}s", True, label_selector=KUEUE_QUEUE_LABEL, integration=True)

@@ -7,7 +7,8 @@
 * **Kueue Jobs**: a suspended Job a session admitted is resumed (``spec.suspend: false``), and suspended again when it
   waits again; ``spec.parallelism`` lowered to the count a session admitted a Job with in part (once its pods are bound
   there, or with the resume), the Job's own kept in ``fairway.io/original-parallelism``, and given back when it waits
-  again (``write_kueue_jobs``);
+  again (``write_kueue_jobs``); Kueue's JobSets, Kubeflow's training jobs and MPIJobs resumed and suspended again
+  likewise (``write_kueue_workloads``);
 * **evictions**: a pod Releasing here (its ``Eviction`` row names why) whose object is not being deleted gets a
   policy/v1 ``POST pods/{name}/eviction``, which respects PodDisruptionBudgets: a refusal (429) is recorded on the
   eviction row (``api_status`` refused, ``api_refusal`` with the budget's reason) and tried again after a backoff
@@ -42,6 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -193,16 +195,21 @@ class Sender:
           (``PodGroup.kueue_admitted_count``) gets ``spec.parallelism: k`` and the annotation
           ``fairway.io/original-parallelism: N`` once the cache shows k of its pods bound (the Job controller then
           deletes the pods beyond k that no node holds); a Job that no longer has a count (it waits again: evicted)
-          gets N back and the annotation removed, as Kueue restores a Job's parallelism."""
+          gets N back and the annotation removed, as Kueue restores a Job's parallelism.
+
+        Kueue's JobSets, Kubeflow's training jobs and MPIJobs are resumed and suspended again the same way
+        (``write_kueue_workloads``)."""
         jobs = self.objects("batch", "jobs")
-        if not jobs:
-            return
-        todo = []
+        todo, workloads = [], []
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
         specs: dict[str, tuple[dict[str, str], list[dict[str, Any]]]] | None = None
-        for ns, name, phase, count, flavors in rows.values_list(
-            "namespace__name", "name", "phase", "kueue_admitted_count", "flavors"
+        for ns, name, phase, count, flavors, stored in rows.values_list(
+            "namespace__name", "name", "phase", "kueue_admitted_count", "flavors", "kueue_job"
         ):
+            kind = stored.get("kind") if isinstance(stored, Mapping) else None
+            if kind is not None:  # a workload of several pod sets (``engine.manifests.kueuepodsets``)
+                workloads.append((str(kind), ns, name, phase))
+                continue
             obj = jobs.get((ns, name))
             if obj is None:
                 continue
@@ -215,15 +222,39 @@ class Sender:
         for ns, name, obj, what, patch, needs_bound in todo:
             if needs_bound and bound[((obj.get("metadata") or {}).get("uid"), ns)] < needs_bound:
                 continue  # its pods' bindings not seen yet: the controller could delete one of them
-            try:
-                _drain(self.batch.patch_namespaced_job(name, ns, patch, _content_type="application/merge-patch+json",
-                                                       _preload_content=False))  # fmt: skip
-            except k8s.ApiException as exc:
-                if exc.status == 404:
-                    continue  # deleted meanwhile: the watch brings it, and the mirror removes its job
-                self._problem(exc, f"{_JOB_WORDS[what]} Job {ns}/{name}")
+            self._patch(
+                partial(self.batch.patch_namespaced_job, name, ns, patch, **_MERGE_PATCH), what, f"Job {ns}/{name}"
+            )
+        self.write_kueue_workloads(workloads)
+
+    def _patch(self, send: Callable[[], Any], what: str, target: str) -> None:
+        """Send one merge patch of a Kueue workload (``send``, a raw answer) and count it as ``what``; a 404 (deleted
+        meanwhile: the watch brings it, and the mirror removes its job) is nothing, another refusal a problem naming
+        ``target``, tried again on the next pass."""
+        try:
+            _drain(send())
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                self._problem(exc, f"{_JOB_WORDS[what]} {target}")
+            return
+        self._count(what)
+
+    def write_kueue_workloads(self, workloads: list[tuple[str, str, str, str]]) -> None:
+        """Kueue's JobSets, Kubeflow's training jobs and MPIJobs (``workloads``: kind, namespace, name, their
+        podgroup's phase), as Kueue's controller keeps them, each with one merge patch (``_workload_patch``): a
+        suspended one (a JobSet's ``spec.suspend``, the others' ``spec.runPolicy.suspend``) a session admitted is
+        resumed, with the annotation ``fairway.io/resumed`` (the time: its pods are awaited a while after); one so
+        resumed whose podgroup waits again is suspended again and the annotation removed (its controller deletes its
+        pods)."""
+        kinds = {k.kind: k for k in KIND_BY_PATH.values() if k.integration}
+        for kind_name, ns, name, phase in workloads:
+            kind = kinds.get(kind_name)
+            obj = self.objects(kind.group, kind.plural).get((ns, name)) if kind is not None else None
+            if kind is None or obj is None or (change := _workload_patch(obj, phase, self.now)) is None:
                 continue
-            self._count(what)
+            what, patch = change
+            send = partial(self.custom.patch_namespaced_custom_object, kind.group, kind.version, ns, kind.plural, name)
+            self._patch(partial(send, patch, **_MERGE_PATCH), what, f"{kind.kind} {ns}/{name}")
 
     def send_evictions(self) -> None:
         pods = self.objects("", "pods")
@@ -529,6 +560,8 @@ def _at_once(call: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
         return list(pool.map(call, jobs))
 
 
+# a Kueue workload's patch: a JSON merge patch, its answer read raw (``_drain``)
+_MERGE_PATCH: dict[str, Any] = {"_content_type": "application/merge-patch+json", "_preload_content": False}
 # what each of ``_job_patch``'s patches does, for the counts and a refusal's words
 _JOB_WORDS = {
     "job_resumed": "resuming",
@@ -614,6 +647,26 @@ def _job_patch(
     if count is None and given_back:
         patch = {"metadata": {"annotations": {ORIGINAL_PARALLELISM: None}}, "spec": {"parallelism": int(original)}}
         return "job_parallelism", patch, 0
+    return None
+
+
+def _workload_patch(obj: Mapping[str, Any], phase: str, now: datetime) -> tuple[str, dict[str, Any]] | None:
+    """What a JobSet, a Kubeflow training job or an MPIJob ``obj`` whose podgroup is in ``phase`` needs from the
+    adapter at ``now`` (``Sender.write_kueue_workloads``): (what, the merge patch), or None when nothing. Its suspend
+    field is a JobSet's ``spec.suspend``, the others' ``spec.runPolicy.suspend``."""
+    spec = obj.get("spec") or {}
+    run_policy = obj.get("kind") != "JobSet"
+    where = (spec.get("runPolicy") or {}) if run_policy else spec
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+
+    def suspend(value: bool) -> dict[str, Any]:
+        return {"runPolicy": {"suspend": value}} if run_policy else {"suspend": value}
+
+    if where.get("suspend") is True and phase in _ADMITTED:
+        stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return "job_resumed", {"metadata": {"annotations": {RESUMED: stamp}}, "spec": suspend(False)}
+    if where.get("suspend") is not True and annotations.get(RESUMED) and phase == PodGroupPhase.PENDING:
+        return "job_suspended", {"metadata": {"annotations": {RESUMED: None}}, "spec": suspend(True)}
     return None
 
 

@@ -120,7 +120,10 @@ def test_live_a_suspended_job_is_given_flavors_from_its_template_and_a_suspended
     result, _ = load_objects([*_flavored_queue(), job("train", 2)], live=True)
     assert dict(result.snapshot.admission.pod_group_waits)["team/train"].startswith("0 of its 2 pods exist")
     assert not result.snapshot.admission.templates
-    assert "resumes suspended batch/v1 Jobs only" in (job_wait(3, [], True, "JobSet") or "")
+    assert job_wait(3, [], True, "JobSet") is None  # no flavors: admitted from its templates and resumed
+    assert "resumes a suspended JobSet only in a ClusterQueue without" in (
+        job_wait(3, [], True, "JobSet", untemplated=True) or ""
+    )
     assert job_wait(3, [], True) is None and job_wait(3, [], True, untemplated=True) == SUSPENDED_FLAVORED
 
 

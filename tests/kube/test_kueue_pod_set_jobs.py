@@ -140,12 +140,24 @@ def test_live_kubeflow_and_mpi_pods_join_by_their_controller_the_launcher_by_its
     assert result.kueue_jobs["team/mpi"].owner("mpi") == "MPIJob mpi (kubeflow.org/v2beta1)"
 
 
-def test_live_a_suspended_workload_waits_with_its_reason_and_a_bad_suspend_names_its_field() -> None:
+def test_live_a_suspended_workload_is_admissible_from_its_templates_and_a_bad_suspend_names_its_field() -> None:
+    """A suspended workload has no pods: its templates size it (every pod of its pod sets), it does not wait, and the
+    adapter resumes it once admitted; in a ClusterQueue with flavored resource groups it waits, saying why."""
     from engine.manifests import load_objects
+    from tests.kube.test_kueue_jobs import _flavored_queue
 
-    result, _ = load_objects([LOCAL_QUEUE, pytorchjob("pt", suspend=True)], live=True)
+    resumed = jobset("js", suspend=True)
+    resumed["metadata"]["annotations"] = {"fairway.io/resumed": "2026-12-01T08:00:00Z"}
+    result, invalid = load_objects([LOCAL_QUEUE, pytorchjob("pt", suspend=True), resumed], live=True)
+    assert not invalid and not result.snapshot.admission.pod_group_waits
+    assert result.snapshot.podgroups["team/pt"].min_resources.raw == {"cpu": 3000}
+    assert result.snapshot.podgroups["team/js"].min_resources.raw == {"cpu": 4000}
+    assert result.kueue_jobs["team/pt"].stored() == {
+        "minCount": None, "suspended": True, "kind": "PyTorchJob", "podSets": ["master", "worker"]}  # fmt: skip
+    assert result.kueue_jobs["team/js"].stored()["resumedAt"] == 1796112000.0
+    result, _ = load_objects([*_flavored_queue(), pytorchjob("pt", suspend=True)], live=True)
     why = dict(result.snapshot.admission.pod_group_waits)["team/pt"]
-    assert why.startswith("the PyTorchJob is suspended") and "resumes suspended batch/v1 Jobs only" in why
+    assert why.startswith("the PyTorchJob is suspended in a ClusterQueue with flavored resource groups"), why
     assert any("PyTorchJob is suspended" in w for w in result.warnings)
     _, invalid = load_objects([LOCAL_QUEUE, jobset("train", suspend="yes")], live=True)
     assert [b.kind for b in invalid] == ["JobSet"]
@@ -210,3 +222,27 @@ def test_live_a_cluster_holds_more_pods_and_podgroups_than_one_simulate_request_
     assert (len(result.snapshot.tasks), len(result.snapshot.podgroups)) == (20_050, 20_050)
     _, invalid = load_objects(pods)
     assert len(invalid) == 50 and "more than 20000 (FAIRWAY_MAX_PODGROUPS)" in invalid[0].message
+
+
+def test_what_the_adapter_patches_on_a_suspended_workload() -> None:
+    """A JobSet's suspend field is ``spec.suspend``, the others' ``spec.runPolicy.suspend``: resumed once admitted,
+    suspended again when it waits again after the adapter resumed it; nothing otherwise."""
+    from datetime import UTC, datetime
+
+    from scheduling.kube.mirror_out import _workload_patch
+
+    now = datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC)
+    stamp = {"fairway.io/resumed": "2026-12-01T08:00:00Z"}
+    js, pt = jobset("js", suspend=True), pytorchjob("pt", suspend=True)
+    assert _workload_patch(js, "Inqueue", now) == (
+        "job_resumed", {"metadata": {"annotations": stamp}, "spec": {"suspend": False}})  # fmt: skip
+    assert _workload_patch(pt, "Running", now) == (
+        "job_resumed", {"metadata": {"annotations": stamp}, "spec": {"runPolicy": {"suspend": False}}})  # fmt: skip
+    assert _workload_patch(js, "Pending", now) is None  # not admitted: left suspended
+    running = pytorchjob("pt", suspend=False)
+    assert _workload_patch(running, "Pending", now) is None  # never resumed by the adapter: never suspended
+    running["metadata"]["annotations"] = stamp
+    assert _workload_patch(running, "Pending", now) == (
+        "job_suspended", {"metadata": {"annotations": {"fairway.io/resumed": None}},
+                          "spec": {"runPolicy": {"suspend": True}}})  # fmt: skip
+    assert _workload_patch(running, "Inqueue", now) is None

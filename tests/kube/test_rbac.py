@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from kubernetes import client as k8s
 
+from engine.manifests.kueuepodsets import KUBEFLOW_KINDS
 from tests.kube.conftest import elastic_quota, node, pod, podgroup, queue, wait_for
 
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "rbac.yaml"
@@ -48,6 +49,34 @@ def _kueue_job(kube: Any, seed: Any) -> str:
     return "sample"
 
 
+def _suspended_workloads(kube: Any) -> list[tuple[str, str, str]]:
+    """A LocalQueue ``lq2`` of queue ``kwl`` and one suspended workload of each kind Kueue runs as several pod sets
+    (a JobSet, each Kubeflow kind, an MPIJob), of one pod of 100m each: admitted from their templates, the adapter
+    resumes each (``patch``). Returns their (group, plural, name)."""
+    api = k8s.CustomObjectsApi(kube)
+    api.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "team-ml", "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq2"},
+        "spec": {"clusterQueue": "kwl"}})  # fmt: skip
+    template = {"spec": pod("team-ml", "template", cpu="100m")["spec"]}
+    meta = {"labels": {"kueue.x-k8s.io/queue-name": "lq2"}}
+    made = []
+    jobset = {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": template}}}],
+              "suspend": True}  # fmt: skip
+    api.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "team-ml", "jobsets", {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", **meta},
+        "spec": jobset})  # fmt: skip
+    made.append(("jobset.x-k8s.io", "jobsets", "js"))
+    for kind, (field, types) in KUBEFLOW_KINDS.items():
+        version = "v2beta1" if kind == "MPIJob" else "v1"
+        name, plural = kind.lower(), f"{kind.lower()}s"
+        api.create_namespaced_custom_object("kubeflow.org", version, "team-ml", plural, {
+            "apiVersion": f"kubeflow.org/{version}", "kind": kind, "metadata": {"name": name, **meta},
+            "spec": {field: {types[-1]: {"replicas": 1, "template": template}},
+                     "runPolicy": {"suspend": True}}})  # fmt: skip
+        made.append(("kubeflow.org", plural, name))
+    return made
+
+
 def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     kcluster: Any, seed: Any, make_adapter: Any, emulator: Any, kube: Any
 ) -> None:
@@ -62,6 +91,7 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
     services.save_queue(None, {"name": "gone", "weight": 1})
     two = parse_resource_list({"cpu": "2"})
     services.save_queue(None, {"name": "kjob", "deserved": two, "capability": two})  # a Kueue Job's ClusterQueue
+    services.save_queue(None, {"name": "kwl", "deserved": two, "capability": two})  # the suspended workloads'
     services.save_quota_group(
         None,
         {
@@ -86,7 +116,11 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
                           "metadata": {"name": "team-ml"}, "spec": {"max": {"cpu": "4"}}})  # fmt: skip
     # a Kueue Job of 4 pods (at least 1) in a ClusterQueue of 2 cores: admitted with 2, its parallelism patched
     made = _kueue_job(kube, seed)
+    workloads = _suspended_workloads(kube)
     adapter = make_adapter(renew_seconds=0.0)  # every pass renews the lease, however fast the machine
+    informers = {(i.kind.group, i.kind.plural): i for i in adapter.informers}
+    wait_for(lambda: all(f"team-ml/{name}" in informers[(g, plural)].cache for g, plural, name in workloads),
+             what="the suspended workloads listed")  # fmt: skip
     adapter.reconcile()
     tasks.run_session(kcluster.pk)
     adapter.reconcile()
@@ -95,6 +129,9 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
                          and p["spec"].get("nodeName")) == 2, what="the Job's 2 pods bound")  # fmt: skip
     adapter.reconcile()
     assert emulator.get("batch", "jobs", "team-ml", made)["spec"]["parallelism"] == 2
+    for group, plural, name in workloads:  # resumed, each with its own patch
+        stored = emulator.get(group, plural, "team-ml", name)["spec"]
+        assert (stored if plural == "jobsets" else stored["runPolicy"])["suspend"] is False, (plural, stored)
     row = Pod.objects.get(cluster=kcluster, name="train-0")
     Pod.objects.filter(pk=row.pk).update(status="Releasing")
     Eviction.objects.create(cluster=kcluster, pod=row, pod_uid="team-ml/train-0", namespace="team-ml",
@@ -115,6 +152,7 @@ def test_the_manifest_allows_every_request_and_grants_nothing_unused(
         used.add((group, f"{plural}/{sub}" if sub else plural, verb))
     seeded = {("", "namespaces", "create"), ("", "nodes", "create"), ("", "pods", "create"),
               ("batch", "jobs", "create"), ("kueue.x-k8s.io", "localqueues", "create"),
+              *((group, plural, "create") for group, plural, _ in workloads),
               ("scheduling.volcano.sh", "podgroups", "create"), ("scheduling.x-k8s.io", "elasticquotas", "create")}  # fmt: skip
     granted = _granted()
     adapter_requests = used - seeded | (used & granted)

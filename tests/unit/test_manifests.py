@@ -154,6 +154,28 @@ def only_task(result: LoadResult) -> TaskInfo:
             {"cpu": 2500},
         ),
         ({"containers": [container({"nvidia.com/gpu": 2})]}, {"nvidia.com/gpu": 2000}),
+        # the pod's own resources (pod-level, Kubernetes 1.34): its request for cpu, memory and hugepages, else the
+        # containers', else its limit (the API server's defaulting; tests/kube/real/test_apiserver.py)
+        ({"resources": {"requests": {"cpu": "4"}}, "containers": [container()]}, {"cpu": 4000}),
+        (
+            {"resources": {"limits": {"cpu": "4", "hugepages-2Mi": "4Mi"}}, "containers": [container({"cpu": "1"})]},
+            {"cpu": 1000, "hugepages-2Mi": 4 * 2**20},
+        ),
+        (
+            {
+                "resources": {"requests": {"memory": "2Gi", "nvidia.com/gpu": 1}},
+                "containers": [container({"cpu": "1"})],
+            },
+            {"cpu": 1000, "memory": 2 * GiB},
+        ),
+        (
+            {
+                "resources": {"requests": {"cpu": "2"}},
+                "containers": [container({"cpu": "1"})],
+                "overhead": {"cpu": "1"},
+            },
+            {"cpu": 3000},
+        ),
         ({"containers": [container()]}, {}),
         ({}, {}),
     ],
@@ -1069,7 +1091,16 @@ _json = st.recursive(
 _fields = {
     "Queue": ["weight", "capability", "deserved", "guarantee", "reclaimable", "parent", "priority"],
     "PodGroup": ["minMember", "minTaskMember", "minResources", "queue", "priorityClassName"],
-    "Pod": ["containers", "initContainers", "overhead", "priority", "nodeName", "tolerations", "nodeSelector"],
+    "Pod": [
+        "containers",
+        "initContainers",
+        "overhead",
+        "resources",
+        "priority",
+        "nodeName",
+        "tolerations",
+        "nodeSelector",
+    ],
     "Node": ["taints", "unschedulable"],
 }
 

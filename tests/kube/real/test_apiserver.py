@@ -126,3 +126,42 @@ def test_rbac_is_enforced_for_a_service_account_token(control_plane: ControlPlan
         with control_plane.api_client("not-a-token") as stranger, pytest.raises(ApiException) as unknown:
             k8s.CoreV1Api(stranger).list_namespaced_pod("rbac-smoke")
         assert unknown.value.status == 401
+
+
+# a pod's own ``spec.resources`` (pod-level resources, on by default since Kubernetes 1.34) with its containers'
+# requests, and what Fairway counts for the pod (``engine.manifests.core._pod_level``)
+POD_LEVEL = {
+    "requests only": ({"requests": {"cpu": "4"}}, [{}], {"cpu": 4000}),
+    "limits only": ({"limits": {"cpu": "4", "memory": "1Gi"}}, [{}], {"cpu": 4000, "memory": 2**30}),
+    "limit over the containers' requests": (
+        {"limits": {"cpu": "4"}}, [{"requests": {"cpu": "1"}}, {"requests": {"cpu": "500m"}}], {"cpu": 1500},
+    ),
+    "request over a container's, a GPU the pod cannot set": (
+        {"requests": {"cpu": "3"}},
+        [{"requests": {"cpu": "1", "nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}],
+        {"cpu": 3000, "nvidia.com/gpu": 1000},
+    ),
+    "limit over a container's limit": ({"limits": {"cpu": "4"}}, [{"limits": {"cpu": "2"}}], {"cpu": 2000}),
+}  # fmt: skip
+
+
+def test_pod_level_resources_count_as_the_api_server_defaults_them(control_plane: ControlPlane) -> None:
+    """Each pod is read twice, as submitted (``fairway simulate``: what the API server will make of it) and as the
+    API server stored it (the adapter: its defaults given): both count the same request."""
+    from engine.manifests import load_objects
+
+    with control_plane.api_client() as api:
+        core = k8s.CoreV1Api(api)
+        for i, (case, (own, containers, counted)) in enumerate(POD_LEVEL.items()):
+            named = [{"name": f"c{j}", "image": "busybox", "resources": r} for j, r in enumerate(containers)]
+            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-level-{i}", "namespace": "default"},
+                    "spec": {"schedulerName": "fairway", "resources": own, "containers": named}}  # fmt: skip
+            stored = api.sanitize_for_serialization(core.create_namespaced_pod("default", body))
+            stored.update(apiVersion="v1", kind="Pod")
+            try:
+                for doc, live in ((body, False), (stored, True)):
+                    result, invalid = load_objects([doc], live=live)
+                    assert not invalid, (case, invalid)
+                    assert result.snapshot.tasks[f"default/pod-level-{i}"].request.raw == counted, (case, live, doc)
+            finally:
+                core.delete_namespaced_pod(f"pod-level-{i}", "default", grace_period_seconds=0)

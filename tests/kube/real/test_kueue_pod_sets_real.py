@@ -9,7 +9,12 @@ and real sessions:
 (a) a JobSet of a driver and two workers (three Jobs of one pod) in a ClusterQueue of 4 cores waits, holding no
     quota, while one of its Jobs is missing, then its 3 pods are bound together, each with its replicated job as its
     role;
-(b) a PyTorchJob of a master and two workers is one podgroup, its 3 pods bound."""
+(b) a PyTorchJob of a master and two workers is one podgroup, its 3 pods bound;
+(c) a suspended JobSet and a suspended PyTorchJob (Kueue's webhook leaves them so) in a ClusterQueue of 6 cores are
+    admitted from their templates and resumed by the adapter's merge patches (``spec.suspend``,
+    ``spec.runPolicy.suspend``: the server checks them against the CRDs, and its RBAC the ``patch`` verb), then their
+    pods, once their controllers' stand-ins make them, are bound; a third, larger than the ClusterQueue, stays
+    suspended."""
 
 from __future__ import annotations
 
@@ -34,15 +39,16 @@ class _PodSetWorld(_World):
         return {"metadata": {"labels": labels}, "spec": {
             "schedulerName": self.cluster.scheduler_name, "restartPolicy": "Never", "containers": [container]}}  # fmt: skip
 
-    def jobset(self, name: str, workers: int) -> dict[str, Any]:
-        """A JobSet labelled with LocalQueue ``lq``, created through the server (its CRD checks it)."""
+    def jobset(self, name: str, workers: int, **more: Any) -> dict[str, Any]:
+        """A JobSet labelled with LocalQueue ``lq``, created through the server (its CRD checks it); ``more``: more
+        of its spec."""
         spec = {"parallelism": 1, "completions": 1, "template": self._template({})}
         replicated = [{"name": "driver", "replicas": 1, "template": {"spec": spec}},
                       {"name": "workers", "replicas": workers, "template": {"spec": spec}}]  # fmt: skip
         return self.custom.create_namespaced_custom_object(*JOBSET[:2], self.ns, JOBSET[2], {
             "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
             "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"replicatedJobs": replicated}})  # fmt: skip
+            "spec": {"replicatedJobs": replicated, **more}})  # fmt: skip
 
     def jobset_job(self, owner: dict[str, Any], rjob: str, index: int) -> None:
         """One of the JobSet's Jobs as its controller makes it: ``<jobset>-<replicated job>-<index>``, the JobSet as
@@ -57,13 +63,13 @@ class _PodSetWorld(_World):
                 "controller": True}]},
             "spec": {"parallelism": 1, "completions": 1, "template": self._template(labels)}})  # fmt: skip
 
-    def pytorchjob(self, name: str, workers: int) -> dict[str, Any]:
+    def pytorchjob(self, name: str, workers: int, **run_policy: Any) -> dict[str, Any]:
         specs = {"Master": {"replicas": 1, "template": self._template({})},
                  "Worker": {"replicas": workers, "template": self._template({})}}  # fmt: skip
         return self.custom.create_namespaced_custom_object(*PYTORCH[:2], self.ns, PYTORCH[2], {
             "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
             "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"pytorchReplicaSpecs": specs}})  # fmt: skip
+            "spec": {"pytorchReplicaSpecs": specs, **({"runPolicy": run_policy} if run_policy else {})}})  # fmt: skip
 
     def operator_pod(self, owner: dict[str, Any], role: str, index: int) -> None:
         """A pod as the training operator makes it: the job its controller, its replica type labelled."""
@@ -148,3 +154,47 @@ def test_a_pytorchjob_is_one_podgroup_and_its_pods_are_bound(world: Any) -> None
     assert [role for _, role in _bound(w, "pt")] == ["master", "worker", "worker"]
     out = w.adapter.reconcile()
     assert out is not None and out["sent"].get("bound") == 3 and out["problems"] == [], out
+
+
+def test_suspended_workloads_are_admitted_from_their_templates_resumed_and_their_pods_bound(world: Any) -> None:
+    """(c) Kueue's webhook leaves a JobSet and a PyTorchJob suspended; the sessions admit them from their templates
+    and the adapter resumes each with one merge patch, as Kueue's controller does; one that does not fit stays
+    suspended."""
+    from scheduling.models import PodGroup
+
+    w = world("6")
+    js = w.jobset("train", 2, suspend=True)  # 3 pods of 1 core
+    pt = w.pytorchjob("pt", 2, suspend=True)  # 3 pods of 1 core
+    w.jobset("big", 6, suspend=True)  # 7 pods: more than the ClusterQueue's 6 cores
+    informers = {i.kind.plural: i for i in w.adapter.informers}
+    wait_for(lambda: {f"{w.ns}/train", f"{w.ns}/big"} <= set(informers["jobsets"].cache)
+             and f"{w.ns}/pt" in informers["pytorchjobs"].cache, what="the workloads in the caches")  # fmt: skip
+    assert w.adapter.reconcile(force=True) is not None
+    rows = PodGroup.objects.filter(cluster=w.cluster, namespace__name=w.ns)
+
+    def phases() -> dict[str, str]:
+        return dict(rows.values_list("name", "phase"))
+
+    w.sessions(lambda: phases()["train"] == phases()["pt"] == "Inqueue")
+    assert phases()["big"] == "Pending" and rows.get(name="train").min_resources == {"cpu": 3000}
+    out = w.adapter.reconcile()
+    assert out is not None and out["sent"].get("job_resumed") == 2 and out["problems"] == [], out
+    stored_js = w.custom.get_namespaced_custom_object(*JOBSET[:2], w.ns, JOBSET[2], "train")
+    stored_pt = w.custom.get_namespaced_custom_object(*PYTORCH[:2], w.ns, PYTORCH[2], "pt")
+    stored_big = w.custom.get_namespaced_custom_object(*JOBSET[:2], w.ns, JOBSET[2], "big")
+    assert (stored_js["spec"]["suspend"], stored_pt["spec"]["runPolicy"]["suspend"]) == (False, False)
+    assert "fairway.io/resumed" in stored_js["metadata"]["annotations"]
+    assert stored_big["spec"]["suspend"] is True
+    wait_for(lambda: informers["jobsets"].cache[f"{w.ns}/train"]["spec"]["suspend"] is False, what="the resume")
+    out = w.adapter.reconcile()
+    assert out is not None and "job_resumed" not in out["sent"], out  # once
+    # their controllers, resumed, make the pods (their stand-ins here)
+    for rjob, index in (("driver", 0), ("workers", 0), ("workers", 1)):
+        w.jobset_job(js, rjob, index)
+    for role, index in (("master", 0), ("worker", 0), ("worker", 1)):
+        w.operator_pod(pt, role, index)
+    w.mirrored("jobsets", "train", 3)
+    w.mirrored("pytorchjobs", "pt", 3)
+    w.sessions(lambda: len(_bound(w, "train")) == len(_bound(w, "pt")) == 3)
+    out = w.adapter.reconcile()
+    assert out is not None and out["sent"].get("bound") == 6 and out["problems"] == [], out
