@@ -62,6 +62,7 @@ from engine.objects import (
     own_podgroup_name,
 )
 from engine.policy.policy import Policy
+from engine.session.reasons import Reason
 from engine.usage import UsageHistory as PastUsage
 from quotas import services
 from quotas.models import Namespace, Queue, QuotaGroup, ResourceFlavor
@@ -466,16 +467,27 @@ def _growing(snapshot: Snapshot, counts: Mapping[str, KueueCount], now: float, g
     minimum, none on a node, and the newest stored less than ``grace`` (``FAIRWAY_POD_CREATION_SECONDS``) before
     ``now`` (its row's time). The requeue rule does not count these sessions as sessions that placed nothing, so a
     large job on a slow control plane keeps its reservation while its pods keep coming; one whose pods stop coming
-    is counted again after ``grace``."""
+    is counted again after ``grace``. One none of whose pods exists yet (a vcjob's PodGroup just admitted: its
+    controller makes the first once it is Inqueue) is awaited for ``grace`` after it began waiting for them (its
+    condition's time while its reason is ``NotEnoughPods``, which the session that admitted it wrote)."""
     for key, pg in snapshot.podgroups.items():
         if pg.phase != PodGroupPhase.INQUEUE or key in counts:
             continue
         tasks = [t for t in snapshot.podgroup_tasks(key) if t.status not in _FINISHED]
-        if not tasks or len(tasks) >= pg.min_member or any(t.node is not None for t in tasks):
+        if len(tasks) >= pg.min_member or any(t.node is not None for t in tasks):
             continue
         made = [t.creation_timestamp for t in tasks if t.creation_timestamp is not None and t.creation_timestamp <= now]
+        if not tasks and (since := _short_since(pg)) is not None and since <= now:
+            made.append(since)
         if made and now - max(made) < grace:
             yield key
+
+
+def _short_since(pg: PodGroupInfo) -> float | None:
+    """Since when the admitted podgroup ``pg`` has been short of its pods: its last condition's transition time while
+    that condition's reason is ``NotEnoughPods`` (kept while the reason stays), else None."""
+    last = pg.conditions[-1] if pg.conditions else None
+    return last.last_transition_time if last is not None and last.reason == Reason.NOT_ENOUGH_PODS else None
 
 
 def podgroup_info(row: Sequence[Any], cache: JsonCache, ns_names: Mapping[int, str]) -> PodGroupInfo:

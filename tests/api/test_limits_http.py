@@ -194,8 +194,10 @@ def server_without_database(tmp_path: Path) -> Iterator[str]:
         "FAIRWAY_VAR_DIR": str(tmp_path),
     }
     gunicorn = Path(sys.executable).with_name("gunicorn")
+    # (a worker that takes long to boot on a loaded machine is not killed: the test has no time window)
+    command = [str(gunicorn), "controlplane.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1"]
     proc = subprocess.Popen(
-        [str(gunicorn), "controlplane.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [*command, "--timeout", "600"],
         cwd=Path(__file__).resolve().parents[2],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -203,11 +205,12 @@ def server_without_database(tmp_path: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
             try:
-                requests.get(f"{url}/api/v1/", timeout=30)
+                requests.get(f"{url}/api/v1/", timeout=60)
                 break
-            except requests.ConnectionError:  # not listening yet
+            except (requests.ConnectionError, requests.Timeout):  # not listening yet, or its worker still booting
                 time.sleep(0.1)
         yield url
     finally:

@@ -1,8 +1,9 @@
 """Delayed pod creation on a live cluster (seed 003): Volcano's job controller makes a vcjob's pods once its PodGroup
 is Inqueue, and on a loaded control plane a large job's pods take longer than the requeue rule's sessions
 (``requeueAfterSessions``, 3, about 3 s) to all exist. An admitted PodGroup whose pods are still coming (fewer than
-its minimum, none on a node, the newest stored less than ``FAIRWAY_POD_CREATION_SECONDS`` ago) keeps its reservation;
-one whose pods stopped coming is given back by the requeue rule as before (``scheduling.store.read._growing``)."""
+its minimum, none on a node, the newest stored less than ``FAIRWAY_POD_CREATION_SECONDS`` ago, or none yet and
+admitted less than that long ago) keeps its reservation; one whose pods stopped coming is given back by the requeue
+rule as before (``scheduling.store.read._growing``)."""
 
 from __future__ import annotations
 
@@ -54,29 +55,62 @@ def test_an_admitted_podgroup_whose_pods_keep_coming_keeps_its_reservation_and_o
     assert (group.phase, group.requeues) == ("Pending", 1), (group.phase, group.message)
 
 
+def test_an_admitted_podgroup_none_of_whose_pods_exists_yet_keeps_its_reservation_for_the_setting(db: Any) -> None:
+    """A vcjob's PodGroup is admitted before any of its pods exists (its controller makes them once it is Inqueue):
+    the first pod is awaited for ``FAIRWAY_POD_CREATION_SECONDS`` after the session that admitted it, not for the
+    requeue rule's three sessions; after that, the rule gives the reservation back."""
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import PodGroup
+
+    cluster = _world(db)
+    report = mirror(cluster, _objects(0), timezone.now())
+    assert not report.problems, report.problems
+    for _ in range(5):
+        sessions.run_scheduling_session(cluster)
+    group = PodGroup.objects.get(cluster=cluster, name="train")
+    assert (group.phase, group.reason, group.requeues) == ("Inqueue", "NotEnoughPods", 0), group.message
+    # admitted longer ago than the setting, and still no pod: counted again
+    [condition] = group.conditions
+    condition["lastTransitionTime"] = (timezone.now() - timedelta(seconds=61)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    PodGroup.objects.filter(pk=group.pk).update(conditions=[condition])
+    for _ in range(3):
+        sessions.run_scheduling_session(cluster)
+    group.refresh_from_db()
+    assert (group.phase, group.requeues) == ("Pending", 1), (group.phase, group.message)
+
+
 def test_the_pods_awaited_by_the_store() -> None:
     """Only an Inqueue podgroup short of its pods, none on a node, with a pod stored within the setting; a pod whose
     time is ahead of the clock counts for nothing."""
     import dataclasses
 
     from engine.manifests import load_objects
-    from engine.objects import PodGroupPhase
+    from engine.objects import PodGroupCondition, PodGroupPhase
     from scheduling.store.read import _growing
 
     now = datetime(2026, 12, 1, 8, tzinfo=UTC).timestamp()
 
-    def awaited(pods: int, ago: float, phase: str = "Inqueue", on_node: bool = False) -> bool:
+    def awaited(pods: int, ago: float, phase: str = "Inqueue", on_node: bool = False, short: str = "") -> bool:
+        """``short``: the podgroup's last condition's reason, ``ago`` seconds ago (a session wrote it)."""
         snapshot = load_objects(_objects(pods), live=True)[0].snapshot
         tasks = [dataclasses.replace(t, creation_timestamp=now - ago) for t in snapshot.tasks.values()]
         if on_node and tasks:
             tasks[0] = dataclasses.replace(tasks[0], node="n1")
-        pg = dataclasses.replace(snapshot.podgroups["team/train"], phase=PodGroupPhase(phase))
+        conditions = (
+            (PodGroupCondition("Unschedulable", reason=short, last_transition_time=now - ago),) if short else ()
+        )
+        pg = dataclasses.replace(snapshot.podgroups["team/train"], phase=PodGroupPhase(phase), conditions=conditions)
         snapshot = snapshot.replace(tasks={t.uid: t for t in tasks}, podgroups={pg.key: pg})
         return list(_growing(snapshot, {}, now, 60.0)) == ["team/train"]
 
     assert awaited(1, 10) and awaited(2, 59)
     assert not awaited(1, 61)  # stopped coming
-    assert not awaited(0, 10)  # none yet: nothing says they are coming
+    assert not awaited(0, 10)  # none yet, and no session says since when it waits for them
+    # none yet, admitted 10 s ago (the admitting session wrote NotEnoughPods): its controller makes the first now
+    assert awaited(0, 10, short="NotEnoughPods")
+    assert not awaited(0, 61, short="NotEnoughPods")  # none for longer than the setting
+    assert not awaited(0, 10, short="Requeued") and not awaited(0, -3600, short="NotEnoughPods")
     assert not awaited(3, 10)  # all there
     assert not awaited(1, 10, phase="Pending")  # not admitted
     assert not awaited(2, 10, on_node=True)  # one running: the gang is being placed
