@@ -94,6 +94,8 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
         for doc in self.docs("PriorityClass"):
             self._run(doc, self._priority_class)
         self.global_default = max((pc.value for pc in self.priority_classes.values() if pc.global_default), default=0)
+        for doc in self.docs("RuntimeClass"):
+            self._run(doc, self._runtime_class)
         for doc in self.docs("Namespace"):
             self._run(doc, self._namespace)
         for doc in self.docs("ResourceQuota"):

@@ -307,6 +307,7 @@ _HANDLED: dict[tuple[str, str], str] = {
     ("scheduling.volcano.sh", "Queue"): "Queue",
     ("scheduling.volcano.sh", "PodGroup"): "PodGroup",
     ("scheduling.k8s.io", "PriorityClass"): "PriorityClass",
+    ("node.k8s.io", "RuntimeClass"): "RuntimeClass",
     ("scheduling.sigs.k8s.io", "ElasticQuota"): "ElasticQuota",
     (PLUGINS_QUOTA_GROUP, "ElasticQuota"): "ElasticQuota",
     ("batch.volcano.sh", "Job"): "VolcanoJob",
@@ -327,6 +328,7 @@ _INFERRED_GROUP: dict[str, str] = {
     "Queue": "scheduling.volcano.sh",
     "PodGroup": "scheduling.volcano.sh",
     "PriorityClass": "scheduling.k8s.io",
+    "RuntimeClass": "node.k8s.io",
     "ElasticQuota": "scheduling.sigs.k8s.io",
     "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io",
 }
@@ -336,6 +338,7 @@ _CLUSTER_SCOPED = frozenset(
         "Namespace",
         "Queue",
         "PriorityClass",
+        "RuntimeClass",
         "KubeSchedulerConfiguration",
         "ClusterQueue",
         "Cohort",

@@ -1,4 +1,4 @@
-"""Core Kubernetes kinds: PriorityClass, Namespace, ResourceQuota, LimitRange, Pod, Node."""
+"""Core Kubernetes kinds: PriorityClass, RuntimeClass, Namespace, ResourceQuota, LimitRange, Pod, Node."""
 
 from __future__ import annotations
 
@@ -57,6 +57,51 @@ class CoreReaders(_BuilderBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.limit_ranges = NamespaceLimits()  # ``engine.manifests.limitranges``
+        # the RuntimeClasses by name: what the API server gives a pod naming one (``_runtime_class``)
+        self.runtime_classes: dict[str, dict[str, Any]] = {}
+
+    def _runtime_class(self, doc: _Doc) -> None:
+        """A RuntimeClass (``node.k8s.io/v1``): its ``overhead.podFixed`` and its ``scheduling`` (``nodeSelector``,
+        ``tolerations``), which the API server's RuntimeClass admission gives each pod naming it; checked here, kept
+        in the pod spec's own shape (``_admitted_spec``)."""
+        obj = doc.obj
+        overhead = _map(obj.get("overhead"), "overhead")
+        _rl(overhead.get("podFixed"), "overhead.podFixed")
+        scheduling = _map(obj.get("scheduling"), "scheduling")
+        selector = _string_map(scheduling.get("nodeSelector"), "scheduling.nodeSelector", doc, self.warnings)
+        tolerations = _list(scheduling.get("tolerations"), "scheduling.tolerations")
+        _tolerations(tolerations, "scheduling.tolerations")
+        self._origin("RuntimeClass", doc.name)
+        self.runtime_classes[doc.name] = {
+            "overhead": dict(overhead.get("podFixed") or {}), "nodeSelector": selector, "tolerations": tolerations,
+        }  # fmt: skip
+
+    def _admitted_spec(self, doc: _Doc, spec: Mapping[str, Any], path: str, template: bool) -> Mapping[str, Any]:
+        """``spec`` as the API server's RuntimeClass admission makes it, for a pod from manifests and a Kueue
+        workload's template (``template``; a pod read live has it already): a ``runtimeClassName`` gives it the
+        class's overhead (unless it sets its own), its node selector (merged) and its tolerations (after its own).
+        A class not in the input is named in a warning (offline) and adds nothing."""
+        name = spec.get("runtimeClassName")
+        if not name or (self.live and not template):
+            return spec
+        name = _str(name, f"{path}.runtimeClassName")
+        found = self.runtime_classes.get(name)
+        if found is None:
+            if not self.live:
+                self.warnings.append(f"{doc.where}: {path}.runtimeClassName: RuntimeClass {name!r} is not in the "
+                                     "input: its pod overhead and scheduling are not counted")  # fmt: skip
+            return spec
+        out = dict(spec)
+        if found["overhead"] and not spec.get("overhead"):
+            out["overhead"] = found["overhead"]
+        if found["nodeSelector"]:
+            own = spec.get("nodeSelector")
+            out["nodeSelector"] = {**(own if isinstance(own, Mapping) else {}), **found["nodeSelector"]}
+        if found["tolerations"]:
+            own_tolerations = spec.get("tolerations")
+            mine = list(own_tolerations) if isinstance(own_tolerations, list) else []
+            out["tolerations"] = [*mine, *(t for t in found["tolerations"] if t not in mine)]
+        return out
 
     def _priority_class(self, doc: _Doc) -> None:
         obj = doc.obj
@@ -186,7 +231,9 @@ class CoreReaders(_BuilderBase):
         path: str = "spec",
         template: bool = False,
     ) -> TaskInfo:
-        """The pod of ``spec`` (``template``: a Kueue workload's, of podgroup ``podgroup``: ``_limited_request``)."""
+        """The pod of ``spec`` (``template``: a Kueue workload's, of podgroup ``podgroup``: ``_limited_request``), as
+        the API server admits it (``_admitted_spec``)."""
+        spec = self._admitted_spec(doc, spec, path, template)
         request = self._limited_request(namespace, spec, path, podgroup if template else None)
         class_name = _str(spec.get("priorityClassName"), f"{path}.priorityClassName")
         class_priority, pc = self._class_priority(doc, class_name, f"{path}.priorityClassName")
@@ -202,10 +249,7 @@ class CoreReaders(_BuilderBase):
         phase = _str(status.get("phase"), "status.phase")
         deleting = meta.get("deletionTimestamp") not in (None, "")
         task_status = _task_status(phase, node, deleting)
-        tolerations = tuple(
-            _toleration(t, f"{path}.tolerations[{i}]")
-            for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.tolerations"))
-        )
+        tolerations = _tolerations(spec.get("tolerations"), f"{path}.tolerations")
         own_labels = {
             k: v for k, v in labels.items() if k not in (KOORD_QUOTA_NAME, KOORD_PREEMPTIBLE, PREEMPTABLE_KEY)
         }
@@ -359,6 +403,10 @@ def _task_status(phase: str, node: str | None, deleting: bool) -> TaskStatus:
     if phase == "Pending":
         return TaskStatus.BOUND
     return TaskStatus.RUNNING
+
+
+def _tolerations(raw: object, path: str) -> tuple[Toleration, ...]:
+    return tuple(_toleration(t, f"{path}[{i}]") for i, t in enumerate(_list(raw, path)))
 
 
 def _toleration(raw: object, path: str) -> Toleration:

@@ -22,7 +22,7 @@ from engine.manifests.common import KUEUE_QUEUE_LABEL
 __all__ = ["CONCURRENT_CALLS", "KINDS", "Kind", "api_client", "error_status", "kueue_config_kind", "refusal"]
 
 
-BUILT_IN_GROUPS = ("", "scheduling.k8s.io", "batch")
+BUILT_IN_GROUPS = ("", "scheduling.k8s.io", "batch", "node.k8s.io")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
+    Kind("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses", False),
     Kind("Namespace", "", "v1", "namespaces", False),
     Kind("ResourceQuota", "", "v1", "resourcequotas", True),
     Kind("LimitRange", "", "v1", "limitranges", True),

@@ -624,3 +624,21 @@ def test_a_refused_patch_is_a_problem_and_a_job_deleted_meanwhile_is_not(db: Any
         sender.write_kueue_jobs()
         assert len(sender.problems) == problems and not sender.counts, (status, sender.problems)
     assert "setting the parallelism of Job team/sample" in sender.problems[0]
+
+
+def test_live_a_suspended_jobs_template_gets_its_runtime_class_as_its_pods_will() -> None:
+    """A suspended Job has no pods yet: its template is sized and placed as the API server will admit its pods, with
+    its RuntimeClass's overhead and scheduling (Kueue adds the overhead too); a pod read live has them already."""
+    from engine.manifests import load_objects
+    from tests.unit.test_manifests import KATA
+
+    sized = job("train", 2, suspend=True)
+    sized["spec"]["template"]["spec"]["runtimeClassName"] = "kata"
+    result, invalid = load_objects([LOCAL_QUEUE, KATA, sized], live=True)
+    assert not invalid, invalid
+    assert result.snapshot.podgroups["team/train"].min_resources.raw == {"cpu": 2500, "memory": 240 * 2**20}
+    assert result.kueue_jobs["team/train"].stored()["template"]["nodeSelector"] == {"runtime": "kata"}
+    made = job_pod("train", "train-a")
+    made["spec"]["runtimeClassName"] = "kata"  # as stored: the API server gave it the overhead already
+    live, _ = load_objects([LOCAL_QUEUE, KATA, made], live=True)
+    assert live.snapshot.tasks["team/train-a"].request.raw == {"cpu": 1000, "memory": 2**30}

@@ -186,6 +186,29 @@ def test_pod_requests(spec: dict[str, Any], expected: dict[str, int]) -> None:
     assert t.best_effort is (not expected)
 
 
+KATA = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"}, "handler": "kata",
+        "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+        "scheduling": {"nodeSelector": {"runtime": "kata"}, "tolerations": [{"key": "kata", "operator": "Exists"}]}}  # fmt: skip
+
+
+def test_a_pods_runtime_class_gives_it_its_overhead_and_scheduling_as_the_api_server_does() -> None:
+    """The API server's RuntimeClass admission (tests/kube/real/test_apiserver.py checks the real one): the class's
+    overhead (unless the pod sets its own), its node selector merged into the pod's, its tolerations after the pod's."""
+    spec = {"runtimeClassName": "kata", "nodeSelector": {"zone": "a"}, "containers": [container({"cpu": "1"})]}
+    t = only_task(load(KATA, pod("p", spec=spec)))
+    assert t.request == ResourceList({"cpu": 1250, "memory": 120 * 2**20})
+    assert t.node_selector == {"zone": "a", "runtime": "kata"}
+    assert [tol.key for tol in t.tolerations] == ["kata"]
+    own = only_task(load(KATA, pod("p", spec={**spec, "overhead": {"cpu": "100m"}})))
+    assert own.request == ResourceList({"cpu": 1100})
+    # a class the input does not hold: nothing added, and a warning says so
+    result = load(pod("p", spec=spec))
+    assert only_task(result).request == ResourceList({"cpu": 1000}) and only_task(result).node_selector == {"zone": "a"}
+    assert any("RuntimeClass 'kata' is not in the input" in w for w in result.warnings), result.warnings
+    bad = {**KATA, "overhead": {"podFixed": {"cpu": "lots"}}}
+    assert "overhead.podFixed" in error_of(bad)
+
+
 @pytest.mark.parametrize(
     ("phase", "node", "deleting", "status"),
     [

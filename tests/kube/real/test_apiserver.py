@@ -165,3 +165,34 @@ def test_pod_level_resources_count_as_the_api_server_defaults_them(control_plane
                     assert result.snapshot.tasks[f"default/pod-level-{i}"].request.raw == counted, (case, live, doc)
             finally:
                 core.delete_namespaced_pod(f"pod-level-{i}", "default", grace_period_seconds=0)
+
+
+def test_a_runtime_class_gives_a_pod_what_fairway_counts_from_its_manifest(control_plane: ControlPlane) -> None:
+    """The API server's RuntimeClass admission gives a pod naming a class the class's overhead, node selector and
+    tolerations; Fairway's reading of the submitted pod with the class (``fairway simulate``, a suspended Job's
+    template) counts the same request and placement as its reading of the pod the server stored."""
+    from engine.manifests import load_objects
+    from tests.unit.test_manifests import KATA
+
+    with control_plane.api_client() as api:
+        k8s.NodeV1Api(api).create_runtime_class({k: v for k, v in KATA.items() if k not in ("apiVersion", "kind")})
+        core = k8s.CoreV1Api(api)
+        container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kata-pod", "namespace": "default"},
+                "spec": {"schedulerName": "fairway", "runtimeClassName": "kata", "nodeSelector": {"zone": "a"},
+                         "containers": [container]}}  # fmt: skip
+        stored = api.sanitize_for_serialization(core.create_namespaced_pod("default", body))
+        stored.update(apiVersion="v1", kind="Pod")
+        try:
+            read = {}
+            for doc, live in ((body, False), (stored, True)):
+                result, invalid = load_objects([KATA, doc], live=live)
+                assert not invalid, invalid
+                read[live] = result.snapshot.tasks["default/kata-pod"]
+            assert read[False].request == read[True].request and read[True].request.raw == {
+                "cpu": 1250, "memory": 120 * 2**20}  # fmt: skip
+            assert read[False].node_selector == read[True].node_selector == {"zone": "a", "runtime": "kata"}
+            assert "kata" in {t.key for t in read[False].tolerations} & {t.key for t in read[True].tolerations}
+        finally:
+            core.delete_namespaced_pod("kata-pod", "default", grace_period_seconds=0)
+            k8s.NodeV1Api(api).delete_runtime_class("kata")
