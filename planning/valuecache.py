@@ -21,11 +21,13 @@ new revisions: the same object, so that what is derived from it (``planning.metr
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from core.models import Revision
 from engine.session.carry import SessionCarry
+from engine.session.order import JobOrder, job_order
 from engine.values import QuotaValues, compute_values
 from scheduling.feed.mirror import forget, mirror_of
 from scheduling.models import Cluster
@@ -102,3 +104,20 @@ def clear() -> None:
         _entries.clear()
         _carries.clear()
     forget()
+
+
+_orders_lock = threading.Lock()
+_orders: dict[int, tuple[Any, JobOrder]] = {}  # cluster id -> (the snapshot it was computed on, its order)
+
+
+def order_of(cluster: Cluster, snapshot: Any, values: Any) -> JobOrder:
+    """The engine's order of the waiting jobs of every queue (``engine.session.order``), computed once per
+    snapshot: ``current`` hands out the same snapshot object while the database does not change."""
+    with _orders_lock:
+        cached = _orders.get(cluster.pk)
+        if cached is not None and cached[0] is snapshot:
+            return cached[1]
+    order = job_order(snapshot, now=time.time(), values=values)
+    with _orders_lock:
+        _orders[cluster.pk] = (snapshot, order)
+    return order

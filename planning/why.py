@@ -23,6 +23,7 @@ from engine.flavors import flavors_sentence
 from engine.session.decisions import blocker_json
 from engine.usage import QUEUE, QUOTA, UsageHistory, past_text
 from engine.vocabulary import BLOCKER_TREE, BlockerKind
+from planning import valuecache
 from planning.estimates import estimate_of
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
@@ -221,7 +222,32 @@ def why_podgroup(
         # when a waiting job will likely start (planning.estimates: a forward replay with drawn runtimes); None when
         # it does not wait
         "start_estimate": estimate_of(pg, now or timezone.now()),
+        # where it stands among the waiting jobs of its queue and of its LocalQueue; None when it has none to place
+        "queue_position": queue_position(pg),
     }
+
+
+def queue_position(pg: PodGroup) -> dict[str, Any] | None:
+    """Where a waiting job stands, as Kueue's visibility API says it of a pending workload: its place (1: served
+    first) among its queue's waiting jobs in the order the next session takes them (the engine's order on the
+    cluster's state now, ``planning.valuecache.order_of``), the jobs ahead of it, and, for a job submitted to a
+    LocalQueue, its place among that LocalQueue's. None when it has no pod left to place."""
+    snapshot, values = valuecache.current(pg.cluster)
+    key = f"{pg.namespace.name}/{pg.name}"
+    jobs = valuecache.order_of(pg.cluster, snapshot, values).of(pg.queue.name)
+    if key not in jobs:
+        return None
+    position = jobs.index(key) + 1
+    out: dict[str, Any] = {"position": position, "ahead": position - 1, "waiting": len(jobs)}
+    out["local_queue"] = out["local_queue_position"] = None
+    if pg.local_queue:
+        same = PodGroup.objects.filter(
+            cluster_id=pg.cluster_id, queue_id=pg.queue_id, namespace_id=pg.namespace_id, local_queue=pg.local_queue
+        ).values_list("name", flat=True)
+        mine = {f"{pg.namespace.name}/{name}" for name in same}
+        out["local_queue"] = f"{pg.namespace.name}/{pg.local_queue}"
+        out["local_queue_position"] = sum(1 for k in jobs[:position] if k in mine)
+    return out
 
 
 def _recycling(pg: PodGroup, now: datetime) -> list[dict[str, Any]]:

@@ -948,6 +948,19 @@ class StartEstimateSerializer(serializers.Serializer):
     draws = serializers.IntegerField()
 
 
+class QueuePositionSerializer(serializers.Serializer):
+    """Where a waiting job stands in its queue (``planning.why.queue_position``), as Kueue's visibility API gives a
+    pending workload's positions."""
+
+    position = serializers.IntegerField(help_text="Its place among its queue's waiting jobs, 1: served first")
+    ahead = serializers.IntegerField(help_text="The waiting jobs of its queue the next session serves before it")
+    waiting = serializers.IntegerField(help_text="The waiting jobs of its queue")
+    local_queue = serializers.CharField(allow_null=True, help_text="Its LocalQueue (namespace/name); null: none")
+    local_queue_position = serializers.IntegerField(
+        allow_null=True, help_text="Its place among its LocalQueue's waiting jobs, 1: served first; null: none"
+    )
+
+
 class WhySerializer(serializers.Serializer):
     """The schema of ``podgroups/{id}/why/`` (``planning.why.why_podgroup`` builds the answer)."""
 
@@ -993,6 +1006,11 @@ class WhySerializer(serializers.Serializer):
         allow_null=True,
         help_text="For a waiting job, when it will likely start (a forward replay from the cluster's state with "
         "runtimes drawn from its queue's recorded ones); null when it does not wait",
+    )
+    queue_position = QueuePositionSerializer(
+        allow_null=True,
+        help_text="Where it stands among the waiting jobs of its queue and of its LocalQueue, in the order the next "
+        "session serves them; null when it has no pod left to place",
     )
 
 

@@ -261,6 +261,11 @@ def print_why(data: dict[str, Any]) -> None:
     if estimate:
         later = " (ask again in a few seconds)" if estimate.get("state") == "pending" else ""
         print(f"\nWhen will it start? {estimate['sentence'][:1].upper()}{estimate['sentence'][1:]}{later}.")
+    place = why.get("queue_position")  # (planning.why.queue_position)
+    if place:
+        print(f"\nPlace in queue {why['queue']}: {place['position']} of {place['waiting']} waiting"
+              f" ({plural(place['ahead'], 'job')} ahead)", end="")  # fmt: skip
+        print(f"; {place['local_queue_position']} in LocalQueue {place['local_queue']}" if place["local_queue"] else "")
     node = why.get("blocking_node")
     blocker = why.get("blocker") or {}
     if node:

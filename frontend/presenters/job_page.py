@@ -9,8 +9,6 @@ the job's size: the podgroup, its pods, its reasons, its evictions, the preempto
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,13 +18,13 @@ from django.utils import timezone
 
 from engine.flavors import flavored, flavors_sentence
 from engine.resources import split_flavor
-from engine.session.order import JobOrder, job_order
 from engine.session.reasons import BLOCKER_WORDS
 from engine.vocabulary import WAITING_PHASES, PodGroupPhase, TaskStatus
 from engine.wording import plural
 from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
 from planning import why
+from planning.valuecache import order_of
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
 
 REASON_ROWS = 100
@@ -244,23 +242,6 @@ def _asks(snapshot: Any, keys: Sequence[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-_orders_lock = threading.Lock()
-_orders: dict[int, tuple[Any, JobOrder]] = {}  # cluster id -> (the snapshot it was computed on, its order)
-
-
-def order_of(cluster: Cluster, snapshot: Any, values: Any) -> JobOrder:
-    """The engine's order of the waiting jobs of every queue (``engine.session.order``), computed once per
-    snapshot: ``planning.valuecache`` hands out the same snapshot object while the database does not change."""
-    with _orders_lock:
-        cached = _orders.get(cluster.pk)
-        if cached is not None and cached[0] is snapshot:
-            return cached[1]
-    order = job_order(snapshot, now=time.time(), values=values)
-    with _orders_lock:
-        _orders[cluster.pk] = (snapshot, order)
-    return order
-
-
 def place_in_queue(
     cluster: Cluster, snapshot: Any, values: Any, podgroup: PodGroup, can_open: set[str] | None
 ) -> dict[str, Any] | None:
@@ -303,7 +284,10 @@ def place_in_queue(
     for pg in holders:
         for k, v in pg.min_resources.items():
             held[k] = held.get(k, 0) + int(v)
+    local = why.queue_position(podgroup) if podgroup.local_queue else None  # (the same order, kept)
     return {
+        "local_queue": local["local_queue"] if local else None,
+        "local_queue_position": local["local_queue_position"] if local else None,
         "reserving": len(holders),
         "reserving_text": plural(len(holders), "admitted job"),
         "reserved": amounts(held),

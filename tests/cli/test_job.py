@@ -156,6 +156,27 @@ def test_job_why_says_when_the_job_will_start(cli: Run, jobs: dict[str, Any], se
     assert code == 0 and "When will it start?" not in out
 
 
+def test_job_why_says_where_the_job_stands_in_its_queue_and_local_queue(cli: Run, jobs: dict[str, Any]) -> None:
+    """As Kueue's visibility API gives a pending workload's positions: among the queue's waiting jobs in the order
+    the next session serves them, and among its LocalQueue's."""
+    from scheduling.models import PodGroup
+
+    big = PodGroup.objects.get(name="big")
+    for i, local_queue in enumerate(("lq", "", "lq")):  # later than big, in this order
+        PodGroup.objects.create(cluster=big.cluster, namespace=big.namespace, name=f"later-{i}", queue=big.queue,
+                                min_member=1, min_resources=big.min_resources, local_queue=local_queue or None,
+                                created=big.created + timedelta(seconds=i + 1))  # fmt: skip
+    why = json.loads(cli("job", "why", "nlp/later-2", "-o", "json")[1])["why"]
+    assert why["queue_position"] == {"position": 4, "ahead": 3, "waiting": 4, "local_queue": "nlp/lq",
+                                     "local_queue_position": 2}, why["queue_position"]  # fmt: skip
+    code, out, err = cli("job", "why", "nlp/big")
+    assert code == 0, err
+    assert "Place in queue nlp: 1 of 4 waiting (0 jobs ahead)\n" in out, out
+    code, out, _ = cli("job", "why", "nlp/later-0")
+    assert "Place in queue nlp: 2 of 4 waiting (1 job ahead); 1 in LocalQueue nlp/lq" in out, out
+    assert json.loads(cli("job", "why", "nlp/small", "-o", "json")[1])["why"]["queue_position"] is None  # it runs
+
+
 def test_why_endpoint_is_permissioned_like_podgroups(cli: Run, jobs: dict[str, Any], live_server: Any) -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group

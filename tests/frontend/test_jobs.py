@@ -70,6 +70,19 @@ def test_the_place_in_the_queue_follows_the_engines_order(admin_client: Any, len
     assert admin_client.get("/jobs/x-ns/train/").context["place"] is None  # running: not in the order
 
 
+def test_a_job_of_a_local_queue_sees_its_place_there_too(admin_client: Any, lending: None) -> None:
+    """Among its LocalQueue's waiting jobs, in the same order (Kueue's positionInLocalQueue)."""
+    for name in ("first", "second"):
+        b.job("x-ns", name, "xq", 1, {"cpu": "5"})
+        PodGroup.objects.filter(name=name).update(local_queue="lq")
+    response = admin_client.get("/jobs/x-ns/second/")
+    place = response.context["place"]
+    assert place["ahead_text"] == "2 jobs ahead of it"
+    assert (place["local_queue"], place["local_queue_position"]) == ("x-ns/lq", 2)
+    assert "In its LocalQueue x-ns/lq: position 2." in response.content.decode()
+    assert admin_client.get("/jobs/x-ns/eval/").context["place"]["local_queue"] is None
+
+
 def test_a_gang_running_in_part_has_a_place_in_its_queue(admin_client: Any, lending: None) -> None:
     """A gang with one pod running and one to place (Unknown) is walked again by allocate: the page gives its place
     instead of "not known yet"."""
