@@ -221,9 +221,9 @@ def _released_text(released: int, replaced: int) -> str:
     return text
 
 
-def suspend(podgroup: PodGroup, user: Any, now: datetime) -> Done:
+def suspend(podgroup: PodGroup, user: Any, now: datetime, *, by: str | None = None) -> Done:
     """Hold the job: see the module docstring. 409 (``JobActionRefused``) when it is suspended already, completed or
-    being deleted."""
+    being deleted. ``by``: who, when it is Fairway itself rather than ``user`` (``scheduling.max_exec``)."""
     with transaction.atomic():
         _after_sessions(podgroup.cluster_id)
         pg = _locked(podgroup)
@@ -233,7 +233,7 @@ def suspend(podgroup: PodGroup, user: Any, now: datetime) -> Done:
                 f"job {_name(pg)} is suspended already (by {pg.suspended_by or 'a person'} at "
                 f"{pg.suspended_at:%H:%M:%S} UTC); resume it to let it run"
             )
-        who = _who(user)
+        who = by or _who(user)
         message = f"suspended by {who}: not admitted and none of its pods placed until it is resumed"
         released, replaced = _release(pg, now, EvictionAction.SUSPEND, SUSPENDED, message)
         message += f"; {_released_text(released, replaced)}"
@@ -243,7 +243,7 @@ def suspend(podgroup: PodGroup, user: Any, now: datetime) -> Done:
         )  # fmt: skip
         pg.phase = PodGroupPhase.PENDING
         _history(pg, now, SUSPENDED, message, "suspended")
-    _audit("suspend", pg, user)
+    _audit("suspend", pg, user, by)
     return Done("suspend", message, released, replaced)
 
 
@@ -350,10 +350,10 @@ def manifests(podgroup: PodGroup) -> list[dict[str, Any]]:
     return job_manifests(info, tasks, class_priority)
 
 
-def _audit(action: str, pg: PodGroup, user: Any) -> None:
+def _audit(action: str, pg: PodGroup, user: Any, by: str | None = None) -> None:
     """Everyone's action is in the job's reason history; an admin's is also an admin change in the security log
-    (as the Django admin's changes are: ``security.events``)."""
-    logger.info("job %s of cluster %s: %s by %s", _name(pg), pg.cluster.name, _past(action), _who(user))
+    (as the Django admin's changes are: ``security.events``). ``by``: Fairway's own, named."""
+    logger.info("job %s of cluster %s: %s by %s", _name(pg), pg.cluster.name, _past(action), by or _who(user))
     if user is None or not getattr(user, "is_staff", False):
         return
     from security.log import security_event

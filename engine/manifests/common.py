@@ -92,6 +92,8 @@ KUBEFLOW_REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 KUBEFLOW_JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # a pod's or Job's LocalQueue
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a pod's or Job's WorkloadPriorityClass
+# a Job's (JobSet's, ...) maximum execution time: admitted longer than that in all, it is suspended (``max_exec``)
+KUEUE_MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's least count (partial admission)
 # a Job's own parallelism, kept by the Kubernetes adapter when it lowers ``spec.parallelism`` to the count a partial
 # admission gave (``scheduling.kube.mirror_out``): the reader counts the Job's pods from it, as Kueue from its workload
@@ -212,6 +214,8 @@ class KueueJob:
     template: Mapping[str, Any] | None = None
     # why its templates fall outside its namespace's LimitRanges (``kueuejobs.job_wait``: it waits while so)
     limit_range: str | None = None
+    # its ``kueue.x-k8s.io/max-exec-time-seconds`` (``max_exec``; None: none): admitted longer, it is suspended
+    max_exec_seconds: int | None = None
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
@@ -226,6 +230,8 @@ class KueueJob:
             stored["template"] = dict(self.template)
         if self.limit_range is not None:  # it waits while its templates fall outside the LimitRanges
             stored["limitRange"] = self.limit_range
+        if self.max_exec_seconds is not None:  # suspended once admitted longer (``scheduling.max_exec``)
+            stored["maxExecSeconds"] = self.max_exec_seconds
         return stored
 
     def owner(self, name: str) -> str:
@@ -1098,3 +1104,17 @@ class _BuilderBase:
             self.quota_namespaces[spec.name] = namespaces
         else:
             self.quota_namespaces.pop(spec.name, None)
+
+
+def max_exec(labels: Mapping[str, str]) -> int | None:
+    """A Kueue workload's maximum execution time, its ``kueue.x-k8s.io/max-exec-time-seconds`` label (None: not
+    set): a whole number of seconds above 0, as Kueue's webhook requires; a ``_FieldError`` names the label."""
+    raw = labels.get(KUEUE_MAX_EXEC_LABEL)
+    if raw is None:
+        return None
+    value = raw.strip()
+    if not value.isdigit() or not 0 < int(value) <= 2**31 - 1:
+        raise _FieldError(
+            f"metadata.labels[{KUEUE_MAX_EXEC_LABEL}]: {raw!r} is not a whole number of seconds from 1 to {2**31 - 1}"
+        )
+    return int(value)

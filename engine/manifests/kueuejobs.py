@@ -46,6 +46,7 @@ from engine.manifests.common import (
     _FieldError,
     _int,
     _time,
+    max_exec,
 )
 from engine.manifests.core import read_placement
 from engine.manifests.export import placement_spec
@@ -204,7 +205,7 @@ class KueueJobReaders(KueuePodGroupReaders):
         placement = self._placement(doc, sample) if suspend else None  # where its pods may run, before it has any
         self.kueue_jobs[key] = KueueJob(
             labels[KUEUE_QUEUE_LABEL], count, least, bool(suspend), parallelism,
-            resumed_at=resumed, template=placement, limit_range=limit_range,
+            resumed_at=resumed, template=placement, limit_range=limit_range, max_exec_seconds=max_exec(labels),
         )  # fmt: skip
         self._job_podgroup(doc, queue, labels, count, sample, group_phase(tasks) if tasks else PodGroupPhase.PENDING)
         if placement is not None and why is None:  # admissible while suspended: read as its template's pod

@@ -56,6 +56,7 @@ from engine.manifests.common import (
     _str,
     _string_map,
     _time,
+    max_exec,
 )
 from engine.manifests.core import CoreReaders
 from engine.manifests.kueuegroups import group_phase
@@ -208,7 +209,7 @@ class KueuePodSetReaders(CoreReaders):
         phase = PodGroupPhase.PENDING
         if self.live:
             names = tuple(p.name for p in pod_sets)
-            phase = self._live_pod_set_wait(doc, (labels[KUEUE_QUEUE_LABEL], queue), pg_key, total, names)
+            phase = self._live_pod_set_wait(doc, labels, queue, pg_key, total, names)
         else:
             for pod_set, sample in zip(pod_sets, samples, strict=True):
                 self._add_pod_set_pods(doc, pod_set, sample)
@@ -249,12 +250,13 @@ class KueuePodSetReaders(CoreReaders):
                     self.live_pod_set_jobs[f"{doc.namespace}/{doc.name}"] = (doc.kind, uid)
 
     def _live_pod_set_wait(
-        self, doc: _Doc, queues: tuple[str, str], pg_key: str, total: int, pod_sets: tuple[str, ...]
+        self, doc: _Doc, labels: Mapping[str, str], queue: str, pg_key: str, total: int, pod_sets: tuple[str, ...]
     ) -> PodGroupPhase:
         """Live: whether the workload waits for its pods (or, suspended, in a flavored ClusterQueue), kept as a Kueue
-        Job's count is (``kueue_jobs``: the adapter stores it, the sessions wait by it); ``queues``: its LocalQueue
-        and its ClusterQueue's queue; its podgroup's phase from its pods."""
-        local_queue, queue = queues
+        Job's count is (``kueue_jobs``: the adapter stores it, the sessions wait by it); ``labels``: the object's
+        (its LocalQueue, its maximum execution time); ``queue``: its ClusterQueue's queue; its podgroup's phase from
+        its pods."""
+        local_queue = labels[KUEUE_QUEUE_LABEL]
         tasks = self.job_pods.get(pg_key, [])
         run_policy = doc.spec.get("runPolicy") if doc.kind != "JobSet" else None
         where = doc.spec if run_policy is None else _map(run_policy, "spec.runPolicy")
@@ -272,6 +274,7 @@ class KueuePodSetReaders(CoreReaders):
         self.kueue_jobs[pg_key] = KueueJob(
             local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets,
             resumed_at=resumed_at(doc, self._annotations(doc), self.warnings), limit_range=limit_range,
+            max_exec_seconds=max_exec(labels),
         )  # fmt: skip
         return group_phase(tasks) if tasks else PodGroupPhase.PENDING
 

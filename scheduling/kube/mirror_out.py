@@ -115,7 +115,8 @@ class Sender:
         return self._values
 
     def send_all(self) -> dict[str, int]:
-        for step in (self.send_bindings, self.write_kueue_jobs, self.send_evictions, self.send_deletions,
+        for step in (self.enforce_max_exec_time, self.send_bindings, self.write_kueue_jobs, self.send_evictions,
+                     self.send_deletions,
                      self.write_podgroup_status,
                      self.write_queue_status, self.write_elastic_quotas, self.write_trees,
                      self.send_problem_events):  # fmt: skip
@@ -180,6 +181,16 @@ class Sender:
         except k8s.ApiException as exc:
             return exc
         return None
+
+    def enforce_max_exec_time(self) -> None:
+        """Kueue's maximum execution time (``scheduling.max_exec``): a job labelled with one that has been admitted
+        that long is suspended (its pods evicted below, in this pass; a Kueue Job the adapter resumed is suspended
+        again by ``write_kueue_jobs``), as Kueue deactivates it."""
+        from scheduling import max_exec
+
+        for done in max_exec.enforce(self.cluster.pk, self.now):
+            self._count("max_exec_suspended")
+            logger.info("cluster %s: %s", self.cluster.name, done.message)
 
     def write_kueue_jobs(self) -> None:
         """Kueue's Jobs as Kueue's controller keeps them, each with one merge patch (``_job_patch``):

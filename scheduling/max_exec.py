@@ -1,0 +1,77 @@
+"""Kueue's maximum execution time: a Kueue Job, JobSet, Kubeflow job or MPIJob labelled
+``kueue.x-k8s.io/max-exec-time-seconds: "N"`` that has been admitted (Inqueue, Running or Unknown) for N seconds in
+all is suspended, as Kueue deactivates such a workload (``MaximumExecutionTimeExceeded``): its pods that hold a node
+are evicted, no session admits or places it again, and a person resumes it (the job action) to give it a new N.
+
+The time admitted is read from the job's history (``PodGroupReason``: a row each time its phase or reason changed),
+since the last time a person resumed it (Kueue clears the accumulated time when a workload is reactivated): the
+intervals it spent in an admitted phase, the current one up to ``now`` included, as Kueue adds a workload's past
+admissions (``accumulatedPastExecutionTimeSeconds``) to the current one. Read live: the label is on the cluster's
+objects (``engine.manifests.common.max_exec``), kept with the job's row (``PodGroup.kueue_job``); the Kubernetes
+adapter checks each pass (``scheduling.kube.mirror_out.Sender.enforce_max_exec_time``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from engine.vocabulary import PodGroupPhase
+from scheduling import job_actions
+from scheduling.models import PodGroup
+
+REASON = "MaximumExecutionTimeExceeded"  # Kueue's
+_ADMITTED = (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN)
+
+
+def admitted_seconds(history: Iterable[tuple[datetime, str, str]], phase: str, now: datetime) -> float:
+    """The seconds a job spent admitted: ``history`` its (time, phase, reason) rows oldest first, ``phase`` its phase
+    now. Counted from the last row a person's resume wrote (``job_actions.RESUMED``), if any."""
+    total, since = 0.0, None
+    for time, row_phase, reason in history:
+        if reason == job_actions.RESUMED:
+            total, since = 0.0, None
+            continue
+        if row_phase in _ADMITTED and since is None:
+            since = time
+        elif row_phase not in _ADMITTED and since is not None:
+            total += (time - since).total_seconds()
+            since = None
+    if since is not None and phase in _ADMITTED:
+        total += max(0.0, (now - since).total_seconds())
+    return total
+
+
+def overdue(cluster_id: int, now: datetime) -> list[tuple[PodGroup, int, float]]:
+    """The cluster's admitted jobs with a maximum execution time that have used it up: (job, its maximum, the
+    seconds admitted)."""
+    rows = PodGroup.objects.filter(
+        cluster_id=cluster_id,
+        phase__in=_ADMITTED,
+        suspended_at=None,
+        deletion_requested_at=None,
+        kueue_job__has_key="maxExecSeconds",
+    ).select_related("cluster", "namespace", "queue")
+    out = []
+    for pg in rows:
+        limit = (pg.kueue_job or {}).get("maxExecSeconds")
+        if not isinstance(limit, int):
+            continue
+        history = pg.reasons.order_by("time", "id").values_list("time", "phase", "reason")
+        used = admitted_seconds(history, pg.phase, now)
+        if used >= limit:
+            out.append((pg, limit, used))
+    return out
+
+
+def enforce(cluster_id: int, now: datetime) -> list[Any]:
+    """Suspend the jobs ``overdue`` finds, each as a job action by Fairway naming the rule; returns what each
+    action did (``job_actions.Done``). A job that is suspended, completed or deleted meanwhile is left."""
+    done = []
+    for pg, limit, used in overdue(cluster_id, now):
+        by = f"Fairway ({REASON}: admitted {used:,.0f} s of its maximum execution time of {limit:,} s)"
+        try:
+            done.append(job_actions.suspend(pg, None, now, by=by[:150]))
+        except job_actions.JobActionRefused:
+            continue
+    return done
