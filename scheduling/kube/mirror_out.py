@@ -56,6 +56,7 @@ from engine.manifests.kueuejobs import ORIGINAL_PLACEMENT, RESUMED
 from engine.resources import ResourceList, is_unlimited
 from engine.vocabulary import PodGroupPhase
 from quotas.models import Namespace, Queue, ResourceFlavor
+from scheduling import max_exec
 from scheduling.agent import confirm_gone
 from scheduling.choices import PodStatus
 from scheduling.kube.client import CONCURRENT_CALLS, KIND_BY_PATH, Kind, error_status, refusal
@@ -186,8 +187,6 @@ class Sender:
         """Kueue's maximum execution time (``scheduling.max_exec``): a job labelled with one that has been admitted
         that long is suspended (its pods evicted below, in this pass; a Kueue Job the adapter resumed is suspended
         again by ``write_kueue_jobs``), as Kueue deactivates it."""
-        from scheduling import max_exec
-
         for done in max_exec.enforce(self.cluster.pk, self.now):
             self._count("max_exec_suspended")
             logger.info("cluster %s: %s", self.cluster.name, done.message)
