@@ -10,7 +10,7 @@ opened (``hidden``). Read-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -233,8 +233,13 @@ def queue_position(pg: PodGroup) -> dict[str, Any] | None:
     cluster's state now, ``planning.valuecache.order_of``), the jobs ahead of it, and, for a job submitted to a
     LocalQueue, its place among that LocalQueue's. None when it has no pod left to place."""
     snapshot, values = valuecache.current(pg.cluster)
+    return place_among(pg, valuecache.order_of(pg.cluster, snapshot, values).of(pg.queue.name))
+
+
+def place_among(pg: PodGroup, jobs: Sequence[str]) -> dict[str, Any] | None:
+    """``queue_position`` of ``pg`` among ``jobs``, its queue's waiting jobs in the engine's order (the job page
+    passes the order it holds)."""
     key = f"{pg.namespace.name}/{pg.name}"
-    jobs = valuecache.order_of(pg.cluster, snapshot, values).of(pg.queue.name)
     if key not in jobs:
         return None
     position = jobs.index(key) + 1

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.vocabulary import PodGroupPhase
 from scheduling import job_actions
-from scheduling.models import PodGroup
+from scheduling.models import PodGroup, PodGroupReason
 
 REASON = "MaximumExecutionTimeExceeded"  # Kueue's
 _ADMITTED = (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN)
@@ -52,13 +52,14 @@ def overdue(cluster_id: int, now: datetime) -> list[tuple[PodGroup, int, float]]
         deletion_requested_at=None,
         kueue_job__has_key="maxExecSeconds",
     ).select_related("cluster", "namespace", "queue")
+    limited = [(pg, limit) for pg in rows if isinstance(limit := (pg.kueue_job or {}).get("maxExecSeconds"), int)]
+    histories: dict[int, list[tuple[datetime, str, str]]] = {pg.pk: [] for pg, _ in limited}
+    reasons = PodGroupReason.objects.filter(podgroup_id__in=histories).order_by("podgroup_id", "time", "id")
+    for podgroup_id, time, phase, reason in reasons.values_list("podgroup_id", "time", "phase", "reason"):
+        histories[podgroup_id].append((time, phase, reason))  # every job's history in one query
     out = []
-    for pg in rows:
-        limit = (pg.kueue_job or {}).get("maxExecSeconds")
-        if not isinstance(limit, int):
-            continue
-        history = pg.reasons.order_by("time", "id").values_list("time", "phase", "reason")
-        used = admitted_seconds(history, pg.phase, now)
+    for pg, limit in limited:
+        used = admitted_seconds(histories[pg.pk], pg.phase, now)
         if used >= limit:
             out.append((pg, limit, used))
     return out

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from engine.admission import label_pairs
 from engine.manifests.common import (
@@ -286,8 +286,12 @@ class CoreReaders(_BuilderBase):
             ranges: LimitRangeSummary | None = self.limit_ranges.summaries.get(namespace, LimitRangeSummary())
         else:
             ranges = None if self.live else self.limit_ranges.summaries.get(namespace)
-        request = _pod_request(spec, path, ranges)
-        found = limit_range_violations(spec, path, ranges) if ranges is not None else []
+        if ranges is None:
+            return _pod_request(spec, path)
+        init, main = _containers(spec, path, ranges)  # read once, for the request and the checks
+        request = _requests_of(spec, path, init, main)
+        # (Kueue's order: the init containers, then the containers, then the whole pod)
+        found = ranges.violations(((c.path, c.requests, c.limits) for c in (*init, *main)), request)
         if found and template is None:
             raise _FieldError(f"{'; '.join(found)} (the API server's LimitRanger refuses such a pod)")
         if found and template is not None:
@@ -504,27 +508,49 @@ def _node_requirement(raw: object, path: str) -> NodeSelectorRequirement:
     return NodeSelectorRequirement(key, operator, values)
 
 
-def _container_request(raw: object, path: str, ranges: LimitRangeSummary | None = None) -> tuple[ResourceList, bool]:
+class _Container(NamedTuple):
+    """A container of a pod spec, read once: where it is, its requests and limits as the API server defaults them,
+    and whether it is a sidecar (an init container with ``restartPolicy: Always``)."""
+
+    path: str
+    requests: ResourceList
+    limits: ResourceList
+    sidecar: bool
+
+
+def _container(raw: object, path: str, ranges: LimitRangeSummary | None = None) -> _Container:
     """A container's requests (a limit without a request counts as the request; then ``ranges``' defaults, as the
-    API server gives them) and whether it is a sidecar."""
+    API server gives them) and limits (with ``ranges``' default limits)."""
     c = _map(raw, path)
     resources = _map(c.get("resources"), f"{path}.resources")
     asked = _rl(resources.get("requests"), f"{path}.resources.requests")
     limits = _rl(resources.get("limits"), f"{path}.resources.limits")
     sidecar = c.get("restartPolicy") == "Always"
     if ranges is not None and ranges.container is not None:
-        return ResourceList(ranges.container_request(asked, limits)[0]), sidecar
+        requests, defaulted = ranges.container_request(asked, limits)
+        return _Container(path, ResourceList.trusted(requests), ResourceList.trusted(defaulted), sidecar)
     if all(name in asked for name in limits):
-        return asked, sidecar  # every limit has its request (or there are none): the requests as they are
+        return _Container(path, asked, limits, sidecar)  # every limit has its request (or there are none)
     requests = dict(asked)
     for name, amount in limits.items():
         requests.setdefault(name, amount)
-    return ResourceList(requests), sidecar
+    return _Container(path, ResourceList(requests), limits, sidecar)
+
+
+def _containers(
+    spec: Mapping[str, Any], path: str, ranges: LimitRangeSummary | None
+) -> tuple[list[_Container], list[_Container]]:
+    """The pod's init containers and its containers, each read once."""
+    main = [_container(c, f"{path}.containers[{i}]", ranges)
+            for i, c in enumerate(_list(spec.get("containers"), f"{path}.containers"))]  # fmt: skip
+    init = [_container(c, f"{path}.initContainers[{i}]", ranges)
+            for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.initContainers"))]  # fmt: skip
+    return init, main
 
 
 def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRangeSummary | None = None) -> ResourceList:
-    """Kubernetes' PodRequests: max(containers + sidecars, each init container + earlier sidecars) + overhead; each
-    container with ``ranges``' defaults (its namespace's LimitRanges) when given."""
+    """Kubernetes' PodRequests of ``spec`` (``_requests_of``), each container with ``ranges``' defaults (its
+    namespace's LimitRanges) when given."""
     containers = spec.get("containers")
     if (
         ranges is None
@@ -534,21 +560,25 @@ def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRange
         and not spec.get("overhead")
         and not spec.get("resources")
     ):
-        return _container_request(containers[0], f"{path}.containers[0]")[0]  # one container: its request is the pod's
-    total = ResourceList.total(
-        _container_request(c, f"{path}.containers[{i}]", ranges)[0]
-        for i, c in enumerate(_list(spec.get("containers"), f"{path}.containers"))
-    )
+        return _container(containers[0], f"{path}.containers[0]").requests  # one container: its request is the pod's
+    return _requests_of(spec, path, *_containers(spec, path, ranges))
+
+
+def _requests_of(
+    spec: Mapping[str, Any], path: str, init: Sequence[_Container], main: Sequence[_Container]
+) -> ResourceList:
+    """Kubernetes' PodRequests over the pod's containers (``_containers``): max(containers + sidecars, each init
+    container + earlier sidecars), under the pod's own resources (``_pod_level``), + overhead."""
+    total = ResourceList.total(c.requests for c in main)
     sidecars = ResourceList()
     init_peak = ResourceList()
-    for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.initContainers")):
-        request, sidecar = _container_request(c, f"{path}.initContainers[{i}]", ranges)
-        if sidecar:
-            total = total + request
-            sidecars = sidecars + request
+    for c in init:
+        if c.sidecar:
+            total = total + c.requests
+            sidecars = sidecars + c.requests
             init_peak = init_peak.maximum(sidecars)
         else:
-            init_peak = init_peak.maximum(request + sidecars)
+            init_peak = init_peak.maximum(c.requests + sidecars)
     return _pod_level(spec, path, total.maximum(init_peak)) + _rl(spec.get("overhead"), f"{path}.overhead")
 
 
@@ -556,7 +586,7 @@ def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> 
     """The containers' request ``containers`` under the pod's own ``spec.resources`` (Kubernetes' pod-level
     resources, on by default since 1.34): for cpu, memory and hugepages the pod's request when it sets one, else the
     containers' when they ask for it, else the pod's limit (the API server's defaulting, checked against the real one
-    in tests/kube/real/test_kueue_jobs_real.py); any other resource stays the containers'."""
+    in tests/kube/real/test_apiserver.py); any other resource stays the containers'."""
     raw = spec.get("resources")
     if not raw:
         return containers
@@ -574,17 +604,3 @@ def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> 
 def _pod_level_resource(name: str) -> bool:
     """Whether the pod's own ``spec.resources`` sets ``name`` (Kubernetes' IsSupportedPodLevelResource)."""
     return name in ("cpu", "memory") or name.startswith("hugepages-")
-
-
-def limit_range_violations(spec: Mapping[str, Any], path: str, ranges: LimitRangeSummary) -> list[str]:
-    """Where the pod of ``spec``, its containers defaulted by ``ranges``, falls outside them (Kueue's
-    ``ValidateLimitRange`` and ``ValidateResources``: init containers, then containers, then the whole pod)."""
-    containers = []
-    for kind in ("initContainers", "containers"):
-        for i, raw in enumerate(_list(spec.get(kind), f"{path}.{kind}")):
-            where = f"{path}.{kind}[{i}]"
-            resources = _map(_map(raw, where).get("resources"), f"{where}.resources")
-            asked = _rl(resources.get("requests"), f"{where}.resources.requests")
-            limits = _rl(resources.get("limits"), f"{where}.resources.limits")
-            containers.append((where, *ranges.container_request(asked, limits)))
-    return ranges.violations(containers, _pod_request(spec, path, ranges))

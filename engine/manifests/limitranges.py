@@ -104,7 +104,7 @@ class LimitRangeSummary:
         return {**c.default_request, **asked}, {**c.default, **limits}
 
     def violations(
-        self, containers: Iterable[tuple[str, dict[str, int], dict[str, int]]], pod_request: Mapping[str, int]
+        self, containers: Iterable[tuple[str, Mapping[str, int], Mapping[str, int]]], pod_request: Mapping[str, int]
     ) -> list[str]:
         """Where a pod's defaulted containers (``(path, requests, limits)``) and its whole request fall outside the
         ranges, one message per container or pod and rule, naming the resources with the bound."""

@@ -284,7 +284,7 @@ def place_in_queue(
     for pg in holders:
         for k, v in pg.min_resources.items():
             held[k] = held.get(k, 0) + int(v)
-    local = why.queue_position(podgroup) if podgroup.local_queue else None  # (the same order, kept)
+    local = why.place_among(podgroup, order.of(podgroup.queue.name)) if podgroup.local_queue else None
     return {
         "local_queue": local["local_queue"] if local else None,
         "local_queue_position": local["local_queue_position"] if local else None,

@@ -251,16 +251,21 @@ class Sender:
 
     def write_kueue_workloads(self, workloads: list[tuple[str, str, str, str]]) -> None:
         """Kueue's JobSets, Kubeflow's training jobs and MPIJobs (``workloads``: kind, namespace, name, their
-        podgroup's phase), as Kueue's controller keeps them, each with one merge patch (``_workload_patch``): a
+        podgroup's phase), as Kueue's controller keeps them, each with one merge patch (``_suspension_patch``): a
         suspended one (a JobSet's ``spec.suspend``, the others' ``spec.runPolicy.suspend``) a session admitted is
         resumed, with the annotation ``fairway.io/resumed`` (the time: its pods are awaited a while after); one so
         resumed whose podgroup waits again is suspended again and the annotation removed (its controller deletes its
         pods)."""
         kinds = {k.kind: k for k in KIND_BY_PATH.values() if k.integration}
+        objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}  # each kind's, read once a pass
         for kind_name, ns, name, phase in workloads:
             kind = kinds.get(kind_name)
-            obj = self.objects(kind.group, kind.plural).get((ns, name)) if kind is not None else None
-            if kind is None or obj is None or (change := _workload_patch(obj, phase, self.now)) is None:
+            if kind is None:
+                continue
+            if kind_name not in objects:
+                objects[kind_name] = self.objects(kind.group, kind.plural)
+            obj = objects[kind_name].get((ns, name))
+            if obj is None or (change := _suspension_patch(obj, kind_name, phase, self.now)) is None:
                 continue
             what, patch = change
             send = partial(self.custom.patch_namespaced_custom_object, kind.group, kind.version, ns, kind.plural, name)
@@ -633,9 +638,9 @@ def _job_patch(
     original = annotations.get(ORIGINAL_PARALLELISM)
     given_back = original is not None and original.strip().isdigit()
     parallelism = spec.get("parallelism", 1)
-    if spec.get("suspend") is True and phase in _ADMITTED:
-        stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        patch: dict[str, Any] = {"metadata": {"annotations": {RESUMED: stamp}}, "spec": {"suspend": False}}
+    change = _suspension_patch(obj, "Job", phase, now)
+    if change is not None and change[0] == "job_resumed":
+        patch = change[1]
         if count is not None and count != parallelism:
             patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = original or str(parallelism)
             patch["spec"]["parallelism"] = count
@@ -644,8 +649,8 @@ def _job_patch(
                 obj, flavor or ({}, [])
             )
         return "job_resumed", patch, 0
-    if spec.get("suspend") is not True and annotations.get(RESUMED) and phase == PodGroupPhase.PENDING:
-        patch = {"metadata": {"annotations": {RESUMED: None}}, "spec": {"suspend": True}}
+    if change is not None:
+        patch = change[1]
         if given_back:
             patch["metadata"]["annotations"][ORIGINAL_PARALLELISM] = None
             patch["spec"]["parallelism"] = int(original)
@@ -660,12 +665,15 @@ def _job_patch(
     return None
 
 
-def _workload_patch(obj: Mapping[str, Any], phase: str, now: datetime) -> tuple[str, dict[str, Any]] | None:
-    """What a JobSet, a Kubeflow training job or an MPIJob ``obj`` whose podgroup is in ``phase`` needs from the
-    adapter at ``now`` (``Sender.write_kueue_workloads``): (what, the merge patch), or None when nothing. Its suspend
-    field is a JobSet's ``spec.suspend``, the others' ``spec.runPolicy.suspend``."""
+def _suspension_patch(obj: Mapping[str, Any], kind: str, phase: str, now: datetime) -> tuple[str, Any] | None:
+    """How a Kueue workload ``obj`` of ``kind`` whose podgroup is in ``phase`` is resumed or suspended again at
+    ``now``, as Kueue's controller does: (``job_resumed`` or ``job_suspended``, the merge patch), or None. Suspended
+    and admitted, it is resumed with ``fairway.io/resumed`` (the time: the sessions await its pods a while after,
+    ``scheduling.store.read.with_pod_group_waits``); resumed by the adapter and waiting again, it is suspended again
+    and the annotation removed. Its suspend field is ``spec.suspend`` (a Job, a JobSet) or ``spec.runPolicy.suspend``
+    (Kubeflow's jobs, an MPIJob)."""
     spec = obj.get("spec") or {}
-    run_policy = obj.get("kind") != "JobSet"
+    run_policy = kind not in ("Job", "JobSet")
     where = (spec.get("runPolicy") or {}) if run_policy else spec
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
 

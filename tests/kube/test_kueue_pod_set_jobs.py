@@ -229,20 +229,24 @@ def test_what_the_adapter_patches_on_a_suspended_workload() -> None:
     suspended again when it waits again after the adapter resumed it; nothing otherwise."""
     from datetime import UTC, datetime
 
-    from scheduling.kube.mirror_out import _workload_patch
+    from scheduling.kube.mirror_out import _suspension_patch
 
     now = datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC)
     stamp = {"fairway.io/resumed": "2026-12-01T08:00:00Z"}
     js, pt = jobset("js", suspend=True), pytorchjob("pt", suspend=True)
-    assert _workload_patch(js, "Inqueue", now) == (
+    for listed in (js, pt):
+        listed.pop("kind")  # (an informer's list items need not carry it: the kind is the adapter's)
+    assert _suspension_patch(js, "JobSet", "Inqueue", now) == (
         "job_resumed", {"metadata": {"annotations": stamp}, "spec": {"suspend": False}})  # fmt: skip
-    assert _workload_patch(pt, "Running", now) == (
+    assert _suspension_patch(pt, "PyTorchJob", "Running", now) == (
         "job_resumed", {"metadata": {"annotations": stamp}, "spec": {"runPolicy": {"suspend": False}}})  # fmt: skip
-    assert _workload_patch(js, "Pending", now) is None  # not admitted: left suspended
+    assert _suspension_patch(js, "JobSet", "Pending", now) is None  # not admitted: left suspended
     running = pytorchjob("pt", suspend=False)
-    assert _workload_patch(running, "Pending", now) is None  # never resumed by the adapter: never suspended
+    assert (
+        _suspension_patch(running, "PyTorchJob", "Pending", now) is None
+    )  # never resumed by the adapter: never suspended
     running["metadata"]["annotations"] = stamp
-    assert _workload_patch(running, "Pending", now) == (
+    assert _suspension_patch(running, "PyTorchJob", "Pending", now) == (
         "job_suspended", {"metadata": {"annotations": {"fairway.io/resumed": None}},
                           "spec": {"runPolicy": {"suspend": True}}})  # fmt: skip
-    assert _workload_patch(running, "Inqueue", now) is None
+    assert _suspension_patch(running, "PyTorchJob", "Inqueue", now) is None
