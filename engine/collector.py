@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
-__all__ = ["collect_young", "paused", "paused_during"]
+__all__ = ["collect_young", "paused", "paused_during", "settle", "thawed_after"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,6 +45,28 @@ def collect_young() -> None:
     database): with the collector paused every object a computation allocated is still in it, so the first
     allocation after the pause would otherwise walk them all at once (70 ms after a 50,000-pod session)."""
     gc.collect(0)
+
+
+def settle() -> None:
+    """Collect the youngest generation, then set every object the collector tracks aside for good (``gc.freeze``:
+    moved to its permanent generation, in constant time), for a long computation that keeps most of what it makes
+    (a replay's results): no later collection walks them again, where collecting the middle generation from time
+    to time walked each survivor twice. Reference counting still frees them; only a reference cycle that becomes
+    garbage after it was set aside waits for ``thawed_after``."""
+    gc.collect(0)
+    gc.freeze()
+
+
+@contextmanager
+def thawed_after() -> Iterator[None]:
+    """What ``settle`` set aside in the block goes back to the oldest generation when it ends (``gc.unfreeze``),
+    unless objects were set aside before it began (someone else's: a process that froze its modules keeps them so)."""
+    before = gc.get_freeze_count()
+    try:
+        yield
+    finally:
+        if before == 0:
+            gc.unfreeze()
 
 
 def paused_during(func: Callable[P, R]) -> Callable[P, R]:

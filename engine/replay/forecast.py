@@ -28,11 +28,12 @@ import dataclasses
 import heapq
 import math
 import random
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.objects import PodGroupInfo, PodGroupPhase, Snapshot, TaskStatus
-from engine.replay.loop import JobOutcome, _Replay
+from engine.replay.loop import JobOutcome, _arrival_order, _Replay
 from engine.replay.trace import Trace, TraceHeader, TraceJob, TraceRole
 from engine.resources import ResourceList
 from engine.session import run
@@ -173,7 +174,7 @@ class _Forward(_Replay):
                 self.outcomes[copy.key] = JobOutcome(copy)
                 self.runtimes[copy.key] = _draw(pools.get(job.queue) or everyone, None, rng)
                 future.append(copy)
-        self.arrivals = sorted(future, key=lambda j: (j.submit, j.namespace, j.name))
+        self.arrivals = deque(sorted(future, key=_arrival_order))
 
     def until_started(self, targets: Sequence[str], keep_going: Callable[[], bool]) -> float:
         """Run until every target started, the horizon, nothing left to happen or the budget ends; how far it got

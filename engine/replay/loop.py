@@ -28,17 +28,17 @@ runs are counted per resource, the flavors added up. ``JobOutcome.flavors`` is t
 from __future__ import annotations
 
 import dataclasses
-import gc
 import heapq
 import math
 import random
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.amounts import raw
 from engine.changes import ProposalError, apply_changes
-from engine.collector import paused
+from engine.collector import paused, settle, thawed_after
 from engine.flavors import FlavorMemo, assign_flavors, flavor_of_request, with_kept_flavors
 from engine.manifests import load_objects
 from engine.objects import PodGroupInfo, PodGroupPhase, Snapshot, TaskInfo, TaskStatus, replacement_name
@@ -53,15 +53,15 @@ from engine.values import QuotaValues, compute_values
 
 __all__ = ["JobOutcome", "ReplayError", "ReplayRun", "Sample", "replay", "tree_snapshot"]
 
-# The sessions run with the cyclic garbage collector paused (``engine.collector``); the replay collects the youngest
-# generation itself every ``YOUNG_EVERY`` sessions and the next one every ``MIDDLE_EVERY``, never the oldest (the
-# trace and the results so far, all alive). With the collector on, each session's first allocation after its own
-# pause walked every object it left alive, and the oldest generation, growing with the results, was walked again
-# and again: about 13 % of a day of the small demo, for almost nothing found (a session cuts its own cycles,
-# ``Session.release``, and the carry those of the state it drops). The collector is back as it was when the
-# sessions end.
+# The sessions run with the cyclic garbage collector paused (``engine.collector``); every ``YOUNG_EVERY`` sessions the
+# replay collects the youngest generation itself and sets what survived aside (``engine.collector.settle``: the
+# trace and the results so far, all alive, never walked again). With the collector on, each session's first
+# allocation after its own pause walked every object it left alive, and the oldest generation, growing with the
+# results, was walked again and again: about 13 % of a day of the small demo, for almost nothing found (a session
+# cuts its own cycles, ``Session.release``, and the carry those of the state it drops); collecting the middle
+# generation every 500 sessions still cost 2 %, and found nothing either. The collector is back as it was, and
+# what was set aside back in its oldest generation, when the sessions end.
 YOUNG_EVERY = 50
-MIDDLE_EVERY = 500
 
 
 class ReplayError(ValueError):
@@ -106,6 +106,11 @@ class ReplayRun:
     sessions: int = 0
     grid_points: int = 0
     warnings: list[str] = field(default_factory=list)
+
+
+def _arrival_order(job: TraceJob) -> tuple[float, str, str]:
+    """The order jobs arrive in: by submission, then namespace and name."""
+    return job.submit, job.namespace, job.name
 
 
 def tree_snapshot(objects: Sequence[Mapping[str, Any]], source: str = "trace") -> Snapshot:
@@ -161,9 +166,9 @@ class _Replay:
         self.snapshot = base.with_policy(policy)
         self.runtimes = _runtimes(trace, seed)
         self.outcomes = {job.key: JobOutcome(job) for job in trace.jobs}
-        self.arrivals = sorted(trace.jobs, key=lambda j: (j.submit, j.namespace, j.name))
+        self.arrivals = deque(sorted(trace.jobs, key=_arrival_order))
         self.new_replacements = h.replacements == "new"  # an evicted pod's replacement: a new pod, created then
-        self.edits = sorted(trace.edits, key=lambda e: e.time)
+        self.edits = deque(sorted(trace.edits, key=lambda e: e.time))
         self.finishes: list[tuple[float, str]] = []  # heap of (time, pod uid)
         self.pod_start: dict[str, float] = {}
         self.pod_job: dict[str, TraceJob] = {}
@@ -225,7 +230,7 @@ class _Replay:
     # -- the events ----------------------------------------------------------------------------------------------
     def apply_edits(self, now: float) -> None:
         while self.edits and self.edits[0].time <= now:
-            edit = self.edits.pop(0)
+            edit = self.edits.popleft()
             try:
                 self.snapshot = apply_changes(self.snapshot, [dict(edit.change)])
             except ProposalError as exc:
@@ -269,7 +274,7 @@ class _Replay:
     def add_arrivals(self, now: float) -> None:
         pgs, tasks = [], []
         while self.arrivals and self.arrivals[0].submit <= now:
-            job = self.arrivals.pop(0)
+            job = self.arrivals.popleft()
             if job.queue not in self.snapshot.queues:
                 self.warnings.append(f"job {job.key} names queue {job.queue}, which the tree lacks: left out")
                 continue
@@ -316,7 +321,7 @@ class _Replay:
             self.outcomes[job.key] = JobOutcome(job)
             self.runtimes[job.key] = job.runtime
         if new:
-            self.arrivals = sorted(self.arrivals + new, key=lambda j: (j.submit, j.namespace, j.name))
+            self.arrivals = deque(sorted([*self.arrivals, *new], key=_arrival_order))
 
     def close_run(self, uid: str, at: float) -> None:
         started, request = self.open_runs.pop(uid)
@@ -458,7 +463,7 @@ class _Replay:
 
     def _sessions(self, checkpoint: Callable[[], None] | None, progress: Callable[[float], None] | None) -> None:
         """Every session of the window in time order, collecting garbage as ``YOUNG_EVERY`` says (the caller pauses
-        the collector)."""
+        the collector and thaws what was set aside)."""
         last: float | None = None
         while True:
             now = self.next_session(last)
@@ -470,10 +475,8 @@ class _Replay:
                 progress(now)
             self.session(now)
             last = now
-            if self.sessions % MIDDLE_EVERY == 0:
-                gc.collect(1)
-            elif self.sessions % YOUNG_EVERY == 0:
-                gc.collect(0)
+            if self.sessions % YOUNG_EVERY == 0:
+                settle()
 
     def _sample(self, now: float) -> None:
         used: dict[str, int] = {}
@@ -494,7 +497,7 @@ class _Replay:
         self.samples.append(Sample(time=now, used=used, capacity=capacity, waiting=waiting))
 
     def run(self, checkpoint: Callable[[], None] | None, progress: Callable[[float], None] | None = None) -> ReplayRun:
-        with paused():
+        with paused(), thawed_after():
             self._sessions(checkpoint, progress)
         self.apply_finishes(self.end, inclusive=True)  # the work that ended by the window's end, with no session
         for uid in sorted(self.open_runs):
