@@ -398,6 +398,30 @@ class QuotaTreeMemo:
         self._requests, self._used = dict(requests), dict(used)
         return result
 
+    def over_runtime(
+        self,
+        groups: list[QuotaGroupSpec],
+        requests: Mapping[str, ResourceList],
+        total: ResourceList,
+        used: Mapping[str, ResourceList],
+        enable_min_scale: bool,
+    ) -> list[str] | None:
+        """The groups ``runtimes`` of these inputs would show over their runtime, from the kept tree brought up to
+        these inputs without the values only the used moves (``ElasticQuotaTree.groups_over_runtime``); None when it
+        cannot tell so (no tree kept for these groups and total, or a runtime to recompute): ``runtimes`` then,
+        which finds the tree up to date. Not counted in ``reused``: no values are computed."""
+        tree, self._tree = self._tree, None  # (an error below leaves no tree)
+        if tree is None or self._key != (tuple(groups), total, enable_min_scale):
+            return None
+        try:
+            tree.set_requests(_changed(self._requests, requests))
+            tree.set_used_of(_changed(self._used, used))
+        except ValueError:  # inputs a tree refuses: ``runtimes`` builds a new one, which says why
+            return None
+        self._tree = tree
+        self._requests, self._used = dict(requests), dict(used)
+        return tree.groups_over_runtime()
+
 
 def _changed(before: Mapping[str, ResourceList], now: Mapping[str, ResourceList]) -> dict[str, Mapping[str, int]]:
     """Each group whose amounts differ between ``before`` and ``now``, with its amounts now (a group missing from one
@@ -420,26 +444,40 @@ def compute_quotas(
     ``usage``: the snapshot's ``group_usage`` when the caller has it already; ``memo``: the tree of an earlier call
     to bring up to date (``QuotaTreeMemo``; the same numbers). Raises ``ValueError`` on a quota tree that is not a
     tree."""
+    groups, requests, used, enable_min_scale = _tree_inputs(snapshot, policy, usage)
+    if memo is not None:
+        return memo.runtimes(groups, requests, snapshot.total_allocatable, used, enable_min_scale)
+    return compute_runtimes(
+        groups,
+        requests,
+        snapshot.total_allocatable,
+        used=used,
+        system_used=used.get(SYSTEM_GROUP, _EMPTY),
+        default_used=used.get(DEFAULT_GROUP, _EMPTY),
+        enable_min_scale=enable_min_scale,
+    )
+
+
+def groups_over_runtime(snapshot: Snapshot, usage: GroupUsage, memo: QuotaTreeMemo) -> list[str] | None:
+    """The quota groups (tree roots aside) whose used exceeds their runtime in ``compute_quotas(snapshot, usage=usage,
+    memo=memo)``, found from ``memo``'s tree without computing the values only the used moves; None when only the
+    values can tell (``QuotaTreeMemo.over_runtime``)."""
+    groups, requests, used, enable_min_scale = _tree_inputs(snapshot, None, usage)
+    return memo.over_runtime(groups, requests, snapshot.total_allocatable, used, enable_min_scale)
+
+
+def _tree_inputs(
+    snapshot: Snapshot, policy: Policy | None, usage: GroupUsage | None
+) -> tuple[list[QuotaGroupSpec], Mapping[str, ResourceList], Mapping[str, ResourceList], bool]:
+    """What the elastic quota tree of ``snapshot`` is computed from: the groups (weighted by fairness over time when
+    it is on), each group's requests and used (capped, ``_capped``), and whether the mins are scaled."""
     policy = policy or snapshot.policy
     usage = usage if usage is not None else group_usage(snapshot)
     args = policy.elastic_quota_args(snapshot.elastic_quota_args)
     groups = list(snapshot.quota_groups.values())
     if args.fairness.enabled:
         groups = fair_quota_groups(groups, snapshot.past_usage or _NO_HISTORY)
-    used = _capped(usage.used)
-    if memo is not None:
-        return memo.runtimes(
-            groups, _capped(usage.requests), snapshot.total_allocatable, used, args.enable_min_quota_scale
-        )
-    return compute_runtimes(
-        groups,
-        _capped(usage.requests),
-        snapshot.total_allocatable,
-        used=used,
-        system_used=used.get(SYSTEM_GROUP, _EMPTY),
-        default_used=used.get(DEFAULT_GROUP, _EMPTY),
-        enable_min_scale=args.enable_min_quota_scale,
-    )
+    return groups, _capped(usage.requests), _capped(usage.used), args.enable_min_quota_scale
 
 
 def _capped(amounts: Mapping[str, ResourceList]) -> Mapping[str, ResourceList]:

@@ -867,6 +867,18 @@ class ElasticQuotaTree:
         special = {n: self._special_quota(n, g) for n, g in self._special.items()}
         return ElasticResult(_Snapshot(self._keys, self._lay, arrays, tree_ids, special, self._enable))
 
+    def groups_over_runtime(self) -> list[str] | None:
+        """The groups of the trees (their roots aside) whose used exceeds their runtime on a resource their max names,
+        as ``result`` would show them (``GroupQuota.used`` against ``runtime``), read from the values as they stand:
+        a change of used alone leaves every runtime as it was (the used moves only what is borrowed and lent, which
+        this leaves for ``result`` to bring up to date). None when a runtime may have to be recomputed (a request,
+        total or spec changed since the last ``result``): ``result`` then."""
+        if self._full or self._dirty or self._roots_dirty:
+            return None
+        over = ((self._used > self._rt) & self._hm).any(axis=0) & (self._lay.parent >= 0)
+        names = self._lay.names
+        return [names[i] for i in np.flatnonzero(over).tolist()]
+
     # -- building -----------------------------------------------------------------------------------------------
     def _check_target(self, name: str, what: str) -> None:
         if name in OUTSIDE_GROUPS:

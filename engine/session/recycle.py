@@ -54,7 +54,7 @@ from engine.session.decisions import Blocker, Eviction
 from engine.session.gangcover import Gang, GangBook, Unit, least_waste_cover, pod_work
 from engine.session.reasons import qty
 from engine.session.session import add_into
-from engine.values import GroupUsage, QuotaTreeMemo, compute_quotas
+from engine.values import GroupUsage, QuotaTreeMemo, compute_quotas, groups_over_runtime
 from engine.vocabulary import READY_STATUSES, BlockerKind
 
 __all__ = ["Gang", "Overuse", "gangs_of", "recycle", "recycle_outlook", "recycle_plan", "revoke_victims"]
@@ -271,6 +271,10 @@ def recycle_plan(
     choose victims only for the groups a pass at ``now`` evicts (the others get ``victims=None``)."""
     args = snapshot.effective_elastic_quota_args()
     wait = args.delay_evict_time if delay is None else delay
+    # a pass after a session mostly finds no group over its runtime: the memo's tree tells so without the values the
+    # used alone moves (a group over needs them all: its entry's numbers, its victims)
+    if quotas is None and memo is not None and usage is not None and groups_over_runtime(snapshot, usage, memo) == []:
+        return []
     result = compute_quotas(snapshot, usage=usage, memo=memo) if quotas is None else quotas
     gangs: dict[str, Gang] | None = None  # read at the first choice: most passes find no group over for long
     plan: list[Overuse] = []

@@ -1,6 +1,8 @@
 """The elastic quota tree kept between computations (``engine.values.QuotaTreeMemo``, issue 29 item 4): a session and
 the recycling pass after it, and the next session, bring the last tree up to date with the groups whose request or
-used changed instead of building a tree again, and every number is the one a new tree gives."""
+used changed instead of building a tree again, and every number is the one a new tree gives. A recycling pass whose
+groups' requests are as the last computation left them (a session places pods, it asks for none) finds the groups over
+their runtime from the kept tree without computing the values only the used moves (``groups_over_runtime``)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.fairshare.elastic import FIELDS, ElasticResult
-from engine.objects import Snapshot, TaskInfo, TaskStatus
+from engine.objects import DEFAULT_GROUP, ROOT_GROUP, SYSTEM_GROUP, Snapshot, TaskInfo, TaskStatus
 from engine.session.carry import SessionCarry
 from engine.session.run import run_recycle, run_session
-from engine.values import QuotaTreeMemo, compute_quotas, compute_values, group_usage
+from engine.values import QuotaTreeMemo, compute_quotas, compute_values, group_usage, groups_over_runtime
 from tests.support.examples import examples
 from tests.unit.test_session_support import group, node, pod, podgroup, rl, snapshot
 
@@ -135,3 +137,75 @@ def test_inputs_a_tree_refuses_fail_as_without_the_memo() -> None:
         compute_quotas(snap, usage=bad, memo=memo)
     assert str(kept.value) == str(plain.value)
     assert _numbers(compute_quotas(snap, memo=memo)) == _numbers(compute_quotas(snap))
+
+
+def _over(result: ElasticResult) -> list[str]:
+    """The groups ``recycle_plan`` looks at that use more than their runtime, read from the values."""
+    return sorted(
+        name
+        for name in result
+        if name not in (ROOT_GROUP, SYSTEM_GROUP, DEFAULT_GROUP)
+        and result.parent(name) is not None
+        and any(result[name].used.get(r, 0) > v for r, v in result[name].runtime.items())
+    )
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(
+        st.tuples(pods_strategy, st.sampled_from([40, 40, 40, 32]), st.sampled_from([10, 10, 4])),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_the_groups_over_their_runtime_told_from_the_kept_tree_are_those_of_the_values(
+    steps: list[tuple[list[tuple[int, int, int, int]], int, int]],
+) -> None:
+    memo = QuotaTreeMemo()
+    for pods, total, a_min in steps:
+        snap = _world(pods, total, a_min)
+        over = groups_over_runtime(snap, group_usage(snap), memo)
+        if over is not None:
+            assert sorted(over) == _over(compute_quotas(snap))
+        # and the tree it brought up to date still gives the numbers of a new one
+        assert _numbers(compute_quotas(snap, memo=memo)) == _numbers(compute_quotas(snap))
+        # the pending pods placed, as a session does: the requests stay, so the kept tree tells (unless the pods of
+        # the default group moved, whose used takes from what the trees share)
+        placed = _world([(g, cpu, 1 if status == 0 else status, n) for g, cpu, status, n in pods], total, a_min)
+        over = groups_over_runtime(placed, group_usage(placed), memo)
+        if not any(g == 3 and status == 0 for g, _, status, _ in pods):
+            assert over is not None
+        if over is not None:
+            assert sorted(over) == _over(compute_quotas(placed))
+        assert _numbers(compute_quotas(placed, memo=memo)) == _numbers(compute_quotas(placed))
+
+
+def test_only_a_change_of_used_lets_the_kept_tree_tell_without_the_values() -> None:
+    memo = QuotaTreeMemo()
+    pending = _world([(0, 8, 0, 0), (0, 8, 0, 1), (1, 4, 1, 0)])
+    assert groups_over_runtime(pending, group_usage(pending), memo) is None  # no tree kept yet
+    compute_quotas(pending, memo=memo)
+    # the pending pods placed: the requests are as they were, only the used moved
+    placed = _world([(0, 8, 1, 0), (0, 8, 1, 1), (1, 4, 1, 0)])
+    assert groups_over_runtime(placed, group_usage(placed), memo) == _over(compute_quotas(placed)) == []
+    # a new pod asks for more: a runtime may move, only the values can tell
+    more = _world([(0, 8, 1, 0), (0, 8, 1, 1), (1, 4, 1, 0), (2, 6, 0, 0)])
+    assert groups_over_runtime(more, group_usage(more), memo) is None
+    assert _numbers(compute_quotas(more, memo=memo)) == _numbers(compute_quotas(more))
+    assert memo.reused == 1  # (the checks compute no values)
+
+
+def test_a_recycling_pass_with_no_group_over_needs_no_values() -> None:
+    snap = _world([(0, 4, 1, 0), (1, 4, 1, 1), (2, 2, 0, 0)])
+    carry = SessionCarry()
+    run_session(snap, now=0.0, carry=carry)
+    reused = carry.quotas.reused
+    assert (
+        run_recycle(snap, now=500.0, over_since={}, carry=carry)
+        == run_recycle(snap, now=500.0, over_since={})
+        == (
+            [],
+            {},
+        )
+    )
+    assert carry.quotas.reused == reused  # told from the kept tree, no values computed
