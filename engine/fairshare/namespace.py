@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.amounts import ShapedSums, add_into, dominant_share, raw, trusted_resource_list
-from engine.collector import paused_during
+from engine.collector import paused, paused_during
 from engine.fairshare.queues import Explanation, JobUsage, TraceEntry, render_trace
 from engine.fairshare.waterfill import SETTLED_CAP, FillResult, water_fill
 from engine.resources import QuantityError, ResourceList, parse_quantity
@@ -391,22 +391,23 @@ class NamespacePairs:
 
 class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
     """``compute_namespace_shares``' result: a mapping ``(queue, namespace) -> NamespaceQuota`` ordered by queue
-    then namespace, with the explanations at hand. An entry is built on first access (tens of thousands of
-    namespaces are computed in one pass; many callers read a few)."""
+    then namespace, with the explanations at hand. The water-fillings run, all at once, when the first entry is read,
+    and an entry is built on first access (tens of thousands of namespaces are computed in one pass; many callers
+    read a few, and a session reads none unless a plugin orders namespaces)."""
 
     def __init__(
         self,
         pairs: _Pairs | PairTable,
         amounts: list[Mapping[str, int] | None],
-        weights: _Ints,
-        values: dict[str, _Ints],
+        weights: Mapping[str, int],
         total: Mapping[str, int],
     ) -> None:
-        self._pairs = pairs
+        self._pairs = pairs  # (nothing in it changes once made)
         self._queues = pairs.queues  # in name order
         self._amounts = amounts  # each queue's deserved (raw), None when the queue is unknown
-        self._weights = weights  # each pair's namespace weight, in pair order
-        self._values = values  # resource -> each pair's deserved amount, in pair order
+        self._ns_weights = weights  # namespace -> weight, as given
+        # each pair's namespace weight and, per resource, each pair's deserved amount, in pair order: ``_filled``
+        self._filled: tuple[_Ints, dict[str, _Ints]] | None = None
         self._total = total
         self._block: dict[str, int] | None = None  # queue -> its index, on the first lookup by key
         self._index: list[dict[str, int] | None] = [None] * len(self._queues)
@@ -473,12 +474,16 @@ class NamespaceShares(Mapping[tuple[str, str], NamespaceQuota]):
         if split is None:
             pairs = self._pairs
             start, stop = pairs.starts[block], pairs.starts[block + 1]
+            if self._filled is None:
+                with paused():  # (as the call that made this: ``compute_namespace_shares``)
+                    self._filled = _split_queues(pairs, self._ns_weights, self._amounts)
+            weights, filled = self._filled
             split = self._splits[block] = _QueueSplit(
                 pairs.members[block],
-                _int_list(self._weights[start:stop]),
+                _int_list(weights[start:stop]),
                 list(map(pairs.request_at, range(start, stop))),
                 self._amounts[block],
-                {r: _int_list(values[start:stop]) for r, values in self._values.items()},
+                {r: _int_list(values[start:stop]) for r, values in filled.items()},
             )
         return split
 
@@ -539,16 +544,16 @@ def compute_namespace_shares(
 
     Built for many namespaces (every job its own): one pass over the jobs groups them (a pair of one job keeps
     that job's own amounts), the pairs' weights and requests are read in the jobs' own order (the order they lie
-    in memory), all the water-fillings run in one numpy computation, and the entries are built on first access,
-    with the namespaces' totals over their queues (for their shares) gathered for the first. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
+    in memory), all the water-fillings run in one numpy computation (when the first entry is read), and the entries
+    are built on first access, with the namespaces' totals over their queues (for their shares) gathered for the
+    first. The cyclic collector is paused meanwhile (``engine.collector``): its young collections walked
     the growing dictionaries of every job; one pass after the call remains.
 
     ``pairs``: the pairs of ``jobs`` as a caller kept them (``NamespacePairs.table``), instead of the pass over
     ``jobs``: the same sums, in the same orders."""
     table = pairs if pairs is not None else _pair_jobs(jobs)
     amounts = [None if qd is None else raw(qd) for qd in map(queue_deserved.get, table.queues)]
-    pair_weights, values = _split_queues(table, weights, amounts)
-    return NamespaceShares(table, amounts, pair_weights, values, raw(total))
+    return NamespaceShares(table, amounts, dict(weights), raw(total))
 
 
 def _pair_jobs(jobs: Sequence[JobUsage]) -> _Pairs:

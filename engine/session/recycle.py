@@ -301,21 +301,29 @@ def recycle_plan(
         if due_only and not entry.is_due(now):
             plan.append(entry)
             continue
-        pods = [
-            t
-            for t in snapshot.tasks_by_quota_group.get(name, ())  # (made at the first choice, as the gangs)
-            if t.node is not None and t.status in ALLOCATED_STATUSES
-        ]
         if gangs is None and args.revoke_whole_gangs:
             gangs = gangs_of(snapshot)
-        spec = snapshot.quota_groups.get(name)
-        protected = protected_non_preemptible(
-            spec.min if spec is not None else {},
-            [(t.uid, t.priority, t.start_timestamp, t.request) for t in pods if not t.quota_preemptible],
-        )
-        victims = revoke_victims(pods, gq.used, gq.runtime, gangs, protected, now)
+        victims = _victims_of(snapshot, name, gq, gangs, now)
         plan.append(dataclasses.replace(entry, victims=tuple(victims), broken=_broken_gangs(victims, gangs)))
     return plan
+
+
+def _victims_of(
+    snapshot: Snapshot, name: str, gq: GroupQuota, gangs: dict[str, Gang] | None, now: float
+) -> list[TaskInfo]:
+    """What recycling takes from group ``name`` (``revoke_victims``): of its placed pods, the least important first,
+    never its non-preemptible ones within its min."""
+    pods = [
+        t
+        for t in snapshot.tasks_by_quota_group.get(name, ())  # (made at the first choice, as the gangs)
+        if t.node is not None and t.status in ALLOCATED_STATUSES
+    ]
+    spec = snapshot.quota_groups.get(name)
+    protected = protected_non_preemptible(
+        spec.min if spec is not None else {},
+        [(t.uid, t.priority, t.start_timestamp, t.request) for t in pods if not t.quota_preemptible],
+    )
+    return revoke_victims(pods, gq.used, gq.runtime, gangs, protected, now)
 
 
 def recycle_outlook(

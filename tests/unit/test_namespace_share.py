@@ -127,6 +127,28 @@ def test_namespace_values_and_explanation() -> None:
     assert "namespace weight 1 of 1 sharing 3" in str(shares[("q1", "ns2")].explain())
 
 
+def test_the_water_fillings_run_when_the_first_entry_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a session computes the namespace values at open and, unless a plugin orders namespaces, reads none of them
+    import engine.fairshare.namespace as namespace
+
+    runs: list[int] = []
+    split = namespace._split_queues
+
+    def counting(*args: Any) -> Any:
+        runs.append(1)
+        return split(*args)
+
+    monkeypatch.setattr(namespace, "_split_queues", counting)
+    weights = {"ns1": 2}
+    jobs = [job("q1", "ns1", cpu(5), cpu(2)), job("q1", "ns2", cpu(10), cpu(1)), job("q2", "ns1", cpu(3))]
+    shares = compute_namespace_shares({"q1": cpu(8), "q2": cpu(4)}, jobs, weights, cpu(16))
+    assert runs == [] and list(shares) == [("q1", "ns1"), ("q1", "ns2"), ("q2", "ns1")]
+    weights["ns1"] = 1  # (the caller's mapping is read as it was given)
+    assert shares[("q1", "ns1")].deserved == cpu(5) and shares[("q1", "ns2")].deserved == cpu(3)
+    assert shares[("q2", "ns1")].deserved == cpu(3)
+    assert runs == [1]  # once, for every queue
+
+
 def test_queue_without_deserved_gives_nothing() -> None:
     shares = compute_namespace_shares({}, [job("q", "ns", cpu(2))], {}, cpu(4))
     assert shares[("q", "ns")].deserved == ResourceList()
