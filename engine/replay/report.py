@@ -7,6 +7,7 @@ in seconds (JSON) or "12 min" (table), utilisation as a fraction of the schedula
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -35,7 +36,19 @@ _TEAM_METRICS = (
 
 
 def _gpus(amounts: Mapping[str, int] | None) -> float:
-    return sum(v / milli_scale(r) for r, v in (amounts or {}).items() if is_gpu(r))
+    total: float = 0  # (an int while no GPU is counted: the report writes 0, not 0.0)
+    for r, v in (amounts or {}).items():
+        scale = _gpu_scale(r)
+        if scale:
+            total += v / scale
+    return total
+
+
+@functools.cache
+def _gpu_scale(resource: str) -> int:
+    """The base units of one GPU of ``resource``, 0 when it is no GPU (asked for every amount of every session's
+    values: a report of a week reads hundreds of thousands)."""
+    return milli_scale(resource) if is_gpu(resource) else 0
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -137,6 +150,7 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
     for i, (t, values) in enumerate(run.values):
         nxt = run.values[i + 1][0] if i + 1 < len(run.values) else t
         hours = (nxt - t) / 3600
+        stamp = format_time(t)
         for name in values.queues:
             q = values.queues[name]
             key = f"queue/{name}"
@@ -145,7 +159,7 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
             team = teams[key]
             team["gpuHours"]["borrowed"] += _gpus(q.borrowed) * hours
             team["gpuHours"]["lent"] += _gpus(q.lent) * hours
-            point = [format_time(t), round(_gpus(q.allocated), 3), round(_gpus(q.deserved), 3)]
+            point = [stamp, round(_gpus(q.allocated), 3), round(_gpus(q.deserved), 3)]
             if not team["share"] or team["share"][-1][1:] != point[1:]:
                 team["share"].append(point)
         borrowed, lent = values.quotas.amounts("borrowed"), values.quotas.amounts("lent")
@@ -157,7 +171,7 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
             team = teams[key]
             team["gpuHours"]["borrowed"] += _gpus(borrowed.get(name)) * hours
             team["gpuHours"]["lent"] += _gpus(lent.get(name)) * hours
-            point = [format_time(t), round(_gpus(used.get(name)), 3), round(_gpus(runtime.get(name)), 3)]
+            point = [stamp, round(_gpus(used.get(name)), 3), round(_gpus(runtime.get(name)), 3)]
             if not team["share"] or team["share"][-1][1:] != point[1:]:
                 team["share"].append(point)
 
