@@ -870,6 +870,21 @@ class QueueBook(Mapping[str, QueueQuota]):
             "pipelined_pods": st.pipelined_pods,
         }
 
+    def flows_of(self, name: str) -> tuple[ResourceList, ResourceList, ResourceList, ResourceList]:
+        """``self[name]``'s allocated, deserved, borrowed and lent as its ``QueueQuota`` has them, without building its
+        other values (a replay's report reads these four of every queue in every session's values)."""
+        snap = self._snapshots.get(name)
+        if snap is not None:
+            return snap.allocated, snap.deserved, snap.borrowed, snap.lent
+        st = self._states[name]
+        borrowed, lent = self._borrowed_and_lent()
+        return (
+            to_resource_list(st.allocated),
+            self._export_deserved(st),
+            to_resource_list(borrowed.get(name, {})),
+            to_resource_list(lent.get(name, {})),
+        )
+
     def sample_inputs(self, name: str) -> tuple[object, ...]:
         """What ``self[name]``'s request, allocated, deserved, borrowed and lent are exported from, without building
         its ``QueueQuota``: the book's class (which exports deserved) and the queue's raw amounts (read-only; a

@@ -152,14 +152,14 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
         hours = (nxt - t) / 3600
         stamp = format_time(t)
         for name in values.queues:
-            q = values.queues[name]
             key = f"queue/{name}"
             if key not in teams:
                 continue
+            allocated, deserved, q_borrowed, q_lent = values.queues.flows_of(name)
             team = teams[key]
-            team["gpuHours"]["borrowed"] += _gpus(q.borrowed) * hours
-            team["gpuHours"]["lent"] += _gpus(q.lent) * hours
-            point = [stamp, round(_gpus(q.allocated), 3), round(_gpus(q.deserved), 3)]
+            team["gpuHours"]["borrowed"] += _gpus(q_borrowed) * hours
+            team["gpuHours"]["lent"] += _gpus(q_lent) * hours
+            point = [stamp, round(_gpus(allocated), 3), round(_gpus(deserved), 3)]
             if not team["share"] or team["share"][-1][1:] != point[1:]:
                 team["share"].append(point)
         borrowed, lent = values.quotas.amounts("borrowed"), values.quotas.amounts("lent")

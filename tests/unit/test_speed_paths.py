@@ -127,6 +127,15 @@ def test_a_queues_plain_values_are_its_exported_values(snap: Snapshot) -> None:
             plain.update(share=round(q.share, 6), reserved_jobs=q.reserved_jobs, pipelined_pods=q.pipelined_pods)
             assert book.plain_values(name) == plain
             assert book.deserved_of(name) == q.deserved
+    # and the four amounts a replay's report reads of each queue, before any queue's exported values are built and
+    # after
+    for policy in (None, capacity):
+        book = compute_values(snap, policy).queues
+        read = {name: book.flows_of(name) for name in book}
+        assert read == {
+            name: (book[name].allocated, book[name].deserved, book[name].borrowed, book[name].lent) for name in book
+        }
+        assert read == {name: book.flows_of(name) for name in book}
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
