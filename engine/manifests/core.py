@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from engine.admission import label_pairs
@@ -290,8 +291,13 @@ class CoreReaders(_BuilderBase):
             return _pod_request(spec, path)
         init, main = _containers(spec, path, ranges)  # read once, for the request and the checks
         request = _requests_of(spec, path, init, main)
+        containers = ((c.path, c.requests, c.limits) for c in (*init, *main))
         # (Kueue's order: the init containers, then the containers, then the whole pod)
-        found = ranges.violations(((c.path, c.requests, c.limits) for c in (*init, *main)), request)
+        if template is not None:  # a workload's templates, as Kueue checks them: their request, overhead included
+            found = ranges.violations(containers, request)
+        else:  # a pod, as the API server's LimitRanger checks it: its requests and limits, without its overhead
+            bare = _requests_of(spec, path, init, main, overhead=False) if spec.get("overhead") else request
+            found = ranges.violations(containers, bare, _limits_of(init, main))
         if found and template is None:
             raise _FieldError(f"{'; '.join(found)} (the API server's LimitRanger refuses such a pod)")
         if found and template is not None:
@@ -564,22 +570,47 @@ def _pod_request(spec: Mapping[str, Any], path: str = "spec", ranges: LimitRange
     return _requests_of(spec, path, *_containers(spec, path, ranges))
 
 
+def _limits_of(init: Sequence[_Container], main: Sequence[_Container]) -> ResourceList:
+    """The pod's limits as the API server's LimitRanger adds them up (for a LimitRange of type ``Pod``), as its
+    requests are (``_peak``); a resource no container limits is left out."""
+    return _peak(init, main, _LIMITS)
+
+
 def _requests_of(
-    spec: Mapping[str, Any], path: str, init: Sequence[_Container], main: Sequence[_Container]
+    spec: Mapping[str, Any],
+    path: str,
+    init: Sequence[_Container],
+    main: Sequence[_Container],
+    *,
+    overhead: bool = True,
 ) -> ResourceList:
-    """Kubernetes' PodRequests over the pod's containers (``_containers``): max(containers + sidecars, each init
-    container + earlier sidecars), under the pod's own resources (``_pod_level``), + overhead."""
-    total = ResourceList.total(c.requests for c in main)
+    """Kubernetes' PodRequests over the pod's containers (``_containers``): their peak (``_peak``), under the pod's
+    own resources (``_pod_level``), + overhead (unless ``overhead`` is false)."""
+    requests = _pod_level(spec, path, _peak(init, main, _REQUESTS))
+    return requests + _rl(spec.get("overhead"), f"{path}.overhead") if overhead else requests
+
+
+_REQUESTS = attrgetter("requests")
+_LIMITS = attrgetter("limits")
+
+
+def _peak(
+    init: Sequence[_Container], main: Sequence[_Container], part: Callable[[_Container], ResourceList]
+) -> ResourceList:
+    """``part`` (the requests or the limits) of a pod's containers added up as Kubernetes does: max(containers +
+    sidecars, each init container + the sidecars before it)."""
+    total = ResourceList.total(part(c) for c in main)
     sidecars = ResourceList()
     init_peak = ResourceList()
     for c in init:
+        amounts = part(c)
         if c.sidecar:
-            total = total + c.requests
-            sidecars = sidecars + c.requests
+            total = total + amounts
+            sidecars = sidecars + amounts
             init_peak = init_peak.maximum(sidecars)
         else:
-            init_peak = init_peak.maximum(c.requests + sidecars)
-    return _pod_level(spec, path, total.maximum(init_peak)) + _rl(spec.get("overhead"), f"{path}.overhead")
+            init_peak = init_peak.maximum(amounts + sidecars)
+    return total.maximum(init_peak)
 
 
 def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> ResourceList:

@@ -104,10 +104,15 @@ class LimitRangeSummary:
         return {**c.default_request, **asked}, {**c.default, **limits}
 
     def violations(
-        self, containers: Iterable[tuple[str, Mapping[str, int], Mapping[str, int]]], pod_request: Mapping[str, int]
+        self,
+        containers: Iterable[tuple[str, Mapping[str, int], Mapping[str, int]]],
+        pod_request: Mapping[str, int],
+        pod_limits: Mapping[str, int] | None = None,
     ) -> list[str]:
         """Where a pod's defaulted containers (``(path, requests, limits)``) and its whole request fall outside the
-        ranges, one message per container or pod and rule, naming the resources with the bound."""
+        ranges, one message per container or pod and rule, naming the resources with the bound. The whole pod is
+        checked as Kueue checks a workload's templates (its request, overhead included, against both bounds), or,
+        given ``pod_limits``, as the API server's LimitRanger checks a pod (``_pod_refusals``)."""
         found: list[str] = []
         for path, requests, limits in containers:
             above_limit = sorted_resources(r for r, v in requests.items() if r in limits and v > limits[r])
@@ -118,8 +123,40 @@ class LimitRangeSummary:
                 low = {r: min(requests.get(r, v), limits.get(r, v)) for r, v in {**limits, **requests}.items()}
                 found.extend(_outside(path, high, low, self.container))
         if self.pod is not None:
-            found.extend(_outside("the pod", pod_request, pod_request, self.pod))
+            if pod_limits is None:
+                found.extend(_outside("the pod", pod_request, pod_request, self.pod))
+            else:
+                found.extend(_pod_refusals(pod_request, pod_limits, self.pod))
         return found
+
+
+def _pod_refusals(requests: Mapping[str, int], limits: Mapping[str, int], item: LimitRangeItem) -> list[str]:
+    """The API server's LimitRanger on a whole pod (type ``Pod``; checked against a real kube-apiserver): its
+    ``min`` against the pod's requests, which must name the resource (and its limits, where they do); its ``max``
+    against its limits, which must name the resource (and its requests, where they do). ``requests`` and ``limits``
+    are the pod's without its overhead: a RuntimeClass's overhead counts in neither. One message per bound broken."""
+    found = []
+    for r in sorted_resources(item.min):
+        bound, what = amount(item.min[r], r), ""
+        if r not in requests:
+            what = "no request is specified"
+        elif requests[r] < item.min[r]:
+            what = f"its request is {amount(requests[r], r)}"
+        elif r in limits and limits[r] < item.min[r]:
+            what = f"its limit is {amount(limits[r], r)}"
+        if what:
+            found.append(f"the pod: the minimum {r} of a pod is {bound}, but {what}")
+    for r in sorted_resources(item.max):
+        bound, what = amount(item.max[r], r), ""
+        if r not in limits:
+            what = "no limit is specified"
+        elif limits[r] > item.max[r]:
+            what = f"its limit is {amount(limits[r], r)}"
+        elif r in requests and requests[r] > item.max[r]:
+            what = f"its request is {amount(requests[r], r)}"
+        if what:
+            found.append(f"the pod: the maximum {r} of a pod is {bound}, but {what}")
+    return found
 
 
 def _outside(path: str, high: Mapping[str, int], low: Mapping[str, int], item: LimitRangeItem) -> list[str]:

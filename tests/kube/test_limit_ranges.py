@@ -140,6 +140,34 @@ def test_a_job_outside_the_ranges_waits_with_kueues_words_and_a_pod_outside_them
     assert "the API server's LimitRanger refuses such a pod" in invalid[0].message
 
 
+def test_a_pod_range_counts_the_overhead_for_kueue_and_the_limits_for_the_api_server() -> None:
+    """Type Pod: Kueue checks a workload's templates by their request, a RuntimeClass's overhead included, against
+    both bounds; the API server's LimitRanger checks a pod's limits against the max and its requests against the
+    min, its overhead in neither (tests/kube/real/test_apiserver.py checks the real one)."""
+    from tests.unit.test_manifests import KATA
+
+    ranges = limit_range("limits", "team", {"type": "Pod", "max": {"cpu": "1"}})
+    within = {"requests": {"cpu": "900m"}, "limits": {"cpu": "900m"}}
+    suspended = bare_job("kata", 1, within, suspend=True)
+    suspended["spec"]["template"]["spec"]["runtimeClassName"] = "kata"
+    result, invalid = load_objects([KATA, LOCAL_QUEUE, ranges, suspended])
+    assert not invalid and dict(result.snapshot.admission.pod_group_waits)["team/kata"] == (
+        f"{LIMIT_RANGE_WAIT}: the pod: cpu (1 core): requests must not be above the LimitRange max"
+    )  # 900m + 250m of overhead
+    kata_pod = pod("team", "p", scheduler="fairway", cpu="900m")
+    kata_pod["spec"]["runtimeClassName"] = "kata"
+    kata_pod["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "900m"}
+    result, invalid = load_objects([KATA, ranges, kata_pod])
+    assert not invalid and result.snapshot.tasks["team/p"].request.raw["cpu"] == 1150  # admitted, overhead counted
+    loose = pod("team", "q", scheduler="fairway", cpu="500m")
+    loose["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "1500m"}
+    _, invalid = load_objects([ranges, loose])
+    assert [i.message for i in invalid] == [
+        "the pod: the maximum cpu of a pod is 1 core, but its limit is 1.5 cores (the API server's LimitRanger "
+        "refuses such a pod)"
+    ]
+
+
 def test_a_jobset_outside_the_ranges_waits_in_simulate() -> None:
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
               "metadata": {"name": "js", "namespace": "team", "labels": {QUEUE_LABEL: "lq"}},

@@ -196,3 +196,59 @@ def test_a_runtime_class_gives_a_pod_what_fairway_counts_from_its_manifest(contr
         finally:
             core.delete_namespaced_pod("kata-pod", "default", grace_period_seconds=0)
             k8s.NodeV1Api(api).delete_runtime_class("kata")
+
+
+# a LimitRange of type Pod, and pods the API server's LimitRanger admits or refuses (True: admitted): its max bounds
+# the pod's limits (which must name the resource), its min the pod's requests, and a RuntimeClass's overhead counts in
+# neither (Kueue, checking a workload's templates, counts it: ``engine.manifests.limitranges``)
+POD_RANGE = {"type": "Pod", "max": {"cpu": "1"}, "min": {"memory": "600Mi"}}
+POD_RANGE_CASES = {
+    "within": ({"cpu": "800m", "memory": "700Mi"}, {"cpu": "800m"}, None, True),
+    "within-with-overhead": ({"cpu": "900m", "memory": "700Mi"}, {"cpu": "900m"}, "kata", True),
+    "limit-above-max": ({"cpu": "500m", "memory": "700Mi"}, {"cpu": "1500m"}, None, False),
+    "no-limit": ({"cpu": "500m", "memory": "700Mi"}, {}, None, False),
+    "below-min-without-overhead": ({"cpu": "500m", "memory": "500Mi"}, {"cpu": "500m"}, "kata", False),
+}
+
+
+def test_a_pod_limit_range_refuses_the_pods_the_api_server_refuses(control_plane: ControlPlane) -> None:
+    """Fairway reading a pod from manifests (``fairway simulate``) refuses it where the API server's LimitRanger
+    refuses it, for a LimitRange of type Pod: the same verdict for every case."""
+    from engine.manifests import load_objects
+    from tests.unit.test_manifests import KATA
+
+    ranges = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "pods", "namespace": "lr"},
+              "spec": {"limits": [POD_RANGE]}}  # fmt: skip
+    with control_plane.api_client() as api:
+        core, node = k8s.CoreV1Api(api), k8s.NodeV1Api(api)
+        node.create_runtime_class({k: v for k, v in KATA.items() if k not in ("apiVersion", "kind")})
+        core.create_namespace({"metadata": {"name": "lr"}})
+        core.create_namespaced_limit_range("lr", {k: v for k, v in ranges.items() if k not in ("apiVersion", "kind")})
+        try:
+            for name, (requests, limits, runtime_class, admitted) in POD_RANGE_CASES.items():
+                spec: dict[str, Any] = {
+                    "schedulerName": "fairway",
+                    "containers": [
+                        {"name": "c", "image": "busybox", "resources": {"requests": requests, "limits": limits}}
+                    ],
+                }
+                if runtime_class:
+                    spec["runtimeClassName"] = runtime_class
+                body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "lr"}, "spec": spec}
+                try:
+                    core.create_namespaced_pod("lr", body)
+                    server = True
+                except ApiException as exc:
+                    assert exc.status == 403 and "usage per Pod" in _body(exc)["message"], exc
+                    server = False
+                _, invalid = load_objects([KATA, ranges, body])
+                assert (server, not invalid) == (admitted, admitted), (name, _body_or(invalid))
+                if not admitted:
+                    assert "the pod: the m" in invalid[0].message, invalid[0].message
+        finally:
+            core.delete_namespace("lr")
+            node.delete_runtime_class("kata")
+
+
+def _body_or(invalid: list[Any]) -> str:
+    return invalid[0].message if invalid else "admitted"
