@@ -383,19 +383,13 @@ class QuotaTreeMemo:
     ) -> ElasticResult:
         """``compute_runtimes`` of these inputs (the built-in groups' used read from ``used``)."""
         key = (tuple(groups), total, enable_min_scale)
-        tree, self._tree = self._tree, None  # (an error below leaves no tree)
-        if tree is not None and self._key == key:
-            try:
-                tree.set_requests(_changed(self._requests, requests))
-                tree.set_used_of(_changed(self._used, used))
-                self.reused += 1
-            except ValueError:  # inputs a tree refuses: a new one says why, as without the memo
-                tree = None
-        if tree is None or self._key != key:
+        tree = self._brought_up(key, requests, used)
+        if tree is not None:
+            self.reused += 1
+        else:  # none kept for these groups and total, or inputs it refused: a new one (which says why, as without)
             tree = ElasticQuotaTree(groups, total, enable_min_scale=enable_min_scale, requests=requests, used=used)
         result = tree.result()
-        self._key, self._tree = key, tree
-        self._requests, self._used = dict(requests), dict(used)
+        self._keep(key, tree, requests, used)
         return result
 
     def over_runtime(
@@ -410,17 +404,37 @@ class QuotaTreeMemo:
         these inputs without the values only the used moves (``ElasticQuotaTree.groups_over_runtime``); None when it
         cannot tell so (no tree kept for these groups and total, or a runtime to recompute): ``runtimes`` then,
         which finds the tree up to date. Not counted in ``reused``: no values are computed."""
-        tree, self._tree = self._tree, None  # (an error below leaves no tree)
-        if tree is None or self._key != (tuple(groups), total, enable_min_scale):
+        key = (tuple(groups), total, enable_min_scale)
+        tree = self._brought_up(key, requests, used)
+        if tree is None:
+            return None
+        self._keep(key, tree, requests, used)
+        return tree.groups_over_runtime()
+
+    def _brought_up(
+        self, key: tuple[Any, ...], requests: Mapping[str, ResourceList], used: Mapping[str, ResourceList]
+    ) -> ElasticQuotaTree | None:
+        """The kept tree told the groups whose request or used changed since its last inputs; None when none is
+        kept for ``key`` or it refuses these inputs. The memo keeps no tree until ``_keep`` (an error leaves none)."""
+        tree, self._tree = self._tree, None
+        if tree is None or self._key != key:
             return None
         try:
             tree.set_requests(_changed(self._requests, requests))
             tree.set_used_of(_changed(self._used, used))
-        except ValueError:  # inputs a tree refuses: ``runtimes`` builds a new one, which says why
+        except ValueError:
             return None
-        self._tree = tree
+        return tree
+
+    def _keep(
+        self,
+        key: tuple[Any, ...],
+        tree: ElasticQuotaTree,
+        requests: Mapping[str, ResourceList],
+        used: Mapping[str, ResourceList],
+    ) -> None:
+        self._key, self._tree = key, tree
         self._requests, self._used = dict(requests), dict(used)
-        return tree.groups_over_runtime()
 
 
 def _changed(before: Mapping[str, ResourceList], now: Mapping[str, ResourceList]) -> dict[str, Mapping[str, int]]:

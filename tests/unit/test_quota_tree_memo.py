@@ -66,16 +66,14 @@ pods_strategy = st.lists(
     st.tuples(st.integers(0, 3), st.integers(1, 8), st.integers(0, len(STATUSES) - 1), st.integers(0, 3)),
     max_size=12,
 )
+# several worlds in a row, each (pods, total cpu, a's min cpu): what one memo is asked for, one after the other
+steps_strategy = st.lists(
+    st.tuples(pods_strategy, st.sampled_from([40, 40, 40, 32]), st.sampled_from([10, 10, 4])), min_size=2, max_size=6
+)
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(
-    st.lists(
-        st.tuples(pods_strategy, st.sampled_from([40, 40, 40, 32]), st.sampled_from([10, 10, 4])),
-        min_size=2,
-        max_size=6,
-    )
-)
+@given(steps_strategy)
 def test_a_kept_tree_gives_the_numbers_of_a_new_one(
     steps: list[tuple[list[tuple[int, int, int, int]], int, int]],
 ) -> None:
@@ -151,13 +149,7 @@ def _over(result: ElasticResult) -> list[str]:
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(
-    st.lists(
-        st.tuples(pods_strategy, st.sampled_from([40, 40, 40, 32]), st.sampled_from([10, 10, 4])),
-        min_size=2,
-        max_size=6,
-    )
-)
+@given(steps_strategy)
 def test_the_groups_over_their_runtime_told_from_the_kept_tree_are_those_of_the_values(
     steps: list[tuple[list[tuple[int, int, int, int]], int, int]],
 ) -> None:
