@@ -206,7 +206,9 @@ class AdmissionLevers:
     # Kueue's suspended Jobs without pods, (podgroup key, their pod template) sorted: a pod of the template asking for
     # the whole Job (its podgroup's minimum resources), which Kueue's flavor assigner and scheduling cycle read as the
     # Job's pods (``pods_or_template``) until the Job has its own (each an ``engine.objects.TaskInfo``, a floor above
-    # this module; a tuple default, as above)
+    # this module; a tuple default, as above); for a workload of several pod sets (a JobSet, ...), a tuple of one pod
+    # per pod set in Kueue's order, each asking for its whole pod set with the pod set as its role (while it has no
+    # pods, suspended or just resumed: its pod sets' parts of its minimum resources are kept in their own flavors)
     templates: tuple[tuple[str, Any], ...] = ()
 
     def __bool__(self) -> bool:
@@ -246,7 +248,8 @@ class AdmissionDraft:
     local_queue_specs: dict[LocalQueueKey, LocalQueueSpec] = field(default_factory=dict)
     partial_admission: dict[str, int] = field(default_factory=dict)
     pod_group_waits: dict[str, str] = field(default_factory=dict)
-    templates: dict[str, Any] = field(default_factory=dict)  # podgroup key -> its template's ``TaskInfo``
+    # podgroup key -> its template's ``TaskInfo`` (a tuple of them, one per pod set, for a workload of several)
+    templates: dict[str, Any] = field(default_factory=dict)
 
     def freeze(self, queues: Mapping[str, object]) -> AdmissionLevers:
         """The levers of the queues that exist (``queues``); no lever at all gives ``AdmissionLevers()``."""

@@ -55,7 +55,7 @@ from engine.fairshare.kueue_preemption import (
     find_candidates,
     hierarchical_advantage,
 )
-from engine.fairshare.kueuecycle import holding_tasks, pods_or_template
+from engine.fairshare.kueuecycle import holding_tasks, pods_or_template, template_pods
 from engine.fairshare.tournament import Head, Tournament
 from engine.objects import (
     FlavorFungibility,
@@ -1017,7 +1017,7 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         and not any(t.node is not None for t in by_podgroup.get(key, ()))
     ]
     waiting.sort(key=lambda pg: (-pg.priority, pg.creation_timestamp, pg.key))
-    templates = dict(snapshot.admission.templates)  # a suspended Job without pods: its template's pod stands for them
+    templates = dict(snapshot.admission.templates)  # suspended, without pods: their templates' pods stand for them
     work = [(pg, tasks) for pg in waiting if (tasks := pods_or_template(pg, by_podgroup.get(pg.key, ()), templates))]
     cycle = _Cycle(_Assigner(snapshot, flavors))
     cycle.heads(work, flavors.groups)
@@ -1030,8 +1030,9 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
         if not choice.flavors and not choice.tries:
             continue  # it asks for no resource of its ClusterQueue's flavored groups
         choices[pg.key] = choice
-        if tasks[0] is templates.get(pg.key):
-            pass  # its template's pod, not one of the snapshot's (the Job's pods, once made, keep the flavors)
+        templated = pg.key in templates and tasks[0] is template_pods(templates[pg.key])[0]
+        if templated:
+            pass  # its templates' pods, not the snapshot's (the pods, once made, keep the flavors)
         elif choice.pod_sets:
             changed.extend(
                 pods.get(t.uid, t, choice.of_pod_set(t.task_role), lambda t, c: _given(t, c, flavors)) for t in tasks
@@ -1040,7 +1041,7 @@ def assign_flavors(snapshot: Snapshot, memo: FlavorMemo | None = None) -> tuple[
             chosen = choice.flavors
             changed.extend(pods.get(t.uid, t, chosen, lambda t, c: _given(t, c, flavors)) for t in tasks)
         if pg.min_resources is not None:
-            podgroups.append(_given_podgroup(groups, pg, by_podgroup.get(pg.key, ()), choice))
+            podgroups.append(_given_podgroup(groups, pg, tasks if templated else by_podgroup.get(pg.key, ()), choice))
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
@@ -1058,13 +1059,21 @@ def _kept_group(pg: PodGroupInfo, chosen: Mapping[str, str]) -> PodGroupInfo:
 
 
 def _kept_by_pod_set(
-    pg: PodGroupInfo, placed: list[TaskInfo], chosen: Mapping[str, str], flavors: KueueFlavors
+    pg: PodGroupInfo,
+    placed: list[TaskInfo],
+    chosen: Mapping[str, str],
+    flavors: KueueFlavors,
+    stored: Mapping[str, Mapping[str, str]],
 ) -> dict[str, dict[str, str]]:
-    """For a workload of several pod sets, each pod set's kept flavors, by role: the job's (``chosen``) with those of
-    the pod set's own pods on nodes over them (none for a pod set with no pod on a node, nor for a workload of one)."""
+    """For a workload of several pod sets, each pod set's kept flavors, by role: the job's (``chosen``) with those
+    kept for the pod set (``stored``: pod set -> resource -> flavor) over them, and those of the pod set's own pods on
+    nodes over these (none for a pod set with neither, nor for a workload of one)."""
     if not pg.pod_sets:
         return {}
     out: dict[str, dict[str, str]] = {}
+    for role, given in stored.items():
+        if role in pg.pod_sets:
+            out[role] = {**chosen, **{r: f for r, f in given.items() if f in flavors.resources.get(r, ())}}
     for task in placed:
         mine = out.setdefault(task.task_role, dict(chosen))
         mine.update((r, f) for r, f in flavor_of_request(task.request).items() if f in flavors.resources.get(r, ()))
@@ -1072,7 +1081,10 @@ def _kept_by_pod_set(
 
 
 def with_kept_flavors(
-    snapshot: Snapshot, stored: Mapping[str, Mapping[str, str]], memo: FlavorMemo | None = None
+    snapshot: Snapshot,
+    stored: Mapping[str, Mapping[str, str]],
+    memo: FlavorMemo | None = None,
+    pod_sets: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None,
 ) -> Snapshot:
     """``snapshot`` with the pods not on a node of each admitted job (its podgroup past Pending, or with a pod on a
     node) asking for the flavors it was given, for a store whose pods keep their plain requests (the dashboard's): a
@@ -1080,10 +1092,14 @@ def with_kept_flavors(
     flavors are those of its pods on nodes (``flavored_tasks``), then ``stored`` (by podgroup key, resource ->
     flavor: the assignment kept with it); a flavor the snapshot does not have for a resource is left out. Waiting jobs
     are left to ``assign_flavors``. ``memo``: the same objects again for a pod or podgroup that is the same object
-    given the same flavors as in its last pass."""
+    given the same flavors as in its last pass. ``pod_sets``: for a workload whose pod sets were given different
+    flavors, each pod set's (by podgroup key, pod set, resource -> flavor), which its pods not on a node ask for and
+    its minimum resources, while it has no pod, keep (split by its pod sets' templates, ``AdmissionLevers.templates``).
+    """
     flavors = snapshot.kueue_flavors
     if flavors is None:
         return snapshot
+    pod_sets = pod_sets or {}
     kept = _memo(memo, flavors)
     pods, groups = kept.kept, kept.kept_groups
     changed: list[TaskInfo] = []
@@ -1101,7 +1117,7 @@ def with_kept_flavors(
         chosen = {r: f for r, f in chosen.items() if f in flavors.resources.get(r, ())}
         if not chosen:
             continue
-        of_role = _kept_by_pod_set(pg, placed, chosen, flavors)
+        of_role = _kept_by_pod_set(pg, placed, chosen, flavors, pod_sets.get(key, {}))
         for task in tasks:
             mine = of_role.get(task.task_role, chosen)
             if task.node is None and task.status not in _DONE and any(r in mine for r in task.request.raw):
@@ -1112,7 +1128,7 @@ def with_kept_flavors(
                 podgroups.append(groups.get(key, pg, (tuple(sorted(chosen.items())), parts), _split_group))
             else:
                 podgroups.append(groups.get(key, pg, chosen, _kept_group))
-    podgroups.extend(_kept_without_pods(snapshot, stored, flavors, groups))
+    podgroups.extend(_kept_without_pods(snapshot, stored, flavors, groups, pod_sets))
     pods.done()
     groups.done()
     out = snapshot.with_tasks(changed) if changed else snapshot
@@ -1124,16 +1140,25 @@ def _kept_without_pods(
     stored: Mapping[str, Mapping[str, str]],
     flavors: KueueFlavors,
     groups: _Recall[PodGroupInfo, PodGroupInfo],
+    pod_sets: Mapping[str, Mapping[str, Mapping[str, str]]],
 ) -> Iterator[PodGroupInfo]:
-    """The admitted podgroups with no pod yet (a suspended Kueue Job admitted from its template, whose controller
-    makes its pods once resumed) with their minimum resources in their stored flavors."""
+    """The admitted podgroups with no pod yet (a suspended Kueue Job or workload admitted from its templates, whose
+    controller makes its pods once resumed) with their minimum resources in their stored flavors: a workload's whose
+    pod sets were given different ones (``pod_sets``) each pod set's part (its template's) in its own."""
     by_podgroup = snapshot.tasks_by_podgroup
+    templates = dict(snapshot.admission.templates)
     for key, given in stored.items():
         pg = snapshot.podgroups.get(key)
         if pg is None or pg.phase == PodGroupPhase.PENDING or pg.min_resources is None or key in by_podgroup:
             continue
         chosen = {r: f for r, f in given.items() if f in flavors.resources.get(r, ())}
-        if any(r in chosen for r in pg.min_resources.raw):
+        if not any(r in chosen for r in pg.min_resources.raw):
+            continue
+        of_role = _kept_by_pod_set(pg, [], chosen, flavors, pod_sets.get(key, {}))
+        if key in templates and any(m != chosen for m in of_role.values()):
+            parts = _by_flavors(template_pods(templates[key]), of_role, chosen)
+            yield groups.get(key, pg, (tuple(sorted(chosen.items())), parts), _split_group)
+        else:
             yield groups.get(key, pg, chosen, _kept_group)
 
 

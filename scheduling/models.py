@@ -478,6 +478,13 @@ class PodGroup(ClusterRow):
         help_text="The Kueue ResourceFlavor it was given for each resource it asks for (resource -> flavor, e.g. "
         '{"cpu": "spot"}); null: its queue has no resource in several flavors.',
     )
+    pod_set_flavors = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="For a workload of several pod sets (a JobSet, a Kubeflow job, an MPIJob) whose pod sets were given "
+        'different flavors, each pod set\'s (pod set -> resource -> flavor, e.g. {"master": {"cpu": "on-demand"}, '
+        '"worker": {"cpu": "spot"}}); null otherwise.',
+    )
     flavor_assignment = models.TextField(  # noqa: DJ001 - see above
         null=True,
         blank=True,

@@ -405,7 +405,7 @@ PODGROUP_STATE = ("phase", "conditions", "reason", "message", "blocker", "gang_r
                   # job actions (scheduling.job_actions): written by POST …/suspend/, …/resume/, …/delete/ only
                   "suspended_at", "suspended_by", "deletion_requested_at", "deletion_requested_by", "kube_owner",
                   # Kueue's ResourceFlavors the sessions gave it, and why (``scheduling.store.flavors``)
-                  "flavors", "flavor_assignment")  # fmt: skip
+                  "flavors", "pod_set_flavors", "flavor_assignment")  # fmt: skip
 
 
 USER_HELP = (

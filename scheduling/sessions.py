@@ -87,7 +87,8 @@ def run_scheduling_session(cluster: Cluster) -> SchedulingSession:
                     # (``engine.flavors``), kept on its row; a pod or podgroup unchanged and given the same flavors
                     # is the same object as in the last session, so the kept state is brought up to date
                     memo = mirror.session_flavors
-                    snapshot = with_kept_flavors(snapshot, kept_flavors(cluster), memo)  # admitted: theirs
+                    kept = kept_flavors(cluster)  # admitted: theirs, and their pod sets' when these differ
+                    snapshot = with_kept_flavors(snapshot, kept.flavors, memo, kept.pod_sets)
                     snapshot, chosen = assign_flavors(snapshot, memo)
                     record_flavors(cluster, snapshot, chosen)
                 # the engine's state kept from the last session, brought up to date (``engine.session.carry``);

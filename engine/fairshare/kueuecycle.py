@@ -30,7 +30,7 @@ from engine.fairshare.tournament import Head, Tournament
 from engine.objects import KueuePreemption, PodGroupInfo, Snapshot, TaskInfo
 from engine.vocabulary import PodGroupPhase, TaskStatus
 
-__all__ = ["fair_cycle_waits", "holding_tasks", "pods_or_template"]
+__all__ = ["fair_cycle_waits", "holding_tasks", "pods_or_template", "template_pods"]
 
 _DONE = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _NEVER = KueuePreemption()
@@ -56,14 +56,21 @@ def holding_tasks(snapshot: Snapshot) -> Iterator[tuple[str, PodGroupInfo, TaskI
             yield key, pg, TaskInfo(pg.namespace, f"{pg.name}-admitted", key, request=pg.min_resources)
 
 
-def pods_or_template(pg: PodGroupInfo, tasks: Iterable[TaskInfo], templates: Mapping[str, TaskInfo]) -> list[TaskInfo]:
+def pods_or_template(
+    pg: PodGroupInfo, tasks: Iterable[TaskInfo], templates: Mapping[str, TaskInfo | tuple[TaskInfo, ...]]
+) -> list[TaskInfo]:
     """A waiting workload's pods as Kueue's flavor assigner and scheduling cycle read them: its unfinished ``tasks``;
-    for a suspended Job with none, the pod its template stands for (``templates``: ``AdmissionLevers.templates``),
-    which asks for the whole Job."""
+    for a suspended one with none, the pods its templates stand for (``templates``: ``AdmissionLevers.templates``):
+    a Job's one pod asking for the whole Job, a workload's one per pod set asking for the whole pod set."""
     unfinished = [t for t in tasks if t.status not in _DONE]
     if unfinished or pg.key not in templates:
         return unfinished
-    return [templates[pg.key]]
+    return template_pods(templates[pg.key])
+
+
+def template_pods(template: TaskInfo | tuple[TaskInfo, ...]) -> list[TaskInfo]:
+    """The pods an entry of ``AdmissionLevers.templates`` stands for: a Job's template pod, or a workload's pod sets'."""
+    return list(template) if isinstance(template, tuple) else [template]
 
 
 def _usage(snapshot: Snapshot) -> dict[str, dict[str, int]]:

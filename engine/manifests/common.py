@@ -216,6 +216,10 @@ class KueueJob:
     limit_range: str | None = None
     # its ``kueue.x-k8s.io/max-exec-time-seconds`` (``max_exec``; None: none): admitted longer, it is suspended
     max_exec_seconds: int | None = None
+    # a workload of several pod sets: each pod set's template as Kueue's flavor assigner reads it before the pods
+    # exist, in Kueue's order (``{"name", "count", "request": its pods' request in all, "placement"}``:
+    # ``kueuepodsets.pod_set_template``)
+    pod_set_templates: tuple[Mapping[str, Any], ...] = ()
 
     def stored(self) -> dict[str, object]:
         """What ``PodGroup.kueue_job`` keeps (the store reads it back: ``scheduling.store.read``)."""
@@ -228,6 +232,8 @@ class KueueJob:
             stored["resumedAt"] = self.resumed_at
         if self.template is not None:  # given flavors before it has pods (``scheduling.store.read``)
             stored["template"] = dict(self.template)
+        if self.pod_set_templates:  # its pod sets given flavors before they have pods (``scheduling.store.read``)
+            stored["podSetTemplates"] = [dict(t) for t in self.pod_set_templates]
         if self.limit_range is not None:  # it waits while its templates fall outside the LimitRanges
             stored["limitRange"] = self.limit_range
         if self.max_exec_seconds is not None:  # suspended once admitted longer (``scheduling.max_exec``)

@@ -24,7 +24,8 @@
   gives a Job with pods (``engine.flavors``); the flavors are kept with the admitted Job and its pods, once made,
   ask for them; a suspended Job that may be admitted in part is sized on its template too (``engine.partial``), and
   the adapter resumes it with the parallelism it was admitted with. A suspended workload of several pod sets (a
-  JobSet, Kubeflow's and MPI's jobs) still waits;
+  JobSet, Kubeflow's and MPI's jobs) is given a flavor per pod set the same way, from its pod sets' templates
+  (``kueuepodsets``);
 * partial admission (``kueue.x-k8s.io/job-min-parallelism``) is sized by ``engine.partial`` as in simulate; when a
   session admits k of its N pods the adapter lowers ``spec.parallelism`` to k and keeps N in the Job's annotation
   ``fairway.io/original-parallelism``, from which this reader counts the Job's pods (and checks the minimum); the
@@ -60,7 +61,8 @@ __all__ = ["ORIGINAL_PLACEMENT", "RESUMED", "KueueJobReaders", "job_wait", "temp
 RESUMED = "fairway.io/resumed"  # on a Job the adapter resumed: suspended again when it waits again, as Kueue does
 # on a Job the adapter resumed with its flavors' node labels and tolerations written into its template (as Kueue
 # writes them): the template's own placement (``export.placement_spec``, JSON), which the reader takes as the
-# template's and the next resume starts from
+# template's and the next resume starts from; on a workload of several pod sets, each pod set's own node selector
+# and tolerations, by pod set (``kueuepodsets``)
 ORIGINAL_PLACEMENT = "fairway.io/original-placement"
 
 SUSPENDED_FLAVORED = (
@@ -69,9 +71,9 @@ SUSPENDED_FLAVORED = (
 )
 
 SUSPENDED_WORKLOAD = (
-    "the {kind} is suspended in a ClusterQueue with flavored resource groups: its pod sets are given their flavors "
-    "from their pods, not from its templates, so Fairway resumes a suspended {kind} only in a ClusterQueue without "
-    "flavors (submit it unsuspended)"
+    "the {kind} is suspended in a ClusterQueue with flavored resource groups, and where its pod sets' pods may run "
+    "(their pod templates) is not known yet: its pod sets are given their flavors once the adapter reads the {kind} "
+    "again"
 )
 
 
@@ -90,8 +92,8 @@ def job_wait(
     adapter resumes it (the module docstring), unless its ClusterQueue has flavored resource groups and its pod
     template is not known (``untemplated``: a stored Job read before templates were kept).
     ``kind``: a workload of several pod sets read live (a JobSet, ...) waits by the same rule for all the pods of its
-    pod sets; suspended, it is admitted from its templates and resumed as a Job is, unless its ClusterQueue has
-    flavored resource groups (``untemplated``: its pod sets' templates are not kept for the flavor assigner).
+    pod sets; suspended, it is admitted from its pod sets' templates and resumed as a Job is (``untemplated``: in a
+    flavored ClusterQueue, a row written before its pod sets' templates were kept).
     ``limit_range``: why its templates fall outside its namespace's LimitRanges (``engine.manifests.limitranges``):
     it waits for that while none of its pods is on a node, as Kueue keeps such a workload pending."""
     tasks = list(tasks)

@@ -33,14 +33,17 @@
   quota, until that many exist (``kueuejobs.job_wait``, as a Kueue Job waits); a suspended object
   (``spec.suspend``, Kubeflow's and MPI's ``spec.runPolicy.suspend``) is admitted from its templates (its minimum
   resources are theirs) and resumed by the adapter as Kueue resumes it (``scheduling.kube.mirror_out``), its pods
-  awaited a while after (``fairway.io/resumed``), except in a ClusterQueue with flavored resource groups, where it
-  waits: its pod sets are given their flavors from their pods, and no template of theirs is kept for the assigner.
+  awaited a while after (``fairway.io/resumed``); its pod sets' templates are kept with it (``pod_set_template``:
+  each pod set's count, request in all and placement) and, while it has no pods, stand for them
+  (``pod_set_template_pods``), so that in a ClusterQueue with flavored resource groups Kueue's flavor assigner gives
+  each pod set its flavors, which the adapter writes into each pod set's template when it resumes it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,14 +61,15 @@ from engine.manifests.common import (
     _time,
     max_exec,
 )
-from engine.manifests.core import CoreReaders
+from engine.manifests.core import CoreReaders, read_placement
+from engine.manifests.export import placement_spec
 from engine.manifests.kueuegroups import group_phase
-from engine.manifests.kueuejobs import job_wait, resumed_at
+from engine.manifests.kueuejobs import ORIGINAL_PLACEMENT, job_wait, resumed_at
 from engine.objects import PodGroupInfo, TaskInfo
 from engine.resources import ResourceList
 from engine.vocabulary import PodGroupPhase
 
-__all__ = ["KUBEFLOW_KINDS", "KueuePodSetReaders", "PodSet"]
+__all__ = ["KUBEFLOW_KINDS", "KueuePodSetReaders", "PodSet", "pod_set_template", "pod_set_template_pods"]
 
 # kind -> (its replica specs field, its replica types in Kueue's order: ``OrderedReplicaTypes``)
 KUBEFLOW_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -206,10 +210,9 @@ class KueuePodSetReaders(CoreReaders):
             self._room_for_pods(total, field)
         self._room_for_podgroup()
         samples = [self._pod_set_sample(doc, p, pg_key) for p in pod_sets]  # every template read before a pod is added
-        phase = PodGroupPhase.PENDING
+        phase, templated = PodGroupPhase.PENDING, False
         if self.live:
-            names = tuple(p.name for p in pod_sets)
-            phase = self._live_pod_set_wait(doc, labels, queue, pg_key, total, names)
+            phase, templated = self._live_pod_set_wait(doc, labels, pg_key, pod_sets, samples)
         else:
             for pod_set, sample in zip(pod_sets, samples, strict=True):
                 self._add_pod_set_pods(doc, pod_set, sample)
@@ -230,6 +233,9 @@ class KueuePodSetReaders(CoreReaders):
             creation_timestamp=created,
             pod_sets=tuple(p.name for p in pod_sets),
         )
+        if templated:  # admissible while suspended: its pod sets read as their templates' pods
+            stored = self.kueue_jobs[pg_key].pod_set_templates
+            self.admission.templates[pg_key] = pod_set_template_pods(self.podgroups[pg_key], stored)
         why = self.limit_ranges.wait(pg_key)
         if why is not None and not self.live:  # its templates outside its namespace's LimitRanges: Kueue keeps it
             self.admission.pod_group_waits[pg_key] = why
@@ -250,12 +256,13 @@ class KueuePodSetReaders(CoreReaders):
                     self.live_pod_set_jobs[f"{doc.namespace}/{doc.name}"] = (doc.kind, uid)
 
     def _live_pod_set_wait(
-        self, doc: _Doc, labels: Mapping[str, str], queue: str, pg_key: str, total: int, pod_sets: tuple[str, ...]
-    ) -> PodGroupPhase:
-        """Live: whether the workload waits for its pods (or, suspended, in a flavored ClusterQueue), kept as a Kueue
-        Job's count is (``kueue_jobs``: the adapter stores it, the sessions wait by it); ``labels``: the object's
-        (its LocalQueue, its maximum execution time); ``queue``: its ClusterQueue's queue; its podgroup's phase from
-        its pods."""
+        self, doc: _Doc, labels: Mapping[str, str], pg_key: str, pod_sets: list[PodSet], samples: list[TaskInfo]
+    ) -> tuple[PodGroupPhase, bool]:
+        """Live: whether the workload waits for its pods, kept as a Kueue Job's count is (``kueue_jobs``: the adapter
+        stores it, with its pod sets' templates, and the sessions wait by it); ``labels``: the object's (its
+        LocalQueue, its maximum execution time); ``samples``: each pod set's first pod, as its template makes it.
+        Returns its podgroup's phase from its pods, and whether it is admissible while suspended (its pod sets then
+        stand for its pods: ``AdmissionLevers.templates``)."""
         local_queue = labels[KUEUE_QUEUE_LABEL]
         tasks = self.job_pods.get(pg_key, [])
         run_policy = doc.spec.get("runPolicy") if doc.kind != "JobSet" else None
@@ -265,18 +272,45 @@ class KueuePodSetReaders(CoreReaders):
         if suspend is not None and not isinstance(suspend, bool):
             raise _FieldError(f"{path}: {suspend!r} is not true or false")
         limit_range = self.limit_ranges.wait(pg_key)
-        flavored = self.kueue_flavors is not None and queue in self.kueue_flavors.groups
-        why = job_wait(total, tasks, bool(suspend), doc.kind, untemplated=flavored, limit_range=limit_range)
+        why = job_wait(sum(p.count for p in pod_sets), tasks, bool(suspend), doc.kind, limit_range=limit_range)
         if suspend and why is not None:
             self.warnings.append(f"{doc.where}: {why}")
         if why is not None:
             self.admission.pod_group_waits[pg_key] = why
+        placements = self._pod_set_placements(doc, pod_sets, samples)
+        templates = tuple(pod_set_template(p, s, placements[p.name]) for p, s in zip(pod_sets, samples, strict=True))
         self.kueue_jobs[pg_key] = KueueJob(
-            local_queue, total, None, bool(suspend), total, doc.kind, _VERSIONS[doc.kind], pod_sets,
+            local_queue, sum(p.count for p in pod_sets), None, bool(suspend), sum(p.count for p in pod_sets),
+            doc.kind, _VERSIONS[doc.kind], tuple(p.name for p in pod_sets),
             resumed_at=resumed_at(doc, self._annotations(doc), self.warnings), limit_range=limit_range,
-            max_exec_seconds=max_exec(labels),
+            max_exec_seconds=max_exec(labels), pod_set_templates=templates,
         )  # fmt: skip
-        return group_phase(tasks) if tasks else PodGroupPhase.PENDING
+        phase = group_phase(tasks) if tasks else PodGroupPhase.PENDING
+        return phase, bool(suspend) and why is None and not any(t.node is not None for t in tasks)
+
+    def _pod_set_placements(
+        self, doc: _Doc, pod_sets: list[PodSet], samples: list[TaskInfo]
+    ) -> dict[str, dict[str, Any]]:
+        """Where each pod set's pods may run (``export.placement_spec``), by pod set: its template's own, or the one
+        ``fairway.io/original-placement`` keeps (by pod set: its own ``nodeSelector`` and ``tolerations``, which
+        replace the template's) when a resume wrote its flavors' node labels and tolerations into the templates; a
+        kept one that cannot be read is left out with a warning (the templates' are used)."""
+        own = {p.name: placement_spec(s) for p, s in zip(pod_sets, samples, strict=True)}
+        raw = self._annotations(doc).get(ORIGINAL_PLACEMENT)
+        if raw is None:
+            return own
+        where = f"metadata.annotations.{ORIGINAL_PLACEMENT}"
+        try:
+            kept = json.loads(raw)
+            if not isinstance(kept, dict):
+                raise ValueError("not a JSON object")
+            for name, placement in kept.items():
+                if name in own:
+                    read_placement(_map(placement, f"{where}.{name}"), f"{where}.{name}")
+        except ValueError as exc:
+            self.warnings.append(f"{doc.where}: {where}: {exc}; the templates' placements are used")
+            return own
+        return {name: {**placement, **(kept.get(name) or {})} for name, placement in own.items()}
 
     def _pod_set_priority(
         self, doc: _Doc, labels: Mapping[str, str], own_class: tuple[str, str], samples: list[TaskInfo]
@@ -315,3 +349,49 @@ class KueuePodSetReaders(CoreReaders):
                 continue
             self._origin("Pod", task.uid)
             self.tasks[task.uid] = task
+
+
+def pod_set_template(pod_set: PodSet, sample: TaskInfo, placement: Mapping[str, Any]) -> dict[str, Any]:
+    """What the store keeps of a pod set's template (``KueueJob.pod_set_templates``): its name, its count, what its
+    pods ask for in all (``sample``, its first pod, times its count; amounts as ``ResourceList`` keeps them) and where
+    they may run (``placement``: ``export.placement_spec``)."""
+    return {
+        "name": pod_set.name,
+        "count": pod_set.count,
+        "request": {r: v * pod_set.count for r, v in sample.request.raw.items()},
+        "placement": dict(placement),
+    }
+
+
+def pod_set_template_pods(pg: PodGroupInfo, templates: Sequence[Mapping[str, Any]]) -> tuple[TaskInfo, ...]:
+    """The pods a workload's pod sets stand for while it has none (``AdmissionLevers.templates``), one per pod set
+    (``pod_set_template``) in Kueue's order: each asks for its whole pod set, has the pod set as its role and may run
+    where its template's placement allows. A ``ValueError`` names a bad field (``podSetTemplates[1].count``)."""
+    out: list[TaskInfo] = []
+    for i, template in enumerate(templates):
+        where = f"podSetTemplates[{i}]"
+        name = template.get("name")
+        if not isinstance(name, str) or not name:
+            raise _FieldError(f"{where}.name: {name!r} is not a pod set's name")
+        _int(template.get("count"), f"{where}.count", 1, minimum=0)
+        request = _map(template.get("request"), f"{where}.request")
+        for resource, amount in request.items():
+            if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+                raise _FieldError(f"{where}.request.{resource}: {amount!r} is not a whole amount of 0 or more")
+        selector, tolerations, affinity = read_placement(
+            _map(template.get("placement"), f"{where}.placement"), f"{where}.placement"
+        )
+        out.append(
+            TaskInfo(
+                namespace=pg.namespace,
+                name=f"{pg.name}-{name}-template",
+                podgroup=pg.key,
+                request=ResourceList({str(r): v for r, v in request.items()}),
+                priority=pg.priority,
+                node_selector=selector,
+                tolerations=tolerations,
+                node_affinity=affinity,
+                task_role=name,
+            )
+        )
+    return tuple(out)

@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -53,6 +53,7 @@ from kubernetes import client as k8s
 from engine.manifests.common import _FROM_KOORD, _TO_KOORD, KOORD, ORIGINAL_PARALLELISM, controller_ref
 from engine.manifests.export import export_trees
 from engine.manifests.kueuejobs import ORIGINAL_PLACEMENT, RESUMED
+from engine.manifests.kueuepodsets import KUBEFLOW_KINDS
 from engine.resources import ResourceList, is_unlimited
 from engine.vocabulary import PodGroupPhase
 from quotas.models import Namespace, Queue, ResourceFlavor
@@ -213,18 +214,19 @@ class Sender:
         todo, workloads = [], []
         rows = PodGroup.objects.filter(cluster=self.cluster, kueue_job__isnull=False)
         specs: dict[str, tuple[dict[str, str], list[dict[str, Any]]]] | None = None
-        for ns, name, phase, count, flavors, stored in rows.values_list(
-            "namespace__name", "name", "phase", "kueue_admitted_count", "flavors", "kueue_job"
+        for ns, name, phase, count, flavors, pod_set_flavors, stored in rows.values_list(
+            "namespace__name", "name", "phase", "kueue_admitted_count", "flavors", "pod_set_flavors", "kueue_job"
         ):
+            if flavors and specs is None:  # the ResourceFlavors, read once a pass when a job has flavors
+                specs = {f.name: (f.node_labels or {}, f.tolerations or []) for f in ResourceFlavor.objects.all()}
             kind = stored.get("kind") if isinstance(stored, Mapping) else None
             if kind is not None:  # a workload of several pod sets (``engine.manifests.kueuepodsets``)
-                workloads.append((str(kind), ns, name, phase))
+                placements = _pod_set_placements(stored, flavors, pod_set_flavors, specs or {})
+                workloads.append(Workload(str(kind), ns, name, phase, placements))
                 continue
             obj = jobs.get((ns, name))
             if obj is None:
                 continue
-            if flavors and specs is None:  # the ResourceFlavors, read once a pass when a Job has flavors
-                specs = {f.name: (f.node_labels or {}, f.tolerations or []) for f in ResourceFlavor.objects.all()}
             placement = _flavor_placement(flavors, specs or {})
             if (change := _job_patch(obj, phase, count, self.now, placement)) is not None:
                 todo.append((ns, name, obj, *change))
@@ -249,16 +251,17 @@ class Sender:
             return
         self._count(what)
 
-    def write_kueue_workloads(self, workloads: list[tuple[str, str, str, str]]) -> None:
-        """Kueue's JobSets, Kubeflow's training jobs and MPIJobs (``workloads``: kind, namespace, name, their
-        podgroup's phase), as Kueue's controller keeps them, each with one merge patch (``_suspension_patch``): a
-        suspended one (a JobSet's ``spec.suspend``, the others' ``spec.runPolicy.suspend``) a session admitted is
-        resumed, with the annotation ``fairway.io/resumed`` (the time: its pods are awaited a while after); one so
-        resumed whose podgroup waits again is suspended again and the annotation removed (its controller deletes its
-        pods)."""
+    def write_kueue_workloads(self, workloads: list[Workload]) -> None:
+        """Kueue's JobSets, Kubeflow's training jobs and MPIJobs (``workloads``), as Kueue's controller keeps them, each
+        with one merge patch (``_suspension_patch``): a suspended one (a JobSet's ``spec.suspend``, the others'
+        ``spec.runPolicy.suspend``) a session admitted is resumed, with the annotation ``fairway.io/resumed`` (the
+        time: its pods are awaited a while after) and, when its pod sets were given flavors, each pod set's flavors'
+        node labels and tolerations written into its pod template (``_pod_set_template_patch``, as Kueue writes
+        them); one so resumed whose podgroup waits again is suspended again and the annotation removed (its
+        controller deletes its pods)."""
         kinds = {k.kind: k for k in KIND_BY_PATH.values() if k.integration}
         objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}  # each kind's, read once a pass
-        for kind_name, ns, name, phase in workloads:
+        for kind_name, ns, name, phase, placements in workloads:
             kind = kinds.get(kind_name)
             if kind is None:
                 continue
@@ -268,6 +271,14 @@ class Sender:
             if obj is None or (change := _suspension_patch(obj, kind_name, phase, self.now)) is None:
                 continue
             what, patch = change
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            if what == "job_resumed" and (placements or ORIGINAL_PLACEMENT in annotations):
+                templates, own = _pod_set_template_patch(obj, kind_name, placements)
+                if templates:
+                    patch["spec"] = _merged(patch["spec"], templates)
+                    patch["metadata"]["annotations"][ORIGINAL_PLACEMENT] = own
+                    # (a list replaced whole: the object as read, or the server refuses it)
+                    patch["metadata"]["resourceVersion"] = (obj.get("metadata") or {}).get("resourceVersion")
             send = partial(self.custom.patch_namespaced_custom_object, kind.group, kind.version, ns, kind.plural, name)
             self._patch(partial(send, patch, **_MERGE_PATCH), what, f"{kind.kind} {ns}/{name}")
 
@@ -608,20 +619,111 @@ def _placement_patch(obj: Mapping[str, Any], flavor: Placement) -> tuple[dict[st
     with the flavors' node labels, its own tolerations with theirs; and the template's own placement, for
     ``fairway.io/original-placement`` (taken from that annotation when an earlier resume wrote it: the template
     then holds an earlier flavor's)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-    own = {"nodeSelector": template.get("nodeSelector") or {}, "tolerations": template.get("tolerations") or []}
+    kept = _kept_placement(obj)
+    own = _own_placement(template, kept if isinstance(kept, dict) and "nodeSelector" in kept else None)
+    change = {"spec": _placed(template, own, flavor, removing=True)}
+    return change, json.dumps(own, sort_keys=True, separators=(",", ":"))
+
+
+def _kept_placement(obj: Mapping[str, Any]) -> Any:
+    """What ``fairway.io/original-placement`` keeps on ``obj`` (None when absent or not JSON)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     with contextlib.suppress(ValueError, TypeError):
-        kept = json.loads(annotations.get(ORIGINAL_PLACEMENT) or "null")
-        if isinstance(kept, dict):
-            own = {"nodeSelector": kept.get("nodeSelector") or {}, "tolerations": kept.get("tolerations") or []}
+        return json.loads(annotations.get(ORIGINAL_PLACEMENT) or "null")
+    return None
+
+
+def _own_placement(template: Mapping[str, Any], kept: Any) -> dict[str, Any]:
+    """A pod template's own ``nodeSelector`` and ``tolerations``: those ``kept`` (an earlier resume's record) when it
+    is a record, else the template's."""
+    source = kept if isinstance(kept, dict) else template
+    return {"nodeSelector": source.get("nodeSelector") or {}, "tolerations": source.get("tolerations") or []}
+
+
+def _placed(
+    template: Mapping[str, Any], own: Mapping[str, Any], flavor: Placement, *, removing: bool
+) -> dict[str, Any]:
+    """A pod template spec's ``nodeSelector`` and ``tolerations`` for a resume with ``flavor``: its own (``own``)
+    with the flavors' node labels and tolerations; ``removing``: for a merge patch of the template itself, the
+    template's node selector keys that are not its own are removed (null)."""
     labels, tolerations = flavor
-    selector: dict[str, Any] = {key: None for key in template.get("nodeSelector") or {}}  # (merge patch: removed)
+    selector: dict[str, Any] = {key: None for key in template.get("nodeSelector") or {}} if removing else {}
     selector.update(own["nodeSelector"])
     selector.update(labels)
     given = [*own["tolerations"], *(t for t in tolerations if t not in own["tolerations"])]
-    change = {"spec": {"nodeSelector": selector, "tolerations": given or None}}
-    return change, json.dumps(own, sort_keys=True, separators=(",", ":"))
+    return {"nodeSelector": selector, "tolerations": given or None}
+
+
+class Workload(NamedTuple):
+    """A Kueue workload of several pod sets the adapter keeps as Kueue's controller does (``write_kueue_workloads``):
+    its kind, namespace and name, its podgroup's phase, and its pod sets' flavors' node labels and tolerations (by pod
+    set; those without any left out)."""
+
+    kind: str
+    namespace: str
+    name: str
+    phase: str
+    placements: dict[str, Placement]
+
+
+def _pod_set_placements(
+    stored: Mapping[str, Any], flavors: Any, pod_set_flavors: Any, specs: Mapping[str, Placement]
+) -> dict[str, Placement]:
+    """Each pod set's flavors' node labels and tolerations (``_flavor_placement``), by pod set (``stored``: the row's
+    ``kueue_job``, its ``podSets``): its own flavors (``PodGroup.pod_set_flavors``) when its pod sets were given
+    different ones, else the workload's (``PodGroup.flavors``)."""
+    names = stored.get("podSets") if isinstance(stored.get("podSets"), list) else []
+    own = pod_set_flavors if isinstance(pod_set_flavors, Mapping) else {}
+    out: dict[str, Placement] = {}
+    for name in names:
+        placement = _flavor_placement(own.get(name, flavors), specs)
+        if placement is not None:
+            out[str(name)] = placement
+    return out
+
+
+def _pod_set_template_patch(
+    obj: Mapping[str, Any], kind: str, placements: Mapping[str, Placement]
+) -> tuple[dict[str, Any], str]:
+    """A resume's change to a workload's pod set templates for their flavors (``placements``, by pod set): each
+    template's own node selector and tolerations (``_own_placement``, from ``fairway.io/original-placement`` when an
+    earlier resume wrote it) with its flavors' node labels and tolerations, as Kueue's ``RunWithPodSetsInfo`` writes
+    them; and the templates' own placements by pod set, for that annotation. A JobSet's ``replicatedJobs`` is a list,
+    which a merge patch replaces whole: every replicated job is sent as read, its template changed. ({}, '') when the
+    object has no pod set to change."""
+    spec = obj.get("spec") or {}
+    kept = _kept_placement(obj)
+    kept = kept if isinstance(kept, dict) else {}
+    own_by_set: dict[str, dict[str, Any]] = {}
+
+    def changed(name: str, template: Mapping[str, Any], removing: bool) -> dict[str, Any]:
+        own = own_by_set[name] = _own_placement(template, kept.get(name))
+        return _placed(template, own, placements.get(name, ({}, [])), removing=removing)
+
+    if kind == "JobSet":
+        replicated = copy.deepcopy(spec.get("replicatedJobs") or [])
+        for job in replicated:
+            pod = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).setdefault("spec", {})
+            pod.update({k: v for k, v in changed(str(job.get("name")), pod, False).items() if v is not None})
+            if not pod.get("tolerations"):
+                pod.pop("tolerations", None)
+        out: dict[str, Any] = {"replicatedJobs": replicated} if replicated else {}
+    else:
+        field = KUBEFLOW_KINDS[kind][0]
+        out = {}
+        for key, replica in (spec.get(field) or {}).items():
+            template = ((replica or {}).get("template") or {}).get("spec") or {}
+            out.setdefault(field, {})[key] = {"template": {"spec": changed(str(key).lower(), template, True)}}
+    return out, json.dumps(own_by_set, sort_keys=True, separators=(",", ":"))
+
+
+def _merged(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` merged in, map by map (a JSON merge patch of both)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merged(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, Mapping) else value
+    return out
 
 
 def _job_patch(

@@ -43,6 +43,7 @@ from engine import collector, treefields
 from engine.admission import LocalQueueSpec, label_pairs
 from engine.manifests.kueuegroups import pod_group_wait
 from engine.manifests.kueuejobs import job_wait, template_pod
+from engine.manifests.kueuepodsets import pod_set_template_pods
 from engine.manifests.kueuestored import with_stored_flavors, with_stored_levers
 from engine.objects import (
     BUILTIN_PRIORITY_CLASSES,
@@ -382,16 +383,19 @@ def with_pod_group_waits(snapshot: Snapshot, counts: Mapping[str, KueueCount], n
         else:
             suspended, pg = bool(kc.job.get("suspended")), snapshot.podgroups[key]
             template = _template(pg, kc.job) if suspended else None
+            pod_sets = _pod_set_templates(pg, kc.job) if not tasks else None  # (a workload's, while it has no pods)
             why = job_wait(
                 kc.count,
                 tasks,
                 suspended,
                 str(kc.job.get("kind") or "Job"),
-                untemplated=template is None and pg.queue in flavor_groups,
+                untemplated=template is None and pod_sets is None and pg.queue in flavor_groups,
                 limit_range=_text(kc.job.get("limitRange")),
             )
             if why is None and template is not None:
                 templates.append((key, template))
+            if pod_sets is not None and (why is None or pg.phase != PodGroupPhase.PENDING):
+                templates.append((key, pod_sets))  # (admitted, resumed: its pod sets' parts keep their flavors)
             if _awaited(pg, kc, tasks, clock, grace):
                 awaited.append(key)
             # sized on its pods, or while suspended on its template (``engine.partial``)
@@ -438,6 +442,20 @@ def _template(pg: PodGroupInfo, job: Mapping[str, Any]) -> TaskInfo | None:
         return template_pod(pg, placement)
     except ValueError as exc:
         logger.warning("podgroup %s: its stored pod template cannot be read: %s", pg.key, exc)
+        return None
+
+
+def _pod_set_templates(pg: PodGroupInfo, job: Mapping[str, Any]) -> tuple[TaskInfo, ...] | None:
+    """The pods a workload's stored pod set templates stand for (``engine.manifests.kueuepodsets.
+    pod_set_template_pods``), or None when the row keeps none (a Job's, or written before they were kept) or some that
+    cannot be read (logged)."""
+    stored = job.get("podSetTemplates")
+    if not isinstance(stored, list) or not stored:
+        return None
+    try:
+        return pod_set_template_pods(pg, [t if isinstance(t, Mapping) else {} for t in stored])
+    except ValueError as exc:
+        logger.warning("podgroup %s: its stored pod set templates cannot be read: %s", pg.key, exc)
         return None
 
 

@@ -98,10 +98,10 @@ def _flavored_queue() -> list[dict[str, Any]]:
     return [*flavors, queue, LOCAL_QUEUE]
 
 
-def test_live_a_suspended_job_is_given_flavors_from_its_template_and_a_suspended_jobset_waits() -> None:
+def test_live_a_suspended_job_is_given_flavors_from_its_template() -> None:
     """In a ClusterQueue with flavored resource groups a suspended Job does not wait either: its template's pod (the
     whole Job's request, the template's node selector) is what Kueue's flavor assigner reads, so it is given the
-    flavor its template allows; a suspended workload of several pod sets (a JobSet) is not resumed."""
+    flavor its template allows; a row without its template (or a workload's without its pod sets') waits, saying so."""
     from engine.flavors import assign_flavors
     from engine.manifests import load_objects
     from engine.manifests.kueuejobs import SUSPENDED_FLAVORED, job_wait
@@ -121,7 +121,7 @@ def test_live_a_suspended_job_is_given_flavors_from_its_template_and_a_suspended
     assert dict(result.snapshot.admission.pod_group_waits)["team/train"].startswith("0 of its 2 pods exist")
     assert not result.snapshot.admission.templates
     assert job_wait(3, [], True, "JobSet") is None  # no flavors: admitted from its templates and resumed
-    assert "resumes a suspended JobSet only in a ClusterQueue without" in (
+    assert "its pod sets are given their flavors once the adapter reads the JobSet again" in (
         job_wait(3, [], True, "JobSet", untemplated=True) or ""
     )
     assert job_wait(3, [], True) is None and job_wait(3, [], True, untemplated=True) == SUSPENDED_FLAVORED

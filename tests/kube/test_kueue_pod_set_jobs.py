@@ -103,7 +103,10 @@ def test_live_a_jobsets_pods_are_one_podgroup_by_its_labels_and_uid() -> None:
     # every pod of its pod sets, from the object: a driver of 2 cores and two workers of 1
     assert (group.queue, group.min_member, group.min_resources.raw) == ("ml", 3, {"cpu": 4000})
     job = result.kueue_jobs["team/train"]
-    assert job.stored() == {"minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}
+    stored = job.stored()
+    assert [(t["name"], t["count"], t["request"]) for t in stored.pop("podSetTemplates")] == [
+        ("driver", 1, {"cpu": 2000}), ("workers", 2, {"cpu": 2000})]  # fmt: skip
+    assert stored == {"minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}
     assert job.owner("train") == "JobSet train (jobset.x-k8s.io/v1alpha2)"
     assert dict(snap.admission.pod_group_waits)["team/train"] == (
         "2 of its 3 pods exist (all its pod sets' pods): a JobSet is admitted once all its pods exist"
@@ -142,7 +145,10 @@ def test_live_kubeflow_and_mpi_pods_join_by_their_controller_the_launcher_by_its
 
 def test_live_a_suspended_workload_is_admissible_from_its_templates_and_a_bad_suspend_names_its_field() -> None:
     """A suspended workload has no pods: its templates size it (every pod of its pod sets), it does not wait, and the
-    adapter resumes it once admitted; in a ClusterQueue with flavored resource groups it waits, saying why."""
+    adapter resumes it once admitted; its pod sets' templates are kept (``podSetTemplates``) and stand for its pods
+    (``AdmissionLevers.templates``: one per pod set, asking for the whole pod set), so in a ClusterQueue with flavored
+    resource groups each pod set is given its flavors from them. A template the row keeps that cannot be read makes
+    it wait there, saying why."""
     from engine.manifests import load_objects
     from tests.kube.test_kueue_jobs import _flavored_queue
 
@@ -152,13 +158,29 @@ def test_live_a_suspended_workload_is_admissible_from_its_templates_and_a_bad_su
     assert not invalid and not result.snapshot.admission.pod_group_waits
     assert result.snapshot.podgroups["team/pt"].min_resources.raw == {"cpu": 3000}
     assert result.snapshot.podgroups["team/js"].min_resources.raw == {"cpu": 4000}
-    assert result.kueue_jobs["team/pt"].stored() == {
-        "minCount": None, "suspended": True, "kind": "PyTorchJob", "podSets": ["master", "worker"]}  # fmt: skip
+    stored = result.kueue_jobs["team/pt"].stored()
+    assert stored.pop("podSetTemplates") == [
+        {"name": "master", "count": 1, "request": {"cpu": 1000}, "placement": {}},
+        {"name": "worker", "count": 2, "request": {"cpu": 2000}, "placement": {}},
+    ]
+    assert stored == {"minCount": None, "suspended": True, "kind": "PyTorchJob", "podSets": ["master", "worker"]}
     assert result.kueue_jobs["team/js"].stored()["resumedAt"] == 1796112000.0
-    result, _ = load_objects([*_flavored_queue(), pytorchjob("pt", suspend=True)], live=True)
-    why = dict(result.snapshot.admission.pod_group_waits)["team/pt"]
-    assert why.startswith("the PyTorchJob is suspended in a ClusterQueue with flavored resource groups"), why
-    assert any("PyTorchJob is suspended" in w for w in result.warnings)
+    spot = pytorchjob("pt", suspend=True)
+    spot["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {"type": "spot"}
+    result, _ = load_objects([*_flavored_queue(), spot], live=True)
+    assert not result.snapshot.admission.pod_group_waits
+    [(key, pods)] = result.snapshot.admission.templates
+    assert [(t.task_role, t.request.raw, t.node_selector) for t in pods] == [
+        ("master", {"cpu": 1000}, {}), ("worker", {"cpu": 2000}, {"type": "spot"})]  # fmt: skip
+    # a resume wrote its flavors' labels into the templates: the pod sets' own placements are read back
+    spot["metadata"]["annotations"] = {"fairway.io/original-placement": '{"master":{"nodeSelector":{},"tolerations":'
+                                       '[]},"worker":{"nodeSelector":{},"tolerations":[]}}'}  # fmt: skip
+    result, _ = load_objects([*_flavored_queue(), spot], live=True)
+    assert [t.node_selector for t in dict(result.snapshot.admission.templates)[key]] == [{}, {}]
+    spot["metadata"]["annotations"] = {"fairway.io/original-placement": '{"worker":{"nodeSelector":"x"}}'}
+    result, _ = load_objects([*_flavored_queue(), spot], live=True)
+    assert any("original-placement: metadata.annotations" in w and "the templates' placements are used" in w
+               for w in result.warnings), result.warnings  # fmt: skip
     _, invalid = load_objects([LOCAL_QUEUE, jobset("train", suspend="yes")], live=True)
     assert [b.kind for b in invalid] == ["JobSet"]
     assert invalid[0].message.endswith("spec.suspend: 'yes' is not true or false")
@@ -180,7 +202,8 @@ def test_a_jobset_short_of_its_pods_holds_nothing_then_runs_whole(db: Any) -> No
     group = PodGroup.objects.get(cluster=cluster, name="train")
     assert (group.min_member, group.kueue_pod_group_count, group.kube_owner) == (
         3, 3, "JobSet train (jobset.x-k8s.io/v1alpha2)")  # fmt: skip
-    assert group.kueue_job == {"minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}
+    assert {k: v for k, v in group.kueue_job.items() if k != "podSetTemplates"} == {
+        "minCount": None, "suspended": False, "kind": "JobSet", "podSets": ["driver", "workers"]}  # fmt: skip
     assert sessions.run_scheduling_session(cluster).status == "ok"
     group.refresh_from_db()
     assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)
@@ -250,3 +273,46 @@ def test_what_the_adapter_patches_on_a_suspended_workload() -> None:
         "job_suspended", {"metadata": {"annotations": {"fairway.io/resumed": None}},
                           "spec": {"runPolicy": {"suspend": True}}})  # fmt: skip
     assert _suspension_patch(running, "PyTorchJob", "Inqueue", now) is None
+
+
+def test_a_resume_writes_each_pod_sets_flavors_into_its_template() -> None:
+    """Resumed with flavors per pod set, a workload's pod set templates get their own flavor's node labels and
+    tolerations over their own placement, as Kueue's ``RunWithPodSetsInfo`` writes them: a PyTorchJob's replica specs
+    (maps: a merge patch), a JobSet's replicated jobs (a list: sent whole, each template changed); the own placements
+    are kept by pod set in ``fairway.io/original-placement``, which the next resume starts from."""
+    import json
+
+    from scheduling.kube.mirror_out import _pod_set_template_patch
+
+    spot = ({"type": "spot"}, [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}])
+    demand = ({"type": "on-demand"}, [])
+    pt = pytorchjob("pt", suspend=True)
+    pt["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {"zone": "a"}
+    change, own = _pod_set_template_patch(pt, "PyTorchJob", {"master": demand, "worker": spot})
+    assert change == {
+        "pytorchReplicaSpecs": {
+            "Master": {"template": {"spec": {"nodeSelector": {"type": "on-demand"}, "tolerations": None}}},
+            "Worker": {"template": {"spec": {"nodeSelector": {"zone": "a", "type": "spot"}, "tolerations": spot[1]}}},
+        }
+    }
+    assert json.loads(own) == {"master": {"nodeSelector": {}, "tolerations": []},
+                               "worker": {"nodeSelector": {"zone": "a"}, "tolerations": []}}  # fmt: skip
+    # resumed again later, the templates holding the earlier flavors: from the kept placements, the old labels gone
+    worker = pt["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker["nodeSelector"], worker["tolerations"] = {"zone": "a", "type": "spot"}, spot[1]
+    pt["metadata"]["annotations"] = {"fairway.io/original-placement": own}
+    change, again = _pod_set_template_patch(pt, "PyTorchJob", {"worker": demand})
+    assert change["pytorchReplicaSpecs"]["Worker"] == {"template": {"spec": {
+        "nodeSelector": {"zone": "a", "type": "on-demand"}, "tolerations": None}}}  # fmt: skip
+    assert again == own
+    js = jobset("js", suspend=True)
+    change, own = _pod_set_template_patch(js, "JobSet", {"workers": spot})
+    driver, workers = change["replicatedJobs"]
+    assert driver == js["spec"]["replicatedJobs"][0] | {"template": {"spec": {"parallelism": 1, "template": {
+        "spec": {**_template("2")["spec"], "nodeSelector": {}}}}}}  # fmt: skip
+    pod_spec = workers["template"]["spec"]["template"]["spec"]
+    assert (pod_spec["nodeSelector"], pod_spec["tolerations"], pod_spec["containers"]) == (
+        {"type": "spot"}, spot[1], _template()["spec"]["containers"])  # fmt: skip
+    assert "nodeSelector" not in js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]  # (a copy)
+    assert json.loads(own) == {"driver": {"nodeSelector": {}, "tolerations": []},
+                               "workers": {"nodeSelector": {}, "tolerations": []}}  # fmt: skip

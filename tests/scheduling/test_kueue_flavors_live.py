@@ -357,7 +357,7 @@ def test_a_flavored_cluster_under_churn_runs_its_sessions_on_the_kept_state(
         opened.append(carry.last)
         # the snapshot a fresh read of the rows gives, the flavors given afresh (no memo)
         fresh = store.read_cluster(kueue_cluster)[0]
-        fresh = assign_flavors(with_kept_flavors(fresh, kept_flavors(kueue_cluster)))[0]
+        fresh = assign_flavors(with_kept_flavors(fresh, kept_flavors(kueue_cluster).flavors))[0]
         assert dict(fresh.tasks) == dict(snapshot.tasks)  # (the mirror's order is its own: by primary key)
         assert dict(fresh.nodes) == dict(snapshot.nodes)
         assert dict(fresh.podgroups) == dict(snapshot.podgroups)
@@ -647,3 +647,55 @@ def test_a_suspended_job_stored_without_its_template_waits_in_a_flavored_queue()
     assert (template.node_selector, template.request.raw) == ({"type": "spot"}, {"cpu": 2000, "memory": 2**30})
     plain = without.replace(kueue_flavors=None)
     assert not with_pod_group_waits(plain, old).admission.pod_group_waits
+
+
+def test_a_suspended_pytorchjob_is_given_a_flavor_per_pod_set_from_its_templates(kueue_cluster: Any) -> None:
+    """Kueue's webhook leaves a PyTorchJob suspended: it has no pods, and its pod sets' templates stand for them
+    (kept on its row, ``kueue_job``'s ``podSetTemplates``), so each pod set is given its own flavor as for the
+    unsuspended one (the Master on-demand, the Workers spot), the workload is admitted holding each pod set's part of
+    its quota in that pod set's flavor (``later``, 4 cores, then finds on-demand's 3 free cores too few and goes to
+    spot: the Master's 1 core is held there, the Workers' 2 on spot), and the pod sets' flavors are kept on its row
+    (``pod_set_flavors``) while it has no pods, resumed or not.
+    The pods its operator then makes are placed on their own pod set's flavor's nodes."""
+    from scheduling import sessions
+    from scheduling.models import Pod, PodGroup
+
+    suspended = TORCH.replace(
+        "spec:\n  pytorchReplicaSpecs:", "spec:\n  runPolicy: {suspend: true}\n  pytorchReplicaSpecs:"
+    )
+    later = _suspended("later", 4)
+    later["metadata"]["creationTimestamp"] = "2026-01-01T00:06:00Z"
+    base = list(yaml.safe_load_all(FLAVORS + NODES + suspended))
+    report = _import(kueue_cluster, FLAVORS + NODES + suspended)
+    templates = PodGroup.objects.get(name="pt").kueue_job["podSetTemplates"]
+    assert [(t["name"], t["count"], t["request"]["cpu"], t["placement"]) for t in templates] == [
+        ("master", 1, 1000, {"nodeSelector": {"type": "on-demand"}}),
+        ("worker", 2, 2000, {"nodeSelector": {"type": "spot"}}),
+    ], report.warnings
+    sessions.run_scheduling_session(kueue_cluster)
+    pt = PodGroup.objects.get(name="pt")
+    each = {"master": {"cpu": "on-demand", "memory": "on-demand"}, "worker": {"cpu": "spot", "memory": "spot"}}
+    assert (pt.phase, pt.flavors, pt.pod_set_flavors) == ("Inqueue", each["master"], each), pt.flavor_assignment
+    assert pt.flavor_assignment.startswith("pod set master: flavor on-demand for cpu, memory; pod set worker")
+    from scheduling.kube.mirror_in import mirror
+
+    assert not mirror(kueue_cluster, [*base, later], timezone.now()).problems
+    sessions.run_scheduling_session(kueue_cluster)
+    got = PodGroup.objects.get(name="later")
+    assert (got.phase, got.flavors) == ("Inqueue", {"cpu": "spot"}), got.flavor_assignment
+    assert "(4 cores of cpu asked, 3 cores unused)" in got.flavor_assignment  # the Master's 1 core held there
+    # resumed, its pods not made yet: still each pod set's
+    resumed = [d for d in base if d.get("kind") != "PyTorchJob"]
+    torch = next(d for d in base if d.get("kind") == "PyTorchJob")
+    torch = {**torch, "spec": {**torch["spec"], "runPolicy": {"suspend": False}}}
+    assert not mirror(kueue_cluster, [*resumed, torch, later], timezone.now()).problems
+    sessions.run_scheduling_session(kueue_cluster)
+    assert PodGroup.objects.get(name="pt").pod_set_flavors == each
+    pods = list(yaml.safe_load_all(_torch_pod("master", 0, "on-demand") + _torch_pod("worker", 0, "spot")
+                                   + _torch_pod("worker", 1, "spot")))  # fmt: skip
+    assert not mirror(kueue_cluster, [*resumed, torch, later, *pods], timezone.now()).problems
+    for _ in range(2):
+        sessions.run_scheduling_session(kueue_cluster)
+    placed = dict(Pod.objects.filter(cluster=kueue_cluster, podgroup__name="pt").values_list("name", "node__name"))
+    assert placed == {"pt-master-0": "od-1", "pt-worker-0": "spot-1", "pt-worker-1": "spot-1"}
+    assert PodGroup.objects.get(name="pt").pod_set_flavors == each

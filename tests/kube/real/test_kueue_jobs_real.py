@@ -254,34 +254,10 @@ def test_a_suspended_job_in_a_flavored_clusterqueue_is_given_its_flavor_and_its_
     from scheduling.models import PodGroup
 
     w = world("2")
-    flavor_b, node_b = f"{w.flavor}-b", f"{w.node}-b"
-    try:
-        w.custom.patch_cluster_custom_object(
-            GROUP, VERSION, "resourceflavors", w.flavor, {"spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-a"}}}
-        )
-        w.custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": flavor_b},
-            "spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-b"}}})  # fmt: skip
-        quota = [{"name": name, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
-                 for name, cpu in ((w.flavor, "2"), (flavor_b, "4"))]  # fmt: skip
-        w.custom.patch_cluster_custom_object(GROUP, VERSION, "clusterqueues", w.cq, {
-            "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": quota}]}})  # fmt: skip
-        w.core.patch_node(w.node, {"metadata": {"labels": {"kj-flavor": f"{w.tag}-a"}}})
-        box = node(node_b, cpu="32")
-        box["metadata"].setdefault("labels", {})["kj-flavor"] = f"{w.tag}-b"
-        w.core.create_node({key: value for key, value in box.items() if key != "status"})
-        w.core.patch_node(node_b, {"spec": {"taints": None}})
-        w.core.patch_node_status(node_b, {"status": box["status"]})
+    with two_flavors(w, "2", "4") as (flavor_b, node_b):
         w.job("sample-job", 3, suspend=True)
         informers = {i.kind.plural: i for i in w.adapter.informers}
         wait_for(lambda: f"{w.ns}/sample-job" in informers["jobs"].cache, what="the Job")
-        wait_for(lambda: node_b in {n["metadata"]["name"] for n in informers["nodes"].snapshot()}, what="the node")
-
-        def both_flavors() -> bool:
-            groups = (informers["clusterqueues"].cache.get(w.cq) or {}).get("spec", {}).get("resourceGroups", [{}])
-            return len(groups[0].get("flavors", [])) == 2
-
-        wait_for(both_flavors, what="the ClusterQueue's two flavors")
         assert w.adapter.reconcile(force=True) is not None
         w.sessions(lambda: PodGroup.objects.get(cluster=w.cluster, name="sample-job").phase == "Inqueue")
         group = PodGroup.objects.get(cluster=w.cluster, name="sample-job")
@@ -300,6 +276,40 @@ def test_a_suspended_job_in_a_flavored_clusterqueue_is_given_its_flavor_and_its_
         out = w.adapter.reconcile()
         assert out is not None and out["sent"].get("bound") == 3 and out["problems"] == [], out
         assert {p.spec.node_name for p in w.server_pods("sample-job")} == {node_b}
+
+
+@contextlib.contextmanager
+def two_flavors(w: _World, cpu_a: str, cpu_b: str) -> Iterator[tuple[str, str]]:
+    """The world's ClusterQueue with two flavors of cpu: its own (``a``: ``cpu_a`` cores, node label ``kj-flavor:
+    <tag>-a``, on the world's node) and ``<flavor>-b`` (``cpu_b`` cores, ``kj-flavor: <tag>-b``, on a second node);
+    yields (flavor b, its node) once the adapter's caches hold them; removes them after."""
+    flavor_b, node_b = f"{w.flavor}-b", f"{w.node}-b"
+    try:
+        w.custom.patch_cluster_custom_object(
+            GROUP, VERSION, "resourceflavors", w.flavor, {"spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-a"}}}
+        )
+        w.custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": flavor_b},
+            "spec": {"nodeLabels": {"kj-flavor": f"{w.tag}-b"}}})  # fmt: skip
+        quota = [{"name": name, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                 for name, cpu in ((w.flavor, cpu_a), (flavor_b, cpu_b))]  # fmt: skip
+        w.custom.patch_cluster_custom_object(GROUP, VERSION, "clusterqueues", w.cq, {
+            "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": quota}]}})  # fmt: skip
+        w.core.patch_node(w.node, {"metadata": {"labels": {"kj-flavor": f"{w.tag}-a"}}})
+        box = node(node_b, cpu="32")
+        box["metadata"].setdefault("labels", {})["kj-flavor"] = f"{w.tag}-b"
+        w.core.create_node({key: value for key, value in box.items() if key != "status"})
+        w.core.patch_node(node_b, {"spec": {"taints": None}})
+        w.core.patch_node_status(node_b, {"status": box["status"]})
+        informers = {i.kind.plural: i for i in w.adapter.informers}
+        wait_for(lambda: node_b in {n["metadata"]["name"] for n in informers["nodes"].snapshot()}, what="the node")
+
+        def both_flavors() -> bool:
+            groups = (informers["clusterqueues"].cache.get(w.cq) or {}).get("spec", {}).get("resourceGroups", [{}])
+            return len(groups[0].get("flavors", [])) == 2
+
+        wait_for(both_flavors, what="the ClusterQueue's two flavors")
+        yield flavor_b, node_b
     finally:
         with contextlib.suppress(k8s.ApiException):
             w.core.delete_node(node_b)

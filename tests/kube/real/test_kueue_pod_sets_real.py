@@ -14,7 +14,12 @@ and real sessions:
     admitted from their templates and resumed by the adapter's merge patches (``spec.suspend``,
     ``spec.runPolicy.suspend``: the server checks them against the CRDs, and its RBAC the ``patch`` verb), then their
     pods, once their controllers' stand-ins make them, are bound; a third, larger than the ClusterQueue, stays
-    suspended."""
+    suspended;
+(d) the same two, suspended, in a ClusterQueue of two flavors (``a`` on the first node, ``b`` on a second): each pod
+    set is given its own flavor from its template (the master and the driver select ``a``; the workers, unselective,
+    find ``a`` full and are given ``b``), and the adapter's resume writes each pod set's flavor's node labels into its
+    own template (a JobSet's replicated jobs sent whole, a PyTorchJob's replica specs merged: the server checks both
+    against the CRDs), so the pods made from them are bound on their own flavor's node."""
 
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import pytest
 from kubernetes import client as k8s
 
 from tests.kube.conftest import wait_for
-from tests.kube.real.test_kueue_jobs_real import _World, worlds
+from tests.kube.real.test_kueue_jobs_real import _World, two_flavors, worlds
 from tests.support.kube_apiserver import CRDS, ControlPlane
 
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -34,10 +39,11 @@ PYTORCH = ("kubeflow.org", "v1", "pytorchjobs")
 
 
 class _PodSetWorld(_World):
-    def _template(self, labels: dict[str, str]) -> dict[str, Any]:
+    def _template(self, labels: dict[str, str], select: dict[str, str] | None = None) -> dict[str, Any]:
         container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
         return {"metadata": {"labels": labels}, "spec": {
-            "schedulerName": self.cluster.scheduler_name, "restartPolicy": "Never", "containers": [container]}}  # fmt: skip
+            "schedulerName": self.cluster.scheduler_name, "restartPolicy": "Never", "containers": [container],
+            **({"nodeSelector": select} if select else {})}}  # fmt: skip
 
     def jobset(self, name: str, workers: int, **more: Any) -> dict[str, Any]:
         """A JobSet labelled with LocalQueue ``lq``, created through the server (its CRD checks it); ``more``: more
@@ -50,9 +56,9 @@ class _PodSetWorld(_World):
             "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
             "spec": {"replicatedJobs": replicated, **more}})  # fmt: skip
 
-    def jobset_job(self, owner: dict[str, Any], rjob: str, index: int) -> None:
+    def jobset_job(self, owner: dict[str, Any], rjob: str, index: int, select: dict[str, str] | None = None) -> None:
         """One of the JobSet's Jobs as its controller makes it: ``<jobset>-<replicated job>-<index>``, the JobSet as
-        its controller, the JobSet's labels on it and on its pods."""
+        its controller, the JobSet's labels on it and on its pods; ``select``: its template's node selector."""
         meta = owner["metadata"]
         labels = {"jobset.sigs.k8s.io/jobset-name": meta["name"], "jobset.sigs.k8s.io/jobset-uid": meta["uid"],
                   "jobset.sigs.k8s.io/replicatedjob-name": rjob}  # fmt: skip
@@ -61,7 +67,7 @@ class _PodSetWorld(_World):
             "metadata": {"name": f"{meta['name']}-{rjob}-{index}", "labels": labels, "ownerReferences": [{
                 "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": meta["name"], "uid": meta["uid"],
                 "controller": True}]},
-            "spec": {"parallelism": 1, "completions": 1, "template": self._template(labels)}})  # fmt: skip
+            "spec": {"parallelism": 1, "completions": 1, "template": self._template(labels, select)}})  # fmt: skip
 
     def pytorchjob(self, name: str, workers: int, **run_policy: Any) -> dict[str, Any]:
         specs = {"Master": {"replicas": 1, "template": self._template({})},
@@ -71,11 +77,12 @@ class _PodSetWorld(_World):
             "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
             "spec": {"pytorchReplicaSpecs": specs, **({"runPolicy": run_policy} if run_policy else {})}})  # fmt: skip
 
-    def operator_pod(self, owner: dict[str, Any], role: str, index: int) -> None:
-        """A pod as the training operator makes it: the job its controller, its replica type labelled."""
+    def operator_pod(self, owner: dict[str, Any], role: str, index: int, select: dict[str, str] | None = None) -> None:
+        """A pod as the training operator makes it: the job its controller, its replica type labelled; ``select``: its
+        node selector (its replica spec's template's)."""
         meta = owner["metadata"]
         body = self._template({"training.kubeflow.org/job-name": meta["name"],
-                               "training.kubeflow.org/replica-type": role})  # fmt: skip
+                               "training.kubeflow.org/replica-type": role}, select)  # fmt: skip
         body["metadata"].update(name=f"{meta['name']}-{role}-{index}", ownerReferences=[{
             "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": meta["name"], "uid": meta["uid"],
             "controller": True}])  # fmt: skip
@@ -198,3 +205,71 @@ def test_suspended_workloads_are_admitted_from_their_templates_resumed_and_their
     w.sessions(lambda: len(_bound(w, "train")) == len(_bound(w, "pt")) == 3)
     out = w.adapter.reconcile()
     assert out is not None and out["sent"].get("bound") == 6 and out["problems"] == [], out
+
+
+def test_suspended_workloads_in_a_flavored_clusterqueue_get_a_flavor_per_pod_set(world: Any) -> None:
+    """(d) Two flavors of 2 and 6 cores: the PyTorchJob's master and the JobSet's driver (1 core each) select ``a``
+    and fill it; their workers (2 pods of 1 core each) are given ``b``. Resumed, each template carries its own
+    flavor's labels, and the pods are bound on their flavor's node."""
+    from scheduling.models import PodGroup
+
+    w = world("2")
+    with two_flavors(w, "2", "6") as (flavor_b, node_b):
+        at_a = f"{w.tag}-a"
+        js = w.custom.create_namespaced_custom_object(*JOBSET[:2], w.ns, JOBSET[2], {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "train", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"suspend": True, "replicatedJobs": [
+                {"name": "driver", "replicas": 1, "template": {"spec": {
+                    "parallelism": 1, "completions": 1, "template": w._template({}, {"kj-flavor": at_a})}}},
+                {"name": "workers", "replicas": 2, "template": {"spec": {
+                    "parallelism": 1, "completions": 1, "template": w._template({})}}}]}})  # fmt: skip
+        specs = {"Master": {"replicas": 1, "template": w._template({}, {"kj-flavor": at_a})},
+                 "Worker": {"replicas": 2, "template": w._template({})}}  # fmt: skip
+        pt = w.custom.create_namespaced_custom_object(*PYTORCH[:2], w.ns, PYTORCH[2], {
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "pt", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"pytorchReplicaSpecs": specs, "runPolicy": {"suspend": True}}})  # fmt: skip
+        informers = {i.kind.plural: i for i in w.adapter.informers}
+        wait_for(lambda: f"{w.ns}/train" in informers["jobsets"].cache
+                 and f"{w.ns}/pt" in informers["pytorchjobs"].cache, what="the workloads in the caches")  # fmt: skip
+        assert w.adapter.reconcile(force=True) is not None
+        rows = PodGroup.objects.filter(cluster=w.cluster, namespace__name=w.ns)
+        w.sessions(lambda: set(rows.values_list("phase", flat=True)) == {"Inqueue"})
+        by_name = {r.name: r for r in rows}
+        assert by_name["train"].pod_set_flavors == {"driver": {"cpu": w.flavor}, "workers": {"cpu": flavor_b}}
+        assert by_name["pt"].pod_set_flavors == {"master": {"cpu": w.flavor}, "worker": {"cpu": flavor_b}}
+        out = w.adapter.reconcile()
+        assert out is not None and out["sent"].get("job_resumed") == 2 and out["problems"] == [], out
+        js = w.custom.get_namespaced_custom_object(*JOBSET[:2], w.ns, JOBSET[2], "train")
+        pt = w.custom.get_namespaced_custom_object(*PYTORCH[:2], w.ns, PYTORCH[2], "pt")
+        selectors = {
+            **{
+                r["name"]: r["template"]["spec"]["template"]["spec"]["nodeSelector"]
+                for r in js["spec"]["replicatedJobs"]
+            },
+            **{k: v["template"]["spec"]["nodeSelector"] for k, v in pt["spec"]["pytorchReplicaSpecs"].items()},
+        }
+        at_b = {"kj-flavor": f"{w.tag}-b"}
+        assert selectors == {"driver": {"kj-flavor": at_a}, "workers": at_b, "Master": {"kj-flavor": at_a},
+                             "Worker": at_b}, selectors  # fmt: skip
+        assert js["spec"]["suspend"] is False and pt["spec"]["runPolicy"]["suspend"] is False
+        # their controllers' stand-ins make the pods from the resumed templates
+        wait_for(lambda: informers["jobsets"].cache[f"{w.ns}/train"]["spec"]["suspend"] is False, what="the resume")
+        for rjob in js["spec"]["replicatedJobs"]:
+            for i in range(rjob["replicas"]):
+                w.jobset_job(js, rjob["name"], i, rjob["template"]["spec"]["template"]["spec"]["nodeSelector"])
+        for role, count in (("Master", 1), ("Worker", 2)):
+            for i in range(count):
+                w.operator_pod(
+                    pt, role.lower(), i, pt["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["nodeSelector"]
+                )
+        w.mirrored("jobsets", "train", 3)
+        w.mirrored("pytorchjobs", "pt", 3)
+        w.sessions(lambda: len(_bound(w, "train")) == len(_bound(w, "pt")) == 3)
+        out = w.adapter.reconcile()
+        assert out is not None and out["sent"].get("bound") == 6 and out["problems"] == [], out
+        placed = {p.metadata.name: p.spec.node_name for p in w.core.list_namespaced_pod(w.ns).items}
+        assert sorted((n.rsplit("-", 1)[0] if n.startswith("train-") else n, node) for n, node in placed.items()) == [
+            ("pt-master-0", w.node), ("pt-worker-0", node_b), ("pt-worker-1", node_b),
+            ("train-driver-0", w.node), ("train-workers-0", node_b), ("train-workers-1", node_b)], placed  # fmt: skip
