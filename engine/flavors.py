@@ -121,9 +121,13 @@ def flavor_of_request(request: Mapping[str, int]) -> dict[str, str]:
     return out
 
 
-def flavors_sentence(flavors: Mapping[str, str]) -> str:
+def flavors_sentence(flavors: Mapping[str, str], pod_sets: Mapping[str, Mapping[str, str]] | None = None) -> str:
     """A job's flavors for people, by flavor in the order first met over its resources in display order:
-    ``spot for cpu, memory; a100 for nvidia.com/gpu`` ('' for none)."""
+    ``spot for cpu, memory; a100 for nvidia.com/gpu`` ('' for none); for a workload whose pod sets were given
+    different flavors (``pod_sets``: pod set -> resource -> flavor), pod set by pod set:
+    ``pod set master: on-demand for cpu; pod set worker: spot for cpu``."""
+    if pod_sets:
+        return "; ".join(f"pod set {name}: {flavors_sentence(given)}" for name, given in pod_sets.items() if given)
     by_flavor: dict[str, list[str]] = {}
     for resource in sorted_resources(flavors):
         by_flavor.setdefault(flavors[resource], []).append(resource)

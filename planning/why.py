@@ -211,7 +211,8 @@ def why_podgroup(
         # Kueue's ResourceFlavors the sessions gave it (resource -> flavor), in words, and why those (the flavors the
         # assignment tried and what each gave); null when its queue has no resource in several flavors
         "flavors": pg.flavors,
-        "flavors_text": flavors_sentence(pg.flavors or {}) or None,
+        "pod_set_flavors": pg.pod_set_flavors,  # each pod set's, when a workload's pod sets were given different ones
+        "flavors_text": flavors_sentence(pg.flavors or {}, pg.pod_set_flavors) or None,
         "flavor_assignment": pg.flavor_assignment,
         "governing_path": path.to_list(),
         "queue_path": queue_path,

@@ -157,7 +157,7 @@ def print_job(data: dict[str, Any]) -> None:
             ("Min member", pg["min_member"]),
             ("Min resources", fmt_resources(pg.get("min_resources"))),
             ("Priority", pg.get("priority", 0)),
-            *([("Flavor", flavors_sentence(pg["flavors"]))] if pg.get("flavors") else []),
+            *([("Flavor", flavors_sentence(pg["flavors"], pg.get("pod_set_flavors")))] if pg.get("flavors") else []),
             ("Reason", pg.get("reason") or "-"),
             ("Message", pg.get("message") or "-"),
             ("Cluster", pg.get("cluster", "-")),

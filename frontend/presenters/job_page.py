@@ -338,7 +338,7 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         "released_at": podgroup.released_at,
         "release_reason": podgroup.release_reason,
         # Kueue's ResourceFlavors the sessions gave it ("spot for cpu, memory"), and why those
-        "flavors_text": flavors_sentence(podgroup.flavors or {}),
+        "flavors_text": flavors_sentence(podgroup.flavors or {}, podgroup.pod_set_flavors),
         "flavor_assignment": podgroup.flavor_assignment or "",
     }
 

@@ -677,6 +677,13 @@ def test_a_suspended_pytorchjob_is_given_a_flavor_per_pod_set_from_its_templates
     each = {"master": {"cpu": "on-demand", "memory": "on-demand"}, "worker": {"cpu": "spot", "memory": "spot"}}
     assert (pt.phase, pt.flavors, pt.pod_set_flavors) == ("Inqueue", each["master"], each), pt.flavor_assignment
     assert pt.flavor_assignment.startswith("pod set master: flavor on-demand for cpu, memory; pod set worker")
+    from django.contrib.auth import get_user_model
+
+    from planning.why import why_podgroup
+
+    why = why_podgroup(pt, get_user_model().objects.create_superuser("why-admin", password="pw"))
+    assert why["pod_set_flavors"] == each
+    assert why["flavors_text"] == "pod set master: on-demand for cpu, memory; pod set worker: spot for cpu, memory"
     from scheduling.kube.mirror_in import mirror
 
     assert not mirror(kueue_cluster, [*base, later], timezone.now()).problems

@@ -72,6 +72,12 @@ def test_the_flavors_read_for_people() -> None:
     given = {"memory": "spot", "nvidia.com/gpu": "a100", "cpu": "spot"}
     assert flavors_sentence(given) == "spot for cpu, memory; a100 for nvidia.com/gpu"
     assert flavors_sentence({}) == ""
+    each = {"master": {"cpu": "on-demand"}, "worker": {"cpu": "spot", "memory": "spot"}}
+    assert (
+        flavors_sentence({"cpu": "on-demand"}, each)
+        == "pod set master: on-demand for cpu; pod set worker: spot for cpu, memory"
+    )
+    assert flavors_sentence({"cpu": "spot"}, None) == flavors_sentence({"cpu": "spot"}, {}) == "spot for cpu"
 
 
 def test_the_volcano_export_says_it_writes_the_quota_per_flavor_as_is() -> None:
