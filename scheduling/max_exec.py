@@ -1,14 +1,16 @@
-"""Kueue's maximum execution time: a Kueue Job, JobSet, Kubeflow job or MPIJob labelled
-``kueue.x-k8s.io/max-exec-time-seconds: "N"`` that has been admitted (Inqueue, Running or Unknown) for N seconds in
-all is suspended, as Kueue deactivates such a workload (``MaximumExecutionTimeExceeded``): its pods that hold a node
-are evicted, no session admits or places it again, and a person resumes it (the job action) to give it a new N.
+"""Kueue's maximum execution time: a Kueue Job, JobSet, Kubeflow job or MPIJob, a Kueue pod group or a plain pod
+Kueue manages, labelled ``kueue.x-k8s.io/max-exec-time-seconds: "N"`` (a pod group: on its pods), that has been
+admitted (Inqueue, Running or Unknown) for N seconds in all is suspended, as Kueue deactivates such a workload
+(``MaximumExecutionTimeExceeded``): its pods that hold a node are evicted (a pod has no suspend: the adapter deletes
+it, as Kueue stops a plain pod), its pods not placed yet wait, no session admits or places it again, and a person
+resumes it (the job action) to give it a new N. A Job's pods go, as its Job is suspended again.
 
 The time admitted is read from the job's history (``PodGroupReason``: a row each time its phase or reason changed),
 since the last time a person resumed it (Kueue clears the accumulated time when a workload is reactivated): the
 intervals it spent in an admitted phase, the current one up to ``now`` included, as Kueue adds a workload's past
 admissions (``accumulatedPastExecutionTimeSeconds``) to the current one. Read live: the label is on the cluster's
-objects (``engine.manifests.common.max_exec``), kept with the job's row (``PodGroup.kueue_job``); the Kubernetes
-adapter checks each pass (``scheduling.kube.mirror_out.Sender.enforce_max_exec_time``)."""
+objects (``engine.manifests.common.max_exec``), kept with the job's row (``PodGroup.kueue_max_exec_seconds``); the
+Kubernetes adapter checks each pass (``scheduling.kube.mirror_out.Sender.enforce_max_exec_time``)."""
 
 from __future__ import annotations
 
@@ -50,9 +52,9 @@ def overdue(cluster_id: int, now: datetime) -> list[tuple[PodGroup, int, float]]
         phase__in=_ADMITTED,
         suspended_at=None,
         deletion_requested_at=None,
-        kueue_job__has_key="maxExecSeconds",
+        kueue_max_exec_seconds__isnull=False,
     ).select_related("cluster", "namespace", "queue")
-    limited = [(pg, limit) for pg in rows if isinstance(limit := (pg.kueue_job or {}).get("maxExecSeconds"), int)]
+    limited = [(pg, pg.kueue_max_exec_seconds) for pg in rows]
     histories: dict[int, list[tuple[datetime, str, str]]] = {pg.pk: [] for pg, _ in limited}
     reasons = PodGroupReason.objects.filter(podgroup_id__in=histories).order_by("podgroup_id", "time", "id")
     for podgroup_id, time, phase, reason in reasons.values_list("podgroup_id", "time", "phase", "reason"):

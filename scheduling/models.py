@@ -531,6 +531,14 @@ class PodGroup(ClusterRow):
         "(partial admission, kueue.x-k8s.io/job-min-parallelism): the adapter lowers the Job's spec.parallelism to it, "
         "and gives the Job its own back once it waits again. Null: admitted whole, or not admitted.",
     )
+    # Kueue's maximum execution time, read live (``LoadResult.kueue_max_exec``; enforced by ``scheduling.max_exec``)
+    kueue_max_exec_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="source=kubernetes: a Kueue workload's kueue.x-k8s.io/max-exec-time-seconds (a Job, JobSet, Kubeflow "
+        "job or MPIJob, a pod group's pods, a plain pod): admitted that long in all, it is suspended "
+        "(MaximumExecutionTimeExceeded) until a person resumes it. Null: no maximum.",
+    )
     # who submitted it, for the per-user limits (``engine.userlimits``); null: its namespace counts as its user
     user = models.CharField(  # noqa: DJ001 - see above
         max_length=253,

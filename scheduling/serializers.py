@@ -484,6 +484,13 @@ class PodGroupSerializer(serializers.ModelSerializer):
         "when fewer than its count (kueue.x-k8s.io/job-min-parallelism); the Kubernetes adapter lowers the Job's "
         "spec.parallelism to it. Null: admitted whole, not admitted, or not such a Job.",
     )
+    kueue_max_exec_seconds = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="Kueue's maximum execution time (read-only, set by the Kubernetes adapter): the workload's "
+        "kueue.x-k8s.io/max-exec-time-seconds; admitted that long in all, it is suspended "
+        "(MaximumExecutionTimeExceeded) until a person resumes it. Null: no maximum.",
+    )
     local_queue = ObjectNameField(
         required=False,
         allow_null=True,
@@ -511,6 +518,7 @@ class PodGroupSerializer(serializers.ModelSerializer):
             "local_queue",
             "kueue_pod_group_count",
             "kueue_admitted_count",
+            "kueue_max_exec_seconds",
             *PODGROUP_STATE,
             "created",
             "updated",

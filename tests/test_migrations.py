@@ -14,6 +14,7 @@ made again; the test compares the two sides whatever migrations follow the squas
 from __future__ import annotations
 
 import copy
+import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -246,3 +247,38 @@ def test_a_database_with_only_some_of_the_replaced_migrations_is_refused(
         with pytest.raises(SystemCheckError, match=r"core\.E001.*scheduling\.0030_job_history"):
             call_command("migrate", database="behind", verbosity=0, interactive=False, skip_checks=False)
         assert ("scheduling", "0001_squashed_0030_job_history") not in _applied("behind")
+
+
+def test_a_jobs_maximum_execution_time_moves_into_its_own_column_and_back(
+    pg_databases: Callable[[str], dict[str, Any]],
+) -> None:
+    """0041: a Kueue Job's ``maxExecSeconds`` (kept in ``kueue_job`` before) moves to ``kueue_max_exec_seconds``, the
+    rest of ``kueue_job`` as it was; migrating back puts it back."""
+    before, after = (
+        ("scheduling", "0040_podgroup_pod_set_flavors"),
+        ("scheduling", "0041_podgroup_kueue_max_exec_seconds"),
+    )
+    with _alias("max_exec", pg_databases("max_exec")) as connection:
+        call_command("migrate", database="max_exec", verbosity=0, interactive=False)  # every app, then back to 0040
+        call_command("migrate", *before, database="max_exec", verbosity=0, interactive=False)
+        apps = MigrationExecutor(connection).loader.project_state(before).apps
+        cluster = apps.get_model("scheduling", "Cluster").objects.using("max_exec").get(name="default")
+        queue = apps.get_model("quotas", "Queue").objects.using("max_exec").get(name="default")
+        namespace = apps.get_model("quotas", "Namespace").objects.using("max_exec").create(name="team")
+        rows = apps.get_model("scheduling", "PodGroup").objects.using("max_exec")
+        for name, job in (("limited", {"minCount": None, "suspended": False, "maxExecSeconds": 600}),
+                          ("unlimited", {"minCount": 2, "suspended": True}), ("volcano", None)):  # fmt: skip
+            rows.create(cluster=cluster, namespace=namespace, queue=queue, name=name, kueue_job=job)
+        call_command("migrate", *after, database="max_exec", verbosity=0, interactive=False)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, kueue_job, kueue_max_exec_seconds FROM scheduling_podgroup ORDER BY name")
+            moved = {name: (json.loads(job) if isinstance(job, str) else job, s) for name, job, s in cursor.fetchall()}
+        assert moved == {
+            "limited": ({"minCount": None, "suspended": False}, 600),
+            "unlimited": ({"minCount": 2, "suspended": True}, None),
+            "volcano": (None, None),
+        }
+        call_command("migrate", *before, database="max_exec", verbosity=0, interactive=False)
+        back = apps.get_model("scheduling", "PodGroup").objects.using("max_exec")
+        assert back.get(name="limited").kueue_job == {"minCount": None, "suspended": False, "maxExecSeconds": 600}
+        assert back.get(name="unlimited").kueue_job == {"minCount": 2, "suspended": True}

@@ -88,7 +88,15 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
             origins=self.origins,
             kueue_pod_groups={k: n for k, n in self.kueue_pod_groups.items() if k in self.podgroups},
             kueue_jobs={k: j for k, j in self.kueue_jobs.items() if k in self.podgroups},
+            kueue_max_exec=self._kueue_max_exec(),
         )
+
+    def _kueue_max_exec(self) -> dict[str, int]:
+        """Every Kueue workload's maximum execution time (``LoadResult.kueue_max_exec``): a Job's (JobSet's, ...), a
+        pod group's, a plain pod's."""
+        out = {k: j.max_exec_seconds for k, j in self.kueue_jobs.items() if j.max_exec_seconds is not None}
+        out.update(self.kueue_max_exec)
+        return {k: seconds for k, seconds in sorted(out.items()) if k in self.podgroups}
 
     def _read_classes_and_namespaces(self) -> None:
         for doc in self.docs("PriorityClass"):

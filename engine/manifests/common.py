@@ -188,6 +188,10 @@ class LoadResult:
     kueue_pod_groups: dict[str, int] = field(default_factory=dict)
     # Kueue's batch/v1 Jobs read live (``load_objects(live=True)``): podgroup key -> what the store keeps of each
     kueue_jobs: dict[str, KueueJob] = field(default_factory=dict)
+    # every Kueue workload labelled with a maximum execution time (a Job, a JobSet, a Kubeflow job, an MPIJob, a pod
+    # group, a plain pod): podgroup key -> its seconds (the store keeps it: ``PodGroup.kueue_max_exec_seconds``;
+    # admitted longer in all, it is suspended: ``scheduling.max_exec``)
+    kueue_max_exec: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,7 @@ class KueueJob:
     # why its templates fall outside its namespace's LimitRanges (``kueuejobs.job_wait``: it waits while so)
     limit_range: str | None = None
     # its ``kueue.x-k8s.io/max-exec-time-seconds`` (``max_exec``; None: none): admitted longer, it is suspended
+    # (``LoadResult.kueue_max_exec``, which the store keeps apart from ``stored``)
     max_exec_seconds: int | None = None
     # a workload of several pod sets: each pod set's template as Kueue's flavor assigner reads it before the pods
     # exist, in Kueue's order (``{"name", "count", "request": its pods' request in all, "placement"}``:
@@ -236,8 +241,6 @@ class KueueJob:
             stored["podSetTemplates"] = [dict(t) for t in self.pod_set_templates]
         if self.limit_range is not None:  # it waits while its templates fall outside the LimitRanges
             stored["limitRange"] = self.limit_range
-        if self.max_exec_seconds is not None:  # suspended once admitted longer (``scheduling.max_exec``)
-            stored["maxExecSeconds"] = self.max_exec_seconds
         return stored
 
     def owner(self, name: str) -> str:
@@ -880,10 +883,10 @@ class _BuilderBase:
         self.pod_jobs: set[str] = set()  # "ns/job" named by explicit pods' volcano.sh/job-name annotation
         self.auto_podgroups: dict[str, PodGroupInfo] = {}
         self.pod_users: dict[str, tuple[str, tuple[str, ...]]] = {}  # podgroup key -> its first pod's user and groups
-        # Kueue's pod groups: "ns/group" -> its pods in input order (``engine.manifests.kueuegroups``)
-        self.kueue_group_pods: dict[str, list[GroupPod]] = {}
+        self.kueue_group_pods: dict[str, list[GroupPod]] = {}  # Kueue's pod groups: "ns/group" -> its pods, in order
         # Kueue's pod groups admitted only once all their pods exist: podgroup key -> pod-group-total-count
         self.kueue_pod_groups: dict[str, int] = {}
+        self.kueue_max_exec: dict[str, int] = {}  # a Kueue pod group's or plain pod's max-exec-time, by podgroup key
         # live (``load_objects(live=True)``): a Kueue Job's pods are the pods it controls, its template not expanded
         self.live = False
         self.live_jobs: dict[str, str] = {}  # "ns/job" -> its uid: the Kueue Jobs whose pods join their podgroup

@@ -34,6 +34,7 @@ from engine.manifests.common import (
     _string_map,
     _time,
     kueue_pod_group,
+    max_exec,
     user_annotation,
 )
 from engine.manifests.limitranges import LimitRangeSummary, NamespaceLimits, read_limit_range
@@ -197,6 +198,8 @@ class CoreReaders(_BuilderBase):
         pod_set = None if group_name or grouped or job_key else self._live_pod_set_job_of(doc.namespace, meta, labels)
         job_key = pod_set[0] if pod_set is not None else job_key
         grouped = grouped or job_key
+        # a plain pod Kueue manages, a workload of its own: its maximum execution time (a group's: ``kueuegroups``)
+        limit = max_exec(labels) if queue and not (group_name or grouped) else None
         task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta, podgroup=grouped)
         if pod_set is not None and pod_set[1]:
             task = dataclasses.replace(task, task_role=pod_set[1])
@@ -207,6 +210,8 @@ class CoreReaders(_BuilderBase):
             self.kueue_group_pods.setdefault(f"{doc.namespace}/{kueue[0]}", []).append(member)
         if not (group_name or grouped):  # (a pod of a group Kueue does not manage, without the queue label, too)
             self._add_own_podgroup(doc, task, annotations)
+            if limit is not None:
+                self.kueue_max_exec[f"{doc.namespace}/{own_podgroup_name(task.name)}"] = limit
         elif group_name:  # (a Kueue group's podgroup is made once every pod is read)
             user = user_annotation(annotations, self.limits.max_json_depth)
             if user[0]:

@@ -24,7 +24,10 @@ group, admitted whole once N of its pods exist. Here they are one podgroup:
   podgroup's ``minResources`` is N times that pod's request (admitting it reserves the quota of all N, and a Running
   group keeps the part its missing pods would take) and its gang the pods that exist. ``retriable-in-group:
   "false"`` (the group ends once no pod of it can run, rather than waiting for replacements) is how Fairway reads
-  every group: a group whose pods have all finished is Completed, and no quota is kept for pods to come.
+  every group: a group whose pods have all finished is Completed, and no quota is kept for pods to come;
+* ``kueue.x-k8s.io/max-exec-time-seconds`` on its pods (as on a plain pod Kueue manages, or a Job): admitted that
+  long in all, the group is suspended (``scheduling.max_exec``); its pods give one value (Kueue reads the label of
+  whichever pod made its workload, so pods that differ are refused here, naming the label).
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ from engine.manifests.common import (
     KUEUE_GROUP_COUNT,
     KUEUE_GROUP_FAST_ADMISSION,
     KUEUE_GROUP_NAME,
+    KUEUE_MAX_EXEC_LABEL,
     KUEUE_QUEUE_LABEL,
     GroupPod,
     _Doc,
+    max_exec,
     user_annotation,
 )
 from engine.manifests.kueuelevers import KueueLeverReaders
@@ -103,6 +108,13 @@ def _check_agreement(key: str, ref: GroupPod, pods: list[GroupPod]) -> None:
                 f"{_COUNT_PATH}: {pod.count} where pod {ref.doc.label} of Kueue pod group {key} has {ref.count}: the "
                 "pods of a group give one total count (Kueue refuses the group)"
             )
+        limit, theirs = pod.labels.get(KUEUE_MAX_EXEC_LABEL), ref.labels.get(KUEUE_MAX_EXEC_LABEL)
+        if limit != theirs:  # Kueue would take the one of whichever pod made its workload: Fairway asks for one
+            said = "missing" if limit is None else repr(limit)
+            raise pod.doc.error(
+                f"metadata.labels[{KUEUE_MAX_EXEC_LABEL}]: {said} where pod {ref.doc.label} of Kueue pod group {key} "
+                f"has {'none' if theirs is None else repr(theirs)}: the pods of a group give one maximum execution time"
+            )
 
 
 class KueuePodGroupReaders(KueueLeverReaders):
@@ -124,6 +136,7 @@ class KueuePodGroupReaders(KueueLeverReaders):
         """The podgroup of the group ``key`` (``ref``: its first pod that can run, else its first), once its pods
         agree; ``_doc`` is ``ref``'s document, read (``_run``)."""
         _check_agreement(key, ref, pods)
+        limit = max_exec(ref.labels)  # its maximum execution time (``scheduling.max_exec``), as its pods agree
         members = [p for p in pods if p.queue]  # (a Failed pod without the label has a podgroup of its own)
         count = ref.count
         active = [p for p in members if can_run(p.task)]
@@ -154,6 +167,8 @@ class KueuePodGroupReaders(KueueLeverReaders):
             phase=group_phase(tasks),
             creation_timestamp=min((t.creation_timestamp for t in tasks if t.creation_timestamp), default=0.0),
         )
+        if limit is not None:
+            self.kueue_max_exec[key] = limit
 
     def _gang(self, key: str, ref: GroupPod, active: list[GroupPod], tasks: list[TaskInfo]) -> tuple[int, ResourceList]:
         """The group's ``minMember`` and ``minResources`` (``active``: its pods that can run; ``tasks``: all its pods),

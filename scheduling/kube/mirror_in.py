@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -140,7 +140,9 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     _sync_kueue_configuration(cluster, objects, report)
     _ensure_namespaces({t.namespace for t in snap.tasks.values()} | {p.namespace for p in snap.podgroups.values()})
     left_out = _sync_nodes(cluster, snap, report)
-    pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(_auto_podgroups(snap))
+    pg_docs = {key for (kind, key) in result.origins if kind == "PodGroup"} - set(
+        _auto_podgroups(snap, result.kueue_max_exec)
+    )
     pg_local = _podgroup_local_queues(snap, local_queues)
     # Kueue's batch/v1 Jobs, JobSets, Kubeflow's jobs and MPIJobs: their podgroups' pod count, owner and LocalQueue
     jobs = result.kueue_jobs
@@ -148,7 +150,7 @@ def mirror(cluster: Cluster, objects: Sequence[Mapping[str, Any]], now: datetime
     pg_local.update({k: j.local_queue for k, j in jobs.items() if (k.split("/", 1)[0], j.local_queue) in local_queues})
     kueue = {key: (count, None) for key, count in result.kueue_pod_groups.items()}
     kueue.update({key: (job.count, job.stored()) for key, job in jobs.items()})
-    _sync_podgroups(cluster, snap, pg_docs, report, now, owners, pg_local, kueue)
+    _sync_podgroups(cluster, snap, pg_docs, report, now, owners, pg_local, kueue, result.kueue_max_exec)
     _sync_pods(cluster, snap, report, now, left_out)
     _pods_of_refused_jobs(snap, invalid, report)
     _record_problems(cluster, report.problems, versions, now, report.held)
@@ -191,16 +193,17 @@ def _controllers(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _auto_podgroups(snap: Snapshot) -> list[str]:
+def _auto_podgroups(snap: Snapshot, kept: Container[str] = ()) -> list[str]:
     """The podgroups a plain pod gets (``podgroup-<pod>``) that the store makes again as they are (its namespace's
     default queue): rows of no podgroup. One in another queue of Fairway's tree, which the pod names (Volcano's queue
-    annotation, a Kueue LocalQueue's label), is written as a podgroup row, so that its queue is kept."""
+    annotation, a Kueue LocalQueue's label), is written as a podgroup row, so that its queue is kept; so is one of
+    ``kept`` (a plain pod Kueue manages with a maximum execution time: the row keeps it)."""
     defaults = dict(Namespace.objects.values_list("name", "default_queue__name"))
     queues = set(Queue.objects.values_list("name", flat=True))
     out = []
     for t in snap.tasks.values():
         pg = snap.podgroups.get(t.podgroup)
-        if t.podgroup != f"{t.namespace}/{own_podgroup_name(t.name)}":
+        if t.podgroup != f"{t.namespace}/{own_podgroup_name(t.name)}" or t.podgroup in kept:
             continue
         if pg is None or pg.queue not in queues or pg.queue == (defaults.get(t.namespace) or DEFAULT_QUEUE):
             out.append(t.podgroup)
@@ -523,10 +526,13 @@ def _sync_podgroups(
     owners: Mapping[str, str],
     local_queues: Mapping[str, str],
     kueue: Mapping[str, tuple[int, dict[str, Any] | None]],
+    max_exec: Mapping[str, int],
 ) -> None:
     """Create, update or delete the podgroup rows of ``keys``; ``kueue``: the pod count of each Kueue pod group that
     waits for all its pods (``LoadResult.kueue_pod_groups``) and of each Kueue Job, with what is read of a Job
-    (``LoadResult.kueue_jobs``), kept as ``PodGroup.kueue_pod_group_count`` and ``PodGroup.kueue_job``."""
+    (``LoadResult.kueue_jobs``), kept as ``PodGroup.kueue_pod_group_count`` and ``PodGroup.kueue_job``; ``max_exec``:
+    each Kueue workload's maximum execution time (``LoadResult.kueue_max_exec``), kept as
+    ``PodGroup.kueue_max_exec_seconds``."""
     rows = {f"{p.namespace.name}/{p.name}": p for p in PodGroup.objects.filter(cluster=cluster).select_related(
         "namespace", "queue")}  # fmt: skip
     specs = services.queue_specs()
@@ -534,14 +540,15 @@ def _sync_podgroups(
     for key in sorted(keys):
         info, notes = _held_podgroup(snap.podgroups[key], ranges)
         row = rows.get(key)
-        local_queue, (count, job) = local_queues.get(key), kueue.get(key, (None, None))
+        local_queue, (count, job), limit = local_queues.get(key), kueue.get(key, (None, None)), max_exec.get(key)
         changed = (
             row is None
             or _changed(row, info)
-            or (row.local_queue, row.kueue_pod_group_count, row.kueue_job) != (local_queue, count, job)
+            or (row.local_queue, row.kueue_pod_group_count, row.kueue_job, row.kueue_max_exec_seconds)
+            != (local_queue, count, job, limit)
         )
         try:
-            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue, (count, job))
+            _write_podgroup(cluster, info, row, specs, owners.get(key), local_queue, (count, job), limit)
         except rules.RuleViolation as exc:
             _refused(report, ("PodGroup", info.namespace, info.name), exc)
             continue
@@ -592,11 +599,13 @@ def _write_podgroup(
     owner: str | None,
     local_queue: str | None = None,
     kueue: tuple[int | None, dict[str, Any] | None] = (None, None),
+    max_exec: int | None = None,
 ) -> None:
     """Create or update one podgroup; the rules of ``POST podgroups/`` when it is new or moves queue or minimum.
     ``local_queue``: its Kueue LocalQueue (its pods' label), which Admission Fair Sharing orders it by;
     ``kueue``: a Kueue pod group's or Job's pod count, which the sessions wait for, and what is read of a Job
-    (``PodGroup.kueue_job``); (None, None): any other podgroup, or a group or Job that stopped being one."""
+    (``PodGroup.kueue_job``); (None, None): any other podgroup, or a group or Job that stopped being one;
+    ``max_exec``: a Kueue workload's maximum execution time (``PodGroup.kueue_max_exec_seconds``)."""
     if (
         row is not None
         and not _changed(row, info)
@@ -604,6 +613,7 @@ def _write_podgroup(
         and row.kube_owner == owner
         and row.local_queue == local_queue
         and (row.kueue_pod_group_count, row.kueue_job) == kueue
+        and row.kueue_max_exec_seconds == max_exec
     ):
         return
     if row is None or row.queue.name != info.queue or row.min_resources != info.min_resources:
@@ -630,6 +640,7 @@ def _write_podgroup(
         "local_queue": local_queue,
         "kueue_pod_group_count": kueue[0],
         "kueue_job": kueue[1],
+        "kueue_max_exec_seconds": max_exec,
     }
     if (kueue[1] or {}).get("minCount") is None:  # not (or no longer) a Job that may be admitted in part
         values["kueue_admitted_count"] = None

@@ -1,5 +1,6 @@
 """Kueue's maximum execution time (``kueue.x-k8s.io/max-exec-time-seconds``; ``scheduling.max_exec``): a Kueue
-workload admitted that long in all is suspended, as Kueue deactivates it, and stays so until a person resumes it."""
+workload (a Job, a pod group, a plain pod) admitted that long in all is suspended, as Kueue deactivates it, and stays
+so until a person resumes it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from tests.kube.conftest import node
+from tests.kube.conftest import node, pod
 from tests.kube.test_kueue_jobs import LOCAL_QUEUE, _world, job, job_pod
 
 LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
@@ -42,7 +43,8 @@ def test_the_label_is_read_with_kueues_rule() -> None:
     from engine.manifests import load_objects
 
     result, invalid = load_objects([LOCAL_QUEUE, limited("train", 2, "600")], live=True)
-    assert not invalid and result.kueue_jobs["team/train"].stored()["maxExecSeconds"] == 600
+    assert not invalid and result.kueue_max_exec == {"team/train": 600}
+    assert "maxExecSeconds" not in result.kueue_jobs["team/train"].stored()  # kept in a column of its own
     for bad in ("0", "-5", "ten", "2147483648"):
         _, invalid = load_objects([LOCAL_QUEUE, limited("train", 2, bad)], live=True)
         assert [i.kind for i in invalid] == ["Job"], bad
@@ -61,7 +63,7 @@ def test_a_job_admitted_longer_than_its_maximum_is_suspended_until_a_person_resu
     for _ in range(2):
         sessions.run_scheduling_session(cluster)
     group = PodGroup.objects.get(cluster=cluster, name="train")
-    assert group.phase == "Running" and group.kueue_job["maxExecSeconds"] == 60
+    assert group.phase == "Running" and group.kueue_max_exec_seconds == 60
     assert max_exec.enforce(cluster.pk, timezone.now()) == []  # within its minute
     # a minute and more since it was admitted (its history moved back), the other job has no maximum
     PodGroupReason.objects.filter(podgroup__cluster=cluster).update(time=timezone.now() - timedelta(seconds=61))
@@ -77,3 +79,82 @@ def test_a_job_admitted_longer_than_its_maximum_is_suspended_until_a_person_resu
     job_actions.resume(group, None, timezone.now())
     PodGroup.objects.filter(pk=group.pk).update(phase="Running")  # admitted again at once
     assert max_exec.overdue(cluster.pk, timezone.now()) == []
+
+
+def group_pod(name: str, *, seconds: str | None = "60", group: str = "train", queue: str = "lq") -> dict[str, Any]:
+    """A pod of 1 core in namespace ``team`` of Kueue pod group ``group`` of 2 pods in LocalQueue ``queue``, labelled
+    with a maximum execution time of ``seconds`` (None: none)."""
+    labels = {"kueue.x-k8s.io/queue-name": queue, "kueue.x-k8s.io/pod-group-name": group}
+    if seconds is not None:
+        labels[LABEL] = seconds
+    out = pod("team", name, scheduler="fairway", labels=labels)
+    out["metadata"]["annotations"] = {"kueue.x-k8s.io/pod-group-total-count": "2"}
+    return out
+
+
+def plain_pod(name: str, seconds: str, queue: str = "lq") -> dict[str, Any]:
+    """A plain pod Kueue manages (a workload of its own) in LocalQueue ``queue``, with a maximum execution time."""
+    return pod("team", name, scheduler="fairway", labels={"kueue.x-k8s.io/queue-name": queue, LABEL: seconds})
+
+
+def test_a_pod_groups_and_a_plain_pods_label_are_read_and_a_groups_pods_give_one() -> None:
+    from engine.manifests import load_objects
+
+    objects = [LOCAL_QUEUE, group_pod("a"), group_pod("b"), plain_pod("solo", "30"), pod("team", "free")]
+    result, invalid = load_objects(objects, live=True)
+    assert not invalid and result.kueue_max_exec == {"team/podgroup-solo": 30, "team/train": 60}
+    _, invalid = load_objects([LOCAL_QUEUE, group_pod("a"), group_pod("b", seconds="90")], live=True)
+    assert [(i.name, i.kind) for i in invalid] == [("a", "Pod")], invalid
+    assert f"metadata.labels[{LABEL}]: '90' where pod" in invalid[0].message, invalid[0].message
+    assert "the pods of a group give one maximum execution time" in invalid[0].message
+    _, invalid = load_objects([LOCAL_QUEUE, group_pod("a", seconds=None), group_pod("b", seconds=None)], live=True)
+    assert not invalid
+    for bad in ("0", "ten"):
+        _, invalid = load_objects([LOCAL_QUEUE, plain_pod("solo", bad)], live=True)
+        assert [i.name for i in invalid] == ["solo"] and f"metadata.labels[{LABEL}]: {bad!r}" in invalid[0].message
+    # a pod Kueue does not manage (no LocalQueue label): its label is not Kueue's to read
+    free = pod("team", "free", scheduler="fairway", labels={LABEL: "ten"})
+    result, invalid = load_objects([LOCAL_QUEUE, free], live=True)
+    assert not invalid and result.kueue_max_exec == {}
+
+
+def test_a_pod_group_and_a_plain_pod_admitted_longer_than_their_maximum_are_suspended(db: Any) -> None:
+    from scheduling import max_exec, sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Pod, PodGroup, PodGroupReason
+
+    cluster = _world()
+    # a LocalQueue of the namespace's default queue: a plain pod there gets a row all the same, to keep its maximum
+    default_lq = {**LOCAL_QUEUE, "metadata": {"name": "lq-default", "namespace": "team"},
+                  "spec": {"clusterQueue": "default"}}  # fmt: skip
+    objects = [
+        node("n1"),
+        LOCAL_QUEUE,
+        default_lq,
+        group_pod("a"),
+        group_pod("b"),
+        plain_pod("solo", "30", "lq-default"),
+    ]
+    assert not mirror(cluster, objects, timezone.now()).problems
+    rows = dict(PodGroup.objects.filter(cluster=cluster).values_list("name", "kueue_max_exec_seconds"))
+    assert rows == {"train": 60, "podgroup-solo": 30}, rows
+    for _ in range(2):
+        sessions.run_scheduling_session(cluster)
+    phases = dict(PodGroup.objects.filter(cluster=cluster).values_list("name", "phase"))
+    assert phases == {"train": "Running", "podgroup-solo": "Running"}, phases
+    assert max_exec.enforce(cluster.pk, timezone.now()) == []
+    # 45 s admitted: the plain pod's 30 s are used up, the group's minute is not
+    PodGroupReason.objects.filter(podgroup__cluster=cluster).update(time=timezone.now() - timedelta(seconds=45))
+    [done] = max_exec.enforce(cluster.pk, timezone.now())
+    assert done.released == 1 and "maximum execution time of 30 s" in done.message, done.message
+    solo = PodGroup.objects.get(cluster=cluster, name="podgroup-solo")
+    assert solo.suspended_by.startswith("Fairway (MaximumExecutionTimeExceeded")
+    assert Pod.objects.get(cluster=cluster, name="solo").status == "Releasing"  # the adapter deletes it
+    PodGroupReason.objects.filter(podgroup__name="train").update(time=timezone.now() - timedelta(seconds=61))
+    [done] = max_exec.enforce(cluster.pk, timezone.now())
+    assert done.released == 2 and "of 60 s" in done.message, done.message
+    assert set(Pod.objects.filter(podgroup__name="train").values_list("status", flat=True)) == {"Releasing"}
+    # the label taken off the group's pods: no maximum any more
+    again = [node("n1"), LOCAL_QUEUE, default_lq, group_pod("a", seconds=None), group_pod("b", seconds=None)]
+    mirror(cluster, again, timezone.now())
+    assert PodGroup.objects.get(cluster=cluster, name="train").kueue_max_exec_seconds is None

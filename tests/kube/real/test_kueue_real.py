@@ -234,14 +234,19 @@ def test_the_adapter_stores_kueues_local_queues_from_the_real_server(
             custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
 
 
-def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
+def test_a_kueue_pod_group_waits_for_its_pods_then_runs_until_its_maximum_execution_time(
     kueue_cluster: Any, admin: k8s.ApiClient, tag: str
 ) -> None:
     """A Kueue pod group of 2 pods with 1 on the server: its row keeps the count, the session leaves it Pending with
     ``NotEnoughPods`` (no node, no quota held); once the second pod is on the server the next pass and session admit it
-    and bind both, and the server takes the bindings."""
+    and bind both, and the server takes the bindings. Its pods' ``max-exec-time-seconds`` (60) kept on its row, a
+    minute admitted later the adapter's pass suspends the group and evicts its pods through the server."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from scheduling import tasks
-    from scheduling.models import Pod, PodGroup
+    from scheduling.models import Pod, PodGroup, PodGroupReason
     from tests.kube.conftest import node
 
     custom, core = k8s.CustomObjectsApi(admin), k8s.CoreV1Api(admin)
@@ -253,7 +258,8 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
         made.append((plural, body["metadata"]["name"]))
 
     def member(name: str) -> dict[str, Any]:
-        labels = {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/pod-group-name": "train"}
+        labels = {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/pod-group-name": "train",
+                  "kueue.x-k8s.io/max-exec-time-seconds": "60"}  # fmt: skip
         obj = pod(ns, name, labels=labels, scheduler="fairway-kueue")
         obj["metadata"]["annotations"] = {"kueue.x-k8s.io/pod-group-total-count": "2"}
         return obj
@@ -276,6 +282,7 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
         out = _first_pass(adapter)
         group = PodGroup.objects.get(cluster=kueue_cluster, namespace__name=ns, name="train")
         assert (group.queue.name, group.min_member, group.kueue_pod_group_count) == (team, 2, 2)
+        assert group.kueue_max_exec_seconds == 60
         assert tasks.run_session(kueue_cluster.pk) == "ran"
         group.refresh_from_db()
         assert (group.phase, group.reason) == ("Pending", "NotEnoughPods"), (group.phase, group.message)
@@ -298,6 +305,16 @@ def test_a_kueue_pod_group_waits_for_its_pods_in_the_live_session(
         out = adapter.reconcile()
         assert out is not None and out["sent"]["bound"] == 2, out
         assert {core.read_namespaced_pod(p, ns).spec.node_name for p in ("leader", "worker")} == {node_name}
+
+        # a minute admitted (its history moved back): the next pass suspends it and evicts its pods on the server
+        PodGroupReason.objects.filter(podgroup=group).update(time=timezone.now() - timedelta(seconds=61))
+        out = adapter.reconcile()
+        assert out is not None and out["sent"].get("max_exec_suspended") == 1, out
+        assert out["sent"].get("evicted") == 2, out
+        group.refresh_from_db()
+        assert group.suspended_by.startswith("Fairway (MaximumExecutionTimeExceeded"), group.suspended_by
+        for name in ("leader", "worker"):  # no kubelet here to finish the deletion: being deleted
+            assert core.read_namespaced_pod(name, ns).metadata.deletion_timestamp is not None
     finally:
         _stop(adapter)
         core.delete_node(node_name)  # the next tests' sessions must not place pods on a node nobody plays
