@@ -27,6 +27,7 @@ from planning import valuecache
 from planning.estimates import estimate_of
 from quotas.access import visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
+from scheduling import max_exec
 from scheduling.models import Eviction, Pod, PodGroup
 from scheduling.recycle_outlook import recycle_warnings
 from scheduling.store import read_past_usage
@@ -214,6 +215,8 @@ def why_podgroup(
         "pod_set_flavors": pg.pod_set_flavors,  # each pod set's, when a workload's pod sets were given different ones
         "flavors_text": flavors_sentence(pg.flavors or {}, pg.pod_set_flavors) or None,
         "flavor_assignment": pg.flavor_assignment,
+        # Kueue's maximum execution time: the admitted time it has used and has left (None: no maximum)
+        "max_exec": max_exec.budget(pg, now or timezone.now()),
         "governing_path": path.to_list(),
         "queue_path": queue_path,
         "quota_paths": quota_paths,

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.vocabulary import PodGroupPhase
+from engine.wording import duration
 from scheduling import job_actions
 from scheduling.models import PodGroup, PodGroupReason
 
@@ -42,6 +43,24 @@ def admitted_seconds(history: Iterable[tuple[datetime, str, str]], phase: str, n
     if since is not None and phase in _ADMITTED:
         total += max(0.0, (now - since).total_seconds())
     return total
+
+
+def budget(pg: PodGroup, now: datetime) -> dict[str, Any] | None:
+    """A job's maximum execution time as its team reads it (the job page, ``fairway job why``, the why endpoint):
+    ``limit_seconds``, ``admitted_seconds`` (since the last resume), ``left_seconds`` (0 once used up) and ``text``
+    (*12 min of its 1 h admitted, 48 min left*); None for a job without one."""
+    limit = pg.kueue_max_exec_seconds
+    if limit is None:
+        return None
+    rows = PodGroupReason.objects.filter(podgroup=pg).order_by("time", "id").values_list("time", "phase", "reason")
+    used = admitted_seconds(rows, pg.phase, now)
+    left = max(0.0, limit - used)
+    text = f"{duration(used)} of its {duration(limit)} admitted, {duration(left)} left"
+    if pg.suspended_at is not None and pg.suspended_by and pg.suspended_by.startswith(f"Fairway ({REASON}"):
+        text = f"used up: suspended at {pg.suspended_at:%H:%M:%S} UTC ({REASON}); a resume gives it {duration(limit)}"
+    elif pg.phase not in _ADMITTED:
+        text += " (counted while admitted)"
+    return {"limit_seconds": limit, "admitted_seconds": round(used, 1), "left_seconds": round(left, 1), "text": text}
 
 
 def overdue(cluster_id: int, now: datetime) -> list[tuple[PodGroup, int, float]]:

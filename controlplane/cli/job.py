@@ -249,6 +249,8 @@ def print_why(data: dict[str, Any]) -> None:
             ("Reason", why.get("reason") or "-"),
         ]
     )
+    if why.get("max_exec"):  # Kueue's maximum execution time, used and left
+        print(f"\nMaximum execution time: {why['max_exec']['text']}")
     if why.get("flavors_text"):  # Kueue's ResourceFlavors it was given, and why those
         print(f"\nFlavor: {why['flavors_text']}")
         if why.get("flavor_assignment"):

@@ -25,6 +25,7 @@ from frontend.presenters import jobs, trees, units
 from frontend.presenters.links import job_url, node_url
 from planning import why
 from planning.valuecache import order_of
+from scheduling import max_exec
 from scheduling.models import Cluster, Eviction, Pod, PodGroup
 
 REASON_ROWS = 100
@@ -340,6 +341,8 @@ def header(podgroup: PodGroup, pods: Sequence[Pod], sessions_ran: bool) -> dict[
         # Kueue's ResourceFlavors the sessions gave it ("spot for cpu, memory"), and why those
         "flavors_text": flavors_sentence(podgroup.flavors or {}, podgroup.pod_set_flavors),
         "flavor_assignment": podgroup.flavor_assignment or "",
+        # Kueue's maximum execution time, used and left ("12 min of its 1 h admitted, 48 min left"); None: none
+        "max_exec": max_exec.budget(podgroup, timezone.now()),
     }
 
 

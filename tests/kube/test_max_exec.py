@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import time_machine
 from django.utils import timezone
 
 from tests.kube.conftest import node, pod
@@ -65,12 +66,23 @@ def test_a_job_admitted_longer_than_its_maximum_is_suspended_until_a_person_resu
     group = PodGroup.objects.get(cluster=cluster, name="train")
     assert group.phase == "Running" and group.kueue_max_exec_seconds == 60
     assert max_exec.enforce(cluster.pk, timezone.now()) == []  # within its minute
+    # what its team reads: the time used and left (the job page, fairway job why, the why endpoint)
+    now = timezone.now()
+    PodGroupReason.objects.filter(podgroup__cluster=cluster).update(time=now - timedelta(seconds=45))
+    assert max_exec.budget(group, now) == {
+        "limit_seconds": 60, "admitted_seconds": 45.0, "left_seconds": 15.0, "text": "45 s of its 1 min admitted, 15 s left"
+    }  # fmt: skip
+    assert max_exec.budget(PodGroup.objects.get(cluster=cluster, name="other"), now) is None
     # a minute and more since it was admitted (its history moved back), the other job has no maximum
     PodGroupReason.objects.filter(podgroup__cluster=cluster).update(time=timezone.now() - timedelta(seconds=61))
     [done] = max_exec.enforce(cluster.pk, timezone.now())
     assert done.released == 2 and "MaximumExecutionTimeExceeded" in done.message, done.message
     group.refresh_from_db()
     assert group.suspended_at is not None and group.suspended_by.startswith("Fairway (MaximumExecutionTimeExceeded")
+    said = max_exec.budget(group, timezone.now())
+    assert said is not None and said["left_seconds"] == 0, said
+    assert said["text"] == f"used up: suspended at {group.suspended_at:%H:%M:%S} UTC (MaximumExecutionTimeExceeded); " \
+        "a resume gives it 1 min"  # fmt: skip
     assert set(Pod.objects.filter(podgroup=group).values_list("status", flat=True)) == {"Releasing"}
     assert Eviction.objects.filter(pod__podgroup=group, action="suspend").count() == 2
     assert PodGroup.objects.get(cluster=cluster, name="other").suspended_at is None
@@ -158,3 +170,35 @@ def test_a_pod_group_and_a_plain_pod_admitted_longer_than_their_maximum_are_susp
     again = [node("n1"), LOCAL_QUEUE, default_lq, group_pod("a", seconds=None), group_pod("b", seconds=None)]
     mirror(cluster, again, timezone.now())
     assert PodGroup.objects.get(cluster=cluster, name="train").kueue_max_exec_seconds is None
+
+
+def test_the_time_left_is_on_the_job_page_in_job_why_and_in_the_api(db: Any, admin_client: Any, capsys: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    from controlplane.cli.job import print_why
+    from planning.why import why_podgroup
+    from scheduling import sessions
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import PodGroup, PodGroupReason
+
+    cluster = _world()
+    assert not mirror(cluster, [node("n1"), LOCAL_QUEUE, group_pod("a", seconds="3600"), group_pod("b", seconds="3600")],
+                      timezone.now()).problems  # fmt: skip
+    for _ in range(2):
+        sessions.run_scheduling_session(cluster)
+    group = PodGroup.objects.get(cluster=cluster, name="train")
+    now = timezone.now()
+    PodGroupReason.objects.filter(podgroup=group).update(time=now - timedelta(minutes=12))
+    text = "12 min of its 1 h admitted, 48 min left"
+    with time_machine.travel(now, tick=False):  # the clock stopped: every reader says the same
+        page = admin_client.get(f"/jobs/team/train/?cluster={cluster.name}").content.decode()
+        why = why_podgroup(group, get_user_model().objects.get(username="admin"))
+        api = admin_client.get(f"/api/v1/podgroups/{group.pk}/why/").json()
+    assert f'<p data-testid="job-max-exec"><strong>Maximum execution time:</strong> {text}' in page
+    assert why["max_exec"]["text"] == text and why["max_exec"]["limit_seconds"] == 3600
+    assert api["max_exec"]["text"] == text
+    print_why({"why": api})
+    assert f"Maximum execution time: {text}" in capsys.readouterr().out
+    other = PodGroup.objects.exclude(pk=group.pk).filter(kueue_max_exec_seconds=None).first()
+    assert other is None or 'data-testid="job-max-exec"' not in admin_client.get(
+        f"/jobs/{other.namespace.name}/{other.name}/?cluster={cluster.name}").content.decode()  # fmt: skip
