@@ -188,6 +188,12 @@ def _everything(self: common.VictimRoom, scope: Any, candidates: Any, preemptor:
     return np.full_like(self.ssn.nodes.idle, 2**40)
 
 
+def _everywhere(ssn: Any, room: Any, task: TaskState, job: Any, within: bool) -> Any:
+    """Reclaim's plain search: every node that passes the predicates is tried (its room is computed as sums and
+    differences of ``VictimRoom.room``, so it is replaced whole)."""
+    return np.full_like(ssn.nodes.idle, 2**40)
+
+
 def _pairwise(self: Framework, preemptor: TaskState) -> Any:
     """Victims sorted pair by pair, every time."""
     return lambda victims: self._sort_victims_pairwise(victims, preemptor)
@@ -195,6 +201,7 @@ def _pairwise(self: Framework, preemptor: TaskState) -> Any:
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(common.VictimRoom, "room", _everything)
+    monkeypatch.setattr(sys.modules["engine.session.actions.reclaim"], "_victims_room", _everywhere)
     monkeypatch.setattr(Framework, "victim_sorter", _pairwise)
 
 

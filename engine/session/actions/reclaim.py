@@ -42,11 +42,12 @@ speed: the same decisions).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from engine.objects import TaskStatus
 from engine.resources import sorted_resources
 from engine.session.actions.common import (
+    I64,
     KeyedHeap,
     MinRuntime,
     VictimRoom,
@@ -96,20 +97,34 @@ def victim_blocker(ssn: Session, victim: TaskState) -> tuple[Blocker | None, str
     return Blocker(BlockerKind.QUEUE, queue, first, allocated, deserved, "deserved"), text
 
 
-def _candidates(ssn: Session, queue: str, within: bool = False) -> Iterator[TaskState]:
-    """The pods a reclaimer of ``queue`` may consider, status aside (the victims are Running): preemptable, of a
-    job of another queue that exists and is reclaimable; ``within``: of the queue's own jobs too (one set across
-    both, ``Framework.reclaims_within_queue``)."""
-    queues = ssn.snapshot.queues
-    for name, jobs in ssn.jobs_by_queue.items():
-        if name not in queues or (name == queue and not within):
-            continue
-        if name != queue and not queues[name].reclaimable:
-            continue
-        for job in jobs:
+_RECLAIMABLE = "reclaimable queues"  # the victim room's scope of every reclaimable queue's pods (``_victims_room``)
+
+
+def _queue_pods(ssn: Session, queues: Iterable[str]) -> Iterator[TaskState]:
+    """The preemptable pods of the jobs of ``queues``, status aside (the victims are Running)."""
+    for name in queues:
+        for job in ssn.jobs_by_queue.get(name, ()):
             for t in job.tasks:
                 if t.preemptable:
                     yield t
+
+
+def _victims_room(ssn: Session, room: VictimRoom, task: TaskState, job: JobState, within: bool) -> I64:
+    """Per node, what the pods a reclaimer of ``job``'s queue may take free at most (``VictimRoom``): those of
+    every other queue that exists and is reclaimable; ``within``: of the queue's own other jobs too (one set across
+    both, ``Framework.reclaims_within_queue``). Counted as the room of every reclaimable queue's pods (one table
+    for all the action's reclaimers, not one per queue, each nearly the whole cluster's pods), less the queue's own
+    (or, ``within``, plus them if it is not reclaimable, less the job's own): the sums are per node, so they add."""
+    queues, queue = ssn.snapshot.queues, job.queue
+    reclaimable = [name for name in ssn.jobs_by_queue if name in queues and queues[name].reclaimable]
+    extra = room.room(_RECLAIMABLE, lambda: _queue_pods(ssn, reclaimable), task)
+    if not within:
+        if not queues[queue].reclaimable:
+            return extra
+        return extra - room.room(("queue", queue), lambda: _queue_pods(ssn, (queue,)), task)
+    if not queues[queue].reclaimable:
+        extra = extra + room.room(("queue", queue), lambda: _queue_pods(ssn, (queue,)), task)
+    return extra - room.room(("job", job.key), lambda: (t for t in job.tasks if t.preemptable), task)
 
 
 def _evict(ssn: Session, stmt: Statement, task: TaskState, job: JobState, victim: TaskState, gang: str = "") -> None:
@@ -237,11 +252,7 @@ def _reclaim_for_task(
     # are candidates too, as in preempt
     within = fw.reclaims_within_queue(job.queue)
     # only nodes where the future idle plus every pod the plugins could choose there might hold the pod
-    if within:
-        own = [t for t in job.tasks if t.preemptable]
-        extra = room.room((job.queue, True), lambda: _candidates(ssn, job.queue, True), task, without=own)
-    else:
-        extra = room.room(job.queue, lambda: _candidates(ssn, job.queue), task)
+    extra = _victims_room(ssn, room, task, job, within)
     sort_victims = fw.victim_sorter(task)  # nothing changes until a node takes the pod
     skip = room.skip  # the gang plugin's rule, when victims are chosen with gangs in mind (``wholeGangs``)
     holds, whole_set = _holder(ssn, task, job, guard, strict, within), fw.victims_are_a_set("reclaimable", job.queue)
