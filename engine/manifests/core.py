@@ -302,7 +302,7 @@ class CoreReaders(_BuilderBase):
             found = ranges.violations(containers, request)
         else:  # a pod, as the API server's LimitRanger checks it: its requests and limits, without its overhead
             bare = _requests_of(spec, path, init, main, overhead=False) if spec.get("overhead") else request
-            found = ranges.violations(containers, bare, _limits_of(init, main))
+            found = ranges.violations(containers, bare, _pod_level_limits(spec, path, _limits_of(init, main)))
         if found and template is None:
             raise _FieldError(f"{'; '.join(found)} (the API server's LimitRanger refuses such a pod)")
         if found and template is not None:
@@ -635,6 +635,17 @@ def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> 
             out[name] = value
     out.update((name, value) for name, value in asked.items() if _pod_level_resource(name))
     return ResourceList(out)
+
+
+def _pod_level_limits(spec: Mapping[str, Any], path: str, containers: ResourceList) -> ResourceList:
+    """The containers' limits ``containers`` under the pod's own ``spec.resources`` (Kubernetes' PodLimits): for
+    cpu, memory and hugepages the pod's limit when it sets one, which the API server's LimitRanger checks a range of
+    type ``Pod`` against (checked against the real one in tests/kube/real/test_apiserver.py)."""
+    raw = spec.get("resources")
+    if not raw:
+        return containers
+    limits = _rl(_map(raw, f"{path}.resources").get("limits"), f"{path}.resources.limits")
+    return ResourceList({**containers.raw, **{n: v for n, v in limits.items() if _pod_level_resource(n)}})
 
 
 def _pod_level_resource(name: str) -> bool:

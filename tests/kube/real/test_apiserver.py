@@ -209,6 +209,15 @@ POD_RANGE_CASES = {
     "no-limit": ({"cpu": "500m", "memory": "700Mi"}, {}, None, False),
     "below-min-without-overhead": ({"cpu": "500m", "memory": "500Mi"}, {"cpu": "500m"}, "kata", False),
 }
+# the same range with pod-level resources (``spec.resources``, beta and on in Kubernetes 1.34): (the containers'
+# requests, the pod's requests, the pod's limits, admitted)
+POD_LEVEL_CASES = {
+    "pod-level-within": ({"cpu": "200m", "memory": "100Mi"}, {"cpu": "800m", "memory": "700Mi"}, {"cpu": "1"}, True),
+    "pod-level-limit-above-max": ({"cpu": "200m"}, {"cpu": "500m", "memory": "700Mi"}, {"cpu": "1500m"}, False),
+    "pod-level-below-min": ({"cpu": "200m"}, {"cpu": "500m", "memory": "500Mi"}, {"cpu": "1"}, False),
+    "pod-level-no-limit": ({"cpu": "200m"}, {"cpu": "500m", "memory": "700Mi"}, {}, False),
+    "pod-level-memory-limit-only": ({"cpu": "200m"}, {"cpu": "500m", "memory": "700Mi"}, {"memory": "1Gi"}, False),
+}
 
 
 def test_a_pod_limit_range_refuses_the_pods_the_api_server_refuses(control_plane: ControlPlane) -> None:
@@ -224,8 +233,11 @@ def test_a_pod_limit_range_refuses_the_pods_the_api_server_refuses(control_plane
         node.create_runtime_class({k: v for k, v in KATA.items() if k not in ("apiVersion", "kind")})
         core.create_namespace({"metadata": {"name": "lr"}})
         core.create_namespaced_limit_range("lr", {k: v for k, v in ranges.items() if k not in ("apiVersion", "kind")})
+        cases = {name: (*case, None) for name, case in POD_RANGE_CASES.items()}
+        cases.update({name: (mine, {}, None, ok, {"requests": asked, "limits": capped})
+                      for name, (mine, asked, capped, ok) in POD_LEVEL_CASES.items()})  # fmt: skip
         try:
-            for name, (requests, limits, runtime_class, admitted) in POD_RANGE_CASES.items():
+            for name, (requests, limits, runtime_class, admitted, pod_level) in cases.items():
                 spec: dict[str, Any] = {
                     "schedulerName": "fairway",
                     "containers": [
@@ -234,6 +246,8 @@ def test_a_pod_limit_range_refuses_the_pods_the_api_server_refuses(control_plane
                 }
                 if runtime_class:
                     spec["runtimeClassName"] = runtime_class
+                if pod_level is not None:
+                    spec["resources"] = pod_level
                 body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "lr"}, "spec": spec}
                 try:
                     core.create_namespaced_pod("lr", body)
