@@ -53,6 +53,7 @@ from engine.objects import (
     own_podgroup_name,
 )
 from engine.resources import QuantityError, ResourceList, parse_quantity
+from engine.wording import amount as in_words
 
 
 class CoreReaders(_BuilderBase):
@@ -591,7 +592,7 @@ def _requests_of(
 ) -> ResourceList:
     """Kubernetes' PodRequests over the pod's containers (``_containers``): their peak (``_peak``), under the pod's
     own resources (``_pod_level``), + overhead (unless ``overhead`` is false)."""
-    requests = _pod_level(spec, path, _peak(init, main, _REQUESTS))
+    requests = _pod_level(spec, path, _peak(init, main, _REQUESTS), (*init, *main))
     return requests + _rl(spec.get("overhead"), f"{path}.overhead") if overhead else requests
 
 
@@ -618,23 +619,57 @@ def _peak(
     return total.maximum(init_peak)
 
 
-def _pod_level(spec: Mapping[str, Any], path: str, containers: ResourceList) -> ResourceList:
+def _pod_level(
+    spec: Mapping[str, Any], path: str, containers: ResourceList, each: Sequence[_Container] = ()
+) -> ResourceList:
     """The containers' request ``containers`` under the pod's own ``spec.resources`` (Kubernetes' pod-level
     resources, on by default since 1.34): for cpu, memory and hugepages the pod's request when it sets one, else the
     containers' when they ask for it, else the pod's limit (the API server's defaulting, checked against the real one
-    in tests/kube/real/test_apiserver.py); any other resource stays the containers'."""
+    in tests/kube/real/test_apiserver.py); any other resource stays the containers'. What the API server refuses
+    (``_check_pod_level``, ``each``: the pod's containers as defaulted) is a field error."""
     raw = spec.get("resources")
     if not raw:
         return containers
     resources = _map(raw, f"{path}.resources")
     asked = _rl(resources.get("requests"), f"{path}.resources.requests")
     limits = _rl(resources.get("limits"), f"{path}.resources.limits")
+    _check_pod_level(f"{path}.resources", asked, limits, containers, each)
     out = dict(containers.raw)
     for name, value in limits.items():
         if _pod_level_resource(name) and name not in out:
             out[name] = value
     out.update((name, value) for name, value in asked.items() if _pod_level_resource(name))
     return ResourceList(out)
+
+
+def _check_pod_level(
+    path: str, asked: ResourceList, limits: ResourceList, containers: ResourceList, each: Sequence[_Container]
+) -> None:
+    """Kubernetes' validation of a pod's own resources (``path``: its ``spec.resources``; each rule found against the
+    real API server, tests/kube/real/test_apiserver.py): cpu, memory and hugepages only; a request within the pod's
+    limit and at least what its containers ask for in all (``containers``, LimitRange defaults included); no
+    container limit above the pod's."""
+    for part, amounts in (("requests", asked), ("limits", limits)):
+        for name in amounts:
+            if not _pod_level_resource(name):
+                raise _FieldError(f"{path}.{part}[{name}]: a pod's own resources are cpu, memory and hugepages-* only")
+    for name, value in asked.items():
+        if name in limits and value > limits[name]:
+            raise _FieldError(
+                f"{path}.requests[{name}]: {in_words(value, name)} is above the pod's limit of {in_words(limits[name], name)}"
+            )
+        if value < containers.get(name, 0):
+            raise _FieldError(
+                f"{path}.requests[{name}]: {in_words(value, name)} is below what its containers ask for in all, "
+                f"{in_words(containers[name], name)}"
+            )
+    for c in each:
+        for name, value in c.limits.items():
+            if name in limits and value > limits[name]:
+                raise _FieldError(
+                    f"{c.path}.resources.limits[{name}]: {in_words(value, name)} is above the pod's own limit of "
+                    f"{in_words(limits[name], name)} (spec.resources.limits)"
+                )
 
 
 def _pod_level_limits(spec: Mapping[str, Any], path: str, containers: ResourceList) -> ResourceList:

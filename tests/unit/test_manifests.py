@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -163,7 +164,7 @@ def only_task(result: LoadResult) -> TaskInfo:
         ),
         (
             {
-                "resources": {"requests": {"memory": "2Gi", "nvidia.com/gpu": 1}},
+                "resources": {"requests": {"memory": "2Gi"}},
                 "containers": [container({"cpu": "1"})],
             },
             {"cpu": 1000, "memory": 2 * GiB},
@@ -184,6 +185,28 @@ def test_pod_requests(spec: dict[str, Any], expected: dict[str, int]) -> None:
     t = only_task(load(pod("p", spec=spec)))
     assert t.request == ResourceList(expected)
     assert t.best_effort is (not expected)
+
+
+@pytest.mark.parametrize(
+    ("own", "containers", "refusal"),
+    [
+        ({"requests": {"nvidia.com/gpu": 1}}, {}, "spec.resources.requests[nvidia.com/gpu]: a pod's own resources are"),
+        ({"requests": {"cpu": "500m"}}, {"cpu": "1"}, "spec.resources.requests[cpu]: 0.5 cores is below what its "
+         "containers ask for in all, 1 core"),
+        ({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}, {}, "spec.resources.requests[cpu]: 2 cores is above the "
+         "pod's limit of 1 core"),
+    ],
+)  # fmt: skip
+def test_a_pods_own_resources_are_refused_where_the_api_server_refuses_them(
+    own: dict[str, Any], containers: dict[str, Any], refusal: str
+) -> None:
+    """As tests/kube/real/test_apiserver.py finds the real API server doing; a container limit above the pod's too."""
+    with pytest.raises(ManifestError, match=re.escape(refusal)):
+        load(pod("p", spec={"resources": own, "containers": [container(containers)]}))
+    capped = {"resources": {"limits": {"cpu": "1"}},
+              "containers": [{"name": "c", "resources": {"limits": {"cpu": "2"}}}]}  # fmt: skip
+    with pytest.raises(ManifestError, match=re.escape("spec.containers[0].resources.limits[cpu]: 2 cores is above")):
+        load(pod("p", spec=capped))
 
 
 KATA = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"}, "handler": "kata",

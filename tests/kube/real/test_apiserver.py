@@ -266,3 +266,71 @@ def test_a_pod_limit_range_refuses_the_pods_the_api_server_refuses(control_plane
 
 def _body_or(invalid: list[Any]) -> str:
     return invalid[0].message if invalid else "admitted"
+
+
+# a LimitRange of type Container (defaults) and pods with and without pod-level resources: (the container's resources,
+# the pod's spec.resources or None, the field Fairway's refusal names or None where the server admits the pod)
+CONTAINER_RANGE = {"type": "Container", "default": {"cpu": "500m", "memory": "512Mi"},
+                   "defaultRequest": {"cpu": "300m", "memory": "256Mi"}}  # fmt: skip
+OVER_DEFAULTS = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+DEFAULTED_CASES: dict[str, tuple[dict[str, Any], dict[str, Any] | None, str | None]] = {
+    "defaults": ({}, None, None),
+    "pod-level-over-defaults": ({}, OVER_DEFAULTS, None),
+    "pod-level-cpu-only": ({}, {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}, None),
+    "own-request": ({"requests": {"cpu": "100m"}}, {"requests": {"cpu": "400m"}, "limits": {"cpu": "1"}}, None),
+    "pod-level-below-defaults": ({}, {"requests": {"cpu": "200m"}, "limits": {"cpu": "2"}}, "spec.resources.requests[cpu]"),
+    "pod-limit-below-container-limit": (
+        {"requests": {"cpu": "100m"}, "limits": {"cpu": "1"}}, {"limits": {"cpu": "500m"}},
+        "spec.containers[0].resources.limits[cpu]",
+    ),
+    "pod-request-above-pod-limit": (
+        {"requests": {"cpu": "100m"}}, {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}, "spec.resources.requests[cpu]"
+    ),
+    "pod-level-ephemeral": ({}, {"requests": {"ephemeral-storage": "1Gi"}}, "spec.resources.requests[ephemeral-storage]"),
+}  # fmt: skip
+
+
+def _server_request(obj: Any) -> dict[str, int]:
+    """Kubernetes' PodRequests of a pod as the server stored it (one container, no overhead): the pod-level request
+    where it sets one, else the container's."""
+    from engine.resources import parse_quantity
+
+    [container] = obj.spec.containers
+    asked = {**((container.resources and container.resources.requests) or {})}
+    asked.update((obj.spec.resources and obj.spec.resources.requests) or {})
+    return {r: parse_quantity(v, r) for r, v in asked.items()}
+
+
+def test_pod_level_resources_under_container_defaults_read_and_refused_as_the_api_server_does(
+    control_plane: ControlPlane,
+) -> None:
+    """Fairway reading a pod from manifests (``fairway simulate``) under a LimitRange of container defaults, with and
+    without pod-level resources (``spec.resources``), finds the request the API server stores, and refuses, naming
+    the field, the pods the server refuses (a pod-level request below the containers' or above the pod's limit, a
+    container limit above the pod's, a resource that cannot be set at pod level)."""
+    from engine.manifests import load_objects
+
+    ranges = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults", "namespace": "lrd"},
+              "spec": {"limits": [CONTAINER_RANGE]}}  # fmt: skip
+    with control_plane.api_client() as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": "lrd"}})
+        core.create_namespaced_limit_range("lrd", {k: v for k, v in ranges.items() if k not in ("apiVersion", "kind")})
+        try:
+            for name, (resources, pod_level, refused) in DEFAULTED_CASES.items():
+                spec: dict[str, Any] = {"schedulerName": "fairway",
+                                        "containers": [{"name": "c", "image": "busybox", "resources": resources}]}  # fmt: skip
+                if pod_level is not None:
+                    spec["resources"] = pod_level
+                body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "lrd"}, "spec": spec}
+                result, invalid = load_objects([ranges, body])
+                try:
+                    stored = _server_request(core.create_namespaced_pod("lrd", body))
+                except ApiException as exc:
+                    assert exc.status == 422 and refused is not None, (name, _body(exc)["message"])
+                    assert [i.name for i in invalid] == [name] and refused in invalid[0].message, (name, invalid)
+                    continue
+                assert refused is None and not invalid, (name, _body_or(invalid))
+                assert dict(result.snapshot.tasks[f"lrd/{name}"].request.items()) == stored, name
+        finally:
+            core.delete_namespace("lrd")
