@@ -101,7 +101,9 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
     def _read_classes_and_namespaces(self) -> None:
         for doc in self.docs("PriorityClass"):
             self._run(doc, self._priority_class)
-        self.global_default = max((pc.value for pc in self.priority_classes.values() if pc.global_default), default=0)
+        defaults = [pc for pc in self.priority_classes.values() if pc.global_default]
+        self.global_default_class = max(defaults, key=lambda pc: pc.value, default=None)
+        self.global_default = self.global_default_class.value if self.global_default_class is not None else 0
         for doc in self.docs("RuntimeClass"):
             self._run(doc, self._runtime_class)
         for doc in self.docs("Namespace"):

@@ -864,7 +864,8 @@ class _BuilderBase:
         self.current: _Doc | None = None  # the document being read, for the origins
         self.origins: dict[tuple[str, str], Origin] = {}
         self.priority_classes: dict[str, PriorityClassInfo] = dict(BUILTIN_PRIORITY_CLASSES)
-        self.global_default = 0  # the highest globalDefault priority class's value
+        self.global_default = 0  # the highest globalDefault priority class's value, that class (None: none is)
+        self.global_default_class: PriorityClassInfo | None = None
         self.ns_queue: dict[str, str] = {}  # namespace -> its queue-name annotation
         self.namespaces: dict[str, NamespaceInfo] = {}
         self.rq_weight: dict[str, int] = {}
@@ -900,8 +901,7 @@ class _BuilderBase:
         self.kueue_names: dict[str, KueueName] = {}  # Kueue: queue identity -> its object, where they differ
         self.kueue_weights: dict[str, Fraction] = {}  # Kueue: exact fairSharing.weight where the whole one is scaled
         self.kueue_preemption: dict[str, KueuePreemption] = {}  # Kueue: ClusterQueue spec.preemption, by identity
-        # Kueue: each ClusterQueue's resource groups and flavorFungibility, by name; the flavors where some resource
-        # has quota in several (``engine.flavors``)
+        # Kueue: each ClusterQueue's resource groups and flavorFungibility; the flavors (``engine.flavors``)
         self.kueue_groups: dict[str, tuple[tuple[FlavorGroup, ...], FlavorFungibility]] = {}
         self.kueue_flavors: KueueFlavors | None = None
         self.kueue_objects = False  # the input has Kueue's objects (then capacity with hierarchy is the default policy)

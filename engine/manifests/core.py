@@ -106,6 +106,17 @@ class CoreReaders(_BuilderBase):
             out["tolerations"] = [*mine, *(t for t in found["tolerations"] if t not in mine)]
         return out
 
+    def _priority_admitted(self, spec: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A pod from manifests as the API server's priority admission makes it (checked against the real one,
+        tests/kube/real/test_apiserver.py): without a class or a priority, the global default class's name, so its
+        priority and preemption policy. A ``spec.priority`` or ``spec.preemptionPolicy`` other than its class gives,
+        which the server refuses, is read as written (simulate's inputs set a priority without its class as a shortcut,
+        and Fairway's own dumps write a pod's priority)."""
+        pc = self.global_default_class
+        if spec.get("priorityClassName") or spec.get("priority") is not None or pc is None:
+            return spec
+        return {**spec, "priorityClassName": pc.name}
+
     def _priority_class(self, doc: _Doc) -> None:
         obj = doc.obj
         value = _int(obj.get("value"), "value", 0, minimum=-(2**31), maximum=2**31 - 1)
@@ -201,6 +212,8 @@ class CoreReaders(_BuilderBase):
         grouped = grouped or job_key
         # a plain pod Kueue manages, a workload of its own: its maximum execution time (a group's: ``kueuegroups``)
         limit = max_exec(labels) if queue and not (group_name or grouped) else None
+        if not self.live:  # (a pod read from the cluster has been through the priority admission already)
+            spec = self._priority_admitted(spec)
         task = self._task(doc, doc.namespace, doc.name, labels, annotations, spec, status, meta, podgroup=grouped)
         if pod_set is not None and pod_set[1]:
             task = dataclasses.replace(task, task_role=pod_set[1])

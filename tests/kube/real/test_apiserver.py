@@ -334,3 +334,68 @@ def test_pod_level_resources_under_container_defaults_read_and_refused_as_the_ap
                 assert dict(result.snapshot.tasks[f"lrd/{name}"].request.items()) == stored, name
         finally:
             core.delete_namespace("lrd")
+
+
+# PriorityClasses (the global default one never preempts) and pods: the fields each sets, and what the API server's
+# priority admission makes of it, (priority, priorityClassName, preemptionPolicy), or None where it refuses the pod
+PRIORITY_CLASSES = [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc-high"}, "value": 1000},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc-low"}, "value": 10,
+     "globalDefault": True, "preemptionPolicy": "Never"},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc-polite"}, "value": 500,
+     "preemptionPolicy": "Never"},
+]  # fmt: skip
+PRIORITY_CASES: dict[str, tuple[dict[str, Any], tuple[int, str, str] | None]] = {
+    "no-class": ({}, (10, "pc-low", "Never")),
+    "high": ({"priorityClassName": "pc-high"}, (1000, "pc-high", "PreemptLowerPriority")),
+    "high-same-priority": ({"priorityClassName": "pc-high", "priority": 1000}, (1000, "pc-high", "PreemptLowerPriority")),
+    "polite": ({"priorityClassName": "pc-polite"}, (500, "pc-polite", "Never")),
+    "node-critical": ({"priorityClassName": "system-node-critical"},
+                      (2000001000, "system-node-critical", "PreemptLowerPriority")),
+    # refused by the server, read as written by Fairway (simulate's inputs use a priority without its class as a
+    # shortcut; a class missing from the input is a warning): docs/simulate.md
+    "missing": ({"priorityClassName": "pc-missing"}, None),
+    "high-wrong-priority": ({"priorityClassName": "pc-high", "priority": 5}, None),
+    "priority-only": ({"priority": 7}, None),
+    "polite-but-preempting": ({"priorityClassName": "pc-polite", "preemptionPolicy": "PreemptLowerPriority"}, None),
+}  # fmt: skip
+
+
+def test_a_pods_priority_is_what_the_api_servers_priority_admission_gives_it(control_plane: ControlPlane) -> None:
+    """Fairway reading a pod from manifests (``fairway simulate``) gives it the priority, class and preemption policy
+    the API server's priority admission stores (a pod without a class: the global default class's); a pod the
+    server refuses for a priority or policy its class does not give is read as written."""
+    from engine.manifests import load_objects
+
+    with control_plane.api_client() as api:
+        core, classes = k8s.CoreV1Api(api), k8s.SchedulingV1Api(api)
+        for pc in PRIORITY_CLASSES:
+            classes.create_priority_class({k: v for k, v in pc.items() if k not in ("apiVersion", "kind")})
+        core.create_namespace({"metadata": {"name": "prio"}})
+        try:
+            for name, (fields, admitted) in PRIORITY_CASES.items():
+                spec = {"schedulerName": "fairway", "containers": [{"name": "c", "image": "busybox"}], **fields}
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "prio"},
+                    "spec": spec,
+                }
+                try:
+                    made = core.create_namespaced_pod("prio", body).spec
+                    server: Any = (made.priority, made.priority_class_name, made.preemption_policy)
+                except ApiException as exc:
+                    assert exc.status == 403 and "priority" in _body(exc)["message"].lower(), (name, exc)
+                    server = None
+                assert server == admitted, name
+                result, invalid = load_objects([*PRIORITY_CLASSES, body])
+                assert not invalid, (name, invalid)
+                t = result.snapshot.tasks[f"prio/{name}"]
+                read = (t.priority, t.priority_class, t.preemption_policy)
+                assert read == (admitted or read), (name, read)
+                if admitted is None and "priority" in fields:  # read as written
+                    assert t.priority == fields["priority"], name
+        finally:
+            core.delete_namespace("prio")
+            for pc in PRIORITY_CLASSES:
+                classes.delete_priority_class(pc["metadata"]["name"])
