@@ -175,10 +175,15 @@ def _history(pg: PodGroup, now: datetime, reason: str, message: str, limit: str)
     )
 
 
-def _release(pg: PodGroup, now: datetime, action: EvictionAction, reason: str, message: str) -> tuple[int, int]:
+def _release(
+    pg: PodGroup, now: datetime, action: EvictionAction, reason: str, message: str, *, every: bool = False
+) -> tuple[int, int]:
     """Evict the pods of ``pg`` that hold a node (compare-and-swap to Releasing, an ``Eviction`` row each), send its
-    pipelined pods back to Pending; queue replacements in a cluster of node agents. Returns (evicted, replaced)."""
-    pods = list(Pod.objects.filter(podgroup=pg, status__in=_HOLDING).select_related("namespace", "node"))
+    pipelined pods back to Pending; queue replacements in a cluster of node agents. ``every``: its pods that wait
+    (Pending, Pipelined) are evicted too, their objects deleted through the API server. Returns (evicted,
+    replaced)."""
+    statuses = (*_HOLDING, PodStatus.PENDING, PodStatus.PIPELINED) if every else _HOLDING
+    pods = list(Pod.objects.filter(podgroup=pg, status__in=statuses).select_related("namespace", "node"))
     rows: list[Eviction] = []
     released: list[Pod] = []
     for pod in pods:
@@ -212,7 +217,9 @@ def _release(pg: PodGroup, now: datetime, action: EvictionAction, reason: str, m
     return len(rows), replaced
 
 
-def _released_text(released: int, replaced: int) -> str:
+def _released_text(released: int, replaced: int, every: bool = False) -> str:
+    if every:  # (``_release``'s ``every``: its waiting pods too)
+        return f"{plural(released, 'pod')} released, placed or not" if released else "no pod of it left to release"
     if not released:
         return "no pod of it held a node"
     text = f"{plural(released, 'pod')} holding {'a node' if released == 1 else 'nodes'} released"
@@ -221,9 +228,10 @@ def _released_text(released: int, replaced: int) -> str:
     return text
 
 
-def suspend(podgroup: PodGroup, user: Any, now: datetime, *, by: str | None = None) -> Done:
+def suspend(podgroup: PodGroup, user: Any, now: datetime, *, by: str | None = None, every: bool = False) -> Done:
     """Hold the job: see the module docstring. 409 (``JobActionRefused``) when it is suspended already, completed or
-    being deleted. ``by``: who, when it is Fairway itself rather than ``user`` (``scheduling.max_exec``)."""
+    being deleted. ``by``: who, when it is Fairway itself rather than ``user`` (``scheduling.max_exec``); ``every``:
+    its waiting pods are evicted too (``_release``: a Kueue pod group or plain pod, whose pods Kueue deletes)."""
     with transaction.atomic():
         _after_sessions(podgroup.cluster_id)
         pg = _locked(podgroup)
@@ -235,8 +243,8 @@ def suspend(podgroup: PodGroup, user: Any, now: datetime, *, by: str | None = No
             )
         who = by or _who(user)
         message = f"suspended by {who}: not admitted and none of its pods placed until it is resumed"
-        released, replaced = _release(pg, now, EvictionAction.SUSPEND, SUSPENDED, message)
-        message += f"; {_released_text(released, replaced)}"
+        released, replaced = _release(pg, now, EvictionAction.SUSPEND, SUSPENDED, message, every=every)
+        message += f"; {_released_text(released, replaced, every)}"
         PodGroup.objects.filter(pk=pg.pk).update(
             suspended_at=now, suspended_by=who, phase=PodGroupPhase.PENDING, reason=SUSPENDED, message=message,
             blocker=None, unplaced_sessions=0, updated=now,

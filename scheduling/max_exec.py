@@ -1,9 +1,10 @@
 """Kueue's maximum execution time: a Kueue Job, JobSet, Kubeflow job or MPIJob, a Kueue pod group or a plain pod
 Kueue manages, labelled ``kueue.x-k8s.io/max-exec-time-seconds: "N"`` (a pod group: on its pods), that has been
 admitted (Inqueue, Running or Unknown) for N seconds in all is suspended, as Kueue deactivates such a workload
-(``MaximumExecutionTimeExceeded``): its pods that hold a node are evicted (a pod has no suspend: the adapter deletes
-it, as Kueue stops a plain pod), its pods not placed yet wait, no session admits or places it again, and a person
-resumes it (the job action) to give it a new N. A Job's pods go, as its Job is suspended again.
+(``MaximumExecutionTimeExceeded``): its pods that hold a node are evicted, no session admits or places it again, and a
+person resumes it (the job action) to give it a new N. A Job's pods go, as its Job is suspended again; a pod group's
+or plain pod's go all, placed or not (a pod has no suspend: the adapter deletes each, as Kueue stops every pod of such
+a workload that is not gated).
 
 The time admitted is read from the job's history (``PodGroupReason``: a row each time its phase or reason changed),
 since the last time a person resumed it (Kueue clears the accumulated time when a workload is reactivated): the
@@ -93,7 +94,8 @@ def enforce(cluster_id: int, now: datetime) -> list[Any]:
     for pg, limit, used in overdue(cluster_id, now):
         by = f"Fairway ({REASON}: admitted {used:,.0f} s of its maximum execution time of {limit:,} s)"
         try:
-            done.append(job_actions.suspend(pg, None, now, by=by[:150]))
+            # a pod group or plain pod (no Job to suspend): Kueue stops every pod of it that is not gated, deleting it
+            done.append(job_actions.suspend(pg, None, now, by=by[:150], every=pg.kueue_job is None))
         except job_actions.JobActionRefused:
             continue
     return done

@@ -202,3 +202,23 @@ def test_the_time_left_is_on_the_job_page_in_job_why_and_in_the_api(db: Any, adm
     other = PodGroup.objects.exclude(pk=group.pk).filter(kueue_max_exec_seconds=None).first()
     assert other is None or 'data-testid="job-max-exec"' not in admin_client.get(
         f"/jobs/{other.namespace.name}/{other.name}/?cluster={cluster.name}").content.decode()  # fmt: skip
+
+
+def test_a_pod_group_admitted_but_not_placed_has_every_pod_released_as_kueue_stops_them(db: Any) -> None:
+    from scheduling import max_exec
+    from scheduling.kube.mirror_in import mirror
+    from scheduling.models import Eviction, Pod, PodGroup, PodGroupReason
+
+    cluster = _world()
+    assert not mirror(cluster, [node("n1"), LOCAL_QUEUE, group_pod("a"), group_pod("b")], timezone.now()).problems
+    # admitted a minute ago and not placed since (a session admits and places a group at once on a free node: its
+    # history says so here)
+    group = PodGroup.objects.get(cluster=cluster, name="train")
+    PodGroup.objects.filter(pk=group.pk).update(phase="Inqueue")
+    PodGroupReason.objects.create(podgroup=group, time=timezone.now() - timedelta(seconds=61), phase="Inqueue")
+    assert not Pod.objects.filter(podgroup=group, node__isnull=False).exists()
+    [done] = max_exec.enforce(cluster.pk, timezone.now())
+    assert done.released == 2 and "2 pods released, placed or not" in done.message, done.message
+    # every pod of it goes (the adapter deletes each through the API server), as Kueue stops a pod group's pods
+    assert set(Pod.objects.filter(podgroup=group).values_list("status", flat=True)) == {"Releasing"}
+    assert set(Eviction.objects.filter(pod__podgroup=group).values_list("action", "node")) == {("suspend", "")}
