@@ -399,3 +399,44 @@ def test_a_pods_priority_is_what_the_api_servers_priority_admission_gives_it(con
             core.delete_namespace("prio")
             for pc in PRIORITY_CLASSES:
                 classes.delete_priority_class(pc["metadata"]["name"])
+
+
+# a Kueue Job whose template sets pod-level resources: (the template's spec.resources, its container's resources,
+# the field the API server's refusal names, or None where it creates the Job)
+JOB_TEMPLATE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]] = {
+    "over-its-container": ({"requests": {"cpu": "1"}}, {"requests": {"cpu": "500m"}}, None),
+    "below-its-container": ({"requests": {"cpu": "200m"}}, {"requests": {"cpu": "500m"}},
+                            "spec.template.spec.resources.requests[cpu]"),
+    "a-gpu": ({"requests": {"nvidia.com/gpu": "1"}}, {}, "spec.template.spec.resources.requests[nvidia.com/gpu]"),
+}  # fmt: skip
+
+
+def test_a_jobs_template_with_pod_level_resources_is_refused_where_the_api_server_refuses_the_job(
+    control_plane: ControlPlane,
+) -> None:
+    """A Kueue Job (suspended, as Kueue's webhook leaves it) whose template's own resources the API server refuses
+    is refused by ``fairway simulate`` too, naming the same field; one it creates is read."""
+    from engine.manifests import load_objects
+
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "jpl"},
+          "spec": {"clusterQueue": "cq"}}  # fmt: skip
+    with control_plane.api_client() as api:
+        core, batch = k8s.CoreV1Api(api), k8s.BatchV1Api(api)
+        core.create_namespace({"metadata": {"name": "jpl"}})
+        try:
+            for name, (own, container, refused) in JOB_TEMPLATE_CASES.items():
+                body = {"apiVersion": "batch/v1", "kind": "Job",
+                        "metadata": {"name": name, "namespace": "jpl", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+                        "spec": {"suspend": True, "parallelism": 1, "completions": 1, "template": {"spec": {
+                            "restartPolicy": "Never", "resources": own,
+                            "containers": [{"name": "c", "image": "busybox", "resources": container}]}}}}  # fmt: skip
+                _, invalid = load_objects([lq, body])
+                try:
+                    batch.create_namespaced_job("jpl", body)
+                except ApiException as exc:
+                    assert exc.status == 422 and refused is not None and refused in _body(exc)["message"], (name, exc)
+                    assert [i.name for i in invalid] == [name] and refused in invalid[0].message, (name, invalid)
+                    continue
+                assert refused is None and not invalid, (name, _body_or(invalid))
+        finally:
+            core.delete_namespace("jpl")
