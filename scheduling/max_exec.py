@@ -25,6 +25,7 @@ from scheduling import job_actions
 from scheduling.models import PodGroup, PodGroupReason
 
 REASON = "MaximumExecutionTimeExceeded"  # Kueue's
+_BY = f"Fairway ({REASON}"  # how a suspension by this rule starts its ``suspended_by``
 _ADMITTED = (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN)
 
 
@@ -57,7 +58,7 @@ def budget(pg: PodGroup, now: datetime) -> dict[str, Any] | None:
     used = admitted_seconds(rows, pg.phase, now)
     left = max(0.0, limit - used)
     text = f"{duration(used)} of its {duration(limit)} admitted, {duration(left)} left"
-    if pg.suspended_at is not None and pg.suspended_by and pg.suspended_by.startswith(f"Fairway ({REASON}"):
+    if pg.suspended_at is not None and pg.suspended_by and pg.suspended_by.startswith(_BY):
         text = f"used up: suspended at {pg.suspended_at:%H:%M:%S} UTC ({REASON}); a resume gives it {duration(limit)}"
     elif pg.phase not in _ADMITTED:
         text += " (counted while admitted)"
@@ -92,7 +93,7 @@ def enforce(cluster_id: int, now: datetime) -> list[Any]:
     action did (``job_actions.Done``). A job that is suspended, completed or deleted meanwhile is left."""
     done = []
     for pg, limit, used in overdue(cluster_id, now):
-        by = f"Fairway ({REASON}: admitted {used:,.0f} s of its maximum execution time of {limit:,} s)"
+        by = f"{_BY}: admitted {used:,.0f} s of its maximum execution time of {limit:,} s)"
         try:
             # a pod group or plain pod (no Job to suspend): Kueue stops every pod of it that is not gated, deleting it
             done.append(job_actions.suspend(pg, None, now, by=by[:150], every=pg.kueue_job is None))

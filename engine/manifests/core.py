@@ -640,12 +640,10 @@ def _pod_level(
     containers' when they ask for it, else the pod's limit (the API server's defaulting, checked against the real one
     in tests/kube/real/test_apiserver.py); any other resource stays the containers'. What the API server refuses
     (``_check_pod_level``, ``each``: the pod's containers as defaulted) is a field error."""
-    raw = spec.get("resources")
-    if not raw:
+    own = _own_resources(spec, path)
+    if own is None:
         return containers
-    resources = _map(raw, f"{path}.resources")
-    asked = _rl(resources.get("requests"), f"{path}.resources.requests")
-    limits = _rl(resources.get("limits"), f"{path}.resources.limits")
+    asked, limits = own
     _check_pod_level(f"{path}.resources", asked, limits, containers, each)
     out = dict(containers.raw)
     for name, value in limits.items():
@@ -689,11 +687,21 @@ def _pod_level_limits(spec: Mapping[str, Any], path: str, containers: ResourceLi
     """The containers' limits ``containers`` under the pod's own ``spec.resources`` (Kubernetes' PodLimits): for
     cpu, memory and hugepages the pod's limit when it sets one, which the API server's LimitRanger checks a range of
     type ``Pod`` against (checked against the real one in tests/kube/real/test_apiserver.py)."""
+    own = _own_resources(spec, path)
+    if own is None:
+        return containers
+    return ResourceList({**containers.raw, **{n: v for n, v in own[1].items() if _pod_level_resource(n)}})
+
+
+def _own_resources(spec: Mapping[str, Any], path: str) -> tuple[ResourceList, ResourceList] | None:
+    """The pod's own ``spec.resources``: (requests, limits); None when it sets none."""
     raw = spec.get("resources")
     if not raw:
-        return containers
-    limits = _rl(_map(raw, f"{path}.resources").get("limits"), f"{path}.resources.limits")
-    return ResourceList({**containers.raw, **{n: v for n, v in limits.items() if _pod_level_resource(n)}})
+        return None
+    resources = _map(raw, f"{path}.resources")
+    return _rl(resources.get("requests"), f"{path}.resources.requests"), _rl(
+        resources.get("limits"), f"{path}.resources.limits"
+    )
 
 
 def _pod_level_resource(name: str) -> bool:

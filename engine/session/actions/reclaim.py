@@ -116,15 +116,19 @@ def _victims_room(ssn: Session, room: VictimRoom, task: TaskState, job: JobState
     for all the action's reclaimers, not one per queue, each nearly the whole cluster's pods), less the queue's own
     (or, ``within``, plus them if it is not reclaimable, less the job's own): the sums are per node, so they add."""
     queues, queue = ssn.snapshot.queues, job.queue
-    reclaimable = [name for name in ssn.jobs_by_queue if name in queues and queues[name].reclaimable]
-    extra = room.room(_RECLAIMABLE, lambda: _queue_pods(ssn, reclaimable), task)
+
+    def reclaimable() -> Iterator[TaskState]:  # (listed once per action: the room keeps the scope's table)
+        return _queue_pods(ssn, [n for n in ssn.jobs_by_queue if n in queues and queues[n].reclaimable])
+
+    def own() -> Iterator[TaskState]:
+        return _queue_pods(ssn, (queue,))
+
     if not within:
-        if not queues[queue].reclaimable:
-            return extra
-        return extra - room.room(("queue", queue), lambda: _queue_pods(ssn, (queue,)), task)
-    if not queues[queue].reclaimable:
-        extra = extra + room.room(("queue", queue), lambda: _queue_pods(ssn, (queue,)), task)
-    return extra - room.room(("job", job.key), lambda: (t for t in job.tasks if t.preemptable), task)
+        extra = room.room(_RECLAIMABLE, reclaimable, task)
+        return extra - room.room(("queue", queue), own, task) if queues[queue].reclaimable else extra
+    # the job's own pods taken off by the room itself (``without``)
+    extra = room.room(_RECLAIMABLE, reclaimable, task, without=[t for t in job.tasks if t.preemptable])
+    return extra if queues[queue].reclaimable else extra + room.room(("queue", queue), own, task)
 
 
 def _evict(ssn: Session, stmt: Statement, task: TaskState, job: JobState, victim: TaskState, gang: str = "") -> None:
