@@ -105,6 +105,10 @@ def _signing_key_pair(folder: Path) -> tuple[Path, Path]:
     return private, public
 
 
+_START_ATTEMPTS = 3
+_PORT_TAKEN = "address already in use"
+
+
 class _Process:
     def __init__(self, name: str, args: list[str], log: Path) -> None:
         self.name, self.log = name, log
@@ -183,17 +187,24 @@ class ControlPlane:
         missing = self.bins.missing()
         if missing:
             raise ControlPlaneError(f"not built: {', '.join(map(str, missing))} (make kube-tools builds them)")
-        self.folder = Path(tempfile.mkdtemp(prefix="fairway-kube-"))
-        try:
-            self._start_etcd()
-            self._start_apiserver()
-            if self.install_crds:
-                self.apply_crds()
-            if self.controllers:
-                self._start_controller_manager()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, _START_ATTEMPTS + 1):
+            self.folder = Path(tempfile.mkdtemp(prefix="fairway-kube-"))
+            try:
+                self._start_etcd()
+                self._start_apiserver()
+                if self.install_crds:
+                    self.apply_crds()
+                if self.controllers:
+                    self._start_controller_manager()
+                return
+            except ControlPlaneError as error:
+                self.stop()
+                if attempt == _START_ATTEMPTS or _PORT_TAKEN not in str(error):
+                    raise
+                # another process bound the port between its draw and the server's bind: start again on others
+            except BaseException:
+                self.stop()
+                raise
 
     def stop(self) -> None:
         for proc in (self.controller_manager, self.apiserver, self.etcd):

@@ -84,3 +84,35 @@ def test_a_failed_start_says_why_and_leaves_nothing(monkeypatch: pytest.MonkeyPa
         plane.start()
     assert plane.folder is None and plane.etcd is None
     assert list(scratch.iterdir()) == []  # its data folder and log removed
+
+
+def _counting_etcd(tmp_path: Path, message: str) -> tuple[Path, Path]:
+    count = tmp_path / "starts"
+    etcd = tmp_path / "etcd"
+    etcd.write_text(f"#!/bin/sh\necho x >> {count}\necho '{message}' >&2\nexit 1\n")
+    etcd.chmod(0o755)
+    return etcd, count
+
+
+def test_a_port_taken_before_the_server_binds_it_is_started_again_on_other_ports(tmp_path: Path) -> None:
+    etcd, count = _counting_etcd(tmp_path, "listen tcp 127.0.0.1:48161: bind: address already in use")
+    plane = ControlPlane(Binaries(etcd, etcd, etcd, etcd), start_timeout=30)
+    with pytest.raises(ControlPlaneError, match=r"address already in use"):
+        plane.start()
+    assert len(count.read_text().split()) == 3  # three draws of ports, then the last failure is told
+    assert plane.folder is None and plane.etcd is None
+
+
+def test_any_other_failed_start_is_not_tried_again(tmp_path: Path) -> None:
+    etcd, count = _counting_etcd(tmp_path, "member has already been bootstrapped")
+    with pytest.raises(ControlPlaneError, match=r"already been bootstrapped"):
+        ControlPlane(Binaries(etcd, etcd, etcd, etcd), start_timeout=30).start()
+    assert len(count.read_text().split()) == 1
+
+
+def test_test_ports_are_drawn_below_the_range_outgoing_connections_use() -> None:
+    from tests.support.ports import _ephemeral_low, free_port
+
+    low = _ephemeral_low()
+    ports = {free_port() for _ in range(50)}
+    assert all(10_000 <= port < low for port in ports) and len(ports) > 40
