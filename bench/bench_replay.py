@@ -9,6 +9,7 @@ the one-core figure), with the trace's job count; then the report is made from t
     .venv/bin/python bench/bench_replay.py --size large --hours 1 --period 10
     .venv/bin/python bench/bench_replay.py --trace day.jsonl --stages
     .venv/bin/python bench/bench_replay.py --trace day.jsonl --profile day.pstats
+    .venv/bin/python bench/bench_replay.py --trace week.jsonl --changes changes.yaml
 
 ``--trace FILE`` replays a trace saved before (``--save``) instead of generating one: the same workload for paired
 runs. Where the CPU goes, in milliseconds of CPU a session: ``--stages`` times the stages of each session without a
@@ -18,6 +19,11 @@ under cProfile, writes the statistics to ``FILE`` and prints the functions takin
 shares of the profiled replay (its clock is the wall clock, cheap to read: on a loaded machine every function waits
 its turn alike; read by CPU time the profiler's own clock calls cost more than the replay. Its overhead still
 inflates small, often called functions: the shares rank, ``--stages`` gives the amounts).
+
+``--changes FILE`` (the what-if change language) times a replay with changes instead, what the dashboard's replay
+and ``fairway replay --changes`` run (``controlplane.side_by_side.replay_both``): the baseline and the proposal one after
+the other in one process, then side by side in two, each by its wall-clock time (what an admin waits) and its CPU
+time (both processes'), and whether the two ways gave the same reports.
 
 The tree (queues, quota groups, namespaces, nodes, the demo's policy) and, for the large demo, its first 7,200 jobs
 are read from a database where ``load_demo --size SIZE`` ran (PostgreSQL, ``DATABASE_URL``, default
@@ -169,6 +175,34 @@ def workload(args: argparse.Namespace) -> tuple[Any, int, float]:
     return trace, len(first), generated
 
 
+def side_by_side(trace: Any, changes_file: Path) -> dict[str, Any]:
+    """A replay with changes one after the other (one process), then side by side (two): wall-clock and CPU time."""
+    import resource
+
+    import yaml
+
+    from controlplane.side_by_side import replay_both
+
+    changes = yaml.safe_load(changes_file.read_text())
+    changes = changes["changes"] if isinstance(changes, dict) else changes
+    figures: dict[str, Any] = {"jobs": len(trace.jobs), "pods": sum(j.pods for j in trace.jobs)}
+    reports = []
+    for processes in (1, 2):
+        cpu = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        reports.append(json.dumps(replay_both(trace, changes, processes=processes), sort_keys=True))
+        wall = time.perf_counter() - started
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        child_cpu = children.ru_utime + children.ru_stime - cpu[1].ru_utime - cpu[1].ru_stime
+        figures[f"processes_{processes}"] = {
+            "wall_s": round(wall, 1),
+            "cpu_s": round(time.process_time() - cpu[0] + child_cpu, 1),
+            "load": [round(x, 1) for x in os.getloadavg()],
+        }
+    figures["same_reports"] = reports[0] == reports[1]
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=("small", "large"), default="small")
@@ -180,12 +214,16 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, help="replay this trace (saved with --save) instead of generating one")
     parser.add_argument("--stages", action="store_true", help="the CPU time of each stage, in ms a session")
     parser.add_argument("--profile", type=Path, help="run under cProfile, write the statistics there")
+    parser.add_argument("--changes", type=Path, help="time a replay with these changes, in one process and in two")
     args = parser.parse_args()
 
     from engine.replay import replay, run_report
     from engine.replay.loop import tree_snapshot
 
     trace, first, generated = workload(args)
+    if args.changes is not None:
+        print(json.dumps(side_by_side(trace, args.changes), indent=1))
+        return
     spent = time_stages() if args.stages else None
     profiler = None
     if args.profile is not None:

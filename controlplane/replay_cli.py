@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,14 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
     p.add_argument("--changes", metavar="FILE", help="proposed changes (YAML or JSON, the what-if change language)")
     p.add_argument("--tree", metavar="FILE", help="the tree and nodes as manifests, instead of the trace's Tree")
     p.add_argument("--seed", type=int, default=0, help="seed of the runtime draws for jobs without a runtime")
+    p.add_argument(
+        "--processes",
+        type=int,
+        choices=(1, 2),
+        default=2 if (os.cpu_count() or 1) > 1 else 1,
+        help="with --changes: 2 replays the proposal in a second process beside the baseline (the default with more "
+        "than one core), 1 one after the other",
+    )
     if common is None:
         p.add_argument("-o", "--output", choices=("json", "table"), default="table")
 
@@ -76,9 +85,10 @@ def _changes(path: str) -> list[Any]:
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
     """The replay's document for ``args``; raises ``BadInput``."""
+    from controlplane.side_by_side import replay_both
     from engine.manifests import ManifestError, load_manifests
     from engine.policy.policy import Policy, PolicyError
-    from engine.replay import ReplayError, TraceError, read_trace, replay_document
+    from engine.replay import ReplayError, TraceError, read_trace, replay_document, replay_result
 
     name, text = _text(args.filename)
     try:
@@ -102,7 +112,12 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
             policy = tree.policy
     changes = _changes(args.changes) if args.changes else None
     try:
-        return replay_document(trace, policy=policy, tree=tree, changes=changes, seed=args.seed)
+        if not changes:
+            return replay_document(trace, policy=policy, tree=tree, seed=args.seed)
+        baseline, proposal = replay_both(
+            trace, changes, seed=args.seed, processes=args.processes, policy=policy, tree=tree
+        )
+        return replay_result(baseline, proposal, seed=args.seed)
     except ReplayError as exc:
         raise BadInput(str(exc)) from None
 

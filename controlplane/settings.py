@@ -7,6 +7,7 @@ Production: ``DATABASE_URL=postgres://...`` and ``CELERY_BROKER_URL=redis://...`
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import environ
@@ -400,6 +401,11 @@ FAIRWAY["REPLAY_MAX_WINDOW_DAYS"] = env.int("FAIRWAY_REPLAY_MAX_WINDOW_DAYS", de
 FAIRWAY["REPLAY_PROGRESS_SECONDS"] = env.float("FAIRWAY_REPLAY_PROGRESS_SECONDS", default=2.0)
 FAIRWAY["REPLAY_TIME_LIMIT_SECONDS"] = env.float("FAIRWAY_REPLAY_TIME_LIMIT_SECONDS", default=1800.0)
 FAIRWAY["REPLAY_RETENTION_DAYS"] = env.int("FAIRWAY_REPLAY_RETENTION_DAYS", default=30)
+# The baseline and the proposal side by side (controlplane/side_by_side.py): 2 runs the proposal in a second process, so
+# an admin waits for one replay rather than two; 1 runs them one after the other (a worker with a single core).
+FAIRWAY["REPLAY_PROCESSES"] = env.int("FAIRWAY_REPLAY_PROCESSES", default=2 if (os.cpu_count() or 1) > 1 else 1)
+if FAIRWAY["REPLAY_PROCESSES"] not in (1, 2):
+    raise ImproperlyConfigured(f"FAIRWAY_REPLAY_PROCESSES={FAIRWAY['REPLAY_PROCESSES']}: expected 1 or 2")
 
 # Replaying one recorded session (scheduling/recording.py, docs/replay.md): the hours a session's inputs are kept (0:
 # nothing recorded), a keyframe (the whole snapshot) at least every KEYFRAME_SESSIONS sessions and once the deltas

@@ -5,7 +5,8 @@ changes have done to the last days?" (issue 29 item 5; ``docs/replay.md``).
 rules as a write, on the cluster's current tree) and the window, writes a queued ``ReplayRun`` and, once that is
 committed, sends ``planning.tasks.run_replay`` on the ``replay`` queue (``CELERY_TASK_ROUTES``): the worker that runs
 the sessions never takes it. ``execute`` is that task's body: the trace of the window (``planning.trace.build_trace``),
-then the baseline and the proposal on the real engine in virtual time (``engine.replay``); every
+then the baseline and the proposal on the real engine in virtual time (``engine.replay``), side by side in two
+processes unless ``FAIRWAY_REPLAY_PROCESSES`` is 1 (``controlplane.side_by_side``); every
 ``FAIRWAY_REPLAY_PROGRESS_SECONDS`` it writes the fraction of virtual time done into the row, and the same statement
 tells it whether the run was cancelled (the row's state), which stops it before the next session.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,8 +29,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from controlplane.side_by_side import BASELINE, BOTH, replay_both
 from engine.changes import ProposalError
-from engine.replay import ReplayError, compare_reports, replay, run_report
+from engine.replay import ReplayError, compare_reports
 from engine.replay.trace import format_time, parse_time
 from planning import whatif, whatif_access
 from planning.models import ACTIVE_STATES, FINISHED_STATES, ReplayRun, ReplayState
@@ -310,17 +312,11 @@ def execute(pk: int) -> str:
         return "cancelled" if ReplayRun.objects.filter(pk=pk).exists() else "gone"
     run = ReplayRun.objects.select_related("cluster").get(pk=pk)
     report = _Progress(pk)
+    processes = int(settings.FAIRWAY["REPLAY_PROCESSES"])
     try:
         trace = build_trace(run.cluster, run.since, run.until)
-        report(0.0, "replaying the baseline", force=True)
-        span = max(1e-9, trace.header.end - trace.header.start)
-
-        def stepper(offset: float, phase: str) -> Callable[[float], None]:
-            return lambda t: report(offset + 0.5 * min(1.0, (t - trace.header.start) / span), phase)
-
-        baseline = run_report(replay(trace, progress=stepper(0.0, "replaying the baseline")))
-        report(0.5, "replaying with the changes", force=True)
-        proposal = run_report(replay(trace, changes=run.changes, progress=stepper(0.5, "replaying with the changes")))
+        report(0.0, BOTH if processes > 1 else BASELINE, force=True)
+        baseline, proposal = replay_both(trace, run.changes, processes=processes, progress=report)
         report(1.0, "writing the report", force=True)
         document = {
             "version": 1,

@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from controlplane import side_by_side
 from planning import replay
 from planning.models import ReplayRun
 from quotas.models import Queue, QuotaGroup
@@ -81,11 +82,12 @@ def test_a_run_replays_the_baseline_and_the_proposal_and_keeps_a_compact_report(
 def test_progress_goes_into_the_row_as_virtual_time_passes(
     world: World, boss: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.FAIRWAY = {**settings.FAIRWAY, "REPLAY_PROGRESS_SECONDS": 0}  # every session writes it
+    # every session writes it; one replay after the other, in this process, where the spy sees each session
+    settings.FAIRWAY = {**settings.FAIRWAY, "REPLAY_PROGRESS_SECONDS": 0, "REPLAY_PROCESSES": 1}
     monkeypatch.setattr(replay, "send", lambda pk: None)
     run = _start(boss)
     seen: list[tuple[float, str]] = []
-    real = replay.replay
+    real = side_by_side.replay
 
     def watched(*args: Any, progress: Any, **kw: Any) -> Any:
         def spy(t: float) -> None:
@@ -94,7 +96,7 @@ def test_progress_goes_into_the_row_as_virtual_time_passes(
 
         return real(*args, progress=spy, **kw)
 
-    monkeypatch.setattr(replay, "replay", watched)
+    monkeypatch.setattr(side_by_side, "replay", watched)
     assert replay.execute(run.pk) == "done"
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and 0 < fractions[-1] <= 1.0  # forward only
@@ -119,11 +121,11 @@ def test_progress_is_written_at_most_every_interval(world: World, settings: Any)
 def test_a_cancel_stops_the_replay_before_its_next_session(
     world: World, boss: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.FAIRWAY = {**settings.FAIRWAY, "REPLAY_PROGRESS_SECONDS": 0}
+    settings.FAIRWAY = {**settings.FAIRWAY, "REPLAY_PROGRESS_SECONDS": 0, "REPLAY_PROCESSES": 1}
     monkeypatch.setattr(replay, "send", lambda pk: None)
     run = _start(boss)
     sessions: list[float] = []
-    real = replay.replay
+    real = side_by_side.replay
 
     def cancelled_midway(*args: Any, progress: Any, **kw: Any) -> Any:
         def step(t: float) -> None:
@@ -134,7 +136,7 @@ def test_a_cancel_stops_the_replay_before_its_next_session(
 
         return real(*args, progress=step, **kw)
 
-    monkeypatch.setattr(replay, "replay", cancelled_midway)
+    monkeypatch.setattr(side_by_side, "replay", cancelled_midway)
     assert replay.execute(run.pk) == "cancelled"
     assert len(sessions) == 1  # no session ran after the cancel
     run.refresh_from_db()
@@ -149,16 +151,19 @@ def test_a_cancel_stops_the_replay_before_its_next_session(
     assert replay.execute(10**9) == "gone"
 
 
-def test_a_replay_that_cannot_run_fails_with_its_sentence(world: World, boss: Any, monkeypatch: Any) -> None:
+def test_a_replay_that_cannot_run_fails_with_its_sentence(
+    world: World, boss: Any, monkeypatch: Any, settings: Any
+) -> None:
     from engine.replay import ReplayError
 
+    settings.FAIRWAY = {**settings.FAIRWAY, "REPLAY_PROCESSES": 1}
     monkeypatch.setattr(replay, "send", lambda pk: None)
     run = _start(boss)
 
     def refuse(*args: Any, **kw: Any) -> Any:
         raise ReplayError("--changes: changes.0.name: queue gone does not exist")
 
-    monkeypatch.setattr(replay, "replay", refuse)
+    monkeypatch.setattr(side_by_side, "replay", refuse)
     assert replay.execute(run.pk) == "failed"
     run.refresh_from_db()
     assert run.state == "failed" and run.error == "--changes: changes.0.name: queue gone does not exist"

@@ -110,3 +110,28 @@ def test_fairway_replay_with_a_kueue_tree_keeps_its_flavors(tmp_path: Any, capsy
     jobs = json.loads(capsys.readouterr().out)["baseline"]["jobs"]
     assert jobs["team-a/b"]["flavors"] == {"cpu": "spot", "memory": "spot"}
     assert jobs["team-a/b"]["start"] == "2026-03-02T08:01:00Z"
+
+
+def test_fairway_replay_with_changes_gives_the_same_document_in_one_process_or_two(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--changes`` with ``--tree`` and so its policy: the proposal replayed in a second process (its tree and
+    policy sent there) makes the document one process makes."""
+    from controlplane.cli import main
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(text([{**HEADER, "version": 1}, *LINES_V2[2:]])))
+    tree = tmp_path / "tree.yaml"
+    tree.write_text(FLAVORS + NODES)
+    changes = tmp_path / "changes.yaml"
+    changes.write_text("- {op: remove, kind: node, name: spot-1}\n")
+    outs = []
+    for processes in ("1", "2"):
+        args = ["replay", "-f", str(trace), "--tree", str(tree), "--changes", str(changes), "--processes", processes]
+        assert main([*args, "-o", "json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1]
+    jobs = outs[1]["proposal"]["jobs"]
+    # b and c, given spot at 08:01 as before, keep their flavor once admitted and no node offers it any more
+    assert jobs["team-a/b"]["start"] is None and jobs["team-a/c"]["start"] is None
+    assert outs[1]["baseline"]["jobs"]["team-a/b"]["start"] == "2026-03-02T08:01:00Z"
