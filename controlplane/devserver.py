@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -31,6 +30,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from controlplane.children import die_with_parent
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Seconds a child may take to stop after its SIGTERM before it is killed: longer than the embedded SQLite's busy
@@ -43,7 +44,6 @@ STOP_TIMEOUT = 75.0
 # so this is a safety net.
 HOLDS_NO_WORK = {"beat": 15.0}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_PR_SET_PDEATHSIG = 1
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; longer var paths run gunicorn without its control socket
 
 
@@ -145,11 +145,6 @@ def server_commands(python: str, var: Path, host: str, port: int, concurrency: i
     }
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
 class Terminal:
     """The terminal's foreground process group: taken for this process's own group, given back on exit."""
 
@@ -216,7 +211,7 @@ class Supervisor:
             env=self.env,
             stdin=subprocess.DEVNULL,
             process_group=0,  # its own group: neither the terminal's Ctrl-C nor a TERM to our group reaches it
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         self.children[name] = child
         if self.stop_signal is not None:  # the stop came while it was starting: it gets its TERM too

@@ -2,11 +2,12 @@
 
 A replay with changes runs the same trace twice, and the two runs share nothing: with ``processes`` 2 the proposal
 runs in a second process while this one replays the baseline, so an admin waits for one replay rather than two (a
-week of the small demo: minutes of CPU each). The second process is started with ``spawn`` (a fresh interpreter:
-nothing of the caller is inherited, neither its database connections nor its threads) and imports the engine alone;
-it is given the trace, the changes and the seed, and sends back the proposal's report, which is the report the same
-call makes in this process (the engine is deterministic for a seed: ``tests/unit/test_side_by_side.py`` compares
-them). It tells how far it has come through a shared number, its virtual time.
+week of the small demo: minutes of CPU each). The second process is a fresh interpreter (``python -m`` this module,
+with this one's import path), so nothing of the caller is inherited, neither its database connections nor its
+threads, and it imports the engine alone. Over a pipe it is sent the trace, the changes, the seed and the replay's
+arguments, and it sends back its virtual time as it goes (at most a thousand times a window), then the proposal's
+report, which is the report the same call makes in this process (the engine is deterministic for a seed:
+``tests/unit/test_side_by_side.py`` compares them).
 
 ``progress(fraction, phase)`` is called in this process only, as the replays go: while both run, with their mean
 fraction of the window; while this one waits for the other, every ``poll`` seconds. It may raise (a cancel, a time
@@ -28,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from controlplane.children import die_with_parent
 from engine.replay import ReplayError, replay, run_report
 from engine.replay.trace import Trace
 
@@ -93,7 +95,7 @@ class _Pair:
         self.child = subprocess.Popen(
             [sys.executable, "-m", __name__, str(from_parent), str(to_parent)],
             pass_fds=(from_parent, to_parent), stdin=subprocess.DEVNULL, env=_child_env(),
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
         os.close(from_parent)
         os.close(to_parent)  # the child's exit closes the pipe: a read then ends instead of waiting
@@ -147,16 +149,6 @@ class _Pair:
 def _child_env() -> dict[str, str]:
     """The caller's environment, with its import path: the second process imports what this one did."""
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-
-
-def _die_with_parent() -> None:
-    """On Linux, the second process is stopped when the one that started it dies (a worker killed)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
-    except (OSError, AttributeError):
-        pass
 
 
 def _proposal(inbox: Connection, outbox: Connection) -> None:

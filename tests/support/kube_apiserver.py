@@ -30,10 +30,8 @@ import base64
 import json
 import os
 import shutil
-import signal
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -45,6 +43,7 @@ from typing import IO, Any
 
 import yaml
 
+from controlplane.children import die_with_parent
 from tests.support.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,14 +81,6 @@ def binaries() -> Binaries:
     )
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: a SIGTERM when the test process dies, so no server outlives a killed run."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def _signing_key_pair(folder: Path) -> tuple[Path, Path]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -115,7 +106,7 @@ class _Process:
         self._log_file: IO[bytes] = log.open("wb")
         self.popen = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
 
     def alive(self) -> bool:
@@ -197,14 +188,14 @@ class ControlPlane:
                 if self.controllers:
                     self._start_controller_manager()
                 return
-            except ControlPlaneError as error:
+            except BaseException as error:
                 self.stop()
-                if attempt == _START_ATTEMPTS or _PORT_TAKEN not in str(error):
+                # another process bound a port between its draw and the server's bind: start again on others
+                if (
+                    not (isinstance(error, ControlPlaneError) and _PORT_TAKEN in str(error))
+                    or attempt == _START_ATTEMPTS
+                ):
                     raise
-                # another process bound the port between its draw and the server's bind: start again on others
-            except BaseException:
-                self.stop()
-                raise
 
     def stop(self) -> None:
         for proc in (self.controller_manager, self.apiserver, self.etcd):
