@@ -307,6 +307,25 @@ def test_pod_priority_from_its_class_or_the_global_default() -> None:
     assert result.snapshot.priority_classes["normal"] == PriorityClassInfo("normal", 5, global_default=True)
 
 
+def test_a_pod_unlike_its_class_is_read_as_written_with_a_warning_naming_the_field() -> None:
+    """The API server refuses a pod whose spec.priority or spec.preemptionPolicy is not what its PriorityClass gives
+    (tests/kube/real/test_apiserver.py); simulate reads it as written and says so, naming the field."""
+    classes = [priority_class("high", 1000)]
+    wrong_priority, wrong_policy, same, bare = pod("a"), pod("b"), pod("c"), pod("d")
+    wrong_priority["spec"].update(priorityClassName="high", priority=5)
+    wrong_policy["spec"].update(priorityClassName="high", preemptionPolicy="Never")
+    same["spec"].update(priorityClassName="high", priority=1000, preemptionPolicy="PreemptLowerPriority")
+    bare["spec"]["priority"] = 7  # a priority without a class: the shortcut, no warning
+    result = load(*classes, wrong_priority, wrong_policy, same, bare)
+    tasks = result.snapshot.tasks
+    assert (tasks["default/a"].priority, tasks["default/b"].preemption_policy) == (5, "Never")
+    assert (tasks["default/c"].priority, tasks["default/d"].priority) == (1000, 7)
+    unlike = [w for w in result.warnings if "the API server refuses such a pod" in w]
+    assert len(unlike) == 2, result.warnings
+    assert "Pod default/a" in unlike[0] and "spec.priority 5 is not its PriorityClass high's 1000" in unlike[0]
+    assert "spec.preemptionPolicy Never is not its PriorityClass high's PreemptLowerPriority" in unlike[1]
+
+
 @pytest.mark.parametrize(
     ("annotation", "label", "expected", "warned"),
     [

@@ -395,6 +395,9 @@ def test_a_pods_priority_is_what_the_api_servers_priority_admission_gives_it(con
                 assert read == (admitted or read), (name, read)
                 if admitted is None and "priority" in fields:  # read as written
                     assert t.priority == fields["priority"], name
+                unlike = [w for w in result.warnings if "the API server refuses such a pod" in w]
+                # refused for what its (known) class does not give: read as written, with a warning naming the field
+                assert bool(unlike) == (admitted is None and name not in ("missing", "priority-only")), (name, unlike)
         finally:
             core.delete_namespace("prio")
             for pc in PRIORITY_CLASSES:
