@@ -38,7 +38,7 @@ from engine.treefields import LIST_KINDS, QUEUE_FIELDS, QUOTA_GROUP_FIELDS, Fiel
 from engine.userlimits import parse_user_limits
 from engine.values import QuotaValues
 
-__all__ = ["ProposalError", "apply_changes", "as_quantities", "compare", "node_values"]
+__all__ = ["ProposalError", "apply_changes", "as_quantities", "compare", "describe", "node_values"]
 
 # The scalar kinds of the tree fields (``engine.treefields``) and the type a change gives each
 _SCALAR_TYPES: Mapping[FieldKind, type] = {FieldKind.INT: int, FieldKind.BOOL: bool, FieldKind.TEXT: str}
@@ -475,6 +475,48 @@ def apply_changes(
         if names is not None:
             names = _check_resource_names(i, change, names)
     return snap
+
+
+_WHAT = {"queue": "queue", "quota_group": "quota group", "namespace": "namespace", "node": "node"}
+
+
+def describe(changes: Sequence[Mapping[str, Any]]) -> str:
+    """One line for people naming what a proposal changes, each change with its values as written (``queue nlp:
+    weight 4, deserved cpu 40 nvidia.com/gpu 8; delete quota group old``): the summary of a replay or a request
+    made by automation, which writes none."""
+    return "; ".join(_described(change) for change in changes)
+
+
+def _described(change: Mapping[str, Any]) -> str:
+    op, kind, name = change.get("op"), str(change.get("kind")), change.get("name")
+    what = _WHAT.get(kind, kind)
+    given = change.get("spec")
+    spec: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    if kind == "podgroup":
+        return f"add podgroup {spec.get('namespace')}/{spec.get('name')}" + (
+            f" to queue {spec['queue']}" if spec.get("queue") else ""
+        )
+    if kind == "namespace":
+        return f"namespace {name}: weight {change.get('weight')}"
+    if op == "create":
+        return f"new {what} {spec.get('name', name)} under {spec.get('parent') or 'root'}"
+    if op == "move":
+        return f"move {what} {name} under {spec.get('parent') or 'root'}"
+    if op in ("delete", "remove", "drain"):
+        flags = " with its subtree" if change.get("cascade") else ""
+        return f"{op} {what} {name}{flags}"
+    fields = ", ".join(f"{field.replace('_', ' ')} {_written(value)}" for field, value in spec.items())
+    return f"{'add ' if op == 'add' else ''}{what} {name}" + (f": {fields}" if fields else "")
+
+
+def _written(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(f"{k} {_written(v)}" for k, v in value.items()) or "none"
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def _rl(values: Mapping[str, int] | None) -> dict[str, int]:

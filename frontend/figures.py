@@ -832,9 +832,12 @@ def replay_waits_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
                     hovertemplate="%{y}: " + f"{key} wait {label}" + " %{customdata}<extra></extra>",
                 )
             )
-    fig.update_layout(
-        xaxis=_axis(title={"text": f"waiting time, {unit}"}, rangemode="tozero"), yaxis=_axis(autorange="reversed")
-    )
+    # at least one unit wide: waits of a few seconds are drawn as the slivers they are, not stretched across the chart
+    top = max(values, default=0.0) / scale
+    xaxis = _axis(title={"text": f"waiting time, {unit}"}, rangemode="tozero")
+    if top < 1:
+        xaxis["range"] = [0, 1]
+    fig.update_layout(xaxis=xaxis, yaxis=_axis(autorange="reversed"))
     return fig
 
 

@@ -30,7 +30,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from controlplane.side_by_side import BASELINE, BOTH, replay_both
-from engine.changes import ProposalError
+from engine.changes import ProposalError, describe
 from engine.replay import ReplayError, compare_reports
 from engine.replay.trace import format_time, parse_time
 from planning import whatif, whatif_access
@@ -155,7 +155,7 @@ def start(
             since=now - span,
             until=now,
             changes=list(changes),
-            summary=summary[:500],
+            summary=(summary or describe(changes))[:500],  # automation writes none: its changes in words
         )
         transaction.on_commit(lambda: send(run.pk))
     return run

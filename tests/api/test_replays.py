@@ -53,6 +53,8 @@ def test_start_read_and_list(admin_api: Any, world: list[int], django_capture_on
     body = resp.json()
     assert (body["state"], body["progress"], body["window"], body["cluster"]) == ("queued", 0.0, "1h", "c1")
     assert body["result"] is None and body["url"] == f"/replays/{body['id']}/"
+    # automation writes no summary: its changes in words, for the list of runs
+    assert body["summary"] == "remove node n1; remove node n2; remove node n3"
     assert world == [body["id"]]  # the task was sent after the commit
     assert replay.execute(body["id"]) == "done"
     detail = admin_api.get(f"{URL}{body['id']}/").json()

@@ -355,3 +355,13 @@ def test_the_sessions_figure_spans_a_minute_at_least_with_bars_as_wide_as_their_
     start, end = (datetime.fromisoformat(x) for x in fig["layout"]["xaxis"]["range"])
     assert start <= t0 and end >= t0 + timedelta(seconds=118) and end - start < timedelta(minutes=2, seconds=5)
     assert {t["width"] for t in fig["data"] if t["type"] == "bar"} == {1600.0}
+
+
+def test_the_replay_waits_axis_is_a_minute_wide_at_least() -> None:
+    """Waits under a second (a cluster replayed right after it was loaded) drew every bar across the whole chart on an
+    axis 0.01 minutes wide; longer waits keep the axis plotly fits to them."""
+    short = figures.replay_waits_figure([{"team": "a", "p50": (0.4, 0.3), "p95": (0.5, 0.5)}]).to_dict()
+    assert short["layout"]["xaxis"]["range"] == [0, 1]
+    assert short["layout"]["xaxis"]["title"]["text"] == "waiting time, minutes"
+    long = figures.replay_waits_figure([{"team": "a", "p50": (600.0, None), "p95": (900.0, 30.0)}]).to_dict()
+    assert "range" not in long["layout"]["xaxis"] and long["layout"]["xaxis"]["rangemode"] == "tozero"
