@@ -70,8 +70,18 @@ def _form_field(f: treefields.TreeField) -> forms.Field:
         )
         return UserLimitsFormField(**options)
     if f.kind is treefields.FieldKind.KUEUE:  # Kueue's levers: a JSON object in Kueue's spelling (the rules check it)
-        return forms.JSONField(widget=forms.Textarea(attrs={"rows": 3}), **options)
+        return KueueLeversFormField(widget=forms.Textarea(attrs={"rows": 3}), **options)
     return forms.CharField(initial=f.default, widget=forms.Textarea(attrs={"rows": 2}), **options)
+
+
+class KueueLeversFormField(forms.JSONField):
+    """Kueue's levers as JSON; a node without any shows an empty box (Django's JSON field wrote ``null`` in it), and an
+    empty box still means none."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if value is None:
+            return ""
+        return super().prepare_value(value)
 
 
 class UserLimitsFormField(forms.CharField):

@@ -43,3 +43,16 @@ def test_the_editor_saves_and_keeps_the_levers_and_refuses_a_bad_one(admin_clien
         "kueue": ["queue nlp: kueue.stopPolicy: 'Drain' is not one of None, Hold, HoldAndDrain"]
     }
     assert Queue.objects.get(name="nlp").kueue == LEVERS
+
+
+def test_a_queue_without_levers_shows_an_empty_box_and_saves_as_none(admin_client: Any, org: None) -> None:
+    """Django's JSON field wrote ``null`` in the box of a queue without levers."""
+    import re
+
+    page = admin_client.get("/edit/queues/nlp/").content.decode()
+    box = re.search(r'<textarea name="kueue"[^>]*>(.*?)</textarea>', page, re.S)
+    assert box is not None and box.group(1).strip() == "", box
+    form = queue_form("nlp", 1, "research", 1, deserved_cpu="8", guarantee_cpu="2")
+    saved = admin_client.post("/edit/queues/nlp/", {**form, "kueue": ""})
+    assert saved.status_code == 302, errors_of(saved)
+    assert Queue.objects.get(name="nlp").kueue is None
