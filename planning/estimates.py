@@ -298,4 +298,6 @@ def sentence(e: dict[str, Any], *, cut: bool = False) -> str:
     head = "likely to start within a minute" if p50 < 90 else f"likely to start in about {_about(p50)}"
     if p90 is None:
         return f"{head} (half the time), but it may take more than {_about(later or 0)}{looked} (1 time in 10 or more)"
+    if _about(p90) == _about(p50):  # the runtimes drawn agree: one time says it
+        return f"{head} (9 times in 10)"
     return f"{head} (half the time), within {_about(p90)} (9 times in 10)"

@@ -7,8 +7,9 @@ from typing import Any
 
 import yaml
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -50,6 +51,8 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         groups = {podgroup.namespace.quota_group.name}
     if not may_read(request, podgroup.queue.name, groups):
         return _not_yours(request, namespace, name)
+    if request.GET.get("estimate") == "1":  # the page's own poll while its estimate is being computed (estimate.js)
+        return _estimate_answer(podgroup)
     resources = job_page.resources_of_job(podgroup, pods)
     visible = {"queue": visible_names(request, "queue"), "quota": visible_names(request, "quota")}
     ran = SchedulingSession.objects.filter(cluster=cluster).exists()
@@ -73,6 +76,14 @@ def job(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "start_estimate": estimates.estimate_of(podgroup, timezone.now()),
     }
     return render_page(request, Page("frontend/job.html", context, live=False))
+
+
+def _estimate_answer(podgroup: PodGroup) -> JsonResponse:
+    """The start estimate alone, as the page shows it (``state`` and its paragraph's ``html``; ``state`` null and no
+    html once the job no longer waits): what ``estimate.js`` puts in place of the "estimating" line."""
+    found = estimates.estimate_of(podgroup, timezone.now())
+    html = render_to_string("frontend/partials/start_estimate.html", {"start_estimate": found}) if found else ""
+    return JsonResponse({"state": found["state"] if found else None, "html": html})
 
 
 def _actions(request: HttpRequest, podgroup: PodGroup) -> dict[str, Any] | None:

@@ -137,3 +137,41 @@ def test_a_queue_among_many_is_found_by_typing_its_name(site: str, page: Any) ->
     page.wait_for_url("**queue=team-99*")
     assert "No queue you can read is named “team-99”." in page.locator(".filter-grid").inner_text()
     assert page.problems == []
+
+
+def test_the_start_estimate_fills_in_without_a_reload(
+    site: str, page: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team lead opens a waiting job while the worker still computes the start estimates: the page says
+    "estimating" and the line turns into the estimate once the round is there, without a reload."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from planning import tasks
+    from scheduling.models import Pod
+    from tests.planning.test_start_estimates import record
+
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 600.0, "START_ESTIMATE_DRAWS": 5}
+    monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: None)  # the worker is this test, below
+    b.node("n1", cpu="8", memory="32Gi")
+    b.queue("team-a")
+    b.namespace("ns-a", queue_name="team-a")
+    b.team("a-team", queues=["team-a"])
+    b.user("lead-a", teams=["a-team"])
+    cluster = b.cluster()
+    b.job("ns-a", "run", "team-a", 1, {"cpu": "8"}, running=1, on="n1")
+    Pod.objects.filter(name="run-0").update(started=timezone.now() - timedelta(minutes=10))
+    b.job("ns-a", "wait", "team-a", 1, {"cpu": "8"})
+    for i in range(3):
+        record(cluster, f"old-{i}", 1800.0)
+    login(page, site, "lead-a", b.PASSWORD)
+    page.goto(f"{site}/jobs/ns-a/wait/")
+    line = page.get_by_test_id("job-start-estimate")
+    assert line.get_attribute("data-state") == "pending" and "Estimating when it will start" in line.inner_text()
+    assert tasks.estimate_starts.apply(args=[cluster.pk]).get() == "ran"
+    page.wait_for_selector('[data-testid="job-start-estimate"][data-state="estimated"]')
+    text = page.get_by_test_id("job-start-estimate").inner_text()
+    assert "Likely to start in about" in text and "(9 times in 10)" in text and "5 replays" in text
+    assert page.problems == []
+    shot(page, "jobs-04-start-estimate-filled-in-1440")

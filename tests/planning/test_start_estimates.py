@@ -89,7 +89,7 @@ def test_a_waiting_job_gets_the_start_worked_out_by_hand(world: dict[str, Any]) 
     got = estimates.estimate_of(world["wait"], world["now"])
     assert got is not None and got["state"] == "estimated"
     assert got["p50_seconds"] == got["p90_seconds"] == 1260.0
-    assert got["sentence"] == "likely to start in about 21 min (half the time), within 21 min (9 times in 10)"
+    assert got["sentence"] == "likely to start in about 21 min (9 times in 10)"  # every draw the same: one time
     assert got["draws"] == 5
     later = estimates.estimate_of(world["later"], world["now"])
     assert later is not None and later["p50_seconds"] == 1260.0 + 1860.0
@@ -233,6 +233,10 @@ def test_the_why_endpoint_and_the_job_page_give_the_estimate(
 def test_the_sentence_in_peoples_words() -> None:
     e = {"p50_seconds": 720.0, "p90_seconds": 2400.0, "later_than_seconds": None}
     assert estimates.sentence(e) == "likely to start in about 12 min (half the time), within 40 min (9 times in 10)"
+    e = {"p50_seconds": 1190.0, "p90_seconds": 1220.0, "later_than_seconds": None}  # the same minute: said once
+    assert estimates.sentence(e) == "likely to start in about 20 min (9 times in 10)"
+    e = {"p50_seconds": 20.0, "p90_seconds": 70.0, "later_than_seconds": None}
+    assert estimates.sentence(e) == "likely to start within a minute (9 times in 10)"
     e = {"p50_seconds": 30.0, "p90_seconds": None, "later_than_seconds": 7200.0}
     assert estimates.sentence(e) == (
         "likely to start within a minute (half the time), but it may take more than 2 h (1 time in 10 or more)"
@@ -272,3 +276,26 @@ def test_the_budget_clock_counts_cpu_time_when_the_worker_has_its_core() -> None
     cpu, wall = iter([0.0, 1.0]), iter([100.0, 130.0])
     # 1 s of CPU in 30 s: the wall-clock time over 2
     assert estimates.budget_clock(lambda: next(cpu), lambda: next(wall))() == 15.0
+
+
+def test_the_job_page_fills_its_estimate_in_by_itself_while_it_is_computed(
+    world: dict[str, Any], client: Any, make_user: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """While the worker computes the round, the page says "estimating" and loads ``estimate.js``, which asks the page
+    for the estimate alone (``?estimate=1``) until it is there: no reload. A job that no longer waits answers none;
+    someone who may not read the job gets no estimate either."""
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 30.0}
+    monkeypatch.setattr(tasks.estimate_starts, "delay", lambda cluster_id: None)
+    client.force_login(make_user("boss", staff=True))
+    page = client.get("/jobs/ns-a/wait/").content.decode()
+    assert 'data-state="pending" data-poll-url="?estimate=1"' in page and "frontend/js/estimate" in page
+    pending = client.get("/jobs/ns-a/wait/?estimate=1")
+    assert pending["Content-Type"] == "application/json" and pending.json()["state"] == "pending"
+    assert tasks.estimate_starts.apply(args=[world["cluster"].pk]).get() == "ran"
+    done = client.get("/jobs/ns-a/wait/?estimate=1").json()
+    assert done["state"] == "estimated" and 'data-state="estimated"' in done["html"]
+    assert "Likely to start in about" in done["html"] and "data-poll-url" not in done["html"]
+    assert "frontend/js/estimate" not in client.get("/jobs/ns-a/wait/").content.decode()  # nothing left to wait for
+    assert client.get("/jobs/ns-a/run/?estimate=1").json() == {"state": None, "html": ""}  # it runs: no estimate
+    client.force_login(make_user("stranger"))
+    assert client.get("/jobs/ns-a/wait/?estimate=1").status_code in (403, 404)
