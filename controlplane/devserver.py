@@ -76,6 +76,19 @@ def worker_concurrency(sqlite: bool) -> int:
     return 1 if sqlite else 2
 
 
+CLI_DEFAULT_URL = "http://127.0.0.1:8000"  # where ``fairway`` (the CLI) looks without FAIRWAY_URL
+
+
+def started_lines(host: str, port: int) -> list[str]:
+    """What the development server says once its servers start: where, and, when that is not where the command line
+    looks by default, the ``FAIRWAY_URL`` to export (else ``fairway`` beside the printed token reaches nothing)."""
+    where = f"http://{host}:{port}"
+    lines = [f"Fairway is starting on {where}/  (API docs: {where}/api/docs/, admin: {where}/admin/); Ctrl-C stops it"]
+    if where != CLI_DEFAULT_URL:
+        lines.append(f"the command line: export FAIRWAY_URL={where}  (beside FAIRWAY_TOKEN above)")
+    return lines
+
+
 def server_commands(python: str, var: Path, host: str, port: int, concurrency: int = 2) -> dict[str, list[str]]:
     """The four long-running children (the worker, the replay worker, beat, the web server), every file they write
     under ``var``."""
@@ -346,8 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for command in setup_commands(python, args.demo_size):
             if not sup.run_setup(command[2], command):
                 return 0 if sup.stop_signal is not None else 1
-        where = f"http://{args.host}:{args.port}/"
-        sup.say(f"Fairway is starting on {where}  (API docs: {where}api/docs/, admin: {where}admin/); Ctrl-C stops it")
+        for line in started_lines(args.host, args.port):
+            sup.say(line)
         concurrency = worker_concurrency(embedded_sqlite())
         return sup.serve(server_commands(python, var, args.host, args.port, concurrency))
     finally:
