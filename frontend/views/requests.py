@@ -158,7 +158,7 @@ def request_new(request: HttpRequest) -> HttpResponse:
             if post is None and r not in _current(node, field):
                 value = ""
             cells.append({"name": f"{field}__{r}", "value": value, "label": f"{FIELD_LABELS[field]} {r}"})
-        rows.append({"resource": r, "unit": units.label(r), "cells": cells})
+        rows.append({"resource": r, "unit": units.unit_of(r)[1], "cells": cells})
     context.update(
         {
             "kind": kind,

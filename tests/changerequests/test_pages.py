@@ -40,6 +40,8 @@ def test_request_from_the_team_page_preview_submit_review_approve(
         values[f"guarantee__{GPU}"] == "2" and values["deserved__cpu"] == "32" and values["deserved__memory"] == "128Gi"
     )
     assert "Submit request" not in page.content.decode()  # the what-if comes first
+    # each row names its resource once, then its unit (it read "cpu cpu (cores)")
+    assert '<th scope="row">cpu <span class="muted small">cores</span></th>' in page.content.decode()
 
     values.update({f"guarantee__{GPU}": "6", "reason": "two interns", "action": "preview"})
     values.pop("csrfmiddlewaretoken", None)
