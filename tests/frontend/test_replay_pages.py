@@ -115,7 +115,11 @@ def test_a_change_request_replays_its_changes_and_links_the_run_from_its_steps(
     cr = change_requests.file_request(lead, [change], cluster="default-replay")
     client.force_login(lead)
     page = client.get(f"/requests/{cr.pk}/").content.decode()
-    assert 'id="request-replay"' in page
+    assert 'id="request-replay"' in page and 'id="request-replay-room"' not in page
+    # a request filed without room says that its replay waits for the room too (the rules refuse it alike)
+    type(cr).objects.filter(pk=cr.pk).update(needs_room=[{"field": "changes.0", "message": "no room"}])
+    assert 'id="request-replay-room"' in client.get(f"/requests/{cr.pk}/").content.decode()
+    type(cr).objects.filter(pk=cr.pk).update(needs_room=[])
     resp = client.post(f"/requests/{cr.pk}/replay/", {"window": "1d"})
     run = ReplayRun.objects.get()
     assert resp["Location"] == f"/replays/{run.pk}/"
