@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -213,6 +214,9 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "whatif": services.visible_whatif(request.user, obj.whatif),
         "value_rows": whatif_rows(services.visible_whatif(request.user, obj.whatif)),
         "may_review": obj.is_open and services.may_review(request.user, obj),
+        # the approver's amended list starts as the request's own (a loan is approved as asked, never amended)
+        "amendable": obj.loan is None,
+        "amend_yaml": yaml.safe_dump(obj.changes, sort_keys=False, allow_unicode=True),
         "may_withdraw": obj.is_open and is_requester,
         "steps": _with_replays(request, obj, list(services.steps(obj))),
         "node_links": _node_links(obj),
@@ -267,8 +271,15 @@ def request_decide(request: HttpRequest, pk: int, decision: str) -> HttpResponse
         messages.error(request, "Say why in the comment: the requester reads it.")
         return redirect("frontend:change-request", obj.pk)
     decide = {"approve": services.approve, "reject": services.reject, "withdraw": services.withdraw}[decision]
+    extra: dict[str, Any] = {}
+    if decision == "approve" and request.POST.get("amend"):  # the approver's amended list of changes
+        amended = _amended_changes(request.POST.get("changes") or "")
+        if isinstance(amended, str):
+            messages.error(request, f"Not applied: changes: {amended}")
+            return redirect("frontend:change-request", obj.pk)
+        extra["changes"] = amended
     try:
-        done = decide(obj.pk, request.user, comment=comment)
+        done = decide(obj.pk, request.user, comment=comment, **extra)
     except services.RequestInvalid as exc:
         for e in exc.errors:
             messages.error(request, f"Not applied: {e.message}")
@@ -280,6 +291,20 @@ def request_decide(request: HttpRequest, pk: int, decision: str) -> HttpResponse
         else:
             messages.success(request, f"Change request #{done.pk} is {done.get_status_display()}.")
     return redirect("frontend:change-request", obj.pk)
+
+
+def _amended_changes(text: str) -> list[Any] | str:
+    """The approver's list of changes written in the page's box (YAML, or JSON, which YAML reads), or why it is not
+    one; what each change says is the rules' to check (``services.approve``)."""
+    try:
+        changes = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        return f"not YAML{where}: {getattr(exc, 'problem', None) or exc}"
+    if not isinstance(changes, list) or not changes:
+        return "write a list of changes (each a mapping with op and kind), as the box showed them"
+    return changes
 
 
 def whatif_rows(whatif: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -131,3 +131,44 @@ def test_others_cannot_open_or_decide(people: dict[str, Any], clients: dict[str,
     assert r.status_code == 302 and ChangeRequest.objects.get().status == "open"  # a reason is required
     login("research-lead").post(f"/requests/{filed['id']}/reject/", {"comment": "no"})
     assert ChangeRequest.objects.get().status == "rejected"
+
+
+def test_the_approver_makes_room_on_the_page_with_amended_changes(
+    people: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    """A request its parent has no room for: the department lead's page opens "Approve with amended changes" with
+    the request's changes as YAML; a list that is no YAML, or no list, or reaches above the approver applies nothing
+    and says why; the request plus the room taken from a sibling applies at once (in the browser, not only the API)."""
+    import yaml
+
+    from changerequests import services
+
+    changes = [{"op": "update", "kind": "queue", "name": "nlp", "spec": {"guarantee": {GPU: "8"}}}]
+    req = services.file_request(people["nlp-lead"], changes)
+    assert req.needs_room
+    boss = login("research-lead")
+    page = boss.get(f"/requests/{req.pk}/").content.decode()
+    assert '<details id="request-amend" open>' in page
+    shown = re.search(r'<textarea id="changes" name="changes"[^>]*>(.*?)</textarea>', page, re.S)
+    assert shown is not None and yaml.safe_load(shown.group(1).replace("&quot;", '"').replace("&#x27;", "'")) == changes
+    url = f"/requests/{req.pk}/approve/"
+    for text, said in (
+        ("- {op: update", "Not applied: changes: not YAML at line 1"),
+        ("op: update", "Not applied: changes: write a list of changes"),
+    ):
+        answer = boss.post(url, {"amend": "1", "changes": text}, follow=True).content.decode()
+        assert said in answer, answer
+    above = yaml.safe_dump([{"op": "update", "kind": "queue", "name": "research", "spec": {"weight": 9}}])
+    answer = boss.post(url, {"amend": "1", "changes": above}, follow=True).content.decode()
+    assert "You may not approve this request" in answer and Queue.objects.get(name="research").weight == 1
+    # a plain approve ignores the box: the request as filed, which still does not fit
+    answer = boss.post(url, {"changes": above}, follow=True).content.decode()
+    assert "Not applied:" in answer and ChangeRequest.objects.get(pk=req.pk).status == "open"
+    room = [{"op": "update", "kind": "queue", "name": "vision", "spec": {"guarantee": {}}}, *changes]
+    with django_capture_on_commit_callbacks(execute=True):
+        done = boss.post(url, {"amend": "1", "changes": yaml.safe_dump(room), "comment": "from vision"})
+    assert done.status_code == 302
+    req.refresh_from_db()
+    assert req.status == "applied" and "amended by the approver" in req.outcome
+    assert int(Queue.objects.get(name="nlp").guarantee[GPU]) == 8000 and not Queue.objects.get(name="vision").guarantee
+    assert 'id="request-amend"' not in boss.get(f"/requests/{req.pk}/").content.decode()  # decided: no form
