@@ -23,7 +23,7 @@ from engine.manifests.common import (
     _make_doc,
     _map,
     _split_documents,
-    _yaml_problem,
+    yaml_problem,
 )
 from engine.manifests.koordinator import (
     KoordinatorReaders,
@@ -213,7 +213,7 @@ class _Builder(VolcanoReaders, KueueReaders, KueuePodSetReaders, KoordinatorRead
                 try:
                     config = load_yaml(text, self.limits.max_yaml_depth)
                 except yaml.YAMLError as exc:
-                    raise _FieldError(f"data[{key!r}]: invalid YAML: {_yaml_problem(exc)}") from None
+                    raise _FieldError(f"data[{key!r}]: invalid YAML: {yaml_problem(exc)}") from None
                 if (
                     isinstance(config, Mapping)
                     and config.get("kind") == "KubeSchedulerConfiguration"

@@ -371,12 +371,12 @@ def _iter_documents(file: str, text: str, limits: Limits) -> Iterator[tuple[int,
         for index, data in enumerate(load_manifest_documents(text, limits.max_yaml_depth), start=1):
             yield index, data
     except YAMLTooDeep as exc:
-        raise ManifestError(file, max(exc.document, 1), None, None, _yaml_problem(exc)) from None
+        raise ManifestError(file, max(exc.document, 1), None, None, yaml_problem(exc)) from None
     except yaml.YAMLError as exc:
-        raise ManifestError(file, index + 1, None, None, f"invalid YAML: {_yaml_problem(exc)}") from None
+        raise ManifestError(file, index + 1, None, None, f"invalid YAML: {yaml_problem(exc)}") from None
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def yaml_problem(exc: yaml.YAMLError) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)

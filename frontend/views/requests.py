@@ -18,6 +18,7 @@ from django.urls import reverse
 from changerequests import services
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
+from engine.manifests.common import yaml_problem
 from engine.resources import (
     QuantityError,
     ResourceList,
@@ -299,9 +300,7 @@ def _amended_changes(text: str) -> list[Any] | str:
     try:
         changes = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        return f"not YAML{where}: {getattr(exc, 'problem', None) or exc}"
+        return f"not YAML: {yaml_problem(exc)}"
     if not isinstance(changes, list) or not changes:
         return "write a list of changes (each a mapping with op and kind), as the box showed them"
     return changes
