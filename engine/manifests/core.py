@@ -117,9 +117,12 @@ class CoreReaders(_BuilderBase):
             return spec
         return {**spec, "priorityClassName": pc.name}
 
-    def _unlike_class(self, doc: _Doc, path: str, pc: PriorityClassInfo, priority: int, policy: str) -> None:
-        """A warning for a pod whose ``spec.priority`` or ``spec.preemptionPolicy`` is not what its class gives: the API
-        server refuses such a pod, simulate reads it as written (``_priority_admitted``)."""
+    def _unlike_class(self, doc: _Doc, path: str, pc: PriorityClassInfo | None, priority: int, policy: str) -> None:
+        """A warning for a pod whose ``spec.priority`` or ``spec.preemptionPolicy`` is not what its class (None: no
+        class, or one not found) gives: the API server refuses such a pod, simulate reads it as written
+        (``_priority_admitted``)."""
+        if pc is None:
+            return
         unlike = [
             f"{path}.{field} {mine} is not its PriorityClass {pc.name}'s {theirs}"
             for field, mine, theirs in (
@@ -276,8 +279,7 @@ class CoreReaders(_BuilderBase):
         priority = _int(spec.get("priority"), f"{path}.priority", class_priority, minimum=-(2**31), maximum=2**31 - 1)
         default_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
         preemption_policy = _str(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy", default_policy)
-        if pc is not None:
-            self._unlike_class(doc, path, pc, priority, preemption_policy)
+        self._unlike_class(doc, path, pc, priority, preemption_policy)
         volcano_preemptable = self._volcano_preemptable(doc, labels, annotations)
         quota_label = labels.get(KOORD_QUOTA_NAME) or None
         if quota_label is not None:
