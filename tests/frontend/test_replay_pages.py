@@ -95,6 +95,8 @@ def test_a_finished_run_shows_charts_and_a_table_a_team_lead_reads(
     assert (started["before"], started["after"], started["css"]) == ("1", "0", "bad")
     html = page.content.decode()
     assert 'id="replay-table"' in html and "js/replay.js" not in html and 'id="replay-cancel"' not in html
+    # the waits are those of the jobs that started: said beside the chart, since fewer starts can mean shorter waits
+    assert 'id="waits-note"' in html and "the table counts the jobs never started" in html
     listing = admin_client.get("/replays/").content.decode()
     assert f'href="/replays/{run.pk}/"' in listing and "no nodes" in listing
 
