@@ -278,22 +278,30 @@ def render_table(document: Mapping[str, Any]) -> str:
     """The report for people: with a proposal, the differences team by team first."""
     lines: list[str] = []
     if "proposal" in document:
-        diff = document["differences"]
-        lines.append("DIFFERENCES (baseline -> proposal)")
-        if not diff["teams"] and not diff["cluster"]:
-            lines.append("  none")
-        for team, metrics in diff["teams"].items():
-            for metric, d in metrics.items():
-                lines.append(f"  {team} {metric}: {_say(metric, d['before'])} -> {_say(metric, d['after'])}")
-        for metric, d in diff["cluster"].items():
-            lines.append(f"  cluster {metric}: {d['before']:g} -> {d['after']:g}")
-        lines += ["", "BASELINE"]
+        lines += ["DIFFERENCES (baseline -> proposal)", *_difference_lines(document["differences"]), "", "BASELINE"]
     lines += [*_team_rows(document["baseline"]), "", *_cluster_lines(document["baseline"])]
     if "proposal" in document:
         lines += ["", "PROPOSAL", *_team_rows(document["proposal"]), "", *_cluster_lines(document["proposal"])]
     for w in document.get("warnings", []):
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def _difference_lines(diff: Mapping[str, Any]) -> list[str]:
+    """A line per difference that shows at the table's precision (a wait that moved by less than a second, as
+    ``0 s -> 0 s``, is left out and counted)."""
+    lines, hidden = [], 0
+    for team, metrics in diff["teams"].items():
+        for metric, d in metrics.items():
+            before, after = _say(metric, d["before"]), _say(metric, d["after"])
+            if before == after:
+                hidden += 1
+                continue
+            lines.append(f"  {team} {metric}: {before} -> {after}")
+    lines += [f"  cluster {metric}: {d['before']:g} -> {d['after']:g}" for metric, d in diff["cluster"].items()]
+    if hidden:
+        lines.append(f"  (and {hidden} under a second or below the shown precision)")
+    return lines or ["  none"]
 
 
 def _say(metric: str, value: Any) -> str:

@@ -259,3 +259,32 @@ def test_each_pod_runs_its_own_runtime() -> None:
     jobs = replay_document(read_trace(text([HEADER, TREE, two, later])))["baseline"]["jobs"]
     assert jobs["ns/two"]["finish"] == "2026-03-02T08:30:00Z"
     assert jobs["ns/later"]["start"] == "2026-03-02T08:11:00Z"
+
+
+def test_the_table_leaves_out_differences_it_cannot_show_and_counts_them() -> None:
+    """``fairway replay --changes`` printed ``queue/x waiting.p50: 0 s -> 0 s`` for waits that moved by less than a
+    second; such a difference is counted, not listed (``-o json`` keeps every one)."""
+    from engine.replay import render_table, replay_result
+
+    def report(p50: float, p95: float, started: int) -> dict[str, object]:
+        team = {
+            "waiting": {"p50": p50, "p95": p95, "max": p95},
+            "jobs": {"started": started, "finished": started, "waiting": 0},
+            "gpuHours": {"used": 1.0, "borrowed": 0.0, "lent": 0.0},
+            "evictions": {"preempted": 0, "recycled": 0},
+            "share": [],
+        }
+        cluster = {"completedJobs": started, "gpuHoursUsed": 1.0, "idleGpuHoursWhileWaiting": 0.0, "utilisation": {}}
+        return {"sessions": 1, "periodsSkipped": 0, "teams": {"queue/x": team}, "cluster": cluster}
+
+    doc = replay_result(report(0.2, 100.0, 3), report(0.4, 160.0, 3))
+    assert set(doc["differences"]["teams"]["queue/x"]) == {"waiting.p50", "waiting.p95", "waiting.max"}  # type: ignore[index]
+    head = render_table(doc).split("\n\nBASELINE")[0].splitlines()
+    assert head == [
+        "DIFFERENCES (baseline -> proposal)",
+        "  queue/x waiting.p95: 1 min 40 s -> 2 min 40 s",
+        "  queue/x waiting.max: 1 min 40 s -> 2 min 40 s",
+        "  (and 1 under a second or below the shown precision)",
+    ]
+    same = render_table(replay_result(report(0.2, 100.0, 3), report(0.2, 100.0, 3)))
+    assert same.split("\n\nBASELINE")[0].splitlines() == ["DIFFERENCES (baseline -> proposal)", "  none"]
