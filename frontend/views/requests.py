@@ -18,6 +18,7 @@ from django.urls import reverse
 from changerequests import services
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
+from engine import limits
 from engine.manifests.common import yaml_problem
 from engine.resources import (
     QuantityError,
@@ -298,7 +299,10 @@ def _amended_changes(text: str) -> list[Any] | str:
     """The approver's list of changes written in the page's box (YAML, or JSON, which YAML reads), or why it is not
     one; what each change says is the rules' to check (``services.approve``)."""
     try:
-        changes = yaml.safe_load(text)
+        # an alias repeats what its anchor holds without bounds (a few lines can stand for millions of entries)
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=limits.SafeLoader)):
+            return "anchors and aliases (& and *) are not read here: write each change out"
+        changes = limits.load_yaml(text)
     except yaml.YAMLError as exc:
         return f"not YAML: {yaml_problem(exc)}"
     if not isinstance(changes, list) or not changes:

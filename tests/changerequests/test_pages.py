@@ -153,8 +153,10 @@ def test_the_approver_makes_room_on_the_page_with_amended_changes(
     assert shown is not None and yaml.safe_load(shown.group(1).replace("&quot;", '"').replace("&#x27;", "'")) == changes
     url = f"/requests/{req.pk}/approve/"
     for text, said in (
-        ("- {op: update", "(line 1, column 14)"),  # not YAML: where it broke
+        ("- {op: update", "Not applied: changes: not YAML: while parsing a flow mapping"),  # and where it broke
         ("op: update", "Not applied: changes: write a list of changes"),
+        ("- &a {op: update}\n- *a", "anchors and aliases (&amp; and *) are not read here"),  # no alias bombs
+        ("[" * 200 + "]" * 200, "nested more than"),  # the depth limit of every YAML input
     ):
         answer = boss.post(url, {"amend": "1", "changes": text}, follow=True).content.decode()
         assert said in answer, answer
