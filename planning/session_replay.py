@@ -20,6 +20,7 @@ from time import process_time
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
@@ -215,14 +216,39 @@ def replay_record(record: Any, explain_target: str | None = None) -> dict[str, A
     return doc
 
 
-def _job_and_pods(snapshot: Snapshot, target: str) -> tuple[str, list[str]]:
+def _job_and_pods(snapshot: Snapshot, target: str, record: Any) -> tuple[str, list[str]]:
     if target in snapshot.podgroups:
         return target, [uid for uid, t in snapshot.tasks.items() if t.podgroup == target]
     task = snapshot.tasks.get(target)
     if task is not None:
         return task.podgroup, [target]
     raise serializers.ValidationError(
-        {"explain": [f"{brief(target)} is neither a job nor a pod of the session's inputs (give NAMESPACE/NAME)"]}
+        {
+            "explain": [
+                f"{brief(target)} is neither a job nor a pod of the session's inputs (give NAMESPACE/NAME)"
+                + _evicted_elsewhere(record, target)
+            ]
+        }
+    )
+
+
+def _evicted_elsewhere(record: Any, target: str) -> str:
+    """Where a job or pod the session never saw was evicted, nearest in time (any cluster: session ids are the
+    control plane's): a lead from an eviction list that did not say its cluster, or from a time given to the
+    second, to the session that evicted it; "" when none was within an hour."""
+    if "/" not in target:
+        return ""
+    namespace, name = target.split("/", 1)
+    rows = Eviction.objects.filter(session__isnull=False).filter(Q(pod_uid=target) | Q(namespace=namespace, job=name))
+    span = timedelta(hours=1)
+    rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span).select_related("cluster")
+    nearest = min(rows[:50], key=lambda e: abs((e.created - record.time).total_seconds()), default=None)
+    if nearest is None:
+        return ""
+    where = "" if nearest.cluster_id == record.cluster_id else f" of cluster {nearest.cluster.name}"
+    return (
+        f"; it was evicted ({nearest.action}) in session {nearest.session_id}{where} at "
+        f"{nearest.created.isoformat()}: fairway replay session {nearest.session_id} --explain {target}"
     )
 
 
@@ -233,7 +259,7 @@ def _queue_of(snapshot: Snapshot, job: str | None) -> str | None:
 
 def explain(snapshot: Snapshot, result: SessionResult, target: str, record: Any) -> dict[str, Any]:
     """What session ``record`` decided about the job or pod ``target`` and why (see the module docstring)."""
-    job, pods = _job_and_pods(snapshot, target)
+    job, pods = _job_and_pods(snapshot, target, record)
     wanted = set(pods)
     queue = _queue_of(snapshot, job)
     when = f"session {record.session_id} at {record.time.isoformat()}"

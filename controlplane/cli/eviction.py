@@ -115,9 +115,13 @@ def print_evictions(data: dict[str, Any], now: datetime) -> None:
     if not rows:
         print("No evictions found")
         return
+    # the cluster and the session when the rows span clusters: what `fairway replay session ID --explain` needs
+    several = len({e.get("cluster") for e in rows}) > 1
+    lead = ("Cluster", "Session") if several else ()
     table(
         [
             [
+                *((e.get("cluster") or "-", str(e.get("session") or "-")) if several else ()),
                 _when(e.get("created"), now),
                 _job(e),
                 e["pod"].partition("/")[2] or e["pod"],
@@ -127,7 +131,7 @@ def print_evictions(data: dict[str, Any], now: datetime) -> None:
             ]
             for e in rows
         ],
-        ("When (UTC)", "Job", "Pod", "Node", "What happened", "Why"),
+        (*lead, "When (UTC)", "Job", "Pod", "Node", "What happened", "Why"),
     )
     total = data["total"]
     if total > len(rows):

@@ -110,3 +110,20 @@ def test_usage_errors(cli: Run, evicted: None) -> None:
     assert code == 2 and "--since: expected a span back from now (30m, 2h, 7d) or a moment" in err
     code, _, err = cli("eviction", "list", "--limit", "-1")
     assert code == 2 and "--limit: expected 0 (all) or more, got -1" in err
+
+
+def test_evictions_of_several_clusters_say_each_ones_cluster_and_session(cli: Run, evicted: None) -> None:
+    """A list spanning clusters names each row's cluster and session (``fairway replay session ID --explain`` needs
+    one or the other: the replay's default cluster is not where a lab's eviction happened); one cluster's, neither."""
+    from scheduling.models import Cluster, Eviction
+
+    lab = Cluster.objects.create(name="lab")
+    Eviction.objects.create(
+        cluster=lab, pod_uid="nlp/lab-0", namespace="nlp", node="lab-01", action="preempt", created=timezone.now()
+    )
+    _, out, _ = cli("eviction", "list")
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["Cluster", "Session", "When", "(UTC)"]
+    assert lines[1].split()[:2] == ["lab", "-"]  # no session: as a recycling pass writes none
+    _, out, _ = cli("eviction", "list", "--cluster", "lab")
+    assert out.splitlines()[0].split()[:2] == ["When", "(UTC)"]

@@ -29,7 +29,7 @@ from planning import session_replay
 from quotas.models import Namespace, Queue
 from scheduling import recording, sessions, store
 from scheduling.feed.mirror import forget as forget_mirrors
-from scheduling.models import Pod, PodGroup, RecordKind, SchedulingSession, SessionRecord
+from scheduling.models import Cluster, Eviction, Pod, PodGroup, RecordKind, SchedulingSession, SessionRecord
 from tests.scheduling.conftest import World, build_world, rl
 
 POLICY_ACTIONS = "actions: enqueue, allocate, preempt, reclaim, backfill"
@@ -139,8 +139,21 @@ def test_explain_names_the_action_the_preemptor_the_victims_order_and_the_shares
     assert not before["evictions"] and before["evictions_nearby"][0]["session"] == third.pk
     assert before["evictions_nearby"][0]["recorded"] is True
     assert f"fairway replay session {third.pk} --explain {victim}" in before["sentences"][-1]
-    with pytest.raises(Exception, match="neither a job nor a pod"):
+    with pytest.raises(Exception, match="neither a job nor a pod") as nothing:
         session_replay.replay_record(record, "ns-z/nothing")
+    assert "evicted" not in str(nothing.value)
+    # a job of another cluster (an eviction list read without its cluster): where it was evicted, and how to ask
+    other = Cluster.objects.create(name="other")
+    Eviction.objects.create(
+        cluster=other, session=third, pod_uid="ns-z/gone-0", namespace="ns-z", job="gone", action="preempt",
+        created=record.time,
+    )  # fmt: skip
+    with pytest.raises(Exception, match="neither a job nor a pod") as elsewhere:
+        session_replay.replay_record(record, "ns-z/gone")
+    assert (
+        f"it was evicted (preempt) in session {third.pk} of cluster other at {record.time.isoformat()}: "
+        f"fairway replay session {third.pk} --explain ns-z/gone"
+    ) in str(elsewhere.value)
     SessionRecord.objects.filter(session_id=third.pk).delete()  # as a recycling pass, which is not recorded
     gone = session_replay.replay_record(session_replay.find_record(history["sessions"][1].pk), victim)["explain"]
     assert gone["evictions_nearby"][0]["recorded"] is False
