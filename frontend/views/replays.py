@@ -11,10 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 
 from changerequests import services as change_requests
+from engine.changes import describe
 from engine.wording import plural
 from frontend import figures, staging
 from frontend.presenters import replay as present
 from frontend.views.common import Page, current_cluster, render_page, viewer_required
+from frontend.views.requests import amended_changes
 from planning import replay
 from planning.models import ReplayRun
 
@@ -64,14 +66,21 @@ def start_from_request(request: HttpRequest, pk: int) -> HttpResponse:
     obj = change_requests.readable_by(request.user).filter(pk=pk).first()
     if obj is None:
         raise Http404(f"There is no change request #{pk} that you filed or may review.")
+    changes, summary = obj.changes, f"change request #{obj.pk}: {obj.summary}"
+    if request.POST.get("amend"):  # the approver's amended list, from the box of the request's page, before approving
+        amended = amended_changes(request.POST.get("changes") or "")
+        if isinstance(amended, str):
+            messages.error(request, f"No replay was started: changes: {amended}")
+            return redirect("frontend:change-request", obj.pk)
+        changes, summary = amended, f"change request #{obj.pk}, amended: {describe(amended)}"
     try:
         run = replay.start(
             request.user,
-            obj.changes,
+            changes,
             window=_window(request),
             cluster=obj.cluster,
             change_request=obj,
-            summary=f"change request #{obj.pk}: {obj.summary}",
+            summary=summary,
         )
     except replay.Refused as exc:
         _refused(request, exc)

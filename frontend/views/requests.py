@@ -236,7 +236,9 @@ def _with_replays(request: HttpRequest, obj: ChangeRequest, steps: list[dict[str
             {
                 "when": run.created,
                 "who": run.requester.get_username() if run.requester else "a deleted user",
-                "step": f"replayed the last {run.window_text} with its changes (replay #{run.pk}, {run.state})",
+                "step": f"replayed the last {run.window_text} with "
+                + ("an approver's amended changes" if ", amended: " in run.summary else "its changes")
+                + f" (replay #{run.pk}, {run.state})",
                 "comment": "",
                 "url": reverse("frontend:replay", args=[run.pk]),
             }
@@ -275,7 +277,7 @@ def request_decide(request: HttpRequest, pk: int, decision: str) -> HttpResponse
     decide = {"approve": services.approve, "reject": services.reject, "withdraw": services.withdraw}[decision]
     extra: dict[str, Any] = {}
     if decision == "approve" and request.POST.get("amend"):  # the approver's amended list of changes
-        amended = _amended_changes(request.POST.get("changes") or "")
+        amended = amended_changes(request.POST.get("changes") or "")
         if isinstance(amended, str):
             messages.error(request, f"Not applied: changes: {amended}")
             return redirect("frontend:change-request", obj.pk)
@@ -295,7 +297,7 @@ def request_decide(request: HttpRequest, pk: int, decision: str) -> HttpResponse
     return redirect("frontend:change-request", obj.pk)
 
 
-def _amended_changes(text: str) -> list[Any] | str:
+def amended_changes(text: str) -> list[Any] | str:
     """The approver's list of changes written in the page's box (YAML, or JSON, which YAML reads), or why it is not
     one; what each change says is the rules' to check (``services.approve``)."""
     try:

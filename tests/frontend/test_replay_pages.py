@@ -131,3 +131,33 @@ def test_a_change_request_replays_its_changes_and_links_the_run_from_its_steps(
     other = make_user("mallory", groups=("elsewhere",))
     client.force_login(other)
     assert client.get(f"/replays/{run.pk}/").status_code in (403, 404)  # not theirs
+
+
+def test_an_approver_replays_amended_changes_before_approving(client: Any, make_user: Any, sent: list[int]) -> None:
+    """The box of amended changes on a request's page replays them too: the run takes the box's list (not the
+    request's), says so in its summary and in the request's steps; a box that is no list starts nothing."""
+    import yaml
+
+    lead = b.user("lead-a")
+    from django.contrib.auth.models import Group
+
+    from quotas.models import Queue, QuotaGroup
+
+    team = Group.objects.create(name="team-a")
+    Queue.objects.get(name="team-a").teams.add(team)
+    QuotaGroup.objects.get(name="qa").teams.add(team)
+    lead.groups.add(team)
+    asked = {"op": "update", "kind": "queue", "name": "team-a", "spec": {"weight": 4}}
+    cr = change_requests.file_request(lead, [asked], cluster="default-replay")
+    client.force_login(make_user("boss", staff=True))
+    assert 'id="replay-amended"' in client.get(f"/requests/{cr.pk}/").content.decode()
+    bad = client.post(f"/requests/{cr.pk}/replay/", {"amend": "1", "changes": "weight: 5"}, follow=True)
+    assert "No replay was started: changes: write a list of changes" in bad.content.decode()
+    assert not ReplayRun.objects.exists()
+    amended = [{**asked, "spec": {"weight": 6}}]
+    resp = client.post(f"/requests/{cr.pk}/replay/", {"amend": "1", "changes": yaml.safe_dump(amended)})
+    run = ReplayRun.objects.get()
+    assert resp["Location"] == f"/replays/{run.pk}/" and run.changes == amended and run.change_request == cr
+    assert run.summary == f"change request #{cr.pk}, amended: queue team-a: weight 6" and run.window == "7d"
+    steps = client.get(f"/requests/{cr.pk}/").context["steps"]
+    assert "replayed the last 7 days with an approver's amended changes" in steps[-1]["step"]
