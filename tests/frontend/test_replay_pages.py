@@ -101,18 +101,24 @@ def test_a_finished_run_shows_charts_and_a_table_a_team_lead_reads(
     assert f'href="/replays/{run.pk}/"' in listing and "no nodes" in listing
 
 
-def test_a_change_request_replays_its_changes_and_links_the_run_from_its_steps(
-    client: Any, make_user: Any, sent: list[int]
-) -> None:
-    lead = b.user("lead-a")
+def _lead_of_team_a() -> Any:
+    """A lead whose team holds queue team-a and quota group qa: a change request of team-a is theirs to file."""
     from django.contrib.auth.models import Group
 
     from quotas.models import Queue, QuotaGroup
 
+    lead = b.user("lead-a")
     team = Group.objects.create(name="team-a")
     Queue.objects.get(name="team-a").teams.add(team)
     QuotaGroup.objects.get(name="qa").teams.add(team)
     lead.groups.add(team)
+    return lead
+
+
+def test_a_change_request_replays_its_changes_and_links_the_run_from_its_steps(
+    client: Any, make_user: Any, sent: list[int]
+) -> None:
+    lead = _lead_of_team_a()
     change = {"op": "update", "kind": "queue", "name": "team-a", "spec": {"weight": 4}}
     cr = change_requests.file_request(lead, [change], cluster="default-replay")
     client.force_login(lead)
@@ -138,15 +144,7 @@ def test_an_approver_replays_amended_changes_before_approving(client: Any, make_
     request's), says so in its summary and in the request's steps; a box that is no list starts nothing."""
     import yaml
 
-    lead = b.user("lead-a")
-    from django.contrib.auth.models import Group
-
-    from quotas.models import Queue, QuotaGroup
-
-    team = Group.objects.create(name="team-a")
-    Queue.objects.get(name="team-a").teams.add(team)
-    QuotaGroup.objects.get(name="qa").teams.add(team)
-    lead.groups.add(team)
+    lead = _lead_of_team_a()
     asked = {"op": "update", "kind": "queue", "name": "team-a", "spec": {"weight": 4}}
     cr = change_requests.file_request(lead, [asked], cluster="default-replay")
     client.force_login(make_user("boss", staff=True))
