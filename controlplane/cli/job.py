@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 import yaml
@@ -57,6 +58,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     why = jsub.add_parser("why", help="why a job waits: the reason, its numbers, the blocking node", parents=[common])
     why.add_argument("job", metavar="NAMESPACE/NAME")
     why.add_argument("--cluster")
+    why.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="while its start estimate is still being computed, ask again every few seconds for up to SECONDS",
+    )
     for name, text in ACTION_HELP.items():
         act = jsub.add_parser(name, help=text, parents=[common])
         act.add_argument("job", metavar="NAMESPACE/NAME", help="the job, or its NAME with --namespace")
@@ -64,6 +72,24 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         act.add_argument("--cluster")
         if name == "delete":
             act.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+ESTIMATE_POLL_SECONDS = 2.0  # how often ``job why --wait`` asks again while the estimate is being computed
+
+
+def _why_waiting_for_the_estimate(client: Client, pk: int, job: str, wait: float) -> dict[str, Any]:
+    """The why endpoint's answer; with ``wait`` (seconds), asked again while its start estimate is still pending
+    (the estimates worker computes it off the request), until it is there or the time is up."""
+    if wait < 0:
+        raise UsageError(f"--wait: expected seconds, 0 or more, got {wait:g}")
+    deadline = time.monotonic() + wait
+    while True:
+        why: dict[str, Any] = client.call("GET", f"podgroups/{pk}/why/", obj=f'job "{job}"')
+        estimate = why.get("start_estimate") or {}
+        left = deadline - time.monotonic()
+        if estimate.get("state") != "pending" or left <= 0:
+            return why
+        time.sleep(min(ESTIMATE_POLL_SECONDS, left))
 
 
 ACTION_HELP = {
@@ -261,7 +287,7 @@ def print_why(data: dict[str, Any]) -> None:
         print(f"\n{why['message']}")
     estimate = why.get("start_estimate")  # the server's sentence (planning.estimates), as the job page says it
     if estimate:
-        later = " (ask again in a few seconds)" if estimate.get("state") == "pending" else ""
+        later = " (ask again in a few seconds, or wait for it: --wait 60)" if estimate.get("state") == "pending" else ""
         print(f"\nWhen will it start? {estimate['sentence'][:1].upper()}{estimate['sentence'][1:]}{later}.")
     place = why.get("queue_position")  # (planning.why.queue_position)
     if place:
@@ -343,7 +369,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
         emit({"job": pg, "pods": pods, "evictions": why["evictions"]}, args.output, print_job)
     else:
         pg = find_job(client, args.job, cluster)
-        why = client.call("GET", f"podgroups/{pg['id']}/why/", obj=f'job "{args.job}"')
+        why = _why_waiting_for_the_estimate(client, pg["id"], args.job, args.wait)
         values = _node_values(client, why.get("blocking_node"), pg.get("cluster"))
         emit({"why": why, "values": values}, args.output, print_why)
     return EXIT_OK

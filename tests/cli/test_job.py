@@ -10,6 +10,7 @@ import pytest
 import requests
 from django.utils import timezone
 
+from controlplane.cli import job as cli_job
 from tests.cli.conftest import Run
 
 
@@ -139,11 +140,37 @@ def test_job_why_gives_the_reason_numbers_and_blocking_node(cli: Run, jobs: dict
     assert [n["blocking"] for n in why["queue_path"]] == [False, False, True]
 
 
-def test_job_why_says_when_the_job_will_start(cli: Run, jobs: dict[str, Any], settings: Any) -> None:
+def test_job_why_says_when_the_job_will_start(
+    cli: Run, jobs: dict[str, Any], settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # nlp/big (20 cores) can never start under nlp's capability of 16: the estimate says why, in the engine's words
     code, out, err = cli("job", "why", "nlp/big")
     assert code == 0, err  # no round yet: the estimates worker is asked (none runs here), the line says so
-    assert "When will it start? Estimating when it will start\u2026 (ask again in a few seconds)" in out, out
+    assert "When will it start? Estimating when it will start\u2026 (ask again in a few seconds, or wait" in out, out
+    # --wait asks again while the estimate is pending: its first read asks the worker anew (none runs here) and the
+    # reads after the worker's wait compute the estimate themselves
+    from django.core.cache import cache
+
+    from planning import estimates
+    from scheduling.models import PodGroup
+
+    cache.delete(estimates._asked_key(PodGroup.objects.get(pk=jobs["big"]).cluster_id))
+    settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 1.0}
+    monkeypatch.setattr(cli_job, "ESTIMATE_POLL_SECONDS", 0.2)
+    reads: list[str] = []
+    why_of = cli_job.Client.call
+
+    def counted(self: Any, method: str, path: str, **kwargs: Any) -> Any:
+        reads.extend([path] if path.endswith("/why/") else [])
+        return why_of(self, method, path, **kwargs)
+
+    monkeypatch.setattr(cli_job.Client, "call", counted)
+    code, out, err = cli("job", "why", "nlp/big", "--wait", "60")
+    assert code == 0, err
+    assert "When will it start? It cannot start as the cluster and its quotas are: " in out, out
+    assert len(reads) >= 2  # pending first, then asked again
+    code, _, err = cli("job", "why", "nlp/big", "--wait", "-1")
+    assert code == 2 and "--wait: expected seconds, 0 or more, got -1" in err
     settings.FAIRWAY = {**settings.FAIRWAY, "START_ESTIMATE_WORKER_WAIT_SECONDS": 0.0}  # no wait: computed at once
     code, out, err = cli("job", "why", "nlp/big")
     assert code == 0, err
