@@ -239,16 +239,14 @@ def _evicted_elsewhere(record: Any, target: str) -> str:
     if "/" not in target:
         return ""
     namespace, name = target.split("/", 1)
-    rows = Eviction.objects.filter(session__isnull=False).filter(Q(pod_uid=target) | Q(namespace=namespace, job=name))
-    span = timedelta(hours=1)
-    rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span).select_related("cluster")
-    nearest = min(rows[:50], key=lambda e: abs((e.created - record.time).total_seconds()), default=None)
-    if nearest is None:
+    found = _nearest_evictions(record, Q(pod_uid=target) | Q(namespace=namespace, job=name), any_cluster=True)
+    if not found:
         return ""
-    where = "" if nearest.cluster_id == record.cluster_id else f" of cluster {nearest.cluster.name}"
+    nearest = found[0]
+    where = "" if nearest["cluster_id"] == record.cluster_id else f" of cluster {nearest['cluster__name']}"
     return (
-        f"; it was evicted ({nearest.action}) in session {nearest.session_id}{where} at "
-        f"{nearest.created.isoformat()}: fairway replay session {nearest.session_id} --explain {target}"
+        f"; it was evicted ({nearest['action']}) in session {nearest['session_id']}{where} at "
+        f"{nearest['created'].isoformat()}: fairway replay session {nearest['session_id']} --explain {target}"
     )
 
 
@@ -354,14 +352,7 @@ def _evictions_nearby(record: Any, target: str, job: str | None) -> list[dict[st
     if job is None or "/" not in job:
         return []
     namespace, name = job.split("/", 1)
-    rows = Eviction.objects.filter(cluster_id=record.cluster_id, session__isnull=False)
-    rows = rows.filter(pod_uid=target) if target != job else rows.filter(namespace=namespace, job=name)
-    span = timedelta(hours=1)
-    rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span)
-    found = sorted(
-        rows.values("session_id", "created", "action", "pod_uid", "message")[:50],
-        key=lambda r: (abs((r["created"] - record.time).total_seconds()), r["session_id"]),
-    )[:5]
+    found = _nearest_evictions(record, Q(pod_uid=target) if target != job else Q(namespace=namespace, job=name))
     recorded = set(
         SessionRecord.objects.filter(session_id__in=[r["session_id"] for r in found]).values_list(
             "session_id", flat=True
@@ -378,6 +369,21 @@ def _evictions_nearby(record: Any, target: str, job: str | None) -> list[dict[st
         }
         for r in found
     ]
+
+
+def _nearest_evictions(record: Any, matching: Q, *, any_cluster: bool = False) -> list[dict[str, Any]]:
+    """The evictions ``matching`` made by a session within an hour either side of ``record``'s, of its cluster (or
+    ``any_cluster``), nearest in time first (at most 5)."""
+    span = timedelta(hours=1)
+    rows = Eviction.objects.filter(matching, session__isnull=False)
+    if not any_cluster:
+        rows = rows.filter(cluster_id=record.cluster_id)
+    rows = rows.filter(created__gte=record.time - span, created__lte=record.time + span)
+    fields = ("session_id", "created", "action", "pod_uid", "message", "cluster_id", "cluster__name")
+    return sorted(
+        rows.values(*fields)[:50],
+        key=lambda r: (abs((r["created"] - record.time).total_seconds()), r["session_id"]),
+    )[:5]
 
 
 def recorded_sessions(cluster: Cluster, before: datetime | None = None, limit: int = 50) -> list[dict[str, Any]]:

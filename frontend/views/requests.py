@@ -301,8 +301,9 @@ def amended_changes(text: str) -> list[Any] | str:
     """The approver's list of changes written in the page's box (YAML, or JSON, which YAML reads), or why it is not
     one; what each change says is the rules' to check (``services.approve``)."""
     try:
-        # an alias repeats what its anchor holds without bounds (a few lines can stand for millions of entries)
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=limits.SafeLoader)):
+        # an alias repeats what its anchor holds without bounds (a few lines can stand for millions of entries); a text
+        # without an anchor (``&``) has none, and is parsed once, below
+        if "&" in text and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=limits.SafeLoader)):
             return "anchors and aliases (& and *) are not read here: write each change out"
         changes = limits.load_yaml(text)
     except yaml.YAMLError as exc:
