@@ -60,14 +60,9 @@ def tree_and_first_jobs(trace: Path | None, size: str) -> tuple[Any, list[Any]]:
 
 def _from_database(size: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """The demo's tree objects and first jobs, from a fresh database where ``load_demo --size`` ran."""
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fairway_bench_replay")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    import django
+    from bench.bench_soak import fresh_database
 
-    from bench.bench_soak import _create_database
-
-    _create_database(os.environ["DATABASE_URL"])
-    django.setup()
+    fresh_database("fairway_bench_replay")
     from datetime import timedelta
 
     from django.core.management import call_command
@@ -77,7 +72,6 @@ def _from_database(size: str) -> tuple[list[dict[str, Any]], list[Any]]:
     from quotas import services
     from scheduling.models import Cluster
 
-    call_command("migrate", verbosity=0)
     services.ensure_builtins()
     before = timezone.now() - timedelta(seconds=1)
     Cluster.objects.get_or_create(name="default")

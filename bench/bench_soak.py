@@ -38,15 +38,7 @@ def main() -> None:
         "--explain-below", type=float, metavar="FRACTION", help="explain the saturated rounds allocated below it"
     )
     args = parser.parse_args()
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fairway_bench_soak")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    import django
-
-    _create_database(os.environ["DATABASE_URL"])
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    fresh_database("fairway_bench_soak")
     from tests.support.soak import Fault, Soak
 
     faults = (
@@ -114,6 +106,20 @@ def _explain_round(soak: object, util: float, usable: bool) -> None:
         if (request or {}).get(GPU):
             say(f"  quota group {name}: GPUs requested {request[GPU] // 1000}, used {(used_ or {}).get(GPU, 0) // 1000}, "
                 f"runtime {(runtime or {}).get(GPU, 0) // 1000}")  # fmt: skip
+
+
+def fresh_database(name: str) -> None:
+    """Django on a fresh, migrated PostgreSQL database: ``DATABASE_URL``, default ``name`` on the local server
+    (``_create_database``), with the project's settings."""
+    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{name}")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    import django
+
+    _create_database(os.environ["DATABASE_URL"])
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
 
 
 def _create_database(url: str) -> None:

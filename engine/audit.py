@@ -14,14 +14,17 @@ history the sessions record (one sample per tree node per session):
   what could be freed, GPUs first;
 * **usage over time**: each node's average use over the window against its average entitlement (deserved /
   runtime), time-weighted across the samples (each sample stands until the next one), so a node that held twice
-  its share all week reads 2.0.
+  its share all week reads 2.0;
+* **waiting to start**: how long the jobs submitted in the window waited for their first pod to start, per node
+  (``engine.waits``: a job counts for its queue, its quota group and their ancestors; the roots have no row, as in
+  the other tables), longest waits first.
 
 Amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +32,9 @@ from engine.lending import lendable_groups, lendable_queues
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
+from engine.waits import JobWait, NodeWaits, node_waits
 
-__all__ = ["Audit", "IdleGuarantee", "Lending", "Sample", "Starved", "UsageShare", "audit"]
+__all__ = ["Audit", "IdleGuarantee", "JobWait", "Lending", "NodeWaits", "Sample", "Starved", "UsageShare", "audit"]
 
 QUEUE, QUOTA = "queue", "quota"
 _TREE_ROOTS = {(QUEUE, ROOT_QUEUE), (QUOTA, ROOT_GROUP), (QUOTA, SYSTEM_GROUP), (QUOTA, DEFAULT_GROUP)}
@@ -106,6 +110,7 @@ class Audit:
     lending: tuple[Lending, ...]
     idle: tuple[IdleGuarantee, ...]
     usage: tuple[UsageShare, ...]
+    waits: tuple[NodeWaits, ...] = ()
 
 
 def _resource_rank(resource: str) -> tuple[int, str]:
@@ -155,10 +160,13 @@ def audit(
     *,
     now: float,
     window: float,
+    jobs: Iterable[JobWait] = (),
+    queue_parents: Mapping[str, str | None] | None = None,
 ) -> Audit:
     """The audit of ``values`` (now) and ``history`` (per (tree, name), the node's samples) over ``window``
     seconds before ``now``. A sample older than the window counts only as the state at its start (the last one
-    before it; older ones stand for nothing in the window)."""
+    before it; older ones stand for nothing in the window). ``jobs``: those submitted in the window, for the waits
+    (``queue_parents``: each queue's parent; the quota groups' come from ``groups``)."""
     start = now - window
     starved = _starved_queues(values) + _starved_groups(values, groups)
     lending = _lending(values, groups)
@@ -166,7 +174,12 @@ def audit(
     starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))
     idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
     usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
-    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage))
+    group_parents = {name: spec.parent for name, spec in groups.items()}
+    waits = [
+        w for key, w in node_waits(jobs, queue_parents or {}, group_parents, now).items() if key not in _TREE_ROOTS
+    ]
+    waits.sort(key=lambda w: (w.p95 is None, -(w.p95 or 0.0), -(w.longest or 0.0), w.tree, w.name))
+    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits))
 
 
 def _starved_queues(values: QuotaValues) -> list[Starved]:

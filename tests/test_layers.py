@@ -167,8 +167,8 @@ def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
 ENGINE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("engine.vocabulary", "engine.collector"),  # words and the garbage collector's pause: nothing below them
     ("engine.resources",),  # quantities, names, their order
-    # amounts: Volcano's comparisons; the per-user limits' data (read by the field table)
-    ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts", "engine.userlimits"),
+    # amounts: Volcano's comparisons; the per-user limits' data (read by the field table); waits to start per node
+    ("engine.wording", "engine.limits", "engine.treefields", "engine.amounts", "engine.userlimits", "engine.waits"),
     ("engine.policy", "engine.session.plugins", "engine.session.plugins.*.arguments"),  # the policy and its readers
     ("engine.usage", "engine.admission"),  # past usage (fairness over time); the admission levers' data
     # the snapshot and the trees' specs; a queue's Kueue levers; the usage Kueue's LocalQueues keep across sessions

@@ -8,7 +8,7 @@
     fairway namespace weight NAME [WEIGHT]|labels NAME [KEY=VALUE ...]|local-queues [NAME]
     fairway cluster list|show NAME|delete NAME [--force]
     fairway node list [--cluster C] [--state S]|show NAME
-    fairway audit [--cluster C] [--days N]
+    fairway audit [--cluster C] [--days N] [--team T]
     fairway request create -f changes.yaml|list [--to-review]|show ID|approve ID|reject ID --comment C|withdraw ID
     fairway simulate -f cluster.yaml
     fairway trace export --since 7d -o trace.jsonl | replay -f trace.jsonl [--changes changes.yaml]

@@ -1,8 +1,8 @@
 """``fairway audit``: the fairness audit of a cluster's trees (``GET /api/v1/audit/``, admins only): who is
 starved while siblings borrow, who lends, which guarantees sat idle over the window, and each node's use against
-what it is entitled to.
+what it is entitled to, and how long the jobs submitted in the window waited to start, per node.
 
-fairway audit [--cluster C] [--days N]
+fairway audit [--cluster C] [--days N] [--team T]
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ TREES = {"queue": "queue", "quota": "quota group"}
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     audit = sub.add_parser(
-        "audit", help="the fairness audit: starved nodes, lending, idle guarantees, use over time", parents=[common]
+        "audit",
+        help="the fairness audit: starved nodes, lending, idle guarantees, use over time, waits to start",
+        parents=[common],
     )
     audit.add_argument("--cluster", help="the cluster (default: the server's default cluster)")
     audit.add_argument("--days", type=int, help="the window of the history, 1 to 31 days (default 7)")
+    audit.add_argument("--team", help="only this team's subtrees (a team you may read)")
 
 
 def words(quantity: str | None, resource: str) -> str:
@@ -47,7 +50,8 @@ def _hours(hours: float) -> str:
 def print_audit(data: dict[str, Any]) -> None:
     window = data["window_days"]
     where = f"cluster {data['cluster']}" if data.get("cluster") else "the default cluster"
-    print(f"Fairness audit of {where}, over the last {duration(window * 86400.0)}")
+    team = f", the subtrees of team {data['team']}" if data.get("team") else ""
+    print(f"Fairness audit of {where}{team}, over the last {duration(window * 86400.0)}")
 
     def section(title: str, rows: list[list[str]], columns: tuple[str, ...], empty: str) -> None:
         print(f"\n{title} ({len(rows)}):" if rows else f"\n{title}: {empty}")
@@ -110,13 +114,49 @@ def print_audit(data: dict[str, Any]) -> None:
         ("Tree", "Node", "Resource", "Average use", "Average entitled to", "Use / entitled", "Samples cover"),
         f"no samples recorded in the last {plural(round(window), 'day')}",
     )
+    section(
+        "Waits to start of the jobs submitted in the window, subtrees included",
+        [
+            [
+                TREES.get(w["tree"], w["tree"]),
+                w["name"],
+                str(w["jobs_started"]),
+                _wait(w["wait_p50_seconds"]),
+                _wait(w["wait_p95_seconds"]),
+                _wait(w["wait_max_seconds"]),
+                str(w["jobs_waiting"]),
+                str(w["jobs_finished"]),
+                str(w["preempted_pods"]),
+                str(w["recycled_pods"]),
+            ]
+            for w in data.get("waits", [])
+        ],
+        (
+            "Tree",
+            "Node",
+            "Started",
+            "Wait p50",
+            "Wait p95",
+            "Longest",
+            "Still waiting",
+            "Finished",
+            "Pods preempted",
+            "Pods recycled",
+        ),
+        f"no job submitted in the last {plural(round(window), 'day')}",
+    )
+
+
+def _wait(seconds: float | None) -> str:
+    return "-" if seconds is None else duration(seconds)
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
-    params = {k: str(v) for k, v in (("cluster", args.cluster), ("days", args.days)) if v is not None}
+    asked = (("cluster", args.cluster), ("days", args.days), ("team", args.team))
+    params = {k: str(v) for k, v in asked if v is not None}
     result = client.call("GET", "audit/", params=params or None)
     if args.output != "table":
         emit(result, args.output, print_audit)
         return EXIT_OK
-    print_audit({"cluster": args.cluster, **result})
+    print_audit({"cluster": args.cluster, "team": args.team, **result})
     return EXIT_OK

@@ -8,13 +8,13 @@ in seconds (JSON) or "12 min" (table), utilisation as a fraction of the schedula
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from engine.replay.loop import ReplayRun
 from engine.replay.trace import format_time
 from engine.resources import is_gpu, milli_scale
+from engine.waits import JobWait, lineage, node_waits
 from engine.wording import duration
 
 __all__ = ["REPORT_VERSION", "compare_reports", "render_table", "run_report"]
@@ -51,22 +51,6 @@ def _gpu_scale(resource: str) -> int:
     return milli_scale(resource) if is_gpu(resource) else 0
 
 
-def _percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (the smallest value with at least ``q`` of the values at or below it)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-
-def _lineage(name: str | None, parents: Mapping[str, str | None]) -> list[str]:
-    out: list[str] = []
-    while name is not None and name not in out:
-        out.append(name)
-        name = parents.get(name)
-    return out
-
-
 def _team() -> dict[str, Any]:
     return {
         "waiting": {"p50": None, "p95": None, "max": None},
@@ -80,35 +64,30 @@ def _team() -> dict[str, Any]:
 def run_report(run: ReplayRun) -> dict[str, Any]:
     """The report of one run (JSON-ready)."""
     teams: dict[str, dict[str, Any]] = {}
-    waits: dict[str, list[float]] = {}
-    longest: dict[str, float] = {}
 
     def nodes_of(queue: str, group: str | None) -> list[str]:
-        return [f"queue/{q}" for q in _lineage(queue, run.parents)] + [
-            f"quota/{g}" for g in _lineage(group, run.group_parents)
+        return [f"queue/{q}" for q in lineage(queue, run.parents)] + [
+            f"quota/{g}" for g in lineage(group, run.group_parents)
         ]
 
-    for _key, outcome in sorted(run.outcomes.items()):
-        job = outcome.job
-        if job.submit > run.end:
-            continue
-        for node in nodes_of(job.queue, outcome.group):
-            team = teams.setdefault(node, _team())
-            if outcome.start is not None:
-                team["jobs"]["started"] += 1
-                wait = outcome.start - job.submit
-                waits.setdefault(node, []).append(wait)
-            else:
-                team["jobs"]["waiting"] += 1
-                wait = run.end - job.submit
-            longest[node] = max(longest.get(node, 0.0), wait)
-            if outcome.finish is not None:
-                team["jobs"]["finished"] += 1
-            team["evictions"]["preempted"] += sum(n for a, n in outcome.evictions.items() if a != "recycle")
-            team["evictions"]["recycled"] += outcome.evictions.get("recycle", 0)
-    for node, team in teams.items():
-        w = waits.get(node, [])
-        team["waiting"] = {"p50": _percentile(w, 0.5), "p95": _percentile(w, 0.95), "max": longest.get(node)}
+    jobs = [
+        JobWait(
+            queue=o.job.queue,
+            group=o.group,
+            submit=o.job.submit,
+            start=o.start,
+            finished=o.finish is not None,
+            preempted=sum(n for a, n in o.evictions.items() if a != "recycle"),
+            recycled=o.evictions.get("recycle", 0),
+        )
+        for _key, o in sorted(run.outcomes.items())
+        if o.job.submit <= run.end
+    ]
+    for (tree, name), w in node_waits(jobs, run.parents, run.group_parents, run.end).items():
+        team = teams[f"{tree}/{name}"] = _team()
+        team["waiting"] = {"p50": w.p50, "p95": w.p95, "max": w.longest}
+        team["jobs"] = {"started": w.started, "finished": w.finished, "waiting": w.waiting}
+        team["evictions"] = {"preempted": w.preempted, "recycled": w.recycled}
     for _job, queue, group, start, end, request in run.runs:
         gpu_hours = _gpus(request) * (end - start) / 3600
         if gpu_hours:

@@ -1,6 +1,7 @@
 """The fairness audit page: who is starved and who borrows from the same parent, who lends and what could be lent
 now, which guarantees sat idle over the window (with a what-if that frees them), and each node's use against its
-share over the window (``engine.audit`` through ``planning.audit``)."""
+share over the window, and how long the jobs submitted in the window waited to start (``engine.audit`` through
+``planning.audit``)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ SUGGESTION_GONE = (
 
 def _node_url(tree: str, name: str) -> str:
     return reverse("frontend:queue" if tree == QUEUE else "frontend:quota", args=[name])
+
+
+def _wait(seconds: float | None) -> str:
+    return "—" if seconds is None else duration(seconds)
 
 
 def _ratio(ratio: float | None) -> str:
@@ -123,8 +128,22 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         }
         for u in result.usage
     ]
+    context["waits"] = [
+        {
+            **node(w.tree, w.name),
+            "started": w.started,
+            "p50": _wait(w.p50),
+            "p95": _wait(w.p95),
+            "longest": _wait(w.longest),
+            "waiting": w.waiting,
+            "finished": w.finished,
+            "preempted": w.preempted,
+            "recycled": w.recycled,
+        }
+        for w in result.waits
+    ]
     show_all = request.GET.get("all") == "1"
-    for key in ("starved", "lending", "idle", "usage"):
+    for key in ("starved", "lending", "idle", "usage", "waits"):
         context[f"{key}_count"] = len(context[key])
         if not show_all:
             context[key] = context[key][:ROWS]

@@ -184,3 +184,68 @@ def test_the_last_hour_is_read_a_sample_a_minute(client: Any, admin_token: str) 
     a = {i["name"]: i for i in body["idle_guarantees"]}["a"]
     assert a["peak_used"] == "15"  # the minute's latest sample, not its spike
     assert 2.9 < a["covered_hours"] < 3.1
+
+
+def test_the_waits_are_those_of_the_jobs_submitted_in_the_window_per_team(
+    client: Any, admin_token: str, make_user: Any
+) -> None:
+    """qa's jobs in the window: two removed ones (history rows) that waited 60 s and 600 s and finished, a running
+    one that waited 30 s, one waiting for two hours; a removed job submitted before the window is not counted. Each
+    team's pods preempted (or reclaimed) and recycled in the window are counted; a pod lost with its node is not, nor
+    an eviction older than the window. The roots have no row; the longest waits come first."""
+    from scheduling.models import Eviction, JobRecord, Pod, PodGroup
+
+    starving()
+    now = timezone.now()
+    ago = lambda seconds: now - timedelta(seconds=seconds)  # noqa: E731
+    for name, submitted, wait in (("r1", 3600, 60), ("r2", 7200, 600), ("old", 8 * 86400, 5)):
+        JobRecord.objects.create(
+            cluster=b.cluster(),
+            namespace="a-ns",
+            name=name,
+            queue="qa",
+            quota_group="a",
+            roles=[["", 1, {"cpu": 1000}]],
+            submitted=ago(submitted),
+            started=ago(submitted - wait),
+            finished=ago(submitted - wait - 10),
+        )
+    for name, created, wait in (("small", 1800, 30), ("waits", 7200, None), ("big", 600, 5)):
+        PodGroup.objects.filter(name=name).update(created=ago(created))
+        if wait is not None:
+            Pod.objects.filter(podgroup__name=name).update(started=ago(created - wait))
+    for job, action, seconds in (
+        ("small", "preempt", 60),
+        ("small", "reclaim", 60),
+        ("small", "preempt", 9 * 86400),
+        ("small", "node-lost", 60),
+        ("big", "recycle", 60),
+    ):
+        ns = "b-ns" if job == "big" else "a-ns"
+        Eviction.objects.create(
+            cluster=b.cluster(), pod_uid=f"{ns}/{job}-0", namespace=ns, action=action, job=job, created=ago(seconds)
+        )
+    body = client.get("/api/v1/audit/?days=7", headers={"Authorization": f"Token {admin_token}"}).json()
+    AuditSerializer(data=body).is_valid(raise_exception=True)
+    rows = {(w["tree"], w["name"]): w for w in body["waits"]}
+    assert [(w["tree"], w["name"]) for w in body["waits"]] == [
+        ("queue", "qa"),
+        ("quota", "a"),
+        ("queue", "qb"),
+        ("quota", "b"),
+    ]
+    for node in (("queue", "qa"), ("quota", "a")):
+        qa = rows[node]
+        assert (qa["jobs_started"], qa["jobs_finished"], qa["jobs_waiting"]) == (3, 2, 1)
+        assert (qa["wait_p50_seconds"], qa["wait_p95_seconds"]) == (60.0, 600.0)  # nearest rank of 30, 60, 600
+        assert 7200 <= qa["wait_max_seconds"] < 7300  # the job still waiting, its wait so far
+        assert (qa["preempted_pods"], qa["recycled_pods"]) == (2, 0)
+    qb = rows[("queue", "qb")]
+    assert (qb["jobs_started"], qb["wait_p50_seconds"], qb["wait_max_seconds"], qb["recycled_pods"]) == (1, 5.0, 5.0, 1)
+    one_day = client.get("/api/v1/audit/?days=1", headers={"Authorization": f"Token {admin_token}"}).json()
+    assert {(w["tree"], w["name"]): w["jobs_started"] for w in one_day["waits"]}[("queue", "qa")] == 3
+    client.force_login(make_user("boss2", staff=True))
+    page = client.get("/audit/").content.decode()
+    waits = page[page.index('data-testid="audit-waits"') :]
+    assert "Waiting to start" in waits and "<strong>10 min</strong>" in waits  # qa's 95th percentile, for people
+    assert waits.index('href="/queues/qa/"') < waits.index('href="/queues/qb/"')

@@ -55,10 +55,12 @@ def test_a_department_lead_gets_its_subtrees_rows_only(demo: dict[str, Any]) -> 
         r = demo["research"].get(f"/api/v1/audit/{query}")
         assert r.status_code == 200, r.content
         assert _usage_names(r.json()) == {"research", "nlp", "vision"}, query  # the sampled nodes of its subtree
-        every_row = [row for key in ("starved", "lending", "idle_guarantees") for row in r.json()[key]]
+        every_row = [row for key in ("starved", "lending", "idle_guarantees", "waits") for row in r.json()[key]]
         assert {row["name"] for row in every_row} <= RESEARCH
+        assert {row["name"] for row in r.json()["waits"]} >= {"nlp", "vision"}  # the demo's jobs, submitted now
     everything = demo["admin"].get("/api/v1/audit/?days=1").json()
     assert _usage_names(everything) == set(SAMPLED)
+    assert {row["name"] for row in everything["waits"]} - RESEARCH  # other departments' waits too
     one_team = demo["admin"].get("/api/v1/audit/?days=1&team=nlp").json()
     assert _usage_names(one_team) == {"nlp"}
 

@@ -7,9 +7,10 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from scheduling.models import QuotaSample
+from scheduling.models import Pod, PodGroup, QuotaSample
 from tests.api.test_audit import starving
 from tests.cli.conftest import Run
 from tests.frontend import builders as b
@@ -29,6 +30,9 @@ def _rows(out: str, title: str) -> list[list[str]]:
 
 def test_the_audit_names_the_starved_node_and_who_borrows_its_share(cli: Run) -> None:
     starving()
+    now = timezone.now()
+    PodGroup.objects.update(created=now - timedelta(seconds=120))  # submitted two minutes ago, running for one
+    Pod.objects.filter(status="Running").update(started=now - timedelta(seconds=60))
     QuotaSample.objects.create(
         cluster=b.cluster(),
         time=timezone.now() - timedelta(hours=2),
@@ -46,6 +50,10 @@ def test_the_audit_names_the_starved_node_and_who_borrows_its_share(cli: Run) ->
     ]  # fmt: skip
     usage = {(r[0], r[1]): r for r in _rows(out, "Use against entitlement over the window")}
     assert usage[("quota group", "a")][3:5] == ["10 cores", "50 cores"]
+    waits = {(r[0], r[1]): r for r in _rows(out, "Waits to start of the jobs submitted in the window")}
+    # a-ns/small waited a minute; a-ns/waits has waited two so far
+    assert waits[("queue", "qa")][2:] == ["1", "1 min", "1 min", "2 min", "1", "0", "0", "0"]
+    assert waits[("quota group", "b")][2] == "1"
     assert "m " not in out and "(s)" not in out  # no milli-units, no "(s)"
 
 
@@ -59,6 +67,24 @@ def test_the_audit_window_and_cluster_are_passed_on(cli: Run) -> None:
     assert err == "error: cluster: cluster 'nowhere' does not exist\n"
     code, _, err = cli("audit", "--days", "40")
     assert code == 1 and err.startswith("error: days: ")
+    code, out, err = cli("audit", "--team", "nowhere")
+    assert (code, out, err) == (1, "", "error: team: no team is named 'nowhere'\n")
+
+
+def test_a_lead_narrows_the_audit_to_one_team(cli: Run, make_user: Any) -> None:
+    from security.tokens import create_token
+
+    starving()
+    b.team("team-a", queues=["qa"], groups=["a"])
+    lead = make_user("alice")
+    lead.groups.add(Group.objects.get(name="team-a"))
+    code, out, err = cli("audit", "--team", "team-a", token=create_token(lead, "t")[1])
+    assert (code, err) == (0, "")
+    assert out.startswith("Fairness audit of the default cluster, the subtrees of team team-a, over the last 7 d\n")
+    waits = _rows(out, "Waits to start of the jobs submitted in the window")
+    assert {(r[0], r[1]) for r in waits} == {("queue", "qa"), ("quota group", "a")}
+    code, out, err = cli("audit", "--team", "team-b", token=create_token(lead, "t2")[1])
+    assert code == 1 and "you may read the audit of your own teams" in err
 
 
 def test_the_audit_is_for_admins(cli: Run, make_user: Any) -> None:

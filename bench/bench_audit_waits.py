@@ -1,0 +1,73 @@
+"""The fairness audit's waits to start (``planning.audit.recorded_jobs`` and ``engine.waits.node_waits``) on a week
+of a busy cluster: ``--jobs`` history rows (default 100,000, about a week of the small demo's workload) submitted
+over the last 7 days in 8 queues and quota groups, read as the audit reads them and turned into each node's waits;
+prints the seconds of each part per run as JSON. The rows go into a fresh PostgreSQL database (``DATABASE_URL``,
+default ``postgres://postgres@127.0.0.1:5432/fairway_bench_audit_waits``, created afresh and migrated here).
+
+    .venv/bin/python bench/bench_audit_waits.py [--jobs 100000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    from bench.bench_soak import fresh_database
+
+    fresh_database("fairway_bench_audit_waits")
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from engine.waits import node_waits
+    from planning.audit import recorded_jobs
+    from scheduling.models import Cluster, JobRecord
+
+    cluster, _ = Cluster.objects.get_or_create(name="default")
+    now = timezone.now()
+    spacing = 7 * 86400 / args.jobs
+    JobRecord.objects.bulk_create(
+        (
+            JobRecord(
+                cluster=cluster,
+                namespace=f"ns{i % 8}",
+                name=f"job-{i}",
+                queue=f"q{i % 8}",
+                quota_group=f"g{i % 8}",
+                roles=[["", 2, {"cpu": 1000}]],
+                submitted=now - timedelta(seconds=i * spacing),
+                started=now - timedelta(seconds=i * spacing - (i % 600)),
+                finished=now - timedelta(seconds=i * spacing - (i % 600) - 120),
+            )
+            for i in range(args.jobs)
+        ),
+        batch_size=5000,
+    )
+    parents = {f"q{i}": "root" for i in range(8)}, {f"g{i}": "root" for i in range(8)}
+    runs = []
+    for _ in range(args.runs):
+        started = time.perf_counter()
+        jobs = recorded_jobs(cluster, now - timedelta(days=7), now)
+        read = time.perf_counter()
+        node_waits(jobs, *parents, now.timestamp())
+        runs.append(
+            {"jobs": len(jobs), "read_s": round(read - started, 2), "waits_s": round(time.perf_counter() - read, 2)}
+        )
+    print(json.dumps({"runs": runs, "load": [round(x, 1) for x in os.getloadavg()]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

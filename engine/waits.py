@@ -1,0 +1,104 @@
+"""How long jobs waited to start, per tree node: one computation for the replay's report (``engine.replay.report``:
+the jobs as replayed) and the fairness audit (``engine.audit``: the jobs as they happened).
+
+A job counts for its queue and its quota group and for every ancestor of each, so a department's figures hold its
+teams' jobs and the root's hold the cluster's. Of the jobs submitted in a window: how many started, finished and are
+still waiting at its end; the waits of those that started (the 50th and 95th percentiles, nearest rank); the longest
+wait, a job still waiting counted with its wait so far (a job that never started is the longest wait of all, not a
+gap in the figures); and the pods evicted from those jobs, preempted (or reclaimed) and recycled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["JobWait", "NodeWaits", "lineage", "node_waits", "percentile"]
+
+QUEUE, QUOTA = "queue", "quota"
+
+
+@dataclass(frozen=True, slots=True)
+class JobWait:
+    """One job of the window: its queue and quota group (None: none known), when it was submitted and first
+    started (epoch seconds; None: not yet), whether it finished, and its pods evicted by preemption (or
+    reclamation) and by recycling."""
+
+    queue: str
+    group: str | None
+    submit: float
+    start: float | None
+    finished: bool
+    preempted: int = 0
+    recycled: int = 0
+
+
+@dataclass(slots=True)
+class NodeWaits:
+    """The figures of one tree node (``tree``: "queue" or "quota"); waits in seconds."""
+
+    tree: str
+    name: str
+    started: int = 0
+    finished: int = 0
+    waiting: int = 0
+    p50: float | None = None
+    p95: float | None = None
+    longest: float | None = None
+    preempted: int = 0
+    recycled: int = 0
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile: the smallest value with at least ``q`` of the values at or below it."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def lineage(name: str | None, parents: Mapping[str, str | None]) -> list[str]:
+    """``name`` and its ancestors, nearest first (a cycle is cut where it closes)."""
+    out: list[str] = []
+    while name is not None and name not in out:
+        out.append(name)
+        name = parents.get(name)
+    return out
+
+
+def node_waits(
+    jobs: Iterable[JobWait],
+    queue_parents: Mapping[str, str | None],
+    group_parents: Mapping[str, str | None],
+    end: float,
+) -> dict[tuple[str, str], NodeWaits]:
+    """Per (tree, node), the figures of the jobs counted there (module docstring); ``end`` is the window's end,
+    where a job still waiting has waited ``end - submit``. Only the nodes with a job are in the result."""
+    out: dict[tuple[str, str], NodeWaits] = {}
+    waits: dict[tuple[str, str], list[float]] = {}
+    paths: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
+    for job in jobs:
+        path = paths.get((job.queue, job.group))
+        if path is None:
+            path = paths[job.queue, job.group] = [(QUEUE, q) for q in lineage(job.queue, queue_parents)] + [
+                (QUOTA, g) for g in lineage(job.group, group_parents)
+            ]
+        wait = (job.start if job.start is not None else end) - job.submit
+        for node in path:
+            figures = out.get(node)
+            if figures is None:
+                figures = out[node] = NodeWaits(*node)
+            if job.start is not None:
+                figures.started += 1
+                waits.setdefault(node, []).append(wait)
+            else:
+                figures.waiting += 1
+            figures.longest = wait if figures.longest is None else max(figures.longest, wait)
+            figures.finished += job.finished
+            figures.preempted += job.preempted
+            figures.recycled += job.recycled
+    for node, figures in out.items():
+        started = waits.get(node, [])
+        figures.p50, figures.p95 = percentile(started, 0.5), percentile(started, 0.95)
+    return out
