@@ -175,8 +175,11 @@ def audit(
     idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
     usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
     group_parents = {name: spec.parent for name, spec in groups.items()}
-    waits = [
-        w for key, w in node_waits(jobs, queue_parents or {}, group_parents, now).items() if key not in _TREE_ROOTS
+    parents = {QUEUE: queue_parents or {}, QUOTA: group_parents}
+    waits = [  # the nodes of the trees now (a job of a queue deleted since counts for no row), but their roots
+        w
+        for key, w in node_waits(jobs, parents[QUEUE], group_parents, now).items()
+        if key not in _TREE_ROOTS and key[1] in parents[key[0]]
     ]
     waits.sort(key=lambda w: (w.p95 is None, -(w.p95 or 0.0), -(w.longest or 0.0), w.tree, w.name))
     return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits))

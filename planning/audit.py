@@ -14,12 +14,13 @@ quantity ``47976m``); a ratio of use to entitlement is a plain number.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.db.models import Case, Count, F, FloatField, Max, Min, Value, When, Window
+from django.db.models import Case, Count, Exists, F, FloatField, Max, Min, OuterRef, Q, Value, When, Window
 from django.db.models.functions import Coalesce, RowNumber, TruncMinute
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -42,6 +43,7 @@ from scheduling.models import (
     Eviction,
     EvictionAction,
     JobRecord,
+    Pod,
     PodGroup,
     QuotaSample,
     SampleKind,
@@ -105,12 +107,20 @@ def history(cluster: Cluster, since: Any) -> dict[tuple[str, str], list[Sample]]
 _PREEMPTED = (EvictionAction.PREEMPT, EvictionAction.RECLAIM)
 
 
-def recorded_jobs(cluster: Cluster, since: Any, now: Any) -> list[JobWait]:
+def recorded_jobs(
+    cluster: Cluster,
+    since: Any,
+    now: Any,
+    *,
+    queues: Collection[str] | None = None,
+    quota_groups: Collection[str] | None = None,
+) -> list[JobWait]:
     """The jobs submitted in [since, now] as they happened: the history rows of those removed since (``JobRecord``)
     and the podgroups still there, each with its queue, quota group, submission (moved to its first start for a job
     mirrored already running, as its trace does), first start, whether it finished, and its pods preempted (or
     reclaimed) and recycled in the window. Times are read as seconds (``Epoch``): a week of a busy cluster is a
-    hundred thousand rows."""
+    hundred thousand rows. ``queues`` and ``quota_groups`` (either or both): only the jobs of those queues or
+    counted in those quota groups (a team's page)."""
     evicted: dict[tuple[str, str], list[int]] = {}
     rows = (
         Eviction.objects.filter(
@@ -125,12 +135,14 @@ def recorded_jobs(cluster: Cluster, since: Any, now: Any) -> list[JobWait]:
         evicted.setdefault((namespace, job), [0, 0])[action == EvictionAction.RECYCLE] += n
     removed = (
         JobRecord.objects.filter(cluster=cluster, submitted__gte=since, submitted__lte=now)
+        .filter(_scope_of_records(queues, quota_groups))
         .annotate(submit=Epoch("submitted"), start=Epoch("started"), done=Epoch("finished"))
         .order_by()
         .values_list("namespace", "name", "queue", "quota_group", "submit", "start", "done")
     )
     live = (
         PodGroup.objects.filter(cluster=cluster, created__gte=since, created__lte=now)
+        .filter(_scope_of_podgroups(queues, quota_groups))
         .annotate(
             submit=Epoch("created"),
             start=Epoch(Min("pods__started")),
@@ -153,6 +165,22 @@ def recorded_jobs(cluster: Cluster, since: Any, now: Any) -> list[JobWait]:
                 )
             )
     return out
+
+
+def _scope_of_records(queues: Collection[str] | None, groups: Collection[str] | None) -> Q:
+    if queues is None and groups is None:
+        return Q()
+    return Q(queue__in=sorted(queues or ())) | Q(quota_group__in=sorted(groups or ()))
+
+
+def _scope_of_podgroups(queues: Collection[str] | None, groups: Collection[str] | None) -> Q:
+    """A podgroup of one of ``queues``, or counted in one of ``groups`` (a pod of it there, or, before it has pods,
+    its namespace's quota group), as the job lists read a quota group's jobs."""
+    if queues is None and groups is None:
+        return Q()
+    named = sorted(groups or ())
+    counted = Pod.objects.filter(podgroup=OuterRef("pk"), quota_group__name__in=named)
+    return Q(queue__name__in=sorted(queues or ())) | Q(Exists(counted)) | Q(namespace__quota_group__name__in=named)
 
 
 def run(cluster: Cluster, days: int) -> tuple[Any, Audit]:

@@ -15,6 +15,7 @@ from frontend.presenters.department import department_rows
 from frontend.presenters.evictions import may_open, team_evictions
 from frontend.presenters.past_usage import half_life_of, sentence
 from frontend.presenters.team import owned_nodes, team_cards, team_view, waiting_counts
+from frontend.presenters.team_waits import team_waits
 from frontend.views.common import Page, render_page, state, viewer_required, visible_names
 from planning.department import department
 from quotas.access import is_admin, may_read_team, team_scope
@@ -70,6 +71,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
     scope = team_scope(team_group)
     jobs_of = (scope.kind, sorted(scope.names))
     can_open = may_open(visible_names(request, "queue"), visible_names(request, "quota"))
+    now = timezone.now()
     context = {
         "nav": "team",
         "team": team_group,
@@ -80,7 +82,7 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         "jobs_caption": "Your jobs, and why each waits",
         # pods recycling will take unless usage falls (scheduling.recycle_outlook, as `fairway job why` says it)
         "recycling": recycling.for_team(
-            recycling.warnings_of(st, timezone.now()),
+            recycling.warnings_of(st, now),
             gtree,
             [s["name"] for s in shown.sections if s["kind"] == "quota"],
             scope,
@@ -88,6 +90,8 @@ def team_detail(request: HttpRequest, group: str) -> HttpResponse:
         ),
         **team_evictions(st.cluster, team_group.name, scope, can_open),
     }
+    if request.GET.get("live") != "1":  # the last days' waits: drawn with the page, not with each live refresh
+        context.update(team_waits(st.cluster, st.snapshot, [(s["kind"], s["name"]) for s in shown.sections], now))
     return render_page(
         request,
         Page(

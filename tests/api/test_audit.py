@@ -192,19 +192,20 @@ def test_the_waits_are_those_of_the_jobs_submitted_in_the_window_per_team(
     """qa's jobs in the window: two removed ones (history rows) that waited 60 s and 600 s and finished, a running
     one that waited 30 s, one waiting for two hours; a removed job submitted before the window is not counted. Each
     team's pods preempted (or reclaimed) and recycled in the window are counted; a pod lost with its node is not, nor
-    an eviction older than the window. The roots have no row; the longest waits come first."""
+    an eviction older than the window. The roots have no row, nor a queue deleted since; the longest waits come
+    first."""
     from scheduling.models import Eviction, JobRecord, Pod, PodGroup
 
     starving()
     now = timezone.now()
     ago = lambda seconds: now - timedelta(seconds=seconds)  # noqa: E731
-    for name, submitted, wait in (("r1", 3600, 60), ("r2", 7200, 600), ("old", 8 * 86400, 5)):
+    for name, submitted, wait in (("r1", 3600, 60), ("r2", 7200, 600), ("old", 8 * 86400, 5), ("gone", 60, 1)):
         JobRecord.objects.create(
             cluster=b.cluster(),
             namespace="a-ns",
             name=name,
-            queue="qa",
-            quota_group="a",
+            queue="qa" if name != "gone" else "deleted-since",  # a queue no longer in the tree: no row of its own
+            quota_group="a" if name != "gone" else "deleted-too",
             roles=[["", 1, {"cpu": 1000}]],
             submitted=ago(submitted),
             started=ago(submitted - wait),

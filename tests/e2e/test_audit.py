@@ -28,7 +28,9 @@ def test_an_admin_reads_the_audit_and_tries_freeing_an_idle_guarantee(site: str,
     assert "a" in starved.locator("tbody th").first.inner_text()
     assert "▲ 40 cores" in starved.inner_text()
     assert "▼ 40 cores" in page.locator('[data-testid="audit-lending"]').inner_text()
-    for section in ("audit-starved", "audit-lending", "audit-idle", "audit-usage"):
+    waits = page.locator('[data-testid="audit-waits"]')  # the starving() jobs were submitted as the test began
+    assert "Waiting to start" in waits.inner_text() and "qa" in waits.locator("tbody").inner_text()
+    for section in ("audit-starved", "audit-lending", "audit-idle", "audit-usage", "audit-waits"):
         wrap = page.locator(f'[data-testid="{section}"] .table-wrap')
         assert wrap.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), section  # fits 1280 px
     shot(page, "audit-1280")

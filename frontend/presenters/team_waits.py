@@ -1,0 +1,58 @@
+"""The team page's waits: how long the team's jobs waited to start over the last days, one row per node of the team
+(its subtree's jobs included), from what happened (``planning.audit.recorded_jobs``, counted by ``engine.waits`` as
+the audit and the replay count them); the audit has other windows and the other teams beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from engine.waits import lineage, node_waits
+from engine.wording import duration
+from planning.audit import recorded_jobs
+from scheduling.models import Cluster
+
+DAYS = 7
+_TREES = {"queue": "queue", "quota": "quota group"}
+
+
+def _subtree(tops: set[str], parents: Mapping[str, str | None]) -> set[str]:
+    return {name for name in parents if tops.intersection(lineage(name, parents))}
+
+
+def _wait(seconds: float | None) -> str:
+    return "—" if seconds is None else duration(seconds)
+
+
+def team_waits(
+    cluster: Cluster | None, snapshot: Any, nodes: Iterable[tuple[str, str]], now: datetime
+) -> dict[str, Any]:
+    """The waits of the last ``DAYS`` days of the jobs of ``nodes`` ((kind, name): "queue" or "quota") and their
+    subtrees, under the keys the page reads (``waits``: a row per node, ``waits_days``)."""
+    nodes = list(nodes)
+    if cluster is None or snapshot is None or not nodes:
+        return {"waits": [], "waits_days": DAYS}
+    queue_parents = {name: q.parent for name, q in snapshot.queues.items()}
+    group_parents = {name: g.parent for name, g in snapshot.quota_groups.items()}
+    queues = _subtree({name for kind, name in nodes if kind == "queue"}, queue_parents)
+    groups = _subtree({name for kind, name in nodes if kind == "quota"}, group_parents)
+    jobs = recorded_jobs(cluster, now - timedelta(days=DAYS), now, queues=queues, quota_groups=groups)
+    figures = node_waits(jobs, queue_parents, group_parents, now.timestamp())
+    rows = []
+    for kind, name in nodes:
+        w = figures.get((kind, name))
+        rows.append(
+            {
+                "tree": _TREES[kind],
+                "name": name,
+                "started": w.started if w else 0,
+                "p50": _wait(w.p50 if w else None),
+                "p95": _wait(w.p95 if w else None),
+                "longest": _wait(w.longest if w else None),
+                "waiting": w.waiting if w else 0,
+                "preempted": w.preempted if w else 0,
+                "recycled": w.recycled if w else 0,
+            }
+        )
+    return {"waits": rows, "waits_days": DAYS}
