@@ -17,13 +17,15 @@ history the sessions record (one sample per tree node per session):
   its share all week reads 2.0;
 * **waiting to start**: how long the jobs submitted in the window waited for their first pod to start, per node
   (``engine.waits``: a job counts for its queue, its quota group and their ancestors; the roots have no row, as in
-  the other tables), longest waits first.
+  the other tables), longest waits first; and each of those nodes' waits hour by hour (a window of up to two days)
+  or day by day, by when the jobs were submitted: did a change help?
 
 Amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +34,23 @@ from engine.lending import lendable_groups, lendable_queues
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
-from engine.waits import JobWait, NodeWaits, node_waits
+from engine.waits import JobWait, NodeWaits, WaitPoint, node_waits, waits_by_period
 
-__all__ = ["Audit", "IdleGuarantee", "JobWait", "Lending", "NodeWaits", "Sample", "Starved", "UsageShare", "audit"]
+__all__ = [
+    "Audit",
+    "IdleGuarantee",
+    "JobWait",
+    "Lending",
+    "NodeWaits",
+    "Sample",
+    "Starved",
+    "UsageShare",
+    "WaitPoint",
+    "audit",
+]
 
 QUEUE, QUOTA = "queue", "quota"
+TREND_HOUR, TREND_DAY = 3600.0, 86400.0
 _TREE_ROOTS = {(QUEUE, ROOT_QUEUE), (QUOTA, ROOT_GROUP), (QUOTA, SYSTEM_GROUP), (QUOTA, DEFAULT_GROUP)}
 
 
@@ -111,6 +125,8 @@ class Audit:
     idle: tuple[IdleGuarantee, ...]
     usage: tuple[UsageShare, ...]
     waits: tuple[NodeWaits, ...] = ()
+    # per node of ``waits``, its waits hour by hour (a window of up to two days) or day by day (``engine.waits``)
+    trend: Mapping[tuple[str, str], tuple[WaitPoint, ...]] = dataclasses.field(default_factory=dict)
 
 
 def _resource_rank(resource: str) -> tuple[int, str]:
@@ -174,15 +190,30 @@ def audit(
     starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))
     idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
     usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
-    group_parents = {name: spec.parent for name, spec in groups.items()}
-    parents = {QUEUE: queue_parents or {}, QUOTA: group_parents}
+    waits, trend = _waits(
+        list(jobs), queue_parents or {}, {name: spec.parent for name, spec in groups.items()}, now, window
+    )
+    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits), trend)
+
+
+def _waits(
+    jobs: list[JobWait],
+    queue_parents: Mapping[str, str | None],
+    group_parents: Mapping[str, str | None],
+    now: float,
+    window: float,
+) -> tuple[list[NodeWaits], dict[tuple[str, str], tuple[WaitPoint, ...]]]:
+    """The nodes' waits over the window, longest first, and each one's hour by hour or day by day."""
+    parents = {QUEUE: queue_parents, QUOTA: group_parents}
     waits = [  # the nodes of the trees now (a job of a queue deleted since counts for no row), but their roots
         w
-        for key, w in node_waits(jobs, parents[QUEUE], group_parents, now).items()
+        for key, w in node_waits(jobs, queue_parents, group_parents, now).items()
         if key not in _TREE_ROOTS and key[1] in parents[key[0]]
     ]
     waits.sort(key=lambda w: (w.p95 is None, -(w.p95 or 0.0), -(w.longest or 0.0), w.tree, w.name))
-    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits))
+    step = TREND_HOUR if window <= 2 * TREND_DAY else TREND_DAY
+    by_period = waits_by_period(jobs, queue_parents, group_parents, now, step, [(w.tree, w.name) for w in waits])
+    return waits, {node: tuple(points) for node, points in by_period.items()}
 
 
 def _starved_queues(values: QuotaValues) -> list[Starved]:

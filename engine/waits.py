@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["JobWait", "NodeWaits", "lineage", "node_waits", "percentile"]
+__all__ = ["JobWait", "NodeWaits", "WaitPoint", "lineage", "node_waits", "percentile", "waits_by_period"]
 
 QUEUE, QUOTA = "queue", "quota"
 
@@ -48,6 +48,17 @@ class NodeWaits:
     longest: float | None = None
     preempted: int = 0
     recycled: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WaitPoint:
+    """One period of a node's waits: the jobs submitted from ``time`` (epoch seconds) for one period."""
+
+    time: float
+    started: int
+    waiting: int
+    p50: float | None
+    p95: float | None
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -101,4 +112,29 @@ def node_waits(
     for node, figures in out.items():
         started = waits.get(node, [])
         figures.p50, figures.p95 = percentile(started, 0.5), percentile(started, 0.95)
+    return out
+
+
+def waits_by_period(
+    jobs: Iterable[JobWait],
+    queue_parents: Mapping[str, str | None],
+    group_parents: Mapping[str, str | None],
+    end: float,
+    step: float,
+    nodes: Iterable[tuple[str, str]],
+) -> dict[tuple[str, str], list[WaitPoint]]:
+    """Per node of ``nodes``, its waits period by period: the jobs grouped by when they were submitted (periods of
+    ``step`` seconds on the UTC clock: whole hours, whole days), each period counted as ``node_waits`` counts a
+    window (a job still waiting at ``end`` with its wait so far). A period in which a node had no job is left out."""
+    periods: dict[float, list[JobWait]] = {}
+    for job in jobs:
+        periods.setdefault(math.floor(job.submit / step) * step, []).append(job)
+    wanted = list(nodes)
+    out: dict[tuple[str, str], list[WaitPoint]] = {node: [] for node in wanted}
+    for time in sorted(periods):
+        figures = node_waits(periods[time], queue_parents, group_parents, end)
+        for node in wanted:
+            w = figures.get(node)
+            if w is not None:
+                out[node].append(WaitPoint(time, w.started, w.waiting, w.p50, w.p95))
     return out

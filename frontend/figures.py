@@ -841,6 +841,42 @@ def replay_waits_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
     return fig
 
 
+# Okabe-Ito, for a few lines told apart by colour (and by their markers' shapes, for those who cannot)
+LINES = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00")
+MARKERS = ("circle", "square", "diamond", "triangle-up", "x", "star")
+
+
+def waits_trend_figure(series: Sequence[Mapping[str, Any]], step: float) -> Figure:
+    """The 95th percentile wait of the jobs submitted in each period (an hour or a day), a line per node:
+    ``series``: ``{"name", "points": [(start ISO, p95 seconds or None, jobs started, jobs still waiting)]}``."""
+    values = [p[1] for s in series for p in s["points"] if p[1] is not None]
+    if not values:
+        return _empty("No job submitted in the window has started yet.", height=160)
+    scale, unit = _wait_unit(values)
+    period = "hour" if step < 86400 else "day"
+    fig = Figure(layout=_layout(300, hovermode="x unified", legend=TOP_LEGEND))
+    for i, s in enumerate(series):
+        points = s["points"]
+        fig.add_trace(
+            scatter(
+                x=[p[0] for p in points],
+                y=[None if p[1] is None else round(p[1] / scale, 2) for p in points],
+                name=s["name"],
+                mode="lines+markers",
+                line={"color": LINES[i % len(LINES)], "width": 2},
+                marker={"symbol": MARKERS[i % len(MARKERS)], "size": 7},
+                customdata=[[("none started" if p[1] is None else duration_words(p[1])), p[2], p[3]] for p in points],
+                hovertemplate=s["name"]
+                + ": p95 %{customdata[0]} (%{customdata[1]} started, %{customdata[2]} still waiting)<extra></extra>",
+            )
+        )
+    yaxis = _axis(title={"text": f"95th percentile wait, {unit}"}, rangemode="tozero")
+    if max(values) / scale < 1:
+        yaxis["range"] = [0, 1]
+    fig.update_layout(xaxis=_axis(title={"text": f"submitted in the {period} from"}), yaxis=yaxis)
+    return fig
+
+
 def replay_utilisation_figure(series: Mapping[str, Mapping[str, Sequence[Sequence[Any]]]]) -> Figure:
     """Utilisation over time per resource: ``{resource: {"before": [[time, fraction], ...], "after": [...]}}``, one
     row per resource, the baseline grey and dashed, the proposal blue, in per cent of the schedulable nodes'

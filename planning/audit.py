@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -259,6 +259,7 @@ def within(result: Audit, nodes: Scope | None) -> Audit:
         idle=tuple(i for i in result.idle if mine(i.tree, i.name)),
         usage=tuple(u for u in result.usage if mine(u.tree, u.name)),
         waits=tuple(w for w in result.waits if mine(w.tree, w.name)),
+        trend={node: points for node, points in result.trend.items() if mine(*node)},
     )
 
 
@@ -329,7 +330,29 @@ def as_json(result: Audit) -> dict[str, Any]:
             for u in result.usage
         ],
         "waits": [_waits(w) for w in result.waits],
+        "waits_trend": [_trend(w.tree, w.name, result.trend.get((w.tree, w.name), ())) for w in result.waits],
     }
+
+
+def _trend(tree: str, name: str, points: Any) -> dict[str, Any]:
+    return {
+        "tree": tree,
+        "name": name,
+        "points": [
+            {
+                "start": _iso(p.time),
+                "jobs_started": p.started,
+                "jobs_waiting": p.waiting,
+                "wait_p50_seconds": _seconds(p.p50),
+                "wait_p95_seconds": _seconds(p.p95),
+            }
+            for p in points
+        ],
+    }
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _seconds(value: float | None) -> float | None:
@@ -418,6 +441,20 @@ class _WaitsSerializer(serializers.Serializer):
     recycled_pods = serializers.IntegerField(help_text="Pods of these jobs recycled in the window")
 
 
+class _TrendPointSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(help_text="The period's start (a whole hour or day, UTC)")
+    jobs_started = serializers.IntegerField(help_text="Jobs submitted in the period that started")
+    jobs_waiting = serializers.IntegerField(help_text="Jobs submitted in the period that have not started")
+    wait_p50_seconds = serializers.FloatField(allow_null=True)
+    wait_p95_seconds = serializers.FloatField(allow_null=True)
+
+
+class _TrendSerializer(serializers.Serializer):
+    tree = serializers.ChoiceField(choices=[QUEUE, QUOTA], help_text="queue, or quota (a quota group)")
+    name = serializers.CharField()
+    points = _TrendPointSerializer(many=True, help_text="Periods in which the node had a job, oldest first")
+
+
 class AuditSerializer(serializers.Serializer):
     window_days = serializers.FloatField()
     starved = _StarvedSerializer(many=True)
@@ -428,6 +465,11 @@ class AuditSerializer(serializers.Serializer):
         many=True,
         help_text="How long the jobs submitted in the window waited to start, per node (a job counts for its queue, "
         "its quota group and their ancestors), longest waits first",
+    )
+    waits_trend = _TrendSerializer(
+        many=True,
+        help_text="Each node of waits, its waits by when the jobs were submitted: hour by hour in a window of up to "
+        "two days, else day by day",
     )
 
 

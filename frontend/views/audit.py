@@ -5,6 +5,7 @@ share over the window, and how long the jobs submitted in the window waited to s
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -14,12 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import PermissionDenied, ValidationError
 
-from engine.audit import QUEUE
+from engine.audit import QUEUE, QUOTA, TREND_DAY, TREND_HOUR, Audit
 from engine.resources import ResourceList
 from engine.wording import duration
-from frontend import staging
+from frontend import figures, staging
 from frontend.presenters.units import human
-from frontend.views.common import admin_required, state, viewer_required
+from frontend.views.common import Page, admin_required, render_page, state, viewer_required
 from planning.audit import MAX_DAYS, run, scope, within
 from quotas.access import is_admin
 from quotas.models import Queue, QuotaGroup
@@ -142,13 +143,35 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         }
         for w in result.waits
     ]
+    context["trend_period"] = "hour" if days <= 2 else "day"
+    figs = {"waits_trend": figures.waits_trend_figure(_trend_series(result), TREND_HOUR if days <= 2 else TREND_DAY)}
     show_all = request.GET.get("all") == "1"
     for key in ("starved", "lending", "idle", "usage", "waits"):
         context[f"{key}_count"] = len(context[key])
         if not show_all:
             context[key] = context[key][:ROWS]
     context["show_all"] = show_all
-    return render(request, "frontend/audit.html", context)
+    return render_page(request, Page("frontend/audit.html", context, figs, {}, live=False))
+
+
+TREND_LINES = 6  # nodes drawn on the waits' trend: the first of the table's
+
+
+def _trend_series(result: Audit) -> list[dict[str, Any]]:
+    """The waits' trend of the first ``TREND_LINES`` rows of the waits table: of the queues when some have a row
+    (the quota groups of the demo's organisation mirror them), else of the quota groups."""
+    tree = QUEUE if any(w.tree == QUEUE for w in result.waits) else QUOTA
+    rows = [w for w in result.waits if w.tree == tree][:TREND_LINES]
+    return [
+        {
+            "name": w.name,
+            "points": [
+                (datetime.fromtimestamp(p.time, UTC).isoformat(), p.p95, p.started, p.waiting)
+                for p in result.trend.get((w.tree, w.name), ())
+            ],
+        }
+        for w in rows
+    ]
 
 
 @admin_required

@@ -243,10 +243,20 @@ def test_the_waits_are_those_of_the_jobs_submitted_in_the_window_per_team(
         assert (qa["preempted_pods"], qa["recycled_pods"]) == (2, 0)
     qb = rows[("queue", "qb")]
     assert (qb["jobs_started"], qb["wait_p50_seconds"], qb["wait_max_seconds"], qb["recycled_pods"]) == (1, 5.0, 5.0, 1)
+    # by when the jobs were submitted: day by day over a week, hour by hour over a day; the periods add up to the row
+    trend = {(t["tree"], t["name"]): t["points"] for t in body["waits_trend"]}
+    assert list(trend) == [(w["tree"], w["name"]) for w in body["waits"]]
+    assert sum(p["jobs_started"] for p in trend[("queue", "qa")]) == 3
+    assert sum(p["jobs_waiting"] for p in trend[("queue", "qa")]) == 1
+    assert all(p["start"].endswith("T00:00:00Z") for p in trend[("queue", "qa")])
     one_day = client.get("/api/v1/audit/?days=1", headers={"Authorization": f"Token {admin_token}"}).json()
     assert {(w["tree"], w["name"]): w["jobs_started"] for w in one_day["waits"]}[("queue", "qa")] == 3
+    hourly = {(t["tree"], t["name"]): t["points"] for t in one_day["waits_trend"]}[("queue", "qa")]
+    assert all(p["start"].endswith(":00:00Z") for p in hourly) and sum(p["jobs_started"] for p in hourly) == 3
+    assert len(hourly) >= 2  # submitted 2 h, 1 h and 30 min ago: two hours at least
     client.force_login(make_user("boss2", staff=True))
     page = client.get("/audit/").content.decode()
     waits = page[page.index('data-testid="audit-waits"') :]
     assert "Waiting to start" in waits and "<strong>10 min</strong>" in waits  # qa's 95th percentile, for people
+    assert 'data-figure="waits_trend"' in waits and "submitted each day" in waits
     assert waits.index('href="/queues/qa/"') < waits.index('href="/queues/qb/"')

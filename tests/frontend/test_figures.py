@@ -287,6 +287,17 @@ def every_figure() -> list[dict[str, Any]]:
             }
         ),
         figures.replay_borrow_figure([{"team": "a", "borrowed": (2.5, 0.0), "lent": (0.0, 1.0)}]),
+        figures.waits_trend_figure(
+            [
+                {
+                    "name": "nlp",
+                    "points": [("2026-01-01T00:00:00+00:00", 600.0, 3, 0), ("2026-01-02T00:00:00+00:00", None, 0, 2)],
+                },
+                {"name": "vision", "points": [("2026-01-01T00:00:00+00:00", 30.0, 1, 0)]},
+            ],
+            86400.0,
+        ),
+        figures.waits_trend_figure([{"name": "nlp", "points": [("2026-01-01T00:00:00+00:00", None, 0, 1)]}], 3600.0),
     ]
     return [figures.to_json(fig) for fig in built]
 

@@ -52,3 +52,19 @@ def test_a_node_with_only_waiting_jobs_has_no_percentiles_but_a_longest_wait() -
     out = node_waits([JobWait("nlp", None, submit=10.0, start=None, finished=False)], QUEUES, GROUPS, end=70.0)
     nlp = out[("queue", "nlp")]
     assert (nlp.p50, nlp.p95, nlp.longest, nlp.waiting) == (None, None, 60.0, 1)
+
+
+def test_periods_are_whole_hours_or_days_by_submission_and_leave_out_empty_ones() -> None:
+    from engine.waits import waits_by_period
+
+    day = 86400.0
+    jobs = [
+        JobWait("nlp", None, submit=day + 10, start=day + 70, finished=True),  # day 1: waited 60 s
+        JobWait("nlp", None, submit=day + 20, start=day + 620, finished=True),  # day 1: 600 s
+        JobWait("vision", None, submit=3 * day + 5, start=None, finished=False),  # day 3: still waiting
+    ]
+    out = waits_by_period(jobs, QUEUES, GROUPS, 4 * day, day, [("queue", "nlp"), ("queue", "research")])
+    nlp = out[("queue", "nlp")]
+    assert [(p.time, p.started, p.waiting, p.p50, p.p95) for p in nlp] == [(day, 2, 0, 60.0, 600.0)]
+    research = out[("queue", "research")]
+    assert [(p.time, p.started, p.waiting, p.p95) for p in research] == [(day, 2, 0, 600.0), (3 * day, 0, 1, None)]
