@@ -846,9 +846,10 @@ LINES = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00")
 MARKERS = ("circle", "square", "diamond", "triangle-up", "x", "star")
 
 
-def waits_trend_figure(series: Sequence[Mapping[str, Any]], step: float) -> Figure:
-    """The 95th percentile wait of the jobs submitted in each period (an hour or a day), a line per node:
-    ``series``: ``{"name", "points": [(start ISO, p95 seconds or None, jobs started, jobs still waiting)]}``."""
+def waits_trend_figure(series: Sequence[Mapping[str, Any]], step: float, window: tuple[str, str]) -> Figure:
+    """The 95th percentile wait of the jobs submitted in each period (an hour or a day), a line per node, across the
+    whole ``window`` (its start and end, ISO; one period is not stretched across the chart): ``series``:
+    ``{"name", "points": [(start ISO, p95 seconds or None, jobs started, jobs still waiting)]}``."""
     values = [p[1] for s in series for p in s["points"] if p[1] is not None]
     if not values:
         return _empty("No job submitted in the window has started yet.", height=160)
@@ -873,7 +874,8 @@ def waits_trend_figure(series: Sequence[Mapping[str, Any]], step: float) -> Figu
     yaxis = _axis(title={"text": f"95th percentile wait, {unit}"}, rangemode="tozero")
     if max(values) / scale < 1:
         yaxis["range"] = [0, 1]
-    fig.update_layout(xaxis=_axis(title={"text": f"submitted in the {period} from"}), yaxis=yaxis)
+    xaxis = _axis(title={"text": f"submitted in the {period} from"}, type="date", range=list(window))
+    fig.update_layout(xaxis=xaxis, yaxis=yaxis)
     return fig
 
 

@@ -144,7 +144,11 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         for w in result.waits
     ]
     context["trend_period"] = "hour" if days <= 2 else "day"
-    figs = {"waits_trend": figures.waits_trend_figure(_trend_series(result), TREND_HOUR if days <= 2 else TREND_DAY)}
+    step = TREND_HOUR if days <= 2 else TREND_DAY
+    end = datetime.now(UTC)
+    first = (end.timestamp() - days * 86400) // step * step  # the period the window opens in
+    window = (datetime.fromtimestamp(first, UTC).isoformat(), end.isoformat())
+    figs = {"waits_trend": figures.waits_trend_figure(_trend_series(result), step, window)}
     show_all = request.GET.get("all") == "1"
     for key in ("starved", "lending", "idle", "usage", "waits"):
         context[f"{key}_count"] = len(context[key])

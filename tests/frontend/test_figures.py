@@ -296,8 +296,13 @@ def every_figure() -> list[dict[str, Any]]:
                 {"name": "vision", "points": [("2026-01-01T00:00:00+00:00", 30.0, 1, 0)]},
             ],
             86400.0,
+            ("2025-12-26T00:00:00+00:00", "2026-01-02T12:00:00+00:00"),
         ),
-        figures.waits_trend_figure([{"name": "nlp", "points": [("2026-01-01T00:00:00+00:00", None, 0, 1)]}], 3600.0),
+        figures.waits_trend_figure(
+            [{"name": "nlp", "points": [("2026-01-01T00:00:00+00:00", None, 0, 1)]}],
+            3600.0,
+            ("2026-01-01T00:00:00+00:00", "2026-01-01T23:00:00+00:00"),
+        ),
     ]
     return [figures.to_json(fig) for fig in built]
 
