@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 
 from changerequests import services
 from changerequests.choices import RequestStatus
@@ -29,7 +30,7 @@ from engine.resources import (
     parse_in_unit,
 )
 from frontend.forms import LIST_LABELS
-from frontend.presenters import units
+from frontend.presenters import request_effect, units
 from frontend.views.common import viewer_required, visible_names
 from quotas.models import Queue, QuotaGroup
 
@@ -222,8 +223,20 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "may_withdraw": obj.is_open and is_requester,
         "steps": _with_replays(request, obj, list(services.steps(obj))),
         "node_links": _node_links(obj),
+        "effect": request_effect.effect(obj, _reader(request), timezone.now()),
     }
     return render(request, "frontend/request.html", context)
+
+
+def _reader(request: HttpRequest) -> Callable[[str, str], bool]:
+    """Whether the user may read a tree node ("queue" or "quota", its name)."""
+    visible = {tree: visible_names(request, tree) for tree in ("queue", "quota")}  # type: ignore[arg-type]
+
+    def may_read(tree: str, name: str) -> bool:
+        names = visible[tree]
+        return names is None or name in names
+
+    return may_read
 
 
 def _with_replays(request: HttpRequest, obj: ChangeRequest, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
