@@ -7,6 +7,7 @@ from typing import Any
 
 import django_filters
 from django.db.models import QuerySet
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -15,9 +16,12 @@ from rest_framework.response import Response
 
 from changerequests import loans, services
 from changerequests.choices import RequestStatus
+from changerequests.effect import effect as request_effect
+from changerequests.effect import reader as effect_reader
 from changerequests.models import ChangeRequest
 from core.api import rule_errors_to_validation_error
 from engine.resources import format_quantity
+from engine.waits import NodeWaits
 from quotas.permissions import AdminOrTeamSubmits
 
 
@@ -144,6 +148,52 @@ class RejectSerializer(DecisionSerializer):
     comment = serializers.CharField(max_length=4000, help_text="Why (required).")
 
 
+class _WaitsSerializer(serializers.Serializer):
+    jobs_started = serializers.IntegerField()
+    jobs_waiting = serializers.IntegerField(help_text="Not started by the end of the span")
+    wait_p50_seconds = serializers.FloatField(allow_null=True)
+    wait_p95_seconds = serializers.FloatField(allow_null=True)
+    wait_max_seconds = serializers.FloatField(allow_null=True, help_text="A job still waiting counts its wait so far")
+
+
+class _NodeEffectSerializer(serializers.Serializer):
+    tree = serializers.ChoiceField(choices=["queue", "quota"], help_text="queue, or quota (a quota group)")
+    name = serializers.CharField()
+    before = _WaitsSerializer(help_text="The jobs submitted in the span before it was applied")
+    since = _WaitsSerializer(help_text="The jobs submitted in the span since")
+
+
+class EffectSerializer(serializers.Serializer):
+    applied = serializers.DateTimeField(allow_null=True, help_text="When it was applied (null: never)")
+    span_seconds = serializers.FloatField(
+        help_text="The span compared each way: the time since it was applied, at most 7 days"
+    )
+    nodes = _NodeEffectSerializer(
+        many=True, help_text="Each queue and quota group its changes name that you may read (subtrees included)"
+    )
+
+
+def _waits(w: NodeWaits | None) -> dict[str, Any]:
+    def seconds(value: float | None) -> float | None:
+        return None if value is None else round(value, 1)
+
+    if w is None:
+        return {
+            "jobs_started": 0,
+            "jobs_waiting": 0,
+            "wait_p50_seconds": None,
+            "wait_p95_seconds": None,
+            "wait_max_seconds": None,
+        }
+    return {
+        "jobs_started": w.started,
+        "jobs_waiting": w.waiting,
+        "wait_p50_seconds": seconds(w.p50),
+        "wait_p95_seconds": seconds(w.p95),
+        "wait_max_seconds": seconds(w.longest),
+    }
+
+
 class ChangeRequestFilterSet(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
     mine = django_filters.BooleanFilter(method="filter_mine", help_text="Only the requests you filed.")
@@ -237,3 +287,27 @@ class ChangeRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
     def withdraw(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Withdraw your own request."""
         return self._decide(request, DecisionSerializer, services.withdraw)
+
+    @extend_schema(responses=EffectSerializer)
+    @action(detail=True, methods=["get"])
+    def effect(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """What an applied request did: for each queue and quota group it changed, the waits of the jobs submitted in
+        the days before it was applied against as many days since (at most 7 each way). A request never applied
+        answers ``applied: null`` and no nodes."""
+        obj = self.get_object()
+        found = request_effect(obj, effect_reader(request.user), timezone.now())
+        if found is None:
+            applied = obj.decided if obj.status in (RequestStatus.APPLIED, RequestStatus.RETURNED) else None
+            return Response(EffectSerializer({"applied": applied, "span_seconds": 0.0, "nodes": []}).data)
+        return Response(
+            EffectSerializer(
+                {
+                    "applied": found.applied,
+                    "span_seconds": round(found.span.total_seconds(), 1),
+                    "nodes": [
+                        {"tree": n.tree, "name": n.name, "before": _waits(n.before), "since": _waits(n.since)}
+                        for n in found.nodes
+                    ],
+                }
+            ).data
+        )

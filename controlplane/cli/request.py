@@ -15,7 +15,7 @@ from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import details, emit, emit_list, table
 from controlplane.cli.whatif import _read
 from controlplane.cli.whatif import rows as value_rows
-from engine.wording import plural
+from engine.wording import duration, plural
 
 STATUSES = ("open", "applied", "rejected", "withdrawn", "stale", "returned")
 
@@ -130,6 +130,33 @@ def print_request(item: dict[str, Any]) -> None:
         table(changed, ("Kind", "Name", "Value", "Before", "After"))
 
 
+def print_effect(effect: dict[str, Any]) -> None:
+    """What an applied request did (``GET .../effect/``): each node's waits before it was applied and since."""
+    if not effect.get("nodes"):
+        return
+    span = duration(effect["span_seconds"])
+
+    def wait(seconds: float | None) -> str:
+        return "-" if seconds is None else duration(seconds)
+
+    rows = [
+        [
+            "queue" if n["tree"] == "queue" else "quota-group",
+            n["name"],
+            str(n["before"]["jobs_started"]),
+            wait(n["before"]["wait_p50_seconds"]),
+            wait(n["before"]["wait_p95_seconds"]),
+            str(n["since"]["jobs_started"]),
+            wait(n["since"]["wait_p50_seconds"]),
+            wait(n["since"]["wait_p95_seconds"]),
+            str(n["since"]["jobs_waiting"]),
+        ]
+        for n in effect["nodes"]
+    ]
+    print(f"\nSince it was applied: the waits to start of the jobs submitted in the {span} before and the {span} since")
+    table(rows, ("Kind", "Name", "Before", "p50", "p95", "Since", "p50", "p95", "Still waiting"))
+
+
 def run(args: argparse.Namespace, client: Client) -> int:
     if args.verb == "create":
         body: dict[str, Any] = {"changes": _read(args.filename)["changes"], "reason": args.reason}
@@ -174,7 +201,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
         return EXIT_OK
     obj = f"change request #{args.id}"
     if args.verb == "show":
-        emit(client.call("GET", f"change-requests/{args.id}/", obj=obj), args.output, print_request)
+        item = client.call("GET", f"change-requests/{args.id}/", obj=obj)
+        if args.output != "table" or item.get("status") not in ("applied", "returned"):
+            emit(item, args.output, print_request)
+            return EXIT_OK
+        print_request(item)
+        print_effect(client.call("GET", f"change-requests/{args.id}/effect/", obj=obj))
         return EXIT_OK
     decision: dict[str, Any] = {"comment": args.comment}
     if args.verb == "approve" and args.filename:

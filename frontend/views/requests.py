@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -223,20 +223,9 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "may_withdraw": obj.is_open and is_requester,
         "steps": _with_replays(request, obj, list(services.steps(obj))),
         "node_links": _node_links(obj),
-        "effect": request_effect.effect(obj, _reader(request), timezone.now()),
+        "effect": request_effect.page_effect(obj, request.user, timezone.now()),
     }
     return render(request, "frontend/request.html", context)
-
-
-def _reader(request: HttpRequest) -> Callable[[str, str], bool]:
-    """Whether the user may read a tree node ("queue" or "quota", its name)."""
-    visible = {tree: visible_names(request, tree) for tree in ("queue", "quota")}  # type: ignore[arg-type]
-
-    def may_read(tree: str, name: str) -> bool:
-        names = visible[tree]
-        return names is None or name in names
-
-    return may_read
 
 
 def _with_replays(request: HttpRequest, obj: ChangeRequest, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -80,3 +80,25 @@ def test_an_open_request_has_no_such_section_and_a_fresh_one_says_the_figures_ar
     open_one.decided = None
     open_one.save()
     assert login("nlp-lead").get(f"/requests/{open_one.pk}/").context["effect"] is None
+
+
+def test_the_api_answers_the_same_in_seconds(people: dict[str, Any], clients: dict[str, Any]) -> None:
+    req = _applied(3)
+    _job("slow", "nlp", "nlp", timedelta(days=4), 1200)
+    _job("fast", "nlp", "nlp", timedelta(days=1), 60)
+    body = clients["nlp-lead"].get(f"/api/v1/change-requests/{req.pk}/effect/").json()
+    assert body["span_seconds"] == pytest.approx(3 * 86400, abs=5) and body["applied"]
+    nodes = {(n["tree"], n["name"]): n for n in body["nodes"]}
+    assert list(nodes) == [("queue", "nlp"), ("quota", "nlp")]
+    assert nodes[("queue", "nlp")]["before"] == {
+        "jobs_started": 1,
+        "jobs_waiting": 0,
+        "wait_p50_seconds": 1200.0,
+        "wait_p95_seconds": 1200.0,
+        "wait_max_seconds": 1200.0,
+    }
+    assert nodes[("quota", "nlp")]["since"]["wait_p95_seconds"] == 60.0
+    open_one = _applied(1, status="open")
+    never = clients["nlp-lead"].get(f"/api/v1/change-requests/{open_one.pk}/effect/").json()
+    assert never == {"applied": None, "span_seconds": 0.0, "nodes": []}
+    assert clients["vision-lead"].get(f"/api/v1/change-requests/{req.pk}/effect/").status_code == 404  # not theirs

@@ -95,3 +95,21 @@ def test_a_loan_from_the_command_line(cli: Run, tokens: dict[str, str]) -> None:
     assert code == 2 and "RESOURCE=QUANTITY" in err
     code, _, err = cli(*args[:-1], "soon", token=tokens["nlp-lead"])
     assert code == 1 and "loan.duration: duration must be a length such as 3d" in err
+
+
+def test_show_of_an_applied_request_says_what_it_did(cli: Run, tokens: dict[str, str]) -> None:
+    """Applied three days ago: nlp's job submitted before waited 20 min, the one since 1 min."""
+    from datetime import timedelta
+
+    from tests.changerequests.test_effect import _applied, _job
+
+    req = _applied(3)
+    _job("slow", "nlp", "nlp", timedelta(days=4), 1200)
+    _job("fast", "nlp", "nlp", timedelta(days=1), 60)
+    code, out, err = cli("request", "show", str(req.pk), token=tokens["nlp-lead"])
+    assert (code, err) == (0, ""), err
+    assert "Since it was applied: the waits to start of the jobs submitted in the 3 d before and the 3 d since" in out
+    rows = [line.split() for line in out.split("Since it was applied", 1)[1].splitlines()[2:]]
+    assert ["queue", "nlp", "1", "20", "min", "20", "min", "1", "1", "min", "1", "min", "0"] in rows
+    code, out, _ = cli("request", "show", str(req.pk), "-o", "json", token=tokens["nlp-lead"])
+    assert code == 0 and json.loads(out)["status"] == "applied"  # the request as the API has it
