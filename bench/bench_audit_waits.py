@@ -32,7 +32,7 @@ def main() -> None:
 
     from django.utils import timezone
 
-    from engine.waits import node_waits
+    from engine.waits import TreeParents, node_waits
     from planning.audit import recorded_jobs
     from scheduling.models import Cluster, JobRecord
 
@@ -56,13 +56,13 @@ def main() -> None:
         ),
         batch_size=5000,
     )
-    parents = {f"q{i}": "root" for i in range(8)}, {f"g{i}": "root" for i in range(8)}
+    parents = TreeParents({f"q{i}": "root" for i in range(8)}, {f"g{i}": "root" for i in range(8)})
     runs = []
     for _ in range(args.runs):
         started = time.perf_counter()
         jobs = recorded_jobs(cluster, now - timedelta(days=7), now)
         read = time.perf_counter()
-        node_waits(jobs, *parents, now.timestamp())
+        node_waits(jobs, parents, now.timestamp())
         runs.append(
             {"jobs": len(jobs), "read_s": round(read - started, 2), "waits_s": round(time.perf_counter() - read, 2)}
         )

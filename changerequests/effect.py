@@ -13,7 +13,7 @@ from typing import Any
 
 from changerequests.choices import RequestStatus
 from changerequests.models import ChangeRequest
-from engine.waits import NodeWaits, lineage, node_waits
+from engine.waits import NodeWaits, TreeParents, node_waits
 from planning.audit import recorded_jobs
 from planning.values_api import cached_values
 from quotas.access import visible_group_ids, visible_queue_ids
@@ -76,23 +76,18 @@ def effect(obj: ChangeRequest, may_read: Callable[[str, str], bool], now: dateti
     if cluster is None:
         return None
     snapshot, _ = cached_values(cluster.name)
-    parents = {
-        "queue": {name: q.parent for name, q in snapshot.queues.items()},
-        "quota": {name: g.parent for name, g in snapshot.quota_groups.items()},
-    }
-    nodes = [(t, n) for t, n in changed_nodes(obj.changes) if n in parents[t] and may_read(t, n)]
+    parents = TreeParents.of(snapshot)
+    nodes = [(t, n) for t, n in changed_nodes(obj.changes) if n in parents.tree(t) and may_read(t, n)]
     if not nodes:
         return None
     applied = obj.decided
     span = min(timedelta(days=MAX_DAYS), max(now - applied, timedelta(0)))
-    subtree = {
-        tree: {name for name in parents[tree] if {n for t, n in nodes if t == tree} & set(lineage(name, parents[tree]))}
-        for tree in parents
-    }
+    queues = parents.subtree("queue", [n for t, n in nodes if t == "queue"])
+    groups = parents.subtree("quota", [n for t, n in nodes if t == "quota"])
 
     def waits(since: datetime, until: datetime) -> dict[tuple[str, str], NodeWaits]:
-        jobs = recorded_jobs(cluster, since, until, queues=subtree["queue"], quota_groups=subtree["quota"])
-        return node_waits(jobs, parents["queue"], parents["quota"], until.timestamp())
+        jobs = recorded_jobs(cluster, since, until, queues=queues, quota_groups=groups)
+        return node_waits(jobs, parents, until.timestamp())
 
     before, after = waits(applied - span, applied), waits(applied, applied + span)
     return Effect(applied, span, [NodeEffect(t, n, before.get((t, n)), after.get((t, n))) for t, n in nodes])

@@ -34,9 +34,11 @@ from engine.lending import lendable_groups, lendable_queues
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
-from engine.waits import JobWait, NodeWaits, WaitPoint, node_waits, waits_by_period
+from engine.waits import QUEUE, QUOTA, JobWait, NodeWaits, TreeParents, WaitPoint, node_waits, waits_by_period
 
 __all__ = [
+    "QUEUE",
+    "QUOTA",
     "Audit",
     "IdleGuarantee",
     "JobWait",
@@ -49,7 +51,6 @@ __all__ = [
     "audit",
 ]
 
-QUEUE, QUOTA = "queue", "quota"
 TREND_HOUR, TREND_DAY = 3600.0, 86400.0
 _TREE_ROOTS = {(QUEUE, ROOT_QUEUE), (QUOTA, ROOT_GROUP), (QUOTA, SYSTEM_GROUP), (QUOTA, DEFAULT_GROUP)}
 
@@ -190,29 +191,23 @@ def audit(
     starved.sort(key=lambda s: (_resource_rank(s.resource), -s.waiting, s.tree, s.name))
     idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
     usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
-    waits, trend = _waits(
-        list(jobs), queue_parents or {}, {name: spec.parent for name, spec in groups.items()}, now, window
-    )
+    parents = TreeParents(queue_parents or {}, {name: spec.parent for name, spec in groups.items()})
+    waits, trend = _waits(list(jobs), parents, now, window)
     return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits), trend)
 
 
 def _waits(
-    jobs: list[JobWait],
-    queue_parents: Mapping[str, str | None],
-    group_parents: Mapping[str, str | None],
-    now: float,
-    window: float,
+    jobs: list[JobWait], parents: TreeParents, now: float, window: float
 ) -> tuple[list[NodeWaits], dict[tuple[str, str], tuple[WaitPoint, ...]]]:
     """The nodes' waits over the window, longest first, and each one's hour by hour or day by day."""
-    parents = {QUEUE: queue_parents, QUOTA: group_parents}
     waits = [  # the nodes of the trees now (a job of a queue deleted since counts for no row), but their roots
         w
-        for key, w in node_waits(jobs, queue_parents, group_parents, now).items()
-        if key not in _TREE_ROOTS and key[1] in parents[key[0]]
+        for key, w in node_waits(jobs, parents, now).items()
+        if key not in _TREE_ROOTS and key[1] in parents.tree(key[0])
     ]
     waits.sort(key=lambda w: (w.p95 is None, -(w.p95 or 0.0), -(w.longest or 0.0), w.tree, w.name))
     step = TREND_HOUR if window <= 2 * TREND_DAY else TREND_DAY
-    by_period = waits_by_period(jobs, queue_parents, group_parents, now, step, [(w.tree, w.name) for w in waits])
+    by_period = waits_by_period(jobs, parents, now, step, [(w.tree, w.name) for w in waits])
     return waits, {node: tuple(points) for node, points in by_period.items()}
 
 

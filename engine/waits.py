@@ -11,12 +11,52 @@ gap in the figures); and the pods evicted from those jobs, preempted (or reclaim
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["JobWait", "NodeWaits", "WaitPoint", "lineage", "node_waits", "percentile", "waits_by_period"]
+__all__ = [
+    "QUEUE",
+    "QUOTA",
+    "JobWait",
+    "NodeWaits",
+    "TreeParents",
+    "WaitPoint",
+    "lineage",
+    "node_waits",
+    "percentile",
+    "waits_by_period",
+]
 
 QUEUE, QUOTA = "queue", "quota"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeParents:
+    """Each queue's and each quota group's parent (None: a root): where a job's figures are counted."""
+
+    queues: Mapping[str, str | None]
+    groups: Mapping[str, str | None]
+
+    @classmethod
+    def of(cls, snapshot: Any) -> TreeParents:
+        """The parents of a snapshot's queues and quota groups (``engine.objects.Snapshot``)."""
+        return cls(
+            {name: q.parent for name, q in snapshot.queues.items()},
+            {name: g.parent for name, g in snapshot.quota_groups.items()},
+        )
+
+    def tree(self, tree: str) -> Mapping[str, str | None]:
+        return self.queues if tree == QUEUE else self.groups
+
+    def path(self, queue: str, group: str | None) -> list[tuple[str, str]]:
+        """The nodes a job of ``queue`` and ``group`` counts for: each with its ancestors, the queues first."""
+        return [(QUEUE, q) for q in lineage(queue, self.queues)] + [(QUOTA, g) for g in lineage(group, self.groups)]
+
+    def subtree(self, tree: str, tops: Collection[str]) -> set[str]:
+        """The nodes of ``tree`` at or under one of ``tops``."""
+        parents = self.tree(tree)
+        return {name for name in parents if not set(tops).isdisjoint(lineage(name, parents))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +118,7 @@ def lineage(name: str | None, parents: Mapping[str, str | None]) -> list[str]:
     return out
 
 
-def node_waits(
-    jobs: Iterable[JobWait],
-    queue_parents: Mapping[str, str | None],
-    group_parents: Mapping[str, str | None],
-    end: float,
-) -> dict[tuple[str, str], NodeWaits]:
+def node_waits(jobs: Iterable[JobWait], parents: TreeParents, end: float) -> dict[tuple[str, str], NodeWaits]:
     """Per (tree, node), the figures of the jobs counted there (module docstring); ``end`` is the window's end,
     where a job still waiting has waited ``end - submit``. Only the nodes with a job are in the result."""
     out: dict[tuple[str, str], NodeWaits] = {}
@@ -92,9 +127,7 @@ def node_waits(
     for job in jobs:
         path = paths.get((job.queue, job.group))
         if path is None:
-            path = paths[job.queue, job.group] = [(QUEUE, q) for q in lineage(job.queue, queue_parents)] + [
-                (QUOTA, g) for g in lineage(job.group, group_parents)
-            ]
+            path = paths[job.queue, job.group] = parents.path(job.queue, job.group)
         wait = (job.start if job.start is not None else end) - job.submit
         for node in path:
             figures = out.get(node)
@@ -116,12 +149,7 @@ def node_waits(
 
 
 def waits_by_period(
-    jobs: Iterable[JobWait],
-    queue_parents: Mapping[str, str | None],
-    group_parents: Mapping[str, str | None],
-    end: float,
-    step: float,
-    nodes: Iterable[tuple[str, str]],
+    jobs: Iterable[JobWait], parents: TreeParents, end: float, step: float, nodes: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], list[WaitPoint]]:
     """Per node of ``nodes``, its waits period by period: the jobs grouped by when they were submitted (periods of
     ``step`` seconds on the UTC clock: whole hours, whole days), each period counted as ``node_waits`` counts a
@@ -132,7 +160,7 @@ def waits_by_period(
     wanted = list(nodes)
     out: dict[tuple[str, str], list[WaitPoint]] = {node: [] for node in wanted}
     for time in sorted(periods):
-        figures = node_waits(periods[time], queue_parents, group_parents, end)
+        figures = node_waits(periods[time], parents, end)
         for node in wanted:
             w = figures.get(node)
             if w is not None:

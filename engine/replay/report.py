@@ -14,7 +14,7 @@ from typing import Any
 from engine.replay.loop import ReplayRun
 from engine.replay.trace import format_time
 from engine.resources import is_gpu, milli_scale
-from engine.waits import JobWait, lineage, node_waits
+from engine.waits import JobWait, TreeParents, node_waits
 from engine.wording import duration
 
 __all__ = ["REPORT_VERSION", "compare_reports", "render_table", "run_report"]
@@ -65,10 +65,10 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
     """The report of one run (JSON-ready)."""
     teams: dict[str, dict[str, Any]] = {}
 
+    parents = TreeParents(run.parents, run.group_parents)
+
     def nodes_of(queue: str, group: str | None) -> list[str]:
-        return [f"queue/{q}" for q in lineage(queue, run.parents)] + [
-            f"quota/{g}" for g in lineage(group, run.group_parents)
-        ]
+        return [f"{tree}/{name}" for tree, name in parents.path(queue, group)]
 
     jobs = [
         JobWait(
@@ -83,7 +83,7 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
         for _key, o in sorted(run.outcomes.items())
         if o.job.submit <= run.end
     ]
-    for (tree, name), w in node_waits(jobs, run.parents, run.group_parents, run.end).items():
+    for (tree, name), w in node_waits(jobs, parents, run.end).items():
         team = teams[f"{tree}/{name}"] = _team()
         team["waiting"] = {"p50": w.p50, "p95": w.p95, "max": w.longest}
         team["jobs"] = {"started": w.started, "finished": w.finished, "waiting": w.waiting}

@@ -4,21 +4,17 @@ the audit and the replay count them); the audit has other windows and the other 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from engine.waits import lineage, node_waits
+from engine.waits import TreeParents, node_waits
 from engine.wording import duration
 from planning.audit import recorded_jobs
 from scheduling.models import Cluster
 
 DAYS = 7
 _TREES = {"queue": "queue", "quota": "quota group"}
-
-
-def _subtree(tops: set[str], parents: Mapping[str, str | None]) -> set[str]:
-    return {name for name in parents if tops.intersection(lineage(name, parents))}
 
 
 def _wait(seconds: float | None) -> str:
@@ -33,12 +29,11 @@ def team_waits(
     nodes = list(nodes)
     if cluster is None or snapshot is None or not nodes:
         return {"waits": [], "waits_days": DAYS}
-    queue_parents = {name: q.parent for name, q in snapshot.queues.items()}
-    group_parents = {name: g.parent for name, g in snapshot.quota_groups.items()}
-    queues = _subtree({name for kind, name in nodes if kind == "queue"}, queue_parents)
-    groups = _subtree({name for kind, name in nodes if kind == "quota"}, group_parents)
+    parents = TreeParents.of(snapshot)
+    queues = parents.subtree("queue", [name for kind, name in nodes if kind == "queue"])
+    groups = parents.subtree("quota", [name for kind, name in nodes if kind == "quota"])
     jobs = recorded_jobs(cluster, now - timedelta(days=DAYS), now, queues=queues, quota_groups=groups)
-    figures = node_waits(jobs, queue_parents, group_parents, now.timestamp())
+    figures = node_waits(jobs, parents, now.timestamp())
     rows = []
     for kind, name in nodes:
         w = figures.get((kind, name))

@@ -4,10 +4,11 @@ started; the longest wait counts a job still waiting with its wait so far."""
 
 from __future__ import annotations
 
-from engine.waits import JobWait, lineage, node_waits, percentile
+from engine.waits import JobWait, TreeParents, lineage, node_waits, percentile
 
 QUEUES = {"root": None, "research": "root", "nlp": "research", "vision": "research"}
 GROUPS = {"root": None, "nlp-q": "root"}
+PARENTS = TreeParents(QUEUES, GROUPS)
 
 
 def test_percentiles_are_nearest_rank() -> None:
@@ -29,7 +30,7 @@ def test_each_job_counts_for_its_queue_its_group_and_their_ancestors() -> None:
         JobWait("nlp", None, submit=100.0, start=None, finished=False),
         JobWait("vision", None, submit=0.0, start=600.0, finished=False, recycled=1),
     ]
-    out = node_waits(jobs, QUEUES, GROUPS, end=1000.0)
+    out = node_waits(jobs, PARENTS, end=1000.0)
     nlp, vision, research = out[("queue", "nlp")], out[("queue", "vision")], out[("queue", "research")]
     assert (nlp.started, nlp.waiting, nlp.finished, nlp.p50, nlp.p95, nlp.longest) == (1, 1, 1, 30.0, 30.0, 900.0)
     assert (nlp.preempted, nlp.recycled) == (2, 0)
@@ -49,7 +50,7 @@ def test_each_job_counts_for_its_queue_its_group_and_their_ancestors() -> None:
 
 
 def test_a_node_with_only_waiting_jobs_has_no_percentiles_but_a_longest_wait() -> None:
-    out = node_waits([JobWait("nlp", None, submit=10.0, start=None, finished=False)], QUEUES, GROUPS, end=70.0)
+    out = node_waits([JobWait("nlp", None, submit=10.0, start=None, finished=False)], PARENTS, end=70.0)
     nlp = out[("queue", "nlp")]
     assert (nlp.p50, nlp.p95, nlp.longest, nlp.waiting) == (None, None, 60.0, 1)
 
@@ -63,8 +64,21 @@ def test_periods_are_whole_hours_or_days_by_submission_and_leave_out_empty_ones(
         JobWait("nlp", None, submit=day + 20, start=day + 620, finished=True),  # day 1: 600 s
         JobWait("vision", None, submit=3 * day + 5, start=None, finished=False),  # day 3: still waiting
     ]
-    out = waits_by_period(jobs, QUEUES, GROUPS, 4 * day, day, [("queue", "nlp"), ("queue", "research")])
+    out = waits_by_period(jobs, PARENTS, 4 * day, day, [("queue", "nlp"), ("queue", "research")])
     nlp = out[("queue", "nlp")]
     assert [(p.time, p.started, p.waiting, p.p50, p.p95) for p in nlp] == [(day, 2, 0, 60.0, 600.0)]
     research = out[("queue", "research")]
     assert [(p.time, p.started, p.waiting, p.p95) for p in research] == [(day, 2, 0, 600.0), (3 * day, 0, 1, None)]
+
+
+def test_a_subtree_is_its_tops_and_everything_under_them() -> None:
+    assert PARENTS.subtree("queue", ["research"]) == {"research", "nlp", "vision"}
+    assert PARENTS.subtree("queue", ["nlp", "vision"]) == {"nlp", "vision"}
+    assert PARENTS.subtree("quota", []) == set()
+    assert PARENTS.path("nlp", "nlp-q") == [
+        ("queue", "nlp"),
+        ("queue", "research"),
+        ("queue", "root"),
+        ("quota", "nlp-q"),
+        ("quota", "root"),
+    ]
