@@ -154,7 +154,7 @@ def print_effect(effect: dict[str, Any]) -> None:
         for n in effect["nodes"]
     ]
     print(f"\nSince it was applied: the waits to start of the jobs submitted in the {span} before and the {span} since")
-    table(rows, ("Kind", "Name", "Before", "p50", "p95", "Since", "p50", "p95", "Still waiting"))
+    table(rows, ("Kind", "Name", "Started before", "p50", "p95", "Started since", "p50", "p95", "Still waiting"))
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
