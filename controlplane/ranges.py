@@ -14,6 +14,8 @@ RANGES: tuple[tuple[str, float, bool, str], ...] = (
     ("NODE_CHECK_GAP_SECONDS", 0, False, "a number of seconds above 0"),
     ("POD_CREATION_SECONDS", 0, True, "a number of seconds, 0 (no wait) or more"),
     ("METRICS_NODE_SERIES_LIMIT", 0, True, "a number of nodes, 0 (counts only) or more"),
+    ("METRICS_WAIT_WINDOW_SECONDS", 60, True, "a whole number of seconds, at least 60"),
+    ("METRICS_WAITS_EVERY_SECONDS", 0, True, "a number of seconds, 0 (every scrape) or more"),
     ("MAX_PENDING_PODS_PER_TEAM", 1, True, "a whole number of pods, at least 1"),
     ("MAX_PENDING_PODGROUPS_PER_TEAM", 1, True, "a whole number of podgroups, at least 1"),
     ("TOKEN_LIFETIME_DAYS", 1, True, "a whole number of days, at least 1"),
@@ -57,6 +59,8 @@ RANGES: tuple[tuple[str, float, bool, str], ...] = (
 HIGHEST: tuple[tuple[str, float, str], ...] = (
     # the wait counts toward the session task's time limit (120 s, scheduling/tasks.py)
     ("SESSION_LOCK_WAIT_SECONDS", 60, "a number of seconds, at most 60"),
+    # each rebuild reads the window's jobs: a day of a busy cluster is some 15,000 rows
+    ("METRICS_WAIT_WINDOW_SECONDS", 86400, "a whole number of seconds, at most 86400, a day"),
 )
 
 

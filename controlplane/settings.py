@@ -351,6 +351,9 @@ FAIRWAY = {
     # /metrics counts a cluster's nodes by state; at most this many nodes per cluster that need attention (NotReady,
     # set aside, silent) get series of their own, and the rest are counted as left out (planning/metrics.py).
     "METRICS_NODE_SERIES_LIMIT": env.int("FAIRWAY_METRICS_NODE_SERIES_LIMIT", default=100),
+    # /metrics' waits to start: of the jobs submitted in the last window, rebuilt at most this often
+    "METRICS_WAIT_WINDOW_SECONDS": env.int("FAIRWAY_METRICS_WAIT_WINDOW_SECONDS", default=3600),
+    "METRICS_WAITS_EVERY_SECONDS": env.float("FAIRWAY_METRICS_WAITS_EVERY_SECONDS", default=30.0),
     # What one team's namespaces may hold waiting (Pending or Pipelined pods; Pending or Inqueue podgroups) before
     # the API refuses a team member more (429): one team's flood cannot slow every session. Admins are not limited.
     "MAX_PENDING_PODS_PER_TEAM": env.int("FAIRWAY_MAX_PENDING_PODS_PER_TEAM", default=20_000),

@@ -17,6 +17,9 @@ changed:
   gives new values too);
 * the session counters: rebuilt when the cluster's ``ClusterCounters`` row differs from the one the text was built
   from (the row is read at every scrape, so a counter is never behind the database);
+* the waits to start (how long the jobs submitted in the last ``FAIRWAY_METRICS_WAIT_WINDOW_SECONDS`` waited for their
+  first pod, per queue and quota group with its subtree: ``planning.audit.recorded_jobs``, ``engine.waits``, as the
+  audit counts them): rebuilt when older than ``FAIRWAY_METRICS_WAITS_EVERY_SECONDS``;
 * the nodes: computed at every scrape, in the database (one aggregate query, and one more only when some node needs
   attention), so that heartbeat ages and "silent" are those of the scrape's instant. Healthy nodes are counted,
   never listed: the answer holds per cluster the counts by state and the oldest heartbeat, and series of their own
@@ -52,7 +55,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from engine.lending import lendable_groups, lendable_queues
 from engine.objects import PodGroupPhase
 from engine.resources import ResourceList, is_unlimited, milli_scale
+from engine.waits import QUEUE, TreeParents, node_waits
 from planning import valuecache
+from planning.audit import recorded_jobs
 from quotas.access import is_admin
 from scheduling.counters import cumulative
 from scheduling.models import Cluster, ClusterCounters, Node, PodGroup
@@ -107,7 +112,7 @@ NODE_STATES = ("ready", "not_ready", "silent", "set_aside", "cordoned")
 ATTENTION = ("not_ready", "set_aside", "silent")
 
 # Cluster texts built by this process, by part ("values": the trees, waiting and blocked jobs; "counters": the
-# session counters). The tests and ``bench/bench_metrics.py`` count rebuilds with it.
+# session counters; "waits": the waits to start). The tests and ``bench/bench_metrics.py`` count rebuilds with it.
 BUILDS: Counter[str] = Counter()
 
 
@@ -191,6 +196,34 @@ def _counter_families() -> dict[str, Any]:
     return out
 
 
+def _wait_families() -> dict[str, Any]:
+    """The waits to start per tree node, empty."""
+    window = "the jobs submitted to the {} (its subtree's included) in the last FAIRWAY_METRICS_WAIT_WINDOW_SECONDS"
+    out: dict[str, Any] = {}
+    for key, prefix, label, what in (
+        ("queue", "fairway_queue", "queue", "queue"),
+        ("group", "fairway_quota_group", "quota_group", "quota group"),
+    ):
+        jobs = window.format(what)
+        out[f"{key}_wait"] = GaugeMetricFamily(
+            f"{prefix}_job_wait_seconds",
+            f"How long {jobs} that started waited for their first pod: the median and 95th percentile (absent when "
+            "none started)",
+            labels=("cluster", label, "quantile"),
+        )
+        out[f"{key}_longest"] = GaugeMetricFamily(
+            f"{prefix}_job_wait_longest_seconds",
+            f"The longest wait of {jobs}, a job still waiting counted with its wait so far",
+            labels=("cluster", label),
+        )
+        out[f"{key}_started"] = GaugeMetricFamily(
+            f"{prefix}_jobs_started_recently",
+            f"How many of {jobs} have started (the quantiles' sample)",
+            labels=("cluster", label),
+        )
+    return out
+
+
 def _blocked_family() -> GaugeMetricFamily:
     return GaugeMetricFamily(
         "fairway_admission_blocked_jobs",
@@ -205,6 +238,7 @@ def _all_families() -> list[Metric]:
         *_value_families().values(),
         *_node_families().values(),
         *_counter_families().values(),
+        *_wait_families().values(),
         _blocked_family(),
     ]
 
@@ -326,6 +360,31 @@ def _counters_part(cluster: Cluster, counts: Mapping[str, Any] | None) -> dict[s
     return _keep(cluster.pk, "counters", (cluster.name, counts), _samples(families.values()))
 
 
+def _waits_part(cluster: Cluster, now: datetime) -> dict[str, bytes]:
+    """How long the jobs of ``cluster`` submitted in the last window waited to start, per tree node: rebuilt when the
+    kept text is older than ``FAIRWAY_METRICS_WAITS_EVERY_SECONDS``."""
+    every = float(settings.FAIRWAY["METRICS_WAITS_EVERY_SECONDS"])
+    kept = _kept(cluster.pk, "waits", lambda s: s[0] == cluster.name and (now - s[1]).total_seconds() < every)
+    if kept is not None:
+        return kept
+    snapshot, _ = valuecache.current(cluster)
+    parents = TreeParents.of(snapshot)
+    window = timedelta(seconds=float(settings.FAIRWAY["METRICS_WAIT_WINDOW_SECONDS"]))
+    figures = node_waits(recorded_jobs(cluster, now - window, now), parents, now.timestamp())
+    families = _wait_families()
+    for (tree, name), w in sorted(figures.items()):
+        if name not in parents.tree(tree):  # a queue or quota group deleted since: no series
+            continue
+        key = "queue" if tree == QUEUE else "group"
+        families[f"{key}_started"].add_metric((cluster.name, name), w.started)
+        for quantile, seconds in (("0.5", w.p50), ("0.95", w.p95)):
+            if seconds is not None:
+                families[f"{key}_wait"].add_metric((cluster.name, name, quantile), round(seconds, 3))
+        if w.longest is not None:
+            families[f"{key}_longest"].add_metric((cluster.name, name), round(w.longest, 3))
+    return _keep(cluster.pk, "waits", (cluster.name, now), _samples(families.values()))
+
+
 def _node_part(cluster: Cluster, now: datetime, limit: int) -> dict[str, bytes]:
     """The nodes of ``cluster`` at ``now``: counted by state in the database (healthy nodes are never listed), and the
     ``limit`` nodes that need attention most with a series of their own."""
@@ -386,6 +445,7 @@ def exposition() -> bytes:
     for cluster in clusters:
         part = dict(_values_part(cluster))
         part.update(_counters_part(cluster, counters.get(cluster.pk)))
+        part.update(_waits_part(cluster, now))
         part.update(_node_part(cluster, now, limit))
         parts.append(part)
     there = {c.pk for c in clusters}

@@ -109,6 +109,8 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist() -> None:
     exported["fairway_sessions_total"] = {"cluster", "kind", "status"}
     exported["fairway_evictions_total"] = {"cluster", "action"}
     exported["fairway_admission_blocked_jobs"] = {"cluster", "blocker_kind", "blocker", "resource"}
+    exported["fairway_queue_job_wait_seconds"] = {"cluster", "queue", "quantile"}
+    exported["fairway_queue_job_wait_longest_seconds"] = {"cluster", "queue"}
     queries = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     queries += [v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)]
     assert len(queries) >= 20
@@ -205,3 +207,49 @@ def test_a_job_refused_by_its_own_rule_is_counted_under_the_rule_not_its_name(cl
     metrics = scrape(client, Authorization=f"Token {create_token(admin, 'test')[1]}")
     labels = {dict(k).get("blocker") for k in metrics["fairway_admission_blocked_jobs"]}
     assert labels == {"minMember"}
+
+
+def test_the_waits_to_start_of_the_last_hour_per_tree_node(client: Any, make_user: Any) -> None:
+    """qa's jobs submitted in the last hour waited 60 s and 600 s and one still waits (for 20 min so far); one of two
+    hours ago is outside the window. The figures are counted again only once FAIRWAY_METRICS_WAITS_EVERY_SECONDS has
+    passed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from planning import metrics as module
+    from scheduling.models import JobRecord, PodGroup
+    from tests.api.test_audit import starving
+
+    starving()
+    now = timezone.now()
+    for name, submitted, wait in (("r1", 1800, 60), ("r2", 1500, 600), ("old", 7200, 5)):
+        JobRecord.objects.create(
+            cluster=b.cluster(),
+            namespace="a-ns",
+            name=name,
+            queue="qa",
+            quota_group="a",
+            roles=[["", 1, {"cpu": 1000}]],
+            submitted=now - timedelta(seconds=submitted),
+            started=now - timedelta(seconds=submitted - wait),
+        )
+    PodGroup.objects.exclude(name="waits").delete()  # the other builder jobs have no start: not this test's
+    PodGroup.objects.filter(name="waits").update(created=now - timedelta(minutes=20))
+    token = {"Authorization": f"Token {create_token(make_user('admin', staff=True), 'test')[1]}"}
+    module.clear()
+    metrics = scrape(client, **token)
+    for name, label in (("fairway_queue", "queue"), ("fairway_quota_group", "quota_group")):
+        node = {"cluster": "default", label: "qa" if label == "queue" else "a"}
+        assert value(metrics, f"{name}_job_wait_seconds", quantile="0.5", **node) == 60.0
+        assert value(metrics, f"{name}_job_wait_seconds", quantile="0.95", **node) == 600.0
+        assert 1200 <= value(metrics, f"{name}_job_wait_longest_seconds", **node) < 1300  # type: ignore[operator]
+        assert value(metrics, f"{name}_jobs_started_recently", **node) == 2.0
+    assert value(metrics, "fairway_queue_jobs_started_recently", cluster="default", queue="root") == 2.0
+    assert value(metrics, "fairway_queue_job_wait_seconds", cluster="default", queue="qb") is None  # no job
+    built = module.BUILDS["waits"]
+    scrape(client, **token)
+    assert module.BUILDS["waits"] == built  # kept: younger than FAIRWAY_METRICS_WAITS_EVERY_SECONDS
+    with override_settings(FAIRWAY={**_fairway(), "METRICS_WAITS_EVERY_SECONDS": 0}):
+        scrape(client, **token)
+    assert module.BUILDS["waits"] == built + 1
