@@ -148,7 +148,7 @@ class RejectSerializer(DecisionSerializer):
     comment = serializers.CharField(max_length=4000, help_text="Why (required).")
 
 
-class _WaitsSerializer(serializers.Serializer):
+class _EffectWaitsSerializer(serializers.Serializer):
     jobs_started = serializers.IntegerField()
     jobs_waiting = serializers.IntegerField(help_text="Not started by the end of the span")
     wait_p50_seconds = serializers.FloatField(allow_null=True)
@@ -159,8 +159,8 @@ class _WaitsSerializer(serializers.Serializer):
 class _NodeEffectSerializer(serializers.Serializer):
     tree = serializers.ChoiceField(choices=["queue", "quota"], help_text="queue, or quota (a quota group)")
     name = serializers.CharField()
-    before = _WaitsSerializer(help_text="The jobs submitted in the span before it was applied")
-    since = _WaitsSerializer(help_text="The jobs submitted in the span since")
+    before = _EffectWaitsSerializer(help_text="The jobs submitted in the span before it was applied")
+    since = _EffectWaitsSerializer(help_text="The jobs submitted in the span since")
 
 
 class EffectSerializer(serializers.Serializer):

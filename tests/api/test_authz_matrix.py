@@ -74,6 +74,7 @@ EXPECTED: dict[str, str] = {
     "v1_change_requests_list":           "200 200 | 200 200 | 200 200 | 403 403 | 403 403 | 401 401",
     "v1_change_requests_create":         "201 201 | 201 400 | 400 201 | 403 403 | 403 403 | 401 401",
     "v1_change_requests_retrieve":       "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
+    "v1_change_requests_effect_retrieve": "200 200 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
     "v1_change_requests_approve_create": "200 200 | 403 404 | 404 403 | 403 403 | 403 403 | 401 401",
     "v1_change_requests_reject_create":  "200 200 | 403 404 | 404 403 | 403 403 | 403 403 | 401 401",
     "v1_change_requests_withdraw_create": "403 403 | 200 404 | 404 200 | 403 403 | 403 403 | 401 401",
