@@ -16,8 +16,7 @@ from changerequests.models import ChangeRequest
 from engine.waits import NodeWaits, TreeParents, node_waits
 from planning.audit import recorded_jobs
 from planning.values_api import cached_values
-from quotas.access import visible_group_ids, visible_queue_ids
-from quotas.models import Queue, QuotaGroup
+from quotas.access import visible_names
 from scheduling.models import Cluster
 
 MAX_DAYS = 7
@@ -52,12 +51,7 @@ def changed_nodes(changes: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def reader(user: Any) -> Callable[[str, str], bool]:
     """Whether ``user`` may read a tree node ("queue" or "quota", by name)."""
-    visible: dict[str, set[str] | None] = {}
-    for tree, ids, model in (
-        ("queue", visible_queue_ids(user), Queue),
-        ("quota", visible_group_ids(user), QuotaGroup),
-    ):
-        visible[tree] = None if ids is None else set(model.objects.filter(pk__in=ids).values_list("name", flat=True))
+    visible = {tree: visible_names(user, tree) for tree in ("queue", "quota")}  # type: ignore[arg-type]
 
     def may_read(tree: str, name: str) -> bool:
         names = visible[tree]

@@ -7,7 +7,7 @@ import re
 
 from engine.resources import format_amount, is_unlimited, milli_scale, nouns
 
-__all__ = ["EVICTED", "amount", "duration", "plural", "spelled_duration"]
+__all__ = ["EVICTED", "amount", "duration", "duration_or", "plural", "spelled_duration"]
 
 _SUFFIX = re.compile(r"^([0-9.]+)([KMGTPE]i|[kMGTPE])?$")
 
@@ -47,6 +47,12 @@ def duration(seconds: float) -> str:
             second = rest // small
             return f"{first} {big_name} {second} {small_name}" if second else f"{first} {big_name}"
     return f"{left} s"
+
+
+def duration_or(seconds: float | None, missing: str) -> str:
+    """``duration`` of a length that may be unknown (a wait of jobs none of which started): ``missing`` then ("—" on a
+    page, "-" in a terminal's table)."""
+    return missing if seconds is None else duration(seconds)
 
 
 def amount(value: int | None, resource: str) -> str:

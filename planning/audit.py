@@ -127,6 +127,7 @@ def recorded_jobs(
             cluster=cluster, created__gte=since, created__lte=now, action__in=(*_PREEMPTED, EvictionAction.RECYCLE)
         )
         .exclude(job="")
+        .filter(_scope_of_records(queues, quota_groups))  # (an eviction is stamped with its queue and quota group)
         .values_list("namespace", "job", "action")
         .annotate(n=Count("id"))
         .order_by()

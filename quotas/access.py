@@ -65,6 +65,15 @@ def visible_group_ids(user: AbstractBaseUser | AnonymousUser) -> set[int] | None
     return _descendants(QuotaGroup.objects.values_list("id", "parent_id"), roots)
 
 
+def visible_names(user: AbstractBaseUser | AnonymousUser, kind: Literal["queue", "quota"]) -> set[str] | None:
+    """Names of the queues (``kind`` "queue") or quota groups ("quota") the user may read; ``None`` means all."""
+    ids = visible_queue_ids(user) if kind == "queue" else visible_group_ids(user)
+    if ids is None:
+        return None
+    model = Queue if kind == "queue" else QuotaGroup
+    return set(model.objects.filter(pk__in=ids).values_list("name", flat=True))
+
+
 def is_team_member(user: AbstractBaseUser | AnonymousUser) -> bool:
     if not user.is_authenticated:
         return False

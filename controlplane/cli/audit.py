@@ -13,7 +13,7 @@ from typing import Any
 from controlplane.cli.client import EXIT_OK, Client
 from controlplane.cli.output import emit, table
 from engine.resources import QuantityError, parse_quantity
-from engine.wording import amount, duration, plural
+from engine.wording import amount, duration, duration_or, plural
 
 TREES = {"queue": "queue", "quota": "quota group"}
 
@@ -121,9 +121,9 @@ def print_audit(data: dict[str, Any]) -> None:
                 TREES.get(w["tree"], w["tree"]),
                 w["name"],
                 str(w["jobs_started"]),
-                _wait(w["wait_p50_seconds"]),
-                _wait(w["wait_p95_seconds"]),
-                _wait(w["wait_max_seconds"]),
+                duration_or(w["wait_p50_seconds"], "-"),
+                duration_or(w["wait_p95_seconds"], "-"),
+                duration_or(w["wait_max_seconds"], "-"),
                 str(w["jobs_waiting"]),
                 str(w["jobs_finished"]),
                 str(w["preempted_pods"]),
@@ -145,10 +145,6 @@ def print_audit(data: dict[str, Any]) -> None:
         ),
         f"no job submitted in the last {plural(round(window), 'day')}",
     )
-
-
-def _wait(seconds: float | None) -> str:
-    return "-" if seconds is None else duration(seconds)
 
 
 def run(args: argparse.Namespace, client: Client) -> int:

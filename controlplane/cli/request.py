@@ -15,7 +15,7 @@ from controlplane.cli.client import EXIT_OK, Client, UsageError
 from controlplane.cli.output import details, emit, emit_list, table
 from controlplane.cli.whatif import _read
 from controlplane.cli.whatif import rows as value_rows
-from engine.wording import duration, plural
+from engine.wording import duration, duration_or, plural
 
 STATUSES = ("open", "applied", "rejected", "withdrawn", "stale", "returned")
 
@@ -136,19 +136,16 @@ def print_effect(effect: dict[str, Any]) -> None:
         return
     span = duration(effect["span_seconds"])
 
-    def wait(seconds: float | None) -> str:
-        return "-" if seconds is None else duration(seconds)
-
     rows = [
         [
             "queue" if n["tree"] == "queue" else "quota-group",
             n["name"],
             str(n["before"]["jobs_started"]),
-            wait(n["before"]["wait_p50_seconds"]),
-            wait(n["before"]["wait_p95_seconds"]),
+            duration_or(n["before"]["wait_p50_seconds"], "-"),
+            duration_or(n["before"]["wait_p95_seconds"], "-"),
             str(n["since"]["jobs_started"]),
-            wait(n["since"]["wait_p50_seconds"]),
-            wait(n["since"]["wait_p95_seconds"]),
+            duration_or(n["since"]["wait_p50_seconds"], "-"),
+            duration_or(n["since"]["wait_p95_seconds"], "-"),
             str(n["since"]["jobs_waiting"]),
         ]
         for n in effect["nodes"]

@@ -7,18 +7,21 @@ from typing import Any
 
 from changerequests.effect import effect, reader
 from engine.waits import NodeWaits
-from engine.wording import duration
+from engine.wording import duration, duration_or
 
 _TREES = {"queue": "queue", "quota": "quota group"}
 
 
 def _figures(w: NodeWaits | None) -> dict[str, Any]:
-    def say(seconds: float | None) -> str:
-        return "—" if seconds is None else duration(seconds)
-
     if w is None:
         return {"started": 0, "waiting": 0, "p50": "—", "p95": "—", "longest": "—"}
-    return {"started": w.started, "waiting": w.waiting, "p50": say(w.p50), "p95": say(w.p95), "longest": say(w.longest)}
+    return {
+        "started": w.started,
+        "waiting": w.waiting,
+        "p50": duration_or(w.p50, "—"),
+        "p95": duration_or(w.p95, "—"),
+        "longest": duration_or(w.longest, "—"),
+    }
 
 
 def page_effect(obj: Any, user: Any, now: datetime) -> dict[str, Any] | None:

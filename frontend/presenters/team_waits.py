@@ -9,16 +9,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from engine.waits import TreeParents, node_waits
-from engine.wording import duration
+from engine.wording import duration_or
 from planning.audit import recorded_jobs
 from scheduling.models import Cluster
 
 DAYS = 7
 _TREES = {"queue": "queue", "quota": "quota group"}
-
-
-def _wait(seconds: float | None) -> str:
-    return "—" if seconds is None else duration(seconds)
 
 
 def team_waits(
@@ -42,9 +38,9 @@ def team_waits(
                 "tree": _TREES[kind],
                 "name": name,
                 "started": w.started if w else 0,
-                "p50": _wait(w.p50 if w else None),
-                "p95": _wait(w.p95 if w else None),
-                "longest": _wait(w.longest if w else None),
+                "p50": duration_or(w.p50 if w else None, "—"),
+                "p95": duration_or(w.p95 if w else None, "—"),
+                "longest": duration_or(w.longest if w else None, "—"),
                 "waiting": w.waiting if w else 0,
                 "preempted": w.preempted if w else 0,
                 "recycled": w.recycled if w else 0,

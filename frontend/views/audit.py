@@ -17,7 +17,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 
 from engine.audit import QUEUE, QUOTA, TREND_DAY, TREND_HOUR, Audit
 from engine.resources import ResourceList
-from engine.wording import duration
+from engine.wording import duration, duration_or
 from frontend import figures, staging
 from frontend.presenters.units import human
 from frontend.views.common import Page, admin_required, render_page, state, viewer_required
@@ -35,10 +35,6 @@ SUGGESTION_GONE = (
 
 def _node_url(tree: str, name: str) -> str:
     return reverse("frontend:queue" if tree == QUEUE else "frontend:quota", args=[name])
-
-
-def _wait(seconds: float | None) -> str:
-    return "—" if seconds is None else duration(seconds)
 
 
 def _ratio(ratio: float | None) -> str:
@@ -133,9 +129,9 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         {
             **node(w.tree, w.name),
             "started": w.started,
-            "p50": _wait(w.p50),
-            "p95": _wait(w.p95),
-            "longest": _wait(w.longest),
+            "p50": duration_or(w.p50, "—"),
+            "p95": duration_or(w.p95, "—"),
+            "longest": duration_or(w.longest, "—"),
             "waiting": w.waiting,
             "finished": w.finished,
             "preempted": w.preempted,

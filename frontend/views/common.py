@@ -21,8 +21,8 @@ from core import tree_owner
 from frontend import figures
 from frontend.presenters import trees
 from planning import valuecache
-from quotas.access import is_admin, is_team_member, visible_group_ids, visible_queue_ids
-from quotas.models import Queue, QuotaGroup
+from quotas import access
+from quotas.access import is_admin, is_team_member
 from scheduling.models import Cluster
 
 View = Callable[..., HttpResponse]
@@ -99,9 +99,7 @@ def visible_names(request: HttpRequest, kind: trees.Kind) -> set[str] | None:
     key = f"_fairway_visible_{kind}"
     if hasattr(request, key):
         return getattr(request, key)  # type: ignore[no-any-return]
-    ids = visible_queue_ids(request.user) if kind == "queue" else visible_group_ids(request.user)
-    model = Queue if kind == "queue" else QuotaGroup
-    names = None if ids is None else set(model.objects.filter(pk__in=ids).values_list("name", flat=True))
+    names = access.visible_names(request.user, kind)
     setattr(request, key, names)
     return names
 
