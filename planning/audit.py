@@ -14,13 +14,14 @@ quantity ``47976m``); a ratio of use to entitlement is a plain number.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from bisect import bisect_right
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.db.models import Case, Count, Exists, F, FloatField, Max, Min, OuterRef, Q, Value, When, Window
+from django.db.models import Case, Exists, F, FloatField, Max, Min, OuterRef, Q, Value, When, Window
 from django.db.models.functions import Coalesce, RowNumber, TruncMinute
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -121,19 +122,16 @@ def recorded_jobs(
     reclaimed) and recycled in the window. Times are read as seconds (``Epoch``): a week of a busy cluster is a
     hundred thousand rows. ``queues`` and ``quota_groups`` (either or both): only the jobs of those queues or
     counted in those quota groups (a team's page)."""
-    evicted: dict[tuple[str, str], list[int]] = {}
-    rows = (
+    evictions = (
         Eviction.objects.filter(
             cluster=cluster, created__gte=since, created__lte=now, action__in=(*_PREEMPTED, EvictionAction.RECYCLE)
         )
         .exclude(job="")
         .filter(_scope_of_records(queues, quota_groups))  # (an eviction is stamped with its queue and quota group)
-        .values_list("namespace", "job", "action")
-        .annotate(n=Count("id"))
+        .annotate(at=Epoch("created"))
         .order_by()
+        .values_list("namespace", "job", "action", "at")
     )
-    for namespace, job, action, n in rows:
-        evicted.setdefault((namespace, job), [0, 0])[action == EvictionAction.RECYCLE] += n
     removed = (
         JobRecord.objects.filter(cluster=cluster, submitted__gte=since, submitted__lte=now)
         .filter(_scope_of_records(queues, quota_groups))
@@ -153,19 +151,37 @@ def recorded_jobs(
         .order_by()
         .values_list("namespace__name", "name", "queue__name", "group", "submit", "start", "done")
     )
-    none = (0, 0)
+    jobs = [row for found in (removed, live) for row in fetch_all(found)]
+    evicted = _evictions_per_job(jobs, fetch_all(evictions))
     out: list[JobWait] = []
-    for found in (removed, live):
-        for namespace, name, queue, group, submit, start, done in fetch_all(found):
-            preempted, recycled = evicted.get((namespace, name), none)
-            if start is not None:
-                submit = min(submit, start)
-            out.append(
-                JobWait(
-                    queue, group or None, submit, start, done is not None and start is not None, preempted, recycled
-                )
-            )
+    for i, (_namespace, _name, queue, group, submit, start, done) in enumerate(jobs):
+        preempted, recycled = evicted.get(i, (0, 0))
+        if start is not None:
+            submit = min(submit, start)
+        out.append(
+            JobWait(queue, group or None, submit, start, done is not None and start is not None, preempted, recycled)
+        )
     return out
+
+
+def _evictions_per_job(jobs: list[tuple[Any, ...]], evictions: Iterable[tuple[Any, ...]]) -> dict[int, list[int]]:
+    """Each job's pods preempted (or reclaimed) and recycled, by its index in ``jobs``: a name used again in the
+    window (a job deleted and submitted anew) is several jobs one after the other, and an eviction belongs to the
+    last of them submitted by its time (to none when it predates them all: a job of that name submitted before the
+    window)."""
+    submits: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    for i, (namespace, name, *_, submit, start, _done) in enumerate(jobs):
+        first = submit if start is None else min(submit, start)  # a job mirrored already running: its start
+        submits.setdefault((namespace, name), []).append((first, i))
+    for times in submits.values():
+        times.sort()
+    counts: dict[int, list[int]] = {}
+    for namespace, job, action, at in evictions:
+        times = submits.get((namespace, job), [])
+        k = bisect_right(times, (at, len(jobs))) - 1
+        if k >= 0:
+            counts.setdefault(times[k][1], [0, 0])[action == EvictionAction.RECYCLE] += 1
+    return counts
 
 
 def _scope_of_records(queues: Collection[str] | None, groups: Collection[str] | None) -> Q:

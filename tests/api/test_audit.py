@@ -260,3 +260,34 @@ def test_the_waits_are_those_of_the_jobs_submitted_in_the_window_per_team(
     assert "Waiting to start" in waits and "<strong>10 min</strong>" in waits  # qa's 95th percentile, for people
     assert 'data-figure="waits_trend"' in waits and "submitted each day" in waits
     assert waits.index('href="/queues/qa/"') < waits.index('href="/queues/qb/"')
+
+
+def test_a_name_used_again_keeps_each_jobs_own_evictions() -> None:
+    """nlp/train ran in qa and was deleted, then a job of the same name went to qb: the recycling of the first (3 h
+    ago) is the first's, the preemption of the second (10 min ago) the second's; a preemption of a train submitted
+    before the window (9 days ago, evicted 8 days ago) counts for neither, nor for the audit of the window."""
+    from planning.audit import recorded_jobs
+    from scheduling.models import Eviction, JobRecord
+
+    now = timezone.now()
+    ago = lambda seconds: now - timedelta(seconds=seconds)  # noqa: E731
+    for queue, submitted, finished in (("qa", 9 * 86400, 8 * 86400), ("qa", 4 * 3600, 2 * 3600), ("qb", 3600, 60)):
+        JobRecord.objects.create(
+            cluster=b.cluster(),
+            namespace="nlp",
+            name="train",
+            queue=queue,
+            quota_group="",
+            roles=[["", 1, {"cpu": 1000}]],
+            submitted=ago(submitted),
+            started=ago(submitted - 30),
+            finished=ago(finished),
+        )
+    for action, seconds in (("preempt", 8 * 86400), ("recycle", 3 * 3600), ("preempt", 600), ("reclaim", 590)):
+        Eviction.objects.create(
+            cluster=b.cluster(), pod_uid="nlp/train-0", namespace="nlp", action=action, job="train", created=ago(seconds)
+        )
+    week = recorded_jobs(b.cluster(), ago(7 * 86400), now)
+    assert sorted((j.queue, j.preempted, j.recycled) for j in week) == [("qa", 0, 1), ("qb", 2, 0)]
+    month = recorded_jobs(b.cluster(), ago(10 * 86400), now)
+    assert sorted((j.queue, j.preempted, j.recycled) for j in month) == [("qa", 0, 1), ("qa", 1, 0), ("qb", 2, 0)]
