@@ -1,15 +1,17 @@
 """The fairness audit's waits to start (``planning.audit.recorded_jobs`` and ``engine.waits.node_waits``) on a week
 of a busy cluster: ``--jobs`` history rows (default 100,000, about a week of the small demo's workload) submitted
-over the last 7 days in 8 queues and quota groups, read as the audit reads them and turned into each node's waits;
-prints the seconds of each part per run as JSON. The rows go into a fresh PostgreSQL database (``DATABASE_URL``,
+over the last ``--days`` days (default 7) in 8 queues and quota groups, and ``--evictions`` evictions of their pods
+(default 20,000: preemptions and recycling, each of a job's pod after its start), read as the audit reads them and
+turned into each node's waits; prints the seconds of each part per run as JSON. The rows go into a fresh PostgreSQL database (``DATABASE_URL``,
 default ``postgres://postgres@127.0.0.1:5432/fairway_bench_audit_waits``, created afresh and migrated here).
 
-    .venv/bin/python bench/bench_audit_waits.py [--jobs 100000] [--runs 3]
+    .venv/bin/python bench/bench_audit_waits.py [--jobs 100000] [--days 7] [--evictions 20000] [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -23,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--evictions", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from bench.bench_soak import fresh_database
@@ -34,11 +38,11 @@ def main() -> None:
 
     from engine.waits import TreeParents, node_waits
     from planning.audit import recorded_jobs
-    from scheduling.models import Cluster, JobRecord
+    from scheduling.models import Cluster, Eviction, JobRecord
 
     cluster, _ = Cluster.objects.get_or_create(name="default")
     now = timezone.now()
-    spacing = 7 * 86400 / args.jobs
+    spacing = args.days * 86400 / args.jobs
     JobRecord.objects.bulk_create(
         (
             JobRecord(
@@ -56,15 +60,40 @@ def main() -> None:
         ),
         batch_size=5000,
     )
+    every = max(1, args.jobs // max(1, args.evictions))
+    Eviction.objects.bulk_create(
+        itertools.islice(
+            (
+                Eviction(
+                    cluster=cluster,
+                    pod_uid=f"ns{i % 8}/job-{i}-0",
+                    namespace=f"ns{i % 8}",
+                    job=f"job-{i}",
+                    queue=f"q{i % 8}",
+                    quota_group=f"g{i % 8}",
+                    action="recycle" if i % 3 else "preempt",
+                    created=now - timedelta(seconds=i * spacing - (i % 600) - 60),
+                )
+                for i in range(0, args.jobs, every)
+            ),
+            args.evictions,
+        ),
+        batch_size=5000,
+    )
     parents = TreeParents({f"q{i}": "root" for i in range(8)}, {f"g{i}": "root" for i in range(8)})
     runs = []
     for _ in range(args.runs):
         started = time.perf_counter()
-        jobs = recorded_jobs(cluster, now - timedelta(days=7), now)
+        jobs = recorded_jobs(cluster, now - timedelta(days=args.days), now)
         read = time.perf_counter()
         node_waits(jobs, parents, now.timestamp())
         runs.append(
-            {"jobs": len(jobs), "read_s": round(read - started, 2), "waits_s": round(time.perf_counter() - read, 2)}
+            {
+                "jobs": len(jobs),
+                "evicted_pods": sum(j.preempted + j.recycled for j in jobs),
+                "read_s": round(read - started, 2),
+                "waits_s": round(time.perf_counter() - read, 2),
+            }
         )
     print(json.dumps({"runs": runs, "load": [round(x, 1) for x in os.getloadavg()]}, indent=1))
 

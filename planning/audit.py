@@ -169,15 +169,16 @@ def _evictions_per_job(jobs: list[tuple[Any, ...]], evictions: Iterable[tuple[An
     window (a job deleted and submitted anew) is several jobs one after the other, and an eviction belongs to the
     last of them submitted by its time (to none when it predates them all: a job of that name submitted before the
     window)."""
-    submits: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    rows = list(evictions)
+    submits: dict[tuple[str, str], list[tuple[float, int]]] = {(ns, job): [] for ns, job, _, _ in rows}
     for i, (namespace, name, *_, submit, start, _done) in enumerate(jobs):
-        first = submit if start is None else min(submit, start)  # a job mirrored already running: its start
-        submits.setdefault((namespace, name), []).append((first, i))
+        if (times := submits.get((namespace, name))) is not None:  # (only the names evicted in the window)
+            times.append((submit if start is None else min(submit, start), i))  # one mirrored running: its start
     for times in submits.values():
         times.sort()
     counts: dict[int, list[int]] = {}
-    for namespace, job, action, at in evictions:
-        times = submits.get((namespace, job), [])
+    for namespace, job, action, at in rows:
+        times = submits[namespace, job]
         k = bisect_right(times, (at, len(jobs))) - 1
         if k >= 0:
             counts.setdefault(times[k][1], [0, 0])[action == EvictionAction.RECYCLE] += 1
