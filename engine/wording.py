@@ -39,7 +39,10 @@ def spelled_duration(seconds: float) -> str:
 
 def duration(seconds: float) -> str:
     """A length of time as a person says it, in its two largest units: "45 s", "12 min", "4 min 10 s",
-    "3 h 20 min", "2 d 4 h" (whole units, rounded down; under a second is "0 s")."""
+    "3 h 20 min", "2 d 4 h" (whole units, rounded down; more than nothing but less than a second is "under 1 s", not
+    "0 s": a median wait of 0.4 s is a wait)."""
+    if 0 < seconds < 1:
+        return "under 1 s"
     left = max(0, int(seconds))
     for big, big_name, small, small_name in ((86400, "d", 3600, "h"), (3600, "h", 60, "min"), (60, "min", 1, "s")):
         if left >= big:

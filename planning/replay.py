@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from controlplane.side_by_side import BASELINE, BOTH, replay_both
 from engine.changes import ProposalError, describe
-from engine.replay import ReplayError, compare_reports
+from engine.replay import ReplayError, compare_reports, tree_roots
 from engine.replay.trace import format_time, parse_time
 from planning import whatif, whatif_access
 from planning.models import ACTIVE_STATES, FINISHED_STATES, ReplayRun, ReplayState
@@ -204,7 +204,8 @@ def runs_for(user: Any) -> QuerySet[ReplayRun]:
 
 def visible_result(run: ReplayRun, user: Any) -> dict[str, Any] | None:
     """The run's result as ``user`` may read it: an admin, all of it; a team member, only the teams (tree nodes) of
-    its subtrees, the cluster's totals as they are (the same nodes the what-if shows it)."""
+    its subtrees, the cluster's totals as they are, the trees' roots' figures with them (the same nodes the what-if
+    shows it)."""
     if run.result is None or is_admin(user):
         return run.result
     scope = whatif_access.scope_of(user)
@@ -213,9 +214,11 @@ def visible_result(run: ReplayRun, user: Any) -> dict[str, Any] | None:
     queues = whatif_access.subtree(snapshot.queues, scope.queue_roots)
     groups = whatif_access.subtree(snapshot.quota_groups, scope.group_roots)
 
+    roots = tree_roots(run.result)  # every job of a tree: the cluster's figures, shown whole
+
     def mine(team: str) -> bool:
         kind, _, name = team.partition("/")
-        return name in (queues if kind == "queue" else groups)
+        return team in roots or name in (queues if kind == "queue" else groups)
 
     out = dict(run.result)
     for part in ("baseline", "proposal"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.replay.loop import ReplayError, ReplayRun, replay, tree_snapshot
-from engine.replay.report import compare_reports, render_table, run_report
+from engine.replay.report import compare_reports, render_table, run_report, tree_roots
 from engine.replay.trace import VERSION, Trace, TraceError, read_trace, trace_lines
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "replay_result",
     "run_report",
     "trace_lines",
+    "tree_roots",
     "tree_snapshot",
 ]
 

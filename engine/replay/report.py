@@ -11,10 +11,11 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from engine.objects import ROOT_GROUP, ROOT_QUEUE
 from engine.replay.loop import ReplayRun
 from engine.replay.trace import format_time
 from engine.resources import is_gpu, milli_scale
-from engine.waits import JobWait, TreeParents, node_waits
+from engine.waits import QUEUE, QUOTA, JobWait, TreeParents, node_waits
 from engine.wording import duration
 
 __all__ = ["REPORT_VERSION", "compare_reports", "render_table", "run_report"]
@@ -102,6 +103,12 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
         "sessions": run.sessions,
         "periodsSkipped": max(0, run.grid_points - run.sessions),
         "teams": dict(sorted(teams.items())),
+        "roots": sorted(
+            f"{tree}/{name}"
+            for tree, parents_of in ((QUEUE, run.parents), (QUOTA, run.group_parents))
+            for name, parent in parents_of.items()
+            if parent is None and f"{tree}/{name}" in teams
+        ),
         "cluster": _cluster(run),
         "jobs": _jobs(run),
         "warnings": list(run.warnings),
@@ -201,6 +208,17 @@ def compare_reports(baseline: dict[str, Any], proposal: dict[str, Any]) -> dict[
         if ca[k] != cb[k]
     }
     return {"teams": out, "cluster": cluster}
+
+
+#: the trees' roots of a report written before reports listed them (``roots``)
+_DEFAULT_ROOTS = (f"{QUEUE}/{ROOT_QUEUE}", f"{QUOTA}/{ROOT_GROUP}")
+
+
+def tree_roots(document: Mapping[str, Any]) -> set[str]:
+    """The teams of a replay's document (``baseline`` and ``proposal``) that are a tree's root: each counts every job
+    of its tree, the cluster's figures rather than a team's."""
+    runs = [document[run] for run in ("baseline", "proposal") if isinstance(document.get(run), Mapping)]
+    return {name for run in runs for name in run.get("roots", _DEFAULT_ROOTS)}
 
 
 def _wait(seconds: float | None) -> str:

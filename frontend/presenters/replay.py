@@ -8,6 +8,8 @@ from typing import Any
 
 from django.urls import reverse
 
+from engine.objects import ROOT_QUEUE
+from engine.replay import tree_roots
 from engine.wording import duration
 
 #: the most teams a chart shows (the table shows them all)
@@ -23,7 +25,8 @@ _EMPTY_TEAM: dict[str, Any] = {
 
 def _teams(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
     before, after = result["baseline"]["teams"], result.get("proposal", result["baseline"])["teams"]
-    names = sorted(set(before) | set(after), key=lambda n: (not n.startswith("queue/"), n))
+    roots = tree_roots(result)
+    names = sorted((set(before) | set(after)) - roots, key=lambda n: (not n.startswith("queue/"), n))
     return [(n, before.get(n, _EMPTY_TEAM), after.get(n, _EMPTY_TEAM)) for n in names]
 
 
@@ -135,9 +138,13 @@ def utilisation(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def cluster_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The cluster's totals, before → after."""
+    """The cluster's totals, before → after: the waits of every job (the queue tree's root's), then the totals."""
     b, a = result["baseline"], result.get("proposal", result["baseline"])
+    root = f"queue/{ROOT_QUEUE}"
+    every_b, every_a = b["teams"].get(root, _EMPTY_TEAM)["waiting"], a["teams"].get(root, _EMPTY_TEAM)["waiting"]
     return [
+        {"label": "Wait p50, every job that started", **_cell(every_b["p50"], every_a["p50"], "wait", "lower")},
+        {"label": "Wait p95, every job that started", **_cell(every_b["p95"], every_a["p95"], "wait", "lower")},
         {
             "label": "Jobs completed",
             **_cell(b["cluster"]["completedJobs"], a["cluster"]["completedJobs"], "count", "higher"),

@@ -98,8 +98,8 @@ def test_a_member_proposes_in_its_subtree_and_sees_its_runs_and_teams_only(
     assert [r["id"] for r in rows] == [mine["id"]]
     assert member_api.get(f"{URL}{theirs['id']}/").status_code == 404
     assert member_api.post(f"{URL}{theirs['id']}/cancel/").status_code == 404
-    teams = member_api.get(f"{URL}{mine['id']}/").json()["result"]["baseline"]["teams"]
-    assert set(teams) == {"queue/team-a", "quota/qa"}
+    baseline = member_api.get(f"{URL}{mine['id']}/").json()["result"]["baseline"]
+    assert set(baseline["teams"]) == {"queue/team-a", "quota/qa", *baseline["roots"]}  # the roots: the cluster's
 
 
 def test_cancel_a_queued_run_then_409(admin_api: Any, world: list[int]) -> None:

@@ -69,3 +69,23 @@ def test_the_charts_show_the_teams_with_work_the_longest_waits_first_at_most_25(
     assert "idle" not in [r["team"] for r in rows]
     borrowers = present.borrow_rows({"baseline": _report(teams), "proposal": _report(teams)})
     assert "idle" not in [r["team"] for r in borrowers]
+
+
+def test_the_trees_roots_are_the_clusters_waits_not_teams() -> None:
+    """A tree's root counts every job of its tree: its row is the cluster's, so the table and the charts leave the
+    roots out (those the report lists, and ``root`` of both trees in a result stored before it listed them), and the
+    cluster's table gives the queue tree's root's waits, a sub-second median read as "under 1 s"."""
+    before = _report({"queue/root": _team(waiting__p50=0.4), "quota/org": _team(), "queue/nlp": _team()})
+    before["roots"] = ["queue/root", "quota/org"]
+    after = copy.deepcopy(before)
+    after["teams"]["queue/root"] = _team(waiting__p50=0.4, waiting__p95=60.0)
+    result = {"baseline": before, "proposal": after}
+    assert [(r["kind"], r["team"]) for r in present.team_rows(result)] == [("queue", "nlp")]
+    assert [r["team"] for r in present.wait_rows(result)] == ["nlp"]
+    assert [r["team"] for r in present.borrow_rows(result)] == ["nlp"]
+    rows = {r["label"]: r for r in present.cluster_rows(result)}
+    p50, p95 = rows["Wait p50, every job that started"], rows["Wait p95, every job that started"]
+    assert (p50["before"], p50["after"], p50["changed"]) == ("under 1 s", "under 1 s", False)
+    assert (p95["before"], p95["after"], p95["css"]) == ("10 min", "1 min", "good")
+    stored_before = _report({"queue/root": _team(), "quota/root": _team(), "quota/nlp": _team()})
+    assert [r["team"] for r in present.team_rows({"baseline": stored_before})] == ["nlp"]

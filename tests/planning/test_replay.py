@@ -204,8 +204,10 @@ def test_a_team_member_proposes_only_inside_its_subtree_and_reads_only_its_teams
     assert replay.execute(run.pk) == "done"
     run.refresh_from_db()
     mine = replay.visible_result(run, member)
-    assert set(mine["baseline"]["teams"]) == {"queue/team-a", "quota/qa"}
-    assert set(mine["differences"]["teams"]) <= {"queue/team-a", "quota/qa"}
+    roots = set(run.result["baseline"]["roots"])  # every job of a tree: the cluster's figures, shown whole
+    assert "queue/root" in roots and roots <= set(run.result["baseline"]["teams"])
+    assert set(mine["baseline"]["teams"]) == {"queue/team-a", "quota/qa"} | roots
+    assert set(mine["differences"]["teams"]) <= {"queue/team-a", "quota/qa"} | roots
     assert "queue/dept" in replay.visible_result(run, boss)["baseline"]["teams"]  # an admin reads every team
     assert list(replay.runs_for(member)) == [run]
     boss_run = _start(boss)

@@ -91,6 +91,7 @@ def test_the_replay_of_a_small_trace_gives_the_numbers_worked_out_by_hand() -> N
     # from 08:01 to 08:31 a holds 4 GPUs with a deserved of 2 (b asks for 2): 2 GPUs x 0.5 h borrowed, lent by b
     assert a["gpuHours"]["borrowed"] == 1.0 and b["gpuHours"]["lent"] == 1.0
     assert base["teams"]["queue/root"]["jobs"]["finished"] == 2
+    assert [r for r in base["roots"] if r.startswith("queue/")] == ["queue/root"]  # the cluster's row, not a team
     assert base["cluster"]["completedJobs"] == 2 and base["cluster"]["gpuHoursUsed"] == 4.0
     gpu = base["cluster"]["utilisation"]["nvidia.com/gpu"]
     assert gpu[0] == ["2026-03-02T08:00:00Z", 1.0] and ["2026-03-02T08:31:00Z", 0.5] in gpu

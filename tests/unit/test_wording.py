@@ -11,7 +11,8 @@ from engine.wording import duration, plural, spelled_duration
     ("seconds", "text"),
     [
         (0, "0 s"),
-        (0.7, "0 s"),
+        (0.7, "under 1 s"),
+        (1.0, "1 s"),
         (45, "45 s"),
         (60, "1 min"),
         (250, "4 min 10 s"),
