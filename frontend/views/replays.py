@@ -118,7 +118,7 @@ def run_page(request: HttpRequest, pk: int) -> HttpResponse:
             {
                 "rows": present.team_rows(result),
                 "cluster_rows": present.cluster_rows(result),
-                "trace": result.get("trace", {}),
+                "trace": {**result.get("trace", {}), "jobs_text": f"{result.get('trace', {}).get('jobs', 0):,}"},
                 "warnings": [*result["baseline"].get("warnings", []), *result.get("proposal", {}).get("warnings", [])],
                 "changed_teams": sum(1 for r in present.team_rows(result) if r["changed"]),
             }

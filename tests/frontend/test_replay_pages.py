@@ -91,10 +91,14 @@ def test_a_finished_run_shows_charts_and_a_table_a_team_lead_reads(
     util = figs["replay_utilisation"]["data"]
     assert {t["name"] for t in util} == {"baseline", "with the changes"}
     rows = {r["team"]: r for r in page.context["rows"]}
+    assert "root" not in rows  # a tree's root counts every job: the cluster's row, not a team
+    every = {r["label"]: r for r in page.context["cluster_rows"]}["Wait p50, every job that started"]
+    assert every["after"] == "no job started"
     started = rows["team-a"]["cells"][2]
     assert (started["before"], started["after"], started["css"]) == ("1", "0", "bad")
     html = page.content.decode()
     assert 'id="replay-table"' in html and "js/replay.js" not in html and 'id="replay-cancel"' not in html
+    assert f"{page.context['trace']['jobs_text']} job" in html and "tree edit" in html
     # the waits are those of the jobs that started: said beside the chart, since fewer starts can mean shorter waits
     assert 'id="waits-note"' in html and "the table counts the jobs never started" in html
     listing = admin_client.get("/replays/").content.decode()
