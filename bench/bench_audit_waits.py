@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -43,43 +44,37 @@ def main() -> None:
     cluster, _ = Cluster.objects.get_or_create(name="default")
     now = timezone.now()
     spacing = args.days * 86400 / args.jobs
-    JobRecord.objects.bulk_create(
-        (
-            JobRecord(
-                cluster=cluster,
-                namespace=f"ns{i % 8}",
-                name=f"job-{i}",
-                queue=f"q{i % 8}",
-                quota_group=f"g{i % 8}",
-                roles=[["", 2, {"cpu": 1000}]],
-                submitted=now - timedelta(seconds=i * spacing),
-                started=now - timedelta(seconds=i * spacing - (i % 600)),
-                finished=now - timedelta(seconds=i * spacing - (i % 600) - 120),
-            )
-            for i in range(args.jobs)
-        ),
-        batch_size=5000,
+
+    def owner(i: int) -> dict[str, Any]:  # job i's namespace, queue and quota group (8 teams)
+        return {"cluster": cluster, "namespace": f"ns{i % 8}", "queue": f"q{i % 8}", "quota_group": f"g{i % 8}"}
+
+    def at(i: int, after_start: float) -> Any:  # job i submitted every ``spacing`` s, waiting i % 600 s
+        return now - timedelta(seconds=i * spacing - (i % 600) - after_start)
+
+    jobs = (
+        JobRecord(
+            **owner(i),
+            name=f"job-{i}",
+            roles=[["", 2, {"cpu": 1000}]],
+            submitted=now - timedelta(seconds=i * spacing),
+            started=at(i, 0),
+            finished=at(i, 120),
+        )
+        for i in range(args.jobs)
     )
+    JobRecord.objects.bulk_create(jobs, batch_size=5000)
     every = max(1, args.jobs // max(1, args.evictions))
-    Eviction.objects.bulk_create(
-        itertools.islice(
-            (
-                Eviction(
-                    cluster=cluster,
-                    pod_uid=f"ns{i % 8}/job-{i}-0",
-                    namespace=f"ns{i % 8}",
-                    job=f"job-{i}",
-                    queue=f"q{i % 8}",
-                    quota_group=f"g{i % 8}",
-                    action="recycle" if i % 3 else "preempt",
-                    created=now - timedelta(seconds=i * spacing - (i % 600) - 60),
-                )
-                for i in range(0, args.jobs, every)
-            ),
-            args.evictions,
-        ),
-        batch_size=5000,
+    evictions = (
+        Eviction(
+            **owner(i),
+            pod_uid=f"ns{i % 8}/job-{i}-0",
+            job=f"job-{i}",
+            action="recycle" if i % 3 else "preempt",
+            created=at(i, 60),
+        )
+        for i in range(0, args.jobs, every)
     )
+    Eviction.objects.bulk_create(itertools.islice(evictions, args.evictions), batch_size=5000)
     parents = TreeParents({f"q{i}": "root" for i in range(8)}, {f"g{i}": "root" for i in range(8)})
     runs = []
     for _ in range(args.runs):
