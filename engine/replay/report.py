@@ -232,12 +232,14 @@ def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
 
 
 def _team_rows(report: Mapping[str, Any]) -> list[str]:
+    """A row per team; a tree's root says that it counts every job of its tree."""
     rows = []
+    roots = set(report.get("roots", ()))
     for name, t in report["teams"].items():
         w, j, g, e = t["waiting"], t["jobs"], t["gpuHours"], t["evictions"]
         rows.append(
             [
-                name,
+                f"{name} (every job)" if name in roots else name,
                 f"{_wait(w['p50'])} / {_wait(w['p95'])} / {_wait(w['max'])}",
                 f"{j['started']} / {j['finished']} / {j['waiting']}",
                 f"{g['used']:g} / {g['borrowed']:g} / {g['lent']:g}",

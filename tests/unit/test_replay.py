@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controlplane.cli import main
-from engine.replay import TraceError, read_trace, replay_document, trace_lines
+from engine.replay import TraceError, read_trace, render_table, replay_document, trace_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +92,8 @@ def test_the_replay_of_a_small_trace_gives_the_numbers_worked_out_by_hand() -> N
     assert a["gpuHours"]["borrowed"] == 1.0 and b["gpuHours"]["lent"] == 1.0
     assert base["teams"]["queue/root"]["jobs"]["finished"] == 2
     assert [r for r in base["roots"] if r.startswith("queue/")] == ["queue/root"]  # the cluster's row, not a team
+    table = render_table(doc)
+    assert "queue/root (every job)" in table and "queue/a (every job)" not in table
     assert base["cluster"]["completedJobs"] == 2 and base["cluster"]["gpuHoursUsed"] == 4.0
     gpu = base["cluster"]["utilisation"]["nvidia.com/gpu"]
     assert gpu[0] == ["2026-03-02T08:00:00Z", 1.0] and ["2026-03-02T08:31:00Z", 0.5] in gpu
