@@ -18,7 +18,8 @@ history the sessions record (one sample per tree node per session):
 * **waiting to start**: how long the jobs submitted in the window waited for their first pod to start, per node
   (``engine.waits``: a job counts for its queue, its quota group and their ancestors; the roots have no row, as in
   the other tables), longest waits first; and each of those nodes' waits hour by hour (a window of up to two days)
-  or day by day, by when the jobs were submitted: did a change help?
+  or day by day, by when the jobs were submitted: did a change help? And the same per submitter (the user who
+  submitted each job, or its namespace), with the GPU-hours its jobs' pods held: who uses the cluster most.
 
 Amounts are in base units (milli-units, bytes), as every value of ``engine.values``.
 """
@@ -34,7 +35,17 @@ from engine.lending import lendable_groups, lendable_queues
 from engine.objects import DEFAULT_GROUP, ROOT_GROUP, ROOT_QUEUE, SYSTEM_GROUP, QuotaGroupSpec
 from engine.resources import ResourceList, is_unlimited
 from engine.values import QuotaValues
-from engine.waits import QUEUE, QUOTA, JobWait, NodeWaits, TreeParents, WaitPoint, node_waits, waits_by_period
+from engine.waits import (
+    QUEUE,
+    QUOTA,
+    JobWait,
+    NodeWaits,
+    TreeParents,
+    WaitPoint,
+    node_waits,
+    submitter_waits,
+    waits_by_period,
+)
 
 __all__ = [
     "QUEUE",
@@ -128,6 +139,14 @@ class Audit:
     waits: tuple[NodeWaits, ...] = ()
     # per node of ``waits``, its waits hour by hour (a window of up to two days) or day by day (``engine.waits``)
     trend: Mapping[tuple[str, str], tuple[WaitPoint, ...]] = dataclasses.field(default_factory=dict)
+    # per submitter of the jobs, their waits and GPU-hours, the most GPU-hours first (``engine.waits``)
+    submitters: tuple[NodeWaits, ...] = ()
+    jobs: tuple[JobWait, ...] = ()  # the window's jobs the figures above count (``scoped`` counts a subset again)
+    end: float = 0.0  # the window's end (epoch seconds)
+
+    def scoped(self, jobs: Iterable[JobWait]) -> tuple[NodeWaits, ...]:
+        """The submitters' figures of ``jobs`` only (some of ``self.jobs``: those of the nodes a reader may read)."""
+        return tuple(submitter_waits(jobs, self.end))
 
 
 def _resource_rank(resource: str) -> tuple[int, str]:
@@ -192,8 +211,12 @@ def audit(
     idle.sort(key=lambda i: (_resource_rank(i.resource), -i.freeable, i.tree, i.name))
     usage.sort(key=lambda u: (_resource_rank(u.resource), -(u.ratio or 0.0), u.tree, u.name))
     parents = TreeParents(queue_parents or {}, {name: spec.parent for name, spec in groups.items()})
-    waits, trend = _waits(list(jobs), parents, now, window)
-    return Audit(window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits), trend)
+    listed = tuple(jobs)
+    waits, trend = _waits(list(listed), parents, now, window)
+    submitters = tuple(submitter_waits(listed, now))
+    return Audit(
+        window, tuple(starved), tuple(lending), tuple(idle), tuple(usage), tuple(waits), trend, submitters, listed, now
+    )
 
 
 def _waits(

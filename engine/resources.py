@@ -16,6 +16,7 @@ share one parser and one set of error messages.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, InvalidOperation, Overflow, localcontext
@@ -55,6 +56,7 @@ __all__ = [
     "split_unit",
     "unit_decimal",
     "unit_name",
+    "whole_gpus",
 ]
 
 # "Unlimited" is one notion with one test, is_unlimited(): no bound at all (None) or an amount at or above MAX_AMOUNT.
@@ -139,6 +141,22 @@ NOUNS: dict[str, tuple[str, str]] = {"cpu": ("core", "cores"), "gpu": ("GPU", "G
 def is_gpu(resource: str) -> bool:
     """``nvidia.com/gpu``, ``amd.com/gpu``, ... (or one of their flavors): a resource counted in whole GPUs."""
     return split_flavor(resource)[0].rsplit("/", 1)[-1] == "gpu"
+
+
+@functools.cache
+def _gpu_scale(resource: str) -> int:
+    """The base units of one GPU of ``resource``, 0 when it is no GPU (asked for every amount of a week's values)."""
+    return milli_scale(resource) if is_gpu(resource) else 0
+
+
+def whole_gpus(amounts: Mapping[str, int] | None) -> float:
+    """The GPUs in ``amounts`` (base units), every GPU resource together, in whole GPUs (an int 0 without any)."""
+    total: float = 0
+    for r, v in (amounts or {}).items():
+        scale = _gpu_scale(r)
+        if scale:
+            total += v / scale
+    return total
 
 
 def nouns(resource: str) -> tuple[str, str] | None:

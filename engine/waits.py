@@ -5,19 +5,22 @@ A job counts for its queue and its quota group and for every ancestor of each, s
 teams' jobs and the root's hold the cluster's. Of the jobs submitted in a window: how many started, finished and are
 still waiting at its end; the waits of those that started (the 50th and 95th percentiles, nearest rank); the longest
 wait, a job still waiting counted with its wait so far (a job that never started is the longest wait of all, not a
-gap in the figures); and the pods evicted from those jobs, preempted (or reclaimed) and recycled.
+gap in the figures); and the pods evicted from those jobs, preempted (or reclaimed) and recycled. The same figures
+per submitter (``submitter_waits``: the user who submitted each job, or its namespace where none is known, as the
+per-user limits count them), with the GPU-hours of the jobs' work.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "QUEUE",
     "QUOTA",
+    "SUBMITTER",
     "JobWait",
     "NodeWaits",
     "TreeParents",
@@ -25,10 +28,12 @@ __all__ = [
     "lineage",
     "node_waits",
     "percentile",
+    "submitter_waits",
     "waits_by_period",
 ]
 
 QUEUE, QUOTA = "queue", "quota"
+SUBMITTER = "submitter"  # the "tree" of ``submitter_waits``' figures
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +77,14 @@ class JobWait:
     finished: bool
     preempted: int = 0
     recycled: int = 0
+    submitter: str = ""  # who submitted it: its user, or "namespace NAME" where none is known
+    gpu_seconds: float = 0.0  # the GPU-seconds of its pods' runs in the window (whole GPUs x seconds)
 
 
 @dataclass(slots=True)
 class NodeWaits:
-    """The figures of one tree node (``tree``: "queue" or "quota"); waits in seconds."""
+    """The figures of one tree node (``tree``: "queue" or "quota"), or of one submitter (``tree``: ``SUBMITTER``);
+    waits in seconds."""
 
     tree: str
     name: str
@@ -88,6 +96,7 @@ class NodeWaits:
     longest: float | None = None
     preempted: int = 0
     recycled: int = 0
+    gpu_hours: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +130,33 @@ def lineage(name: str | None, parents: Mapping[str, str | None]) -> list[str]:
 def node_waits(jobs: Iterable[JobWait], parents: TreeParents, end: float) -> dict[tuple[str, str], NodeWaits]:
     """Per (tree, node), the figures of the jobs counted there (module docstring); ``end`` is the window's end,
     where a job still waiting has waited ``end - submit``. Only the nodes with a job are in the result."""
-    out: dict[tuple[str, str], NodeWaits] = {}
-    waits: dict[tuple[str, str], list[float]] = {}
     paths: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
-    for job in jobs:
+
+    def path_of(job: JobWait) -> list[tuple[str, str]]:
         path = paths.get((job.queue, job.group))
         if path is None:
             path = paths[job.queue, job.group] = parents.path(job.queue, job.group)
+        return path
+
+    return _count(jobs, path_of, end)
+
+
+def submitter_waits(jobs: Iterable[JobWait], end: float) -> list[NodeWaits]:
+    """Per submitter (``JobWait.submitter``), the figures of its jobs as ``node_waits`` counts a node's, with the
+    GPU-hours of their work; the most GPU-hours first, then the longest wait."""
+    figures = _count(jobs, lambda job: [(SUBMITTER, job.submitter)], end).values()
+    return sorted(figures, key=lambda w: (-w.gpu_hours, -(w.longest or 0.0), w.name))
+
+
+def _count(
+    jobs: Iterable[JobWait], path_of: Callable[[JobWait], list[tuple[str, str]]], end: float
+) -> dict[tuple[str, str], NodeWaits]:
+    """The figures of each key a job counts for (``path_of``: its tree nodes, or its submitter)."""
+    out: dict[tuple[str, str], NodeWaits] = {}
+    waits: dict[tuple[str, str], list[float]] = {}
+    for job in jobs:
         wait = (job.start if job.start is not None else end) - job.submit
-        for node in path:
+        for node in path_of(job):
             figures = out.get(node)
             if figures is None:
                 figures = out[node] = NodeWaits(*node)
@@ -142,6 +169,7 @@ def node_waits(jobs: Iterable[JobWait], parents: TreeParents, end: float) -> dic
             figures.finished += job.finished
             figures.preempted += job.preempted
             figures.recycled += job.recycled
+            figures.gpu_hours += job.gpu_seconds / 3600
     for node, figures in out.items():
         started = waits.get(node, [])
         figures.p50, figures.p95 = percentile(started, 0.5), percentile(started, 0.95)

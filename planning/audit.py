@@ -33,7 +33,7 @@ from rest_framework.views import APIView
 
 from engine.audit import QUEUE, QUOTA, Audit, JobWait, NodeWaits, Sample, audit
 from engine.limits import brief
-from engine.resources import format_quantity, unit_decimal, unit_name
+from engine.resources import format_quantity, unit_decimal, unit_name, whole_gpus
 from planning.values_api import cached_values
 from quotas.access import is_admin, may_read_team, team_subtree_ids, visible_group_ids, visible_queue_ids
 from quotas.models import Queue, QuotaGroup
@@ -137,30 +137,50 @@ def recorded_jobs(
         .filter(_scope_of_records(queues, quota_groups))
         .annotate(submit=Epoch("submitted"), start=Epoch("started"), done=Epoch("finished"))
         .order_by()
-        .values_list("namespace", "name", "queue", "quota_group", "submit", "start", "done")
+        .values_list("namespace", "name", "queue", "quota_group", "submit", "start", "done", "user", "gpu_seconds")
+    )
+    there = PodGroup.objects.filter(cluster=cluster, created__gte=since, created__lte=now).filter(
+        _scope_of_podgroups(queues, quota_groups)
     )
     live = (
-        PodGroup.objects.filter(cluster=cluster, created__gte=since, created__lte=now)
-        .filter(_scope_of_podgroups(queues, quota_groups))
-        .annotate(
+        there.annotate(
             submit=Epoch("created"),
             start=Epoch(Min("pods__started")),
             group=Coalesce(Min("pods__quota_group__name"), "namespace__quota_group__name"),
             done=Case(When(phase=PodGroupPhase.COMPLETED, then=Value(1.0)), default=None, output_field=FloatField()),
         )
         .order_by()
-        .values_list("namespace__name", "name", "queue__name", "group", "submit", "start", "done")
+        .values_list("namespace__name", "name", "queue__name", "group", "submit", "start", "done", "user", "id")
     )
-    jobs = [row for found in (removed, live) for row in fetch_all(found)]
+    jobs = [*fetch_all(removed)]
+    held = _gpu_seconds_held(there, now.timestamp())
+    jobs += [(*row[:8], held.get(row[8], 0.0)) for row in fetch_all(live)]
     evicted = _evictions_per_job(jobs, fetch_all(evictions))
     out: list[JobWait] = []
-    for i, (_namespace, _name, queue, group, submit, start, done) in enumerate(jobs):
+    for i, (namespace, _name, queue, group, submit, start, done, user, gpu_seconds) in enumerate(jobs):
         preempted, recycled = evicted.get(i, (0, 0))
         if start is not None:
             submit = min(submit, start)
-        out.append(
-            JobWait(queue, group or None, submit, start, done is not None and start is not None, preempted, recycled)
-        )
+        finished = done is not None and start is not None
+        who = user or f"namespace {namespace}"  # no user known: its namespace counts as its user, as for the limits
+        out.append(JobWait(queue, group or None, submit, start, finished, preempted, recycled, who, gpu_seconds))
+    return out
+
+
+def _gpu_seconds_held(podgroups: Any, now: float) -> dict[int, float]:
+    """Per podgroup of ``podgroups`` (a queryset), the GPUs its pods held while they ran (until now for a running one),
+    in whole GPUs x seconds: what its history row will say once it is removed (``scheduling.history``)."""
+    pods = (
+        Pod.objects.filter(podgroup__in=podgroups.values("id"), started__isnull=False)
+        .annotate(begun=Epoch("started"), ended=Epoch("finished"))
+        .order_by()
+        .values_list("podgroup_id", "request", "begun", "ended")
+    )
+    out: dict[int, float] = {}
+    for podgroup, request, begun, ended in pods:  # (through the ORM: the requests read as resource lists)
+        gpus = whole_gpus(request)
+        if gpus:
+            out[podgroup] = out.get(podgroup, 0.0) + gpus * max(0.0, (now if ended is None else ended) - begun)
     return out
 
 
@@ -171,7 +191,7 @@ def _evictions_per_job(jobs: list[tuple[Any, ...]], evictions: Iterable[tuple[An
     window)."""
     rows = list(evictions)
     submits: dict[tuple[str, str], list[tuple[float, int]]] = {(ns, job): [] for ns, job, _, _ in rows}
-    for i, (namespace, name, *_, submit, start, _done) in enumerate(jobs):
+    for i, (namespace, name, _queue, _group, submit, start, *_) in enumerate(jobs):
         if (times := submits.get((namespace, name))) is not None:  # (only the names evicted in the window)
             times.append((submit if start is None else min(submit, start), i))  # one mirrored running: its start
     for times in submits.values():
@@ -278,6 +298,8 @@ def within(result: Audit, nodes: Scope | None) -> Audit:
         usage=tuple(u for u in result.usage if mine(u.tree, u.name)),
         waits=tuple(w for w in result.waits if mine(w.tree, w.name)),
         trend={node: points for node, points in result.trend.items() if mine(*node)},
+        # the submitters of the jobs of ``nodes`` only, counted again: their other jobs are not the reader's
+        submitters=result.scoped(j for j in result.jobs if mine(QUEUE, j.queue) or mine(QUOTA, j.group or "")),
     )
 
 
@@ -349,7 +371,14 @@ def as_json(result: Audit) -> dict[str, Any]:
         ],
         "waits": [_waits(w) for w in result.waits],
         "waits_trend": [_trend(w.tree, w.name, result.trend.get((w.tree, w.name), ())) for w in result.waits],
+        "submitters": [_submitter(w) for w in result.submitters],
     }
+
+
+def _submitter(w: NodeWaits) -> dict[str, Any]:
+    figures = _waits(w)
+    del figures["tree"]
+    return {**figures, "gpu_hours": round(w.gpu_hours, 2)}
 
 
 def _trend(tree: str, name: str, points: Any) -> dict[str, Any]:
@@ -459,6 +488,14 @@ class _WaitsSerializer(serializers.Serializer):
     recycled_pods = serializers.IntegerField(help_text="Pods of these jobs recycled in the window")
 
 
+class _SubmitterSerializer(_WaitsSerializer):
+    tree = None  # type: ignore[assignment]  # (a submitter is no tree node)
+    name = serializers.CharField(help_text="Who submitted the jobs: a user, or 'namespace NAME' where none is known")
+    gpu_hours = serializers.FloatField(
+        help_text="The GPUs the jobs' pods held while they ran, in whole GPUs x hours (evicted runs included)"
+    )
+
+
 class _TrendPointSerializer(serializers.Serializer):
     start = serializers.DateTimeField(help_text="The period's start (a whole hour or day, UTC)")
     jobs_started = serializers.IntegerField(help_text="Jobs submitted in the period that started")
@@ -488,6 +525,11 @@ class AuditSerializer(serializers.Serializer):
         many=True,
         help_text="Each node of waits, its waits by when the jobs were submitted: hour by hour in a window of up to "
         "two days, else day by day",
+    )
+    submitters = _SubmitterSerializer(
+        many=True,
+        help_text="Per submitter of the jobs submitted in the window (of the nodes you may read), their waits and "
+        "GPU-hours, the most GPU-hours first",
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count
 
+from engine.resources import whole_gpus
 from scheduling.models import Cluster, Eviction, JobRecord, Pod, PodGroup
 
 __all__ = ["job_facts", "prune", "record_removed", "retention", "usual_min_resources"]
@@ -64,7 +65,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             .order_by()
             .values_list("pod__podgroup_id", "n")
         )
-        for pk, cluster_id, ns, name, queue, ns_group, priority, min_member, min_resources, created, flavors in (
+        for pk, cluster_id, ns, name, queue, ns_group, priority, min_member, min_resources, created, flavors, user in (
             PodGroup.objects.filter(pk__in=chunk)
             .order_by("id")
             .values_list(
@@ -79,6 +80,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
                 "min_resources",
                 "created",
                 "flavors",
+                "user",
             )
         ):
             members = pods.get(pk, [])
@@ -98,6 +100,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             )
             # the Kueue ResourceFlavor the cluster gave it per resource (``scheduling.store.flavors``); null: none
             facts["flavors"] = dict(flavors) if isinstance(flavors, dict) and flavors else None
+            facts["user"] = user or ""  # who submitted it (empty: its namespace counts as its user)
             out.append(facts)
     return out
 
@@ -138,6 +141,10 @@ def _facts(
     if done and all(m[5] is not None for m in done):
         finished = max(m[5] for m in done)
     runs = [(m[5] - m[4]).total_seconds() for m in done if m[4] is not None and m[5] is not None]
+    # every run's GPUs held, an evicted or failed one's too: its submitter's usage (the fairness audit's per user)
+    gpu_seconds = sum(
+        whole_gpus(m[1]) * (m[5] - m[4]).total_seconds() for m in members if m[4] is not None and m[5] is not None
+    )
     groups = sorted({m[3] for m in members if m[3]})
     ordered = sorted(roles.values(), key=lambda r: (r[0], -r[1]))
     each = [run for entry in ordered for _order, run in sorted(pod_runs[id(entry)], key=lambda p: p[0])]
@@ -160,6 +167,7 @@ def _facts(
         # each pod's run (roles in order, a role's pods in their names' order) where they differ; null when equal
         "pod_runtimes": each if finished and None not in each and len(set(each)) > 1 else None,
         "evictions": evictions,
+        "gpu_seconds": round(gpu_seconds, 1),
     }
 
 

@@ -771,7 +771,7 @@ class JobRecord(models.Model):
     """A job's history row (issue 29), written when its podgroup is removed (garbage-collected, deleted): what a
     trace needs of it (``scheduling.history``; ``fairway trace export``) once the podgroup and pod rows are gone. Kept
     ``FAIRWAY_JOB_HISTORY_DAYS`` (default 30) after its submission. Compact: the pods are counted per role with one
-    request each (``roles``: ``[[role, pods, {resource: base units}], ...]``), about 200 bytes a job."""
+    request each (``roles``: ``[[role, pods, {resource: base units}], ...]``), about 300 bytes a job (docs/replay.md)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="job_records")
     namespace = models.CharField(max_length=63)
@@ -802,6 +802,13 @@ class JobRecord(models.Model):
         null=True,
         blank=True,
         help_text="The Kueue ResourceFlavor the cluster gave it, per resource ({resource: flavor}); null: none.",
+    )
+    user = models.CharField(
+        max_length=253, blank=True, default="", help_text="Who submitted it (empty: its namespace counts as its user)."
+    )
+    gpu_seconds = models.FloatField(
+        default=0.0,
+        help_text="The GPUs its pods held while they ran, in whole GPUs x seconds (evicted runs included).",
     )
 
     class Meta:

@@ -145,6 +145,33 @@ def print_audit(data: dict[str, Any]) -> None:
         ),
         f"no job submitted in the last {plural(round(window), 'day')}",
     )
+    section(
+        "Per submitter (a job of no known user counts for its namespace), the most GPU-hours first",
+        [
+            [
+                w["name"],
+                f"{w['gpu_hours']:,.1f}",
+                str(w["jobs_started"]),
+                duration_or(w["wait_p50_seconds"], "-"),
+                duration_or(w["wait_p95_seconds"], "-"),
+                str(w["jobs_waiting"]),
+                str(w["preempted_pods"]),
+                str(w["recycled_pods"]),
+            ]
+            for w in data.get("submitters", [])
+        ],
+        (
+            "Submitter",
+            "GPU-hours",
+            "Started",
+            "Wait p50",
+            "Wait p95",
+            "Still waiting",
+            "Pods preempted",
+            "Pods recycled",
+        ),
+        f"no job submitted in the last {plural(round(window), 'day')}",
+    )
 
 
 def run(args: argparse.Namespace, client: Client) -> int:

@@ -7,14 +7,13 @@ in seconds (JSON) or "12 min" (table), utilisation as a fraction of the schedula
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
 from engine.objects import ROOT_GROUP, ROOT_QUEUE
 from engine.replay.loop import ReplayRun
 from engine.replay.trace import format_time
-from engine.resources import is_gpu, milli_scale
+from engine.resources import is_gpu, whole_gpus
 from engine.waits import QUEUE, QUOTA, JobWait, TreeParents, node_waits
 from engine.wording import duration
 
@@ -34,22 +33,6 @@ _TEAM_METRICS = (
     ("evictions", "preempted"),
     ("evictions", "recycled"),
 )
-
-
-def _gpus(amounts: Mapping[str, int] | None) -> float:
-    total: float = 0  # (an int while no GPU is counted: the report writes 0, not 0.0)
-    for r, v in (amounts or {}).items():
-        scale = _gpu_scale(r)
-        if scale:
-            total += v / scale
-    return total
-
-
-@functools.cache
-def _gpu_scale(resource: str) -> int:
-    """The base units of one GPU of ``resource``, 0 when it is no GPU (asked for every amount of every session's
-    values: a report of a week reads hundreds of thousands)."""
-    return milli_scale(resource) if is_gpu(resource) else 0
 
 
 def _team() -> dict[str, Any]:
@@ -90,7 +73,7 @@ def run_report(run: ReplayRun) -> dict[str, Any]:
         team["jobs"] = {"started": w.started, "finished": w.finished, "waiting": w.waiting}
         team["evictions"] = {"preempted": w.preempted, "recycled": w.recycled}
     for _job, queue, group, start, end, request in run.runs:
-        gpu_hours = _gpus(request) * (end - start) / 3600
+        gpu_hours = whole_gpus(request) * (end - start) / 3600
         if gpu_hours:
             for node in nodes_of(queue, group):
                 teams.setdefault(node, _team())["gpuHours"]["used"] += gpu_hours
@@ -143,9 +126,9 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
                 continue
             allocated, deserved, q_borrowed, q_lent = values.queues.flows_of(name)
             team = teams[key]
-            team["gpuHours"]["borrowed"] += _gpus(q_borrowed) * hours
-            team["gpuHours"]["lent"] += _gpus(q_lent) * hours
-            point = [stamp, round(_gpus(allocated), 3), round(_gpus(deserved), 3)]
+            team["gpuHours"]["borrowed"] += whole_gpus(q_borrowed) * hours
+            team["gpuHours"]["lent"] += whole_gpus(q_lent) * hours
+            point = [stamp, round(whole_gpus(allocated), 3), round(whole_gpus(deserved), 3)]
             if not team["share"] or team["share"][-1][1:] != point[1:]:
                 team["share"].append(point)
         borrowed, lent = values.quotas.amounts("borrowed"), values.quotas.amounts("lent")
@@ -155,9 +138,9 @@ def _borrowing(run: ReplayRun, teams: dict[str, dict[str, Any]]) -> None:
             if key not in teams:
                 continue
             team = teams[key]
-            team["gpuHours"]["borrowed"] += _gpus(borrowed.get(name)) * hours
-            team["gpuHours"]["lent"] += _gpus(lent.get(name)) * hours
-            point = [stamp, round(_gpus(used.get(name)), 3), round(_gpus(runtime.get(name)), 3)]
+            team["gpuHours"]["borrowed"] += whole_gpus(borrowed.get(name)) * hours
+            team["gpuHours"]["lent"] += whole_gpus(lent.get(name)) * hours
+            point = [stamp, round(whole_gpus(used.get(name)), 3), round(whole_gpus(runtime.get(name)), 3)]
             if not team["share"] or team["share"][-1][1:] != point[1:]:
                 team["share"].append(point)
 
@@ -167,7 +150,7 @@ def _cluster(run: ReplayRun) -> dict[str, Any]:
     idle = 0.0
     for i, s in enumerate(run.samples):
         nxt = run.samples[i + 1].time if i + 1 < len(run.samples) else run.end
-        cap_gpu, used_gpu = _gpus(s.capacity), _gpus(s.used)
+        cap_gpu, used_gpu = whole_gpus(s.capacity), whole_gpus(s.used)
         if s.waiting:
             idle += max(0.0, cap_gpu - used_gpu) * (nxt - s.time) / 3600
         for r in sorted(set(s.capacity) | set(s.used)):
@@ -179,7 +162,7 @@ def _cluster(run: ReplayRun) -> dict[str, Any]:
             if not series or series[-1][1] != frac:
                 series.append([format_time(s.time), frac])
     completed = sum(1 for o in run.outcomes.values() if o.finish is not None)
-    gpu_hours = sum(_gpus(req) * (end - start) / 3600 for _j, _q, _g, start, end, req in run.runs)
+    gpu_hours = sum(whole_gpus(req) * (end - start) / 3600 for _j, _q, _g, start, end, req in run.runs)
     return {
         "utilisation": utilisation,
         "completedJobs": completed,

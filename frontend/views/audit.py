@@ -17,6 +17,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 
 from engine.audit import QUEUE, QUOTA, TREND_DAY, TREND_HOUR, Audit
 from engine.resources import ResourceList
+from engine.waits import NodeWaits
 from engine.wording import duration, duration_or
 from frontend import figures, staging
 from frontend.presenters.units import human
@@ -125,19 +126,9 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         }
         for u in result.usage
     ]
-    context["waits"] = [
-        {
-            **node(w.tree, w.name),
-            "started": w.started,
-            "p50": duration_or(w.p50, "—"),
-            "p95": duration_or(w.p95, "—"),
-            "longest": duration_or(w.longest, "—"),
-            "waiting": w.waiting,
-            "finished": w.finished,
-            "preempted": w.preempted,
-            "recycled": w.recycled,
-        }
-        for w in result.waits
+    context["waits"] = [{**node(w.tree, w.name), **_wait_cells(w)} for w in result.waits]
+    context["submitters"] = [
+        {"name": w.name, "gpu_hours": f"{w.gpu_hours:,.1f}", **_wait_cells(w)} for w in result.submitters
     ]
     context["trend_period"] = "hour" if days <= 2 else "day"
     step = TREND_HOUR if days <= 2 else TREND_DAY
@@ -146,12 +137,26 @@ def audit_page(request: HttpRequest) -> HttpResponse:
     window = (datetime.fromtimestamp(first, UTC).isoformat(), end.isoformat())
     figs = {"waits_trend": figures.waits_trend_figure(_trend_series(result), step, window)}
     show_all = request.GET.get("all") == "1"
-    for key in ("starved", "lending", "idle", "usage", "waits"):
+    for key in ("starved", "lending", "idle", "usage", "waits", "submitters"):
         context[f"{key}_count"] = len(context[key])
         if not show_all:
             context[key] = context[key][:ROWS]
     context["show_all"] = show_all
     return render_page(request, Page("frontend/audit.html", context, figs, {}, live=False))
+
+
+def _wait_cells(w: NodeWaits) -> dict[str, Any]:
+    """A row of waits (a tree node's or a submitter's) in words."""
+    return {
+        "started": w.started,
+        "p50": duration_or(w.p50, "—"),
+        "p95": duration_or(w.p95, "—"),
+        "longest": duration_or(w.longest, "—"),
+        "waiting": w.waiting,
+        "finished": w.finished,
+        "preempted": w.preempted,
+        "recycled": w.recycled,
+    }
 
 
 TREND_LINES = 6  # nodes drawn on the waits' trend: the first of the table's

@@ -291,3 +291,57 @@ def test_a_name_used_again_keeps_each_jobs_own_evictions() -> None:
     assert sorted((j.queue, j.preempted, j.recycled) for j in week) == [("qa", 0, 1), ("qb", 2, 0)]
     month = recorded_jobs(b.cluster(), ago(10 * 86400), now)
     assert sorted((j.queue, j.preempted, j.recycled) for j in month) == [("qa", 0, 1), ("qa", 1, 0), ("qb", 2, 0)]
+
+
+def test_the_submitters_are_ranked_by_the_gpu_hours_their_jobs_held(
+    client: Any, admin_token: str, make_user: Any
+) -> None:
+    """Per submitter of the window's jobs: ann's two history rows (3 and 1 GPU-hours) and bob's running job (a pod of
+    2 GPUs started 30 min ago: 1 GPU-hour so far); a job of nobody known counts for its namespace. A member of qb's
+    team reads only the submitters of qb's and b's jobs, and their figures from those jobs alone."""
+    from django.contrib.auth.models import Group
+
+    from quotas.models import Queue, QuotaGroup
+    from scheduling.models import JobRecord, Pod, PodGroup
+
+    starving()
+    now = timezone.now()
+    ago = lambda seconds: now - timedelta(seconds=seconds)  # noqa: E731
+    for name, user, queue, group, gpu_seconds in (
+        ("a1", "ann", "qa", "a", 3 * 3600.0),
+        ("a2", "ann", "qb", "b", 3600.0),
+        ("n1", "", "qa", "a", 0.0),
+    ):
+        JobRecord.objects.create(
+            cluster=b.cluster(),
+            namespace="a-ns",
+            name=name,
+            queue=queue,
+            quota_group=group,
+            roles=[["", 1, {"cpu": 1000}]],
+            submitted=ago(7200),
+            started=ago(7000),
+            finished=ago(3600),
+            user=user,
+            gpu_seconds=gpu_seconds,
+        )
+    PodGroup.objects.filter(name="small").update(user="bob", created=ago(3600))
+    Pod.objects.filter(podgroup__name="small").update(request={"nvidia.com/gpu": 2000}, started=ago(1800))
+    PodGroup.objects.filter(name__in=("waits", "big")).update(created=ago(10 * 86400))  # not in the window
+    body = client.get("/api/v1/audit/?days=1", headers={"Authorization": f"Token {admin_token}"}).json()
+    AuditSerializer(data=body).is_valid(raise_exception=True)
+    rows = [(s["name"], round(s["gpu_hours"], 1), s["jobs_started"]) for s in body["submitters"]]
+    assert rows == [("ann", 4.0, 2), ("bob", 1.0, 1), ("namespace a-ns", 0.0, 1)]  # bob: 1 pod of 2 GPUs, 30 min
+    member = make_user("qb-lead")
+    team = Group.objects.create(name="team-b")
+    member.groups.add(team)
+    Queue.objects.get(name="qb").teams.add(team)
+    QuotaGroup.objects.get(name="b").teams.add(team)
+    token = create_token(member, "test")[1]
+    mine = client.get("/api/v1/audit/?days=1", headers={"Authorization": f"Token {token}"}).json()
+    assert [(s["name"], s["gpu_hours"], s["jobs_started"]) for s in mine["submitters"]] == [("ann", 1.0, 1)]
+    client.force_login(make_user("boss3", staff=True))
+    page = client.get("/audit/?days=1").content.decode()
+    card = page[page.index('data-testid="audit-submitters"') :]
+    assert "Who submitted" in card and card.index(">ann<") < card.index(">bob<") < card.index(">namespace a-ns<")
+    assert "<strong>4.0</strong>" in card  # ann's GPU-hours

@@ -54,6 +54,9 @@ def test_the_audit_names_the_starved_node_and_who_borrows_its_share(cli: Run) ->
     # a-ns/small waited a minute; a-ns/waits has waited two so far
     assert waits[("queue", "qa")][2:] == ["1", "1 min", "1 min", "2 min", "1", "0", "0", "0"]
     assert waits[("quota group", "b")][2] == "1"
+    # per submitter: no user is known, so each job counts for its namespace
+    submitters = {r[0]: r for r in _rows(out, "Per submitter")}
+    assert submitters["namespace a-ns"][1:6] == ["0.0", "1", "1 min", "1 min", "1"]
     assert "m " not in out and "(s)" not in out  # no milli-units, no "(s)"
 
 

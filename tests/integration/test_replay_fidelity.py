@@ -130,10 +130,10 @@ def test_the_generator_run_offline_writes_the_soaks_trace() -> None:
 
 
 def test_a_jobs_history_row_costs_what_the_docs_say() -> None:
-    """docs/replay.md: a job's history row is about 280 bytes of table data (PostgreSQL's ``pg_column_size`` of the
+    """docs/replay.md: a job's history row is about 310 bytes of table data (PostgreSQL's ``pg_column_size`` of the
     row), measured over the soak's garbage-collected jobs (one role each; GPU jobs with their toleration)."""
     soak_trace()
     rows, mean = _ROW_BYTES[0]
     print(json.dumps({"history rows": rows, "mean bytes a row": round(mean, 1)}))  # noqa: T201 - the figure
     assert rows > 500
-    assert mean <= 300, mean
+    assert mean <= 330, mean

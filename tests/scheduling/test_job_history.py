@@ -25,8 +25,14 @@ def test_garbage_collection_leaves_a_compact_history_row(evicted: World) -> None
     Pod.objects.filter(podgroup=evicted.podgroups["ns-a/pg-a"]).update(started=started)
     finished = timezone.now()
     _finish(evicted, finished)
+    PodGroup.objects.filter(pk=evicted.podgroups["ns-a/pg-a"].pk).update(user="ann")
+    gpu = Pod.objects.filter(podgroup=evicted.podgroups["ns-a/pg-a"], started__isnull=False, finished__isnull=False)
+    for pod in gpu:  # one GPU each: every run counts, the evicted one's too (its submitter held the GPU)
+        Pod.objects.filter(pk=pod.pk).update(request={**pod.request.to_dict(), "nvidia.com/gpu": 1000})
+    held = sum((p.finished - p.started).total_seconds() for p in gpu)
     agent.collect_garbage(evicted.cluster, timezone.now() + timedelta(seconds=301), 300)
     record = JobRecord.objects.get(cluster=evicted.cluster, namespace="ns-a", name="pg-a")
+    assert record.user == "ann" and held > 0 and record.gpu_seconds == pytest.approx(held, abs=0.1)
     assert record.queue == "team-a" and record.quota_group == "qa"
     assert record.started == started and record.finished == finished
     assert record.runtime == pytest.approx((finished - started).total_seconds())
@@ -36,11 +42,11 @@ def test_garbage_collection_leaves_a_compact_history_row(evicted: World) -> None
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_column_size(t.*) FROM scheduling_jobrecord t WHERE id = %s", [record.pk])
             (size,) = cursor.fetchone()
-        # docs/replay.md's figure (281 bytes a job on average over a soak's jobs: tests/integration/
+        # docs/replay.md's figure (309 bytes a job on average over a soak's jobs: tests/integration/
         # test_replay_fidelity.py); this row is a little larger: its minResources (two pods' worth, with one pod
         # counted) are not the usual ones, so they are kept
         assert record.min_resources == {"cpu": 4000, "memory": 8 * 2**30}
-        assert size <= 300
+        assert size <= 340
 
 
 def test_retention_is_a_setting_and_the_compaction_prunes(evicted: World, settings: Any) -> None:  # noqa: F811
