@@ -285,7 +285,12 @@ def test_a_name_used_again_keeps_each_jobs_own_evictions() -> None:
         )
     for action, seconds in (("preempt", 8 * 86400), ("recycle", 3 * 3600), ("preempt", 600), ("reclaim", 590)):
         Eviction.objects.create(
-            cluster=b.cluster(), pod_uid="nlp/train-0", namespace="nlp", action=action, job="train", created=ago(seconds)
+            cluster=b.cluster(),
+            pod_uid="nlp/train-0",
+            namespace="nlp",
+            action=action,
+            job="train",
+            created=ago(seconds),
         )
     week = recorded_jobs(b.cluster(), ago(7 * 86400), now)
     assert sorted((j.queue, j.preempted, j.recycled) for j in week) == [("qa", 0, 1), ("qb", 2, 0)]
