@@ -232,6 +232,8 @@ def _job(f: dict[str, Any]) -> TraceJob:
         pod_runtimes=tuple(f["pod_runtimes"]) if f["pod_runtimes"] and f["finished"] and f["started"] else None,
         evictions=f["evictions"],
         flavors=f.get("flavors") or None,
+        user=f.get("user") or None,  # (a row written before it was kept, or no user known: its namespace counts)
+        user_groups=tuple(f.get("user_groups") or ()),
     )
 
 
@@ -274,6 +276,8 @@ def build_trace(
         "min_resources",
         "pod_runtimes",
         "flavors",
+        "user",
+        "user_groups",
     )
     for values in (
         JobRecord.objects.filter(cluster=cluster, submitted__gte=since, submitted__lte=now)

@@ -65,7 +65,21 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             .order_by()
             .values_list("pod__podgroup_id", "n")
         )
-        for pk, cluster_id, ns, name, queue, ns_group, priority, min_member, min_resources, created, flavors, user in (
+        for (
+            pk,
+            cluster_id,
+            ns,
+            name,
+            queue,
+            ns_group,
+            priority,
+            min_member,
+            min_resources,
+            created,
+            flavors,
+            user,
+            groups,
+        ) in (
             PodGroup.objects.filter(pk__in=chunk)
             .order_by("id")
             .values_list(
@@ -81,6 +95,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
                 "created",
                 "flavors",
                 "user",
+                "user_groups",
             )
         ):
             members = pods.get(pk, [])
@@ -101,6 +116,7 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             # the Kueue ResourceFlavor the cluster gave it per resource (``scheduling.store.flavors``); null: none
             facts["flavors"] = dict(flavors) if isinstance(flavors, dict) and flavors else None
             facts["user"] = user or ""  # who submitted it (empty: its namespace counts as its user)
+            facts["user_groups"] = [str(g) for g in groups] if isinstance(groups, list) else []
             out.append(facts)
     return out
 

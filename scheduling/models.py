@@ -806,6 +806,7 @@ class JobRecord(models.Model):
     user = models.CharField(
         max_length=253, blank=True, default="", help_text="Who submitted it (empty: its namespace counts as its user)."
     )
+    user_groups = models.JSONField(default=list, blank=True, help_text="That user's groups (the per-user limits').")
     gpu_seconds = models.FloatField(
         default=0.0,
         help_text="The GPUs its pods held while they ran, in whole GPUs x seconds (evicted runs included).",

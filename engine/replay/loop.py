@@ -287,6 +287,8 @@ class _Replay:
                     min_resources=job.min_resources,
                     priority=job.priority,
                     creation_timestamp=job.submit,
+                    user=job.user or "",  # its namespace counts where none is known, as live
+                    user_groups=job.user_groups,
                 )
             )
             for i, (name, role) in enumerate(_pod_names(job)):

@@ -1,10 +1,11 @@
 """The trace format (``docs/replay.md``): what happened on a cluster over a window, as JSON Lines.
 
-Version 3 (versions 1 and 2 still read: they are version 3 without the fields marked *3*, and version 1 without
-those marked *2*; a trace is written in the lowest version that holds it, ``written_version``). One JSON object per
+Version 4 (versions 1 to 3 still read: version 3 is version 4 without the fields marked *4*, version 2 without
+those marked *3* too, and version 1 without those marked *2*; a trace is written in the lowest version that holds
+it, ``written_version``). One JSON object per
 line, each with a ``kind``:
 
-* line 1, ``FairwayTrace``: ``version`` (3), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
+* line 1, ``FairwayTrace``: ``version`` (4), ``cluster``, ``from`` and ``to`` (the window, RFC 3339 UTC), ``period``
   (the session period, seconds), ``source`` (who wrote it: ``export``, ``soak``, ``generator``), and where it is not
   ``same`` ``replacements`` (how the cluster replaces an evicted pod, which decides the replacement's place among its
   job's pods: ``same``, the pod made again under its own name keeps its creation, as a Kubernetes job controller's
@@ -25,7 +26,9 @@ line, each with a ``kind``:
   ``evictions`` (how many of its pods were evicted) and ``flavors`` (*2*: the ResourceFlavor the cluster gave it per
   resource, ``{"cpu": "spot"}``; null or absent: none), and where it is not its ``submit`` ``created`` (the creation the
   live sessions ordered it by among the jobs of its priority: a job already running when the Kubernetes adapter first
-  mirrored it is submitted at its first start, and its row was created after it).
+  mirrored it is submitted at its first start, and its row was created after it); *4* ``user`` and ``userGroups``,
+  who submitted it and that user's groups, where known (absent: its namespace counts as its user, as the per-user
+  limits count a job of no known user).
 
 Reading is strict and names the line and the field of the first problem (``TraceError``); an unknown ``kind`` or an
 unknown key is skipped (the format only grows), a ``version`` above ours is refused.
@@ -43,6 +46,7 @@ from engine.manifests.core import read_node_selector_terms
 from engine.manifests.export import node_selector_terms
 from engine.objects import NodeAffinity, Toleration
 from engine.resources import QuantityError, ResourceList, parse_resource_list
+from engine.userlimits import MAX_NAME
 
 __all__ = [
     "VERSION",
@@ -61,7 +65,7 @@ __all__ = [
     "written_version",
 ]
 
-VERSION = 3
+VERSION = 4
 HEADER_KIND = "FairwayTrace"
 REPLACEMENTS = ("same", "new")
 
@@ -112,6 +116,8 @@ class TraceJob:
     evictions: int = 0
     flavors: Mapping[str, str] | None = None  # resource -> the ResourceFlavor the cluster gave it (version 2)
     created: float | None = None  # the creation the live sessions ordered it by, where not its submit (None: submit)
+    user: str | None = None  # who submitted it (version 4; None: its namespace counts as its user)
+    user_groups: tuple[str, ...] = ()  # that user's groups (version 4), which the per-user limits count too
 
     @property
     def key(self) -> str:
@@ -341,6 +347,20 @@ def _flavors(obj: Mapping[str, Any], where: str) -> dict[str, str] | None:
     return dict(value)
 
 
+def _user(obj: Mapping[str, Any], where: str) -> str | None:
+    value = obj.get("user")
+    if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_NAME):
+        raise TraceError(f"{where}: user: must be a name of 1 to {MAX_NAME} characters or null, got {value!r}")
+    return value
+
+
+def _user_groups(obj: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    value = obj.get("userGroups") or []
+    if not isinstance(value, list) or not all(isinstance(g, str) and 0 < len(g) <= MAX_NAME for g in value):
+        raise TraceError(f"{where}: userGroups: must be a list of names of 1 to {MAX_NAME} characters")
+    return tuple(value)
+
+
 def _job(obj: Mapping[str, Any], where: str) -> TraceJob:
     namespace, name = _str(obj, "namespace", where), _str(obj, "name", where)
     where = f"{where} (Job {namespace}/{name})"
@@ -368,6 +388,8 @@ def _job(obj: Mapping[str, Any], where: str) -> TraceJob:
         evictions=_int(obj, "evictions", where, 0, 0),
         flavors=_flavors(obj, where),
         created=_opt_time(obj, "created", where),
+        user=_user(obj, where),
+        user_groups=_user_groups(obj, where),
     )
     if job.pod_runtimes is not None and len(job.pod_runtimes) != job.pods:
         raise TraceError(f"{where}: podRuntimes: {len(job.pod_runtimes)} runtimes for its {job.pods} pods")
@@ -453,6 +475,8 @@ def job_line(job: TraceJob) -> dict[str, Any]:
         "evictions": job.evictions,
         **({"flavors": dict(job.flavors)} if job.flavors else {}),
         **({"created": format_time(job.created)} if job.created is not None and job.created != job.submit else {}),
+        **({"user": job.user} if job.user else {}),
+        **({"userGroups": list(job.user_groups)} if job.user_groups else {}),
     }
 
 
@@ -468,9 +492,12 @@ def _role_line(role: TraceRole) -> dict[str, Any]:
 
 
 def written_version(trace: Trace) -> int:
-    """The lowest version that holds ``trace``: 3 when a role has a required node affinity (a fairway of version 2
+    """The lowest version that holds ``trace``: 4 when a job has a submitter (a fairway of version 3 would count it
+    for its namespace under the per-user limits), 3 when a role has a required node affinity (a fairway of version 2
     would place its pods anywhere), 2 when it has flavors (a job's ``flavors``, a ResourceFlavor in its Tree: a fairway
     of version 1 would replay it without them), else 1 (an older fairway reads it)."""
+    if any(job.user or job.user_groups for job in trace.jobs):
+        return 4
     if any(role.node_affinity for job in trace.jobs for role in job.roles):
         return 3
     flavored_tree = any(o.get("kind") == "ResourceFlavor" for o in trace.tree or ())

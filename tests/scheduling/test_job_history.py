@@ -66,13 +66,23 @@ def test_the_trace_export_writes_removed_and_live_jobs_with_a_version_header(
     admin_api: Any,
 ) -> None:
     _finish(evicted, timezone.now())
+    # who submitted them: kept on the history row, read from the live row (the per-user limits replay with them)
+    PodGroup.objects.filter(pk=evicted.podgroups["ns-a/pg-a"].pk).update(user="ann", user_groups=["ml"])
+    pg_a_row = PodGroup.objects.get(pk=evicted.podgroups["ns-a/pg-a"].pk)
+    other = PodGroup.objects.create(
+        cluster=evicted.cluster, namespace=pg_a_row.namespace, name="pg-b", queue=pg_a_row.queue, user="bob"
+    )
+    Pod.objects.create(
+        cluster=evicted.cluster, namespace=pg_a_row.namespace, name="b-0", podgroup=other, request={"cpu": 1000}
+    )
     agent.collect_garbage(evicted.cluster, timezone.now() + timedelta(seconds=301), 300)
     since = (timezone.now() - timedelta(days=1)).isoformat()
     resp = admin_api.get("/api/v1/trace/", {"since": since, "cluster": evicted.cluster.name, "period": 30})
     assert resp.status_code == 200 and resp["Content-Type"] == "application/x-ndjson"
     lines = b"".join(resp.streaming_content).decode().splitlines()
     header = json.loads(lines[0])
-    assert header["kind"] == "FairwayTrace" and header["version"] == 1 and header["period"] == 30
+    # version 4: its jobs name their submitters (a fairway of version 3 would count them for their namespaces)
+    assert header["kind"] == "FairwayTrace" and header["version"] == 4 and header["period"] == 30
     trace = read_trace(lines)
     jobs = {j.key: j for j in trace.jobs}
     assert "ns-a/pg-a" in jobs  # removed: from its history row
@@ -80,6 +90,8 @@ def test_the_trace_export_writes_removed_and_live_jobs_with_a_version_header(
     assert all(k in jobs for k in live)  # still there: read from the rows
     pg_a = jobs["ns-a/pg-a"]
     assert pg_a.queue == "team-a" and pg_a.quota_group == "qa" and pg_a.evictions == 1
+    assert (pg_a.user, pg_a.user_groups) == ("ann", ("ml",))
+    assert jobs[f"{other.namespace.name}/{other.name}"].user == "bob"
     assert trace.tree is not None and any(o["kind"] == "Node" for o in trace.tree)
     # the jobs' namespaces were created during the window (the change language cannot create one), so the tree is
     # as it was once they all existed, and the edits before that moment are in it, not repeated

@@ -291,3 +291,29 @@ def test_the_table_leaves_out_differences_it_cannot_show_and_counts_them() -> No
     ]
     same = render_table(replay_result(report(0.2, 100.0, 3), report(0.2, 100.0, 3)))
     assert same.split("\n\nBASELINE")[0].splitlines() == ["DIFFERENCES (baseline -> proposal)", "  none"]
+
+
+def test_a_trace_keeps_who_submitted_each_job_and_the_replay_holds_them_to_their_limits() -> None:
+    """Queue a lets each user run one job (``fairway.io/user-limits``). ann's and bob's jobs, in the same namespace,
+    both start at once; read without their submitters (a trace of version 3), the namespace counts as the user of
+    both, and the second waits for the first to finish. The submitter makes the trace version 4, and reads back."""
+    import copy
+
+    tree = copy.deepcopy(TREE)
+    tree["objects"][1]["metadata"]["annotations"] = {"fairway.io/user-limits": '[{"user": "*", "max_jobs": 1}]'}
+    jobs = [job("j1", "a", "2026-03-02T08:00:00Z", 1, 1800), job("j2", "a", "2026-03-02T08:00:00Z", 1, 1800)]
+    jobs[0].update(user="ann", userGroups=["ml"])
+    jobs[1]["user"] = "bob"
+    trace = read_trace(text([{**HEADER, "version": 4}, tree, *jobs]))
+    assert [(j.user, j.user_groups) for j in trace.jobs] == [("ann", ("ml",)), ("bob", ())]
+    written = list(trace_lines(trace))
+    assert json.loads(written[0])["version"] == 4 and read_trace(written).jobs == trace.jobs
+    starts = {k: j["start"] for k, j in replay_document(trace)["baseline"]["jobs"].items()}
+    assert starts == {"ns/j1": "2026-03-02T08:00:00Z", "ns/j2": "2026-03-02T08:00:00Z"}
+    anonymous = [{k: v for k, v in j.items() if k not in ("user", "userGroups")} for j in jobs]
+    unnamed = read_trace(text([HEADER, tree, *anonymous]))
+    assert json.loads(next(iter(trace_lines(unnamed))))["version"] == 1
+    starts = {k: j["start"] for k, j in replay_document(unnamed)["baseline"]["jobs"].items()}
+    assert starts["ns/j1"] == "2026-03-02T08:00:00Z" and starts["ns/j2"] > "2026-03-02T08:30:00Z"
+    with pytest.raises(TraceError, match=r"Job ns/j1\): user: must be a name"):
+        read_trace(text([{**HEADER, "version": 4}, tree, {**jobs[0], "user": ""}]))
