@@ -66,7 +66,7 @@ from django.db.models.functions import Cast, Coalesce
 from engine import rules
 from engine.limits import node_amount_errors
 from engine.objects import DEFAULT_QUEUE, ROOT_QUEUE, replacement_name
-from engine.replay.workload import WorkloadSettings, backlog_full, busy, draw_job, fit_size
+from engine.replay.workload import WorkloadSettings, backlog_full, busy, draw_job, fit_size, submitter
 from engine.resources import ResourceList
 from engine.wording import duration as say_duration
 from quotas import services
@@ -573,6 +573,7 @@ def generate_workload(
                 min_member=size,
                 min_resources=min_resources,
                 priority=priority,
+                user=submitter(queue, name),  # one of the team's people (the audit's figures per submitter)
             )
             members = [
                 Pod(

@@ -31,12 +31,14 @@ from engine.resources import ResourceList
 __all__ = [
     "BEAT_SECONDS",
     "GPU_TOLERATION",
+    "PEOPLE",
     "WorkloadSettings",
     "backlog_full",
     "busy",
     "draw_job",
     "fit_size",
     "generate",
+    "submitter",
 ]
 
 BEAT_SECONDS = 2  # the generator's beat (the beat schedule submits jobs every 2 s)
@@ -78,6 +80,16 @@ def draw_job(rng: random.Random, gpu: bool, knobs: WorkloadSettings) -> tuple[in
         request = {"cpu": 1000 * cores, "memory": 4 * _GIB * cores}
     priority = rng.choice((0, 0, 10, 50))
     return size, request, priority, rng.randint(knobs.min_duration, knobs.max_duration)
+
+
+#: the people of each team who submit the demo's jobs (``submitter``)
+PEOPLE = ("ana", "ben", "chen")
+
+
+def submitter(queue: str, name: str) -> str:
+    """Who of the team of ``queue`` submits the job ``name``: one of ``PEOPLE`` by the name's checksum (not a draw,
+    so the generator's draws stay as they were), ``<queue>-<person>``."""
+    return f"{queue}-{PEOPLE[zlib.crc32(name.encode()) % len(PEOPLE)]}"
 
 
 def fit_size(size: int, request: Mapping[str, int], deserved: Mapping[str, int], share: float) -> int:
@@ -231,6 +243,7 @@ class _Generator:
             min_member=size,
             min_resources=min_resources,
             runtime=math.ceil(duration / self.period) * self.period,
+            user=submitter(queue, name),
         )
 
 

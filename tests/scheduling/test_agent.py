@@ -15,6 +15,7 @@ import time_machine
 from django.core.management import call_command
 from django.utils import timezone
 
+from engine.replay.workload import submitter
 from scheduling import agent, sessions, store, tasks
 from scheduling.models import Cluster, Node, Pod, PodGroup
 from tests.scheduling.conftest import World, rl
@@ -289,6 +290,7 @@ def test_workload_generator_is_seeded_and_follows_the_rules() -> None:
         assert all(p.quota_group_id == pg.namespace.quota_group_id for p in pods)
         for p in pods:
             assert ("nvidia.com/gpu" in p.request) == bool(p.tolerations)
+        assert pg.user == submitter(pg.queue.name, pg.name)  # one of its team's people, as offline
 
 
 def test_the_generator_writes_a_calls_jobs_together_and_refuses_a_name_already_taken() -> None:

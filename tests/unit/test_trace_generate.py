@@ -11,7 +11,7 @@ import pytest
 
 from controlplane.cli import main
 from engine.replay import read_trace, replay
-from engine.replay.workload import GPU_TOLERATION
+from engine.replay.workload import GPU_TOLERATION, submitter
 
 TREE = """\
 apiVersion: scheduling.volcano.sh/v1beta1
@@ -65,6 +65,9 @@ def test_the_generator_writes_a_trace_offline_deterministic_for_a_seed(tmp_path:
     assert gpu and all(j.roles[0].tolerations == GPU_TOLERATION for j in gpu)
     assert all(j.min_resources is not None and j.min_member == j.pods for j in trace.jobs)
     assert sum(1 for j in trace.jobs if j.start is not None) > 0.8 * len(trace.jobs)
+    # each job submitted by one of its team's people, as the live generator names them (the audit's submitters)
+    assert all(j.user == submitter(j.queue, j.name) for j in trace.jobs)
+    assert {j.user for j in trace.jobs if j.queue == "a"} == {"a-ana", "a-ben", "a-chen"} and h.version == 4
     # the same seed writes the same file; another seed another workload
     assert generated(tmp_path, 3, "two.jsonl").read_text() == path.read_text()
     assert generated(tmp_path, 4, "other.jsonl").read_text() != path.read_text()
