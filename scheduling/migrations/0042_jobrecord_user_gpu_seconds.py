@@ -1,5 +1,5 @@
-"""A job's history row says who submitted it, with that user's groups (a trace replays the per-user limits with
-them), and the GPU-seconds its pods held (the fairness audit's figures per submitter). Rows written before get the GPU-seconds of their recorded work (each pod's run times its GPUs: evicted runs
+"""A job's history row says who submitted it and the GPU-seconds its pods held (the fairness audit's figures per
+submitter). Rows written before get the GPU-seconds of their recorded work (each pod's run times its GPUs: evicted runs
 were not recorded) and no user (their namespace counts as their user)."""
 
 from django.db import migrations, models
@@ -42,11 +42,6 @@ class Migration(migrations.Migration):
                 help_text="Who submitted it (empty: its namespace counts as its user).",
                 max_length=253,
             ),
-        ),
-        migrations.AddField(
-            model_name="jobrecord",
-            name="user_groups",
-            field=models.JSONField(blank=True, default=list, help_text="That user's groups (the per-user limits')."),
         ),
         migrations.AddField(
             model_name="jobrecord",
