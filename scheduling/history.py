@@ -32,6 +32,22 @@ def retention() -> timedelta:
     return timedelta(days=int(settings.FAIRWAY["JOB_HISTORY_DAYS"]))
 
 
+# what ``_facts`` takes of a podgroup's row, in its order; then what ``job_facts`` adds
+_FACT_FIELDS = (
+    "id",
+    "cluster_id",
+    "namespace__name",
+    "name",
+    "queue__name",
+    "namespace__quota_group__name",
+    "priority",
+    "min_member",
+    "min_resources",
+    "created",
+)
+_PODGROUP_FIELDS = (*_FACT_FIELDS, "flavors", "user", "user_groups")
+
+
 def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
     """Per podgroup (by id order): the fields of a ``JobRecord`` (without the cluster)."""
     ids = sorted(podgroup_ids)
@@ -65,54 +81,10 @@ def job_facts(podgroup_ids: Iterable[int]) -> list[dict[str, Any]]:
             .order_by()
             .values_list("pod__podgroup_id", "n")
         )
-        for (
-            pk,
-            cluster_id,
-            ns,
-            name,
-            queue,
-            ns_group,
-            priority,
-            min_member,
-            min_resources,
-            created,
-            flavors,
-            user,
-            groups,
-        ) in (
-            PodGroup.objects.filter(pk__in=chunk)
-            .order_by("id")
-            .values_list(
-                "id",
-                "cluster_id",
-                "namespace__name",
-                "name",
-                "queue__name",
-                "namespace__quota_group__name",
-                "priority",
-                "min_member",
-                "min_resources",
-                "created",
-                "flavors",
-                "user",
-                "user_groups",
-            )
-        ):
-            members = pods.get(pk, [])
-            facts = _facts(
-                pk,
-                cluster_id,
-                ns,
-                name,
-                queue,
-                ns_group,
-                priority,
-                min_member,
-                min_resources,
-                created,
-                members,
-                evicted.get(pk, 0),
-            )
+        rows = PodGroup.objects.filter(pk__in=chunk).order_by("id").values_list(*_PODGROUP_FIELDS)
+        for row in rows:
+            pk, flavors, user, groups = row[0], *row[len(_FACT_FIELDS) :]
+            facts = _facts(*row[: len(_FACT_FIELDS)], pods.get(pk, []), evicted.get(pk, 0))
             # the Kueue ResourceFlavor the cluster gave it per resource (``scheduling.store.flavors``); null: none
             facts["flavors"] = dict(flavors) if isinstance(flavors, dict) and flavors else None
             facts["user"] = user or ""  # who submitted it (empty: its namespace counts as its user)
