@@ -114,13 +114,14 @@ def run_page(request: HttpRequest, pk: int) -> HttpResponse:
     figs: dict[str, Any] = {}
     result = replay.visible_result(run, request.user)
     if result is not None:
+        rows = present.team_rows(result)
         context.update(
             {
-                "rows": present.team_rows(result),
+                "rows": rows,
                 "cluster_rows": present.cluster_rows(result),
                 "trace": {**result.get("trace", {}), "jobs_text": f"{result.get('trace', {}).get('jobs', 0):,}"},
                 "warnings": [*result["baseline"].get("warnings", []), *result.get("proposal", {}).get("warnings", [])],
-                "changed_teams": sum(1 for r in present.team_rows(result) if r["changed"]),
+                "changed_teams": sum(1 for r in rows if r["changed"]),
             }
         )
         figs["replay_waits"] = figures.replay_waits_figure(present.wait_rows(result))
